@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AccountsService } from './accounts.service';
+import { EndpointCapAudit, EndpointCapGrant } from './endpoint-cap.entity';
+import { LineMembership } from './line-membership.entity';
+import { Line } from './line.entity';
+import { Org } from './org.entity';
+import { User } from './user.entity';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([Org, User, Line, LineMembership, EndpointCapGrant, EndpointCapAudit])],
+  providers: [AccountsService],
+  exports: [AccountsService],
+})
+export class AccountsModule {}

@@ -1,0 +1,40 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { AdminOnly } from '../auth/auth.decorators';
+import { ApiKeysService, ChannelAccess } from '../auth/api-keys.service';
+import { UuidParam } from '../common/uuid-param';
+import { ChannelAccessDto, CreateApiKeyDto, UpdateApiKeyDto } from './dto/admin.dto';
+
+function toChannelAccess(dto: ChannelAccessDto | undefined): ChannelAccess {
+  return !dto || dto.mode === 'ALL' ? { mode: 'ALL' } : { mode: 'LINES', lines: dto.lines ?? [] };
+}
+
+@ApiTags('admin: api keys')
+@ApiBearerAuth()
+@AdminOnly()
+@Controller('admin')
+export class AdminApiKeysController {
+  constructor(private readonly apiKeys: ApiKeysService) {}
+
+  /** Creates a key; the answer is the only time `key` is ever shown. */
+  @Post('users/:userId/api-keys')
+  create(@Param('userId', UuidParam('userId')) userId: string, @Body() body: CreateApiKeyDto) {
+    return this.apiKeys.create(userId, { name: body.name, channelAccess: toChannelAccess(body.channelAccess) });
+  }
+
+  @Get('users/:userId/api-keys')
+  list(@Param('userId', UuidParam('userId')) userId: string) {
+    return this.apiKeys.listForUser(userId);
+  }
+
+  @Patch('api-keys/:keyId')
+  update(@Param('keyId', UuidParam('keyId')) keyId: string, @Body() body: UpdateApiKeyDto) {
+    return this.apiKeys.updateChannelAccess(keyId, toChannelAccess(body.channelAccess));
+  }
+
+  @Delete('api-keys/:keyId')
+  @HttpCode(204)
+  async revoke(@Param('keyId', UuidParam('keyId')) keyId: string): Promise<void> {
+    await this.apiKeys.revoke(keyId);
+  }
+}

@@ -1,0 +1,131 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize, ArrayMinSize, IsArray, IsDate, IsEmail, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Matches,
+  Max, MaxLength, Min, Validate, ValidateIf, ValidateNested, ValidationArguments, ValidatorConstraint,
+  ValidatorConstraintInterface, isEmail,
+} from 'class-validator';
+import { E164, LINE_TYPES, LineType, ORG_TIERS, OrgTier, USER_ROLES, UserRole } from '../../accounts/account.types';
+
+/** A line's address must fit its type: an email address, or an E.164 phone number. */
+@ValidatorConstraint({ name: 'lineAddress' })
+class LineAddressRule implements ValidatorConstraintInterface {
+  validate(address: unknown, args: ValidationArguments): boolean {
+    if (typeof address !== 'string') return false;
+    const type = (args.object as CreateLineDto).type;
+    return type === 'EMAIL_ACCOUNT' ? isEmail(address) : E164.test(address);
+  }
+
+  defaultMessage(args: ValidationArguments): string {
+    return (args.object as CreateLineDto).type === 'EMAIL_ACCOUNT'
+      ? 'address must be an email address for an EMAIL_ACCOUNT line'
+      : 'address must be an E.164 phone number (e.g. +15551230001) for a PHONE_NUMBER line';
+  }
+}
+
+@ValidatorConstraint({ name: 'onlyWithLinesMode' })
+class OnlyWithLinesModeRule implements ValidatorConstraintInterface {
+  validate(_: unknown, args: ValidationArguments): boolean {
+    return (args.object as ChannelAccessDto).mode === 'LINES';
+  }
+
+  defaultMessage(): string {
+    return 'lines is only allowed with mode LINES';
+  }
+}
+
+export class CreateOrgDto {
+  @ApiProperty({ example: 'Acme Dental' })
+  @IsString() @IsNotEmpty() @MaxLength(200)
+  name: string;
+
+  @ApiProperty({ enum: ORG_TIERS })
+  @IsIn(ORG_TIERS)
+  tier: OrgTier;
+}
+
+export class UpdateOrgDto {
+  @ApiPropertyOptional()
+  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200)
+  name?: string;
+
+  @ApiPropertyOptional({ enum: ORG_TIERS })
+  @IsOptional() @IsIn(ORG_TIERS)
+  tier?: OrgTier;
+}
+
+export class CreateUserDto {
+  @ApiProperty({ example: 'owner@example.com' })
+  @IsEmail()
+  email: string;
+
+  @ApiProperty({ example: 'Olivia Owner' })
+  @IsString() @IsNotEmpty() @MaxLength(200)
+  displayName: string;
+
+  @ApiProperty({ enum: USER_ROLES })
+  @IsIn(USER_ROLES)
+  role: UserRole;
+}
+
+export class CreateLineDto {
+  @ApiProperty({ enum: LINE_TYPES })
+  @IsIn(LINE_TYPES)
+  type: LineType;
+
+  @ApiProperty({ description: 'An email address for EMAIL_ACCOUNT, an E.164 number for PHONE_NUMBER', example: '+15551230001' })
+  @IsString() @MaxLength(320)
+  @Validate(LineAddressRule)
+  address: string;
+}
+
+const ADDRESS = /^(\+[1-9]\d{1,14}|[^\s@]+@[^\s@]+\.[^\s@]+)$/;
+
+export class ChannelAccessDto {
+  @ApiProperty({ enum: ['ALL', 'LINES'] })
+  @IsIn(['ALL', 'LINES'])
+  mode: 'ALL' | 'LINES';
+
+  @ApiPropertyOptional({ type: [String], description: 'With mode LINES: email addresses and E.164 phone numbers', example: ['+15551230001', 'ops@example.com'] })
+  @ValidateIf((o: ChannelAccessDto) => o.mode === 'LINES' || o.lines !== undefined)
+  @Validate(OnlyWithLinesModeRule)
+  @IsArray() @ArrayMinSize(1) @ArrayMaxSize(500)
+  @Matches(ADDRESS, { each: true, message: 'each entry of lines must be an email address or an E.164 phone number' })
+  lines?: string[];
+}
+
+export class CreateApiKeyDto {
+  @ApiProperty({ example: 'support agent' })
+  @IsString() @IsNotEmpty() @MaxLength(200)
+  name: string;
+
+  @ApiPropertyOptional({ type: ChannelAccessDto, description: 'Defaults to {mode: "ALL"}' })
+  @IsOptional() @ValidateNested() @Type(() => ChannelAccessDto)
+  channelAccess?: ChannelAccessDto;
+}
+
+export class UpdateApiKeyDto {
+  @ApiProperty({ type: ChannelAccessDto })
+  @ValidateNested() @Type(() => ChannelAccessDto)
+  channelAccess: ChannelAccessDto;
+}
+
+export class SetEndpointCapDto {
+  @ApiProperty({ minimum: 0, maximum: 1000 })
+  @IsInt() @Min(0) @Max(1000)
+  maxEndpointsPerUser: number;
+
+  @ApiProperty({ example: 'enterprise pilot, ticket #4411' })
+  @IsString() @IsNotEmpty() @MaxLength(500)
+  reason: string;
+
+  @ApiPropertyOptional({ type: String, format: 'date-time' })
+  @IsOptional() @Type(() => Date) @IsDate({ message: 'expiresAt must be an ISO 8601 date-time' })
+  expiresAt?: Date;
+}
+
+export class RemoveEndpointCapDto {
+  @ApiPropertyOptional({ example: 'pilot ended' })
+  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(500)
+  reason?: string;
+}

@@ -1,0 +1,32 @@
+import { Module } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { LoggerModule } from 'nestjs-pino';
+import { AccountsModule } from './accounts/accounts.module';
+import { AdminModule } from './admin/admin.module';
+import { AuthModule } from './auth/auth.module';
+import { HttpErrorFilter } from './common/http-error.filter';
+import { loggerParams } from './common/logging';
+import { AppConfig } from './config/app-config';
+import { APP_CONFIG, ConfigModule } from './config/config.module';
+import { dataSourceOptions } from './database/data-source-options';
+import { HealthModule } from './health/health.module';
+import { QueueModule } from './queue/queue.module';
+
+@Module({
+  imports: [
+    ConfigModule,
+    LoggerModule.forRootAsync({ inject: [APP_CONFIG], useFactory: loggerParams }),
+    TypeOrmModule.forRootAsync({
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => ({ ...dataSourceOptions(config.databaseUrl), retryAttempts: 3 }),
+    }),
+    QueueModule,
+    AccountsModule,
+    AuthModule,
+    AdminModule,
+    HealthModule,
+  ],
+  providers: [{ provide: APP_FILTER, useClass: HttpErrorFilter }],
+})
+export class AppModule {}

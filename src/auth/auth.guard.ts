@@ -1,0 +1,56 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { Request } from 'express';
+import { UnauthorizedError } from '../common/errors';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { ApiKeysService } from './api-keys.service';
+import { AUTH_KIND, AuthenticatedRequest, AuthKind } from './auth.decorators';
+
+/**
+ * Registered globally: every route needs an API key unless marked @Public() or @AdminOnly().
+ * The caller is resolved on every request, so a revoked key or a narrowed allowlist applies at once.
+ */
+@Injectable()
+export class AuthGuard implements CanActivate {
+  private readonly adminTokenDigest: Buffer;
+
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly apiKeys: ApiKeysService,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.adminTokenDigest = sha256(config.adminToken);
+  }
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const kind =
+      this.reflector.getAllAndOverride<AuthKind>(AUTH_KIND, [context.getHandler(), context.getClass()]) ?? 'api-key';
+    if (kind === 'public') return true;
+    const request = context.switchToHttp().getRequest<Request & AuthenticatedRequest>();
+    const token = bearerToken(request);
+    if (kind === 'admin') {
+      if (token === null || !timingSafeEqual(sha256(token), this.adminTokenDigest)) {
+        throw new UnauthorizedError('a valid admin token is required');
+      }
+      return true;
+    }
+    if (token === null) throw new UnauthorizedError('an API key is required: Authorization: Bearer csk_...');
+    const caller = await this.apiKeys.resolve(token);
+    if (!caller) throw new UnauthorizedError('the API key is malformed, unknown or revoked');
+    request.caller = caller;
+    return true;
+  }
+}
+
+function bearerToken(request: Request): string | null {
+  const header = request.headers.authorization;
+  if (typeof header !== 'string') return null;
+  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+  return match ? match[1] : null;
+}
+
+function sha256(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest();
+}

@@ -1,0 +1,62 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
+import { Response } from 'express';
+import { DomainError, DomainErrorCode } from './errors';
+
+const STATUS: Record<DomainErrorCode, number> = {
+  VALIDATION: HttpStatus.BAD_REQUEST,
+  NOT_FOUND: HttpStatus.NOT_FOUND,
+  CONFLICT: HttpStatus.CONFLICT,
+  FORBIDDEN: HttpStatus.FORBIDDEN,
+  UNAUTHORIZED: HttpStatus.UNAUTHORIZED,
+  CAP_REACHED: HttpStatus.CONFLICT,
+  URL_REFUSED: HttpStatus.BAD_REQUEST,
+};
+
+export interface HttpErrorBody {
+  statusCode: number;
+  error: string;
+  message: string;
+  field?: string;
+}
+
+/**
+ * The one place REST routes turn errors into answers: domain errors by their code, Nest's HTTP
+ * exceptions as they are, anything else as a 500 whose details go to the log only.
+ */
+@Catch()
+export class HttpErrorFilter implements ExceptionFilter {
+  private readonly logger = new Logger(HttpErrorFilter.name);
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const response = host.switchToHttp().getResponse<Response>();
+    const { status, body } = this.toAnswer(exception);
+    if (status === HttpStatus.UNAUTHORIZED) {
+      response.setHeader('WWW-Authenticate', 'Bearer realm="messaging-sync", error="invalid_token"');
+    }
+    if (!response.headersSent) response.status(status).json(body);
+  }
+
+  private toAnswer(exception: unknown): { status: number; body: HttpErrorBody } {
+    if (exception instanceof DomainError) {
+      const status = STATUS[exception.code];
+      return { status, body: { statusCode: status, error: reason(status), message: exception.message, field: exception.field } };
+    }
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      const raw = exception.getResponse();
+      const message =
+        typeof raw === 'string' ? raw : Array.isArray((raw as { message?: unknown }).message)
+          ? ((raw as { message: string[] }).message).join('; ')
+          : String((raw as { message?: unknown }).message ?? exception.message);
+      return { status, body: { statusCode: status, error: reason(status), message } };
+    }
+    this.logger.error(exception instanceof Error ? exception.stack ?? exception.message : String(exception));
+    const status = HttpStatus.INTERNAL_SERVER_ERROR;
+    return { status, body: { statusCode: status, error: reason(status), message: 'internal error' } };
+  }
+}
+
+function reason(status: number): string {
+  const name = HttpStatus[status];
+  return name ? name.split('_').map((w) => w[0] + w.slice(1).toLowerCase()).join(' ') : 'Error';
+}

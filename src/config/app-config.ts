@@ -1,0 +1,131 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { plainToInstance } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, validateSync } from 'class-validator';
+
+export type AppEnv = 'development' | 'production';
+export type ProcessRole = 'api' | 'worker' | 'all';
+
+/**
+ * The process environment as the service reads it. Every variable is validated at start;
+ * a bad value stops the boot with a message naming the variable.
+ */
+class EnvironmentVariables {
+  @IsOptional() @IsInt() @Min(0) @Max(65535)
+  PORT = 3000;
+
+  @IsOptional() @IsIn(['development', 'production'])
+  APP_ENV: AppEnv = 'production';
+
+  @IsString() @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// URL' })
+  DATABASE_URL: string;
+
+  @IsString() @Matches(/^rediss?:\/\//, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
+  REDIS_URL: string;
+
+  @IsOptional() @IsString() @Matches(/^\S{16,}$/, { message: 'ADMIN_TOKEN must be at least 16 characters with no spaces' })
+  ADMIN_TOKEN?: string;
+
+  @IsOptional() @Matches(/^[0-9a-fA-F]{64}$/, { message: 'SECRETS_KEY must be 64 hexadecimal characters (32 bytes)' })
+  SECRETS_KEY?: string;
+
+  @IsOptional() @Matches(/^https?:\/\/[^\s]+$/, { message: 'PUBLIC_BASE_URL must be an http(s) URL' })
+  PUBLIC_BASE_URL = 'http://localhost:3000';
+
+  @IsOptional() @IsIn(['api', 'worker', 'all'])
+  PROCESS_ROLE: ProcessRole = 'all';
+
+  @IsOptional() @Matches(/^[A-Za-z0-9:_{}-]{1,64}$/, { message: 'QUEUE_PREFIX must be 1-64 characters of A-Z, a-z, 0-9, : _ { } -' })
+  QUEUE_PREFIX = '{mss}';
+
+  @IsOptional() @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  LOG_LEVEL = 'info';
+
+  @IsOptional() @IsString()
+  DEV_SECRETS_FILE = '.dev/secrets.json';
+}
+
+export interface AppConfig {
+  port: number;
+  appEnv: AppEnv;
+  isDevelopment: boolean;
+  databaseUrl: string;
+  redisUrl: string;
+  adminToken: string;
+  secretsKey: Buffer;
+  publicBaseUrl: string;
+  processRole: ProcessRole;
+  queuePrefix: string;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const VARIABLES = [
+  'PORT', 'APP_ENV', 'DATABASE_URL', 'REDIS_URL', 'ADMIN_TOKEN', 'SECRETS_KEY', 'PUBLIC_BASE_URL',
+  'PROCESS_ROLE', 'QUEUE_PREFIX', 'LOG_LEVEL', 'DEV_SECRETS_FILE',
+] as const;
+const NUMERIC = new Set<string>(['PORT']);
+
+/** Reads and validates the environment; throws ConfigError naming every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const raw: Record<string, unknown> = {};
+  for (const key of VARIABLES) {
+    const value = env[key];
+    if (value === undefined || value === '') continue;
+    raw[key] = NUMERIC.has(key) && /^\d+$/.test(value) ? Number(value) : value;
+  }
+  const parsed = plainToInstance(EnvironmentVariables, raw);
+  const errors = validateSync(parsed, { whitelist: true });
+  const problems = errors.map((e) => `${e.property}: ${Object.values(e.constraints ?? {}).join('; ')}`);
+  if (!parsed.DATABASE_URL) problems.push('DATABASE_URL: is required');
+  if (!parsed.REDIS_URL) problems.push('REDIS_URL: is required');
+  const isDevelopment = parsed.APP_ENV === 'development';
+  if (!isDevelopment && !parsed.ADMIN_TOKEN) problems.push('ADMIN_TOKEN: is required when APP_ENV=production');
+  if (!isDevelopment && !parsed.SECRETS_KEY) problems.push('SECRETS_KEY: is required when APP_ENV=production');
+  if (problems.length) {
+    throw new ConfigError(`Invalid configuration:\n  - ${[...new Set(problems)].join('\n  - ')}`);
+  }
+
+  const devSecrets = isDevelopment && (!parsed.SECRETS_KEY || !parsed.ADMIN_TOKEN) ? loadDevSecrets(parsed.DEV_SECRETS_FILE) : undefined;
+
+  return {
+    port: parsed.PORT,
+    appEnv: parsed.APP_ENV,
+    isDevelopment,
+    databaseUrl: parsed.DATABASE_URL,
+    redisUrl: parsed.REDIS_URL,
+    adminToken: parsed.ADMIN_TOKEN ?? devSecrets!.adminToken,
+    secretsKey: Buffer.from(parsed.SECRETS_KEY ?? devSecrets!.secretsKey, 'hex'),
+    publicBaseUrl: parsed.PUBLIC_BASE_URL.replace(/\/+$/, ''),
+    processRole: parsed.PROCESS_ROLE,
+    queuePrefix: parsed.QUEUE_PREFIX,
+    logLevel: parsed.LOG_LEVEL,
+  };
+}
+
+interface DevSecrets {
+  secretsKey: string;
+  adminToken: string;
+}
+
+/** Development only: secrets generated once into a git-ignored file, so restarts keep them. */
+function loadDevSecrets(file: string): DevSecrets {
+  const path = resolve(file);
+  if (existsSync(path)) {
+    const stored = JSON.parse(readFileSync(path, 'utf8')) as Partial<DevSecrets>;
+    if (stored.secretsKey && /^[0-9a-f]{64}$/i.test(stored.secretsKey) && stored.adminToken) {
+      return stored as DevSecrets;
+    }
+  }
+  const secrets: DevSecrets = {
+    secretsKey: randomBytes(32).toString('hex'),
+    adminToken: `dev_admin_${randomBytes(16).toString('hex')}`,
+  };
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, JSON.stringify(secrets, null, 2) + '\n', { mode: 0o600 });
+  return secrets;
+}

@@ -1,0 +1,9 @@
+import { EndpointCapAudit, EndpointCapGrant } from '../accounts/endpoint-cap.entity';
+import { LineMembership } from '../accounts/line-membership.entity';
+import { Line } from '../accounts/line.entity';
+import { Org } from '../accounts/org.entity';
+import { User } from '../accounts/user.entity';
+import { ApiKey } from '../auth/api-key.entity';
+
+/** Every entity of the service, registered with the one data source. */
+export const ENTITIES = [Org, User, Line, LineMembership, EndpointCapGrant, EndpointCapAudit, ApiKey];

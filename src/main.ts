@@ -1,0 +1,35 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { Logger } from 'nestjs-pino';
+import { createHttpApp } from './app.factory';
+import { AppModule } from './app.module';
+import { ConfigError, loadConfig } from './config/app-config';
+import { runMigrations } from './database/migrate';
+
+/**
+ * One codebase, three roles: `api` serves HTTP, `worker` runs queue processors with no HTTP server,
+ * `all` (the default) does both. Migrations run first, under an advisory lock.
+ */
+async function bootstrap(): Promise<void> {
+  const config = loadConfig();
+  await runMigrations(config.databaseUrl);
+  if (config.processRole === 'worker') {
+    const context = await NestFactory.createApplicationContext(AppModule, { bufferLogs: true });
+    context.useLogger(context.get(Logger));
+    context.enableShutdownHooks();
+    context.get(Logger).log('worker started');
+    return;
+  }
+  const app = await createHttpApp();
+  await app.listen(config.port);
+  app.get(Logger).log(`listening on port ${config.port} (role ${config.processRole}, ${config.appEnv})`);
+}
+
+bootstrap().catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`${error.message}\n`);
+  } else {
+    process.stderr.write(`startup failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+  }
+  process.exit(1);
+});

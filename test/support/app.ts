@@ -1,0 +1,39 @@
+import { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import request from 'supertest';
+import { configureHttpApp } from '../../src/app.factory';
+import { AppModule } from '../../src/app.module';
+import { ADMIN_TOKEN } from './test-env';
+
+export interface TestApp {
+  app: INestApplication;
+  /** A supertest agent on the app's real HTTP server. */
+  http: () => ReturnType<typeof request>;
+  /** Calls an admin route with the admin token. */
+  admin: AdminClient;
+  close: () => Promise<void>;
+}
+
+export type AdminClient = ReturnType<typeof adminClient>;
+
+/** Boots the whole service (real PostgreSQL and Redis) on an ephemeral port. */
+export async function createTestApp(): Promise<TestApp> {
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+  const app = moduleRef.createNestApplication({ bufferLogs: true });
+  configureHttpApp(app);
+  await app.init();
+  const server = app.getHttpServer();
+  const http = () => request(server);
+  return { app, http, admin: adminClient(http), close: () => app.close() };
+}
+
+function adminClient(http: () => ReturnType<typeof request>) {
+  const auth = { Authorization: `Bearer ${ADMIN_TOKEN}` };
+  return {
+    get: (path: string) => http().get(path).set(auth),
+    post: (path: string, body?: object) => http().post(path).set(auth).send(body),
+    put: (path: string, body?: object) => http().put(path).set(auth).send(body),
+    patch: (path: string, body?: object) => http().patch(path).set(auth).send(body),
+    delete: (path: string, body?: object) => http().delete(path).set(auth).send(body),
+  };
+}

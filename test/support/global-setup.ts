@@ -1,0 +1,23 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { runMigrations } from '../../src/database/migrate';
+import { BASE_DATABASE_URL, databaseUrlFor } from './test-env';
+
+/** Each run gets its own database and Bull key prefix, dropped again by the teardown. */
+export default async function globalSetup(): Promise<void> {
+  const runId = `${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
+  const database = `mss_test_${runId}`;
+  const admin = new Client({ connectionString: BASE_DATABASE_URL });
+  try {
+    await admin.connect();
+  } catch (error) {
+    throw new Error(`PostgreSQL is not reachable at ${BASE_DATABASE_URL}: ${(error as Error).message}`);
+  }
+  await admin.query(`CREATE DATABASE ${database}`);
+  await admin.end();
+  process.env.TEST_RUN_ID = runId;
+  process.env.TEST_DATABASE_NAME = database;
+  process.env.DATABASE_URL = databaseUrlFor(database);
+  process.env.QUEUE_PREFIX = `{mss_test_${runId}}`;
+  await runMigrations(process.env.DATABASE_URL);
+}
