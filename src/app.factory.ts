@@ -4,7 +4,15 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
+import { registerBodyParsers } from './common/body-parsers';
 import { createValidationPipe } from './common/validation';
+import { AppConfig } from './config/app-config';
+import { APP_CONFIG } from './config/config.module';
+import { failure, INVALID_REQUEST } from './mcp/json-rpc';
+import { MCP_PATH } from './mcp/mcp.controller';
+
+/** Nest's own body parser is off: registerBodyParsers decides limits and error answers. */
+export const HTTP_APP_OPTIONS = { bufferLogs: true, bodyParser: false } as const;
 
 /** Applies what every HTTP instance of the service needs, in the app and in tests alike. */
 export function configureHttpApp(app: INestApplication): void {
@@ -12,6 +20,17 @@ export function configureHttpApp(app: INestApplication): void {
   express.disable('x-powered-by');
   express.set('trust proxy', false);
   app.useLogger(app.get(Logger));
+  const config = app.get<AppConfig>(APP_CONFIG);
+  registerBodyParsers(app, {
+    jsonLimit: 1024 * 1024,
+    rawRoutes: [
+      {
+        path: `/${MCP_PATH}`,
+        limit: config.mcp.maxBodyBytes,
+        onError: (res, status, message) => res.status(status).json(failure(null, INVALID_REQUEST, message)),
+      },
+    ],
+  });
   app.useGlobalPipes(createValidationPipe());
   app.enableShutdownHooks();
   const openApi = new DocumentBuilder()
@@ -24,7 +43,7 @@ export function configureHttpApp(app: INestApplication): void {
 }
 
 export async function createHttpApp(): Promise<INestApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule, { bufferLogs: true });
+  const app = await NestFactory.create<NestExpressApplication>(AppModule, HTTP_APP_OPTIONS);
   configureHttpApp(app);
   return app;
 }

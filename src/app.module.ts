@@ -11,6 +11,9 @@ import { AppConfig } from './config/app-config';
 import { APP_CONFIG, ConfigModule } from './config/config.module';
 import { dataSourceOptions } from './database/data-source-options';
 import { HealthModule } from './health/health.module';
+import { McpModule } from './mcp/mcp.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
+import { DeliveryModule } from './delivery/delivery.module';
 import { QueueModule } from './queue/queue.module';
 
 @Module({
@@ -26,6 +29,9 @@ import { QueueModule } from './queue/queue.module';
     AuthModule,
     AdminModule,
     HealthModule,
+    McpModule,
+    WebhooksModule,
+    DeliveryModule,
   ],
   providers: [{ provide: APP_FILTER, useClass: HttpErrorFilter }],
 })

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
+import * as ipaddr from 'ipaddr.js';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, validateSync } from 'class-validator';
 
 export type AppEnv = 'development' | 'production';
@@ -44,6 +45,15 @@ class EnvironmentVariables {
 
   @IsOptional() @IsString()
   DEV_SECRETS_FILE = '.dev/secrets.json';
+
+  @IsOptional() @IsString()
+  MCP_ALLOWED_ORIGINS = '';
+
+  @IsOptional() @IsInt() @Min(1024) @Max(64 * 1024 * 1024)
+  MCP_MAX_BODY_BYTES = 1024 * 1024;
+
+  @IsOptional() @IsString()
+  WEBHOOK_ALLOWED_CIDRS = '';
 }
 
 export interface AppConfig {
@@ -58,6 +68,8 @@ export interface AppConfig {
   processRole: ProcessRole;
   queuePrefix: string;
   logLevel: string;
+  mcp: { allowedOrigins: string[]; maxBodyBytes: number };
+  webhooks: { allowedCidrs: string[] };
 }
 
 export class ConfigError extends Error {
@@ -66,9 +78,10 @@ export class ConfigError extends Error {
 
 const VARIABLES = [
   'PORT', 'APP_ENV', 'DATABASE_URL', 'REDIS_URL', 'ADMIN_TOKEN', 'SECRETS_KEY', 'PUBLIC_BASE_URL',
-  'PROCESS_ROLE', 'QUEUE_PREFIX', 'LOG_LEVEL', 'DEV_SECRETS_FILE',
+  'PROCESS_ROLE', 'QUEUE_PREFIX', 'LOG_LEVEL', 'DEV_SECRETS_FILE', 'MCP_ALLOWED_ORIGINS', 'MCP_MAX_BODY_BYTES',
+  'WEBHOOK_ALLOWED_CIDRS',
 ] as const;
-const NUMERIC = new Set<string>(['PORT']);
+const NUMERIC = new Set<string>(['PORT', 'MCP_MAX_BODY_BYTES']);
 
 /** Reads and validates the environment; throws ConfigError naming every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -86,6 +99,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const isDevelopment = parsed.APP_ENV === 'development';
   if (!isDevelopment && !parsed.ADMIN_TOKEN) problems.push('ADMIN_TOKEN: is required when APP_ENV=production');
   if (!isDevelopment && !parsed.SECRETS_KEY) problems.push('SECRETS_KEY: is required when APP_ENV=production');
+  const allowedCidrs = list(parsed.WEBHOOK_ALLOWED_CIDRS);
+  for (const cidr of allowedCidrs) {
+    if (!isCidr(cidr)) problems.push(`WEBHOOK_ALLOWED_CIDRS: ${cidr} is not a CIDR such as 127.0.0.0/8`);
+  }
+  const allowedOrigins = list(parsed.MCP_ALLOWED_ORIGINS);
+  for (const origin of allowedOrigins) {
+    if (!/^https?:\/\/[^/\s]+$/.test(origin)) problems.push(`MCP_ALLOWED_ORIGINS: ${origin} is not an origin such as https://app.example.com`);
+  }
   if (problems.length) {
     throw new ConfigError(`Invalid configuration:\n  - ${[...new Set(problems)].join('\n  - ')}`);
   }
@@ -104,7 +125,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     processRole: parsed.PROCESS_ROLE,
     queuePrefix: parsed.QUEUE_PREFIX,
     logLevel: parsed.LOG_LEVEL,
+    mcp: { allowedOrigins, maxBodyBytes: parsed.MCP_MAX_BODY_BYTES },
+    webhooks: { allowedCidrs },
   };
+}
+
+function list(value: string): string[] {
+  return value.split(',').map((item) => item.trim()).filter(Boolean);
+}
+
+function isCidr(value: string): boolean {
+  try {
+    ipaddr.parseCIDR(value);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 interface DevSecrets {

@@ -1,7 +1,7 @@
 import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
-import { configureHttpApp } from '../../src/app.factory';
+import { configureHttpApp, HTTP_APP_OPTIONS } from '../../src/app.factory';
 import { AppModule } from '../../src/app.module';
 import { ADMIN_TOKEN } from './test-env';
 
@@ -19,7 +19,7 @@ export type AdminClient = ReturnType<typeof adminClient>;
 /** Boots the whole service (real PostgreSQL and Redis) on an ephemeral port. */
 export async function createTestApp(): Promise<TestApp> {
   const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
-  const app = moduleRef.createNestApplication({ bufferLogs: true });
+  const app = moduleRef.createNestApplication(HTTP_APP_OPTIONS);
   configureHttpApp(app);
   await app.init();
   const server = app.getHttpServer();
@@ -29,11 +29,12 @@ export async function createTestApp(): Promise<TestApp> {
 
 function adminClient(http: () => ReturnType<typeof request>) {
   const auth = { Authorization: `Bearer ${ADMIN_TOKEN}` };
+  const withBody = (test: request.Test, body?: object) => (body === undefined ? test : test.send(body));
   return {
     get: (path: string) => http().get(path).set(auth),
-    post: (path: string, body?: object) => http().post(path).set(auth).send(body),
-    put: (path: string, body?: object) => http().put(path).set(auth).send(body),
-    patch: (path: string, body?: object) => http().patch(path).set(auth).send(body),
-    delete: (path: string, body?: object) => http().delete(path).set(auth).send(body),
+    post: (path: string, body?: object) => withBody(http().post(path).set(auth), body),
+    put: (path: string, body?: object) => withBody(http().put(path).set(auth), body),
+    patch: (path: string, body?: object) => withBody(http().patch(path).set(auth), body),
+    delete: (path: string, body?: object) => withBody(http().delete(path).set(auth), body),
   };
 }

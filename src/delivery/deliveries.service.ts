@@ -1,0 +1,129 @@
+import { randomBytes } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { Caller } from '../auth/caller';
+import { NotFoundError, ValidationError } from '../common/errors';
+import { WebhooksService } from '../webhooks/webhooks.service';
+import { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
+
+export const DELIVERIES_PAGE_SIZE = 25;
+
+export interface DeliveryView {
+  id: string;
+  eventId: string;
+  endpointId: string;
+  eventType: string;
+  status: DeliveryStatus;
+  attempts: number;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  lastAttemptAt: string | null;
+  nextAttemptAt: string | null;
+  resentFromId: string | null;
+  createdAt: string;
+}
+
+/** `evt_` + 32 lowercase hex: the envelope id and dedup key of one delivery. */
+export function newEventId(): string {
+  return `evt_${randomBytes(16).toString('hex')}`;
+}
+
+interface Cursor {
+  createdAt: string;
+  id: string;
+}
+
+/** The delivery log of the caller's endpoints: paging and resending. */
+@Injectable()
+export class DeliveriesService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly webhooks: WebhooksService,
+  ) {}
+
+  /**
+   * 25 rows, newest first; the cursor is a keyset position (created_at, id), so rows arriving
+   * later never shift a page. created_at is kept to the millisecond so it round-trips through JS.
+   */
+  async list(caller: Caller, endpointId: string, cursor?: string): Promise<{ deliveries: DeliveryView[]; nextCursor: string | null }> {
+    await this.webhooks.find(this.dataSource.manager, caller, endpointId);
+    const after = cursor === undefined ? undefined : decodeCursor(cursor);
+    const query = this.dataSource
+      .getRepository(WebhookDelivery)
+      .createQueryBuilder('d')
+      .where('d.endpoint_id = :endpointId', { endpointId })
+      .orderBy('d.created_at', 'DESC')
+      .addOrderBy('d.id', 'DESC')
+      .take(DELIVERIES_PAGE_SIZE + 1);
+    if (after) query.andWhere('(d.created_at, d.id) < (:createdAt::timestamptz, :id::uuid)', after);
+    const rows = await query.getMany();
+    const page = rows.slice(0, DELIVERIES_PAGE_SIZE);
+    const last = page[page.length - 1];
+    return {
+      deliveries: page.map(toDeliveryView),
+      nextCursor: rows.length > DELIVERIES_PAGE_SIZE && last ? encodeCursor({ createdAt: last.createdAt.toISOString(), id: last.id }) : null,
+    };
+  }
+
+  /** A new delivery of the same data with a fresh `evt_` id and createdAt. */
+  async resend(caller: Caller, deliveryId: string): Promise<DeliveryView> {
+    const repo = this.dataSource.getRepository(WebhookDelivery);
+    const original = await repo
+      .createQueryBuilder('d')
+      .innerJoin('webhook_endpoints', 'e', 'e.id = d.endpoint_id')
+      .where('d.id = :deliveryId AND e.user_id = :userId', { deliveryId, userId: caller.userId })
+      .getOne();
+    if (!original) throw NotFoundError.of('webhook delivery', deliveryId, 'deliveryId');
+    const copy = await repo.save(
+      repo.create({
+        eventId: newEventId(),
+        endpointId: original.endpointId,
+        userId: original.userId,
+        sourceEventId: original.sourceEventId,
+        resentFromId: original.id,
+        eventType: original.eventType,
+        mode: original.mode,
+        data: original.data,
+        eventCreatedAt: new Date(),
+        status: 'pending',
+        attemptCount: 0,
+        nextAttemptAt: new Date(),
+      }),
+    );
+    return toDeliveryView(copy);
+  }
+}
+
+function encodeCursor(cursor: Cursor): string {
+  return Buffer.from(JSON.stringify([cursor.createdAt, cursor.id]), 'utf8').toString('base64url');
+}
+
+function decodeCursor(raw: string): Cursor {
+  try {
+    const [createdAt, id] = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown[];
+    if (typeof createdAt === 'string' && !Number.isNaN(Date.parse(createdAt)) && typeof id === 'string' && /^[0-9a-f-]{36}$/.test(id)) {
+      return { createdAt, id };
+    }
+  } catch {
+    // fall through
+  }
+  throw new ValidationError('cursor is not valid: pass the nextCursor of a previous list_webhook_deliveries answer', 'cursor');
+}
+
+export function toDeliveryView(d: WebhookDelivery): DeliveryView {
+  return {
+    id: d.id,
+    eventId: d.eventId,
+    endpointId: d.endpointId,
+    eventType: d.eventType,
+    status: d.status,
+    attempts: d.attemptCount,
+    lastStatusCode: d.lastStatusCode,
+    lastError: d.lastError,
+    lastAttemptAt: d.lastAttemptAt?.toISOString() ?? null,
+    nextAttemptAt: d.nextAttemptAt?.toISOString() ?? null,
+    resentFromId: d.resentFromId,
+    createdAt: d.createdAt.toISOString(),
+  };
+}

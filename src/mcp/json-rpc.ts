@@ -1,0 +1,68 @@
+/** JSON-RPC 2.0 shapes and the standard error codes. */
+export type JsonRpcId = string | number;
+
+export const PARSE_ERROR = -32700;
+export const INVALID_REQUEST = -32600;
+export const METHOD_NOT_FOUND = -32601;
+export const INVALID_PARAMS = -32602;
+export const INTERNAL_ERROR = -32603;
+
+export interface JsonRpcRequest {
+  jsonrpc: '2.0';
+  id?: JsonRpcId;
+  method: string;
+  params?: unknown;
+}
+
+export interface JsonRpcSuccess {
+  jsonrpc: '2.0';
+  id: JsonRpcId;
+  result: object;
+}
+
+export interface JsonRpcFailure {
+  jsonrpc: '2.0';
+  id: JsonRpcId | null;
+  error: { code: number; message: string; data?: unknown };
+}
+
+export type JsonRpcResponse = JsonRpcSuccess | JsonRpcFailure;
+
+export class JsonRpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function failure(id: JsonRpcId | null, code: number, message: string): JsonRpcFailure {
+  return { jsonrpc: '2.0', id, error: { code, message } };
+}
+
+/** The id of a message, when it has a usable one (for answering even an invalid request). */
+export function idOf(message: unknown): JsonRpcId | null {
+  if (message && typeof message === 'object' && !Array.isArray(message)) {
+    const id = (message as { id?: unknown }).id;
+    if (typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id))) return id;
+  }
+  return null;
+}
+
+/** Checks the JSON-RPC 2.0 request shape; throws INVALID_REQUEST naming what is wrong. */
+export function asRequest(message: unknown): JsonRpcRequest {
+  if (!message || typeof message !== 'object' || Array.isArray(message)) {
+    throw new JsonRpcError(INVALID_REQUEST, 'a request must be a JSON object');
+  }
+  const m = message as Record<string, unknown>;
+  if (m.jsonrpc !== '2.0') throw new JsonRpcError(INVALID_REQUEST, 'jsonrpc must be "2.0"');
+  if (typeof m.method !== 'string' || m.method.length === 0) throw new JsonRpcError(INVALID_REQUEST, 'method must be a non-empty string');
+  if ('id' in m && !(typeof m.id === 'string' || (typeof m.id === 'number' && Number.isFinite(m.id)))) {
+    throw new JsonRpcError(INVALID_REQUEST, 'id must be a string or a number');
+  }
+  if ('params' in m && (m.params === null || typeof m.params !== 'object')) {
+    throw new JsonRpcError(INVALID_REQUEST, 'params must be an object or an array');
+  }
+  return m as unknown as JsonRpcRequest;
+}

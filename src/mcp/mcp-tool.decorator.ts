@@ -1,0 +1,35 @@
+import { applyDecorators, Injectable, SetMetadata } from '@nestjs/common';
+import type { JSONSchema } from 'json-schema-to-ts';
+import { UserRole } from '../accounts/account.types';
+import { Caller } from '../auth/caller';
+
+export const MCP_TOOL = 'mcp:tool';
+
+/** The spec's Kind column: Read, Write or Destructive. */
+export type ToolKind = 'read' | 'write' | 'destructive';
+
+export type ObjectSchema = Exclude<JSONSchema, boolean> & { type: 'object' };
+
+/** Everything a tool declares once: it is both advertised by tools/list and enforced by tools/call. */
+export interface ToolSpec {
+  name: string;
+  title: string;
+  description: string;
+  kind: ToolKind;
+  /** Calling twice with the same arguments has no further effect. */
+  idempotent?: boolean;
+  /** The lowest org role that may call the tool. */
+  minRole: UserRole;
+  inputSchema: ObjectSchema;
+  outputSchema: ObjectSchema;
+}
+
+/** A tool: a thin handler that calls the owning service and returns a JSON object. */
+export interface McpToolHandler<Args = Record<string, unknown>, Result extends object = object> {
+  execute(args: Args, caller: Caller): Promise<Result>;
+}
+
+/** Marks a provider as an MCP tool; the mcp module discovers it. */
+export function McpTool(spec: ToolSpec): ClassDecorator {
+  return applyDecorators(Injectable(), SetMetadata(MCP_TOOL, spec));
+}

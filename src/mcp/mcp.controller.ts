@@ -1,0 +1,57 @@
+import { All, Controller, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { Request, Response } from 'express';
+import { CurrentCaller, Public } from '../auth/auth.decorators';
+import { Caller } from '../auth/caller';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { failure, INVALID_REQUEST } from './json-rpc';
+import { McpServer, SUPPORTED_PROTOCOL_VERSIONS } from './mcp.server';
+
+export const MCP_PATH = 'api/mcp';
+
+/** Streamable HTTP, stateless: one POST in, one JSON answer out; no SSE stream, no session. */
+@ApiExcludeController()
+@Controller(MCP_PATH)
+export class McpController {
+  private readonly allowedOrigins: Set<string>;
+
+  constructor(
+    private readonly server: McpServer,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.allowedOrigins = new Set(config.mcp.allowedOrigins);
+  }
+
+  @Post()
+  @HttpCode(200)
+  async post(@Req() req: Request, @Res() res: Response, @CurrentCaller() caller: Caller): Promise<void> {
+    const origin = req.headers.origin;
+    if (origin !== undefined && !this.allowedOrigins.has(origin)) {
+      res.status(403).json(failure(null, INVALID_REQUEST, `Origin ${origin} is not allowed`));
+      return;
+    }
+    const version = req.headers['mcp-protocol-version'];
+    if (version !== undefined && !(SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(String(version))) {
+      res
+        .status(400)
+        .json(failure(null, INVALID_REQUEST, `Unsupported MCP-Protocol-Version ${String(version)}; supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`));
+      return;
+    }
+    const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const answer = await this.server.handle(body, caller);
+    if (answer.body === undefined) {
+      res.status(answer.status).end();
+      return;
+    }
+    res.status(answer.status).json(answer.body);
+  }
+
+  /** No server-initiated stream and no sessions: GET and DELETE are not offered. */
+  @All()
+  @Public()
+  notAllowed(@Res() res: Response): void {
+    res.setHeader('Allow', 'POST');
+    res.status(405).json(failure(null, INVALID_REQUEST, 'Method not allowed: use POST'));
+  }
+}

@@ -1,0 +1,141 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { roleAtLeast } from '../accounts/account.types';
+import { Caller } from '../auth/caller';
+import { DomainError } from '../common/errors';
+import {
+  asRequest, failure, idOf, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, JsonRpcError, JsonRpcRequest, JsonRpcResponse,
+  METHOD_NOT_FOUND, PARSE_ERROR,
+} from './json-rpc';
+import { describeArgumentError, ToolRegistry } from './tool-registry';
+
+/** Protocol revisions we speak, newest first. */
+export const SUPPORTED_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
+export const LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[0];
+
+export const SERVER_INFO = { name: 'messaging-sync', title: 'Messaging Sync', version: '0.1.0' };
+
+const INSTRUCTIONS =
+  'Tools act on the SMS and email conversations of the user who owns the API key, limited to the lines the key may use. ' +
+  'Register a webhook (register_webhook) to be woken by events instead of polling; list_email_accounts and ' +
+  'list_phone_numbers give the line ids a channelScope takes.';
+
+export interface McpAnswer {
+  /** HTTP status; 202 with no body when every message was a notification or response. */
+  status: number;
+  body?: JsonRpcResponse | JsonRpcResponse[];
+}
+
+export interface CallToolResult {
+  content: Array<{ type: 'text'; text: string }>;
+  structuredContent?: object;
+  isError?: boolean;
+}
+
+/** JSON-RPC 2.0 / MCP over one stateless POST: parses, dispatches, and shapes every answer. */
+@Injectable()
+export class McpServer {
+  private readonly logger = new Logger(McpServer.name);
+
+  constructor(private readonly tools: ToolRegistry) {}
+
+  async handle(raw: Buffer, caller: Caller): Promise<McpAnswer> {
+    let payload: unknown;
+    try {
+      payload = JSON.parse(raw.toString('utf8'));
+    } catch {
+      return { status: 400, body: failure(null, PARSE_ERROR, 'Parse error: the body is not valid JSON') };
+    }
+    if (Array.isArray(payload)) {
+      if (payload.length === 0) return { status: 400, body: failure(null, INVALID_REQUEST, 'an empty batch is not a valid request') };
+      const answers = await Promise.all(payload.map((message) => this.answer(message, caller)));
+      const responses = answers.filter((a): a is JsonRpcResponse => a !== undefined);
+      return responses.length ? { status: 200, body: responses } : { status: 202 };
+    }
+    const response = await this.answer(payload, caller);
+    if (!response) return { status: 202 };
+    const invalid = 'error' in response && response.error.code === INVALID_REQUEST;
+    return { status: invalid ? 400 : 200, body: response };
+  }
+
+  /** Answers one message; undefined for notifications and for responses sent to us. */
+  private async answer(message: unknown, caller: Caller): Promise<JsonRpcResponse | undefined> {
+    if (isClientResponse(message)) return undefined;
+    let request: JsonRpcRequest;
+    try {
+      request = asRequest(message);
+    } catch (error) {
+      return failure(idOf(message), INVALID_REQUEST, (error as Error).message);
+    }
+    if (request.id === undefined) return undefined; // a notification: nothing to answer
+    try {
+      return { jsonrpc: '2.0', id: request.id, result: await this.dispatch(request, caller) };
+    } catch (error) {
+      if (error instanceof JsonRpcError) return failure(request.id, error.code, error.message);
+      this.logger.error(`${request.method} failed: ${error instanceof Error ? error.stack : String(error)}`);
+      return failure(request.id, INTERNAL_ERROR, 'Internal error');
+    }
+  }
+
+  private async dispatch(request: JsonRpcRequest, caller: Caller): Promise<object> {
+    switch (request.method) {
+      case 'initialize':
+        return this.initialize(request.params);
+      case 'ping':
+        return {};
+      case 'tools/list':
+        return { tools: this.tools.listFor(caller.role) };
+      case 'tools/call':
+        return this.callTool(request.params, caller);
+      default:
+        throw new JsonRpcError(METHOD_NOT_FOUND, `Method not found: ${request.method}`);
+    }
+  }
+
+  private initialize(params: unknown): object {
+    const requested = isObject(params) ? params.protocolVersion : undefined;
+    if (typeof requested !== 'string') throw new JsonRpcError(INVALID_PARAMS, 'params.protocolVersion must be a string');
+    const protocolVersion = (SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
+    return {
+      protocolVersion,
+      capabilities: { tools: { listChanged: false } },
+      serverInfo: SERVER_INFO,
+      instructions: INSTRUCTIONS,
+    };
+  }
+
+  private async callTool(params: unknown, caller: Caller): Promise<CallToolResult> {
+    if (!isObject(params)) throw new JsonRpcError(INVALID_PARAMS, 'params must be an object with name and arguments');
+    const { name } = params;
+    if (typeof name !== 'string') throw new JsonRpcError(INVALID_PARAMS, 'params.name must be a string');
+    const tool = this.tools.get(name);
+    if (!tool) throw new JsonRpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
+    const args = params.arguments ?? {};
+    if (!isObject(args)) throw new JsonRpcError(INVALID_PARAMS, 'params.arguments must be an object');
+
+    if (!roleAtLeast(caller.role, tool.spec.minRole)) {
+      return toolError(`${name} needs the ${tool.spec.minRole} role or higher; this key acts as a ${caller.role}`);
+    }
+    const input = structuredClone(args);
+    if (!tool.validate(input)) return toolError(`invalid arguments: ${describeArgumentError(tool.validate.errors?.[0])}`);
+    try {
+      const result = await tool.handler.execute(input, caller);
+      return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
+    } catch (error) {
+      if (error instanceof DomainError) return toolError(error.message);
+      throw error;
+    }
+  }
+}
+
+function toolError(message: string): CallToolResult {
+  return { content: [{ type: 'text', text: message }], isError: true };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A JSON-RPC response sent by the client (we never send requests, so it needs no answer). */
+function isClientResponse(message: unknown): boolean {
+  return isObject(message) && !('method' in message) && ('result' in message || 'error' in message) && message.jsonrpc === '2.0';
+}

@@ -1,0 +1,96 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { DiscoveryService, Reflector } from '@nestjs/core';
+import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import { roleAtLeast, UserRole } from '../accounts/account.types';
+import { MCP_TOOL, McpToolHandler, ToolSpec } from './mcp-tool.decorator';
+
+export interface RegisteredTool {
+  spec: ToolSpec;
+  handler: McpToolHandler;
+  validate: ValidateFunction;
+}
+
+/** The advertised form of a tool (MCP `Tool`). */
+export interface ToolDescriptor {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: object;
+  outputSchema: object;
+  annotations: { title: string; readOnlyHint: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint: boolean };
+}
+
+/** Finds every provider marked @McpTool and compiles its input schema once. */
+@Injectable()
+export class ToolRegistry implements OnModuleInit {
+  private readonly tools = new Map<string, RegisteredTool>();
+  private readonly ajv = new Ajv({ allErrors: false, useDefaults: true, strict: true, coerceTypes: false });
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly reflector: Reflector,
+  ) {
+    addFormats(this.ajv);
+  }
+
+  onModuleInit(): void {
+    for (const wrapper of this.discovery.getProviders()) {
+      if (!wrapper.metatype || !wrapper.instance) continue;
+      const spec = this.reflector.get<ToolSpec | undefined>(MCP_TOOL, wrapper.metatype);
+      if (!spec) continue;
+      if (this.tools.has(spec.name)) throw new Error(`two MCP tools are named ${spec.name}`);
+      this.ajv.compile(spec.outputSchema);
+      this.tools.set(spec.name, { spec, handler: wrapper.instance as McpToolHandler, validate: this.ajv.compile(spec.inputSchema) });
+    }
+  }
+
+  get(name: string): RegisteredTool | undefined {
+    return this.tools.get(name);
+  }
+
+  /** The tools a role may call, in a stable order. */
+  listFor(role: UserRole): ToolDescriptor[] {
+    return [...this.tools.values()]
+      .filter((tool) => roleAtLeast(role, tool.spec.minRole))
+      .sort((a, b) => a.spec.name.localeCompare(b.spec.name))
+      .map(({ spec }) => describe(spec));
+  }
+}
+
+function describe(spec: ToolSpec): ToolDescriptor {
+  const annotations: ToolDescriptor['annotations'] = { title: spec.title, readOnlyHint: spec.kind === 'read', openWorldHint: false };
+  if (spec.kind !== 'read') annotations.destructiveHint = spec.kind === 'destructive';
+  if (spec.idempotent) annotations.idempotentHint = true;
+  return {
+    name: spec.name,
+    title: spec.title,
+    description: spec.description,
+    inputSchema: spec.inputSchema,
+    outputSchema: spec.outputSchema,
+    annotations,
+  };
+}
+
+/** One sentence naming the argument at fault, e.g. `channelScope.channels[0].channelId must be string`. */
+export function describeArgumentError(error: ErrorObject | undefined): string {
+  if (!error) return 'arguments are invalid';
+  const path = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
+  const at = (name: string) => (path ? `${path}.${name}` : name);
+  switch (error.keyword) {
+    case 'required':
+      return `${at(String(error.params.missingProperty))} is required`;
+    case 'additionalProperties':
+      return `${at(String(error.params.additionalProperty))} is not a known argument`;
+    case 'enum':
+      return `${path || 'argument'} must be one of ${(error.params.allowedValues as unknown[]).join(', ')}`;
+    case 'uniqueItems':
+      return `${path} must not contain duplicates`;
+    default:
+      return `${path || 'arguments'} ${error.message ?? 'is invalid'}`;
+  }
+}

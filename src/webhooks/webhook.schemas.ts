@@ -1,0 +1,88 @@
+import { ObjectSchema } from '../mcp/mcp-tool.decorator';
+import { CHANNEL_TYPES, ENDPOINT_STATUSES, EVENT_KINDS, MAX_MESSAGE_HISTORY_COUNT, PAYLOAD_MODES } from './webhook.types';
+
+/** JSON Schemas of the webhook tools: one source for validation and for tools/list. */
+export const endpointIdSchema = { type: 'string', format: 'uuid', description: 'The endpoint id (from register_webhook or list_webhooks).' } as const;
+
+export const urlSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 2048,
+  description: 'Where events are POSTed. https:// (http:// only in development); must resolve to public addresses.',
+} as const;
+
+export const eventsSchema = {
+  type: 'array',
+  minItems: 1,
+  uniqueItems: true,
+  items: { type: 'string', enum: [...EVENT_KINDS] },
+  description: 'Event kinds to receive.',
+} as const;
+
+export const modeSchema = { type: 'string', enum: [...PAYLOAD_MODES], description: 'Payload detail: concise (default) or verbose.' } as const;
+
+export const messageHistoryCountSchema = {
+  type: 'integer',
+  minimum: 0,
+  maximum: MAX_MESSAGE_HISTORY_COUNT,
+  description: `Verbose mode: at most this many entries in thread.recentMessages (0..${MAX_MESSAGE_HISTORY_COUNT}, default 10).`,
+} as const;
+
+export const channelScopeSchema = {
+  type: 'object',
+  description: 'Which lines the endpoint hears from. Omitted: all lines, including lines connected later.',
+  properties: {
+    allChannels: { type: 'boolean', description: 'true: every line. false: only the listed channels.' },
+    channels: {
+      type: 'array',
+      maxItems: 200,
+      uniqueItems: true,
+      items: {
+        type: 'object',
+        properties: {
+          channelType: { type: 'string', enum: [...CHANNEL_TYPES] },
+          channelId: { type: 'string', format: 'uuid', description: 'A line id from list_email_accounts or list_phone_numbers.' },
+        },
+        required: ['channelType', 'channelId'],
+        additionalProperties: false,
+      },
+    },
+  },
+  required: ['allChannels'],
+  additionalProperties: false,
+} as const;
+
+export const endpointSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    url: { type: 'string' },
+    events: { type: 'array', items: { type: 'string' } },
+    mode: { type: 'string', enum: [...PAYLOAD_MODES] },
+    messageHistoryCount: { type: 'integer' },
+    status: { type: 'string', enum: [...ENDPOINT_STATUSES] },
+    channelScope: {
+      type: 'object',
+      properties: {
+        allChannels: { type: 'boolean' },
+        channels: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: { channelType: { type: 'string' }, channelId: { type: 'string' } },
+            required: ['channelType', 'channelId'],
+          },
+        },
+      },
+      required: ['allChannels', 'channels'],
+    },
+    disabledReason: { type: ['string', 'null'] },
+    createdAt: { type: 'string', format: 'date-time' },
+    updatedAt: { type: 'string', format: 'date-time' },
+  },
+  required: ['id', 'url', 'events', 'mode', 'messageHistoryCount', 'status', 'channelScope', 'createdAt', 'updatedAt'],
+} as const;
+
+export const secretSchema = { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'Signing secret, 32 bytes as hex. Shown only now.' } as const;
+
+export const noArguments: ObjectSchema = { type: 'object', properties: {}, additionalProperties: false };

@@ -1,0 +1,159 @@
+import { Caller } from '../auth/caller';
+import { McpTool, McpToolHandler } from '../mcp/mcp-tool.decorator';
+import {
+  channelScopeSchema, endpointIdSchema, endpointSchema, eventsSchema, messageHistoryCountSchema, modeSchema, noArguments,
+  secretSchema, urlSchema,
+} from './webhook.schemas';
+import { ENDPOINT_STATUSES } from './webhook.types';
+import { EndpointView, RegisterInput, UpdateInput, WebhooksService } from './webhooks.service';
+
+const endpointResult = { type: 'object', properties: { endpoint: endpointSchema }, required: ['endpoint'] } as const;
+const endpointWithSecret = {
+  type: 'object',
+  properties: { endpoint: endpointSchema, secret: secretSchema },
+  required: ['endpoint', 'secret'],
+} as const;
+const byEndpointId = { type: 'object', properties: { endpointId: endpointIdSchema }, required: ['endpointId'], additionalProperties: false } as const;
+
+@McpTool({
+  name: 'list_webhooks',
+  title: 'List webhooks',
+  description: "The caller's webhook endpoints (secrets are never listed).",
+  kind: 'read',
+  idempotent: true,
+  minRole: 'MEMBER',
+  inputSchema: noArguments,
+  outputSchema: { type: 'object', properties: { endpoints: { type: 'array', items: endpointSchema } }, required: ['endpoints'] },
+})
+export class ListWebhooksTool implements McpToolHandler<object, { endpoints: EndpointView[] }> {
+  constructor(private readonly webhooks: WebhooksService) {}
+
+  async execute(_: object, caller: Caller) {
+    return { endpoints: await this.webhooks.list(caller) };
+  }
+}
+
+@McpTool({
+  name: 'get_webhook',
+  title: 'Get a webhook',
+  description: 'One of the caller\'s webhook endpoints.',
+  kind: 'read',
+  idempotent: true,
+  minRole: 'MEMBER',
+  inputSchema: byEndpointId,
+  outputSchema: endpointResult,
+})
+export class GetWebhookTool implements McpToolHandler<{ endpointId: string }, { endpoint: EndpointView }> {
+  constructor(private readonly webhooks: WebhooksService) {}
+
+  async execute(args: { endpointId: string }, caller: Caller) {
+    return { endpoint: await this.webhooks.get(caller, args.endpointId) };
+  }
+}
+
+@McpTool({
+  name: 'register_webhook',
+  title: 'Register a webhook',
+  description:
+    'Registers an endpoint that receives signed event POSTs. Returns the endpoint and its signing secret; the secret is shown only here. ' +
+    'Endpoints per user are capped by the org tier (STARTER 1, PRO 3, POWER 10) or an administrator grant.',
+  kind: 'write',
+  minRole: 'MEMBER',
+  inputSchema: {
+    type: 'object',
+    properties: {
+      url: urlSchema,
+      events: eventsSchema,
+      mode: modeSchema,
+      messageHistoryCount: messageHistoryCountSchema,
+      channelScope: channelScopeSchema,
+    },
+    required: ['url', 'events'],
+    additionalProperties: false,
+  },
+  outputSchema: endpointWithSecret,
+})
+export class RegisterWebhookTool implements McpToolHandler<RegisterInput> {
+  constructor(private readonly webhooks: WebhooksService) {}
+
+  execute(args: RegisterInput, caller: Caller) {
+    return this.webhooks.register(caller, args);
+  }
+}
+
+@McpTool({
+  name: 'update_webhook',
+  title: 'Update a webhook',
+  description:
+    'Changes an endpoint. A supplied channelScope replaces the previous scope wholesale. status "disabled" stops delivery; ' +
+    '"active" re-enables it and resets the consecutive-failure counter.',
+  kind: 'write',
+  idempotent: true,
+  minRole: 'MEMBER',
+  inputSchema: {
+    type: 'object',
+    properties: {
+      endpointId: endpointIdSchema,
+      url: urlSchema,
+      events: eventsSchema,
+      mode: modeSchema,
+      messageHistoryCount: messageHistoryCountSchema,
+      status: { type: 'string', enum: [...ENDPOINT_STATUSES] },
+      channelScope: channelScopeSchema,
+    },
+    required: ['endpointId'],
+    additionalProperties: false,
+  },
+  outputSchema: endpointResult,
+})
+export class UpdateWebhookTool implements McpToolHandler<UpdateInput & { endpointId: string }> {
+  constructor(private readonly webhooks: WebhooksService) {}
+
+  async execute({ endpointId, ...patch }: UpdateInput & { endpointId: string }, caller: Caller) {
+    return { endpoint: await this.webhooks.update(caller, endpointId, patch) };
+  }
+}
+
+@McpTool({
+  name: 'rotate_webhook_secret',
+  title: 'Rotate a webhook secret',
+  description:
+    'Issues a new signing secret, returned only here. For 24 hours deliveries carry a signature with the new and with the previous secret.',
+  kind: 'write',
+  minRole: 'MEMBER',
+  inputSchema: byEndpointId,
+  outputSchema: endpointWithSecret,
+})
+export class RotateWebhookSecretTool implements McpToolHandler<{ endpointId: string }> {
+  constructor(private readonly webhooks: WebhooksService) {}
+
+  execute(args: { endpointId: string }, caller: Caller) {
+    return this.webhooks.rotateSecret(caller, args.endpointId);
+  }
+}
+
+@McpTool({
+  name: 'delete_webhook',
+  title: 'Delete a webhook',
+  description: 'Deletes an endpoint irreversibly, with its delivery log and waiting retries.',
+  kind: 'destructive',
+  idempotent: false,
+  minRole: 'MEMBER',
+  inputSchema: byEndpointId,
+  outputSchema: {
+    type: 'object',
+    properties: { deleted: { type: 'boolean', const: true }, endpointId: { type: 'string' } },
+    required: ['deleted', 'endpointId'],
+  },
+})
+export class DeleteWebhookTool implements McpToolHandler<{ endpointId: string }> {
+  constructor(private readonly webhooks: WebhooksService) {}
+
+  execute(args: { endpointId: string }, caller: Caller) {
+    return this.webhooks.delete(caller, args.endpointId);
+  }
+}
+
+export const WEBHOOK_TOOLS = [
+  ListWebhooksTool, GetWebhookTool, RegisterWebhookTool, UpdateWebhookTool, RotateWebhookSecretTool, DeleteWebhookTool,
+];

@@ -1,0 +1,34 @@
+/** The ten event kinds (spec: Events), declared once. */
+export const EVENT_KINDS = [
+  'message.received',
+  'message.sent',
+  'message.status_changed',
+  'thread.created',
+  'email.opened',
+  'attachment.extracted',
+  'contact.merged',
+  'email_account.health_changed',
+  'agent_turn.awaiting_approval',
+  'agent_turn.sent',
+] as const;
+export type EventKind = (typeof EVENT_KINDS)[number];
+
+export const PAYLOAD_MODES = ['concise', 'verbose'] as const;
+export type PayloadMode = (typeof PAYLOAD_MODES)[number];
+
+export const ENDPOINT_STATUSES = ['active', 'disabled'] as const;
+export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number];
+
+export const CHANNEL_TYPES = ['EMAIL_ACCOUNT', 'PHONE_NUMBER'] as const;
+export type ChannelType = (typeof CHANNEL_TYPES)[number];
+
+export interface ChannelScope {
+  allChannels: boolean;
+  channels: Array<{ channelType: ChannelType; channelId: string }>;
+}
+
+export const DEFAULT_MODE: PayloadMode = 'concise';
+export const DEFAULT_MESSAGE_HISTORY_COUNT = 10;
+export const MAX_MESSAGE_HISTORY_COUNT = 50;
+/** How long the previous secret keeps signing after a rotation (spec: Limits). */
+export const PREVIOUS_SECRET_VALIDITY_MS = 24 * 60 * 60 * 1000;

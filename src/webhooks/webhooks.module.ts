@@ -1,0 +1,30 @@
+import { Module } from '@nestjs/common';
+import { AccountsModule } from '../accounts/accounts.module';
+import { SecretBox } from '../common/secret-box';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { DnsHostResolver, HOST_RESOLVER, HostResolver, URL_POLICY_OPTIONS, UrlPolicy, UrlPolicyOptions } from './url-policy/url-policy';
+import { WEBHOOK_TOOLS } from './webhook.tools';
+import { WebhooksService } from './webhooks.service';
+
+@Module({
+  imports: [AccountsModule],
+  providers: [
+    { provide: HOST_RESOLVER, useClass: DnsHostResolver },
+    {
+      provide: URL_POLICY_OPTIONS,
+      inject: [APP_CONFIG, HOST_RESOLVER],
+      useFactory: (config: AppConfig, resolver: HostResolver): UrlPolicyOptions => ({
+        allowHttp: config.isDevelopment,
+        allowedCidrs: config.webhooks.allowedCidrs,
+        resolver,
+      }),
+    },
+    UrlPolicy,
+    SecretBox,
+    WebhooksService,
+    ...WEBHOOK_TOOLS,
+  ],
+  exports: [WebhooksService, UrlPolicy, SecretBox, HOST_RESOLVER],
+})
+export class WebhooksModule {}

@@ -1,0 +1,239 @@
+import { randomBytes } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { AccountsService } from '../accounts/accounts.service';
+import { Caller } from '../auth/caller';
+import { CapReachedError, NotFoundError, ValidationError } from '../common/errors';
+import { SecretBox } from '../common/secret-box';
+import { UrlPolicy } from './url-policy/url-policy';
+import { WebhookEndpointChannel } from './webhook-endpoint-channel.entity';
+import { WebhookEndpoint } from './webhook-endpoint.entity';
+import {
+  ChannelScope, ChannelType, DEFAULT_MESSAGE_HISTORY_COUNT, DEFAULT_MODE, EndpointStatus, EventKind, PayloadMode,
+  PREVIOUS_SECRET_VALIDITY_MS,
+} from './webhook.types';
+
+export interface EndpointView {
+  id: string;
+  url: string;
+  events: EventKind[];
+  mode: PayloadMode;
+  messageHistoryCount: number;
+  status: EndpointStatus;
+  channelScope: ChannelScope;
+  disabledReason: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface RegisterInput {
+  url: string;
+  events: EventKind[];
+  mode?: PayloadMode;
+  messageHistoryCount?: number;
+  channelScope?: { allChannels: boolean; channels?: Array<{ channelType: ChannelType; channelId: string }> };
+}
+
+export interface UpdateInput extends Partial<RegisterInput> {
+  status?: EndpointStatus;
+}
+
+/** Signing secrets: 32 random bytes as 64 lowercase hex (spec: Webhook endpoint). */
+export function generateSigningSecret(): string {
+  return randomBytes(32).toString('hex');
+}
+
+/**
+ * Webhook endpoints of the calling user: every query carries the caller, so another user's id
+ * reads as not found. Holds the rules for URLs, scopes, caps, rotation and re-enabling.
+ */
+@Injectable()
+export class WebhooksService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly accounts: AccountsService,
+    private readonly urlPolicy: UrlPolicy,
+    private readonly secrets: SecretBox,
+  ) {}
+
+  async list(caller: Caller): Promise<EndpointView[]> {
+    const rows = await this.dataSource.getRepository(WebhookEndpoint).find({
+      where: { userId: caller.userId },
+      order: { createdAt: 'ASC', id: 'ASC' },
+    });
+    return rows.map(toView);
+  }
+
+  async get(caller: Caller, endpointId: string): Promise<EndpointView> {
+    return toView(await this.find(this.dataSource.manager, caller, endpointId));
+  }
+
+  async register(caller: Caller, input: RegisterInput): Promise<{ endpoint: EndpointView; secret: string }> {
+    const channels = this.resolveScope(caller, input.channelScope);
+    const { url } = await this.urlPolicy.check(input.url);
+    const secret = generateSigningSecret();
+    const endpoint = await this.dataSource.transaction(async (tx) => {
+      // Serialise registrations of one user, so two at once cannot both pass the cap.
+      await tx.query('SELECT id FROM users WHERE id = $1 FOR UPDATE', [caller.userId]);
+      const [count, cap] = await Promise.all([
+        tx.getRepository(WebhookEndpoint).countBy({ userId: caller.userId }),
+        this.accounts.effectiveEndpointCap(caller.orgId),
+      ]);
+      if (count >= cap.max) {
+        const how = cap.source === 'grant' ? 'set by an administrator grant for your org' : `the ${caller.orgTier} tier's limit`;
+        throw new CapReachedError(
+          `endpoint cap reached: you may have at most ${cap.max} webhook endpoint(s) (${how}); ` +
+            'delete an endpoint, upgrade the tier, or ask an administrator for an endpoint-cap grant',
+        );
+      }
+      const repo = tx.getRepository(WebhookEndpoint);
+      return repo.save(
+        repo.create({
+          userId: caller.userId,
+          orgId: caller.orgId,
+          url: url.href,
+          events: input.events,
+          mode: input.mode ?? DEFAULT_MODE,
+          messageHistoryCount: input.messageHistoryCount ?? DEFAULT_MESSAGE_HISTORY_COUNT,
+          status: 'active',
+          allChannels: channels === null,
+          channels: (channels ?? []).map((c) => ({ lineId: c.channelId, channelType: c.channelType })),
+          secretSealed: this.secrets.seal(secret),
+          previousSecretSealed: null,
+          previousSecretExpiresAt: null,
+          consecutiveFailures: 0,
+          failingSince: null,
+          disabledReason: null,
+        }),
+      );
+    });
+    return { endpoint: toView(endpoint), secret };
+  }
+
+  async update(caller: Caller, endpointId: string, input: UpdateInput): Promise<EndpointView> {
+    const channels = input.channelScope === undefined ? undefined : this.resolveScope(caller, input.channelScope);
+    const url = input.url === undefined ? undefined : (await this.urlPolicy.check(input.url)).url.href;
+    const saved = await this.dataSource.transaction(async (tx) => {
+      const endpoint = await this.find(tx, caller, endpointId, true);
+      if (url !== undefined) endpoint.url = url;
+      if (input.events !== undefined) endpoint.events = input.events;
+      if (input.mode !== undefined) endpoint.mode = input.mode;
+      if (input.messageHistoryCount !== undefined) endpoint.messageHistoryCount = input.messageHistoryCount;
+      if (channels !== undefined) {
+        // A supplied scope replaces the previous one wholesale.
+        await tx.delete(WebhookEndpointChannel, { endpointId: endpoint.id });
+        endpoint.allChannels = channels === null;
+        endpoint.channels = (channels ?? []).map((c) =>
+          Object.assign(new WebhookEndpointChannel(), { endpointId: endpoint.id, lineId: c.channelId, channelType: c.channelType }),
+        );
+      }
+      if (input.status === 'disabled' && endpoint.status !== 'disabled') {
+        endpoint.status = 'disabled';
+        endpoint.disabledReason = 'disabled with update_webhook';
+      } else if (input.status === 'active' && endpoint.status !== 'active') {
+        // Re-enabling starts a fresh count towards auto-disable.
+        Object.assign(endpoint, { status: 'active', disabledReason: null, consecutiveFailures: 0, failingSince: null });
+      }
+      return tx.getRepository(WebhookEndpoint).save(endpoint);
+    });
+    return toView(saved);
+  }
+
+  /** A new secret, returned once; the previous one keeps signing for 24 hours. */
+  async rotateSecret(caller: Caller, endpointId: string, now = new Date()): Promise<{ endpoint: EndpointView; secret: string }> {
+    const secret = generateSigningSecret();
+    const endpoint = await this.dataSource.transaction(async (tx) => {
+      const current = await tx
+        .getRepository(WebhookEndpoint)
+        .createQueryBuilder('e')
+        .addSelect('e.secretSealed')
+        .where('e.id = :id AND e.user_id = :userId', { id: endpointId, userId: caller.userId })
+        .setLock('pessimistic_write')
+        .getOne();
+      if (!current) throw NotFoundError.of('webhook endpoint', endpointId, 'endpointId');
+      await tx.update(WebhookEndpoint, { id: current.id }, {
+        secretSealed: this.secrets.seal(secret),
+        previousSecretSealed: current.secretSealed,
+        previousSecretExpiresAt: new Date(now.getTime() + PREVIOUS_SECRET_VALIDITY_MS),
+      });
+      return this.find(tx, caller, endpointId);
+    });
+    return { endpoint: toView(endpoint), secret };
+  }
+
+  /** Irreversible: the endpoint, its scope and its deliveries go. */
+  async delete(caller: Caller, endpointId: string): Promise<{ deleted: true; endpointId: string }> {
+    const result = await this.dataSource.getRepository(WebhookEndpoint).delete({ id: endpointId, userId: caller.userId });
+    if (!result.affected) throw NotFoundError.of('webhook endpoint', endpointId, 'endpointId');
+    return { deleted: true, endpointId };
+  }
+
+  /** The caller's endpoint, or not found (also for another user's id). */
+  async find(manager: EntityManager, caller: Caller, endpointId: string, lock = false): Promise<WebhookEndpoint> {
+    if (lock) await manager.query('SELECT id FROM webhook_endpoints WHERE id = $1 AND user_id = $2 FOR UPDATE', [endpointId, caller.userId]);
+    const endpoint = await manager.getRepository(WebhookEndpoint).findOne({ where: { id: endpointId, userId: caller.userId } });
+    if (!endpoint) throw NotFoundError.of('webhook endpoint', endpointId, 'endpointId');
+    return endpoint;
+  }
+
+  /**
+   * Checks a channel scope against the lines the caller may use; null means all channels.
+   * A key limited to some lines may not ask for all channels.
+   */
+  private resolveScope(caller: Caller, scope: RegisterInput['channelScope']): Array<{ channelType: ChannelType; channelId: string }> | null {
+    const allChannels = scope?.allChannels ?? true;
+    const channels = scope?.channels ?? [];
+    if (allChannels) {
+      if (channels.length > 0) {
+        throw new ValidationError('channelScope.channels must be empty when allChannels is true', 'channelScope.channels');
+      }
+      if (caller.channelAccess === 'LINES') {
+        throw new ValidationError(
+          'channelScope: this API key is limited to specific lines, so allChannels must be false with channels chosen from those lines',
+          'channelScope.allChannels',
+        );
+      }
+      return null;
+    }
+    if (channels.length === 0) {
+      throw new ValidationError('channelScope.channels must hold at least 1 entry when allChannels is false', 'channelScope.channels');
+    }
+    channels.forEach((channel, i) => {
+      const line = caller.lines.find((l) => l.id === channel.channelId);
+      if (!line) {
+        throw new ValidationError(
+          `channelScope.channels[${i}].channelId: ${channel.channelId} is not a line this key may use (see list_email_accounts, list_phone_numbers)`,
+          `channelScope.channels[${i}].channelId`,
+        );
+      }
+      if (line.type !== channel.channelType) {
+        throw new ValidationError(
+          `channelScope.channels[${i}].channelType: line ${channel.channelId} is a ${line.type}, not a ${channel.channelType}`,
+          `channelScope.channels[${i}].channelType`,
+        );
+      }
+    });
+    return channels;
+  }
+}
+
+export function toView(endpoint: WebhookEndpoint): EndpointView {
+  return {
+    id: endpoint.id,
+    url: endpoint.url,
+    events: endpoint.events,
+    mode: endpoint.mode,
+    messageHistoryCount: endpoint.messageHistoryCount,
+    status: endpoint.status,
+    channelScope: {
+      allChannels: endpoint.allChannels,
+      channels: (endpoint.channels ?? [])
+        .map((c) => ({ channelType: c.channelType, channelId: c.lineId }))
+        .sort((a, b) => a.channelId.localeCompare(b.channelId)),
+    },
+    disabledReason: endpoint.disabledReason,
+    createdAt: endpoint.createdAt.toISOString(),
+    updatedAt: endpoint.updatedAt.toISOString(),
+  };
+}
