@@ -11,6 +11,7 @@ import { AppConfig } from './config/app-config';
 import { APP_CONFIG, ConfigModule } from './config/config.module';
 import { dataSourceOptions } from './database/data-source-options';
 import { HealthModule } from './health/health.module';
+import { EventsModule } from './events/events.module';
 import { McpModule } from './mcp/mcp.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 import { DeliveryModule } from './delivery/delivery.module';
@@ -29,6 +30,7 @@ import { QueueModule } from './queue/queue.module';
     AuthModule,
     AdminModule,
     HealthModule,
+    EventsModule,
     McpModule,
     WebhooksModule,
     DeliveryModule,

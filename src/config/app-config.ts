@@ -54,6 +54,24 @@ class EnvironmentVariables {
 
   @IsOptional() @IsString()
   WEBHOOK_ALLOWED_CIDRS = '';
+
+  @IsOptional() @IsString()
+  DELIVERY_RETRY_SCHEDULE = '1m,5m,30m,2h,12h';
+
+  @IsOptional() @IsInt() @Min(1) @Max(2000)
+  DELIVERY_CONCURRENCY = 100;
+
+  @IsOptional() @IsInt() @Min(100) @Max(60_000)
+  DELIVERY_TIMEOUT_MS = 10_000;
+
+  @IsOptional() @IsInt() @Min(100) @Max(3_600_000)
+  DELIVERY_SWEEP_INTERVAL_MS = 15_000;
+
+  @IsOptional() @IsInt() @Min(0) @Max(3_600_000)
+  DELIVERY_SWEEP_GRACE_MS = 60_000;
+
+  @IsOptional() @IsInt() @Min(10) @Max(60_000)
+  OUTBOX_POLL_INTERVAL_MS = 1_000;
 }
 
 export interface AppConfig {
@@ -70,6 +88,15 @@ export interface AppConfig {
   logLevel: string;
   mcp: { allowedOrigins: string[]; maxBodyBytes: number };
   webhooks: { allowedCidrs: string[] };
+  delivery: {
+    /** Delay before each retry, in ms; attempts = 1 + its length. */
+    retryScheduleMs: number[];
+    concurrency: number;
+    timeoutMs: number;
+    sweepIntervalMs: number;
+    sweepGraceMs: number;
+  };
+  outbox: { pollIntervalMs: number };
 }
 
 export class ConfigError extends Error {
@@ -79,9 +106,13 @@ export class ConfigError extends Error {
 const VARIABLES = [
   'PORT', 'APP_ENV', 'DATABASE_URL', 'REDIS_URL', 'ADMIN_TOKEN', 'SECRETS_KEY', 'PUBLIC_BASE_URL',
   'PROCESS_ROLE', 'QUEUE_PREFIX', 'LOG_LEVEL', 'DEV_SECRETS_FILE', 'MCP_ALLOWED_ORIGINS', 'MCP_MAX_BODY_BYTES',
-  'WEBHOOK_ALLOWED_CIDRS',
+  'WEBHOOK_ALLOWED_CIDRS', 'DELIVERY_RETRY_SCHEDULE', 'DELIVERY_CONCURRENCY', 'DELIVERY_TIMEOUT_MS',
+  'DELIVERY_SWEEP_INTERVAL_MS', 'DELIVERY_SWEEP_GRACE_MS', 'OUTBOX_POLL_INTERVAL_MS',
 ] as const;
-const NUMERIC = new Set<string>(['PORT', 'MCP_MAX_BODY_BYTES']);
+const NUMERIC = new Set<string>([
+  'PORT', 'MCP_MAX_BODY_BYTES', 'DELIVERY_CONCURRENCY', 'DELIVERY_TIMEOUT_MS', 'DELIVERY_SWEEP_INTERVAL_MS',
+  'DELIVERY_SWEEP_GRACE_MS', 'OUTBOX_POLL_INTERVAL_MS',
+]);
 
 /** Reads and validates the environment; throws ConfigError naming every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -107,6 +138,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   for (const origin of allowedOrigins) {
     if (!/^https?:\/\/[^/\s]+$/.test(origin)) problems.push(`MCP_ALLOWED_ORIGINS: ${origin} is not an origin such as https://app.example.com`);
   }
+  let retryScheduleMs: number[] = [];
+  try {
+    retryScheduleMs = parseDurations(parsed.DELIVERY_RETRY_SCHEDULE);
+  } catch (error) {
+    problems.push(`DELIVERY_RETRY_SCHEDULE: ${(error as Error).message}`);
+  }
   if (problems.length) {
     throw new ConfigError(`Invalid configuration:\n  - ${[...new Set(problems)].join('\n  - ')}`);
   }
@@ -127,7 +164,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     logLevel: parsed.LOG_LEVEL,
     mcp: { allowedOrigins, maxBodyBytes: parsed.MCP_MAX_BODY_BYTES },
     webhooks: { allowedCidrs },
+    delivery: {
+      retryScheduleMs,
+      concurrency: parsed.DELIVERY_CONCURRENCY,
+      timeoutMs: parsed.DELIVERY_TIMEOUT_MS,
+      sweepIntervalMs: parsed.DELIVERY_SWEEP_INTERVAL_MS,
+      sweepGraceMs: parsed.DELIVERY_SWEEP_GRACE_MS,
+    },
+    outbox: { pollIntervalMs: parsed.OUTBOX_POLL_INTERVAL_MS },
   };
+}
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `1m,5m,30m,2h,12h` → milliseconds. An empty string means no retries. */
+export function parseDurations(value: string): number[] {
+  return list(value).map((item) => {
+    const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(item);
+    if (!match) throw new Error(`${item} is not a duration such as 30s, 5m or 2h`);
+    return Math.round(Number(match[1]) * UNIT_MS[match[2]]);
+  });
 }
 
 function list(value: string): string[] {

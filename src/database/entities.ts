@@ -6,6 +6,7 @@ import { User } from '../accounts/user.entity';
 import { ApiKey } from '../auth/api-key.entity';
 import { WebhookDeliveryAttempt } from '../delivery/webhook-delivery-attempt.entity';
 import { WebhookDelivery } from '../delivery/webhook-delivery.entity';
+import { OutboxEvent } from '../events/outbox-event.entity';
 import { WebhookEndpointChannel } from '../webhooks/webhook-endpoint-channel.entity';
 import { WebhookEndpoint } from '../webhooks/webhook-endpoint.entity';
 
@@ -13,4 +14,5 @@ import { WebhookEndpoint } from '../webhooks/webhook-endpoint.entity';
 export const ENTITIES = [
   Org, User, Line, LineMembership, EndpointCapGrant, EndpointCapAudit, ApiKey,
   WebhookEndpoint, WebhookEndpointChannel, WebhookDelivery, WebhookDeliveryAttempt,
+  OutboxEvent,
 ];

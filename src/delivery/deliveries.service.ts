@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { Caller } from '../auth/caller';
 import { NotFoundError, ValidationError } from '../common/errors';
 import { WebhooksService } from '../webhooks/webhooks.service';
+import { DeliveryQueue } from './delivery-queue';
 import { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
 
 export const DELIVERIES_PAGE_SIZE = 25;
@@ -40,6 +41,7 @@ export class DeliveriesService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly webhooks: WebhooksService,
+    private readonly queue: DeliveryQueue,
   ) {}
 
   /**
@@ -66,7 +68,7 @@ export class DeliveriesService {
     };
   }
 
-  /** A new delivery of the same data with a fresh `evt_` id and createdAt. */
+  /** A new delivery of the same data with a fresh `evt_` id and createdAt, sent now. */
   async resend(caller: Caller, deliveryId: string): Promise<DeliveryView> {
     const repo = this.dataSource.getRepository(WebhookDelivery);
     const original = await repo
@@ -91,6 +93,8 @@ export class DeliveriesService {
         nextAttemptAt: new Date(),
       }),
     );
+    // If Redis refuses, the row is owed all the same: the sweep enqueues it.
+    await this.queue.enqueue([{ deliveryId: copy.id, attempt: 1 }]).catch(() => undefined);
     return toDeliveryView(copy);
   }
 }

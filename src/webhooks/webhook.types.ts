@@ -1,17 +1,7 @@
-/** The ten event kinds (spec: Events), declared once. */
-export const EVENT_KINDS = [
-  'message.received',
-  'message.sent',
-  'message.status_changed',
-  'thread.created',
-  'email.opened',
-  'attachment.extracted',
-  'contact.merged',
-  'email_account.health_changed',
-  'agent_turn.awaiting_approval',
-  'agent_turn.sent',
-] as const;
-export type EventKind = (typeof EVENT_KINDS)[number];
+import { EVENT_KINDS, EventKind } from '../events/event-kinds';
+
+export { EVENT_KINDS };
+export type { EventKind };
 
 export const PAYLOAD_MODES = ['concise', 'verbose'] as const;
 export type PayloadMode = (typeof PAYLOAD_MODES)[number];

@@ -39,6 +39,22 @@ export interface UpdateInput extends Partial<RegisterInput> {
   status?: EndpointStatus;
 }
 
+/** Runs in the transaction that disables an endpoint (the delivery module cancels waiting deliveries). */
+export type EndpointDisabledHook = (endpointId: string, manager: EntityManager) => Promise<void>;
+
+/** Auto-disable thresholds (spec: Limits). */
+export const AUTO_DISABLE_CONSECUTIVE_FAILURES = 100;
+export const AUTO_DISABLE_FAILING_FOR_MS = 24 * 60 * 60 * 1000;
+
+/** What sending needs of an endpoint at one attempt. */
+export interface SendingEndpoint {
+  id: string;
+  url: string;
+  status: EndpointStatus;
+  /** Current secret first, then the previous one while it is under 24 h old. */
+  secrets: string[];
+}
+
 /** Signing secrets: 32 random bytes as 64 lowercase hex (spec: Webhook endpoint). */
 export function generateSigningSecret(): string {
   return randomBytes(32).toString('hex');
@@ -50,6 +66,8 @@ export function generateSigningSecret(): string {
  */
 @Injectable()
 export class WebhooksService {
+  private readonly disabledHooks: EndpointDisabledHook[] = [];
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly accounts: AccountsService,
@@ -131,6 +149,7 @@ export class WebhooksService {
       if (input.status === 'disabled' && endpoint.status !== 'disabled') {
         endpoint.status = 'disabled';
         endpoint.disabledReason = 'disabled with update_webhook';
+        await this.runDisabledHooks(endpoint.id, tx);
       } else if (input.status === 'active' && endpoint.status !== 'active') {
         // Re-enabling starts a fresh count towards auto-disable.
         Object.assign(endpoint, { status: 'active', disabledReason: null, consecutiveFailures: 0, failingSince: null });
@@ -167,6 +186,68 @@ export class WebhooksService {
     const result = await this.dataSource.getRepository(WebhookEndpoint).delete({ id: endpointId, userId: caller.userId });
     if (!result.affected) throw NotFoundError.of('webhook endpoint', endpointId, 'endpointId');
     return { deleted: true, endpointId };
+  }
+
+  onEndpointDisabled(hook: EndpointDisabledHook): void {
+    this.disabledHooks.push(hook);
+  }
+
+  /** The endpoint as the sender needs it now, or null when it no longer exists. */
+  async sendingEndpoint(endpointId: string, now: Date): Promise<SendingEndpoint | null> {
+    const endpoint = await this.dataSource
+      .getRepository(WebhookEndpoint)
+      .createQueryBuilder('e')
+      .select(['e.id', 'e.url', 'e.status', 'e.previousSecretExpiresAt'])
+      .addSelect(['e.secretSealed', 'e.previousSecretSealed'])
+      .where('e.id = :endpointId', { endpointId })
+      .getOne();
+    if (!endpoint) return null;
+    const secrets = [this.secrets.open(endpoint.secretSealed)];
+    if (endpoint.previousSecretSealed && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now) {
+      secrets.push(this.secrets.open(endpoint.previousSecretSealed));
+    }
+    return { id: endpoint.id, url: endpoint.url, status: endpoint.status, secrets };
+  }
+
+  /**
+   * Counts an attempt's outcome towards auto-disable: a 2xx clears the failing run; a failure
+   * extends it, and the endpoint is disabled at 100 failures in a row or a run of 24 hours.
+   * Returns true when this failure disabled the endpoint.
+   */
+  async recordAttemptOutcome(endpointId: string, succeeded: boolean, now: Date, manager: EntityManager): Promise<boolean> {
+    if (succeeded) {
+      await manager.query(
+        `UPDATE webhook_endpoints SET consecutive_failures = 0, failing_since = NULL
+          WHERE id = $1 AND (consecutive_failures <> 0 OR failing_since IS NOT NULL)`,
+        [endpointId],
+      );
+      return false;
+    }
+    const [row]: Array<{ consecutive_failures: number; failing_since: Date; status: EndpointStatus }> = await manager.query(
+      `UPDATE webhook_endpoints
+          SET consecutive_failures = consecutive_failures + 1, failing_since = COALESCE(failing_since, $2)
+        WHERE id = $1
+        RETURNING consecutive_failures, failing_since, status`,
+      [endpointId, now],
+    );
+    if (!row || row.status !== 'active') return false;
+    const reason =
+      row.consecutive_failures >= AUTO_DISABLE_CONSECUTIVE_FAILURES
+        ? `auto-disabled after ${row.consecutive_failures} consecutive failed deliveries`
+        : now.getTime() - new Date(row.failing_since).getTime() >= AUTO_DISABLE_FAILING_FOR_MS
+          ? `auto-disabled after failing continuously since ${new Date(row.failing_since).toISOString()}`
+          : null;
+    if (!reason) return false;
+    await manager.query(`UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $2, updated_at = now() WHERE id = $1`, [
+      endpointId,
+      reason,
+    ]);
+    await this.runDisabledHooks(endpointId, manager);
+    return true;
+  }
+
+  private async runDisabledHooks(endpointId: string, manager: EntityManager): Promise<void> {
+    for (const hook of this.disabledHooks) await hook(endpointId, manager);
   }
 
   /** The caller's endpoint, or not found (also for another user's id). */

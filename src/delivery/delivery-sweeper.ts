@@ -1,0 +1,65 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { DeliveryQueue } from './delivery-queue';
+
+const SWEEP_BATCH = 1000;
+
+/**
+ * The database is the record of what is owed; Redis only runs it. The sweep finds deliveries due
+ * for longer than the grace period (their job was lost: Redis was down or emptied, a worker died
+ * mid-attempt, an enqueue failed after commit) and enqueues their next attempt again. Job ids
+ * make this a no-op for jobs that still exist.
+ */
+@Injectable()
+export class DeliverySweeper implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(DeliverySweeper.name);
+  private timer?: NodeJS.Timeout;
+  private sweeping = false;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly queue: DeliveryQueue,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (this.config.processRole === 'api') return;
+    this.timer = setInterval(() => void this.sweep(), this.config.delivery.sweepIntervalMs);
+    this.timer.unref();
+  }
+
+  onApplicationShutdown(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  /** Re-enqueues overdue deliveries; returns how many it found. */
+  async sweep(): Promise<number> {
+    if (this.sweeping) return 0;
+    this.sweeping = true;
+    let found = 0;
+    try {
+      let batch: Array<{ id: string; attempt_count: number }>;
+      let after = '00000000-0000-0000-0000-000000000000';
+      do {
+        batch = await this.dataSource.query(
+          `SELECT id, attempt_count FROM webhook_deliveries
+            WHERE status IN ('pending', 'retrying') AND next_attempt_at < now() - $1::interval AND id > $2
+            ORDER BY id LIMIT $3`,
+          [`${this.config.delivery.sweepGraceMs} milliseconds`, after, SWEEP_BATCH],
+        );
+        if (batch.length === 0) break;
+        after = batch[batch.length - 1].id;
+        found += batch.length;
+        await this.queue.enqueue(batch.map((row) => ({ deliveryId: row.id, attempt: row.attempt_count + 1 })));
+      } while (batch.length === SWEEP_BATCH);
+    } catch (error) {
+      this.logger.warn(`sweep failed, will retry: ${error instanceof Error ? error.message : String(error)}`);
+    } finally {
+      this.sweeping = false;
+    }
+    return found;
+  }
+}

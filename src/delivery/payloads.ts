@@ -1,0 +1,58 @@
+import { EventKind } from '../events/event-kinds';
+import { AgentTurnData, MessageEventData, PersonData, ThreadData } from '../events/event-payloads';
+import { PayloadMode } from '../webhooks/webhook.types';
+
+/** Kinds whose data is built around one message (spec: "as message.received ..."). */
+const MESSAGE_KINDS = new Set<EventKind>([
+  'message.received',
+  'message.sent',
+  'message.status_changed',
+  'thread.created',
+  'email.opened',
+  'attachment.extracted',
+]);
+const AGENT_KINDS = new Set<EventKind>(['agent_turn.awaiting_approval', 'agent_turn.sent']);
+
+/**
+ * The envelope's `data` for one endpoint, from the event's full data: concise keeps the base
+ * objects; verbose adds the spec's extras, with thread.recentMessages trimmed to the endpoint's
+ * messageHistoryCount (the most recent ones, oldest first).
+ */
+export function buildEventData(type: EventKind, data: object, mode: PayloadMode, messageHistoryCount: number): object {
+  if (MESSAGE_KINDS.has(type)) return messageData(data as MessageEventData, mode, messageHistoryCount);
+  if (AGENT_KINDS.has(type)) return agentTurnData(data as AgentTurnData, mode, messageHistoryCount);
+  return data; // contact.merged, email_account.health_changed: the same in both modes
+}
+
+function messageData(data: MessageEventData, mode: PayloadMode, historyCount: number): object {
+  const { thread, person, labels, message, attachments, emailHeaders, labelConfidence, ...specific } = data;
+  const base = { ...specific, thread: threadData(thread, mode, historyCount), person: personData(person, mode), labels, message };
+  if (mode === 'concise') return base;
+  return {
+    ...base,
+    attachments,
+    ...(message.channel === 'EMAIL' ? { emailHeaders } : {}),
+    labelConfidence,
+  };
+}
+
+function agentTurnData(data: AgentTurnData, mode: PayloadMode, historyCount: number): object {
+  return {
+    thread: threadData(data.thread, mode, historyCount),
+    person: personData(data.person, mode),
+    labels: data.labels,
+    agentTurn: data.agentTurn,
+  };
+}
+
+function threadData(thread: ThreadData, mode: PayloadMode, historyCount: number): object {
+  const { recentMessages, ...base } = thread;
+  if (mode === 'concise') return base;
+  return { ...base, recentMessages: historyCount === 0 ? [] : recentMessages.slice(-historyCount) };
+}
+
+function personData(person: PersonData | null, mode: PayloadMode): object | null {
+  if (!person) return null;
+  const { identities, ...base } = person;
+  return mode === 'concise' ? base : { ...base, identities };
+}
