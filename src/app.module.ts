@@ -13,6 +13,7 @@ import { dataSourceOptions } from './database/data-source-options';
 import { HealthModule } from './health/health.module';
 import { EventsModule } from './events/events.module';
 import { McpModule } from './mcp/mcp.module';
+import { MessagingModule } from './messaging/messaging.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 import { DeliveryModule } from './delivery/delivery.module';
 import { QueueModule } from './queue/queue.module';
@@ -34,6 +35,7 @@ import { QueueModule } from './queue/queue.module';
     McpModule,
     WebhooksModule,
     DeliveryModule,
+    MessagingModule,
   ],
   providers: [{ provide: APP_FILTER, useClass: HttpErrorFilter }],
 })

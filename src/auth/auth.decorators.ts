@@ -2,7 +2,7 @@ import { createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/com
 import { Caller } from './caller';
 
 /** How a route authenticates. Routes are API-key routes unless they say otherwise. */
-export type AuthKind = 'api-key' | 'admin' | 'public';
+export type AuthKind = 'api-key' | 'admin' | 'ingest' | 'public';
 export const AUTH_KIND = 'auth:kind';
 
 /** Opts a route out of authentication (health checks, tracking pixels). */
@@ -10,6 +10,9 @@ export const Public = () => SetMetadata(AUTH_KIND, 'public' satisfies AuthKind);
 
 /** The route needs `Authorization: Bearer <ADMIN_TOKEN>`. */
 export const AdminOnly = () => SetMetadata(AUTH_KIND, 'admin' satisfies AuthKind);
+
+/** A provider-facing route (carrier, mail server, mailbox sync): `Authorization: Bearer <INGEST_TOKEN>`. */
+export const IngestOnly = () => SetMetadata(AUTH_KIND, 'ingest' satisfies AuthKind);
 
 export interface AuthenticatedRequest {
   caller?: Caller;

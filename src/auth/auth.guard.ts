@@ -14,14 +14,14 @@ import { AUTH_KIND, AuthenticatedRequest, AuthKind } from './auth.decorators';
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
-  private readonly adminTokenDigest: Buffer;
+  private readonly tokenDigests: Record<'admin' | 'ingest', Buffer>;
 
   constructor(
     private readonly reflector: Reflector,
     private readonly apiKeys: ApiKeysService,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.adminTokenDigest = sha256(config.adminToken);
+    this.tokenDigests = { admin: sha256(config.adminToken), ingest: sha256(config.ingestToken) };
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -30,9 +30,9 @@ export class AuthGuard implements CanActivate {
     if (kind === 'public') return true;
     const request = context.switchToHttp().getRequest<Request & AuthenticatedRequest>();
     const token = bearerToken(request);
-    if (kind === 'admin') {
-      if (token === null || !timingSafeEqual(sha256(token), this.adminTokenDigest)) {
-        throw new UnauthorizedError('a valid admin token is required');
+    if (kind === 'admin' || kind === 'ingest') {
+      if (token === null || !timingSafeEqual(sha256(token), this.tokenDigests[kind])) {
+        throw new UnauthorizedError(`a valid ${kind} token is required`);
       }
       return true;
     }

@@ -28,6 +28,15 @@ class EnvironmentVariables {
   @IsOptional() @IsString() @Matches(/^\S{16,}$/, { message: 'ADMIN_TOKEN must be at least 16 characters with no spaces' })
   ADMIN_TOKEN?: string;
 
+  @IsOptional() @IsString() @Matches(/^\S{16,}$/, { message: 'INGEST_TOKEN must be at least 16 characters with no spaces' })
+  INGEST_TOKEN?: string;
+
+  @IsOptional() @Matches(/^https?:\/\/\S+$/, { message: 'SMS_CARRIER_URL must be an http(s) URL' })
+  SMS_CARRIER_URL?: string;
+
+  @IsOptional() @Matches(/^smtps?:\/\/\S+$/, { message: 'SMTP_URL must be an smtp:// or smtps:// URL' })
+  SMTP_URL?: string;
+
   @IsOptional() @Matches(/^[0-9a-fA-F]{64}$/, { message: 'SECRETS_KEY must be 64 hexadecimal characters (32 bytes)' })
   SECRETS_KEY?: string;
 
@@ -81,6 +90,11 @@ export interface AppConfig {
   databaseUrl: string;
   redisUrl: string;
   adminToken: string;
+  /** Providers (carriers, mail servers, mailbox sync) authenticate with this on /ingest routes. */
+  ingestToken: string;
+  /** Where outbound SMS are handed over (an HTTP carrier API); null when none is configured. */
+  smsCarrierUrl: string | null;
+  smtpUrl: string | null;
   secretsKey: Buffer;
   publicBaseUrl: string;
   processRole: ProcessRole;
@@ -104,7 +118,7 @@ export class ConfigError extends Error {
 }
 
 const VARIABLES = [
-  'PORT', 'APP_ENV', 'DATABASE_URL', 'REDIS_URL', 'ADMIN_TOKEN', 'SECRETS_KEY', 'PUBLIC_BASE_URL',
+  'PORT', 'APP_ENV', 'DATABASE_URL', 'REDIS_URL', 'ADMIN_TOKEN', 'INGEST_TOKEN', 'SMS_CARRIER_URL', 'SMTP_URL', 'SECRETS_KEY', 'PUBLIC_BASE_URL',
   'PROCESS_ROLE', 'QUEUE_PREFIX', 'LOG_LEVEL', 'DEV_SECRETS_FILE', 'MCP_ALLOWED_ORIGINS', 'MCP_MAX_BODY_BYTES',
   'WEBHOOK_ALLOWED_CIDRS', 'DELIVERY_RETRY_SCHEDULE', 'DELIVERY_CONCURRENCY', 'DELIVERY_TIMEOUT_MS',
   'DELIVERY_SWEEP_INTERVAL_MS', 'DELIVERY_SWEEP_GRACE_MS', 'OUTBOX_POLL_INTERVAL_MS',
@@ -130,6 +144,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const isDevelopment = parsed.APP_ENV === 'development';
   if (!isDevelopment && !parsed.ADMIN_TOKEN) problems.push('ADMIN_TOKEN: is required when APP_ENV=production');
   if (!isDevelopment && !parsed.SECRETS_KEY) problems.push('SECRETS_KEY: is required when APP_ENV=production');
+  if (!isDevelopment && !parsed.INGEST_TOKEN) problems.push('INGEST_TOKEN: is required when APP_ENV=production');
   const allowedCidrs = list(parsed.WEBHOOK_ALLOWED_CIDRS);
   for (const cidr of allowedCidrs) {
     if (!isCidr(cidr)) problems.push(`WEBHOOK_ALLOWED_CIDRS: ${cidr} is not a CIDR such as 127.0.0.0/8`);
@@ -148,7 +163,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     throw new ConfigError(`Invalid configuration:\n  - ${[...new Set(problems)].join('\n  - ')}`);
   }
 
-  const devSecrets = isDevelopment && (!parsed.SECRETS_KEY || !parsed.ADMIN_TOKEN) ? loadDevSecrets(parsed.DEV_SECRETS_FILE) : undefined;
+  const devSecrets = isDevelopment && (!parsed.SECRETS_KEY || !parsed.ADMIN_TOKEN || !parsed.INGEST_TOKEN) ? loadDevSecrets(parsed.DEV_SECRETS_FILE) : undefined;
 
   return {
     port: parsed.PORT,
@@ -157,6 +172,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     databaseUrl: parsed.DATABASE_URL,
     redisUrl: parsed.REDIS_URL,
     adminToken: parsed.ADMIN_TOKEN ?? devSecrets!.adminToken,
+    ingestToken: parsed.INGEST_TOKEN ?? devSecrets!.ingestToken,
+    smsCarrierUrl: parsed.SMS_CARRIER_URL ?? null,
+    smtpUrl: parsed.SMTP_URL ?? null,
     secretsKey: Buffer.from(parsed.SECRETS_KEY ?? devSecrets!.secretsKey, 'hex'),
     publicBaseUrl: parsed.PUBLIC_BASE_URL.replace(/\/+$/, ''),
     processRole: parsed.PROCESS_ROLE,
@@ -202,6 +220,7 @@ function isCidr(value: string): boolean {
 interface DevSecrets {
   secretsKey: string;
   adminToken: string;
+  ingestToken: string;
 }
 
 /** Development only: secrets generated once into a git-ignored file, so restarts keep them. */
@@ -210,12 +229,16 @@ function loadDevSecrets(file: string): DevSecrets {
   if (existsSync(path)) {
     const stored = JSON.parse(readFileSync(path, 'utf8')) as Partial<DevSecrets>;
     if (stored.secretsKey && /^[0-9a-f]{64}$/i.test(stored.secretsKey) && stored.adminToken) {
-      return stored as DevSecrets;
+      if (stored.ingestToken) return stored as DevSecrets;
+      const upgraded = { ...stored, ingestToken: `dev_ingest_${randomBytes(16).toString('hex')}` } as DevSecrets;
+      writeFileSync(path, JSON.stringify(upgraded, null, 2) + '\n', { mode: 0o600 });
+      return upgraded;
     }
   }
   const secrets: DevSecrets = {
     secretsKey: randomBytes(32).toString('hex'),
     adminToken: `dev_admin_${randomBytes(16).toString('hex')}`,
+    ingestToken: `dev_ingest_${randomBytes(16).toString('hex')}`,
   };
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, JSON.stringify(secrets, null, 2) + '\n', { mode: 0o600 });

@@ -69,7 +69,7 @@ export class FanOutSubscriber implements EventSubscriber, OnModuleInit {
     const inserted: Array<{ id: string }> = await manager.query(
       `INSERT INTO webhook_deliveries
          (event_id, endpoint_id, user_id, source_event_id, event_type, mode, data, event_created_at, status, next_attempt_at)
-       SELECT *, 'pending', now() FROM unnest($1::text[], $2::uuid[], $3::uuid[], $4::bigint[], $5::text[], $6::text[], $7::jsonb[], $8::timestamptz[])
+       SELECT *, 'pending', now() FROM unnest($1::text[], $2::uuid[], $3::uuid[], $4::bigint[], $5::text[], $6::text[], $7::json[], $8::timestamptz[])
        ON CONFLICT (source_event_id, endpoint_id) WHERE source_event_id IS NOT NULL AND resent_from_id IS NULL DO NOTHING
        RETURNING id`,
       [

@@ -34,7 +34,7 @@ export class WebhookDelivery {
   mode: PayloadMode;
 
   /** The envelope's `data`, built once at dispatch. */
-  @Column({ type: 'jsonb' })
+  @Column({ type: 'json' })
   data: object;
 
   /** The envelope's `createdAt`. */

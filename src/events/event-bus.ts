@@ -22,7 +22,7 @@ export class EventBus {
     }
     const rows: Array<{ id: string }> = await manager.query(
       `INSERT INTO outbox_events (type, org_id, line_id, data)
-       SELECT * FROM unnest($1::text[], $2::uuid[], $3::uuid[], $4::jsonb[])
+       SELECT * FROM unnest($1::text[], $2::uuid[], $3::uuid[], $4::json[])
        RETURNING id`,
       [
         events.map((e) => e.type),

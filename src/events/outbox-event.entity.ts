@@ -16,7 +16,7 @@ export class OutboxEvent {
   @Column({ name: 'line_id', type: 'uuid', nullable: true })
   lineId: string | null;
 
-  @Column({ type: 'jsonb' })
+  @Column({ type: 'json' })
   data: object;
 
   @Column({ name: 'occurred_at', type: 'timestamptz', precision: 3 })

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { ADMIN_TOKEN, REDIS_URL } from './test-env';
+import { ADMIN_TOKEN, INGEST_TOKEN, REDIS_URL } from './test-env';
 
 /** Environment every e2e test file starts from; a test changes it before it builds its app. */
 process.env.APP_ENV = 'production';
 process.env.REDIS_URL = REDIS_URL;
 process.env.ADMIN_TOKEN = ADMIN_TOKEN;
+process.env.INGEST_TOKEN = INGEST_TOKEN;
 process.env.SECRETS_KEY = randomBytes(32).toString('hex');
 process.env.LOG_LEVEL = process.env.TEST_LOG_LEVEL ?? 'silent';
 process.env.PUBLIC_BASE_URL = 'http://127.0.0.1:3000';

@@ -38,6 +38,7 @@ export class Webhooks1763800100000 implements MigrationInterface {
         PRIMARY KEY (endpoint_id, line_id)
       )`);
     await q.query(`CREATE INDEX webhook_endpoint_channels_line_idx ON webhook_endpoint_channels (line_id)`);
+    // data is json, not jsonb: it is only stored and sent, and json keeps the key order of the payload.
     await q.query(`
       CREATE TABLE webhook_deliveries (
         id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -48,7 +49,7 @@ export class Webhooks1763800100000 implements MigrationInterface {
         resent_from_id uuid REFERENCES webhook_deliveries(id) ON DELETE SET NULL,
         event_type text NOT NULL CHECK (event_type = ANY (${EVENT_KINDS})),
         mode text NOT NULL CHECK (mode IN ('concise', 'verbose')),
-        data jsonb NOT NULL,
+        data json NOT NULL,
         event_created_at timestamptz NOT NULL,
         status text NOT NULL CHECK (status IN ('pending', 'retrying', 'succeeded', 'failed', 'cancelled')),
         attempt_count integer NOT NULL DEFAULT 0 CHECK (attempt_count >= 0),

@@ -10,7 +10,7 @@ export class Outbox1763800200000 implements MigrationInterface {
         type text NOT NULL,
         org_id uuid NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
         line_id uuid REFERENCES lines(id) ON DELETE CASCADE,
-        data jsonb NOT NULL,
+        data json NOT NULL,
         occurred_at timestamptz(3) NOT NULL DEFAULT now(),
         relayed_at timestamptz
       )`);

@@ -1,0 +1,198 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { NotFoundError } from '../../common/errors';
+import { EventBus } from '../../events/event-bus';
+import { IdentityKind } from '../../events/event-payloads';
+import { MessageDataBuilder } from '../message-data.builder';
+
+export type MessageChannel = 'SMS' | 'EMAIL';
+
+export interface InboundAttachment {
+  filename: string;
+  mimeType: string;
+  content: Buffer;
+}
+
+export interface InboundMessage {
+  /** The receiving line's address: an E.164 number or an email address. */
+  to: string;
+  channel: MessageChannel;
+  from: { kind: IdentityKind; value: string; displayName?: string | null };
+  body: string;
+  html?: string | null;
+  subject?: string | null;
+  providerMessageId: string;
+  email?: {
+    messageId: string | null;
+    inReplyTo: string | null;
+    references: string[];
+    listUnsubscribe: string | null;
+    spf: string | null;
+    dkim: string | null;
+    dmarc: string | null;
+  };
+  attachments: InboundAttachment[];
+}
+
+/** Called after an inbound message commits (e.g. to start attachment extraction). */
+export type InboundRecordedHook = (result: InboundResult) => Promise<void>;
+
+export interface InboundResult {
+  messageId: string;
+  threadId: string;
+  threadCreated: boolean;
+  duplicate: boolean;
+  attachmentIds: string[];
+}
+
+/**
+ * Conversations: threads and their messages. Every change that the spec reports as an event
+ * publishes it in the same transaction.
+ */
+@Injectable()
+export class ConversationsService {
+  private readonly recordedHooks: InboundRecordedHook[] = [];
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly bus: EventBus,
+    private readonly data: MessageDataBuilder,
+  ) {}
+
+  /**
+   * Records an inbound SMS or email once per provider message id: finds or creates the partner's
+   * identity (an orphan until a contact claims it) and the thread, stores the message and its
+   * attachments, and publishes thread.created (first message from an unknown partner) and
+   * message.received.
+   */
+  async recordInbound(input: InboundMessage): Promise<InboundResult> {
+    const result = await this.record(input);
+    for (const hook of this.recordedHooks) await hook(result);
+    return result;
+  }
+
+  onInboundRecorded(hook: InboundRecordedHook): void {
+    this.recordedHooks.push(hook);
+  }
+
+  private async record(input: InboundMessage): Promise<InboundResult> {
+    return this.dataSource.transaction(async (tx) => {
+      const lineType = input.channel === 'SMS' ? 'PHONE_NUMBER' : 'EMAIL_ACCOUNT';
+      const [line]: Array<{ id: string; org_id: string }> = await tx.query(
+        `SELECT id, org_id FROM lines WHERE address = $1 AND type = $2 AND deleted_at IS NULL`,
+        [input.to, lineType],
+      );
+      if (!line) throw new NotFoundError(`no ${lineType === 'PHONE_NUMBER' ? 'phone number' : 'email account'} line has the address ${input.to}`, 'to');
+
+      // One writer per provider message id: a carrier's repeated webhook waits, then finds the first.
+      await tx.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`inbound:${line.id}:${input.providerMessageId}`]);
+      const [existing]: Array<{ id: string; thread_id: string }> = await tx.query(
+        `SELECT id, thread_id FROM messages WHERE line_id = $1 AND direction = 'INBOUND' AND provider_message_id = $2`,
+        [line.id, input.providerMessageId],
+      );
+      if (existing) {
+        const ids: Array<{ id: string }> = await tx.query(`SELECT id FROM attachments WHERE message_id = $1`, [existing.id]);
+        return { messageId: existing.id, threadId: existing.thread_id, threadCreated: false, duplicate: true, attachmentIds: ids.map((a) => a.id) };
+      }
+
+      const identity = await this.upsertIdentity(tx, line.org_id, input.from);
+      const { threadId, created } = await this.findOrCreateThread(tx, {
+        orgId: line.org_id,
+        lineId: line.id,
+        channel: input.channel,
+        partnerIdentityId: identity.id,
+        subject: input.subject ?? null,
+        email: input.email,
+      });
+      const [message]: Array<{ id: string; created_at: Date }> = await tx.query(
+        `INSERT INTO messages (org_id, thread_id, line_id, channel, direction, status, body, html, subject, from_value, from_kind,
+                               to_value, to_kind, provider_message_id, header_message_id, header_in_reply_to, header_references,
+                               header_list_unsubscribe, auth_spf, auth_dkim, auth_dmarc, sent_at)
+         VALUES ($1, $2, $3, $4, 'INBOUND', 'RECEIVED', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, now())
+         RETURNING id, created_at`,
+        [
+          line.org_id, threadId, line.id, input.channel, input.body, input.html ?? null, input.subject ?? null,
+          input.from.value, input.from.kind, input.to, input.channel === 'SMS' ? 'PHONE' : 'EMAIL', input.providerMessageId,
+          input.email?.messageId ?? null, input.email?.inReplyTo ?? null, input.email?.references ?? [],
+          input.email?.listUnsubscribe ?? null, input.email?.spf ?? null, input.email?.dkim ?? null, input.email?.dmarc ?? null,
+        ],
+      );
+      await this.touchThread(tx, threadId, message.created_at);
+      const attachmentIds: string[] = [];
+      for (const attachment of input.attachments) {
+        const [row]: Array<{ id: string }> = await tx.query(
+          `INSERT INTO attachments (org_id, message_id, filename, mime_type, size_bytes, content) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+          [line.org_id, message.id, attachment.filename, attachment.mimeType, attachment.content.length, attachment.content],
+        );
+        attachmentIds.push(row.id);
+      }
+
+      const data = await this.data.build(message.id, tx);
+      const events = created ? (['thread.created', 'message.received'] as const) : (['message.received'] as const);
+      await this.bus.publishAll(events.map((type) => ({ type, orgId: line.org_id, lineId: line.id, data })), tx);
+      return { messageId: message.id, threadId, threadCreated: created, duplicate: false, attachmentIds };
+    });
+  }
+
+  /** Adds a message to its thread's count and moves the thread's last activity. */
+  async touchThread(tx: EntityManager, threadId: string, at: Date): Promise<void> {
+    await tx.query(
+      `UPDATE threads SET message_count = message_count + 1, last_message_at = GREATEST(last_message_at, $2) WHERE id = $1`,
+      [threadId, at],
+    );
+  }
+
+  /** The identity of a phone number or email address in the org, created as an orphan when new. */
+  private async upsertIdentity(
+    tx: EntityManager,
+    orgId: string,
+    from: InboundMessage['from'],
+  ): Promise<{ id: string }> {
+    const [row]: Array<{ id: string }> = await tx.query(
+      `INSERT INTO identities (org_id, kind, value, display_name) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (org_id, kind, value) DO UPDATE SET display_name = COALESCE(identities.display_name, EXCLUDED.display_name)
+       RETURNING id`,
+      [orgId, from.kind, from.value, from.displayName ?? null],
+    );
+    return { id: row.id };
+  }
+
+  /**
+   * SMS: one thread per line and partner. Email: the thread of the message this one replies to
+   * (In-Reply-To, then References, on the same line), else a new thread.
+   */
+  private async findOrCreateThread(
+    tx: EntityManager,
+    input: {
+      orgId: string; lineId: string; channel: MessageChannel; partnerIdentityId: string; subject: string | null;
+      email?: InboundMessage['email'];
+    },
+  ): Promise<{ threadId: string; created: boolean }> {
+    if (input.channel === 'SMS') {
+      const [row]: Array<{ id: string; inserted: boolean }> = await tx.query(
+        `INSERT INTO threads (org_id, line_id, channel, partner_identity_id, last_message_at)
+         VALUES ($1, $2, 'SMS', $3, now())
+         ON CONFLICT (line_id, partner_identity_id) WHERE channel = 'SMS' DO UPDATE SET line_id = EXCLUDED.line_id
+         RETURNING id, (xmax = 0) AS inserted`,
+        [input.orgId, input.lineId, input.partnerIdentityId],
+      );
+      return { threadId: row.id, created: row.inserted };
+    }
+    const candidates = [input.email?.inReplyTo, ...[...(input.email?.references ?? [])].reverse()].filter((v): v is string => !!v);
+    if (candidates.length > 0) {
+      const [match]: Array<{ thread_id: string }> = await tx.query(
+        `SELECT thread_id FROM messages WHERE line_id = $1 AND header_message_id = ANY ($2::text[])
+          ORDER BY array_position($2::text[], header_message_id) LIMIT 1`,
+        [input.lineId, candidates],
+      );
+      if (match) return { threadId: match.thread_id, created: false };
+    }
+    const [row]: Array<{ id: string }> = await tx.query(
+      `INSERT INTO threads (org_id, line_id, channel, partner_identity_id, subject, last_message_at)
+       VALUES ($1, $2, 'EMAIL', $3, $4, now()) RETURNING id`,
+      [input.orgId, input.lineId, input.partnerIdentityId, input.subject],
+    );
+    return { threadId: row.id, created: true };
+  }
+}

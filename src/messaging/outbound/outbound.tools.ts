@@ -1,0 +1,32 @@
+import { Caller } from '../../auth/caller';
+import { McpTool, McpToolHandler } from '../../mcp/mcp-tool.decorator';
+import { messageSchema } from '../messaging.schemas';
+import { OutboundService } from './outbound.service';
+
+@McpTool({
+  name: 'send_sms',
+  title: 'Send an SMS',
+  description:
+    "Sends an SMS on a thread to the thread's partner (or another number of the same contact). The message starts QUEUED; " +
+    'message.sent and message.status_changed follow when the carrier takes it.',
+  kind: 'write',
+  minRole: 'MEMBER',
+  inputSchema: {
+    type: 'object',
+    properties: {
+      threadId: { type: 'string', format: 'uuid' },
+      identityId: { type: 'string', format: 'uuid', description: "The recipient's identity (a phone number) from get_thread or list_contacts." },
+      smsBody: { type: 'string', minLength: 1, maxLength: 1600 },
+    },
+    required: ['threadId', 'identityId', 'smsBody'],
+    additionalProperties: false,
+  },
+  outputSchema: { type: 'object', properties: { message: messageSchema }, required: ['message'] },
+})
+export class SendSmsTool implements McpToolHandler<{ threadId: string; identityId: string; smsBody: string }> {
+  constructor(private readonly outbound: OutboundService) {}
+
+  async execute(args: { threadId: string; identityId: string; smsBody: string }, caller: Caller) {
+    return { message: await this.outbound.queueSms(caller, args) };
+  }
+}
