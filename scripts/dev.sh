@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Local development start (`npm run dev`, after `npm ci`):
+#   1. reads .env if present (variables already set in the environment win);
+#   2. defaults APP_ENV=development, DATABASE_URL=.../messaging_dev, REDIS_URL=redis://127.0.0.1:6379;
+#   3. makes sure PostgreSQL and Redis answer (local services, or docker compose when no local
+#      server is installed) and creates the database if missing;
+#   4. builds, seeds an empty database (prints a demo API key once), says where the admin token is,
+#      and runs the service in the foreground.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+say() { echo "dev: $*"; }
+
+# --- .env (KEY=VALUE lines; # comments; optional `export` and quotes) ---------------------------
+if [ -f .env ]; then
+  say "reading .env"
+  while IFS= read -r line || [ -n "$line" ]; do
+    line="${line%$'\r'}"
+    [[ "$line" =~ ^[[:space:]]*(export[[:space:]]+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$ ]] || continue
+    key="${BASH_REMATCH[2]}"
+    value="${BASH_REMATCH[3]}"
+    if [[ "$value" =~ ^\"(.*)\"[[:space:]]*$ || "$value" =~ ^\'(.*)\'[[:space:]]*$ ]]; then
+      value="${BASH_REMATCH[1]}"
+    else
+      value="${value%%[[:space:]]#*}"                 # trailing comment
+      value="${value%"${value##*[![:space:]]}"}"      # trailing spaces
+    fi
+    [ -n "${!key+x}" ] || export "$key=$value"
+  done < .env
+fi
+
+export APP_ENV="${APP_ENV:-development}"
+export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/messaging_dev}"
+export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
+port="${PORT:-3000}"
+
+# --- PostgreSQL and Redis (and the database) ---------------------------------------------------
+bash scripts/ensure-services.sh --docker-fallback --postgres-url "$DATABASE_URL" --redis-url "$REDIS_URL"
+
+# --- build, seed, run --------------------------------------------------------------------------
+say "building (npm run build)"
+npm run build --silent
+
+say "seeding (npm run seed): only an empty database is seeded"
+npm run seed --silent
+
+if [ -n "${ADMIN_TOKEN:-}" ]; then
+  say "admin token: the ADMIN_TOKEN you set (environment or .env)"
+elif [ "$APP_ENV" = development ]; then
+  secrets="${DEV_SECRETS_FILE:-.dev/secrets.json}"
+  say "admin token: in $secrets (generated once, git-ignored); read it with"
+  say "  node -p \"JSON.parse(require('fs').readFileSync('$secrets', 'utf8')).adminToken\""
+fi
+
+say "starting the service on http://127.0.0.1:$port (health: /health, ready: /ready, admin API docs: /admin/docs)"
+exec npm start --silent
