@@ -195,8 +195,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
-/** `1m,5m,30m,2h,12h` → milliseconds. An empty string means no retries. */
+/** `1m,5m,30m,2h,12h` → milliseconds; `none` means no retries. */
 export function parseDurations(value: string): number[] {
+  if (value.trim() === 'none') return [];
   return list(value).map((item) => {
     const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(item);
     if (!match) throw new Error(`${item} is not a duration such as 30s, 5m or 2h`);

@@ -223,17 +223,19 @@ export class WebhooksService {
       );
       return false;
     }
-    const [row]: Array<{ consecutive_failures: number; failing_since: Date; status: EndpointStatus }> = await manager.query(
+    // For UPDATE ... RETURNING, TypeORM's postgres driver answers [rows, affectedCount], not rows.
+    const [rows]: [Array<{ consecutive_failures: number; failing_since: Date; status: EndpointStatus }>, number] = await manager.query(
       `UPDATE webhook_endpoints
           SET consecutive_failures = consecutive_failures + 1, failing_since = COALESCE(failing_since, $2)
         WHERE id = $1
         RETURNING consecutive_failures, failing_since, status`,
       [endpointId, now],
     );
+    const row = rows?.[0];
     if (!row || row.status !== 'active') return false;
     const reason =
       row.consecutive_failures >= AUTO_DISABLE_CONSECUTIVE_FAILURES
-        ? `auto-disabled after ${row.consecutive_failures} consecutive failed deliveries`
+        ? `auto-disabled after ${row.consecutive_failures} consecutive failed delivery attempts`
         : now.getTime() - new Date(row.failing_since).getTime() >= AUTO_DISABLE_FAILING_FOR_MS
           ? `auto-disabled after failing continuously since ${new Date(row.failing_since).toISOString()}`
           : null;
