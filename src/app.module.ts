@@ -5,6 +5,7 @@ import { LoggerModule } from 'nestjs-pino';
 import { AccountsModule } from './accounts/accounts.module';
 import { AdminModule } from './admin/admin.module';
 import { AuthModule } from './auth/auth.module';
+import { CommonModule } from './common/common.module';
 import { HttpErrorFilter } from './common/http-error.filter';
 import { loggerParams } from './common/logging';
 import { AppConfig } from './config/app-config';
@@ -21,6 +22,7 @@ import { QueueModule } from './queue/queue.module';
 @Module({
   imports: [
     ConfigModule,
+    CommonModule,
     LoggerModule.forRootAsync({ inject: [APP_CONFIG], useFactory: loggerParams }),
     TypeOrmModule.forRootAsync({
       inject: [APP_CONFIG],

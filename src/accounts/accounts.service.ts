@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, In, IsNull, Repository } from 'typeorm';
-import { ConflictError, isUniqueViolation, NotFoundError } from '../common/errors';
+import { ConflictError, isUniqueViolation, NotFoundError, ValidationError } from '../common/errors';
 import { LineType, normalizeAddress, OrgTier, TIER_ENDPOINT_CAP, UserRole } from './account.types';
 import { EndpointCapAudit, EndpointCapGrant } from './endpoint-cap.entity';
 import { LineMembership } from './line-membership.entity';
@@ -49,7 +49,10 @@ export class AccountsService {
 
   async updateOrg(orgId: string, patch: { name?: string; tier?: OrgTier }): Promise<Org> {
     const org = await this.getOrg(orgId);
-    return this.orgs.save(Object.assign(org, patch));
+    // Only the fields given: a DTO instance carries the absent ones as own `undefined` properties.
+    if (patch.name !== undefined) org.name = patch.name;
+    if (patch.tier !== undefined) org.tier = patch.tier;
+    return this.orgs.save(org);
   }
 
   async createUser(orgId: string, input: { email: string; displayName: string; role: UserRole }): Promise<User> {
@@ -87,6 +90,16 @@ export class AccountsService {
     const line = await this.lines.findOneBy({ id: lineId });
     if (!line) throw NotFoundError.of('line', lineId, 'lineId');
     return line;
+  }
+
+  /** Line settings: whether a phone number's carrier reports delivery later. */
+  async updateLine(lineId: string, patch: { smsDeliveryReports: boolean }): Promise<Line> {
+    const line = await this.getLine(lineId);
+    if (line.type !== 'PHONE_NUMBER') {
+      throw new ValidationError('smsDeliveryReports applies only to PHONE_NUMBER lines', 'smsDeliveryReports');
+    }
+    line.smsDeliveryReports = patch.smsDeliveryReports;
+    return this.lines.save(line);
   }
 
   /** Deletes a line: nobody can use it any more and scopes naming it stop matching. */

@@ -20,6 +20,10 @@ export class Line {
   @Column({ type: 'text' })
   address: string;
 
+  /** PHONE_NUMBER lines: whether the carrier reports delivery later (QUEUED → SENT → DELIVERED) or not (QUEUED → DELIVERED). */
+  @Column({ name: 'sms_delivery_reports', type: 'boolean', default: true })
+  smsDeliveryReports: boolean;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 

@@ -3,7 +3,7 @@ import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { AccountsService } from '../accounts/accounts.service';
 import { AdminOnly } from '../auth/auth.decorators';
 import { UuidParam } from '../common/uuid-param';
-import { CreateLineDto, CreateOrgDto, CreateUserDto, UpdateOrgDto } from './dto/admin.dto';
+import { CreateLineDto, CreateOrgDto, CreateUserDto, UpdateLineDto, UpdateOrgDto } from './dto/admin.dto';
 
 @ApiTags('admin: accounts')
 @ApiBearerAuth()
@@ -40,6 +40,11 @@ export class AdminAccountsController {
   @Post('orgs/:orgId/lines')
   createLine(@Param('orgId', UuidParam('orgId')) orgId: string, @Body() body: CreateLineDto) {
     return this.accounts.createLine(orgId, body);
+  }
+
+  @Patch('lines/:lineId')
+  updateLine(@Param('lineId', UuidParam('lineId')) lineId: string, @Body() body: UpdateLineDto) {
+    return this.accounts.updateLine(lineId, body);
   }
 
   @Delete('lines/:lineId')

@@ -32,11 +32,11 @@ export class AuthGuard implements CanActivate {
     const token = bearerToken(request);
     if (kind === 'admin' || kind === 'ingest') {
       if (token === null || !timingSafeEqual(sha256(token), this.tokenDigests[kind])) {
-        throw new UnauthorizedError(`a valid ${kind} token is required`);
+        throw new UnauthorizedError(`a valid ${kind} token is required`, token !== null);
       }
       return true;
     }
-    if (token === null) throw new UnauthorizedError('an API key is required: Authorization: Bearer csk_...');
+    if (token === null) throw new UnauthorizedError('an API key is required: Authorization: Bearer csk_...', false);
     const caller = await this.apiKeys.resolve(token);
     if (!caller) throw new UnauthorizedError('the API key is malformed, unknown or revoked');
     request.caller = caller;

@@ -45,6 +45,11 @@ export class ForbiddenError extends DomainError {
 
 export class UnauthorizedError extends DomainError {
   readonly code = 'UNAUTHORIZED';
+
+  /** False when no credentials were sent at all (RFC 6750: then the challenge carries no error code). */
+  constructor(message: string, readonly credentialsSent = true) {
+    super(message);
+  }
 }
 
 export class CapReachedError extends DomainError {

@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import { Response } from 'express';
-import { DomainError, DomainErrorCode } from './errors';
+import { DomainError, DomainErrorCode, UnauthorizedError } from './errors';
 
 const STATUS: Record<DomainErrorCode, number> = {
   VALIDATION: HttpStatus.BAD_REQUEST,
@@ -31,7 +31,8 @@ export class HttpErrorFilter implements ExceptionFilter {
     const response = host.switchToHttp().getResponse<Response>();
     const { status, body } = this.toAnswer(exception);
     if (status === HttpStatus.UNAUTHORIZED) {
-      response.setHeader('WWW-Authenticate', 'Bearer realm="messaging-sync", error="invalid_token"');
+      const sent = !(exception instanceof UnauthorizedError) || exception.credentialsSent;
+      response.setHeader('WWW-Authenticate', `Bearer realm="messaging-sync"${sent ? ', error="invalid_token"' : ''}`);
     }
     if (!response.headersSent) response.status(status).json(body);
   }

@@ -103,10 +103,19 @@ function encodeCursor(cursor: Cursor): string {
   return Buffer.from(JSON.stringify([cursor.createdAt, cursor.id]), 'utf8').toString('base64url');
 }
 
+const CURSOR_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** `2026-01-15T08:30:00.123Z` exactly as Date#toISOString writes it. */
+function isIsoInstant(value: string): boolean {
+  const time = Date.parse(value);
+  return !Number.isNaN(time) && new Date(time).toISOString() === value;
+}
+
 function decodeCursor(raw: string): Cursor {
   try {
     const [createdAt, id] = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown[];
-    if (typeof createdAt === 'string' && !Number.isNaN(Date.parse(createdAt)) && typeof id === 'string' && /^[0-9a-f-]{36}$/.test(id)) {
+    // Only what encodeCursor writes: anything else would reach PostgreSQL's casts and fail there.
+    if (typeof createdAt === 'string' && isIsoInstant(createdAt) && typeof id === 'string' && CURSOR_ID.test(id)) {
       return { createdAt, id };
     }
   } catch {

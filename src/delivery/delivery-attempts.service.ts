@@ -146,6 +146,13 @@ export class DeliveryAttemptsService implements OnModuleInit {
     const nextAttemptAt = outcome === 'retrying' ? new Date(now.getTime() + retryDelay!) : null;
     const error = 'errorKind' in result ? `${result.errorKind}: ${result.error}` : result.ok ? null : `HTTP ${result.statusCode}`;
     await this.dataSource.transaction(async (manager) => {
+      // Lock the endpoint before the delivery rows, the order delete_webhook (cascade) and
+      // update_webhook (disable, cancel waiting) take them in; the reverse order deadlocks.
+      const [endpointRow] = await manager.query('SELECT id FROM webhook_endpoints WHERE id = $1 FOR NO KEY UPDATE', [delivery.endpointId]);
+      if (!endpointRow) {
+        outcome = 'cancelled'; // deleted meanwhile: its deliveries went with it
+        return;
+      }
       await manager.query(
         `INSERT INTO webhook_delivery_attempts (delivery_id, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body)
          VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (delivery_id, attempt_number) DO NOTHING`,

@@ -1,7 +1,5 @@
 import { BullModule } from '@nestjs/bull';
 import { Module } from '@nestjs/common';
-import { AttachmentUrls } from '../common/attachment-urls';
-import { Clock, SystemClock } from '../common/clock';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { DeliveriesService } from './deliveries.service';
 import { DeliveryAttemptsService } from './delivery-attempts.service';
@@ -14,10 +12,14 @@ import { WebhookSender } from './webhook-sender';
 
 /** Fan-out of bus events to endpoints, signing, sending, retries, the delivery log and resend. */
 @Module({
-  imports: [WebhooksModule, BullModule.registerQueue({ name: DELIVERY_QUEUE })],
+  imports: [WebhooksModule, BullModule.registerQueue({
+      name: DELIVERY_QUEUE,
+      // A job whose worker died is noticed within seconds, not Bull's default 30 s; the lock is
+      // renewed every lockDuration/2 while an attempt runs, and the database claim makes a
+      // stalled job that is run again a no-op.
+      settings: { lockDuration: 15_000, stalledInterval: 5_000, maxStalledCount: 2 },
+    })],
   providers: [
-    { provide: Clock, useClass: SystemClock },
-    AttachmentUrls,
     DeliveryQueue,
     DeliveriesService,
     DeliveryAttemptsService,

@@ -109,13 +109,16 @@ export class McpServer {
     if (typeof name !== 'string') throw new JsonRpcError(INVALID_PARAMS, 'params.name must be a string');
     const tool = this.tools.get(name);
     if (!tool) throw new JsonRpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
-    const args = params.arguments ?? {};
+    // Absent arguments mean none; null is not an object and is refused like any other non-object.
+    const args = params.arguments === undefined ? {} : params.arguments;
     if (!isObject(args)) throw new JsonRpcError(INVALID_PARAMS, 'params.arguments must be an object');
 
     if (!roleAtLeast(caller.role, tool.spec.minRole)) {
       return toolError(`${name} needs the ${tool.spec.minRole} role or higher; this key acts as a ${caller.role}`);
     }
-    const input = structuredClone(args);
+    // A JSON copy (args came from JSON): plain objects of this realm. structuredClone makes objects of
+    // Node's own realm, which ajv's deep equality (uniqueItems on objects) never finds equal under Jest.
+    const input = JSON.parse(JSON.stringify(args)) as Record<string, unknown>;
     if (!tool.validate(input)) return toolError(`invalid arguments: ${describeArgumentError(tool.validate.errors?.[0])}`);
     try {
       const result = await tool.handler.execute(input, caller);

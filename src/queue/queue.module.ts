@@ -15,7 +15,21 @@ export class RedisClient implements OnModuleDestroy {
     void this.redis.connect().catch(() => undefined);
   }
 
+  /** Answers once Redis does; waits up to 2 s for a connection still being made (just after boot). */
   async ping(): Promise<void> {
+    if (this.redis.status !== 'ready') {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          this.redis.off('ready', onReady);
+          reject(new Error(`redis is ${this.redis.status}`));
+        }, 2000);
+        const onReady = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        this.redis.once('ready', onReady);
+      });
+    }
     await this.redis.ping();
   }
 

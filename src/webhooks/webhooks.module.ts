@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { AccountsModule } from '../accounts/accounts.module';
-import { SecretBox } from '../common/secret-box';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { DnsHostResolver, HOST_RESOLVER, HostResolver, URL_POLICY_OPTIONS, UrlPolicy, UrlPolicyOptions } from './url-policy/url-policy';
@@ -21,10 +20,9 @@ import { WebhooksService } from './webhooks.service';
       }),
     },
     UrlPolicy,
-    SecretBox,
     WebhooksService,
     ...WEBHOOK_TOOLS,
   ],
-  exports: [WebhooksService, UrlPolicy, SecretBox, HOST_RESOLVER],
+  exports: [WebhooksService, UrlPolicy, HOST_RESOLVER],
 })
 export class WebhooksModule {}

@@ -5,6 +5,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { AccountsService } from '../accounts/accounts.service';
 import { Caller } from '../auth/caller';
 import { CapReachedError, NotFoundError, ValidationError } from '../common/errors';
+import { Clock } from '../common/clock';
 import { SecretBox } from '../common/secret-box';
 import { UrlPolicy } from './url-policy/url-policy';
 import { WebhookEndpointChannel } from './webhook-endpoint-channel.entity';
@@ -73,6 +74,7 @@ export class WebhooksService {
     private readonly accounts: AccountsService,
     private readonly urlPolicy: UrlPolicy,
     private readonly secrets: SecretBox,
+    private readonly clock: Clock,
   ) {}
 
   async list(caller: Caller): Promise<EndpointView[]> {
@@ -160,7 +162,7 @@ export class WebhooksService {
   }
 
   /** A new secret, returned once; the previous one keeps signing for 24 hours. */
-  async rotateSecret(caller: Caller, endpointId: string, now = new Date()): Promise<{ endpoint: EndpointView; secret: string }> {
+  async rotateSecret(caller: Caller, endpointId: string, now = this.clock.now()): Promise<{ endpoint: EndpointView; secret: string }> {
     const secret = generateSigningSecret();
     const endpoint = await this.dataSource.transaction(async (tx) => {
       const current = await tx

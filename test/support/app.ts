@@ -1,5 +1,5 @@
 import { INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
+import { Test, TestingModuleBuilder } from '@nestjs/testing';
 import request from 'supertest';
 import { configureHttpApp, HTTP_APP_OPTIONS } from '../../src/app.factory';
 import { AppModule } from '../../src/app.module';
@@ -16,9 +16,15 @@ export interface TestApp {
 
 export type AdminClient = ReturnType<typeof adminClient>;
 
+export interface TestAppOptions {
+  /** Adjusts the testing module before it compiles, e.g. `(b) => b.overrideProvider(HOST_RESOLVER).useValue(fake)`. */
+  overrides?: (builder: TestingModuleBuilder) => TestingModuleBuilder;
+}
+
 /** Boots the whole service (real PostgreSQL and Redis) on an ephemeral port. */
-export async function createTestApp(): Promise<TestApp> {
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const builder = Test.createTestingModule({ imports: [AppModule] });
+  const moduleRef = await (options.overrides ? options.overrides(builder) : builder).compile();
   const app = moduleRef.createNestApplication(HTTP_APP_OPTIONS);
   configureHttpApp(app);
   await app.init();

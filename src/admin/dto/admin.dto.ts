@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
-  ArrayMaxSize, ArrayMinSize, IsArray, IsDate, IsEmail, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Matches,
+  ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsDate, IsDefined, IsEmail, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Matches,
   Max, MaxLength, Min, Validate, ValidateIf, ValidateNested, ValidationArguments, ValidatorConstraint,
   ValidatorConstraintInterface, isEmail,
 } from 'class-validator';
@@ -44,13 +44,16 @@ export class CreateOrgDto {
   tier: OrgTier;
 }
 
+/** Absent fields stay as they are; `null` is refused like any other wrong value (not a 500). */
+const unlessAbsent = ValidateIf((_: object, value: unknown) => value !== undefined);
+
 export class UpdateOrgDto {
   @ApiPropertyOptional()
-  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200)
+  @unlessAbsent @IsString() @IsNotEmpty() @MaxLength(200)
   name?: string;
 
   @ApiPropertyOptional({ enum: ORG_TIERS })
-  @IsOptional() @IsIn(ORG_TIERS)
+  @unlessAbsent @IsIn(ORG_TIERS)
   tier?: OrgTier;
 }
 
@@ -77,6 +80,12 @@ export class CreateLineDto {
   @IsString() @MaxLength(320)
   @Validate(LineAddressRule)
   address: string;
+}
+
+export class UpdateLineDto {
+  @ApiProperty({ description: 'PHONE_NUMBER lines: true if the carrier reports delivery later (QUEUED → SENT, then DELIVERED/FAILED); false to mark messages DELIVERED at hand-off' })
+  @IsBoolean()
+  smsDeliveryReports: boolean;
 }
 
 const ADDRESS = /^(\+[1-9]\d{1,14}|[^\s@]+@[^\s@]+\.[^\s@]+)$/;
@@ -106,7 +115,7 @@ export class CreateApiKeyDto {
 
 export class UpdateApiKeyDto {
   @ApiProperty({ type: ChannelAccessDto })
-  @ValidateNested() @Type(() => ChannelAccessDto)
+  @IsDefined() @ValidateNested() @Type(() => ChannelAccessDto)
   channelAccess: ChannelAccessDto;
 }
 

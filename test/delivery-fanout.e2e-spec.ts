@@ -1,0 +1,204 @@
+import { OutboxRelay } from '../src/events/outbox-relay';
+import { fixtureEvent } from './fixtures/events';
+import {
+  closeDeliveryTestApp, createDeliveryTestApp, deliveriesOf, deliveriesOfEvent, DeliveryTestApp, publish, register, requestsTo, sleep,
+  waitForRequests, waitRelayed,
+} from './support/delivery';
+import { toolOk } from './support/mcp';
+import { TestReceiver } from './support/receiver';
+import { createSession, Session } from './support/session';
+
+/**
+ * Who receives what. A negative check waits until the relay has handed the event over (its
+ * fan-out has committed), then finds no delivery row and, a moment later, no request.
+ */
+jest.setTimeout(30_000);
+
+describe('fan-out: ownership, scope, kinds and status', () => {
+  let t: DeliveryTestApp;
+  const receiver = new TestReceiver();
+  let base: string;
+  let n = 0;
+
+  beforeAll(async () => {
+    base = await receiver.start();
+    t = await createDeliveryTestApp({ queueTag: 'fanout' });
+  });
+  afterAll(async () => {
+    await closeDeliveryTestApp(t);
+    await receiver.stop();
+  });
+
+  const email = (s: Session) => s.lines.find((l) => l.type === 'EMAIL_ACCOUNT')!;
+  const phone = (s: Session) => s.lines.find((l) => l.type === 'PHONE_NUMBER')!;
+  const path = (name: string) => `/${name}-${++n}`;
+
+  async function endpoint(s: Session, name: string, args: Record<string, unknown> = {}) {
+    const p = path(name);
+    const { endpoint } = await register(t, s.apiKey, { url: `${base}${p}`, events: ['message.received', 'contact.merged', 'email_account.health_changed'], ...args });
+    return { id: endpoint.id, path: p };
+  }
+
+  /** Publishes, waits for the fan-out to commit, and returns the endpoint ids that got a delivery row. */
+  async function publishAndFanOut(event: Parameters<typeof publish>[1]): Promise<{ outboxId: string; endpointIds: string[] }> {
+    const outboxId = await publish(t, event);
+    await waitRelayed(t, [outboxId]);
+    return { outboxId, endpointIds: (await deliveriesOfEvent(t, outboxId)).map((d) => d.endpoint_id) };
+  }
+
+  it("an endpoint receives only its owner's events: not another org's", async () => {
+    const a = await createSession(t.admin);
+    const b = await createSession(t.admin);
+    const epA = await endpoint(a, 'org-a');
+    const epB = await endpoint(b, 'org-b');
+
+    const fromB = await publishAndFanOut(fixtureEvent('message.received', { orgId: b.orgId, lineId: email(b).id }));
+    expect(fromB.endpointIds).toEqual([epB.id]);
+    const orgWide = await publishAndFanOut(fixtureEvent('contact.merged', { orgId: b.orgId, lineId: null }));
+    expect(orgWide.endpointIds).toEqual([epB.id]);
+    await waitForRequests(receiver, epB.path, 2);
+    await sleep(300);
+    expect(requestsTo(receiver, epA.path)).toHaveLength(0);
+  });
+
+  it('a user without membership of the line does not get its events; removing the membership stops them', async () => {
+    const owner = await createSession(t.admin);
+    const colleague = await createSession(t.admin, { orgId: owner.orgId, lines: ['PHONE_NUMBER'] });
+    const epOwner = await endpoint(owner, 'member');
+    const epColleague = await endpoint(colleague, 'not-member');
+
+    const first = await publishAndFanOut(fixtureEvent('message.received', { orgId: owner.orgId, lineId: email(owner).id }));
+    expect(first.endpointIds).toEqual([epOwner.id]);
+    await waitForRequests(receiver, epOwner.path, 1);
+
+    // The colleague joins the line: both get the next event.
+    await t.admin.put(`/admin/lines/${email(owner).id}/members/${colleague.userId}`).expect(200);
+    const second = await publishAndFanOut(fixtureEvent('message.received', { orgId: owner.orgId, lineId: email(owner).id }));
+    expect(second.endpointIds.sort()).toEqual([epOwner.id, epColleague.id].sort());
+    await waitForRequests(receiver, epColleague.path, 1);
+
+    // The owner leaves the line: from now on only the colleague.
+    const removed = await t.admin.delete(`/admin/lines/${email(owner).id}/members/${owner.userId}`);
+    expect(removed.status).toBeLessThan(300);
+    const third = await publishAndFanOut(fixtureEvent('message.received', { orgId: owner.orgId, lineId: email(owner).id }));
+    expect(third.endpointIds).toEqual([epColleague.id]);
+    await waitForRequests(receiver, epColleague.path, 2);
+    await sleep(300);
+    expect(requestsTo(receiver, epOwner.path)).toHaveLength(2);
+  });
+
+  it('a scoped endpoint receives only events of its lines, including mailbox health', async () => {
+    const s = await createSession(t.admin);
+    const scoped = await endpoint(s, 'scoped', { channelScope: { allChannels: false, channels: [{ channelType: 'EMAIL_ACCOUNT', channelId: email(s).id }] } });
+    const all = await endpoint(s, 'all');
+
+    const onEmail = await publishAndFanOut(fixtureEvent('message.received', { orgId: s.orgId, lineId: email(s).id }));
+    expect(onEmail.endpointIds.sort()).toEqual([scoped.id, all.id].sort());
+    const onPhone = await publishAndFanOut(fixtureEvent('message.received', { orgId: s.orgId, lineId: phone(s).id }, { channel: 'SMS' }));
+    expect(onPhone.endpointIds).toEqual([all.id]);
+    const health = await publishAndFanOut(fixtureEvent('email_account.health_changed', { orgId: s.orgId, lineId: email(s).id }));
+    expect(health.endpointIds.sort()).toEqual([scoped.id, all.id].sort());
+
+    await waitForRequests(receiver, all.path, 3);
+    await waitForRequests(receiver, scoped.path, 2);
+    await sleep(300);
+    const scopedTypes = requestsTo(receiver, scoped.path).map((r) => JSON.parse(r.body));
+    expect(scopedTypes.map((e) => e.type).sort()).toEqual(['email_account.health_changed', 'message.received']);
+    expect(scopedTypes.find((e) => e.type === 'message.received').data.message.channel).toBe('EMAIL');
+  });
+
+  it('a scoped endpoint never gets contact.merged; an unscoped one does', async () => {
+    const s = await createSession(t.admin);
+    const scoped = await endpoint(s, 'scoped-merge', {
+      channelScope: {
+        allChannels: false,
+        channels: [
+          { channelType: 'EMAIL_ACCOUNT', channelId: email(s).id },
+          { channelType: 'PHONE_NUMBER', channelId: phone(s).id },
+        ],
+      },
+    });
+    const all = await endpoint(s, 'all-merge');
+    const merged = await publishAndFanOut(fixtureEvent('contact.merged', { orgId: s.orgId, lineId: null }));
+    expect(merged.endpointIds).toEqual([all.id]);
+    await waitForRequests(receiver, all.path, 1);
+    await sleep(300);
+    expect(requestsTo(receiver, scoped.path)).toHaveLength(0);
+  });
+
+  it('a scope entry naming a deleted line matches nothing (fails closed)', async () => {
+    const s = await createSession(t.admin);
+    const scoped = await endpoint(s, 'deleted-line', {
+      channelScope: {
+        allChannels: false,
+        channels: [
+          { channelType: 'EMAIL_ACCOUNT', channelId: email(s).id },
+          { channelType: 'PHONE_NUMBER', channelId: phone(s).id },
+        ],
+      },
+    });
+    const all = await endpoint(s, 'deleted-line-all');
+    const deleted = await t.admin.delete(`/admin/lines/${email(s).id}`);
+    expect(deleted.status).toBeLessThan(300);
+
+    const onDeleted = await publishAndFanOut(fixtureEvent('message.received', { orgId: s.orgId, lineId: email(s).id }));
+    expect(onDeleted.endpointIds).toEqual([]);
+    const healthOnDeleted = await publishAndFanOut(fixtureEvent('email_account.health_changed', { orgId: s.orgId, lineId: email(s).id }));
+    expect(healthOnDeleted.endpointIds).toEqual([]);
+    // The other entry still matches.
+    const onPhone = await publishAndFanOut(fixtureEvent('message.received', { orgId: s.orgId, lineId: phone(s).id }, { channel: 'SMS' }));
+    expect(onPhone.endpointIds.sort()).toEqual([scoped.id, all.id].sort());
+    await waitForRequests(receiver, scoped.path, 1);
+    await sleep(300);
+    expect(requestsTo(receiver, scoped.path).map((r) => JSON.parse(r.body).data.message.channel)).toEqual(['SMS']);
+    expect(requestsTo(receiver, all.path)).toHaveLength(1);
+  });
+
+  it('events are filtered by kind', async () => {
+    const s = await createSession(t.admin);
+    const sentOnly = await endpoint(s, 'kind', { events: ['message.sent'] });
+    const received = await publishAndFanOut(fixtureEvent('message.received', { orgId: s.orgId, lineId: email(s).id }));
+    expect(received.endpointIds).toEqual([]);
+    const sent = await publishAndFanOut(fixtureEvent('message.sent', { orgId: s.orgId, lineId: email(s).id }));
+    expect(sent.endpointIds).toEqual([sentOnly.id]);
+    await waitForRequests(receiver, sentOnly.path, 1);
+    await sleep(300);
+    expect(requestsTo(receiver, sentOnly.path).map((r) => JSON.parse(r.body).type)).toEqual(['message.sent']);
+  });
+
+  it('a disabled endpoint receives nothing', async () => {
+    const s = await createSession(t.admin);
+    const off = await endpoint(s, 'disabled');
+    const on = await endpoint(s, 'enabled');
+    const updated = await toolOk(t, s.apiKey, 'update_webhook', { endpointId: off.id, status: 'disabled' });
+    expect(updated.endpoint.status).toBe('disabled');
+
+    const event = await publishAndFanOut(fixtureEvent('message.received', { orgId: s.orgId, lineId: email(s).id }));
+    expect(event.endpointIds).toEqual([on.id]);
+    await waitForRequests(receiver, on.path, 1);
+    await sleep(300);
+    expect(requestsTo(receiver, off.path)).toHaveLength(0);
+    expect(await deliveriesOf(t, off.id)).toHaveLength(0);
+  });
+
+  it('one delivery row per (event, endpoint): a relay replay creates no second row and no second request', async () => {
+    const s = await createSession(t.admin);
+    const ep = await endpoint(s, 'replay');
+    const { outboxId } = await publishAndFanOut(fixtureEvent('message.received', { orgId: s.orgId, lineId: email(s).id }));
+    const [first] = await waitForRequests(receiver, ep.path, 1);
+    const [row] = await deliveriesOf(t, ep.id);
+
+    // Replay: the row looks un-relayed again, and the relay is woken.
+    const [, affected] = await t.db.query('UPDATE outbox_events SET relayed_at = NULL WHERE id = $1', [outboxId]);
+    expect(affected).toBe(1);
+    t.app.get(OutboxRelay).wake();
+    await waitRelayed(t, [outboxId]);
+    await sleep(500);
+
+    const rows = await deliveriesOf(t, ep.id);
+    expect(rows).toHaveLength(1);
+    expect(rows[0].id).toBe(row.id);
+    expect(rows[0].event_id).toBe(JSON.parse(first.body).id);
+    expect(requestsTo(receiver, ep.path)).toHaveLength(1);
+  });
+});

@@ -1,0 +1,92 @@
+import { createTestApp, TestApp } from './support/app';
+
+describe('health, readiness and the admin OpenAPI docs', () => {
+  let t: TestApp;
+  beforeAll(async () => { t = await createTestApp(); });
+  afterAll(async () => { await t.close(); });
+
+  it('GET /health answers 200 without credentials', async () => {
+    const res = await t.http().get('/health');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.body).toEqual({ status: 'ok', info: {}, error: {}, details: {} });
+  });
+
+  it('GET /ready answers 200 with PostgreSQL and Redis up', async () => {
+    // The Redis client connects in the background after boot, so a probe polls (as an orchestrator would).
+    let res = await t.http().get('/ready');
+    for (let i = 0; i < 50 && res.status !== 200; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      res = await t.http().get('/ready');
+    }
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      status: 'ok',
+      info: { postgres: { status: 'up' }, redis: { status: 'up' } },
+      error: {},
+      details: { postgres: { status: 'up' }, redis: { status: 'up' } },
+    });
+  });
+
+  it('every answer carries a request id: a sane X-Request-Id is echoed, anything else replaced', async () => {
+    const given = await t.http().get('/health').set('X-Request-Id', 'trace-abc.123');
+    expect(given.headers['x-request-id']).toBe('trace-abc.123');
+    const bad = await t.http().get('/health').set('X-Request-Id', 'bad id with spaces');
+    expect(bad.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    const none = await t.http().get('/admin/orgs/not-a-uuid');
+    expect(none.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('GET /admin/docs serves the Swagger UI with its assets', async () => {
+    const res = await t.http().get('/admin/docs');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.text).toContain('Swagger UI');
+    expect(res.text).toContain('swagger-ui-bundle.js');
+    const init = await t.http().get('/admin/docs/swagger-ui-init.js');
+    expect(init.status).toBe(200);
+    expect(init.text).toContain('Messaging sync service: admin API');
+    const css = await t.http().get('/admin/docs/swagger-ui.css');
+    expect(css.status).toBe(200);
+  });
+
+  it('GET /admin/docs-json describes every admin route with bearer auth', async () => {
+    const res = await t.http().get('/admin/docs-json');
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toMatch(/^3\./);
+    expect(res.body.info.title).toBe('Messaging sync service: admin API');
+    const paths = res.body.paths as Record<string, Record<string, { security?: unknown[] }>>;
+    const operations = Object.entries(paths)
+      .filter(([path]) => path.startsWith('/admin/'))
+      .flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`))
+      .sort();
+    // Other modules may add admin routes of their own; these are the foundation's.
+    expect(operations).toEqual(expect.arrayContaining([
+      'DELETE /admin/api-keys/{keyId}',
+      'DELETE /admin/lines/{lineId}',
+      'DELETE /admin/lines/{lineId}/members/{userId}',
+      'DELETE /admin/orgs/{orgId}/endpoint-cap',
+      'GET /admin/orgs/{orgId}',
+      'GET /admin/orgs/{orgId}/endpoint-cap',
+      'GET /admin/users/{userId}',
+      'GET /admin/users/{userId}/api-keys',
+      'PATCH /admin/api-keys/{keyId}',
+      'PATCH /admin/orgs/{orgId}',
+      'POST /admin/orgs',
+      'POST /admin/orgs/{orgId}/lines',
+      'POST /admin/orgs/{orgId}/users',
+      'POST /admin/users/{userId}/api-keys',
+      'PUT /admin/lines/{lineId}/members/{userId}',
+      'PUT /admin/orgs/{orgId}/endpoint-cap',
+    ]));
+    expect(operations.length).toBeGreaterThanOrEqual(16);
+    for (const [path, methods] of Object.entries(paths)) {
+      if (!path.startsWith('/admin/')) continue;
+      for (const op of Object.values(methods)) expect(op.security).toEqual([{ bearer: [] }]);
+    }
+    expect(res.body.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(Object.keys(res.body.components.schemas)).toEqual(
+      expect.arrayContaining(['CreateOrgDto', 'CreateUserDto', 'CreateLineDto', 'CreateApiKeyDto', 'ChannelAccessDto', 'SetEndpointCapDto']),
+    );
+  });
+});

@@ -1,0 +1,58 @@
+import { closeDeliveryTestApp, createDeliveryTestApp, DeliveryTestApp, register, sleep, waitUntil } from './support/delivery';
+import { callTool } from './support/mcp';
+import { TestReceiver } from './support/receiver';
+import { createSession, Session } from './support/session';
+
+/**
+ * delete_webhook while the delivery engine records attempts of the same endpoint. Recording an
+ * attempt touches the delivery row and the endpoint row (failure counter); deleting the endpoint
+ * takes the endpoint row and then cascades to its deliveries. Taken in opposite orders, the two
+ * deadlock and PostgreSQL aborts one: the caller then saw -32603 Internal error.
+ */
+describe('delete_webhook while attempts are being recorded', () => {
+  let t: DeliveryTestApp;
+  let s: Session;
+  const receiver = new TestReceiver();
+  let base: string;
+  beforeAll(async () => {
+    t = await createDeliveryTestApp({ queueTag: 'delrace' });
+    base = await receiver.start();
+    s = await createSession(t.admin, { tier: 'POWER' });
+  });
+  afterAll(async () => {
+    await closeDeliveryTestApp(t);
+    await receiver.stop();
+  });
+
+  it('always deletes, and nothing of the endpoint is left', async () => {
+    const IN_FLIGHT = 30;
+    for (let round = 0; round < 5; round += 1) {
+      const path = `/race-${round}`;
+      const { endpoint } = await register(t, s.apiKey, { url: `${base}${path}`, events: ['message.received'] });
+      const [original] = await t.db.query(
+        `INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, event_type, mode, data, event_created_at, status)
+         VALUES ('evt_' || md5(random()::text), $1, $2, 'message.received', 'concise', '{}', now(), 'succeeded') RETURNING id`,
+        [endpoint.id, s.userId],
+      );
+      // Every attempt is held by the receiver until one moment, then fails (500) at once.
+      const releaseAt = Date.now() + 1500;
+      receiver.respond = () => ({ status: 500, delayMs: Math.max(0, releaseAt - Date.now()) });
+      const resent = await Promise.all(
+        Array.from({ length: IN_FLIGHT }, () => callTool(t, s.apiKey, 'resend_webhook_delivery', { deliveryId: original.id })),
+      );
+      expect(resent.filter((r) => r.isError)).toEqual([]);
+      await waitUntil(() => receiver.requests.filter((r) => r.url === path).length === IN_FLIGHT, `${IN_FLIGHT} attempts in flight`, 5000);
+
+      await sleep(Math.max(0, releaseAt - Date.now()) + round * 2);
+      const deleted = await callTool(t, s.apiKey, 'delete_webhook', { endpointId: endpoint.id });
+      expect(deleted).toEqual({
+        content: [{ type: 'text', text: JSON.stringify({ deleted: true, endpointId: endpoint.id }) }],
+        structuredContent: { deleted: true, endpointId: endpoint.id },
+      });
+      await sleep(200);
+      const [{ endpoints }] = await t.db.query('SELECT count(*)::int AS endpoints FROM webhook_endpoints WHERE id = $1', [endpoint.id]);
+      const [{ deliveries }] = await t.db.query('SELECT count(*)::int AS deliveries FROM webhook_deliveries WHERE endpoint_id = $1', [endpoint.id]);
+      expect({ endpoints, deliveries }).toEqual({ endpoints: 0, deliveries: 0 });
+    }
+  }, 60_000);
+});
