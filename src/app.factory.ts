@@ -10,6 +10,7 @@ import { AppConfig } from './config/app-config';
 import { APP_CONFIG } from './config/config.module';
 import { failure, INVALID_REQUEST } from './mcp/json-rpc';
 import { MCP_PATH } from './mcp/mcp.controller';
+import { EMAIL_INBOUND_MAX_BYTES, EMAIL_INBOUND_PATH } from './messaging/email/email-ingest.controller';
 
 /** Nest's own body parser is off: registerBodyParsers decides limits and error answers. */
 export const HTTP_APP_OPTIONS = { bufferLogs: true, bodyParser: false } as const;
@@ -29,6 +30,12 @@ export function configureHttpApp(app: INestApplication): void {
         limit: config.mcp.maxBodyBytes,
         onError: (res, status, message) => res.status(status).json(failure(null, INVALID_REQUEST, message)),
       },
+      {
+        path: EMAIL_INBOUND_PATH,
+        limit: EMAIL_INBOUND_MAX_BYTES,
+        onError: (res, status, message) =>
+          res.status(status).json({ statusCode: status, error: status === 413 ? 'Payload Too Large' : 'Bad Request', message }),
+      },
     ],
   });
   app.useGlobalPipes(createValidationPipe());
@@ -37,7 +44,7 @@ export function configureHttpApp(app: INestApplication): void {
     .setTitle('Messaging sync service: admin API')
     .setDescription('Internal operator surface. Authorization: Bearer <ADMIN_TOKEN>.')
     .setVersion('1')
-    .addBearerAuth()
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'ADMIN_TOKEN' })
     .build();
   SwaggerModule.setup('admin/docs', app, () => SwaggerModule.createDocument(app, openApi));
 }

@@ -1,13 +1,15 @@
 import { Module } from '@nestjs/common';
 import { AccountsModule } from '../accounts/accounts.module';
 import { AuthModule } from '../auth/auth.module';
+import { AgentsModule } from '../messaging/agents/agents.module';
 import { AdminAccountsController } from './admin-accounts.controller';
+import { AdminAgentsController } from './admin-agents.controller';
 import { AdminApiKeysController } from './admin-api-keys.controller';
 import { AdminEndpointCapController } from './admin-endpoint-cap.controller';
 
 /** Internal operator surface, guarded by ADMIN_TOKEN. */
 @Module({
-  imports: [AccountsModule, AuthModule],
-  controllers: [AdminAccountsController, AdminApiKeysController, AdminEndpointCapController],
+  imports: [AccountsModule, AuthModule, AgentsModule],
+  controllers: [AdminAccountsController, AdminApiKeysController, AdminEndpointCapController, AdminAgentsController],
 })
 export class AdminModule {}

@@ -4,6 +4,7 @@ import { dirname, resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import * as ipaddr from 'ipaddr.js';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, validateSync } from 'class-validator';
+import { DEFAULT_IGNORED_USER_AGENTS } from '../messaging/email/open-policy';
 
 export type AppEnv = 'development' | 'production';
 export type ProcessRole = 'api' | 'worker' | 'all';
@@ -81,6 +82,15 @@ class EnvironmentVariables {
 
   @IsOptional() @IsInt() @Min(10) @Max(60_000)
   OUTBOX_POLL_INTERVAL_MS = 1_000;
+
+  @IsOptional() @IsInt() @Min(0) @Max(3600)
+  EMAIL_OPEN_SCANNER_WINDOW_SECONDS = 5;
+
+  @IsOptional() @IsInt() @Min(0) @Max(86_400)
+  EMAIL_OPEN_DEDUP_SECONDS = 60;
+
+  @IsOptional() @IsString()
+  EMAIL_OPEN_IGNORED_USER_AGENTS?: string;
 }
 
 export interface AppConfig {
@@ -111,6 +121,14 @@ export interface AppConfig {
     sweepGraceMs: number;
   };
   outbox: { pollIntervalMs: number };
+  emailOpens: {
+    /** Fetches this soon after sending are scanner prefetches, not opens. */
+    scannerWindowSeconds: number;
+    /** A refetch this soon after the last counted open is the same view. */
+    dedupSeconds: number;
+    /** Lower-case substrings of User-Agent values that are never opens (security gateways, bots). */
+    ignoredUserAgents: string[];
+  };
 }
 
 export class ConfigError extends Error {
@@ -122,10 +140,11 @@ const VARIABLES = [
   'PROCESS_ROLE', 'QUEUE_PREFIX', 'LOG_LEVEL', 'DEV_SECRETS_FILE', 'MCP_ALLOWED_ORIGINS', 'MCP_MAX_BODY_BYTES',
   'WEBHOOK_ALLOWED_CIDRS', 'DELIVERY_RETRY_SCHEDULE', 'DELIVERY_CONCURRENCY', 'DELIVERY_TIMEOUT_MS',
   'DELIVERY_SWEEP_INTERVAL_MS', 'DELIVERY_SWEEP_GRACE_MS', 'OUTBOX_POLL_INTERVAL_MS',
+  'EMAIL_OPEN_SCANNER_WINDOW_SECONDS', 'EMAIL_OPEN_DEDUP_SECONDS', 'EMAIL_OPEN_IGNORED_USER_AGENTS',
 ] as const;
 const NUMERIC = new Set<string>([
   'PORT', 'MCP_MAX_BODY_BYTES', 'DELIVERY_CONCURRENCY', 'DELIVERY_TIMEOUT_MS', 'DELIVERY_SWEEP_INTERVAL_MS',
-  'DELIVERY_SWEEP_GRACE_MS', 'OUTBOX_POLL_INTERVAL_MS',
+  'DELIVERY_SWEEP_GRACE_MS', 'OUTBOX_POLL_INTERVAL_MS', 'EMAIL_OPEN_SCANNER_WINDOW_SECONDS', 'EMAIL_OPEN_DEDUP_SECONDS',
 ]);
 
 /** Reads and validates the environment; throws ConfigError naming every bad variable. */
@@ -190,6 +209,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       sweepGraceMs: parsed.DELIVERY_SWEEP_GRACE_MS,
     },
     outbox: { pollIntervalMs: parsed.OUTBOX_POLL_INTERVAL_MS },
+    emailOpens: {
+      scannerWindowSeconds: parsed.EMAIL_OPEN_SCANNER_WINDOW_SECONDS,
+      dedupSeconds: parsed.EMAIL_OPEN_DEDUP_SECONDS,
+      ignoredUserAgents: ignoredUserAgents(parsed.EMAIL_OPEN_IGNORED_USER_AGENTS),
+    },
   };
 }
 
@@ -203,6 +227,13 @@ export function parseDurations(value: string): number[] {
     if (!match) throw new Error(`${item} is not a duration such as 30s, 5m or 2h`);
     return Math.round(Number(match[1]) * UNIT_MS[match[2]]);
   });
+}
+
+/** Unset: the maintained default list; `none`: no user agent is ignored; else the given substrings. */
+function ignoredUserAgents(value: string | undefined): string[] {
+  if (value === undefined) return [...DEFAULT_IGNORED_USER_AGENTS];
+  if (value.trim().toLowerCase() === 'none') return [];
+  return list(value).map((item) => item.toLowerCase());
 }
 
 function list(value: string): string[] {
@@ -228,13 +259,20 @@ interface DevSecrets {
 function loadDevSecrets(file: string): DevSecrets {
   const path = resolve(file);
   if (existsSync(path)) {
-    const stored = JSON.parse(readFileSync(path, 'utf8')) as Partial<DevSecrets>;
-    if (stored.secretsKey && /^[0-9a-f]{64}$/i.test(stored.secretsKey) && stored.adminToken) {
-      if (stored.ingestToken) return stored as DevSecrets;
-      const upgraded = { ...stored, ingestToken: `dev_ingest_${randomBytes(16).toString('hex')}` } as DevSecrets;
-      writeFileSync(path, JSON.stringify(upgraded, null, 2) + '\n', { mode: 0o600 });
-      return upgraded;
+    let stored: Partial<DevSecrets>;
+    try {
+      stored = JSON.parse(readFileSync(path, 'utf8')) as Partial<DevSecrets>;
+    } catch (error) {
+      throw new ConfigError(`Invalid configuration:\n  - DEV_SECRETS_FILE: ${path} is not valid JSON (${(error as Error).message}); fix or delete it`);
     }
+    if (!stored.secretsKey || !/^[0-9a-f]{64}$/i.test(stored.secretsKey) || !stored.adminToken) {
+      // Replacing it would lose the key that sealed existing webhook secrets: refuse instead.
+      throw new ConfigError(`Invalid configuration:\n  - DEV_SECRETS_FILE: ${path} lacks a 64-hex secretsKey or an adminToken; fix or delete it`);
+    }
+    if (stored.ingestToken) return stored as DevSecrets;
+    const upgraded = { ...stored, ingestToken: `dev_ingest_${randomBytes(16).toString('hex')}` } as DevSecrets;
+    writeFileSync(path, JSON.stringify(upgraded, null, 2) + '\n', { mode: 0o600 });
+    return upgraded;
   }
   const secrets: DevSecrets = {
     secretsKey: randomBytes(32).toString('hex'),

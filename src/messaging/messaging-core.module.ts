@@ -1,6 +1,7 @@
 import { BullModule } from '@nestjs/bull';
 import { Module } from '@nestjs/common';
 import { ConversationsService } from './conversations/conversations.service';
+import { Mailer } from './email/mailer';
 import { SmsIngestController } from './ingest/sms-ingest.controller';
 import { MessageDataBuilder } from './message-data.builder';
 import { OutboundProcessor } from './outbound/outbound.processor';
@@ -12,7 +13,7 @@ import { SmsCarrier } from './outbound/sms-carrier';
 @Module({
   imports: [BullModule.registerQueue({ name: OUTBOUND_QUEUE })],
   controllers: [SmsIngestController],
-  providers: [MessageDataBuilder, ConversationsService, OutboundService, OutboundProcessor, SmsCarrier, SendSmsTool],
+  providers: [MessageDataBuilder, ConversationsService, OutboundService, OutboundProcessor, SmsCarrier, Mailer, SendSmsTool],
   exports: [MessageDataBuilder, ConversationsService, OutboundService],
 })
 export class MessagingCoreModule {}

@@ -3,10 +3,12 @@ import { AgentsModule } from './agents/agents.module';
 import { AttachmentsModule } from './attachments/attachments.module';
 import { ContactsModule } from './contacts/contacts.module';
 import { EmailModule } from './email/email.module';
+import { MailboxHealthModule } from './mailbox-health/mailbox-health.module';
 import { MessagingCoreModule } from './messaging-core.module';
+import { ThreadsModule } from './threads/threads.module';
 
 /** The messaging domain: conversations, contacts, attachments, email, agents; it publishes the ten event kinds. */
 @Module({
-  imports: [MessagingCoreModule, EmailModule, AttachmentsModule, ContactsModule, AgentsModule],
+  imports: [MessagingCoreModule, EmailModule, AttachmentsModule, ContactsModule, AgentsModule, ThreadsModule, MailboxHealthModule],
 })
 export class MessagingModule {}

@@ -32,3 +32,67 @@ export const identitySchema = {
   },
   required: ['id', 'kind', 'value', 'displayName'],
 } as const;
+
+const nullableString = { type: ['string', 'null'] } as const;
+
+/** A thread as the thread tools show it: the spec's thread object plus its channel and line. */
+export const threadSummarySchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    subject: nullableString,
+    lastMessageAt: { type: 'string' },
+    messageCount: { type: 'integer', minimum: 0 },
+    channel: { type: 'string', enum: ['SMS', 'EMAIL'] },
+    lineId: { type: 'string' },
+  },
+  required: ['id', 'subject', 'lastMessageAt', 'messageCount', 'channel', 'lineId'],
+} as const;
+
+/** The spec's concise person: a contact, an orphan identity (id null), or null. */
+export const personConciseSchema = {
+  anyOf: [
+    { type: 'null' },
+    { type: 'object', properties: { id: nullableString, displayName: nullableString }, required: ['id', 'displayName'] },
+  ],
+} as const;
+
+/** The verbose person: with every identity of the contact (or the orphan identity alone). */
+export const personSchema = {
+  anyOf: [
+    { type: 'null' },
+    {
+      type: 'object',
+      properties: { id: nullableString, displayName: nullableString, identities: { type: 'array', items: identitySchema } },
+      required: ['id', 'displayName', 'identities'],
+    },
+  ],
+} as const;
+
+export const labelWithConfidenceSchema = {
+  type: 'object',
+  properties: { name: { type: 'string' }, confidence: { type: 'number', minimum: 0, maximum: 1 } },
+  required: ['name', 'confidence'],
+} as const;
+
+export const attachmentRefSchema = {
+  type: 'object',
+  properties: { id: { type: 'string' }, filename: { type: 'string' }, mimeType: { type: 'string' }, sizeBytes: { type: 'integer' } },
+  required: ['id', 'filename', 'mimeType', 'sizeBytes'],
+} as const;
+
+/** A contact of the org; `identities` lists only what the caller may see (docs/messaging.md). */
+export const contactSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    displayName: nullableString,
+    notes: nullableString,
+    createdAt: { type: 'string' },
+    updatedAt: { type: 'string' },
+    identities: { type: 'array', items: identitySchema },
+  },
+  required: ['id', 'displayName', 'notes', 'createdAt', 'updatedAt', 'identities'],
+} as const;
+
+export const nextCursorSchema = { type: ['string', 'null'], description: 'Pass as cursor for the next page; null on the last page.' } as const;

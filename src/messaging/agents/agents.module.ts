@@ -1,7 +1,14 @@
 import { Module } from '@nestjs/common';
 import { MessagingCoreModule } from '../messaging-core.module';
+import { AgentsController } from './agents.controller';
+import { AgentsService } from './agents.service';
+import { ApproveAgentTurnTool, ListAgentTurnsTool, RejectAgentTurnTool } from './agents.tools';
 
+/** Agents per line and their turns: the agent runtime's routes, the approval tools, agent_turn.* events. */
 @Module({
   imports: [MessagingCoreModule],
+  controllers: [AgentsController],
+  providers: [AgentsService, ListAgentTurnsTool, ApproveAgentTurnTool, RejectAgentTurnTool],
+  exports: [AgentsService],
 })
 export class AgentsModule {}

@@ -1,7 +1,29 @@
+import { BullModule } from '@nestjs/bull';
 import { Module } from '@nestjs/common';
 import { MessagingCoreModule } from '../messaging-core.module';
+import { AttachmentDownloadController } from './attachment-download.controller';
+import { AttachmentExtractionProcessor } from './attachment-extraction.processor';
+import { AttachmentExtractionService, EXTRACTION_QUEUE } from './attachment-extraction.service';
+import { ReadAttachmentTool } from './attachment.tools';
+import { AttachmentsService } from './attachments.service';
+import { OcrEngine } from './extractors/ocr-engine';
+import { TextExtractor } from './extractors/text-extractor';
 
+/**
+ * Attachments: text extraction (one Bull job per attachment, attempted once, publishing
+ * attachment.extracted), the read_attachment tool and signed downloads.
+ */
 @Module({
-  imports: [MessagingCoreModule],
+  imports: [MessagingCoreModule, BullModule.registerQueue({ name: EXTRACTION_QUEUE })],
+  controllers: [AttachmentDownloadController],
+  providers: [
+    OcrEngine,
+    TextExtractor,
+    AttachmentExtractionService,
+    AttachmentExtractionProcessor,
+    AttachmentsService,
+    ReadAttachmentTool,
+  ],
+  exports: [AttachmentsService],
 })
 export class AttachmentsModule {}

@@ -9,9 +9,14 @@ import { EventBus } from '../../events/event-bus';
 import { SerializedMessage } from '../../events/event-payloads';
 import { ConversationsService } from '../conversations/conversations.service';
 import { MessageDataBuilder, serializeMessage } from '../message-data.builder';
+import { newMessageId, replyReferences, replySubject } from '../email/email-format';
+import { Mailer } from '../email/mailer';
 import { SmsCarrier, SmsCarrierError } from './sms-carrier';
 
 export const OUTBOUND_QUEUE = 'outbound-messages';
+
+/** A thread the caller may use, as threadForCaller returns it. */
+export type CallerThread = Awaited<ReturnType<OutboundService['threadForCaller']>>;
 
 export type MessageStatus = 'QUEUED' | 'SENT' | 'DELIVERED' | 'FAILED' | 'RECEIVED';
 
@@ -34,6 +39,7 @@ export class OutboundService {
     private readonly data: MessageDataBuilder,
     private readonly conversations: ConversationsService,
     private readonly carrier: SmsCarrier,
+    private readonly mailer: Mailer,
   ) {}
 
   /** send_sms: a QUEUED SMS on a thread of a phone line the caller may use, to the thread's partner or another number of theirs. */
@@ -71,6 +77,36 @@ export class OutboundService {
       );
     if (!thread) throw NotFoundError.of('thread', threadId, 'threadId');
     return thread;
+  }
+
+  /**
+   * A reply to the thread's partner on the thread's own channel (agent turns): an SMS, or an email
+   * with `Re:` subject, a new Message-ID and In-Reply-To/References answering the thread's latest
+   * message (email-format's rules, as send_email). Inserted QUEUED in the caller's transaction:
+   * call enqueue(messageId) once that transaction has committed.
+   */
+  async queueReply(tx: EntityManager, orgId: string, thread: CallerThread, body: string): Promise<string> {
+    const [partner]: Array<{ value: string; kind: 'PHONE' | 'EMAIL' }> = await tx.query(
+      `SELECT value, kind FROM identities WHERE id = $1`,
+      [thread.partner_identity_id],
+    );
+    const common = { orgId, threadId: thread.id, lineId: thread.line_id, body, to: partner };
+    if (thread.channel === 'SMS') {
+      return this.insertQueued(tx, { ...common, channel: 'SMS', from: { value: thread.line_address, kind: 'PHONE' } });
+    }
+    const [parent]: Array<{ header_message_id: string; header_in_reply_to: string | null; header_references: string[] }> = await tx.query(
+      `SELECT header_message_id, header_in_reply_to, header_references FROM messages
+        WHERE thread_id = $1 AND header_message_id IS NOT NULL ORDER BY created_at DESC, id DESC LIMIT 1`,
+      [thread.id],
+    );
+    return this.insertQueued(tx, {
+      ...common, channel: 'EMAIL', subject: replySubject(thread.subject), from: { value: thread.line_address, kind: 'EMAIL' },
+      headerMessageId: newMessageId(thread.line_address),
+      inReplyTo: parent?.header_message_id ?? null,
+      references: parent
+        ? replyReferences({ messageId: parent.header_message_id, references: parent.header_references, inReplyTo: parent.header_in_reply_to })
+        : [],
+    });
   }
 
   async insertQueued(
@@ -111,7 +147,12 @@ export class OutboundService {
         [messageId],
       );
     if (!message || message.status !== 'QUEUED') return;
-    if (message.channel !== 'SMS') return; // email hand-off is the mailer's job
+    if (message.channel === 'EMAIL') {
+      // The mailer throws on a transient failure with attempts left, so Bull retries.
+      const outcome = await this.mailer.handOff(messageId, attemptsMade + 1 >= HANDOFF_ATTEMPTS);
+      await this.transition(messageId, 'QUEUED', outcome.status, outcome.status === 'FAILED' ? { error: outcome.error } : {});
+      return;
+    }
     try {
       const { providerMessageId } = await this.carrier.send({ messageId, from: message.from_value, to: message.to_value, body: message.body });
       // Carriers with delivery reports move it to SENT; without, it is marked delivered optimistically.

@@ -1,0 +1,23 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { IsIn, IsString, IsUUID, Matches, MaxLength } from 'class-validator';
+import { AGENT_MODES, AgentMode, BODY_MAX } from './agent.types';
+
+export class CreateAgentDto {
+  @ApiProperty({ example: 'Front desk' })
+  @IsString() @MaxLength(200) @Matches(/\S/, { message: 'name must not be blank' })
+  name: string;
+
+  @ApiProperty({ enum: AGENT_MODES })
+  @IsIn(AGENT_MODES, { message: `mode must be one of ${AGENT_MODES.join(', ')}` })
+  mode: AgentMode;
+}
+
+export class CreateTurnDto {
+  @ApiProperty({ format: 'uuid', description: "A thread on the agent's line" })
+  @IsUUID('all', { message: 'threadId must be a UUID' })
+  threadId: string;
+
+  @ApiProperty({ description: `The reply; at most ${BODY_MAX} characters (1600 on SMS threads)` })
+  @IsString() @MaxLength(BODY_MAX) @Matches(/\S/, { message: 'body must not be blank' })
+  body: string;
+}

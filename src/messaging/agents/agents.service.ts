@@ -1,0 +1,259 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { roleAtLeast } from '../../accounts/account.types';
+import { Caller } from '../../auth/caller';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../common/errors';
+import { EventBus } from '../../events/event-bus';
+import { MessageDataBuilder } from '../message-data.builder';
+import { CallerThread, OutboundService } from '../outbound/outbound.service';
+import {
+  AgentMode, AgentTurnView, AgentView, BODY_MAX, SMS_BODY_MAX, TURN_DECISION_ROLE, TURNS_PAGE_SIZE, TurnStatus,
+} from './agent.types';
+
+interface AgentRow {
+  id: string;
+  org_id: string;
+  line_id: string;
+  name: string;
+  mode: AgentMode;
+  created_at: Date;
+}
+
+interface TurnRow {
+  id: string;
+  org_id: string;
+  status: TurnStatus;
+  thread_id: string;
+  message_id: string | null;
+  body: string;
+  created_at: Date;
+  decided_by: string | null;
+  decided_at: Date | null;
+  agent_id: string;
+  agent_name: string;
+  agent_mode: AgentMode;
+  line_id: string;
+}
+
+const TURN_COLUMNS = `t.id, t.org_id, t.status, t.thread_id, t.message_id, t.body, t.created_at, t.decided_by, t.decided_at,
+  a.id AS agent_id, a.name AS agent_name, a.mode AS agent_mode, a.line_id`;
+
+export interface TurnFilter {
+  threadId?: string;
+  agentId?: string;
+  status?: TurnStatus;
+  cursor?: string;
+}
+
+/**
+ * Agents (one line each) and their turns. The rules live here once, for the REST routes and the
+ * tools alike: an agent, a thread or a turn off the caller's lines reads as not found; a DRAFT
+ * turn waits for approval; sending is OutboundService's (the reply is QUEUED and handed off by
+ * the same job as send_sms); each agent_turn event is published in the transaction that writes
+ * the turn (and its message).
+ */
+@Injectable()
+export class AgentsService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly outbound: OutboundService,
+    private readonly data: MessageDataBuilder,
+    private readonly bus: EventBus,
+  ) {}
+
+  /** Admin: a new agent on a live line. */
+  async createAgent(lineId: string, input: { name: string; mode: AgentMode }): Promise<AgentView> {
+    const [line]: Array<{ id: string; org_id: string }> = await this.dataSource.query(
+      `SELECT id, org_id FROM lines WHERE id = $1 AND deleted_at IS NULL`,
+      [lineId],
+    );
+    if (!line) throw NotFoundError.of('line', lineId, 'lineId');
+    const [row]: AgentRow[] = await this.dataSource.query(
+      `INSERT INTO agents (org_id, line_id, name, mode) VALUES ($1, $2, $3, $4) RETURNING *`,
+      [line.org_id, line.id, input.name.trim(), input.mode],
+    );
+    return { id: row.id, lineId: row.line_id, name: row.name, mode: row.mode, createdAt: row.created_at.toISOString() };
+  }
+
+  /**
+   * The agent runtime proposes a reply. DRAFT: the turn waits (agent_turn.awaiting_approval).
+   * AUTO, SUPERVISED: the reply is queued now and the turn is SENT (agent_turn.sent).
+   */
+  async createTurn(caller: Caller, agentId: string, input: { threadId: string; body: string }): Promise<AgentTurnView> {
+    const { turnId, messageId } = await this.dataSource.transaction(async (tx) => {
+      const agent = await this.agentForCaller(tx, caller, agentId);
+      const thread = await this.outbound.threadForCaller(tx, caller, input.threadId);
+      if (thread.line_id !== agent.line_id) {
+        throw new NotFoundError(`thread ${input.threadId} not found on the line of agent ${agentId}`, 'threadId');
+      }
+      checkBody(thread, input.body);
+      if (agent.mode === 'DRAFT') {
+        const [turn]: Array<{ id: string }> = await tx.query(
+          `INSERT INTO agent_turns (org_id, agent_id, thread_id, status, body) VALUES ($1, $2, $3, 'AWAITING_APPROVAL', $4) RETURNING id`,
+          [agent.org_id, agent.id, thread.id, input.body],
+        );
+        await this.publish(tx, 'agent_turn.awaiting_approval', turn.id);
+        return { turnId: turn.id, messageId: null };
+      }
+      const sent = await this.outbound.queueReply(tx, agent.org_id, thread, input.body);
+      const [turn]: Array<{ id: string }> = await tx.query(
+        `INSERT INTO agent_turns (org_id, agent_id, thread_id, status, body, message_id) VALUES ($1, $2, $3, 'SENT', $4, $5) RETURNING id`,
+        [agent.org_id, agent.id, thread.id, input.body, sent],
+      );
+      await this.publish(tx, 'agent_turn.sent', turn.id);
+      return { turnId: turn.id, messageId: sent };
+    });
+    if (messageId) await this.outbound.enqueue(messageId);
+    return this.view(turnId);
+  }
+
+  /** A human approves a draft: the drafted body is sent like an AUTO reply (agent_turn.sent). */
+  async approve(caller: Caller, turnId: string): Promise<AgentTurnView> {
+    this.checkDecisionRole(caller);
+    const messageId = await this.dataSource.transaction(async (tx) => {
+      const turn = await this.awaitingTurn(tx, caller, turnId, 'approved');
+      const thread = await this.outbound.threadForCaller(tx, caller, turn.thread_id);
+      const sent = await this.outbound.queueReply(tx, turn.org_id, thread, turn.body);
+      await tx.query(
+        `UPDATE agent_turns SET status = 'SENT', message_id = $2, decided_by = $3, decided_at = now() WHERE id = $1`,
+        [turn.id, sent, caller.userId],
+      );
+      await this.publish(tx, 'agent_turn.sent', turn.id);
+      return sent;
+    });
+    await this.outbound.enqueue(messageId);
+    return this.view(turnId);
+  }
+
+  /** A human rejects a draft: nothing is sent and no event is published (the spec has no event for it). */
+  async reject(caller: Caller, turnId: string): Promise<AgentTurnView> {
+    this.checkDecisionRole(caller);
+    await this.dataSource.transaction(async (tx) => {
+      const turn = await this.awaitingTurn(tx, caller, turnId, 'rejected');
+      await tx.query(`UPDATE agent_turns SET status = 'REJECTED', decided_by = $2, decided_at = now() WHERE id = $1`, [
+        turn.id,
+        caller.userId,
+      ]);
+    });
+    return this.view(turnId);
+  }
+
+  /** Turns on the caller's lines, newest first, TURNS_PAGE_SIZE a page; nextCursor pages on. */
+  async list(caller: Caller, filter: TurnFilter): Promise<{ turns: AgentTurnView[]; nextCursor: string | null }> {
+    const after = filter.cursor === undefined ? null : decodeCursor(filter.cursor);
+    const rows: TurnRow[] = await this.dataSource.query(
+      `SELECT ${TURN_COLUMNS} FROM agent_turns t JOIN agents a ON a.id = t.agent_id
+        WHERE t.org_id = $1 AND a.line_id = ANY ($2::uuid[])
+          AND ($3::uuid IS NULL OR t.thread_id = $3) AND ($4::uuid IS NULL OR t.agent_id = $4) AND ($5::text IS NULL OR t.status = $5)
+          AND ($6::timestamptz IS NULL OR (t.created_at, t.id) < ($6::timestamptz, $7::uuid))
+        ORDER BY t.created_at DESC, t.id DESC LIMIT $8`,
+      [
+        caller.orgId, caller.lines.map((l) => l.id), filter.threadId ?? null, filter.agentId ?? null, filter.status ?? null,
+        after?.createdAt ?? null, after?.id ?? null, TURNS_PAGE_SIZE + 1,
+      ],
+    );
+    const page = rows.slice(0, TURNS_PAGE_SIZE);
+    const last = page[page.length - 1];
+    return {
+      turns: page.map(toTurnView),
+      nextCursor: rows.length > TURNS_PAGE_SIZE && last ? encodeCursor({ createdAt: last.created_at.toISOString(), id: last.id }) : null,
+    };
+  }
+
+  /** The agent if its line is one the caller may use; anything else reads as not found. */
+  private async agentForCaller(tx: EntityManager, caller: Caller, agentId: string): Promise<AgentRow> {
+    const [agent]: AgentRow[] = await tx.query(
+      `SELECT a.* FROM agents a JOIN lines l ON l.id = a.line_id AND l.deleted_at IS NULL
+        WHERE a.id = $1 AND a.org_id = $2 AND a.line_id = ANY ($3::uuid[])`,
+      [agentId, caller.orgId, caller.lines.map((l) => l.id)],
+    );
+    if (!agent) throw NotFoundError.of('agent', agentId, 'agentId');
+    return agent;
+  }
+
+  /** The turn, locked, if it is on the caller's lines and still awaiting approval. */
+  private async awaitingTurn(tx: EntityManager, caller: Caller, turnId: string, decision: 'approved' | 'rejected'): Promise<TurnRow> {
+    const [turn]: TurnRow[] = await tx.query(
+      `SELECT ${TURN_COLUMNS} FROM agent_turns t JOIN agents a ON a.id = t.agent_id
+        WHERE t.id = $1 AND t.org_id = $2 AND a.line_id = ANY ($3::uuid[])
+        FOR UPDATE OF t`,
+      [turnId, caller.orgId, caller.lines.map((l) => l.id)],
+    );
+    if (!turn) throw NotFoundError.of('agent turn', turnId, 'turnId');
+    if (turn.status !== 'AWAITING_APPROVAL') {
+      throw new ConflictError(`agent turn ${turnId} is ${turn.status}; only a turn AWAITING_APPROVAL can be ${decision}`, 'turnId');
+    }
+    return turn;
+  }
+
+  private checkDecisionRole(caller: Caller): void {
+    if (!roleAtLeast(caller.role, TURN_DECISION_ROLE)) {
+      throw new ForbiddenError(`approving or rejecting an agent turn needs the ${TURN_DECISION_ROLE} role or higher`);
+    }
+  }
+
+  /** agent_turn.* with the thread envelope (no message block), in the transaction of the change. */
+  private async publish(tx: EntityManager, type: 'agent_turn.awaiting_approval' | 'agent_turn.sent', turnId: string): Promise<void> {
+    const turn = await this.turnRow(tx, turnId);
+    const envelope = await this.data.buildThreadEnvelope(turn.thread_id, tx);
+    const { id, status, threadId, messageId, createdAt, agent } = toTurnView(turn);
+    await this.bus.publish(
+      { type, orgId: turn.org_id, lineId: turn.line_id, data: { ...envelope, agentTurn: { id, status, threadId, messageId, createdAt, agent } } },
+      tx,
+    );
+  }
+
+  private async turnRow(manager: EntityManager, turnId: string): Promise<TurnRow> {
+    const [turn]: TurnRow[] = await manager.query(`SELECT ${TURN_COLUMNS} FROM agent_turns t JOIN agents a ON a.id = t.agent_id WHERE t.id = $1`, [
+      turnId,
+    ]);
+    if (!turn) throw new Error(`agent turn ${turnId} does not exist`);
+    return turn;
+  }
+
+  private async view(turnId: string): Promise<AgentTurnView> {
+    return toTurnView(await this.turnRow(this.dataSource.manager, turnId));
+  }
+}
+
+function checkBody(thread: CallerThread, body: string): void {
+  const max = thread.channel === 'SMS' ? SMS_BODY_MAX : BODY_MAX;
+  if (body.length > max) throw new ValidationError(`body must be at most ${max} characters on ${thread.channel === 'SMS' ? 'an SMS' : 'an email'} thread`, 'body');
+  if (!/\S/.test(body)) throw new ValidationError('body must not be blank', 'body');
+}
+
+function toTurnView(t: TurnRow): AgentTurnView {
+  return {
+    id: t.id,
+    status: t.status,
+    threadId: t.thread_id,
+    messageId: t.message_id,
+    createdAt: t.created_at.toISOString(),
+    agent: { id: t.agent_id, name: t.agent_name, mode: t.agent_mode },
+    body: t.body,
+    decidedByUserId: t.decided_by,
+    decidedAt: t.decided_at?.toISOString() ?? null,
+  };
+}
+
+interface Cursor {
+  createdAt: string;
+  id: string;
+}
+
+function encodeCursor(cursor: Cursor): string {
+  return Buffer.from(JSON.stringify([cursor.createdAt, cursor.id]), 'utf8').toString('base64url');
+}
+
+function decodeCursor(raw: string): Cursor {
+  try {
+    const [createdAt, id] = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown[];
+    if (typeof createdAt === 'string' && !Number.isNaN(Date.parse(createdAt)) && typeof id === 'string' && /^[0-9a-f-]{36}$/.test(id)) {
+      return { createdAt, id };
+    }
+  } catch {
+    // fall through
+  }
+  throw new ValidationError('cursor is not valid: pass the nextCursor of a previous list_agent_turns answer', 'cursor');
+}

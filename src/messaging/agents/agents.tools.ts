@@ -1,0 +1,103 @@
+import { Caller } from '../../auth/caller';
+import { McpTool, McpToolHandler } from '../../mcp/mcp-tool.decorator';
+import { AGENT_MODES, AgentTurnView, TURN_DECISION_ROLE, TURN_STATUSES, TURNS_PAGE_SIZE } from './agent.types';
+import { AgentsService, TurnFilter } from './agents.service';
+
+const nullableString = { type: ['string', 'null'] } as const;
+
+export const agentTurnSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    status: { type: 'string', enum: [...TURN_STATUSES] },
+    threadId: { type: 'string' },
+    messageId: nullableString,
+    createdAt: { type: 'string' },
+    agent: {
+      type: 'object',
+      properties: { id: { type: 'string' }, name: { type: 'string' }, mode: { type: 'string', enum: [...AGENT_MODES] } },
+      required: ['id', 'name', 'mode'],
+    },
+    body: { type: 'string' },
+    decidedByUserId: nullableString,
+    decidedAt: nullableString,
+  },
+  required: ['id', 'status', 'threadId', 'messageId', 'createdAt', 'agent', 'body', 'decidedByUserId', 'decidedAt'],
+} as const;
+
+const turnResult = { type: 'object', properties: { turn: agentTurnSchema }, required: ['turn'] } as const;
+const byTurnId = {
+  type: 'object',
+  properties: { turnId: { type: 'string', format: 'uuid', description: 'An agent turn id from list_agent_turns or an agent_turn.* event.' } },
+  required: ['turnId'],
+  additionalProperties: false,
+} as const;
+
+@McpTool({
+  name: 'list_agent_turns',
+  title: 'List agent turns',
+  description:
+    `Agent turns on the lines this key may use, newest first, ${TURNS_PAGE_SIZE} per page; pass nextCursor as cursor for the next page. ` +
+    'Filter by threadId, agentId or status (AWAITING_APPROVAL lists the drafts waiting for a human).',
+  kind: 'read',
+  idempotent: true,
+  minRole: 'MEMBER',
+  inputSchema: {
+    type: 'object',
+    properties: {
+      threadId: { type: 'string', format: 'uuid' },
+      agentId: { type: 'string', format: 'uuid' },
+      status: { type: 'string', enum: [...TURN_STATUSES] },
+      cursor: { type: 'string', minLength: 1, maxLength: 512, description: 'nextCursor from the previous page.' },
+    },
+    additionalProperties: false,
+  },
+  outputSchema: {
+    type: 'object',
+    properties: { turns: { type: 'array', items: agentTurnSchema }, nextCursor: nullableString },
+    required: ['turns', 'nextCursor'],
+  },
+})
+export class ListAgentTurnsTool implements McpToolHandler<TurnFilter> {
+  constructor(private readonly agents: AgentsService) {}
+
+  execute(args: TurnFilter, caller: Caller) {
+    return this.agents.list(caller, args);
+  }
+}
+
+@McpTool({
+  name: 'approve_agent_turn',
+  title: 'Approve an agent turn',
+  description:
+    "Approves a DRAFT agent's reply that is AWAITING_APPROVAL: the drafted body is sent on the thread (status SENT, " +
+    'agent_turn.sent, then message.sent when the carrier or mail server takes it). A turn in any other status is refused.',
+  kind: 'write',
+  minRole: TURN_DECISION_ROLE,
+  inputSchema: byTurnId,
+  outputSchema: turnResult,
+})
+export class ApproveAgentTurnTool implements McpToolHandler<{ turnId: string }, { turn: AgentTurnView }> {
+  constructor(private readonly agents: AgentsService) {}
+
+  async execute(args: { turnId: string }, caller: Caller) {
+    return { turn: await this.agents.approve(caller, args.turnId) };
+  }
+}
+
+@McpTool({
+  name: 'reject_agent_turn',
+  title: 'Reject an agent turn',
+  description: 'Rejects a DRAFT agent\'s reply that is AWAITING_APPROVAL: nothing is sent and the turn becomes REJECTED for good.',
+  kind: 'write',
+  minRole: TURN_DECISION_ROLE,
+  inputSchema: byTurnId,
+  outputSchema: turnResult,
+})
+export class RejectAgentTurnTool implements McpToolHandler<{ turnId: string }, { turn: AgentTurnView }> {
+  constructor(private readonly agents: AgentsService) {}
+
+  async execute(args: { turnId: string }, caller: Caller) {
+    return { turn: await this.agents.reject(caller, args.turnId) };
+  }
+}

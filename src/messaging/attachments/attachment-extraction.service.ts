@@ -1,0 +1,184 @@
+import { InjectQueue } from '@nestjs/bull';
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Queue } from 'bull';
+import { DataSource, EntityManager } from 'typeorm';
+import { AttachmentExtractedData, CalendarEventData } from '../../events/event-payloads';
+import { EventBus } from '../../events/event-bus';
+import { MessageDataBuilder } from '../message-data.builder';
+import { ExtractedContent, ExtractionError } from './extractors/extraction.types';
+import { characterCount, isCalendar, TextExtractor } from './extractors/text-extractor';
+
+export const EXTRACTION_QUEUE = 'attachment-extraction';
+
+export interface ExtractionJob {
+  attachmentId: string;
+}
+
+/** A pending attachment older than this with no extraction yet is re-enqueued (its job was lost). */
+export const LOST_JOB_AFTER_MS = 60_000;
+/**
+ * A claim older than this never finished: the process died mid-extraction. Well past the 60 s
+ * per-file limit, so a live extraction is never cut short.
+ */
+export const INTERRUPTED_CLAIM_AFTER_MS = 5 * 60_000;
+
+export const INTERRUPTED_MESSAGE = 'extraction was interrupted before it finished (the worker stopped); it is not retried';
+
+type Outcome =
+  | { status: 'extracted'; content: ExtractedContent }
+  | { status: 'failed'; error: string };
+
+/**
+ * Attachment text extraction, attempted once per attachment (spec, event rule 2):
+ *
+ * 1. After an inbound message commits, one Bull job per attachment is enqueued (jobId
+ *    `extract:<id>`); a sweep re-enqueues attachments still `pending` a minute later.
+ * 2. The job CLAIMS the attachment: `pending` → `extracting` in one conditional UPDATE. Only the
+ *    job that wins the claim parses the file; a replayed or duplicate job finds nothing to claim.
+ * 3. The outcome is saved, its calendar events inserted and `attachment.extracted` published in
+ *    ONE transaction, and only if the row is still `extracting`, so the event fires exactly once.
+ * 4. If the process dies between claim and finish, the row stays `extracting`. It is not parsed
+ *    again (the file may be what killed it): the sweep closes a claim older than 5 minutes as
+ *    `failed` ("interrupted") and publishes its one event, with hasText false.
+ */
+@Injectable()
+export class AttachmentExtractionService {
+  private readonly logger = new Logger(AttachmentExtractionService.name);
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @InjectQueue(EXTRACTION_QUEUE) private readonly queue: Queue<ExtractionJob>,
+    private readonly bus: EventBus,
+    private readonly data: MessageDataBuilder,
+    private readonly extractor: TextExtractor,
+  ) {}
+
+  /** One job per attachment. If Redis refuses now, the sweep enqueues it a minute later. */
+  async enqueue(attachmentIds: string[]): Promise<void> {
+    for (const attachmentId of attachmentIds) {
+      await this.queue
+        .add(
+          { attachmentId },
+          // Attempts cover failures before the claim (database unreachable); after the claim a rerun finds nothing to do.
+          { jobId: `extract:${attachmentId}`, attempts: 3, backoff: { type: 'exponential', delay: 5000 }, removeOnComplete: true, removeOnFail: true },
+        )
+        .catch((error: unknown) => this.logger.warn(`could not enqueue extraction of attachment ${attachmentId}: ${(error as Error).message}`));
+    }
+  }
+
+  /** The job: claim, extract, finish. Returns false when there was nothing to claim (done, or claimed elsewhere). */
+  async extract(attachmentId: string): Promise<boolean> {
+    // UPDATE ... RETURNING answers [rows, affected count].
+    const [[file]]: [Array<{ filename: string; mime_type: string; content: Buffer }>, number] = await this.dataSource.query(
+      `UPDATE attachments SET extraction_status = 'extracting', extraction_started_at = now()
+        WHERE id = $1 AND extraction_status = 'pending'
+        RETURNING filename, mime_type, content`,
+      [attachmentId],
+    );
+    if (!file) return false;
+    let outcome: Outcome;
+    try {
+      const content = await this.extractor.extract({ filename: file.filename, mimeType: file.mime_type, content: file.content });
+      outcome = { status: 'extracted', content };
+    } catch (error) {
+      if (!(error instanceof ExtractionError)) this.logger.warn(`extraction of attachment ${attachmentId} failed: ${(error as Error).stack}`);
+      outcome = { status: 'failed', error: (error as Error).message.slice(0, 1000) };
+    }
+    await this.finish(attachmentId, outcome);
+    return true;
+  }
+
+  /**
+   * Work whose job was lost: pending attachments older than a minute are enqueued again; claims
+   * older than 5 minutes (their process died) are closed as failed, with their one event.
+   */
+  async sweep(options: { lostJobAfterMs?: number; interruptedAfterMs?: number } = {}): Promise<{ requeued: number; interrupted: number }> {
+    const lost: Array<{ id: string }> = await this.dataSource.query(
+      `SELECT id FROM attachments WHERE extraction_status = 'pending' AND created_at < now() - make_interval(secs => $1::float8 / 1000)
+        ORDER BY created_at LIMIT 500`,
+      [options.lostJobAfterMs ?? LOST_JOB_AFTER_MS],
+    );
+    await this.enqueue(lost.map((r) => r.id));
+    const stale: Array<{ id: string }> = await this.dataSource.query(
+      `SELECT id FROM attachments WHERE extraction_status = 'extracting'
+          AND extraction_started_at < now() - make_interval(secs => $1::float8 / 1000)
+        ORDER BY extraction_started_at LIMIT 500`,
+      [options.interruptedAfterMs ?? INTERRUPTED_CLAIM_AFTER_MS],
+    );
+    let interrupted = 0;
+    for (const row of stale) {
+      if (await this.finish(row.id, { status: 'failed', error: INTERRUPTED_MESSAGE })) interrupted += 1;
+    }
+    return { requeued: lost.length, interrupted };
+  }
+
+  /** Saves the outcome of a claimed attachment and publishes attachment.extracted, once. */
+  private finish(attachmentId: string, outcome: Outcome): Promise<boolean> {
+    const text = outcome.status === 'extracted' ? outcome.content.text : null;
+    return this.dataSource.transaction(async (tx) => {
+      const [[row]]: [Array<{
+        id: string; filename: string; mime_type: string; size_bytes: number; message_id: string; text_length: number;
+        extracted_at: Date; org_id: string; line_id: string;
+      }>, number] = await tx.query(
+        `UPDATE attachments a
+            SET extraction_status = $2, extracted_text = $3, text_length = $4, extraction_error = $5, extracted_at = now()
+           FROM messages m
+          WHERE a.id = $1 AND a.extraction_status = 'extracting' AND m.id = a.message_id
+         RETURNING a.id, a.filename, a.mime_type, a.size_bytes, a.message_id, a.text_length, a.extracted_at, m.org_id, m.line_id`,
+        [attachmentId, outcome.status, text, text ? characterCount(text) : 0, outcome.status === 'failed' ? outcome.error : null],
+      );
+      if (!row) return false; // finished by someone else (a sweep, or the job it raced): their event stands
+      const calendarEvents =
+        outcome.status === 'extracted' && isCalendar({ filename: row.filename, mimeType: row.mime_type })
+          ? await this.insertCalendarEvents(tx, attachmentId, outcome.content)
+          : [];
+      const data: AttachmentExtractedData = {
+        ...(await this.data.build(row.message_id, tx)),
+        attachment: {
+          id: row.id,
+          filename: row.filename,
+          mimeType: row.mime_type,
+          sizeBytes: row.size_bytes,
+          messageId: row.message_id,
+          textLength: row.text_length,
+          hasText: row.text_length > 0,
+          extractedAt: row.extracted_at.toISOString(),
+        },
+        calendarEvents,
+      };
+      await this.bus.publish({ type: 'attachment.extracted', orgId: row.org_id, lineId: row.line_id, data }, tx);
+      return true;
+    });
+  }
+
+  private async insertCalendarEvents(tx: EntityManager, attachmentId: string, content: ExtractedContent): Promise<CalendarEventData[]> {
+    const stored: CalendarEventData[] = [];
+    for (const e of content.calendarEvents) {
+      const [row]: Array<{ id: string }> = await tx.query(
+        `INSERT INTO calendar_events (attachment_id, uid, method, status, summary, starts_at, ends_at, organizer_email, attendee_emails)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
+        [attachmentId, e.uid, e.method, e.status, e.summary, e.startsAt, e.endsAt, e.organizerEmail, e.attendeeEmails],
+      );
+      stored.push(toCalendarEventData({ id: row.id, ...e }));
+    }
+    return stored;
+  }
+}
+
+export function toCalendarEventData(e: {
+  id: string; uid: string; method: string | null; status: string | null; summary: string | null; startsAt: Date | null;
+  endsAt: Date | null; organizerEmail: string | null; attendeeEmails: string[];
+}): CalendarEventData {
+  return {
+    id: e.id,
+    uid: e.uid,
+    method: e.method,
+    status: e.status,
+    summary: e.summary,
+    startsAt: e.startsAt?.toISOString() ?? null,
+    endsAt: e.endsAt?.toISOString() ?? null,
+    organizerEmail: e.organizerEmail,
+    attendeeEmails: e.attendeeEmails,
+  };
+}

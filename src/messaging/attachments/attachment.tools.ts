@@ -1,0 +1,75 @@
+import { Caller } from '../../auth/caller';
+import { McpTool, McpToolHandler } from '../../mcp/mcp-tool.decorator';
+import { AttachmentReadResult, AttachmentsService } from './attachments.service';
+
+const nullableString = { type: ['string', 'null'] } as const;
+
+export const calendarEventSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    uid: { type: 'string' },
+    method: nullableString,
+    status: nullableString,
+    summary: nullableString,
+    startsAt: nullableString,
+    endsAt: nullableString,
+    organizerEmail: nullableString,
+    attendeeEmails: { type: 'array', items: { type: 'string' } },
+  },
+  required: ['id', 'uid', 'method', 'status', 'summary', 'startsAt', 'endsAt', 'organizerEmail', 'attendeeEmails'],
+} as const;
+
+@McpTool({
+  name: 'read_attachment',
+  title: 'Read an attachment',
+  description:
+    'The text extracted from an attachment of a message (PDF text, image OCR, Word/Excel/PowerPoint, text, HTML, .ics invites), ' +
+    'its calendar events for .ics files, and a download link valid 1 hour. Extraction runs once, after message.received; ' +
+    'until it finishes (attachment.extracted), extractionStatus is pending or extracting, text is null and `note` says so.',
+  kind: 'read',
+  idempotent: true,
+  minRole: 'MEMBER',
+  inputSchema: {
+    type: 'object',
+    properties: {
+      attachmentId: { type: 'string', format: 'uuid', description: 'From message.received / attachment.extracted or get_thread.' },
+    },
+    required: ['attachmentId'],
+    additionalProperties: false,
+  },
+  outputSchema: {
+    type: 'object',
+    properties: {
+      attachment: {
+        type: 'object',
+        properties: {
+          id: { type: 'string' },
+          filename: { type: 'string' },
+          mimeType: { type: 'string' },
+          sizeBytes: { type: 'integer' },
+          messageId: { type: 'string' },
+          extractionStatus: { type: 'string', enum: ['pending', 'extracting', 'extracted', 'failed'] },
+          textLength: { type: 'integer', description: 'Characters (Unicode code points) of extracted text.' },
+          hasText: { type: 'boolean' },
+          extractedAt: nullableString,
+          extractionError: nullableString,
+        },
+        required: ['id', 'filename', 'mimeType', 'sizeBytes', 'messageId', 'extractionStatus', 'textLength', 'hasText', 'extractedAt', 'extractionError'],
+      },
+      text: { ...nullableString, description: 'The extracted text (at most 1,000,000 characters); null until extraction finishes, or if it failed.' },
+      calendarEvents: { type: 'array', items: calendarEventSchema },
+      downloadUrl: { type: 'string', description: 'Signed link to the file, valid 1 hour.' },
+      downloadUrlExpiresAt: { type: 'string' },
+      note: nullableString,
+    },
+    required: ['attachment', 'text', 'calendarEvents', 'downloadUrl', 'downloadUrlExpiresAt', 'note'],
+  },
+})
+export class ReadAttachmentTool implements McpToolHandler<{ attachmentId: string }, AttachmentReadResult> {
+  constructor(private readonly attachments: AttachmentsService) {}
+
+  execute(args: { attachmentId: string }, caller: Caller) {
+    return this.attachments.read(caller, args.attachmentId);
+  }
+}

@@ -1,0 +1,43 @@
+/** What an extractor reads. */
+export interface AttachmentFile {
+  filename: string;
+  mimeType: string;
+  content: Buffer;
+}
+
+/** One VEVENT of an .ics file, before it is stored (the row id comes from the database). */
+export interface ParsedCalendarEvent {
+  uid: string;
+  method: string | null;
+  status: string | null;
+  summary: string | null;
+  startsAt: Date | null;
+  endsAt: Date | null;
+  organizerEmail: string | null;
+  attendeeEmails: string[];
+}
+
+export interface ExtractedContent {
+  text: string;
+  calendarEvents: ParsedCalendarEvent[];
+}
+
+/** The formats we read text from; `null` when the type has no extractor. */
+export type ExtractableKind = 'pdf' | 'image' | 'docx' | 'xlsx' | 'pptx' | 'text' | 'html' | 'calendar';
+
+/** A file we could not read (corrupt, encrypted, unsupported, too slow). The message is stored as extraction_error. */
+export class ExtractionError extends Error {
+  override name = 'ExtractionError';
+}
+
+/** Limits of one extraction: the text kept, and the time one file may take. */
+export interface ExtractionLimits {
+  maxTextChars: number;
+  timeoutMs: number;
+}
+
+export const DEFAULT_EXTRACTION_LIMITS: ExtractionLimits = {
+  /** About 1 MB of text: more than any message needs, less than a database row should hold. */
+  maxTextChars: 1_000_000,
+  timeoutMs: 60_000,
+};

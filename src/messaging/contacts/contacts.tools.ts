@@ -1,0 +1,145 @@
+import { Caller } from '../../auth/caller';
+import { McpTool, McpToolHandler } from '../../mcp/mcp-tool.decorator';
+import { contactSchema, nextCursorSchema } from '../messaging.schemas';
+import { CONTACTS_PAGE_SIZE, ContactsService, MAX_CONTACTS_PAGE_SIZE, MAX_MERGE, NewIdentity } from './contacts.service';
+
+const contactIdSchema = { type: 'string', format: 'uuid', description: 'A contact id (from list_contacts, create_contact or a person id in an event).' } as const;
+const contactResult = { type: 'object', properties: { contact: contactSchema }, required: ['contact'] } as const;
+const VISIBILITY =
+  'Contacts belong to the org; identities are shown when the contact has a conversation on a line this key may use, or none on any line.';
+
+@McpTool({
+  name: 'list_contacts',
+  title: 'List contacts',
+  description:
+    `The org's contacts with their identities, alphabetically; ${CONTACTS_PAGE_SIZE} per page by default (limit up to ${MAX_CONTACTS_PAGE_SIZE}). ` +
+    `query matches part of a display name or of an identity's value (phone number, email address). ${VISIBILITY} ` +
+    'Pass nextCursor as cursor for the next page.',
+  kind: 'read',
+  idempotent: true,
+  minRole: 'MEMBER',
+  inputSchema: {
+    type: 'object',
+    properties: {
+      query: { type: 'string', minLength: 1, maxLength: 200 },
+      cursor: { type: 'string', minLength: 1, maxLength: 2048, description: 'nextCursor from the previous page.' },
+      limit: { type: 'integer', minimum: 1, maximum: MAX_CONTACTS_PAGE_SIZE, default: CONTACTS_PAGE_SIZE },
+    },
+    additionalProperties: false,
+  },
+  outputSchema: {
+    type: 'object',
+    properties: { contacts: { type: 'array', items: contactSchema }, nextCursor: nextCursorSchema },
+    required: ['contacts', 'nextCursor'],
+  },
+})
+export class ListContactsTool implements McpToolHandler<{ query?: string; cursor?: string; limit?: number }> {
+  constructor(private readonly contacts: ContactsService) {}
+
+  execute(args: { query?: string; cursor?: string; limit?: number }, caller: Caller) {
+    return this.contacts.list(caller, args);
+  }
+}
+
+@McpTool({
+  name: 'create_contact',
+  title: 'Create a contact',
+  description:
+    'Creates a contact (a person) with phone numbers (E.164) and email addresses (stored lower-case). An identity the org already ' +
+    'knows as an unknown partner is attached to the new contact, so their threads and later events show this person. An identity ' +
+    'that already belongs to another contact is refused: join the two with merge_contacts.',
+  kind: 'write',
+  minRole: 'MEMBER',
+  inputSchema: {
+    type: 'object',
+    properties: {
+      displayName: { type: 'string', minLength: 1, maxLength: 200 },
+      identities: {
+        type: 'array',
+        minItems: 1,
+        maxItems: 20,
+        items: {
+          type: 'object',
+          properties: {
+            kind: { type: 'string', enum: ['PHONE', 'EMAIL'] },
+            value: { type: 'string', minLength: 1, maxLength: 320, description: 'An E.164 number (+15551230001) or an email address.' },
+            displayName: { type: 'string', minLength: 1, maxLength: 200, description: 'How this address names the person, e.g. the email display name.' },
+          },
+          required: ['kind', 'value'],
+          additionalProperties: false,
+        },
+      },
+    },
+    required: ['displayName', 'identities'],
+    additionalProperties: false,
+  },
+  outputSchema: contactResult,
+})
+export class CreateContactTool implements McpToolHandler<{ displayName: string; identities: NewIdentity[] }> {
+  constructor(private readonly contacts: ContactsService) {}
+
+  execute(args: { displayName: string; identities: NewIdentity[] }, caller: Caller) {
+    return this.contacts.create(caller, args);
+  }
+}
+
+@McpTool({
+  name: 'update_contact',
+  title: 'Update a contact',
+  description: 'Sets a contact\'s notes and/or display name. notes null (or blank) clears the notes.',
+  kind: 'write',
+  idempotent: true,
+  minRole: 'MEMBER',
+  inputSchema: {
+    type: 'object',
+    properties: {
+      contactId: contactIdSchema,
+      notes: { type: ['string', 'null'], maxLength: 10_000 },
+      displayName: { type: 'string', minLength: 1, maxLength: 200 },
+    },
+    required: ['contactId'],
+    additionalProperties: false,
+  },
+  outputSchema: contactResult,
+})
+export class UpdateContactTool implements McpToolHandler<{ contactId: string; notes?: string | null; displayName?: string }> {
+  constructor(private readonly contacts: ContactsService) {}
+
+  execute(args: { contactId: string; notes?: string | null; displayName?: string }, caller: Caller) {
+    return this.contacts.update(caller, args);
+  }
+}
+
+@McpTool({
+  name: 'merge_contacts',
+  title: 'Merge contacts',
+  description:
+    'Joins 2 to 20 contacts who are the same person into one: the survivor (into, else the oldest) takes every identity, keeps its ' +
+    'display name (or takes one from the others when it has none) and the notes of all; the other contacts are deleted and their ' +
+    'ids stop existing. Publishes contact.merged (to webhooks scoped to all channels). Irreversible.',
+  kind: 'destructive',
+  minRole: 'MEMBER',
+  inputSchema: {
+    type: 'object',
+    properties: {
+      contactIds: { type: 'array', minItems: 2, maxItems: MAX_MERGE, uniqueItems: true, items: contactIdSchema },
+      into: { ...contactIdSchema, description: 'The contact that survives; one of contactIds. Default: the oldest.' },
+    },
+    required: ['contactIds'],
+    additionalProperties: false,
+  },
+  outputSchema: {
+    type: 'object',
+    properties: { contact: contactSchema, mergedContactIds: { type: 'array', items: { type: 'string' } } },
+    required: ['contact', 'mergedContactIds'],
+  },
+})
+export class MergeContactsTool implements McpToolHandler<{ contactIds: string[]; into?: string }> {
+  constructor(private readonly contacts: ContactsService) {}
+
+  execute(args: { contactIds: string[]; into?: string }, caller: Caller) {
+    return this.contacts.merge(caller, args);
+  }
+}
+
+export const CONTACT_TOOLS = [ListContactsTool, CreateContactTool, UpdateContactTool, MergeContactsTool];

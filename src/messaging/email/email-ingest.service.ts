@@ -1,0 +1,52 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { NotFoundError } from '../../common/errors';
+import { ConversationsService, InboundResult } from '../conversations/conversations.service';
+import { parseInboundEmail } from './inbound-email.parser';
+
+/** Inbound email: a raw message from the mail server becomes a message on one of our email lines. */
+@Injectable()
+export class EmailIngestService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly conversations: ConversationsService,
+  ) {}
+
+  /**
+   * Parses the message, picks the receiving line (the first To, Cc or Delivered-To address that is
+   * one of our email accounts) and records it once per Message-ID.
+   */
+  async receive(raw: Buffer): Promise<InboundResult> {
+    const email = await parseInboundEmail(raw);
+    const line = await this.receivingLine(email.recipients);
+    return this.conversations.recordInbound({
+      to: line,
+      channel: 'EMAIL',
+      from: { kind: 'EMAIL', value: email.from.address, displayName: email.from.displayName },
+      body: email.text,
+      html: email.html,
+      subject: email.subject,
+      providerMessageId: email.providerMessageId,
+      email: {
+        messageId: email.messageId,
+        inReplyTo: email.inReplyTo,
+        references: email.references,
+        listUnsubscribe: email.listUnsubscribe,
+        ...email.authentication,
+      },
+      attachments: email.attachments.map((a) => ({ filename: a.filename, mimeType: a.contentType, content: a.content })),
+    });
+  }
+
+  private async receivingLine(recipients: string[]): Promise<string> {
+    const rows: Array<{ address: string }> = await this.dataSource.query(
+      `SELECT address FROM lines WHERE type = 'EMAIL_ACCOUNT' AND deleted_at IS NULL AND address = ANY ($1::text[])`,
+      [recipients],
+    );
+    const ours = new Set(rows.map((r) => r.address));
+    const line = recipients.find((r) => ours.has(r));
+    if (!line) throw new NotFoundError(`none of the recipients (${recipients.join(', ')}) is an email account line`, 'to');
+    return line;
+  }
+}

@@ -1,0 +1,71 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/config.module';
+import { EventBus } from '../../events/event-bus';
+import { MessageDataBuilder } from '../message-data.builder';
+import { judgeOpen, OpenPolicy, OpenVerdict } from './open-policy';
+
+/** Tokens are 32 base64url characters; anything unlike a token is not looked up. */
+const TOKEN = /^[A-Za-z0-9_-]{16,128}$/;
+
+export type OpenResult = { messageId: null } | ({ messageId: string } & OpenVerdict);
+
+/**
+ * Open tracking: a pixel fetch of an email sent with readReceipt is recorded (email_opens), and a
+ * distinct open (open-policy.ts) moves the message's open counters and publishes email.opened,
+ * in one transaction that holds the message row, so concurrent fetches count one at a time.
+ */
+@Injectable()
+export class EmailOpensService {
+  private readonly policy: OpenPolicy;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) config: AppConfig,
+    private readonly bus: EventBus,
+    private readonly data: MessageDataBuilder,
+  ) {
+    this.policy = config.emailOpens;
+  }
+
+  async recordFetch(token: string, userAgent: string | null): Promise<OpenResult> {
+    if (!TOKEN.test(token)) return { messageId: null };
+    return this.dataSource.transaction(async (tx) => {
+      const [message]: Array<{ id: string; org_id: string; line_id: string; sent_at: Date | null; last_opened_at: Date | null; at: Date }> =
+        await tx.query(
+          `SELECT id, org_id, line_id, sent_at, last_opened_at, clock_timestamp() AS at
+             FROM messages WHERE tracking_token = $1 AND read_receipt AND direction = 'OUTBOUND' AND channel = 'EMAIL'
+              FOR UPDATE`,
+          [token],
+        );
+      if (!message) return { messageId: null };
+      const verdict = judgeOpen({ at: message.at, sentAt: message.sent_at, lastOpenedAt: message.last_opened_at, userAgent }, this.policy);
+      await tx.query(`INSERT INTO email_opens (message_id, opened_at, user_agent, counted) VALUES ($1, $2, $3, $4)`, [
+        message.id, message.at, userAgent?.slice(0, 1000) ?? null, verdict.counted,
+      ]);
+      if (!verdict.counted) return { messageId: message.id, ...verdict };
+      // An UPDATE answers [rows, affected count].
+      const [[open]]: [Array<{ first_opened_at: Date; last_opened_at: Date; open_count: number }>, number] = await tx.query(
+        `UPDATE messages SET open_count = open_count + 1, first_opened_at = COALESCE(first_opened_at, $2), last_opened_at = $2
+          WHERE id = $1 RETURNING first_opened_at, last_opened_at, open_count`,
+        [message.id, message.at],
+      );
+      const data = await this.data.build(message.id, tx);
+      await this.bus.publish(
+        {
+          type: 'email.opened',
+          orgId: message.org_id,
+          lineId: message.line_id,
+          data: {
+            ...data,
+            open: { firstOpenedAt: open.first_opened_at.toISOString(), lastOpenedAt: open.last_opened_at.toISOString(), openCount: open.open_count },
+          },
+        },
+        tx,
+      );
+      return { messageId: message.id, ...verdict };
+    });
+  }
+}

@@ -1,0 +1,38 @@
+import { Caller } from '../../auth/caller';
+import { McpTool, McpToolHandler } from '../../mcp/mcp-tool.decorator';
+import { messageSchema } from '../messaging.schemas';
+import { EmailOutboundService, SendEmailInput } from './email-outbound.service';
+
+@McpTool({
+  name: 'send_email',
+  title: 'Send an email',
+  description:
+    "Sends an email. Give threadId to reply on an email thread (to the thread's partner, subject \"Re: <thread subject>\" unless " +
+    'subject is given, threaded with In-Reply-To/References), or to (an address) with subject to start a new thread, from ' +
+    'fromAccountId (an email account id from list_email_accounts; required when the key may use more than one). With ' +
+    'readReceipt the email carries an HTML part with a tracking pixel, and email.opened fires for each distinct open. The ' +
+    'message starts QUEUED; message.sent and message.status_changed follow when the mail server takes it.',
+  kind: 'write',
+  minRole: 'MEMBER',
+  inputSchema: {
+    type: 'object',
+    properties: {
+      threadId: { type: 'string', format: 'uuid', description: 'Reply on this email thread. Exactly one of threadId and to.' },
+      to: { type: 'string', format: 'email', maxLength: 254, description: 'Start a new thread with this address. Exactly one of threadId and to.' },
+      fromAccountId: { type: 'string', format: 'uuid', description: 'The email account (line id) a new thread is sent from.' },
+      subject: { type: 'string', maxLength: 998, description: 'Required with to; with threadId it replaces "Re: <thread subject>".' },
+      body: { type: 'string', minLength: 1, maxLength: 100_000, description: 'The plain-text body.' },
+      readReceipt: { type: 'boolean', default: false, description: 'Track opens with a 1x1 pixel (email.opened).' },
+    },
+    required: ['body'],
+    additionalProperties: false,
+  },
+  outputSchema: { type: 'object', properties: { message: messageSchema }, required: ['message'] },
+})
+export class SendEmailTool implements McpToolHandler<SendEmailInput> {
+  constructor(private readonly email: EmailOutboundService) {}
+
+  async execute(args: SendEmailInput, caller: Caller) {
+    return { message: await this.email.queueEmail(caller, args) };
+  }
+}

@@ -1,0 +1,57 @@
+import { createHash } from 'node:crypto';
+import { ValidationError } from '../../common/errors';
+import { parseAuthenticationResults, parseInboundEmail } from './inbound-email.parser';
+
+describe('parseAuthenticationResults', () => {
+  it('reads spf, dkim and dmarc, ignoring comments and properties', () => {
+    expect(
+      parseAuthenticationResults(
+        'mx.google.com; dkim=pass header.i=@a.example header.s=s1 header.b=abc; spf=softfail (google.com: domain of x@a.example ' +
+          'does not designate 1.2.3.4; dkim=fail) smtp.mailfrom=x@a.example; dmarc=fail (p=NONE sp=NONE dis=NONE) header.from=a.example',
+      ),
+    ).toEqual({ spf: 'softfail', dkim: 'pass', dmarc: 'fail' });
+  });
+
+  it('lets a passing DKIM signature win over a failing one, and leaves absent methods null', () => {
+    expect(parseAuthenticationResults('mx.example; dkim=fail header.d=b.example; dkim=pass header.d=a.example')).toEqual({ spf: null, dkim: 'pass', dmarc: null });
+    expect(parseAuthenticationResults('mx.example; none')).toEqual({ spf: null, dkim: null, dmarc: null });
+    expect(parseAuthenticationResults(null)).toEqual({ spf: null, dkim: null, dmarc: null });
+  });
+
+  it('does not read the authserv-id as a result', () => {
+    expect(parseAuthenticationResults('spf=pass.example; dmarc=NONE')).toEqual({ spf: null, dkim: null, dmarc: 'none' });
+  });
+});
+
+describe('parseInboundEmail', () => {
+  it('lists To, Cc and Delivered-To recipients in that order, lower-cased and once each', async () => {
+    const email = await parseInboundEmail(
+      Buffer.from('Delivered-To: c@x.example\r\nFrom: "Ann" <A@X.example>\r\nTo: B@x.example, g: c@x.example;\r\nCc: b@x.example\r\n\r\nhi\r\n'),
+    );
+    expect(email.recipients).toEqual(['b@x.example', 'c@x.example']);
+    expect(email.from).toEqual({ address: 'a@x.example', displayName: 'Ann' });
+  });
+
+  it('uses the SHA-256 of the raw message when there is no Message-ID', async () => {
+    const raw = Buffer.from('From: a@x.example\r\nTo: b@x.example\r\n\r\nhi\r\n');
+    expect((await parseInboundEmail(raw)).providerMessageId).toBe(`sha256:${createHash('sha256').update(raw).digest('hex')}`);
+  });
+
+  it('refuses what is not a message, naming the problem', async () => {
+    await expect(parseInboundEmail(Buffer.alloc(0))).rejects.toThrow(/empty/);
+    await expect(parseInboundEmail(Buffer.from('To: b@x.example\r\n\r\nhi'))).rejects.toThrow(ValidationError);
+    await expect(parseInboundEmail(Buffer.from('From: a@x.example\r\n\r\nhi'))).rejects.toThrow(/no recipient/);
+  });
+
+  it('skips empty attachment parts and names unnamed ones', async () => {
+    const raw = [
+      'From: a@x.example', 'To: b@x.example', 'Content-Type: multipart/mixed; boundary=zz', '',
+      '--zz', 'Content-Type: text/plain', '', 'body',
+      '--zz', 'Content-Type: application/octet-stream', 'Content-Disposition: attachment; filename="empty.bin"', 'Content-Transfer-Encoding: base64', '', '',
+      '--zz', 'Content-Type: text/csv', 'Content-Disposition: attachment', '', 'a,b', '1,2',
+      '--zz--', '',
+    ].join('\r\n');
+    const email = await parseInboundEmail(Buffer.from(raw));
+    expect(email.attachments.map((a) => [a.filename, a.contentType, a.content.toString()])).toEqual([['attachment-1', 'text/csv', 'a,b\r\n1,2']]);
+  });
+});

@@ -1,0 +1,112 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { createTransport, Transporter } from 'nodemailer';
+import { DataSource } from 'typeorm';
+import { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/config.module';
+import { newMessageId } from './email-format';
+
+/** What became of one hand-off attempt that did not throw. */
+export type MailOutcome = { status: 'SENT' } | { status: 'FAILED'; error: string };
+
+interface MailRow {
+  from_value: string;
+  to_value: string;
+  subject: string | null;
+  body: string;
+  html: string | null;
+  header_message_id: string | null;
+  header_in_reply_to: string | null;
+  header_references: string[];
+}
+
+/**
+ * Hands a QUEUED email to the mail server over SMTP (SMTP_URL) with nodemailer. A transient
+ * failure (no connection, timeout, 4xx) throws so the job is retried, unless it was the last
+ * attempt; a permanent one (5xx) is a FAILED outcome at once. The caller records the outcome.
+ */
+@Injectable()
+export class Mailer implements OnApplicationShutdown {
+  private readonly logger = new Logger(Mailer.name);
+  private transport?: Transporter;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {}
+
+  async handOff(messageId: string, lastAttempt: boolean): Promise<MailOutcome> {
+    if (!this.config.smtpUrl) return { status: 'FAILED', error: 'no mail server is configured: SMTP_URL is not set' };
+    const mail = await this.load(messageId);
+    try {
+      await this.smtp().sendMail({
+        from: mail.from_value,
+        to: mail.to_value,
+        subject: mail.subject ?? '',
+        text: mail.body,
+        ...(mail.html ? { html: mail.html } : {}),
+        messageId: mail.header_message_id!,
+        ...(mail.header_in_reply_to ? { inReplyTo: mail.header_in_reply_to } : {}),
+        ...(mail.header_references.length > 0 ? { references: mail.header_references } : {}),
+      });
+      return { status: 'SENT' };
+    } catch (error) {
+      const e = error as SmtpError;
+      const description = describe(e);
+      if (isPermanent(e)) return { status: 'FAILED', error: `the mail server refused the message: ${description}` };
+      if (lastAttempt) return { status: 'FAILED', error: `the mail server could not take the message after every attempt: ${description}` };
+      this.logger.warn(`hand-off of email ${messageId} failed, will retry: ${description}`);
+      throw error;
+    }
+  }
+
+  onApplicationShutdown(): void {
+    this.transport?.close();
+  }
+
+  /** The message, with a Message-ID fixed before the first attempt (so every retry sends the same one). */
+  private async load(messageId: string): Promise<MailRow> {
+    const [mail]: MailRow[] = await this.dataSource.query(
+      `SELECT from_value, to_value, subject, body, html, header_message_id, header_in_reply_to, header_references
+         FROM messages WHERE id = $1`,
+      [messageId],
+    );
+    if (!mail) throw new Error(`message ${messageId} does not exist`);
+    if (!mail.header_message_id) {
+      const [[row]]: [Array<{ header_message_id: string }>, number] = await this.dataSource.query(
+        `UPDATE messages SET header_message_id = COALESCE(header_message_id, $2) WHERE id = $1 RETURNING header_message_id`,
+        [messageId, newMessageId(mail.from_value)],
+      );
+      mail.header_message_id = row.header_message_id;
+    }
+    return mail;
+  }
+
+  private smtp(): Transporter {
+    this.transport ??= createTransport({
+      url: this.config.smtpUrl!,
+      connectionTimeout: 15_000,
+      greetingTimeout: 15_000,
+      socketTimeout: 60_000,
+    });
+    return this.transport;
+  }
+}
+
+interface SmtpError extends Error {
+  code?: string;
+  responseCode?: number;
+  response?: string;
+  permanent?: boolean;
+}
+
+/** 5xx replies (nodemailer's `permanent`), and errors no retry can fix (bad configuration or envelope). */
+function isPermanent(e: SmtpError): boolean {
+  if (typeof e.permanent === 'boolean') return e.permanent;
+  if (e.responseCode) return e.responseCode >= 500 && e.responseCode < 600;
+  return e.code === 'ECONFIG' || e.code === 'EENVELOPE';
+}
+
+function describe(e: SmtpError): string {
+  return (e.response ?? e.message ?? String(e)).slice(0, 500);
+}

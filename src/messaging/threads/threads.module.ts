@@ -1,0 +1,11 @@
+import { Module } from '@nestjs/common';
+import { MessagingCoreModule } from '../messaging-core.module';
+import { ThreadsService } from './threads.service';
+import { THREAD_TOOLS } from './threads.tools';
+
+/** Reading threads (list_threads, get_thread) and labelling them (label_thread). */
+@Module({
+  imports: [MessagingCoreModule],
+  providers: [ThreadsService, ...THREAD_TOOLS],
+})
+export class ThreadsModule {}

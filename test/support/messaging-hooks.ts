@@ -1,0 +1,127 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, Server } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { DataSource } from 'typeorm';
+import { verifyWebhook, WebhookEnvelope } from '../../src/sdk';
+import { createTestApp, TestApp } from './app';
+import { setEnv, toolOk } from './mcp';
+import { TestReceiver } from './receiver';
+import { INGEST_TOKEN } from './test-env';
+
+export type Envelope<T = any> = WebhookEnvelope<T>;
+
+/** The service listening on 127.0.0.1, a webhook receiver it may deliver to, and a local SMS carrier. */
+export interface MessagingTestApp extends TestApp {
+  db: DataSource;
+  receiver: TestReceiver;
+  receiverUrl: string;
+  /** The app's own base URL (for the MCP SDK client). */
+  baseUrl: string;
+  /** Every SMS the carrier was handed. */
+  carried: Array<{ from: string; to: string; body: string }>;
+}
+
+export async function createMessagingTestApp(): Promise<MessagingTestApp> {
+  const carried: MessagingTestApp['carried'] = [];
+  const carrier: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      carried.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ providerMessageId: `carrier-${randomBytes(6).toString('hex')}` }));
+    });
+  });
+  await new Promise<void>((resolve) => carrier.listen(0, '127.0.0.1', resolve));
+  const receiver = new TestReceiver();
+  const receiverUrl = await receiver.start();
+  // Read once at boot; restored right after so other suites are unaffected.
+  const restore = setEnv({
+    APP_ENV: 'development',
+    WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
+    SMS_CARRIER_URL: `http://127.0.0.1:${(carrier.address() as AddressInfo).port}/sms`,
+  });
+  let t: TestApp;
+  try {
+    t = await createTestApp();
+  } finally {
+    restore();
+  }
+  await t.app.listen(0, '127.0.0.1');
+  const baseUrl = (await t.app.getUrl()).replace('[::1]', '127.0.0.1');
+  return {
+    ...t,
+    db: t.app.get(DataSource),
+    receiver,
+    receiverUrl,
+    baseUrl,
+    carried,
+    close: async () => {
+      await t.close();
+      await receiver.stop();
+      carrier.closeAllConnections();
+      await new Promise<void>((resolve) => carrier.close(() => resolve()));
+    },
+  };
+}
+
+/** A webhook endpoint registered through the tool, with a path of its own on the receiver. */
+export class Hook {
+  private constructor(
+    private readonly m: MessagingTestApp,
+    readonly id: string,
+    readonly secret: string,
+    private readonly path: string,
+  ) {}
+
+  static async register(m: MessagingTestApp, apiKey: string, args: Record<string, unknown>): Promise<Hook> {
+    const path = `/hook/${randomBytes(4).toString('hex')}`;
+    const { endpoint, secret } = await toolOk(m, apiKey, 'register_webhook', { url: `${m.receiverUrl}${path}`, ...args });
+    return new Hook(m, endpoint.id, secret, path);
+  }
+
+  /** Everything this endpoint received so far, signature-verified. */
+  events<T = any>(type?: string): Array<Envelope<T>> {
+    return this.m.receiver.requests
+      .filter((r) => r.url === this.path)
+      .map((r) => verifyWebhook<T>(r.body, r.headers['x-service-signature'] as string, [this.secret]))
+      .filter((e) => type === undefined || e.type === type);
+  }
+
+  /** Waits until `count` events (of `type`, if given) have arrived, and returns them. */
+  async waitFor<T = any>(count: number, type?: string, timeoutMs = 15_000): Promise<Array<Envelope<T>>> {
+    await waitUntil(() => this.events(type).length >= count, timeoutMs, () => `${count} ${type ?? 'events'} at ${this.path}, got ${this.events(type).length}`);
+    return this.events<T>(type);
+  }
+}
+
+export async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 15_000, what: () => string = () => 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+let sequence = 0;
+
+/** POST /ingest/sms/inbound as the carrier would; returns {messageId, threadId, ...}. */
+export async function inboundSms(t: TestApp, to: string, from: string, body = 'hello'): Promise<{ messageId: string; threadId: string; threadCreated: boolean }> {
+  sequence += 1;
+  const res = await t
+    .http()
+    .post('/ingest/sms/inbound')
+    .set('Authorization', `Bearer ${INGEST_TOKEN}`)
+    .send({ to, from, body, providerMessageId: `in-${Date.now()}-${sequence}-${randomBytes(3).toString('hex')}` });
+  if (res.status !== 201) throw new Error(`inbound SMS failed: ${res.status} ${res.text}`);
+  return res.body;
+}
+
+const phoneBase = randomBytes(4).readUInt32BE(0) % 9_000_000;
+let phones = 0;
+
+/** A partner's E.164 number, unique within the run (the session helper's numbers start +1555). */
+export function partnerPhone(): string {
+  phones += 1;
+  return `+1666${String((phoneBase + phones) % 10_000_000).padStart(7, '0')}`;
+}
