@@ -71,6 +71,9 @@ class EnvironmentVariables {
   @IsOptional() @IsInt() @Min(1) @Max(2000)
   DELIVERY_CONCURRENCY = 100;
 
+  @IsOptional() @IsInt() @Min(1) @Max(2000)
+  DELIVERY_ENDPOINT_CONCURRENCY = 10;
+
   @IsOptional() @IsInt() @Min(100) @Max(60_000)
   DELIVERY_TIMEOUT_MS = 10_000;
 
@@ -116,6 +119,8 @@ export interface AppConfig {
     /** Delay before each retry, in ms; attempts = 1 + its length. */
     retryScheduleMs: number[];
     concurrency: number;
+    /** Attempts one endpoint may have in flight in one worker. */
+    endpointConcurrency: number;
     timeoutMs: number;
     sweepIntervalMs: number;
     sweepGraceMs: number;
@@ -138,12 +143,12 @@ export class ConfigError extends Error {
 const VARIABLES = [
   'PORT', 'APP_ENV', 'DATABASE_URL', 'REDIS_URL', 'ADMIN_TOKEN', 'INGEST_TOKEN', 'SMS_CARRIER_URL', 'SMTP_URL', 'SECRETS_KEY', 'PUBLIC_BASE_URL',
   'PROCESS_ROLE', 'QUEUE_PREFIX', 'LOG_LEVEL', 'DEV_SECRETS_FILE', 'MCP_ALLOWED_ORIGINS', 'MCP_MAX_BODY_BYTES',
-  'WEBHOOK_ALLOWED_CIDRS', 'DELIVERY_RETRY_SCHEDULE', 'DELIVERY_CONCURRENCY', 'DELIVERY_TIMEOUT_MS',
+  'WEBHOOK_ALLOWED_CIDRS', 'DELIVERY_RETRY_SCHEDULE', 'DELIVERY_CONCURRENCY', 'DELIVERY_ENDPOINT_CONCURRENCY', 'DELIVERY_TIMEOUT_MS',
   'DELIVERY_SWEEP_INTERVAL_MS', 'DELIVERY_SWEEP_GRACE_MS', 'OUTBOX_POLL_INTERVAL_MS',
   'EMAIL_OPEN_SCANNER_WINDOW_SECONDS', 'EMAIL_OPEN_DEDUP_SECONDS', 'EMAIL_OPEN_IGNORED_USER_AGENTS',
 ] as const;
 const NUMERIC = new Set<string>([
-  'PORT', 'MCP_MAX_BODY_BYTES', 'DELIVERY_CONCURRENCY', 'DELIVERY_TIMEOUT_MS', 'DELIVERY_SWEEP_INTERVAL_MS',
+  'PORT', 'MCP_MAX_BODY_BYTES', 'DELIVERY_CONCURRENCY', 'DELIVERY_ENDPOINT_CONCURRENCY', 'DELIVERY_TIMEOUT_MS', 'DELIVERY_SWEEP_INTERVAL_MS',
   'DELIVERY_SWEEP_GRACE_MS', 'OUTBOX_POLL_INTERVAL_MS', 'EMAIL_OPEN_SCANNER_WINDOW_SECONDS', 'EMAIL_OPEN_DEDUP_SECONDS',
 ]);
 
@@ -204,6 +209,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     delivery: {
       retryScheduleMs,
       concurrency: parsed.DELIVERY_CONCURRENCY,
+      endpointConcurrency: parsed.DELIVERY_ENDPOINT_CONCURRENCY,
       timeoutMs: parsed.DELIVERY_TIMEOUT_MS,
       sweepIntervalMs: parsed.DELIVERY_SWEEP_INTERVAL_MS,
       sweepGraceMs: parsed.DELIVERY_SWEEP_GRACE_MS,

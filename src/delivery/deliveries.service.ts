@@ -94,7 +94,7 @@ export class DeliveriesService {
       }),
     );
     // If Redis refuses, the row is owed all the same: the sweep enqueues it.
-    await this.queue.enqueue([{ deliveryId: copy.id, attempt: 1 }]).catch(() => undefined);
+    await this.queue.enqueue([{ deliveryId: copy.id, endpointId: copy.endpointId, attempt: 1 }]).catch(() => undefined);
     return toDeliveryView(copy);
   }
 }

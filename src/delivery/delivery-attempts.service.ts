@@ -178,7 +178,7 @@ export class DeliveryAttemptsService implements OnModuleInit {
     if (outcome === 'retrying') {
       // If Redis refuses now, the sweep finds the due row and enqueues it later.
       await this.queue
-        .enqueue([{ deliveryId: delivery.id, attempt: attempt + 1, delayMs: retryDelay }])
+        .enqueue([{ deliveryId: delivery.id, endpointId: delivery.endpointId, attempt: attempt + 1, delayMs: retryDelay }])
         .catch((e: unknown) => this.logger.warn(`could not schedule retry of ${delivery.id}: ${(e as Error).message}`));
     }
     return outcome;

@@ -41,11 +41,11 @@ export class DeliverySweeper implements OnApplicationBootstrap, OnApplicationShu
     this.sweeping = true;
     let found = 0;
     try {
-      let batch: Array<{ id: string; attempt_count: number }>;
+      let batch: Array<{ id: string; endpoint_id: string; attempt_count: number }>;
       let after = '00000000-0000-0000-0000-000000000000';
       do {
         batch = await this.dataSource.query(
-          `SELECT id, attempt_count FROM webhook_deliveries
+          `SELECT id, endpoint_id, attempt_count FROM webhook_deliveries
             WHERE status IN ('pending', 'retrying') AND next_attempt_at < now() - $1::interval AND id > $2
             ORDER BY id LIMIT $3`,
           [`${this.config.delivery.sweepGraceMs} milliseconds`, after, SWEEP_BATCH],
@@ -53,7 +53,7 @@ export class DeliverySweeper implements OnApplicationBootstrap, OnApplicationShu
         if (batch.length === 0) break;
         after = batch[batch.length - 1].id;
         found += batch.length;
-        await this.queue.enqueue(batch.map((row) => ({ deliveryId: row.id, attempt: row.attempt_count + 1 })));
+        await this.queue.enqueue(batch.map((row) => ({ deliveryId: row.id, endpointId: row.endpoint_id, attempt: row.attempt_count + 1 })));
       } while (batch.length === SWEEP_BATCH);
     } catch (error) {
       this.logger.warn(`sweep failed, will retry: ${error instanceof Error ? error.message : String(error)}`);

@@ -6,12 +6,25 @@ import { DeliveryAttemptFailed, DeliveryAttemptsService } from './delivery-attem
 import { AttemptJob, DeliveryQueue } from './delivery-queue';
 
 /**
+ * How long a job waits when its endpoint already has its share of attempts in flight: briefly
+ * at first (a healthy endpoint's burst clears in milliseconds), doubling up to a second for an
+ * endpoint whose attempts hang.
+ */
+const FIRST_POSTPONE_MS = 20;
+const MAX_POSTPONE_MS = 1000;
+
+/**
  * Runs delivery attempts from the queue in `worker` and `all` processes (an `api` process only
  * enqueues). A failed attempt throws, so Bull records it; the next try is its own delayed job.
+ *
+ * Isolation: one endpoint may hold at most DELIVERY_ENDPOINT_CONCURRENCY of this worker's slots.
+ * A job beyond that is put back for a moment (a new delayed job; the database claim keeps it to
+ * one send), so a receiver that hangs until the timeout cannot starve the others.
  */
 @Injectable()
 export class DeliveryProcessor implements OnApplicationBootstrap {
   private readonly logger = new Logger(DeliveryProcessor.name);
+  private readonly inFlight = new Map<string, number>();
 
   constructor(
     private readonly queue: DeliveryQueue,
@@ -25,8 +38,28 @@ export class DeliveryProcessor implements OnApplicationBootstrap {
   }
 
   async run(job: Job<AttemptJob>): Promise<string> {
-    const { deliveryId, attempt } = job.data;
-    const outcome = await this.attempts.attempt(deliveryId, attempt);
+    const { deliveryId, endpointId, attempt, postponed = 0 } = job.data;
+    if (endpointId && (this.inFlight.get(endpointId) ?? 0) >= this.config.delivery.endpointConcurrency) {
+      const delay = Math.min(MAX_POSTPONE_MS, FIRST_POSTPONE_MS * 2 ** postponed);
+      await this.queue.enqueue([
+        {
+          deliveryId, endpointId, attempt, postponed: postponed + 1,
+          delayMs: delay + Math.floor(Math.random() * delay), jobIdSuffix: `:p${postponed + 1}`,
+        },
+      ]);
+      return 'postponed';
+    }
+    if (endpointId) this.inFlight.set(endpointId, (this.inFlight.get(endpointId) ?? 0) + 1);
+    let outcome;
+    try {
+      outcome = await this.attempts.attempt(deliveryId, attempt);
+    } finally {
+      if (endpointId) {
+        const left = (this.inFlight.get(endpointId) ?? 1) - 1;
+        if (left > 0) this.inFlight.set(endpointId, left);
+        else this.inFlight.delete(endpointId);
+      }
+    }
     if (outcome === 'retrying' || outcome === 'failed') {
       throw new DeliveryAttemptFailed(`delivery ${deliveryId} attempt ${attempt} failed (${outcome})`);
     }

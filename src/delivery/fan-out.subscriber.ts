@@ -66,12 +66,12 @@ export class FanOutSubscriber implements EventSubscriber, OnModuleInit {
         createdAt: event.occurredAt,
       };
     });
-    const inserted: Array<{ id: string }> = await manager.query(
+    const inserted: Array<{ id: string; endpoint_id: string }> = await manager.query(
       `INSERT INTO webhook_deliveries
          (event_id, endpoint_id, user_id, source_event_id, event_type, mode, data, event_created_at, status, next_attempt_at)
        SELECT *, 'pending', now() FROM unnest($1::text[], $2::uuid[], $3::uuid[], $4::bigint[], $5::text[], $6::text[], $7::json[], $8::timestamptz[])
        ON CONFLICT (source_event_id, endpoint_id) WHERE source_event_id IS NOT NULL AND resent_from_id IS NULL DO NOTHING
-       RETURNING id`,
+       RETURNING id, endpoint_id`,
       [
         rows.map((r) => r.eventId),
         rows.map((r) => r.endpointId),
@@ -83,6 +83,6 @@ export class FanOutSubscriber implements EventSubscriber, OnModuleInit {
         rows.map((r) => r.createdAt),
       ],
     );
-    return () => this.queue.enqueue(inserted.map((r) => ({ deliveryId: r.id, attempt: 1 })));
+    return () => this.queue.enqueue(inserted.map((r) => ({ deliveryId: r.id, endpointId: r.endpoint_id, attempt: 1 })));
   }
 }

@@ -1,0 +1,71 @@
+import { fixtureEvent } from './fixtures/events';
+import { closeDeliveryTestApp, createDeliveryTestApp, DeliveryTestApp, publish, publishAll, register, waitUntil } from './support/delivery';
+import { TestReceiver } from './support/receiver';
+import { createSession, Session } from './support/session';
+
+const TIMEOUT_MS = 1500;
+const CONCURRENCY = 6;
+const PER_ENDPOINT = 2;
+
+/**
+ * A receiver that hangs until the timeout must not hold back deliveries to others: with six
+ * slots in the worker and at most two per endpoint, the hanging endpoint never holds more than
+ * two, and a healthy endpoint's events go straight through.
+ */
+jest.setTimeout(60_000);
+
+describe('failure isolation between endpoints', () => {
+  let t: DeliveryTestApp;
+  let s: Session;
+  const hanging = new TestReceiver();
+  const healthy = new TestReceiver();
+  let hangingBase: string;
+  let healthyBase: string;
+  // Requests the hanging receiver holds open; counted until the client gives up at the timeout.
+  let open = 0;
+  let maxOpen = 0;
+
+  beforeAll(async () => {
+    hanging.respond = () => {
+      open += 1;
+      maxOpen = Math.max(maxOpen, open);
+      setTimeout(() => (open -= 1), TIMEOUT_MS - 100);
+      return { status: 200, body: 'too late', delayMs: TIMEOUT_MS + 500 };
+    };
+    [hangingBase, healthyBase] = await Promise.all([hanging.start(), healthy.start()]);
+    t = await createDeliveryTestApp({
+      queueTag: 'isolation',
+      env: {
+        DELIVERY_RETRY_SCHEDULE: '1h',
+        DELIVERY_TIMEOUT_MS: String(TIMEOUT_MS),
+        DELIVERY_CONCURRENCY: String(CONCURRENCY),
+        DELIVERY_ENDPOINT_CONCURRENCY: String(PER_ENDPOINT),
+      },
+    });
+    s = await createSession(t.admin, { tier: 'POWER' });
+  });
+  afterAll(async () => {
+    await closeDeliveryTestApp(t);
+    await Promise.all([hanging.stop(), healthy.stop()]);
+  });
+
+  it('a hanging endpoint holds at most its share of slots; a healthy one is served at once', async () => {
+    await register(t, s.apiKey, { url: `${hangingBase}/hang`, events: ['contact.merged'] });
+    await register(t, s.apiKey, { url: `${healthyBase}/ok`, events: ['message.sent'] });
+    const emailLine = s.lines.find((l) => l.type === 'EMAIL_ACCOUNT')!.id;
+
+    await publishAll(t, Array.from({ length: 20 }, () => fixtureEvent('contact.merged', { orgId: s.orgId, lineId: null })));
+    await waitUntil(() => hanging.requests.length >= PER_ENDPOINT, 'the hanging receiver to be busy', 10_000, 10);
+
+    const started = Date.now();
+    for (let i = 0; i < 10; i++) await publish(t, fixtureEvent('message.sent', { orgId: s.orgId, lineId: emailLine }));
+    await healthy.waitFor(10, 10_000);
+    const took = Math.max(...healthy.requests.map((r) => r.receivedAt)) - started;
+    console.log(`healthy endpoint: 10 deliveries in ${took} ms; hanging endpoint: max ${maxOpen} open at once`);
+
+    expect(took).toBeLessThan(TIMEOUT_MS);
+    expect(maxOpen).toBeLessThanOrEqual(PER_ENDPOINT);
+    // The hanging endpoint is not starved either: once its first attempts time out, the next go.
+    await waitUntil(() => hanging.requests.length >= 2 * PER_ENDPOINT, 'the hanging endpoint to get further attempts', 10_000, 50);
+  });
+});
