@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ISO_MS } from './support/mcp';
+import { ISO_MS, toolOk } from './support/mcp';
 import { createMessagingTestApp, Hook, inboundSms, MessagingTestApp, partnerPhone } from './support/messaging-hooks';
 import { createSession, Session, SessionLine } from './support/session';
 import { INGEST_TOKEN } from './support/test-env';
@@ -48,6 +48,10 @@ describe('mailbox health: POST /ingest/email-accounts/:lineId/sync → email_acc
     expect(down.body).toMatchObject({ status: 'unhealthy', isActive: false, errorKind: 'AUTH', error: 'invalid_grant: token revoked', lastSyncedAt: lastGoodSync, transition: 'unhealthy' });
     const since = down.body.since;
     expect(since).toMatch(ISO_MS);
+    // list_email_accounts shows the same state as the event's emailAccount object.
+    expect(await toolOk(m, s.apiKey, 'list_email_accounts')).toEqual({
+      emailAccounts: [{ id: mail.id, channelType: 'EMAIL_ACCOUNT', emailAddress: mail.address, isActive: false, lastSyncedAt: lastGoodSync }],
+    });
 
     const still = await sync(mail.id, { ok: false, errorKind: 'NETWORK', error: 'ETIMEDOUT' });
     expect(still.body).toMatchObject({ status: 'unhealthy', errorKind: 'NETWORK', error: 'ETIMEDOUT', since, lastSyncedAt: lastGoodSync, transition: null });

@@ -79,7 +79,7 @@ describe('MCP with the official SDK client', () => {
       const email = s.lines.find((line) => line.type === 'EMAIL_ACCOUNT')!;
       const phone = s.lines.find((line) => line.type === 'PHONE_NUMBER')!;
       expect(await run('list_email_accounts')).toEqual({
-        emailAccounts: [{ id: email.id, channelType: 'EMAIL_ACCOUNT', emailAddress: email.address }],
+        emailAccounts: [{ id: email.id, channelType: 'EMAIL_ACCOUNT', emailAddress: email.address, isActive: true, lastSyncedAt: null }],
       });
       expect(await run('list_phone_numbers')).toEqual({
         phoneNumbers: [{ id: phone.id, channelType: 'PHONE_NUMBER', phoneNumber: phone.address }],

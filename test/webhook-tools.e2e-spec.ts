@@ -336,7 +336,7 @@ describe('webhook-management tools', () => {
 
     it('sees only its lines', async () => {
       expect(await toolOk(t, linesKey, 'list_email_accounts', {})).toEqual({
-        emailAccounts: [{ id: emailOf(s).id, channelType: 'EMAIL_ACCOUNT', emailAddress: emailOf(s).address }],
+        emailAccounts: [{ id: emailOf(s).id, channelType: 'EMAIL_ACCOUNT', emailAddress: emailOf(s).address, isActive: true, lastSyncedAt: null }],
       });
       expect(await toolOk(t, linesKey, 'list_phone_numbers', {})).toEqual({ phoneNumbers: [] });
     });

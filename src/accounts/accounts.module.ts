@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccountsService } from './accounts.service';
-import { ListEmailAccountsTool, ListPhoneNumbersTool } from './line.tools';
+import { ListPhoneNumbersTool } from './line.tools';
 import { EndpointCapAudit, EndpointCapGrant } from './endpoint-cap.entity';
 import { LineMembership } from './line-membership.entity';
 import { Line } from './line.entity';
@@ -10,7 +10,7 @@ import { User } from './user.entity';
 
 @Module({
   imports: [TypeOrmModule.forFeature([Org, User, Line, LineMembership, EndpointCapGrant, EndpointCapAudit])],
-  providers: [AccountsService, ListEmailAccountsTool, ListPhoneNumbersTool],
+  providers: [AccountsService, ListPhoneNumbersTool],
   exports: [AccountsService],
 })
 export class AccountsModule {}

@@ -4,39 +4,6 @@ import { McpTool, McpToolHandler } from '../mcp/mcp-tool.decorator';
 const noArguments = { type: 'object', properties: {}, additionalProperties: false } as const;
 
 @McpTool({
-  name: 'list_email_accounts',
-  title: 'List email accounts',
-  description: 'The email accounts this key may use (live access narrowed by the key\'s allowlist). Their ids go into a webhook channelScope.',
-  kind: 'read',
-  idempotent: true,
-  minRole: 'MEMBER',
-  inputSchema: noArguments,
-  outputSchema: {
-    type: 'object',
-    properties: {
-      emailAccounts: {
-        type: 'array',
-        items: {
-          type: 'object',
-          properties: { id: { type: 'string' }, channelType: { const: 'EMAIL_ACCOUNT' }, emailAddress: { type: 'string' } },
-          required: ['id', 'channelType', 'emailAddress'],
-        },
-      },
-    },
-    required: ['emailAccounts'],
-  },
-})
-export class ListEmailAccountsTool implements McpToolHandler {
-  async execute(_: object, caller: Caller) {
-    return {
-      emailAccounts: caller.lines
-        .filter((line) => line.type === 'EMAIL_ACCOUNT')
-        .map((line) => ({ id: line.id, channelType: line.type, emailAddress: line.address })),
-    };
-  }
-}
-
-@McpTool({
   name: 'list_phone_numbers',
   title: 'List phone numbers',
   description: 'The phone numbers this key may use (live access narrowed by the key\'s allowlist). Their ids go into a webhook channelScope.',

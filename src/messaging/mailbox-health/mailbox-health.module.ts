@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
+import { ListEmailAccountsTool } from './email-accounts.tool';
 import { MailboxHealthController } from './mailbox-health.controller';
 import { MailboxHealthService } from './mailbox-health.service';
 
 /** Email account health from sync reports: email_account.health_changed, edge-triggered. */
 @Module({
   controllers: [MailboxHealthController],
-  providers: [MailboxHealthService],
+  providers: [MailboxHealthService, ListEmailAccountsTool],
 })
 export class MailboxHealthModule {}

@@ -51,6 +51,25 @@ export class MailboxHealthService {
     private readonly bus: EventBus,
   ) {}
 
+  /** The spec's emailAccount objects for these lines; a mailbox that never reported counts as active. */
+  async emailAccounts(lines: Array<{ id: string; address: string }>): Promise<Array<{ id: string; emailAddress: string; isActive: boolean; lastSyncedAt: string | null }>> {
+    if (lines.length === 0) return [];
+    const rows: Array<{ line_id: string; status: HealthStatus; last_synced_at: Date | null }> = await this.dataSource.query(
+      `SELECT line_id, status, last_synced_at FROM email_account_health WHERE line_id = ANY ($1::uuid[])`,
+      [lines.map((l) => l.id)],
+    );
+    const health = new Map(rows.map((r) => [r.line_id, r]));
+    return lines.map((line) => {
+      const h = health.get(line.id);
+      return {
+        id: line.id,
+        emailAddress: line.address,
+        isActive: h ? h.status === 'healthy' : true,
+        lastSyncedAt: h?.last_synced_at?.toISOString() ?? null,
+      };
+    });
+  }
+
   async recordSync(lineId: string, outcome: SyncOutcome): Promise<MailboxHealthView> {
     if (outcome.ok && (outcome.errorKind !== undefined || outcome.error !== undefined)) {
       const field = outcome.errorKind !== undefined ? 'errorKind' : 'error';
