@@ -122,7 +122,9 @@ export class ConversationsService {
       const attachmentIds: string[] = [];
       for (const attachment of input.attachments) {
         const [row]: Array<{ id: string }> = await tx.query(
-          `INSERT INTO attachments (org_id, message_id, filename, mime_type, size_bytes, content) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+          // clock_timestamp(), not now(): attachments keep the order they had in the message.
+          `INSERT INTO attachments (org_id, message_id, filename, mime_type, size_bytes, content, created_at)
+           VALUES ($1, $2, $3, $4, $5, $6, clock_timestamp()) RETURNING id`,
           [line.org_id, message.id, attachment.filename, attachment.mimeType, attachment.content.length, attachment.content],
         );
         attachmentIds.push(row.id);
