@@ -1,7 +1,7 @@
 import { Caller } from '../auth/caller';
 import { McpTool, McpToolHandler } from '../mcp/mcp-tool.decorator';
+import { noArguments } from '../mcp/common-schemas';
 
-const noArguments = { type: 'object', properties: {}, additionalProperties: false } as const;
 
 @McpTool({
   name: 'list_phone_numbers',

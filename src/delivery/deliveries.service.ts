@@ -3,12 +3,14 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Caller } from '../auth/caller';
-import { NotFoundError, ValidationError } from '../common/errors';
+import { NotFoundError } from '../common/errors';
+import { decodeCursor, encodeCursor, isIsoTimestamp } from '../common/keyset-cursor';
 import { WebhooksService } from '../webhooks/webhooks.service';
 import { DeliveryQueue } from './delivery-queue';
 import { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
 
 export const DELIVERIES_PAGE_SIZE = 25;
+const LIST_TOOL = 'list_webhook_deliveries';
 
 export interface DeliveryView {
   id: string;
@@ -30,11 +32,6 @@ export function newEventId(): string {
   return `evt_${randomBytes(16).toString('hex')}`;
 }
 
-interface Cursor {
-  createdAt: string;
-  id: string;
-}
-
 /** The delivery log of the caller's endpoints: paging and resending. */
 @Injectable()
 export class DeliveriesService {
@@ -50,7 +47,7 @@ export class DeliveriesService {
    */
   async list(caller: Caller, endpointId: string, cursor?: string): Promise<{ deliveries: DeliveryView[]; nextCursor: string | null }> {
     await this.webhooks.find(this.dataSource.manager, caller, endpointId);
-    const after = cursor === undefined ? undefined : decodeCursor(cursor);
+    const after = cursor === undefined ? undefined : decodeCursor(LIST_TOOL, cursor, isIsoTimestamp);
     const query = this.dataSource
       .getRepository(WebhookDelivery)
       .createQueryBuilder('d')
@@ -58,13 +55,13 @@ export class DeliveriesService {
       .orderBy('d.created_at', 'DESC')
       .addOrderBy('d.id', 'DESC')
       .take(DELIVERIES_PAGE_SIZE + 1);
-    if (after) query.andWhere('(d.created_at, d.id) < (:createdAt::timestamptz, :id::uuid)', after);
+    if (after) query.andWhere('(d.created_at, d.id) < (:key::timestamptz, :id::uuid)', after);
     const rows = await query.getMany();
     const page = rows.slice(0, DELIVERIES_PAGE_SIZE);
     const last = page[page.length - 1];
     return {
       deliveries: page.map(toDeliveryView),
-      nextCursor: rows.length > DELIVERIES_PAGE_SIZE && last ? encodeCursor({ createdAt: last.createdAt.toISOString(), id: last.id }) : null,
+      nextCursor: rows.length > DELIVERIES_PAGE_SIZE && last ? encodeCursor(LIST_TOOL, { key: last.createdAt.toISOString(), id: last.id }) : null,
     };
   }
 
@@ -97,31 +94,6 @@ export class DeliveriesService {
     await this.queue.enqueue([{ deliveryId: copy.id, endpointId: copy.endpointId, attempt: 1 }]).catch(() => undefined);
     return toDeliveryView(copy);
   }
-}
-
-function encodeCursor(cursor: Cursor): string {
-  return Buffer.from(JSON.stringify([cursor.createdAt, cursor.id]), 'utf8').toString('base64url');
-}
-
-const CURSOR_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/** `2026-01-15T08:30:00.123Z` exactly as Date#toISOString writes it. */
-function isIsoInstant(value: string): boolean {
-  const time = Date.parse(value);
-  return !Number.isNaN(time) && new Date(time).toISOString() === value;
-}
-
-function decodeCursor(raw: string): Cursor {
-  try {
-    const [createdAt, id] = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown[];
-    // Only what encodeCursor writes: anything else would reach PostgreSQL's casts and fail there.
-    if (typeof createdAt === 'string' && isIsoInstant(createdAt) && typeof id === 'string' && CURSOR_ID.test(id)) {
-      return { createdAt, id };
-    }
-  } catch {
-    // fall through
-  }
-  throw new ValidationError('cursor is not valid: pass the nextCursor of a previous list_webhook_deliveries answer', 'cursor');
 }
 
 export function toDeliveryView(d: WebhookDelivery): DeliveryView {

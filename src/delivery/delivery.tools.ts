@@ -3,6 +3,7 @@ import { McpTool, McpToolHandler } from '../mcp/mcp-tool.decorator';
 import { endpointIdSchema } from '../webhooks/webhook.schemas';
 import { DeliveriesService } from './deliveries.service';
 import { DELIVERY_STATUSES } from './webhook-delivery.entity';
+import { cursorArgument, nextCursorResult } from '../mcp/common-schemas';
 
 const nullableString = { type: ['string', 'null'] } as const;
 
@@ -36,14 +37,14 @@ const deliverySchema = {
     type: 'object',
     properties: {
       endpointId: endpointIdSchema,
-      cursor: { type: 'string', minLength: 1, maxLength: 512, description: 'nextCursor from the previous page.' },
+      cursor: cursorArgument,
     },
     required: ['endpointId'],
     additionalProperties: false,
   },
   outputSchema: {
     type: 'object',
-    properties: { deliveries: { type: 'array', items: deliverySchema }, nextCursor: nullableString },
+    properties: { deliveries: { type: 'array', items: deliverySchema }, nextCursor: nextCursorResult },
     required: ['deliveries', 'nextCursor'],
   },
 })

@@ -85,4 +85,3 @@ export const endpointSchema = {
 
 export const secretSchema = { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'Signing secret, 32 bytes as hex. Shown only now.' } as const;
 
-export const noArguments: ObjectSchema = { type: 'object', properties: {}, additionalProperties: false };

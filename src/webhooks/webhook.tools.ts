@@ -1,11 +1,12 @@
 import { Caller } from '../auth/caller';
 import { McpTool, McpToolHandler } from '../mcp/mcp-tool.decorator';
 import {
-  channelScopeSchema, endpointIdSchema, endpointSchema, eventsSchema, messageHistoryCountSchema, modeSchema, noArguments,
+  channelScopeSchema, endpointIdSchema, endpointSchema, eventsSchema, messageHistoryCountSchema, modeSchema,
   secretSchema, urlSchema,
 } from './webhook.schemas';
 import { ENDPOINT_STATUSES } from './webhook.types';
 import { EndpointView, RegisterInput, UpdateInput, WebhooksService } from './webhooks.service';
+import { noArguments } from '../mcp/common-schemas';
 
 const endpointResult = { type: 'object', properties: { endpoint: endpointSchema }, required: ['endpoint'] } as const;
 const endpointWithSecret = {

@@ -4,6 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { roleAtLeast } from '../../accounts/account.types';
 import { Caller } from '../../auth/caller';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../common/errors';
+import { decodeCursor, encodeCursor, isIsoTimestamp } from '../../common/keyset-cursor';
 import { EventBus } from '../../events/event-bus';
 import { MessageDataBuilder } from '../message-data.builder';
 import { CallerThread, OutboundService } from '../outbound/outbound.service';
@@ -53,6 +54,8 @@ export interface TurnFilter {
  * the same job as send_sms); each agent_turn event is published in the transaction that writes
  * the turn (and its message).
  */
+const LIST_TOOL = 'list_agent_turns';
+
 @Injectable()
 export class AgentsService {
   constructor(
@@ -141,7 +144,7 @@ export class AgentsService {
 
   /** Turns on the caller's lines, newest first, TURNS_PAGE_SIZE a page; nextCursor pages on. */
   async list(caller: Caller, filter: TurnFilter): Promise<{ turns: AgentTurnView[]; nextCursor: string | null }> {
-    const after = filter.cursor === undefined ? null : decodeCursor(filter.cursor);
+    const after = filter.cursor === undefined ? null : decodeCursor(LIST_TOOL, filter.cursor, isIsoTimestamp);
     const rows: TurnRow[] = await this.dataSource.query(
       `SELECT ${TURN_COLUMNS} FROM agent_turns t JOIN agents a ON a.id = t.agent_id
         WHERE t.org_id = $1 AND a.line_id = ANY ($2::uuid[])
@@ -150,14 +153,14 @@ export class AgentsService {
         ORDER BY t.created_at DESC, t.id DESC LIMIT $8`,
       [
         caller.orgId, caller.lines.map((l) => l.id), filter.threadId ?? null, filter.agentId ?? null, filter.status ?? null,
-        after?.createdAt ?? null, after?.id ?? null, TURNS_PAGE_SIZE + 1,
+        after?.key ?? null, after?.id ?? null, TURNS_PAGE_SIZE + 1,
       ],
     );
     const page = rows.slice(0, TURNS_PAGE_SIZE);
     const last = page[page.length - 1];
     return {
       turns: page.map(toTurnView),
-      nextCursor: rows.length > TURNS_PAGE_SIZE && last ? encodeCursor({ createdAt: last.created_at.toISOString(), id: last.id }) : null,
+      nextCursor: rows.length > TURNS_PAGE_SIZE && last ? encodeCursor(LIST_TOOL, { key: last.created_at.toISOString(), id: last.id }) : null,
     };
   }
 
@@ -237,23 +240,3 @@ function toTurnView(t: TurnRow): AgentTurnView {
   };
 }
 
-interface Cursor {
-  createdAt: string;
-  id: string;
-}
-
-function encodeCursor(cursor: Cursor): string {
-  return Buffer.from(JSON.stringify([cursor.createdAt, cursor.id]), 'utf8').toString('base64url');
-}
-
-function decodeCursor(raw: string): Cursor {
-  try {
-    const [createdAt, id] = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown[];
-    if (typeof createdAt === 'string' && !Number.isNaN(Date.parse(createdAt)) && typeof id === 'string' && /^[0-9a-f-]{36}$/.test(id)) {
-      return { createdAt, id };
-    }
-  } catch {
-    // fall through
-  }
-  throw new ValidationError('cursor is not valid: pass the nextCursor of a previous list_agent_turns answer', 'cursor');
-}

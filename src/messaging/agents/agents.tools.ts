@@ -2,6 +2,7 @@ import { Caller } from '../../auth/caller';
 import { McpTool, McpToolHandler } from '../../mcp/mcp-tool.decorator';
 import { AGENT_MODES, AgentTurnView, TURN_DECISION_ROLE, TURN_STATUSES, TURNS_PAGE_SIZE } from './agent.types';
 import { AgentsService, TurnFilter } from './agents.service';
+import { cursorArgument, nextCursorResult } from '../../mcp/common-schemas';
 
 const nullableString = { type: ['string', 'null'] } as const;
 
@@ -48,13 +49,13 @@ const byTurnId = {
       threadId: { type: 'string', format: 'uuid' },
       agentId: { type: 'string', format: 'uuid' },
       status: { type: 'string', enum: [...TURN_STATUSES] },
-      cursor: { type: 'string', minLength: 1, maxLength: 512, description: 'nextCursor from the previous page.' },
+      cursor: cursorArgument,
     },
     additionalProperties: false,
   },
   outputSchema: {
     type: 'object',
-    properties: { turns: { type: 'array', items: agentTurnSchema }, nextCursor: nullableString },
+    properties: { turns: { type: 'array', items: agentTurnSchema }, nextCursor: nextCursorResult },
     required: ['turns', 'nextCursor'],
   },
 })

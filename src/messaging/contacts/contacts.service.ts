@@ -8,7 +8,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../../common/erro
 import { EventBus } from '../../events/event-bus';
 import { IdentityData, IdentityKind } from '../../events/event-payloads';
 import { toIdentity } from '../message-data.builder';
-import { containsPattern, decodeCursor, encodeCursor } from '../threads/keyset-cursor';
+import { containsPattern, decodeCursor, encodeCursor } from '../../common/keyset-cursor';
 
 export const CONTACTS_PAGE_SIZE = 25;
 export const MAX_CONTACTS_PAGE_SIZE = 100;

@@ -2,6 +2,7 @@ import { Caller } from '../../auth/caller';
 import { McpTool, McpToolHandler } from '../../mcp/mcp-tool.decorator';
 import { contactSchema, nextCursorSchema } from '../messaging.schemas';
 import { CONTACTS_PAGE_SIZE, ContactsService, MAX_CONTACTS_PAGE_SIZE, MAX_MERGE, NewIdentity } from './contacts.service';
+import { cursorArgument } from '../../mcp/common-schemas';
 
 const contactIdSchema = { type: 'string', format: 'uuid', description: 'A contact id (from list_contacts, create_contact or a person id in an event).' } as const;
 const contactResult = { type: 'object', properties: { contact: contactSchema }, required: ['contact'] } as const;
@@ -22,7 +23,7 @@ const VISIBILITY =
     type: 'object',
     properties: {
       query: { type: 'string', minLength: 1, maxLength: 200 },
-      cursor: { type: 'string', minLength: 1, maxLength: 2048, description: 'nextCursor from the previous page.' },
+      cursor: cursorArgument,
       limit: { type: 'integer', minimum: 1, maximum: MAX_CONTACTS_PAGE_SIZE, default: CONTACTS_PAGE_SIZE },
     },
     additionalProperties: false,

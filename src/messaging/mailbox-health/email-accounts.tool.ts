@@ -1,6 +1,7 @@
 import { Caller } from '../../auth/caller';
 import { McpTool, McpToolHandler } from '../../mcp/mcp-tool.decorator';
 import { MailboxHealthService } from './mailbox-health.service';
+import { noArguments } from '../../mcp/common-schemas';
 
 @McpTool({
   name: 'list_email_accounts',
@@ -11,7 +12,7 @@ import { MailboxHealthService } from './mailbox-health.service';
   kind: 'read',
   idempotent: true,
   minRole: 'MEMBER',
-  inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+  inputSchema: noArguments,
   outputSchema: {
     type: 'object',
     properties: {

@@ -6,7 +6,7 @@ import { NotFoundError, ValidationError } from '../../common/errors';
 import { AttachmentRef, Channel, PersonData, SerializedMessage } from '../../events/event-payloads';
 import { MessageDataBuilder, serializeMessage } from '../message-data.builder';
 import { OutboundService } from '../outbound/outbound.service';
-import { decodeCursor, encodeCursor, isIsoTimestamp } from './keyset-cursor';
+import { decodeCursor, encodeCursor, isIsoTimestamp } from '../../common/keyset-cursor';
 
 export const THREADS_PAGE_SIZE = 25;
 export const MAX_THREADS_PAGE_SIZE = 100;

@@ -4,9 +4,9 @@ import {
   attachmentRefSchema, labelWithConfidenceSchema, messageSchema, nextCursorSchema, personConciseSchema, personSchema, threadSummarySchema,
 } from '../messaging.schemas';
 import { LabelChange, MAX_THREADS_PAGE_SIZE, MESSAGES_PAGE_SIZE, THREADS_PAGE_SIZE, ThreadsService } from './threads.service';
+import { cursorArgument } from '../../mcp/common-schemas';
 
 const threadIdSchema = { type: 'string', format: 'uuid', description: 'A thread id (from list_threads or an event).' } as const;
-const cursorSchema = { type: 'string', minLength: 1, maxLength: 512, description: 'nextCursor from the previous page.' } as const;
 const labelNameSchema = { type: 'string', minLength: 1, maxLength: 100 } as const;
 
 const labelsResult = {
@@ -30,7 +30,7 @@ const labelsResult = {
     properties: {
       lineId: { type: 'string', format: 'uuid', description: 'Only threads of this line.' },
       label: { ...labelNameSchema, description: 'Only threads carrying this label.' },
-      cursor: cursorSchema,
+      cursor: cursorArgument,
       limit: { type: 'integer', minimum: 1, maximum: MAX_THREADS_PAGE_SIZE, default: THREADS_PAGE_SIZE },
     },
     additionalProperties: false,
@@ -76,7 +76,7 @@ export class ListThreadsTool implements McpToolHandler<{ lineId?: string; label?
   minRole: 'MEMBER',
   inputSchema: {
     type: 'object',
-    properties: { threadId: threadIdSchema, cursor: cursorSchema },
+    properties: { threadId: threadIdSchema, cursor: cursorArgument },
     required: ['threadId'],
     additionalProperties: false,
   },

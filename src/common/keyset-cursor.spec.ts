@@ -1,4 +1,4 @@
-import { ValidationError } from '../../common/errors';
+import { ValidationError } from './errors';
 import { containsPattern, decodeCursor, encodeCursor, isIsoTimestamp } from './keyset-cursor';
 
 describe('keyset cursor', () => {
