@@ -47,13 +47,11 @@ export type EndpointDisabledHook = (endpointId: string, manager: EntityManager) 
 export const AUTO_DISABLE_CONSECUTIVE_FAILURES = 100;
 export const AUTO_DISABLE_FAILING_FOR_MS = 24 * 60 * 60 * 1000;
 
-/** What sending needs of an endpoint at one attempt. */
-export interface SendingEndpoint {
-  id: string;
-  url: string;
-  status: EndpointStatus;
-  /** Current secret first, then the previous one while it is under 24 h old. */
-  secrets: string[];
+/** The sealed signing-secret columns of an endpoint row. */
+export interface SealedSecrets {
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_secret_expires_at: Date | null;
 }
 
 /** Signing secrets: 32 random bytes as 64 lowercase hex (spec: Webhook endpoint). */
@@ -194,21 +192,17 @@ export class WebhooksService {
     this.disabledHooks.push(hook);
   }
 
-  /** The endpoint as the sender needs it now, or null when it no longer exists. */
-  async sendingEndpoint(endpointId: string, now: Date): Promise<SendingEndpoint | null> {
-    const endpoint = await this.dataSource
-      .getRepository(WebhookEndpoint)
-      .createQueryBuilder('e')
-      .select(['e.id', 'e.url', 'e.status', 'e.previousSecretExpiresAt'])
-      .addSelect(['e.secretSealed', 'e.previousSecretSealed'])
-      .where('e.id = :endpointId', { endpointId })
-      .getOne();
-    if (!endpoint) return null;
-    const secrets = [this.secrets.open(endpoint.secretSealed)];
-    if (endpoint.previousSecretSealed && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now) {
-      secrets.push(this.secrets.open(endpoint.previousSecretSealed));
+  /**
+   * The secrets that sign a delivery now, from an endpoint row's sealed columns (the sender reads
+   * them in the statement that claims the attempt): current first, then the previous one while it
+   * is under 24 h old.
+   */
+  signingSecrets(row: SealedSecrets, now: Date): string[] {
+    const secrets = [this.secrets.open(row.secret_sealed)];
+    if (row.previous_secret_sealed && row.previous_secret_expires_at && row.previous_secret_expires_at > now) {
+      secrets.push(this.secrets.open(row.previous_secret_sealed));
     }
-    return { id: endpoint.id, url: endpoint.url, status: endpoint.status, secrets };
+    return secrets;
   }
 
   /**
