@@ -75,16 +75,16 @@ export class WebhooksService {
     private readonly clock: Clock,
   ) {}
 
+  /** The two read tools are the hot path of the tool endpoint: one plain query each, no ORM. */
   async list(caller: Caller): Promise<EndpointView[]> {
-    const rows = await this.dataSource.getRepository(WebhookEndpoint).find({
-      where: { userId: caller.userId },
-      order: { createdAt: 'ASC', id: 'ASC' },
-    });
-    return rows.map(toView);
+    const rows: EndpointViewRow[] = await this.dataSource.query(`${VIEW_SELECT} WHERE e.user_id = $1 ORDER BY e.created_at, e.id`, [caller.userId]);
+    return rows.map(rowToView);
   }
 
   async get(caller: Caller, endpointId: string): Promise<EndpointView> {
-    return toView(await this.find(this.dataSource.manager, caller, endpointId));
+    const [row]: EndpointViewRow[] = await this.dataSource.query(`${VIEW_SELECT} WHERE e.user_id = $1 AND e.id = $2`, [caller.userId, endpointId]);
+    if (!row) throw NotFoundError.of('webhook endpoint', endpointId, 'endpointId');
+    return rowToView(row);
   }
 
   async register(caller: Caller, input: RegisterInput): Promise<{ endpoint: EndpointView; secret: string }> {
@@ -295,6 +295,41 @@ export class WebhooksService {
     });
     return channels;
   }
+}
+
+const VIEW_SELECT = `
+  SELECT e.id, e.url, e.events, e.mode, e.message_history_count, e.status, e.all_channels, e.disabled_reason, e.created_at, e.updated_at,
+         COALESCE((SELECT json_agg(json_build_object('channelType', c.channel_type, 'channelId', c.line_id) ORDER BY c.line_id)
+                     FROM webhook_endpoint_channels c WHERE c.endpoint_id = e.id), '[]') AS channels
+    FROM webhook_endpoints e`;
+
+interface EndpointViewRow {
+  id: string;
+  url: string;
+  events: EventKind[];
+  mode: PayloadMode;
+  message_history_count: number;
+  status: EndpointStatus;
+  all_channels: boolean;
+  disabled_reason: string | null;
+  created_at: Date;
+  updated_at: Date;
+  channels: ChannelScope['channels'];
+}
+
+function rowToView(row: EndpointViewRow): EndpointView {
+  return {
+    id: row.id,
+    url: row.url,
+    events: row.events,
+    mode: row.mode,
+    messageHistoryCount: row.message_history_count,
+    status: row.status,
+    channelScope: { allChannels: row.all_channels, channels: row.channels },
+    disabledReason: row.disabled_reason,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
 }
 
 export function toView(endpoint: WebhookEndpoint): EndpointView {
