@@ -75,3 +75,27 @@ export function isForeignKeyViolation(error: unknown): boolean {
   const e = error as { code?: string; driverError?: { code?: string } };
   return (e?.driverError?.code ?? e?.code) === FOREIGN_KEY_VIOLATION;
 }
+
+/** Network errors and PostgreSQL states that mean "the database cannot be reached right now". */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
+  '57P01', // admin_shutdown: terminating connection due to administrator command
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now: the database system is starting up / shutting down
+  '08000', '08001', '08003', '08004', '08006', // connection exceptions
+  '53300', // too_many_connections
+]);
+const UNAVAILABLE_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established/i;
+
+/**
+ * True when an error (a pg error, a TypeORM QueryFailedError around one, or a pool timeout) says
+ * the database is unreachable: surfaces answer 503 and the caller retries, instead of a 500.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (let e = error as { code?: unknown; message?: unknown; driverError?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; depth++) {
+    if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
+    if (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.test(e.message)) return true;
+    e = (e.driverError ?? e.cause) as typeof e;
+  }
+  return false;
+}

@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import { Response } from 'express';
-import { DomainError, DomainErrorCode, UnauthorizedError } from './errors';
+import { DomainError, DomainErrorCode, isDatabaseUnavailable, UnauthorizedError } from './errors';
 
 const STATUS: Record<DomainErrorCode, number> = {
   VALIDATION: HttpStatus.BAD_REQUEST,
@@ -19,9 +19,13 @@ export interface HttpErrorBody {
   field?: string;
 }
 
+/** Seconds a client is told to wait (Retry-After) when the database cannot be reached. */
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
 /**
  * The one place REST routes turn errors into answers: domain errors by their code, Nest's HTTP
- * exceptions as they are, anything else as a 500 whose details go to the log only.
+ * exceptions as they are, an unreachable database as a 503 with Retry-After (the request may be
+ * repeated), anything else as a 500 whose details go to the log only.
  */
 @Catch()
 export class HttpErrorFilter implements ExceptionFilter {
@@ -34,6 +38,7 @@ export class HttpErrorFilter implements ExceptionFilter {
       const sent = !(exception instanceof UnauthorizedError) || exception.credentialsSent;
       response.setHeader('WWW-Authenticate', `Bearer realm="messaging-sync"${sent ? ', error="invalid_token"' : ''}`);
     }
+    if (status === HttpStatus.SERVICE_UNAVAILABLE) response.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
     if (!response.headersSent) response.status(status).json(body);
   }
 
@@ -50,6 +55,11 @@ export class HttpErrorFilter implements ExceptionFilter {
           ? ((raw as { message: string[] }).message).join('; ')
           : String((raw as { message?: unknown }).message ?? exception.message);
       return { status, body: { statusCode: status, error: reason(status), message } };
+    }
+    if (isDatabaseUnavailable(exception)) {
+      this.logger.warn(`database unavailable: ${exception instanceof Error ? exception.message : String(exception)}`);
+      const status = HttpStatus.SERVICE_UNAVAILABLE;
+      return { status, body: { statusCode: status, error: reason(status), message: 'the database is unavailable; retry shortly' } };
     }
     this.logger.error(exception instanceof Error ? exception.stack ?? exception.message : String(exception));
     const status = HttpStatus.INTERNAL_SERVER_ERROR;

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { roleAtLeast } from '../accounts/account.types';
 import { Caller } from '../auth/caller';
-import { DomainError } from '../common/errors';
+import { DomainError, isDatabaseUnavailable } from '../common/errors';
 import {
   asRequest, failure, idOf, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, JsonRpcError, JsonRpcRequest, JsonRpcResponse,
   METHOD_NOT_FOUND, PARSE_ERROR,
@@ -71,6 +71,8 @@ export class McpServer {
       return { jsonrpc: '2.0', id: request.id, result: await this.dispatch(request, caller) };
     } catch (error) {
       if (error instanceof JsonRpcError) return failure(request.id, error.code, error.message);
+      // Not the request's fault and worth repeating: the HTTP error filter answers 503 with Retry-After.
+      if (isDatabaseUnavailable(error)) throw error;
       this.logger.error(`${request.method} failed: ${error instanceof Error ? error.stack : String(error)}`);
       return failure(request.id, INTERNAL_ERROR, 'Internal error');
     }

@@ -15,6 +15,8 @@ export interface ExtractionJob {
   attachmentId: string;
 }
 
+/** The longest an inbound request waits for Redis to take its extraction jobs (the sweep covers the rest). */
+export const ENQUEUE_WAIT_MS = 1000;
 /** A pending attachment older than this with no extraction yet is re-enqueued (its job was lost). */
 export const LOST_JOB_AFTER_MS = 60_000;
 /**
@@ -54,17 +56,30 @@ export class AttachmentExtractionService {
     private readonly extractor: TextExtractor,
   ) {}
 
-  /** One job per attachment. If Redis refuses now, the sweep enqueues it a minute later. */
+  /**
+   * One job per attachment. If Redis refuses now, the sweep enqueues it a minute later. The caller
+   * (an inbound webhook from the mail server or carrier) waits at most ENQUEUE_WAIT_MS: while Redis
+   * is down the client retries a command for many seconds, and the sweep is there for exactly that.
+   */
   async enqueue(attachmentIds: string[]): Promise<void> {
-    for (const attachmentId of attachmentIds) {
-      await this.queue
-        .add(
-          { attachmentId },
-          // Attempts cover failures before the claim (database unreachable); after the claim a rerun finds nothing to do.
-          { jobId: `extract:${attachmentId}`, attempts: 3, backoff: { type: 'exponential', delay: 5000 }, removeOnComplete: true, removeOnFail: true },
-        )
-        .catch((error: unknown) => this.logger.warn(`could not enqueue extraction of attachment ${attachmentId}: ${(error as Error).message}`));
-    }
+    if (attachmentIds.length === 0) return;
+    const added = Promise.all(
+      attachmentIds.map((attachmentId) =>
+        this.queue
+          .add(
+            { attachmentId },
+            // Attempts cover failures before the claim (database unreachable); after the claim a rerun finds nothing to do.
+            { jobId: `extract:${attachmentId}`, attempts: 3, backoff: { type: 'exponential', delay: 5000 }, removeOnComplete: true, removeOnFail: true },
+          )
+          .catch((error: unknown) => this.logger.warn(`could not enqueue extraction of attachment ${attachmentId}: ${(error as Error).message}`)),
+      ),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ENQUEUE_WAIT_MS);
+    });
+    await Promise.race([added, waited]);
+    clearTimeout(timer);
   }
 
   /** The job: claim, extract, finish. Returns false when there was nothing to claim (done, or claimed elsewhere). */
