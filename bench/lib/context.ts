@@ -1,0 +1,212 @@
+import { CpuReport } from './monitor';
+import { Receiver } from './receiver-client';
+import { Service, ServiceSecrets, startService } from './service';
+import { Percentiles } from './util';
+
+export interface Options {
+  quick: boolean;
+  scenarios: number[];
+  /** Endpoints an event fans out to in scenarios 1 and 2. */
+  endpoints: number;
+  /** Users the endpoints of scenarios 1 and 2 are dealt to (all members of the one line). */
+  users: number;
+  ingestConcurrency: number;
+  /** DELIVERY_CONCURRENCY of the worker (the service's default is 100). */
+  deliveryConcurrency: number;
+  /** Pass 2 of scenario 1: inbound events per second. */
+  rate: number;
+  /** Deliveries waiting in retry in scenario 4. */
+  backlog: number;
+  /** Max deliveries owed but not yet arrived during saturation passes (flow control). */
+  backlogCap: number;
+  smsBytes: number;
+  mode: 'concise' | 'verbose';
+  /** The receiver answers 2xx to every N-th request of a failing/hanging endpoint (0: never). */
+  failOkEvery: number;
+  /** Scenario 2's DELIVERY_TIMEOUT_MS. */
+  timeoutMs: number;
+  /** DELIVERY_ENDPOINT_CONCURRENCY for the service, or undefined for its default. */
+  endpointConcurrency?: number;
+  /** Scenario 2's DELIVERY_RETRY_SCHEDULE. */
+  retrySchedule: string;
+  levels: number[];
+  build: boolean;
+  keep: boolean;
+  /** Multiplies every window (for a longer or shorter run). */
+  durationScale: number;
+  command: string;
+}
+
+/** Window lengths in ms, quick or full. */
+export function windows(options: Options) {
+  const q = options.quick;
+  const s = options.durationScale;
+  const ms = (quick: number, full: number) => Math.round((q ? quick : full) * s);
+  return {
+    warmup: ms(3_000, 10_000),
+    saturation: ms(10_000, 45_000),
+    fixed: ms(8_000, 40_000),
+    drain: ms(8_000, 20_000),
+    bare: ms(5_000, 15_000),
+    isolation: ms(10_000, 40_000),
+    toolWarmup: ms(500, 2_000),
+    toolLevel: ms(2_500, 10_000),
+    backlogWait: ms(240_000, 1_200_000),
+  };
+}
+
+export interface RunContext {
+  root: string;
+  options: Options;
+  runId: string;
+  database: string;
+  databaseUrl: string;
+  secrets: ServiceSecrets;
+  receiver: Receiver;
+  redisPid: number;
+  results: Results;
+}
+
+export function queuePrefix(ctx: RunContext, label: string): string {
+  return `{mssb_${ctx.runId}_${label}}`;
+}
+
+export function startScenarioService(ctx: RunContext, label: string, env: Record<string, string>): Promise<Service> {
+  return startService({
+    root: ctx.root,
+    databaseUrl: ctx.databaseUrl,
+    queuePrefix: queuePrefix(ctx, label),
+    secrets: ctx.secrets,
+    env: {
+      DELIVERY_CONCURRENCY: String(ctx.options.deliveryConcurrency),
+      ...(ctx.options.endpointConcurrency === undefined ? {} : { DELIVERY_ENDPOINT_CONCURRENCY: String(ctx.options.endpointConcurrency) }),
+      ...env,
+    },
+    label,
+  });
+}
+
+// ---- results ---------------------------------------------------------------------------------
+
+export interface SaturationResult {
+  label: string;
+  seconds: number;
+  /** 2xx deliveries per second at the receiver over the steady window (healthy paths only). */
+  deliveriesPerSec: number;
+  /** All attempts per second at the receiver over the window (every path). */
+  attemptsPerSec: number;
+  ingestPerSec: number;
+  latency: Percentiles;
+  dups: number;
+  cpu: CpuReport;
+  drained: boolean;
+  ingestFailed: number;
+  lastIngestError: string;
+  /** Requests held open by hanging endpoints, averaged over the window (worker slots they hold). */
+  openHangsAvg?: number;
+  /** Deliveries owed to the failing endpoints at the end (their backlog, not yet attempted once). */
+  owedToFailing?: number;
+}
+
+export interface FixedRateResult {
+  rate: number;
+  seconds: number;
+  /** Events due in the whole pass (warm-up included) and how many were actually sent in time. */
+  planned: number;
+  sent: number;
+  sentLate: number;
+  expected: number;
+  arrived: number;
+  deliveriesPerSec: number;
+  latency: Percentiles;
+  cpu: CpuReport;
+}
+
+export interface BareClientResult {
+  seconds: number;
+  concurrency: number;
+  postsPerSec: number;
+  receiverCounted: number;
+  errors: number;
+  samples: number;
+  avgBodyBytes: number;
+  latency: Percentiles;
+  cpu: CpuReport;
+}
+
+export interface Scenario1Result {
+  endpoints: number;
+  users: number;
+  ingestConcurrency: number;
+  deliveryConcurrency: number;
+  saturation: SaturationResult;
+  fixed: FixedRateResult;
+  bare: BareClientResult;
+  signatures: { verified: number; bad: number; badExamples: string[] };
+}
+
+export interface IsolationPass {
+  /** Jobs waiting as delayed in Redis at the end of the pass (retries and postponed attempts). */
+  delayedJobsAtEnd: number;
+  kind: 'fail' | 'hang';
+  result: SaturationResult;
+  healthyEndpoints: number;
+  /** Healthy-half deliveries/s ÷ (baseline deliveries/s × healthy share). */
+  ratio: number;
+  autoDisabled: number;
+  attemptsByKind: Record<string, number>;
+}
+
+export interface Scenario2Result {
+  /** The per-endpoint slot cap in effect (DELIVERY_ENDPOINT_CONCURRENCY), if known. */
+  endpointConcurrency?: number;
+  baselineFrom: 'scenario 1' | 'own baseline pass';
+  baselinePerSec: number;
+  baselineHealthyShare: number;
+  timeoutMs: number;
+  retrySchedule: string;
+  failOkEvery: number;
+  passes: IsolationPass[];
+}
+
+export interface ToolLevelResult {
+  concurrency: number;
+  mode: 'sdk' | 'raw' | 'bare';
+  reqPerSec: number;
+  latency: Percentiles;
+  errors: number;
+  lastError?: string;
+  cpu: CpuReport;
+}
+
+export interface Scenario3Result {
+  endpointsListed: number;
+  levels: ToolLevelResult[];
+}
+
+export interface Scenario4Result {
+  target: number;
+  events: number;
+  endpoints: number;
+  users: number;
+  waiting: number;
+  statusCounts: Record<string, number>;
+  autoDisabled: number;
+  buildSeconds: number;
+  firstAttemptsPerSec: number;
+  worker: { rssBefore: number; rssAtOnce: number; rss: number; hwm: number };
+  settleSeconds: number;
+  api: { rssBefore: number; rss: number; hwm: number };
+  redis: { usedBefore: number; usedAfter: number; prefixBytes: number; prefixKeys: number; delayed: number };
+  complete: boolean;
+}
+
+export interface Results {
+  startedAt: Date;
+  finishedAt?: Date;
+  s1?: Scenario1Result;
+  s2?: Scenario2Result;
+  s3?: Scenario3Result;
+  s4?: Scenario4Result;
+  errors: Array<{ scenario: number; message: string }>;
+}

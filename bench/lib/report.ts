@@ -1,0 +1,448 @@
+import { Options, Results, SaturationResult, ToolLevelResult, windows } from './context';
+
+const windowsWarmup = (options: Options) => windows(options).warmup;
+import { MachineInfo } from './infra';
+import { CpuReport } from './monitor';
+import { fmtMb, fmtMs, fmtNum, fmtPct } from './util';
+
+export const TARGETS = {
+  deliveriesPerSec: 2000,
+  p99Ms: 250,
+  isolationRatio: 0.8,
+  toolReqPerSec: 1500,
+  toolRatio: 0.5,
+  workerRssBytes: 400 * 1024 * 1024,
+};
+
+const status = (ok: boolean | undefined) => (ok === undefined ? 'n/a' : ok ? '**pass**' : '**short**');
+
+function bestBy(levels: ToolLevelResult[], mode: ToolLevelResult['mode']): ToolLevelResult | undefined {
+  return levels.filter((l) => l.mode === mode).sort((a, b) => b.reqPerSec - a.reqPerSec)[0];
+}
+
+function bareAt(levels: ToolLevelResult[], concurrency: number): ToolLevelResult | undefined {
+  return levels.find((l) => l.mode === 'bare' && l.concurrency === concurrency);
+}
+
+/** Where the CPU went and what PostgreSQL waited on, in words. */
+export function boundBy(cpu: CpuReport, cores: number): string {
+  const parts: string[] = [];
+  const busy = cpu.machineBusy * 100;
+  const consumers = Object.entries(cpu.cores)
+    .filter(([, v]) => Number.isFinite(v) && v >= 0.02)
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, v]) => `${name} ${v.toFixed(2)}`);
+  const ours = Object.entries(cpu.cores).filter(([name, v]) => name !== 'redis' && Number.isFinite(v)).reduce((a, [, v]) => a + v, 0);
+  const others = Math.max(0, cpu.machineBusy * cores - ours - (Number.isFinite(cpu.cores.redis) ? cpu.cores.redis : 0));
+  parts.push(
+    `The machine's ${cores} cores were ${busy.toFixed(0)} % busy over the window` +
+      `${busy >= 90 ? ': CPU-bound' : ''}. Cores used: ${consumers.join(', ')}` +
+      ' (redis is the whole shared server; postgres is only the backends serving our database)' +
+      `${cores ? `; everything else on the machine (other work, PostgreSQL's own background processes) took about ${others.toFixed(2)} cores` : ''}.`,
+  );
+  const hot = Object.entries(cpu.cores).find(([name, v]) => (name === 'worker' || name === 'api') && v >= 0.85);
+  if (hot) parts.push(`The ${hot[0]} process used ${hot[1].toFixed(2)} of a core: one Node event loop is saturated.`);
+  if (cpu.waits.length) {
+    parts.push(
+      `PostgreSQL: on average ${cpu.activeBackends.toFixed(1)} of our backends active; what they were doing: ` +
+        cpu.waits.map((w) => `${w.event} ${(w.share * 100).toFixed(0)} %`).join(', ') + '.',
+    );
+  }
+  if (cpu.lockedQueries.length) {
+    parts.push(
+      'Statements seen waiting on a row or transaction lock: ' +
+        cpu.lockedQueries.map((q) => `\`${q.query.replace(/`/g, "'")}…\` ${(q.share * 100).toFixed(0)} %`).join('; ') + '.',
+    );
+  }
+  return parts.join(' ');
+}
+
+function cpuLine(cpu: CpuReport): string {
+  return Object.entries(cpu.cores)
+    .filter(([, v]) => Number.isFinite(v))
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, v]) => `${name} ${v.toFixed(2)}`)
+    .join(' · ');
+}
+
+function satRow(name: string, r: SaturationResult): string {
+  return `| ${name} | ${fmtNum(r.deliveriesPerSec)} | ${fmtNum(r.attemptsPerSec)} | ${fmtNum(r.ingestPerSec)} | ${fmtMs(r.latency.p50)} | ${fmtMs(r.latency.p95)} | ${fmtMs(r.latency.p99)} | ${cpuLine(r.cpu)} |`;
+}
+
+export function renderMarkdown(results: Results, options: Options, machine: MachineInfo): string {
+  const out: string[] = [];
+  const cores = Number(machine.nproc) || 0;
+  const { s1, s2, s3, s4 } = results;
+  out.push('# Benchmarks', '');
+  out.push(
+    '> Written by `npm run bench` (`bench/run.ts`); every run overwrites this file and `docs/benchmarks.svg`. ' +
+      'Do not edit by hand: change the harness or rerun it.',
+    '',
+  );
+  out.push(`- **Date:** ${results.startedAt.toISOString()} (took ${Math.round(((results.finishedAt ?? new Date()).getTime() - results.startedAt.getTime()) / 1000)} s)`);
+  out.push(`- **Command:** \`${options.command}\``);
+  out.push(`- **Run:** ${options.quick ? '**quick** (short windows: figures are indicative only)' : 'full'}; scenarios ${options.scenarios.join(', ')}`);
+  out.push('');
+  out.push('## Machine', '');
+  out.push('| | |', '|---|---|');
+  out.push(`| CPUs (\`nproc\`) | ${machine.nproc} |`);
+  out.push(`| CPU model | ${machine.cpuModel} |`);
+  out.push(`| Memory | ${machine.memory} |`);
+  out.push(`| Kernel | ${machine.kernel} |`);
+  out.push(`| Node.js | ${machine.node} |`);
+  out.push(`| PostgreSQL | ${machine.postgres} |`);
+  out.push(`| Redis | ${machine.redis} |`);
+  out.push(`| Git commit | \`${machine.commit}\`${machine.dirty ? ` + ${machine.dirty} uncommitted file(s)` : ''} |`);
+  out.push(`| Load average at start | ${machine.loadAtStart} |`);
+  out.push('');
+  out.push(
+    'Everything runs on this one machine: PostgreSQL, Redis, the service (one `api` and one `worker` process, ' +
+      '`node dist/src/main.js`), the receiver (a child process) and the load generator (the harness). ' +
+      'The "machine busy" figures below count every process on the machine, including other work that was running.',
+    '',
+  );
+
+  // ---- summary ----
+  out.push('## Summary', '');
+  out.push('| Scenario | Figure | Target | Measured | Status |', '|---|---|---|---|---|');
+  if (s1) {
+    out.push(`| 1 Delivery throughput | sustained deliveries/s (${s1.endpoints} endpoints) | ≥ ${fmtNum(TARGETS.deliveriesPerSec)} | ${fmtNum(s1.saturation.deliveriesPerSec)} | ${status(s1.saturation.deliveriesPerSec >= TARGETS.deliveriesPerSec)} |`);
+    out.push(`| 1 | ratio to the same-run limit (bare client: ${fmtNum(s1.bare.postsPerSec)} POST/s) | reported | ${fmtPct(s1.saturation.deliveriesPerSec / s1.bare.postsPerSec)} | — |`);
+    out.push(`| 1 | p99 commit → receiver at ${s1.fixed.rate} events/s (${fmtNum(s1.fixed.rate * s1.endpoints)} deliveries/s offered) | ≤ ${TARGETS.p99Ms} ms | ${fmtMs(s1.fixed.latency.p99)} | ${status(s1.fixed.latency.p99 <= TARGETS.p99Ms)} |`);
+  }
+  if (s2) {
+    for (const p of s2.passes) {
+      out.push(`| 2 Failure isolation | healthy half, other half ${p.kind === 'fail' ? 'answering 500' : `hanging past ${fmtNum(s2.timeoutMs)} ms`} | ≥ 80 % | ${fmtPct(p.ratio)} | ${status(p.ratio >= TARGETS.isolationRatio)} |`);
+    }
+  }
+  if (s3) {
+    const raw = bestBy(s3.levels, 'raw');
+    const sdk = bestBy(s3.levels, 'sdk');
+    if (raw) {
+      const bare = bareAt(s3.levels, raw.concurrency);
+      out.push(`| 3 Tool endpoint | best req/s, raw HTTP (c=${raw.concurrency}) | ≥ ${fmtNum(TARGETS.toolReqPerSec)} | ${fmtNum(raw.reqPerSec)} | ${status(raw.reqPerSec >= TARGETS.toolReqPerSec)} |`);
+      if (bare) out.push(`| 3 | raw HTTP ÷ bare Nest route at c=${raw.concurrency} (${fmtNum(bare.reqPerSec)} req/s) | ≥ 50 % | ${fmtPct(raw.reqPerSec / bare.reqPerSec)} | ${status(raw.reqPerSec / bare.reqPerSec >= TARGETS.toolRatio)} |`);
+    }
+    if (sdk) {
+      const bare = bareAt(s3.levels, sdk.concurrency);
+      out.push(`| 3 | best req/s, official MCP SDK client (c=${sdk.concurrency}) | ≥ ${fmtNum(TARGETS.toolReqPerSec)} | ${fmtNum(sdk.reqPerSec)}${bare ? ` (${fmtPct(sdk.reqPerSec / bare.reqPerSec)} of bare)` : ''} | ${status(sdk.reqPerSec >= TARGETS.toolReqPerSec)} |`);
+    }
+  }
+  if (s4) {
+    const scaled = s4.target !== 100_000 ? ` (${fmtNum(s4.target)}-delivery backlog; the target is for 100,000)` : '';
+    out.push(`| 4 Backlog memory | worker RSS with ${fmtNum(s4.waiting)} deliveries waiting${scaled} | ≤ 400 MB | ${fmtMb(s4.worker.rss)} (peak ${fmtMb(s4.worker.hwm)}) | ${s4.complete ? status(s4.worker.rss <= TARGETS.workerRssBytes) : '**incomplete**'} |`);
+    out.push(`| 4 | API RSS | reported | ${fmtMb(s4.api.rss)} (peak ${fmtMb(s4.api.hwm)}) | — |`);
+  }
+  for (const e of results.errors) out.push(`| ${e.scenario} | **failed to run** | | ${e.message.split('\n')[0].replace(/\|/g, '\\|').slice(0, 160)} | **error** |`);
+  out.push('', '![Throughput against its limit, latency percentiles against 250 ms, worker memory against 400 MB](benchmarks.svg)', '');
+
+  // ---- scenario 1 ----
+  if (s1) {
+    out.push('## 1. Delivery throughput', '');
+    out.push(
+      `Inbound SMS are POSTed to \`/ingest/sms/inbound\` (ingest token) by an undici Pool of ${s1.ingestConcurrency} connections. ` +
+        `Each one is stored, publishes \`message.received\` through the outbox, and fans out to ${s1.endpoints} endpoints ` +
+        `(registered with \`register_webhook\` by ${s1.users} users who all see the line, mode \`${options.mode}\`, ${options.smsBytes}-byte SMS). ` +
+        `The worker (\`DELIVERY_CONCURRENCY=${s1.deliveryConcurrency}\`) signs and POSTs each delivery to the receiver, ` +
+        'which listens on one port per endpoint (each endpoint its own origin, as with real subscribers), verifies every signature ' +
+        'with the project\'s receiver helper and records the envelope id, `createdAt` and its arrival time.',
+      '',
+    );
+    out.push(
+      '**Pass 1, saturation.** The generator sends as fast as it can, but pauses while too many deliveries are owed and not yet arrived: ' +
+        `more than ${fmtNum(4 * options.deliveryConcurrency)} (4 × DELIVERY_CONCURRENCY) or 1.5 s of arrivals at the current rate, whichever is larger, ` +
+        `at most ${fmtNum(options.backlogCap)}. That keeps every worker slot busy while the queue stays short, so the latency means something. ` +
+        `Deliveries/s are counted at the receiver over ${s1.saturation.seconds} s after a ${fmtNum(windowsWarmup(options) / 1000)} s warm-up.`,
+      '',
+    );
+    out.push('| Pass | deliveries/s (2xx) | attempts/s | ingest events/s | p50 | p95 | p99 | cores used |', '|---|---|---|---|---|---|---|---|');
+    out.push(satRow('saturation', s1.saturation));
+    out.push('');
+    out.push(
+      `**Pass 2, ${s1.fixed.rate} events/s** (open loop, ${fmtNum(s1.fixed.rate * s1.endpoints)} deliveries/s offered) for ${s1.fixed.seconds} s: ` +
+        `${fmtNum(s1.fixed.arrived)} of ${fmtNum(s1.fixed.expected)} deliveries arrived (a delivery still missing after the drain wait counts as "never"), ` +
+        `${fmtNum(s1.fixed.deliveriesPerSec)} deliveries/s; latency p50 ${fmtMs(s1.fixed.latency.p50)}, p95 ${fmtMs(s1.fixed.latency.p95)}, ` +
+        `**p99 ${fmtMs(s1.fixed.latency.p99)}** (target ≤ ${TARGETS.p99Ms} ms), max ${fmtMs(s1.fixed.latency.max)}` +
+        `${s1.fixed.sent < s1.fixed.planned ? `; the ingest could not keep the rate: ${fmtNum(s1.fixed.sent)} of ${fmtNum(s1.fixed.planned)} events were sent (${fmtNum((s1.fixed.sent * s1.fixed.rate) / s1.fixed.planned)} events/s over the pass)` : ''}. Cores used: ${cpuLine(s1.fixed.cpu)}.`,
+      '',
+    );
+    out.push(
+      `**The limit.** The same receiver driven directly by a bare undici client, replaying ${s1.bare.samples} real signed bodies and headers ` +
+        `captured from pass 2 (about ${fmtNum(s1.bare.avgBodyBytes)} bytes each) to the same endpoint ports, one Pool of 64 connections per ` +
+        `origin like the service's sender, ${s1.bare.concurrency} requests in flight like the worker, with the service stopped: **${fmtNum(s1.bare.postsPerSec)} POST/s** ` +
+        `(p99 ${fmtMs(s1.bare.latency.p99)}, ${s1.bare.errors} errors). Our rate is **${fmtPct(s1.saturation.deliveriesPerSec / s1.bare.postsPerSec)}** of it. ` +
+        `Cores used: ${cpuLine(s1.bare.cpu)}.`,
+      '',
+    );
+    out.push(`Signatures verified by the receiver during pass 2: ${fmtNum(s1.signatures.verified)}, bad: ${s1.signatures.bad}${s1.signatures.badExamples.length ? ` (${s1.signatures.badExamples.join('; ')})` : ''}.`, '');
+    out.push(`**What bounds us.** Pass 1: ${boundBy(s1.saturation.cpu, cores)}`, '');
+    if (s1.fixed.latency.p99 > TARGETS.p99Ms) out.push(`Pass 2: ${boundBy(s1.fixed.cpu, cores)}`, '');
+  }
+
+  // ---- scenario 2 ----
+  if (s2) {
+    out.push('## 2. Failure isolation', '');
+    out.push(
+      `Same setup as scenario 1 with half the endpoints failing; \`DELIVERY_TIMEOUT_MS=${s2.timeoutMs}\`, ` +
+        `${s2.endpointConcurrency === undefined ? '' : `\`DELIVERY_ENDPOINT_CONCURRENCY=${s2.endpointConcurrency}\`, `}` +
+        `\`DELIVERY_RETRY_SCHEDULE=${s2.retrySchedule}\` (compressed, so the failing half's retries land inside the window and compete too). ` +
+        `The ratio compares the healthy half's deliveries/s with ${fmtPct(s2.baselineHealthyShare)} of the all-healthy rate ` +
+        `(${fmtNum(s2.baselinePerSec)} deliveries/s, from ${s2.baselineFrom}). The load generator's flow control waits for the healthy ` +
+        'endpoints only, so the failing half may fall behind (its backlog is reported), as it would with a real failing subscriber.',
+      '',
+    );
+    if (s2.failOkEvery > 0) {
+      out.push(
+        `The service disables an endpoint after 100 consecutive failures (DESIGN.md, Auto-disable), which would end the failure after a ` +
+          `second. So the receiver answers 200 to every ${s2.failOkEvery}th request of a failing or hanging path, which resets the count: ` +
+          `${fmtPct(1 - 1 / s2.failOkEvery)} of their attempts fail and they stay active for the whole window.`,
+        '',
+      );
+    }
+    out.push('| Pass | healthy deliveries/s | all attempts/s | ingest events/s | healthy p50 | p95 | p99 | cores used |', '|---|---|---|---|---|---|---|---|');
+    for (const p of s2.passes) out.push(satRow(p.kind === 'fail' ? 'half answer 500' : `half hang > ${fmtNum(s2.timeoutMs)} ms`, p.result));
+    out.push('');
+    for (const p of s2.passes) {
+      const name = p.kind === 'fail' ? 'Half answering 500' : 'Half hanging';
+      out.push(
+        `- **${name}:** healthy half at **${fmtPct(p.ratio)}** of its baseline share; attempts in the pass by path: ` +
+          `${Object.entries(p.attemptsByKind).filter(([, n]) => n).map(([k, n]) => `${k} ${fmtNum(n)}`).join(', ')}; ` +
+          `${p.autoDisabled} endpoint(s) auto-disabled; ${fmtNum(p.delayedJobsAtEnd)} delayed jobs in Redis at the end (retries, and attempts postponed by the per-endpoint cap)` +
+          `${p.result.owedToFailing !== undefined ? `; the failing half was ${fmtNum(p.result.owedToFailing)} first attempts behind` : ''}` +
+          `${p.result.openHangsAvg !== undefined && p.kind === 'hang' ? `; on average ${fmtNum(p.result.openHangsAvg)} requests were held open by the hanging endpoints (of ${options.deliveryConcurrency} worker slots)` : ''}.`,
+      );
+      if (p.ratio < TARGETS.isolationRatio) {
+        const failing = options.endpoints - p.healthyEndpoints;
+        const cap = s2.endpointConcurrency;
+        const heldMax = cap === undefined ? options.deliveryConcurrency : Math.min(options.deliveryConcurrency, failing * cap);
+        const slots =
+          p.kind === 'hang' && p.result.openHangsAvg !== undefined
+            ? `The hanging endpoints held ${fmtNum(p.result.openHangsAvg)} of the worker's ${options.deliveryConcurrency} delivery slots on average ` +
+              `(each hang keeps its slot for the whole ${fmtNum(s2.timeoutMs)} ms timeout; ` +
+              `${cap === undefined ? 'no per-endpoint cap' : `DELIVERY_ENDPOINT_CONCURRENCY=${cap} lets ${failing} hanging endpoints hold at most ${heldMax}`}), ` +
+              `leaving ${fmtNum(options.deliveryConcurrency - heldMax)} or more for the healthy half. `
+            : '';
+        out.push(`  What bounds us: ${slots}${boundBy(p.result.cpu, cores)}`);
+      }
+    }
+    out.push('');
+  }
+
+  // ---- scenario 3 ----
+  if (s3) {
+    out.push('## 3. Tool endpoint', '');
+    out.push(
+      `\`tools/call\` of \`list_webhooks\` and \`get_webhook\`, alternating, for a user with ${s3.endpointsListed} endpoints: through the official ` +
+        'MCP SDK client (`@modelcontextprotocol/sdk`, one `Client` with its own Streamable HTTP transport per concurrent caller, connected ' +
+        'and having listed the tools before the clock starts, so it validates each result against the tool\'s output schema) and through raw HTTP (undici Pool, one connection per concurrent caller, JSON-RPC bodies, answers parsed ' +
+        'and checked). The limit is `bench/bare-app.ts`: a bare Nest app (same Express adapter, pg pool of 20) whose routes do the same ' +
+        'read (`SELECT … FROM webhook_endpoints WHERE user_id = $1`, with the channels join) with no auth and no protocol work.',
+      '',
+    );
+    out.push('| Concurrency | MCP SDK req/s | p99 | raw HTTP req/s | p99 | bare Nest req/s | p99 | raw ÷ bare |', '|---|---|---|---|---|---|---|---|');
+    const levelsSeen = [...new Set(s3.levels.map((l) => l.concurrency))];
+    for (const c of levelsSeen) {
+      const get = (mode: ToolLevelResult['mode']) => s3.levels.find((l) => l.concurrency === c && l.mode === mode);
+      const sdk = get('sdk');
+      const raw = get('raw');
+      const bare = get('bare');
+      const cell = (r?: ToolLevelResult) => (r ? `${fmtNum(r.reqPerSec)}${r.errors ? ` (${r.errors} errors)` : ''} | ${fmtMs(r.latency.p99)}` : 'n/a | n/a');
+      out.push(`| ${c} | ${cell(sdk)} | ${cell(raw)} | ${cell(bare)} | ${raw && bare ? fmtPct(raw.reqPerSec / bare.reqPerSec) : 'n/a'} |`);
+    }
+    out.push('');
+    const raw = bestBy(s3.levels, 'raw');
+    if (raw) out.push(`**What bounds us** (raw HTTP at c=${raw.concurrency}): ${boundBy(raw.cpu, cores)}`, '');
+    const sdk = bestBy(s3.levels, 'sdk');
+    if (sdk) out.push(`With the SDK client (c=${sdk.concurrency}) the harness itself used ${(sdk.cpu.cores.harness ?? 0).toFixed(2)} cores: the client's own work competes with the service for this machine's CPUs.`, '');
+  }
+
+  // ---- scenario 4 ----
+  if (s4) {
+    out.push('## 4. Backlog memory', '');
+    out.push(
+      `${fmtNum(s4.events)} inbound events × 10 endpoints answering 500 with \`DELIVERY_RETRY_SCHEDULE=1h\`: every delivery fails its first ` +
+        `attempt and waits an hour for its retry. ${s4.users} users with one line and 10 endpoints each (${fmtNum(s4.endpoints)} endpoints), at most ` +
+        `90 events per line, so no endpoint reaches the 100-consecutive-failures auto-disable and every delivery stays waiting. ` +
+        `Built in ${s4.buildSeconds.toFixed(0)} s (${fmtNum(s4.firstAttemptsPerSec)} first attempts/s).`,
+      '',
+    );
+    out.push(`| | before the backlog | as the last attempt ends | with the backlog, ${s4.settleSeconds} s later (VmRSS) | peak (VmHWM) |`, '|---|---|---|---|---|');
+    out.push(`| worker process | ${fmtMb(s4.worker.rssBefore)} | ${fmtMb(s4.worker.rssAtOnce)} | **${fmtMb(s4.worker.rss)}** | ${fmtMb(s4.worker.hwm)} |`);
+    out.push(`| API process | ${fmtMb(s4.api.rssBefore)} | | ${fmtMb(s4.api.rss)} | ${fmtMb(s4.api.hwm)} |`);
+    out.push('');
+    out.push(
+      `Deliveries by status: ${Object.entries(s4.statusCounts).map(([k, n]) => `${k} ${fmtNum(n)}`).join(', ')}; ${s4.autoDisabled} endpoint(s) disabled. ` +
+        `Redis: ${fmtNum(s4.redis.delayed)} delayed jobs; our keys (${fmtNum(s4.redis.prefixKeys)}) take ${fmtMb(s4.redis.prefixBytes)} by \`MEMORY USAGE\`; ` +
+        `the server's \`used_memory\` went from ${fmtMb(s4.redis.usedBefore)} to ${fmtMb(s4.redis.usedAfter)} (a shared server: other runs count there too).`,
+      '',
+    );
+  }
+
+  // ---- method ----
+  out.push('## How the figures are taken', '');
+  out.push(
+    '- **Latency** is the receiver\'s arrival time (it answers 200 at once, so this is its 2xx) minus the envelope\'s `createdAt`. `createdAt` is the outbox row\'s time, PostgreSQL\'s `now()` ' +
+      'in the ingest transaction, i.e. when that transaction began, a few milliseconds before it committed: close enough to "the event\'s commit", ' +
+      'and if anything it makes our figures slightly worse. Both clocks are this machine\'s.',
+    '- **Deliveries/s** count 2xx answers at the receiver, first arrivals and repeats alike (repeats are reported separately: at-least-once).',
+    '- **Cores used** come from `/proc/<pid>/stat` (user + system time) over the measuring window; PostgreSQL is the sum over the backends serving ' +
+      'the bench database, its waits are sampled from `pg_stat_activity` every 250 ms.',
+    '- **Memory** is `VmRSS` and `VmHWM` from `/proc/<pid>/status` of the `node dist/src/main.js` processes.',
+    `- Every run uses a throwaway database (\`mss_bench_<time>\`) and its own Bull key prefix; both are removed at the end. ` +
+      'The service processes run with `APP_ENV=development`, `WEBHOOK_ALLOWED_CIDRS=127.0.0.0/8`, `LOG_LEVEL=warn` and generated tokens.',
+    '- Run it: `npm run bench` (full, 10 to 20 minutes), `npm run bench:quick` (each scenario about a minute), ' +
+      '`npm run bench -- --scenario 3`, `npm run bench -- --help` for every option.',
+    '',
+  );
+  if (results.errors.length) {
+    out.push('## Errors', '');
+    for (const e of results.errors) out.push(`- Scenario ${e.scenario}: \`${e.message.split('\n')[0]}\``);
+    out.push('');
+  }
+  return out.join('\n');
+}
+
+// ---- SVG --------------------------------------------------------------------------------------
+
+const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+interface BarRow {
+  label: string;
+  ours: number;
+  limit?: number;
+  limitLabel?: string;
+  target?: number;
+}
+
+/** Hand-written SVG: throughput vs limit (log scale), latency percentiles vs 250 ms, worker RSS vs 400 MB. */
+export function renderSvg(results: Results): string {
+  const { s1, s2, s3, s4 } = results;
+  const W = 960;
+  const parts: string[] = [];
+  let y = 0;
+  const font = 'font-family="Helvetica, Arial, sans-serif"';
+  const text = (x: number, yy: number, s: string, opts = '') =>
+    parts.push(`<text x="${x.toFixed(1)}" y="${yy.toFixed(1)}" ${font}${opts.includes('font-size') ? '' : ' font-size="12"'} ${opts}>${esc(s)}</text>`);
+
+  // Panel 1: throughput.
+  const rows: BarRow[] = [];
+  if (s1) rows.push({ label: 'S1 deliveries/s', ours: s1.saturation.deliveriesPerSec, limit: s1.bare.postsPerSec, limitLabel: 'bare client POST/s', target: TARGETS.deliveriesPerSec });
+  if (s2) {
+    const share = s2.baselinePerSec * s2.baselineHealthyShare;
+    for (const p of s2.passes) rows.push({ label: `S2 healthy half (${p.kind === 'fail' ? '500s' : 'hangs'})`, ours: p.result.deliveriesPerSec, limit: share, limitLabel: 'its all-healthy share', target: share * TARGETS.isolationRatio });
+  }
+  if (s3) {
+    for (const mode of ['raw', 'sdk'] as const) {
+      const best = bestBy(s3.levels, mode);
+      if (!best) continue;
+      const bare = bareAt(s3.levels, best.concurrency);
+      rows.push({ label: `S3 ${mode === 'raw' ? 'raw HTTP' : 'MCP SDK'} req/s (c=${best.concurrency})`, ours: best.reqPerSec, limit: bare?.reqPerSec, limitLabel: 'bare Nest route', target: TARGETS.toolReqPerSec });
+    }
+  }
+  const left = 250;
+  const right = W - 30;
+  const lo = 1;
+  const hi = 5; // 10 .. 100,000
+  const xOf = (v: number) => left + ((Math.log10(Math.max(10, Math.min(v, 10 ** hi))) - lo) / (hi - lo)) * (right - left);
+  y = 30;
+  parts.push(`<text x="20" y="${y}" ${font} font-size="16" font-weight="bold">Throughput against its limit (log scale)</text>`);
+  y += 16;
+  text(20, y, 'blue: ours · grey: the limit measured in the same run · red tick: target', 'fill="#555"');
+  y += 14;
+  const axisTop = y;
+  const rowH = 34;
+  const axisBottom = axisTop + Math.max(1, rows.length) * rowH + 6;
+  for (let e = lo; e <= hi; e += 1) {
+    const x = xOf(10 ** e);
+    parts.push(`<line x1="${x}" y1="${axisTop}" x2="${x}" y2="${axisBottom}" stroke="#ddd"/>`);
+    text(x - 12, axisBottom + 14, fmtNum(10 ** e), 'fill="#777" font-size="11"');
+  }
+  rows.forEach((r, i) => {
+    const top = axisTop + 4 + i * rowH;
+    text(20, top + 18, r.label);
+    if (r.limit !== undefined && Number.isFinite(r.limit)) {
+      parts.push(`<rect x="${left}" y="${top + 15}" width="${Math.max(1, xOf(r.limit) - left)}" height="11" fill="#b8b8b8"/>`);
+      text(xOf(r.limit) + 4, top + 25, `${fmtNum(r.limit)} ${r.limitLabel ?? ''}`, 'fill="#666" font-size="10"');
+    }
+    parts.push(`<rect x="${left}" y="${top + 2}" width="${Math.max(1, xOf(r.ours) - left)}" height="12" fill="#2b6cb0"/>`);
+    text(xOf(r.ours) + 4, top + 12, fmtNum(r.ours), 'fill="#2b6cb0" font-size="11" font-weight="bold"');
+    if (r.target !== undefined) {
+      const x = xOf(r.target);
+      parts.push(`<line x1="${x}" y1="${top}" x2="${x}" y2="${top + 28}" stroke="#c53030" stroke-width="2"/>`);
+    }
+  });
+  if (rows.length === 0) text(left, axisTop + 20, 'no throughput scenario in this run', 'fill="#777"');
+  y = axisBottom + 40;
+
+  // Panel 2: latency.
+  const lat: Array<{ label: string; p: { p50: number; p95: number; p99: number } }> = [];
+  if (s1) {
+    lat.push({ label: `S1 at ${s1.fixed.rate} events/s`, p: s1.fixed.latency });
+    lat.push({ label: 'S1 saturation (bounded queue)', p: s1.saturation.latency });
+  }
+  if (s2) for (const p of s2.passes) lat.push({ label: `S2 healthy, ${p.kind === 'fail' ? '500s' : 'hangs'}`, p: p.result.latency });
+  parts.push(`<text x="20" y="${y}" ${font} font-size="16" font-weight="bold">Latency, commit → receiver (ms, log scale)</text>`);
+  y += 16;
+  text(20, y, 'p50 · p95 · p99 per pass; red line: the 250 ms target for p99 at 200 events/s', 'fill="#555"');
+  y += 14;
+  const lTop = y;
+  const lRowH = 44;
+  const lBottom = lTop + Math.max(1, lat.length) * lRowH + 4;
+  const mlo = 0;
+  const mhi = 5; // 1 ms .. 100 s
+  const mx = (v: number) => left + ((Math.log10(Math.max(1, Math.min(Number.isFinite(v) ? v : 10 ** mhi, 10 ** mhi))) - mlo) / (mhi - mlo)) * (right - left);
+  for (let e = mlo; e <= mhi; e += 1) {
+    const x = mx(10 ** e);
+    parts.push(`<line x1="${x}" y1="${lTop}" x2="${x}" y2="${lBottom}" stroke="#ddd"/>`);
+    text(x - 10, lBottom + 14, e >= 3 ? `${10 ** (e - 3)} s` : `${10 ** e} ms`, 'fill="#777" font-size="11"');
+  }
+  const colors = { p50: '#90cdf4', p95: '#4299e1', p99: '#2c5282' };
+  lat.forEach((row, i) => {
+    const top = lTop + 4 + i * lRowH;
+    text(20, top + 22, row.label);
+    (['p50', 'p95', 'p99'] as const).forEach((k, j) => {
+      const v = row.p[k];
+      const yy = top + j * 12;
+      parts.push(`<rect x="${left}" y="${yy}" width="${Math.max(1, mx(v) - left)}" height="10" fill="${colors[k]}"/>`);
+      text(mx(v) + 4, yy + 9, `${k} ${fmtMs(v)}`, 'font-size="10" fill="#333"');
+    });
+  });
+  if (lat.length) {
+    const x = mx(TARGETS.p99Ms);
+    parts.push(`<line x1="${x}" y1="${lTop - 4}" x2="${x}" y2="${lBottom}" stroke="#c53030" stroke-width="2" stroke-dasharray="5,3"/>`);
+    text(x + 3, lTop - 6, '250 ms', 'fill="#c53030" font-size="11"');
+  } else text(left, lTop + 20, 'no latency scenario in this run', 'fill="#777"');
+  y = lBottom + 40;
+
+  // Panel 3: memory.
+  parts.push(`<text x="20" y="${y}" ${font} font-size="16" font-weight="bold">Memory with the retry backlog (MB)</text>`);
+  y += 16;
+  if (s4) {
+    text(20, y, `${fmtNum(s4.waiting)} deliveries waiting; red line: 400 MB worker target`, 'fill="#555"');
+    y += 10;
+    const maxMb = Math.max(500, s4.worker.hwm / 2 ** 20, s4.api.hwm / 2 ** 20) * 1.1;
+    const bx = (mb: number) => left + (Math.min(mb, maxMb) / maxMb) * (right - left);
+    const memRows: Array<[string, number, number]> = [
+      ['worker RSS / peak', s4.worker.rss, s4.worker.hwm],
+      ['API RSS / peak', s4.api.rss, s4.api.hwm],
+      ['Redis (our keys)', s4.redis.prefixBytes, s4.redis.prefixBytes],
+    ];
+    memRows.forEach(([label, rss, hwm], i) => {
+      const top = y + 6 + i * 26;
+      text(20, top + 14, label);
+      parts.push(`<rect x="${left}" y="${top + 4}" width="${Math.max(1, bx(hwm / 2 ** 20) - left)}" height="14" fill="#cbd5e0"/>`);
+      parts.push(`<rect x="${left}" y="${top + 4}" width="${Math.max(1, bx(rss / 2 ** 20) - left)}" height="14" fill="#2b6cb0"/>`);
+      text(bx(hwm / 2 ** 20) + 4, top + 15, `${fmtMb(rss)}${hwm !== rss ? ` (peak ${fmtMb(hwm)})` : ''}`, 'font-size="11"');
+    });
+    const x = bx(400);
+    parts.push(`<line x1="${x}" y1="${y}" x2="${x}" y2="${y + 6 + 2 * 26 + 22}" stroke="#c53030" stroke-width="2" stroke-dasharray="5,3"/>`);
+    y += 6 + 3 * 26 + 20;
+  } else {
+    text(20, y + 4, 'scenario 4 did not run', 'fill="#777"');
+    y += 30;
+  }
+  const date = results.startedAt.toISOString().replace('T', ' ').slice(0, 16);
+  text(20, y, `npm run bench, ${date} UTC — see docs/BENCHMARKS.md for the machine and the method`, 'fill="#999" font-size="10"');
+  y += 14;
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${y}" viewBox="0 0 ${W} ${y}">\n<rect width="${W}" height="${y}" fill="#fff"/>\n${parts.join('\n')}\n</svg>\n`;
+}

@@ -1,0 +1,108 @@
+import { join } from 'node:path';
+import { request } from 'undici';
+import { Child, childAlive, startProcess, stopChild, tailOf } from './children';
+import { REDIS_URL } from './infra';
+import { FatalError, freePort, sleep, waitUntil } from './util';
+
+export interface ServiceSecrets {
+  adminToken: string;
+  ingestToken: string;
+  secretsKey: string;
+}
+
+export interface ServiceOptions {
+  root: string;
+  databaseUrl: string;
+  queuePrefix: string;
+  secrets: ServiceSecrets;
+  /** DELIVERY_* and other overrides for this scenario. */
+  env: Record<string, string>;
+  label: string;
+}
+
+export interface Service {
+  api: Child;
+  worker: Child;
+  baseUrl: string;
+  env: Record<string, string>;
+  stop: () => Promise<void>;
+  /** Throws with the log tails when a process has died. */
+  assertAlive: () => void;
+}
+
+/**
+ * The service as in production: one `api` process and one `worker` process, both
+ * `node dist/src/main.js` (migrations run at start under the advisory lock).
+ */
+export async function startService(options: ServiceOptions): Promise<Service> {
+  const port = await freePort();
+  const env: Record<string, string> = {
+    APP_ENV: 'development',
+    DATABASE_URL: options.databaseUrl,
+    REDIS_URL,
+    ADMIN_TOKEN: options.secrets.adminToken,
+    INGEST_TOKEN: options.secrets.ingestToken,
+    SECRETS_KEY: options.secrets.secretsKey,
+    QUEUE_PREFIX: options.queuePrefix,
+    LOG_LEVEL: 'warn',
+    WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+    ...options.env,
+  };
+  const base: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', ...env };
+  const main = join(options.root, 'dist/src/main.js');
+  // BENCH_NODE_ARGS: extra node flags for the service processes, e.g. for profiling
+  // (`--prof --logfile=/tmp/x-%p.log --no-logfile-per-isolate`); %p becomes the role.
+  const nodeArgs = (role: string) => (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean).map((a) => a.replace('%p', `${options.label}-${role}`));
+  // BENCH_PROFILE_DIR: CPU-profile both processes; <dir>/<label>-<role>.cpuprofile is written at stop
+  // (summarise with bench/profile-summary.ts).
+  const profileDir = process.env.BENCH_PROFILE_DIR;
+  const profiling = (role: string) =>
+    profileDir ? { args: ['-r', join(options.root, 'bench/lib/profile-preload.js')], env: { BENCH_PROFILE_DIR: profileDir, BENCH_PROFILE_NAME: `${options.label}-${role}` } } : { args: [], env: {} };
+  const start = (role: 'api' | 'worker', port: string) =>
+    startProcess(
+      `${options.label}-${role}`,
+      process.execPath,
+      [...nodeArgs(role), ...profiling(role).args, main],
+      { ...base, ...profiling(role).env, PROCESS_ROLE: role, PORT: port },
+      options.root,
+    );
+  const api = start('api', String(port));
+  const worker = start('worker', '0');
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const assertAlive = () => {
+    for (const child of [api, worker]) {
+      if (!childAlive(child)) {
+        throw new FatalError(`${child.name} exited with ${child.exitCode}; last lines of ${child.logFile}:\n${tailOf(child)}`);
+      }
+    }
+  };
+  const stop = async () => {
+    if (profileDir && childAlive(api) && childAlive(worker)) {
+      api.proc.kill('SIGWINCH');
+      worker.proc.kill('SIGWINCH');
+      await sleep(2000);
+    }
+    await Promise.all([stopChild(api), stopChild(worker)]);
+  };
+  try {
+    await waitUntil(
+      `${baseUrl}/ready`,
+      async () => {
+        assertAlive();
+        const res = await request(`${baseUrl}/ready`, { headersTimeout: 3000, bodyTimeout: 3000 });
+        await res.body.text();
+        return res.statusCode === 200;
+      },
+      120_000,
+      250,
+    );
+    assertAlive();
+    // Profiling: drop what start-up cost (module loading, migrations) from the profile.
+    if (profileDir) for (const child of [api, worker]) child.proc.kill('SIGWINCH');
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { api, worker, baseUrl, env, stop, assertAlive };
+}

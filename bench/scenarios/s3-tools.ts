@@ -1,0 +1,186 @@
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Pool } from 'undici';
+import { seedLineWithEndpoints, ServiceApi } from '../lib/api';
+import { Child, forkTs, stopChild } from '../lib/children';
+import { RunContext, Scenario3Result, startScenarioService, ToolLevelResult, windows } from '../lib/context';
+import { Monitor } from '../lib/monitor';
+import { FatalError, fmtMs, fmtNum, freePort, log, percentilesOf, progress, resetProgress, waitUntil } from '../lib/util';
+
+type Call = (i: number) => Promise<void>;
+
+/** Runs `concurrency` loops of `call` for `ms` after a warm-up; req/s and latency percentiles. */
+async function drive(
+  label: string,
+  concurrency: number,
+  calls: Call[],
+  warmupMs: number,
+  ms: number,
+  monitor: Monitor,
+): Promise<Omit<ToolLevelResult, 'concurrency' | 'mode'>> {
+  let errors = 0;
+  let lastError: string | undefined;
+  const latencies: number[] = [];
+  let measuring = false;
+  let n = 0;
+  const warmEnd = performance.now() + warmupMs;
+  const end = warmEnd + ms;
+  let counted = 0;
+  let completed = 0;
+  let monitorStarted: Promise<void> | undefined;
+  let lastT = performance.now();
+  let lastCount = 0;
+  const loop = async (call: Call) => {
+    while (performance.now() < end) {
+      const i = n++;
+      const t0 = performance.now();
+      if (!measuring && t0 >= warmEnd) {
+        measuring = true;
+        monitorStarted = monitor.start();
+      }
+      try {
+        await call(i);
+        completed += 1;
+        const t1 = performance.now();
+        if (t0 >= warmEnd && t1 <= end) {
+          latencies.push(t1 - t0);
+          counted += 1;
+        }
+      } catch (error) {
+        errors += 1;
+        lastError = (error as Error).message;
+      }
+      const t = performance.now();
+      if (t - lastT >= 1000) {
+        progress(`${label}  ${fmtNum(((completed - lastCount) * 1000) / (t - lastT))} req/s  errors ${errors}`);
+        lastT = t;
+        lastCount = completed;
+      }
+    }
+  };
+  await Promise.all(calls.slice(0, concurrency).map(loop));
+  await monitorStarted;
+  const cpu = await monitor.stop();
+  return { reqPerSec: counted / (ms / 1000), latency: percentilesOf(latencies), errors, lastError, cpu };
+}
+
+function checkToolAnswer(text: string): void {
+  const answer = JSON.parse(text) as { result?: { isError?: boolean; structuredContent?: unknown }; error?: { message: string } };
+  if (answer.error) throw new Error(`JSON-RPC error: ${answer.error.message}`);
+  if (!answer.result || answer.result.isError || !answer.result.structuredContent) throw new Error(`tool failed: ${text.slice(0, 200)}`);
+}
+
+/**
+ * Scenario 3, the tool endpoint: tools/call list_webhooks and get_webhook (alternating) at
+ * increasing concurrency through the official MCP SDK client (one Client per concurrent caller)
+ * and through raw HTTP (undici); the limit is a bare Nest app doing the same read (bench/bare-app.ts).
+ */
+export async function scenario3(ctx: RunContext): Promise<Scenario3Result> {
+  const { options } = ctx;
+  const w = windows(options);
+  log(`\nScenario 3: tool endpoint (levels ${options.levels.join(', ')}; ${w.toolLevel / 1000}s per level and client)`);
+  const svc = await startScenarioService(ctx, 's3', {});
+  const api = new ServiceApi(svc.baseUrl, ctx.secrets.adminToken, ctx.secrets.ingestToken);
+  let bare: Child | undefined;
+  const levels: ToolLevelResult[] = [];
+  try {
+    const urls = Array.from({ length: 10 }, (_, i) => ctx.receiver.url(i, `/ok/s3-${i}`));
+    const seeded = await seedLineWithEndpoints(api, { label: 's3', users: 1, urls, mode: 'concise' });
+    const user = seeded.users[0];
+    const endpointIds = user.endpoints.map((e) => e.id);
+
+    const barePort = await freePort();
+    bare = forkTs('bare-app', join(ctx.root, 'bench/bare-app.ts'), { ...process.env, DATABASE_URL: ctx.databaseUrl, PORT: String(barePort) }, ctx.root);
+    const bareUrl = `http://127.0.0.1:${barePort}`;
+    await waitUntil('the bare app', async () => {
+      if (bare!.exitCode !== undefined) throw new FatalError(`bare app exited (${bare!.exitCode}); see ${bare!.logFile}`);
+      const res = await fetch(`${bareUrl}/health`);
+      return res.ok;
+    }, 60_000, 200);
+    // The bare read must answer the same endpoints as the tool.
+    const bareList = (await (await fetch(`${bareUrl}/webhooks?userId=${user.userId}`)).json()) as { endpoints: unknown[] };
+    const toolList = await api.tool<{ endpoints: unknown[] }>(user.apiKey, 'list_webhooks', {});
+    if (bareList.endpoints.length !== toolList.endpoints.length) {
+      throw new Error(`bare app lists ${bareList.endpoints.length} endpoints, the tool ${toolList.endpoints.length}`);
+    }
+
+    const procs = { api: svc.api.pid, worker: svc.worker.pid, 'bare app': bare.pid };
+    for (const level of options.levels) {
+      // Bare Nest route: the limit.
+      {
+        resetProgress();
+        const pool = new Pool(bareUrl, { connections: level, keepAliveTimeout: 30_000 });
+        const call: Call = async (i) => {
+          const path = i % 2 === 0 ? `/webhooks?userId=${user.userId}` : `/webhooks/${endpointIds[i % endpointIds.length]}?userId=${user.userId}`;
+          const res = await pool.request({ method: 'GET', path });
+          const text = await res.body.text();
+          if (res.statusCode !== 200) throw new Error(`bare ${res.statusCode}`);
+          JSON.parse(text);
+        };
+        const r = await drive(`S3 bare Nest   c=${level}`, level, Array(level).fill(call), w.toolWarmup, w.toolLevel, new Monitor(ctx.database, procs));
+        await pool.close();
+        levels.push({ concurrency: level, mode: 'bare', ...r });
+        log(`  S3 c=${String(level).padStart(2)} bare Nest route: ${fmtNum(r.reqPerSec)} req/s, p99 ${fmtMs(r.latency.p99)}${r.errors ? `, ${r.errors} errors (${r.lastError})` : ''}`);
+      }
+      // Raw HTTP JSON-RPC.
+      {
+        resetProgress();
+        const pool = new Pool(svc.baseUrl, { connections: level, keepAliveTimeout: 30_000 });
+        let id = 1;
+        const call: Call = async (i) => {
+          const params = i % 2 === 0 ? { name: 'list_webhooks', arguments: {} } : { name: 'get_webhook', arguments: { endpointId: endpointIds[i % endpointIds.length] } };
+          const res = await pool.request({
+            method: 'POST',
+            path: '/api/mcp',
+            headers: {
+              authorization: `Bearer ${user.apiKey}`,
+              'content-type': 'application/json',
+              accept: 'application/json, text/event-stream',
+              'mcp-protocol-version': '2025-06-18',
+            },
+            body: JSON.stringify({ jsonrpc: '2.0', id: id++, method: 'tools/call', params }),
+          });
+          const text = await res.body.text();
+          if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}: ${text.slice(0, 200)}`);
+          checkToolAnswer(text);
+        };
+        const r = await drive(`S3 raw HTTP    c=${level}`, level, Array(level).fill(call), w.toolWarmup, w.toolLevel, new Monitor(ctx.database, procs));
+        await pool.close();
+        levels.push({ concurrency: level, mode: 'raw', ...r });
+        log(`  S3 c=${String(level).padStart(2)} raw HTTP:        ${fmtNum(r.reqPerSec)} req/s, p99 ${fmtMs(r.latency.p99)}${r.errors ? `, ${r.errors} errors (${r.lastError})` : ''}`);
+      }
+      // The official MCP SDK client, one Client (and transport) per concurrent caller.
+      {
+        resetProgress();
+        const clients: Client[] = [];
+        for (let c = 0; c < level; c += 1) {
+          const client = new Client({ name: `bench-${c}`, version: '1.0.0' });
+          const transport = new StreamableHTTPClientTransport(new URL(`${svc.baseUrl}/api/mcp`), {
+            requestInit: { headers: { Authorization: `Bearer ${user.apiKey}` } },
+          });
+          await client.connect(transport);
+          await client.listTools(); // as an agent does; the SDK then checks each result against its outputSchema
+          clients.push(client);
+        }
+        const calls: Call[] = clients.map((client) => async (i: number) => {
+          const result =
+            i % 2 === 0
+              ? await client.callTool({ name: 'list_webhooks', arguments: {} })
+              : await client.callTool({ name: 'get_webhook', arguments: { endpointId: endpointIds[i % endpointIds.length] } });
+          if (result.isError || !result.structuredContent) throw new Error(`tool failed: ${JSON.stringify(result).slice(0, 200)}`);
+        });
+        const r = await drive(`S3 MCP SDK     c=${level}`, level, calls, w.toolWarmup, w.toolLevel, new Monitor(ctx.database, procs));
+        await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+        levels.push({ concurrency: level, mode: 'sdk', ...r });
+        log(`  S3 c=${String(level).padStart(2)} MCP SDK client:  ${fmtNum(r.reqPerSec)} req/s, p99 ${fmtMs(r.latency.p99)}${r.errors ? `, ${r.errors} errors (${r.lastError})` : ''}`);
+      }
+      svc.assertAlive();
+    }
+    return { endpointsListed: endpointIds.length, levels };
+  } finally {
+    if (bare) await stopChild(bare, 3000);
+    await api.close().catch(() => undefined);
+    await svc.stop();
+  }
+}
