@@ -1,0 +1,82 @@
+import { LoadReceiver } from './receiver';
+import { createDatabase, PrivateRedis, ServiceProcess } from './stack';
+
+/**
+ * A whole deployment for one test: a database of its own on the shared PostgreSQL (or a URL
+ * given), a private redis-server, N `api` and M `worker` processes, and a receiver.
+ */
+export interface Stack {
+  databaseUrl: string;
+  redis: PrivateRedis;
+  apis: ServiceProcess[];
+  workers: ServiceProcess[];
+  receiver: LoadReceiver;
+  receiverUrl: string;
+  /** The environment every process got. */
+  env: Record<string, string>;
+  stop: () => Promise<void>;
+}
+
+export interface StackOptions {
+  tag: string;
+  apis?: number;
+  workers?: number;
+  /** Use this database instead of creating one on the shared PostgreSQL. */
+  databaseUrl?: string;
+  env?: Record<string, string>;
+}
+
+/** The service's development settings for these tests: http:// and 127.0.0.0/8 receivers allowed, compressed timings. */
+export const FAST_DELIVERY_ENV: Record<string, string> = {
+  APP_ENV: 'development',
+  WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
+  DELIVERY_RETRY_SCHEDULE: '1s,2s,2s,2s,2s',
+  DELIVERY_TIMEOUT_MS: '2000',
+  DELIVERY_SWEEP_INTERVAL_MS: '1000',
+  DELIVERY_SWEEP_GRACE_MS: '2000',
+  OUTBOX_POLL_INTERVAL_MS: '500',
+};
+
+export async function startStack(options: StackOptions): Promise<Stack> {
+  const cleanups: Array<() => Promise<void>> = [];
+  const stop = async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch((e: Error) => process.stderr.write(`cleanup: ${e.message}\n`));
+  };
+  try {
+    const receiver = new LoadReceiver();
+    const receiverUrl = await receiver.start();
+    cleanups.push(() => receiver.stop());
+    let databaseUrl = options.databaseUrl;
+    if (!databaseUrl) {
+      const db = await createDatabase(options.tag);
+      cleanups.push(db.drop);
+      databaseUrl = db.url;
+    }
+    const redis = await PrivateRedis.start();
+    cleanups.push(() => redis.stop());
+    const env: Record<string, string> = {
+      ...FAST_DELIVERY_ENV,
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redis.url,
+      QUEUE_PREFIX: '{rel}',
+      ...options.env,
+      // For investigations: RELIABILITY_ENV='{"DELIVERY_SWEEP_GRACE_MS":"60000"}' overrides any of the above.
+      ...(JSON.parse(process.env.RELIABILITY_ENV ?? '{}') as Record<string, string>),
+    };
+    const apis: ServiceProcess[] = [];
+    const workers: ServiceProcess[] = [];
+    cleanups.push(async () => {
+      await Promise.all([...apis, ...workers].map((p) => p.stop('SIGTERM')));
+    });
+    for (let i = 0; i < (options.apis ?? 1); i++) {
+      apis.push(await ServiceProcess.start({ name: `${options.tag}-api${i + 1}`, role: 'api', env: { LOG_LEVEL: 'warn', ...env } }));
+    }
+    for (let i = 0; i < (options.workers ?? 1); i++) {
+      workers.push(await ServiceProcess.start({ name: `${options.tag}-worker${i + 1}`, role: 'worker', env: { LOG_LEVEL: 'info', ...env } }));
+    }
+    return { databaseUrl, redis, apis, workers, receiver, receiverUrl, env, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
