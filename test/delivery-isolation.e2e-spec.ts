@@ -1,3 +1,4 @@
+import { DeliveryQueue } from '../src/delivery/delivery-queue';
 import { fixtureEvent } from './fixtures/events';
 import { closeDeliveryTestApp, createDeliveryTestApp, DeliveryTestApp, publish, publishAll, register, waitUntil } from './support/delivery';
 import { TestReceiver } from './support/receiver';
@@ -40,6 +41,9 @@ describe('failure isolation between endpoints', () => {
         DELIVERY_TIMEOUT_MS: String(TIMEOUT_MS),
         DELIVERY_CONCURRENCY: String(CONCURRENCY),
         DELIVERY_ENDPOINT_CONCURRENCY: String(PER_ENDPOINT),
+        // A sweep that keeps finding the postponed deliveries overdue (see the second test).
+        DELIVERY_SWEEP_INTERVAL_MS: '300',
+        DELIVERY_SWEEP_GRACE_MS: '500',
       },
     });
     s = await createSession(t.admin, { tier: 'POWER' });
@@ -67,5 +71,15 @@ describe('failure isolation between endpoints', () => {
     expect(maxOpen).toBeLessThanOrEqual(PER_ENDPOINT);
     // The hanging endpoint is not starved either: once its first attempts time out, the next go.
     await waitUntil(() => hanging.requests.length >= 2 * PER_ENDPOINT, 'the hanging endpoint to get further attempts', 10_000, 50);
+  });
+
+  it('postponed jobs do not multiply while the sweep keeps re-adding overdue deliveries', async () => {
+    // The 20 deliveries to the hanging endpoint stay overdue, so every sweep (each 300 ms) adds
+    // their attempt again; each such job meets the alternating postponement ids and is dropped.
+    await new Promise((resolve) => setTimeout(resolve, 4000));
+    const counts = await t.app.get(DeliveryQueue).queue.getJobCounts();
+    const owed = counts.waiting + counts.delayed + counts.active;
+    console.log(`jobs in the queue after 4 s of sweeps: ${JSON.stringify(counts)}`);
+    expect(owed).toBeLessThanOrEqual(2 * 20 + PER_ENDPOINT);
   });
 });

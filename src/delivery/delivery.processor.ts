@@ -41,11 +41,12 @@ export class DeliveryProcessor implements OnApplicationBootstrap {
     const { deliveryId, endpointId, attempt, postponed = 0 } = job.data;
     if (endpointId && (this.inFlight.get(endpointId) ?? 0) >= this.config.delivery.endpointConcurrency) {
       const delay = Math.min(MAX_POSTPONE_MS, FIRST_POSTPONE_MS * 2 ** postponed);
+      // Two alternating ids per attempt (…:pa, …:pb): a second chain started for the same attempt
+      // (the sweep re-adding an overdue delivery) meets the first one's id and is dropped, so
+      // postponed jobs never multiply, while a job can always hand over to the other id.
+      const jobIdSuffix = String(job.id).endsWith(':pa') ? ':pb' : ':pa';
       await this.queue.enqueue([
-        {
-          deliveryId, endpointId, attempt, postponed: postponed + 1,
-          delayMs: delay + Math.floor(Math.random() * delay), jobIdSuffix: `:p${postponed + 1}`,
-        },
+        { deliveryId, endpointId, attempt, postponed: postponed + 1, delayMs: delay + Math.floor(Math.random() * delay), jobIdSuffix },
       ]);
       return 'postponed';
     }
