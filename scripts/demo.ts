@@ -260,7 +260,7 @@ async function main(): Promise<void> {
   step(3, 'The service and a webhook receiver');
   mkdirSync(LOG_DIR, { recursive: true });
   const service = tsNode('src/main.ts', env, SERVICE_LOG);
-  const exited = new Promise<string>((done) => service.once('exit', (code, signal) => done(signal ? `ended by ${signal} after closing` : `exit code ${code}`)));
+  const exited = new Promise<string>((done) => service.once('exit', (code, signal) => done(signal === 'SIGTERM' || code === 0 ? 'closed cleanly' : `exit ${code ?? signal}`)));
   const base = `http://127.0.0.1:${port}`;
   await waitUntil(async () => {
     if (service.exitCode !== null) throw new Error(`the service exited; see ${SERVICE_LOG}`);
