@@ -5,6 +5,7 @@ import { Queue } from 'bull';
 import { DataSource, EntityManager } from 'typeorm';
 import { Caller } from '../../auth/caller';
 import { NotFoundError, ValidationError } from '../../common/errors';
+import { DomainEvent } from '../../events/domain-event';
 import { EventBus } from '../../events/event-bus';
 import { SerializedMessage } from '../../events/event-payloads';
 import { ConversationsService } from '../conversations/conversations.service';
@@ -200,11 +201,10 @@ export class OutboundService {
       const row = updated[0];
       if (!row) return false;
       const data = await this.data.build(messageId, tx);
-      const events = [{ type: 'message.status_changed' as const, orgId: row.org_id, lineId: row.line_id, data: { ...data, previousStatus: from, currentStatus: to } }];
-      if (from === 'QUEUED' && (to === 'SENT' || to === 'DELIVERED')) {
-        await this.bus.publish({ type: 'message.sent', orgId: row.org_id, lineId: row.line_id, data }, tx);
-      }
-      await this.bus.publishAll(events, tx);
+      const changed: DomainEvent = { type: 'message.status_changed', orgId: row.org_id, lineId: row.line_id, data: { ...data, previousStatus: from, currentStatus: to } };
+      const sent: DomainEvent = { type: 'message.sent', orgId: row.org_id, lineId: row.line_id, data };
+      // One outbox insert for both events (message.sent first, as before).
+      await this.bus.publishAll(from === 'QUEUED' && (to === 'SENT' || to === 'DELIVERED') ? [sent, changed] : [changed], tx);
       return true;
     });
   }
