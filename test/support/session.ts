@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import { AdminClient } from './app';
 
 export interface SessionLine {
@@ -16,12 +16,12 @@ export interface Session {
   apiKeyId: string;
 }
 
-let counter = 0;
 
 /** A unique E.164 number and email address per call, so tests never collide. */
 export function uniquePhone(): string {
-  counter += 1;
-  return `+1555${String(Date.now() % 1e4).padStart(4, '0')}${String(counter % 1e3).padStart(3, '0')}`;
+  // 10 random digits: test files run one after another in one database, and a clock-based
+  // number repeated across files (a 409 on the line address, seen once in CI).
+  return `+1555${randomInt(0, 1e5).toString().padStart(5, '0')}${randomInt(0, 1e5).toString().padStart(5, '0')}`;
 }
 
 export function uniqueEmail(local = 'user'): string {
