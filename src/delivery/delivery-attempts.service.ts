@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AttachmentUrls } from '../common/attachment-urls';
 import { Clock } from '../common/clock';
+import { MicroBatcher } from '../common/micro-batcher';
 import { DomainError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -17,6 +18,9 @@ export const USER_AGENT = 'MessagingSync-Webhooks/1.0';
 
 /** How long a claimed attempt may run before a sweep treats it as lost (timeout plus margin). */
 const LEASE_MARGIN_MS = 20_000;
+
+/** PostgreSQL's SQLSTATE for a deadlock, after which the statement can simply run again. */
+const DEADLOCK_DETECTED = '40P01';
 
 /** What an attempt needs of its delivery row. */
 interface ClaimedDelivery {
@@ -34,8 +38,26 @@ interface ClaimedEndpoint extends SealedSecrets {
   status: EndpointStatus;
 }
 
+interface Claimed {
+  /** The attempt's time: claimed, signed and recorded at it. */
+  now: Date;
+  delivery: ClaimedDelivery;
+  endpoint: ClaimedEndpoint;
+}
+
+/** What a success writes: the attempt row and the delivery's final state. */
+interface Success {
+  delivery: ClaimedDelivery;
+  attempt: number;
+  now: Date;
+  statusCode: number;
+  responseBody: string;
+  durationMs: number;
+}
+
 interface ClaimedRow extends ClaimedEndpoint {
   id: string;
+  attempt_count: number;
   event_id: string;
   endpoint_id: string;
   event_type: string;
@@ -60,6 +82,9 @@ export class DeliveryAttemptFailed extends Error {
 export class DeliveryAttemptsService implements OnModuleInit {
   private readonly logger = new Logger(DeliveryAttemptsService.name);
   private readonly maxAttempts: number;
+  /** Concurrent attempts share round trips and commits: one claim statement and one success statement per batch. */
+  private readonly claims: MicroBatcher<{ deliveryId: string; attempt: number }, Claimed | null>;
+  private readonly successes: MicroBatcher<Success, boolean>;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -72,6 +97,8 @@ export class DeliveryAttemptsService implements OnModuleInit {
     private readonly clock: Clock,
   ) {
     this.maxAttempts = config.delivery.retryScheduleMs.length + 1;
+    this.claims = new MicroBatcher((items) => this.claimBatch(items));
+    this.successes = new MicroBatcher((items) => this.recordSuccessBatch(items));
   }
 
   onModuleInit(): void {
@@ -88,7 +115,6 @@ export class DeliveryAttemptsService implements OnModuleInit {
   }
 
   async attempt(deliveryId: string, attempt: number): Promise<AttemptOutcome> {
-    const now = this.clock.now();
     if (attempt > this.maxAttempts) {
       // Swept after an attempt whose worker died: that attempt was the last one allowed.
       await this.dataSource.query(
@@ -99,9 +125,9 @@ export class DeliveryAttemptsService implements OnModuleInit {
       );
       return 'skipped';
     }
-    const claimed = await this.claim(deliveryId, attempt, now);
+    const claimed = await this.claim(deliveryId, attempt);
     if (!claimed) return 'skipped';
-    const { delivery, endpoint } = claimed;
+    const { delivery, endpoint, now } = claimed;
     if (endpoint.status !== 'active') {
       await this.dataSource.query(`UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL WHERE id = $1`, [deliveryId]);
       return 'cancelled';
@@ -130,7 +156,13 @@ export class DeliveryAttemptsService implements OnModuleInit {
       // The URL no longer passes the policy (e.g. its name now resolves privately): a failed attempt.
       result = { ok: false, statusCode: null, errorKind: 'url_refused', error: error.message, durationMs: 0 };
     }
-    return this.record(delivery, attempt, now, result);
+    if (result.ok && 'responseBody' in result) {
+      const recorded = await this.successes.submit({
+        delivery, attempt, now, statusCode: result.statusCode, responseBody: result.responseBody, durationMs: result.durationMs,
+      });
+      return recorded ? 'succeeded' : 'cancelled'; // not recorded: the endpoint was deleted meanwhile
+    }
+    return this.recordFailure(delivery, attempt, now, result);
   }
 
   /** Envelope bytes for this attempt; attachment links are signed afresh, valid 1 h from now. */
@@ -150,33 +182,95 @@ export class DeliveryAttemptsService implements OnModuleInit {
   }
 
   /**
-   * Takes attempt N of the delivery for this worker, with what sending needs of its endpoint, in
-   * one statement; null when it is not due: already done, cancelled, or attempt N was taken
-   * before (a replayed or duplicate job), or the endpoint is gone.
+   * Takes attempt N of the delivery for this worker, with what sending needs of its endpoint;
+   * null when it is not due: already done, cancelled, or attempt N was taken before (a replayed
+   * or duplicate job), or the endpoint is gone. Concurrent claims go to the database together.
    */
-  private async claim(deliveryId: string, attempt: number, now: Date): Promise<{ delivery: ClaimedDelivery; endpoint: ClaimedEndpoint } | null> {
+  private claim(deliveryId: string, attempt: number): Promise<Claimed | null> {
+    return this.claims.submit({ deliveryId, attempt });
+  }
+
+  /** One UPDATE for a batch of claims; each row can be taken once, so a duplicate in the batch gets null. */
+  private async claimBatch(items: Array<{ deliveryId: string; attempt: number }>): Promise<Array<Claimed | null>> {
+    const now = this.clock.now();
     const lease = new Date(now.getTime() + this.config.delivery.timeoutMs + LEASE_MARGIN_MS);
     const [rows]: [Array<ClaimedRow>, number] = await this.dataSource.query(
       `UPDATE webhook_deliveries d
-          SET attempt_count = $2, last_attempt_at = $3, next_attempt_at = $4, updated_at = now()
-         FROM webhook_endpoints e
-        WHERE d.id = $1 AND d.attempt_count = $2 - 1 AND d.status IN ('pending', 'retrying') AND e.id = d.endpoint_id
-        RETURNING d.id, d.event_id, d.endpoint_id, d.event_type, d.mode, d.data, d.event_created_at,
+          SET attempt_count = x.attempt, last_attempt_at = $3, next_attempt_at = $4, updated_at = now()
+         FROM unnest($1::uuid[], $2::int[]) AS x(id, attempt), webhook_endpoints e
+        WHERE d.id = x.id AND d.attempt_count = x.attempt - 1 AND d.status IN ('pending', 'retrying') AND e.id = d.endpoint_id
+        RETURNING d.id, d.attempt_count, d.event_id, d.endpoint_id, d.event_type, d.mode, d.data, d.event_created_at,
                   e.url, e.status, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at`,
-      [deliveryId, attempt, now, lease],
+      [items.map((i) => i.deliveryId), items.map((i) => i.attempt), now, lease],
     );
-    const row = rows?.[0];
-    if (!row) return null;
-    return {
-      delivery: {
-        id: row.id, eventId: row.event_id, endpointId: row.endpoint_id, eventType: row.event_type, mode: row.mode, data: row.data,
-        eventCreatedAt: row.event_created_at,
-      },
-      endpoint: row,
-    };
+    const taken = new Map((rows ?? []).map((row) => [`${row.id}:${row.attempt_count}`, row]));
+    return items.map(({ deliveryId, attempt }) => {
+      const key = `${deliveryId}:${attempt}`;
+      const row = taken.get(key);
+      if (!row) return null;
+      taken.delete(key); // a second job for the same attempt in this batch gets nothing
+      return {
+        now,
+        delivery: {
+          id: row.id, eventId: row.event_id, endpointId: row.endpoint_id, eventType: row.event_type, mode: row.mode, data: row.data,
+          eventCreatedAt: row.event_created_at,
+        },
+        endpoint: row,
+      };
+    });
   }
 
-  private async record(delivery: ClaimedDelivery, attempt: number, now: Date, result: SendResult): Promise<AttemptOutcome> {
+  /**
+   * Records a batch of successful attempts in one statement (one commit): each attempt row, its
+   * delivery marked succeeded, and the failing run of any endpoint that had one cleared. Answers,
+   * per item, whether it was recorded (false: its endpoint was deleted meanwhile, and its
+   * deliveries with it). A deadlock with a concurrent disable or delete is retried.
+   */
+  private async recordSuccessBatch(items: Success[]): Promise<boolean[]> {
+    const params = [
+      items.map((i) => i.delivery.id),
+      items.map((i) => i.attempt),
+      items.map((i) => i.now),
+      items.map((i) => i.durationMs),
+      items.map((i) => i.statusCode),
+      items.map((i) => i.responseBody),
+      items.map((i) => i.delivery.endpointId),
+    ];
+    // Endpoints are locked first (KEY SHARE, in id order), before any delivery row, the order
+    // delete_webhook and update_webhook take them in; see recordFailure.
+    const sql = `
+      WITH input AS (
+             SELECT * FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::uuid[])
+                        AS x(delivery_id, attempt_number, attempted_at, duration_ms, status_code, response_body, endpoint_id)),
+           endpoint AS (
+             SELECT id FROM webhook_endpoints WHERE id IN (SELECT endpoint_id FROM input) ORDER BY id FOR KEY SHARE),
+           live AS (SELECT input.* FROM input JOIN endpoint ON endpoint.id = input.endpoint_id),
+           attempt AS (
+             INSERT INTO webhook_delivery_attempts (delivery_id, attempt_number, attempted_at, duration_ms, status_code, response_body)
+             SELECT delivery_id, attempt_number, attempted_at, duration_ms, status_code, response_body FROM live
+             ON CONFLICT (delivery_id, attempt_number) DO NOTHING),
+           delivery AS (
+             UPDATE webhook_deliveries d
+                SET status = 'succeeded', last_status_code = live.status_code, last_error = NULL, next_attempt_at = NULL, updated_at = now()
+               FROM live
+              WHERE d.id = live.delivery_id AND d.attempt_count = live.attempt_number AND d.status IN ('pending', 'retrying')),
+           reset AS (
+             UPDATE webhook_endpoints w SET consecutive_failures = 0, failing_since = NULL
+              WHERE w.id IN (SELECT id FROM endpoint)
+                AND (w.consecutive_failures <> 0 OR w.failing_since IS NOT NULL))
+      SELECT delivery_id FROM live`;
+    for (let tries = 1; ; tries += 1) {
+      try {
+        const rows: Array<{ delivery_id: string }> = await this.dataSource.query(sql, params);
+        const recorded = new Set(rows.map((r) => r.delivery_id));
+        return items.map((i) => recorded.has(i.delivery.id));
+      } catch (error) {
+        if ((error as { code?: string }).code !== DEADLOCK_DETECTED || tries >= 3) throw error;
+      }
+    }
+  }
+
+  private async recordFailure(delivery: ClaimedDelivery, attempt: number, now: Date, result: SendResult): Promise<AttemptOutcome> {
     const retryDelay = result.ok ? undefined : this.config.delivery.retryScheduleMs[attempt - 1];
     let outcome: AttemptOutcome = result.ok ? 'succeeded' : retryDelay === undefined ? 'failed' : 'retrying';
     const nextAttemptAt = outcome === 'retrying' ? new Date(now.getTime() + retryDelay!) : null;

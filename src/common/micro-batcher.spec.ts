@@ -1,0 +1,59 @@
+import { MicroBatcher } from './micro-batcher';
+
+describe('MicroBatcher', () => {
+  it('hands items submitted in the same turn to one call, and answers each with its own result', async () => {
+    const calls: number[][] = [];
+    const batcher = new MicroBatcher<number, string>(async (items) => {
+      calls.push(items);
+      return items.map((n) => `#${n}`);
+    });
+    const answers = await Promise.all([1, 2, 3].map((n) => batcher.submit(n)));
+    expect(answers).toEqual(['#1', '#2', '#3']);
+    expect(calls).toEqual([[1, 2, 3]]);
+  });
+
+  it('splits at maxBatch and runs at most maxInFlight batches at once; the rest wait and grow', async () => {
+    const calls: number[][] = [];
+    const release: Array<() => void> = [];
+    const batcher = new MicroBatcher<number, number>(
+      async (items) => {
+        calls.push(items);
+        await new Promise<void>((resolve) => release.push(resolve));
+        return items;
+      },
+      2,
+      1,
+    );
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    const answers = [1, 2, 3].map((n) => batcher.submit(n));
+    await turn();
+    answers.push(batcher.submit(4)); // the first batch is still running: 4 waits with 3
+    await turn();
+    expect(calls).toEqual([[1, 2]]);
+    release.shift()!();
+    await turn();
+    expect(calls).toEqual([[1, 2], [3, 4]]);
+    release.shift()!();
+    expect(await Promise.all(answers)).toEqual([1, 2, 3, 4]);
+  });
+
+  it('rejects every item of a failed batch with its error, and later batches still run', async () => {
+    let fail = true;
+    const batcher = new MicroBatcher<number, number>(async (items) => {
+      if (fail) throw new Error('database unavailable');
+      return items;
+    });
+    const failed = await Promise.allSettled([batcher.submit(1), batcher.submit(2)]);
+    expect(failed.map((r) => (r.status === 'rejected' ? (r.reason as Error).message : 'ok'))).toEqual([
+      'database unavailable',
+      'database unavailable',
+    ]);
+    fail = false;
+    await expect(batcher.submit(3)).resolves.toBe(3);
+  });
+
+  it('rejects a batch whose runner answers the wrong number of results', async () => {
+    const batcher = new MicroBatcher<number, number>(async () => [1]);
+    await expect(Promise.all([batcher.submit(1), batcher.submit(2)])).rejects.toThrow('batch of 2 answered 1 results');
+  });
+});

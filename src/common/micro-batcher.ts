@@ -1,0 +1,59 @@
+/**
+ * Runs many small requests as one: what callers submit while earlier batches are still running
+ * (or within the same turn of the event loop) is handed to `run` together, so a hundred
+ * concurrent jobs cost one database round trip and one commit instead of a hundred.
+ *
+ * Batching adapts to load with no timer: when the database is idle a lone item goes out on the
+ * next turn of the event loop; while `maxInFlight` batches are running, new items wait and the
+ * next batch grows (group commit). A failed batch rejects every item in it, with the same error.
+ */
+export class MicroBatcher<I, O> {
+  private queued: Array<{ item: I; resolve: (value: O) => void; reject: (error: unknown) => void }> = [];
+  private inFlight = 0;
+  private scheduled = false;
+
+  /**
+   * @param run answers each item of a batch, in order (the result array has one entry per item)
+   * @param maxBatch most items in one call of `run`
+   * @param maxInFlight most calls of `run` at once
+   */
+  constructor(
+    private readonly run: (items: I[]) => Promise<O[]>,
+    private readonly maxBatch = 200,
+    private readonly maxInFlight = 2,
+  ) {}
+
+  submit(item: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      this.queued.push({ item, resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => {
+          this.scheduled = false;
+          this.drain();
+        });
+      }
+    });
+  }
+
+  private drain(): void {
+    while (this.queued.length > 0 && this.inFlight < this.maxInFlight) {
+      const batch = this.queued.splice(0, this.maxBatch);
+      this.inFlight += 1;
+      void this.runBatch(batch).finally(() => {
+        this.inFlight -= 1;
+        this.drain();
+      });
+    }
+  }
+
+  private async runBatch(batch: typeof this.queued): Promise<void> {
+    try {
+      const results = await this.run(batch.map((entry) => entry.item));
+      if (results.length !== batch.length) throw new Error(`batch of ${batch.length} answered ${results.length} results`);
+      batch.forEach((entry, i) => entry.resolve(results[i]));
+    } catch (error) {
+      for (const entry of batch) entry.reject(error);
+    }
+  }
+}
