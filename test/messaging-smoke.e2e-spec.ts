@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
+import { DataSource } from 'typeorm';
 import { verifyWebhook } from '../src/sdk';
 import { createTestApp, TestApp } from './support/app';
 import { TestReceiver } from './support/receiver';
@@ -58,5 +59,25 @@ describe('messaging smoke', () => {
     const changed = later.find((e) => e.type === 'message.status_changed')!;
     expect(changed.data.previousStatus).toBe('QUEUED');
     expect(changed.data.currentStatus).toBe('SENT');
+  });
+
+  it('eight concurrent deliveries of one inbound SMS store it once: one 201, seven 200 with the same ids, one event', async () => {
+    const s = await createSession(t.admin);
+    const phone = s.lines.find((l) => l.type === 'PHONE_NUMBER')!;
+    const inbound = { to: phone.address, from: '+15550001111', body: 'said once, sent eight times', providerMessageId: 'race-1' };
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => t.http().post('/ingest/sms/inbound').set('Authorization', `Bearer ${INGEST_TOKEN}`).send(inbound)),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 201]);
+    const created = answers.find((a) => a.status === 201)!.body;
+    for (const a of answers) expect(a.body).toMatchObject({ messageId: created.messageId, threadId: created.threadId, attachmentIds: [] });
+    expect(answers.filter((a) => a.body.duplicate).length).toBe(7);
+    const [counts] = await t.app.get(DataSource).query(
+      `SELECT (SELECT count(*)::int FROM messages WHERE line_id = $1) AS messages,
+              (SELECT message_count FROM threads WHERE id = $2) AS thread_count,
+              (SELECT count(*)::int FROM outbox_events WHERE line_id = $1 AND type = 'message.received') AS received`,
+      [phone.id, created.threadId],
+    );
+    expect(counts).toEqual({ messages: 1, thread_count: 1, received: 1 });
   });
 });
