@@ -1,7 +1,7 @@
 import { Clock } from '../src/common/clock';
 import { fixtureEvent } from './fixtures/events';
 import {
-  attemptsOf, closeDeliveryTestApp, createDeliveryTestApp, deliveriesOf, DeliveryTestApp, FakeClock, publish, register, requestsTo,
+  attemptsOf, closeDeliveryTestApp, createDeliveryTestApp, deliveriesOf, DeliveryTestApp, FakeClock, publish, publishAll, register, requestsTo,
   routeResponses, sleep, waitForRequests, waitForStatus, waitUntil,
 } from './support/delivery';
 import { toolOk } from './support/mcp';
@@ -48,6 +48,11 @@ describe('auto-disable and cancelling', () => {
     return { id: endpoint.id, path };
   }
   const event = () => fixtureEvent('contact.merged', { orgId: s.orgId, lineId: null });
+  const attemptsOfEndpoint = async (id: string): Promise<number> =>
+    (await t.db.query(
+      'SELECT count(*)::int AS n FROM webhook_delivery_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.endpoint_id = $1',
+      [id],
+    ))[0].n;
 
   async function endpointRow(id: string): Promise<{ status: string; consecutive_failures: number; failing_since: Date | null; disabled_reason: string | null }> {
     const [row] = await t.db.query('SELECT status, consecutive_failures, failing_since, disabled_reason FROM webhook_endpoints WHERE id = $1', [id]);
@@ -87,6 +92,31 @@ describe('auto-disable and cancelling', () => {
     await sleep(RETRY_MS + 700);
     expect(requestsTo(receiver, ep.path)).toHaveLength(2);
     expect((await attemptsOf(t, waiting.id)).map((a) => a.attempt_number)).toEqual([1]);
+  });
+
+  it('counts every failure of a burst that the worker records together (40 at once: count 40, 40 attempt rows)', async () => {
+    const ep = await failingEndpoint('burst');
+    await publishAll(t, Array.from({ length: 40 }, event));
+    await waitUntil(async () => (await attemptsOfEndpoint(ep.id)) === 40, '40 recorded attempts', 10_000);
+    const row = await endpointRow(ep.id);
+    expect(row).toMatchObject({ status: 'active', consecutive_failures: 40 });
+    const deliveries = await deliveriesOf(t, ep.id);
+    expect(deliveries.map((d) => d.status)).toEqual(Array(40).fill('retrying'));
+  });
+
+  it('a burst that crosses 100 disables the endpoint and cancels the whole burst, none left retrying', async () => {
+    const ep = await failingEndpoint('cross');
+    await t.db.query('UPDATE webhook_endpoints SET consecutive_failures = 95, failing_since = now() WHERE id = $1', [ep.id]);
+    await publishAll(t, Array.from({ length: 20 }, event));
+    await waitUntil(async () => (await endpointRow(ep.id)).status === 'disabled', 'the endpoint to be disabled', 10_000);
+    await sleep(300); // attempts already on the wire when it was disabled are still recorded
+    const row = await endpointRow(ep.id);
+    expect(row.consecutive_failures).toBeGreaterThanOrEqual(100);
+    expect(row.disabled_reason).toMatch(/consecutive failed delivery attempts/);
+    const statuses = (await deliveriesOf(t, ep.id)).map((d) => d.status);
+    expect(statuses).toHaveLength(20);
+    expect(statuses.filter((st) => st === 'retrying' || st === 'pending')).toEqual([]);
+    expect(statuses).toContain('cancelled');
   });
 
   it('disables the endpoint when a failure comes 24 h or more after its failing run began (on the injected clock)', async () => {

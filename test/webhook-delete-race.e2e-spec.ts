@@ -1,4 +1,5 @@
-import { closeDeliveryTestApp, createDeliveryTestApp, DeliveryTestApp, register, sleep, waitUntil } from './support/delivery';
+import { fixtureEvent } from './fixtures/events';
+import { closeDeliveryTestApp, createDeliveryTestApp, DeliveryTestApp, publishAll, register, sleep, waitUntil } from './support/delivery';
 import { callTool } from './support/mcp';
 import { TestReceiver } from './support/receiver';
 import { createSession, Session } from './support/session';
@@ -55,4 +56,49 @@ describe('delete_webhook while attempts are being recorded', () => {
       expect({ endpoints, deliveries }).toEqual({ endpoints: 0, deliveries: 0 });
     }
   }, 60_000);
+});
+
+/**
+ * update_webhook status disabled while the worker claims and records a burst for the endpoint.
+ * Disabling cancels the endpoint's waiting deliveries; a claim batch locks some of those rows in
+ * its own order, and a success that ends a failing run must lock the endpoint. Found by the
+ * failure-isolation benchmark as -32603 (deadlock detected) from update_webhook, with both cores
+ * saturated; on a quiet machine this test seldom meets that timing, so it guards the outcome
+ * (the disable always succeeds and leaves nothing waiting) more than it reproduces the race.
+ */
+describe('update_webhook disabling while a burst is being delivered', () => {
+  let t: DeliveryTestApp;
+  let s: Session;
+  const receiver = new TestReceiver();
+  let base: string;
+  beforeAll(async () => {
+    t = await createDeliveryTestApp({ queueTag: 'disrace', env: { DELIVERY_RETRY_SCHEDULE: '200ms,200ms,200ms', DELIVERY_ENDPOINT_CONCURRENCY: '100' } });
+    base = await receiver.start();
+    s = await createSession(t.admin, { tier: 'POWER' });
+  });
+  afterAll(async () => {
+    await closeDeliveryTestApp(t);
+    await receiver.stop();
+  });
+
+  it('always disables, and leaves nothing of the endpoint waiting', async () => {
+    for (let round = 0; round < 4; round += 1) {
+      const path = `/disable-race-${round}`;
+      const { endpoint } = await register(t, s.apiKey, { url: `${base}${path}`, events: ['contact.merged'] });
+      let n = 0;
+      receiver.respond = () => ({ status: ++n % 3 === 0 ? 200 : 500, delayMs: 5 }); // failing runs that successes keep ending
+      await publishAll(t, Array.from({ length: 2000 }, () => fixtureEvent('contact.merged', { orgId: s.orgId, lineId: null })));
+      await waitUntil(() => receiver.requests.filter((r) => r.url === path).length >= 100 + round * 50, 'the burst under way', 10_000);
+
+      const disabled = await callTool(t, s.apiKey, 'update_webhook', { endpointId: endpoint.id, status: 'disabled' });
+      expect(disabled.isError).toBeFalsy();
+      expect(disabled.structuredContent).toMatchObject({ endpoint: { id: endpoint.id, status: 'disabled' } });
+      await sleep(300); // attempts that were on the wire are recorded
+      const [{ waiting }] = await t.db.query(
+        `SELECT count(*)::int AS waiting FROM webhook_deliveries WHERE endpoint_id = $1 AND status IN ('pending', 'retrying')`,
+        [endpoint.id],
+      );
+      expect(waiting).toBe(0);
+    }
+  }, 90_000);
 });

@@ -36,6 +36,8 @@ interface ClaimedDelivery {
 interface ClaimedEndpoint extends SealedSecrets {
   url: string;
   status: EndpointStatus;
+  /** In a failing run when claimed: a success must end it. */
+  endpoint_failing: boolean;
 }
 
 interface Claimed {
@@ -43,6 +45,14 @@ interface Claimed {
   now: Date;
   delivery: ClaimedDelivery;
   endpoint: ClaimedEndpoint;
+}
+
+/** A failed attempt: a status other than 2xx, or no answer. */
+interface Failure {
+  delivery: ClaimedDelivery;
+  attempt: number;
+  now: Date;
+  result: SendResult;
 }
 
 /** What a success writes: the attempt row and the delivery's final state. */
@@ -53,6 +63,8 @@ interface Success {
   statusCode: number;
   responseBody: string;
   durationMs: number;
+  /** Its endpoint was in a failing run when the attempt was claimed: this success ends it. */
+  endsFailingRun: boolean;
 }
 
 interface ClaimedRow extends ClaimedEndpoint {
@@ -68,11 +80,6 @@ interface ClaimedRow extends ClaimedEndpoint {
 
 export type AttemptOutcome = 'succeeded' | 'retrying' | 'failed' | 'cancelled' | 'skipped';
 
-/** The thrown error that tells Bull an attempt failed (so Bull records it). */
-export class DeliveryAttemptFailed extends Error {
-  override name = 'DeliveryAttemptFailed';
-}
-
 /**
  * One attempt of one delivery, start to end: claim it in the database (so no attempt is sent
  * twice, whatever Redis replays), check the URL again and pin the address, sign the exact bytes,
@@ -85,6 +92,7 @@ export class DeliveryAttemptsService implements OnModuleInit {
   /** Concurrent attempts share round trips and commits: one claim statement and one success statement per batch. */
   private readonly claims: MicroBatcher<{ deliveryId: string; attempt: number }, Claimed | null>;
   private readonly successes: MicroBatcher<Success, boolean>;
+  private readonly failures: MicroBatcher<Failure, AttemptOutcome>;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -99,6 +107,7 @@ export class DeliveryAttemptsService implements OnModuleInit {
     this.maxAttempts = config.delivery.retryScheduleMs.length + 1;
     this.claims = new MicroBatcher((items) => this.claimBatch(items));
     this.successes = new MicroBatcher((items) => this.recordSuccessBatch(items));
+    this.failures = new MicroBatcher((items) => this.recordFailureBatch(items));
   }
 
   onModuleInit(): void {
@@ -159,10 +168,11 @@ export class DeliveryAttemptsService implements OnModuleInit {
     if (result.ok && 'responseBody' in result) {
       const recorded = await this.successes.submit({
         delivery, attempt, now, statusCode: result.statusCode, responseBody: result.responseBody, durationMs: result.durationMs,
+        endsFailingRun: endpoint.endpoint_failing,
       });
       return recorded ? 'succeeded' : 'cancelled'; // not recorded: the endpoint was deleted meanwhile
     }
-    return this.recordFailure(delivery, attempt, now, result);
+    return this.failures.submit({ delivery, attempt, now, result });
   }
 
   /** Envelope bytes for this attempt; attachment links are signed afresh, valid 1 h from now. */
@@ -194,13 +204,21 @@ export class DeliveryAttemptsService implements OnModuleInit {
   private async claimBatch(items: Array<{ deliveryId: string; attempt: number }>): Promise<Array<Claimed | null>> {
     const now = this.clock.now();
     const lease = new Date(now.getTime() + this.config.delivery.timeoutMs + LEASE_MARGIN_MS);
+    // A row another transaction is changing (disable cancelling it, a duplicate job's claim) is
+    // skipped rather than waited for: waiting on rows in batch order could deadlock with a
+    // disable, which takes them in its own order. A skipped row that is still due is swept.
     const [rows]: [Array<ClaimedRow>, number] = await this.dataSource.query(
-      `UPDATE webhook_deliveries d
-          SET attempt_count = x.attempt, last_attempt_at = $3, next_attempt_at = $4, updated_at = now()
-         FROM unnest($1::uuid[], $2::int[]) AS x(id, attempt), webhook_endpoints e
-        WHERE d.id = x.id AND d.attempt_count = x.attempt - 1 AND d.status IN ('pending', 'retrying') AND e.id = d.endpoint_id
+      `WITH due AS (
+             SELECT d.id, x.attempt FROM webhook_deliveries d JOIN unnest($1::uuid[], $2::int[]) AS x(id, attempt) ON d.id = x.id
+              WHERE d.attempt_count = x.attempt - 1 AND d.status IN ('pending', 'retrying')
+                FOR UPDATE OF d SKIP LOCKED)
+       UPDATE webhook_deliveries d
+          SET attempt_count = due.attempt, last_attempt_at = $3, next_attempt_at = $4, updated_at = now()
+         FROM due, webhook_endpoints e
+        WHERE d.id = due.id AND e.id = d.endpoint_id
         RETURNING d.id, d.attempt_count, d.event_id, d.endpoint_id, d.event_type, d.mode, d.data, d.event_created_at,
-                  e.url, e.status, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at`,
+                  e.url, e.status, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at,
+                  (e.consecutive_failures <> 0 OR e.failing_since IS NOT NULL) AS endpoint_failing`,
       [items.map((i) => i.deliveryId), items.map((i) => i.attempt), now, lease],
     );
     const taken = new Map((rows ?? []).map((row) => [`${row.id}:${row.attempt_count}`, row]));
@@ -235,15 +253,21 @@ export class DeliveryAttemptsService implements OnModuleInit {
       items.map((i) => i.statusCode),
       items.map((i) => i.responseBody),
       items.map((i) => i.delivery.endpointId),
+      [...new Set(items.filter((i) => i.endsFailingRun).map((i) => i.delivery.endpointId))],
     ];
-    // Endpoints are locked first (KEY SHARE, in id order), before any delivery row, the order
-    // delete_webhook and update_webhook take them in; see recordFailure.
+    // Each endpoint is locked once, at the strength it needs, before its delivery rows: KEY SHARE
+    // (conflicts only with deleting it, so successes to one endpoint do not wait for each other),
+    // or NO KEY UPDATE for one whose failing run this batch ends. Taking KEY SHARE and then
+    // upgrading it to reset the counters would deadlock with update_webhook queued between.
     const sql = `
       WITH input AS (
              SELECT * FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::uuid[])
                         AS x(delivery_id, attempt_number, attempted_at, duration_ms, status_code, response_body, endpoint_id)),
-           endpoint AS (
-             SELECT id FROM webhook_endpoints WHERE id IN (SELECT endpoint_id FROM input) ORDER BY id FOR KEY SHARE),
+           failing AS (
+             SELECT id FROM webhook_endpoints WHERE id = ANY ($8::uuid[]) ORDER BY id FOR NO KEY UPDATE),
+           healthy AS (
+             SELECT id FROM webhook_endpoints WHERE id IN (SELECT endpoint_id FROM input) AND id <> ALL ($8::uuid[]) ORDER BY id FOR KEY SHARE),
+           endpoint AS (SELECT id FROM failing UNION ALL SELECT id FROM healthy),
            live AS (SELECT input.* FROM input JOIN endpoint ON endpoint.id = input.endpoint_id),
            attempt AS (
              INSERT INTO webhook_delivery_attempts (delivery_id, attempt_number, attempted_at, duration_ms, status_code, response_body)
@@ -256,59 +280,84 @@ export class DeliveryAttemptsService implements OnModuleInit {
               WHERE d.id = live.delivery_id AND d.attempt_count = live.attempt_number AND d.status IN ('pending', 'retrying')),
            reset AS (
              UPDATE webhook_endpoints w SET consecutive_failures = 0, failing_since = NULL
-              WHERE w.id IN (SELECT id FROM endpoint)
-                AND (w.consecutive_failures <> 0 OR w.failing_since IS NOT NULL))
+              WHERE w.id IN (SELECT id FROM failing))
       SELECT delivery_id FROM live`;
+    const rows: Array<{ delivery_id: string }> = await this.withDeadlockRetry(() => this.dataSource.query(sql, params));
+    const recorded = new Set(rows.map((r) => r.delivery_id));
+    return items.map((i) => recorded.has(i.delivery.id));
+  }
+
+  /**
+   * Records a batch of failed attempts in one transaction: endpoints locked first (id order, see
+   * WebhooksService.lockForFailureCount), then each attempt row and its delivery (retrying with
+   * its next time, or failed after the last attempt), then the endpoints' failure counts, which
+   * may disable an endpoint and so cancel its waiting deliveries, these too. Retries of the batch
+   * go to the queue in one call after commit; if Redis refuses, the sweep enqueues them later.
+   */
+  private async recordFailureBatch(items: Failure[]): Promise<AttemptOutcome[]> {
+    const rows = items.map(({ delivery, attempt, now, result }) => {
+      const retryDelayMs = this.config.delivery.retryScheduleMs[attempt - 1];
+      return {
+        delivery, attempt, now, result, retryDelayMs,
+        status: retryDelayMs === undefined ? ('failed' as const) : ('retrying' as const),
+        nextAttemptAt: retryDelayMs === undefined ? null : new Date(now.getTime() + retryDelayMs),
+        error: 'errorKind' in result ? `${result.errorKind}: ${result.error}` : `HTTP ${result.statusCode}`,
+      };
+    });
+    const outcomes = await this.withDeadlockRetry(() =>
+      this.dataSource.transaction(async (manager): Promise<AttemptOutcome[]> => {
+        const live = await this.webhooks.lockForFailureCount([...new Set(rows.map((r) => r.delivery.endpointId))], manager);
+        const kept = rows.filter((r) => live.has(r.delivery.endpointId)); // the rest were deleted meanwhile, deliveries and all
+        if (kept.length > 0) {
+          await manager.query(
+            `WITH input AS (
+                   SELECT * FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[])
+                              AS x(delivery_id, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body, status, last_error, next_attempt_at)),
+                 attempt AS (
+                   INSERT INTO webhook_delivery_attempts (delivery_id, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body)
+                   SELECT delivery_id, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body FROM input
+                   ON CONFLICT (delivery_id, attempt_number) DO NOTHING)
+             UPDATE webhook_deliveries d
+                SET status = input.status, last_status_code = input.status_code, last_error = input.last_error,
+                    next_attempt_at = input.next_attempt_at, updated_at = now()
+               FROM input
+              WHERE d.id = input.delivery_id AND d.attempt_count = input.attempt_number AND d.status IN ('pending', 'retrying')`,
+            [
+              kept.map((r) => r.delivery.id), kept.map((r) => r.attempt), kept.map((r) => r.now), kept.map((r) => r.result.durationMs),
+              kept.map((r) => r.result.statusCode), kept.map((r) => ('errorKind' in r.result ? r.result.errorKind : null)),
+              kept.map((r) => ('responseBody' in r.result ? r.result.responseBody : null)), kept.map((r) => r.status),
+              kept.map((r) => r.error), kept.map((r) => r.nextAttemptAt),
+            ],
+          );
+        }
+        const perEndpoint = new Map<string, { endpointId: string; count: number; firstAt: Date }>();
+        for (const r of kept) {
+          const entry = perEndpoint.get(r.delivery.endpointId) ?? { endpointId: r.delivery.endpointId, count: 0, firstAt: r.now };
+          entry.count += 1;
+          if (r.now < entry.firstAt) entry.firstAt = r.now;
+          perEndpoint.set(r.delivery.endpointId, entry);
+        }
+        const now = rows.reduce((latest, r) => (r.now > latest ? r.now : latest), rows[0].now);
+        const disabled = await this.webhooks.recordFailures([...perEndpoint.values()], now, manager);
+        // A disabled endpoint's waiting deliveries were cancelled, those of this batch too.
+        return rows.map((r) => (!live.has(r.delivery.endpointId) || disabled.has(r.delivery.endpointId) ? 'cancelled' : r.status));
+      }),
+    );
+    const retries = rows.filter((_, i) => outcomes[i] === 'retrying');
+    await this.queue
+      .enqueue(retries.map((r) => ({ deliveryId: r.delivery.id, endpointId: r.delivery.endpointId, attempt: r.attempt + 1, delayMs: r.retryDelayMs })))
+      .catch((e: unknown) => this.logger.warn(`could not schedule ${retries.length} retries: ${(e as Error).message}`));
+    return outcomes;
+  }
+
+  /** Runs a transaction again after PostgreSQL broke a deadlock by aborting it (nothing of it was kept). */
+  private async withDeadlockRetry<T>(work: () => Promise<T>): Promise<T> {
     for (let tries = 1; ; tries += 1) {
       try {
-        const rows: Array<{ delivery_id: string }> = await this.dataSource.query(sql, params);
-        const recorded = new Set(rows.map((r) => r.delivery_id));
-        return items.map((i) => recorded.has(i.delivery.id));
+        return await work();
       } catch (error) {
         if ((error as { code?: string }).code !== DEADLOCK_DETECTED || tries >= 3) throw error;
       }
     }
-  }
-
-  private async recordFailure(delivery: ClaimedDelivery, attempt: number, now: Date, result: SendResult): Promise<AttemptOutcome> {
-    const retryDelay = result.ok ? undefined : this.config.delivery.retryScheduleMs[attempt - 1];
-    let outcome: AttemptOutcome = result.ok ? 'succeeded' : retryDelay === undefined ? 'failed' : 'retrying';
-    const nextAttemptAt = outcome === 'retrying' ? new Date(now.getTime() + retryDelay!) : null;
-    const error = 'errorKind' in result ? `${result.errorKind}: ${result.error}` : result.ok ? null : `HTTP ${result.statusCode}`;
-    await this.dataSource.transaction(async (manager) => {
-      // The endpoint is locked before the delivery rows, the order delete_webhook (cascade) and
-      // update_webhook (disable, cancel waiting) take them in; the reverse order deadlocks. KEY
-      // SHARE conflicts only with deleting the endpoint, so attempts to it do not wait for each
-      // other (a failure's counter update then takes the row lock for its own statement).
-      const [recorded]: Array<{ endpoint_exists: boolean }> = await manager.query(
-        `WITH endpoint AS (SELECT id FROM webhook_endpoints WHERE id = $7 FOR KEY SHARE),
-              attempt AS (
-                INSERT INTO webhook_delivery_attempts (delivery_id, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body)
-                SELECT $1, $6, $8, $9, $3, $10, $11 FROM endpoint
-                ON CONFLICT (delivery_id, attempt_number) DO NOTHING),
-              delivery AS (
-                UPDATE webhook_deliveries
-                   SET status = $2, last_status_code = $3, last_error = $4, next_attempt_at = $5, updated_at = now()
-                 WHERE id = $1 AND attempt_count = $6 AND status IN ('pending', 'retrying') AND EXISTS (SELECT 1 FROM endpoint))
-         SELECT EXISTS (SELECT 1 FROM endpoint) AS endpoint_exists`,
-        [
-          delivery.id, outcome, result.statusCode, error, nextAttemptAt, attempt, delivery.endpointId, now, result.durationMs,
-          'errorKind' in result ? result.errorKind : null, 'responseBody' in result ? result.responseBody : null,
-        ],
-      );
-      if (!recorded?.endpoint_exists) {
-        outcome = 'cancelled'; // deleted meanwhile: its deliveries went with it
-        return;
-      }
-      // This failure may disable the endpoint, which cancels its waiting deliveries, this one too.
-      if (await this.webhooks.recordAttemptOutcome(delivery.endpointId, result.ok, now, manager)) outcome = 'cancelled';
-    });
-    if (outcome === 'retrying') {
-      // If Redis refuses now, the sweep finds the due row and enqueues it later.
-      await this.queue
-        .enqueue([{ deliveryId: delivery.id, endpointId: delivery.endpointId, attempt: attempt + 1, delayMs: retryDelay }])
-        .catch((e: unknown) => this.logger.warn(`could not schedule retry of ${delivery.id}: ${(e as Error).message}`));
-    }
-    return outcome;
   }
 }

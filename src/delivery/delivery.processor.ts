@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/comm
 import { Job } from 'bull';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { DeliveryAttemptFailed, DeliveryAttemptsService } from './delivery-attempts.service';
+import { DeliveryAttemptsService } from './delivery-attempts.service';
 import { AttemptJob, DeliveryQueue } from './delivery-queue';
 
 /**
@@ -15,7 +15,9 @@ const MAX_POSTPONE_MS = 1000;
 
 /**
  * Runs delivery attempts from the queue in `worker` and `all` processes (an `api` process only
- * enqueues). A failed attempt throws, so Bull records it; the next try is its own delayed job.
+ * enqueues). The job completes with the attempt's outcome whatever it was: the database keeps
+ * the attempt, and the next try is its own delayed job (a thrown error would only make Bull
+ * capture a stack trace for a job that is removed at once).
  *
  * Isolation: one endpoint may hold at most DELIVERY_ENDPOINT_CONCURRENCY of this worker's slots.
  * A job beyond that is put back for a moment (a new delayed job; the database claim keeps it to
@@ -60,9 +62,6 @@ export class DeliveryProcessor implements OnApplicationBootstrap {
         if (left > 0) this.inFlight.set(endpointId, left);
         else this.inFlight.delete(endpointId);
       }
-    }
-    if (outcome === 'retrying' || outcome === 'failed') {
-      throw new DeliveryAttemptFailed(`delivery ${deliveryId} attempt ${attempt} failed (${outcome})`);
     }
     this.logger.debug(`delivery ${deliveryId} attempt ${attempt}: ${outcome}`);
     return outcome;

@@ -206,42 +206,51 @@ export class WebhooksService {
   }
 
   /**
-   * Counts an attempt's outcome towards auto-disable: a 2xx clears the failing run; a failure
-   * extends it, and the endpoint is disabled at 100 failures in a row or a run of 24 hours.
-   * Returns true when this failure disabled the endpoint.
+   * Takes the endpoints whose failed attempts are about to be recorded, in id order (the order
+   * every writer of several endpoints uses), before any of their delivery rows: the order
+   * update_webhook (disable, then cancel waiting deliveries) and delete_webhook (cascade) take.
+   * Answers the ids that still exist.
    */
-  async recordAttemptOutcome(endpointId: string, succeeded: boolean, now: Date, manager: EntityManager): Promise<boolean> {
-    if (succeeded) {
-      await manager.query(
-        `UPDATE webhook_endpoints SET consecutive_failures = 0, failing_since = NULL
-          WHERE id = $1 AND (consecutive_failures <> 0 OR failing_since IS NOT NULL)`,
-        [endpointId],
-      );
-      return false;
-    }
-    // For UPDATE ... RETURNING, TypeORM's postgres driver answers [rows, affectedCount], not rows.
-    const [rows]: [Array<{ consecutive_failures: number; failing_since: Date; status: EndpointStatus }>, number] = await manager.query(
-      `UPDATE webhook_endpoints
-          SET consecutive_failures = consecutive_failures + 1, failing_since = COALESCE(failing_since, $2)
-        WHERE id = $1
-        RETURNING consecutive_failures, failing_since, status`,
-      [endpointId, now],
+  async lockForFailureCount(endpointIds: string[], manager: EntityManager): Promise<Set<string>> {
+    const rows: Array<{ id: string }> = await manager.query(
+      `SELECT id FROM webhook_endpoints WHERE id = ANY ($1::uuid[]) ORDER BY id FOR NO KEY UPDATE`,
+      [endpointIds],
     );
-    const row = rows?.[0];
-    if (!row || row.status !== 'active') return false;
-    const reason =
-      row.consecutive_failures >= AUTO_DISABLE_CONSECUTIVE_FAILURES
-        ? `auto-disabled after ${row.consecutive_failures} consecutive failed delivery attempts`
-        : now.getTime() - new Date(row.failing_since).getTime() >= AUTO_DISABLE_FAILING_FOR_MS
-          ? `auto-disabled after failing continuously since ${new Date(row.failing_since).toISOString()}`
-          : null;
-    if (!reason) return false;
-    await manager.query(`UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $2, updated_at = now() WHERE id = $1`, [
-      endpointId,
-      reason,
-    ]);
-    await this.runDisabledHooks(endpointId, manager);
-    return true;
+    return new Set(rows.map((r) => r.id));
+  }
+
+  /**
+   * Counts failed attempts towards auto-disable (call lockForFailureCount first, in the same
+   * transaction): each extends its endpoint's failing run, and an endpoint is disabled at 100
+   * failures in a row or a run of 24 hours, which cancels its waiting deliveries. A 2xx clears
+   * the run (the success statement in DeliveryAttemptsService). Returns the endpoints disabled.
+   */
+  async recordFailures(failures: Array<{ endpointId: string; count: number; firstAt: Date }>, now: Date, manager: EntityManager): Promise<Set<string>> {
+    const disabled = new Set<string>();
+    if (failures.length === 0) return disabled;
+    // For UPDATE ... RETURNING, TypeORM's postgres driver answers [rows, affectedCount], not rows.
+    const [rows]: [Array<{ id: string; consecutive_failures: number; failing_since: Date; status: EndpointStatus }>, number] = await manager.query(
+      `UPDATE webhook_endpoints w
+          SET consecutive_failures = w.consecutive_failures + x.count, failing_since = COALESCE(w.failing_since, x.first_at)
+         FROM unnest($1::uuid[], $2::int[], $3::timestamptz[]) AS x(id, count, first_at)
+        WHERE w.id = x.id
+        RETURNING w.id, w.consecutive_failures, w.failing_since, w.status`,
+      [failures.map((f) => f.endpointId), failures.map((f) => f.count), failures.map((f) => f.firstAt)],
+    );
+    for (const row of (rows ?? []).sort((a, b) => (a.id < b.id ? -1 : 1))) {
+      if (row.status !== 'active') continue;
+      const reason =
+        row.consecutive_failures >= AUTO_DISABLE_CONSECUTIVE_FAILURES
+          ? `auto-disabled after ${row.consecutive_failures} consecutive failed delivery attempts`
+          : now.getTime() - new Date(row.failing_since).getTime() >= AUTO_DISABLE_FAILING_FOR_MS
+            ? `auto-disabled after failing continuously since ${new Date(row.failing_since).toISOString()}`
+            : null;
+      if (!reason) continue;
+      await manager.query(`UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $2, updated_at = now() WHERE id = $1`, [row.id, reason]);
+      await this.runDisabledHooks(row.id, manager);
+      disabled.add(row.id);
+    }
+    return disabled;
   }
 
   private async runDisabledHooks(endpointId: string, manager: EntityManager): Promise<void> {
