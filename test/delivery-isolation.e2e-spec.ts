@@ -1,4 +1,5 @@
 import { DeliveryQueue } from '../src/delivery/delivery-queue';
+import { DeliveryProcessor } from '../src/delivery/delivery.processor';
 import { fixtureEvent } from './fixtures/events';
 import { closeDeliveryTestApp, createDeliveryTestApp, DeliveryTestApp, publish, publishAll, register, waitUntil } from './support/delivery';
 import { TestReceiver } from './support/receiver';
@@ -81,5 +82,31 @@ describe('failure isolation between endpoints', () => {
     const owed = counts.waiting + counts.delayed + counts.active;
     console.log(`jobs in the queue after 4 s of sweeps: ${JSON.stringify(counts)}`);
     expect(owed).toBeLessThanOrEqual(2 * 20 + PER_ENDPOINT);
+  });
+
+  it('attempts waiting for the hanging endpoint are parked in the worker, not put back in Redis, and each runs once', async () => {
+    // The 20 deliveries of the first test: two at a time, each hangs until the timeout.
+    const processor = t.app.get(DeliveryProcessor);
+    // The old way re-added each waiting attempt as a delayed job with a :pa/:pb id; the only
+    // delayed jobs now are retries (an hour away) of the attempts that timed out.
+    const delayed = await t.app.get(DeliveryQueue).queue.getDelayed();
+    expect(delayed.map((job) => String(job.id)).filter((id) => /:p[ab]$/.test(id))).toEqual([]);
+    expect(processor.parkedCount()).toBeGreaterThan(0);
+    await waitUntil(
+      async () => (await t.db.query(
+        `SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+          WHERE e.url LIKE '%/hang' AND d.attempt_count = 1 AND d.status = 'retrying'`,
+      ))[0].n === 20,
+      'every delivery to the hanging endpoint to have had its attempt',
+      30_000,
+      100,
+    );
+    const [{ attempts, most }] = await t.db.query(
+      `SELECT count(*)::int AS attempts, max(n)::int AS most FROM (
+         SELECT count(*) AS n FROM webhook_delivery_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+           JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.url LIKE '%/hang' GROUP BY a.delivery_id) per_delivery`,
+    );
+    expect({ attempts, most }).toEqual({ attempts: 20, most: 1 });
+    expect(processor.parkedCount()).toBe(0);
   });
 });
