@@ -1,7 +1,8 @@
 /**
  * The limit of scenario 3: a bare Nest app (same framework, same Express adapter, same pg pool
  * size) doing the same database read as list_webhooks / get_webhook, with no authentication, no
- * JSON-RPC/MCP protocol work, no validation and no logging. Started by bench/run.ts.
+ * JSON-RPC/MCP protocol work, no validation and no logging. Started by bench/run.ts. Its pool
+ * uses the service's PreparingClient, so both sides run the read as a prepared statement.
  *
  *   GET /webhooks?userId=<uuid>            the user's endpoints with their channels
  *   GET /webhooks/<id>?userId=<uuid>       one endpoint of the user
@@ -10,6 +11,7 @@ import 'reflect-metadata';
 import { Controller, Get, Inject, Module, NotFoundException, Param, Query } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
+import { PreparingClient } from '../src/database/preparing-client';
 
 const DATA_SOURCE = Symbol('DATA_SOURCE');
 
@@ -97,7 +99,9 @@ class HealthController {
     {
       provide: DATA_SOURCE,
       useFactory: async () =>
-        new DataSource({ type: 'postgres', url: process.env.DATABASE_URL, extra: { max: 20, connectionTimeoutMillis: 5000 } }).initialize(),
+        new DataSource({
+          type: 'postgres', url: process.env.DATABASE_URL, extra: { max: 20, connectionTimeoutMillis: 5000, Client: PreparingClient },
+        }).initialize(),
     },
   ],
 })

@@ -1,6 +1,7 @@
 import { DataSourceOptions } from 'typeorm';
 import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
+import { PreparingClient } from './preparing-client';
 
 /** One description of the database connection, used by the app, the migration CLI and tests. */
 export function dataSourceOptions(databaseUrl: string): DataSourceOptions {
@@ -12,6 +13,7 @@ export function dataSourceOptions(databaseUrl: string): DataSourceOptions {
     migrationsTableName: 'schema_migrations',
     migrationsTransactionMode: 'each',
     synchronize: false,
-    extra: { max: 20, connectionTimeoutMillis: 5000 },
+    // PreparingClient: every parameterised statement is prepared once per connection.
+    extra: { max: 20, connectionTimeoutMillis: 5000, Client: PreparingClient },
   };
 }
