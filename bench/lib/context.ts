@@ -140,6 +140,8 @@ export interface Scenario1Result {
   ingestConcurrency: number;
   deliveryConcurrency: number;
   saturation: SaturationResult;
+  /** Open loop at half the event rate of the saturation pass: latency where the service keeps up. */
+  sustainable: FixedRateResult;
   fixed: FixedRateResult;
   bare: BareClientResult;
   signatures: { verified: number; bad: number; badExamples: string[] };

@@ -31,8 +31,18 @@ export async function scenario1(ctx: RunContext): Promise<Scenario1Result> {
       measureMs: w.saturation,
       drainMs: Math.max(w.drain, 30_000),
     });
+    // Latency where the service keeps up: half the event rate it sustained in pass 1.
+    const sustainableRate = Math.max(1, Math.floor(saturation.ingestPerSec / 2));
+    const sustainable = await fixedRatePass(ctx, svc, ingest, targets, {
+      label: `S1 pass 2 (${sustainableRate} events/s, half of saturation)`,
+      fanout: K,
+      rate: sustainableRate,
+      warmupMs: Math.min(w.warmup, 5_000),
+      measureMs: w.fixed,
+      drainMs: Math.max(w.drain, 30_000),
+    });
     const fixed = await fixedRatePass(ctx, svc, ingest, targets, {
-      label: `S1 pass 2 (${options.rate} events/s)`,
+      label: `S1 pass 3 (${options.rate} events/s)`,
       fanout: K,
       rate: options.rate,
       warmupMs: Math.min(w.warmup, 5_000),
@@ -55,6 +65,7 @@ export async function scenario1(ctx: RunContext): Promise<Scenario1Result> {
       ingestConcurrency: options.ingestConcurrency,
       deliveryConcurrency: options.deliveryConcurrency,
       saturation,
+      sustainable,
       fixed,
       bare,
       signatures: { verified: signatures.verified, bad: signatures.badSignature, badExamples: signatures.badExamples },
