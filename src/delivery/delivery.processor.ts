@@ -12,8 +12,12 @@ import { AttemptJob, DeliveryQueue } from './delivery-queue';
 const FIRST_POSTPONE_MS = 20;
 const MAX_POSTPONE_MS = 1000;
 
-/** Most attempts parked in memory per endpoint; beyond it they go back to Redis for a moment. */
-const PARK_LIMIT = 1000;
+/**
+ * Most attempts parked in memory, per endpoint and in all (a parked attempt is two ids and a
+ * number, well under 200 bytes: 50,000 are under 10 MB); beyond, they go back to Redis for a moment.
+ */
+const PARK_LIMIT_PER_ENDPOINT = 10_000;
+const PARK_LIMIT_TOTAL = 50_000;
 
 interface Parked {
   deliveryId: string;
@@ -31,7 +35,7 @@ interface Parked {
  * that is parked: the Bull job completes at once (freeing its slot) and the attempt waits in the
  * endpoint's line in memory, to start the moment one of the endpoint's attempts ends. Parking is
  * not durable and need not be: the delivery row stays due in the database, so if this worker
- * stops, the sweep enqueues the attempt again. Only past PARK_LIMIT does a job go back to Redis
+ * stops, the sweep enqueues the attempt again. Only past the park limits does a job go back to Redis
  * (a delayed job with another id, see below), which is how every such job was handled before:
  * re-adding hundreds of jobs a second for one hanging endpoint cost the healthy ones a third of
  * the worker (bench scenario 2).
@@ -94,7 +98,7 @@ export class DeliveryProcessor implements OnApplicationBootstrap, BeforeApplicat
     const key = `${item.deliveryId}:${item.attempt}`;
     if (this.parkedKeys.has(key)) return true;
     const line = this.parked.get(endpointId) ?? [];
-    if (line.length >= PARK_LIMIT) return false;
+    if (line.length >= PARK_LIMIT_PER_ENDPOINT || this.parkedKeys.size >= PARK_LIMIT_TOTAL) return false;
     line.push(item);
     this.parked.set(endpointId, line);
     this.parkedKeys.add(key);
