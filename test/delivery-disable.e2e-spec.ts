@@ -189,6 +189,20 @@ describe('auto-disable and cancelling', () => {
     expect(await endpointRow(ep.id)).toMatchObject({ status: 'active', consecutive_failures: 0, failing_since: null });
   });
 
+  it('a 2xx that was already on its way when a failure began the run still ends it', async () => {
+    // Both attempts are claimed while the endpoint is healthy; the first is answered 200 after
+    // 400 ms, the second 500 at once, so the failure is recorded first and the success last.
+    const path = `/late-success-${++n}`;
+    let seen = 0;
+    routes.set(path, () => (++seen === 1 ? { status: 200, body: 'ok', delayMs: 400 } : { status: 500, body: 'nope' }));
+    const { endpoint } = await register(t, s.apiKey, { url: `${base}${path}`, events: ['contact.merged'] });
+    await publishAll(t, [event(), event()]);
+    await waitUntil(async () => (await attemptsOfEndpoint(endpoint.id)) === 2, 'both attempts recorded', 5000);
+    await waitUntil(async () => (await endpointRow(endpoint.id)).consecutive_failures === 0, 'the failing run to end', 2000);
+    expect(await endpointRow(endpoint.id)).toMatchObject({ status: 'active', consecutive_failures: 0, failing_since: null });
+    expect((await deliveriesOf(t, endpoint.id)).map((d) => d.status).sort()).toEqual(['retrying', 'succeeded']);
+  });
+
   it('update_webhook status disabled cancels a delivery waiting for its retry; no further request', async () => {
     const ep = await failingEndpoint('cancel-disable');
     await publish(t, event());

@@ -7,6 +7,8 @@ export const MAX_PREPARED_PER_CONNECTION = 300;
 /** SQLSTATE 0A000 with this message: a schema change altered a prepared statement's result. */
 const STALE_PLAN = /cached plan must not change result type/;
 
+/** Names remembered per process; texts beyond (generated ones, say) are hashed on each call. */
+const MAX_REMEMBERED_NAMES = 10_000;
 const names = new Map<string, string>();
 
 /** One name per statement text, the same on every connection. */
@@ -14,7 +16,7 @@ export function statementName(text: string): string {
   let name = names.get(text);
   if (name === undefined) {
     name = `mss_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
-    names.set(text, name);
+    if (names.size < MAX_REMEMBERED_NAMES) names.set(text, name);
   }
   return name;
 }

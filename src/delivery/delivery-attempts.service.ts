@@ -19,6 +19,13 @@ export const USER_AGENT = 'MessagingSync-Webhooks/1.0';
 /** How long a claimed attempt may run before a sweep treats it as lost (timeout plus margin). */
 const LEASE_MARGIN_MS = 20_000;
 
+/**
+ * A success answered at s.at ends the endpoint's failing run if the run began (its first failed
+ * attempt started) no later (w is the endpoint row, s the batch's latest answer of that
+ * endpoint): a run that began after the answer stands.
+ */
+const ENDS_FAILING_RUN = '(w.failing_since IS NULL OR w.failing_since <= s.at)';
+
 /** PostgreSQL's SQLSTATE for a deadlock, after which the statement can simply run again. */
 const DEADLOCK_DETECTED = '40P01';
 
@@ -211,7 +218,7 @@ export class DeliveryAttemptsService implements OnModuleInit {
       `WITH due AS (
              SELECT d.id, x.attempt FROM webhook_deliveries d JOIN unnest($1::uuid[], $2::int[]) AS x(id, attempt) ON d.id = x.id
               WHERE d.attempt_count = x.attempt - 1 AND d.status IN ('pending', 'retrying')
-                FOR UPDATE OF d SKIP LOCKED)
+                FOR NO KEY UPDATE OF d SKIP LOCKED)
        UPDATE webhook_deliveries d
           SET attempt_count = due.attempt, last_attempt_at = $3, next_attempt_at = $4, updated_at = now()
          FROM due, webhook_endpoints e
@@ -280,11 +287,41 @@ export class DeliveryAttemptsService implements OnModuleInit {
               WHERE d.id = live.delivery_id AND d.attempt_count = live.attempt_number AND d.status IN ('pending', 'retrying')),
            reset AS (
              UPDATE webhook_endpoints w SET consecutive_failures = 0, failing_since = NULL
-              WHERE w.id IN (SELECT id FROM failing))
+               FROM (SELECT endpoint_id, max(attempted_at + duration_ms * interval '1 millisecond') AS at FROM live GROUP BY endpoint_id) s
+              WHERE w.id = s.endpoint_id AND w.id IN (SELECT id FROM failing) AND ${ENDS_FAILING_RUN})
       SELECT delivery_id FROM live`;
     const rows: Array<{ delivery_id: string }> = await this.withDeadlockRetry(() => this.dataSource.query(sql, params));
     const recorded = new Set(rows.map((r) => r.delivery_id));
+    await this.endRunsStartedMeanwhile(items.filter((i) => recorded.has(i.delivery.id) && !i.endsFailingRun));
     return items.map((i) => recorded.has(i.delivery.id));
+  }
+
+  /**
+   * A failure of the same endpoint may have been recorded between this success's claim (which saw
+   * no failing run) and its record: if that run began before the success was answered, the
+   * success ends it too. A statement of its own after the commit, taking each endpoint's row lock alone:
+   * upgrading the batch's KEY SHARE lock inside its statement could deadlock with update_webhook
+   * queued on the row. Only rows in such a run are touched (and locked).
+   */
+  private async endRunsStartedMeanwhile(successes: Success[]): Promise<void> {
+    const latest = new Map<string, Date>();
+    for (const { delivery, now, durationMs } of successes) {
+      const answeredAt = new Date(now.getTime() + durationMs);
+      const seen = latest.get(delivery.endpointId);
+      if (!seen || answeredAt > seen) latest.set(delivery.endpointId, answeredAt);
+    }
+    if (latest.size === 0) return;
+    await this.dataSource
+      .query(
+        `UPDATE webhook_endpoints w SET consecutive_failures = 0, failing_since = NULL
+           FROM unnest($1::uuid[], $2::timestamptz[]) AS s(endpoint_id, at)
+          WHERE w.id = s.endpoint_id AND (w.consecutive_failures <> 0 OR w.failing_since IS NOT NULL) AND ${ENDS_FAILING_RUN}`,
+        [[...latest.keys()], [...latest.values()]],
+      )
+      .catch((error: unknown) =>
+        // Recorded already; the next success of the endpoint ends the run if this could not.
+        this.logger.warn(`could not end the failing run of ${latest.size} endpoint(s): ${(error as Error).message}`),
+      );
   }
 
   /**

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { DeliveryQueue } from './delivery-queue';
+import { DeliveryProcessor } from './delivery.processor';
 
 const SWEEP_BATCH = 1000;
 
@@ -23,6 +24,7 @@ export class DeliverySweeper implements OnApplicationBootstrap, OnApplicationShu
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly queue: DeliveryQueue,
+    private readonly processor: DeliveryProcessor,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -52,8 +54,10 @@ export class DeliverySweeper implements OnApplicationBootstrap, OnApplicationShu
         );
         if (batch.length === 0) break;
         after = batch[batch.length - 1].id;
-        found += batch.length;
-        await this.queue.enqueue(batch.map((row) => ({ deliveryId: row.id, endpointId: row.endpoint_id, attempt: row.attempt_count + 1 })));
+        // An attempt parked in this worker is not lost, only waiting for its endpoint: not queued again.
+        const lost = batch.filter((row) => !this.processor.isParked(row.id, row.attempt_count + 1));
+        found += lost.length;
+        await this.queue.enqueue(lost.map((row) => ({ deliveryId: row.id, endpointId: row.endpoint_id, attempt: row.attempt_count + 1 })));
       } while (batch.length === SWEEP_BATCH);
     } catch (error) {
       this.logger.warn(`sweep failed, will retry: ${error instanceof Error ? error.message : String(error)}`);

@@ -48,6 +48,8 @@ export class DeliveryProcessor implements OnApplicationBootstrap, BeforeApplicat
   /** `<deliveryId>:<attempt>` of every parked attempt: a swept duplicate is not parked twice. */
   private readonly parkedKeys = new Set<string>();
   private readonly unparkedRuns = new Set<Promise<unknown>>();
+  /** Attempts in flight in this worker, Bull's and parked ones alike. */
+  private inFlightTotal = 0;
   private stopping = false;
 
   constructor(
@@ -72,6 +74,11 @@ export class DeliveryProcessor implements OnApplicationBootstrap, BeforeApplicat
   /** Attempts parked in memory, for tests and diagnostics. */
   parkedCount(): number {
     return this.parkedKeys.size;
+  }
+
+  /** Whether this attempt waits parked here (the sweep does not queue it again). */
+  isParked(deliveryId: string, attempt: number): boolean {
+    return this.parkedKeys.has(`${deliveryId}:${attempt}`);
   }
 
   async run(job: Job<AttemptJob>): Promise<AttemptOutcome | 'parked' | 'postponed'> {
@@ -107,32 +114,46 @@ export class DeliveryProcessor implements OnApplicationBootstrap, BeforeApplicat
 
   private async runAttempt(endpointId: string | undefined, deliveryId: string, attempt: number): Promise<AttemptOutcome> {
     if (endpointId) this.inFlight.set(endpointId, (this.inFlight.get(endpointId) ?? 0) + 1);
+    this.inFlightTotal += 1;
     try {
       const outcome = await this.attempts.attempt(deliveryId, attempt);
       this.logger.debug(`delivery ${deliveryId} attempt ${attempt}: ${outcome}`);
       return outcome;
     } finally {
+      this.inFlightTotal -= 1;
       if (endpointId) {
         const left = (this.inFlight.get(endpointId) ?? 1) - 1;
         if (left > 0) this.inFlight.set(endpointId, left);
         else this.inFlight.delete(endpointId);
-        this.startParked(endpointId);
       }
+      this.startParked(endpointId);
     }
   }
 
-  /** A slot of the endpoint came free: its longest-parked attempt takes it. */
-  private startParked(endpointId: string): void {
-    const line = this.parked.get(endpointId);
-    if (this.stopping || !line || this.full(endpointId)) return;
-    const next = line.shift()!;
-    if (line.length === 0) this.parked.delete(endpointId);
-    this.parkedKeys.delete(`${next.deliveryId}:${next.attempt}`);
-    const run = this.runAttempt(endpointId, next.deliveryId, next.attempt).catch((error: unknown) =>
-      // Not lost: the delivery row is still due, and the sweep enqueues it again.
-      this.logger.warn(`parked attempt of ${next.deliveryId} failed to run: ${(error as Error).message}`),
-    );
-    this.unparkedRuns.add(run);
-    void run.finally(() => this.unparkedRuns.delete(run));
+  /**
+   * An attempt ended: parked attempts start while the worker has fewer than DELIVERY_CONCURRENCY
+   * in flight, first the ended attempt's endpoint (its slot just came free), then the other
+   * lines in the order they were opened, each only while its endpoint has room. Bull's own jobs
+   * are not held back by parked ones, so at most twice DELIVERY_CONCURRENCY are ever in flight.
+   */
+  private startParked(endedEndpointId: string | undefined): void {
+    if (this.stopping || this.parked.size === 0) return;
+    const lines = endedEndpointId && this.parked.has(endedEndpointId) ? [endedEndpointId, ...this.parked.keys()] : this.parked.keys();
+    for (const endpointId of lines) {
+      while (this.inFlightTotal < this.config.delivery.concurrency && !this.full(endpointId)) {
+        const line = this.parked.get(endpointId);
+        if (!line) break;
+        const next = line.shift()!;
+        if (line.length === 0) this.parked.delete(endpointId);
+        this.parkedKeys.delete(`${next.deliveryId}:${next.attempt}`);
+        const run = this.runAttempt(endpointId, next.deliveryId, next.attempt).catch((error: unknown) =>
+          // Not lost: the delivery row is still due, and the sweep enqueues it again.
+          this.logger.warn(`parked attempt of ${next.deliveryId} failed to run: ${(error as Error).message}`),
+        );
+        this.unparkedRuns.add(run);
+        void run.finally(() => this.unparkedRuns.delete(run));
+      }
+      if (this.inFlightTotal >= this.config.delivery.concurrency) return;
+    }
   }
 }

@@ -1,0 +1,84 @@
+import { Job } from 'bull';
+import { AppConfig } from '../config/app-config';
+import { DeliveryAttemptsService } from './delivery-attempts.service';
+import { AttemptJob, DeliveryQueue } from './delivery-queue';
+import { DeliveryProcessor } from './delivery.processor';
+
+/**
+ * The processor's slot keeping, with Bull played by a loop of CONCURRENCY runners and attempts
+ * that hang until released (the database and HTTP parts are covered end to end elsewhere).
+ */
+describe('DeliveryProcessor parking', () => {
+  const CONCURRENCY = 4;
+  const PER_ENDPOINT = 2;
+
+  function setup() {
+    let open = 0;
+    let mostOpen = 0;
+    const started: string[] = [];
+    const release: Array<() => void> = [];
+    const attempts = {
+      attempt: (deliveryId: string) => {
+        open += 1;
+        mostOpen = Math.max(mostOpen, open);
+        started.push(deliveryId);
+        return new Promise<'succeeded'>((resolve) =>
+          release.push(() => {
+            open -= 1;
+            resolve('succeeded');
+          }),
+        );
+      },
+    } as unknown as DeliveryAttemptsService;
+    const requeued: unknown[] = [];
+    const queue = { enqueue: async (jobs: unknown[]) => void requeued.push(...jobs) } as unknown as DeliveryQueue;
+    const config = { processRole: 'worker', delivery: { concurrency: CONCURRENCY, endpointConcurrency: PER_ENDPOINT } } as AppConfig;
+    const processor = new DeliveryProcessor(queue, attempts, config);
+    /** Bull: CONCURRENCY runners taking jobs in order, each busy until its run() settles. */
+    const bull = async (jobs: AttemptJob[]) => {
+      const pending = [...jobs];
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          for (let data = pending.shift(); data; data = pending.shift()) {
+            await processor.run({ id: `${data.deliveryId}:${data.attempt}`, data } as Job<AttemptJob>);
+          }
+        }),
+      );
+    };
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    return { processor, bull, release, started, requeued, turn, stats: () => ({ open, mostOpen }) };
+  }
+
+  it('parks what is over an endpoint\'s share, frees the Bull slot, and runs each parked attempt once, in order', async () => {
+    const { processor, bull, release, started, requeued, turn } = setup();
+    const jobs = Array.from({ length: 5 }, (_, i) => ({ deliveryId: `d${i}`, endpointId: 'e1', attempt: 1 }));
+    const bullDone = bull(jobs);
+    await turn();
+    expect(started).toEqual(['d0', 'd1']);
+    expect(processor.parkedCount()).toBe(3);
+    expect(processor.isParked('d2', 1)).toBe(true);
+    while (started.length < 5 || release.length > 0) {
+      release.shift()?.();
+      await turn();
+    }
+    await bullDone;
+    expect(started).toEqual(['d0', 'd1', 'd2', 'd3', 'd4']);
+    expect(processor.parkedCount()).toBe(0);
+    expect(requeued).toEqual([]); // nothing went back to Redis
+  });
+
+  it('never has more than twice DELIVERY_CONCURRENCY attempts in flight, however many endpoints have parked ones', async () => {
+    const { bull, release, started, turn, stats } = setup();
+    // 10 endpoints × 5 attempts, queued endpoint by endpoint: each endpoint alone may have 2 in
+    // flight, so 20 in all if parked attempts started whenever their endpoint had room.
+    const jobs = Array.from({ length: 50 }, (_, i) => ({ deliveryId: `d${i}`, endpointId: `e${Math.floor(i / 5)}`, attempt: 1 }));
+    const bullDone = bull(jobs);
+    for (let i = 0; i < 500 && (started.length < 50 || release.length > 0); i += 1) {
+      await turn();
+      release.shift()?.();
+    }
+    await bullDone;
+    expect(started.sort()).toEqual(jobs.map((j) => j.deliveryId).sort());
+    expect(stats().mostOpen).toBeLessThanOrEqual(2 * CONCURRENCY);
+  });
+});
