@@ -92,6 +92,17 @@ describe('failure isolation between endpoints', () => {
     const delayed = await t.app.get(DeliveryQueue).queue.getDelayed();
     expect(delayed.map((job) => String(job.id)).filter((id) => /:p[ab]$/.test(id))).toEqual([]);
     expect(processor.parkedCount()).toBeGreaterThan(0);
+    // The sweep (every 300 ms, grace 500 ms) finds the parked deliveries overdue, yet leaves them
+    // to this worker: over a second of sweeps, no first attempt of a parked one is queued again.
+    const queue = t.app.get(DeliveryQueue);
+    const requeued: string[] = [];
+    const spy = jest.spyOn(queue, 'enqueue').mockImplementation(async function (this: DeliveryQueue, jobs) {
+      for (const job of jobs) if (job.attempt === 1 && processor.isParked(job.deliveryId, 1)) requeued.push(job.deliveryId);
+      return DeliveryQueue.prototype.enqueue.call(this, jobs);
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    spy.mockRestore();
+    expect(requeued).toEqual([]);
     await waitUntil(
       async () => (await t.db.query(
         `SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
