@@ -12,6 +12,15 @@ export type MessageChannel = 'SMS' | 'EMAIL';
 const UPSERT_IDENTITY = `INSERT INTO identities (org_id, kind, value, display_name) VALUES ($1, $2, $3, $4)
   ON CONFLICT (org_id, kind, value) DO UPDATE SET display_name = COALESCE(identities.display_name, EXCLUDED.display_name)`;
 
+/**
+ * A new message in a thread: one more in its count, and its last activity moves forward. The SQL
+ * expressions give the thread id and the message time; `from` names a table they read.
+ */
+function touchThreadSql(threadId: string, at: string, from?: string): string {
+  return `UPDATE threads SET message_count = message_count + 1, last_message_at = GREATEST(last_message_at, ${at})
+           ${from ? `FROM ${from}` : ''} WHERE threads.id = ${threadId}`;
+}
+
 /** Thrown inside the transaction to roll it back when the provider message id was stored before. */
 class RepeatedInbound extends Error {
   constructor(readonly lineId: string) {
@@ -117,9 +126,7 @@ export class ConversationsService {
              VALUES ($1, $2, $3, $4, 'INBOUND', 'RECEIVED', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, now())
              ON CONFLICT (line_id, direction, provider_message_id) WHERE provider_message_id IS NOT NULL DO NOTHING
              RETURNING id, created_at),
-           thread AS ( -- as touchThread does
-             UPDATE threads SET message_count = message_count + 1, last_message_at = GREATEST(last_message_at, message.created_at)
-               FROM message WHERE threads.id = $2)
+           thread AS (${touchThreadSql('$2', 'message.created_at', 'message')})
            SELECT id, created_at FROM message`,
           [
             line.org_id, threadId, line.id, input.channel, input.body, input.html ?? null, input.subject ?? null,
@@ -164,10 +171,7 @@ export class ConversationsService {
 
   /** Adds a message to its thread's count and moves the thread's last activity. */
   async touchThread(tx: EntityManager, threadId: string, at: Date): Promise<void> {
-    await tx.query(
-      `UPDATE threads SET message_count = message_count + 1, last_message_at = GREATEST(last_message_at, $2) WHERE id = $1`,
-      [threadId, at],
-    );
+    await tx.query(touchThreadSql('$1', '$2'), [threadId, at]);
   }
 
   /** The identity of a phone number or email address in the org, created as an orphan when new. */
