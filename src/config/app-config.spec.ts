@@ -107,6 +107,19 @@ describe('loadConfig', () => {
     expect(namedVariables({ ...BASE, [name]: value })).toEqual([name]);
   });
 
+  it('reads SECRETS_KEY_FALLBACKS as a list of keys, and refuses an entry that is not a key without echoing it', () => {
+    const next = 'cd'.repeat(32);
+    const old = 'EF'.repeat(32);
+    expect(loadConfig({ ...BASE }).secretsKeyFallbacks).toEqual([]);
+    expect(loadConfig({ ...BASE, SECRETS_KEY_FALLBACKS: ` ${next}, ${old} ` }).secretsKeyFallbacks).toEqual([
+      Buffer.from(next, 'hex'),
+      Buffer.from(old, 'hex'),
+    ]);
+    expect(namedVariables({ ...BASE, SECRETS_KEY_FALLBACKS: `${next},not-a-key-but-secret` })).toEqual(['SECRETS_KEY_FALLBACKS']);
+    expect(() => loadConfig({ ...BASE, SECRETS_KEY_FALLBACKS: `${next},not-a-key-but-secret` })).toThrow('entry 2 is not 64 hexadecimal characters');
+    expect(() => loadConfig({ ...BASE, SECRETS_KEY_FALLBACKS: 'abc' })).not.toThrow(/abc/);
+  });
+
   it('names every bad variable at once', () => {
     expect(namedVariables({ ...BASE, PORT: 'x', APP_ENV: 'test', LOG_LEVEL: 'loud' }).sort()).toEqual(['APP_ENV', 'LOG_LEVEL', 'PORT']);
   });

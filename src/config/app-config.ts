@@ -41,6 +41,9 @@ class EnvironmentVariables {
   @IsOptional() @Matches(/^[0-9a-fA-F]{64}$/, { message: 'SECRETS_KEY must be 64 hexadecimal characters (32 bytes)' })
   SECRETS_KEY?: string;
 
+  @IsOptional() @IsString()
+  SECRETS_KEY_FALLBACKS = '';
+
   @IsOptional() @Matches(/^https?:\/\/[^\s]+$/, { message: 'PUBLIC_BASE_URL must be an http(s) URL' })
   PUBLIC_BASE_URL = 'http://localhost:3000';
 
@@ -109,6 +112,8 @@ export interface AppConfig {
   smsCarrierUrl: string | null;
   smtpUrl: string | null;
   secretsKey: Buffer;
+  /** Earlier (or next) keys that open sealed secrets but never seal: key rotation (docs/operations.md). */
+  secretsKeyFallbacks: Buffer[];
   publicBaseUrl: string;
   processRole: ProcessRole;
   queuePrefix: string;
@@ -141,7 +146,7 @@ export class ConfigError extends Error {
 }
 
 const VARIABLES = [
-  'PORT', 'APP_ENV', 'DATABASE_URL', 'REDIS_URL', 'ADMIN_TOKEN', 'INGEST_TOKEN', 'SMS_CARRIER_URL', 'SMTP_URL', 'SECRETS_KEY', 'PUBLIC_BASE_URL',
+  'PORT', 'APP_ENV', 'DATABASE_URL', 'REDIS_URL', 'ADMIN_TOKEN', 'INGEST_TOKEN', 'SMS_CARRIER_URL', 'SMTP_URL', 'SECRETS_KEY', 'SECRETS_KEY_FALLBACKS', 'PUBLIC_BASE_URL',
   'PROCESS_ROLE', 'QUEUE_PREFIX', 'LOG_LEVEL', 'DEV_SECRETS_FILE', 'MCP_ALLOWED_ORIGINS', 'MCP_MAX_BODY_BYTES',
   'WEBHOOK_ALLOWED_CIDRS', 'DELIVERY_RETRY_SCHEDULE', 'DELIVERY_CONCURRENCY', 'DELIVERY_ENDPOINT_CONCURRENCY', 'DELIVERY_TIMEOUT_MS',
   'DELIVERY_SWEEP_INTERVAL_MS', 'DELIVERY_SWEEP_GRACE_MS', 'OUTBOX_POLL_INTERVAL_MS',
@@ -173,6 +178,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   for (const cidr of allowedCidrs) {
     if (!isCidr(cidr)) problems.push(`WEBHOOK_ALLOWED_CIDRS: ${cidr} is not a CIDR such as 127.0.0.0/8`);
   }
+  const secretsKeyFallbacks = list(parsed.SECRETS_KEY_FALLBACKS);
+  for (const [i, key] of secretsKeyFallbacks.entries()) {
+    if (!/^[0-9a-fA-F]{64}$/.test(key)) problems.push(`SECRETS_KEY_FALLBACKS: entry ${i + 1} is not 64 hexadecimal characters (32 bytes)`);
+  }
   const allowedOrigins = list(parsed.MCP_ALLOWED_ORIGINS);
   for (const origin of allowedOrigins) {
     if (!/^https?:\/\/[^/\s]+$/.test(origin)) problems.push(`MCP_ALLOWED_ORIGINS: ${origin} is not an origin such as https://app.example.com`);
@@ -200,6 +209,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     smsCarrierUrl: parsed.SMS_CARRIER_URL ?? null,
     smtpUrl: parsed.SMTP_URL ?? null,
     secretsKey: Buffer.from(parsed.SECRETS_KEY ?? devSecrets!.secretsKey, 'hex'),
+    secretsKeyFallbacks: secretsKeyFallbacks.map((key) => Buffer.from(key, 'hex')),
     publicBaseUrl: parsed.PUBLIC_BASE_URL.replace(/\/+$/, ''),
     processRole: parsed.PROCESS_ROLE,
     queuePrefix: parsed.QUEUE_PREFIX,
