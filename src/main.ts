@@ -4,15 +4,19 @@ import { Logger } from 'nestjs-pino';
 import { createHttpApp } from './app.factory';
 import { AppModule } from './app.module';
 import { ConfigError, loadConfig } from './config/app-config';
-import { runMigrations } from './database/migrate';
+import { SecretBox } from './common/secret-box';
+import { runMigrations, withDataSource } from './database/migrate';
+import { checkSealedSecrets, SealedSecretsError } from './database/sealed-secrets';
 
 /**
  * One codebase, three roles: `api` serves HTTP, `worker` runs queue processors with no HTTP server,
- * `all` (the default) does both. Migrations run first, under an advisory lock.
+ * `all` (the default) does both. Migrations run first, under an advisory lock; then the process
+ * refuses to start if SECRETS_KEY cannot open the secrets already stored.
  */
 async function bootstrap(): Promise<void> {
   const config = loadConfig();
   await runMigrations(config.databaseUrl);
+  await withDataSource(config.databaseUrl, (dataSource) => checkSealedSecrets(dataSource, new SecretBox(config)));
   if (config.processRole === 'worker') {
     const context = await NestFactory.createApplicationContext(AppModule, { bufferLogs: true });
     context.useLogger(context.get(Logger));
@@ -26,7 +30,7 @@ async function bootstrap(): Promise<void> {
 }
 
 bootstrap().catch((error: unknown) => {
-  if (error instanceof ConfigError) {
+  if (error instanceof ConfigError || error instanceof SealedSecretsError) {
     process.stderr.write(`${error.message}\n`);
   } else {
     process.stderr.write(`startup failed: ${error instanceof Error ? error.stack : String(error)}\n`);
