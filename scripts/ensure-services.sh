@@ -12,7 +12,8 @@
 #                        redis://$REDIS_HOST:$REDIS_PORT, with 127.0.0.1 and 6379)
 #   --create-db NAME     one more database to create when missing (repeatable)
 #   --docker-fallback    when a local server is not installed but a Docker engine works, start it
-#                        with `docker compose up -d postgres|redis` (docker-compose.yml)
+#                        with `docker compose -f docker-compose.yml -f docker-compose.host-ports.yml
+#                        up -d postgres|redis`, published on the port of the URL being checked
 #
 # Environment: PGHOST/PGPORT and REDIS_HOST/REDIS_PORT change the default addresses (for example
 # PGPORT=5499 to see the failure path); SERVICES_WAIT_SECONDS (default 30) is how long to wait for
@@ -81,6 +82,8 @@ docker_usable() {
     elif have docker-compose; then compose=(docker-compose)
     else return 1
     fi
+    # docker-compose.yml keeps PostgreSQL and Redis off the host; the override publishes them.
+    compose+=(-f docker-compose.yml -f docker-compose.host-ports.yml)
   fi
   return 0
 }
@@ -134,7 +137,7 @@ start_postgres() {
   elif is_local "$pg_host" && docker_usable; then
     log "no local PostgreSQL server installed; starting it with: ${compose[*]} up -d postgres"
     tried="${compose[*]} up -d postgres"
-    "${compose[@]}" up -d postgres >&2 || log "(${compose[*]} up exited with $?)"
+    POSTGRES_HOST_PORT="$pg_port" "${compose[@]}" up -d postgres >&2 || log "(${compose[*]} up exited with $?)"
   elif is_local "$pg_host"; then
     tried="nothing: no local PostgreSQL server (pg_ctlcluster) is installed$(no_docker_note)"
   else
@@ -151,7 +154,7 @@ start_redis() {
   elif is_local "$redis_host" && docker_usable; then
     log "no local Redis server installed; starting it with: ${compose[*]} up -d redis"
     tried="${compose[*]} up -d redis"
-    "${compose[@]}" up -d redis >&2 || log "(${compose[*]} up exited with $?)"
+    REDIS_HOST_PORT="$redis_port" "${compose[@]}" up -d redis >&2 || log "(${compose[*]} up exited with $?)"
   elif is_local "$redis_host"; then
     tried="nothing: no local Redis server (redis-server) is installed$(no_docker_note)"
   else
@@ -167,7 +170,7 @@ else
   start_postgres
   wait_for PostgreSQL pg_ready || fail "PostgreSQL is not answering at $pg_host:$pg_port after ${wait_seconds} s.
   Tried: $tried
-  Start PostgreSQL 15+ yourself (or run: docker compose up -d postgres redis) and try again."
+  Start PostgreSQL 15+ yourself (or run: docker compose -f docker-compose.yml -f docker-compose.host-ports.yml up -d postgres redis) and try again."
   log "PostgreSQL answers at $pg_host:$pg_port"
 fi
 
@@ -179,7 +182,7 @@ else
   start_redis
   wait_for Redis redis_ready || fail "Redis is not answering at $redis_host:$redis_port after ${wait_seconds} s.
   Tried: $tried
-  Start Redis 7 yourself (or run: docker compose up -d postgres redis) and try again."
+  Start Redis 7 yourself (or run: docker compose -f docker-compose.yml -f docker-compose.host-ports.yml up -d postgres redis) and try again."
   log "Redis answers at $redis_host:$redis_port"
 fi
 
