@@ -6,6 +6,7 @@ import { Caller } from '../auth/caller';
 import { NotFoundError } from '../common/errors';
 import { decodeCursor, encodeCursor, isIsoTimestamp } from '../common/keyset-cursor';
 import { WebhooksService } from '../webhooks/webhooks.service';
+import { visibleEndpoint } from '../webhooks/endpoint-visibility';
 import { DeliveryQueue } from './delivery-queue';
 import { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
 
@@ -65,13 +66,18 @@ export class DeliveriesService {
     };
   }
 
-  /** A new delivery of the same data with a fresh `evt_` id and createdAt, sent now. */
+  /**
+   * A new delivery of the same data with a fresh `evt_` id and createdAt, sent now. Only a delivery
+   * of an endpoint the caller may see (visibleEndpoint); any other reads as not found.
+   */
   async resend(caller: Caller, deliveryId: string): Promise<DeliveryView> {
     const repo = this.dataSource.getRepository(WebhookDelivery);
+    const visible = visibleEndpoint(caller);
     const original = await repo
       .createQueryBuilder('d')
       .innerJoin('webhook_endpoints', 'e', 'e.id = d.endpoint_id')
-      .where('d.id = :deliveryId AND e.user_id = :userId', { deliveryId, userId: caller.userId })
+      .where('d.id = :deliveryId', { deliveryId })
+      .andWhere(visible.sql, visible.parameters)
       .getOne();
     if (!original) throw NotFoundError.of('webhook delivery', deliveryId, 'deliveryId');
     const copy = await repo.save(

@@ -7,6 +7,7 @@ import { Caller } from '../auth/caller';
 import { CapReachedError, NotFoundError, ValidationError } from '../common/errors';
 import { Clock } from '../common/clock';
 import { SecretBox } from '../common/secret-box';
+import { queryNamed, visibleEndpoint } from './endpoint-visibility';
 import { UrlPolicy } from './url-policy/url-policy';
 import { WebhookEndpointChannel } from './webhook-endpoint-channel.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
@@ -60,8 +61,9 @@ export function generateSigningSecret(): string {
 }
 
 /**
- * Webhook endpoints of the calling user: every query carries the caller, so another user's id
- * reads as not found. Holds the rules for URLs, scopes, caps, rotation and re-enabling.
+ * Webhook endpoints of the calling user: every query carries the caller's visibility condition
+ * (visibleEndpoint), so another user's id, and for a line-scoped key an endpoint reaching beyond
+ * its lines, reads as not found. Holds the rules for URLs, scopes, caps, rotation and re-enabling.
  */
 @Injectable()
 export class WebhooksService {
@@ -77,12 +79,17 @@ export class WebhooksService {
 
   /** The two read tools are the hot path of the tool endpoint: one plain query each, no ORM. */
   async list(caller: Caller): Promise<EndpointView[]> {
-    const rows: EndpointViewRow[] = await this.dataSource.query(`${VIEW_SELECT} WHERE e.user_id = $1 ORDER BY e.created_at, e.id`, [caller.userId]);
+    const visible = visibleEndpoint(caller);
+    const rows = await queryNamed<EndpointViewRow[]>(this.dataSource.manager, `${VIEW_SELECT} WHERE ${visible.sql} ORDER BY e.created_at, e.id`, visible.parameters);
     return rows.map(rowToView);
   }
 
   async get(caller: Caller, endpointId: string): Promise<EndpointView> {
-    const [row]: EndpointViewRow[] = await this.dataSource.query(`${VIEW_SELECT} WHERE e.user_id = $1 AND e.id = $2`, [caller.userId, endpointId]);
+    const visible = visibleEndpoint(caller);
+    const [row] = await queryNamed<EndpointViewRow[]>(this.dataSource.manager, `${VIEW_SELECT} WHERE e.id = :endpointId AND ${visible.sql}`, {
+      endpointId,
+      ...visible.parameters,
+    });
     if (!row) throw NotFoundError.of('webhook endpoint', endpointId, 'endpointId');
     return rowToView(row);
   }
@@ -162,12 +169,14 @@ export class WebhooksService {
   /** A new secret, returned once; the previous one keeps signing for 24 hours. */
   async rotateSecret(caller: Caller, endpointId: string, now = this.clock.now()): Promise<{ endpoint: EndpointView; secret: string }> {
     const secret = generateSigningSecret();
+    const visible = visibleEndpoint(caller);
     const endpoint = await this.dataSource.transaction(async (tx) => {
       const current = await tx
         .getRepository(WebhookEndpoint)
         .createQueryBuilder('e')
         .addSelect('e.secretSealed')
-        .where('e.id = :id AND e.user_id = :userId', { id: endpointId, userId: caller.userId })
+        .where('e.id = :id', { id: endpointId })
+        .andWhere(visible.sql, visible.parameters)
         .setLock('pessimistic_write')
         .getOne();
       if (!current) throw NotFoundError.of('webhook endpoint', endpointId, 'endpointId');
@@ -183,8 +192,14 @@ export class WebhooksService {
 
   /** Irreversible: the endpoint, its scope and its deliveries go. */
   async delete(caller: Caller, endpointId: string): Promise<{ deleted: true; endpointId: string }> {
-    const result = await this.dataSource.getRepository(WebhookEndpoint).delete({ id: endpointId, userId: caller.userId });
-    if (!result.affected) throw NotFoundError.of('webhook endpoint', endpointId, 'endpointId');
+    const visible = visibleEndpoint(caller);
+    // A DELETE answers [rows, affected count].
+    const [, affected] = await queryNamed<[unknown[], number]>(
+      this.dataSource.manager,
+      `DELETE FROM webhook_endpoints e WHERE e.id = :endpointId AND ${visible.sql}`,
+      { endpointId, ...visible.parameters },
+    );
+    if (!affected) throw NotFoundError.of('webhook endpoint', endpointId, 'endpointId');
     return { deleted: true, endpointId };
   }
 
@@ -257,10 +272,20 @@ export class WebhooksService {
     for (const hook of this.disabledHooks) await hook(endpointId, manager);
   }
 
-  /** The caller's endpoint, or not found (also for another user's id). */
+  /**
+   * An endpoint the caller may see (visibleEndpoint), with its scope; not found otherwise, exactly
+   * as for an id that never existed. `lock` takes the row for update first.
+   */
   async find(manager: EntityManager, caller: Caller, endpointId: string, lock = false): Promise<WebhookEndpoint> {
-    if (lock) await manager.query('SELECT id FROM webhook_endpoints WHERE id = $1 AND user_id = $2 FOR UPDATE', [endpointId, caller.userId]);
-    const endpoint = await manager.getRepository(WebhookEndpoint).findOne({ where: { id: endpointId, userId: caller.userId } });
+    const visible = visibleEndpoint(caller);
+    if (lock) await queryNamed(manager, `SELECT e.id FROM webhook_endpoints e WHERE e.id = :endpointId AND ${visible.sql} FOR UPDATE`, { endpointId, ...visible.parameters });
+    const endpoint = await manager
+      .getRepository(WebhookEndpoint)
+      .createQueryBuilder('e')
+      .leftJoinAndSelect('e.channels', 'channel')
+      .where('e.id = :endpointId', { endpointId })
+      .andWhere(visible.sql, visible.parameters)
+      .getOne();
     if (!endpoint) throw NotFoundError.of('webhook endpoint', endpointId, 'endpointId');
     return endpoint;
   }

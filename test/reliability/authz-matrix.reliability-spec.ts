@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createMessagingTestApp, MessagingTestApp, partnerPhone } from '../support/messaging-hooks';
@@ -28,6 +28,12 @@ import { ROOT, waitFor } from './support/stack';
  * not in the matrix, but a contact's identities on lines the caller may not use must not show.
  * The control: the victim's own key, with the same arguments, does see its data (so a leak would
  * have been caught).
+ *
+ * Issue 10, section 1: the victim's own key limited (LINES) to its phone line calls every webhook
+ * tool on the victim's endpoints scoped to all lines, to that line, to the other line and to both.
+ * Only the endpoint scoped to its line answers; every other one (and its deliveries) answers exactly
+ * as an unknown id, holds nothing back to the key and changes no table, and afterwards its events
+ * still go to its own URL and none to the URLs the key tried to set.
  */
 interface Actor {
   name: string;
@@ -44,6 +50,22 @@ interface Call {
 }
 
 const M = randomBytes(4).toString('hex');
+
+type Scope = 'all lines' | 'its line' | 'another line' | 'both lines';
+const SCOPES: Scope[] = ['all lines', 'its line', 'another line', 'both lines'];
+/** The eight webhook tools; delete_webhook last, so the visible endpoint answers every other tool first. */
+const WEBHOOK_TOOLS = [
+  'list_webhooks', 'get_webhook', 'list_webhook_deliveries', 'resend_webhook_delivery', 'register_webhook', 'update_webhook',
+  'rotate_webhook_secret', 'delete_webhook',
+];
+
+interface ScopedCall {
+  scope: Scope;
+  tool: string;
+  outcome: 'not found' | 'refused' | 'answered';
+  /** For not found: the answer was exactly the one an unknown id gets. */
+  asUnknownId?: boolean;
+}
 
 describe('reliability: authorization matrix', () => {
   let t: MessagingTestApp;
@@ -75,6 +97,26 @@ describe('reliability: authorization matrix', () => {
       url: `${t.receiverUrl}/victim-${M}`,
       events: ['message.received', 'thread.created', 'attachment.extracted'],
     });
+    // The same user's endpoints scoped to one line, to the other, and to both (issue 10, section 1).
+    const phoneScope = { allChannels: false, channels: [{ channelType: 'PHONE_NUMBER', channelId: vPhone.id }] };
+    const emailScope = { allChannels: false, channels: [{ channelType: 'EMAIL_ACCOUNT', channelId: vEmail.id }] };
+    const channelScopes: Record<Scope, object> = {
+      'all lines': { allChannels: true },
+      'its line': phoneScope,
+      'another line': emailScope,
+      'both lines': { allChannels: false, channels: [...phoneScope.channels, ...emailScope.channels] },
+    };
+    const scoped = { 'all lines': { id: endpoint.id, url: `/victim-${M}`, secret } } as Record<Scope, { id: string; url: string; secret: string }>;
+    for (const scope of SCOPES.slice(1)) {
+      const url = `/victim-${scope.replace(' ', '-')}-${M}`;
+      const registered = await tool(victim.apiKey, 'register_webhook', {
+        url: `${t.receiverUrl}${url}`,
+        events: ['message.received', 'thread.created', 'attachment.extracted'],
+        channelScope: channelScopes[scope],
+      });
+      scoped[scope] = { id: registered.endpoint.id, url, secret: registered.secret };
+    }
+    const endpointIds = SCOPES.map((scope) => scoped[scope].id);
     const sms = await t.http().post('/ingest/sms/inbound').set('Authorization', `Bearer ${INGEST_TOKEN}`)
       .send({ to: vPhone.address, from: partner, body: `victim sms ${M}`, providerMessageId: `authz-${M}` });
     expect(sms.status).toBe(201);
@@ -91,18 +133,23 @@ describe('reliability: authorization matrix', () => {
     // Quiet before measuring: every delivery done, every attachment extracted, every event relayed.
     await waitFor(async () => {
       const [q] = await t.db.query(
-        `SELECT (SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $1 AND status <> 'succeeded')::int AS open,
-                (SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $1)::int AS deliveries,
+        `SELECT (SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = ANY ($1::uuid[]) AND status <> 'succeeded')::int AS open,
+                (SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $3)::int AS deliveries,
+                (SELECT count(DISTINCT endpoint_id) FROM webhook_deliveries WHERE endpoint_id = ANY ($1::uuid[]))::int AS receiving,
                 (SELECT count(*) FROM attachments WHERE message_id = $2 AND extraction_status NOT IN ('extracted', 'failed'))::int AS extracting,
                 (SELECT count(*) FROM outbox_events WHERE relayed_at IS NULL)::int AS unrelayed`,
-        [endpoint.id, mail.body.messageId],
+        [endpointIds, mail.body.messageId, endpoint.id],
       );
-      return q.open === 0 && q.deliveries >= 4 && q.extracting === 0 && q.unrelayed === 0;
+      return q.open === 0 && q.deliveries >= 4 && q.receiving === endpointIds.length && q.extracting === 0 && q.unrelayed === 0;
     }, 'the victim data to settle (deliveries, extraction, relay)', 90_000, 250);
     const [delivery] = await t.db.query(`SELECT id, event_id FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY created_at LIMIT 1`, [endpoint.id]);
     const [attachment] = await t.db.query(`SELECT id FROM attachments WHERE message_id = $1`, [mail.body.messageId]);
     const [identity] = await t.db.query(`SELECT id FROM identities WHERE org_id = $1 AND value = $2`, [victim.orgId, partner]);
     const eventIds: string[] = (await t.db.query(`SELECT event_id FROM webhook_deliveries WHERE endpoint_id = $1`, [endpoint.id])).map((r: { event_id: string }) => r.event_id);
+    const scopedDeliveries: Array<{ id: string; event_id: string; endpoint_id: string }> = await t.db.query(
+      `SELECT id, event_id, endpoint_id FROM webhook_deliveries WHERE endpoint_id = ANY ($1::uuid[]) ORDER BY created_at, id`,
+      [endpointIds],
+    );
 
     // --- the callers ------------------------------------------------------------------------------
     const sameOrgOwner = await createSession(admin, { orgId: victim.orgId, lines: ['PHONE_NUMBER'] });
@@ -132,6 +179,8 @@ describe('reliability: authorization matrix', () => {
       partnerEmail: `victim.partner.${M}`, label: `victim-label-${M}`, agentId: agent.id, agentName: `Victim Agent ${M}`, turnId: turn.id,
       draft: `victim draft ${M}`, phoneLine: vPhone.id, emailLine: vEmail.id, phoneAddress: vPhone.address, emailAddress: vEmail.address,
       partnerPhone: partner, identityId: identity.id, victimUser: victim.userId,
+      ...Object.fromEntries(SCOPES.slice(1).flatMap((scope) => [[`${scope} endpoint`, scoped[scope].id], [`${scope} url`, scoped[scope].url], [`${scope} secret`, scoped[scope].secret]])),
+      ...Object.fromEntries(scopedDeliveries.flatMap((d, i) => [[`scoped delivery ${i}`, d.id], [`scoped eventId ${i}`, d.event_id]])),
     };
     const orgOnly: Record<string, string> = { contactId: contact.id, contactName: `Victim Contact ${M}` };
 
@@ -219,10 +268,93 @@ describe('reliability: authorization matrix', () => {
       else blind.push(name);
     }
 
+    // --- issue 10, section 1: the victim's own key limited to its phone line -----------------------
+    const scopedKey = (await admin.post(`/admin/users/${victim.userId}/api-keys`, { name: 'phone line only', channelAccess: { mode: 'LINES', lines: [vPhone.address] } }).expect(201)).body.key;
+    expect(tools.filter((x) => x.name.includes('webhook')).map((x) => x.name).sort()).toEqual([...WEBHOOK_TOOLS].sort());
+    // What the key must never be shown: everything of the endpoints not scoped to its line, and the other line's contents.
+    const hiddenMarkers: Record<string, string> = {
+      ...Object.fromEntries(SCOPES.filter((scope) => scope !== 'its line').flatMap((scope) => [[`${scope} endpoint`, scoped[scope].id], [`${scope} url`, scoped[scope].url], [`${scope} secret`, scoped[scope].secret]])),
+      ...Object.fromEntries(scopedDeliveries.filter((d) => d.endpoint_id !== scoped['its line'].id).flatMap((d, i) => [[`delivery ${i}`, d.id], [`eventId ${i}`, d.event_id]])),
+      emailThread: mail.body.threadId, emailMessage: mail.body.messageId, subject: `Victim subject ${M}`, partnerEmail: `victim.partner.${M}`, attachmentName: `victim-${M}.pdf`,
+    };
+    const attackerUrl = (scope: Scope) => `${t.receiverUrl}/scoped-key-${scope.replace(' ', '-')}-${M}`;
+    const scopedArgs = (name: string, scope: Scope): Array<Record<string, unknown>> => {
+      const id = scoped[scope].id;
+      const deliveryId = scopedDeliveries.find((d) => d.endpoint_id === id)!.id;
+      switch (name) {
+        case 'list_webhooks': return [{}];
+        case 'register_webhook': return [{ url: attackerUrl(scope), events: ['message.received'], channelScope: channelScopes[scope] }];
+        case 'resend_webhook_delivery': return [{ deliveryId }];
+        // Redirect it, or narrow it into the key's own line (which would take it over).
+        case 'update_webhook': return [{ endpointId: id, url: attackerUrl(scope), status: 'disabled' }, { endpointId: id, url: attackerUrl(scope), channelScope: phoneScope }];
+        default: return [{ endpointId: id }];
+      }
+    };
+    const scopedCalls: ScopedCall[] = [];
+    before = await checksum();
+    for (const scope of SCOPES) {
+      for (const name of WEBHOOK_TOOLS) {
+        if (name === 'list_webhooks' && scope !== 'its line') continue; // takes no id: once is enough
+        for (const args of scopedArgs(name, scope)) {
+          const res = await rpc(t, scopedKey, 'tools/call', { name, arguments: args });
+          const request = JSON.stringify(args);
+          const after = await checksum();
+          const changed = Object.keys(after).filter((k) => after[k] !== before[k]);
+          before = after;
+          const r = res.body?.result;
+          const text: string = r?.isError ? r.content[0].text : '';
+          const leaked = leaks(res.text, request, hiddenMarkers);
+          if (leaked.length) problems.push(`${scope}: ${name} ${request}: LEAKED ${leaked.join(', ')}: ${res.text.slice(0, 200)}`);
+          const where = `LINES key on its user's endpoint scoped to ${scope}: ${name} ${request}`;
+          if (res.status !== 200 || res.body?.error) {
+            problems.push(`${where}: HTTP ${res.status} ${res.text.slice(0, 200)}`);
+            continue;
+          }
+          if (name === 'list_webhooks') {
+            const ids = (r.structuredContent.endpoints as Array<{ id: string }>).map((e) => e.id);
+            if (JSON.stringify(ids) !== JSON.stringify([scoped['its line'].id])) problems.push(`${where}: listed ${ids.join(', ')}`);
+            scopedCalls.push({ scope, tool: name, outcome: 'answered' });
+          } else if (name === 'register_webhook') {
+            const outcome = r.isError ? 'refused' : 'answered';
+            if ((outcome === 'answered') !== (scope === 'its line')) problems.push(`${where}: ${outcome}: ${text || res.text.slice(0, 120)}`);
+            if (outcome === 'refused' && changed.length) problems.push(`${where}: refused, but CHANGED ${changed.join(', ')}`);
+            scopedCalls.push({ scope, tool: name, outcome });
+          } else if (scope === 'its line') {
+            if (r.isError) problems.push(`${where}: the endpoint within its line was refused: ${text}`);
+            scopedCalls.push({ scope, tool: name, outcome: r.isError ? 'refused' : 'answered' });
+          } else {
+            // What the same tool answers for an id that never existed, with that id in place of this one.
+            const id = String(args.endpointId ?? args.deliveryId);
+            const ghost = randomUUID();
+            const ghostRes = await rpc(t, scopedKey, 'tools/call', { name, arguments: JSON.parse(request.replaceAll(id, ghost)) });
+            const expected = ghostRes.body?.result?.isError ? String(ghostRes.body.result.content[0].text).replaceAll(ghost, id) : null;
+            const asUnknownId = r.isError && text === expected;
+            if (!r.isError) problems.push(`${where}: ANSWERED ${res.text.slice(0, 200)}`);
+            else if (!asUnknownId) problems.push(`${where}: answered "${text}", an unknown id gets "${expected}"`);
+            if (changed.length) problems.push(`${where}: CHANGED ${changed.join(', ')}`);
+            scopedCalls.push({ scope, tool: name, outcome: r.isError ? 'not found' : 'answered', asUnknownId });
+          }
+        }
+      }
+    }
+    // Events of both lines still reach the hidden endpoints' own URLs, and none the URLs the key tried.
+    const requestsTo = (path: string) => t.receiver.requests.filter((q) => q.url === path).length;
+    const beforeEvents = Object.fromEntries(SCOPES.map((scope) => [scope, requestsTo(scoped[scope].url)]));
+    await t.http().post('/ingest/sms/inbound').set('Authorization', `Bearer ${INGEST_TOKEN}`)
+      .send({ to: vPhone.address, from: partner, body: `after the scoped key ${M}`, providerMessageId: `authz-after-${M}` }).expect(201);
+    await t.http().post('/ingest/email/inbound').set('Authorization', `Bearer ${INGEST_TOKEN}`).set('Content-Type', 'message/rfc822')
+      .send(`From: <victim.partner.${M}@example.org>\r\nTo: <${vEmail.address}>\r\nSubject: after ${M}\r\nMessage-ID: <after-${M}@example.org>\r\n\r\nafter the scoped key\r\n`).expect(201);
+    const hiddenScopes = SCOPES.filter((scope) => scope !== 'its line');
+    await waitFor(async () => hiddenScopes.every((scope) => requestsTo(scoped[scope].url) > beforeEvents[scope]), 'the hidden endpoints to receive the new events', 15_000, 100)
+      .catch((error: Error) => problems.push(`after the LINES key's attempts: ${error.message}`));
+    const receivedAfter = hiddenScopes.map((scope) => requestsTo(scoped[scope].url) - beforeEvents[scope]);
+    const atAttacker = t.receiver.requests.filter((q) => q.url.includes('/scoped-key-') && !q.url.includes('its-line')).length;
+    if (atAttacker) problems.push(`${atAttacker} requests reached a URL the LINES key set on an endpoint hidden from it`);
+
     const by = (pred: (c: Call) => boolean) => calls.filter(pred).length;
     result.load = '—';
     result.faults = '—';
-    result.badInputs = `${fmt(calls.length)} calls: ${tools.length} tools × 5 callers with the victim's ids`;
+    result.badInputs = `${fmt(calls.length)} calls: ${tools.length} tools × 5 callers with the victim's ids; ${fmt(scopedCalls.length)} calls: ${WEBHOOK_TOOLS.length} webhook tools × a LINES key × its user's endpoints of 4 scopes`;
     result.lost = null;
     result.duplicates = '—';
     result.figure('tools in the OWNER tools/list', `${tools.length}: ${tools.map((x) => x.name).join(', ')}`);
@@ -235,6 +367,17 @@ describe('reliability: authorization matrix', () => {
     result.figure('calls after which any table changed', fmt(problems.filter((p) => p.includes('CHANGED')).length));
     result.figure('write tools not refused', fmt(problems.filter((p) => p.includes('write tool')).length));
     result.figure('control: read tools where the victim\'s own key sees its data', `${controls} of ${controls + blind.length}${blind.length ? ` (not: ${blind.join(', ')})` : ''}`);
+    const scopeFigure = (scope: Scope) => {
+      const mine = scopedCalls.filter((c) => c.scope === scope);
+      return `${mine.filter((c) => c.outcome === 'not found').length} / ${mine.filter((c) => c.outcome === 'refused').length} / ${mine.filter((c) => c.outcome === 'answered').length}`;
+    };
+    result.figure(
+      "LINES key (one line) on its own user's endpoints: not found / refused / answered, for the endpoint scoped to all lines; its line; another line; both",
+      SCOPES.map(scopeFigure).join('; '),
+    );
+    const notFound = scopedCalls.filter((c) => c.outcome === 'not found');
+    result.figure('hidden-endpoint answers identical to an unknown id\'s', `${notFound.filter((c) => c.asUnknownId).length} of ${notFound.length}`);
+    result.figure('events after the attempts: at the hidden endpoints\' own URLs (all lines, another line, both) / at URLs the key tried to set', `${receivedAfter.join(', ')} / ${atAttacker}`);
     result.figure('left out', 'create_contact (takes no ids); update_contact and merge_contacts for same-org callers (contacts are the org\'s by design)');
     if (problems.length) result.notes.push(...problems.slice(0, 10));
     const answered = calls.filter((c) => c.outcome === 'answered');
