@@ -3,10 +3,10 @@ import { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import pinoHttp, { Options } from 'pino-http';
 import { AppConfig } from '../config/app-config';
-import { loggerParams } from './logging';
+import { loggableUrl, loggerParams } from './logging';
 
 /** What one request writes to the log with the service's pino-http options. */
-async function logLinesFor(headers: Record<string, string>): Promise<Array<Record<string, unknown>>> {
+async function logLinesFor(headers: Record<string, string>, path = '/api/mcp?key=abc'): Promise<Array<Record<string, unknown>>> {
   const lines: string[] = [];
   const sink = new Writable({ write: (chunk, _enc, done) => { lines.push(String(chunk)); done(); } });
   const options = (loggerParams({ logLevel: 'info' } as AppConfig).pinoHttp ?? {}) as Options;
@@ -18,7 +18,7 @@ async function logLinesFor(headers: Record<string, string>): Promise<Array<Recor
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   await new Promise<void>((resolve, reject) => {
-    const req = request({ port: (server.address() as AddressInfo).port, path: '/api/mcp?key=abc', headers }, (res) => {
+    const req = request({ port: (server.address() as AddressInfo).port, path, headers }, (res) => {
       res.resume();
       res.on('end', resolve);
     });
@@ -42,5 +42,29 @@ describe('request logging', () => {
     expect(text).not.toContain('csk_');
     expect(text).not.toContain('key=abc');
     expect(lines[0]).toMatchObject({ msg: 'inside the handler', token: '[redacted]' });
+  });
+
+  it('a tracking pixel token in the path never appears', async () => {
+    const token = 'Zq3v9XkT2mLp8RwYc4bN7aHs';
+    const lines = await logLinesFor({}, `/t/o/${token}`);
+    expect(lines).toHaveLength(2);
+    for (const line of lines) expect(line).toMatchObject({ req: { method: 'GET', url: '/t/o/[redacted]' } });
+    expect(JSON.stringify(lines)).not.toContain(token);
+  });
+});
+
+describe('loggableUrl', () => {
+  it.each([
+    ['/t/o/Zq3v9XkT2mLp8RwYc4bN7aHs', '/t/o/[redacted]'],
+    ['/T/O/Zq3v9XkT2mLp8RwYc4bN7aHs', '/T/O/[redacted]'],
+    ['/t/o/Zq3v9XkT2mLp8RwYc4bN7aHs/', '/t/o/[redacted]/'],
+    ['/t/o/Zq3v9XkT2mLp8RwYc4bN7aHs?utm=1', '/t/o/[redacted]'],
+    ['/t/o/a%2Fb%3Fc', '/t/o/[redacted]'],
+    ['/attachments/4ea640ab-cba4-4b0b-af7d-2e4b097315e0/download?expires=1763900000&sig=0f1e2d', '/attachments/4ea640ab-cba4-4b0b-af7d-2e4b097315e0/download'],
+    ['/api/mcp', '/api/mcp'],
+    ['/t/o', '/t/o'],
+    ['/admin/t/o/x', '/admin/t/o/x'],
+  ])('%s is logged as %s', (url, logged) => {
+    expect(loggableUrl(url)).toBe(logged);
   });
 });
