@@ -97,6 +97,16 @@ class EnvironmentVariables {
 
   @IsOptional() @IsString()
   EMAIL_OPEN_IGNORED_USER_AGENTS?: string;
+
+  @IsOptional() @IsInt() @Min(1) @Max(32)
+  EXTRACTION_THREADS = 2;
+
+  // At most 2 minutes: a claim older than 5 minutes is taken for a dead process (attachment-extraction.service.ts).
+  @IsOptional() @IsInt() @Min(1000) @Max(120_000)
+  EXTRACTION_TIMEOUT_MS = 60_000;
+
+  @IsOptional() @IsInt() @Min(64) @Max(8192)
+  EXTRACTION_THREAD_MEMORY_MB = 512;
 }
 
 export interface AppConfig {
@@ -139,6 +149,15 @@ export interface AppConfig {
     /** Lower-case substrings of User-Agent values that are never opens (security gateways, bots). */
     ignoredUserAgents: string[];
   };
+  /** Attachment text extraction (docs/attachments.md, "Limits"). */
+  extraction: {
+    /** Extraction threads per worker process, and files it extracts at once. */
+    threads: number;
+    /** Time one file may take once its thread (or the OCR worker) starts on it. */
+    timeoutMs: number;
+    /** Old-generation heap of one extraction thread. */
+    threadMemoryMb: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -151,10 +170,12 @@ const VARIABLES = [
   'WEBHOOK_ALLOWED_CIDRS', 'DELIVERY_RETRY_SCHEDULE', 'DELIVERY_CONCURRENCY', 'DELIVERY_ENDPOINT_CONCURRENCY', 'DELIVERY_TIMEOUT_MS',
   'DELIVERY_SWEEP_INTERVAL_MS', 'DELIVERY_SWEEP_GRACE_MS', 'OUTBOX_POLL_INTERVAL_MS',
   'EMAIL_OPEN_SCANNER_WINDOW_SECONDS', 'EMAIL_OPEN_DEDUP_SECONDS', 'EMAIL_OPEN_IGNORED_USER_AGENTS',
+  'EXTRACTION_THREADS', 'EXTRACTION_TIMEOUT_MS', 'EXTRACTION_THREAD_MEMORY_MB',
 ] as const;
 const NUMERIC = new Set<string>([
   'PORT', 'MCP_MAX_BODY_BYTES', 'DELIVERY_CONCURRENCY', 'DELIVERY_ENDPOINT_CONCURRENCY', 'DELIVERY_TIMEOUT_MS', 'DELIVERY_SWEEP_INTERVAL_MS',
   'DELIVERY_SWEEP_GRACE_MS', 'OUTBOX_POLL_INTERVAL_MS', 'EMAIL_OPEN_SCANNER_WINDOW_SECONDS', 'EMAIL_OPEN_DEDUP_SECONDS',
+  'EXTRACTION_THREADS', 'EXTRACTION_TIMEOUT_MS', 'EXTRACTION_THREAD_MEMORY_MB',
 ]);
 
 /** Reads and validates the environment; throws ConfigError naming every bad variable. */
@@ -229,6 +250,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       scannerWindowSeconds: parsed.EMAIL_OPEN_SCANNER_WINDOW_SECONDS,
       dedupSeconds: parsed.EMAIL_OPEN_DEDUP_SECONDS,
       ignoredUserAgents: ignoredUserAgents(parsed.EMAIL_OPEN_IGNORED_USER_AGENTS),
+    },
+    extraction: {
+      threads: parsed.EXTRACTION_THREADS,
+      timeoutMs: parsed.EXTRACTION_TIMEOUT_MS,
+      threadMemoryMb: parsed.EXTRACTION_THREAD_MEMORY_MB,
     },
   };
 }

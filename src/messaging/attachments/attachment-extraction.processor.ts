@@ -7,8 +7,6 @@ import { ConversationsService } from '../conversations/conversations.service';
 import { AttachmentExtractionService, EXTRACTION_QUEUE, ExtractionJob } from './attachment-extraction.service';
 
 const SWEEP_EVERY_MS = 30_000;
-/** Files extracted at once per worker process (OCR itself runs one image at a time). */
-const CONCURRENCY = 2;
 
 /**
  * Wires extraction in: every process enqueues jobs for the attachments of new inbound messages;
@@ -33,7 +31,8 @@ export class AttachmentExtractionProcessor implements OnModuleInit, OnApplicatio
 
   onApplicationBootstrap(): void {
     if (this.config.processRole === 'api') return;
-    void this.queue.process(CONCURRENCY, async (job: Job<ExtractionJob>) => {
+    // Files at once per worker process: one per extraction thread, so none waits for a thread (OCR runs one image at a time).
+    void this.queue.process(this.config.extraction.threads, async (job: Job<ExtractionJob>) => {
       await this.extraction.extract(job.data.attachmentId);
     });
     this.queue.on('failed', (job: Job<ExtractionJob>, error: Error) =>

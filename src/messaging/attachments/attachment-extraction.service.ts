@@ -6,8 +6,9 @@ import { DataSource, EntityManager } from 'typeorm';
 import { AttachmentExtractedData, CalendarEventData } from '../../events/event-payloads';
 import { EventBus } from '../../events/event-bus';
 import { MessageDataBuilder } from '../message-data.builder';
-import { ExtractedContent, ExtractionError } from './extractors/extraction.types';
-import { characterCount, isCalendar, TextExtractor } from './extractors/text-extractor';
+import { ExtractedContent, ExtractionError, ExtractionLimitError } from './extractors/extraction.types';
+import { isCalendar, TextExtractor } from './extractors/text-extractor';
+import { characterCount } from './extractors/text-output';
 
 export const EXTRACTION_QUEUE = 'attachment-extraction';
 
@@ -85,10 +86,10 @@ export class AttachmentExtractionService {
   /** The job: claim, extract, finish. Returns false when there was nothing to claim (done, or claimed elsewhere). */
   async extract(attachmentId: string): Promise<boolean> {
     // UPDATE ... RETURNING answers [rows, affected count].
-    const [[file]]: [Array<{ filename: string; mime_type: string; content: Buffer }>, number] = await this.dataSource.query(
+    const [[file]]: [Array<{ filename: string; mime_type: string; size_bytes: number; content: Buffer }>, number] = await this.dataSource.query(
       `UPDATE attachments SET extraction_status = 'extracting', extraction_started_at = now()
         WHERE id = $1 AND extraction_status = 'pending'
-        RETURNING filename, mime_type, content`,
+        RETURNING filename, mime_type, size_bytes, content`,
       [attachmentId],
     );
     if (!file) return false;
@@ -97,7 +98,12 @@ export class AttachmentExtractionService {
       const content = await this.extractor.extract({ filename: file.filename, mimeType: file.mime_type, content: file.content });
       outcome = { status: 'extracted', content };
     } catch (error) {
-      if (!(error instanceof ExtractionError)) this.logger.warn(`extraction of attachment ${attachmentId} failed: ${(error as Error).stack}`);
+      if (error instanceof ExtractionLimitError) {
+        // For operators: which guard, on which attachment; never the file's name or content.
+        this.logger.warn(`attachment ${attachmentId} (${file.mime_type}, ${file.size_bytes} bytes) stopped by the ${error.limit} limit, recorded with no text: ${error.message}`);
+      } else if (!(error instanceof ExtractionError)) {
+        this.logger.warn(`extraction of attachment ${attachmentId} failed: ${(error as Error).stack}`);
+      }
       outcome = { status: 'failed', error: (error as Error).message.slice(0, 1000) };
     }
     await this.finish(attachmentId, outcome);

@@ -1,11 +1,15 @@
 import { BullModule } from '@nestjs/bull';
 import { Module } from '@nestjs/common';
+import { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/config.module';
 import { MessagingCoreModule } from '../messaging-core.module';
 import { AttachmentDownloadController } from './attachment-download.controller';
 import { AttachmentExtractionProcessor } from './attachment-extraction.processor';
 import { AttachmentExtractionService, EXTRACTION_QUEUE } from './attachment-extraction.service';
 import { ReadAttachmentTool } from './attachment.tools';
 import { AttachmentsService } from './attachments.service';
+import { ExtractionPool } from './extractors/extraction-pool';
+import { DEFAULT_EXTRACTION_LIMITS } from './extractors/extraction.types';
 import { OcrEngine } from './extractors/ocr-engine';
 import { TextExtractor } from './extractors/text-extractor';
 
@@ -18,6 +22,19 @@ import { TextExtractor } from './extractors/text-extractor';
   controllers: [AttachmentDownloadController],
   providers: [
     OcrEngine,
+    {
+      provide: ExtractionPool,
+      inject: [APP_CONFIG],
+      useFactory: ({ extraction }: AppConfig) =>
+        new ExtractionPool({
+          threads: extraction.threads,
+          threadMemoryMb: extraction.threadMemoryMb,
+          limits: {
+            maxTextChars: DEFAULT_EXTRACTION_LIMITS.maxTextChars,
+            timeoutMs: extraction.timeoutMs,
+          },
+        }),
+    },
     TextExtractor,
     AttachmentExtractionService,
     AttachmentExtractionProcessor,

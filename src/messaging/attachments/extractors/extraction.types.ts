@@ -30,9 +30,27 @@ export class ExtractionError extends Error {
   override name = 'ExtractionError';
 }
 
-/** Limits of one extraction: the text kept, and the time one file may take. */
+/** Which guard stopped a file: its time or its memory. */
+export type ExtractionLimitKind = 'time' | 'memory';
+
+/**
+ * A file stopped by a guard rather than found unreadable: a file that runs past the time limit or
+ * needs more memory than a thread may have. It is recorded like any unreadable
+ * file (no text, its one event); operators see it in the warn log.
+ */
+export class ExtractionLimitError extends ExtractionError {
+  override name = 'ExtractionLimitError';
+
+  constructor(readonly limit: ExtractionLimitKind, message: string) {
+    super(message);
+  }
+}
+
+/** Limits of one extraction (docs/attachments.md, "Limits"). */
 export interface ExtractionLimits {
+  /** Text kept, in characters (code points). */
   maxTextChars: number;
+  /** Time one file may take once its thread starts on it (OCR: once its image is handed to tesseract). */
   timeoutMs: number;
 }
 

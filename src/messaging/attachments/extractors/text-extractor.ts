@@ -1,13 +1,9 @@
 import { extname } from 'node:path';
 import { Injectable } from '@nestjs/common';
-import { parseCalendar } from './calendar';
-import {
-  AttachmentFile, DEFAULT_EXTRACTION_LIMITS, ExtractableKind, ExtractedContent, ExtractionError, ExtractionLimits,
-} from './extraction.types';
+import { ExtractionPool } from './extraction-pool';
+import { AttachmentFile, ExtractableKind, ExtractedContent, ExtractionError, ExtractionLimits } from './extraction.types';
 import { OcrEngine } from './ocr-engine';
-import { extractDocxText, extractPptxText, extractXlsxText } from './office-text';
-import { extractPdfText } from './pdf-text';
-import { decodeText, htmlToText } from './plain-text';
+import { finishText } from './text-output';
 
 const BY_MIME: Record<string, ExtractableKind> = {
   'application/pdf': 'pdf',
@@ -61,96 +57,29 @@ export function isCalendar(file: { filename: string; mimeType: string }): boolea
 }
 
 /**
- * Reads the text of one attachment: PDF text layers (unpdf), image OCR (tesseract.js), Word
- * (mammoth), Excel and PowerPoint (their XML parts), plain text, HTML and iCalendar (ical.js).
- * Throws ExtractionError when the file cannot be read, has no extractor, or takes too long.
+ * Reads the text of one attachment: PDF text layers (unpdf), Word (mammoth), Excel and PowerPoint
+ * (their XML parts), plain text, HTML and iCalendar (ical.js) in an extraction thread
+ * (ExtractionPool), and image OCR in tesseract.js's own worker (OcrEngine).
+ * Throws ExtractionError when the file cannot be read or has no extractor, and ExtractionLimitError
+ * when a guard stopped it (time, memory).
  * The text is normalised (no control characters, `\n` line ends) and cut at the character limit.
  */
 @Injectable()
 export class TextExtractor {
-  constructor(private readonly ocr: OcrEngine) {}
+  constructor(
+    private readonly ocr: OcrEngine,
+    private readonly pool: ExtractionPool,
+  ) {}
 
-  async extract(file: AttachmentFile, limits: ExtractionLimits = DEFAULT_EXTRACTION_LIMITS): Promise<ExtractedContent> {
+  /** `limits` override the configured ones (tests). */
+  async extract(file: AttachmentFile, limits: Partial<ExtractionLimits> = {}): Promise<ExtractedContent> {
+    const applied: ExtractionLimits = { ...this.pool.limits, ...limits };
     const kind = extractableKind(file);
     if (!kind) throw new ExtractionError(`no text extractor for ${file.mimeType} (${file.filename})`);
-    const content = await withTimeout(this.read(kind, file, limits), limits.timeoutMs, kind);
-    return { text: clip(normalize(content.text), limits.maxTextChars), calendarEvents: content.calendarEvents };
-  }
-
-  private async read(kind: ExtractableKind, file: AttachmentFile, limits: ExtractionLimits): Promise<ExtractedContent> {
+    if (kind === 'image') {
+      return { text: finishText(await this.ocr.recognize(file.content, applied.timeoutMs), applied.maxTextChars), calendarEvents: [] };
+    }
     const charset = /;\s*charset="?([\w.:-]+)"?/i.exec(file.mimeType)?.[1] ?? null;
-    const textOnly = (text: string): ExtractedContent => ({ text, calendarEvents: [] });
-    switch (kind) {
-      case 'pdf':
-        return textOnly(await extractPdfText(file.content, { timeoutMs: limits.timeoutMs, maxChars: limits.maxTextChars }));
-      case 'image':
-        return textOnly(await this.ocr.recognize(file.content, limits.timeoutMs));
-      case 'docx':
-        return textOnly(await extractDocxText(file.content));
-      case 'xlsx':
-        return textOnly(await extractXlsxText(file.content));
-      case 'pptx':
-        return textOnly(await extractPptxText(file.content));
-      case 'text':
-        return textOnly(decodeText(file.content, charset));
-      case 'html':
-        return textOnly(htmlToText(decodeText(file.content, charset)));
-      case 'calendar':
-        return parseCalendar(decodeText(file.content, charset));
-    }
-  }
-}
-
-/** Line ends as `\n`, no NUL or other control characters (PostgreSQL text refuses NUL), no trailing blanks. */
-export function normalize(text: string): string {
-  return text
-    .replace(/\r\n?/g, '\n')
-    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, '')
-    .replace(/[ \t]+$/gm, '')
-    .replace(/\n{3,}/g, '\n\n')
-    .trim();
-}
-
-/** At most `max` characters (code points), never splitting a surrogate pair. */
-export function clip(text: string, max: number): string {
-  if (text.length <= max) return text; // fewer UTF-16 units than max means fewer code points too
-  let units = 0;
-  let points = 0;
-  while (units < text.length && points < max) {
-    units += text.codePointAt(units)! > 0xffff ? 2 : 1;
-    points += 1;
-  }
-  return text.slice(0, units);
-}
-
-/** Characters (code points) of a string, as PostgreSQL's char_length counts them. */
-export function characterCount(text: string): number {
-  let count = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
-      const next = text.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) i++;
-    }
-    count++;
-  }
-  return count;
-}
-
-/**
- * The per-file time limit. PDF and OCR run in worker threads and stop themselves at the limit;
- * this also bounds the in-process parsers (their result is then ignored).
- */
-async function withTimeout<T>(work: Promise<T>, ms: number, kind: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      work,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new ExtractionError(`${kind} extraction took longer than ${ms} ms`)), ms + 1000);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
+    return this.pool.run({ kind, bytes: file.content, charset }, applied);
   }
 }
