@@ -107,6 +107,12 @@ class EnvironmentVariables {
 
   @IsOptional() @IsInt() @Min(64) @Max(8192)
   EXTRACTION_THREAD_MEMORY_MB = 512;
+
+  @IsOptional() @IsInt() @Min(1024 * 1024) @Max(1024 * 1024 * 1024)
+  EXTRACTION_MAX_UNZIPPED_BYTES = 64 * 1024 * 1024;
+
+  @IsOptional() @IsInt() @Min(1) @Max(1_000_000)
+  EXTRACTION_MAX_ZIP_ENTRIES = 10_000;
 }
 
 export interface AppConfig {
@@ -157,6 +163,10 @@ export interface AppConfig {
     timeoutMs: number;
     /** Old-generation heap of one extraction thread. */
     threadMemoryMb: number;
+    /** Bytes a docx/xlsx/pptx may inflate to: the sum its central directory declares, and what is actually inflated. */
+    maxUnzippedBytes: number;
+    /** Entries a docx/xlsx/pptx may list. */
+    maxZipEntries: number;
   };
 }
 
@@ -170,12 +180,12 @@ const VARIABLES = [
   'WEBHOOK_ALLOWED_CIDRS', 'DELIVERY_RETRY_SCHEDULE', 'DELIVERY_CONCURRENCY', 'DELIVERY_ENDPOINT_CONCURRENCY', 'DELIVERY_TIMEOUT_MS',
   'DELIVERY_SWEEP_INTERVAL_MS', 'DELIVERY_SWEEP_GRACE_MS', 'OUTBOX_POLL_INTERVAL_MS',
   'EMAIL_OPEN_SCANNER_WINDOW_SECONDS', 'EMAIL_OPEN_DEDUP_SECONDS', 'EMAIL_OPEN_IGNORED_USER_AGENTS',
-  'EXTRACTION_THREADS', 'EXTRACTION_TIMEOUT_MS', 'EXTRACTION_THREAD_MEMORY_MB',
+  'EXTRACTION_THREADS', 'EXTRACTION_TIMEOUT_MS', 'EXTRACTION_THREAD_MEMORY_MB', 'EXTRACTION_MAX_UNZIPPED_BYTES', 'EXTRACTION_MAX_ZIP_ENTRIES',
 ] as const;
 const NUMERIC = new Set<string>([
   'PORT', 'MCP_MAX_BODY_BYTES', 'DELIVERY_CONCURRENCY', 'DELIVERY_ENDPOINT_CONCURRENCY', 'DELIVERY_TIMEOUT_MS', 'DELIVERY_SWEEP_INTERVAL_MS',
   'DELIVERY_SWEEP_GRACE_MS', 'OUTBOX_POLL_INTERVAL_MS', 'EMAIL_OPEN_SCANNER_WINDOW_SECONDS', 'EMAIL_OPEN_DEDUP_SECONDS',
-  'EXTRACTION_THREADS', 'EXTRACTION_TIMEOUT_MS', 'EXTRACTION_THREAD_MEMORY_MB',
+  'EXTRACTION_THREADS', 'EXTRACTION_TIMEOUT_MS', 'EXTRACTION_THREAD_MEMORY_MB', 'EXTRACTION_MAX_UNZIPPED_BYTES', 'EXTRACTION_MAX_ZIP_ENTRIES',
 ]);
 
 /** Reads and validates the environment; throws ConfigError naming every bad variable. */
@@ -255,6 +265,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       threads: parsed.EXTRACTION_THREADS,
       timeoutMs: parsed.EXTRACTION_TIMEOUT_MS,
       threadMemoryMb: parsed.EXTRACTION_THREAD_MEMORY_MB,
+      maxUnzippedBytes: parsed.EXTRACTION_MAX_UNZIPPED_BYTES,
+      maxZipEntries: parsed.EXTRACTION_MAX_ZIP_ENTRIES,
     },
   };
 }

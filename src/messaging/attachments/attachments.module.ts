@@ -32,6 +32,8 @@ import { TextExtractor } from './extractors/text-extractor';
           limits: {
             maxTextChars: DEFAULT_EXTRACTION_LIMITS.maxTextChars,
             timeoutMs: extraction.timeoutMs,
+            maxUnzippedBytes: extraction.maxUnzippedBytes,
+            maxZipEntries: extraction.maxZipEntries,
           },
         }),
     },

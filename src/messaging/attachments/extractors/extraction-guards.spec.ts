@@ -1,16 +1,20 @@
-import { makeDocx } from '../../../../test/fixtures/attachments/make-fixtures';
-import { OFFICE_MIME, slowXlsx } from '../../../../test/fixtures/attachments/make-bombs';
+import { makeDocx, makeXlsx } from '../../../../test/fixtures/attachments/make-fixtures';
+import {
+  manyEntriesZip, OFFICE_MIME, OfficeKind, slowXlsx, zipBomb,
+} from '../../../../test/fixtures/attachments/make-bombs';
 import { ExtractionPool } from './extraction-pool';
 import { DEFAULT_EXTRACTION_LIMITS, ExtractionLimitError } from './extraction.types';
 import { OcrEngine } from './ocr-engine';
 import { TextExtractor } from './text-extractor';
 
 /**
- * The guards of extraction: the time limit and the per-thread memory limit. Each ends as an
- * ExtractionLimitError naming its limit, and the pool reads the next file as usual.
+ * The guards of extraction: zip bombs (declared and lying sizes, entry counts), the time limit
+ * and the per-thread memory limit. Each ends as an ExtractionLimitError
+ * naming its limit, and the pool reads the next file as usual.
  */
 jest.setTimeout(60_000);
 
+const KINDS: OfficeKind[] = ['docx', 'xlsx', 'pptx'];
 const file = (filename: string, mimeType: string, content: Buffer) => ({ filename, mimeType, content });
 const limitOf = (promise: Promise<unknown>) =>
   promise.then(
@@ -25,6 +29,36 @@ describe('extraction guards', () => {
   afterAll(() => Promise.all([ocr.onApplicationShutdown(), pool.onApplicationShutdown()]));
 
   const good = async () => (await extractor.extract(file('memo.docx', OFFICE_MIME.docx, await makeDocx(['still here'])))).text;
+
+  it.each(KINDS)('a %s whose central directory declares 300 MB is refused before anything is inflated', async (kind) => {
+    const bomb = await zipBomb(kind);
+    expect(bomb.length).toBeLessThan(1024 * 1024);
+    expect(await limitOf(extractor.extract(file(`bomb.${kind}`, OFFICE_MIME[kind], bomb)))).toBe(
+      `unzipped-size: the .${kind} file declares more than 64 MB unzipped, the limit; it was not read (a possible zip bomb)`,
+    );
+  });
+
+  it.each(KINDS)('a %s whose headers lie (1 KB declared, 300 MB inside) is stopped while inflating', async (kind) => {
+    const bomb = await zipBomb(kind, { headers: 'lying' });
+    expect(await limitOf(extractor.extract(file(`bomb.${kind}`, 'application/octet-stream', bomb)))).toMatch(
+      new RegExp(`^unzipped-size: the \\.${kind} file's part \\S+ inflates to more than the size its header declares`),
+    );
+  });
+
+  it('stops at the configured cap: a package just over it is refused, the same content just under it is read', async () => {
+    const limits = { maxUnzippedBytes: 2 * 1024 * 1024 };
+    const rows = Array.from({ length: 40_000 }, (_, i) => [`row ${i}`, String(i)]);
+    const xlsx = await makeXlsx(rows);
+    expect(await limitOf(extractor.extract(file('big.xlsx', OFFICE_MIME.xlsx, xlsx), limits))).toMatch(/^unzipped-size: the \.xlsx file declares more than 2 MB/);
+    const read = await extractor.extract(file('big.xlsx', OFFICE_MIME.xlsx, xlsx), { maxUnzippedBytes: 8 * 1024 * 1024 });
+    expect(read.text.split('\n')).toHaveLength(40_000 + 1);
+  });
+
+  it.each(KINDS)('a %s listing 20,000 entries is refused from its end-of-central-directory record', async (kind) => {
+    expect(await limitOf(extractor.extract(file(`many.${kind}`, OFFICE_MIME[kind], manyEntriesZip(kind))))).toBe(
+      `zip-entries: the .${kind} file lists 20002 entries, more than the limit of 10000; it was not opened (a possible zip bomb)`,
+    );
+  });
 
   it('stops a file at the time limit in its thread, while the main thread keeps turning, and reads the next file', async () => {
     let ticks = 0;

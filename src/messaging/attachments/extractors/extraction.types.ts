@@ -30,12 +30,12 @@ export class ExtractionError extends Error {
   override name = 'ExtractionError';
 }
 
-/** Which guard stopped a file: its time or its memory. */
-export type ExtractionLimitKind = 'time' | 'memory';
+/** Which guard stopped a file: its unzipped size or entry count, its time or its memory. */
+export type ExtractionLimitKind = 'unzipped-size' | 'zip-entries' | 'time' | 'memory';
 
 /**
- * A file stopped by a guard rather than found unreadable: a file that runs past the time limit or
- * needs more memory than a thread may have. It is recorded like any unreadable
+ * A file stopped by a guard rather than found unreadable: a zip bomb, a file that runs past the
+ * time limit or needs more memory than a thread may have. It is recorded like any unreadable
  * file (no text, its one event); operators see it in the warn log.
  */
 export class ExtractionLimitError extends ExtractionError {
@@ -52,10 +52,16 @@ export interface ExtractionLimits {
   maxTextChars: number;
   /** Time one file may take once its thread starts on it (OCR: once its image is handed to tesseract). */
   timeoutMs: number;
+  /** Bytes a zip-based file (docx, xlsx, pptx) may inflate to: declared by its central directory, and actually inflated. */
+  maxUnzippedBytes: number;
+  /** Entries a zip-based file may list in its central directory. */
+  maxZipEntries: number;
 }
 
 export const DEFAULT_EXTRACTION_LIMITS: ExtractionLimits = {
   /** About 1 MB of text: more than any message needs, less than a database row should hold. */
   maxTextChars: 1_000_000,
   timeoutMs: 60_000,
+  maxUnzippedBytes: 64 * 1024 * 1024,
+  maxZipEntries: 10_000,
 };

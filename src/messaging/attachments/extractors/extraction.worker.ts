@@ -55,11 +55,11 @@ async function read(task: ExtractionTask, bytes: Buffer): Promise<ExtractedConte
     case 'pdf':
       return textOnly(await extractPdfText(bytes, task.limits.maxTextChars));
     case 'docx':
-      return textOnly(await extractDocxText(bytes));
+      return textOnly(await extractDocxText(bytes, task.limits));
     case 'xlsx':
-      return textOnly(await extractXlsxText(bytes));
+      return textOnly(await extractXlsxText(bytes, task.limits));
     case 'pptx':
-      return textOnly(await extractPptxText(bytes));
+      return textOnly(await extractPptxText(bytes, task.limits));
     case 'text':
       return textOnly(decodeText(bytes, task.charset));
     case 'html':

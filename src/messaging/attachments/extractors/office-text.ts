@@ -1,14 +1,30 @@
 import { posix } from 'node:path';
-import JSZip from 'jszip';
 import mammoth from 'mammoth';
 import { ExtractionError } from './extraction.types';
+import { ZipArchive, ZipLimits } from './zip-archive';
 
-/** Word: the document's paragraphs as plain text, by mammoth. */
-export async function extractDocxText(bytes: Buffer): Promise<string> {
+/**
+ * Word: the document's paragraphs as plain text, by mammoth. mammoth reads the package through the
+ * `file` input (its own seam for an opened package: `exists` and `read`), so every part it reads
+ * is inflated by ZipArchive, under the unzipped-size cap.
+ */
+export async function extractDocxText(bytes: Buffer, limits: ZipLimits): Promise<string> {
+  const zip = await ZipArchive.open(bytes, 'docx', limits);
+  const file = {
+    exists: (name: string) => zip.has(name),
+    read: async (name: string, encoding?: string) => {
+      const data = await zip.read(name);
+      if (!data) throw new ExtractionError(`not a readable .docx file: ${name} is missing`);
+      if (encoding === 'base64') return data.toString('base64');
+      return encoding ? new TextDecoder(encoding).decode(data) : new Uint8Array(data);
+    },
+  };
   try {
-    const { value } = await mammoth.extractRawText({ buffer: bytes });
+    // `file` is missing from mammoth's type declarations, not from mammoth (lib/unzip.js).
+    const { value } = await mammoth.extractRawText({ file } as unknown as { buffer: Buffer });
     return value;
   } catch (error) {
+    if (error instanceof ExtractionError) throw error;
     throw new ExtractionError(`not a readable .docx file: ${(error as Error).message}`);
   }
 }
@@ -16,19 +32,19 @@ export async function extractDocxText(bytes: Buffer): Promise<string> {
 /**
  * Excel: every sheet in workbook order, a `## <sheet name>` line, then one line per row with the
  * cells' values separated by tabs (shared strings resolved; numbers as stored; formulas as their
- * cached value). A .xlsx is a zip of XML parts: jszip opens it, and the parts' text nodes are read
- * directly (the cells' XML is regular and machine-written).
+ * cached value). A .xlsx is a zip of XML parts: ZipArchive opens it, and the parts' text nodes are
+ * read directly (the cells' XML is regular and machine-written).
  */
-export async function extractXlsxText(bytes: Buffer): Promise<string> {
-  const zip = await openZip(bytes, 'xlsx');
+export async function extractXlsxText(bytes: Buffer, limits: ZipLimits): Promise<string> {
+  const zip = await ZipArchive.open(bytes, 'xlsx', limits);
   const workbook = await required(zip, 'xl/workbook.xml', 'xlsx');
-  const rels = relationshipTargets(await optional(zip, 'xl/_rels/workbook.xml.rels'), 'xl');
-  const shared = [...(await optional(zip, 'xl/sharedStrings.xml')).matchAll(/<si\b[^>]*>([\s\S]*?)<\/si>/g)].map((m) => runText(m[1]));
+  const rels = relationshipTargets(await zip.text('xl/_rels/workbook.xml.rels'), 'xl');
+  const shared = [...(await zip.text('xl/sharedStrings.xml')).matchAll(/<si\b[^>]*>([\s\S]*?)<\/si>/g)].map((m) => runText(m[1]));
   const out: string[] = [];
   for (const sheet of elements(workbook, 'sheet')) {
     const name = attribute(sheet.attrs, 'name') ?? 'Sheet';
     const target = rels.get(attribute(sheet.attrs, 'r:id') ?? '');
-    const xml = target ? await optional(zip, target) : '';
+    const xml = target ? await zip.text(target) : '';
     out.push(`## ${name}`);
     for (const row of elements(xml, 'row')) {
       const cells = elements(row.body, 'c').map((c) => cellValue(c, shared));
@@ -44,19 +60,20 @@ export async function extractXlsxText(bytes: Buffer): Promise<string> {
  * PowerPoint: every slide in presentation order, a `## Slide <n>` line, then its paragraphs
  * (the text runs of each `<a:p>`), one per line.
  */
-export async function extractPptxText(bytes: Buffer): Promise<string> {
-  const zip = await openZip(bytes, 'pptx');
+export async function extractPptxText(bytes: Buffer, limits: ZipLimits): Promise<string> {
+  const zip = await ZipArchive.open(bytes, 'pptx', limits);
   const presentation = await required(zip, 'ppt/presentation.xml', 'pptx');
-  const rels = relationshipTargets(await optional(zip, 'ppt/_rels/presentation.xml.rels'), 'ppt');
+  const rels = relationshipTargets(await zip.text('ppt/_rels/presentation.xml.rels'), 'ppt');
   let slides = elements(presentation, 'p:sldId').map((s) => rels.get(attribute(s.attrs, 'r:id') ?? '')).filter((t): t is string => !!t);
   if (slides.length === 0) {
-    slides = Object.keys(zip.files)
+    slides = zip
+      .names()
       .filter((name) => /^ppt\/slides\/slide\d+\.xml$/.test(name))
       .sort((a, b) => Number(/\d+/.exec(posix.basename(a))![0]) - Number(/\d+/.exec(posix.basename(b))![0]));
   }
   const out: string[] = [];
   for (const [index, path] of slides.entries()) {
-    const xml = await optional(zip, path);
+    const xml = await zip.text(path);
     out.push(`## Slide ${index + 1}`);
     for (const paragraph of elements(xml, 'a:p')) {
       const text = [...paragraph.body.matchAll(/<a:t(?:\s[^>]*)?>([\s\S]*?)<\/a:t>/g)].map((m) => decodeXml(m[1])).join('');
@@ -67,22 +84,9 @@ export async function extractPptxText(bytes: Buffer): Promise<string> {
   return out.join('\n');
 }
 
-async function openZip(bytes: Buffer, kind: string): Promise<JSZip> {
-  try {
-    return await JSZip.loadAsync(bytes);
-  } catch (error) {
-    throw new ExtractionError(`not a readable .${kind} file: ${(error as Error).message}`);
-  }
-}
-
-async function required(zip: JSZip, path: string, kind: string): Promise<string> {
-  const entry = zip.file(path);
-  if (!entry) throw new ExtractionError(`not a readable .${kind} file: ${path} is missing`);
-  return entry.async('string');
-}
-
-async function optional(zip: JSZip, path: string): Promise<string> {
-  return (await zip.file(path)?.async('string')) ?? '';
+async function required(zip: ZipArchive, path: string, kind: string): Promise<string> {
+  if (!zip.has(path)) throw new ExtractionError(`not a readable .${kind} file: ${path} is missing`);
+  return zip.text(path);
 }
 
 /** Relationship id → part path inside the package (targets are relative to `base`). */
