@@ -1,8 +1,12 @@
 import ICAL from 'ical.js';
-import { ExtractedContent, ExtractionError, ParsedCalendarEvent } from './extraction.types';
+import { ExtractedContent, ExtractionError, ExtractionLimitError, ParsedCalendarEvent } from './extraction.types';
 
 /** An invite with more events than this is cut (recurrence exceptions can multiply VEVENTs). */
 const MAX_EVENTS = 500;
+/** Real calendars nest 3 deep (VCALENDAR > VEVENT > VALARM); deeper is built to hurt a parser. */
+export const MAX_CALENDAR_DEPTH = 16;
+/** Components (BEGIN: lines) in one file; beyond this it is not parsed at all (only 500 events are kept anyway). */
+export const MAX_CALENDAR_COMPONENTS = 20_000;
 
 /**
  * An iCalendar file (.ics, text/calendar) read by ical.js: one calendar event per VEVENT (method
@@ -13,6 +17,7 @@ const MAX_EVENTS = 500;
  * floating time (no zone) or an all-day date is read as UTC, since the file does not say where it is.
  */
 export function parseCalendar(source: string): ExtractedContent {
+  checkShape(source);
   let calendars: ICAL.Component[];
   try {
     const parsed = ICAL.parse(source) as unknown[];
@@ -53,6 +58,29 @@ export function parseCalendar(source: string): ExtractedContent {
   }
   if (events.length === 0) lines.push('Calendar file with no events');
   return { text: lines.join('\n').trim(), calendarEvents: events };
+}
+
+/**
+ * Refuses, before ical.js builds anything, a file nested deeper than MAX_CALENDAR_DEPTH or with more
+ * than MAX_CALENDAR_COMPONENTS components: ical.js would hold all of it in memory.
+ */
+function checkShape(source: string): void {
+  let depth = 0;
+  let components = 0;
+  for (const match of source.matchAll(/^(BEGIN|END):/gim)) {
+    if (match[1].toUpperCase() === 'END') {
+      depth = Math.max(0, depth - 1);
+      continue;
+    }
+    depth += 1;
+    components += 1;
+    if (depth > MAX_CALENDAR_DEPTH) {
+      throw new ExtractionLimitError('calendar-shape', `the iCalendar file nests components more than ${MAX_CALENDAR_DEPTH} deep; it was not parsed`);
+    }
+    if (components > MAX_CALENDAR_COMPONENTS) {
+      throw new ExtractionLimitError('calendar-shape', `the iCalendar file has more than ${MAX_CALENDAR_COMPONENTS} components; it was not parsed`);
+    }
+  }
 }
 
 function render(e: ParsedCalendarEvent, event: ICAL.Event): string[] {

@@ -1,6 +1,6 @@
 import { makeDocx, makeXlsx } from '../../../../test/fixtures/attachments/make-fixtures';
 import {
-  manyEntriesZip, OFFICE_MIME, OfficeKind, slowXlsx, zipBomb,
+  hugeIcs, manyEntriesZip, nestedIcs, OFFICE_MIME, OfficeKind, slowXlsx, zipBomb,
 } from '../../../../test/fixtures/attachments/make-bombs';
 import { ExtractionPool } from './extraction-pool';
 import { DEFAULT_EXTRACTION_LIMITS, ExtractionLimitError } from './extraction.types';
@@ -8,8 +8,8 @@ import { OcrEngine } from './ocr-engine';
 import { TextExtractor } from './text-extractor';
 
 /**
- * The guards of extraction: zip bombs (declared and lying sizes, entry counts), the time limit
- * and the per-thread memory limit. Each ends as an ExtractionLimitError
+ * The guards of extraction: zip bombs (declared and lying sizes, entry counts), hostile .ics
+ * shapes, the time limit and the per-thread memory limit. Each ends as an ExtractionLimitError
  * naming its limit, and the pool reads the next file as usual.
  */
 jest.setTimeout(60_000);
@@ -57,6 +57,15 @@ describe('extraction guards', () => {
   it.each(KINDS)('a %s listing 20,000 entries is refused from its end-of-central-directory record', async (kind) => {
     expect(await limitOf(extractor.extract(file(`many.${kind}`, OFFICE_MIME[kind], manyEntriesZip(kind))))).toBe(
       `zip-entries: the .${kind} file lists 20002 entries, more than the limit of 10000; it was not opened (a possible zip bomb)`,
+    );
+  });
+
+  it('an .ics nested 50,000 deep, or with 100,000 events, is refused before ical.js parses it', async () => {
+    expect(await limitOf(extractor.extract(file('deep.ics', 'text/calendar', nestedIcs())))).toBe(
+      'calendar-shape: the iCalendar file nests components more than 16 deep; it was not parsed',
+    );
+    expect(await limitOf(extractor.extract(file('huge.ics', 'text/calendar', hugeIcs())))).toBe(
+      'calendar-shape: the iCalendar file has more than 20000 components; it was not parsed',
     );
   });
 

@@ -30,8 +30,8 @@ export class ExtractionError extends Error {
   override name = 'ExtractionError';
 }
 
-/** Which guard stopped a file: its unzipped size or entry count, its time or its memory. */
-export type ExtractionLimitKind = 'unzipped-size' | 'zip-entries' | 'time' | 'memory';
+/** Which guard stopped a file: its unzipped size or entry count, its time, its memory, or the shape of an .ics. */
+export type ExtractionLimitKind = 'unzipped-size' | 'zip-entries' | 'time' | 'memory' | 'calendar-shape';
 
 /**
  * A file stopped by a guard rather than found unreadable: a zip bomb, a file that runs past the
