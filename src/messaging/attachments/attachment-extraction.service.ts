@@ -21,8 +21,9 @@ export const ENQUEUE_WAIT_MS = 1000;
 /** A pending attachment older than this with no extraction yet is re-enqueued (its job was lost). */
 export const LOST_JOB_AFTER_MS = 60_000;
 /**
- * A claim older than this never finished: the process died mid-extraction. Well past the 60 s
- * per-file limit, so a live extraction is never cut short.
+ * A claim older than this never finished: the process died mid-extraction. Well past the per-file
+ * time limit (EXTRACTION_TIMEOUT_MS, at most 2 minutes; a worker process never claims more files
+ * than it has extraction threads, so none waits long for one), so a live extraction is never cut short.
  */
 export const INTERRUPTED_CLAIM_AFTER_MS = 5 * 60_000;
 
