@@ -20,7 +20,8 @@ import { INGEST_TOKEN } from './support/test-env';
  */
 jest.setTimeout(180_000);
 
-const TIMEOUT_MS = 4000;
+// Long enough that the memory-hungry document reaches its heap limit first even on a busy machine.
+const TIMEOUT_MS = 10_000;
 const THREAD_MEMORY_MB = 96;
 
 type Part = { filename: string; mimeType: string; content: Buffer };
