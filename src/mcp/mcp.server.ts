@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { roleAtLeast } from '../accounts/account.types';
 import { Caller } from '../auth/caller';
 import { DomainError, isDatabaseUnavailable } from '../common/errors';
+import { findIllFormed } from '../common/well-formed';
 import {
   asRequest, failure, idOf, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, JsonRpcError, JsonRpcRequest, JsonRpcResponse,
   METHOD_NOT_FOUND, PARSE_ERROR,
@@ -121,6 +122,8 @@ export class McpServer {
     // A JSON copy (args came from JSON): plain objects of this realm. structuredClone makes objects of
     // Node's own realm, which ajv's deep equality (uniqueItems on objects) never finds equal under Jest.
     const input = JSON.parse(JSON.stringify(args)) as Record<string, unknown>;
+    const illFormed = findIllFormed(input); // U+0000 or a lone surrogate anywhere: refused, naming the argument
+    if (illFormed) return toolError(`invalid arguments: ${illFormed.message}`);
     if (!tool.validate(input)) return toolError(`invalid arguments: ${describeArgumentError(tool.validate.errors?.[0])}`);
     try {
       const result = await tool.handler.execute(input, caller);

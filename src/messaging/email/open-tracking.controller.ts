@@ -2,6 +2,8 @@ import { Controller, Get, Logger, Param, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Request, Response } from 'express';
 import { Public } from '../../auth/auth.decorators';
+import { stringFault } from '../../common/well-formed';
+import { SkipWellFormedCheck } from '../../common/well-formed.interceptor';
 import { EmailOpensService } from './email-opens.service';
 
 /** A transparent 1×1 GIF (43 bytes). */
@@ -10,6 +12,7 @@ export const TRACKING_GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAA
 /** The open-tracking pixel of emails sent with readReceipt. Public: mail clients fetch it. */
 @ApiExcludeController()
 @Public()
+@SkipWellFormedCheck()
 @Controller('t/o')
 export class OpenTrackingController {
   private readonly logger = new Logger(OpenTrackingController.name);
@@ -19,10 +22,11 @@ export class OpenTrackingController {
   /**
    * Always the GIF, whatever the token and whatever happens while recording, so a mail client never
    * shows a broken image and the answer says nothing about which tokens exist. HEAD is not an open.
+   * A token that is not well-formed text (U+0000, a lone surrogate) was never issued: no lookup.
    */
   @Get(':token')
   async pixel(@Param('token') token: string, @Req() req: Request, @Res() res: Response): Promise<void> {
-    if (req.method === 'GET') {
+    if (req.method === 'GET' && stringFault(token) === null) {
       try {
         await this.opens.recordFetch(token, req.get('user-agent') ?? null);
       } catch (error) {
