@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { TRACKING_GIF } from '../src/messaging/email/open-tracking.controller';
+import { AttachmentExtractionService } from '../src/messaging/attachments/attachment-extraction.service';
 import { createMessagingTestApp, inboundSms, MessagingTestApp } from './support/messaging-hooks';
 import { hookUrl, toolError, toolOk } from './support/mcp';
 import { createSession, Session, uniqueEmail, uniquePhone } from './support/session';
@@ -152,6 +153,120 @@ describe('text that PostgreSQL would refuse (U+0000, lone surrogates)', () => {
 
     it('a property name in the arguments', async () => {
       expect(await toolError(m, s.apiKey, 'list_threads', { 'x\u0000': 1 })).toBe('invalid arguments: ["x\\u0000"]: the property name contains U+0000 (NUL), which is not allowed');
+    });
+  });
+
+  describe('inbound email: never refused, stored without U+0000 or lone surrogates', () => {
+    const postEmail = (raw: Buffer) =>
+      m.http().post('/ingest/email/inbound').set('Authorization', `Bearer ${INGEST_TOKEN}`).set('Content-Type', 'message/rfc822').send(raw);
+    const halfPair = (text: string) => `=?UTF-16LE?B?${Buffer.concat([Buffer.from(text, 'utf16le'), Buffer.from([0x00, 0xd8])]).toString('base64')}?=`;
+
+    it('U+0000 in the raw body, quoted-printable =00 and encoded-words of Subject, From name and filename: 201, visible via get_thread', async () => {
+      const id = randomBytes(4).toString('hex');
+      const raw = Buffer.concat([
+        Buffer.from(
+          [
+            `From: =?UTF-8?Q?Grace=00_Hopper?= <grace.${id}@navy.example>`,
+            `To: ${email.address}`,
+            `Subject: =?UTF-8?B?${Buffer.from('Bug\u0000 report').toString('base64')}?=`,
+            `Message-ID: <nul-${id}@navy.example>`,
+            'Content-Type: multipart/mixed; boundary=zz',
+            '',
+            '--zz',
+            'Content-Type: text/plain; charset=utf-8',
+            'Content-Transfer-Encoding: quoted-printable',
+            '',
+            'moth=00found',
+            '--zz',
+            'Content-Type: text/html; charset=utf-8',
+            '',
+            '<p>raw',
+          ].join('\r\n'),
+        ),
+        Buffer.from([0]),
+        Buffer.from(
+          [
+            'byte</p>',
+            '--zz',
+            'Content-Type: text/plain',
+            'Content-Disposition: attachment; filename="=?UTF-8?Q?log=00book.txt?="',
+            '',
+            'Relay #70 Panel F',
+            '--zz--',
+            '',
+          ].join('\r\n'),
+        ),
+      ]);
+      const res = await postEmail(raw);
+      expect(res.status).toBe(201);
+      const [row] = await m.db.query(
+        `SELECT m.body, m.html, m.subject, t.subject AS thread_subject, i.display_name, a.filename
+           FROM messages m JOIN threads t ON t.id = m.thread_id JOIN identities i ON i.id = t.partner_identity_id
+           JOIN attachments a ON a.message_id = m.id WHERE m.id = $1`,
+        [res.body.messageId],
+      );
+      expect(row).toEqual({
+        body: expect.stringContaining('mothfound'),
+        html: expect.stringContaining('<p>rawbyte</p>'),
+        subject: 'Bug report',
+        thread_subject: 'Bug report',
+        display_name: 'Grace Hopper',
+        filename: 'logbook.txt',
+      });
+      const thread = await toolOk(m, s.apiKey, 'get_thread', { threadId: res.body.threadId });
+      expect(thread.thread.subject).toBe('Bug report');
+      expect(thread.person.displayName).toBe('Grace Hopper');
+      expect(thread.messages[0].body).toContain('mothfound');
+      expect(thread.messages[0].attachments.map((a: { filename: string }) => a.filename)).toEqual(['logbook.txt']);
+      // The same message again is a repeat, not a second message.
+      expect((await postEmail(raw)).status).toBe(200);
+    });
+
+    it('lone surrogates from UTF-16 encoded-words become U+FFFD', async () => {
+      const id = randomBytes(4).toString('hex');
+      const raw = [
+        `From: ${halfPair('Ann')} <ann.${id}@x.example>`, `To: ${email.address}`, `Subject: ${halfPair('Hello')}`, `Message-ID: <half-${id}@x.example>`,
+        'Content-Type: multipart/mixed; boundary=zz', '',
+        '--zz', 'Content-Type: text/plain', '', 'body',
+        '--zz', 'Content-Type: application/octet-stream', `Content-Disposition: attachment; filename="${halfPair('scan')}"`, '', 'x',
+        '--zz--', '',
+      ].join('\r\n');
+      const res = await postEmail(Buffer.from(raw));
+      expect(res.status).toBe(201);
+      const thread = await toolOk(m, s.apiKey, 'get_thread', { threadId: res.body.threadId });
+      expect(thread.thread.subject).toBe('Hello\ufffd');
+      expect(thread.person.displayName).toBe('Ann\ufffd');
+      expect(thread.messages[0].attachments.map((a: { filename: string }) => a.filename)).toEqual(['scan\ufffd']);
+    });
+
+    it('an invite whose SUMMARY holds U+0000 is extracted, its calendar event stored without it', async () => {
+      const id = randomBytes(4).toString('hex');
+      const ics = [
+        'BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//t//t//EN', 'METHOD:REQUEST', 'BEGIN:VEVENT', `UID:nul-${id}`,
+        'DTSTAMP:20260201T090000Z', 'DTSTART:20260301T090000Z', 'DTEND:20260301T100000Z', 'SUMMARY:Stand\u0000up', 'END:VEVENT', 'END:VCALENDAR', '',
+      ].join('\r\n');
+      const raw = [
+        `From: cal.${id}@x.example`, `To: ${email.address}`, 'Subject: invite', `Message-ID: <ics-${id}@x.example>`,
+        'Content-Type: multipart/mixed; boundary=zz', '',
+        '--zz', 'Content-Type: text/plain', '', 'see invite',
+        '--zz', 'Content-Type: text/calendar; method=REQUEST', 'Content-Disposition: attachment; filename="invite.ics"', 'Content-Transfer-Encoding: base64', '',
+        Buffer.from(ics).toString('base64'),
+        '--zz--', '',
+      ].join('\r\n');
+      const res = await postEmail(Buffer.from(raw));
+      expect(res.status).toBe(201);
+      const [attachmentId] = res.body.attachmentIds as string[];
+      // Run the extraction here (a worker of this app may race it: whichever claims it finishes it).
+      await m.app.get(AttachmentExtractionService).extract(attachmentId);
+      const deadline = Date.now() + 15_000;
+      let status = '';
+      while (Date.now() < deadline) {
+        [{ extraction_status: status }] = await m.db.query('SELECT extraction_status FROM attachments WHERE id = $1', [attachmentId]);
+        if (status !== 'pending' && status !== 'extracting') break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(status).toBe('extracted');
+      expect(await m.db.query('SELECT uid, summary FROM calendar_events WHERE attachment_id = $1', [attachmentId])).toEqual([{ uid: `nul-${id}`, summary: 'Standup' }]);
     });
   });
 });

@@ -3,6 +3,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Queue } from 'bull';
 import { DataSource, EntityManager } from 'typeorm';
+import { wellFormedCopy } from '../../common/well-formed';
 import { AttachmentExtractedData, CalendarEventData } from '../../events/event-payloads';
 import { EventBus } from '../../events/event-bus';
 import { MessageDataBuilder } from '../message-data.builder';
@@ -135,8 +136,13 @@ export class AttachmentExtractionService {
     return { requeued: lost.length, interrupted };
   }
 
-  /** Saves the outcome of a claimed attachment and publishes attachment.extracted, once. */
-  private finish(attachmentId: string, outcome: Outcome): Promise<boolean> {
+  /**
+   * Saves the outcome of a claimed attachment and publishes attachment.extracted, once. Text and
+   * calendar fields come from the sender's file: stored with U+0000 removed and lone surrogates
+   * repaired (PostgreSQL refuses them), like every other text an inbound message brings.
+   */
+  private finish(attachmentId: string, result: Outcome): Promise<boolean> {
+    const outcome = wellFormedCopy(result);
     const text = outcome.status === 'extracted' ? outcome.content.text : null;
     return this.dataSource.transaction(async (tx) => {
       const [[row]]: [Array<{

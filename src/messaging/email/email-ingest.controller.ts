@@ -2,6 +2,7 @@ import { Controller, Post, Req, Res, UnsupportedMediaTypeException } from '@nest
 import { ApiBearerAuth, ApiConsumes, ApiTags } from '@nestjs/swagger';
 import { Request, Response } from 'express';
 import { IngestOnly } from '../../auth/auth.decorators';
+import { SkipWellFormedCheck } from '../../common/well-formed.interceptor';
 import { EmailIngestService } from './email-ingest.service';
 
 export const EMAIL_INBOUND_PATH = '/ingest/email/inbound';
@@ -18,9 +19,11 @@ export class EmailIngestController {
 
   /**
    * The raw RFC 5322 message as the body (`Content-Type: message/rfc822`). 201 the first time,
-   * 200 for a repeat of the same Message-ID (nothing created twice).
+   * 200 for a repeat of the same Message-ID (nothing created twice). Never refused for its text:
+   * the parser removes U+0000 and repairs lone surrogates (a mail server would retry a refusal forever).
    */
   @Post('inbound')
+  @SkipWellFormedCheck()
   @ApiConsumes('message/rfc822')
   async inbound(@Req() req: Request, @Res({ passthrough: true }) res: Response) {
     // req.is answers null when there is no body at all: that is the parser's 400 (empty message).

@@ -55,3 +55,96 @@ describe('parseInboundEmail', () => {
     expect(email.attachments.map((a) => [a.filename, a.contentType, a.content.toString()])).toEqual([['attachment-1', 'text/csv', 'a,b\r\n1,2']]);
   });
 });
+
+describe('parseInboundEmail: text that PostgreSQL would refuse', () => {
+  const NO_NUL_OR_LONE_SURROGATE = (value: unknown): void => {
+    const strings: string[] = [];
+    const walk = (v: unknown): void => {
+      if (typeof v === 'string') strings.push(v);
+      else if (Array.isArray(v)) v.forEach(walk);
+      else if (v && typeof v === 'object' && !Buffer.isBuffer(v)) Object.values(v).forEach(walk);
+    };
+    walk(value);
+    for (const s of strings) {
+      expect(s).not.toContain('\u0000');
+      expect(s.isWellFormed()).toBe(true);
+    }
+  };
+
+  it('removes U+0000 from raw bytes, quoted-printable =00, encoded-words and RFC 2231 filenames', async () => {
+    const raw = Buffer.concat([
+      Buffer.from(
+        [
+          'From: =?UTF-8?Q?Ann=00_Lee?= <ann@x.example>',
+          'To: b@x.example',
+          'Subject: =?UTF-8?B?' + Buffer.from('Quarterly\u0000 report').toString('base64') + '?=',
+          'Message-ID: <nul-1@x.example>',
+          'List-Unsubscribe: <mailto:u@x.example>',
+          'Content-Type: multipart/mixed; boundary=zz',
+          '',
+          '--zz',
+          'Content-Type: text/plain; charset=utf-8',
+          'Content-Transfer-Encoding: quoted-printable',
+          '',
+          'one=00two',
+          '--zz',
+          'Content-Type: text/html; charset=utf-8',
+          '',
+          '<p>raw ',
+        ].join('\r\n'),
+      ),
+      Buffer.from([0]),
+      Buffer.from(
+        [
+          ' nul</p>',
+          '--zz',
+          'Content-Type: application/octet-stream',
+          "Content-Disposition: attachment; filename*=UTF-8''in%00voice.pdf",
+          '',
+          'data',
+          '--zz',
+          'Content-Type: application/octet-stream; name="=?UTF-8?Q?sc=00an.png?="',
+          'Content-Disposition: attachment',
+          '',
+          'data',
+          '--zz--',
+          '',
+        ].join('\r\n'),
+      ),
+    ]);
+    const email = await parseInboundEmail(raw);
+    expect(email.from).toEqual({ address: 'ann@x.example', displayName: 'Ann Lee' });
+    expect(email.subject).toBe('Quarterly report');
+    expect(email.text).toContain('onetwo');
+    expect(email.html).toContain('<p>raw  nul</p>');
+    expect(email.attachments.map((a) => a.filename)).toEqual(['invoice.pdf', 'scan.png']);
+    NO_NUL_OR_LONE_SURROGATE(email);
+  });
+
+  it('replaces lone surrogates (UTF-16 encoded-words with half a pair) by U+FFFD', async () => {
+    const halfPair = (text: string) => `=?UTF-16LE?B?${Buffer.concat([Buffer.from(text, 'utf16le'), Buffer.from([0x00, 0xd8])]).toString('base64')}?=`;
+    const raw = [
+      `From: ${halfPair('Ann')} <ann@x.example>`, 'To: b@x.example', `Subject: ${halfPair('Hello')}`,
+      'Content-Type: multipart/mixed; boundary=zz', '',
+      '--zz', 'Content-Type: text/plain', '', 'body',
+      '--zz', 'Content-Type: application/octet-stream', `Content-Disposition: attachment; filename="${halfPair('scan')}"`, '', 'x',
+      '--zz--', '',
+    ].join('\r\n');
+    const email = await parseInboundEmail(Buffer.from(raw));
+    expect(email.subject).toBe('Hello\ufffd');
+    expect(email.from.displayName).toBe('Ann\ufffd');
+    expect(email.attachments.map((a) => a.filename)).toEqual(['scan\ufffd']);
+    NO_NUL_OR_LONE_SURROGATE(email);
+  });
+
+  it('names an attachment whose filename was nothing but U+0000', async () => {
+    const raw = [
+      'From: a@x.example', 'To: b@x.example', 'Content-Type: multipart/mixed; boundary=zz', '',
+      '--zz', 'Content-Type: text/plain', '', 'body',
+      '--zz', 'Content-Type: application/octet-stream', 'Content-Disposition: attachment; filename="=?UTF-8?B?AA==?="', '', 'x',
+      '--zz--', '',
+    ].join('\r\n');
+    const email = await parseInboundEmail(Buffer.from(raw));
+    expect(email.attachments.map((a) => a.filename)).toEqual(['attachment-1']);
+  });
+});

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { AddressObject, HeaderLines, ParsedMail, simpleParser } from 'mailparser';
 import { ValidationError } from '../../common/errors';
+import { wellFormedCopy, wellFormedText } from '../../common/well-formed';
 
 export interface ParsedInboundEmail {
   /** Lower-case addresses from To, then Cc, then Delivered-To, in header order, without repeats. */
@@ -29,7 +30,10 @@ const MESSAGE_ID = /<[^<>\s]+>/g;
 
 /**
  * Parses a raw RFC 5322 message with mailparser. A body that is not a message (no From address,
- * no recipient at all) is refused with a ValidationError that names the problem.
+ * no recipient at all) is refused with a ValidationError that names the problem. A message is
+ * never refused for its text: every string of the result (body, HTML, subject, names, filenames,
+ * header values) has U+0000 removed and lone surrogates replaced by U+FFFD, however they came in
+ * (raw bytes, quoted-printable `=00`, base64, encoded-words, RFC 2231 parameters, UTF-16 parts).
  */
 export async function parseInboundEmail(raw: Buffer): Promise<ParsedInboundEmail> {
   if (raw.length === 0) throw new ValidationError('the request body is empty: send the raw RFC 5322 message');
@@ -50,10 +54,10 @@ export async function parseInboundEmail(raw: Buffer): Promise<ParsedInboundEmail
   ].map((a) => a.address!.toLowerCase()));
   if (recipients.length === 0) throw new ValidationError('the message has no recipient: no To, Cc or Delivered-To address', 'to');
 
-  const messageId = mail.messageId?.trim() || null;
-  return {
+  const messageId = wellFormedText(mail.messageId ?? '').trim() || null;
+  return wellFormedCopy<ParsedInboundEmail>({
     recipients,
-    from: { address: from.address.toLowerCase(), displayName: from.name?.trim() || null },
+    from: { address: from.address.toLowerCase(), displayName: wellFormedText(from.name ?? '').trim() || null },
     subject: mail.subject ?? null,
     // mailparser already turns HTML into text (html-to-text) when there is no text/plain part.
     text: mail.text ?? '',
@@ -66,8 +70,8 @@ export async function parseInboundEmail(raw: Buffer): Promise<ParsedInboundEmail
     providerMessageId: messageId ?? `sha256:${createHash('sha256').update(raw).digest('hex')}`,
     attachments: mail.attachments
       .filter((a) => a.content.length > 0)
-      .map((a, i) => ({ filename: a.filename?.trim() || `attachment-${i + 1}`, contentType: a.contentType, content: a.content })),
-  };
+      .map((a, i) => ({ filename: wellFormedText(a.filename ?? '').trim() || `attachment-${i + 1}`, contentType: a.contentType, content: a.content })),
+  });
 }
 
 /**
