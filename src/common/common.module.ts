@@ -2,19 +2,20 @@ import { Global, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import { AttachmentUrls } from './attachment-urls';
 import { Clock, SystemClock } from './clock';
+import { KeysetCursors } from './keyset-cursor';
 import { SecretBox } from './secret-box';
 import { WellFormedInputInterceptor } from './well-formed.interceptor';
 
 /**
- * Small shared services: one clock (tests move it), sealed secrets, signed attachment links, and
- * the check that every REST input is well-formed text.
+ * Small shared services: one clock (tests move it), sealed secrets, signed attachment links, signed
+ * list cursors, and the check that every REST input is well-formed text.
  */
 @Global()
 @Module({
   providers: [
-    { provide: Clock, useClass: SystemClock }, SecretBox, AttachmentUrls,
+    { provide: Clock, useClass: SystemClock }, SecretBox, AttachmentUrls, KeysetCursors,
     { provide: APP_INTERCEPTOR, useClass: WellFormedInputInterceptor },
   ],
-  exports: [Clock, SecretBox, AttachmentUrls],
+  exports: [Clock, SecretBox, AttachmentUrls, KeysetCursors],
 })
 export class CommonModule {}

@@ -4,7 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Caller } from '../auth/caller';
 import { NotFoundError } from '../common/errors';
-import { decodeCursor, encodeCursor, isIsoTimestamp } from '../common/keyset-cursor';
+import { isIsoTimestamp, KeysetCursors } from '../common/keyset-cursor';
 import { WebhooksService } from '../webhooks/webhooks.service';
 import { visibleEndpoint } from '../webhooks/endpoint-visibility';
 import { DeliveryQueue } from './delivery-queue';
@@ -40,6 +40,7 @@ export class DeliveriesService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly webhooks: WebhooksService,
     private readonly queue: DeliveryQueue,
+    private readonly cursors: KeysetCursors,
   ) {}
 
   /**
@@ -48,7 +49,7 @@ export class DeliveriesService {
    */
   async list(caller: Caller, endpointId: string, cursor?: string): Promise<{ deliveries: DeliveryView[]; nextCursor: string | null }> {
     await this.webhooks.find(this.dataSource.manager, caller, endpointId);
-    const after = cursor === undefined ? undefined : decodeCursor(LIST_TOOL, cursor, isIsoTimestamp);
+    const after = cursor === undefined ? undefined : this.cursors.decode(LIST_TOOL, cursor, isIsoTimestamp);
     const query = this.dataSource
       .getRepository(WebhookDelivery)
       .createQueryBuilder('d')
@@ -62,7 +63,7 @@ export class DeliveriesService {
     const last = page[page.length - 1];
     return {
       deliveries: page.map(toDeliveryView),
-      nextCursor: rows.length > DELIVERIES_PAGE_SIZE && last ? encodeCursor(LIST_TOOL, { key: last.createdAt.toISOString(), id: last.id }) : null,
+      nextCursor: rows.length > DELIVERIES_PAGE_SIZE && last ? this.cursors.encode(LIST_TOOL, { key: last.createdAt.toISOString(), id: last.id }) : null,
     };
   }
 

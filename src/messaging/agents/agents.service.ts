@@ -4,7 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { roleAtLeast } from '../../accounts/account.types';
 import { Caller } from '../../auth/caller';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../common/errors';
-import { decodeCursor, encodeCursor, isIsoTimestamp } from '../../common/keyset-cursor';
+import { isIsoTimestamp, KeysetCursors } from '../../common/keyset-cursor';
 import { EventBus } from '../../events/event-bus';
 import { MessageDataBuilder } from '../message-data.builder';
 import { CallerThread, OutboundService } from '../outbound/outbound.service';
@@ -63,6 +63,7 @@ export class AgentsService {
     private readonly outbound: OutboundService,
     private readonly data: MessageDataBuilder,
     private readonly bus: EventBus,
+    private readonly cursors: KeysetCursors,
   ) {}
 
   /** Admin: a new agent on a live line. */
@@ -144,7 +145,7 @@ export class AgentsService {
 
   /** Turns on the caller's lines, newest first, TURNS_PAGE_SIZE a page; nextCursor pages on. */
   async list(caller: Caller, filter: TurnFilter): Promise<{ turns: AgentTurnView[]; nextCursor: string | null }> {
-    const after = filter.cursor === undefined ? null : decodeCursor(LIST_TOOL, filter.cursor, isIsoTimestamp);
+    const after = filter.cursor === undefined ? null : this.cursors.decode(LIST_TOOL, filter.cursor, isIsoTimestamp);
     const rows: TurnRow[] = await this.dataSource.query(
       `SELECT ${TURN_COLUMNS} FROM agent_turns t JOIN agents a ON a.id = t.agent_id
         WHERE t.org_id = $1 AND a.line_id = ANY ($2::uuid[])
@@ -160,7 +161,7 @@ export class AgentsService {
     const last = page[page.length - 1];
     return {
       turns: page.map(toTurnView),
-      nextCursor: rows.length > TURNS_PAGE_SIZE && last ? encodeCursor(LIST_TOOL, { key: last.created_at.toISOString(), id: last.id }) : null,
+      nextCursor: rows.length > TURNS_PAGE_SIZE && last ? this.cursors.encode(LIST_TOOL, { key: last.created_at.toISOString(), id: last.id }) : null,
     };
   }
 

@@ -8,7 +8,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../../common/erro
 import { EventBus } from '../../events/event-bus';
 import { IdentityData, IdentityKind } from '../../events/event-payloads';
 import { toIdentity } from '../message-data.builder';
-import { containsPattern, decodeCursor, encodeCursor } from '../../common/keyset-cursor';
+import { containsPattern, KeysetCursors } from '../../common/keyset-cursor';
 
 export const CONTACTS_PAGE_SIZE = 25;
 export const MAX_CONTACTS_PAGE_SIZE = 100;
@@ -60,12 +60,13 @@ export class ContactsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly bus: EventBus,
+    private readonly cursors: KeysetCursors,
   ) {}
 
   /** Alphabetical by display name (case-insensitive), then id; keyset paged. */
   async list(caller: Caller, input: { query?: string; cursor?: string; limit?: number }): Promise<{ contacts: ContactView[]; nextCursor: string | null }> {
     const limit = input.limit ?? CONTACTS_PAGE_SIZE;
-    const after = input.cursor === undefined ? undefined : decodeCursor('list_contacts', input.cursor, (key) => key.length <= 1000);
+    const after = input.cursor === undefined ? undefined : this.cursors.decode('list_contacts', input.cursor, (key) => key.length <= 1000);
     const params: unknown[] = [caller.orgId, limit + 1];
     const where = ['c.org_id = $1'];
     const query = input.query?.trim();
@@ -90,7 +91,7 @@ export class ContactsService {
     const last = page[page.length - 1];
     return {
       contacts: await this.views(this.dataSource.manager, caller, page.map((r) => r.id)),
-      nextCursor: rows.length > limit && last ? encodeCursor('list_contacts', { key: last.sort_key, id: last.id }) : null,
+      nextCursor: rows.length > limit && last ? this.cursors.encode('list_contacts', { key: last.sort_key, id: last.id }) : null,
     };
   }
 

@@ -6,7 +6,7 @@ import { NotFoundError, ValidationError } from '../../common/errors';
 import { AttachmentRef, Channel, PersonData, SerializedMessage } from '../../events/event-payloads';
 import { MessageDataBuilder, serializeMessage } from '../message-data.builder';
 import { OutboundService } from '../outbound/outbound.service';
-import { decodeCursor, encodeCursor, isIsoTimestamp } from '../../common/keyset-cursor';
+import { isIsoTimestamp, KeysetCursors } from '../../common/keyset-cursor';
 
 export const THREADS_PAGE_SIZE = 25;
 export const MAX_THREADS_PAGE_SIZE = 100;
@@ -70,6 +70,7 @@ export class ThreadsService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly outbound: OutboundService,
     private readonly data: MessageDataBuilder,
+    private readonly cursors: KeysetCursors,
   ) {}
 
   /** Newest activity first (last_message_at DESC, id DESC), keyset paged. */
@@ -78,7 +79,7 @@ export class ThreadsService {
     filter: { lineId?: string; label?: string; cursor?: string; limit?: number },
   ): Promise<{ threads: ThreadListItem[]; nextCursor: string | null }> {
     const limit = filter.limit ?? THREADS_PAGE_SIZE;
-    const after = filter.cursor === undefined ? undefined : decodeCursor('list_threads', filter.cursor, isIsoTimestamp);
+    const after = filter.cursor === undefined ? undefined : this.cursors.decode('list_threads', filter.cursor, isIsoTimestamp);
     let lineIds = caller.lines.map((l) => l.id);
     if (filter.lineId !== undefined) {
       if (!lineIds.includes(filter.lineId)) throw NotFoundError.of('line', filter.lineId, 'lineId');
@@ -133,13 +134,13 @@ export class ThreadsService {
             })
           : null,
       })),
-      nextCursor: rows.length > limit && last ? encodeCursor('list_threads', { key: last.last_message_at.toISOString(), id: last.id }) : null,
+      nextCursor: rows.length > limit && last ? this.cursors.encode('list_threads', { key: last.last_message_at.toISOString(), id: last.id }) : null,
     };
   }
 
   /** One thread with its partner (every identity), labels with confidence, and a page of messages, newest first. */
   async get(caller: Caller, threadId: string, cursor?: string): Promise<ThreadDetail> {
-    const after = cursor === undefined ? undefined : decodeCursor('get_thread', cursor, isIsoTimestamp);
+    const after = cursor === undefined ? undefined : this.cursors.decode('get_thread', cursor, isIsoTimestamp);
     // One snapshot for the thread, its partner, labels and messages.
     return this.dataSource.transaction('REPEATABLE READ', async (tx) => {
       await this.outbound.threadForCaller(tx, caller, threadId);
@@ -172,7 +173,7 @@ export class ThreadsService {
             .filter((a) => a.message_id === m.id)
             .map((a) => ({ id: a.id, filename: a.filename, mimeType: a.mime_type, sizeBytes: a.size_bytes })),
         })),
-        nextCursor: rows.length > MESSAGES_PAGE_SIZE && last ? encodeCursor('get_thread', { key: last.created_at.toISOString(), id: last.id }) : null,
+        nextCursor: rows.length > MESSAGES_PAGE_SIZE && last ? this.cursors.encode('get_thread', { key: last.created_at.toISOString(), id: last.id }) : null,
       };
     });
   }
