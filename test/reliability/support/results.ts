@@ -32,7 +32,7 @@ export interface ReliabilityResult {
   notes?: string[];
 }
 
-export const ORDER = ['worker-sigkill', 'redis-outage', 'postgres-restart', 'replicas', 'mcp-fuzz', 'url-policy', 'authz-matrix', 'extraction-bombs'];
+export const ORDER = ['worker-sigkill', 'redis-outage', 'postgres-restart', 'replicas', 'mcp-fuzz', 'rest-fuzz', 'url-policy', 'authz-matrix', 'extraction-bombs'];
 
 const ROOT = resolve(__dirname, '../../..');
 export const DOC = join(ROOT, 'docs/RELIABILITY.md');
@@ -88,6 +88,11 @@ export class ResultBuilder {
       notes: this.notes,
     });
   }
+}
+
+/** `key × count, ...` in key order: how often each status, kind or route came up. */
+export function tally(counts: Map<number, number> | Map<string, number>): string {
+  return [...counts].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([k, n]) => `${k} × ${fmt(n)}`).join(', ');
 }
 
 export function fmt(n: number, digits = 0): string {

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { hostileString } from './hostile-input';
 
 /**
  * A fast-check arbitrary for JSON-Schema-described tool arguments that is mostly right and often
@@ -30,10 +31,17 @@ export interface Hints {
   byName: Record<string, unknown[]>;
 }
 
-const oddStrings = fc.constantFrom(
-  '', ' ', '\u0000', '\ud800', '💥', 'a'.repeat(5000), '../../etc/passwd', "' OR 1=1 --", '<script>', '%00', '\n', 'null', '-1', '1e309',
-  '00000000-0000-0000-0000-000000000000', 'ffffffff-ffff-ffff-ffff-ffffffffffff', '__proto__', 'constructor',
+const oddStrings = fc.oneof(
+  fc.constantFrom(
+    '', ' ', '💥', 'a'.repeat(5000), '../../etc/passwd', "' OR 1=1 --", '<script>', '%00', '\n', 'null', '-1', '1e309',
+    '00000000-0000-0000-0000-000000000000', 'ffffffff-ffff-ffff-ffff-ffffffffffff', '__proto__', 'constructor',
+  ),
+  // U+0000 and lone surrogates (issue 10, §4), as often as all the rest together.
+  hostileString,
 );
+
+/** Property names for unknown properties: random, and now and then one holding U+0000 or a lone surrogate. */
+const extraKey = fc.oneof({ arbitrary: fc.string({ maxLength: 8 }), weight: 4 }, { arbitrary: hostileString, weight: 1 });
 
 const anyJson = fc.jsonValue({ maxDepth: 3 });
 
@@ -97,7 +105,7 @@ export function objectFor(schema: JsonSchema, hints: Hints): fc.Arbitrary<Record
     ),
   );
   return fc
-    .tuple(fc.tuple(...fields), fc.option(fc.dictionary(fc.string({ maxLength: 8 }), anyJson, { maxKeys: 2 }), { freq: 8 }))
+    .tuple(fc.tuple(...fields), fc.option(fc.dictionary(extraKey, anyJson, { maxKeys: 2 }), { freq: 8 }))
     .map(([entries, extra]) => {
       const out: Record<string, unknown> = {};
       for (const [key, present, value] of entries as Array<[string, boolean, unknown]>) if (present) out[key] = value;
