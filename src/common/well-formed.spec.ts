@@ -74,4 +74,12 @@ describe('wellFormedCopy', () => {
     expect(copy.content).toBe(content);
     expect(copy.at).toBe(at);
   });
+
+  it('repairs objects of another realm too (a worker thread\'s structured clone, a vm context)', () => {
+    const { runInNewContext } = require('node:vm') as typeof import('node:vm');
+    const foreign = runInNewContext('({ text: "a\\u0000b", events: [{ summary: "x\\u0000" }] })') as { text: string; events: Array<{ summary: string }> };
+    expect(Object.getPrototypeOf(foreign)).not.toBe(Object.prototype);
+    expect(wellFormedCopy(foreign)).toEqual({ text: 'ab', events: [{ summary: 'x' }] });
+    expect(findIllFormed(foreign)).toMatchObject({ path: 'text', fault: 'NUL' });
+  });
 });

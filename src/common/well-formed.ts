@@ -97,10 +97,15 @@ export function wellFormedCopy<T>(value: T): T {
   return out as T;
 }
 
+/**
+ * A plain object of any realm: its prototype is null or an `Object.prototype` (whose own prototype
+ * is null). Objects that crossed a worker thread (structured clone) or come from Jest's vm context
+ * have another realm's Object.prototype; Buffers, Dates and class instances have a longer chain.
+ */
 function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null) return false;
-  const proto = Object.getPrototypeOf(value) as unknown;
-  return proto === Object.prototype || proto === null;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value) as object | null;
+  return proto === null || (Object.getPrototypeOf(proto) === null && Object.prototype.toString.call(value) === '[object Object]');
 }
 
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
