@@ -1,18 +1,16 @@
 import { INestApplication } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { NestFactory, Reflector } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
-import { registerBodyParsers } from './common/body-parsers';
+import { applyHttpServerLimits } from './common/http-server-limits';
+import { RequestBodyInterceptor } from './common/request-body';
 import { createValidationPipe } from './common/validation';
 import { AppConfig } from './config/app-config';
 import { APP_CONFIG } from './config/config.module';
-import { failure, INVALID_REQUEST } from './mcp/json-rpc';
-import { MCP_PATH } from './mcp/mcp.controller';
-import { EMAIL_INBOUND_MAX_BYTES, EMAIL_INBOUND_PATH } from './messaging/email/email-ingest.controller';
 
-/** Nest's own body parser is off: registerBodyParsers decides limits and error answers. */
+/** Nest's own body parser is off: bodies are read after authentication, by RequestBodyInterceptor. */
 export const HTTP_APP_OPTIONS = { bufferLogs: true, bodyParser: false } as const;
 
 /** Applies what every HTTP instance of the service needs, in the app and in tests alike. */
@@ -22,22 +20,8 @@ export function configureHttpApp(app: INestApplication): void {
   express.set('trust proxy', false);
   app.useLogger(app.get(Logger));
   const config = app.get<AppConfig>(APP_CONFIG);
-  registerBodyParsers(app, {
-    jsonLimit: 1024 * 1024,
-    rawRoutes: [
-      {
-        path: `/${MCP_PATH}`,
-        limit: config.mcp.maxBodyBytes,
-        onError: (res, status, message) => res.status(status).json(failure(null, INVALID_REQUEST, message)),
-      },
-      {
-        path: EMAIL_INBOUND_PATH,
-        limit: EMAIL_INBOUND_MAX_BYTES,
-        onError: (res, status, message) =>
-          res.status(status).json({ statusCode: status, error: status === 413 ? 'Payload Too Large' : 'Bad Request', message }),
-      },
-    ],
-  });
+  applyHttpServerLimits(app.getHttpServer());
+  app.useGlobalInterceptors(new RequestBodyInterceptor(app.get(Reflector), config));
   app.useGlobalPipes(createValidationPipe());
   app.enableShutdownHooks();
   const openApi = new DocumentBuilder()

@@ -461,9 +461,10 @@ describe('MCP protocol: configured Origin allowlist and body limit', () => {
     expect(at.body).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
   });
 
-  it('an oversize body is refused even without a key, and does not reach the tools', async () => {
+  it('an oversize body without a key is 401: the body is never read before the key is checked (issue 10)', async () => {
     const res = await mcpPost(t).send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(LIMIT) } }));
-    expect(res.status).toBe(413);
+    expect(res.status).toBe(401);
+    expect(res.headers['www-authenticate']).toMatch(/^Bearer /);
     expectJson(res);
   });
 });

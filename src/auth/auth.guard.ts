@@ -3,14 +3,18 @@ import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/commo
 import { Reflector } from '@nestjs/core';
 import { Request } from 'express';
 import { UnauthorizedError } from '../common/errors';
+import { allowBodyRead } from '../common/request-body';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { ApiKeysService } from './api-keys.service';
 import { AUTH_KIND, AuthenticatedRequest, AuthKind } from './auth.decorators';
 
 /**
- * Registered globally: every route needs an API key unless marked @Public() or @AdminOnly().
- * The caller is resolved on every request, so a revoked key or a narrowed allowlist applies at once.
+ * Registered globally: every route needs an API key unless marked @Public(), @AdminOnly() or
+ * @IngestOnly(). The caller is resolved on every request, so a revoked key or a narrowed allowlist
+ * applies at once. Guards run before any request body is read: only a request this guard
+ * authenticated has its body read (RequestBodyInterceptor), so a missing or wrong token gets 401
+ * without the body being buffered.
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
@@ -29,18 +33,27 @@ export class AuthGuard implements CanActivate {
       this.reflector.getAllAndOverride<AuthKind>(AUTH_KIND, [context.getHandler(), context.getClass()]) ?? 'api-key';
     if (kind === 'public') return true;
     const request = context.switchToHttp().getRequest<Request & AuthenticatedRequest>();
+    await this.authenticate(kind, request);
+    allowBodyRead(request);
+    return true;
+  }
+
+  /**
+   * The authentication rule, for routes and for the few HTTP surfaces outside Nest's router (the
+   * admin OpenAPI docs): throws UnauthorizedError, or sets `request.caller` for an API key.
+   */
+  async authenticate(kind: Exclude<AuthKind, 'public'>, request: Request & AuthenticatedRequest): Promise<void> {
     const token = bearerToken(request);
     if (kind === 'admin' || kind === 'ingest') {
       if (token === null || !timingSafeEqual(sha256(token), this.tokenDigests[kind])) {
         throw new UnauthorizedError(`a valid ${kind} token is required`, token !== null);
       }
-      return true;
+      return;
     }
     if (token === null) throw new UnauthorizedError('an API key is required: Authorization: Bearer csk_...', false);
     const caller = await this.apiKeys.resolve(token);
     if (!caller) throw new UnauthorizedError('the API key is malformed, unknown or revoked');
     request.caller = caller;
-    return true;
   }
 }
 

@@ -8,7 +8,7 @@ import { AuthGuard } from './auth.guard';
 
 @Module({
   imports: [TypeOrmModule.forFeature([ApiKey]), AccountsModule],
-  providers: [ApiKeysService, { provide: APP_GUARD, useClass: AuthGuard }],
-  exports: [ApiKeysService],
+  providers: [ApiKeysService, AuthGuard, { provide: APP_GUARD, useExisting: AuthGuard }],
+  exports: [ApiKeysService, AuthGuard],
 })
 export class AuthModule {}

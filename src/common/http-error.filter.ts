@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
-import { Response } from 'express';
+import { Request, Response } from 'express';
 import { DomainError, DomainErrorCode, isDatabaseUnavailable, UnauthorizedError } from './errors';
+import { closeIfBodyUnread, RequestBodyError } from './request-body';
 
 const STATUS: Record<DomainErrorCode, number> = {
   VALIDATION: HttpStatus.BAD_REQUEST,
@@ -25,21 +26,35 @@ const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 /**
  * The one place REST routes turn errors into answers: domain errors by their code, Nest's HTTP
  * exceptions as they are, an unreachable database as a 503 with Retry-After (the request may be
- * repeated), anything else as a 500 whose details go to the log only.
+ * repeated), anything else as a 500 whose details go to the log only. An answer given before the
+ * request body arrived (a 401, say) closes the connection rather than drain the body.
  */
 @Catch()
 export class HttpErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger(HttpErrorFilter.name);
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    const response = host.switchToHttp().getResponse<Response>();
+    const http = host.switchToHttp();
+    this.answer(http.getRequest<Request>(), http.getResponse<Response>(), exception);
+  }
+
+  /** Also used by the few HTTP surfaces outside Nest's router (the admin OpenAPI docs). */
+  answer(request: Request, response: Response, exception: unknown): void {
+    if (response.headersSent) return;
     const { status, body } = this.toAnswer(exception);
     if (status === HttpStatus.UNAUTHORIZED) {
       const sent = !(exception instanceof UnauthorizedError) || exception.credentialsSent;
       response.setHeader('WWW-Authenticate', `Bearer realm="messaging-sync"${sent ? ', error="invalid_token"' : ''}`);
     }
     if (status === HttpStatus.SERVICE_UNAVAILABLE) response.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
-    if (!response.headersSent) response.status(status).json(body);
+    if (exception instanceof RequestBodyError) for (const [name, value] of Object.entries(exception.headers)) response.setHeader(name, value);
+    closeIfBodyUnread(request, response);
+    response.status(status).json(this.shape(body));
+  }
+
+  /** The body of the answer; a surface with its own error format (JSON-RPC) overrides this. */
+  protected shape(body: HttpErrorBody): object {
+    return body;
   }
 
   private toAnswer(exception: unknown): { status: number; body: HttpErrorBody } {

@@ -1,11 +1,13 @@
-import { All, Controller, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
+import { All, Controller, HttpCode, Inject, Post, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Request, Response } from 'express';
 import { CurrentCaller, Public } from '../auth/auth.decorators';
 import { Caller } from '../auth/caller';
+import { ReadsBody } from '../common/request-body';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { failure, INVALID_REQUEST } from './json-rpc';
+import { McpBodyErrorFilter } from './mcp-body-error.filter';
 import { McpServer, SUPPORTED_PROTOCOL_VERSIONS } from './mcp.server';
 
 export const MCP_PATH = 'api/mcp';
@@ -23,8 +25,11 @@ export class McpController {
     this.allowedOrigins = new Set(config.mcp.allowedOrigins);
   }
 
+  /** The body is taken raw: McpServer parses it itself, to answer bad JSON with -32700. */
   @Post()
   @HttpCode(200)
+  @ReadsBody({ as: 'raw', limit: (config) => config.mcp.maxBodyBytes })
+  @UseFilters(McpBodyErrorFilter)
   async post(@Req() req: Request, @Res() res: Response, @CurrentCaller() caller: Caller): Promise<void> {
     const origin = req.headers.origin;
     if (origin !== undefined && !this.allowedOrigins.has(origin)) {

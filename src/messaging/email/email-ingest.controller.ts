@@ -3,9 +3,9 @@ import { ApiBearerAuth, ApiConsumes, ApiTags } from '@nestjs/swagger';
 import { Request, Response } from 'express';
 import { IngestOnly } from '../../auth/auth.decorators';
 import { SkipWellFormedCheck } from '../../common/well-formed.interceptor';
+import { ReadsBody } from '../../common/request-body';
 import { EmailIngestService } from './email-ingest.service';
 
-export const EMAIL_INBOUND_PATH = '/ingest/email/inbound';
 /** Largest raw message accepted (413 above it): common provider limits are 25-50 MB with attachments. */
 export const EMAIL_INBOUND_MAX_BYTES = 25 * 1024 * 1024;
 
@@ -25,6 +25,7 @@ export class EmailIngestController {
   @Post('inbound')
   @SkipWellFormedCheck()
   @ApiConsumes('message/rfc822')
+  @ReadsBody({ as: 'raw', limit: EMAIL_INBOUND_MAX_BYTES })
   async inbound(@Req() req: Request, @Res({ passthrough: true }) res: Response) {
     // req.is answers null when there is no body at all: that is the parser's 400 (empty message).
     if (req.is('message/rfc822') === false) throw new UnsupportedMediaTypeException('Content-Type must be message/rfc822 (the raw message)');

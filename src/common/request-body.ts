@@ -1,0 +1,162 @@
+import { IncomingMessage } from 'node:http';
+import { CallHandler, ExecutionContext, HttpException, HttpStatus, Inject, Injectable, NestInterceptor, SetMetadata } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { Request, Response } from 'express';
+import getRawBody from 'raw-body';
+import { Observable } from 'rxjs';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+
+/**
+ * Request bodies are read here, after authentication, never before (docs/security.md):
+ *
+ * - The global AuthGuard marks a request it authenticated (`allowBodyRead`); Nest runs guards
+ *   before interceptors, and parameters such as `@Body()` are taken from the request only after
+ *   the interceptors, so this interceptor reads the body between the two. A request that fails
+ *   authentication is answered 401 while its body is still unread (the connection is then closed,
+ *   see `closeIfBodyUnread`), and a public route never has its body read at all.
+ * - Compressed bodies (any Content-Encoding but identity) are refused with 415, never inflated.
+ * - The route's limit applies (413); a declared Content-Length over it is refused before reading.
+ */
+
+/** How a route takes its body. Routes without this take JSON of at most DEFAULT_JSON_LIMIT bytes. */
+export interface RequestBodyOptions {
+  /** `json`: parsed into `req.body` (application/json only); `raw`: the bytes as a Buffer in `req.body`. */
+  as: 'json' | 'raw';
+  /** Largest body in bytes, or how to find it in the configuration. */
+  limit: number | ((config: AppConfig) => number);
+}
+
+export const DEFAULT_JSON_LIMIT = 1024 * 1024;
+const DEFAULT_BODY: RequestBodyOptions = { as: 'json', limit: DEFAULT_JSON_LIMIT };
+const REQUEST_BODY = 'request-body:options';
+
+/** Declares how a route (or every route of a controller) takes its body. */
+export const ReadsBody = (options: RequestBodyOptions) => SetMetadata(REQUEST_BODY, options);
+
+/** A request body that was refused; answered by the surface's error filter (REST or JSON-RPC shape). */
+export class RequestBodyError extends HttpException {
+  constructor(
+    status: HttpStatus,
+    message: string,
+    /** Response headers that belong to the answer (Accept-Encoding). */
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message, status);
+  }
+}
+
+const BODY_ALLOWED = Symbol('request-body:allowed');
+
+/** Called by the auth guard once the request is authenticated: only then may its body be read. */
+export function allowBodyRead(request: IncomingMessage): void {
+  (request as IncomingMessage & { [BODY_ALLOWED]?: boolean })[BODY_ALLOWED] = true;
+}
+
+function bodyReadAllowed(request: IncomingMessage): boolean {
+  return (request as IncomingMessage & { [BODY_ALLOWED]?: boolean })[BODY_ALLOWED] === true;
+}
+
+/** True when the request says it carries a body (RFC 9112 §6.3: Transfer-Encoding or Content-Length). */
+function hasBody(request: IncomingMessage): boolean {
+  return request.headers['transfer-encoding'] !== undefined || request.headers['content-length'] !== undefined;
+}
+
+/** A body no larger than this is drained after an early answer (it is all but arrived); a larger one closes the connection. */
+const DRAIN_AT_MOST = 64 * 1024;
+
+/**
+ * An answer that goes out while a large request body (or one of unknown length) is still
+ * arriving closes the connection instead of draining the rest: Node would otherwise read and
+ * discard it, however large, to keep the connection alive. A small body is drained, so a client
+ * that sent a request with a wrong key keeps its connection. Every error answer passes here
+ * (HttpErrorFilter).
+ */
+export function closeIfBodyUnread(request: IncomingMessage, response: Response): void {
+  if (!hasBody(request) || request.complete || response.headersSent) return;
+  const length = Number(request.headers['content-length'] ?? Number.NaN);
+  if (request.headers['transfer-encoding'] !== undefined || !(length <= DRAIN_AT_MOST)) response.setHeader('Connection', 'close');
+}
+
+@Injectable()
+export class RequestBodyInterceptor implements NestInterceptor {
+  constructor(
+    private readonly reflector: Reflector,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
+    if (context.getType() === 'http') {
+      const http = context.switchToHttp();
+      const request = http.getRequest<Request>();
+      if (bodyReadAllowed(request) && hasBody(request)) {
+        const options = this.reflector.getAllAndOverride<RequestBodyOptions>(REQUEST_BODY, [context.getHandler(), context.getClass()]) ?? DEFAULT_BODY;
+        request.body = await this.read(request, http.getResponse<Response>(), options);
+      }
+    }
+    return next.handle();
+  }
+
+  private async read(request: Request, response: Response, options: RequestBodyOptions): Promise<unknown> {
+    const encoding = (request.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+    if (encoding !== 'identity') {
+      throw new RequestBodyError(
+        HttpStatus.UNSUPPORTED_MEDIA_TYPE,
+        `Content-Encoding ${encoding} is not accepted: send the request body uncompressed`,
+        { 'Accept-Encoding': 'identity' },
+      );
+    }
+    if (options.as === 'json') {
+      // Not JSON: left unread, as body-parser did; the route's validation then names what is missing.
+      if (!request.is('application/json')) return undefined;
+      const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();
+      if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+        throw new RequestBodyError(HttpStatus.UNSUPPORTED_MEDIA_TYPE, `charset ${charset} is not accepted: JSON must be UTF-8`);
+      }
+    }
+    const limit = typeof options.limit === 'function' ? options.limit(this.config) : options.limit;
+    const declared = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length']);
+    if (declared !== undefined && declared > limit) throw tooLarge(limit);
+    // A client that asked (Expect: 100-continue) is told to send the body only now, authenticated.
+    if (/100-continue/i.test(String(request.headers.expect ?? '')) && !response.headersSent) response.writeContinue();
+
+    let bytes: Buffer;
+    try {
+      bytes = await getRawBody(request, { length: declared, limit });
+    } catch (error) {
+      throw readFailure(error as { type?: string }, limit);
+    }
+    if (options.as === 'raw') return bytes;
+    return parseJson(bytes);
+  }
+}
+
+function tooLarge(limit: number): RequestBodyError {
+  return new RequestBodyError(HttpStatus.PAYLOAD_TOO_LARGE, `the request body is larger than ${limit} bytes`);
+}
+
+function readFailure(error: { type?: string }, limit: number): RequestBodyError {
+  switch (error.type) {
+    case 'entity.too.large':
+      return tooLarge(limit);
+    case 'request.size.invalid':
+      return new RequestBodyError(HttpStatus.BAD_REQUEST, 'the request body does not match its Content-Length');
+    case 'request.aborted':
+      return new RequestBodyError(HttpStatus.BAD_REQUEST, 'the request was aborted before its body was complete');
+    default:
+      return new RequestBodyError(HttpStatus.BAD_REQUEST, 'the request body could not be read');
+  }
+}
+
+/** Strict JSON: an object or an array at the top, as body-parser's strict mode. */
+function parseJson(bytes: Buffer): unknown {
+  if (bytes.length === 0) return {};
+  const text = bytes.toString('utf8');
+  const first = /\S/.exec(text)?.[0];
+  try {
+    if (first !== '{' && first !== '[') throw new SyntaxError('not an object or array');
+    return JSON.parse(text);
+  } catch {
+    throw new RequestBodyError(HttpStatus.BAD_REQUEST, 'the request body is not valid JSON');
+  }
+}

@@ -1,0 +1,174 @@
+import { gzipSync, deflateSync, brotliCompressSync } from 'node:zlib';
+import { DataSource } from 'typeorm';
+import { createTestApp, TestApp } from './support/app';
+import { MCP_URL } from './support/mcp';
+import { listen, RawConnection } from './support/raw-http';
+import { createSession, Session } from './support/session';
+import { ADMIN_TOKEN, INGEST_TOKEN } from './support/test-env';
+
+/**
+ * Issue 10 §2 (unauthenticated memory exhaustion): bodies are read only after authentication and
+ * compressed bodies are refused. Real HTTP over TCP sockets where supertest cannot show it (an
+ * answer before the body was sent, 100 Continue, a closed connection).
+ */
+
+const MB = 1024 * 1024;
+
+describe('request bodies: read only after authentication', () => {
+  let t: TestApp;
+  let port: number;
+  let s: Session;
+  let phone: string;
+  beforeAll(async () => {
+    t = await createTestApp();
+    port = await listen(t.app.getHttpServer());
+    s = await createSession(t.admin);
+    phone = s.lines.find((l) => l.type === 'PHONE_NUMBER')!.address;
+  });
+  afterAll(async () => { await t.close(); });
+
+  const BIG = 24 * MB;
+  it.each<[string, string, Record<string, string>]>([
+    ['/ingest/email/inbound without a token', '/ingest/email/inbound', { 'Content-Type': 'message/rfc822' }],
+    ['/ingest/email/inbound with the admin token', '/ingest/email/inbound', { 'Content-Type': 'message/rfc822', Authorization: `Bearer ${ADMIN_TOKEN}` }],
+    ['/ingest/sms/inbound with a wrong token', '/ingest/sms/inbound', { 'Content-Type': 'application/json', Authorization: 'Bearer not-the-ingest-token-012345' }],
+    ['/api/mcp without a key', `/${MCP_URL.replace(/^\//, '')}`, { 'Content-Type': 'application/json' }],
+    ['/api/mcp with an unknown key', MCP_URL, { 'Content-Type': 'application/json', Authorization: `Bearer csk_${'0'.repeat(48)}` }],
+    ['/admin/orgs with a wrong token', '/admin/orgs', { 'Content-Type': 'application/json', Authorization: 'Bearer wrong-admin-token-0123456789' }],
+  ])('POST %s: 401 while the 24 MB body is still unsent, then the connection closes', async (_, path, headers) => {
+    const c = await RawConnection.open(port);
+    try {
+      c.head('POST', path, { ...headers, 'Content-Length': BIG });
+      c.write(Buffer.alloc(64 * 1024, 0x61));
+      // The rest of the body is never sent: an answer proves the server did not wait for it.
+      const res = await c.response(5000);
+      expect(res?.status).toBe(401);
+      expect(res!.headers['www-authenticate']).toMatch(/^Bearer realm="messaging-sync"/);
+      expect(res!.headers.connection).toBe('close');
+      expect(JSON.parse(res!.body)).toMatchObject({ statusCode: 401, error: 'Unauthorized' });
+      expect(await c.closedWithin(2000)).toBe(true);
+    } finally {
+      c.destroy();
+    }
+  });
+
+  it('Expect: 100-continue gets no 100 without a token (401 at once), and a 100 before the body with one', async () => {
+    const body = Buffer.from(JSON.stringify({ to: phone, from: '+15550001111', body: 'hello', providerMessageId: `expect-${Date.now()}` }));
+    const refused = await RawConnection.open(port);
+    try {
+      refused.head('POST', '/ingest/sms/inbound', { 'Content-Type': 'application/json', 'Content-Length': body.length, Expect: '100-continue' });
+      const first = await refused.response(5000);
+      expect(first?.status).toBe(401);
+      expect(await refused.closedWithin(2000)).toBe(true);
+    } finally {
+      refused.destroy();
+    }
+
+    const served = await RawConnection.open(port);
+    try {
+      served.head('POST', '/ingest/sms/inbound', {
+        'Content-Type': 'application/json', 'Content-Length': body.length, Expect: '100-continue', Authorization: `Bearer ${INGEST_TOKEN}`,
+      });
+      expect((await served.response(5000))?.status).toBe(100);
+      served.write(body);
+      const answer = await served.response(5000);
+      expect(answer?.status).toBe(201);
+      expect(JSON.parse(answer!.body)).toMatchObject({ messageId: expect.any(String), threadId: expect.any(String) });
+    } finally {
+      served.destroy();
+    }
+  });
+
+  it('a small body with a wrong key gets 401 and the connection stays open for the next request', async () => {
+    const c = await RawConnection.open(port);
+    try {
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
+      c.head('POST', MCP_URL, { 'Content-Type': 'application/json', 'Content-Length': body.length, Authorization: 'Bearer csk_wrong' });
+      c.write(body);
+      const refused = await c.response(5000);
+      expect(refused?.status).toBe(401);
+      expect(refused!.headers.connection).not.toBe('close');
+      c.head('POST', MCP_URL, { 'Content-Type': 'application/json', 'Content-Length': body.length, Authorization: `Bearer ${s.apiKey}` });
+      c.write(body);
+      const served = await c.response(5000);
+      expect(served?.status).toBe(200);
+      expect(JSON.parse(served!.body)).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
+    } finally {
+      c.destroy();
+    }
+  });
+
+  describe('compressed bodies are refused, never inflated', () => {
+    const sms = () => ({ to: phone, from: '+15550002222', body: 'zipped', providerMessageId: `gz-${Date.now()}-${Math.random()}` });
+
+    it('a gzip bomb to /ingest/email/inbound (25 KB that would inflate to 25 MB) is 415 naming Content-Encoding', async () => {
+      const bomb = gzipSync(Buffer.alloc(25 * MB - 1, 0x61));
+      expect(bomb.length).toBeLessThan(100 * 1024);
+      const res = await t.http().post('/ingest/email/inbound').set('Authorization', `Bearer ${INGEST_TOKEN}`)
+        .set('Content-Type', 'message/rfc822').set('Content-Encoding', 'gzip').send(bomb);
+      expect(res.status).toBe(415);
+      expect(res.headers['accept-encoding']).toBe('identity');
+      expect(res.body).toEqual({ statusCode: 415, error: 'Unsupported Media Type', message: 'Content-Encoding gzip is not accepted: send the request body uncompressed' });
+    });
+
+    it.each<[string, (b: Buffer) => Buffer]>([
+      ['gzip', gzipSync],
+      ['deflate', deflateSync],
+      ['br', brotliCompressSync],
+      ['GZip', gzipSync],
+    ])('Content-Encoding %s on a JSON route is 415 and stores nothing', async (encoding, compress) => {
+      const body = sms();
+      const res = await t.http().post('/ingest/sms/inbound').set('Authorization', `Bearer ${INGEST_TOKEN}`)
+        .set('Content-Type', 'application/json').set('Content-Encoding', encoding).send(compress(Buffer.from(JSON.stringify(body))));
+      expect(res.status).toBe(415);
+      expect(res.body.message).toContain(`Content-Encoding ${encoding.toLowerCase()}`);
+      const [{ count }] = await t.app.get(DataSource).query('SELECT count(*)::int AS count FROM messages WHERE provider_message_id = $1', [body.providerMessageId]);
+      expect(count).toBe(0);
+    });
+
+    it('Content-Encoding identity is the same as none', async () => {
+      const res = await t.http().post('/ingest/sms/inbound').set('Authorization', `Bearer ${INGEST_TOKEN}`)
+        .set('Content-Encoding', 'identity').send(sms());
+      expect(res.status).toBe(201);
+    });
+
+    it('on /api/mcp: 415 as a JSON-RPC error; without a key: 401 first', async () => {
+      const zipped = gzipSync(Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' })));
+      const res = await t.http().post(MCP_URL).set('Authorization', `Bearer ${s.apiKey}`)
+        .set('Content-Type', 'application/json').set('Content-Encoding', 'gzip').send(zipped);
+      expect(res.status).toBe(415);
+      expect(res.headers['accept-encoding']).toBe('identity');
+      expect(res.body).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringContaining('Content-Encoding gzip') } });
+      const anonymous = await t.http().post(MCP_URL).set('Content-Type', 'application/json').set('Content-Encoding', 'gzip').send(zipped);
+      expect(anonymous.status).toBe(401);
+    });
+  });
+
+  describe('REST JSON bodies as before', () => {
+    const post = (body: string | Buffer, type = 'application/json') =>
+      t.http().post('/admin/orgs').set('Authorization', `Bearer ${ADMIN_TOKEN}`).set('Content-Type', type).send(body);
+
+    it.each(['{"name":', '{"name":"x",}', "{'name':'x'}", '"a string"', '42', '   '])('%j is 400 "not valid JSON"', async (body) => {
+      const res = await post(body);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ statusCode: 400, error: 'Bad Request', message: 'the request body is not valid JSON' });
+    });
+
+    it('a body over 1 MB is 413 naming the limit', async () => {
+      const res = await post(JSON.stringify({ name: 'x'.repeat(MB), tier: 'PRO' }));
+      expect(res.status).toBe(413);
+      expect(res.body).toEqual({ statusCode: 413, error: 'Payload Too Large', message: `the request body is larger than ${MB} bytes` });
+    });
+
+    it('a JSON charset other than UTF-8 is 415', async () => {
+      const res = await post(JSON.stringify({ name: 'x', tier: 'PRO' }), 'application/json; charset=latin1');
+      expect(res.status).toBe(415);
+      expect(res.body.message).toMatch(/UTF-8/);
+    });
+
+    it('a valid body is served, with or without charset=utf-8', async () => {
+      expect((await post(JSON.stringify({ name: 'plain', tier: 'PRO' }))).status).toBe(201);
+      expect((await post(JSON.stringify({ name: 'utf8', tier: 'PRO' }), 'application/json; charset=UTF-8')).status).toBe(201);
+    });
+  });
+});
