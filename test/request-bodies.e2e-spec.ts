@@ -1,5 +1,6 @@
 import { gzipSync, deflateSync, brotliCompressSync } from 'node:zlib';
 import { DataSource } from 'typeorm';
+import { MAX_JSON_DEPTH } from '../src/common/json-depth';
 import { createTestApp, TestApp } from './support/app';
 import { MCP_URL } from './support/mcp';
 import { listen, RawConnection } from './support/raw-http';
@@ -7,12 +8,13 @@ import { createSession, Session } from './support/session';
 import { ADMIN_TOKEN, INGEST_TOKEN } from './support/test-env';
 
 /**
- * Issue 10 §2 (unauthenticated memory exhaustion): bodies are read only after authentication and
- * compressed bodies are refused. Real HTTP over TCP sockets where supertest cannot show it (an
+ * Issue 10 §2 (unauthenticated memory exhaustion) and the deep-JSON item: bodies are read only
+ * after authentication, compressed bodies are refused, and JSON nesting is limited. Real HTTP over TCP sockets where supertest cannot show it (an
  * answer before the body was sent, 100 Continue, a closed connection).
  */
 
 const MB = 1024 * 1024;
+const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
 
 describe('request bodies: read only after authentication', () => {
   let t: TestApp;
@@ -141,6 +143,44 @@ describe('request bodies: read only after authentication', () => {
       expect(res.body).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringContaining('Content-Encoding gzip') } });
       const anonymous = await t.http().post(MCP_URL).set('Content-Type', 'application/json').set('Content-Encoding', 'gzip').send(zipped);
       expect(anonymous.status).toBe(401);
+    });
+  });
+
+  describe(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`, () => {
+    const deep = nested(400_000);
+
+    it('400,000 levels: 400 naming the limit on /admin and /ingest, and the service keeps answering', async () => {
+      const admin = await t.http().post('/admin/orgs').set('Authorization', `Bearer ${ADMIN_TOKEN}`)
+        .set('Content-Type', 'application/json').send(`{"name":"deep","tier":"PRO","extra":${deep}}`);
+      expect(admin.status).toBe(400);
+      expect(admin.body).toEqual({ statusCode: 400, error: 'Bad Request', message: `the request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels` });
+      const ingest = await t.http().post('/ingest/sms/inbound').set('Authorization', `Bearer ${INGEST_TOKEN}`)
+        .set('Content-Type', 'application/json').send(`{"to":"${phone}","from":"+15550003333","body":"x","providerMessageId":"deep","media":${deep}}`);
+      expect(ingest.status).toBe(400);
+      expect(ingest.body.message).toContain(String(MAX_JSON_DEPTH));
+      expect((await t.http().get('/health')).status).toBe(200);
+    });
+
+    it('400,000 levels in tools/call arguments: HTTP 400 with -32700 naming the limit', async () => {
+      const res = await t.http().post(MCP_URL).set('Authorization', `Bearer ${s.apiKey}`).set('Content-Type', 'application/json')
+        .send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_webhooks","arguments":{"x":${deep}}}}`);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32700, message: expect.stringContaining(`deeper than ${MAX_JSON_DEPTH} levels`) } });
+    });
+
+    it(`exactly ${MAX_JSON_DEPTH} levels is served; ${MAX_JSON_DEPTH + 1} is refused`, async () => {
+      // The request object and params are 2 levels; the rest is arrays.
+      const at = (depth: number) => `{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":${nested(depth - 2)}}}`;
+      const ok = await t.http().post(MCP_URL).set('Authorization', `Bearer ${s.apiKey}`).set('Content-Type', 'application/json').send(at(MAX_JSON_DEPTH));
+      expect(ok.status).toBe(200);
+      expect(ok.body).toEqual({ jsonrpc: '2.0', id: 7, result: {} });
+      const over = await t.http().post(MCP_URL).set('Authorization', `Bearer ${s.apiKey}`).set('Content-Type', 'application/json').send(at(MAX_JSON_DEPTH + 1));
+      expect(over.status).toBe(400);
+      expect(over.body.error.code).toBe(-32700);
+      const rest = await t.http().post('/admin/orgs').set('Authorization', `Bearer ${ADMIN_TOKEN}`).set('Content-Type', 'application/json')
+        .send(`{"name":"n","tier":"PRO","extra":${nested(MAX_JSON_DEPTH - 1)}}`);
+      expect(rest.status).toBe(400);
+      expect(rest.body.message).toMatch(/extra should not exist/);
     });
   });
 

@@ -6,6 +6,7 @@ import getRawBody from 'raw-body';
 import { Observable } from 'rxjs';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { exceedsJsonDepth, JSON_TOO_DEEP_MESSAGE } from './json-depth';
 
 /**
  * Request bodies are read here, after authentication, never before (docs/security.md):
@@ -17,6 +18,7 @@ import { APP_CONFIG } from '../config/config.module';
  *   see `closeIfBodyUnread`), and a public route never has its body read at all.
  * - Compressed bodies (any Content-Encoding but identity) are refused with 415, never inflated.
  * - The route's limit applies (413); a declared Content-Length over it is refused before reading.
+ * - JSON nested deeper than MAX_JSON_DEPTH is refused (400) before JSON.parse.
  */
 
 /** How a route takes its body. Routes without this take JSON of at most DEFAULT_JSON_LIMIT bytes. */
@@ -148,9 +150,10 @@ function readFailure(error: { type?: string }, limit: number): RequestBodyError 
   }
 }
 
-/** Strict JSON: an object or an array at the top, as body-parser's strict mode. */
+/** Strict JSON (an object or an array at the top, as body-parser's strict mode), depth checked first. */
 function parseJson(bytes: Buffer): unknown {
   if (bytes.length === 0) return {};
+  if (exceedsJsonDepth(bytes)) throw new RequestBodyError(HttpStatus.BAD_REQUEST, JSON_TOO_DEEP_MESSAGE);
   const text = bytes.toString('utf8');
   const first = /\S/.exec(text)?.[0];
   try {

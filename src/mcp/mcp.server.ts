@@ -3,6 +3,7 @@ import { roleAtLeast } from '../accounts/account.types';
 import { Caller } from '../auth/caller';
 import { DomainError, isDatabaseUnavailable } from '../common/errors';
 import { findIllFormed } from '../common/well-formed';
+import { exceedsJsonDepth, JSON_TOO_DEEP_MESSAGE } from '../common/json-depth';
 import {
   asRequest, failure, idOf, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, JsonRpcError, JsonRpcRequest, JsonRpcResponse,
   METHOD_NOT_FOUND, PARSE_ERROR,
@@ -40,6 +41,7 @@ export class McpServer {
   constructor(private readonly tools: ToolRegistry) {}
 
   async handle(raw: Buffer, caller: Caller): Promise<McpAnswer> {
+    if (exceedsJsonDepth(raw)) return { status: 400, body: failure(null, PARSE_ERROR, `Parse error: ${JSON_TOO_DEEP_MESSAGE}`) };
     let payload: unknown;
     try {
       payload = JSON.parse(raw.toString('utf8'));
