@@ -20,7 +20,7 @@ export function configureHttpApp(app: INestApplication): void {
   express.set('trust proxy', false);
   app.useLogger(app.get(Logger));
   const config = app.get<AppConfig>(APP_CONFIG);
-  applyHttpServerLimits(app.getHttpServer());
+  applyHttpServerLimits(app.getHttpServer(), config.http);
   app.useGlobalInterceptors(new RequestBodyInterceptor(app.get(Reflector), config));
   app.useGlobalPipes(createValidationPipe());
   app.enableShutdownHooks();

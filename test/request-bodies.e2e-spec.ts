@@ -2,15 +2,16 @@ import { gzipSync, deflateSync, brotliCompressSync } from 'node:zlib';
 import { DataSource } from 'typeorm';
 import { MAX_JSON_DEPTH } from '../src/common/json-depth';
 import { createTestApp, TestApp } from './support/app';
-import { MCP_URL } from './support/mcp';
+import { MCP_URL, setEnv } from './support/mcp';
 import { listen, RawConnection } from './support/raw-http';
 import { createSession, Session } from './support/session';
 import { ADMIN_TOKEN, INGEST_TOKEN } from './support/test-env';
 
 /**
  * Issue 10 §2 (unauthenticated memory exhaustion) and the deep-JSON item: bodies are read only
- * after authentication, compressed bodies are refused, and JSON nesting is limited. Real HTTP over TCP sockets where supertest cannot show it (an
- * answer before the body was sent, 100 Continue, a closed connection).
+ * after authentication, compressed bodies are refused, the bytes held at once are bounded, slow
+ * clients are cut off, and JSON nesting is limited. Real HTTP over TCP sockets where supertest
+ * cannot show it (an answer before the body was sent, 100 Continue, a closed connection).
  */
 
 const MB = 1024 * 1024;
@@ -210,5 +211,121 @@ describe('request bodies: read only after authentication', () => {
       expect((await post(JSON.stringify({ name: 'plain', tier: 'PRO' }))).status).toBe(201);
       expect((await post(JSON.stringify({ name: 'utf8', tier: 'PRO' }), 'application/json; charset=UTF-8')).status).toBe(201);
     });
+  });
+});
+
+describe('request bodies: memory budget and timeouts', () => {
+  let t: TestApp;
+  let port: number;
+  let s: Session;
+  const LIMIT = 20 * MB;
+  beforeAll(async () => {
+    const restore = setEnv({
+      MCP_MAX_BODY_BYTES: String(LIMIT),
+      HTTP_BODY_BUDGET_BYTES: String(32 * MB),
+      HTTP_REQUEST_TIMEOUT_MS: '3000',
+      HTTP_HEADERS_TIMEOUT_MS: '1000',
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: '1000',
+    });
+    try {
+      t = await createTestApp();
+    } finally {
+      restore();
+    }
+    port = await listen(t.app.getHttpServer());
+    s = await createSession(t.admin);
+  });
+  afterAll(async () => { await t.close(); });
+
+  /** Opens a connection and declares a 20 MB MCP body, sending only `send` bytes of it. */
+  async function declareLarge(send: number): Promise<RawConnection> {
+    const c = await RawConnection.open(port);
+    c.head('POST', MCP_URL, { 'Content-Type': 'application/json', 'Content-Length': LIMIT, Authorization: `Bearer ${s.apiKey}` });
+    if (send) c.write(Buffer.alloc(send, 0x20));
+    return c;
+  }
+
+  /** Sends a whole 20 MB body (spaces around a bad token): admitted, it is read and answered -32700. */
+  async function sendLarge(): Promise<{ status: number; body: string } | null> {
+    const c = await declareLarge(0);
+    try {
+      c.write(Buffer.concat([Buffer.alloc(LIMIT - 1, 0x20), Buffer.from('x')]));
+      return await c.response(15_000);
+    } finally {
+      c.destroy();
+    }
+  }
+
+  it('a body that does not fit the budget now gets 503 with Retry-After; small requests still pass', async () => {
+    const holder = await declareLarge(1024);
+    try {
+      // The holder is authenticated and reading: 20 of the 32 MB are reserved until it finishes.
+      await new Promise((done) => setTimeout(done, 300));
+      expect(holder.isClosed).toBe(false);
+      const refused = await declareLarge(1024);
+      const res = await refused.response(5000);
+      refused.destroy();
+      expect(res?.status).toBe(503);
+      expect(res!.headers['retry-after']).toBe('1');
+      expect(res!.headers.connection).toBe('close');
+      expect(JSON.parse(res!.body)).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringContaining('retry shortly') } });
+
+      const small = await t.http().post(MCP_URL).set('Authorization', `Bearer ${s.apiKey}`).send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+      expect(small.status).toBe(200);
+      expect(small.body.result.tools.length).toBeGreaterThan(0);
+    } finally {
+      holder.destroy();
+    }
+    // The holder's share comes back when its connection ends.
+    let answer: { status: number; body: string } | null = null;
+    for (let i = 0; i < 20; i++) {
+      answer = await sendLarge();
+      if (answer?.status !== 503) break;
+      await new Promise((done) => setTimeout(done, 100));
+    }
+    expect(answer?.status).toBe(400);
+    expect(JSON.parse(answer!.body).error.code).toBe(-32700);
+  });
+
+  it('a client that sends its headers too slowly gets 408 and is disconnected (HTTP_HEADERS_TIMEOUT_MS)', async () => {
+    const c = await RawConnection.open(port);
+    try {
+      c.write('POST /api/mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+      const dripping = setInterval(() => c.write('X-Slow: 1\r\n'), 200);
+      const closed = await c.closedWithin(4000);
+      clearInterval(dripping);
+      expect(closed).toBe(true);
+      expect((await c.response(100))?.status).toBe(408);
+    } finally {
+      c.destroy();
+    }
+  });
+
+  it('an authenticated client that trickles its body gets 408 (HTTP_REQUEST_TIMEOUT_MS) and its budget share comes back', async () => {
+    const c = await declareLarge(0);
+    try {
+      const trickling = c.trickle(LIMIT, 1024, 100, 0x20);
+      expect(await c.closedWithin(6000)).toBe(true);
+      await trickling;
+      expect(c.sent).toBeLessThan(LIMIT);
+      expect((await c.response(100))?.status).toBe(408);
+    } finally {
+      c.destroy();
+    }
+    const answer = await sendLarge();
+    expect(answer?.status).toBe(400);
+  });
+
+  it('an idle keep-alive connection is closed (HTTP_KEEP_ALIVE_TIMEOUT_MS)', async () => {
+    const c = await RawConnection.open(port);
+    try {
+      c.head('GET', '/health', {});
+      const res = await c.response(5000);
+      expect(res?.status).toBe(200);
+      expect(res!.headers['keep-alive']).toBe('timeout=1');
+      expect(await c.closedWithin(4000)).toBe(true);
+    } finally {
+      c.destroy();
+    }
   });
 });

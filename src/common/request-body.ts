@@ -6,6 +6,7 @@ import getRawBody from 'raw-body';
 import { Observable } from 'rxjs';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { BodyBudget } from './body-budget';
 import { exceedsJsonDepth, JSON_TOO_DEEP_MESSAGE } from './json-depth';
 
 /**
@@ -18,6 +19,7 @@ import { exceedsJsonDepth, JSON_TOO_DEEP_MESSAGE } from './json-depth';
  *   see `closeIfBodyUnread`), and a public route never has its body read at all.
  * - Compressed bodies (any Content-Encoding but identity) are refused with 415, never inflated.
  * - The route's limit applies (413); a declared Content-Length over it is refused before reading.
+ * - The bytes held at once in the process are bounded by a BodyBudget (503 with Retry-After).
  * - JSON nested deeper than MAX_JSON_DEPTH is refused (400) before JSON.parse.
  */
 
@@ -36,12 +38,15 @@ const REQUEST_BODY = 'request-body:options';
 /** Declares how a route (or every route of a controller) takes its body. */
 export const ReadsBody = (options: RequestBodyOptions) => SetMetadata(REQUEST_BODY, options);
 
+/** Seconds a client is told to wait when the body budget is full. */
+const BUDGET_RETRY_AFTER_SECONDS = 1;
+
 /** A request body that was refused; answered by the surface's error filter (REST or JSON-RPC shape). */
 export class RequestBodyError extends HttpException {
   constructor(
     status: HttpStatus,
     message: string,
-    /** Response headers that belong to the answer (Accept-Encoding). */
+    /** Response headers that belong to the answer (Retry-After, Accept-Encoding). */
     readonly headers: Record<string, string> = {},
   ) {
     super(message, status);
@@ -82,10 +87,14 @@ export function closeIfBodyUnread(request: IncomingMessage, response: Response):
 
 @Injectable()
 export class RequestBodyInterceptor implements NestInterceptor {
+  private readonly budget: BodyBudget;
+
   constructor(
     private readonly reflector: Reflector,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.budget = new BodyBudget(config.http.bodyBudgetBytes);
+  }
 
   async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
     if (context.getType() === 'http') {
@@ -119,6 +128,15 @@ export class RequestBodyInterceptor implements NestInterceptor {
     const limit = typeof options.limit === 'function' ? options.limit(this.config) : options.limit;
     const declared = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length']);
     if (declared !== undefined && declared > limit) throw tooLarge(limit);
+
+    const release = this.budget.tryReserve(declared ?? limit);
+    if (!release) {
+      throw new RequestBodyError(HttpStatus.SERVICE_UNAVAILABLE, 'the server is reading as many request bodies as it can hold; retry shortly', {
+        'Retry-After': String(BUDGET_RETRY_AFTER_SECONDS),
+      });
+    }
+    // Held until the answer is done: the body (and what is parsed from it) lives that long.
+    response.once('close', release);
     // A client that asked (Expect: 100-continue) is told to send the body only now, authenticated.
     if (/100-continue/i.test(String(request.headers.expect ?? '')) && !response.headersSent) response.writeContinue();
 

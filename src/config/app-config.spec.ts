@@ -103,6 +103,12 @@ describe('loadConfig', () => {
     ['QUEUE_PREFIX', 'has space'],
     ['QUEUE_PREFIX', 'x'.repeat(65)],
     ['LOG_LEVEL', 'verbose'],
+    ['HTTP_REQUEST_TIMEOUT_MS', '999'],
+    ['HTTP_REQUEST_TIMEOUT_MS', '1h'],
+    ['HTTP_HEADERS_TIMEOUT_MS', '0'],
+    ['HTTP_KEEP_ALIVE_TIMEOUT_MS', '3600001'],
+    ['HTTP_BODY_BUDGET_BYTES', String(32 * 1024 * 1024 - 1)],
+    ['HTTP_BODY_BUDGET_BYTES', '128MB'],
   ])('refuses %s=%j, naming only that variable', (name, value) => {
     expect(namedVariables({ ...BASE, [name]: value })).toEqual([name]);
   });
@@ -138,6 +144,39 @@ describe('loadConfig', () => {
     ]) {
       expect({ name, value, named: namedVariables({ ...BASE, [name]: value }) }).toEqual({ name, value, named: [name] });
     }
+  });
+
+  describe('HTTP server limits', () => {
+    it('defaults to limits suited to a public service', () => {
+      expect(loadConfig({ ...BASE }).http).toEqual({
+        requestTimeoutMs: 60_000,
+        headersTimeoutMs: 10_000,
+        keepAliveTimeoutMs: 5_000,
+        bodyBudgetBytes: 128 * 1024 * 1024,
+      });
+    });
+
+    it('takes the values given', () => {
+      const config = loadConfig({
+        ...BASE,
+        HTTP_REQUEST_TIMEOUT_MS: '120000',
+        HTTP_HEADERS_TIMEOUT_MS: '20000',
+        HTTP_KEEP_ALIVE_TIMEOUT_MS: '65000',
+        HTTP_BODY_BUDGET_BYTES: String(512 * 1024 * 1024),
+      });
+      expect(config.http).toEqual({ requestTimeoutMs: 120_000, headersTimeoutMs: 20_000, keepAliveTimeoutMs: 65_000, bodyBudgetBytes: 512 * 1024 * 1024 });
+    });
+
+    it('refuses a headers timeout longer than the request timeout', () => {
+      expect(namedVariables({ ...BASE, HTTP_REQUEST_TIMEOUT_MS: '5000', HTTP_HEADERS_TIMEOUT_MS: '6000' })).toEqual(['HTTP_HEADERS_TIMEOUT_MS']);
+      expect(loadConfig({ ...BASE, HTTP_REQUEST_TIMEOUT_MS: '5000', HTTP_HEADERS_TIMEOUT_MS: '5000' }).http.headersTimeoutMs).toBe(5000);
+    });
+
+    it('refuses a body budget smaller than the largest MCP body', () => {
+      const env = { ...BASE, MCP_MAX_BODY_BYTES: String(64 * 1024 * 1024), HTTP_BODY_BUDGET_BYTES: String(48 * 1024 * 1024) };
+      expect(namedVariables(env)).toEqual(['HTTP_BODY_BUDGET_BYTES']);
+      expect(loadConfig({ ...env, HTTP_BODY_BUDGET_BYTES: String(64 * 1024 * 1024) }).http.bodyBudgetBytes).toBe(64 * 1024 * 1024);
+    });
   });
 
   it('names every bad variable at once', () => {

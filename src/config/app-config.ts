@@ -65,6 +65,18 @@ class EnvironmentVariables {
   @IsOptional() @IsInt() @Min(1024) @Max(64 * 1024 * 1024)
   MCP_MAX_BODY_BYTES = 1024 * 1024;
 
+  @IsOptional() @IsInt() @Min(1000) @Max(3_600_000)
+  HTTP_REQUEST_TIMEOUT_MS = 60_000;
+
+  @IsOptional() @IsInt() @Min(1000) @Max(3_600_000)
+  HTTP_HEADERS_TIMEOUT_MS = 10_000;
+
+  @IsOptional() @IsInt() @Min(1000) @Max(3_600_000)
+  HTTP_KEEP_ALIVE_TIMEOUT_MS = 5_000;
+
+  @IsOptional() @IsInt() @Min(32 * 1024 * 1024) @Max(8 * 1024 * 1024 * 1024)
+  HTTP_BODY_BUDGET_BYTES = 128 * 1024 * 1024;
+
   @IsOptional() @IsString()
   WEBHOOK_ALLOWED_CIDRS = '';
 
@@ -135,6 +147,17 @@ export interface AppConfig {
   queuePrefix: string;
   logLevel: string;
   mcp: { allowedOrigins: string[]; maxBodyBytes: number };
+  /** Limits of the HTTP server (docs/security.md). */
+  http: {
+    /** Time a client has to send a whole request, headers and body. */
+    requestTimeoutMs: number;
+    /** Time a client has to send the request headers. */
+    headersTimeoutMs: number;
+    /** How long an idle keep-alive connection stays open. */
+    keepAliveTimeoutMs: number;
+    /** Bytes of request bodies one process holds in memory at once. */
+    bodyBudgetBytes: number;
+  };
   webhooks: { allowedCidrs: string[] };
   delivery: {
     /** Delay before each retry, in ms; attempts = 1 + its length. */
@@ -177,13 +200,15 @@ export class ConfigError extends Error {
 const VARIABLES = [
   'PORT', 'APP_ENV', 'DATABASE_URL', 'REDIS_URL', 'ADMIN_TOKEN', 'INGEST_TOKEN', 'SMS_CARRIER_URL', 'SMTP_URL', 'SECRETS_KEY', 'SECRETS_KEY_FALLBACKS', 'PUBLIC_BASE_URL',
   'PROCESS_ROLE', 'QUEUE_PREFIX', 'LOG_LEVEL', 'DEV_SECRETS_FILE', 'MCP_ALLOWED_ORIGINS', 'MCP_MAX_BODY_BYTES',
+  'HTTP_REQUEST_TIMEOUT_MS', 'HTTP_HEADERS_TIMEOUT_MS', 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 'HTTP_BODY_BUDGET_BYTES',
   'WEBHOOK_ALLOWED_CIDRS', 'DELIVERY_RETRY_SCHEDULE', 'DELIVERY_CONCURRENCY', 'DELIVERY_ENDPOINT_CONCURRENCY', 'DELIVERY_TIMEOUT_MS',
   'DELIVERY_SWEEP_INTERVAL_MS', 'DELIVERY_SWEEP_GRACE_MS', 'OUTBOX_POLL_INTERVAL_MS',
   'EMAIL_OPEN_SCANNER_WINDOW_SECONDS', 'EMAIL_OPEN_DEDUP_SECONDS', 'EMAIL_OPEN_IGNORED_USER_AGENTS',
   'EXTRACTION_THREADS', 'EXTRACTION_TIMEOUT_MS', 'EXTRACTION_THREAD_MEMORY_MB', 'EXTRACTION_MAX_UNZIPPED_BYTES', 'EXTRACTION_MAX_ZIP_ENTRIES',
 ] as const;
 const NUMERIC = new Set<string>([
-  'PORT', 'MCP_MAX_BODY_BYTES', 'DELIVERY_CONCURRENCY', 'DELIVERY_ENDPOINT_CONCURRENCY', 'DELIVERY_TIMEOUT_MS', 'DELIVERY_SWEEP_INTERVAL_MS',
+  'PORT', 'MCP_MAX_BODY_BYTES', 'HTTP_REQUEST_TIMEOUT_MS', 'HTTP_HEADERS_TIMEOUT_MS', 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 'HTTP_BODY_BUDGET_BYTES',
+  'DELIVERY_CONCURRENCY', 'DELIVERY_ENDPOINT_CONCURRENCY', 'DELIVERY_TIMEOUT_MS', 'DELIVERY_SWEEP_INTERVAL_MS',
   'DELIVERY_SWEEP_GRACE_MS', 'OUTBOX_POLL_INTERVAL_MS', 'EMAIL_OPEN_SCANNER_WINDOW_SECONDS', 'EMAIL_OPEN_DEDUP_SECONDS',
   'EXTRACTION_THREADS', 'EXTRACTION_TIMEOUT_MS', 'EXTRACTION_THREAD_MEMORY_MB', 'EXTRACTION_MAX_UNZIPPED_BYTES', 'EXTRACTION_MAX_ZIP_ENTRIES',
 ]);
@@ -217,6 +242,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   for (const origin of allowedOrigins) {
     if (!/^https?:\/\/[^/\s]+$/.test(origin)) problems.push(`MCP_ALLOWED_ORIGINS: ${origin} is not an origin such as https://app.example.com`);
   }
+  const valid = (...names: string[]) => !errors.some((e) => names.includes(e.property));
+  if (valid('HTTP_HEADERS_TIMEOUT_MS', 'HTTP_REQUEST_TIMEOUT_MS') && parsed.HTTP_HEADERS_TIMEOUT_MS > parsed.HTTP_REQUEST_TIMEOUT_MS) {
+    problems.push(`HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS (${parsed.HTTP_REQUEST_TIMEOUT_MS})`);
+  }
+  if (valid('HTTP_BODY_BUDGET_BYTES', 'MCP_MAX_BODY_BYTES') && parsed.HTTP_BODY_BUDGET_BYTES < parsed.MCP_MAX_BODY_BYTES) {
+    problems.push(`HTTP_BODY_BUDGET_BYTES: must be at least MCP_MAX_BODY_BYTES (${parsed.MCP_MAX_BODY_BYTES}), or no MCP body of that size could be read`);
+  }
   let retryScheduleMs: number[] = [];
   try {
     retryScheduleMs = parseDurations(parsed.DELIVERY_RETRY_SCHEDULE);
@@ -246,6 +278,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     queuePrefix: parsed.QUEUE_PREFIX,
     logLevel: parsed.LOG_LEVEL,
     mcp: { allowedOrigins, maxBodyBytes: parsed.MCP_MAX_BODY_BYTES },
+    http: {
+      requestTimeoutMs: parsed.HTTP_REQUEST_TIMEOUT_MS,
+      headersTimeoutMs: parsed.HTTP_HEADERS_TIMEOUT_MS,
+      keepAliveTimeoutMs: parsed.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      bodyBudgetBytes: parsed.HTTP_BODY_BUDGET_BYTES,
+    },
     webhooks: { allowedCidrs },
     delivery: {
       retryScheduleMs,
