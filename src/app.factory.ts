@@ -2,8 +2,11 @@ import { INestApplication } from '@nestjs/common';
 import { NestFactory, Reflector } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { NextFunction, Request, Response } from 'express';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
+import { AuthGuard } from './auth/auth.guard';
+import { HttpErrorFilter } from './common/http-error.filter';
 import { applyHttpServerLimits } from './common/http-server-limits';
 import { RequestBodyInterceptor } from './common/request-body';
 import { createValidationPipe } from './common/validation';
@@ -12,6 +15,8 @@ import { APP_CONFIG } from './config/config.module';
 
 /** Nest's own body parser is off: bodies are read after authentication, by RequestBodyInterceptor. */
 export const HTTP_APP_OPTIONS = { bufferLogs: true, bodyParser: false } as const;
+
+const ADMIN_DOCS_PATH = '/admin/docs';
 
 /** Applies what every HTTP instance of the service needs, in the app and in tests alike. */
 export function configureHttpApp(app: INestApplication): void {
@@ -24,13 +29,24 @@ export function configureHttpApp(app: INestApplication): void {
   app.useGlobalInterceptors(new RequestBodyInterceptor(app.get(Reflector), config));
   app.useGlobalPipes(createValidationPipe());
   app.enableShutdownHooks();
+  // Swagger's routes live outside Nest's router (no guard): in production the admin token guards them.
+  if (!config.isDevelopment) express.use(requireAdminToken(ADMIN_DOCS_PATH, app.get(AuthGuard)));
   const openApi = new DocumentBuilder()
     .setTitle('Messaging sync service: admin API')
     .setDescription('Internal operator surface. Authorization: Bearer <ADMIN_TOKEN>.')
     .setVersion('1')
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'ADMIN_TOKEN' })
     .build();
-  SwaggerModule.setup('admin/docs', app, () => SwaggerModule.createDocument(app, openApi));
+  SwaggerModule.setup(ADMIN_DOCS_PATH, app, () => SwaggerModule.createDocument(app, openApi));
+}
+
+/** Every path that starts with `prefix` (`/admin/docs`, `/admin/docs-json`, the UI's assets) needs the admin token. */
+function requireAdminToken(prefix: string, guard: AuthGuard) {
+  const errors = new HttpErrorFilter();
+  return (req: Request, res: Response, next: NextFunction): void => {
+    if (!req.path.toLowerCase().startsWith(prefix)) return next();
+    guard.authenticate('admin', req).then(() => next(), (error: unknown) => errors.answer(req, res, error));
+  };
 }
 
 export async function createHttpApp(): Promise<INestApplication> {

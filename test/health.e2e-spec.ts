@@ -1,4 +1,7 @@
 import { createTestApp, TestApp } from './support/app';
+import { ADMIN_TOKEN } from './support/test-env';
+
+const ADMIN = { Authorization: `Bearer ${ADMIN_TOKEN}` };
 
 describe('health, readiness and the admin OpenAPI docs', () => {
   let t: TestApp;
@@ -37,21 +40,37 @@ describe('health, readiness and the admin OpenAPI docs', () => {
     expect(none.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  it('GET /admin/docs serves the Swagger UI with its assets', async () => {
-    const res = await t.http().get('/admin/docs');
+  it('GET /admin/docs serves the Swagger UI with its assets (admin token)', async () => {
+    const res = await t.http().get('/admin/docs').set(ADMIN);
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/html/);
     expect(res.text).toContain('Swagger UI');
     expect(res.text).toContain('swagger-ui-bundle.js');
-    const init = await t.http().get('/admin/docs/swagger-ui-init.js');
+    const init = await t.http().get('/admin/docs/swagger-ui-init.js').set(ADMIN);
     expect(init.status).toBe(200);
     expect(init.text).toContain('Messaging sync service: admin API');
-    const css = await t.http().get('/admin/docs/swagger-ui.css');
+    const css = await t.http().get('/admin/docs/swagger-ui.css').set(ADMIN);
     expect(css.status).toBe(200);
   });
 
+  it.each([
+    '/admin/docs', '/admin/docs/', '/admin/docs-json', '/admin/docs-yaml', '/admin/docs/swagger-ui-init.js',
+    '/admin/docs/swagger-ui.css', '/ADMIN/DOCS-JSON', '/admin/Docs',
+  ])('GET %s in production needs the admin token: 401 without it or with another token', async (path) => {
+    for (const authorization of [undefined, 'Bearer not-the-admin-token-0123456789', `Bearer ${process.env.INGEST_TOKEN}`]) {
+      const req = t.http().get(path);
+      if (authorization) req.set('Authorization', authorization);
+      const res = await req;
+      expect(res.status).toBe(401);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.headers['www-authenticate']).toMatch(/^Bearer realm="messaging-sync"/);
+      expect(res.body).toMatchObject({ statusCode: 401, message: 'a valid admin token is required' });
+      expect(res.text).not.toContain('Messaging sync service: admin API');
+    }
+  });
+
   it('GET /admin/docs-json describes every admin route with bearer auth', async () => {
-    const res = await t.http().get('/admin/docs-json');
+    const res = await t.http().get('/admin/docs-json').set(ADMIN);
     expect(res.status).toBe(200);
     expect(res.body.openapi).toMatch(/^3\./);
     expect(res.body.info.title).toBe('Messaging sync service: admin API');
@@ -88,5 +107,32 @@ describe('health, readiness and the admin OpenAPI docs', () => {
     expect(Object.keys(res.body.components.schemas)).toEqual(
       expect.arrayContaining(['CreateOrgDto', 'CreateUserDto', 'CreateLineDto', 'CreateApiKeyDto', 'ChannelAccessDto', 'SetEndpointCapDto']),
     );
+  });
+});
+
+describe('the admin OpenAPI docs in development', () => {
+  let t: TestApp;
+  const saved = process.env.APP_ENV;
+  beforeAll(async () => {
+    process.env.APP_ENV = 'development';
+    try {
+      t = await createTestApp();
+    } finally {
+      process.env.APP_ENV = saved;
+    }
+  });
+  afterAll(async () => { await t.close(); });
+
+  it('are open without a token (a developer browses them)', async () => {
+    const ui = await t.http().get('/admin/docs');
+    expect(ui.status).toBe(200);
+    expect(ui.text).toContain('Swagger UI');
+    const json = await t.http().get('/admin/docs-json');
+    expect(json.status).toBe(200);
+    expect(json.body.info.title).toBe('Messaging sync service: admin API');
+  });
+
+  it('while the admin API itself still needs the token', async () => {
+    expect((await t.http().get('/admin/orgs/00000000-0000-4000-8000-000000000000')).status).toBe(401);
   });
 });
