@@ -32,7 +32,10 @@ export interface ReliabilityResult {
   notes?: string[];
 }
 
-export const ORDER = ['worker-sigkill', 'redis-outage', 'postgres-restart', 'replicas', 'mcp-fuzz', 'rest-fuzz', 'url-policy', 'authz-matrix', 'extraction-bombs'];
+export const ORDER = [
+  'worker-sigkill', 'redis-outage', 'postgres-restart', 'replicas', 'mcp-fuzz', 'rest-fuzz', 'url-policy', 'authz-matrix', 'abuse-bodies',
+  'extraction-bombs',
+];
 
 const ROOT = resolve(__dirname, '../../..');
 export const DOC = join(ROOT, 'docs/RELIABILITY.md');
@@ -211,7 +214,8 @@ export function renderDocument(run: { startedAt: number; finishedAt: number }): 
   out.push('  may be rewriting); each process logs to /tmp/mss-reliability-logs/run-<id>/.');
   out.push('- Knobs: `RELIABILITY_BURST_EVENTS` (20000), `RELIABILITY_KILLS` (3), `RELIABILITY_REDIS_OUTAGE_MS` (30000),');
   out.push('  `RELIABILITY_PG_DOWN_MS` (15000), `RELIABILITY_REPLICA_EVENTS` (1500), `RELIABILITY_FUZZ_RUNS` (10000),');
-  out.push('  `RELIABILITY_FUZZ_SEED` (replays a fuzz run), `RELIABILITY_ENV` (JSON of service variables that override the tests\' own).');
+  out.push('  `RELIABILITY_FUZZ_SEED` (replays a fuzz run), `RELIABILITY_ABUSE_MS` (20000), `RELIABILITY_ABUSE_BIG` (90), `RELIABILITY_ABUSE_BOMBS` (100),');
+  out.push('  `RELIABILITY_ENV` (JSON of service variables that override the tests\' own).');
   out.push('');
   out.push(`${DATA_MARK} ${JSON.stringify({ results: all, suite }).replace(/-->/g, '--\\u003e')} -->`);
   out.push('');
