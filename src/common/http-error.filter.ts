@@ -40,8 +40,8 @@ export class HttpErrorFilter implements ExceptionFilter {
 
   /** Also used by the few HTTP surfaces outside Nest's router (the admin OpenAPI docs). */
   answer(request: Request, response: Response, exception: unknown): void {
-    if (response.headersSent) return;
     const { status, body } = this.toAnswer(exception);
+    if (response.headersSent) return;
     if (status === HttpStatus.UNAUTHORIZED) {
       const sent = !(exception instanceof UnauthorizedError) || exception.credentialsSent;
       response.setHeader('WWW-Authenticate', `Bearer realm="messaging-sync"${sent ? ', error="invalid_token"' : ''}`);
