@@ -10,6 +10,7 @@ import { HttpErrorFilter } from './common/http-error.filter';
 import { applyHttpServerLimits } from './common/http-server-limits';
 import { RequestBodyInterceptor } from './common/request-body';
 import { createValidationPipe } from './common/validation';
+import { WellFormedInputInterceptor } from './common/well-formed.interceptor';
 import { AppConfig } from './config/app-config';
 import { APP_CONFIG } from './config/config.module';
 
@@ -26,7 +27,8 @@ export function configureHttpApp(app: INestApplication): void {
   app.useLogger(app.get(Logger));
   const config = app.get<AppConfig>(APP_CONFIG);
   applyHttpServerLimits(app.getHttpServer(), config.http);
-  app.useGlobalInterceptors(new RequestBodyInterceptor(app.get(Reflector), config));
+  // In this order: the body is read (after the auth guard), then its text is checked, then pipes validate it.
+  app.useGlobalInterceptors(new RequestBodyInterceptor(app.get(Reflector), config), app.get(WellFormedInputInterceptor));
   app.useGlobalPipes(createValidationPipe());
   app.enableShutdownHooks();
   // Swagger's routes live outside Nest's router (no guard): in production the admin token guards them.

@@ -1,5 +1,4 @@
 import { Global, Module } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
 import { AttachmentUrls } from './attachment-urls';
 import { Clock, SystemClock } from './clock';
 import { KeysetCursors } from './keyset-cursor';
@@ -13,9 +12,9 @@ import { WellFormedInputInterceptor } from './well-formed.interceptor';
 @Global()
 @Module({
   providers: [
-    { provide: Clock, useClass: SystemClock }, SecretBox, AttachmentUrls, KeysetCursors,
-    { provide: APP_INTERCEPTOR, useClass: WellFormedInputInterceptor },
+    { provide: Clock, useClass: SystemClock }, SecretBox, AttachmentUrls, KeysetCursors, WellFormedInputInterceptor,
   ],
-  exports: [Clock, SecretBox, AttachmentUrls, KeysetCursors],
+  // WellFormedInputInterceptor is applied by configureHttpApp, right after the body is read.
+  exports: [Clock, SecretBox, AttachmentUrls, KeysetCursors, WellFormedInputInterceptor],
 })
 export class CommonModule {}

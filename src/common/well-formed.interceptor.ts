@@ -14,10 +14,11 @@ const SKIP_WELL_FORMED_CHECK = 'well-formed:skip';
 export const SkipWellFormedCheck = () => SetMetadata(SKIP_WELL_FORMED_CHECK, true);
 
 /**
- * Registered globally: every REST route's route params, query and JSON body must be well-formed
- * text without U+0000 (see well-formed.ts), else 400 naming the field, e.g. `{"field": "body",
- * "message": "body contains U+0000 (NUL), which is not allowed"}`. It runs after the auth guard
- * (an unauthenticated caller still gets 401) and before the validation pipe. Raw bodies (Buffers:
+ * Applied to every route by configureHttpApp: every REST route's route params, query and JSON body
+ * must be well-formed text without U+0000 (see well-formed.ts), else 400 naming the field, e.g.
+ * `{"field": "body", "message": "body contains U+0000 (NUL), which is not allowed"}`. It runs after
+ * the auth guard (an unauthenticated caller still gets 401) and RequestBodyInterceptor (which reads
+ * the body), and before the validation pipe. Raw bodies (Buffers:
  * the MCP endpoint, inbound email) are not walked; the MCP server checks tool arguments itself.
  * Headers need no check: Node's HTTP parser refuses control characters in them (400), and decodes
  * the rest as Latin-1, which cannot make a lone surrogate.
