@@ -111,7 +111,7 @@ describe('request bodies: read only after authentication', () => {
         .set('Content-Type', 'message/rfc822').set('Content-Encoding', 'gzip').send(bomb);
       expect(res.status).toBe(415);
       expect(res.headers['accept-encoding']).toBe('identity');
-      expect(res.body).toEqual({ statusCode: 415, error: 'Unsupported Media Type', message: 'Content-Encoding gzip is not accepted: send the request body uncompressed' });
+      expect(res.body).toEqual({ statusCode: 415, error: 'Unsupported Media Type', message: 'Content-Encoding gzip is not accepted: send the request body uncompressed', field: 'Content-Encoding' });
     });
 
     it.each<[string, (b: Buffer) => Buffer]>([
@@ -154,7 +154,7 @@ describe('request bodies: read only after authentication', () => {
       const admin = await t.http().post('/admin/orgs').set('Authorization', `Bearer ${ADMIN_TOKEN}`)
         .set('Content-Type', 'application/json').send(`{"name":"deep","tier":"PRO","extra":${deep}}`);
       expect(admin.status).toBe(400);
-      expect(admin.body).toEqual({ statusCode: 400, error: 'Bad Request', message: `the request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels` });
+      expect(admin.body).toEqual({ statusCode: 400, error: 'Bad Request', message: `the request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`, field: 'body' });
       const ingest = await t.http().post('/ingest/sms/inbound').set('Authorization', `Bearer ${INGEST_TOKEN}`)
         .set('Content-Type', 'application/json').send(`{"to":"${phone}","from":"+15550003333","body":"x","providerMessageId":"deep","media":${deep}}`);
       expect(ingest.status).toBe(400);
@@ -192,13 +192,13 @@ describe('request bodies: read only after authentication', () => {
     it.each(['{"name":', '{"name":"x",}', "{'name':'x'}", '"a string"', '42', '   '])('%j is 400 "not valid JSON"', async (body) => {
       const res = await post(body);
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ statusCode: 400, error: 'Bad Request', message: 'the request body is not valid JSON' });
+      expect(res.body).toEqual({ statusCode: 400, error: 'Bad Request', message: 'the request body is not valid JSON', field: 'body' });
     });
 
     it('a body over 1 MB is 413 naming the limit', async () => {
       const res = await post(JSON.stringify({ name: 'x'.repeat(MB), tier: 'PRO' }));
       expect(res.status).toBe(413);
-      expect(res.body).toEqual({ statusCode: 413, error: 'Payload Too Large', message: `the request body is larger than ${MB} bytes` });
+      expect(res.body).toEqual({ statusCode: 413, error: 'Payload Too Large', message: `the request body is larger than ${MB} bytes`, field: 'body' });
     });
 
     it('a JSON charset other than UTF-8 is 415', async () => {

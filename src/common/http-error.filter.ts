@@ -69,7 +69,8 @@ export class HttpErrorFilter implements ExceptionFilter {
         typeof raw === 'string' ? raw : Array.isArray((raw as { message?: unknown }).message)
           ? ((raw as { message: string[] }).message).join('; ')
           : String((raw as { message?: unknown }).message ?? exception.message);
-      return { status, body: { statusCode: status, error: reason(status), message } };
+      const field = exception instanceof RequestBodyError ? exception.field : undefined;
+      return { status, body: { statusCode: status, error: reason(status), message, ...(field ? { field } : {}) } };
     }
     if (isDatabaseUnavailable(exception)) {
       this.logger.warn(`database unavailable: ${exception instanceof Error ? exception.message : String(exception)}`);

@@ -48,6 +48,8 @@ export class RequestBodyError extends HttpException {
     message: string,
     /** Response headers that belong to the answer (Retry-After, Accept-Encoding). */
     readonly headers: Record<string, string> = {},
+    /** What of the request is at fault, named in the answer: `body`, or a header. */
+    readonly field?: string,
   ) {
     super(message, status);
   }
@@ -115,6 +117,7 @@ export class RequestBodyInterceptor implements NestInterceptor {
         HttpStatus.UNSUPPORTED_MEDIA_TYPE,
         `Content-Encoding ${encoding} is not accepted: send the request body uncompressed`,
         { 'Accept-Encoding': 'identity' },
+        'Content-Encoding',
       );
     }
     if (options.as === 'json') {
@@ -122,7 +125,7 @@ export class RequestBodyInterceptor implements NestInterceptor {
       if (!request.is('application/json')) return undefined;
       const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();
       if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
-        throw new RequestBodyError(HttpStatus.UNSUPPORTED_MEDIA_TYPE, `charset ${charset} is not accepted: JSON must be UTF-8`);
+        throw new RequestBodyError(HttpStatus.UNSUPPORTED_MEDIA_TYPE, `charset ${charset} is not accepted: JSON must be UTF-8`, {}, 'Content-Type');
       }
     }
     const limit = typeof options.limit === 'function' ? options.limit(this.config) : options.limit;
@@ -152,7 +155,7 @@ export class RequestBodyInterceptor implements NestInterceptor {
 }
 
 function tooLarge(limit: number): RequestBodyError {
-  return new RequestBodyError(HttpStatus.PAYLOAD_TOO_LARGE, `the request body is larger than ${limit} bytes`);
+  return new RequestBodyError(HttpStatus.PAYLOAD_TOO_LARGE, `the request body is larger than ${limit} bytes`, {}, 'body');
 }
 
 function readFailure(error: { type?: string }, limit: number): RequestBodyError {
@@ -160,24 +163,24 @@ function readFailure(error: { type?: string }, limit: number): RequestBodyError 
     case 'entity.too.large':
       return tooLarge(limit);
     case 'request.size.invalid':
-      return new RequestBodyError(HttpStatus.BAD_REQUEST, 'the request body does not match its Content-Length');
+      return new RequestBodyError(HttpStatus.BAD_REQUEST, 'the request body does not match its Content-Length', {}, 'body');
     case 'request.aborted':
-      return new RequestBodyError(HttpStatus.BAD_REQUEST, 'the request was aborted before its body was complete');
+      return new RequestBodyError(HttpStatus.BAD_REQUEST, 'the request was aborted before its body was complete', {}, 'body');
     default:
-      return new RequestBodyError(HttpStatus.BAD_REQUEST, 'the request body could not be read');
+      return new RequestBodyError(HttpStatus.BAD_REQUEST, 'the request body could not be read', {}, 'body');
   }
 }
 
 /** Strict JSON (an object or an array at the top, as body-parser's strict mode), depth checked first. */
 function parseJson(bytes: Buffer): unknown {
   if (bytes.length === 0) return {};
-  if (exceedsJsonDepth(bytes)) throw new RequestBodyError(HttpStatus.BAD_REQUEST, JSON_TOO_DEEP_MESSAGE);
+  if (exceedsJsonDepth(bytes)) throw new RequestBodyError(HttpStatus.BAD_REQUEST, JSON_TOO_DEEP_MESSAGE, {}, 'body');
   const text = bytes.toString('utf8');
   const first = /\S/.exec(text)?.[0];
   try {
     if (first !== '{' && first !== '[') throw new SyntaxError('not an object or array');
     return JSON.parse(text);
   } catch {
-    throw new RequestBodyError(HttpStatus.BAD_REQUEST, 'the request body is not valid JSON');
+    throw new RequestBodyError(HttpStatus.BAD_REQUEST, 'the request body is not valid JSON', {}, 'body');
   }
 }
