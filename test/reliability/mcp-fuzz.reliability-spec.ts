@@ -4,7 +4,7 @@ import { ADMIN_TOKEN, INGEST_TOKEN } from '../support/test-env';
 import { agent, createTenant, ingestSms, json, rpc, send, Tenant, toolOk } from './support/clients';
 import { startStack, Stack } from './support/fixture';
 import {
-  DEEP_NESTING_HANDLED, deepNesting, deepNestingFigure, errorLinesApartFromDeepNesting, forgedCursors, holdsIllFormed,
+  deepNesting, deepNestingFigure, errorLinesOf, forgedCursors, holdsIllFormed,
 } from './support/hostile-input';
 import { fmt, ResultBuilder, tally } from './support/results';
 import { Hints, JsonSchema, objectFor } from './support/schema-arbitrary';
@@ -22,8 +22,7 @@ import { Hints, JsonSchema, objectFor } from './support/schema-arbitrary';
  * Issue 10, §4 adds to the corpus: U+0000 and lone surrogates in argument values and property
  * names (each must be a tool error naming the argument), forged list cursors (impossible dates,
  * year 0000, unsigned, another tool's, a real one re-encoded with another id), and JSON nested
- * up to 400,000 deep. Deep-nesting answers are counted apart while DEEP_NESTING_HANDLED is false
- * (support/hostile-input.ts): that fix lives on another branch.
+ * up to 400,000 deep (refused before parsing: HTTP 400, -32700).
  */
 const RUNS = Number(process.env.RELIABILITY_FUZZ_RUNS ?? 10_000);
 const SEED = Number(process.env.RELIABILITY_FUZZ_SEED ?? Date.now() % 2 ** 31);
@@ -219,10 +218,9 @@ describe('reliability: fuzzing POST /api/mcp', () => {
     let toolResults = 0;
     let toolErrors = 0;
     let internalErrors = 0;
-    /** Deep-nesting requests, and those of them answered 5xx or -32603 (tolerated while DEEP_NESTING_HANDLED is false). */
+    /** Deep-nesting requests, and those of them refused with a 4xx. */
     let deepRequests = 0;
-    let deepFailures = 0;
-    let deep5xx = 0;
+    let deepRefused = 0;
     /** Calls whose arguments held U+0000 or a lone surrogate, and those answered with the tool error naming it. */
     let illFormedCalls = 0;
     let illFormedRefused = 0;
@@ -251,11 +249,7 @@ describe('reliability: fuzzing POST /api/mcp', () => {
           statuses.set(status, (statuses.get(status) ?? 0) + 1);
           const deep = c.label === 'deep nesting';
           if (deep) deepRequests += 1;
-          if (deep && !DEEP_NESTING_HANDLED && (status >= 500 || text.includes('"code":-32603'))) {
-            deepFailures += 1;
-            if (status >= 500) deep5xx += 1;
-            return;
-          }
+          if (deep && status >= 400 && status < 500) deepRefused += 1;
           if (status >= 500) throw new Error(`${status} ${text.slice(0, 300)}`);
           if (status === 202) {
             if (text !== '') throw new Error(`202 with a body: ${text.slice(0, 200)}`);
@@ -312,14 +306,14 @@ describe('reliability: fuzzing POST /api/mcp', () => {
       result.figure('HTTP statuses', tally(statuses));
       result.figure('JSON-RPC error codes', tally(rpcCodes));
       result.figure('tool results / tool errors (isError)', `${fmt(toolResults)} / ${fmt(toolErrors)}`);
-      result.figure('5xx answers, -32603 Internal errors (deep nesting apart)', `${fmt([...statuses].filter(([s]) => s >= 500).reduce((n, [, c]) => n + c, 0) - deep5xx)}, ${fmt(internalErrors)}`);
+      result.figure('5xx answers, -32603 Internal errors', `${fmt([...statuses].filter(([s]) => s >= 500).reduce((n, [, c]) => n + c, 0))}, ${fmt(internalErrors)}`);
       result.figure('tools/call with U+0000 or a lone surrogate in the arguments / refused naming the argument', `${fmt(illFormedCalls)} / ${fmt(illFormedRefused)}`);
-      deepNestingFigure(result, '5xx or -32603', deepRequests, deepFailures);
-      errorLinesApartFromDeepNesting(result, stack.apis[0]);
+      deepNestingFigure(result, deepRequests, deepRefused);
+      errorLinesOf(result, stack.apis[0]);
     }
     const health = await send('GET', `${base}/health`);
     expect(health.status).toBe(200);
-    expect(errorLinesApartFromDeepNesting(result, stack.apis[0])).toEqual([]);
+    expect(errorLinesOf(result, stack.apis[0])).toEqual([]);
     expect(illFormedRefused).toBe(illFormedCalls);
     result.passed = true;
   });

@@ -9,19 +9,6 @@ import { ServiceProcess } from './stack';
  * nesting, and forged list cursors.
  */
 
-/**
- * Whether this build is expected to answer very deep JSON without a 5xx. Issue 10 §4 item c
- * (deep nesting) is fixed on another branch: until it is merged, deep-nesting answers are counted
- * apart (and their stack-overflow log lines set aside) instead of failing the fuzz tests. Set to
- * true once it is merged; from then on a deep-nesting 5xx fails like any other.
- */
-export const DEEP_NESTING_HANDLED = false;
-
-/** A log line of the stack overflow deep nesting causes (set aside while DEEP_NESTING_HANDLED is false). */
-export function isDeepNestingLogLine(line: string): boolean {
-  return /Maximum call stack size exceeded/.test(line);
-}
-
 /** Strings PostgreSQL would refuse or silently alter, and their neighbours. */
 export const HOSTILE_STRINGS = [
   '\u0000', 'a\u0000b', '\u0000\u0000\u0000', 'x'.repeat(300) + '\u0000',
@@ -97,24 +84,15 @@ export function forgedCursors(tool: string, real?: string): string[] {
   return out;
 }
 
-/**
- * The error lines of a process's log, with those of deep nesting set aside while
- * DEEP_NESTING_HANDLED is false; records both counts (and the first other line) as figures.
- */
-export function errorLinesApartFromDeepNesting(result: ResultBuilder, service: ServiceProcess): string[] {
-  const all = service.errorLines();
-  const deep = DEEP_NESTING_HANDLED ? [] : all.filter(isDeepNestingLogLine);
-  const others = all.filter((line) => !deep.includes(line));
-  if (deep.length) result.figure('error lines from deep nesting (set aside)', deep.length);
-  result.figure('process alive at the end / error lines in its log', `${service.alive} / ${others.length}`);
-  if (others.length) result.notes.push(`first error line: ${others[0].slice(0, 400)}`);
-  return others;
+/** The error lines of a process's log; records their count (and the first one) as figures. */
+export function errorLinesOf(result: ResultBuilder, service: ServiceProcess): string[] {
+  const lines = service.errorLines();
+  result.figure('process alive at the end / error lines in its log', `${service.alive} / ${lines.length}`);
+  if (lines.length) result.notes.push(`first error line: ${lines[0].slice(0, 400)}`);
+  return lines;
 }
 
-/** The figure of the deep-nesting cases: how many, and how many failed (5xx, or -32603 on /api/mcp). */
-export function deepNestingFigure(result: ResultBuilder, failure: string, requests: number, failures: number): void {
-  result.figure(
-    `deep nesting (${DEPTHS.map((d) => fmt(d)).join(', ')} levels): requests / ${failure}${DEEP_NESTING_HANDLED ? '' : ' (not failing: fixed on another branch)'}`,
-    `${fmt(requests)} / ${fmt(failures)}`,
-  );
+/** The figure of the deep-nesting cases: how many, and how many were refused with a 4xx. */
+export function deepNestingFigure(result: ResultBuilder, requests: number, refused: number): void {
+  result.figure(`deep nesting (${DEPTHS.map((d) => fmt(d)).join(', ')} levels): requests / refused with a 4xx`, `${fmt(requests)} / ${fmt(refused)}`);
 }
