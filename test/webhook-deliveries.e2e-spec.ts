@@ -200,6 +200,23 @@ describe('list_webhook_deliveries and resend_webhook_delivery', () => {
     });
   });
 
+  it('lists deliveries whose payloads are 2 MB each (the list reads none of them)', async () => {
+    const endpointId = await newEndpoint();
+    // 26 verbose deliveries with 2 MB of hard-to-compress data each: 52 MB a list must never load.
+    await t.db.query(
+      `INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, event_type, mode, data, event_created_at, status, created_at)
+       SELECT 'evt_' || md5(i::text || random()::text), $1, $2, 'message.received', 'verbose',
+              json_build_object('pad', (SELECT string_agg(md5(random()::text || i::text || j::text), '') FROM generate_series(1, 62500) AS j)),
+              now(), 'succeeded', now() - i * interval '1 second'
+         FROM generate_series(1, 26) AS i`,
+      [endpointId, s.userId],
+    );
+    const first = await list(endpointId);
+    expect(first.deliveries).toHaveLength(25);
+    const second = await list(endpointId, first.nextCursor!);
+    expect(second).toEqual({ deliveries: [expect.objectContaining({ endpointId, status: 'succeeded' })], nextCursor: null });
+  });
+
   describe('resend_webhook_delivery', () => {
     it('creates a new pending row with a fresh evt_ id and the same data', async () => {
       const endpointId = await newEndpoint();

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, SelectQueryBuilder } from 'typeorm';
 import { Caller } from '../auth/caller';
 import { NotFoundError } from '../common/errors';
 import { isIsoTimestamp, KeysetCursors } from '../common/keyset-cursor';
@@ -50,15 +50,7 @@ export class DeliveriesService {
   async list(caller: Caller, endpointId: string, cursor?: string): Promise<{ deliveries: DeliveryView[]; nextCursor: string | null }> {
     await this.webhooks.find(this.dataSource.manager, caller, endpointId);
     const after = cursor === undefined ? undefined : this.cursors.decode(LIST_TOOL, cursor, isIsoTimestamp);
-    const query = this.dataSource
-      .getRepository(WebhookDelivery)
-      .createQueryBuilder('d')
-      .where('d.endpoint_id = :endpointId', { endpointId })
-      .orderBy('d.created_at', 'DESC')
-      .addOrderBy('d.id', 'DESC')
-      .take(DELIVERIES_PAGE_SIZE + 1);
-    if (after) query.andWhere('(d.created_at, d.id) < (:key::timestamptz, :id::uuid)', after);
-    const rows = await query.getMany();
+    const rows = await deliveryPageQuery(this.dataSource, endpointId, after).getMany();
     const page = rows.slice(0, DELIVERIES_PAGE_SIZE);
     const last = page[page.length - 1];
     return {
@@ -103,7 +95,30 @@ export class DeliveriesService {
   }
 }
 
-export function toDeliveryView(d: WebhookDelivery): DeliveryView {
+/**
+ * The columns a delivery log row shows, and nothing else: the payload is never read to list (a
+ * page of 26 verbose rows could otherwise weigh tens of megabytes).
+ */
+export const DELIVERY_VIEW_COLUMNS = [
+  'id', 'eventId', 'endpointId', 'eventType', 'status', 'attemptCount', 'lastStatusCode', 'lastError', 'lastAttemptAt', 'nextAttemptAt',
+  'resentFromId', 'createdAt',
+] as const satisfies ReadonlyArray<keyof WebhookDelivery>;
+
+/** One page of an endpoint's deliveries (one more row than a page, to tell whether another follows), newest first. */
+export function deliveryPageQuery(dataSource: DataSource, endpointId: string, after?: { key: string; id: string }): SelectQueryBuilder<WebhookDelivery> {
+  const query = dataSource
+    .getRepository(WebhookDelivery)
+    .createQueryBuilder('d')
+    .select(DELIVERY_VIEW_COLUMNS.map((column) => `d.${column}`))
+    .where('d.endpoint_id = :endpointId', { endpointId })
+    .orderBy('d.created_at', 'DESC')
+    .addOrderBy('d.id', 'DESC')
+    .take(DELIVERIES_PAGE_SIZE + 1);
+  if (after) query.andWhere('(d.created_at, d.id) < (:key::timestamptz, :id::uuid)', after);
+  return query;
+}
+
+export function toDeliveryView(d: Pick<WebhookDelivery, (typeof DELIVERY_VIEW_COLUMNS)[number]>): DeliveryView {
   return {
     id: d.id,
     eventId: d.eventId,
