@@ -201,4 +201,52 @@ describe('fan-out: ownership, scope, kinds and status', () => {
     expect(rows[0].event_id).toBe(JSON.parse(first.body).id);
     expect(requestsTo(receiver, ep.path)).toHaveLength(1);
   });
+
+  it('endpoints that get the same variant of an event share one stored payload; a replay reaching a new endpoint reuses it', async () => {
+    const s = await createSession(t.admin, { tier: 'POWER' });
+    const concise = await Promise.all([1, 2, 3, 4].map(() => endpoint(s, 'share-concise')));
+    const verbose3 = await Promise.all([1, 2].map(() => endpoint(s, 'share-v3', { mode: 'verbose', messageHistoryCount: 3 })));
+    // The fixture thread has six messages: a history of 10 or of 50 keeps all six, so the same payload.
+    const verboseAll = [await endpoint(s, 'share-v10', { mode: 'verbose', messageHistoryCount: 10 }), await endpoint(s, 'share-v50', { mode: 'verbose', messageHistoryCount: 50 })];
+    const { outboxId, endpointIds } = await publishAndFanOut(fixtureEvent('message.received', { orgId: s.orgId, lineId: email(s).id }));
+    expect(endpointIds).toHaveLength(8);
+
+    const payloadOf = async (): Promise<Map<string, string>> =>
+      new Map(
+        (await t.db.query('SELECT endpoint_id, payload_id FROM webhook_deliveries WHERE source_event_id = $1', [outboxId])).map(
+          (r: { endpoint_id: string; payload_id: string }) => [r.endpoint_id, r.payload_id],
+        ),
+      );
+    const payloads = await payloadOf();
+    const distinct = (eps: Array<{ id: string }>) => new Set(eps.map((ep) => payloads.get(ep.id)));
+    expect(distinct(concise).size).toBe(1);
+    expect(distinct(verbose3).size).toBe(1);
+    expect(distinct(verboseAll).size).toBe(1);
+    expect(new Set(payloads.values()).size).toBe(3);
+    const stored: Array<{ id: string; data: { thread: { recentMessages?: unknown[] } } }> = await t.db.query(
+      'SELECT id, data FROM webhook_payloads WHERE id = ANY($1::bigint[])',
+      [[...new Set(payloads.values())]],
+    );
+    expect(stored.map((p) => p.data.thread.recentMessages?.length ?? 'concise').sort()).toEqual([3, 6, 'concise']);
+
+    // Every endpoint is sent its own envelope around the shared data.
+    const bodies = await Promise.all([...concise, ...verbose3, ...verboseAll].map(async (ep) => JSON.parse((await waitForRequests(receiver, ep.path, 1))[0].body)));
+    expect(new Set(bodies.map((b) => b.id)).size).toBe(8);
+    expect(new Set(bodies.slice(0, 4).map((b) => JSON.stringify(b.data))).size).toBe(1);
+    expect(bodies.slice(0, 4).map((b) => b.endpointId)).toEqual(concise.map((ep) => ep.id));
+
+    // A replay after a ninth endpoint registered: it gets a delivery, with the concise payload stored before.
+    const late = await endpoint(s, 'share-late');
+    const [{ count: before }] = await t.db.query('SELECT count(*)::int AS count FROM webhook_payloads');
+    await t.db.query('UPDATE outbox_events SET relayed_at = NULL WHERE id = $1', [outboxId]);
+    t.app.get(OutboxRelay).wake();
+    await waitRelayed(t, [outboxId]);
+    const after = await payloadOf();
+    expect(after.size).toBe(9);
+    expect(after.get(late.id)).toBe(payloads.get(concise[0].id));
+    const [{ count }] = await t.db.query('SELECT count(*)::int AS count FROM webhook_payloads');
+    expect(count).toBe(before);
+    const [lateBody] = await waitForRequests(receiver, late.path, 1);
+    expect(JSON.parse(lateBody.body).data).toEqual(bodies[0].data);
+  });
 });

@@ -194,7 +194,7 @@ describe('payloads: every kind in concise and verbose mode', () => {
 
   it('stores data once at dispatch without attachment URLs (they are signed per attempt)', async () => {
     const rows: Array<{ data: { attachments?: Array<Record<string, unknown>> } }> = await t.db.query(
-      `SELECT d.data FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+      `SELECT p.data FROM webhook_deliveries d JOIN webhook_payloads p ON p.id = d.payload_id JOIN webhook_endpoints e ON e.id = d.endpoint_id
         WHERE e.user_id = $1 AND d.mode = 'verbose' AND d.event_type = 'message.received'`,
       [s.userId],
     );

@@ -3,6 +3,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import { CallToolResult, LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { createSession, Session } from './support/session';
 import { createMcpTestApp, hookUrl, ISO_MS, McpTestApp, UUID } from './support/mcp';
+import { storePayload } from './support/payloads';
 
 /** The webhook-management and line tools (other modules add more tools; those have their own tests). */
 const ALL_TOOLS = [
@@ -120,11 +121,11 @@ describe('MCP with the official SDK client', () => {
       expect(rotated.endpoint.id).toBe(endpoint.id);
 
       const [row] = await t.db.query(
-        `INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, event_type, mode, data, event_created_at, status,
+        `INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, event_type, mode, payload_id, event_created_at, status,
            attempt_count, last_status_code, last_error, last_attempt_at)
          VALUES ($1, $2, $3, 'message.received', 'verbose', $4, now(), 'failed', 6, 500, 'HTTP 500', now())
          RETURNING id`,
-        [`evt_${'0a'.repeat(16)}`, endpoint.id, s.userId, JSON.stringify({ thread: { id: 't1' } })],
+        [`evt_${'0a'.repeat(16)}`, endpoint.id, s.userId, await storePayload(t.db, { thread: { id: 't1' } })],
       );
       const listed = await run('list_webhook_deliveries', { endpointId: endpoint.id });
       expect(listed).toEqual({

@@ -1,14 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from '../src/database/data-source-options';
 import { runMigrations } from '../src/database/migrate';
 import { MIGRATIONS } from '../src/database/migrations';
 import { BASE_DATABASE_URL, databaseUrlFor } from './support/test-env';
 
-async function query<T>(url: string, sql: string): Promise<T[]> {
+async function query<T>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
   const client = new Client({ connectionString: url });
   await client.connect();
   try {
-    return (await client.query(sql)).rows as T[];
+    return (await client.query(sql, params)).rows as T[];
   } finally {
     await client.end();
   }
@@ -50,6 +52,96 @@ describe('migrations under the advisory lock', () => {
         "SELECT count(*)::int AS count FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
       );
       expect(locks[0].count).toBe(0);
+    });
+  });
+
+  /**
+   * A database with data written before a migration: the migration moves it, its down puts it
+   * back, and up again gives the same result.
+   */
+  describe('data through up, down and up again', () => {
+    const name = `mss_test_migrate_${randomBytes(4).toString('hex')}`;
+    const url = databaseUrlFor(name);
+    const names = MIGRATIONS.map((m) => new m().name ?? m.name);
+    beforeAll(async () => { await query(BASE_DATABASE_URL, `CREATE DATABASE ${name}`); });
+    afterAll(async () => { await query(BASE_DATABASE_URL, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); });
+
+    async function withDataSource<T>(migrations: typeof MIGRATIONS, work: (ds: DataSource) => Promise<T>): Promise<T> {
+      const ds = new DataSource({ ...dataSourceOptions(url), migrations, extra: { max: 2 } });
+      await ds.initialize();
+      try {
+        return await work(ds);
+      } finally {
+        await ds.destroy();
+      }
+    }
+    /** Applies the migrations before `migration`, leaving it and the later ones pending. */
+    const upToBefore = (migration: string) =>
+      withDataSource(MIGRATIONS.slice(0, names.indexOf(migration)), (ds) => ds.runMigrations({ transaction: 'each' }));
+    /** Reverts the latest migrations until `migration` is reverted too. */
+    const downThrough = (migration: string) =>
+      withDataSource(MIGRATIONS, async (ds) => {
+        while ((await query<{ name: string }>(url, 'SELECT name FROM schema_migrations')).some((r) => r.name === migration)) {
+          await ds.undoLastMigration({ transaction: 'each' });
+        }
+      });
+    const columns = async (table: string) =>
+      (await query<{ column_name: string }>(url, `SELECT column_name FROM information_schema.columns WHERE table_name = $1`, [table])).map((r) => r.column_name);
+
+    it('WebhookPayloads: deliveries with the same data share one payload; down gives each delivery its data back', async () => {
+      await upToBefore('WebhookPayloads1763800500000');
+      const [{ id: orgId }] = await query<{ id: string }>(url, `INSERT INTO orgs (name, tier) VALUES ('o', 'PRO') RETURNING id`);
+      const [{ id: userId }] = await query<{ id: string }>(
+        url, `INSERT INTO users (org_id, email, display_name, role) VALUES ($1, 'u@example.com', 'U', 'OWNER') RETURNING id`, [orgId],
+      );
+      const [{ id: endpointId }] = await query<{ id: string }>(
+        url,
+        `INSERT INTO webhook_endpoints (user_id, org_id, url, events, mode, message_history_count, status, all_channels, secret_sealed)
+         VALUES ($1, $2, 'https://hooks.example.com/x', '{message.received}', 'concise', 10, 'active', true, 'sealed') RETURNING id`,
+        [userId, orgId],
+      );
+      const shared = '{"thread":{"id":"t1"},"note":"Grüße ☕"}';
+      const alone = '{"thread":{"id":"t2"}}';
+      const inserted = await query<{ id: string; data: object }>(
+        url,
+        `INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, event_type, mode, data, event_created_at, status, created_at)
+         SELECT 'evt_' || md5(i::text), $1, $2, 'message.received', 'concise', (ARRAY[$3, $3, $4, $3])[i]::json, now(), 'succeeded',
+                now() - i * interval '1 minute'
+           FROM generate_series(1, 4) AS i
+         RETURNING id, data`,
+        [endpointId, userId, shared, alone],
+      );
+      await query(url, `INSERT INTO webhook_delivery_attempts (delivery_id, attempt_number, attempted_at, duration_ms, status_code)
+                        SELECT id, 1, now(), 5, 200 FROM webhook_deliveries`);
+
+      await runMigrations(url);
+      expect(await columns('webhook_deliveries')).not.toContain('data');
+      const moved = await query<{ id: string; payload_id: string; data: object; payload_created_at: Date }>(
+        url,
+        `SELECT d.id, d.payload_id, p.data::text AS data, p.created_at AS payload_created_at
+           FROM webhook_deliveries d JOIN webhook_payloads p ON p.id = d.payload_id ORDER BY d.created_at DESC`,
+      );
+      expect(moved.map((r) => r.data)).toEqual([shared, shared, alone, shared]);
+      expect(new Set(moved.map((r) => r.payload_id)).size).toBe(2);
+      expect((await query<{ n: number }>(url, 'SELECT count(*)::int AS n FROM webhook_payloads'))[0].n).toBe(2);
+      // A payload is as old as the oldest delivery that uses it (what retention goes by).
+      const [oldest] = await query<{ created_at: Date }>(url, `SELECT min(created_at) AS created_at FROM webhook_deliveries WHERE id = ANY($1::uuid[])`, [
+        [inserted[0].id, inserted[1].id, inserted[3].id],
+      ]);
+      expect(moved[0].payload_created_at.getTime()).toBe(oldest.created_at.getTime());
+      // The digest is the SHA-256 of the JSON text, as fan-out computes it.
+      const digests = await query<{ ok: boolean }>(url, `SELECT digest = sha256(convert_to(data::text, 'UTF8')) AS ok FROM webhook_payloads`);
+      expect(digests).toEqual([{ ok: true }, { ok: true }]);
+
+      await downThrough('WebhookPayloads1763800500000');
+      const tables = await query<{ table_name: string }>(url, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'");
+      expect(tables.map((r) => r.table_name)).not.toContain('webhook_payloads');
+      const back = await query<{ id: string; data: string }>(url, `SELECT id, data::text AS data FROM webhook_deliveries`);
+      expect(Object.fromEntries(back.map((r) => [r.id, r.data]))).toEqual(Object.fromEntries(inserted.map((r) => [r.id, JSON.stringify(r.data)])));
+      expect((await query<{ n: number }>(url, 'SELECT count(*)::int AS n FROM webhook_delivery_attempts'))[0].n).toBe(4);
+
+      expect(await runMigrations(url)).toEqual(names.slice(names.indexOf('WebhookPayloads1763800500000')));
+      expect((await query<{ n: number }>(url, 'SELECT count(DISTINCT payload_id)::int AS n FROM webhook_deliveries'))[0].n).toBe(2);
     });
   });
 });

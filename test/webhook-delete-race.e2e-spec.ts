@@ -1,6 +1,7 @@
 import { fixtureEvent } from './fixtures/events';
 import { closeDeliveryTestApp, createDeliveryTestApp, DeliveryTestApp, publishAll, register, sleep, waitUntil } from './support/delivery';
 import { callTool } from './support/mcp';
+import { storePayload } from './support/payloads';
 import { TestReceiver } from './support/receiver';
 import { createSession, Session } from './support/session';
 
@@ -31,9 +32,9 @@ describe('delete_webhook while attempts are being recorded', () => {
       const path = `/race-${round}`;
       const { endpoint } = await register(t, s.apiKey, { url: `${base}${path}`, events: ['message.received'] });
       const [original] = await t.db.query(
-        `INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, event_type, mode, data, event_created_at, status)
-         VALUES ('evt_' || md5(random()::text), $1, $2, 'message.received', 'concise', '{}', now(), 'succeeded') RETURNING id`,
-        [endpoint.id, s.userId],
+        `INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, event_type, mode, payload_id, event_created_at, status)
+         VALUES ('evt_' || md5(random()::text), $1, $2, 'message.received', 'concise', $3, now(), 'succeeded') RETURNING id`,
+        [endpoint.id, s.userId, await storePayload(t.db, {})],
       );
       // Every attempt is held by the receiver until one moment, then fails (500) at once.
       const releaseAt = Date.now() + 1500;

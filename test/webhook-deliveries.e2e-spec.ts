@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { storePayload } from './support/payloads';
 import { createSession, Session } from './support/session';
 import { createMcpTestApp, hookUrl, ISO_MS, McpTestApp, toolError, toolOk, UUID } from './support/mcp';
 
@@ -44,12 +45,11 @@ describe('list_webhook_deliveries and resend_webhook_delivery', () => {
    */
   async function insertRows(endpointId: string, count: number, newest: string, label = 'row'): Promise<void> {
     await t.db.query(
-      `INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, event_type, mode, data, event_created_at, status, created_at)
-       SELECT 'evt_' || md5($4 || i::text || random()::text), $1, $2, 'message.received', 'concise',
-              json_build_object('n', i, 'label', $4::text), now(), 'succeeded',
+      `INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, event_type, mode, payload_id, event_created_at, status, created_at)
+       SELECT 'evt_' || md5($4 || i::text || random()::text), $1, $2, 'message.received', 'concise', $6, now(), 'succeeded',
               $3::timestamptz - ((i / 3) * interval '1 second')
          FROM generate_series(0, $5 - 1) AS i`,
-      [endpointId, s.userId, newest, label, count],
+      [endpointId, s.userId, newest, label, count, await storePayload(t.db, { label })],
     );
   }
 
@@ -63,6 +63,8 @@ describe('list_webhook_deliveries and resend_webhook_delivery', () => {
       .map((row) => row.id);
   }
 
+  const payloadCount = async (): Promise<number> => (await t.db.query('SELECT count(*)::int AS n FROM webhook_payloads'))[0].n;
+
   const list = (endpointId: string, cursor?: string) =>
     toolOk<Page>(t, s.apiKey, 'list_webhook_deliveries', cursor === undefined ? { endpointId } : { endpointId, cursor });
 
@@ -73,12 +75,12 @@ describe('list_webhook_deliveries and resend_webhook_delivery', () => {
   it('shows each delivery with its fields', async () => {
     const endpointId = await newEndpoint();
     const [row] = await t.db.query(
-      `INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, event_type, mode, data, event_created_at, status,
+      `INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, event_type, mode, payload_id, event_created_at, status,
          attempt_count, last_status_code, last_error, last_attempt_at, next_attempt_at, created_at)
-       VALUES ($1, $2, $3, 'thread.created', 'verbose', '{"thread":{"id":"t"}}', now(), 'retrying', 2, 503, 'HTTP 503',
+       VALUES ($1, $2, $3, 'thread.created', 'verbose', $4, now(), 'retrying', 2, 503, 'HTTP 503',
                '2026-03-01T10:00:00.250Z', '2026-03-01T10:05:00.250Z', '2026-03-01T09:59:59.999Z')
        RETURNING id`,
-      [`evt_${'ab'.repeat(16)}`, endpointId, s.userId],
+      [`evt_${'ab'.repeat(16)}`, endpointId, s.userId, await storePayload(t.db, { thread: { id: 't' } })],
     );
     expect(await list(endpointId)).toEqual({
       deliveries: [
@@ -204,11 +206,15 @@ describe('list_webhook_deliveries and resend_webhook_delivery', () => {
     const endpointId = await newEndpoint();
     // 26 verbose deliveries with 2 MB of hard-to-compress data each: 52 MB a list must never load.
     await t.db.query(
-      `INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, event_type, mode, data, event_created_at, status, created_at)
-       SELECT 'evt_' || md5(i::text || random()::text), $1, $2, 'message.received', 'verbose',
-              json_build_object('pad', (SELECT string_agg(md5(random()::text || i::text || j::text), '') FROM generate_series(1, 62500) AS j)),
-              now(), 'succeeded', now() - i * interval '1 second'
-         FROM generate_series(1, 26) AS i`,
+      `WITH content AS (
+             SELECT i, json_build_object('pad', (SELECT string_agg(md5(random()::text || i::text || j::text), '') FROM generate_series(1, 62500) AS j)) AS data
+               FROM generate_series(1, 26) AS i),
+           payload AS (
+             INSERT INTO webhook_payloads (digest, data) SELECT sha256(convert_to(data::text, 'UTF8')), data FROM content RETURNING id)
+       INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, event_type, mode, payload_id, event_created_at, status, created_at)
+       SELECT 'evt_' || md5(p.id::text || random()::text), $1, $2, 'message.received', 'verbose', p.id, now(), 'succeeded',
+              now() - row_number() OVER (ORDER BY p.id) * interval '1 second'
+         FROM payload p`,
       [endpointId, s.userId],
     );
     const first = await list(endpointId);
@@ -218,15 +224,17 @@ describe('list_webhook_deliveries and resend_webhook_delivery', () => {
   });
 
   describe('resend_webhook_delivery', () => {
-    it('creates a new pending row with a fresh evt_ id and the same data', async () => {
+    it('creates a new pending row with a fresh evt_ id and the same data, stored once', async () => {
       const endpointId = await newEndpoint();
+      const data = { open: { openCount: 2 }, thread: { id: 'th_1', subject: `Hi ${randomUUID()}` } };
       const [original] = await t.db.query(
-        `INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, event_type, mode, data, event_created_at, status,
+        `INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, event_type, mode, payload_id, event_created_at, status,
            attempt_count, last_status_code, last_error, created_at)
          VALUES ($1, $2, $3, 'email.opened', 'verbose', $4, '2026-01-01T00:00:00Z', 'failed', 6, 500, 'HTTP 500', now() - interval '1 hour')
          RETURNING id, event_id`,
-        [`evt_${'cd'.repeat(16)}`, endpointId, s.userId, JSON.stringify({ open: { openCount: 2 }, thread: { id: 'th_1', subject: 'Hi' } })],
+        [`evt_${'cd'.repeat(16)}`, endpointId, s.userId, await storePayload(t.db, data)],
       );
+      const payloadsBefore = await payloadCount();
       const before = Date.now();
       const { delivery } = await toolOk<{ delivery: Delivery }>(t, s.apiKey, 'resend_webhook_delivery', { deliveryId: original.id });
       expect(delivery).toEqual({
@@ -260,8 +268,11 @@ describe('list_webhook_deliveries and resend_webhook_delivery', () => {
         attempt_count: 0,
         source_event_id: source.source_event_id,
       });
-      expect(copy.data).toEqual({ open: { openCount: 2 }, thread: { id: 'th_1', subject: 'Hi' } });
-      expect(copy.data).toEqual(source.data);
+      // The same stored payload, not a copy of it.
+      expect(copy.payload_id).toBe(source.payload_id);
+      expect(await payloadCount()).toBe(payloadsBefore);
+      const [payload] = await t.db.query('SELECT data FROM webhook_payloads WHERE id = $1', [copy.payload_id]);
+      expect(payload.data).toEqual(data);
       // A new envelope: a new createdAt, not the original's.
       expect((copy.event_created_at as Date).getTime()).toBeGreaterThanOrEqual(before - 2000);
       // The original is left as it was.

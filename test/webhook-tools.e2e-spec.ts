@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { SecretBox } from '../src/common/secret-box';
 import { createSession, Session, SessionLine, uniqueEmail } from './support/session';
+import { storePayload } from './support/payloads';
 import {
   callTool, createMcpTestApp, EVENT_KINDS, hookUrl, ISO_MS, McpTestApp, rpc, toolError, toolOk, UUID,
 } from './support/mcp';
@@ -54,9 +55,9 @@ describe('webhook-management tools', () => {
 
   async function insertDelivery(endpointId: string, userId: string): Promise<string> {
     const [inserted] = await t.db.query(
-      `INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, event_type, mode, data, event_created_at, status)
-       VALUES ('evt_' || md5(random()::text), $1, $2, 'message.received', 'concise', '{"n":1}', now(), 'succeeded') RETURNING id`,
-      [endpointId, userId],
+      `INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, event_type, mode, payload_id, event_created_at, status)
+       VALUES ('evt_' || md5(random()::text), $1, $2, 'message.received', 'concise', $3, now(), 'succeeded') RETURNING id`,
+      [endpointId, userId, await storePayload(t.db, { n: 1 })],
     );
     return inserted.id;
   }

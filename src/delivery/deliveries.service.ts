@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, SelectQueryBuilder } from 'typeorm';
 import { Caller } from '../auth/caller';
-import { NotFoundError } from '../common/errors';
+import { isForeignKeyViolation, NotFoundError } from '../common/errors';
 import { isIsoTimestamp, KeysetCursors } from '../common/keyset-cursor';
 import { WebhooksService } from '../webhooks/webhooks.service';
 import { visibleEndpoint } from '../webhooks/endpoint-visibility';
@@ -82,13 +82,16 @@ export class DeliveriesService {
         resentFromId: original.id,
         eventType: original.eventType,
         mode: original.mode,
-        data: original.data,
+        payloadId: original.payloadId, // the same stored payload: nothing is copied
         eventCreatedAt: new Date(),
         status: 'pending',
         attemptCount: 0,
         nextAttemptAt: new Date(),
       }),
-    );
+    ).catch((error: unknown) => {
+      // The original (with its endpoint or its payload) was deleted since it was read.
+      throw isForeignKeyViolation(error) ? NotFoundError.of('webhook delivery', deliveryId, 'deliveryId') : error;
+    });
     // If Redis refuses, the row is owed all the same: the sweep enqueues it.
     await this.queue.enqueue([{ deliveryId: copy.id, endpointId: copy.endpointId, attempt: 1 }]).catch(() => undefined);
     return toDeliveryView(copy);

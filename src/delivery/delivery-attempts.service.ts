@@ -199,7 +199,7 @@ export class DeliveryAttemptsService implements OnModuleInit {
   }
 
   /**
-   * Takes attempt N of the delivery for this worker, with what sending needs of its endpoint;
+   * Takes attempt N of the delivery for this worker, with its payload and what sending needs of its endpoint;
    * null when it is not due: already done, cancelled, or attempt N was taken before (a replayed
    * or duplicate job), or the endpoint is gone. Concurrent claims go to the database together.
    */
@@ -221,9 +221,9 @@ export class DeliveryAttemptsService implements OnModuleInit {
                 FOR NO KEY UPDATE OF d SKIP LOCKED)
        UPDATE webhook_deliveries d
           SET attempt_count = due.attempt, last_attempt_at = $3, next_attempt_at = $4, updated_at = now()
-         FROM due, webhook_endpoints e
-        WHERE d.id = due.id AND e.id = d.endpoint_id
-        RETURNING d.id, d.attempt_count, d.event_id, d.endpoint_id, d.event_type, d.mode, d.data, d.event_created_at,
+         FROM due, webhook_endpoints e, webhook_payloads p
+        WHERE d.id = due.id AND e.id = d.endpoint_id AND p.id = d.payload_id
+        RETURNING d.id, d.attempt_count, d.event_id, d.endpoint_id, d.event_type, d.mode, p.data, d.event_created_at,
                   e.url, e.status, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at,
                   (e.consecutive_failures <> 0 OR e.failing_since IS NOT NULL) AS endpoint_failing`,
       [items.map((i) => i.deliveryId), items.map((i) => i.attempt), now, lease],

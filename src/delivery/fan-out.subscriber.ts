@@ -5,7 +5,7 @@ import { OutboxRelay } from '../events/outbox-relay';
 import { PayloadMode } from '../webhooks/webhook.types';
 import { newEventId } from './deliveries.service';
 import { DeliveryQueue } from './delivery-queue';
-import { buildEventData } from './payloads';
+import { PayloadVariants } from './payloads';
 
 interface Target {
   outbox_id: string;
@@ -21,7 +21,8 @@ interface Target {
  * - for a line event: its owner has live access to the line now, and its scope is all channels
  *   or lists that line (a deleted line gives no access and so matches nothing);
  * - for an org-wide event (contact.merged): its scope is all channels.
- * The unique (source event, endpoint) index makes a replayed batch create nothing twice.
+ * The unique (source event, endpoint) index makes a replayed batch create nothing twice. The
+ * endpoints that get the same variant of an event share one stored payload.
  */
 @Injectable()
 export class FanOutSubscriber implements EventSubscriber, OnModuleInit {
@@ -53,6 +54,7 @@ export class FanOutSubscriber implements EventSubscriber, OnModuleInit {
     );
     if (targets.length === 0) return async () => undefined;
     const byId = new Map(events.map((e) => [e.id, e]));
+    const payloads = new PayloadVariants();
     const rows = targets.map((t) => {
       const event = byId.get(t.outbox_id)!;
       return {
@@ -62,24 +64,37 @@ export class FanOutSubscriber implements EventSubscriber, OnModuleInit {
         sourceEventId: event.id,
         type: event.type,
         mode: t.mode,
-        data: JSON.stringify(buildEventData(event.type, event.data, t.mode, t.message_history_count)),
+        digest: payloads.of(event, t.mode, t.message_history_count),
         createdAt: event.occurredAt,
       };
     });
+    // Each distinct payload is stored once (or found, when a replay or another event stored the
+    // same content before: DO UPDATE, not DO NOTHING, so its id is returned), then the deliveries.
+    const stored = payloads.distinct();
     const inserted: Array<{ id: string; endpoint_id: string }> = await manager.query(
-      `INSERT INTO webhook_deliveries
-         (event_id, endpoint_id, user_id, source_event_id, event_type, mode, data, event_created_at, status, next_attempt_at)
-       SELECT *, 'pending', now() FROM unnest($1::text[], $2::uuid[], $3::uuid[], $4::bigint[], $5::text[], $6::text[], $7::json[], $8::timestamptz[])
+      `WITH payload AS (
+             INSERT INTO webhook_payloads (digest, data)
+             SELECT decode(digest, 'hex'), data FROM unnest($1::text[], $2::json[]) AS p(digest, data)
+             ON CONFLICT (digest) DO UPDATE SET data = webhook_payloads.data
+             RETURNING id, encode(digest, 'hex') AS digest)
+       INSERT INTO webhook_deliveries
+         (event_id, endpoint_id, user_id, source_event_id, event_type, mode, payload_id, event_created_at, status, next_attempt_at)
+       SELECT x.event_id, x.endpoint_id, x.user_id, x.source_event_id, x.event_type, x.mode, payload.id, x.created_at, 'pending', now()
+         FROM unnest($3::text[], $4::uuid[], $5::uuid[], $6::bigint[], $7::text[], $8::text[], $9::text[], $10::timestamptz[])
+                AS x(event_id, endpoint_id, user_id, source_event_id, event_type, mode, digest, created_at)
+         JOIN payload ON payload.digest = x.digest
        ON CONFLICT (source_event_id, endpoint_id) WHERE source_event_id IS NOT NULL AND resent_from_id IS NULL DO NOTHING
        RETURNING id, endpoint_id`,
       [
+        stored.map((p) => p.digest),
+        stored.map((p) => p.json),
         rows.map((r) => r.eventId),
         rows.map((r) => r.endpointId),
         rows.map((r) => r.userId),
         rows.map((r) => r.sourceEventId),
         rows.map((r) => r.type),
         rows.map((r) => r.mode),
-        rows.map((r) => r.data),
+        rows.map((r) => r.digest),
         rows.map((r) => r.createdAt),
       ],
     );

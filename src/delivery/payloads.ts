@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { PublishedEvent } from '../events/domain-event';
 import { EventKind } from '../events/event-kinds';
 import { AgentTurnData, MessageEventData, PersonData, ThreadData } from '../events/event-payloads';
 import { PayloadMode } from '../webhooks/webhook.types';
@@ -55,4 +57,38 @@ function personData(person: PersonData | null, mode: PayloadMode): object | null
   if (!person) return null;
   const { identities, ...base } = person;
   return mode === 'concise' ? base : { ...base, identities };
+}
+
+/** The envelope `data` of one delivery as stored: its JSON text and that text's SHA-256 (hex), the key it is stored under. */
+export interface StoredPayload {
+  digest: string;
+  json: string;
+}
+
+/**
+ * The payloads of one fan-out batch, each built, serialized and hashed once per variant of an
+ * event: every concise endpoint shares one, and verbose ones share one per history length.
+ */
+export class PayloadVariants {
+  private readonly byVariant = new Map<string, StoredPayload>();
+  private readonly byDigest = new Map<string, StoredPayload>();
+
+  /** The digest of the payload `event` has for an endpoint with this mode and history length. */
+  of(event: PublishedEvent, mode: PayloadMode, messageHistoryCount: number): string {
+    const variant = `${event.id}:${mode}:${mode === 'verbose' ? messageHistoryCount : ''}`;
+    let payload = this.byVariant.get(variant);
+    if (!payload) {
+      const json = JSON.stringify(buildEventData(event.type, event.data, mode, messageHistoryCount));
+      const digest = createHash('sha256').update(json, 'utf8').digest('hex');
+      payload = this.byDigest.get(digest) ?? { digest, json };
+      this.byVariant.set(variant, payload);
+      this.byDigest.set(payload.digest, payload);
+    }
+    return payload.digest;
+  }
+
+  /** Each distinct payload once (two variants, or two events, may have the same content). */
+  distinct(): StoredPayload[] {
+    return [...this.byDigest.values()];
+  }
 }

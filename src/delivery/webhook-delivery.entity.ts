@@ -33,9 +33,9 @@ export class WebhookDelivery {
   @Column({ type: 'text' })
   mode: PayloadMode;
 
-  /** The envelope's `data`, built once at dispatch. */
-  @Column({ type: 'json' })
-  data: object;
+  /** The envelope's `data`, built once at dispatch: a webhook_payloads row, shared by every delivery with the same content. */
+  @Column({ name: 'payload_id', type: 'bigint' })
+  payloadId: string;
 
   /** The envelope's `createdAt`. */
   @Column({ name: 'event_created_at', type: 'timestamptz' })
