@@ -102,7 +102,7 @@ describe('payloads: every kind in concise and verbose mode', () => {
         ...pick(full as unknown as Record<string, unknown>, extras),
       });
       expect(Object.keys(data.message).sort()).toEqual(
-        ['body', 'channel', 'createdAt', 'direction', 'fromIdentity', 'id', 'sentAt', 'status', 'threadId', 'toIdentity'],
+        ['body', 'bodyTruncated', 'channel', 'createdAt', 'direction', 'fromIdentity', 'id', 'sentAt', 'status', 'threadId', 'toIdentity'],
       );
     });
 

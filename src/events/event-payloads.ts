@@ -19,13 +19,21 @@ export interface SerializedMessage {
   toIdentity: { value: string; kind: IdentityKind };
 }
 
+/**
+ * A message as events carry it: `body` is cut to a limit (EVENT_LIMITS in
+ * messaging/message-data.builder.ts) and `bodyTruncated` says whether it was.
+ */
+export interface EventMessage extends SerializedMessage {
+  bodyTruncated: boolean;
+}
+
 export interface ThreadData {
   id: string;
   subject: string | null;
   lastMessageAt: string;
   messageCount: number;
   /** Newest last; verbose only, trimmed to the endpoint's messageHistoryCount. */
-  recentMessages: SerializedMessage[];
+  recentMessages: EventMessage[];
 }
 
 export interface IdentityData {
@@ -64,7 +72,7 @@ export interface MessageEventData {
   thread: ThreadData;
   person: PersonData | null;
   labels: string[];
-  message: SerializedMessage;
+  message: EventMessage;
   /** Verbose only. */
   attachments: AttachmentRef[];
   /** Verbose only, EMAIL channel only. */
