@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { PeriodicTask } from '../common/periodic-task';
 import { DeliveryQueue } from './delivery-queue';
 import { DeliveryProcessor } from './delivery.processor';
 
@@ -17,8 +18,7 @@ const SWEEP_BATCH = 1000;
 @Injectable()
 export class DeliverySweeper implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(DeliverySweeper.name);
-  private timer?: NodeJS.Timeout;
-  private sweeping = false;
+  private readonly task = new PeriodicTask('delivery sweep', this.logger, () => this.sweep());
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -29,41 +29,32 @@ export class DeliverySweeper implements OnApplicationBootstrap, OnApplicationShu
 
   onApplicationBootstrap(): void {
     if (this.config.processRole === 'api') return;
-    this.timer = setInterval(() => void this.sweep(), this.config.delivery.sweepIntervalMs);
-    this.timer.unref();
+    this.task.start(this.config.delivery.sweepIntervalMs);
   }
 
   onApplicationShutdown(): void {
-    if (this.timer) clearInterval(this.timer);
+    this.task.stop();
   }
 
   /** Re-enqueues overdue deliveries; returns how many it found. */
   async sweep(): Promise<number> {
-    if (this.sweeping) return 0;
-    this.sweeping = true;
     let found = 0;
-    try {
-      let batch: Array<{ id: string; endpoint_id: string; attempt_count: number }>;
-      let after = '00000000-0000-0000-0000-000000000000';
-      do {
-        batch = await this.dataSource.query(
-          `SELECT id, endpoint_id, attempt_count FROM webhook_deliveries
-            WHERE status IN ('pending', 'retrying') AND next_attempt_at < now() - $1::interval AND id > $2
-            ORDER BY id LIMIT $3`,
-          [`${this.config.delivery.sweepGraceMs} milliseconds`, after, SWEEP_BATCH],
-        );
-        if (batch.length === 0) break;
-        after = batch[batch.length - 1].id;
-        // An attempt parked in this worker is not lost, only waiting for its endpoint: not queued again.
-        const lost = batch.filter((row) => !this.processor.isParked(row.id, row.attempt_count + 1));
-        found += lost.length;
-        await this.queue.enqueue(lost.map((row) => ({ deliveryId: row.id, endpointId: row.endpoint_id, attempt: row.attempt_count + 1 })));
-      } while (batch.length === SWEEP_BATCH);
-    } catch (error) {
-      this.logger.warn(`sweep failed, will retry: ${error instanceof Error ? error.message : String(error)}`);
-    } finally {
-      this.sweeping = false;
-    }
+    let batch: Array<{ id: string; endpoint_id: string; attempt_count: number }>;
+    let after = '00000000-0000-0000-0000-000000000000';
+    do {
+      batch = await this.dataSource.query(
+        `SELECT id, endpoint_id, attempt_count FROM webhook_deliveries
+          WHERE status IN ('pending', 'retrying') AND next_attempt_at < now() - $1::interval AND id > $2
+          ORDER BY id LIMIT $3`,
+        [`${this.config.delivery.sweepGraceMs} milliseconds`, after, SWEEP_BATCH],
+      );
+      if (batch.length === 0) break;
+      after = batch[batch.length - 1].id;
+      // An attempt parked in this worker is not lost, only waiting for its endpoint: not queued again.
+      const lost = batch.filter((row) => !this.processor.isParked(row.id, row.attempt_count + 1));
+      found += lost.length;
+      await this.queue.enqueue(lost.map((row) => ({ deliveryId: row.id, endpointId: row.endpoint_id, attempt: row.attempt_count + 1 })));
+    } while (batch.length === SWEEP_BATCH);
     return found;
   }
 }

@@ -5,6 +5,7 @@ import { Job, Queue } from 'bull';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
+import { PeriodicTask } from '../../common/periodic-task';
 import { OUTBOUND_QUEUE, OutboundService } from './outbound.service';
 
 const SWEEP_EVERY_MS = 30_000;
@@ -13,7 +14,7 @@ const SWEEP_EVERY_MS = 30_000;
 @Injectable()
 export class OutboundProcessor implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(OutboundProcessor.name);
-  private timer?: NodeJS.Timeout;
+  private readonly task = new PeriodicTask('outbound sweep', this.logger, () => this.sweep());
 
   constructor(
     @InjectQueue(OUTBOUND_QUEUE) private readonly queue: Queue<{ messageId: string }>,
@@ -25,23 +26,18 @@ export class OutboundProcessor implements OnApplicationBootstrap, OnApplicationS
   onApplicationBootstrap(): void {
     if (this.config.processRole === 'api') return;
     void this.queue.process(20, (job: Job<{ messageId: string }>) => this.outbound.handOff(job.data.messageId, job.attemptsMade));
-    this.timer = setInterval(() => void this.sweep(), SWEEP_EVERY_MS);
-    this.timer.unref();
+    this.task.start(SWEEP_EVERY_MS);
   }
 
   onApplicationShutdown(): void {
-    if (this.timer) clearInterval(this.timer);
+    this.task.stop();
   }
 
   async sweep(): Promise<void> {
-    try {
-      const rows: Array<{ id: string }> = await this.dataSource.query(
-        `SELECT id FROM messages WHERE direction = 'OUTBOUND' AND status = 'QUEUED' AND created_at < now() - interval '1 minute'
-          ORDER BY created_at LIMIT 500`,
-      );
-      for (const row of rows) await this.outbound.enqueue(row.id);
-    } catch (error) {
-      this.logger.warn(`outbound sweep failed: ${(error as Error).message}`);
-    }
+    const rows: Array<{ id: string }> = await this.dataSource.query(
+      `SELECT id FROM messages WHERE direction = 'OUTBOUND' AND status = 'QUEUED' AND created_at < now() - interval '1 minute'
+        ORDER BY created_at LIMIT 500`,
+    );
+    for (const row of rows) await this.outbound.enqueue(row.id);
   }
 }

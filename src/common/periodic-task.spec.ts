@@ -1,0 +1,26 @@
+import { Logger } from '@nestjs/common';
+import { PeriodicTask } from './periodic-task';
+
+describe('PeriodicTask', () => {
+  it('never runs twice at once, and a failed run is logged, not thrown', async () => {
+    const logger = { warn: jest.fn() } as unknown as Logger;
+    let release!: () => void;
+    let runs = 0;
+    const task = new PeriodicTask('probe', logger, async () => {
+      runs += 1;
+      await new Promise<void>((resolve) => (release = resolve));
+      throw new Error('database away');
+    });
+    const first = task.runOnce();
+    const second = task.runOnce();
+    expect(second).toBe(first);
+    release();
+    await first;
+    expect(runs).toBe(1);
+    expect(logger.warn).toHaveBeenCalledWith('probe failed, will retry: database away');
+    const third = task.runOnce();
+    release();
+    await third;
+    expect(runs).toBe(2);
+  });
+});
