@@ -194,6 +194,18 @@ describe('loadConfig', () => {
     expect(namedVariables({ ...BASE, [name]: '', APP_ENV: 'production' })).toEqual([name]);
   });
 
+  describe('DELIVERY_LOG_RETENTION_DAYS', () => {
+    it('keeps 30 days by default; 0 keeps the log forever', () => {
+      expect(loadConfig({ ...BASE }).delivery.logRetentionDays).toBe(30);
+      expect(loadConfig({ ...BASE, DELIVERY_LOG_RETENTION_DAYS: '0' }).delivery.logRetentionDays).toBe(0);
+      expect(loadConfig({ ...BASE, DELIVERY_LOG_RETENTION_DAYS: '3650' }).delivery.logRetentionDays).toBe(3650);
+    });
+
+    it.each(['-1', '3651', '1.5', '30d', 'forever'])('refuses %j', (value) => {
+      expect(namedVariables({ ...BASE, DELIVERY_LOG_RETENTION_DAYS: value })).toEqual(['DELIVERY_LOG_RETENTION_DAYS']);
+    });
+  });
+
   it('says which variables are missing when the environment is empty', () => {
     expect(namedVariables({})).toEqual(expect.arrayContaining(['ADMIN_TOKEN', 'DATABASE_URL', 'REDIS_URL', 'SECRETS_KEY']));
   });

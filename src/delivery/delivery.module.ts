@@ -4,6 +4,7 @@ import { WebhooksModule } from '../webhooks/webhooks.module';
 import { DeliveriesService } from './deliveries.service';
 import { DeliveryAttemptsService } from './delivery-attempts.service';
 import { DELIVERY_QUEUE, DeliveryQueue } from './delivery-queue';
+import { DeliveryLogRetention } from './delivery-log-retention';
 import { DeliverySweeper } from './delivery-sweeper';
 import { DeliveryProcessor } from './delivery.processor';
 import { ListWebhookDeliveriesTool, ResendWebhookDeliveryTool } from './delivery.tools';
@@ -25,11 +26,12 @@ import { WebhookSender } from './webhook-sender';
     DeliveryAttemptsService,
     DeliveryProcessor,
     DeliverySweeper,
+    DeliveryLogRetention,
     FanOutSubscriber,
     WebhookSender,
     ListWebhookDeliveriesTool,
     ResendWebhookDeliveryTool,
   ],
-  exports: [DeliveriesService, DeliveryQueue, DeliveryAttemptsService, DeliverySweeper],
+  exports: [DeliveriesService, DeliveryQueue, DeliveryAttemptsService, DeliverySweeper, DeliveryLogRetention],
 })
 export class DeliveryModule {}

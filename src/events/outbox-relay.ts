@@ -4,13 +4,17 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { deleteInBatches, PeriodicTask } from '../common/periodic-task';
 import { EventKind } from './event-kinds';
 import { EventSubscriber, PublishedEvent } from './domain-event';
 import { OUTBOX_CHANNEL } from './event-bus';
 
 const BATCH_SIZE = 500;
-const RETENTION_MS = 7 * 24 * 3_600_000;
+/** Relayed events are kept this long (for a replay by hand), then deleted. */
+export const OUTBOX_RETENTION_MS = 7 * 24 * 3_600_000;
 const CLEANUP_EVERY_MS = 10 * 60_000;
+const CLEANUP_BATCH = 1000;
+const CLEANUP_PAUSE_MS = 100;
 
 /**
  * Hands committed outbox events to the subscribers, at least once. Several replicas may run:
@@ -27,7 +31,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   private running = false;
   private draining?: Promise<void>;
   private wakeAgain = false;
-  private lastCleanup = 0;
+  private readonly cleanupTask = new PeriodicTask('outbox cleanup', this.logger, () => this.cleanup());
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -44,12 +48,14 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     void this.listen();
     this.timer = setInterval(() => this.wake(), this.config.outbox.pollIntervalMs);
     this.timer.unref();
+    this.cleanupTask.start(CLEANUP_EVERY_MS);
     this.wake();
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.running = false;
     if (this.timer) clearInterval(this.timer);
+    this.cleanupTask.stop();
     await this.listener?.end().catch(() => undefined);
     await this.draining;
   }
@@ -76,7 +82,6 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       while (this.running && (await this.relayBatch()) === BATCH_SIZE) {
         // a full batch: there may be more
       }
-      await this.cleanup();
     } catch (error) {
       this.logger.warn(`relay failed, will retry: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -109,10 +114,19 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     return count;
   }
 
-  private async cleanup(): Promise<void> {
-    if (Date.now() - this.lastCleanup < CLEANUP_EVERY_MS) return;
-    this.lastCleanup = Date.now();
-    await this.dataSource.query(`DELETE FROM outbox_events WHERE relayed_at < now() - $1::interval`, [`${RETENTION_MS} milliseconds`]);
+  /**
+   * Deletes events relayed more than OUTBOX_RETENTION_MS ago, in batches (never one that is not
+   * relayed yet); several workers may run it at once. Answers how many it deleted.
+   */
+  async cleanup(): Promise<number> {
+    const { rows } = await deleteInBatches(
+      this.dataSource,
+      `DELETE FROM outbox_events WHERE id = ANY (ARRAY(
+         SELECT id FROM outbox_events WHERE relayed_at < now() - $1::interval ORDER BY relayed_at LIMIT $2 FOR UPDATE SKIP LOCKED))`,
+      [`${OUTBOX_RETENTION_MS} milliseconds`],
+      { batchSize: CLEANUP_BATCH, pauseMs: CLEANUP_PAUSE_MS },
+    );
+    return rows;
   }
 
   /** A dedicated connection LISTENs for NOTIFY; it reconnects after a database restart. */
