@@ -568,9 +568,12 @@ describe('email: inbound, send_email over SMTP, open tracking', () => {
       expect(Buffer.compare(res.body as Buffer, TRACKING_GIF)).toBe(0);
     }
 
-    async function opens(id: string): Promise<boolean[]> {
-      const rows: Array<{ counted: boolean }> = await db.query(`SELECT counted FROM email_opens WHERE message_id = $1 ORDER BY opened_at, id`, [id]);
-      return rows.map((r) => r.counted);
+    /** The email_opens rows of a message, oldest first: counted opens, and counters of fetches that were not opens. */
+    async function opens(id: string): Promise<Array<{ counted: boolean; reason: string | null; fetches: number }>> {
+      return db.query(
+        `SELECT counted, reason, fetch_count AS fetches FROM email_opens WHERE message_id = $1 ORDER BY opened_at, id`,
+        [id],
+      );
     }
 
     it('counts distinct opens after the scanner window, not scanner fetches, refetches or security gateways', async () => {
@@ -601,7 +604,13 @@ describe('email: inbound, send_email over SMTP, open tracking', () => {
       await sleep(1000);
       expect(events('verbose', 'email.opened')).toHaveLength(2);
       expect(events('concise', 'email.opened')).toHaveLength(2);
-      expect(await opens(id)).toEqual([false, true, false, false, false, true]);
+      // Six fetches, four rows: the scanner fetch, the first open with its refetch, both gateway fetches, the second open.
+      expect(await opens(id)).toEqual([
+        { counted: false, reason: 'scanner-window', fetches: 1 },
+        { counted: true, reason: null, fetches: 2 },
+        { counted: false, reason: 'ignored-user-agent', fetches: 2 },
+        { counted: true, reason: null, fetches: 1 },
+      ]);
       const row = await messageRow(id);
       expect(row.open_count).toBe(2);
       expect(row.first_opened_at.toISOString()).toBe(opened.data.open.firstOpenedAt);
@@ -616,9 +625,33 @@ describe('email: inbound, send_email over SMTP, open tracking', () => {
       await waitFor('verbose', 'email.opened');
       await sleep(1000);
       expect(events('verbose', 'email.opened')).toHaveLength(1);
-      expect((await opens(id)).sort()).toEqual([false, false, false, false, true]);
+      expect(await opens(id)).toEqual([{ counted: true, reason: null, fetches: 5 }]);
       expect((await messageRow(id)).open_count).toBe(1);
     });
+
+    it('2,000 fetches store a row per counted open, not per fetch; the counts and the events stay right', async () => {
+      const { id, token, sentAt, events } = await trackedEmail();
+      await sleep(Math.max(0, SCANNER_WINDOW_SECONDS * 1000 - (Date.now() - sentAt.getTime()) + 100));
+      const started = Date.now();
+      for (let sent = 0; sent < 2_000; sent += 50) {
+        const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => fetchPixel(token, i % 10 === 0 ? MIMECAST_UA : GMAIL_PROXY_UA)));
+        answers.forEach(expectGif);
+      }
+      const seconds = (Date.now() - started) / 1000;
+      const row = await messageRow(id);
+      // At most one counted open per dedup window while the fetches went on.
+      expect(row.open_count).toBeGreaterThanOrEqual(1);
+      expect(row.open_count).toBeLessThanOrEqual(Math.ceil(seconds / DEDUP_SECONDS) + 1);
+      const rows = await opens(id);
+      expect(rows.filter((r) => r.counted)).toHaveLength(row.open_count);
+      expect(rows.filter((r) => !r.counted)).toEqual([{ counted: false, reason: 'ignored-user-agent', fetches: 200 }]);
+      expect(rows.reduce((sum, r) => sum + r.fetches, 0)).toBe(2_000);
+      // One email.opened per counted open, its openCount the running count.
+      await waitUntil(() => events('verbose', 'email.opened').length >= row.open_count, 'an email.opened per counted open');
+      await sleep(500);
+      const opened = events('verbose', 'email.opened').map((e) => e.data.open.openCount).sort((a: number, b: number) => a - b);
+      expect(opened).toEqual(Array.from({ length: row.open_count }, (_, i) => i + 1));
+    }, 90_000);
 
     it('never fires for an email sent without read receipt', async () => {
       const { session, line, events } = await setup();

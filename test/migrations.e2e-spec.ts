@@ -143,5 +143,44 @@ describe('migrations under the advisory lock', () => {
       expect(await runMigrations(url)).toEqual(names.slice(names.indexOf('WebhookPayloads1763800500000')));
       expect((await query<{ n: number }>(url, 'SELECT count(DISTINCT payload_id)::int AS n FROM webhook_deliveries'))[0].n).toBe(2);
     });
+
+    it('EmailOpenFetchCounts: counted opens stay rows; earlier fetches that were not opens fold into one row per message', async () => {
+      await downThrough('EmailOpenFetchCounts1763800520000');
+      const [{ id: orgId }] = await query<{ id: string }>(url, `INSERT INTO orgs (name, tier) VALUES ('p', 'PRO') RETURNING id`);
+      const [{ id: lineId }] = await query<{ id: string }>(url, `INSERT INTO lines (org_id, type, address) VALUES ($1, 'EMAIL_ACCOUNT', 'us@example.com') RETURNING id`, [orgId]);
+      const [{ id: identityId }] = await query<{ id: string }>(url, `INSERT INTO identities (org_id, kind, value) VALUES ($1, 'EMAIL', 'them@example.com') RETURNING id`, [orgId]);
+      const [{ id: threadId }] = await query<{ id: string }>(
+        url, `INSERT INTO threads (org_id, line_id, channel, partner_identity_id, last_message_at) VALUES ($1, $2, 'EMAIL', $3, now()) RETURNING id`,
+        [orgId, lineId, identityId],
+      );
+      const [{ id: messageId }] = await query<{ id: string }>(
+        url,
+        `INSERT INTO messages (org_id, thread_id, line_id, channel, direction, status, body, from_value, from_kind, to_value, to_kind, read_receipt)
+         VALUES ($1, $2, $3, 'EMAIL', 'OUTBOUND', 'SENT', 'hi', 'us@example.com', 'EMAIL', 'them@example.com', 'EMAIL', true) RETURNING id`,
+        [orgId, threadId, lineId],
+      );
+      await query(
+        url,
+        `INSERT INTO email_opens (message_id, opened_at, user_agent, counted)
+         SELECT $1, '2026-01-01T00:00:00Z'::timestamptz + i * interval '1 second', 'ua-' || i, i IN (2, 6) FROM generate_series(1, 7) AS i`,
+        [messageId],
+      );
+
+      await runMigrations(url);
+      const rows = await query<{ opened_at: Date; last_fetched_at: Date; counted: boolean; reason: string | null; fetch_count: number; user_agent: string }>(
+        url, `SELECT opened_at, last_fetched_at, counted, reason, fetch_count, user_agent FROM email_opens WHERE message_id = $1 ORDER BY opened_at`, [messageId],
+      );
+      const at = (second: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, second));
+      expect(rows).toEqual([
+        { opened_at: at(1), last_fetched_at: at(7), counted: false, reason: 'unrecorded', fetch_count: 5, user_agent: 'ua-1' },
+        { opened_at: at(2), last_fetched_at: at(2), counted: true, reason: null, fetch_count: 1, user_agent: 'ua-2' },
+        { opened_at: at(6), last_fetched_at: at(6), counted: true, reason: null, fetch_count: 1, user_agent: 'ua-6' },
+      ]);
+
+      await downThrough('EmailOpenFetchCounts1763800520000');
+      expect(await columns('email_opens')).not.toContain('fetch_count');
+      expect((await query<{ n: number }>(url, 'SELECT count(*)::int AS n FROM email_opens WHERE message_id = $1', [messageId]))[0].n).toBe(3);
+      await runMigrations(url);
+    });
   });
 });

@@ -6,9 +6,10 @@ import { AgentTurnIndexes1763800450000 } from './1763800450000-AgentTurnIndexes'
 import { AttachmentExtractionClaims1763800470000 } from './1763800470000-AttachmentExtractionClaims';
 import { WebhookPayloads1763800500000 } from './1763800500000-WebhookPayloads';
 import { DeliveryLogRetention1763800510000 } from './1763800510000-DeliveryLogRetention';
+import { EmailOpenFetchCounts1763800520000 } from './1763800520000-EmailOpenFetchCounts';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
   Accounts1763800000000, Webhooks1763800100000, Outbox1763800200000, Messaging1763800300000, AgentTurnIndexes1763800450000, AttachmentExtractionClaims1763800470000,
-  WebhookPayloads1763800500000, DeliveryLogRetention1763800510000,
+  WebhookPayloads1763800500000, DeliveryLogRetention1763800510000, EmailOpenFetchCounts1763800520000,
 ];

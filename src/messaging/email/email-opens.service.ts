@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { EventBus } from '../../events/event-bus';
 import { MessageDataBuilder } from '../message-data.builder';
-import { judgeOpen, OpenPolicy, OpenVerdict } from './open-policy';
+import { judgeOpen, NotCountedReason, OpenPolicy, OpenVerdict } from './open-policy';
 
 /** Tokens are 32 base64url characters; anything unlike a token is not looked up. */
 const TOKEN = /^[A-Za-z0-9_-]{16,128}$/;
@@ -13,9 +13,10 @@ const TOKEN = /^[A-Za-z0-9_-]{16,128}$/;
 export type OpenResult = { messageId: null } | ({ messageId: string } & OpenVerdict);
 
 /**
- * Open tracking: a pixel fetch of an email sent with readReceipt is recorded (email_opens), and a
- * distinct open (open-policy.ts) moves the message's open counters and publishes email.opened,
- * in one transaction that holds the message row, so concurrent fetches count one at a time.
+ * Open tracking: a distinct open (open-policy.ts) of an email sent with readReceipt is recorded
+ * (one email_opens row), moves the message's open counters and publishes email.opened; any other
+ * pixel fetch only adds to a counter (docs/email-opens.md). One transaction holds the message
+ * row, so concurrent fetches count one at a time.
  */
 @Injectable()
 export class EmailOpensService {
@@ -42,10 +43,15 @@ export class EmailOpensService {
         );
       if (!message) return { messageId: null };
       const verdict = judgeOpen({ at: message.at, sentAt: message.sent_at, lastOpenedAt: message.last_opened_at, userAgent }, this.policy);
-      await tx.query(`INSERT INTO email_opens (message_id, opened_at, user_agent, counted) VALUES ($1, $2, $3, $4)`, [
-        message.id, message.at, userAgent?.slice(0, 1000) ?? null, verdict.counted,
-      ]);
-      if (!verdict.counted) return { messageId: message.id, ...verdict };
+      const agent = userAgent?.slice(0, 1000) ?? null;
+      if (!verdict.counted) {
+        await this.countFetch(tx, message.id, message.at, agent, verdict.reason);
+        return { messageId: message.id, ...verdict };
+      }
+      await tx.query(
+        `INSERT INTO email_opens (message_id, opened_at, last_fetched_at, user_agent, counted) VALUES ($1, $2, $2, $3, true)`,
+        [message.id, message.at, agent],
+      );
       // An UPDATE answers [rows, affected count].
       const [[open]]: [Array<{ first_opened_at: Date; last_opened_at: Date; open_count: number }>, number] = await tx.query(
         `UPDATE messages SET open_count = open_count + 1, first_opened_at = COALESCE(first_opened_at, $2), last_opened_at = $2
@@ -67,5 +73,26 @@ export class EmailOpensService {
       );
       return { messageId: message.id, ...verdict };
     });
+  }
+
+  /**
+   * A fetch that is not an open is counted, not stored: a refetch of the same view on the row of
+   * the open it repeats, any other on the message's one row for that reason.
+   */
+  private async countFetch(tx: EntityManager, messageId: string, at: Date, userAgent: string | null, reason: NotCountedReason): Promise<void> {
+    if (reason === 'same-view') {
+      const [, repeated]: [unknown, number] = await tx.query(
+        `UPDATE email_opens SET fetch_count = fetch_count + 1, last_fetched_at = $2
+          WHERE id = (SELECT id FROM email_opens WHERE message_id = $1 AND counted ORDER BY opened_at DESC, id DESC LIMIT 1)`,
+        [messageId, at],
+      );
+      if (repeated === 1) return;
+    }
+    await tx.query(
+      `INSERT INTO email_opens (message_id, opened_at, last_fetched_at, user_agent, counted, reason) VALUES ($1, $2, $2, $3, false, $4)
+       ON CONFLICT (message_id, reason) WHERE NOT counted
+       DO UPDATE SET fetch_count = email_opens.fetch_count + 1, last_fetched_at = EXCLUDED.last_fetched_at`,
+      [messageId, at, userAgent, reason],
+    );
   }
 }

@@ -82,9 +82,9 @@ export interface OpenFacts {
   userAgent: string | null;
 }
 
-export type OpenVerdict =
-  | { counted: true }
-  | { counted: false; reason: 'not-sent' | 'scanner-window' | 'ignored-user-agent' | 'same-view' };
+export type NotCountedReason = 'not-sent' | 'scanner-window' | 'ignored-user-agent' | 'same-view';
+
+export type OpenVerdict = { counted: true } | { counted: false; reason: NotCountedReason };
 
 /** Counts a fetch as a distinct open, or says why it is not one. */
 export function judgeOpen(facts: OpenFacts, policy: OpenPolicy): OpenVerdict {
