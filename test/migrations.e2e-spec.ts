@@ -182,5 +182,26 @@ describe('migrations under the advisory lock', () => {
       expect((await query<{ n: number }>(url, 'SELECT count(*)::int AS n FROM email_opens WHERE message_id = $1', [messageId]))[0].n).toBe(3);
       await runMigrations(url);
     });
+
+    it('AttachmentQuota: usage is backfilled per org; deleting attachments gives their bytes back', async () => {
+      await downThrough('AttachmentQuota1763800530000');
+      const [{ id: messageId, org_id: orgId }] = await query<{ id: string; org_id: string }>(url, `SELECT id, org_id FROM messages LIMIT 1`);
+      const inserted = await query<{ id: string }>(
+        url,
+        `INSERT INTO attachments (org_id, message_id, filename, mime_type, size_bytes, content)
+         SELECT $1, $2, 'f' || n, 'text/plain', n, convert_to(repeat('x', n), 'UTF8') FROM unnest(ARRAY[100, 50]) AS n RETURNING id`,
+        [orgId, messageId],
+      );
+      await runMigrations(url);
+      const usage = async () => (await query<{ used: string }>(url, 'SELECT bytes_used AS used FROM org_attachment_storage WHERE org_id = $1', [orgId]))[0]?.used;
+      expect(await usage()).toBe('150');
+      await query(url, 'DELETE FROM attachments WHERE id = $1', [inserted[0].id]);
+      expect(await usage()).toBe('50');
+
+      await downThrough('AttachmentQuota1763800530000');
+      expect(await columns('attachments')).not.toContain('content_status');
+      await runMigrations(url);
+      expect(await usage()).toBe('50');
+    });
   });
 });

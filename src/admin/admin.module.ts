@@ -2,14 +2,16 @@ import { Module } from '@nestjs/common';
 import { AccountsModule } from '../accounts/accounts.module';
 import { AuthModule } from '../auth/auth.module';
 import { AgentsModule } from '../messaging/agents/agents.module';
+import { MessagingCoreModule } from '../messaging/messaging-core.module';
 import { AdminAccountsController } from './admin-accounts.controller';
 import { AdminAgentsController } from './admin-agents.controller';
 import { AdminApiKeysController } from './admin-api-keys.controller';
+import { AdminAttachmentQuotaController } from './admin-attachment-quota.controller';
 import { AdminEndpointCapController } from './admin-endpoint-cap.controller';
 
 /** Internal operator surface, guarded by ADMIN_TOKEN. */
 @Module({
-  imports: [AccountsModule, AuthModule, AgentsModule],
-  controllers: [AdminAccountsController, AdminApiKeysController, AdminEndpointCapController, AdminAgentsController],
+  imports: [AccountsModule, AuthModule, AgentsModule, MessagingCoreModule],
+  controllers: [AdminAccountsController, AdminApiKeysController, AdminEndpointCapController, AdminAgentsController, AdminAttachmentQuotaController],
 })
 export class AdminModule {}

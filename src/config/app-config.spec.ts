@@ -206,6 +206,18 @@ describe('loadConfig', () => {
     });
   });
 
+  describe('ATTACHMENT_QUOTA_BYTES_PER_ORG', () => {
+    it('is 5 GiB by default; 0 stores no attachment bytes', () => {
+      expect(loadConfig({ ...BASE }).attachments.quotaBytesPerOrg).toBe(5 * 1024 ** 3);
+      expect(loadConfig({ ...BASE, ATTACHMENT_QUOTA_BYTES_PER_ORG: '0' }).attachments.quotaBytesPerOrg).toBe(0);
+      expect(loadConfig({ ...BASE, ATTACHMENT_QUOTA_BYTES_PER_ORG: '1099511627776' }).attachments.quotaBytesPerOrg).toBe(2 ** 40);
+    });
+
+    it.each(['-1', '5GB', '1.5', String(2 ** 50 + 1)])('refuses %j', (value) => {
+      expect(namedVariables({ ...BASE, ATTACHMENT_QUOTA_BYTES_PER_ORG: value })).toEqual(['ATTACHMENT_QUOTA_BYTES_PER_ORG']);
+    });
+  });
+
   it('says which variables are missing when the environment is empty', () => {
     expect(namedVariables({})).toEqual(expect.arrayContaining(['ADMIN_TOKEN', 'DATABASE_URL', 'REDIS_URL', 'SECRETS_KEY']));
   });

@@ -104,6 +104,9 @@ class EnvironmentVariables {
   @IsOptional() @IsInt() @Min(0) @Max(3650)
   DELIVERY_LOG_RETENTION_DAYS = 30;
 
+  @IsOptional() @IsInt() @Min(0) @Max(2 ** 50)
+  ATTACHMENT_QUOTA_BYTES_PER_ORG = 5 * 1024 ** 3;
+
   @IsOptional() @IsInt() @Min(0) @Max(3600)
   EMAIL_OPEN_SCANNER_WINDOW_SECONDS = 5;
 
@@ -175,6 +178,10 @@ export interface AppConfig {
     logRetentionDays: number;
   };
   outbox: { pollIntervalMs: number };
+  attachments: {
+    /** Attachment bytes one org may store, unless an operator set its own quota. */
+    quotaBytesPerOrg: number;
+  };
   emailOpens: {
     /** Fetches this soon after sending are scanner prefetches, not opens. */
     scannerWindowSeconds: number;
@@ -208,7 +215,7 @@ const VARIABLES = [
   'HTTP_REQUEST_TIMEOUT_MS', 'HTTP_HEADERS_TIMEOUT_MS', 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 'HTTP_BODY_BUDGET_BYTES',
   'WEBHOOK_ALLOWED_CIDRS', 'DELIVERY_RETRY_SCHEDULE', 'DELIVERY_CONCURRENCY', 'DELIVERY_ENDPOINT_CONCURRENCY', 'DELIVERY_TIMEOUT_MS',
   'DELIVERY_SWEEP_INTERVAL_MS', 'DELIVERY_SWEEP_GRACE_MS', 'OUTBOX_POLL_INTERVAL_MS', 'DELIVERY_LOG_RETENTION_DAYS',
-  'EMAIL_OPEN_SCANNER_WINDOW_SECONDS', 'EMAIL_OPEN_DEDUP_SECONDS', 'EMAIL_OPEN_IGNORED_USER_AGENTS',
+  'ATTACHMENT_QUOTA_BYTES_PER_ORG', 'EMAIL_OPEN_SCANNER_WINDOW_SECONDS', 'EMAIL_OPEN_DEDUP_SECONDS', 'EMAIL_OPEN_IGNORED_USER_AGENTS',
   'EXTRACTION_THREADS', 'EXTRACTION_TIMEOUT_MS', 'EXTRACTION_THREAD_MEMORY_MB', 'EXTRACTION_MAX_UNZIPPED_BYTES', 'EXTRACTION_MAX_ZIP_ENTRIES',
 ] as const;
 const NUMERIC = new Set<string>([
@@ -216,6 +223,7 @@ const NUMERIC = new Set<string>([
   'DELIVERY_CONCURRENCY', 'DELIVERY_ENDPOINT_CONCURRENCY', 'DELIVERY_TIMEOUT_MS', 'DELIVERY_SWEEP_INTERVAL_MS',
   'DELIVERY_SWEEP_GRACE_MS', 'OUTBOX_POLL_INTERVAL_MS', 'DELIVERY_LOG_RETENTION_DAYS', 'EMAIL_OPEN_SCANNER_WINDOW_SECONDS', 'EMAIL_OPEN_DEDUP_SECONDS',
   'EXTRACTION_THREADS', 'EXTRACTION_TIMEOUT_MS', 'EXTRACTION_THREAD_MEMORY_MB', 'EXTRACTION_MAX_UNZIPPED_BYTES', 'EXTRACTION_MAX_ZIP_ENTRIES',
+  'ATTACHMENT_QUOTA_BYTES_PER_ORG',
 ]);
 
 /** Reads and validates the environment; throws ConfigError naming every bad variable. */
@@ -300,6 +308,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       logRetentionDays: parsed.DELIVERY_LOG_RETENTION_DAYS,
     },
     outbox: { pollIntervalMs: parsed.OUTBOX_POLL_INTERVAL_MS },
+    attachments: { quotaBytesPerOrg: parsed.ATTACHMENT_QUOTA_BYTES_PER_ORG },
     emailOpens: {
       scannerWindowSeconds: parsed.EMAIL_OPEN_SCANNER_WINDOW_SECONDS,
       dedupSeconds: parsed.EMAIL_OPEN_DEDUP_SECONDS,

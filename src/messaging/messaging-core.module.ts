@@ -1,5 +1,6 @@
 import { BullModule } from '@nestjs/bull';
 import { Module } from '@nestjs/common';
+import { AttachmentStorage } from './attachments/attachment-storage';
 import { ConversationsService } from './conversations/conversations.service';
 import { Mailer } from './email/mailer';
 import { SmsIngestController } from './ingest/sms-ingest.controller';
@@ -13,7 +14,7 @@ import { SmsCarrier } from './outbound/sms-carrier';
 @Module({
   imports: [BullModule.registerQueue({ name: OUTBOUND_QUEUE })],
   controllers: [SmsIngestController],
-  providers: [MessageDataBuilder, ConversationsService, OutboundService, OutboundProcessor, SmsCarrier, Mailer, SendSmsTool],
-  exports: [MessageDataBuilder, ConversationsService, OutboundService],
+  providers: [MessageDataBuilder, AttachmentStorage, ConversationsService, OutboundService, OutboundProcessor, SmsCarrier, Mailer, SendSmsTool],
+  exports: [MessageDataBuilder, AttachmentStorage, ConversationsService, OutboundService],
 })
 export class MessagingCoreModule {}

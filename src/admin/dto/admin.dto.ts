@@ -133,6 +133,12 @@ export class SetEndpointCapDto {
   expiresAt?: Date;
 }
 
+export class SetAttachmentQuotaDto {
+  @ApiProperty({ minimum: 0, maximum: 2 ** 50, example: 10 * 1024 ** 3, description: 'Attachment bytes the org may store' })
+  @IsInt() @Min(0) @Max(2 ** 50)
+  quotaBytes: number;
+}
+
 export class RemoveEndpointCapDto {
   @ApiPropertyOptional({ example: 'pilot ended' })
   @IsOptional() @IsString() @IsNotEmpty() @MaxLength(500)

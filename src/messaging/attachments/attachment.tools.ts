@@ -26,7 +26,8 @@ export const calendarEventSchema = {
   description:
     'The text extracted from an attachment of a message (PDF text, image OCR, Word/Excel/PowerPoint, text, HTML, .ics invites), ' +
     'its calendar events for .ics files, and a download link valid 1 hour. Extraction runs once, after message.received; ' +
-    'until it finishes (attachment.extracted), extractionStatus is pending or extracting, text is null and `note` says so.',
+    'until it finishes (attachment.extracted), extractionStatus is pending or extracting, text is null and `note` says so. ' +
+    "A file that arrived when the organization's attachment storage quota was reached was not stored: that is an error saying so.",
   kind: 'read',
   idempotent: true,
   minRole: 'MEMBER',

@@ -7,8 +7,11 @@ import { Clock } from '../../common/clock';
 import { ForbiddenError, NotFoundError } from '../../common/errors';
 import { CalendarEventData } from '../../events/event-payloads';
 import { toCalendarEventData } from './attachment-extraction.service';
+import { notStoredError } from './attachment-storage';
 
 export type ExtractionStatus = 'pending' | 'extracting' | 'extracted' | 'failed';
+/** Whether the bytes were stored, or skipped because the org's attachment storage quota was reached. */
+export type ContentStatus = 'stored' | 'quota_exceeded';
 
 export interface AttachmentView {
   id: string;
@@ -47,10 +50,10 @@ export class AttachmentsService {
   async read(caller: Caller, attachmentId: string): Promise<AttachmentReadResult> {
     const [row]: Array<{
       id: string; filename: string; mime_type: string; size_bytes: number; message_id: string; extraction_status: ExtractionStatus;
-      extracted_text: string | null; text_length: number; extraction_error: string | null; extracted_at: Date | null;
+      extracted_text: string | null; text_length: number; extraction_error: string | null; extracted_at: Date | null; content_status: ContentStatus;
     }> = await this.dataSource.query(
       `SELECT a.id, a.filename, a.mime_type, a.size_bytes, a.message_id, a.extraction_status, a.extracted_text, a.text_length,
-              a.extraction_error, a.extracted_at
+              a.extraction_error, a.extracted_at, a.content_status
          FROM attachments a
          JOIN messages m ON m.id = a.message_id
          JOIN threads t ON t.id = m.thread_id
@@ -59,6 +62,7 @@ export class AttachmentsService {
       [attachmentId, caller.orgId, caller.lines.map((l) => l.id)],
     );
     if (!row) throw NotFoundError.of('attachment', attachmentId, 'attachmentId');
+    if (row.content_status !== 'stored') throw notStoredError(row);
     const events: Array<{
       id: string; uid: string; method: string | null; status: string | null; summary: string | null; starts_at: Date | null;
       ends_at: Date | null; organizer_email: string | null; attendee_emails: string[];
@@ -99,10 +103,11 @@ export class AttachmentsService {
     if (!this.urls.verify(attachmentId, expires, sig, this.clock.now())) {
       throw new ForbiddenError('the download link is invalid or has expired; ask for a new one (read_attachment or the webhook gives one valid 1 hour)');
     }
-    const [row]: Array<{ filename: string; mime_type: string; content: Buffer }> = UUID.test(attachmentId)
+    const [row]: Array<{ filename: string; mime_type: string; content: Buffer | null }> = UUID.test(attachmentId)
       ? await this.dataSource.query(`SELECT filename, mime_type, content FROM attachments WHERE id = $1`, [attachmentId])
       : [];
     if (!row) throw NotFoundError.of('attachment', attachmentId);
+    if (row.content === null) throw notStoredError({ id: attachmentId, filename: row.filename });
     return { filename: row.filename, mimeType: row.mime_type, content: row.content };
   }
 }

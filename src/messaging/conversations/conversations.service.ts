@@ -4,6 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { NotFoundError } from '../../common/errors';
 import { EventBus } from '../../events/event-bus';
 import { IdentityKind } from '../../events/event-payloads';
+import { AttachmentFile, AttachmentStorage } from '../attachments/attachment-storage';
 import { MessageDataBuilder } from '../message-data.builder';
 
 export type MessageChannel = 'SMS' | 'EMAIL';
@@ -28,11 +29,7 @@ class RepeatedInbound extends Error {
   }
 }
 
-export interface InboundAttachment {
-  filename: string;
-  mimeType: string;
-  content: Buffer;
-}
+export type InboundAttachment = AttachmentFile;
 
 export interface InboundMessage {
   /** The receiving line's address: an E.164 number or an email address. */
@@ -78,6 +75,7 @@ export class ConversationsService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly bus: EventBus,
     private readonly data: MessageDataBuilder,
+    private readonly attachments: AttachmentStorage,
   ) {}
 
   /**
@@ -136,16 +134,7 @@ export class ConversationsService {
           ],
         );
         if (!message) throw new RepeatedInbound(line.id);
-        const attachmentIds: string[] = [];
-        for (const attachment of input.attachments) {
-          const [row]: Array<{ id: string }> = await tx.query(
-            // clock_timestamp(), not now(): attachments keep the order they had in the message.
-            `INSERT INTO attachments (org_id, message_id, filename, mime_type, size_bytes, content, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6, clock_timestamp()) RETURNING id`,
-            [line.org_id, message.id, attachment.filename, attachment.mimeType, attachment.content.length, attachment.content],
-          );
-          attachmentIds.push(row.id);
-        }
+        const attachmentIds = await this.attachments.storeInbound(tx, line.org_id, message.id, input.attachments);
 
         const data = await this.data.build(message.id, tx);
         const events = created ? (['thread.created', 'message.received'] as const) : (['message.received'] as const);
