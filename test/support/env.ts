@@ -6,6 +6,7 @@ process.env.APP_ENV = 'production';
 process.env.REDIS_URL = REDIS_URL;
 process.env.ADMIN_TOKEN = ADMIN_TOKEN;
 process.env.INGEST_TOKEN = INGEST_TOKEN;
-process.env.SECRETS_KEY = randomBytes(32).toString('hex');
+// One key per run (global-setup): the files share the run's database and its sealed secrets.
+process.env.SECRETS_KEY = process.env.TEST_SECRETS_KEY ?? randomBytes(32).toString('hex');
 process.env.LOG_LEVEL = process.env.TEST_LOG_LEVEL ?? 'silent';
 process.env.PUBLIC_BASE_URL = 'http://127.0.0.1:3000';

@@ -3,7 +3,11 @@ import { Client } from 'pg';
 import { runMigrations } from '../../src/database/migrate';
 import { BASE_DATABASE_URL, databaseUrlFor } from './test-env';
 
-/** Each run gets its own database and Bull key prefix, dropped again by the teardown. */
+/**
+ * Each run gets its own database and Bull key prefix, dropped again by the teardown, and one
+ * SECRETS_KEY (test/support/env.ts): every file's app seals into the same database, and a process
+ * a test starts from src/main.ts refuses to start when it cannot open what is stored there.
+ */
 export default async function globalSetup(): Promise<void> {
   const runId = `${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
   const database = `mss_test_${runId}`;
@@ -19,5 +23,6 @@ export default async function globalSetup(): Promise<void> {
   process.env.TEST_DATABASE_NAME = database;
   process.env.DATABASE_URL = databaseUrlFor(database);
   process.env.QUEUE_PREFIX = `{mss_test_${runId}}`;
+  process.env.TEST_SECRETS_KEY = randomBytes(32).toString('hex');
   await runMigrations(process.env.DATABASE_URL);
 }
