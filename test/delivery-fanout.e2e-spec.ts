@@ -154,6 +154,20 @@ describe('fan-out: ownership, scope, kinds and status', () => {
     expect(requestsTo(receiver, all.path)).toHaveLength(1);
   });
 
+  it('each delivery records the line of its event (none for an org-wide event), and a resend keeps it', async () => {
+    const s = await createSession(t.admin);
+    const ep = await endpoint(s, 'line-of-delivery');
+    const onPhone = await publishAndFanOut(fixtureEvent('message.received', { orgId: s.orgId, lineId: phone(s).id }));
+    const orgWide = await publishAndFanOut(fixtureEvent('contact.merged', { orgId: s.orgId, lineId: null }));
+    const lineOf = async (outboxId: string) =>
+      (await t.db.query('SELECT id, line_id FROM webhook_deliveries WHERE source_event_id = $1 AND endpoint_id = $2', [outboxId, ep.id]))[0];
+    const phoneDelivery = await lineOf(onPhone.outboxId);
+    expect(phoneDelivery.line_id).toBe(phone(s).id);
+    expect((await lineOf(orgWide.outboxId)).line_id).toBeNull();
+    const { delivery: copy } = await toolOk(t, s.apiKey, 'resend_webhook_delivery', { deliveryId: phoneDelivery.id });
+    expect((await t.db.query('SELECT line_id FROM webhook_deliveries WHERE id = $1', [copy.id]))[0].line_id).toBe(phone(s).id);
+  });
+
   it('events are filtered by kind', async () => {
     const s = await createSession(t.admin);
     const sentOnly = await endpoint(s, 'kind', { events: ['message.sent'] });

@@ -203,5 +203,32 @@ describe('migrations under the advisory lock', () => {
       await runMigrations(url);
       expect(await usage()).toBe('50');
     });
+
+    it('DeliveryLine: a delivery takes the line of its outbox event while that is kept; others stay null', async () => {
+      await downThrough('DeliveryLine1763800540000');
+      const [endpoint] = await query<{ id: string; user_id: string; org_id: string }>(url, 'SELECT id, user_id, org_id FROM webhook_endpoints LIMIT 1');
+      const [{ id: lineId }] = await query<{ id: string }>(url, `INSERT INTO lines (org_id, type, address) VALUES ($1, 'PHONE_NUMBER', '+15550009999') RETURNING id`, [endpoint.org_id]);
+      const events = await query<{ id: string }>(
+        url,
+        `INSERT INTO outbox_events (type, org_id, line_id, data) VALUES ('message.received', $1, $2, '{}'), ('contact.merged', $1, NULL, '{}') RETURNING id`,
+        [endpoint.org_id, lineId],
+      );
+      const [{ payload_id: payloadId }] = await query<{ payload_id: string }>(url, 'SELECT payload_id FROM webhook_deliveries LIMIT 1');
+      // Of a line event, of an org-wide event, and one whose outbox event is gone (pruned).
+      const deliveries = await query<{ id: string }>(
+        url,
+        `INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, source_event_id, event_type, mode, payload_id, event_created_at, status)
+         SELECT 'evt_' || md5(random()::text), $1, $2, s, 'message.received', 'concise', $3, now(), 'succeeded' FROM unnest($4::bigint[]) AS s
+         RETURNING id`,
+        [endpoint.id, endpoint.user_id, payloadId, [events[0].id, events[1].id, '999999999']],
+      );
+      await runMigrations(url);
+      const lineOf = async (id: string) => (await query<{ line_id: string | null }>(url, 'SELECT line_id FROM webhook_deliveries WHERE id = $1', [id]))[0].line_id;
+      expect([await lineOf(deliveries[0].id), await lineOf(deliveries[1].id), await lineOf(deliveries[2].id)]).toEqual([lineId, null, null]);
+      await downThrough('DeliveryLine1763800540000');
+      expect(await columns('webhook_deliveries')).not.toContain('line_id');
+      await runMigrations(url);
+      expect(await lineOf(deliveries[0].id)).toBe(lineId);
+    });
   });
 });

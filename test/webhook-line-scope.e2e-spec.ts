@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { createSession, Session, SessionLine, uniquePhone } from './support/session';
 import { createMcpTestApp, hookUrl, McpTestApp, toolError, toolOk } from './support/mcp';
+import { storePayload } from './support/payloads';
 
 /**
  * Issue 10, section 1 (spec: Authentication 4; DESIGN "Line-scoped keys"): a key limited to some
  * lines sees and acts on only the endpoints whose channel scope lies wholly inside the lines it may
  * use now. Every other endpoint of its own user, and that endpoint's deliveries, answer exactly as
- * ids that never existed, in all eight webhook tools, and stay untouched.
+ * ids that never existed, in all eight webhook tools, and stay untouched. Of a visible endpoint's
+ * log it sees only deliveries of events on its lines (an endpoint may have reached further before).
  */
 type Scope = 'all lines' | 'its line' | 'another line' | 'both lines';
 const HIDDEN: Scope[] = ['all lines', 'another line', 'both lines'];
@@ -40,16 +42,21 @@ describe('webhook tools with a key limited to some lines (LINES)', () => {
     return res.body.key;
   }
 
-  /** Registers with `key` and gives the endpoint one delivery in its log. */
-  async function endpointWithDelivery(s: Session, key: string, channelScope: object): Promise<Target> {
+  /** A delivery in an endpoint's log, of an event on `line` (null: an org-wide event). */
+  async function delivery(s: Session, endpointId: string, line: SessionLine | null): Promise<string> {
+    const [row] = await t.db.query(
+      `INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, line_id, event_type, mode, payload_id, event_created_at, status)
+       VALUES ('evt_' || md5(random()::text), $1, $2, $3, 'message.received', 'concise', $4, now(), 'succeeded') RETURNING id`,
+      [endpointId, s.userId, line?.id ?? null, await storePayload(t.db, { body: `secret text of ${line?.address ?? 'the org'}` })],
+    );
+    return row.id;
+  }
+
+  /** Registers with `key` and gives the endpoint one delivery in its log, of an event on `line`. */
+  async function endpointWithDelivery(s: Session, key: string, channelScope: object, line: SessionLine): Promise<Target> {
     const url = hookUrl();
     const { endpoint } = await toolOk(t, key, 'register_webhook', { url, events: ['message.received'], channelScope });
-    const [delivery] = await t.db.query(
-      `INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, event_type, mode, data, event_created_at, status)
-       VALUES ('evt_' || md5(random()::text), $1, $2, 'message.received', 'concise', '{"body":"secret text"}', now(), 'succeeded') RETURNING id`,
-      [endpoint.id, s.userId],
-    );
-    return { id: endpoint.id, url, deliveryId: delivery.id };
+    return { id: endpoint.id, url, deliveryId: await delivery(s, endpoint.id, line) };
   }
 
   /** Everything stored about an endpoint: its row (secrets included), its scope and its delivery log. */
@@ -100,7 +107,7 @@ describe('webhook tools with a key limited to some lines (LINES)', () => {
       key = await linesKey(s, [phoneOf(s).address]);
       // The user's unrestricted key makes them all.
       for (const scope of ['all lines', 'its line', 'another line', 'both lines'] as Scope[]) {
-        targets[scope] = await endpointWithDelivery(s, s.apiKey, scopeOf(s, scope));
+        targets[scope] = await endpointWithDelivery(s, s.apiKey, scopeOf(s, scope), scope === 'another line' ? emailOf(s) : phoneOf(s));
       }
     });
 
@@ -154,14 +161,41 @@ describe('webhook tools with a key limited to some lines (LINES)', () => {
     });
   });
 
+  describe('deliveries made while an endpoint reached other lines', () => {
+    it('an endpoint narrowed to the key\'s line shows it only the deliveries of that line; the others cannot be resent', async () => {
+      const s = await createSession(t.admin, { tier: 'POWER', lines: ['EMAIL_ACCOUNT', 'PHONE_NUMBER'] });
+      const key = await linesKey(s, [phoneOf(s).address]);
+      const { endpoint } = await toolOk(t, s.apiKey, 'register_webhook', { url: hookUrl(), events: ['message.received'] });
+      const onPhone = await delivery(s, endpoint.id, phoneOf(s));
+      const onEmail = await delivery(s, endpoint.id, emailOf(s));
+      const orgWide = await delivery(s, endpoint.id, null);
+      // The owner narrows the all-lines endpoint to the phone line: the key now sees the endpoint...
+      await toolOk(t, s.apiKey, 'update_webhook', { endpointId: endpoint.id, channelScope: scopeOf(s, 'its line') });
+      expect(await listed(key)).toEqual([endpoint.id]);
+      // ...but of its log only what happened on the phone line, and it can resend only that.
+      const ids = async (k: string) => (await toolOk(t, k, 'list_webhook_deliveries', { endpointId: endpoint.id })).deliveries.map((d: { id: string }) => d.id).sort();
+      expect(await ids(key)).toEqual([onPhone]);
+      for (const hidden of [onEmail, orgWide]) {
+        expect(await toolError(t, key, 'resend_webhook_delivery', { deliveryId: hidden })).toBe(`webhook delivery ${hidden} not found`);
+      }
+      const { delivery: copy } = await toolOk(t, key, 'resend_webhook_delivery', { deliveryId: onPhone });
+      expect(copy).toMatchObject({ endpointId: endpoint.id, resentFromId: onPhone });
+      expect(await ids(key)).toEqual([onPhone, copy.id].sort());
+      // The owner's unrestricted key sees the whole log.
+      expect(await ids(s.apiKey)).toEqual([onPhone, onEmail, orgWide, copy.id].sort());
+      expect((await t.db.query('SELECT count(*)::int AS n FROM webhook_deliveries WHERE resent_from_id = ANY ($1::uuid[])', [[onEmail, orgWide]]))[0].n).toBe(0);
+    });
+
+  });
+
   describe('what the key may use is decided afresh at every call', () => {
     /** A user with both lines, a key allowed both, and an endpoint per scope made by that key. */
     async function setup() {
       const s = await createSession(t.admin, { tier: 'POWER', lines: ['EMAIL_ACCOUNT', 'PHONE_NUMBER'] });
       const key = await linesKey(s, [phoneOf(s).address, emailOf(s).address]);
-      const phone = await endpointWithDelivery(s, key, scopeOf(s, 'its line'));
-      const email = await endpointWithDelivery(s, key, scopeOf(s, 'another line'));
-      const both = await endpointWithDelivery(s, key, scopeOf(s, 'both lines'));
+      const phone = await endpointWithDelivery(s, key, scopeOf(s, 'its line'), phoneOf(s));
+      const email = await endpointWithDelivery(s, key, scopeOf(s, 'another line'), emailOf(s));
+      const both = await endpointWithDelivery(s, key, scopeOf(s, 'both lines'), phoneOf(s));
       expect(await listed(key)).toEqual([phone.id, email.id, both.id].sort());
       return { s, key, phone, email, both };
     }

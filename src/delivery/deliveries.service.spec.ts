@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { Caller } from '../auth/caller';
 import { ENTITIES } from '../database/entities';
 import { deliveryPageQuery } from './deliveries.service';
 
@@ -11,7 +12,8 @@ async function offlineDataSource(): Promise<DataSource> {
 
 describe('list_webhook_deliveries SQL', () => {
   it('selects the columns a delivery log row shows, never the payload', async () => {
-    const sql = deliveryPageQuery(await offlineDataSource(), 'e').getQuery();
+    const caller = { channelAccess: 'LINES', lines: [] } as unknown as Caller;
+    const sql = deliveryPageQuery(await offlineDataSource(), caller, 'e').getQuery();
     const selected = /^SELECT (.*?) FROM /s.exec(sql)![1].split(',').map((c) => c.trim().replace(/ AS .*$/, ''));
     expect(selected.sort()).toEqual(
       [

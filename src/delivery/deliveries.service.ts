@@ -6,7 +6,7 @@ import { Caller } from '../auth/caller';
 import { isForeignKeyViolation, NotFoundError } from '../common/errors';
 import { isIsoTimestamp, KeysetCursors } from '../common/keyset-cursor';
 import { WebhooksService } from '../webhooks/webhooks.service';
-import { visibleEndpoint } from '../webhooks/endpoint-visibility';
+import { visibleDelivery, visibleEndpoint } from '../webhooks/endpoint-visibility';
 import { DeliveryQueue } from './delivery-queue';
 import { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
 
@@ -50,7 +50,7 @@ export class DeliveriesService {
   async list(caller: Caller, endpointId: string, cursor?: string): Promise<{ deliveries: DeliveryView[]; nextCursor: string | null }> {
     await this.webhooks.find(this.dataSource.manager, caller, endpointId);
     const after = cursor === undefined ? undefined : this.cursors.decode(LIST_TOOL, cursor, isIsoTimestamp);
-    const rows = await deliveryPageQuery(this.dataSource, endpointId, after).getMany();
+    const rows = await deliveryPageQuery(this.dataSource, caller, endpointId, after).getMany();
     const page = rows.slice(0, DELIVERIES_PAGE_SIZE);
     const last = page[page.length - 1];
     return {
@@ -61,16 +61,18 @@ export class DeliveriesService {
 
   /**
    * A new delivery of the same data with a fresh `evt_` id and createdAt, sent now. Only a delivery
-   * of an endpoint the caller may see (visibleEndpoint); any other reads as not found.
+   * the caller may see (visibleEndpoint, visibleDelivery); any other reads as not found.
    */
   async resend(caller: Caller, deliveryId: string): Promise<DeliveryView> {
     const repo = this.dataSource.getRepository(WebhookDelivery);
-    const visible = visibleEndpoint(caller);
+    const endpoint = visibleEndpoint(caller);
+    const delivery = visibleDelivery(caller);
     const original = await repo
       .createQueryBuilder('d')
       .innerJoin('webhook_endpoints', 'e', 'e.id = d.endpoint_id')
       .where('d.id = :deliveryId', { deliveryId })
-      .andWhere(visible.sql, visible.parameters)
+      .andWhere(endpoint.sql, endpoint.parameters)
+      .andWhere(delivery.sql, delivery.parameters)
       .getOne();
     if (!original) throw NotFoundError.of('webhook delivery', deliveryId, 'deliveryId');
     const copy = await repo.save(
@@ -79,6 +81,7 @@ export class DeliveriesService {
         endpointId: original.endpointId,
         userId: original.userId,
         sourceEventId: original.sourceEventId,
+        lineId: original.lineId,
         resentFromId: original.id,
         eventType: original.eventType,
         mode: original.mode,
@@ -107,13 +110,23 @@ export const DELIVERY_VIEW_COLUMNS = [
   'resentFromId', 'createdAt',
 ] as const satisfies ReadonlyArray<keyof WebhookDelivery>;
 
-/** One page of an endpoint's deliveries (one more row than a page, to tell whether another follows), newest first. */
-export function deliveryPageQuery(dataSource: DataSource, endpointId: string, after?: { key: string; id: string }): SelectQueryBuilder<WebhookDelivery> {
+/**
+ * One page of an endpoint's deliveries that the caller may see (one more row than a page, to tell
+ * whether another follows), newest first.
+ */
+export function deliveryPageQuery(
+  dataSource: DataSource,
+  caller: Caller,
+  endpointId: string,
+  after?: { key: string; id: string },
+): SelectQueryBuilder<WebhookDelivery> {
+  const visible = visibleDelivery(caller);
   const query = dataSource
     .getRepository(WebhookDelivery)
     .createQueryBuilder('d')
     .select(DELIVERY_VIEW_COLUMNS.map((column) => `d.${column}`))
     .where('d.endpoint_id = :endpointId', { endpointId })
+    .andWhere(visible.sql, visible.parameters)
     .orderBy('d.created_at', 'DESC')
     .addOrderBy('d.id', 'DESC')
     .take(DELIVERIES_PAGE_SIZE + 1);

@@ -62,6 +62,7 @@ export class FanOutSubscriber implements EventSubscriber, OnModuleInit {
         endpointId: t.endpoint_id,
         userId: t.user_id,
         sourceEventId: event.id,
+        lineId: event.lineId,
         type: event.type,
         mode: t.mode,
         digest: payloads.of(event, t.mode, t.message_history_count),
@@ -78,10 +79,10 @@ export class FanOutSubscriber implements EventSubscriber, OnModuleInit {
              ON CONFLICT (digest) DO UPDATE SET data = webhook_payloads.data
              RETURNING id, encode(digest, 'hex') AS digest)
        INSERT INTO webhook_deliveries
-         (event_id, endpoint_id, user_id, source_event_id, event_type, mode, payload_id, event_created_at, status, next_attempt_at)
-       SELECT x.event_id, x.endpoint_id, x.user_id, x.source_event_id, x.event_type, x.mode, payload.id, x.created_at, 'pending', now()
-         FROM unnest($3::text[], $4::uuid[], $5::uuid[], $6::bigint[], $7::text[], $8::text[], $9::text[], $10::timestamptz[])
-                AS x(event_id, endpoint_id, user_id, source_event_id, event_type, mode, digest, created_at)
+         (event_id, endpoint_id, user_id, source_event_id, line_id, event_type, mode, payload_id, event_created_at, status, next_attempt_at)
+       SELECT x.event_id, x.endpoint_id, x.user_id, x.source_event_id, x.line_id, x.event_type, x.mode, payload.id, x.created_at, 'pending', now()
+         FROM unnest($3::text[], $4::uuid[], $5::uuid[], $6::bigint[], $7::uuid[], $8::text[], $9::text[], $10::text[], $11::timestamptz[])
+                AS x(event_id, endpoint_id, user_id, source_event_id, line_id, event_type, mode, digest, created_at)
          JOIN payload ON payload.digest = x.digest
        ON CONFLICT (source_event_id, endpoint_id) WHERE source_event_id IS NOT NULL AND resent_from_id IS NULL DO NOTHING
        RETURNING id, endpoint_id`,
@@ -92,6 +93,7 @@ export class FanOutSubscriber implements EventSubscriber, OnModuleInit {
         rows.map((r) => r.endpointId),
         rows.map((r) => r.userId),
         rows.map((r) => r.sourceEventId),
+        rows.map((r) => r.lineId),
         rows.map((r) => r.type),
         rows.map((r) => r.mode),
         rows.map((r) => r.digest),

@@ -24,6 +24,10 @@ export class WebhookDelivery {
   @Column({ name: 'source_event_id', type: 'bigint', nullable: true })
   sourceEventId: string | null;
 
+  /** The line of the event (null for org-wide events): what a line-limited key may see of it. */
+  @Column({ name: 'line_id', type: 'uuid', nullable: true })
+  lineId: string | null;
+
   @Column({ name: 'resent_from_id', type: 'uuid', nullable: true })
   resentFromId: string | null;
 

@@ -34,6 +34,18 @@ export function visibleEndpoint(caller: Caller, alias = 'e'): SqlCondition {
 }
 
 /**
+ * Which of a visible endpoint's deliveries (the row `alias`) the caller sees and may resend: all of
+ * them for a key with access to all channels; for a key limited to some lines, only deliveries of
+ * events on those lines. An endpoint's scope can have been wider when older deliveries were made
+ * (an all-lines endpoint narrowed later to the key's line): those carry other lines' data, and a
+ * resend would send it to a URL the key can set. Org-wide events (no line) are not the key's either.
+ */
+export function visibleDelivery(caller: Caller, alias = 'd'): SqlCondition {
+  if (caller.channelAccess === 'ALL') return { sql: 'TRUE', parameters: {} };
+  return { sql: `${alias}.line_id = ANY (:visibleLineIds::uuid[])`, parameters: { visibleLineIds: caller.lines.map((line) => line.id) } };
+}
+
+/**
  * Runs plain SQL written with `:named` parameters (as query builders take them), so a statement
  * can carry a SqlCondition without an ORM query.
  */
