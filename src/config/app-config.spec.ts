@@ -68,6 +68,11 @@ describe('loadConfig', () => {
     });
   });
 
+  it('caps MCP batches at 50 messages, 4 running at once, unless told otherwise', () => {
+    expect(loadConfig({ ...BASE }).mcp).toMatchObject({ maxBatch: 50, batchConcurrency: 4 });
+    expect(loadConfig({ ...BASE, MCP_MAX_BATCH: '200', MCP_BATCH_CONCURRENCY: '1' }).mcp).toMatchObject({ maxBatch: 200, batchConcurrency: 1 });
+  });
+
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ ...BASE, PORT: '', PROCESS_ROLE: '' })).toMatchObject({ port: 3000, processRole: 'all' });
   });
@@ -103,6 +108,10 @@ describe('loadConfig', () => {
     ['QUEUE_PREFIX', 'has space'],
     ['QUEUE_PREFIX', 'x'.repeat(65)],
     ['LOG_LEVEL', 'verbose'],
+    ['MCP_MAX_BATCH', '0'],
+    ['MCP_MAX_BATCH', '1001'],
+    ['MCP_BATCH_CONCURRENCY', '0'],
+    ['MCP_BATCH_CONCURRENCY', '65'],
   ])('refuses %s=%j, naming only that variable', (name, value) => {
     expect(namedVariables({ ...BASE, [name]: value })).toEqual([name]);
   });

@@ -62,6 +62,12 @@ class EnvironmentVariables {
   @IsOptional() @IsInt() @Min(1024) @Max(64 * 1024 * 1024)
   MCP_MAX_BODY_BYTES = 1024 * 1024;
 
+  @IsOptional() @IsInt() @Min(1) @Max(1000)
+  MCP_MAX_BATCH = 50;
+
+  @IsOptional() @IsInt() @Min(1) @Max(64)
+  MCP_BATCH_CONCURRENCY = 4;
+
   @IsOptional() @IsString()
   WEBHOOK_ALLOWED_CIDRS = '';
 
@@ -113,7 +119,14 @@ export interface AppConfig {
   processRole: ProcessRole;
   queuePrefix: string;
   logLevel: string;
-  mcp: { allowedOrigins: string[]; maxBodyBytes: number };
+  mcp: {
+    allowedOrigins: string[];
+    maxBodyBytes: number;
+    /** Most messages one JSON-RPC batch may hold; a larger batch is refused whole. */
+    maxBatch: number;
+    /** Messages of one batch that run at the same time. */
+    batchConcurrency: number;
+  };
   webhooks: { allowedCidrs: string[] };
   delivery: {
     /** Delay before each retry, in ms; attempts = 1 + its length. */
@@ -143,12 +156,13 @@ export class ConfigError extends Error {
 const VARIABLES = [
   'PORT', 'APP_ENV', 'DATABASE_URL', 'REDIS_URL', 'ADMIN_TOKEN', 'INGEST_TOKEN', 'SMS_CARRIER_URL', 'SMTP_URL', 'SECRETS_KEY', 'PUBLIC_BASE_URL',
   'PROCESS_ROLE', 'QUEUE_PREFIX', 'LOG_LEVEL', 'DEV_SECRETS_FILE', 'MCP_ALLOWED_ORIGINS', 'MCP_MAX_BODY_BYTES',
+  'MCP_MAX_BATCH', 'MCP_BATCH_CONCURRENCY',
   'WEBHOOK_ALLOWED_CIDRS', 'DELIVERY_RETRY_SCHEDULE', 'DELIVERY_CONCURRENCY', 'DELIVERY_ENDPOINT_CONCURRENCY', 'DELIVERY_TIMEOUT_MS',
   'DELIVERY_SWEEP_INTERVAL_MS', 'DELIVERY_SWEEP_GRACE_MS', 'OUTBOX_POLL_INTERVAL_MS',
   'EMAIL_OPEN_SCANNER_WINDOW_SECONDS', 'EMAIL_OPEN_DEDUP_SECONDS', 'EMAIL_OPEN_IGNORED_USER_AGENTS',
 ] as const;
 const NUMERIC = new Set<string>([
-  'PORT', 'MCP_MAX_BODY_BYTES', 'DELIVERY_CONCURRENCY', 'DELIVERY_ENDPOINT_CONCURRENCY', 'DELIVERY_TIMEOUT_MS', 'DELIVERY_SWEEP_INTERVAL_MS',
+  'PORT', 'MCP_MAX_BODY_BYTES', 'MCP_MAX_BATCH', 'MCP_BATCH_CONCURRENCY', 'DELIVERY_CONCURRENCY', 'DELIVERY_ENDPOINT_CONCURRENCY', 'DELIVERY_TIMEOUT_MS', 'DELIVERY_SWEEP_INTERVAL_MS',
   'DELIVERY_SWEEP_GRACE_MS', 'OUTBOX_POLL_INTERVAL_MS', 'EMAIL_OPEN_SCANNER_WINDOW_SECONDS', 'EMAIL_OPEN_DEDUP_SECONDS',
 ]);
 
@@ -204,7 +218,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     processRole: parsed.PROCESS_ROLE,
     queuePrefix: parsed.QUEUE_PREFIX,
     logLevel: parsed.LOG_LEVEL,
-    mcp: { allowedOrigins, maxBodyBytes: parsed.MCP_MAX_BODY_BYTES },
+    mcp: {
+      allowedOrigins,
+      maxBodyBytes: parsed.MCP_MAX_BODY_BYTES,
+      maxBatch: parsed.MCP_MAX_BATCH,
+      batchConcurrency: parsed.MCP_BATCH_CONCURRENCY,
+    },
     webhooks: { allowedCidrs },
     delivery: {
       retryScheduleMs,

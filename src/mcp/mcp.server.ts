@@ -1,7 +1,10 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { roleAtLeast } from '../accounts/account.types';
 import { Caller } from '../auth/caller';
 import { DomainError, isDatabaseUnavailable } from '../common/errors';
+import { mapBounded } from '../common/map-bounded';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
 import {
   asRequest, failure, idOf, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, JsonRpcError, JsonRpcRequest, JsonRpcResponse,
   METHOD_NOT_FOUND, PARSE_ERROR,
@@ -36,7 +39,16 @@ export interface CallToolResult {
 export class McpServer {
   private readonly logger = new Logger(McpServer.name);
 
-  constructor(private readonly tools: ToolRegistry) {}
+  private readonly maxBatch: number;
+  private readonly batchConcurrency: number;
+
+  constructor(
+    private readonly tools: ToolRegistry,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.maxBatch = config.mcp.maxBatch;
+    this.batchConcurrency = config.mcp.batchConcurrency;
+  }
 
   async handle(raw: Buffer, caller: Caller): Promise<McpAnswer> {
     let payload: unknown;
@@ -47,8 +59,13 @@ export class McpServer {
     }
     if (Array.isArray(payload)) {
       if (payload.length === 0) return { status: 400, body: failure(null, INVALID_REQUEST, 'an empty batch is not a valid request') };
-      const answers = await Promise.all(payload.map((message) => this.answer(message, caller)));
-      const responses = answers.filter((a): a is JsonRpcResponse => a !== undefined);
+      if (payload.length > this.maxBatch) {
+        const message = `a batch may hold at most ${this.maxBatch} messages (MCP_MAX_BATCH); this one holds ${payload.length}, and none of them ran`;
+        return { status: 400, body: failure(null, INVALID_REQUEST, message) };
+      }
+      // A few messages at a time, so one batch never takes more than its share of the database pool.
+      const run = await mapBounded(payload, this.batchConcurrency, (message) => this.answer(message, caller));
+      const responses = run.results.filter((a): a is JsonRpcResponse => a !== undefined);
       return responses.length ? { status: 200, body: responses } : { status: 202 };
     }
     const response = await this.answer(payload, caller);
