@@ -93,3 +93,53 @@ describe('MCP batches: a size cap and bounded concurrency', () => {
     expect(await endpointsOf(s.userId)).toBe(before + MAX_BATCH);
   });
 });
+
+describe('MCP batches: a key revoked while its batch runs', () => {
+  let t: McpTestApp;
+  beforeAll(async () => {
+    t = await createMcpTestApp({ MCP_MAX_BATCH: String(MAX_BATCH), MCP_BATCH_CONCURRENCY: String(BATCH_CONCURRENCY) });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('starts no message once the revoke has answered, and answers 401 with a JSON-RPC error', async () => {
+    const s = await createSession(t.admin, { tier: 'POWER' });
+    expect((await t.admin.put(`/admin/orgs/${s.orgId}/endpoint-cap`, { maxEndpointsPerUser: 500, reason: 'revoke test' })).status).toBe(200);
+    const endpoints = async () => Number((await t.db.query(`SELECT count(*)::int AS n FROM webhook_endpoints WHERE user_id = $1`, [s.userId]))[0].n);
+    const probe = slowLookups(t, 40);
+
+    const batch = mcpPost(t, s.apiKey).send(registerBatch(MAX_BATCH)).then((res) => res);
+    for (let i = 0; i < 200 && probe.starts.length < 8; i++) await sleep(5);
+    expect(probe.starts.length).toBeGreaterThanOrEqual(8);
+    expect((await t.admin.delete(`/admin/api-keys/${s.apiKeyId}`)).status).toBe(204);
+    const revokedAt = Date.now();
+    const rowsAtRevoke = await endpoints();
+
+    const res = await batch;
+    expect(res.status).toBe(401);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.headers['www-authenticate']).toBe('Bearer realm="messaging-sync", error="invalid_token"');
+    expect(res.body).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32001, message: expect.stringMatching(/^the API key was revoked while this batch ran: \d+ of its 50 messages had started, the others did not run$/) },
+    });
+    const started = Number(/: (\d+) of/.exec(res.body.error.message)![1]);
+    // Every message that started looked its host up once; none of them after the revoke answered.
+    expect(probe.starts).toHaveLength(started);
+    expect(probe.starts.filter((at) => at > revokedAt)).toEqual([]);
+    expect(started).toBeLessThan(MAX_BATCH);
+    // Rows only from the messages that started; those still in flight at the revoke (at most
+    // MCP_BATCH_CONCURRENCY) finished after it.
+    const rows = await endpoints();
+    expect(rows).toBe(started);
+    expect(rows - rowsAtRevoke).toBeLessThanOrEqual(BATCH_CONCURRENCY);
+    await sleep(200);
+    expect(await endpoints()).toBe(rows);
+
+    // And the key stays refused.
+    const next = await mcpPost(t, s.apiKey).send({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    expect(next.status).toBe(401);
+  });
+});

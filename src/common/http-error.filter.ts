@@ -19,6 +19,11 @@ export interface HttpErrorBody {
   field?: string;
 }
 
+/** The RFC 6750 challenge every 401 carries; `error="invalid_token"` only when credentials were sent. */
+export function bearerChallenge(credentialsSent: boolean): string {
+  return `Bearer realm="messaging-sync"${credentialsSent ? ', error="invalid_token"' : ''}`;
+}
+
 /** Seconds a client is told to wait (Retry-After) when the database cannot be reached. */
 const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
@@ -35,8 +40,7 @@ export class HttpErrorFilter implements ExceptionFilter {
     const response = host.switchToHttp().getResponse<Response>();
     const { status, body } = this.toAnswer(exception);
     if (status === HttpStatus.UNAUTHORIZED) {
-      const sent = !(exception instanceof UnauthorizedError) || exception.credentialsSent;
-      response.setHeader('WWW-Authenticate', `Bearer realm="messaging-sync"${sent ? ', error="invalid_token"' : ''}`);
+      response.setHeader('WWW-Authenticate', bearerChallenge(!(exception instanceof UnauthorizedError) || exception.credentialsSent));
     }
     if (status === HttpStatus.SERVICE_UNAVAILABLE) response.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
     if (!response.headersSent) response.status(status).json(body);

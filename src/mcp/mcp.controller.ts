@@ -40,6 +40,7 @@ export class McpController {
     }
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const answer = await this.server.handle(body, caller);
+    if (answer.headers) res.set(answer.headers);
     if (answer.body === undefined) {
       res.status(answer.status).end();
       return;

@@ -1,12 +1,13 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { AuthModule } from '../auth/auth.module';
 import { McpController } from './mcp.controller';
 import { McpServer } from './mcp.server';
 import { ToolRegistry } from './tool-registry';
 
 /** The JSON-RPC / MCP protocol only. Tools live in their feature modules and are discovered. */
 @Module({
-  imports: [DiscoveryModule],
+  imports: [DiscoveryModule, AuthModule],
   controllers: [McpController],
   providers: [ToolRegistry, McpServer],
 })

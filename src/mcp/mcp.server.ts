@@ -1,13 +1,15 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { roleAtLeast } from '../accounts/account.types';
+import { ApiKeysService } from '../auth/api-keys.service';
 import { Caller } from '../auth/caller';
 import { DomainError, isDatabaseUnavailable } from '../common/errors';
+import { bearerChallenge } from '../common/http-error.filter';
 import { mapBounded } from '../common/map-bounded';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import {
   asRequest, failure, idOf, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, JsonRpcError, JsonRpcRequest, JsonRpcResponse,
-  METHOD_NOT_FOUND, PARSE_ERROR,
+  METHOD_NOT_FOUND, PARSE_ERROR, UNAUTHORIZED,
 } from './json-rpc';
 import { describeArgumentError, ToolRegistry } from './tool-registry';
 
@@ -26,6 +28,8 @@ export interface McpAnswer {
   /** HTTP status; 202 with no body when every message was a notification or response. */
   status: number;
   body?: JsonRpcResponse | JsonRpcResponse[];
+  /** Headers the answer must carry (WWW-Authenticate on a 401). */
+  headers?: Record<string, string>;
 }
 
 export interface CallToolResult {
@@ -44,6 +48,7 @@ export class McpServer {
 
   constructor(
     private readonly tools: ToolRegistry,
+    private readonly apiKeys: ApiKeysService,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.maxBatch = config.mcp.maxBatch;
@@ -64,7 +69,12 @@ export class McpServer {
         return { status: 400, body: failure(null, INVALID_REQUEST, message) };
       }
       // A few messages at a time, so one batch never takes more than its share of the database pool.
-      const run = await mapBounded(payload, this.batchConcurrency, (message) => this.answer(message, caller));
+      // The key is checked again before each message: once it is revoked, nothing more runs.
+      const run = await mapBounded(payload, this.batchConcurrency, (message) => this.answer(message, caller), () => this.apiKeys.isActive(caller.keyId));
+      if (run.stopped) {
+        const message = `the API key was revoked while this batch ran: ${run.ran} of its ${payload.length} messages had started, the others did not run`;
+        return { status: 401, headers: { 'WWW-Authenticate': bearerChallenge(true) }, body: failure(null, UNAUTHORIZED, message) };
+      }
       const responses = run.results.filter((a): a is JsonRpcResponse => a !== undefined);
       return responses.length ? { status: 200, body: responses } : { status: 202 };
     }
