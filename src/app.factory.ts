@@ -19,7 +19,7 @@ export const HTTP_APP_OPTIONS = { bufferLogs: true, bodyParser: false } as const
 export function configureHttpApp(app: INestApplication): void {
   const express = app as NestExpressApplication;
   express.disable('x-powered-by');
-  express.set('trust proxy', false);
+  express.set('trust proxy', app.get<AppConfig>(APP_CONFIG).trustProxy);
   app.useLogger(app.get(Logger));
   const config = app.get<AppConfig>(APP_CONFIG);
   registerBodyParsers(app, {

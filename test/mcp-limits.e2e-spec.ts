@@ -1,9 +1,12 @@
+import { Logger } from '@nestjs/common';
+import { PrivateRedis } from './reliability/support/stack';
 import { createSession, Session } from './support/session';
-import { createMcpTestApp, hookUrl, mcpPost, McpTestApp, rpcError } from './support/mcp';
+import { createMcpTestApp, hookUrl, mcpPost, McpTestApp, rpc, rpcError } from './support/mcp';
 
 /**
- * Issue 10, section 3: one API key must not stall everyone. A batch is capped and runs a few
- * messages at a time.
+ * Issue 10, sections 3 and 5: one API key must not stall everyone. A batch is capped and runs a
+ * few messages at a time, a revoked key stops its batch, and each key has a rate limit (counted
+ * in Redis) and a cap on calls running at once.
  */
 const MAX_BATCH = 50;
 const BATCH_CONCURRENCY = 4;
@@ -141,5 +144,154 @@ describe('MCP batches: a key revoked while its batch runs', () => {
     // And the key stays refused.
     const next = await mcpPost(t, s.apiKey).send({ jsonrpc: '2.0', id: 1, method: 'ping' });
     expect(next.status).toBe(401);
+  });
+});
+
+function pingBatch(count: number): object[] {
+  return Array.from({ length: count }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'ping' }));
+}
+
+/** The answer of a request refused by a per-key limit: 429, Retry-After, one JSON-RPC -32000 error. */
+function expectRefused(res: { status: number; headers: Record<string, string>; body: unknown }, message: RegExp): number {
+  expect(res.status).toBe(429);
+  expect(res.headers['content-type']).toMatch(/^application\/json/);
+  const retryAfter = Number(res.headers['retry-after']);
+  expect(Number.isInteger(retryAfter) && retryAfter >= 1).toBe(true);
+  expect(res.body).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32000, message: expect.stringMatching(message) } });
+  expect((res.body as { error: { message: string } }).error.message).toContain(`retry after ${retryAfter} s`);
+  return retryAfter;
+}
+
+describe('MCP per-key limits: calls per window and calls at once', () => {
+  const WINDOW = 2;
+  const RATE = 20;
+  const KEY_CONCURRENCY = 3;
+  let t: McpTestApp;
+  const poweredSession = async () => {
+    const s = await createSession(t.admin, { tier: 'POWER' });
+    expect((await t.admin.put(`/admin/orgs/${s.orgId}/endpoint-cap`, { maxEndpointsPerUser: 500, reason: 'limit tests' })).status).toBe(200);
+    return s;
+  };
+  const endpointsOf = async (userId: string) =>
+    Number((await t.db.query(`SELECT count(*)::int AS n FROM webhook_endpoints WHERE user_id = $1`, [userId]))[0].n);
+
+  beforeAll(async () => {
+    t = await createMcpTestApp({
+      MCP_MAX_BATCH: '10',
+      MCP_BATCH_CONCURRENCY: '4',
+      MCP_RATE_LIMIT: String(RATE),
+      MCP_RATE_WINDOW_SECONDS: String(WINDOW),
+      MCP_KEY_CONCURRENCY: String(KEY_CONCURRENCY),
+    });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('refuses calls over MCP_RATE_LIMIT with 429 and Retry-After, runs none of them, and admits the key again after the window', async () => {
+    const a = await poweredSession();
+    const b = await createSession(t.admin);
+    const probe = slowLookups(t, 0);
+    for (let i = 0; i < RATE - 5; i++) expect((await rpc(t, a.apiKey, 'ping')).status).toBe(200);
+
+    // A batch of 10 counts as 10 calls: 15 + 10 is over 20, so none of it runs.
+    const refused = await mcpPost(t, a.apiKey).send(registerBatch(10));
+    const retryAfter = expectRefused(refused, new RegExp(`^rate limit reached: this API key may make ${RATE} calls per ${WINDOW} s \\(MCP_RATE_LIMIT\\); retry after \\d+ s$`));
+    expect(retryAfter).toBeLessThanOrEqual(WINDOW);
+    expect(probe.starts).toHaveLength(0);
+    expect(await endpointsOf(a.userId)).toBe(0);
+    // Refused calls count too: the key stays refused for the rest of the window.
+    expect((await rpc(t, a.apiKey, 'ping')).status).toBe(429);
+
+    // Another key (another org) is not affected.
+    expect((await rpc(t, b.apiKey, 'ping')).status).toBe(200);
+    expect((await mcpPost(t, b.apiKey).send(pingBatch(10))).status).toBe(200);
+
+    await sleep(retryAfter * 1000 + 100);
+    const again = await mcpPost(t, a.apiKey).send(registerBatch(10));
+    expect(again.status).toBe(200);
+    expect(again.body).toHaveLength(10);
+    expect(await endpointsOf(a.userId)).toBe(10);
+  });
+
+  it('refuses a call beyond MCP_KEY_CONCURRENCY running at once with 429 right away, and leaves other keys alone', async () => {
+    const a = await poweredSession();
+    const b = await poweredSession();
+    const probe = slowLookups(t, 400);
+    // A batch would run 4 at a time, but the key may only have 3 calls running.
+    const batch = mcpPost(t, a.apiKey).send(registerBatch(6)).then((res) => res);
+    for (let i = 0; i < 200 && probe.inFlight < KEY_CONCURRENCY; i++) await sleep(5);
+    expect(probe.inFlight).toBe(KEY_CONCURRENCY);
+
+    const busy = await rpc(t, a.apiKey, 'ping');
+    expect(probe.inFlight).toBeGreaterThan(0); // answered while the batch still ran, not after it
+    expectRefused(busy, new RegExp(`^too many calls at once: this API key may have ${KEY_CONCURRENCY} calls running at the same time \\(MCP_KEY_CONCURRENCY\\); retry after 1 s$`));
+    expect(busy.headers['retry-after']).toBe('1');
+
+    // Another key runs meanwhile.
+    const other = await mcpPost(t, b.apiKey).send(registerBatch(1));
+    expect(other.status).toBe(200);
+    expect(other.body[0].result.structuredContent.secret).toMatch(/^[0-9a-f]{64}$/);
+
+    const done = await batch;
+    expect(done.status).toBe(200);
+    expect(done.body).toHaveLength(6);
+    expect(probe.maxInFlight).toBe(KEY_CONCURRENCY + 1); // a's 3, and b's 1 while they ran
+    expect(await endpointsOf(a.userId)).toBe(6);
+    // The slots are given back.
+    expect((await rpc(t, a.apiKey, 'ping')).status).toBe(200);
+  });
+});
+
+describe('MCP per-key limits when Redis cannot count', () => {
+  let redis: PrivateRedis;
+  let t: McpTestApp;
+  const LIMIT = 10;
+  beforeAll(async () => {
+    redis = await PrivateRedis.start();
+    t = await createMcpTestApp({ REDIS_URL: redis.url, MCP_MAX_BATCH: '10', MCP_RATE_LIMIT: String(LIMIT), MCP_RATE_WINDOW_SECONDS: '60' });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await redis?.stop();
+  });
+
+  const callsUntilRefused = async (key: string, most: number): Promise<number> => {
+    for (let i = 0; i < most; i++) {
+      const res = await rpc(t, key, 'ping');
+      if (res.status === 429) return i;
+      expect(res.status).toBe(200);
+    }
+    return most;
+  };
+
+  it('lets calls through and logs a warning while Redis is down or stalled, and limits again once it answers', async () => {
+    const counted = await createSession(t.admin);
+    expect(await callsUntilRefused(counted.apiKey, LIMIT + 5)).toBe(LIMIT);
+
+    const warn = jest.spyOn(Logger.prototype, 'warn');
+    try {
+      const open = await createSession(t.admin);
+      await redis.stop();
+      expect(await callsUntilRefused(open.apiKey, LIMIT + 5)).toBe(LIMIT + 5);
+      expect(warn).toHaveBeenCalledWith(expect.stringMatching(/^rate limits are not enforced: Redis did not answer the mcp check/));
+
+      // Redis answers again (empty, as after a restart without persistence): the limit is back.
+      await redis.start();
+      const back = await createSession(t.admin);
+      for (let i = 0; i < 100 && (await t.http().get('/ready')).status !== 200; i++) await sleep(100);
+      expect(await callsUntilRefused(back.apiKey, LIMIT + 5)).toBe(LIMIT);
+
+      // A stalled Redis (the process stopped, its socket open) lets calls through after 250 ms.
+      const stalled = await createSession(t.admin);
+      redis.child!.kill('SIGSTOP');
+      try {
+        expect(await callsUntilRefused(stalled.apiKey, LIMIT + 2)).toBe(LIMIT + 2);
+      } finally {
+        redis.child!.kill('SIGCONT');
+      }
+    } finally {
+      warn.mockRestore();
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import { Response } from 'express';
-import { DomainError, DomainErrorCode, isDatabaseUnavailable, UnauthorizedError } from './errors';
+import { DomainError, DomainErrorCode, isDatabaseUnavailable, RateLimitedError, UnauthorizedError } from './errors';
 
 const STATUS: Record<DomainErrorCode, number> = {
   VALIDATION: HttpStatus.BAD_REQUEST,
@@ -10,6 +10,7 @@ const STATUS: Record<DomainErrorCode, number> = {
   UNAUTHORIZED: HttpStatus.UNAUTHORIZED,
   CAP_REACHED: HttpStatus.CONFLICT,
   URL_REFUSED: HttpStatus.BAD_REQUEST,
+  RATE_LIMITED: HttpStatus.TOO_MANY_REQUESTS,
 };
 
 export interface HttpErrorBody {
@@ -43,6 +44,7 @@ export class HttpErrorFilter implements ExceptionFilter {
       response.setHeader('WWW-Authenticate', bearerChallenge(!(exception instanceof UnauthorizedError) || exception.credentialsSent));
     }
     if (status === HttpStatus.SERVICE_UNAVAILABLE) response.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+    if (exception instanceof RateLimitedError) response.setHeader('Retry-After', String(exception.retryAfterSeconds));
     if (!response.headersSent) response.status(status).json(body);
   }
 

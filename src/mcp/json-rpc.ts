@@ -10,6 +10,7 @@ export const INTERNAL_ERROR = -32603;
  * Server errors of this implementation (JSON-RPC reserves -32000 to -32099 for them). Each is only
  * ever sent as the whole answer of a request refused with an HTTP error status.
  */
+export const TOO_MANY_REQUESTS = -32000;
 export const UNAUTHORIZED = -32001;
 
 export interface JsonRpcRequest {

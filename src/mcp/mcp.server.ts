@@ -2,14 +2,15 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { roleAtLeast } from '../accounts/account.types';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { Caller } from '../auth/caller';
-import { DomainError, isDatabaseUnavailable } from '../common/errors';
+import { DomainError, isDatabaseUnavailable, RateLimitedError } from '../common/errors';
 import { bearerChallenge } from '../common/http-error.filter';
 import { mapBounded } from '../common/map-bounded';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { Admission, ApiKeyLimits } from '../limits/api-key-limits.service';
 import {
   asRequest, failure, idOf, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, JsonRpcError, JsonRpcRequest, JsonRpcResponse,
-  METHOD_NOT_FOUND, PARSE_ERROR, UNAUTHORIZED,
+  METHOD_NOT_FOUND, PARSE_ERROR, TOO_MANY_REQUESTS, UNAUTHORIZED,
 } from './json-rpc';
 import { describeArgumentError, ToolRegistry } from './tool-registry';
 
@@ -28,7 +29,7 @@ export interface McpAnswer {
   /** HTTP status; 202 with no body when every message was a notification or response. */
   status: number;
   body?: JsonRpcResponse | JsonRpcResponse[];
-  /** Headers the answer must carry (WWW-Authenticate on a 401). */
+  /** Headers the answer must carry (WWW-Authenticate on a 401, Retry-After on a 429). */
   headers?: Record<string, string>;
 }
 
@@ -49,6 +50,7 @@ export class McpServer {
   constructor(
     private readonly tools: ToolRegistry,
     private readonly apiKeys: ApiKeysService,
+    private readonly limits: ApiKeyLimits,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.maxBatch = config.mcp.maxBatch;
@@ -62,26 +64,51 @@ export class McpServer {
     } catch {
       return { status: 400, body: failure(null, PARSE_ERROR, 'Parse error: the body is not valid JSON') };
     }
+    const batch = Array.isArray(payload);
     if (Array.isArray(payload)) {
       if (payload.length === 0) return { status: 400, body: failure(null, INVALID_REQUEST, 'an empty batch is not a valid request') };
       if (payload.length > this.maxBatch) {
         const message = `a batch may hold at most ${this.maxBatch} messages (MCP_MAX_BATCH); this one holds ${payload.length}, and none of them ran`;
         return { status: 400, body: failure(null, INVALID_REQUEST, message) };
       }
-      // A few messages at a time, so one batch never takes more than its share of the database pool.
-      // The key is checked again before each message: once it is revoked, nothing more runs.
-      const run = await mapBounded(payload, this.batchConcurrency, (message) => this.answer(message, caller), () => this.apiKeys.isActive(caller.keyId));
-      if (run.stopped) {
-        const message = `the API key was revoked while this batch ran: ${run.ran} of its ${payload.length} messages had started, the others did not run`;
-        return { status: 401, headers: { 'WWW-Authenticate': bearerChallenge(true) }, body: failure(null, UNAUTHORIZED, message) };
-      }
-      const responses = run.results.filter((a): a is JsonRpcResponse => a !== undefined);
-      return responses.length ? { status: 200, body: responses } : { status: 202 };
     }
-    const response = await this.answer(payload, caller);
+    const messages: unknown[] = Array.isArray(payload) ? payload : [payload];
+    // The key's limits: every message counts as a call, and a batch runs a few at a time.
+    let admission: Admission;
+    try {
+      admission = await this.limits.admit(caller.keyId, messages.length, batch ? this.batchConcurrency : 1);
+    } catch (error) {
+      if (error instanceof RateLimitedError) {
+        return { status: 429, headers: { 'Retry-After': String(error.retryAfterSeconds) }, body: failure(null, TOO_MANY_REQUESTS, error.message) };
+      }
+      throw error;
+    }
+    try {
+      return batch ? await this.runBatch(messages, caller, admission.concurrency) : await this.runOne(messages[0], caller);
+    } finally {
+      admission.release();
+    }
+  }
+
+  private async runOne(message: unknown, caller: Caller): Promise<McpAnswer> {
+    const response = await this.answer(message, caller);
     if (!response) return { status: 202 };
     const invalid = 'error' in response && response.error.code === INVALID_REQUEST;
     return { status: invalid ? 400 : 200, body: response };
+  }
+
+  /**
+   * A few messages at a time, so one batch never takes more than its share of the database pool.
+   * The key is checked again before each message: once it is revoked, nothing more runs.
+   */
+  private async runBatch(messages: unknown[], caller: Caller, concurrency: number): Promise<McpAnswer> {
+    const run = await mapBounded(messages, concurrency, (message) => this.answer(message, caller), () => this.apiKeys.isActive(caller.keyId));
+    if (run.stopped) {
+      const message = `the API key was revoked while this batch ran: ${run.ran} of its ${messages.length} messages had started, the others did not run`;
+      return { status: 401, headers: { 'WWW-Authenticate': bearerChallenge(true) }, body: failure(null, UNAUTHORIZED, message) };
+    }
+    const responses = run.results.filter((a): a is JsonRpcResponse => a !== undefined);
+    return responses.length ? { status: 200, body: responses } : { status: 202 };
   }
 
   /** Answers one message; undefined for notifications and for responses sent to us. */

@@ -2,6 +2,7 @@ import { Controller, Get, Logger, Param, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Request, Response } from 'express';
 import { Public } from '../../auth/auth.decorators';
+import { RateLimitPerIp } from '../../limits/ip-rate-limit.guard';
 import { EmailOpensService } from './email-opens.service';
 
 /** A transparent 1×1 GIF (43 bytes). */
@@ -10,6 +11,7 @@ export const TRACKING_GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAA
 /** The open-tracking pixel of emails sent with readReceipt. Public: mail clients fetch it. */
 @ApiExcludeController()
 @Public()
+@RateLimitPerIp('pixel')
 @Controller('t/o')
 export class OpenTrackingController {
   private readonly logger = new Logger(OpenTrackingController.name);
