@@ -1,3 +1,5 @@
+import { request as httpRequest } from 'node:http';
+import { AddressInfo } from 'node:net';
 import { Logger } from '@nestjs/common';
 import { PrivateRedis } from './reliability/support/stack';
 import { createSession, Session } from './support/session';
@@ -240,6 +242,44 @@ describe('MCP per-key limits: calls per window and calls at once', () => {
     expect(await endpointsOf(a.userId)).toBe(6);
     // The slots are given back.
     expect((await rpc(t, a.apiKey, 'ping')).status).toBe(200);
+  });
+});
+
+describe('MCP per-key limits: a client that hangs up', () => {
+  let t: McpTestApp;
+  beforeAll(async () => {
+    t = await createMcpTestApp({ MCP_MAX_BATCH: '10', MCP_BATCH_CONCURRENCY: '4', MCP_KEY_CONCURRENCY: '3' });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('keeps its slots until the calls it started are done', async () => {
+    const s = await createSession(t.admin, { tier: 'POWER' });
+    const probe = slowLookups(t, 500);
+    const server = t.app.getHttpServer();
+    if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const body = JSON.stringify(registerBatch(3));
+    const hungUp = httpRequest({
+      host: '127.0.0.1',
+      port,
+      path: '/api/mcp',
+      method: 'POST',
+      headers: { Authorization: `Bearer ${s.apiKey}`, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+    });
+    hungUp.on('error', () => undefined);
+    hungUp.end(body);
+    for (let i = 0; i < 200 && probe.inFlight < 3; i++) await sleep(5);
+    expect(probe.inFlight).toBe(3);
+    hungUp.destroy();
+    await sleep(50);
+
+    // The batch still runs 3 calls: the key has no slot free although its client is gone.
+    expect((await rpc(t, s.apiKey, 'ping')).status).toBe(429);
+    for (let i = 0; i < 200 && probe.inFlight > 0; i++) await sleep(10);
+    await sleep(50);
+    expect((await rpc(t, s.apiKey, 'ping')).status).toBe(200);
   });
 });
 

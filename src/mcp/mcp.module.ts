@@ -1,7 +1,8 @@
-import { Module } from '@nestjs/common';
+import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { AuthModule } from '../auth/auth.module';
-import { McpController } from './mcp.controller';
+import { McpAdmissionMiddleware } from './mcp-admission.middleware';
+import { MCP_PATH, McpController } from './mcp.controller';
 import { McpServer } from './mcp.server';
 import { ToolRegistry } from './tool-registry';
 
@@ -11,4 +12,8 @@ import { ToolRegistry } from './tool-registry';
   controllers: [McpController],
   providers: [ToolRegistry, McpServer],
 })
-export class McpModule {}
+export class McpModule implements NestModule {
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(McpAdmissionMiddleware).forRoutes({ path: MCP_PATH, method: RequestMethod.POST });
+  }
+}

@@ -7,11 +7,12 @@ import { bearerChallenge } from '../common/http-error.filter';
 import { mapBounded } from '../common/map-bounded';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { Admission, ApiKeyLimits } from '../limits/api-key-limits.service';
+import { ApiKeyLimits, KeyTicket } from '../limits/api-key-limits.service';
 import {
   asRequest, failure, idOf, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, JsonRpcError, JsonRpcRequest, JsonRpcResponse,
-  METHOD_NOT_FOUND, PARSE_ERROR, TOO_MANY_REQUESTS, UNAUTHORIZED,
+  METHOD_NOT_FOUND, PARSE_ERROR, UNAUTHORIZED,
 } from './json-rpc';
+import { McpAnswer, rateLimitedAnswer } from './mcp-answer';
 import { describeArgumentError, ToolRegistry } from './tool-registry';
 
 /** Protocol revisions we speak, newest first. */
@@ -24,14 +25,6 @@ const INSTRUCTIONS =
   'Tools act on the SMS and email conversations of the user who owns the API key, limited to the lines the key may use. ' +
   'Register a webhook (register_webhook) to be woken by events instead of polling; list_email_accounts and ' +
   'list_phone_numbers give the line ids a channelScope takes.';
-
-export interface McpAnswer {
-  /** HTTP status; 202 with no body when every message was a notification or response. */
-  status: number;
-  body?: JsonRpcResponse | JsonRpcResponse[];
-  /** Headers the answer must carry (WWW-Authenticate on a 401, Retry-After on a 429). */
-  headers?: Record<string, string>;
-}
 
 export interface CallToolResult {
   content: Array<{ type: 'text'; text: string }>;
@@ -57,36 +50,36 @@ export class McpServer {
     this.batchConcurrency = config.mcp.batchConcurrency;
   }
 
-  async handle(raw: Buffer, caller: Caller): Promise<McpAnswer> {
+  /**
+   * Answers one POST. `ticket` holds the request's running-calls slot (McpAdmissionMiddleware
+   * took it); a batch widens it to run up to MCP_BATCH_CONCURRENCY messages at once.
+   */
+  async handle(raw: Buffer, caller: Caller, ticket: KeyTicket): Promise<McpAnswer> {
     let payload: unknown;
     try {
       payload = JSON.parse(raw.toString('utf8'));
     } catch {
       return { status: 400, body: failure(null, PARSE_ERROR, 'Parse error: the body is not valid JSON') };
     }
-    const batch = Array.isArray(payload);
-    if (Array.isArray(payload)) {
-      if (payload.length === 0) return { status: 400, body: failure(null, INVALID_REQUEST, 'an empty batch is not a valid request') };
-      if (payload.length > this.maxBatch) {
-        const message = `a batch may hold at most ${this.maxBatch} messages (MCP_MAX_BATCH); this one holds ${payload.length}, and none of them ran`;
-        return { status: 400, body: failure(null, INVALID_REQUEST, message) };
-      }
+    if (!Array.isArray(payload)) {
+      return (await this.spend(caller, 1)) ?? this.runOne(payload, caller);
     }
-    const messages: unknown[] = Array.isArray(payload) ? payload : [payload];
-    // The key's limits: every message counts as a call, and a batch runs a few at a time.
-    let admission: Admission;
+    if (payload.length === 0) return { status: 400, body: failure(null, INVALID_REQUEST, 'an empty batch is not a valid request') };
+    if (payload.length > this.maxBatch) {
+      const message = `a batch may hold at most ${this.maxBatch} messages (MCP_MAX_BATCH); this one holds ${payload.length}, and none of them ran`;
+      return { status: 400, body: failure(null, INVALID_REQUEST, message) };
+    }
+    return (await this.spend(caller, payload.length)) ?? this.runBatch(payload, caller, ticket.widen(this.batchConcurrency));
+  }
+
+  /** Every message counts as a call against the key's rate limit; the 429 answer when they do not fit. */
+  private async spend(caller: Caller, calls: number): Promise<McpAnswer | undefined> {
     try {
-      admission = await this.limits.admit(caller.keyId, messages.length, batch ? this.batchConcurrency : 1);
+      await this.limits.spend(caller.keyId, calls);
+      return undefined;
     } catch (error) {
-      if (error instanceof RateLimitedError) {
-        return { status: 429, headers: { 'Retry-After': String(error.retryAfterSeconds) }, body: failure(null, TOO_MANY_REQUESTS, error.message) };
-      }
+      if (error instanceof RateLimitedError) return rateLimitedAnswer(error);
       throw error;
-    }
-    try {
-      return batch ? await this.runBatch(messages, caller, admission.concurrency) : await this.runOne(messages[0], caller);
-    } finally {
-      admission.release();
     }
   }
 
