@@ -32,7 +32,7 @@ export interface ReliabilityResult {
   notes?: string[];
 }
 
-export const ORDER = ['worker-sigkill', 'redis-outage', 'postgres-restart', 'replicas', 'mcp-fuzz', 'url-policy', 'authz-matrix'];
+export const ORDER = ['worker-sigkill', 'redis-outage', 'postgres-restart', 'replicas', 'mcp-fuzz', 'mcp-flood', 'url-policy', 'authz-matrix'];
 
 const ROOT = resolve(__dirname, '../../..');
 export const DOC = join(ROOT, 'docs/RELIABILITY.md');
