@@ -1,5 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { AddressInfo } from 'node:net';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Logger } from '@nestjs/common';
 import { PrivateRedis } from './reliability/support/stack';
 import { createSession, Session } from './support/session';
@@ -112,7 +114,7 @@ describe('MCP batches: a key revoked while its batch runs', () => {
     const s = await createSession(t.admin, { tier: 'POWER' });
     expect((await t.admin.put(`/admin/orgs/${s.orgId}/endpoint-cap`, { maxEndpointsPerUser: 500, reason: 'revoke test' })).status).toBe(200);
     const endpoints = async () => Number((await t.db.query(`SELECT count(*)::int AS n FROM webhook_endpoints WHERE user_id = $1`, [s.userId]))[0].n);
-    const probe = slowLookups(t, 40);
+    const probe = slowLookups(t, 80);
 
     const batch = mcpPost(t, s.apiKey).send(registerBatch(MAX_BATCH)).then((res) => res);
     for (let i = 0; i < 200 && probe.starts.length < 8; i++) await sleep(5);
@@ -165,7 +167,8 @@ function expectRefused(res: { status: number; headers: Record<string, string>; b
 }
 
 describe('MCP per-key limits: calls per window and calls at once', () => {
-  const WINDOW = 2;
+  // Long enough that the calls of a test fit in one window even on a busy machine.
+  const WINDOW = 5;
   const RATE = 20;
   const KEY_CONCURRENCY = 3;
   let t: McpTestApp;
@@ -214,6 +217,31 @@ describe('MCP per-key limits: calls per window and calls at once', () => {
     expect(again.status).toBe(200);
     expect(again.body).toHaveLength(10);
     expect(await endpointsOf(a.userId)).toBe(10);
+  });
+
+  it('makes the official SDK client reject with a StreamableHTTPError 429 whose message says when to retry', async () => {
+    const s = await createSession(t.admin);
+    const server = t.app.getHttpServer();
+    if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const client = new Client({ name: 'e2e-limits', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${s.apiKey}` } } }),
+    ); // initialize + notifications/initialized: 2 calls
+    try {
+      let refused: unknown;
+      for (let i = 0; i < 3 * RATE && refused === undefined; i++) {
+        refused = await client.callTool({ name: 'list_webhooks', arguments: {} }).then(
+          (result) => expect(result.isError).toBeFalsy(),
+          (error: unknown) => error,
+        );
+      }
+      expect(refused).toBeInstanceOf(StreamableHTTPError);
+      expect((refused as StreamableHTTPError).code).toBe(429);
+      expect((refused as Error).message).toMatch(new RegExp(`rate limit reached: this API key may make ${RATE} calls per ${WINDOW} s \\(MCP_RATE_LIMIT\\); retry after \\d+ s`));
+    } finally {
+      await client.close();
+    }
   });
 
   it('refuses a call beyond MCP_KEY_CONCURRENCY running at once with 429 right away, and leaves other keys alone', async () => {

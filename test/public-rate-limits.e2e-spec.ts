@@ -9,7 +9,7 @@ import { INGEST_TOKEN } from './support/test-env';
  * Issue 10, section 3: per-IP limits on the public routes (the open-tracking pixel and signed
  * attachment downloads), counted in Redis, answered 429 with Retry-After.
  */
-const WINDOW_SECONDS = 2;
+const WINDOW_SECONDS = 4;
 const PIXEL_LIMIT = 5;
 const ATTACHMENT_LIMIT = 3;
 
