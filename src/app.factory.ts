@@ -23,7 +23,7 @@ const ADMIN_DOCS_PATH = '/admin/docs';
 export function configureHttpApp(app: INestApplication): void {
   const express = app as NestExpressApplication;
   express.disable('x-powered-by');
-  express.set('trust proxy', false);
+  express.set('trust proxy', app.get<AppConfig>(APP_CONFIG).trustProxy);
   app.useLogger(app.get(Logger));
   const config = app.get<AppConfig>(APP_CONFIG);
   applyHttpServerLimits(app.getHttpServer(), config.http);

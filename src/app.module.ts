@@ -12,6 +12,7 @@ import { AppConfig } from './config/app-config';
 import { APP_CONFIG, ConfigModule } from './config/config.module';
 import { dataSourceOptions } from './database/data-source-options';
 import { HealthModule } from './health/health.module';
+import { LimitsModule } from './limits/limits.module';
 import { EventsModule } from './events/events.module';
 import { McpModule } from './mcp/mcp.module';
 import { MessagingModule } from './messaging/messaging.module';
@@ -29,6 +30,7 @@ import { QueueModule } from './queue/queue.module';
       useFactory: (config: AppConfig) => ({ ...dataSourceOptions(config.databaseUrl), retryAttempts: 3 }),
     }),
     QueueModule,
+    LimitsModule,
     AccountsModule,
     AuthModule,
     AdminModule,

@@ -1,3 +1,5 @@
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
 import { createTestApp, TestApp } from './support/app';
 import { ADMIN_TOKEN } from './support/test-env';
 
@@ -29,6 +31,26 @@ describe('health, readiness and the admin OpenAPI docs', () => {
       error: {},
       details: { postgres: { status: 'up' }, redis: { status: 'up' } },
     });
+  });
+
+  it('GET /ready still answers 200 while every connection of the app\'s pool is busy', async () => {
+    const db = t.app.get(DataSource);
+    const poolSize = (db.options.extra as { max: number }).max;
+    const busy = Array.from({ length: poolSize }, () => db.query('SELECT pg_sleep(4)'));
+    const observer = new Client({ connectionString: (db.options as { url: string }).url });
+    await observer.connect();
+    try {
+      const sleeping = async () =>
+        (await observer.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query = 'SELECT pg_sleep(4)' AND state = 'active'`)).rows[0].n;
+      for (let i = 0; i < 100 && (await sleeping()) < poolSize; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(await sleeping()).toBe(poolSize);
+      const res = await t.http().get('/ready');
+      expect(res.status).toBe(200);
+      expect(res.body.info).toEqual({ postgres: { status: 'up' }, redis: { status: 'up' } });
+    } finally {
+      await observer.end();
+      await Promise.allSettled(busy);
+    }
   });
 
   it('every answer carries a request id: a sane X-Request-Id is echoed, anything else replaced', async () => {

@@ -231,7 +231,9 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
         'MCP SDK client (`@modelcontextprotocol/sdk`, one `Client` with its own Streamable HTTP transport per concurrent caller, connected ' +
         'and having listed the tools before the clock starts, so it validates each result against the tool\'s output schema) and through raw HTTP (undici Pool, one connection per concurrent caller, JSON-RPC bodies, answers parsed ' +
         'and checked). The limit is `bench/bare-app.ts`: a bare Nest app (same Express adapter, pg pool of 20) whose routes do the same ' +
-        'read (`SELECT … FROM webhook_endpoints WHERE user_id = $1`, with the channels join) with no auth and no protocol work.',
+        'read (`SELECT … FROM webhook_endpoints WHERE user_id = $1`, with the channels join) with no auth and no protocol work. ' +
+        'One API key drives every level, so the service runs with `MCP_KEY_CONCURRENCY` at the highest level and `MCP_RATE_LIMIT=100000000`: ' +
+        'every call still passes the per-key limits (one Redis round trip), but none is refused.',
       '',
     );
     out.push('| Concurrency | MCP SDK req/s | p99 | raw HTTP req/s | p99 | bare Nest req/s | p99 | raw ÷ bare |', '|---|---|---|---|---|---|---|---|');

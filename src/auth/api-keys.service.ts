@@ -75,6 +75,15 @@ export class ApiKeysService {
   }
 
   /**
+   * False once the key is revoked (deleted). One primary-key lookup: a long request (a batch) asks
+   * this between its messages, so a revocation stops it, not only the next request.
+   */
+  async isActive(keyId: string): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query(`SELECT 1 FROM api_keys WHERE id = $1`, [keyId]);
+    return rows.length > 0;
+  }
+
+  /**
    * Resolves a raw key to its caller, or null when the key is malformed, unknown or revoked.
    * One query: the key, its owner and org, and the owner's live lines narrowed by the allowlist.
    */

@@ -57,7 +57,7 @@ export class AuthGuard implements CanActivate {
   }
 }
 
-function bearerToken(request: Request): string | null {
+export function bearerToken(request: Request): string | null {
   const header = request.headers.authorization;
   if (typeof header !== 'string') return null;
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);

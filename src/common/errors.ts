@@ -9,7 +9,8 @@ export type DomainErrorCode =
   | 'FORBIDDEN'
   | 'UNAUTHORIZED'
   | 'CAP_REACHED'
-  | 'URL_REFUSED';
+  | 'URL_REFUSED'
+  | 'RATE_LIMITED';
 
 export abstract class DomainError extends Error {
   abstract readonly code: DomainErrorCode;
@@ -58,6 +59,15 @@ export class CapReachedError extends DomainError {
 
 export class UrlRefusedError extends DomainError {
   readonly code = 'URL_REFUSED';
+}
+
+/** Too many calls (in a window, or at once): the caller may repeat the request after `retryAfterSeconds`. */
+export class RateLimitedError extends DomainError {
+  readonly code = 'RATE_LIMITED';
+
+  constructor(message: string, readonly retryAfterSeconds: number) {
+    super(message);
+  }
 }
 
 const UNIQUE_VIOLATION = '23505';

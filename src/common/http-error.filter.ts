@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import { Request, Response } from 'express';
-import { DomainError, DomainErrorCode, isDatabaseUnavailable, UnauthorizedError } from './errors';
+import { DomainError, DomainErrorCode, isDatabaseUnavailable, RateLimitedError, UnauthorizedError } from './errors';
 import { closeIfBodyUnread, RequestBodyError } from './request-body';
 
 const STATUS: Record<DomainErrorCode, number> = {
@@ -11,6 +11,7 @@ const STATUS: Record<DomainErrorCode, number> = {
   UNAUTHORIZED: HttpStatus.UNAUTHORIZED,
   CAP_REACHED: HttpStatus.CONFLICT,
   URL_REFUSED: HttpStatus.BAD_REQUEST,
+  RATE_LIMITED: HttpStatus.TOO_MANY_REQUESTS,
 };
 
 export interface HttpErrorBody {
@@ -18,6 +19,11 @@ export interface HttpErrorBody {
   error: string;
   message: string;
   field?: string;
+}
+
+/** The RFC 6750 challenge every 401 carries; `error="invalid_token"` only when credentials were sent. */
+export function bearerChallenge(credentialsSent: boolean): string {
+  return `Bearer realm="messaging-sync"${credentialsSent ? ', error="invalid_token"' : ''}`;
 }
 
 /** Seconds a client is told to wait (Retry-After) when the database cannot be reached. */
@@ -43,10 +49,10 @@ export class HttpErrorFilter implements ExceptionFilter {
     const { status, body } = this.toAnswer(exception);
     if (response.headersSent) return;
     if (status === HttpStatus.UNAUTHORIZED) {
-      const sent = !(exception instanceof UnauthorizedError) || exception.credentialsSent;
-      response.setHeader('WWW-Authenticate', `Bearer realm="messaging-sync"${sent ? ', error="invalid_token"' : ''}`);
+      response.setHeader('WWW-Authenticate', bearerChallenge(!(exception instanceof UnauthorizedError) || exception.credentialsSent));
     }
     if (status === HttpStatus.SERVICE_UNAVAILABLE) response.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+    if (exception instanceof RateLimitedError) response.setHeader('Retry-After', String(exception.retryAfterSeconds));
     if (exception instanceof RequestBodyError) for (const [name, value] of Object.entries(exception.headers)) response.setHeader(name, value);
     closeIfBodyUnread(request, response);
     response.status(status).json(this.shape(body));

@@ -68,6 +68,47 @@ describe('loadConfig', () => {
     });
   });
 
+  it('caps MCP batches at 50 messages, 4 running at once, unless told otherwise', () => {
+    expect(loadConfig({ ...BASE }).mcp).toMatchObject({ maxBatch: 50, batchConcurrency: 4 });
+    expect(loadConfig({ ...BASE, MCP_MAX_BATCH: '200', MCP_BATCH_CONCURRENCY: '1' }).mcp).toMatchObject({ maxBatch: 200, batchConcurrency: 1 });
+  });
+
+  it('limits each API key and client IP by default, and takes other limits or 0 for none', () => {
+    const config = loadConfig({ ...BASE });
+    expect(config.mcp.keyConcurrency).toBe(8);
+    expect(config.rateLimits).toEqual({
+      mcp: { limit: 600, windowSeconds: 60, variable: 'MCP_RATE_LIMIT' },
+      pixel: { limit: 600, windowSeconds: 60, variable: 'PIXEL_RATE_LIMIT' },
+      attachment: { limit: 120, windowSeconds: 60, variable: 'ATTACHMENT_RATE_LIMIT' },
+    });
+    const given = loadConfig({
+      ...BASE, MCP_KEY_CONCURRENCY: '64', MCP_RATE_LIMIT: '0', MCP_RATE_WINDOW_SECONDS: '1', PIXEL_RATE_LIMIT: '5', ATTACHMENT_RATE_LIMIT: '0', PUBLIC_RATE_WINDOW_SECONDS: '10',
+    });
+    expect(given.mcp.keyConcurrency).toBe(64);
+    expect(given.rateLimits).toEqual({
+      mcp: { limit: 0, windowSeconds: 1, variable: 'MCP_RATE_LIMIT' },
+      pixel: { limit: 5, windowSeconds: 10, variable: 'PIXEL_RATE_LIMIT' },
+      attachment: { limit: 0, windowSeconds: 10, variable: 'ATTACHMENT_RATE_LIMIT' },
+    });
+  });
+
+  it('refuses an MCP rate limit below the batch cap, since a full batch could never run', () => {
+    expect(namedVariables({ ...BASE, MCP_RATE_LIMIT: '20' })).toEqual(['MCP_RATE_LIMIT']);
+    expect(loadConfig({ ...BASE, MCP_RATE_LIMIT: '20', MCP_MAX_BATCH: '20' }).rateLimits.mcp.limit).toBe(20);
+  });
+
+  it.each([
+    ['', false],
+    ['false', false],
+    ['1', 1],
+    ['2', 2],
+    ['loopback', ['loopback']],
+    ['10.0.0.0/8, 192.168.1.7,loopback', ['10.0.0.0/8', '192.168.1.7', 'loopback']],
+    ['fd00::/8', ['fd00::/8']],
+  ] as const)('reads TRUST_PROXY=%j as %j', (value, expected) => {
+    expect(loadConfig({ ...BASE, TRUST_PROXY: value }).trustProxy).toEqual(expected);
+  });
+
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ ...BASE, PORT: '', PROCESS_ROLE: '' })).toMatchObject({ port: 3000, processRole: 'all' });
   });
@@ -109,6 +150,21 @@ describe('loadConfig', () => {
     ['HTTP_KEEP_ALIVE_TIMEOUT_MS', '3600001'],
     ['HTTP_BODY_BUDGET_BYTES', String(32 * 1024 * 1024 - 1)],
     ['HTTP_BODY_BUDGET_BYTES', '128MB'],
+    ['MCP_MAX_BATCH', '0'],
+    ['MCP_MAX_BATCH', '1001'],
+    ['MCP_BATCH_CONCURRENCY', '0'],
+    ['MCP_BATCH_CONCURRENCY', '65'],
+    ['MCP_KEY_CONCURRENCY', '0'],
+    ['MCP_RATE_LIMIT', '-1'],
+    ['MCP_RATE_LIMIT', '49'],
+    ['MCP_RATE_WINDOW_SECONDS', '0'],
+    ['PIXEL_RATE_LIMIT', 'lots'],
+    ['ATTACHMENT_RATE_LIMIT', '1.5'],
+    ['PUBLIC_RATE_WINDOW_SECONDS', '0'],
+    ['TRUST_PROXY', 'true'],
+    ['TRUST_PROXY', '0'],
+    ['TRUST_PROXY', '11'],
+    ['TRUST_PROXY', '10.0.0.0/8, proxy.internal'],
   ])('refuses %s=%j, naming only that variable', (name, value) => {
     expect(namedVariables({ ...BASE, [name]: value })).toEqual([name]);
   });

@@ -76,6 +76,32 @@ class EnvironmentVariables {
 
   @IsOptional() @IsInt() @Min(32 * 1024 * 1024) @Max(8 * 1024 * 1024 * 1024)
   HTTP_BODY_BUDGET_BYTES = 128 * 1024 * 1024;
+  @IsOptional() @IsInt() @Min(1) @Max(1000)
+  MCP_MAX_BATCH = 50;
+
+  @IsOptional() @IsInt() @Min(1) @Max(64)
+  MCP_BATCH_CONCURRENCY = 4;
+
+  @IsOptional() @IsInt() @Min(1) @Max(10_000)
+  MCP_KEY_CONCURRENCY = 8;
+
+  @IsOptional() @IsInt() @Min(0) @Max(100_000_000)
+  MCP_RATE_LIMIT = 600;
+
+  @IsOptional() @IsInt() @Min(1) @Max(86_400)
+  MCP_RATE_WINDOW_SECONDS = 60;
+
+  @IsOptional() @IsInt() @Min(0) @Max(100_000_000)
+  PIXEL_RATE_LIMIT = 600;
+
+  @IsOptional() @IsInt() @Min(0) @Max(100_000_000)
+  ATTACHMENT_RATE_LIMIT = 120;
+
+  @IsOptional() @IsInt() @Min(1) @Max(86_400)
+  PUBLIC_RATE_WINDOW_SECONDS = 60;
+
+  @IsOptional() @IsString()
+  TRUST_PROXY = 'false';
 
   @IsOptional() @IsString()
   WEBHOOK_ALLOWED_CIDRS = '';
@@ -133,6 +159,20 @@ class EnvironmentVariables {
   EXTRACTION_MAX_ZIP_ENTRIES = 10_000;
 }
 
+/** The limits counted in Redis (shared by every replica): per API key on /api/mcp, per client IP on public routes. */
+export type RateLimitName = 'mcp' | 'pixel' | 'attachment';
+
+/** `limit` calls per `windowSeconds` (a fixed window); a limit of 0 turns it off. */
+export interface RateLimit {
+  limit: number;
+  windowSeconds: number;
+  /** The variable that sets `limit`, named in the answer when it is reached. */
+  variable: string;
+}
+
+/** Express's `trust proxy`: false, a number of proxy hops, or the addresses of trusted proxies. */
+export type TrustProxy = false | number | string[];
+
 export interface AppConfig {
   port: number;
   appEnv: AppEnv;
@@ -152,7 +192,19 @@ export interface AppConfig {
   processRole: ProcessRole;
   queuePrefix: string;
   logLevel: string;
-  mcp: { allowedOrigins: string[]; maxBodyBytes: number };
+  mcp: {
+    allowedOrigins: string[];
+    maxBodyBytes: number;
+    /** Most messages one JSON-RPC batch may hold; a larger batch is refused whole. */
+    maxBatch: number;
+    /** Messages of one batch that run at the same time. */
+    batchConcurrency: number;
+    /** Calls (batch messages) of one API key that may run at the same time in one process. */
+    keyConcurrency: number;
+  };
+  rateLimits: Record<RateLimitName, RateLimit>;
+  /** Which proxies' X-Forwarded-For is believed for the client IP (per-IP limits). */
+  trustProxy: TrustProxy;
   /** Limits of the HTTP server (docs/security.md). */
   http: {
     /** Time a client has to send a whole request, headers and body. */
@@ -213,6 +265,8 @@ const VARIABLES = [
   'PORT', 'APP_ENV', 'DATABASE_URL', 'REDIS_URL', 'ADMIN_TOKEN', 'INGEST_TOKEN', 'SMS_CARRIER_URL', 'SMTP_URL', 'SECRETS_KEY', 'SECRETS_KEY_FALLBACKS', 'PUBLIC_BASE_URL',
   'PROCESS_ROLE', 'QUEUE_PREFIX', 'LOG_LEVEL', 'DEV_SECRETS_FILE', 'MCP_ALLOWED_ORIGINS', 'MCP_MAX_BODY_BYTES',
   'HTTP_REQUEST_TIMEOUT_MS', 'HTTP_HEADERS_TIMEOUT_MS', 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 'HTTP_BODY_BUDGET_BYTES',
+  'MCP_MAX_BATCH', 'MCP_BATCH_CONCURRENCY', 'MCP_KEY_CONCURRENCY', 'MCP_RATE_LIMIT', 'MCP_RATE_WINDOW_SECONDS', 'PIXEL_RATE_LIMIT',
+  'ATTACHMENT_RATE_LIMIT', 'PUBLIC_RATE_WINDOW_SECONDS', 'TRUST_PROXY',
   'WEBHOOK_ALLOWED_CIDRS', 'DELIVERY_RETRY_SCHEDULE', 'DELIVERY_CONCURRENCY', 'DELIVERY_ENDPOINT_CONCURRENCY', 'DELIVERY_TIMEOUT_MS',
   'DELIVERY_SWEEP_INTERVAL_MS', 'DELIVERY_SWEEP_GRACE_MS', 'OUTBOX_POLL_INTERVAL_MS', 'DELIVERY_LOG_RETENTION_DAYS',
   'ATTACHMENT_QUOTA_BYTES_PER_ORG', 'EMAIL_OPEN_SCANNER_WINDOW_SECONDS', 'EMAIL_OPEN_DEDUP_SECONDS', 'EMAIL_OPEN_IGNORED_USER_AGENTS',
@@ -224,6 +278,8 @@ const NUMERIC = new Set<string>([
   'DELIVERY_SWEEP_GRACE_MS', 'OUTBOX_POLL_INTERVAL_MS', 'DELIVERY_LOG_RETENTION_DAYS', 'EMAIL_OPEN_SCANNER_WINDOW_SECONDS', 'EMAIL_OPEN_DEDUP_SECONDS',
   'EXTRACTION_THREADS', 'EXTRACTION_TIMEOUT_MS', 'EXTRACTION_THREAD_MEMORY_MB', 'EXTRACTION_MAX_UNZIPPED_BYTES', 'EXTRACTION_MAX_ZIP_ENTRIES',
   'ATTACHMENT_QUOTA_BYTES_PER_ORG',
+  'MCP_MAX_BATCH', 'MCP_BATCH_CONCURRENCY', 'MCP_KEY_CONCURRENCY', 'MCP_RATE_LIMIT', 'MCP_RATE_WINDOW_SECONDS', 'PIXEL_RATE_LIMIT',
+  'ATTACHMENT_RATE_LIMIT', 'PUBLIC_RATE_WINDOW_SECONDS',
 ]);
 
 /** Reads and validates the environment; throws ConfigError naming every bad variable. */
@@ -262,6 +318,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (valid('HTTP_BODY_BUDGET_BYTES', 'MCP_MAX_BODY_BYTES') && parsed.HTTP_BODY_BUDGET_BYTES < parsed.MCP_MAX_BODY_BYTES) {
     problems.push(`HTTP_BODY_BUDGET_BYTES: must be at least MCP_MAX_BODY_BYTES (${parsed.MCP_MAX_BODY_BYTES}), or no MCP body of that size could be read`);
   }
+  if (valid('MCP_MAX_BATCH', 'MCP_RATE_LIMIT') && parsed.MCP_RATE_LIMIT > 0 && parsed.MCP_RATE_LIMIT < parsed.MCP_MAX_BATCH) {
+    problems.push(`MCP_RATE_LIMIT: ${parsed.MCP_RATE_LIMIT} is below MCP_MAX_BATCH (${parsed.MCP_MAX_BATCH}), so a full batch could never run; raise it or lower MCP_MAX_BATCH (0 turns the limit off)`);
+  }
+  let trustProxy: TrustProxy = false;
+  try {
+    trustProxy = parseTrustProxy(parsed.TRUST_PROXY);
+  } catch (error) {
+    problems.push(`TRUST_PROXY: ${(error as Error).message}`);
+  }
   let retryScheduleMs: number[] = [];
   try {
     retryScheduleMs = parseDurations(parsed.DELIVERY_RETRY_SCHEDULE);
@@ -290,7 +355,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     processRole: parsed.PROCESS_ROLE,
     queuePrefix: parsed.QUEUE_PREFIX,
     logLevel: parsed.LOG_LEVEL,
-    mcp: { allowedOrigins, maxBodyBytes: parsed.MCP_MAX_BODY_BYTES },
+    mcp: {
+      allowedOrigins,
+      maxBodyBytes: parsed.MCP_MAX_BODY_BYTES,
+      maxBatch: parsed.MCP_MAX_BATCH,
+      batchConcurrency: parsed.MCP_BATCH_CONCURRENCY,
+      keyConcurrency: parsed.MCP_KEY_CONCURRENCY,
+    },
+    rateLimits: {
+      mcp: { limit: parsed.MCP_RATE_LIMIT, windowSeconds: parsed.MCP_RATE_WINDOW_SECONDS, variable: 'MCP_RATE_LIMIT' },
+      pixel: { limit: parsed.PIXEL_RATE_LIMIT, windowSeconds: parsed.PUBLIC_RATE_WINDOW_SECONDS, variable: 'PIXEL_RATE_LIMIT' },
+      attachment: { limit: parsed.ATTACHMENT_RATE_LIMIT, windowSeconds: parsed.PUBLIC_RATE_WINDOW_SECONDS, variable: 'ATTACHMENT_RATE_LIMIT' },
+    },
+    trustProxy,
     http: {
       requestTimeoutMs: parsed.HTTP_REQUEST_TIMEOUT_MS,
       headersTimeoutMs: parsed.HTTP_HEADERS_TIMEOUT_MS,
@@ -334,6 +411,32 @@ export function parseDurations(value: string): number[] {
     if (!match) throw new Error(`${item} is not a duration such as 30s, 5m or 2h`);
     return Math.round(Number(match[1]) * UNIT_MS[match[2]]);
   });
+}
+
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/**
+ * `false` (the default): the client IP is the connection's peer. A number: that many proxy hops
+ * are trusted (X-Forwarded-For read from the right). Otherwise a list of proxy addresses, CIDRs or
+ * Express's names loopback, linklocal, uniquelocal. `true` is refused: trusting every hop lets any
+ * client choose its own IP, and so its own per-IP rate-limit bucket.
+ */
+export function parseTrustProxy(value: string): TrustProxy {
+  const trimmed = value.trim().toLowerCase();
+  if (trimmed === '' || trimmed === 'false') return false;
+  if (trimmed === 'true') throw new Error('true would believe any X-Forwarded-For; give the number of proxy hops or the proxies\' addresses');
+  if (/^\d+$/.test(trimmed)) {
+    const hops = Number(trimmed);
+    if (hops < 1 || hops > 10) throw new Error(`${trimmed} hops: give 1 to 10`);
+    return hops;
+  }
+  const entries = list(trimmed);
+  for (const entry of entries) {
+    if (!PROXY_NAMES.has(entry) && !ipaddr.isValid(entry) && !isCidr(entry)) {
+      throw new Error(`${entry} is not an IP address, a CIDR or one of loopback, linklocal, uniquelocal`);
+    }
+  }
+  return entries;
 }
 
 /** Unset: the maintained default list; `none`: no user agent is ignored; else the given substrings. */

@@ -6,6 +6,12 @@ export const INVALID_REQUEST = -32600;
 export const METHOD_NOT_FOUND = -32601;
 export const INVALID_PARAMS = -32602;
 export const INTERNAL_ERROR = -32603;
+/**
+ * Server errors of this implementation (JSON-RPC reserves -32000 to -32099 for them). Each is only
+ * ever sent as the whole answer of a request refused with an HTTP error status.
+ */
+export const TOO_MANY_REQUESTS = -32000;
+export const UNAUTHORIZED = -32001;
 
 export interface JsonRpcRequest {
   jsonrpc: '2.0';

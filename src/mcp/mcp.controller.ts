@@ -6,8 +6,11 @@ import { Caller } from '../auth/caller';
 import { ReadsBody } from '../common/request-body';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { ApiKeyLimits } from '../limits/api-key-limits.service';
 import { failure, INVALID_REQUEST } from './json-rpc';
 import { McpBodyErrorFilter } from './mcp-body-error.filter';
+import { AdmittedRequest } from './mcp-admission.middleware';
+import { rateLimitedAnswer, sendAnswer } from './mcp-answer';
 import { McpServer, SUPPORTED_PROTOCOL_VERSIONS } from './mcp.server';
 
 export const MCP_PATH = 'api/mcp';
@@ -20,6 +23,7 @@ export class McpController {
 
   constructor(
     private readonly server: McpServer,
+    private readonly limits: ApiKeyLimits,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.allowedOrigins = new Set(config.mcp.allowedOrigins);
@@ -30,7 +34,7 @@ export class McpController {
   @HttpCode(200)
   @ReadsBody({ as: 'raw', limit: (config) => config.mcp.maxBodyBytes })
   @UseFilters(McpBodyErrorFilter)
-  async post(@Req() req: Request, @Res() res: Response, @CurrentCaller() caller: Caller): Promise<void> {
+  async post(@Req() req: Request & AdmittedRequest, @Res() res: Response, @CurrentCaller() caller: Caller): Promise<void> {
     const origin = req.headers.origin;
     if (origin !== undefined && !this.allowedOrigins.has(origin)) {
       res.status(403).json(failure(null, INVALID_REQUEST, `Origin ${origin} is not allowed`));
@@ -44,12 +48,18 @@ export class McpController {
       return;
     }
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    const answer = await this.server.handle(body, caller);
-    if (answer.body === undefined) {
-      res.status(answer.status).end();
+    // The handler holds the key's slot too: a client that hangs up does not free it while its calls run.
+    const ticket = req.mcpTicket;
+    if (!ticket) throw new Error('McpAdmissionMiddleware did not run for this request');
+    if (!ticket.hold()) {
+      sendAnswer(res, rateLimitedAnswer(this.limits.busy()));
       return;
     }
-    res.status(answer.status).json(answer.body);
+    try {
+      sendAnswer(res, await this.server.handle(body, caller, ticket));
+    } finally {
+      ticket.release();
+    }
   }
 
   /** No server-initiated stream and no sessions: GET and DELETE are not offered. */

@@ -1,13 +1,19 @@
-import { Module } from '@nestjs/common';
+import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { McpController } from './mcp.controller';
+import { AuthModule } from '../auth/auth.module';
+import { McpAdmissionMiddleware } from './mcp-admission.middleware';
+import { MCP_PATH, McpController } from './mcp.controller';
 import { McpServer } from './mcp.server';
 import { ToolRegistry } from './tool-registry';
 
 /** The JSON-RPC / MCP protocol only. Tools live in their feature modules and are discovered. */
 @Module({
-  imports: [DiscoveryModule],
+  imports: [DiscoveryModule, AuthModule],
   controllers: [McpController],
   providers: [ToolRegistry, McpServer],
 })
-export class McpModule {}
+export class McpModule implements NestModule {
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(McpAdmissionMiddleware).forRoutes({ path: MCP_PATH, method: RequestMethod.POST });
+  }
+}

@@ -1,13 +1,20 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { roleAtLeast } from '../accounts/account.types';
+import { ApiKeysService } from '../auth/api-keys.service';
 import { Caller } from '../auth/caller';
-import { DomainError, isDatabaseUnavailable } from '../common/errors';
-import { findIllFormed } from '../common/well-formed';
+import { DomainError, isDatabaseUnavailable, RateLimitedError } from '../common/errors';
+import { bearerChallenge } from '../common/http-error.filter';
 import { exceedsJsonDepth, JSON_TOO_DEEP_MESSAGE } from '../common/json-depth';
+import { mapBounded } from '../common/map-bounded';
+import { findIllFormed } from '../common/well-formed';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { ApiKeyLimits, KeyTicket } from '../limits/api-key-limits.service';
 import {
   asRequest, failure, idOf, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, JsonRpcError, JsonRpcRequest, JsonRpcResponse,
-  METHOD_NOT_FOUND, PARSE_ERROR,
+  METHOD_NOT_FOUND, PARSE_ERROR, UNAUTHORIZED,
 } from './json-rpc';
+import { McpAnswer, rateLimitedAnswer } from './mcp-answer';
 import { describeArgumentError, ToolRegistry } from './tool-registry';
 
 /** Protocol revisions we speak, newest first. */
@@ -21,12 +28,6 @@ const INSTRUCTIONS =
   'Register a webhook (register_webhook) to be woken by events instead of polling; list_email_accounts and ' +
   'list_phone_numbers give the line ids a channelScope takes.';
 
-export interface McpAnswer {
-  /** HTTP status; 202 with no body when every message was a notification or response. */
-  status: number;
-  body?: JsonRpcResponse | JsonRpcResponse[];
-}
-
 export interface CallToolResult {
   content: Array<{ type: 'text'; text: string }>;
   structuredContent?: object;
@@ -38,9 +39,24 @@ export interface CallToolResult {
 export class McpServer {
   private readonly logger = new Logger(McpServer.name);
 
-  constructor(private readonly tools: ToolRegistry) {}
+  private readonly maxBatch: number;
+  private readonly batchConcurrency: number;
 
-  async handle(raw: Buffer, caller: Caller): Promise<McpAnswer> {
+  constructor(
+    private readonly tools: ToolRegistry,
+    private readonly apiKeys: ApiKeysService,
+    private readonly limits: ApiKeyLimits,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.maxBatch = config.mcp.maxBatch;
+    this.batchConcurrency = config.mcp.batchConcurrency;
+  }
+
+  /**
+   * Answers one POST. `ticket` holds the request's running-calls slot (McpAdmissionMiddleware
+   * took it); a batch widens it to run up to MCP_BATCH_CONCURRENCY messages at once.
+   */
+  async handle(raw: Buffer, caller: Caller, ticket: KeyTicket): Promise<McpAnswer> {
     if (exceedsJsonDepth(raw)) return { status: 400, body: failure(null, PARSE_ERROR, `Parse error: ${JSON_TOO_DEEP_MESSAGE}`) };
     let payload: unknown;
     try {
@@ -48,16 +64,47 @@ export class McpServer {
     } catch {
       return { status: 400, body: failure(null, PARSE_ERROR, 'Parse error: the body is not valid JSON') };
     }
-    if (Array.isArray(payload)) {
-      if (payload.length === 0) return { status: 400, body: failure(null, INVALID_REQUEST, 'an empty batch is not a valid request') };
-      const answers = await Promise.all(payload.map((message) => this.answer(message, caller)));
-      const responses = answers.filter((a): a is JsonRpcResponse => a !== undefined);
-      return responses.length ? { status: 200, body: responses } : { status: 202 };
+    if (!Array.isArray(payload)) {
+      return (await this.spend(caller, 1)) ?? this.runOne(payload, caller);
     }
-    const response = await this.answer(payload, caller);
+    if (payload.length === 0) return { status: 400, body: failure(null, INVALID_REQUEST, 'an empty batch is not a valid request') };
+    if (payload.length > this.maxBatch) {
+      const message = `a batch may hold at most ${this.maxBatch} messages (MCP_MAX_BATCH); this one holds ${payload.length}, and none of them ran`;
+      return { status: 400, body: failure(null, INVALID_REQUEST, message) };
+    }
+    return (await this.spend(caller, payload.length)) ?? this.runBatch(payload, caller, ticket.widen(this.batchConcurrency));
+  }
+
+  /** Every message counts as a call against the key's rate limit; the 429 answer when they do not fit. */
+  private async spend(caller: Caller, calls: number): Promise<McpAnswer | undefined> {
+    try {
+      await this.limits.spend(caller.keyId, calls);
+      return undefined;
+    } catch (error) {
+      if (error instanceof RateLimitedError) return rateLimitedAnswer(error);
+      throw error;
+    }
+  }
+
+  private async runOne(message: unknown, caller: Caller): Promise<McpAnswer> {
+    const response = await this.answer(message, caller);
     if (!response) return { status: 202 };
     const invalid = 'error' in response && response.error.code === INVALID_REQUEST;
     return { status: invalid ? 400 : 200, body: response };
+  }
+
+  /**
+   * A few messages at a time, so one batch never takes more than its share of the database pool.
+   * The key is checked again before each message: once it is revoked, nothing more runs.
+   */
+  private async runBatch(messages: unknown[], caller: Caller, concurrency: number): Promise<McpAnswer> {
+    const run = await mapBounded(messages, concurrency, (message) => this.answer(message, caller), () => this.apiKeys.isActive(caller.keyId));
+    if (run.stopped) {
+      const message = `the API key was revoked while this batch ran: ${run.ran} of its ${messages.length} messages had started, the others did not run`;
+      return { status: 401, headers: { 'WWW-Authenticate': bearerChallenge(true) }, body: failure(null, UNAUTHORIZED, message) };
+    }
+    const responses = run.results.filter((a): a is JsonRpcResponse => a !== undefined);
+    return responses.length ? { status: 200, body: responses } : { status: 202 };
   }
 
   /** Answers one message; undefined for notifications and for responses sent to us. */

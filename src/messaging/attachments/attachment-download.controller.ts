@@ -2,6 +2,7 @@ import { Controller, Get, Param, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Response } from 'express';
 import { Public } from '../../auth/auth.decorators';
+import { RateLimitPerIp } from '../../limits/ip-rate-limit.guard';
 import { AttachmentsService } from './attachments.service';
 
 /**
@@ -10,6 +11,7 @@ import { AttachmentsService } from './attachments.service';
  */
 @ApiTags('attachments')
 @Public()
+@RateLimitPerIp('attachment')
 @Controller('attachments')
 export class AttachmentDownloadController {
   constructor(private readonly attachments: AttachmentsService) {}

@@ -4,6 +4,7 @@ import { Request, Response } from 'express';
 import { Public } from '../../auth/auth.decorators';
 import { stringFault } from '../../common/well-formed';
 import { SkipWellFormedCheck } from '../../common/well-formed.interceptor';
+import { RateLimitPerIp } from '../../limits/ip-rate-limit.guard';
 import { EmailOpensService } from './email-opens.service';
 
 /** A transparent 1×1 GIF (43 bytes). */
@@ -13,6 +14,7 @@ export const TRACKING_GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAA
 @ApiExcludeController()
 @Public()
 @SkipWellFormedCheck()
+@RateLimitPerIp('pixel')
 @Controller('t/o')
 export class OpenTrackingController {
   private readonly logger = new Logger(OpenTrackingController.name);

@@ -34,7 +34,7 @@ export interface ReliabilityResult {
 
 export const ORDER = [
   'worker-sigkill', 'redis-outage', 'postgres-restart', 'replicas', 'mcp-fuzz', 'rest-fuzz', 'url-policy', 'authz-matrix', 'abuse-bodies',
-  'extraction-bombs',
+  'mcp-flood', 'extraction-bombs',
 ];
 
 const ROOT = resolve(__dirname, '../../..');
