@@ -113,6 +113,9 @@ class EnvironmentVariables {
 
   @IsOptional() @IsInt() @Min(1) @Max(1_000_000)
   EXTRACTION_MAX_ZIP_ENTRIES = 10_000;
+
+  @IsOptional() @IsInt() @Min(1_000_000) @Max(1_000_000_000)
+  EXTRACTION_MAX_IMAGE_PIXELS = 40_000_000;
 }
 
 export interface AppConfig {
@@ -167,6 +170,8 @@ export interface AppConfig {
     maxUnzippedBytes: number;
     /** Entries a docx/xlsx/pptx may list. */
     maxZipEntries: number;
+    /** Pixels (width × height as its header declares) of an image to OCR. */
+    maxImagePixels: number;
   };
 }
 
@@ -181,11 +186,13 @@ const VARIABLES = [
   'DELIVERY_SWEEP_INTERVAL_MS', 'DELIVERY_SWEEP_GRACE_MS', 'OUTBOX_POLL_INTERVAL_MS',
   'EMAIL_OPEN_SCANNER_WINDOW_SECONDS', 'EMAIL_OPEN_DEDUP_SECONDS', 'EMAIL_OPEN_IGNORED_USER_AGENTS',
   'EXTRACTION_THREADS', 'EXTRACTION_TIMEOUT_MS', 'EXTRACTION_THREAD_MEMORY_MB', 'EXTRACTION_MAX_UNZIPPED_BYTES', 'EXTRACTION_MAX_ZIP_ENTRIES',
+  'EXTRACTION_MAX_IMAGE_PIXELS',
 ] as const;
 const NUMERIC = new Set<string>([
   'PORT', 'MCP_MAX_BODY_BYTES', 'DELIVERY_CONCURRENCY', 'DELIVERY_ENDPOINT_CONCURRENCY', 'DELIVERY_TIMEOUT_MS', 'DELIVERY_SWEEP_INTERVAL_MS',
   'DELIVERY_SWEEP_GRACE_MS', 'OUTBOX_POLL_INTERVAL_MS', 'EMAIL_OPEN_SCANNER_WINDOW_SECONDS', 'EMAIL_OPEN_DEDUP_SECONDS',
   'EXTRACTION_THREADS', 'EXTRACTION_TIMEOUT_MS', 'EXTRACTION_THREAD_MEMORY_MB', 'EXTRACTION_MAX_UNZIPPED_BYTES', 'EXTRACTION_MAX_ZIP_ENTRIES',
+  'EXTRACTION_MAX_IMAGE_PIXELS',
 ]);
 
 /** Reads and validates the environment; throws ConfigError naming every bad variable. */
@@ -267,6 +274,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       threadMemoryMb: parsed.EXTRACTION_THREAD_MEMORY_MB,
       maxUnzippedBytes: parsed.EXTRACTION_MAX_UNZIPPED_BYTES,
       maxZipEntries: parsed.EXTRACTION_MAX_ZIP_ENTRIES,
+      maxImagePixels: parsed.EXTRACTION_MAX_IMAGE_PIXELS,
     },
   };
 }

@@ -1,6 +1,6 @@
-import { makeDocx, makeXlsx } from '../../../../test/fixtures/attachments/make-fixtures';
+import { makeDocx, makePng, makeXlsx } from '../../../../test/fixtures/attachments/make-fixtures';
 import {
-  hugeIcs, manyEntriesZip, nestedIcs, OFFICE_MIME, OfficeKind, slowXlsx, zipBomb,
+  gifFramesBomb, hugeIcs, jpegBomb, manyEntriesZip, nestedIcs, OFFICE_MIME, OfficeKind, pngBomb, slowXlsx, zipBomb,
 } from '../../../../test/fixtures/attachments/make-bombs';
 import { ExtractionPool } from './extraction-pool';
 import { DEFAULT_EXTRACTION_LIMITS, ExtractionLimitError } from './extraction.types';
@@ -8,9 +8,9 @@ import { OcrEngine } from './ocr-engine';
 import { TextExtractor } from './text-extractor';
 
 /**
- * The guards of extraction: zip bombs (declared and lying sizes, entry counts), hostile .ics
- * shapes, the time limit and the per-thread memory limit. Each ends as an ExtractionLimitError
- * naming its limit, and the pool reads the next file as usual.
+ * The guards of extraction: zip bombs (declared and lying sizes, entry counts), image bombs,
+ * hostile .ics shapes, the time limit and the per-thread memory limit. Each
+ * ends as an ExtractionLimitError naming its limit, and the pool reads the next file as usual.
  */
 jest.setTimeout(60_000);
 
@@ -58,6 +58,22 @@ describe('extraction guards', () => {
     expect(await limitOf(extractor.extract(file(`many.${kind}`, OFFICE_MIME[kind], manyEntriesZip(kind))))).toBe(
       `zip-entries: the .${kind} file lists 20002 entries, more than the limit of 10000; it was not opened (a possible zip bomb)`,
     );
+  });
+
+  it.each([
+    ['a PNG of 10,000 × 10,000 pixels', 'big.png', 'image/png', () => pngBomb(), '10000 × 10000 pixels'],
+    ['a JPEG that declares 30,000 × 30,000', 'big.jpg', 'image/jpeg', async () => jpegBomb(), '30000 × 30000 pixels'],
+    ['a JPEG whose first frame header is arithmetic-coded, a small baseline one behind it', 'sly.jpg', 'image/jpeg', async () => jpegBomb({ frame: 0xc9, decoy: true }), '30000 × 30000 pixels'],
+    ['a GIF of a 10 × 10 screen whose frame declares 10,000 × 10,000', 'frame.gif', 'image/gif', async () => gifFramesBomb(), '10000 × 10000 pixels'],
+  ])('%s is refused before OCR; the next image is read', async (_, name, mime, make, declared) => {
+    expect(await limitOf(extractor.extract(file(name, mime, await make())))).toBe(
+      `image-pixels: the image declares ${declared}, more than the limit of 40,000,000 pixels; it was not read (a possible image bomb)`,
+    );
+    expect((await extractor.extract(file('scan.png', 'image/png', makePng(['HELLO WORLD'])))).text).toBe('HELLO WORLD');
+  });
+
+  it('the pixel limit is configurable', async () => {
+    expect(await limitOf(extractor.extract(file('scan.png', 'image/png', makePng(['HELLO WORLD'])), { maxImagePixels: 10_000 }))).toMatch(/^image-pixels: the image declares \d+ × \d+ pixels, more than the limit of 10,000 pixels/);
   });
 
   it('an .ics nested 50,000 deep, or with 100,000 events, is refused before ical.js parses it', async () => {

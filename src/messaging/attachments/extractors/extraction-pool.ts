@@ -61,7 +61,7 @@ export class ExtractionPool implements OnApplicationShutdown {
     let result: ExtractionTaskResult;
     try {
       result = await pool.run(
-        { kind: file.kind, bytes: file.bytes, charset: file.charset, limits: { maxTextChars: limits.maxTextChars, maxUnzippedBytes: limits.maxUnzippedBytes, maxZipEntries: limits.maxZipEntries }, started: port2 },
+        { kind: file.kind, bytes: file.bytes, charset: file.charset, limits: { maxTextChars: limits.maxTextChars, maxUnzippedBytes: limits.maxUnzippedBytes, maxZipEntries: limits.maxZipEntries, maxImagePixels: limits.maxImagePixels }, started: port2 },
         { transferList: [port2], signal: deadline.signal },
       );
     } catch (error) {
