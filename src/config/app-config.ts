@@ -166,11 +166,11 @@ export interface AppConfig {
     timeoutMs: number;
     /** Old-generation heap of one extraction thread. */
     threadMemoryMb: number;
-    /** Bytes a docx/xlsx/pptx may inflate to: the sum its central directory declares, and what is actually inflated. */
+    /** Bytes a docx/xlsx/pptx may inflate to (the sum its central directory declares, and what is actually inflated), and a PDF's compressed streams decode to. */
     maxUnzippedBytes: number;
     /** Entries a docx/xlsx/pptx may list. */
     maxZipEntries: number;
-    /** Pixels (width × height as its header declares) of an image to OCR. */
+    /** Pixels (width × height as its header declares) of an image to OCR, or of an image a PDF's text extraction decodes. */
     maxImagePixels: number;
   };
 }

@@ -1,6 +1,8 @@
-import { makeDocx, makePng, makeXlsx } from '../../../../test/fixtures/attachments/make-fixtures';
+import { deflateSync } from 'node:zlib';
+import { makeDocx, makePdf, makePng, makeXlsx, PDF_LINES } from '../../../../test/fixtures/attachments/make-fixtures';
 import {
-  gifFramesBomb, hugeIcs, jpegBomb, manyEntriesZip, nestedIcs, OFFICE_MIME, OfficeKind, pngBomb, slowXlsx, zipBomb,
+  ascii85Encode, gifFramesBomb, hugeIcs, jpegBomb, lzwEncode, manyEntriesZip, nestedIcs, OFFICE_MIME, OfficeKind, PDF_BOMB_TEXT, pdfBomb,
+  pdfPredictorBomb, pdfWithContent, pngBomb, slowXlsx, zipBomb,
 } from '../../../../test/fixtures/attachments/make-bombs';
 import { ExtractionPool } from './extraction-pool';
 import { DEFAULT_EXTRACTION_LIMITS, ExtractionLimitError } from './extraction.types';
@@ -8,8 +10,8 @@ import { OcrEngine } from './ocr-engine';
 import { TextExtractor } from './text-extractor';
 
 /**
- * The guards of extraction: zip bombs (declared and lying sizes, entry counts), image bombs,
- * hostile .ics shapes, the time limit and the per-thread memory limit. Each
+ * The guards of extraction: zip bombs (declared and lying sizes, entry counts), PDF decompression
+ * bombs, image bombs, hostile .ics shapes, the time limit and the per-thread memory limit. Each
  * ends as an ExtractionLimitError naming its limit, and the pool reads the next file as usual.
  */
 jest.setTimeout(60_000);
@@ -58,6 +60,36 @@ describe('extraction guards', () => {
     expect(await limitOf(extractor.extract(file(`many.${kind}`, OFFICE_MIME[kind], manyEntriesZip(kind))))).toBe(
       `zip-entries: the .${kind} file lists 20002 entries, more than the limit of 10000; it was not opened (a possible zip bomb)`,
     );
+  });
+
+  const PDF_REFUSED = "unzipped-size: the PDF's compressed streams inflate to more than 64 MB, the limit; it was not read (a possible decompression bomb)";
+  const pdf = (content: Buffer, name = 'bomb.pdf') => file(name, 'application/pdf', content);
+
+  it.each([
+    ['an honest /Length', {}],
+    ['a /Length that lies', { length: 'lying' as const }],
+    ['no /Length', { length: 'missing' as const }],
+    ['hex-encoded zlib data', { filters: ['ASCIIHexDecode' as const, 'FlateDecode' as const] }],
+  ])('a PDF whose stream inflates to 300 MB (%s) is refused before PDF.js reads it; the next PDF is read', async (_, options) => {
+    expect(await limitOf(extractor.extract(pdf(await pdfBomb(options))))).toBe(PDF_REFUSED);
+    expect(await limitOf(extractor.extract(pdf(pdfPredictorBomb())))).toBe(PDF_REFUSED);
+    expect((await extractor.extract(pdf(makePdf(), 'invoice.pdf'))).text).toBe(PDF_LINES.join('\n'));
+  });
+
+  it('a PDF bomb labelled an image is handed to PDF.js with its filter disabled: the page keeps its text', async () => {
+    const { text } = await extractor.extract(pdf(await pdfBomb({ extra: '/Subtype /Image /Width 10 /Height 10' })));
+    expect(text.startsWith(PDF_BOMB_TEXT)).toBe(true);
+  });
+
+  it('PDF.js reads what the guard lets through: LZW, base-85 and predictor content streams', async () => {
+    const content = Buffer.from('BT /F1 18 Tf 72 720 Td (Hello through every filter) Tj ET', 'latin1');
+    for (const built of [
+      pdfWithContent('/Filter /LZWDecode', lzwEncode(content)),
+      pdfWithContent('/Filter [/ASCII85Decode /FlateDecode]', ascii85Encode(deflateSync(content))),
+      pdfWithContent('/Filter /FlateDecode /DecodeParms << /Predictor 2 /Columns 7 >>', deflateSync(tiffPredict(content, 7))),
+    ]) {
+      expect((await extractor.extract(pdf(built, 'ok.pdf'))).text).toBe('Hello through every filter');
+    }
   });
 
   it.each([
@@ -114,3 +146,13 @@ describe('extraction guards', () => {
     }
   });
 });
+
+/** TIFF predictor 2 for 8-bit, 1-colour rows of `columns` bytes: each byte minus the one before it in its row. */
+function tiffPredict(bytes: Buffer, columns: number): Buffer {
+  const out = Buffer.alloc(Math.ceil(bytes.length / columns) * columns);
+  bytes.copy(out);
+  for (let row = out.length - columns; row >= 0; row -= columns) {
+    for (let i = columns - 1; i > 0; i--) out[row + i] = (out[row + i] - out[row + i - 1]) & 0xff;
+  }
+  return out;
+}

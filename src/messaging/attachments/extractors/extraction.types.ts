@@ -30,7 +30,10 @@ export class ExtractionError extends Error {
   override name = 'ExtractionError';
 }
 
-/** Which guard stopped a file: its unzipped size or entry count, an image's declared pixels, its time, its memory, or the shape of an .ics. */
+/**
+ * Which guard stopped a file: its unzipped size (a zip-based file's entries, a PDF's compressed
+ * streams) or entry count, an image's declared pixels, its time, its memory, or the shape of an .ics.
+ */
 export type ExtractionLimitKind = 'unzipped-size' | 'zip-entries' | 'image-pixels' | 'time' | 'memory' | 'calendar-shape';
 
 /**
@@ -52,11 +55,14 @@ export interface ExtractionLimits {
   maxTextChars: number;
   /** Time one file may take once its thread starts on it (OCR: once its image is handed to tesseract). */
   timeoutMs: number;
-  /** Bytes a zip-based file (docx, xlsx, pptx) may inflate to: declared by its central directory, and actually inflated. */
+  /**
+   * Bytes a zip-based file (docx, xlsx, pptx) may inflate to (declared by its central directory,
+   * and actually inflated), and what a PDF's compressed streams may decode to, all added up.
+   */
   maxUnzippedBytes: number;
   /** Entries a zip-based file may list in its central directory. */
   maxZipEntries: number;
-  /** Pixels (width × height, as its header declares) of an image to OCR. */
+  /** Pixels (width × height, as its header declares) of an image to OCR, or of an image PDF.js decodes. */
   maxImagePixels: number;
 }
 

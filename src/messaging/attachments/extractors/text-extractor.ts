@@ -62,7 +62,7 @@ export function isCalendar(file: { filename: string; mimeType: string }): boolea
  * (their XML parts), plain text, HTML and iCalendar (ical.js) in an extraction thread
  * (ExtractionPool), and image OCR in tesseract.js's own worker (OcrEngine).
  * Throws ExtractionError when the file cannot be read or has no extractor, and ExtractionLimitError
- * when a guard stopped it (zip bomb, image pixels, time, memory, calendar shape).
+ * when a guard stopped it (zip or PDF decompression bomb, image pixels, time, memory, calendar shape).
  * The text is normalised (no control characters, `\n` line ends) and cut at the character limit.
  */
 @Injectable()
