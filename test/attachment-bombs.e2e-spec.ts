@@ -3,7 +3,7 @@ import { Queue } from 'bull';
 import { EXTRACTION_QUEUE } from '../src/messaging/attachments/attachment-extraction.service';
 import { makeDocx, makeIcs, makePdf } from './fixtures/attachments/make-fixtures';
 import {
-  hugeIcs, manyEntriesZip, nestedIcs, OFFICE_MIME, slowXlsx, zipBomb,
+  hugeIcs, manyEntriesZip, nestedIcs, OFFICE_MIME, slowHtml, zipBomb,
 } from './fixtures/attachments/make-bombs';
 import { mixedEmail } from './fixtures/emails/make-invite-email';
 import { setEnv, toolOk } from './support/mcp';
@@ -65,7 +65,7 @@ describe('hostile attachments through real ingest', () => {
       { filename: 'many.pptx', mimeType: OFFICE_MIME.pptx, content: manyEntriesZip('pptx'), reason: /lists 20002 entries, more than the limit of 10000/ },
       { filename: 'deep.ics', mimeType: 'text/calendar', content: nestedIcs(), reason: /nests components more than 16 deep/ },
       { filename: 'huge.ics', mimeType: 'text/calendar', content: hugeIcs(25_000), reason: /has more than 20000 components/ },
-      { filename: 'slow.xlsx', mimeType: OFFICE_MIME.xlsx, content: slowXlsx(), reason: new RegExp(`took longer than ${TIMEOUT_MS} ms`) },
+      { filename: 'slow.html', mimeType: 'text/html', content: slowHtml(), reason: new RegExp(`took longer than ${TIMEOUT_MS} ms`) },
       {
         filename: 'heavy.docx',
         mimeType: OFFICE_MIME.docx,
