@@ -24,11 +24,16 @@ export interface Decoded {
 
 const EMPTY: Decoded = { size: 0, bytes: Buffer.alloc(0) };
 
+/** Up to this much output, a Flate stream is inflated in one synchronous call; past it, counted as it streams. */
+const SYNC_INFLATE_BYTES = 1024 * 1024;
+
 /**
  * FlateDecode. PDF.js checks the 2-byte zlib header (a bad one gives an empty stream), ignores
  * the Adler-32 trailer, and keeps decoding where zlib would stop with an error (a distance too far
  * back, an over-subscribed code): after such an error the rest of the input is counted at the
- * most deflate can make of it.
+ * most deflate can make of it. Small streams (most of a normal PDF's) are inflated in one call;
+ * a larger one is counted as it streams and its output dropped chunk by chunk, unless a later
+ * filter needs its bytes.
  */
 export async function inflatedSize(input: Buffer, limit: number, wantBytes: boolean): Promise<Decoded> {
   if (input.length < 2) return EMPTY;
@@ -36,31 +41,32 @@ export async function inflatedSize(input: Buffer, limit: number, wantBytes: bool
   const flg = input[1];
   if ((cmf & 0x0f) !== 8 || ((cmf << 8) + flg) % 31 !== 0 || flg & 0x20) return EMPTY;
   const raw = input.subarray(2);
+  const syncLimit = wantBytes ? limit + 1 : Math.min(limit + 1, SYNC_INFLATE_BYTES);
   try {
-    const out = inflateRawSync(raw, { finishFlush: constants.Z_SYNC_FLUSH, maxOutputLength: limit + 1 });
+    const out = inflateRawSync(raw, { finishFlush: constants.Z_SYNC_FLUSH, maxOutputLength: syncLimit });
     return { size: out.length, bytes: wantBytes ? out : null };
   } catch (error) {
-    if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') return { size: limit + 1, bytes: null };
+    if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' && syncLimit > limit) return { size: limit + 1, bytes: null };
+    // Larger than one call should hold, or zlib stopped at a data error: count it as it streams.
   }
-  // zlib stopped at a data error: how far did it get?
-  const { produced, consumed } = await inflateUntilError(raw, limit);
-  return { size: produced + Math.max(0, raw.length - consumed) * MAX_DEFLATE_RATIO, bytes: null };
+  const { produced, consumed, failed } = await inflateCounting(raw, limit);
+  return { size: failed ? produced + Math.max(0, raw.length - consumed) * MAX_DEFLATE_RATIO : produced, bytes: null };
 }
 
-function inflateUntilError(raw: Buffer, limit: number): Promise<{ produced: number; consumed: number }> {
+/** Inflates `raw`, counting the output and dropping it; stops past `limit`, or where zlib fails (and how far it read). */
+function inflateCounting(raw: Buffer, limit: number): Promise<{ produced: number; consumed: number; failed: boolean }> {
   return new Promise((resolve) => {
     const inflater = createInflateRaw({ finishFlush: constants.Z_SYNC_FLUSH });
     let produced = 0;
-    const done = () => resolve({ produced, consumed: inflater.bytesWritten });
     inflater.on('data', (chunk: Buffer) => {
       produced += chunk.length;
       if (produced > limit) {
         inflater.destroy();
-        resolve({ produced, consumed: raw.length });
+        resolve({ produced, consumed: raw.length, failed: false });
       }
     });
-    inflater.on('error', done);
-    inflater.on('end', done);
+    inflater.on('error', () => resolve({ produced, consumed: inflater.bytesWritten, failed: true }));
+    inflater.on('end', () => resolve({ produced, consumed: inflater.bytesWritten, failed: false }));
     inflater.end(raw);
   });
 }
