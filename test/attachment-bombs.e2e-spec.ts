@@ -13,10 +13,10 @@ import { INGEST_TOKEN } from './support/test-env';
 
 /**
  * Issue 10 (5e): hostile attachments through the real ingest path. One email carries zip bombs
- * (honest and lying headers, too many entries), PDFs whose streams decode to hundreds of MB,
- * images that declare hundreds of megapixels, hostile .ics files, a file that runs past the time
- * limit and one that needs more memory than a thread may have, next to good files (a PDF bomb
- * labelled an image among them: read as its raw bytes, its page's text comes out). Every file gets
+ * (honest and lying headers, too many entries), PDFs whose streams decode to hundreds of MB (one
+ * of them encrypted), images that declare hundreds of megapixels, hostile .ics files, a file that
+ * runs past the time limit and one that needs more memory than a thread may have, next to good
+ * files (a PDF bomb labelled an image among them: read as its raw bytes, its page's text comes out). Every file gets
  * exactly one attachment.extracted at a real receiver: the hostile ones with hasText false, the good
  * ones with their text. The process stays up and small, and the next email is extracted as usual.
  */
@@ -68,6 +68,7 @@ describe('hostile attachments through real ingest', () => {
       { filename: 'bomb.pdf', mimeType: 'application/pdf', content: await pdfBomb(), reason: /^the PDF's compressed streams inflate to more than 64 MB, the limit/ },
       { filename: 'lying.pdf', mimeType: 'application/octet-stream', content: await pdfBomb({ length: 'lying' }), reason: /^the PDF's compressed streams inflate to more than 64 MB/ },
       { filename: 'columns.pdf', mimeType: 'application/pdf', content: pdfPredictorBomb(), reason: /^the PDF's compressed streams inflate to more than 64 MB/ },
+      { filename: 'locked.pdf', mimeType: 'application/pdf', content: await pdfBomb({ encryption: 'aes-256' }), reason: /^the PDF's compressed streams inflate to more than 64 MB/ },
       { filename: 'huge.png', mimeType: 'image/png', content: await pngBomb(), reason: /^the image declares 10000 × 10000 pixels, more than the limit of 40,000,000 pixels/ },
       { filename: 'huge.jpg', mimeType: 'image/jpeg', content: jpegBomb(), reason: /^the image declares 30000 × 30000 pixels/ },
       { filename: 'deep.ics', mimeType: 'text/calendar', content: nestedIcs(), reason: /nests components more than 16 deep/ },

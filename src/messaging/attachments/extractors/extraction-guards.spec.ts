@@ -76,6 +76,13 @@ describe('extraction guards', () => {
     expect((await extractor.extract(pdf(makePdf(), 'invoice.pdf'))).text).toBe(PDF_LINES.join('\n'));
   });
 
+  it.each(['rc4-128', 'aes-128', 'aes-256'] as const)('an encrypted PDF (%s, empty user password) is read, and an encrypted bomb refused', async (encryption) => {
+    // PDF.js opening the small one (with its own decryption) shows the file is encrypted right.
+    const small = await extractor.extract(pdf(await pdfBomb({ inflatedBytes: 1024 * 1024, encryption }), 'locked.pdf'));
+    expect(small.text.startsWith(PDF_BOMB_TEXT)).toBe(true);
+    expect(await limitOf(extractor.extract(pdf(await pdfBomb({ encryption, length: 'lying' }))))).toBe(PDF_REFUSED);
+  });
+
   it('a PDF bomb labelled an image is handed to PDF.js with its filter disabled: the page keeps its text', async () => {
     const { text } = await extractor.extract(pdf(await pdfBomb({ extra: '/Subtype /Image /Width 10 /Height 10' })));
     expect(text.startsWith(PDF_BOMB_TEXT)).toBe(true);

@@ -47,6 +47,11 @@ describe('guardPdfStreams', () => {
     expect(await outcome(bomb)).toBe(REFUSED);
   });
 
+  it.each(['rc4-128', 'aes-128', 'aes-256'] as const)('decrypts a PDF encrypted with %s (empty user password) as PDF.js would, and refuses the bomb inside', async (encryption) => {
+    expect(await outcome(await pdfBomb({ encryption }))).toBe(REFUSED);
+    expect(await outcome(await pdfBomb({ encryption, inflatedBytes: 40 * MB }))).toBe('unchanged');
+  });
+
   it('refuses LZW and RunLength streams that decode past the limit, counted without decoding them into memory', async () => {
     expect(await outcome(pdfWithContent('/Filter /LZWDecode', lzwZeros(70 * MB)))).toBe(REFUSED);
     expect(await outcome(pdfWithContent('/Filter /RunLengthDecode', runLengthZeros(70 * MB)))).toBe(REFUSED);

@@ -1,10 +1,11 @@
 import { ExtractionLimitError } from './extraction.types';
+import { standardDecryptor, StreamDecryptor } from './pdf-encryption';
 import {
   ascii85Decode, asciiHexDecode, brotliSize, Decoded, inflatedSize, lzwSize, MAX_DEFLATE_RATIO, predictedSize, runLengthSize,
   UnverifiableStream,
 } from './pdf-filters';
 import {
-  isCmd, PdfDict, PdfLexer, PdfName, PdfParser, PdfRef, PdfStreamHead, PdfSyntaxUnsupported, PdfValue,
+  isCmd, PdfDict, PdfLexer, PdfName, PdfParser, PdfRef, PdfStreamHead, PdfString, PdfSyntaxUnsupported, PdfValue,
 } from './pdf-syntax';
 
 /**
@@ -60,6 +61,7 @@ interface StreamObject extends PdfStreamHead {
 const OBJ_KEYWORD = /(?<![!-$&'*.0-;=?-Z\\^-z|~-])obj/g;
 const OBJ_NUMBERS = /(\d+)(?:[\0\t\n\f\r ]|%[^\r\n]*[\r\n])+(\d+)(?:[\0\t\n\f\r ]|%[^\r\n]*[\r\n])*$/;
 const ENDSTREAM = /end(?:stream|steam[ \t\r\n]|strea[ \t\r\n])/g;
+const TRAILER_KEYWORD = /(?<![!-$&'*.0-;=?-Z\\^-z|~-])trailer/g;
 
 class PdfStreamGuard {
   private readonly text: string;
@@ -69,6 +71,8 @@ class PdfStreamGuard {
   private readonly compressed = new Map<string, Array<{ data: Buffer; offset: number }>>();
   private used = 0;
   private copy: Buffer | null = null;
+  /** How the file's streams may be encrypted (PDF.js decrypts them before decoding). */
+  private decryptors: StreamDecryptor[] = [];
 
   constructor(
     private readonly bytes: Buffer,
@@ -79,6 +83,7 @@ class PdfStreamGuard {
 
   async run(): Promise<Buffer> {
     const streams = this.findStreams();
+    this.decryptors = this.findEncryption(streams);
     // Object streams first: the values other streams' dictionaries refer to may live in them.
     const objectStreams = streams.filter((s) => nameOf(s.dict.get('Type')) === 'ObjStm');
     for (const stream of objectStreams) await this.check(stream, true);
@@ -95,7 +100,9 @@ class PdfStreamGuard {
       const gen = numbers ? Number(numbers[2]) : null;
       if (num !== null) {
         const key = `${num} ${gen}`;
-        this.objects.set(key, [...(this.objects.get(key) ?? []), after]);
+        const offsets = this.objects.get(key);
+        if (offsets) offsets.push(after);
+        else this.objects.set(key, [after]);
       }
       const parsed = PdfParser.objectAt(this.bytes, after);
       if (parsed?.stream && !found.has(parsed.stream.dataStart)) found.set(parsed.stream.dataStart, { ...parsed.stream, num, gen });
@@ -115,28 +122,47 @@ class PdfStreamGuard {
       return;
     }
     const data = this.bytes.subarray(stream.dataStart, this.dataEnd(stream));
+    // In an encrypted file PDF.js decrypts the data first (not every stream: cross-reference
+    // streams, and metadata when the file says so, are stored in clear): the larger reading counts.
+    const readings = [data];
+    if (stream.num !== null && stream.gen !== null) for (const decrypt of this.decryptors) readings.push(decrypt(data, stream.num, stream.gen));
+    let most = 0;
+    let objects: Buffer | null = null;
+    for (const reading of readings) {
+      const { total, bytes } = await this.measure(filters, reading, keepObjects);
+      most = Math.max(most, total);
+      if (bytes && !objects && this.objectStreamHeader(stream.dict, bytes)) objects = bytes;
+    }
+    this.charge(most);
+    if (objects) this.indexObjectStream(stream.dict, objects);
+  }
+
+  /** What decoding `data` through the filter chain makes, every stage added up (stops once past the budget left). */
+  private async measure(filters: Filter[], data: Buffer, wantBytes: boolean): Promise<{ total: number; bytes: Buffer | null }> {
+    const left = this.budget - this.used;
+    let total = 0;
     let input: Decoded = { size: data.length, bytes: data };
     for (const [index, filter] of filters.entries()) {
-      if (index === 0 && data.length === 0) return;
+      if (index === 0 && data.length === 0) break; // PDF.js: an empty stream
       const laterDecoding = filters.slice(index + 1).some((f) => ratioOf(f.name) !== null);
-      const output = await this.decode(filter, input, keepObjects || laterDecoding);
+      const output = await this.decode(filter, input, wantBytes || laterDecoding, left - total);
       if (output === null) continue; // not a decoding filter: PDF.js passes the bytes on unchanged
-      this.charge(output.size);
+      total += output.size;
       input = output;
       const predicted = this.predicted(filter, output.size);
       if (predicted !== null) {
-        this.charge(predicted);
+        total += predicted;
         input = { size: predicted, bytes: null };
       }
+      if (total > left) return { total, bytes: null };
     }
-    if (keepObjects && input.bytes) this.indexObjectStream(stream.dict, input.bytes);
+    return { total, bytes: input.bytes };
   }
 
   /** One filter's output; null for a filter that is not a decoder here (unknown names pass data through in PDF.js). */
-  private async decode(filter: Filter, input: Decoded, wantBytes: boolean): Promise<Decoded | null> {
+  private async decode(filter: Filter, input: Decoded, wantBytes: boolean, limit: number): Promise<Decoded | null> {
     const ratio = ratioOf(filter.name);
     if (ratio === null) return null;
-    const limit = this.budget - this.used;
     if (!input.bytes) return { size: input.size * ratio, bytes: null }; // after a predictor: its bytes are not computed
     switch (filter.name) {
       case 'FlateDecode': case 'Fl':
@@ -254,23 +280,59 @@ class PdfStreamGuard {
     return values;
   }
 
-  /** The objects an object stream holds (PDF.js: N pairs of object number and offset, objects from /First). */
-  private indexObjectStream(dict: PdfDict, data: Buffer): void {
+  /** The objects an object stream holds (PDF.js: N pairs of object number and offset, objects from /First); null if it is not one. */
+  private objectStreamHeader(dict: PdfDict, data: Buffer): Array<{ num: number; offset: number }> | null {
     const count = this.resolve(dict.get('N'));
     const first = this.resolve(dict.get('First'));
-    if (typeof count !== 'number' || typeof first !== 'number') return;
+    if (nameOf(dict.get('Type')) !== 'ObjStm' || typeof count !== 'number' || typeof first !== 'number') return null;
     const lexer = new PdfLexer(data, 0);
+    const entries: Array<{ num: number; offset: number }> = [];
     try {
       for (let i = 0; i < count; i++) {
         const num = lexer.getObj();
         const offset = lexer.getObj();
-        if (typeof num !== 'number' || typeof offset !== 'number') return;
-        const key = `${num} 0`;
-        this.compressed.set(key, [...(this.compressed.get(key) ?? []), { data, offset: first + offset }]);
+        if (typeof num !== 'number' || typeof offset !== 'number') return null;
+        entries.push({ num, offset: first + offset });
       }
     } catch {
-      // a damaged header: the objects read so far are indexed
+      return null;
     }
+    return entries;
+  }
+
+  private indexObjectStream(dict: PdfDict, data: Buffer): void {
+    for (const { num, offset } of this.objectStreamHeader(dict, data) ?? []) {
+      const key = `${num} 0`;
+      const entries = this.compressed.get(key);
+      if (entries) entries.push({ data, offset });
+      else this.compressed.set(key, [{ data, offset }]);
+    }
+  }
+
+  /**
+   * The decryptors of the file: from the /Encrypt entry of every trailer (classic ones, and
+   * cross-reference stream dictionaries), since which one PDF.js reads depends on its
+   * cross-reference chain. Each is tried, and a stream counts at its largest reading.
+   */
+  private findEncryption(streams: StreamObject[]): StreamDecryptor[] {
+    const trailers = streams.filter((s) => nameOf(s.dict.get('Type')) === 'XRef').map((s) => s.dict);
+    for (const match of this.text.matchAll(TRAILER_KEYWORD)) {
+      const parsed = PdfParser.objectAt(this.bytes, match.index + 7);
+      if (parsed?.value instanceof PdfDict) trailers.push(parsed.value);
+    }
+    const decryptors = new Map<string, StreamDecryptor>();
+    for (const trailer of trailers) {
+      const encrypt = this.resolve(trailer.get('Encrypt'));
+      if (!(encrypt instanceof PdfDict)) continue;
+      const ids = this.resolve(trailer.get('ID'));
+      const id = Array.isArray(ids) && ids.length ? this.resolve(ids[0]) : null;
+      const fileId = id instanceof PdfString ? id.bytes : '';
+      const key = `${describe(encrypt)} ${fileId}`;
+      if (decryptors.has(key)) continue;
+      const decrypt = standardDecryptor(encrypt, fileId, (value) => this.resolve(value));
+      if (decrypt) decryptors.set(key, decrypt);
+    }
+    return [...decryptors.values()];
   }
 }
 
@@ -296,5 +358,6 @@ function describe(value: PdfValue): string {
   if (value instanceof PdfRef) return `${value.key} R`;
   if (value instanceof PdfDict) return `<<${[...value.values].map(([k, v]) => `/${k} ${describe(v)}`).join(' ')}>>`;
   if (Array.isArray(value)) return `[${value.map(describe).join(' ')}]`;
-  return String(typeof value === 'symbol' ? 'string' : value);
+  if (value instanceof PdfString) return `<${Buffer.from(value.bytes, 'latin1').toString('hex')}>`;
+  return String(value);
 }

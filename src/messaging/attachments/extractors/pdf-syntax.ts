@@ -49,12 +49,15 @@ export class PdfDict {
   }
 }
 
-/** A PDF string's bytes do not matter here: only that it was one. */
-export const PDF_STRING = Symbol('string');
+/** A literal or hexadecimal string, its bytes as a latin1 string (escapes decoded as PDF.js decodes them). */
+export class PdfString {
+  constructor(readonly bytes: string) {}
+}
+
 export const PDF_EOF = Symbol('eof');
 
-export type PdfValue = number | boolean | null | typeof PDF_STRING | PdfName | PdfRef | PdfCmd | PdfDict | PdfValue[];
-type Token = number | boolean | null | typeof PDF_STRING | PdfName | PdfCmd | typeof PDF_EOF;
+export type PdfValue = number | boolean | null | PdfString | PdfName | PdfRef | PdfCmd | PdfDict | PdfValue[];
+type Token = number | boolean | null | PdfString | PdfName | PdfCmd | typeof PDF_EOF;
 
 /** A stream object as PDF.js would make it: its dictionary and where its data starts. */
 export interface PdfStreamHead {
@@ -155,8 +158,7 @@ export class PdfLexer {
       case 0x2b: case 0x2d: case 0x2e:
         return this.getNumber();
       case 0x28:
-        this.getString();
-        return PDF_STRING;
+        return this.getString();
       case 0x2f:
         return this.getName();
       case 0x5b:
@@ -171,8 +173,7 @@ export class PdfLexer {
           this.nextChar();
           return new PdfCmd('<<', at);
         }
-        this.getHexString();
-        return PDF_STRING;
+        return this.getHexString();
       case 0x3e:
         ch = this.nextChar();
         if (ch === 0x3e) {
@@ -247,8 +248,9 @@ export class PdfLexer {
     return sign * base;
   }
 
-  private getString(): void {
+  private getString(): PdfString {
     let depth = 1;
+    let out = '';
     let ch = this.nextChar();
     for (;;) {
       let charBuffered = false;
@@ -259,12 +261,15 @@ export class PdfLexer {
           break;
         case 0x28:
           depth += 1;
+          out += '(';
           break;
         case 0x29:
           depth -= 1;
           if (depth === 0) {
             this.nextChar();
             done = true;
+          } else {
+            out += ')';
           }
           break;
         case 0x5c:
@@ -273,23 +278,45 @@ export class PdfLexer {
             case -1:
               done = true;
               break;
-            case 0x30: case 0x31: case 0x32: case 0x33: case 0x34: case 0x35: case 0x36: case 0x37:
+            case 0x6e: out += '\n'; break;
+            case 0x72: out += '\r'; break;
+            case 0x74: out += '\t'; break;
+            case 0x62: out += '\b'; break;
+            case 0x66: out += '\f'; break;
+            case 0x5c: case 0x28: case 0x29:
+              out += String.fromCharCode(ch);
+              break;
+            case 0x30: case 0x31: case 0x32: case 0x33: case 0x34: case 0x35: case 0x36: case 0x37: {
+              let x = ch & 0x0f;
               ch = this.nextChar();
               charBuffered = true;
               if (ch >= 0x30 && ch <= 0x37) {
+                x = (x << 3) + (ch & 0x0f);
                 ch = this.nextChar();
-                if (ch >= 0x30 && ch <= 0x37) charBuffered = false;
+                if (ch >= 0x30 && ch <= 0x37) {
+                  charBuffered = false;
+                  x = (x << 3) + (ch & 0x0f);
+                }
               }
+              out += String.fromCharCode(x & 0xff);
               break;
+            }
             case 0x0d:
               if (this.peekChar() === 0x0a) this.nextChar();
               break;
+            case 0x0a:
+              break;
+            default:
+              out += String.fromCharCode(ch);
           }
           break;
+        default:
+          out += String.fromCharCode(ch);
       }
       if (done) break;
       if (!charBuffered) ch = this.nextChar();
     }
+    return new PdfString(out);
   }
 
   private getName(): PdfName {
@@ -325,16 +352,30 @@ export class PdfLexer {
     return new PdfName(name, at);
   }
 
-  private getHexString(): void {
+  private getHexString(): PdfString {
+    let out = '';
     let ch = this.current;
+    let first = -1;
     for (;;) {
       if (ch < 0) break;
       if (ch === 0x3e) {
         this.nextChar();
         break;
       }
+      if (SPECIAL[ch] !== 1) {
+        const digit = hexDigit(ch);
+        if (digit !== -1) {
+          if (first === -1) first = digit;
+          else {
+            out += String.fromCharCode((first << 4) | digit);
+            first = -1;
+          }
+        }
+      }
       ch = this.nextChar();
     }
+    if (first !== -1) out += String.fromCharCode(first << 4);
+    return new PdfString(out);
   }
 }
 
@@ -400,7 +441,9 @@ export class PdfParser {
             this.shift();
             if ((this.buf1 as Token) === PDF_EOF) break;
             dict.values.set(key, this.value(depth + 1).value);
-            dict.keyOffsets.set(key, [...(dict.keyOffsets.get(key) ?? []), keyAt]);
+            const offsets = dict.keyOffsets.get(key);
+            if (offsets) offsets.push(keyAt);
+            else dict.keyOffsets.set(key, [keyAt]);
           }
           if (this.buf1 === PDF_EOF) throw new SyntaxFault('end of file inside a dictionary');
           if (isCmd(this.buf2, 'stream')) {
