@@ -2,7 +2,7 @@ import { deflateSync } from 'node:zlib';
 import { makeDocx, makePdf, makePng, makeXlsx, PDF_LINES } from '../../../../test/fixtures/attachments/make-fixtures';
 import {
   ascii85Encode, gifFramesBomb, hugeIcs, jpegBomb, lzwEncode, manyEntriesZip, nestedIcs, OFFICE_MIME, OfficeKind, PDF_BOMB_TEXT, pdfBomb,
-  pdfPredictorBomb, pdfWithContent, pngBomb, slowHtml, slowXlsx, zipBomb,
+  pdfPredictorBomb, pdfType3InlineImage, pdfWithContent, pngBomb, slowHtml, slowXlsx, zipBomb,
 } from '../../../../test/fixtures/attachments/make-bombs';
 import { ExtractionPool } from './extraction-pool';
 import { DEFAULT_EXTRACTION_LIMITS, ExtractionLimitError } from './extraction.types';
@@ -81,6 +81,11 @@ describe('extraction guards', () => {
     const small = await extractor.extract(pdf(await pdfBomb({ inflatedBytes: 1024 * 1024, encryption }), 'locked.pdf'));
     expect(small.text.startsWith(PDF_BOMB_TEXT)).toBe(true);
     expect(await limitOf(extractor.extract(pdf(await pdfBomb({ encryption, length: 'lying' }))))).toBe(PDF_REFUSED);
+  });
+
+  it('a PDF whose Type3 glyph draws an inline image is read; one whose inline image is a bomb is refused', async () => {
+    expect((await extractor.extract(pdf(await pdfType3InlineImage('small'), 'type3.pdf'))).text).toBe('a');
+    expect(await limitOf(extractor.extract(pdf(await pdfType3InlineImage('bomb'))))).toBe(PDF_REFUSED);
   });
 
   it('a PDF bomb labelled an image is handed to PDF.js with its filter disabled: the page keeps its text', async () => {

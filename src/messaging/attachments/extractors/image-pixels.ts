@@ -39,11 +39,18 @@ function dimensions({ width, height }: { width: number; height: number }): { pix
   return { pixels: width * height, declared: `${width} × ${height} pixels` };
 }
 
-/** The first frame header (SOFn) of a JPEG, found by walking its segments as libjpeg does. */
 function jpegSize(bytes: Buffer): { width: number; height: number } {
+  const frame = jpegFrame(bytes);
+  if (!frame) throw new ExtractionError('not a readable image: the JPEG has no frame header');
+  return frame;
+}
+
+/** The size in the first frame header (SOFn) of a JPEG, found by walking its segments as libjpeg does; null when there is none. */
+export function jpegFrame(bytes: Buffer): { width: number; height: number } | null {
+  if (bytes.length < 4 || bytes[0] !== 0xff || bytes[1] !== 0xd8) return null;
   let pos = 2;
   while (pos + 4 <= bytes.length) {
-    if (bytes[pos] !== 0xff) throw new ExtractionError('not a readable image: a JPEG segment does not start with a marker');
+    if (bytes[pos] !== 0xff) return null;
     const marker = bytes[pos + 1];
     if (marker === 0xff) {
       pos += 1; // fill byte
@@ -62,7 +69,7 @@ function jpegSize(bytes: Buffer): { width: number; height: number } {
     }
     pos += 2 + length;
   }
-  throw new ExtractionError('not a readable image: the JPEG has no frame header');
+  return null;
 }
 
 /** Every frame of a GIF, as giflib allocates them (each at its own image descriptor's size), added up. */

@@ -32,8 +32,8 @@ const SYNC_INFLATE_BYTES = 1024 * 1024;
  * the Adler-32 trailer, and keeps decoding where zlib would stop with an error (a distance too far
  * back, an over-subscribed code): after such an error the rest of the input is counted at the
  * most deflate can make of it. Small streams (most of a normal PDF's) are inflated in one call;
- * a larger one is counted as it streams and its output dropped chunk by chunk, unless a later
- * filter needs its bytes.
+ * a larger one is first counted as it streams, its output dropped chunk by chunk, and inflated
+ * again for its bytes only if it fits the limit and they are wanted.
  */
 export async function inflatedSize(input: Buffer, limit: number, wantBytes: boolean): Promise<Decoded> {
   if (input.length < 2) return EMPTY;
@@ -41,16 +41,19 @@ export async function inflatedSize(input: Buffer, limit: number, wantBytes: bool
   const flg = input[1];
   if ((cmf & 0x0f) !== 8 || ((cmf << 8) + flg) % 31 !== 0 || flg & 0x20) return EMPTY;
   const raw = input.subarray(2);
-  const syncLimit = wantBytes ? limit + 1 : Math.min(limit + 1, SYNC_INFLATE_BYTES);
+  const syncLimit = Math.min(limit + 1, SYNC_INFLATE_BYTES);
   try {
     const out = inflateRawSync(raw, { finishFlush: constants.Z_SYNC_FLUSH, maxOutputLength: syncLimit });
-    return { size: out.length, bytes: wantBytes ? out : null };
+    return { size: out.length, bytes: out };
   } catch (error) {
     if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' && syncLimit > limit) return { size: limit + 1, bytes: null };
     // Larger than one call should hold, or zlib stopped at a data error: count it as it streams.
   }
   const { produced, consumed, failed } = await inflateCounting(raw, limit);
-  return { size: failed ? produced + Math.max(0, raw.length - consumed) * MAX_DEFLATE_RATIO : produced, bytes: null };
+  if (failed) return { size: produced + Math.max(0, raw.length - consumed) * MAX_DEFLATE_RATIO, bytes: null };
+  if (!wantBytes || produced > limit) return { size: produced, bytes: null };
+  // It fits: inflated again, whole, for the caller that needs the bytes (PDF.js will hold as much).
+  return { size: produced, bytes: inflateRawSync(raw, { finishFlush: constants.Z_SYNC_FLUSH, maxOutputLength: produced + 1 }) };
 }
 
 /** Inflates `raw`, counting the output and dropping it; stops past `limit`, or where zlib fails (and how far it read). */

@@ -1,6 +1,7 @@
 import { deflateSync } from 'node:zlib';
 import {
-  ascii85Encode, flateTooFarBack, lzwEncode, lzwZeros, pdfBomb, pdfPredictorBomb, pdfStream, pdfWithContent, runLengthZeros, writePdf, zlibZeros,
+  ascii85Encode, flateTooFarBack, lzwEncode, lzwZeros, pdfBomb, pdfPredictorBomb, pdfStream, pdfType3InlineImage, pdfWithContent, runLengthZeros,
+  writePdf, zlibZeros,
 } from '../../../../test/fixtures/attachments/make-bombs';
 import { makePdf } from '../../../../test/fixtures/attachments/make-fixtures';
 import { ExtractionLimitError } from './extraction.types';
@@ -92,6 +93,16 @@ describe('guardPdfStreams', () => {
     // Image-only filters (DCT, JPX, JBIG2, CCITT) are disabled on any stream: text extraction never needs them.
     const dct = pdfWithContent('/Filter [/FlateDecode /DCTDecode]', await zlibZeros(300 * MB));
     expect(await outcome(dct)).toBe('rewritten');
+  });
+
+  it('counts the inline images of content streams, which PDF.js decodes when it draws a Type3 glyph', async () => {
+    expect(await outcome(await pdfType3InlineImage('small'))).toBe('unchanged');
+    // Unguarded, PDF.js grew by 618 MB reading this one's text (VmHWM).
+    expect(await outcome(await pdfType3InlineImage('bomb'))).toBe(REFUSED);
+    expect(await outcome(await pdfType3InlineImage('jpeg'))).toBe(REFUSED); // a JPEG frame of 30,000 × 30,000, at 4 bytes a pixel
+    // Words that merely look like inline images are not.
+    const text = Buffer.from('BT /F1 12 Tf (BIOLOGY ID 12) Tj (BI /F /Fl ID) Tj ET', 'latin1');
+    expect(await outcome(pdfWithContent('/Filter /FlateDecode', deflateSync(text)))).toBe('unchanged');
   });
 
   it('reads names with #xx escapes and indirect filters as PDF.js does', async () => {

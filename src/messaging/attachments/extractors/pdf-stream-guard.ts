@@ -1,4 +1,5 @@
 import { ExtractionLimitError } from './extraction.types';
+import { jpegFrame } from './image-pixels';
 import { standardDecryptor, StreamDecryptor } from './pdf-encryption';
 import {
   ascii85Decode, asciiHexDecode, brotliSize, Decoded, inflatedSize, lzwSize, MAX_DEFLATE_RATIO, predictedSize, runLengthSize,
@@ -86,8 +87,8 @@ class PdfStreamGuard {
     this.decryptors = this.findEncryption(streams);
     // Object streams first: the values other streams' dictionaries refer to may live in them.
     const objectStreams = streams.filter((s) => nameOf(s.dict.get('Type')) === 'ObjStm');
-    for (const stream of objectStreams) await this.check(stream, true);
-    for (const stream of streams) if (!objectStreams.includes(stream)) await this.check(stream, false);
+    for (const stream of objectStreams) await this.check(stream);
+    for (const stream of streams) if (!objectStreams.includes(stream)) await this.check(stream);
     return this.copy ?? this.bytes;
   }
 
@@ -110,13 +111,12 @@ class PdfStreamGuard {
     return [...found.values()];
   }
 
-  private async check(stream: StreamObject, keepObjects: boolean): Promise<void> {
+  private async check(stream: StreamObject): Promise<void> {
     if (nameOf(stream.dict.get('Subtype')) === 'Image') {
       this.disableFilters(stream.dict);
       return;
     }
     const filters = this.filters(stream.dict);
-    if (filters.length === 0) return;
     if (filters.some((f) => IMAGE_FILTERS.has(f.name))) {
       this.disableFilters(stream.dict);
       return;
@@ -126,26 +126,30 @@ class PdfStreamGuard {
     // streams, and metadata when the file says so, are stored in clear): the larger reading counts.
     const readings = [data];
     if (stream.num !== null && stream.gen !== null) for (const decrypt of this.decryptors) readings.push(decrypt(data, stream.num, stream.gen));
+    const left = this.budget - this.used;
     let most = 0;
     let objects: Buffer | null = null;
     for (const reading of readings) {
-      const { total, bytes } = await this.measure(filters, reading, keepObjects);
-      most = Math.max(most, total);
+      const { total, bytes } = await this.measure(filters, reading, left);
+      // Content (of a Type3 glyph above all, which PDF.js draws while reading text) may hold inline images.
+      const inline = bytes && total <= left ? await this.inlineImagesSize(bytes, left - total) : 0;
+      most = Math.max(most, total + inline);
       if (bytes && !objects && this.objectStreamHeader(stream.dict, bytes)) objects = bytes;
     }
     this.charge(most);
     if (objects) this.indexObjectStream(stream.dict, objects);
   }
 
-  /** What decoding `data` through the filter chain makes, every stage added up (stops once past the budget left). */
-  private async measure(filters: Filter[], data: Buffer, wantBytes: boolean): Promise<{ total: number; bytes: Buffer | null }> {
-    const left = this.budget - this.used;
+  /**
+   * What decoding `data` through the filter chain makes, every stage added up (stops once past
+   * `left`), and the decoded bytes when they are known (not after a predictor).
+   */
+  private async measure(filters: Filter[], data: Buffer, left: number): Promise<{ total: number; bytes: Buffer | null }> {
     let total = 0;
     let input: Decoded = { size: data.length, bytes: data };
     for (const [index, filter] of filters.entries()) {
       if (index === 0 && data.length === 0) break; // PDF.js: an empty stream
-      const laterDecoding = filters.slice(index + 1).some((f) => ratioOf(f.name) !== null);
-      const output = await this.decode(filter, input, wantBytes || laterDecoding, left - total);
+      const output = await this.decode(filter, input, left - total);
       if (output === null) continue; // not a decoding filter: PDF.js passes the bytes on unchanged
       total += output.size;
       input = output;
@@ -159,28 +163,75 @@ class PdfStreamGuard {
     return { total, bytes: input.bytes };
   }
 
+  /**
+   * The inline images (`BI … ID <data>`) of decoded content, each counted from its data to the end
+   * of the content (every filter stops at its own end of data; PDF.js ends the data at an `EI`).
+   */
+  private async inlineImagesSize(content: Buffer, left: number): Promise<number> {
+    let total = 0;
+    for (let at = content.indexOf('BI'); at !== -1 && total <= left; at = content.indexOf('BI', at + 2)) {
+      const image = PdfParser.inlineImageAt(content, at + 2);
+      if (image) total += await this.inlineImageSize(image.dict, content.subarray(image.dataStart), left - total);
+    }
+    return total;
+  }
+
+  /**
+   * One inline image: its decoding filters counted like a stream's, then, where an image filter
+   * follows (PDF.js decodes it when it draws a Type3 glyph), what that decoder allocates: a JPEG
+   * its frame header's pixels (4 bytes each), CCITT fax rows of /Columns bits, at most one row per
+   * bit of data.
+   */
+  private async inlineImageSize(dict: PdfDict, data: Buffer, left: number): Promise<number> {
+    const filters = this.filters(dict);
+    const cut = filters.findIndex((f) => IMAGE_FILTERS.has(f.name));
+    const { total, bytes } = await this.measure(cut === -1 ? filters : filters.slice(0, cut), data, left);
+    if (cut === -1 || total > left) return total;
+    const image = filters[cut];
+    if (!bytes) throw new UnverifiableStream(`an inline image whose ${image.name} data comes out of a predictor`);
+    switch (image.name) {
+      case 'DCTDecode': case 'DCT': {
+        const frame = jpegFrame(bytes);
+        return total + (frame ? frame.width * frame.height * 4 : 0);
+      }
+      case 'CCITTFaxDecode': case 'CCF': {
+        const params = this.resolve(image.params);
+        const value = (key: string) => (params instanceof PdfDict ? this.resolve(params.get(key)) : undefined);
+        const columns = value('Columns') || 1728;
+        const rows = value('Rows') || 0;
+        if (typeof columns !== 'number' || typeof rows !== 'number') throw new UnverifiableStream('an inline CCITT image whose /Columns or /Rows is not a number');
+        return total + Math.min(rows > 0 ? rows : Number.POSITIVE_INFINITY, bytes.length * 8) * Math.ceil(columns / 8);
+      }
+      default:
+        throw new UnverifiableStream(`an inline image with ${image.name}`);
+    }
+  }
+
   /** One filter's output; null for a filter that is not a decoder here (unknown names pass data through in PDF.js). */
-  private async decode(filter: Filter, input: Decoded, wantBytes: boolean, limit: number): Promise<Decoded | null> {
+  private async decode(filter: Filter, input: Decoded, limit: number): Promise<Decoded | null> {
     const ratio = ratioOf(filter.name);
     if (ratio === null) return null;
     if (!input.bytes) return { size: input.size * ratio, bytes: null }; // after a predictor: its bytes are not computed
     switch (filter.name) {
       case 'FlateDecode': case 'Fl':
-        return inflatedSize(input.bytes, limit, wantBytes);
+        return inflatedSize(input.bytes, limit, true);
       case 'LZWDecode': case 'LZW': {
         const params = this.resolve(filter.params);
         const early = params instanceof PdfDict && params.values.has('EarlyChange') ? this.resolve(params.get('EarlyChange')) : 1;
         if (typeof early !== 'number') throw new UnverifiableStream('an LZWDecode stream with an EarlyChange that is not a number');
-        return lzwSize(input.bytes, early, limit, wantBytes);
+        const counted = lzwSize(input.bytes, early, limit, false); // counted first: a bomb is never written out
+        return counted.size > limit ? counted : lzwSize(input.bytes, early, limit, true);
       }
-      case 'RunLengthDecode': case 'RL':
-        return runLengthSize(input.bytes, limit, wantBytes);
+      case 'RunLengthDecode': case 'RL': {
+        const counted = runLengthSize(input.bytes, limit, false);
+        return counted.size > limit ? counted : runLengthSize(input.bytes, limit, true);
+      }
       case 'ASCII85Decode': case 'A85':
         return ascii85Decode(input.bytes, limit);
       case 'ASCIIHexDecode': case 'AHx':
         return asciiHexDecode(input.bytes);
       default:
-        return brotliSize(input.bytes, limit, wantBytes);
+        return brotliSize(input.bytes, limit, true);
     }
   }
 

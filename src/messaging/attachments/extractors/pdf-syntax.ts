@@ -97,6 +97,8 @@ export class PdfLexer {
     private readonly bytes: Uint8Array,
     start: number,
     private readonly end = bytes.length,
+    /** In an inline image's dictionary: `ID` ends a keyword, as PDF.js's content lexer (which knows the operators) ends it. */
+    private readonly inlineImage = false,
   ) {
     this.pos = start;
     this.nextChar();
@@ -199,9 +201,13 @@ export class PdfLexer {
         return new PdfCmd(str, at);
       }
     }
-    while ((ch = this.nextChar()) >= 0 && !SPECIAL[ch]) {
+    while (!(this.inlineImage && str === 'ID') && (ch = this.nextChar()) >= 0 && !SPECIAL[ch]) {
       if (str.length === 128) throw new SyntaxFault('command token too long');
       str += String.fromCharCode(ch);
+    }
+    if (this.inlineImage && str === 'ID') {
+      this.nextChar(); // the character after ID, which PDF.js's lexer reads to end the token …
+      this.nextChar(); // … and skips: the data starts after it
     }
     if (str === 'true') return true;
     if (str === 'false') return false;
@@ -389,7 +395,7 @@ export class PdfParser {
 
   constructor(private readonly lexer: PdfLexer) {
     this.buf1 = lexer.getObj();
-    this.buf2 = lexer.getObj();
+    this.buf2 = isCmd(this.buf1, 'ID') ? null : lexer.getObj(); // nothing is read past an inline image's ID
   }
 
   /** One object; a dictionary followed by `stream` gives its stream head. Null when the syntax fails. */
@@ -401,6 +407,29 @@ export class PdfParser {
       if (error instanceof SyntaxFault || error instanceof RangeError) return null;
       throw error;
     }
+  }
+
+  /**
+   * An inline image (`BI <dictionary> ID <data>`) whose `BI` ends just before `offset`, as PDF.js's
+   * makeInlineImage reads it: its dictionary and where its data starts (past the one character
+   * after `ID`); null when what follows `BI` is not one.
+   */
+  static inlineImageAt(bytes: Uint8Array, offset: number): { dict: PdfDict; dataStart: number } | null {
+    try {
+      const lexer = new PdfLexer(bytes, offset, bytes.length, true);
+      const parser = new PdfParser(lexer);
+      const dict = new PdfDict();
+      for (let entries = 0; entries < 256; entries++) {
+        if (isCmd(parser.buf1, 'ID')) return { dict, dataStart: lexer.offset };
+        const key = parser.buf1;
+        if (!(key instanceof PdfName)) return null; // PDF.js: "Dictionary key must be a name object"
+        parser.shift();
+        dict.values.set(key.name, parser.value(0).value);
+      }
+    } catch (error) {
+      if (!(error instanceof SyntaxFault || error instanceof PdfSyntaxUnsupported)) throw error;
+    }
+    return null;
   }
 
   private shift(): void {
