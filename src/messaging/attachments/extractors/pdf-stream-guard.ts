@@ -10,17 +10,19 @@ import {
 } from './pdf-syntax';
 
 /**
- * The decompression-bomb guard of PDFs, run before PDF.js sees the file.
+ * The decompression-bomb guard of PDFs, run before PDF.js sees the file (docs/attachments.md,
+ * "PDFs").
  *
  * PDF.js decodes a stream (FlateDecode, LZW, RunLength, ASCII85/Hex, Brotli) into typed arrays,
- * which live outside the JS heap, so a thread's heap limit does not stop a 400 KB PDF whose
- * content stream inflates to 400 MB. This pass finds every stream PDF.js could read (a dictionary
+ * which live outside the JS heap, so a thread's heap limit does not stop a 300 KB PDF whose
+ * content stream inflates to 300 MB. This pass finds every stream PDF.js could read (a dictionary
  * followed by `stream` after any `obj` keyword, wherever it is: PDF.js follows the file's own
  * cross-reference offsets, which may point anywhere), and:
  *
- * - decodes, as PDF.js would but without keeping the output, every stream that text extraction
- *   may read (page contents, forms, fonts, CMaps, object and cross-reference streams …), adding
- *   what they make (every stage of a filter chain, since PDF.js keeps each stage's buffer) to one
+ * - decodes, as PDF.js would (decrypting first when the file is encrypted with an empty user
+ *   password), every stream that text extraction may read (page contents, forms, fonts, CMaps,
+ *   object and cross-reference streams …), adding what they make (every stage of a filter chain,
+ *   since PDF.js keeps each stage's buffer), and what the inline images in them make, to one
  *   budget for the file; past it the file is refused;
  * - disables the filters of image streams (`/Subtype /Image`) and of any stream with an image-only
  *   filter (DCT, JPX, JBIG2, CCITT): text extraction never needs their pixels, and a stream labelled
@@ -86,9 +88,9 @@ class PdfStreamGuard {
     const streams = this.findStreams();
     this.decryptors = this.findEncryption(streams);
     // Object streams first: the values other streams' dictionaries refer to may live in them.
-    const objectStreams = streams.filter((s) => nameOf(s.dict.get('Type')) === 'ObjStm');
+    const objectStreams = new Set(streams.filter((s) => nameOf(s.dict.get('Type')) === 'ObjStm'));
     for (const stream of objectStreams) await this.check(stream);
-    for (const stream of streams) if (!objectStreams.includes(stream)) await this.check(stream);
+    for (const stream of streams) if (!objectStreams.has(stream)) await this.check(stream);
     return this.copy ?? this.bytes;
   }
 
