@@ -1,10 +1,11 @@
 import { deflateSync } from 'node:zlib';
+import fc from 'fast-check';
 import {
   ascii85Encode, flateTooFarBack, lzwEncode, lzwZeros, pdfBomb, pdfPredictorBomb, pdfStream, pdfType3InlineImage, pdfWithContent, runLengthZeros,
   writePdf, zlibZeros,
 } from '../../../../test/fixtures/attachments/make-bombs';
 import { makePdf } from '../../../../test/fixtures/attachments/make-fixtures';
-import { ExtractionLimitError } from './extraction.types';
+import { ExtractionError, ExtractionLimitError } from './extraction.types';
 import { guardPdfStreams } from './pdf-stream-guard';
 
 /**
@@ -121,6 +122,33 @@ describe('guardPdfStreams', () => {
     const twice = Buffer.concat([indirect('/FlateDecode'), Buffer.from('5 0 obj\n/Unknown\nendobj\n', 'latin1')]);
     expect(await outcome(twice)).toBe(
       'unzipped-size: the PDF has a compressed stream that cannot be checked against the unzipped-size limit (object 5 0 is defined more than once, differently); it was not read',
+    );
+  });
+
+  it('answers any damaged PDF with a result or an extraction error, never a crash', async () => {
+    const content = Buffer.from('BT /F1 12 Tf (Hello) Tj ET q BI /W 2 /H 2 /F /AHx ID 00ff00ff> EI Q', 'latin1');
+    const seeds = [
+      makePdf(),
+      pdfWithContent('/Filter /FlateDecode', deflateSync(content)),
+      pdfWithContent('/Filter /LZWDecode /DecodeParms << /Predictor 12 /Columns 3 >>', lzwEncode(content)),
+      await pdfType3InlineImage('small'),
+      await pdfBomb({ inflatedBytes: 100_000, encryption: 'aes-128' }),
+    ];
+    const pieces = ['obj', 'stream', 'endstream', '<<', '>>', '/Filter', '/FlateDecode', '/Length 5 0 R', 'BI', 'ID', '(', ')', '[', '/DP', '%', ' R ', 'trailer', '/N 99999', '/Subtype /Image', '#', '/Columns -5'];
+    const edit = fc.record({ at: fc.nat(), kind: fc.constantFrom('byte', 'insert', 'cut'), value: fc.nat(255), piece: fc.constantFrom(...pieces) });
+    await fc.assert(
+      fc.asyncProperty(fc.nat(seeds.length - 1), fc.array(edit, { minLength: 1, maxLength: 6 }), async (which, edits) => {
+        let bytes = Buffer.from(seeds[which]);
+        for (const { at, kind, value, piece } of edits) {
+          const i = at % bytes.length;
+          if (kind === 'byte') bytes[i] = value;
+          else if (kind === 'insert') bytes = Buffer.concat([bytes.subarray(0, i), Buffer.from(piece, 'latin1'), bytes.subarray(i)]);
+          else bytes = Buffer.concat([bytes.subarray(0, i), bytes.subarray(i + (value % 20))]);
+        }
+        const error = await guardPdfStreams(bytes, { maxUnzippedBytes: 8 * MB }).then(() => null, (e: Error) => e);
+        return error === null || error instanceof ExtractionError;
+      }),
+      { numRuns: 300, seed: 42 },
     );
   });
 });
