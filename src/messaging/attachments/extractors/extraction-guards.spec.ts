@@ -2,7 +2,7 @@ import { deflateSync } from 'node:zlib';
 import { makeDocx, makePdf, makePng, makeXlsx, PDF_LINES } from '../../../../test/fixtures/attachments/make-fixtures';
 import {
   ascii85Encode, gifFramesBomb, hugeIcs, jpegBomb, lzwEncode, manyEntriesZip, nestedIcs, OFFICE_MIME, OfficeKind, PDF_BOMB_TEXT, pdfBomb,
-  pdfPredictorBomb, pdfType3InlineImage, pdfWithContent, pngBomb, slowHtml, slowXlsx, zipBomb,
+  pdfPredictorBomb, pdfStream, pdfType3InlineImage, pdfWithContent, pngBomb, slowHtml, slowXlsx, writePdf, zipBomb,
 } from '../../../../test/fixtures/attachments/make-bombs';
 import { ExtractionPool } from './extraction-pool';
 import { DEFAULT_EXTRACTION_LIMITS, ExtractionLimitError } from './extraction.types';
@@ -93,9 +93,21 @@ describe('extraction guards', () => {
     expect(text.startsWith(PDF_BOMB_TEXT)).toBe(true);
   });
 
-  it('PDF.js reads what the guard lets through: LZW, base-85 and predictor content streams', async () => {
+  it('PDF.js reads what the guard lets through: a page with an image, LZW, base-85 and predictor content streams', async () => {
     const content = Buffer.from('BT /F1 18 Tf 72 720 Td (Hello through every filter) Tj ET', 'latin1');
+    // An image drawn before the text: handed on with its filter disabled, the text still comes out.
+    const pixels = deflateSync(Buffer.alloc(300));
+    const page = Buffer.concat([Buffer.from('q 100 0 0 100 0 0 cm /Im1 Do Q\n', 'latin1'), content]);
+    const withImage = writePdf([
+      '<< /Type /Catalog /Pages 2 0 R >>',
+      '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+      '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> /XObject << /Im1 6 0 R >> >> /Contents 4 0 R >>',
+      pdfStream(`/Length ${page.length}`, page),
+      '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>',
+      pdfStream(`/Length ${pixels.length} /Type /XObject /Subtype /Image /Width 10 /Height 10 /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /FlateDecode`, pixels),
+    ]);
     for (const built of [
+      withImage,
       pdfWithContent('/Filter /LZWDecode', lzwEncode(content)),
       pdfWithContent('/Filter [/ASCII85Decode /FlateDecode]', ascii85Encode(deflateSync(content))),
       pdfWithContent('/Filter /FlateDecode /DecodeParms << /Predictor 2 /Columns 7 >>', deflateSync(tiffPredict(content, 7))),
