@@ -182,14 +182,14 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ ...BASE, SECRETS_KEY_FALLBACKS: 'abc' })).not.toThrow(/abc/);
   });
 
-  it('bounds attachment extraction: threads, time, thread memory, unzipped size and zip entries', () => {
+  it('bounds attachment extraction: threads, time, thread memory, unzipped size, zip entries and image pixels', () => {
     expect(loadConfig({ ...BASE }).extraction).toEqual({
-      threads: 2, timeoutMs: 60_000, threadMemoryMb: 512, maxUnzippedBytes: 64 * 1024 * 1024, maxZipEntries: 10_000,
+      threads: 2, timeoutMs: 60_000, threadMemoryMb: 512, maxUnzippedBytes: 64 * 1024 * 1024, maxZipEntries: 10_000, maxImagePixels: 40_000_000,
     });
     expect(loadConfig({
       ...BASE, EXTRACTION_THREADS: '4', EXTRACTION_TIMEOUT_MS: '120000', EXTRACTION_THREAD_MEMORY_MB: '256',
-      EXTRACTION_MAX_UNZIPPED_BYTES: '1048576', EXTRACTION_MAX_ZIP_ENTRIES: '1',
-    }).extraction).toEqual({ threads: 4, timeoutMs: 120_000, threadMemoryMb: 256, maxUnzippedBytes: 1024 * 1024, maxZipEntries: 1 });
+      EXTRACTION_MAX_UNZIPPED_BYTES: '1048576', EXTRACTION_MAX_ZIP_ENTRIES: '1', EXTRACTION_MAX_IMAGE_PIXELS: '1000000',
+    }).extraction).toEqual({ threads: 4, timeoutMs: 120_000, threadMemoryMb: 256, maxUnzippedBytes: 1024 * 1024, maxZipEntries: 1, maxImagePixels: 1_000_000 });
     for (const [name, value] of [
       ['EXTRACTION_THREADS', '0'], ['EXTRACTION_THREADS', '33'], ['EXTRACTION_THREADS', 'two'],
       // Past 2 minutes a live extraction would be taken for a dead process's claim (closed at 5 minutes).
@@ -197,6 +197,7 @@ describe('loadConfig', () => {
       ['EXTRACTION_THREAD_MEMORY_MB', '63'], ['EXTRACTION_THREAD_MEMORY_MB', '8193'],
       ['EXTRACTION_MAX_UNZIPPED_BYTES', '1048575'], ['EXTRACTION_MAX_UNZIPPED_BYTES', String(1024 ** 3 + 1)],
       ['EXTRACTION_MAX_ZIP_ENTRIES', '0'], ['EXTRACTION_MAX_ZIP_ENTRIES', '1000001'],
+      ['EXTRACTION_MAX_IMAGE_PIXELS', '999999'], ['EXTRACTION_MAX_IMAGE_PIXELS', '1000000001'],
     ]) {
       expect({ name, value, named: namedVariables({ ...BASE, [name]: value }) }).toEqual({ name, value, named: [name] });
     }

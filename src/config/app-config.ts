@@ -157,6 +157,9 @@ class EnvironmentVariables {
 
   @IsOptional() @IsInt() @Min(1) @Max(1_000_000)
   EXTRACTION_MAX_ZIP_ENTRIES = 10_000;
+
+  @IsOptional() @IsInt() @Min(1_000_000) @Max(1_000_000_000)
+  EXTRACTION_MAX_IMAGE_PIXELS = 40_000_000;
 }
 
 /** The limits counted in Redis (shared by every replica): per API key on /api/mcp, per client IP on public routes. */
@@ -250,10 +253,12 @@ export interface AppConfig {
     timeoutMs: number;
     /** Old-generation heap of one extraction thread. */
     threadMemoryMb: number;
-    /** Bytes a docx/xlsx/pptx may inflate to: the sum its central directory declares, and what is actually inflated. */
+    /** Bytes a docx/xlsx/pptx may inflate to (the sum its central directory declares, and what is actually inflated), and a PDF's compressed streams decode to. */
     maxUnzippedBytes: number;
     /** Entries a docx/xlsx/pptx may list. */
     maxZipEntries: number;
+    /** Pixels (width × height as its header declares) of an image to OCR, or of an image a PDF's text extraction decodes. */
+    maxImagePixels: number;
   };
 }
 
@@ -271,6 +276,7 @@ const VARIABLES = [
   'DELIVERY_SWEEP_INTERVAL_MS', 'DELIVERY_SWEEP_GRACE_MS', 'OUTBOX_POLL_INTERVAL_MS', 'DELIVERY_LOG_RETENTION_DAYS',
   'ATTACHMENT_QUOTA_BYTES_PER_ORG', 'EMAIL_OPEN_SCANNER_WINDOW_SECONDS', 'EMAIL_OPEN_DEDUP_SECONDS', 'EMAIL_OPEN_IGNORED_USER_AGENTS',
   'EXTRACTION_THREADS', 'EXTRACTION_TIMEOUT_MS', 'EXTRACTION_THREAD_MEMORY_MB', 'EXTRACTION_MAX_UNZIPPED_BYTES', 'EXTRACTION_MAX_ZIP_ENTRIES',
+  'EXTRACTION_MAX_IMAGE_PIXELS',
 ] as const;
 const NUMERIC = new Set<string>([
   'PORT', 'MCP_MAX_BODY_BYTES', 'HTTP_REQUEST_TIMEOUT_MS', 'HTTP_HEADERS_TIMEOUT_MS', 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 'HTTP_BODY_BUDGET_BYTES',
@@ -280,6 +286,7 @@ const NUMERIC = new Set<string>([
   'ATTACHMENT_QUOTA_BYTES_PER_ORG',
   'MCP_MAX_BATCH', 'MCP_BATCH_CONCURRENCY', 'MCP_KEY_CONCURRENCY', 'MCP_RATE_LIMIT', 'MCP_RATE_WINDOW_SECONDS', 'PIXEL_RATE_LIMIT',
   'ATTACHMENT_RATE_LIMIT', 'PUBLIC_RATE_WINDOW_SECONDS',
+  'EXTRACTION_MAX_IMAGE_PIXELS',
 ]);
 
 /** Reads and validates the environment; throws ConfigError naming every bad variable. */
@@ -397,6 +404,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       threadMemoryMb: parsed.EXTRACTION_THREAD_MEMORY_MB,
       maxUnzippedBytes: parsed.EXTRACTION_MAX_UNZIPPED_BYTES,
       maxZipEntries: parsed.EXTRACTION_MAX_ZIP_ENTRIES,
+      maxImagePixels: parsed.EXTRACTION_MAX_IMAGE_PIXELS,
     },
   };
 }

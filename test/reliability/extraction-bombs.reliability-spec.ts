@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Client } from 'pg';
 import { makeDocx, makeIcs, makePdf, makeXlsx } from '../fixtures/attachments/make-fixtures';
 import {
-  hugeIcs, manyEntriesZip, nestedIcs, OFFICE_MIME, slowXlsx, zipBomb,
+  hugeIcs, manyEntriesZip, nestedIcs, OFFICE_MIME, pdfBomb, pngBomb, slowHtml, zipBomb,
 } from '../fixtures/attachments/make-bombs';
 import { mixedEmail } from '../fixtures/emails/make-invite-email';
 import { createTenant, ingestEmail, IngestOutcome, percentile, Tenant, toolOk } from './support/clients';
@@ -12,9 +12,10 @@ import { sleep, waitFor } from './support/stack';
 
 /**
  * Issue 10 (5e): a stream of hostile attachments (zip bombs with honest and lying headers, a
- * package of 20,000 entries, .ics files nested 50,000 deep or with 25,000 events, a workbook that
- * runs past the time limit, a document that needs more memory than a thread may have), mixed with
- * good ones, through POST /ingest/email/inbound into separate api and worker processes of the
+ * package of 20,000 entries, a PDF whose stream inflates to 300 MB behind a lying /Length, a PNG of
+ * 100 megapixels, .ics files nested 50,000 deep or with 25,000 events, an HTML file that runs past
+ * the time limit, a document that needs more memory than a thread may have), mixed with good ones
+ * (a PDF bomb labelled an image among them, whose page text must come out), through POST /ingest/email/inbound into separate api and worker processes of the
  * compiled service. Every file must get its one attachment.extracted (the hostile ones with no
  * text, the good ones with their text), the worker must stay up (same pid) and small, and no event
  * may be lost.
@@ -33,7 +34,7 @@ type Sent = { file: File; hostile: boolean; kind: string; outcome?: IngestOutcom
 describe('reliability: hostile attachments', () => {
   let stack: Stack;
   let tenant: Tenant;
-  const result = new ResultBuilder('extraction-bombs', 'Hostile attachments (zip bombs, hostile .ics, slow and memory-hungry files) mixed with good ones');
+  const result = new ResultBuilder('extraction-bombs', 'Hostile attachments (zip, PDF and image bombs, hostile .ics, slow and memory-hungry files) mixed with good ones');
 
   beforeAll(async () => {
     stack = await startStack({
@@ -62,9 +63,11 @@ describe('reliability: hostile attachments', () => {
       ['xlsx zip bomb, headers lie (1 KB declared, 300 MB inside)', async () => ({ filename: 'lying.xlsx', mimeType: OFFICE_MIME.xlsx, content: await zipBomb('xlsx', { headers: 'lying' }) })],
       ['pptx zip bomb, headers lie', async () => ({ filename: 'lying.pptx', mimeType: OFFICE_MIME.pptx, content: await zipBomb('pptx', { headers: 'lying' }) })],
       ['pptx of 20,000 entries', async () => ({ filename: 'many.pptx', mimeType: OFFICE_MIME.pptx, content: manyEntriesZip('pptx') })],
+      ['PDF whose content stream inflates to 300 MB, /Length lies', async () => ({ filename: 'bomb.pdf', mimeType: 'application/pdf', content: await pdfBomb({ length: 'lying' }) })],
+      ['PNG of 10,000 × 10,000 pixels (100 KB)', async () => ({ filename: 'huge.png', mimeType: 'image/png', content: await pngBomb() })],
       ['.ics nested 50,000 deep', async () => ({ filename: 'deep.ics', mimeType: 'text/calendar', content: nestedIcs() })],
       ['.ics of 25,000 events', async () => ({ filename: 'huge.ics', mimeType: 'text/calendar', content: hugeIcs(25_000) })],
-      [`xlsx that runs past the ${TIMEOUT_MS / 1000} s limit`, async () => ({ filename: 'slow.xlsx', mimeType: OFFICE_MIME.xlsx, content: slowXlsx() })],
+      [`HTML that runs past the ${TIMEOUT_MS / 1000} s limit`, async () => ({ filename: 'slow.html', mimeType: 'text/html', content: slowHtml() })],
       [`docx needing more than ${THREAD_MEMORY_MB} MB of heap`, async () => ({
         filename: 'heavy.docx',
         mimeType: OFFICE_MIME.docx,
@@ -76,6 +79,8 @@ describe('reliability: hostile attachments', () => {
       async () => ({ filename: 'invoice.pdf', mimeType: 'application/pdf', content: makePdf() }),
       async () => ({ filename: 'invite.ics', mimeType: 'text/calendar', content: makeIcs() }),
       async () => ({ filename: 'figures.xlsx', mimeType: OFFICE_MIME.xlsx, content: await makeXlsx() }),
+      // Read as its raw bytes (its filter disabled): the page's text comes out and nothing inflates.
+      async () => ({ filename: 'labelled.pdf', mimeType: 'application/pdf', content: await pdfBomb({ extra: '/Subtype /Image /Width 10 /Height 10' }) }),
     ];
     const plan: Sent[] = [];
     let good = 0;
@@ -93,7 +98,9 @@ describe('reliability: hostile attachments', () => {
     result.load =
       `${bombs.length} hostile and ${goods.length} good attachments, one per email, one email every ${SEND_EVERY_MS} ms through POST /ingest/email/inbound; ` +
       `1 api + 1 worker process (2 extraction threads, ${TIMEOUT_MS / 1000} s and ${THREAD_MEMORY_MB} MB per file, 64 MiB unzipped cap)`;
-    result.faults = 'zip bombs (honest and lying headers), 20,000-entry package, .ics nested 50,000 deep and of 25,000 events, a file past the time limit, a file past the thread memory limit';
+    result.faults =
+      'zip bombs (honest and lying headers), 20,000-entry package, PDF decompression bomb (lying /Length), 100-megapixel PNG, ' +
+      '.ics nested 50,000 deep and of 25,000 events, a file past the time limit, a file past the thread memory limit, a PDF bomb labelled an image';
     result.badInputs = hostileKinds.map(([kind]) => kind).join('; ');
 
     // Worker memory, sampled from /proc while the stream runs; VmHWM is the kernel's own peak.
@@ -159,7 +166,10 @@ describe('reliability: hostile attachments', () => {
     const stoppedLines = readFileSync(worker.logFile, 'utf8').split('\n').filter((l) => l.includes('recorded with no text'));
     const reasons = new Map<string, number>();
     for (const p of bombs) {
-      const reason = /declares more than|inflates to more than|lists \d+ entries|nests components|more than \d+ components|took longer|needed more than/.exec(outcomeOf(p).extraction_error ?? '')?.[0] ?? `other: ${outcomeOf(p).extraction_error}`;
+      const reason =
+        /declares more than|inflates to more than|compressed streams inflate to more than|pixels, more than the limit|lists \d+ entries|nests components|more than \d+ components|took longer|needed more than/.exec(
+          outcomeOf(p).extraction_error ?? '',
+        )?.[0] ?? `other: ${outcomeOf(p).extraction_error}`;
       reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
     }
 
@@ -175,7 +185,7 @@ describe('reliability: hostile attachments', () => {
     result.figure('error log lines (level ≥ 50) in the worker', fmt(worker.errorLines().length));
     result.figure('stream sent over / every event received after', `${((plan[plan.length - 1].sentAt - started) / 1000).toFixed(1)} s / ${attackSeconds.toFixed(1)} s`);
     result.notes.push(
-      `The time and memory limits are lowered from their defaults (60 s, 512 MB) so the test stays short; the caps on unzipped size (64 MiB), zip entries (10,000) and .ics shape are the defaults.`,
+      `The time and memory limits are lowered from their defaults (60 s, 512 MB) so the test stays short; the caps on unzipped size (64 MiB, zip files and PDF streams alike), zip entries (10,000), image pixels (40 MP) and .ics shape are the defaults.`,
       'A good file can wait behind hostile ones: each worker process extracts 2 files at once (EXTRACTION_THREADS), and a file past the time limit holds its thread for the whole limit.',
       'On a busy machine the memory-hungry document may reach the time limit first (its thread collects garbage near the heap limit before V8 gives up): either way its thread is stopped and the file recorded with no text.',
     );
@@ -188,7 +198,7 @@ describe('reliability: hostile attachments', () => {
     expect(extracted.map((p) => p.kind)).toEqual(goods.map((p) => p.kind));
     expect(rows.every((r) => r.events === 1)).toBe(true);
     expect(stoppedLines).toHaveLength(bombs.length);
-    expect(stoppedLines.filter((l) => /\b(bomb|lying|many|deep|huge|slow|heavy)\.(docx|xlsx|pptx|ics)\b/.test(l))).toEqual([]);
+    expect(stoppedLines.filter((l) => /\b(bomb|lying|many|deep|huge|slow|heavy)\.(docx|xlsx|pptx|ics|html|pdf|png)\b/.test(l))).toEqual([]);
     expect(worker.errorLines()).toEqual([]);
     expect(rssPeak).toBeLessThan(WORKER_RSS_BOUND_MB);
     result.passed = true;

@@ -34,6 +34,7 @@ import { TextExtractor } from './extractors/text-extractor';
             timeoutMs: extraction.timeoutMs,
             maxUnzippedBytes: extraction.maxUnzippedBytes,
             maxZipEntries: extraction.maxZipEntries,
+            maxImagePixels: extraction.maxImagePixels,
           },
         }),
     },

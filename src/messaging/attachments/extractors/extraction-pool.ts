@@ -34,7 +34,8 @@ const WORKER_EXEC_ARGV = extname(__filename) === '.ts' ? ['--require', require.r
  *   (piscina aborts the task) and a fresh one takes the next file;
  * - a memory limit per thread (resourceLimits): a file that needs more kills its thread, not the
  *   process;
- * - in the thread, the unzipped-size and entry caps of zip-based files and the text cap.
+ * - in the thread, the unzipped-size and entry caps of zip-based files, the unzipped-size cap of a
+ *   PDF's compressed streams, and the text cap.
  *
  * Any of these ends as an ExtractionLimitError: the file is recorded with no text, and the Bull
  * job, its worker process and the other threads go on.
@@ -61,7 +62,7 @@ export class ExtractionPool implements OnApplicationShutdown {
     let result: ExtractionTaskResult;
     try {
       result = await pool.run(
-        { kind: file.kind, bytes: file.bytes, charset: file.charset, limits: { maxTextChars: limits.maxTextChars, maxUnzippedBytes: limits.maxUnzippedBytes, maxZipEntries: limits.maxZipEntries }, started: port2 },
+        { kind: file.kind, bytes: file.bytes, charset: file.charset, limits: { maxTextChars: limits.maxTextChars, maxUnzippedBytes: limits.maxUnzippedBytes, maxZipEntries: limits.maxZipEntries, maxImagePixels: limits.maxImagePixels }, started: port2 },
         { transferList: [port2], signal: deadline.signal },
       );
     } catch (error) {

@@ -30,8 +30,11 @@ export class ExtractionError extends Error {
   override name = 'ExtractionError';
 }
 
-/** Which guard stopped a file: its unzipped size or entry count, its time, its memory, or the shape of an .ics. */
-export type ExtractionLimitKind = 'unzipped-size' | 'zip-entries' | 'time' | 'memory' | 'calendar-shape';
+/**
+ * Which guard stopped a file: its unzipped size (a zip-based file's entries, a PDF's compressed
+ * streams) or entry count, an image's declared pixels, its time, its memory, or the shape of an .ics.
+ */
+export type ExtractionLimitKind = 'unzipped-size' | 'zip-entries' | 'image-pixels' | 'time' | 'memory' | 'calendar-shape';
 
 /**
  * A file stopped by a guard rather than found unreadable: a zip bomb, a file that runs past the
@@ -52,10 +55,15 @@ export interface ExtractionLimits {
   maxTextChars: number;
   /** Time one file may take once its thread starts on it (OCR: once its image is handed to tesseract). */
   timeoutMs: number;
-  /** Bytes a zip-based file (docx, xlsx, pptx) may inflate to: declared by its central directory, and actually inflated. */
+  /**
+   * Bytes a zip-based file (docx, xlsx, pptx) may inflate to (declared by its central directory,
+   * and actually inflated), and what a PDF's compressed streams may decode to, all added up.
+   */
   maxUnzippedBytes: number;
   /** Entries a zip-based file may list in its central directory. */
   maxZipEntries: number;
+  /** Pixels (width × height, as its header declares) of an image to OCR, or of an image PDF.js decodes. */
+  maxImagePixels: number;
 }
 
 export const DEFAULT_EXTRACTION_LIMITS: ExtractionLimits = {
@@ -64,4 +72,6 @@ export const DEFAULT_EXTRACTION_LIMITS: ExtractionLimits = {
   timeoutMs: 60_000,
   maxUnzippedBytes: 64 * 1024 * 1024,
   maxZipEntries: 10_000,
+  /** 40 megapixels: a 300 dpi scan of an A3 page is 17 MP; decoded for OCR, 40 MP is 160 MB as RGBA. */
+  maxImagePixels: 40_000_000,
 };

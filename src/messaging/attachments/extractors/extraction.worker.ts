@@ -53,7 +53,7 @@ async function read(task: ExtractionTask, bytes: Buffer): Promise<ExtractedConte
   const textOnly = (text: string): ExtractedContent => ({ text, calendarEvents: [] });
   switch (task.kind) {
     case 'pdf':
-      return textOnly(await extractPdfText(bytes, task.limits.maxTextChars));
+      return textOnly(await extractPdfText(bytes, task.limits));
     case 'docx':
       return textOnly(await extractDocxText(bytes, task.limits));
     case 'xlsx':

@@ -39,7 +39,7 @@ export async function extractXlsxText(bytes: Buffer, limits: ZipLimits): Promise
   const zip = await ZipArchive.open(bytes, 'xlsx', limits);
   const workbook = await required(zip, 'xl/workbook.xml', 'xlsx');
   const rels = relationshipTargets(await zip.text('xl/_rels/workbook.xml.rels'), 'xl');
-  const shared = [...(await zip.text('xl/sharedStrings.xml')).matchAll(/<si\b[^>]*>([\s\S]*?)<\/si>/g)].map((m) => runText(m[1]));
+  const shared = elements(await zip.text('xl/sharedStrings.xml'), 'si').map((si) => runText(si.body));
   const out: string[] = [];
   for (const sheet of elements(workbook, 'sheet')) {
     const name = attribute(sheet.attrs, 'name') ?? 'Sheet';
@@ -76,7 +76,7 @@ export async function extractPptxText(bytes: Buffer, limits: ZipLimits): Promise
     const xml = await zip.text(path);
     out.push(`## Slide ${index + 1}`);
     for (const paragraph of elements(xml, 'a:p')) {
-      const text = [...paragraph.body.matchAll(/<a:t(?:\s[^>]*)?>([\s\S]*?)<\/a:t>/g)].map((m) => decodeXml(m[1])).join('');
+      const text = elements(paragraph.body, 'a:t').map((t) => decodeXml(t.body)).join('');
       if (text.trim()) out.push(text);
     }
     out.push('');
@@ -112,16 +112,47 @@ function cellValue(cell: { attrs: string; body: string }, shared: string[]): str
   return value;
 }
 
-/** The text of a rich-text run list (`<t>` nodes), without phonetic guides. */
+/** The text of a rich-text run list (`<t>` nodes), without phonetic guides (`<rPh>`, whose own `<t>` are skipped with it). */
 function runText(xml: string): string {
-  return [...xml.replace(/<rPh\b[\s\S]*?<\/rPh>/g, '').matchAll(/<t(?:\s[^>]*)?>([\s\S]*?)<\/t>/g)].map((m) => decodeXml(m[1])).join('');
+  return elements(withoutElements(xml, 'rPh'), 't').map((t) => decodeXml(t.body)).join('');
 }
 
-/** Elements named `name` (not nested in one another), with their attribute text and body. */
-function elements(xml: string, name: string): Array<{ attrs: string; body: string }> {
+/**
+ * Elements named `name` (not nested in one another), with their attribute text and body: each
+ * opening tag to the first closing tag after it. One pass over the text, whatever its shape: an
+ * opening tag that is never closed is skipped without scanning the rest of the text again for
+ * each one (which made a sheet whose rows never close quadratic).
+ */
+function elements(xml: string, name: string): Array<{ attrs: string; body: string; start: number; end: number }> {
   const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const pattern = new RegExp(`<${escaped}(?=[\\s/>])([^>]*?)(?:/>|>([\\s\\S]*?)</${escaped}>)`, 'g');
-  return [...xml.matchAll(pattern)].map((m) => ({ attrs: m[1] ?? '', body: m[2] ?? '' }));
+  const opening = new RegExp(`<${escaped}(?=[\\s/>])([^<>]*?)(/?)>`, 'g'); // no `<` inside a tag: a tag never closed stops at the next one
+  const closing = `</${name}>`;
+  const found: Array<{ attrs: string; body: string; start: number; end: number }> = [];
+  let close = -2; // the first closing tag at or after the last place looked from (-1: there is none; -2: not looked yet)
+  let match: RegExpExecArray | null;
+  while ((match = opening.exec(xml))) {
+    if (match[2] === '/') {
+      found.push({ attrs: match[1], body: '', start: match.index, end: opening.lastIndex });
+      continue;
+    }
+    const bodyStart = opening.lastIndex;
+    if (close !== -1 && close < bodyStart) close = xml.indexOf(closing, bodyStart);
+    if (close === -1) continue; // never closed: only self-closing ones can follow
+    found.push({ attrs: match[1], body: xml.slice(bodyStart, close), start: match.index, end: close + closing.length });
+    opening.lastIndex = close + closing.length;
+  }
+  return found;
+}
+
+/** The text without the elements named `name`. */
+function withoutElements(xml: string, name: string): string {
+  let out = '';
+  let at = 0;
+  for (const element of elements(xml, name)) {
+    out += xml.slice(at, element.start);
+    at = element.end;
+  }
+  return out + xml.slice(at);
 }
 
 function attribute(attrs: string, name: string): string | undefined {

@@ -2,6 +2,7 @@ import { extname } from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { ExtractionPool } from './extraction-pool';
 import { AttachmentFile, ExtractableKind, ExtractedContent, ExtractionError, ExtractionLimits } from './extraction.types';
+import { checkImagePixels } from './image-pixels';
 import { OcrEngine } from './ocr-engine';
 import { finishText } from './text-output';
 
@@ -61,7 +62,7 @@ export function isCalendar(file: { filename: string; mimeType: string }): boolea
  * (their XML parts), plain text, HTML and iCalendar (ical.js) in an extraction thread
  * (ExtractionPool), and image OCR in tesseract.js's own worker (OcrEngine).
  * Throws ExtractionError when the file cannot be read or has no extractor, and ExtractionLimitError
- * when a guard stopped it (zip bomb, time, memory, calendar shape).
+ * when a guard stopped it (zip or PDF decompression bomb, image pixels, time, memory, calendar shape).
  * The text is normalised (no control characters, `\n` line ends) and cut at the character limit.
  */
 @Injectable()
@@ -77,6 +78,7 @@ export class TextExtractor {
     const kind = extractableKind(file);
     if (!kind) throw new ExtractionError(`no text extractor for ${file.mimeType} (${file.filename})`);
     if (kind === 'image') {
+      checkImagePixels(file.content, applied.maxImagePixels); // before tesseract decodes it, outside any heap limit
       return { text: finishText(await this.ocr.recognize(file.content, applied.timeoutMs), applied.maxTextChars), calendarEvents: [] };
     }
     const charset = /;\s*charset="?([\w.:-]+)"?/i.exec(file.mimeType)?.[1] ?? null;
