@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import * as ipaddr from 'ipaddr.js';
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, validateSync } from 'class-validator';
+import { getMetadataStorage, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, validateSync } from 'class-validator';
 import { DEFAULT_IGNORED_USER_AGENTS } from '../messaging/email/open-policy';
 
 export type AppEnv = 'development' | 'production';
@@ -266,28 +266,13 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-const VARIABLES = [
-  'PORT', 'APP_ENV', 'DATABASE_URL', 'REDIS_URL', 'ADMIN_TOKEN', 'INGEST_TOKEN', 'SMS_CARRIER_URL', 'SMTP_URL', 'SECRETS_KEY', 'SECRETS_KEY_FALLBACKS', 'PUBLIC_BASE_URL',
-  'PROCESS_ROLE', 'QUEUE_PREFIX', 'LOG_LEVEL', 'DEV_SECRETS_FILE', 'MCP_ALLOWED_ORIGINS', 'MCP_MAX_BODY_BYTES',
-  'HTTP_REQUEST_TIMEOUT_MS', 'HTTP_HEADERS_TIMEOUT_MS', 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 'HTTP_BODY_BUDGET_BYTES',
-  'MCP_MAX_BATCH', 'MCP_BATCH_CONCURRENCY', 'MCP_KEY_CONCURRENCY', 'MCP_RATE_LIMIT', 'MCP_RATE_WINDOW_SECONDS', 'PIXEL_RATE_LIMIT',
-  'ATTACHMENT_RATE_LIMIT', 'PUBLIC_RATE_WINDOW_SECONDS', 'TRUST_PROXY',
-  'WEBHOOK_ALLOWED_CIDRS', 'DELIVERY_RETRY_SCHEDULE', 'DELIVERY_CONCURRENCY', 'DELIVERY_ENDPOINT_CONCURRENCY', 'DELIVERY_TIMEOUT_MS',
-  'DELIVERY_SWEEP_INTERVAL_MS', 'DELIVERY_SWEEP_GRACE_MS', 'OUTBOX_POLL_INTERVAL_MS', 'DELIVERY_LOG_RETENTION_DAYS',
-  'ATTACHMENT_QUOTA_BYTES_PER_ORG', 'EMAIL_OPEN_SCANNER_WINDOW_SECONDS', 'EMAIL_OPEN_DEDUP_SECONDS', 'EMAIL_OPEN_IGNORED_USER_AGENTS',
-  'EXTRACTION_THREADS', 'EXTRACTION_TIMEOUT_MS', 'EXTRACTION_THREAD_MEMORY_MB', 'EXTRACTION_MAX_UNZIPPED_BYTES', 'EXTRACTION_MAX_ZIP_ENTRIES',
-  'EXTRACTION_MAX_IMAGE_PIXELS',
-] as const;
-const NUMERIC = new Set<string>([
-  'PORT', 'MCP_MAX_BODY_BYTES', 'HTTP_REQUEST_TIMEOUT_MS', 'HTTP_HEADERS_TIMEOUT_MS', 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 'HTTP_BODY_BUDGET_BYTES',
-  'DELIVERY_CONCURRENCY', 'DELIVERY_ENDPOINT_CONCURRENCY', 'DELIVERY_TIMEOUT_MS', 'DELIVERY_SWEEP_INTERVAL_MS',
-  'DELIVERY_SWEEP_GRACE_MS', 'OUTBOX_POLL_INTERVAL_MS', 'DELIVERY_LOG_RETENTION_DAYS', 'EMAIL_OPEN_SCANNER_WINDOW_SECONDS', 'EMAIL_OPEN_DEDUP_SECONDS',
-  'EXTRACTION_THREADS', 'EXTRACTION_TIMEOUT_MS', 'EXTRACTION_THREAD_MEMORY_MB', 'EXTRACTION_MAX_UNZIPPED_BYTES', 'EXTRACTION_MAX_ZIP_ENTRIES',
-  'ATTACHMENT_QUOTA_BYTES_PER_ORG',
-  'MCP_MAX_BATCH', 'MCP_BATCH_CONCURRENCY', 'MCP_KEY_CONCURRENCY', 'MCP_RATE_LIMIT', 'MCP_RATE_WINDOW_SECONDS', 'PIXEL_RATE_LIMIT',
-  'ATTACHMENT_RATE_LIMIT', 'PUBLIC_RATE_WINDOW_SECONDS',
-  'EXTRACTION_MAX_IMAGE_PIXELS',
-]);
+/**
+ * The variables read, and which of them are numbers, both taken from EnvironmentVariables' own
+ * decorators: a variable declared there is read, and an @IsInt one is parsed as a number.
+ */
+const DECLARED = getMetadataStorage().getTargetValidationMetadatas(EnvironmentVariables, '', true, false);
+const VARIABLES = [...new Set(DECLARED.map((rule) => rule.propertyName))];
+const NUMERIC = new Set(DECLARED.filter((rule) => rule.name === 'isInt').map((rule) => rule.propertyName));
 
 /** Reads and validates the environment; throws ConfigError naming every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
