@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { gzipSync, deflateSync, brotliCompressSync } from 'node:zlib';
 import { DataSource } from 'typeorm';
 import { MAX_JSON_DEPTH } from '../src/common/json-depth';
@@ -52,6 +53,35 @@ describe('request bodies: read only after authentication', () => {
       expect(await c.closedWithin(2000)).toBe(true);
     } finally {
       c.destroy();
+    }
+  });
+
+  it('a client still sending its body when the 401 comes reads the 401, not a connection reset', async () => {
+    // The server answers before reading the body and closes the connection. Closing a socket with
+    // request bytes unread, or still arriving, makes the kernel reset it, and a reset throws away
+    // what the client has received but not yet read: the client sees ECONNRESET or EPIPE instead
+    // of the 401 (found by the MCP fuzz, through undici). This client reads nothing until it has
+    // written more of its body after the answer came; the server reads and drops it (up to 4 MB,
+    // for up to 2 s), so the 401 survives.
+    const socket = connect({ port, host: '127.0.0.1' });
+    await new Promise<void>((done, fail) => socket.once('connect', done).once('error', fail));
+    let error: string | undefined;
+    socket.on('error', (e: NodeJS.ErrnoException) => (error = e.code ?? e.message));
+    try {
+      socket.pause();
+      socket.write(`POST ${MCP_URL} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${3 * MB}\r\n\r\n`);
+      socket.write(Buffer.alloc(256 * 1024, 0x5b));
+      await new Promise((done) => setTimeout(done, 300)); // the 401 is sent meanwhile
+      socket.write(Buffer.alloc(MB, 0x5b));
+      await new Promise((done) => setTimeout(done, 300));
+      const received: Buffer[] = [];
+      socket.on('data', (chunk: Buffer) => received.push(chunk));
+      const closed = new Promise<void>((done) => socket.once('close', () => done()));
+      socket.resume();
+      await Promise.race([closed, new Promise((done) => setTimeout(done, 5000))]);
+      expect({ error, answer: Buffer.concat(received).toString('latin1').split('\r\n')[0] }).toEqual({ error: undefined, answer: 'HTTP/1.1 401 Unauthorized' });
+    } finally {
+      socket.destroy();
     }
   });
 

@@ -1,4 +1,5 @@
 import { IncomingMessage } from 'node:http';
+import { Socket } from 'node:net';
 import { CallHandler, ExecutionContext, HttpException, HttpStatus, Inject, Injectable, NestInterceptor, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { Request, Response } from 'express';
@@ -84,7 +85,41 @@ const DRAIN_AT_MOST = 64 * 1024;
 export function closeIfBodyUnread(request: IncomingMessage, response: Response): void {
   if (!hasBody(request) || request.complete || response.headersSent) return;
   const length = Number(request.headers['content-length'] ?? Number.NaN);
-  if (request.headers['transfer-encoding'] !== undefined || !(length <= DRAIN_AT_MOST)) response.setHeader('Connection', 'close');
+  if (request.headers['transfer-encoding'] !== undefined || !(length <= DRAIN_AT_MOST)) {
+    response.setHeader('Connection', 'close');
+    lingerBeforeClosing(request.socket);
+  }
+}
+
+/** After an early answer, request bytes still arriving are read and dropped for at most this long... */
+const LINGER_MS = 2_000;
+/** ...and at most this many bytes; then the connection is destroyed. */
+const LINGER_BYTES = 4 * 1024 * 1024;
+
+/**
+ * A lingering close, as nginx makes one. Destroying a socket while request bytes sit unread in its
+ * receive buffer makes the kernel answer with a reset, and a reset can erase the answer before
+ * the client has read it: a client that sent its body at once would see "connection reset"
+ * instead of the 401 or 413. Node's server closes a `Connection: close` socket with destroySoon()
+ * when the socket has one, and with end() otherwise; without it, end() sends the answer and a
+ * FIN while the rest of the body is still read and dropped (the request is dumped, nothing is
+ * kept), until the client closes, LINGER_BYTES more have come, or LINGER_MS have passed.
+ */
+function lingerBeforeClosing(socket: Socket): void {
+  const closing = socket as unknown as { destroySoon?: () => void };
+  if (closing.destroySoon === undefined) return; // already lingering
+  closing.destroySoon = undefined;
+  let dropped = 0;
+  const onData = (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > LINGER_BYTES) socket.destroy();
+  };
+  socket.on('data', onData);
+  socket.once('finish', () => {
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+  });
 }
 
 @Injectable()
