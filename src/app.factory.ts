@@ -8,13 +8,12 @@ import { AppModule } from './app.module';
 import { AuthGuard } from './auth/auth.guard';
 import { HttpErrorFilter } from './common/http-error.filter';
 import { applyHttpServerLimits } from './common/http-server-limits';
-import { RequestBodyInterceptor } from './common/request-body';
+import { RequestInputInterceptor } from './common/request-body';
 import { createValidationPipe } from './common/validation';
-import { WellFormedInputInterceptor } from './common/well-formed.interceptor';
 import { AppConfig } from './config/app-config';
 import { APP_CONFIG } from './config/config.module';
 
-/** Nest's own body parser is off: bodies are read after authentication, by RequestBodyInterceptor. */
+/** Nest's own body parser is off: bodies are read after authentication, by RequestInputInterceptor. */
 export const HTTP_APP_OPTIONS = { bufferLogs: true, bodyParser: false } as const;
 
 const ADMIN_DOCS_PATH = '/admin/docs';
@@ -27,8 +26,8 @@ export function configureHttpApp(app: INestApplication): void {
   app.useLogger(app.get(Logger));
   const config = app.get<AppConfig>(APP_CONFIG);
   applyHttpServerLimits(app.getHttpServer(), config.http);
-  // In this order: the body is read (after the auth guard), then its text is checked, then pipes validate it.
-  app.useGlobalInterceptors(new RequestBodyInterceptor(app.get(Reflector), config), app.get(WellFormedInputInterceptor));
+  // After the auth guard: the body is read, then its text is checked; then pipes validate it.
+  app.useGlobalInterceptors(new RequestInputInterceptor(app.get(Reflector), config));
   app.useGlobalPipes(createValidationPipe());
   app.enableShutdownHooks();
   // Swagger's routes live outside Nest's router (no guard): in production the admin token guards them.

@@ -3,7 +3,6 @@ import { AttachmentUrls } from './attachment-urls';
 import { Clock, SystemClock } from './clock';
 import { KeysetCursors } from './keyset-cursor';
 import { SecretBox } from './secret-box';
-import { WellFormedInputInterceptor } from './well-formed.interceptor';
 
 /**
  * Small shared services: one clock (tests move it), sealed secrets, signed attachment links, signed
@@ -12,9 +11,8 @@ import { WellFormedInputInterceptor } from './well-formed.interceptor';
 @Global()
 @Module({
   providers: [
-    { provide: Clock, useClass: SystemClock }, SecretBox, AttachmentUrls, KeysetCursors, WellFormedInputInterceptor,
+    { provide: Clock, useClass: SystemClock }, SecretBox, AttachmentUrls, KeysetCursors,
   ],
-  // WellFormedInputInterceptor is applied by configureHttpApp, right after the body is read.
-  exports: [Clock, SecretBox, AttachmentUrls, KeysetCursors, WellFormedInputInterceptor],
+  exports: [Clock, SecretBox, AttachmentUrls, KeysetCursors],
 })
 export class CommonModule {}

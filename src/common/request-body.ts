@@ -9,6 +9,7 @@ import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { BodyBudget } from './body-budget';
 import { exceedsJsonDepth, JSON_TOO_DEEP_MESSAGE } from './json-depth';
+import { assertWellFormedRequest } from './well-formed-request';
 
 /**
  * Request bodies are read here, after authentication, never before (docs/security.md):
@@ -122,8 +123,13 @@ function lingerBeforeClosing(socket: Socket): void {
   });
 }
 
+/**
+ * What every request goes through after the auth guard and before the pipes: its body is read
+ * (above), then its text is checked (assertWellFormedRequest). One interceptor, not two: each
+ * global interceptor costs Nest an async-context bind per request.
+ */
 @Injectable()
-export class RequestBodyInterceptor implements NestInterceptor {
+export class RequestInputInterceptor implements NestInterceptor {
   private readonly budget: BodyBudget;
 
   constructor(
@@ -141,6 +147,7 @@ export class RequestBodyInterceptor implements NestInterceptor {
         const options = this.reflector.getAllAndOverride<RequestBodyOptions>(REQUEST_BODY, [context.getHandler(), context.getClass()]) ?? DEFAULT_BODY;
         request.body = await this.read(request, http.getResponse<Response>(), options);
       }
+      assertWellFormedRequest(this.reflector, context);
     }
     return next.handle();
   }

@@ -1,7 +1,6 @@
-import { CallHandler, ExecutionContext, Injectable, NestInterceptor, SetMetadata } from '@nestjs/common';
+import { ExecutionContext, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { Request } from 'express';
-import { Observable } from 'rxjs';
 import { assertWellFormed } from './well-formed';
 
 const SKIP_WELL_FORMED_CHECK = 'well-formed:skip';
@@ -14,26 +13,19 @@ const SKIP_WELL_FORMED_CHECK = 'well-formed:skip';
 export const SkipWellFormedCheck = () => SetMetadata(SKIP_WELL_FORMED_CHECK, true);
 
 /**
- * Applied to every route by configureHttpApp: every REST route's route params, query and JSON body
- * must be well-formed text without U+0000 (see well-formed.ts), else 400 naming the field, e.g.
- * `{"field": "body", "message": "body contains U+0000 (NUL), which is not allowed"}`. It runs after
- * the auth guard (an unauthenticated caller still gets 401) and RequestBodyInterceptor (which reads
- * the body), and before the validation pipe. Raw bodies (Buffers:
- * the MCP endpoint, inbound email) are not walked; the MCP server checks tool arguments itself.
- * Headers need no check: Node's HTTP parser refuses control characters in them (400), and decodes
- * the rest as Latin-1, which cannot make a lone surrogate.
+ * The REST check, made for every route by RequestInputInterceptor once the body is read: route
+ * params, query and JSON body must be well-formed text without U+0000 (see well-formed.ts), else
+ * a ValidationError (400) naming the field, e.g. `{"field": "body", "message": "body contains
+ * U+0000 (NUL), which is not allowed"}`. It runs after the auth guard (an unauthenticated caller
+ * still gets 401) and before the validation pipe. Raw bodies (Buffers: the MCP endpoint, inbound
+ * email) are not walked; the MCP server checks tool arguments itself. Headers need no check:
+ * Node's HTTP parser refuses control characters in them (400), and decodes the rest as Latin-1,
+ * which cannot make a lone surrogate.
  */
-@Injectable()
-export class WellFormedInputInterceptor implements NestInterceptor {
-  constructor(private readonly reflector: Reflector) {}
-
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    if (context.getType() === 'http' && !this.reflector.getAllAndOverride<boolean>(SKIP_WELL_FORMED_CHECK, [context.getHandler(), context.getClass()])) {
-      const request = context.switchToHttp().getRequest<Request>();
-      assertWellFormed(request.params);
-      assertWellFormed(request.query);
-      assertWellFormed(request.body);
-    }
-    return next.handle();
-  }
+export function assertWellFormedRequest(reflector: Reflector, context: ExecutionContext): void {
+  if (reflector.getAllAndOverride<boolean>(SKIP_WELL_FORMED_CHECK, [context.getHandler(), context.getClass()])) return;
+  const request = context.switchToHttp().getRequest<Request>();
+  assertWellFormed(request.params);
+  assertWellFormed(request.query);
+  assertWellFormed(request.body);
 }

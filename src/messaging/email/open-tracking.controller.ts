@@ -3,7 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { Request, Response } from 'express';
 import { Public } from '../../auth/auth.decorators';
 import { stringFault } from '../../common/well-formed';
-import { SkipWellFormedCheck } from '../../common/well-formed.interceptor';
+import { SkipWellFormedCheck } from '../../common/well-formed-request';
 import { RateLimitPerIp } from '../../limits/ip-rate-limit.guard';
 import { EmailOpensService } from './email-opens.service';
 
