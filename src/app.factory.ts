@@ -8,12 +8,12 @@ import { AppModule } from './app.module';
 import { AuthGuard } from './auth/auth.guard';
 import { HttpErrorFilter } from './common/http-error.filter';
 import { applyHttpServerLimits } from './common/http-server-limits';
-import { RequestInputInterceptor } from './common/request-body';
+import { RequestInputGuard } from './common/request-body';
 import { createValidationPipe } from './common/validation';
 import { AppConfig } from './config/app-config';
 import { APP_CONFIG } from './config/config.module';
 
-/** Nest's own body parser is off: bodies are read after authentication, by RequestInputInterceptor. */
+/** Nest's own body parser is off: bodies are read after authentication, by RequestInputGuard. */
 export const HTTP_APP_OPTIONS = { bufferLogs: true, bodyParser: false } as const;
 
 const ADMIN_DOCS_PATH = '/admin/docs';
@@ -26,8 +26,9 @@ export function configureHttpApp(app: INestApplication): void {
   app.useLogger(app.get(Logger));
   const config = app.get<AppConfig>(APP_CONFIG);
   applyHttpServerLimits(app.getHttpServer(), config.http);
-  // After the auth guard: the body is read, then its text is checked; then pipes validate it.
-  app.useGlobalInterceptors(new RequestInputInterceptor(app.get(Reflector), config));
+  // Runs after AuthGuard (APP_GUARD providers come before guards added here): the body is read,
+  // then its text is checked; then pipes validate it.
+  app.useGlobalGuards(new RequestInputGuard(app.get(Reflector), config));
   app.useGlobalPipes(createValidationPipe());
   app.enableShutdownHooks();
   // Swagger's routes live outside Nest's router (no guard): in production the admin token guards them.

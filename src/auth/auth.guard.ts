@@ -13,7 +13,7 @@ import { AUTH_KIND, AuthenticatedRequest, AuthKind } from './auth.decorators';
  * Registered globally: every route needs an API key unless marked @Public(), @AdminOnly() or
  * @IngestOnly(). The caller is resolved on every request, so a revoked key or a narrowed allowlist
  * applies at once. Guards run before any request body is read: only a request this guard
- * authenticated has its body read (RequestInputInterceptor), so a missing or wrong token gets 401
+ * authenticated has its body read (RequestInputGuard), so a missing or wrong token gets 401
  * without the body being buffered.
  */
 @Injectable()

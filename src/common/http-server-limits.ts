@@ -9,7 +9,7 @@ import { AppConfig } from '../config/app-config';
  *
  * `Expect: 100-continue` is answered only once the request is authenticated: Node would say
  * "100 Continue" at once; here the request goes on to the router, which answers 401 (the client
- * never sends the body) or, when the body is read, sends the 100 then (RequestInputInterceptor).
+ * never sends the body) or, when the body is read, sends the 100 then (RequestInputGuard).
  */
 export function applyHttpServerLimits(server: Server, limits: AppConfig['http']): void {
   server.requestTimeout = limits.requestTimeoutMs;

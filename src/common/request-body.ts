@@ -1,10 +1,9 @@
 import { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
-import { CallHandler, ExecutionContext, HttpException, HttpStatus, Inject, Injectable, NestInterceptor, SetMetadata } from '@nestjs/common';
+import { CanActivate, ExecutionContext, HttpException, HttpStatus, Inject, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { Request, Response } from 'express';
 import getRawBody from 'raw-body';
-import { Observable } from 'rxjs';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { BodyBudget } from './body-budget';
@@ -14,9 +13,9 @@ import { assertWellFormedRequest } from './well-formed-request';
 /**
  * Request bodies are read here, after authentication, never before (docs/security.md):
  *
- * - The global AuthGuard marks a request it authenticated (`allowBodyRead`); Nest runs guards
- *   before interceptors, and parameters such as `@Body()` are taken from the request only after
- *   the interceptors, so this interceptor reads the body between the two. A request that fails
+ * - The global AuthGuard marks a request it authenticated (`allowBodyRead`); the next global
+ *   guard, RequestInputGuard, reads the body of a marked request, and parameters such as `@Body()`
+ *   are taken from the request only after the guards. A request that fails
  *   authentication is answered 401 while its body is still unread (the connection is then closed,
  *   see `closeIfBodyUnread`), and a public route never has its body read at all.
  * - Compressed bodies (any Content-Encoding but identity) are refused with 415, never inflated.
@@ -125,11 +124,13 @@ function lingerBeforeClosing(socket: Socket): void {
 
 /**
  * What every request goes through after the auth guard and before the pipes: its body is read
- * (above), then its text is checked (assertWellFormedRequest). One interceptor, not two: each
- * global interceptor costs Nest an async-context bind per request.
+ * (above), then its text is checked (assertWellFormedRequest). A global guard, registered after
+ * AuthGuard (configureHttpApp), rather than an interceptor: guards run in order and finish before
+ * `@Body()` is read, and any global interceptor puts every request through rxjs and async-context
+ * binds in Nest (about 0.15 ms of CPU per tool call, measured).
  */
 @Injectable()
-export class RequestInputInterceptor implements NestInterceptor {
+export class RequestInputGuard implements CanActivate {
   private readonly budget: BodyBudget;
 
   constructor(
@@ -139,7 +140,7 @@ export class RequestInputInterceptor implements NestInterceptor {
     this.budget = new BodyBudget(config.http.bodyBudgetBytes);
   }
 
-  async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     if (context.getType() === 'http') {
       const http = context.switchToHttp();
       const request = http.getRequest<Request>();
@@ -149,7 +150,7 @@ export class RequestInputInterceptor implements NestInterceptor {
       }
       assertWellFormedRequest(this.reflector, context);
     }
-    return next.handle();
+    return true;
   }
 
   private async read(request: Request, response: Response, options: RequestBodyOptions): Promise<unknown> {

@@ -13,7 +13,7 @@ const SKIP_WELL_FORMED_CHECK = 'well-formed:skip';
 export const SkipWellFormedCheck = () => SetMetadata(SKIP_WELL_FORMED_CHECK, true);
 
 /**
- * The REST check, made for every route by RequestInputInterceptor once the body is read: route
+ * The REST check, made for every route by RequestInputGuard once the body is read: route
  * params, query and JSON body must be well-formed text without U+0000 (see well-formed.ts), else
  * a ValidationError (400) naming the field, e.g. `{"field": "body", "message": "body contains
  * U+0000 (NUL), which is not allowed"}`. It runs after the auth guard (an unauthenticated caller
