@@ -100,7 +100,9 @@ class HealthController {
       provide: DATA_SOURCE,
       useFactory: async () =>
         new DataSource({
-          type: 'postgres', url: process.env.DATABASE_URL, extra: { max: 20, connectionTimeoutMillis: 5000, Client: PreparingClient },
+          type: 'postgres',
+          url: process.env.DATABASE_URL,
+          extra: { max: 20, connectionTimeoutMillis: 5000, Client: PreparingClient },
         }).initialize(),
     },
   ],

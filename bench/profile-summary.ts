@@ -70,7 +70,7 @@ function main(): void {
     const label = `${node.callFrame.functionName || '(anonymous)'} ${packageOf(node.callFrame.url)}:${node.callFrame.lineNumber + 1}`;
     ours.set(label, (ours.get(label) ?? 0) + totalOf(node.id));
   }
-  print('Inclusive time of the service\'s own functions', ours);
+  print("Inclusive time of the service's own functions", ours);
 }
 
 main();

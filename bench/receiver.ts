@@ -38,7 +38,9 @@ function loadVerifier(): Verify {
   } catch {
     // Fallback (no build): the same scheme written out.
     return (body, header, secrets) => {
-      const parts = String(header ?? '').split(',').map((p) => p.trim().split('='));
+      const parts = String(header ?? '')
+        .split(',')
+        .map((p) => p.trim().split('='));
       const t = parts.find(([k]) => k === 't')?.[1];
       const sigs = parts.filter(([k]) => k === 'v1').map(([, v]) => Buffer.from(v));
       for (const secret of secrets) {

@@ -75,9 +75,26 @@ function parseArgs(argv: string[]): Options {
     return n;
   };
   const known = new Set([
-    '--quick', '--scenario', '--endpoints', '--users', '--ingest-concurrency', '--delivery-concurrency', '--endpoint-concurrency', '--rate', '--backlog',
-    '--backlog-cap', '--sms-bytes', '--mode', '--timeout-ms', '--retry-schedule', '--fail-ok-every', '--levels', '--duration-scale',
-    '--no-build', '--keep', '--help',
+    '--quick',
+    '--scenario',
+    '--endpoints',
+    '--users',
+    '--ingest-concurrency',
+    '--delivery-concurrency',
+    '--endpoint-concurrency',
+    '--rate',
+    '--backlog',
+    '--backlog-cap',
+    '--sms-bytes',
+    '--mode',
+    '--timeout-ms',
+    '--retry-schedule',
+    '--fail-ok-every',
+    '--levels',
+    '--duration-scale',
+    '--no-build',
+    '--keep',
+    '--help',
   ]);
   for (let i = 0; i < argv.length; i += 1) {
     const flag = argv[i].split('=')[0];
@@ -85,7 +102,10 @@ function parseArgs(argv: string[]): Options {
     if (!known.has(flag)) throw new Error(`unknown option ${argv[i]} (see --help)`);
   }
   const quick = has('--quick');
-  const scenarios = values('--scenario').flatMap((v) => v.split(',')).map(Number).filter((n) => n >= 1 && n <= 4);
+  const scenarios = values('--scenario')
+    .flatMap((v) => v.split(','))
+    .map(Number)
+    .filter((n) => n >= 1 && n <= 4);
   const mode = value('--mode') ?? 'concise';
   if (mode !== 'concise' && mode !== 'verbose') throw new Error('--mode is concise or verbose');
   const npmScript = process.env.npm_lifecycle_event;
@@ -106,7 +126,10 @@ function parseArgs(argv: string[]): Options {
     failOkEvery: num('--fail-ok-every', 50),
     timeoutMs: Math.max(100, num('--timeout-ms', quick ? 2000 : 10_000)),
     retrySchedule: value('--retry-schedule') ?? '2s,5s,10s',
-    levels: (value('--levels') ?? '1,8,32,64').split(',').map(Number).filter((n) => n >= 1),
+    levels: (value('--levels') ?? '1,8,32,64')
+      .split(',')
+      .map(Number)
+      .filter((n) => n >= 1),
     build: !has('--no-build'),
     keep: has('--keep'),
     durationScale: num('--duration-scale', 1) || 1,
@@ -164,7 +187,9 @@ async function main(): Promise<number> {
 
   ensureBuild(options);
   const machine = await machineInfo(ROOT);
-  log(`machine: ${machine.nproc} CPUs (${machine.cpuModel}), ${machine.memory}, load ${machine.loadAtStart}; Node ${machine.node}, PostgreSQL ${machine.postgres}, Redis ${machine.redis}; commit ${machine.commit}${machine.dirty ? ` (+${machine.dirty} uncommitted)` : ''}`);
+  log(
+    `machine: ${machine.nproc} CPUs (${machine.cpuModel}), ${machine.memory}, load ${machine.loadAtStart}; Node ${machine.node}, PostgreSQL ${machine.postgres}, Redis ${machine.redis}; commit ${machine.commit}${machine.dirty ? ` (+${machine.dirty} uncommitted)` : ''}`,
+  );
 
   const database = `mss_bench_${runId}`;
   await createDatabase(database);
@@ -234,7 +259,12 @@ function printSummary(markdown: string): void {
   const start = lines.indexOf('## Summary');
   if (start < 0) return;
   const end = lines.findIndex((l, i) => i > start + 1 && l.startsWith('!['));
-  log(lines.slice(start, end < 0 ? undefined : end).join('\n').replace(/\*\*/g, ''));
+  log(
+    lines
+      .slice(start, end < 0 ? undefined : end)
+      .join('\n')
+      .replace(/\*\*/g, ''),
+  );
 }
 
 main()
@@ -244,8 +274,7 @@ main()
   })
   .catch(async (error: unknown) => {
     if (isStopping()) return; // interrupted: the signal handler finishes the cleanup and exits
-    log(`bench failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+    log(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     await cleanupAll();
     process.exit(1);
   });
-

@@ -16,12 +16,7 @@
  *   anything but a 2xx within 10 s as a failure and retries.
  */
 import express, { type Request, type Response } from 'express';
-import {
-  SIGNATURE_HEADER,
-  WebhookVerificationError,
-  verifyWebhook,
-  type WebhookEnvelope,
-} from '../src/sdk';
+import { SIGNATURE_HEADER, WebhookVerificationError, verifyWebhook, type WebhookEnvelope } from '../src/sdk';
 
 export type EventHandler = (event: WebhookEnvelope) => Promise<void> | void;
 
@@ -57,11 +52,7 @@ export function parseSecrets(value: string | undefined): string[] {
     .filter((secret) => secret !== '');
 }
 
-export function createReceiverApp(options: {
-  secrets: string[];
-  handleEvent: EventHandler;
-  seen?: RecentIds;
-}): express.Express {
+export function createReceiverApp(options: { secrets: string[]; handleEvent: EventHandler; seen?: RecentIds }): express.Express {
   const { secrets, handleEvent } = options;
   const seen = options.seen ?? new RecentIds();
   const app = express();

@@ -120,8 +120,10 @@ function describe(event: WebhookEnvelope<any>): string {
   const message = d.message;
   if (message) {
     const text = String(message.body ?? '').replace(/\s+/g, ' ');
-    return `${message.channel} from ${message.fromIdentity?.value}: "${text.length > 60 ? `${text.slice(0, 57)}...` : text}"` +
-      (event.type === 'thread.created' ? ` (new thread ${d.thread?.id?.slice(0, 8)}…)` : '');
+    return (
+      `${message.channel} from ${message.fromIdentity?.value}: "${text.length > 60 ? `${text.slice(0, 57)}...` : text}"` +
+      (event.type === 'thread.created' ? ` (new thread ${d.thread?.id?.slice(0, 8)}…)` : '')
+    );
   }
   return '';
 }
@@ -255,17 +257,32 @@ async function main(): Promise<void> {
   const seeded = await run('src/seed/seed.ts', env);
   const apiKey = /API key\s+(csk_\w+)/.exec(seeded)?.[1];
   if (!apiKey) throw new Error(`the seed printed no API key:\n${seeded}`);
-  say(dim(seeded.trim().split('\n').map((l) => `   ${l}`).join('\n').replace(apiKey, `${apiKey.slice(0, 12)}…`)));
+  say(
+    dim(
+      seeded
+        .trim()
+        .split('\n')
+        .map((l) => `   ${l}`)
+        .join('\n')
+        .replace(apiKey, `${apiKey.slice(0, 12)}…`),
+    ),
+  );
 
   step(3, 'The service and a webhook receiver');
   mkdirSync(LOG_DIR, { recursive: true });
   const service = tsNode('src/main.ts', env, SERVICE_LOG);
-  const exited = new Promise<string>((done) => service.once('exit', (code, signal) => done(signal === 'SIGTERM' || code === 0 ? 'closed cleanly' : `exit ${code ?? signal}`)));
+  const exited = new Promise<string>((done) =>
+    service.once('exit', (code, signal) => done(signal === 'SIGTERM' || code === 0 ? 'closed cleanly' : `exit ${code ?? signal}`)),
+  );
   const base = `http://127.0.0.1:${port}`;
-  await waitUntil(async () => {
-    if (service.exitCode !== null) throw new Error(`the service exited; see ${SERVICE_LOG}`);
-    return (await fetch(`${base}/ready`).catch(() => undefined))?.status === 200;
-  }, 'the service to be ready', 90_000).catch((error: Error) => {
+  await waitUntil(
+    async () => {
+      if (service.exitCode !== null) throw new Error(`the service exited; see ${SERVICE_LOG}`);
+      return (await fetch(`${base}/ready`).catch(() => undefined))?.status === 200;
+    },
+    'the service to be ready',
+    90_000,
+  ).catch((error: Error) => {
     throw new Error(`${error.message}; its log: ${SERVICE_LOG}`);
   });
   say(`   service   ${base}  (PROCESS_ROLE=all, APP_ENV=development, retries after 3 s; log: ${SERVICE_LOG.replace(`${ROOT}/`, '')})`);
@@ -277,7 +294,12 @@ async function main(): Promise<void> {
   const mcp = new McpClient({ name: 'demo', version: '1.0.0' });
   await mcp.connect(new StreamableHTTPClientTransport(new URL(`${base}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${apiKey}` } } }));
   const { tools } = await mcp.listTools();
-  say(`   tools/list: ${tools.length} tools (${tools.slice(0, 5).map((t) => t.name).join(', ')}, …)`);
+  say(
+    `   tools/list: ${tools.length} tools (${tools
+      .slice(0, 5)
+      .map((t) => t.name)
+      .join(', ')}, …)`,
+  );
   const call = async <T>(name: string, args: Record<string, unknown>): Promise<T> => {
     const result = await mcp.callTool({ name, arguments: args });
     if (result.isError) throw new Error(`${name}: ${(result.content as Array<{ text: string }>)[0]?.text}`);
@@ -331,14 +353,23 @@ async function main(): Promise<void> {
   const failed = await waitUntil(() => receiver.received.find((r) => r.status === 500), 'the forced 500', 30_000);
   // thread.created and message.received of the new SMS, one of them after a retry.
   await waitUntil(
-    () => receiver.received.some((r) => r.event.id === failed.event.id && r.status === 200) && receiver.received.filter((r) => r.status === 200).length >= expected + 2,
+    () =>
+      receiver.received.some((r) => r.event.id === failed.event.id && r.status === 200) &&
+      receiver.received.filter((r) => r.status === 200).length >= expected + 2,
     'the retry',
     30_000,
   );
-  const retried = await waitUntil(async () => {
-    const { deliveries } = await call<{ deliveries: Array<{ eventId: string; status: string; attempts: number; lastStatusCode: number | null }> }>('list_webhook_deliveries', { endpointId: endpoint.id });
-    return deliveries.find((d) => d.eventId === failed.event.id && d.status === 'succeeded');
-  }, 'the delivery log to show the retry', 10_000);
+  const retried = await waitUntil(
+    async () => {
+      const { deliveries } = await call<{ deliveries: Array<{ eventId: string; status: string; attempts: number; lastStatusCode: number | null }> }>(
+        'list_webhook_deliveries',
+        { endpointId: endpoint.id },
+      );
+      return deliveries.find((d) => d.eventId === failed.event.id && d.status === 'succeeded');
+    },
+    'the delivery log to show the retry',
+    10_000,
+  );
   say(`   list_webhook_deliveries (MCP): ${retried.eventId} ${retried.status} after ${retried.attempts} attempts (last status ${retried.lastStatusCode})`);
 
   step(7, 'Shutting down');

@@ -47,7 +47,10 @@ function requireAdminToken(prefix: string, guard: AuthGuard) {
   const errors = new HttpErrorFilter();
   return (req: Request, res: Response, next: NextFunction): void => {
     if (!req.path.toLowerCase().startsWith(prefix)) return next();
-    guard.authenticate('admin', req).then(() => next(), (error: unknown) => errors.answer(req, res, error));
+    guard.authenticate('admin', req).then(
+      () => next(),
+      (error: unknown) => errors.answer(req, res, error),
+    );
   };
 }
 

@@ -8,8 +8,12 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 describe('admin REST: orgs, users, lines, memberships', () => {
   let t: TestApp;
-  beforeAll(async () => { t = await createWhoAmIApp(); });
-  afterAll(async () => { await t.close(); });
+  beforeAll(async () => {
+    t = await createWhoAmIApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
 
   async function newOrg(tier = 'PRO'): Promise<string> {
     const res = await t.admin.post('/admin/orgs', { name: 'Org', tier });
@@ -84,7 +88,8 @@ describe('admin REST: orgs, users, lines, memberships', () => {
     });
 
     it('refuses a body that is not JSON with 400 and a JSON answer', async () => {
-      const res = await t.http()
+      const res = await t
+        .http()
         .post('/admin/orgs')
         .set('Authorization', `Bearer ${process.env.ADMIN_TOKEN}`)
         .set('Content-Type', 'application/json')
@@ -297,7 +302,9 @@ describe('admin REST: orgs, users, lines, memberships', () => {
 
     it.each(routes)('%s %s: a malformed id is 400 naming %s', async (method, path, field, body) => {
       for (const bad of ['not-a-uuid', '123', `${id}0`]) {
-        const res = await (t.admin as unknown as Record<string, (p: string, b?: object) => Promise<{ status: number; body: { field?: string; message: string } }>>)[method](path.replace(':x', bad), body);
+        const res = await (
+          t.admin as unknown as Record<string, (p: string, b?: object) => Promise<{ status: number; body: { field?: string; message: string } }>>
+        )[method](path.replace(':x', bad), body);
         expect(res.status).toBe(400);
         expect(res.body.field).toBe(field);
         expect(res.body.message).toBe(`${field} must be a UUID`);
@@ -305,7 +312,9 @@ describe('admin REST: orgs, users, lines, memberships', () => {
     });
 
     it.each(routes)('%s %s: an unknown id is 404', async (method, path, _field, body) => {
-      const res = await (t.admin as unknown as Record<string, (p: string, b?: object) => Promise<{ status: number; body: { statusCode: number; error: string } }>>)[method](path.replace(':x', id), body);
+      const res = await (
+        t.admin as unknown as Record<string, (p: string, b?: object) => Promise<{ status: number; body: { statusCode: number; error: string } }>>
+      )[method](path.replace(':x', id), body);
       expect(res.status).toBe(404);
       expect(res.body).toMatchObject({ statusCode: 404, error: 'Not Found' });
     });

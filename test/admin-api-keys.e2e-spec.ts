@@ -15,7 +15,9 @@ describe('admin REST: API keys', () => {
     t = await createWhoAmIApp();
     db = t.app.get(DataSource);
   });
-  afterAll(async () => { await t.close(); });
+  afterAll(async () => {
+    await t.close();
+  });
 
   function expect400(res: { status: number; body: { message?: string; field?: string } }, field: string) {
     expect(res.status).toBe(400);
@@ -107,14 +109,30 @@ describe('admin REST: API keys', () => {
   });
 
   describe('GET /admin/users/:userId/api-keys', () => {
-    it('lists the user\'s keys, oldest first, with no secret and no hash', async () => {
+    it("lists the user's keys, oldest first, with no secret and no hash", async () => {
       const s = await createSession(t.admin, { lines: [] });
       const scoped = await t.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'second', channelAccess: { mode: 'LINES', lines: ['+15557770001'] } });
       const res = await t.admin.get(`/admin/users/${s.userId}/api-keys`);
       expect(res.status).toBe(200);
       expect(res.body).toEqual([
-        { id: s.apiKeyId, userId: s.userId, name: 'test key', keyLast4: s.apiKey.slice(-4), channelAccess: { mode: 'ALL' }, createdAt: expect.stringMatching(ISO), updatedAt: expect.stringMatching(ISO) },
-        { id: scoped.body.id, userId: s.userId, name: 'second', keyLast4: scoped.body.key.slice(-4), channelAccess: { mode: 'LINES', lines: ['+15557770001'] }, createdAt: scoped.body.createdAt, updatedAt: scoped.body.updatedAt },
+        {
+          id: s.apiKeyId,
+          userId: s.userId,
+          name: 'test key',
+          keyLast4: s.apiKey.slice(-4),
+          channelAccess: { mode: 'ALL' },
+          createdAt: expect.stringMatching(ISO),
+          updatedAt: expect.stringMatching(ISO),
+        },
+        {
+          id: scoped.body.id,
+          userId: s.userId,
+          name: 'second',
+          keyLast4: scoped.body.key.slice(-4),
+          channelAccess: { mode: 'LINES', lines: ['+15557770001'] },
+          createdAt: scoped.body.createdAt,
+          updatedAt: scoped.body.updatedAt,
+        },
       ]);
       for (const item of res.body) {
         expect(Object.keys(item)).not.toEqual(expect.arrayContaining(['key']));
@@ -146,9 +164,13 @@ describe('admin REST: API keys', () => {
       const narrowed = await t.admin.patch(`/admin/api-keys/${s.apiKeyId}`, { channelAccess: { mode: 'LINES', lines: [phone.address] } });
       expect(narrowed.status).toBe(200);
       expect(narrowed.body).toEqual({
-        id: s.apiKeyId, userId: s.userId, name: 'test key', keyLast4: s.apiKey.slice(-4),
+        id: s.apiKeyId,
+        userId: s.userId,
+        name: 'test key',
+        keyLast4: s.apiKey.slice(-4),
         channelAccess: { mode: 'LINES', lines: [phone.address] },
-        createdAt: expect.stringMatching(ISO), updatedAt: expect.stringMatching(ISO),
+        createdAt: expect.stringMatching(ISO),
+        updatedAt: expect.stringMatching(ISO),
       });
       expect(narrowed.body).not.toHaveProperty('key');
       const next = await whoami(t, s.apiKey);

@@ -6,8 +6,12 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 describe('admin REST: org endpoint-cap grants', () => {
   let t: TestApp;
-  beforeAll(async () => { t = await createTestApp(); });
-  afterAll(async () => { await t.close(); });
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
 
   async function newOrg(tier: 'STARTER' | 'PRO' | 'POWER'): Promise<string> {
     const res = await t.admin.post('/admin/orgs', { name: 'Capped', tier });
@@ -58,10 +62,12 @@ describe('admin REST: org endpoint-cap grants', () => {
       source: 'grant',
       grant: { maxEndpointsPerUser: 0, reason: 'abuse hold', expiresAt: null, expired: false },
     });
-    expect(lower.body.history.map((h: { action: string; maxEndpointsPerUser: number; reason: string }) => [h.action, h.maxEndpointsPerUser, h.reason])).toEqual([
-      ['GRANTED', 0, 'abuse hold'],
-      ['GRANTED', 25, 'enterprise pilot #4411'],
-    ]);
+    expect(lower.body.history.map((h: { action: string; maxEndpointsPerUser: number; reason: string }) => [h.action, h.maxEndpointsPerUser, h.reason])).toEqual(
+      [
+        ['GRANTED', 0, 'abuse hold'],
+        ['GRANTED', 25, 'enterprise pilot #4411'],
+      ],
+    );
 
     const read = await t.admin.get(cap(orgId));
     expect(read.body).toEqual(lower.body);
@@ -97,7 +103,10 @@ describe('admin REST: org endpoint-cap grants', () => {
     expect(again.status).toBe(404);
     expect(again.body).toMatchObject({ statusCode: 404, field: 'orgId' });
     const audit = await t.app.get(DataSource).query('SELECT action, reason FROM endpoint_cap_audit WHERE org_id = $1 ORDER BY created_at', [orgId]);
-    expect(audit).toEqual([{ action: 'GRANTED', reason: 'limit' }, { action: 'REMOVED', reason: 'pilot ended' }]);
+    expect(audit).toEqual([
+      { action: 'GRANTED', reason: 'limit' },
+      { action: 'REMOVED', reason: 'pilot ended' },
+    ]);
   });
 
   it('DELETE without a body records a default reason', async () => {
@@ -114,7 +123,12 @@ describe('admin REST: org endpoint-cap grants', () => {
     const orgId = await newOrg('STARTER');
     expect((await t.admin.get(cap(orgId))).body.effectiveMaxEndpointsPerUser).toBe(1);
     expect((await t.admin.patch(`/admin/orgs/${orgId}`, { tier: 'POWER' })).status).toBe(200);
-    expect((await t.admin.get(cap(orgId))).body).toMatchObject({ tier: 'POWER', tierMaxEndpointsPerUser: 10, effectiveMaxEndpointsPerUser: 10, source: 'tier' });
+    expect((await t.admin.get(cap(orgId))).body).toMatchObject({
+      tier: 'POWER',
+      tierMaxEndpointsPerUser: 10,
+      effectiveMaxEndpointsPerUser: 10,
+      source: 'tier',
+    });
     await t.admin.put(cap(orgId), { maxEndpointsPerUser: 7, reason: 'r' });
     await t.admin.patch(`/admin/orgs/${orgId}`, { tier: 'PRO' });
     expect((await t.admin.get(cap(orgId))).body).toMatchObject({ tierMaxEndpointsPerUser: 3, effectiveMaxEndpointsPerUser: 7, source: 'grant' });

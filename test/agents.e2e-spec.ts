@@ -94,7 +94,10 @@ describe('agents: turns, approval and agent_turn.* events', () => {
       expect(res.body).toEqual({ id: expect.stringMatching(UUID), lineId: phone.id, name: `${mode} bot`, mode, createdAt: expect.stringMatching(ISO_MS) });
       agents[mode] = res.body;
     }
-    const inbound = await t.http().post('/ingest/sms/inbound').set('Authorization', `Bearer ${INGEST_TOKEN}`)
+    const inbound = await t
+      .http()
+      .post('/ingest/sms/inbound')
+      .set('Authorization', `Bearer ${INGEST_TOKEN}`)
       .send({ to: phone.address, from: partner, body: 'Can I book a table for two?', providerMessageId: `p-${randomUUID()}` });
     expect(inbound.status).toBe(201);
     threadId = inbound.body.threadId;
@@ -170,15 +173,26 @@ describe('agents: turns, approval and agent_turn.* events', () => {
     expect(res.status).toBe(201);
     const turn = res.body.turn;
     expect(turn).toEqual({
-      id: expect.stringMatching(UUID), status: 'AWAITING_APPROVAL', threadId, messageId: null, createdAt: expect.stringMatching(ISO_MS),
-      agent: { id: agents.DRAFT.id, name: 'DRAFT bot', mode: 'DRAFT' }, body: draft, decidedByUserId: null, decidedAt: null,
+      id: expect.stringMatching(UUID),
+      status: 'AWAITING_APPROVAL',
+      threadId,
+      messageId: null,
+      createdAt: expect.stringMatching(ISO_MS),
+      agent: { id: agents.DRAFT.id, name: 'DRAFT bot', mode: 'DRAFT' },
+      body: draft,
+      decidedByUserId: null,
+      decidedAt: null,
     });
 
     const waiting = await both('agent_turn.awaiting_approval', (d) => d.agentTurn.id === turn.id);
     for (const mode of ['concise', 'verbose'] as const) {
       expectAgentTurnShape(waiting[mode], mode);
       expect(waiting[mode].agentTurn).toEqual({
-        id: turn.id, status: 'AWAITING_APPROVAL', threadId, messageId: null, createdAt: turn.createdAt,
+        id: turn.id,
+        status: 'AWAITING_APPROVAL',
+        threadId,
+        messageId: null,
+        createdAt: turn.createdAt,
         agent: { id: agents.DRAFT.id, name: 'DRAFT bot', mode: 'DRAFT' },
       });
     }
@@ -193,7 +207,11 @@ describe('agents: turns, approval and agent_turn.* events', () => {
 
     const approved = (await toolOk(t, s.apiKey, 'approve_agent_turn', { turnId: turn.id })).turn;
     expect(approved).toEqual({
-      ...turn, status: 'SENT', messageId: expect.stringMatching(UUID), decidedByUserId: s.userId, decidedAt: expect.any(String),
+      ...turn,
+      status: 'SENT',
+      messageId: expect.stringMatching(UUID),
+      decidedByUserId: s.userId,
+      decidedAt: expect.any(String),
     });
 
     const sent = await both('agent_turn.sent', (d) => d.agentTurn.id === turn.id);
@@ -205,8 +223,13 @@ describe('agents: turns, approval and agent_turn.* events', () => {
 
     const handedOff = await both('message.sent', (d) => d.message.id === approved.messageId);
     expect(handedOff.concise.message).toMatchObject({
-      id: approved.messageId, threadId, channel: 'SMS', direction: 'OUTBOUND', body: draft,
-      fromIdentity: { value: phone.address, kind: 'PHONE' }, toIdentity: { value: partner, kind: 'PHONE' },
+      id: approved.messageId,
+      threadId,
+      channel: 'SMS',
+      direction: 'OUTBOUND',
+      body: draft,
+      fromIdentity: { value: phone.address, kind: 'PHONE' },
+      toIdentity: { value: partner, kind: 'PHONE' },
     });
     expect(await waitForCarrier(draft)).toMatchObject({ from: phone.address, to: partner, body: draft });
 
@@ -236,9 +259,11 @@ describe('agents: turns, approval and agent_turn.* events', () => {
     await waitForCarrier(later);
     await both('agent_turn.sent', (d) => d.agentTurn.agent.id === agents.AUTO.id);
     expect(carrierCalls.map((c) => c.body)).not.toContain(draft);
-    expect(events().filter((e) => e.data.agentTurn?.id === turn.id).map((e) => e.type)).toEqual([
-      'agent_turn.awaiting_approval', 'agent_turn.awaiting_approval',
-    ]);
+    expect(
+      events()
+        .filter((e) => e.data.agentTurn?.id === turn.id)
+        .map((e) => e.type),
+    ).toEqual(['agent_turn.awaiting_approval', 'agent_turn.awaiting_approval']);
     expect(await db.query(`SELECT id FROM messages WHERE body = $1`, [draft])).toEqual([]);
     expect((await toolOk(t, s.apiKey, 'list_agent_turns', { status: 'REJECTED' })).turns.map((x: any) => x.id)).toEqual([turn.id]);
   });
@@ -254,7 +279,12 @@ describe('agents: turns, approval and agent_turn.* events', () => {
     for (const m of ['concise', 'verbose'] as const) {
       expectAgentTurnShape(sent[m], m);
       expect(sent[m].agentTurn).toEqual({
-        id: turn.id, status: 'SENT', threadId, messageId: turn.messageId, createdAt: turn.createdAt, agent: { id: agents[mode].id, name: `${mode} bot`, mode },
+        id: turn.id,
+        status: 'SENT',
+        threadId,
+        messageId: turn.messageId,
+        createdAt: turn.createdAt,
+        agent: { id: agents[mode].id, name: `${mode} bot`, mode },
       });
     }
     expect(sent.verbose.thread.recentMessages.at(-1)).toMatchObject({ id: turn.messageId, body, status: 'QUEUED' });
@@ -280,8 +310,7 @@ describe('agents: turns, approval and agent_turn.* events', () => {
       'Could we have a table for four on Friday?',
       '',
     ].join('\r\n');
-    const inbound = await t.http().post('/ingest/email/inbound').set('Authorization', `Bearer ${INGEST_TOKEN}`)
-      .set('Content-Type', 'message/rfc822').send(raw);
+    const inbound = await t.http().post('/ingest/email/inbound').set('Authorization', `Bearer ${INGEST_TOKEN}`).set('Content-Type', 'message/rfc822').send(raw);
     expect(inbound.status).toBe(201);
 
     const body = 'Friday at 8pm, table for four: booked.';
@@ -294,7 +323,11 @@ describe('agents: turns, approval and agent_turn.* events', () => {
 
     const handedOff = await both('message.sent', (d) => d.message.id === turn.messageId);
     expect(handedOff.concise.message).toMatchObject({
-      channel: 'EMAIL', direction: 'OUTBOUND', body, fromIdentity: { value: email.address, kind: 'EMAIL' }, toIdentity: { value: 'grace@guest.example', kind: 'EMAIL' },
+      channel: 'EMAIL',
+      direction: 'OUTBOUND',
+      body,
+      fromIdentity: { value: email.address, kind: 'EMAIL' },
+      toIdentity: { value: 'grace@guest.example', kind: 'EMAIL' },
     });
     expect(handedOff.verbose.emailHeaders).toMatchObject({ inReplyTo: inboundId, references: [inboundId], messageId: expect.stringMatching(/^<.+@/) });
     const mail = mails.find((m) => m.includes(body));
@@ -304,7 +337,7 @@ describe('agents: turns, approval and agent_turn.* events', () => {
     expect(mail).toMatch(/^To: grace@guest\.example\r?$/m);
   });
 
-  it('a MEMBER with the line may approve; a LINES key without the agent\'s line and another org see nothing (404)', async () => {
+  it("a MEMBER with the line may approve; a LINES key without the agent's line and another org see nothing (404)", async () => {
     const member = await createSession(t.admin, { orgId: s.orgId, role: 'MEMBER', lines: [] });
     await t.admin.put(`/admin/lines/${phone.id}/members/${member.userId}`).expect(200);
     const emailOnly = (
@@ -338,7 +371,7 @@ describe('agents: turns, approval and agent_turn.* events', () => {
     await waitForCarrier('Scoped draft');
   });
 
-  it('a thread must be on the agent\'s line; the body is validated', async () => {
+  it("a thread must be on the agent's line; the body is validated", async () => {
     const emailAgent = (await t.admin.post(`/admin/lines/${email.id}/agents`, { name: 'Inbox bot', mode: 'AUTO' }).expect(201)).body;
     const offLine = await postTurn(s.apiKey, emailAgent.id, { threadId, body: 'wrong line' });
     expect(offLine.status).toBe(404);
@@ -378,7 +411,9 @@ describe('agents: turns, approval and agent_turn.* events', () => {
     }
     const badLine = await t.admin.post('/admin/lines/nope/agents', { name: 'x', mode: 'AUTO' });
     expect([badLine.status, badLine.body.field]).toEqual([400, 'lineId']);
-    expect((await t.http().post(`/admin/lines/${phone.id}/agents`).set('Authorization', `Bearer ${s.apiKey}`).send({ name: 'x', mode: 'AUTO' })).status).toBe(401);
+    expect((await t.http().post(`/admin/lines/${phone.id}/agents`).set('Authorization', `Bearer ${s.apiKey}`).send({ name: 'x', mode: 'AUTO' })).status).toBe(
+      401,
+    );
     // A deleted line takes no new agents.
     const gone = (await t.admin.post(`/admin/orgs/${s.orgId}/lines`, { type: 'PHONE_NUMBER', address: uniquePhone() }).expect(201)).body;
     await t.admin.delete(`/admin/lines/${gone.id}`).expect(204);
@@ -387,9 +422,11 @@ describe('agents: turns, approval and agent_turn.* events', () => {
 
   it('the official MCP client accepts what the three tools return (it checks each result against the advertised outputSchema)', async () => {
     const client = new Client({ name: 'agents-e2e', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${await t.app.getUrl()}/api/mcp`.replace('[::1]', '127.0.0.1')), {
-      requestInit: { headers: { Authorization: `Bearer ${s.apiKey}` } },
-    }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${await t.app.getUrl()}/api/mcp`.replace('[::1]', '127.0.0.1')), {
+        requestInit: { headers: { Authorization: `Bearer ${s.apiKey}` } },
+      }),
+    );
     try {
       // The client checks results only against the schemas it has listed.
       const names = (await client.listTools()).tools.map((tool) => tool.name);
@@ -417,8 +454,12 @@ describe('agents: turns, approval and agent_turn.* events', () => {
     const o = await createSession(t.admin, { lines: ['PHONE_NUMBER'] });
     const line = o.lines[0];
     const agent = (await t.admin.post(`/admin/lines/${line.id}/agents`, { name: 'Pager', mode: 'DRAFT' }).expect(201)).body;
-    const inbound = await t.http().post('/ingest/sms/inbound').set('Authorization', `Bearer ${INGEST_TOKEN}`)
-      .send({ to: line.address, from: uniquePhone(), body: 'hi', providerMessageId: `p-${randomUUID()}` }).expect(201);
+    const inbound = await t
+      .http()
+      .post('/ingest/sms/inbound')
+      .set('Authorization', `Bearer ${INGEST_TOKEN}`)
+      .send({ to: line.address, from: uniquePhone(), body: 'hi', providerMessageId: `p-${randomUUID()}` })
+      .expect(201);
     const ids: string[] = [];
     for (let i = 0; i < 26; i += 1) {
       ids.push((await postTurn(o.apiKey, agent.id, { threadId: inbound.body.threadId, body: `draft ${i}` }).expect(201)).body.turn.id);

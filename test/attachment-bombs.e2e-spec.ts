@@ -3,7 +3,17 @@ import { Queue } from 'bull';
 import { EXTRACTION_QUEUE } from '../src/messaging/attachments/attachment-extraction.service';
 import { makeDocx, makeIcs, makePdf, makePng } from './fixtures/attachments/make-fixtures';
 import {
-  hugeIcs, jpegBomb, manyEntriesZip, nestedIcs, OFFICE_MIME, PDF_BOMB_TEXT, pdfBomb, pdfPredictorBomb, pngBomb, slowHtml, zipBomb,
+  hugeIcs,
+  jpegBomb,
+  manyEntriesZip,
+  nestedIcs,
+  OFFICE_MIME,
+  PDF_BOMB_TEXT,
+  pdfBomb,
+  pdfPredictorBomb,
+  pngBomb,
+  slowHtml,
+  zipBomb,
 } from './fixtures/attachments/make-bombs';
 import { mixedEmail } from './fixtures/emails/make-invite-email';
 import { setEnv, toolOk } from './support/mcp';
@@ -62,14 +72,44 @@ describe('hostile attachments through real ingest', () => {
     hook = await Hook.register(m, s.apiKey, { events: ['attachment.extracted'] });
     hostile.push(
       { filename: 'bomb.docx', mimeType: OFFICE_MIME.docx, content: await zipBomb('docx'), reason: /declares more than 64 MB unzipped/ },
-      { filename: 'lying.xlsx', mimeType: OFFICE_MIME.xlsx, content: await zipBomb('xlsx', { headers: 'lying' }), reason: /inflates to more than the size its header declares/ },
-      { filename: 'lying.docx', mimeType: 'application/octet-stream', content: await zipBomb('docx', { headers: 'lying' }), reason: /inflates to more than the size its header declares/ },
+      {
+        filename: 'lying.xlsx',
+        mimeType: OFFICE_MIME.xlsx,
+        content: await zipBomb('xlsx', { headers: 'lying' }),
+        reason: /inflates to more than the size its header declares/,
+      },
+      {
+        filename: 'lying.docx',
+        mimeType: 'application/octet-stream',
+        content: await zipBomb('docx', { headers: 'lying' }),
+        reason: /inflates to more than the size its header declares/,
+      },
       { filename: 'many.pptx', mimeType: OFFICE_MIME.pptx, content: manyEntriesZip('pptx'), reason: /lists 20002 entries, more than the limit of 10000/ },
-      { filename: 'bomb.pdf', mimeType: 'application/pdf', content: await pdfBomb(), reason: /^the PDF's compressed streams inflate to more than 64 MB, the limit/ },
-      { filename: 'lying.pdf', mimeType: 'application/octet-stream', content: await pdfBomb({ length: 'lying' }), reason: /^the PDF's compressed streams inflate to more than 64 MB/ },
+      {
+        filename: 'bomb.pdf',
+        mimeType: 'application/pdf',
+        content: await pdfBomb(),
+        reason: /^the PDF's compressed streams inflate to more than 64 MB, the limit/,
+      },
+      {
+        filename: 'lying.pdf',
+        mimeType: 'application/octet-stream',
+        content: await pdfBomb({ length: 'lying' }),
+        reason: /^the PDF's compressed streams inflate to more than 64 MB/,
+      },
       { filename: 'columns.pdf', mimeType: 'application/pdf', content: pdfPredictorBomb(), reason: /^the PDF's compressed streams inflate to more than 64 MB/ },
-      { filename: 'locked.pdf', mimeType: 'application/pdf', content: await pdfBomb({ encryption: 'aes-256' }), reason: /^the PDF's compressed streams inflate to more than 64 MB/ },
-      { filename: 'huge.png', mimeType: 'image/png', content: await pngBomb(), reason: /^the image declares 10000 × 10000 pixels, more than the limit of 40,000,000 pixels/ },
+      {
+        filename: 'locked.pdf',
+        mimeType: 'application/pdf',
+        content: await pdfBomb({ encryption: 'aes-256' }),
+        reason: /^the PDF's compressed streams inflate to more than 64 MB/,
+      },
+      {
+        filename: 'huge.png',
+        mimeType: 'image/png',
+        content: await pngBomb(),
+        reason: /^the image declares 10000 × 10000 pixels, more than the limit of 40,000,000 pixels/,
+      },
       { filename: 'huge.jpg', mimeType: 'image/jpeg', content: jpegBomb(), reason: /^the image declares 30000 × 30000 pixels/ },
       { filename: 'deep.ics', mimeType: 'text/calendar', content: nestedIcs(), reason: /nests components more than 16 deep/ },
       { filename: 'huge.ics', mimeType: 'text/calendar', content: hugeIcs(25_000), reason: /has more than 20000 components/ },
@@ -132,10 +172,9 @@ describe('hostile attachments through real ingest', () => {
   it('fires attachment.extracted exactly once per file', async () => {
     await new Promise((resolve) => setTimeout(resolve, 1000));
     for (const [filename, id] of ids) {
-      const [{ n }] = await m.db.query(
-        `SELECT count(*)::int AS n FROM outbox_events WHERE type = 'attachment.extracted' AND data->'attachment'->>'id' = $1`,
-        [id],
-      );
+      const [{ n }] = await m.db.query(`SELECT count(*)::int AS n FROM outbox_events WHERE type = 'attachment.extracted' AND data->'attachment'->>'id' = $1`, [
+        id,
+      ]);
       expect({ filename, outbox: n, received: extracted(id).length }).toEqual({ filename, outbox: 1, received: 1 });
     }
   });
@@ -145,13 +184,19 @@ describe('hostile attachments through real ingest', () => {
     const counts = await queue.getJobCounts();
     expect({ failed: counts.failed, active: counts.active, waiting: counts.waiting }).toEqual({ failed: 0, active: 0, waiting: 0 });
     const [after] = await ingest([{ filename: 'after.docx', mimeType: OFFICE_MIME.docx, content: await makeDocx(['After the attack.']) }], 'after');
-    await waitUntil(() => extracted(after).length === 1, 30_000, () => 'attachment.extracted for after.docx');
+    await waitUntil(
+      () => extracted(after).length === 1,
+      30_000,
+      () => 'attachment.extracted for after.docx',
+    );
     expect(extracted(after)[0].data.attachment).toMatchObject({ filename: 'after.docx', hasText: true });
   });
 
   it('keeps the process small: the bombs never inflate in it', () => {
     const growthMb = (peakRss - baselineRss) / (1024 * 1024);
-    process.stdout.write(`attachment bombs: process RSS ${Math.round(baselineRss / 1048576)} MB before, peak ${Math.round(peakRss / 1048576)} MB (+${Math.round(growthMb)} MB)\n`);
+    process.stdout.write(
+      `attachment bombs: process RSS ${Math.round(baselineRss / 1048576)} MB before, peak ${Math.round(peakRss / 1048576)} MB (+${Math.round(growthMb)} MB)\n`,
+    );
     // Two threads of 96 MB heap each, their code (PDF.js) and buffers, and the OCR engine: +330 to
     // +360 MB measured. Bombs inflated anywhere in the process would show: unguarded, the PDF and
     // image bombs here took it to +2,100 MB.

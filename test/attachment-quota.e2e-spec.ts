@@ -30,7 +30,8 @@ describe('attachment storage quota', () => {
   const phone = () => s.lines.find((l) => l.type === 'PHONE_NUMBER')!.address;
   const email = () => s.lines.find((l) => l.type === 'EMAIL_ACCOUNT')!.address;
   const text = (bytes: number, fill = 'a') => Buffer.from(fill.repeat(bytes));
-  const quota = (body?: object) => (body === undefined ? m.admin.get(`/admin/orgs/${s.orgId}/attachment-quota`) : m.admin.put(`/admin/orgs/${s.orgId}/attachment-quota`, body));
+  const quota = (body?: object) =>
+    body === undefined ? m.admin.get(`/admin/orgs/${s.orgId}/attachment-quota`) : m.admin.put(`/admin/orgs/${s.orgId}/attachment-quota`, body);
 
   async function smsWithMedia(files: Array<{ filename: string; content: Buffer }>): Promise<{ messageId: string; attachmentIds: string[] }> {
     const res = await m
@@ -38,7 +39,10 @@ describe('attachment storage quota', () => {
       .post('/ingest/sms/inbound')
       .set('Authorization', `Bearer ${INGEST_TOKEN}`)
       .send({
-        to: phone(), from: partnerPhone(), body: 'see attached', providerMessageId: `q-${randomBytes(6).toString('hex')}`,
+        to: phone(),
+        from: partnerPhone(),
+        body: 'see attached',
+        providerMessageId: `q-${randomBytes(6).toString('hex')}`,
         media: files.map((f) => ({ filename: f.filename, mimeType: 'text/plain', contentBase64: f.content.toString('base64') })),
       });
     expect(res.status).toBe(201);
@@ -59,13 +63,20 @@ describe('attachment storage quota', () => {
     // message.received lists all three, as always.
     const [received] = (await hook.waitFor(1, 'message.received')).filter((e) => e.data.message.id === messageId);
     expect(received.data.attachments.map((x: { filename: string; sizeBytes: number }) => [x.filename, x.sizeBytes])).toEqual([
-      ['a.txt', 600], ['b.txt', 600], ['c.txt', 300],
+      ['a.txt', 600],
+      ['b.txt', 600],
+      ['c.txt', 300],
     ]);
 
     // a and c are extracted (one event each); b never is.
     const extracted = await hook.waitFor(2, 'attachment.extracted');
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    expect(hook.events('attachment.extracted').map((e) => e.data.attachment.id).sort()).toEqual([a, c].sort());
+    expect(
+      hook
+        .events('attachment.extracted')
+        .map((e) => e.data.attachment.id)
+        .sort(),
+    ).toEqual([a, c].sort());
     expect(extracted.every((e) => e.data.attachment.hasText)).toBe(true);
 
     expect((await toolOk(m, s.apiKey, 'read_attachment', { attachmentId: a })).text).toBe('a'.repeat(600));
@@ -95,11 +106,26 @@ describe('attachment storage quota', () => {
     await quota({ quotaBytes: 900 }); // exactly what is stored: nothing more fits
     const boundary = 'q-boundary';
     const raw = [
-      `From: Ada <ada@analytical.example>`, `To: ${email()}`, `Subject: invoice`, `Message-ID: <quota-${Date.now()}@analytical.example>`,
-      'MIME-Version: 1.0', `Content-Type: multipart/mixed; boundary="${boundary}"`, '',
-      `--${boundary}`, 'Content-Type: text/plain; charset=utf-8', '', 'Invoice attached.', '',
-      `--${boundary}`, 'Content-Type: text/plain; name="invoice.txt"', 'Content-Disposition: attachment; filename="invoice.txt"', '', 'total: 42', '',
-      `--${boundary}--`, '',
+      `From: Ada <ada@analytical.example>`,
+      `To: ${email()}`,
+      `Subject: invoice`,
+      `Message-ID: <quota-${Date.now()}@analytical.example>`,
+      'MIME-Version: 1.0',
+      `Content-Type: multipart/mixed; boundary="${boundary}"`,
+      '',
+      `--${boundary}`,
+      'Content-Type: text/plain; charset=utf-8',
+      '',
+      'Invoice attached.',
+      '',
+      `--${boundary}`,
+      'Content-Type: text/plain; name="invoice.txt"',
+      'Content-Disposition: attachment; filename="invoice.txt"',
+      '',
+      'total: 42',
+      '',
+      `--${boundary}--`,
+      '',
     ].join('\r\n');
     const res = await m.http().post('/ingest/email/inbound').set('Authorization', `Bearer ${INGEST_TOKEN}`).set('Content-Type', 'message/rfc822').send(raw);
     expect(res.status).toBe(201);
@@ -120,7 +146,10 @@ describe('attachment storage quota', () => {
   });
 
   it('an operator sets, reads and removes the org quota; bad values are refused naming the field', async () => {
-    expect((await m.admin.put(`/admin/orgs/${s.orgId}/attachment-quota`, { quotaBytes: -1 })).body).toMatchObject({ statusCode: 400, message: expect.stringContaining('quotaBytes') });
+    expect((await m.admin.put(`/admin/orgs/${s.orgId}/attachment-quota`, { quotaBytes: -1 })).body).toMatchObject({
+      statusCode: 400,
+      message: expect.stringContaining('quotaBytes'),
+    });
     expect((await m.admin.put(`/admin/orgs/${s.orgId}/attachment-quota`, { quotaBytes: '10GB' })).status).toBe(400);
     expect((await m.admin.get(`/admin/orgs/${randomUUID()}/attachment-quota`)).status).toBe(404);
     const removed = await m.admin.delete(`/admin/orgs/${s.orgId}/attachment-quota`);
@@ -131,4 +160,3 @@ describe('attachment storage quota', () => {
     expect((await toolOk(m, s.apiKey, 'read_attachment', { attachmentId: attachmentIds[0] })).attachment.filename).toBe('after.txt');
   });
 });
-

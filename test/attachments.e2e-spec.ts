@@ -6,14 +6,10 @@ import { getQueueToken } from '@nestjs/bull';
 import { Queue } from 'bull';
 import { DataSource } from 'typeorm';
 import { AttachmentUrls } from '../src/common/attachment-urls';
-import {
-  AttachmentExtractionService, EXTRACTION_QUEUE, INTERRUPTED_MESSAGE,
-} from '../src/messaging/attachments/attachment-extraction.service';
+import { AttachmentExtractionService, EXTRACTION_QUEUE, INTERRUPTED_MESSAGE } from '../src/messaging/attachments/attachment-extraction.service';
 import { TextExtractor } from '../src/messaging/attachments/extractors/text-extractor';
 import { verifyWebhook, WebhookEnvelope } from '../src/sdk';
-import {
-  DOCX_PARAGRAPHS, ICS_INVITE, makeDocx, makeIcs, makePdf, makePng, PDF_LINES,
-} from './fixtures/attachments/make-fixtures';
+import { DOCX_PARAGRAPHS, ICS_INVITE, makeDocx, makeIcs, makePdf, makePng, PDF_LINES } from './fixtures/attachments/make-fixtures';
 import { createTestApp, TestApp } from './support/app';
 import { ISO_MS, setEnv, toolError, toolOk, UUID } from './support/mcp';
 import { TestReceiver } from './support/receiver';
@@ -66,14 +62,12 @@ describe('attachments: extraction, read_attachment, downloads', () => {
   const extractedFor = (mode: 'concise' | 'verbose', attachmentId: string) =>
     received(mode, 'attachment.extracted').filter((e) => e.data.attachment.id === attachmentId);
 
-  const ingest = (body: Record<string, unknown>) =>
-    t.http().post('/ingest/sms/inbound').set('Authorization', `Bearer ${INGEST_TOKEN}`).send(body);
+  const ingest = (body: Record<string, unknown>) => t.http().post('/ingest/sms/inbound').set('Authorization', `Bearer ${INGEST_TOKEN}`).send(body);
 
   const outboxCount = async (attachmentId: string): Promise<number> => {
-    const [row] = await db.query(
-      `SELECT count(*)::int AS n FROM outbox_events WHERE type = 'attachment.extracted' AND data->'attachment'->>'id' = $1`,
-      [attachmentId],
-    );
+    const [row] = await db.query(`SELECT count(*)::int AS n FROM outbox_events WHERE type = 'attachment.extracted' AND data->'attachment'->>'id' = $1`, [
+      attachmentId,
+    ]);
     return row.n;
   };
 
@@ -85,7 +79,17 @@ describe('attachments: extraction, read_attachment, downloads', () => {
        VALUES ($1, $2, $3, $4, $5, $6, $7, CASE WHEN $8::int IS NULL THEN NULL ELSE now() - make_interval(mins => $8::int) END,
                now() - make_interval(mins => $9::int))
        RETURNING id`,
-      [s.orgId, messageId, file.filename, file.mimeType, file.content.length, file.content, fields.status, fields.startedMinutesAgo ?? null, fields.createdMinutesAgo ?? 0],
+      [
+        s.orgId,
+        messageId,
+        file.filename,
+        file.mimeType,
+        file.content.length,
+        file.content,
+        fields.status,
+        fields.startedMinutesAgo ?? null,
+        fields.createdMinutesAgo ?? 0,
+      ],
     );
     return row.id as string;
   };
@@ -124,7 +128,10 @@ describe('attachments: extraction, read_attachment, downloads', () => {
     expect(res.body.attachmentIds).toHaveLength(kinds.length);
     kinds.forEach((k, i) => (ids[k] = res.body.attachmentIds[i]));
     // OCR starts a tesseract worker on first use: allow for a slow, shared machine.
-    await waitUntil(() => received('verbose', 'attachment.extracted').length >= kinds.length && received('concise', 'attachment.extracted').length >= kinds.length, 'attachment.extracted x5 on both endpoints');
+    await waitUntil(
+      () => received('verbose', 'attachment.extracted').length >= kinds.length && received('concise', 'attachment.extracted').length >= kinds.length,
+      'attachment.extracted x5 on both endpoints',
+    );
   }, 120_000);
 
   afterAll(async () => {
@@ -140,7 +147,12 @@ describe('attachments: extraction, read_attachment, downloads', () => {
     expect(published[0]).toEqual({ type: 'thread.created', attachment_id: null });
     expect(published[1]).toEqual({ type: 'message.received', attachment_id: null });
     expect(published.slice(2).map((p) => p.type)).toEqual(Array(5).fill('attachment.extracted'));
-    expect(published.slice(2).map((p) => p.attachment_id).sort()).toEqual(Object.values(ids).sort());
+    expect(
+      published
+        .slice(2)
+        .map((p) => p.attachment_id)
+        .sort(),
+    ).toEqual(Object.values(ids).sort());
 
     for (const mode of ['concise', 'verbose'] as const) {
       const messageReceived = received(mode, 'message.received');
@@ -175,15 +187,19 @@ describe('attachments: extraction, read_attachment, downloads', () => {
   it('verbose attachment.extracted adds history, identities, signed attachment links and label confidence', () => {
     const [event] = extractedFor('verbose', ids.docx);
     expect(event.mode).toBe('verbose');
-    expect(Object.keys(event.data).sort()).toEqual(
-      ['attachment', 'attachments', 'calendarEvents', 'labelConfidence', 'labels', 'message', 'person', 'thread'],
-    );
+    expect(Object.keys(event.data).sort()).toEqual(['attachment', 'attachments', 'calendarEvents', 'labelConfidence', 'labels', 'message', 'person', 'thread']);
     expect(event.data.thread.recentMessages.map((m: { id: string }) => m.id)).toEqual([messageId]);
     expect(event.data.person.identities).toHaveLength(1);
     expect(event.data.labelConfidence).toEqual({});
     expect(event.data.attachments).toHaveLength(5);
     for (const a of event.data.attachments) {
-      expect(a).toEqual({ id: expect.stringMatching(UUID), filename: expect.any(String), mimeType: expect.any(String), sizeBytes: expect.any(Number), url: expect.stringContaining(`/attachments/${a.id}/download?expires=`) });
+      expect(a).toEqual({
+        id: expect.stringMatching(UUID),
+        filename: expect.any(String),
+        mimeType: expect.any(String),
+        sizeBytes: expect.any(Number),
+        url: expect.stringContaining(`/attachments/${a.id}/download?expires=`),
+      });
     }
     expect(event.data.attachment).toMatchObject({ id: ids.docx, filename: 'memo.docx', mimeType: DOCX, hasText: true });
   });
@@ -254,7 +270,12 @@ describe('attachments: extraction, read_attachment, downloads', () => {
       expect(events[0].data.calendarEvents).toEqual([]);
     }
     const result = await toolOk(t, s.apiKey, 'read_attachment', { attachmentId: ids.corrupt });
-    expect(result.attachment).toMatchObject({ extractionStatus: 'failed', hasText: false, textLength: 0, extractionError: expect.stringMatching(/not a readable PDF/) });
+    expect(result.attachment).toMatchObject({
+      extractionStatus: 'failed',
+      hasText: false,
+      textLength: 0,
+      extractionError: expect.stringMatching(/not a readable PDF/),
+    });
     expect(result.text).toBeNull();
     expect(result.note).toMatch(/No text could be extracted/);
   });
@@ -370,11 +391,15 @@ describe('attachments: extraction, read_attachment, downloads', () => {
     for (const a of event.data.attachments as Array<{ id: string; url: string }>) {
       const kind = (Object.keys(ids) as Kind[]).find((k) => ids[k] === a.id)!;
       const url = new URL(a.url);
-      const res = await t.http().get(`${url.pathname}${url.search}`).buffer(true).parse((r, cb) => {
-        const chunks: Buffer[] = [];
-        r.on('data', (c: Buffer) => chunks.push(c));
-        r.on('end', () => cb(null, Buffer.concat(chunks)));
-      });
+      const res = await t
+        .http()
+        .get(`${url.pathname}${url.search}`)
+        .buffer(true)
+        .parse((r, cb) => {
+          const chunks: Buffer[] = [];
+          r.on('data', (c: Buffer) => chunks.push(c));
+          r.on('end', () => cb(null, Buffer.concat(chunks)));
+        });
       expect(res.status).toBe(200);
       expect(Buffer.compare(res.body as Buffer, files[kind].content)).toBe(0);
       expect(res.headers['content-type']).toBe(files[kind].mimeType);

@@ -17,8 +17,12 @@ function expect401(res: Res) {
 
 describe('auth guard', () => {
   let t: TestApp;
-  beforeAll(async () => { t = await createWhoAmIApp(); });
-  afterAll(async () => { await t.close(); });
+  beforeAll(async () => {
+    t = await createWhoAmIApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
 
   describe('admin routes', () => {
     const routes: Array<[string, string]> = [
@@ -149,7 +153,9 @@ describe('auth guard', () => {
     it('a LINES key stops seeing a line on the next request once the owner loses membership of it', async () => {
       const s = await createSession(t.admin, { lines: ['EMAIL_ACCOUNT', 'PHONE_NUMBER'] });
       const [mail, phone] = s.lines;
-      const key = (await t.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'scoped', channelAccess: { mode: 'LINES', lines: [mail.address, phone.address] } })).body;
+      const key = (
+        await t.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'scoped', channelAccess: { mode: 'LINES', lines: [mail.address, phone.address] } })
+      ).body;
       expect((await whoami(t, key.key)).body.lines).toHaveLength(2);
 
       expect((await t.admin.delete(`/admin/lines/${phone.id}/members/${s.userId}`)).status).toBe(204);
@@ -190,7 +196,7 @@ describe('auth guard', () => {
       expect((await whoami(t, key.key)).body.lines).toEqual([{ id: reborn.id, type: 'PHONE_NUMBER', address: phone.address }]);
     });
 
-    it('one user\'s key never sees another user\'s lines', async () => {
+    it("one user's key never sees another user's lines", async () => {
       const a = await createSession(t.admin);
       const b = await createSession(t.admin, { orgId: a.orgId });
       const seen = (await whoami(t, a.apiKey)).body.lines.map((l: { id: string }) => l.id);

@@ -10,8 +10,12 @@ type Json = Record<string, any>;
 
 describe('threads, labels and contacts (tools, events, line scope)', () => {
   let m: MessagingTestApp;
-  beforeAll(async () => { m = await createMessagingTestApp(); }, 60_000);
-  afterAll(async () => { await m?.close(); });
+  beforeAll(async () => {
+    m = await createMessagingTestApp();
+  }, 60_000);
+  afterAll(async () => {
+    await m?.close();
+  });
 
   const phones = (s: Session): SessionLine[] => s.lines.filter((l) => l.type === 'PHONE_NUMBER');
 
@@ -21,8 +25,7 @@ describe('threads, labels and contacts (tools, events, line scope)', () => {
     return res.body.key;
   }
 
-  const byActivity = (a: Json, b: Json) =>
-    b.thread.lastMessageAt.localeCompare(a.thread.lastMessageAt) || b.thread.id.localeCompare(a.thread.id);
+  const byActivity = (a: Json, b: Json) => b.thread.lastMessageAt.localeCompare(a.thread.lastMessageAt) || b.thread.id.localeCompare(a.thread.id);
 
   describe('list_threads', () => {
     it('pages 30 threads as 25 + 5, newest activity first, with no duplicates; new activity moves a thread to the top', async () => {
@@ -124,34 +127,54 @@ describe('threads, labels and contacts (tools, events, line scope)', () => {
   });
 
   describe('get_thread', () => {
-    it('pages 55 messages as 50 + 5, newest first; shows the partner with identities and each message\'s attachments', async () => {
+    it("pages 55 messages as 50 + 5, newest first; shows the partner with identities and each message's attachments", async () => {
       const s = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
       const [phone] = phones(s);
       const from = partnerPhone();
       let threadId = '';
       for (let i = 0; i < 54; i += 1) threadId = (await inboundSms(m, phone.address, from, `m${i}`)).threadId;
-      const withMedia = await m.http().post('/ingest/sms/inbound').set('Authorization', `Bearer ${INGEST_TOKEN}`).send({
-        to: phone.address, from, body: 'm54', providerMessageId: `media-${randomUUID()}`,
-        media: [{ filename: 'note.txt', mimeType: 'text/plain', contentBase64: Buffer.from('hello attachment').toString('base64') }],
-      });
+      const withMedia = await m
+        .http()
+        .post('/ingest/sms/inbound')
+        .set('Authorization', `Bearer ${INGEST_TOKEN}`)
+        .send({
+          to: phone.address,
+          from,
+          body: 'm54',
+          providerMessageId: `media-${randomUUID()}`,
+          media: [{ filename: 'note.txt', mimeType: 'text/plain', contentBase64: Buffer.from('hello attachment').toString('base64') }],
+        });
       expect(withMedia.status).toBe(201);
 
       const page1 = await toolOk(m, s.apiKey, 'get_thread', { threadId });
       expect(page1.thread).toEqual({
-        id: threadId, subject: null, lastMessageAt: expect.stringMatching(ISO_MS), messageCount: 55, channel: 'SMS', lineId: phone.id,
+        id: threadId,
+        subject: null,
+        lastMessageAt: expect.stringMatching(ISO_MS),
+        messageCount: 55,
+        channel: 'SMS',
+        lineId: phone.id,
       });
       expect(page1.person).toEqual({
-        id: null, displayName: from, identities: [{ id: expect.stringMatching(UUID), kind: 'PHONE', value: from, displayName: null }],
+        id: null,
+        displayName: from,
+        identities: [{ id: expect.stringMatching(UUID), kind: 'PHONE', value: from, displayName: null }],
       });
       expect(page1.labels).toEqual([]);
       expect(page1.messages.map((x: Json) => x.body)).toEqual(Array.from({ length: 50 }, (_, i) => `m${54 - i}`));
-      expect(page1.messages[0].attachments).toEqual([
-        { id: withMedia.body.attachmentIds[0], filename: 'note.txt', mimeType: 'text/plain', sizeBytes: 16 },
-      ]);
+      expect(page1.messages[0].attachments).toEqual([{ id: withMedia.body.attachmentIds[0], filename: 'note.txt', mimeType: 'text/plain', sizeBytes: 16 }]);
       expect(page1.messages[1]).toEqual({
-        id: expect.stringMatching(UUID), threadId, channel: 'SMS', direction: 'INBOUND', status: 'RECEIVED', body: 'm53',
-        createdAt: expect.stringMatching(ISO_MS), sentAt: expect.stringMatching(ISO_MS),
-        fromIdentity: { value: from, kind: 'PHONE' }, toIdentity: { value: phone.address, kind: 'PHONE' }, attachments: [],
+        id: expect.stringMatching(UUID),
+        threadId,
+        channel: 'SMS',
+        direction: 'INBOUND',
+        status: 'RECEIVED',
+        body: 'm53',
+        createdAt: expect.stringMatching(ISO_MS),
+        sentAt: expect.stringMatching(ISO_MS),
+        fromIdentity: { value: from, kind: 'PHONE' },
+        toIdentity: { value: phone.address, kind: 'PHONE' },
+        attachments: [],
       });
       expect(page1.nextCursor).toEqual(expect.any(String));
       const page2 = await toolOk(m, s.apiKey, 'get_thread', { threadId, cursor: page1.nextCursor });
@@ -176,7 +199,13 @@ describe('threads, labels and contacts (tools, events, line scope)', () => {
 
       const add = { threadId, add: [{ name: 'urgent', confidence: 0.8 }, { name: ' billing ' }] };
       const labelled = await toolOk(m, s.apiKey, 'label_thread', add);
-      expect(labelled).toEqual({ threadId, labels: [{ name: 'billing', confidence: 1 }, { name: 'urgent', confidence: 0.8 }] });
+      expect(labelled).toEqual({
+        threadId,
+        labels: [
+          { name: 'billing', confidence: 1 },
+          { name: 'urgent', confidence: 0.8 },
+        ],
+      });
       expect(await toolOk(m, s.apiKey, 'label_thread', add)).toEqual(labelled); // idempotent
       const [{ n: labelRows }] = await m.db.query(`SELECT count(*)::int AS n FROM labels WHERE org_id = $1`, [s.orgId]);
       expect(labelRows).toBe(2);
@@ -213,7 +242,9 @@ describe('threads, labels and contacts (tools, events, line scope)', () => {
       expect(await toolError(m, s.apiKey, 'label_thread', { threadId, add: [{ name: 'a' }], remove: ['a'] })).toBe('remove[0] (a) is also in add[0].name');
       expect(await toolError(m, s.apiKey, 'label_thread', { threadId, add: [{ name: 'a' }, { name: 'a ' }] })).toBe('add[1].name repeats add[0].name (a)');
       expect(await toolError(m, s.apiKey, 'label_thread', { threadId, add: [{ name: '   ' }] })).toMatch(/^add\[0\]\.name must be 1 to 100 characters/);
-      expect(await toolError(m, s.apiKey, 'label_thread', { threadId, add: [{ name: 'a', confidence: 1.5 }] })).toBe('invalid arguments: add[0].confidence must be <= 1');
+      expect(await toolError(m, s.apiKey, 'label_thread', { threadId, add: [{ name: 'a', confidence: 1.5 }] })).toBe(
+        'invalid arguments: add[0].confidence must be <= 1',
+      );
       expect((await toolOk(m, s.apiKey, 'get_thread', { threadId })).labels).toEqual([]);
     });
   });
@@ -226,21 +257,32 @@ describe('threads, labels and contacts (tools, events, line scope)', () => {
       const from = partnerPhone();
       const { threadId } = await inboundSms(m, phone.address, from, 'who am I');
       const [created] = await hook.waitFor(1, 'thread.created');
-      expect(created.data.person).toEqual({ id: null, displayName: from, identities: [{ id: expect.stringMatching(UUID), kind: 'PHONE', value: from, displayName: null }] });
+      expect(created.data.person).toEqual({
+        id: null,
+        displayName: from,
+        identities: [{ id: expect.stringMatching(UUID), kind: 'PHONE', value: from, displayName: null }],
+      });
       const orphanId = created.data.person.identities[0].id;
 
       const email = uniqueEmail('Ada');
       const { contact } = await toolOk(m, s.apiKey, 'create_contact', {
         displayName: 'Ada Lovelace',
-        identities: [{ kind: 'PHONE', value: from, displayName: 'Ada (mobile)' }, { kind: 'EMAIL', value: ` ${email.toUpperCase()} ` }],
+        identities: [
+          { kind: 'PHONE', value: from, displayName: 'Ada (mobile)' },
+          { kind: 'EMAIL', value: ` ${email.toUpperCase()} ` },
+        ],
       });
       const identities = [
         { id: orphanId, kind: 'PHONE', value: from, displayName: 'Ada (mobile)' },
         { id: expect.stringMatching(UUID), kind: 'EMAIL', value: email.toLowerCase(), displayName: null },
       ];
       expect(contact).toEqual({
-        id: expect.stringMatching(UUID), displayName: 'Ada Lovelace', notes: null,
-        createdAt: expect.stringMatching(ISO_MS), updatedAt: expect.stringMatching(ISO_MS), identities,
+        id: expect.stringMatching(UUID),
+        displayName: 'Ada Lovelace',
+        notes: null,
+        createdAt: expect.stringMatching(ISO_MS),
+        updatedAt: expect.stringMatching(ISO_MS),
+        identities,
       });
 
       await inboundSms(m, phone.address, from, 'it is Ada');
@@ -253,7 +295,11 @@ describe('threads, labels and contacts (tools, events, line scope)', () => {
       expect((await toolOk(m, s.apiKey, 'list_threads', {})).threads[0].person).toEqual({ id: contact.id, displayName: 'Ada Lovelace' });
 
       const taken = await toolError(m, s.apiKey, 'create_contact', {
-        displayName: 'Impostor', identities: [{ kind: 'PHONE', value: partnerPhone() }, { kind: 'EMAIL', value: email }],
+        displayName: 'Impostor',
+        identities: [
+          { kind: 'PHONE', value: partnerPhone() },
+          { kind: 'EMAIL', value: email },
+        ],
       });
       expect(taken).toBe(
         `identities[1] (${email.toLowerCase()}) already belongs to contact ${contact.id} (Ada Lovelace); add to that contact or join the two with merge_contacts`,
@@ -266,16 +312,27 @@ describe('threads, labels and contacts (tools, events, line scope)', () => {
       const s = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
       const bad = (identities: unknown[]) => toolError(m, s.apiKey, 'create_contact', { displayName: 'X', identities });
       expect(await bad([{ kind: 'PHONE', value: '555-1234' }])).toBe('identities[0].value must be an E.164 phone number such as +15551230001');
-      expect(await bad([{ kind: 'PHONE', value: '+15551230001' }, { kind: 'EMAIL', value: 'not-an-email' }])).toBe('identities[1].value must be an email address');
-      expect(await bad([{ kind: 'EMAIL', value: 'a@example.com' }, { kind: 'EMAIL', value: 'A@Example.com' }])).toBe('identities[1] repeats identities[0] (a@example.com)');
+      expect(
+        await bad([
+          { kind: 'PHONE', value: '+15551230001' },
+          { kind: 'EMAIL', value: 'not-an-email' },
+        ]),
+      ).toBe('identities[1].value must be an email address');
+      expect(
+        await bad([
+          { kind: 'EMAIL', value: 'a@example.com' },
+          { kind: 'EMAIL', value: 'A@Example.com' },
+        ]),
+      ).toBe('identities[1] repeats identities[0] (a@example.com)');
       expect(await bad([])).toBe('invalid arguments: identities must NOT have fewer than 1 items');
       expect(await bad([{ kind: 'FAX', value: '1' }])).toBe('invalid arguments: identities[0].kind must be one of PHONE, EMAIL');
-      expect(await toolError(m, s.apiKey, 'create_contact', { displayName: '  ', identities: [{ kind: 'PHONE', value: partnerPhone() }] }))
-        .toBe('displayName must be 1 to 200 characters (not only spaces)');
+      expect(await toolError(m, s.apiKey, 'create_contact', { displayName: '  ', identities: [{ kind: 'PHONE', value: partnerPhone() }] })).toBe(
+        'displayName must be 1 to 200 characters (not only spaces)',
+      );
       expect((await toolOk(m, s.apiKey, 'list_contacts', {})).contacts).toEqual([]);
     });
 
-    it('update_contact sets notes and display name, idempotently; other orgs\' contacts read as not found', async () => {
+    it("update_contact sets notes and display name, idempotently; other orgs' contacts read as not found", async () => {
       const s = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
       const { contact } = await toolOk(m, s.apiKey, 'create_contact', { displayName: 'Grace', identities: [{ kind: 'PHONE', value: partnerPhone() }] });
       const noted = await toolOk(m, s.apiKey, 'update_contact', { contactId: contact.id, notes: 'Met at the conference' });
@@ -308,11 +365,15 @@ describe('threads, labels and contacts (tools, events, line scope)', () => {
 
       const full = await toolOk(m, s.apiKey, 'list_contacts', { query: 'ZED' });
       expect(full.contacts.map((c: Json) => [c.displayName, c.identities.map((i: Json) => i.value)])).toEqual([
-        ['Zed Alpha', [a]], ['Zed Beta', [b]], ['zed Gamma', [g]],
+        ['Zed Alpha', [a]],
+        ['Zed Beta', [b]],
+        ['zed Gamma', [g]],
       ]);
       const seen = await toolOk(m, scoped, 'list_contacts', { query: 'zed' });
       expect(seen.contacts.map((c: Json) => [c.id, c.identities.map((i: Json) => i.value)])).toEqual([
-        [alpha.id, []], [beta.id, [b]], [gamma.id, [g]],
+        [alpha.id, []],
+        [beta.id, [b]],
+        [gamma.id, [g]],
       ]);
       expect((await toolOk(m, scoped, 'list_contacts', { query: a.slice(-6) })).contacts).toEqual([]);
       expect((await toolOk(m, s.apiKey, 'list_contacts', { query: a.slice(-6) })).contacts.map((c: Json) => c.id)).toEqual([alpha.id]);
@@ -340,15 +401,26 @@ describe('threads, labels and contacts (tools, events, line scope)', () => {
         return notes ? (await toolOk(m, s.apiKey, 'update_contact', { contactId: contact.id, notes })).contact : contact;
       };
       const bob = await create('Bob', [{ kind: 'PHONE', value: pA }], 'first note');
-      const robert = await create('Robert', [{ kind: 'EMAIL', value: bobMail }, { kind: 'PHONE', value: pB }], 'second note');
+      const robert = await create(
+        'Robert',
+        [
+          { kind: 'EMAIL', value: bobMail },
+          { kind: 'PHONE', value: pB },
+        ],
+        'second note',
+      );
       const bobby = await create('Bobby', [{ kind: 'EMAIL', value: bobbyMail }]);
 
       const merged = await toolOk(m, s.apiKey, 'merge_contacts', { contactIds: [robert.id, bob.id, bobby.id] });
       const identities = [...bob.identities, ...robert.identities, ...bobby.identities];
       expect(merged).toEqual({
         contact: {
-          id: bob.id, displayName: 'Bob', notes: 'first note\n\nsecond note',
-          createdAt: bob.createdAt, updatedAt: expect.stringMatching(ISO_MS), identities,
+          id: bob.id,
+          displayName: 'Bob',
+          notes: 'first note\n\nsecond note',
+          createdAt: bob.createdAt,
+          updatedAt: expect.stringMatching(ISO_MS),
+          identities,
         },
         mergedContactIds: [robert.id, bobby.id],
       });
@@ -360,11 +432,13 @@ describe('threads, labels and contacts (tools, events, line scope)', () => {
       expect([c.mode, v.mode]).toEqual(['concise', 'verbose']);
 
       // A later event on the scoped endpoint's line arrives; contact.merged never does.
-      await inboundSms(m, phone.address, pB, 'from Robert\'s phone');
+      await inboundSms(m, phone.address, pB, "from Robert's phone");
       const [received] = await scoped.waitFor(1, 'message.received');
       expect(received.data.person).toEqual({ id: bob.id, displayName: 'Bob' });
       expect(scoped.events('contact.merged')).toEqual([]);
-      const [{ n }] = await m.db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 AND event_type = 'contact.merged'`, [scoped.id]);
+      const [{ n }] = await m.db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 AND event_type = 'contact.merged'`, [
+        scoped.id,
+      ]);
       expect(n).toBe(0);
 
       expect(await m.db.query(`SELECT id FROM contacts WHERE id = ANY ($1::uuid[])`, [[robert.id, bobby.id]])).toEqual([]);
@@ -391,7 +465,9 @@ describe('threads, labels and contacts (tools, events, line scope)', () => {
       expect(await toolError(m, s.apiKey, 'merge_contacts', { contactIds: [x.id, y.id], into: newer.id })).toBe('into must be one of contactIds');
       expect(await toolError(m, s.apiKey, 'merge_contacts', { contactIds: [x.id, x.id] })).toBe('invalid arguments: contactIds must not contain duplicates');
       expect(await toolError(m, s.apiKey, 'merge_contacts', { contactIds: [x.id] })).toBe('invalid arguments: contactIds must NOT have fewer than 2 items');
-      const foreign = (await toolOk(m, (await createSession(m.admin)).apiKey, 'create_contact', { displayName: 'F', identities: [{ kind: 'PHONE', value: partnerPhone() }] })).contact;
+      const foreign = (
+        await toolOk(m, (await createSession(m.admin)).apiKey, 'create_contact', { displayName: 'F', identities: [{ kind: 'PHONE', value: partnerPhone() }] })
+      ).contact;
       expect(await toolError(m, s.apiKey, 'merge_contacts', { contactIds: [x.id, foreign.id] })).toBe(`contact ${foreign.id} not found`);
       expect((await toolOk(m, s.apiKey, 'list_contacts', { query: 'X' })).contacts.map((c: Json) => c.id)).toContain(x.id);
     });
@@ -403,9 +479,11 @@ describe('threads, labels and contacts (tools, events, line scope)', () => {
     const from = partnerPhone();
     const { threadId } = await inboundSms(m, phone.address, from, 'hello sdk');
     const client = new Client({ name: 'contacts-threads-test', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${m.baseUrl}/api/mcp`), {
-      requestInit: { headers: { Authorization: `Bearer ${s.apiKey}` } },
-    }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${m.baseUrl}/api/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${s.apiKey}` } },
+      }),
+    );
     try {
       const { tools } = await client.listTools(); // the client keeps each output schema and validates results with it
       const annotations = Object.fromEntries(tools.map((tool) => [tool.name, tool.annotations]));

@@ -1,8 +1,21 @@
 import { Clock } from '../src/common/clock';
 import { fixtureEvent } from './fixtures/events';
 import {
-  attemptsOf, closeDeliveryTestApp, createDeliveryTestApp, deliveriesOf, DeliveryTestApp, FakeClock, publish, publishAll, register, requestsTo,
-  routeResponses, sleep, waitForRequests, waitForStatus, waitUntil,
+  attemptsOf,
+  closeDeliveryTestApp,
+  createDeliveryTestApp,
+  deliveriesOf,
+  DeliveryTestApp,
+  FakeClock,
+  publish,
+  publishAll,
+  register,
+  requestsTo,
+  routeResponses,
+  sleep,
+  waitForRequests,
+  waitForStatus,
+  waitUntil,
 } from './support/delivery';
 import { toolOk } from './support/mcp';
 import { TestReceiver } from './support/receiver';
@@ -49,12 +62,16 @@ describe('auto-disable and cancelling', () => {
   }
   const event = () => fixtureEvent('contact.merged', { orgId: s.orgId, lineId: null });
   const attemptsOfEndpoint = async (id: string): Promise<number> =>
-    (await t.db.query(
-      'SELECT count(*)::int AS n FROM webhook_delivery_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.endpoint_id = $1',
-      [id],
-    ))[0].n;
+    (
+      await t.db.query(
+        'SELECT count(*)::int AS n FROM webhook_delivery_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.endpoint_id = $1',
+        [id],
+      )
+    )[0].n;
 
-  async function endpointRow(id: string): Promise<{ status: string; consecutive_failures: number; failing_since: Date | null; disabled_reason: string | null }> {
+  async function endpointRow(
+    id: string,
+  ): Promise<{ status: string; consecutive_failures: number; failing_since: Date | null; disabled_reason: string | null }> {
     const [row] = await t.db.query('SELECT status, consecutive_failures, failing_since, disabled_reason FROM webhook_endpoints WHERE id = $1', [id]);
     return row;
   }
@@ -149,7 +166,7 @@ describe('auto-disable and cancelling', () => {
 
   it('re-enabling with update_webhook status active resets the counters and deliveries flow again', async () => {
     const ep = await failingEndpoint('reenable');
-    await t.db.query('UPDATE webhook_endpoints SET consecutive_failures = 99, failing_since = now() - interval \'1 hour\' WHERE id = $1', [ep.id]);
+    await t.db.query("UPDATE webhook_endpoints SET consecutive_failures = 99, failing_since = now() - interval '1 hour' WHERE id = $1", [ep.id]);
     await publish(t, event());
     await waitUntil(async () => (await endpointRow(ep.id)).status === 'disabled', 'the endpoint to be disabled', 5000);
 

@@ -1,8 +1,17 @@
 import { OutboxRelay } from '../src/events/outbox-relay';
 import { fixtureEvent } from './fixtures/events';
 import {
-  closeDeliveryTestApp, createDeliveryTestApp, deliveriesOf, deliveriesOfEvent, DeliveryTestApp, publish, register, requestsTo, sleep,
-  waitForRequests, waitRelayed,
+  closeDeliveryTestApp,
+  createDeliveryTestApp,
+  deliveriesOf,
+  deliveriesOfEvent,
+  DeliveryTestApp,
+  publish,
+  register,
+  requestsTo,
+  sleep,
+  waitForRequests,
+  waitRelayed,
 } from './support/delivery';
 import { toolOk } from './support/mcp';
 import { TestReceiver } from './support/receiver';
@@ -35,7 +44,11 @@ describe('fan-out: ownership, scope, kinds and status', () => {
 
   async function endpoint(s: Session, name: string, args: Record<string, unknown> = {}) {
     const p = path(name);
-    const { endpoint } = await register(t, s.apiKey, { url: `${base}${p}`, events: ['message.received', 'contact.merged', 'email_account.health_changed'], ...args });
+    const { endpoint } = await register(t, s.apiKey, {
+      url: `${base}${p}`,
+      events: ['message.received', 'contact.merged', 'email_account.health_changed'],
+      ...args,
+    });
     return { id: endpoint.id, path: p };
   }
 
@@ -221,7 +234,10 @@ describe('fan-out: ownership, scope, kinds and status', () => {
     const concise = await Promise.all([1, 2, 3, 4].map(() => endpoint(s, 'share-concise')));
     const verbose3 = await Promise.all([1, 2].map(() => endpoint(s, 'share-v3', { mode: 'verbose', messageHistoryCount: 3 })));
     // The fixture thread has six messages: a history of 10 or of 50 keeps all six, so the same payload.
-    const verboseAll = [await endpoint(s, 'share-v10', { mode: 'verbose', messageHistoryCount: 10 }), await endpoint(s, 'share-v50', { mode: 'verbose', messageHistoryCount: 50 })];
+    const verboseAll = [
+      await endpoint(s, 'share-v10', { mode: 'verbose', messageHistoryCount: 10 }),
+      await endpoint(s, 'share-v50', { mode: 'verbose', messageHistoryCount: 50 }),
+    ];
     const { outboxId, endpointIds } = await publishAndFanOut(fixtureEvent('message.received', { orgId: s.orgId, lineId: email(s).id }));
     expect(endpointIds).toHaveLength(8);
 
@@ -244,7 +260,9 @@ describe('fan-out: ownership, scope, kinds and status', () => {
     expect(stored.map((p) => p.data.thread.recentMessages?.length ?? 'concise').sort()).toEqual([3, 6, 'concise']);
 
     // Every endpoint is sent its own envelope around the shared data.
-    const bodies = await Promise.all([...concise, ...verbose3, ...verboseAll].map(async (ep) => JSON.parse((await waitForRequests(receiver, ep.path, 1))[0].body)));
+    const bodies = await Promise.all(
+      [...concise, ...verbose3, ...verboseAll].map(async (ep) => JSON.parse((await waitForRequests(receiver, ep.path, 1))[0].body)),
+    );
     expect(new Set(bodies.map((b) => b.id)).size).toBe(8);
     expect(new Set(bodies.slice(0, 4).map((b) => JSON.stringify(b.data))).size).toBe(1);
     expect(bodies.slice(0, 4).map((b) => b.endpointId)).toEqual(concise.map((ep) => ep.id));

@@ -59,7 +59,10 @@ describe('failure isolation between endpoints', () => {
     await register(t, s.apiKey, { url: `${healthyBase}/ok`, events: ['message.sent'] });
     const emailLine = s.lines.find((l) => l.type === 'EMAIL_ACCOUNT')!.id;
 
-    await publishAll(t, Array.from({ length: 20 }, () => fixtureEvent('contact.merged', { orgId: s.orgId, lineId: null })));
+    await publishAll(
+      t,
+      Array.from({ length: 20 }, () => fixtureEvent('contact.merged', { orgId: s.orgId, lineId: null })),
+    );
     await waitUntil(() => hanging.requests.length >= PER_ENDPOINT, 'the hanging receiver to be busy', 10_000, 10);
 
     const started = Date.now();
@@ -104,10 +107,13 @@ describe('failure isolation between endpoints', () => {
     spy.mockRestore();
     expect(requeued).toEqual([]);
     await waitUntil(
-      async () => (await t.db.query(
-        `SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+      async () =>
+        (
+          await t.db.query(
+            `SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
           WHERE e.url LIKE '%/hang' AND d.attempt_count = 1 AND d.status = 'retrying'`,
-      ))[0].n === 20,
+          )
+        )[0].n === 20,
       'every delivery to the hanging endpoint to have had its attempt',
       30_000,
       100,

@@ -78,7 +78,12 @@ describe('payloads: every kind in concise and verbose mode', () => {
   const pick = (d: Record<string, unknown>, keys: string[]) => Object.fromEntries(keys.map((k) => [k, d[k]]));
 
   it('each endpoint got every event once, in its own mode', () => {
-    for (const [path, mode] of [[PATHS.concise, 'concise'], [PATHS.verbose3, 'verbose'], [PATHS.verbose0, 'verbose'], [PATHS.verboseDefault, 'verbose']]) {
+    for (const [path, mode] of [
+      [PATHS.concise, 'concise'],
+      [PATHS.verbose3, 'verbose'],
+      [PATHS.verbose0, 'verbose'],
+      [PATHS.verboseDefault, 'verbose'],
+    ]) {
       expect(got[path].map((g) => g.env.type).sort()).toEqual([...EVENT_KINDS, 'message.received'].sort());
       expect(new Set(got[path].map((g) => g.env.mode))).toEqual(new Set([mode]));
       expect(new Set(got[path].map((g) => g.env.id)).size).toBe(got[path].length);
@@ -101,9 +106,19 @@ describe('payloads: every kind in concise and verbose mode', () => {
         message: full.message,
         ...pick(full as unknown as Record<string, unknown>, extras),
       });
-      expect(Object.keys(data.message).sort()).toEqual(
-        ['body', 'bodyTruncated', 'channel', 'createdAt', 'direction', 'fromIdentity', 'id', 'sentAt', 'status', 'threadId', 'toIdentity'],
-      );
+      expect(Object.keys(data.message).sort()).toEqual([
+        'body',
+        'bodyTruncated',
+        'channel',
+        'createdAt',
+        'direction',
+        'fromIdentity',
+        'id',
+        'sentAt',
+        'status',
+        'threadId',
+        'toIdentity',
+      ]);
     });
 
     it('verbose: adds recentMessages (most recent, capped), identities, signed attachment URLs, emailHeaders on EMAIL, labelConfidence', () => {
@@ -115,7 +130,9 @@ describe('payloads: every kind in concise and verbose mode', () => {
         ['attachments', 'labelConfidence', 'labels', 'message', 'person', 'thread', ...extras, ...(isEmail ? ['emailHeaders'] : [])].sort(),
       );
       expect(data.thread).toEqual({ ...conciseThread(full), recentMessages: full.thread.recentMessages.slice(-3) });
-      expect(data.person).toEqual(full.person === null ? null : { id: full.person.id, displayName: full.person.displayName, identities: full.person.identities });
+      expect(data.person).toEqual(
+        full.person === null ? null : { id: full.person.id, displayName: full.person.displayName, identities: full.person.identities },
+      );
       expect(data.labels).toEqual(full.labels);
       expect(data.message).toEqual(full.message);
       expect(data.labelConfidence).toEqual(full.labelConfidence);

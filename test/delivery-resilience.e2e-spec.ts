@@ -3,8 +3,18 @@ import { resolve } from 'node:path';
 import Redis from 'ioredis';
 import { fixtureEvent } from './fixtures/events';
 import {
-  closeDeliveryTestApp, createDeliveryTestApp, deliveryEnv, DeliveryTestApp, freePort, publish, publishAll, register, requestsTo, sleep,
-  waitForRequests, waitUntil,
+  closeDeliveryTestApp,
+  createDeliveryTestApp,
+  deliveryEnv,
+  DeliveryTestApp,
+  freePort,
+  publish,
+  publishAll,
+  register,
+  requestsTo,
+  sleep,
+  waitForRequests,
+  waitUntil,
 } from './support/delivery';
 import { TestReceiver } from './support/receiver';
 import { createSession, Session } from './support/session';
@@ -129,7 +139,9 @@ describe('resilience: Redis outage', () => {
     expect(rows.filter((r) => !received.has(r.event_id))).toEqual([]);
     await waitUntil(
       async () => {
-        const [{ open }] = await t.db.query(`SELECT count(*)::int AS open FROM webhook_deliveries WHERE endpoint_id = $1 AND status <> 'succeeded'`, [endpoint.id]);
+        const [{ open }] = await t.db.query(`SELECT count(*)::int AS open FROM webhook_deliveries WHERE endpoint_id = $1 AND status <> 'succeeded'`, [
+          endpoint.id,
+        ]);
         return open === 0;
       },
       'every delivery to be succeeded',
@@ -207,7 +219,12 @@ describe('resilience: a worker killed with SIGKILL mid-burst', () => {
     const first = await startWorker('1');
     const outboxIds: string[] = [];
     for (let batch = 0; batch < EVENTS / 50; batch++) {
-      outboxIds.push(...(await publishAll(t, Array.from({ length: 50 }, () => fixtureEvent('message.received', { orgId: s.orgId, lineId: line })))));
+      outboxIds.push(
+        ...(await publishAll(
+          t,
+          Array.from({ length: 50 }, () => fixtureEvent('message.received', { orgId: s.orgId, lineId: line })),
+        )),
+      );
     }
     await waitForRequests(receiver, '/burst', 100, 30_000);
     await stopChild(first, 'SIGKILL');
@@ -233,10 +250,15 @@ describe('resilience: a worker killed with SIGKILL mid-burst', () => {
       return { rows, missing: rows.filter((r) => !received.has(r.event_id)) };
     };
     try {
-      await waitUntil(async () => {
-        const state = await missing();
-        return state.rows.length === EVENTS && state.missing.length === 0;
-      }, `all ${EVENTS} events at the receiver`, 90_000, 250);
+      await waitUntil(
+        async () => {
+          const state = await missing();
+          return state.rows.length === EVENTS && state.missing.length === 0;
+        },
+        `all ${EVENTS} events at the receiver`,
+        90_000,
+        250,
+      );
     } finally {
       const state = await missing();
       const counts = new Map<string, number>();

@@ -1,7 +1,23 @@
 import { fixtureEvent } from './fixtures/events';
 import {
-  attemptsOf, closeDeliveryTestApp, createDeliveryTestApp, deliveriesOf, DeliveryTestApp, EVT_ID, freePort, hmacHex, parseSignature, publish,
-  publishAll, register, requestsTo, routeResponses, sleep, waitForRequests, waitForStatus, waitUntil,
+  attemptsOf,
+  closeDeliveryTestApp,
+  createDeliveryTestApp,
+  deliveriesOf,
+  DeliveryTestApp,
+  EVT_ID,
+  freePort,
+  hmacHex,
+  parseSignature,
+  publish,
+  publishAll,
+  register,
+  requestsTo,
+  routeResponses,
+  sleep,
+  waitForRequests,
+  waitForStatus,
+  waitUntil,
 } from './support/delivery';
 import { ISO_MS, toolError, toolOk } from './support/mcp';
 import { TestReceiver } from './support/receiver';
@@ -74,9 +90,7 @@ describe('delivery outcomes, retries and resend', () => {
       expect(delivery.last_status_code).toBe(status);
       expect(delivery.next_attempt_at).toBeNull();
       const attempts = await attemptsOf(t, delivery.id);
-      expect(attempts).toEqual([
-        expect.objectContaining({ attempt_number: 1, status_code: status, error_kind: null, response_body: body }),
-      ]);
+      expect(attempts).toEqual([expect.objectContaining({ attempt_number: 1, status_code: status, error_kind: null, response_body: body })]);
       expect(attempts[0].duration_ms).toBeGreaterThanOrEqual(0);
     });
 
@@ -167,7 +181,10 @@ describe('delivery outcomes, retries and resend', () => {
       await register(t, s.apiKey, { url: `${slowBase}/slow`, events: ['contact.merged'] });
       const fastPath = uniquePath('fast');
       await register(t, s.apiKey, { url: `${base}${fastPath}`, events: ['message.sent'] });
-      await publishAll(t, Array.from({ length: 30 }, () => fixtureEvent('contact.merged', { orgId: s.orgId, lineId: null })));
+      await publishAll(
+        t,
+        Array.from({ length: 30 }, () => fixtureEvent('contact.merged', { orgId: s.orgId, lineId: null })),
+      );
       await waitUntil(() => slow.requests.length >= 5, 'the slow receiver to be busy', 5000, 10);
 
       const published = Date.now();

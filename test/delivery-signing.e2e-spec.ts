@@ -3,7 +3,15 @@ import { USER_AGENT } from '../src/delivery/delivery-attempts.service';
 import { verifyWebhook } from '../src/sdk';
 import { fixtureEvent } from './fixtures/events';
 import {
-  closeDeliveryTestApp, createDeliveryTestApp, DeliveryTestApp, EVT_ID, FakeClock, hmacHex, parseSignature, publish, register,
+  closeDeliveryTestApp,
+  createDeliveryTestApp,
+  DeliveryTestApp,
+  EVT_ID,
+  FakeClock,
+  hmacHex,
+  parseSignature,
+  publish,
+  register,
   waitForRequests,
 } from './support/delivery';
 import { ISO_MS, toolOk } from './support/mcp';
@@ -80,7 +88,10 @@ describe('webhook signing, headers and envelope', () => {
     const [v] = await waitForRequests(receiver, '/env-verbose', 1);
     const [{ occurred_at: occurredAt }] = await t.db.query('SELECT occurred_at FROM outbox_events WHERE id = $1', [outboxId]);
 
-    for (const [req, reg, mode] of [[c, concise, 'concise'], [v, verbose, 'verbose']] as const) {
+    for (const [req, reg, mode] of [
+      [c, concise, 'concise'],
+      [v, verbose, 'verbose'],
+    ] as const) {
       const envelope = JSON.parse(req.body);
       expect(Object.keys(envelope).sort()).toEqual(['createdAt', 'data', 'endpointId', 'id', 'mode', 'type']);
       expect(envelope.id).toMatch(EVT_ID);

@@ -27,17 +27,30 @@ describe('delivery smoke', () => {
 
   it('publishes, fans out, signs and delivers', async () => {
     const s = await createSession(t.admin);
-    const reg = await t.http().post('/api/mcp').set('Authorization', `Bearer ${s.apiKey}`).send({
-      jsonrpc: '2.0', id: 1, method: 'tools/call',
-      params: { name: 'register_webhook', arguments: { url: `${url}/hook`, events: ['contact.merged'] } },
-    });
+    const reg = await t
+      .http()
+      .post('/api/mcp')
+      .set('Authorization', `Bearer ${s.apiKey}`)
+      .send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'register_webhook', arguments: { url: `${url}/hook`, events: ['contact.merged'] } },
+      });
     const { secret, endpoint } = reg.body.result.structuredContent;
     const ds = t.app.get(DataSource);
     const started = Date.now();
-    await ds.transaction((m) => t.app.get(EventBus).publish({
-      type: 'contact.merged', orgId: s.orgId, lineId: null,
-      data: { contact: { id: 'c1', displayName: 'Ann', identities: [] }, mergedContactIds: ['c2'] },
-    }, m));
+    await ds.transaction((m) =>
+      t.app.get(EventBus).publish(
+        {
+          type: 'contact.merged',
+          orgId: s.orgId,
+          lineId: null,
+          data: { contact: { id: 'c1', displayName: 'Ann', identities: [] }, mergedContactIds: ['c2'] },
+        },
+        m,
+      ),
+    );
     await receiver.waitFor(1);
     expect(receiver.requests[0].receivedAt - started).toBeLessThan(2000);
     const req = receiver.requests[0];
@@ -49,20 +62,30 @@ describe('delivery smoke', () => {
 
   it('wakes the relay after each commit, not for a rolled-back publish', async () => {
     const s = await createSession(t.admin);
-    await t.http().post('/api/mcp').set('Authorization', `Bearer ${s.apiKey}`).send({
-      jsonrpc: '2.0', id: 1, method: 'tools/call',
-      params: { name: 'register_webhook', arguments: { url: `${url}/second`, events: ['contact.merged'] } },
-    });
+    await t
+      .http()
+      .post('/api/mcp')
+      .set('Authorization', `Bearer ${s.apiKey}`)
+      .send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'register_webhook', arguments: { url: `${url}/second`, events: ['contact.merged'] } },
+      });
     const ds = t.app.get(DataSource);
     const bus = t.app.get(EventBus);
     const merged = (id: string) => ({
-      type: 'contact.merged' as const, orgId: s.orgId, lineId: null,
+      type: 'contact.merged' as const,
+      orgId: s.orgId,
+      lineId: null,
       data: { contact: { id, displayName: 'Ann', identities: [] }, mergedContactIds: ['c2'] },
     });
-    await expect(ds.transaction(async (m) => {
-      await bus.publish(merged('rolled-back'), m);
-      throw new Error('the change failed');
-    })).rejects.toThrow('the change failed');
+    await expect(
+      ds.transaction(async (m) => {
+        await bus.publish(merged('rolled-back'), m);
+        throw new Error('the change failed');
+      }),
+    ).rejects.toThrow('the change failed');
     const before = receiver.requests.length;
     for (const id of ['one', 'two', 'three']) {
       const started = Date.now();

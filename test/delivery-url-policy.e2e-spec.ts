@@ -1,8 +1,20 @@
 import { HOST_RESOLVER } from '../src/webhooks/url-policy/url-policy';
 import { fixtureEvent } from './fixtures/events';
 import {
-  attemptsOf, closeDeliveryTestApp, createDeliveryTestApp, deliveriesOf, DeliveryTestApp, hmacHex, MutableResolver, parseSignature, publish,
-  register, requestsTo, waitForRequests, waitForStatus, waitUntil,
+  attemptsOf,
+  closeDeliveryTestApp,
+  createDeliveryTestApp,
+  deliveriesOf,
+  DeliveryTestApp,
+  hmacHex,
+  MutableResolver,
+  parseSignature,
+  publish,
+  register,
+  requestsTo,
+  waitForRequests,
+  waitForStatus,
+  waitUntil,
 } from './support/delivery';
 import { TestReceiver } from './support/receiver';
 import { createSession, Session } from './support/session';
@@ -71,10 +83,14 @@ describe('URL policy at send time', () => {
 
     // Mixed answers are refused too: every address must pass.
     resolver.answers.set('rebind.example.test', ['127.0.0.1', '10.0.0.5']);
-    const two = await waitUntil(async () => {
-      const rows = await attemptsOf(t, delivery.id);
-      return rows.length >= 2 && rows;
-    }, 'the second attempt', 5000);
+    const two = await waitUntil(
+      async () => {
+        const rows = await attemptsOf(t, delivery.id);
+        return rows.length >= 2 && rows;
+      },
+      'the second attempt',
+      5000,
+    );
     expect(two.map((a) => a.error_kind)).toEqual(['url_refused', 'url_refused']);
     expect(requestsTo(receiver, '/rebind')).toHaveLength(0);
 

@@ -181,10 +181,14 @@ describe('email: inbound, send_email over SMTP, open tracking', () => {
   }
 
   async function waitStatus(id: string, status: string) {
-    return waitUntil(async () => {
-      const row = await messageRow(id);
-      return row.status === status && row;
-    }, `message ${id} to be ${status}`, 20_000);
+    return waitUntil(
+      async () => {
+        const row = await messageRow(id);
+        return row.status === status && row;
+      },
+      `message ${id} to be ${status}`,
+      20_000,
+    );
   }
 
   function smtpMessageTo(address: string, after = 0) {
@@ -233,7 +237,11 @@ describe('email: inbound, send_email over SMTP, open tracking', () => {
         identities: [{ id: expect.any(String), kind: 'EMAIL', value: 'ada@analytical.example', displayName: 'Ada Lovelace' }],
       });
       expect(verbose.data.attachments).toEqual([]);
-      expect(events('concise').map((e) => e.type).sort()).toEqual(['message.received', 'thread.created']);
+      expect(
+        events('concise')
+          .map((e) => e.type)
+          .sort(),
+      ).toEqual(['message.received', 'thread.created']);
     });
 
     it('answers a repeated Message-ID with 200 and the same ids, creating nothing and publishing nothing', async () => {
@@ -305,9 +313,7 @@ describe('email: inbound, send_email over SMTP, open tracking', () => {
       expect(verbose.data.message.body).toBe("This week's specials: sourdough loaf and cardamom buns.\nOrder by Friday for weekend pickup.\n");
       expect(verbose.data.thread.subject).toBe('This week’s specials');
       expect(verbose.data.person.displayName).toBe('Corner Bakery');
-      expect(verbose.data.emailHeaders.listUnsubscribe).toBe(
-        '<mailto:unsubscribe@news.bakery.example?subject=8841>, <https://news.bakery.example/u/8841>',
-      );
+      expect(verbose.data.emailHeaders.listUnsubscribe).toBe('<mailto:unsubscribe@news.bakery.example?subject=8841>, <https://news.bakery.example/u/8841>');
       expect((await messageRow(res.body.messageId)).html).toContain('<b>Sourdough loaf</b>');
     });
 
@@ -443,7 +449,12 @@ describe('email: inbound, send_email over SMTP, open tracking', () => {
       expect(ambiguous.isError).toBe(true);
       expect(ambiguous.content[0].text).toMatch(/fromAccountId is required/);
 
-      const result = await tool(session, 'send_email', { to: to.toUpperCase(), fromAccountId: second.id, subject: 'Meeting next week', body: 'Are you free on Tuesday?' });
+      const result = await tool(session, 'send_email', {
+        to: to.toUpperCase(),
+        fromAccountId: second.id,
+        subject: 'Meeting next week',
+        body: 'Are you free on Tuesday?',
+      });
       expect(result.isError).toBeFalsy();
       const message = result.structuredContent.message;
       expect(message).toMatchObject({ status: 'QUEUED', fromIdentity: { value: second.address }, toIdentity: { value: to } });
@@ -532,12 +543,16 @@ describe('email: inbound, send_email over SMTP, open tracking', () => {
         const result = await tool(session, 'send_email', { to: 'dave@partner.example', subject: 'hi', body: 'x' });
         const id = result.structuredContent.message.id;
         // Skip Bull's back-off between attempts: promote the delayed retry as soon as it is scheduled.
-        const row = await waitUntil(async () => {
-          const job = await queue.getJob(`handoff:${id}`);
-          if (job && (await job.isDelayed())) await job.promote();
-          const current = await messageRow(id);
-          return current.status === 'FAILED' && current;
-        }, 'the hand-off to fail', 25_000);
+        const row = await waitUntil(
+          async () => {
+            const job = await queue.getJob(`handoff:${id}`);
+            if (job && (await job.isDelayed())) await job.promote();
+            const current = await messageRow(id);
+            return current.status === 'FAILED' && current;
+          },
+          'the hand-off to fail',
+          25_000,
+        );
         expect(smtp.connections - connections).toBe(5);
         expect(row.error).toMatch(/after every attempt.*421/);
         const [changed] = await waitFor('concise', 'message.status_changed');
@@ -570,10 +585,7 @@ describe('email: inbound, send_email over SMTP, open tracking', () => {
 
     /** The email_opens rows of a message, oldest first: counted opens, and counters of fetches that were not opens. */
     async function opens(id: string): Promise<Array<{ counted: boolean; reason: string | null; fetches: number }>> {
-      return db.query(
-        `SELECT counted, reason, fetch_count AS fetches FROM email_opens WHERE message_id = $1 ORDER BY opened_at, id`,
-        [id],
-      );
+      return db.query(`SELECT counted, reason, fetch_count AS fetches FROM email_opens WHERE message_id = $1 ORDER BY opened_at, id`, [id]);
     }
 
     it('counts distinct opens after the scanner window, not scanner fetches, refetches or security gateways', async () => {
@@ -649,7 +661,9 @@ describe('email: inbound, send_email over SMTP, open tracking', () => {
       // One email.opened per counted open, its openCount the running count.
       await waitUntil(() => events('verbose', 'email.opened').length >= row.open_count, 'an email.opened per counted open');
       await sleep(500);
-      const opened = events('verbose', 'email.opened').map((e) => e.data.open.openCount).sort((a: number, b: number) => a - b);
+      const opened = events('verbose', 'email.opened')
+        .map((e) => e.data.open.openCount)
+        .sort((a: number, b: number) => a - b);
       expect(opened).toEqual(Array.from({ length: row.open_count }, (_, i) => i + 1));
     }, 90_000);
 
@@ -699,7 +713,12 @@ describe('email hand-off without SMTP_URL', () => {
       .post('/api/mcp')
       .set('Authorization', `Bearer ${session.apiKey}`)
       .set('Accept', 'application/json, text/event-stream')
-      .send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'send_email', arguments: { to: 'erin@partner.example', subject: 's', body: 'x' } } });
+      .send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'send_email', arguments: { to: 'erin@partner.example', subject: 's', body: 'x' } },
+      });
     const id = res.body.result.structuredContent.message.id;
     const db = t.app.get(DataSource);
     const row = await waitUntil(async () => {

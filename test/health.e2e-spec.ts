@@ -7,8 +7,12 @@ const ADMIN = { Authorization: `Bearer ${ADMIN_TOKEN}` };
 
 describe('health, readiness and the admin OpenAPI docs', () => {
   let t: TestApp;
-  beforeAll(async () => { t = await createTestApp(); });
-  afterAll(async () => { await t.close(); });
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
 
   it('GET /health answers 200 without credentials', async () => {
     const res = await t.http().get('/health');
@@ -33,7 +37,7 @@ describe('health, readiness and the admin OpenAPI docs', () => {
     });
   });
 
-  it('GET /ready still answers 200 while every connection of the app\'s pool is busy', async () => {
+  it("GET /ready still answers 200 while every connection of the app's pool is busy", async () => {
     const db = t.app.get(DataSource);
     const poolSize = (db.options.extra as { max: number }).max;
     const busy = Array.from({ length: poolSize }, () => db.query('SELECT pg_sleep(4)'));
@@ -41,7 +45,11 @@ describe('health, readiness and the admin OpenAPI docs', () => {
     await observer.connect();
     try {
       const sleeping = async () =>
-        (await observer.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query = 'SELECT pg_sleep(4)' AND state = 'active'`)).rows[0].n;
+        (
+          await observer.query(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query = 'SELECT pg_sleep(4)' AND state = 'active'`,
+          )
+        ).rows[0].n;
       for (let i = 0; i < 100 && (await sleeping()) < poolSize; i++) await new Promise((resolve) => setTimeout(resolve, 50));
       expect(await sleeping()).toBe(poolSize);
       const res = await t.http().get('/ready');
@@ -76,8 +84,14 @@ describe('health, readiness and the admin OpenAPI docs', () => {
   });
 
   it.each([
-    '/admin/docs', '/admin/docs/', '/admin/docs-json', '/admin/docs-yaml', '/admin/docs/swagger-ui-init.js',
-    '/admin/docs/swagger-ui.css', '/ADMIN/DOCS-JSON', '/admin/Docs',
+    '/admin/docs',
+    '/admin/docs/',
+    '/admin/docs-json',
+    '/admin/docs-yaml',
+    '/admin/docs/swagger-ui-init.js',
+    '/admin/docs/swagger-ui.css',
+    '/ADMIN/DOCS-JSON',
+    '/admin/Docs',
   ])('GET %s in production needs the admin token: 401 without it or with another token', async (path) => {
     for (const authorization of [undefined, 'Bearer not-the-admin-token-0123456789', `Bearer ${process.env.INGEST_TOKEN}`]) {
       const req = t.http().get(path);
@@ -102,24 +116,26 @@ describe('health, readiness and the admin OpenAPI docs', () => {
       .flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`))
       .sort();
     // Other modules may add admin routes of their own; these are the foundation's.
-    expect(operations).toEqual(expect.arrayContaining([
-      'DELETE /admin/api-keys/{keyId}',
-      'DELETE /admin/lines/{lineId}',
-      'DELETE /admin/lines/{lineId}/members/{userId}',
-      'DELETE /admin/orgs/{orgId}/endpoint-cap',
-      'GET /admin/orgs/{orgId}',
-      'GET /admin/orgs/{orgId}/endpoint-cap',
-      'GET /admin/users/{userId}',
-      'GET /admin/users/{userId}/api-keys',
-      'PATCH /admin/api-keys/{keyId}',
-      'PATCH /admin/orgs/{orgId}',
-      'POST /admin/orgs',
-      'POST /admin/orgs/{orgId}/lines',
-      'POST /admin/orgs/{orgId}/users',
-      'POST /admin/users/{userId}/api-keys',
-      'PUT /admin/lines/{lineId}/members/{userId}',
-      'PUT /admin/orgs/{orgId}/endpoint-cap',
-    ]));
+    expect(operations).toEqual(
+      expect.arrayContaining([
+        'DELETE /admin/api-keys/{keyId}',
+        'DELETE /admin/lines/{lineId}',
+        'DELETE /admin/lines/{lineId}/members/{userId}',
+        'DELETE /admin/orgs/{orgId}/endpoint-cap',
+        'GET /admin/orgs/{orgId}',
+        'GET /admin/orgs/{orgId}/endpoint-cap',
+        'GET /admin/users/{userId}',
+        'GET /admin/users/{userId}/api-keys',
+        'PATCH /admin/api-keys/{keyId}',
+        'PATCH /admin/orgs/{orgId}',
+        'POST /admin/orgs',
+        'POST /admin/orgs/{orgId}/lines',
+        'POST /admin/orgs/{orgId}/users',
+        'POST /admin/users/{userId}/api-keys',
+        'PUT /admin/lines/{lineId}/members/{userId}',
+        'PUT /admin/orgs/{orgId}/endpoint-cap',
+      ]),
+    );
     expect(operations.length).toBeGreaterThanOrEqual(16);
     for (const [path, methods] of Object.entries(paths)) {
       if (!path.startsWith('/admin/')) continue;
@@ -143,7 +159,9 @@ describe('the admin OpenAPI docs in development', () => {
       process.env.APP_ENV = saved;
     }
   });
-  afterAll(async () => { await t.close(); });
+  afterAll(async () => {
+    await t.close();
+  });
 
   it('are open without a token (a developer browses them)', async () => {
     const ui = await t.http().get('/admin/docs');

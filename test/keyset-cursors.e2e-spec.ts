@@ -35,8 +35,11 @@ describe('list cursors: only the ones the service issued', () => {
     const phone = s.lines[0];
     ({ threadId } = await inboundSms(m, phone.address, uniquePhone()));
     await inboundSms(m, phone.address, uniquePhone());
-    for (const name of ['Ada', 'Grace']) await toolOk(m, s.apiKey, 'create_contact', { displayName: name, identities: [{ kind: 'PHONE', value: uniquePhone() }] });
-    ({ endpoint: { id: endpointId } } = await toolOk(m, s.apiKey, 'register_webhook', { url: `${m.receiverUrl}/cursors`, events: ['message.received'] }));
+    for (const name of ['Ada', 'Grace'])
+      await toolOk(m, s.apiKey, 'create_contact', { displayName: name, identities: [{ kind: 'PHONE', value: uniquePhone() }] });
+    ({
+      endpoint: { id: endpointId },
+    } = await toolOk(m, s.apiKey, 'register_webhook', { url: `${m.receiverUrl}/cursors`, events: ['message.received'] }));
     real.list_threads = (await toolOk(m, s.apiKey, 'list_threads', { limit: 1 })).nextCursor;
     real.list_contacts = (await toolOk(m, s.apiKey, 'list_contacts', { limit: 1 })).nextCursor;
     expect(real.list_threads).toEqual(expect.any(String));

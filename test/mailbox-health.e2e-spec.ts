@@ -6,8 +6,12 @@ import { INGEST_TOKEN } from './support/test-env';
 
 describe('mailbox health: POST /ingest/email-accounts/:lineId/sync → email_account.health_changed', () => {
   let m: MessagingTestApp;
-  beforeAll(async () => { m = await createMessagingTestApp(); }, 60_000);
-  afterAll(async () => { await m?.close(); });
+  beforeAll(async () => {
+    m = await createMessagingTestApp();
+  }, 60_000);
+  afterAll(async () => {
+    await m?.close();
+  });
 
   const mailOf = (s: Session): SessionLine => s.lines.find((l) => l.type === 'EMAIL_ACCOUNT')!;
   const phoneOf = (s: Session): SessionLine => s.lines.find((l) => l.type === 'PHONE_NUMBER')!;
@@ -15,10 +19,7 @@ describe('mailbox health: POST /ingest/email-accounts/:lineId/sync → email_acc
     m.http().post(`/ingest/email-accounts/${lineId}/sync`).set('Authorization', `Bearer ${token}`).send(body);
 
   async function healthEvents(lineId: string): Promise<Array<{ data: any }>> {
-    return m.db.query(
-      `SELECT data FROM outbox_events WHERE type = 'email_account.health_changed' AND line_id = $1 ORDER BY id`,
-      [lineId],
-    );
+    return m.db.query(`SELECT data FROM outbox_events WHERE type = 'email_account.health_changed' AND line_id = $1 ORDER BY id`, [lineId]);
   }
 
   it('is edge-triggered: unhealthy once, no event for a repeated failure, recovered once; scoped endpoints hear only their mailboxes', async () => {
@@ -28,7 +29,9 @@ describe('mailbox health: POST /ingest/email-accounts/:lineId/sync → email_acc
     const events = ['email_account.health_changed'];
     const concise = await Hook.register(m, s.apiKey, { events, mode: 'concise' });
     const verbose = await Hook.register(m, s.apiKey, {
-      events, mode: 'verbose', channelScope: { allChannels: false, channels: [{ channelType: 'EMAIL_ACCOUNT', channelId: mail.id }] },
+      events,
+      mode: 'verbose',
+      channelScope: { allChannels: false, channels: [{ channelType: 'EMAIL_ACCOUNT', channelId: mail.id }] },
     });
     const elsewhere = await Hook.register(m, s.apiKey, {
       events: [...events, 'message.received'],
@@ -38,14 +41,28 @@ describe('mailbox health: POST /ingest/email-accounts/:lineId/sync → email_acc
     const healthy = await sync(mail.id, { ok: true });
     expect(healthy.status).toBe(200);
     expect(healthy.body).toEqual({
-      lineId: mail.id, emailAddress: mail.address, status: 'healthy', isActive: true, errorKind: null, error: null, since: null,
-      lastSyncedAt: expect.stringMatching(ISO_MS), transition: null,
+      lineId: mail.id,
+      emailAddress: mail.address,
+      status: 'healthy',
+      isActive: true,
+      errorKind: null,
+      error: null,
+      since: null,
+      lastSyncedAt: expect.stringMatching(ISO_MS),
+      transition: null,
     });
     const lastGoodSync = healthy.body.lastSyncedAt;
 
     const down = await sync(mail.id, { ok: false, errorKind: 'AUTH', error: 'invalid_grant: token revoked' });
     expect(down.status).toBe(200);
-    expect(down.body).toMatchObject({ status: 'unhealthy', isActive: false, errorKind: 'AUTH', error: 'invalid_grant: token revoked', lastSyncedAt: lastGoodSync, transition: 'unhealthy' });
+    expect(down.body).toMatchObject({
+      status: 'unhealthy',
+      isActive: false,
+      errorKind: 'AUTH',
+      error: 'invalid_grant: token revoked',
+      lastSyncedAt: lastGoodSync,
+      transition: 'unhealthy',
+    });
     const since = down.body.since;
     expect(since).toMatch(ISO_MS);
     // list_email_accounts shows the same state as the event's emailAccount object.

@@ -116,7 +116,9 @@ describe('MCP batches: a key revoked while its batch runs', () => {
     const endpoints = async () => Number((await t.db.query(`SELECT count(*)::int AS n FROM webhook_endpoints WHERE user_id = $1`, [s.userId]))[0].n);
     const probe = slowLookups(t, 80);
 
-    const batch = mcpPost(t, s.apiKey).send(registerBatch(MAX_BATCH)).then((res) => res);
+    const batch = mcpPost(t, s.apiKey)
+      .send(registerBatch(MAX_BATCH))
+      .then((res) => res);
     for (let i = 0; i < 200 && probe.starts.length < 8; i++) await sleep(5);
     expect(probe.starts.length).toBeGreaterThanOrEqual(8);
     expect((await t.admin.delete(`/admin/api-keys/${s.apiKeyId}`)).status).toBe(204);
@@ -130,7 +132,10 @@ describe('MCP batches: a key revoked while its batch runs', () => {
     expect(res.body).toEqual({
       jsonrpc: '2.0',
       id: null,
-      error: { code: -32001, message: expect.stringMatching(/^the API key was revoked while this batch ran: \d+ of its 50 messages had started, the others did not run$/) },
+      error: {
+        code: -32001,
+        message: expect.stringMatching(/^the API key was revoked while this batch ran: \d+ of its 50 messages had started, the others did not run$/),
+      },
     });
     const started = Number(/: (\d+) of/.exec(res.body.error.message)![1]);
     // Every message that started looked its host up once; none of them after the revoke answered.
@@ -201,7 +206,10 @@ describe('MCP per-key limits: calls per window and calls at once', () => {
 
     // A batch of 10 counts as 10 calls: 15 + 10 is over 20, so none of it runs.
     const refused = await mcpPost(t, a.apiKey).send(registerBatch(10));
-    const retryAfter = expectRefused(refused, new RegExp(`^rate limit reached: this API key may make ${RATE} calls per ${WINDOW} s \\(MCP_RATE_LIMIT\\); retry after \\d+ s$`));
+    const retryAfter = expectRefused(
+      refused,
+      new RegExp(`^rate limit reached: this API key may make ${RATE} calls per ${WINDOW} s \\(MCP_RATE_LIMIT\\); retry after \\d+ s$`),
+    );
     expect(retryAfter).toBeLessThanOrEqual(WINDOW);
     expect(probe.starts).toHaveLength(0);
     expect(await endpointsOf(a.userId)).toBe(0);
@@ -238,7 +246,9 @@ describe('MCP per-key limits: calls per window and calls at once', () => {
       }
       expect(refused).toBeInstanceOf(StreamableHTTPError);
       expect((refused as StreamableHTTPError).code).toBe(429);
-      expect((refused as Error).message).toMatch(new RegExp(`rate limit reached: this API key may make ${RATE} calls per ${WINDOW} s \\(MCP_RATE_LIMIT\\); retry after \\d+ s`));
+      expect((refused as Error).message).toMatch(
+        new RegExp(`rate limit reached: this API key may make ${RATE} calls per ${WINDOW} s \\(MCP_RATE_LIMIT\\); retry after \\d+ s`),
+      );
     } finally {
       await client.close();
     }
@@ -249,13 +259,20 @@ describe('MCP per-key limits: calls per window and calls at once', () => {
     const b = await poweredSession();
     const probe = slowLookups(t, 400);
     // A batch would run 4 at a time, but the key may only have 3 calls running.
-    const batch = mcpPost(t, a.apiKey).send(registerBatch(6)).then((res) => res);
+    const batch = mcpPost(t, a.apiKey)
+      .send(registerBatch(6))
+      .then((res) => res);
     for (let i = 0; i < 200 && probe.inFlight < KEY_CONCURRENCY; i++) await sleep(5);
     expect(probe.inFlight).toBe(KEY_CONCURRENCY);
 
     const busy = await rpc(t, a.apiKey, 'ping');
     expect(probe.inFlight).toBeGreaterThan(0); // answered while the batch still ran, not after it
-    expectRefused(busy, new RegExp(`^too many calls at once: this API key may have ${KEY_CONCURRENCY} calls running at the same time \\(MCP_KEY_CONCURRENCY\\); retry after 1 s$`));
+    expectRefused(
+      busy,
+      new RegExp(
+        `^too many calls at once: this API key may have ${KEY_CONCURRENCY} calls running at the same time \\(MCP_KEY_CONCURRENCY\\); retry after 1 s$`,
+      ),
+    );
     expect(busy.headers['retry-after']).toBe('1');
 
     // Another key runs meanwhile.

@@ -45,15 +45,23 @@ describe('MCP protocol over raw HTTP', () => {
     t = await createMcpTestApp();
     s = await createSession(t.admin);
   });
-  afterAll(async () => { await t.close(); });
+  afterAll(async () => {
+    await t.close();
+  });
 
   describe('initialize', () => {
     it.each(VERSIONS)('echoes the supported version %s with the server description', async (version) => {
-      const res = await rpc(t, s.apiKey, 'initialize', {
-        protocolVersion: version,
-        capabilities: {},
-        clientInfo: { name: 'raw-test', version: '1.0.0' },
-      }, 'init-1');
+      const res = await rpc(
+        t,
+        s.apiKey,
+        'initialize',
+        {
+          protocolVersion: version,
+          capabilities: {},
+          clientInfo: { name: 'raw-test', version: '1.0.0' },
+        },
+        'init-1',
+      );
       expect(res.status).toBe(200);
       expectJson(res);
       expect(res.body).toEqual({
@@ -154,11 +162,11 @@ describe('MCP protocol over raw HTTP', () => {
       expect(args('get_webhook')).toEqual([['endpointId'], ['endpointId']]);
       expect(args('delete_webhook')).toEqual([['endpointId'], ['endpointId']]);
       expect(args('rotate_webhook_secret')).toEqual([['endpointId'], ['endpointId']]);
-      expect(args('register_webhook')).toEqual([['channelScope', 'events', 'messageHistoryCount', 'mode', 'url'], ['events', 'url']]);
-      expect(args('update_webhook')).toEqual([
-        ['channelScope', 'endpointId', 'events', 'messageHistoryCount', 'mode', 'status', 'url'],
-        ['endpointId'],
+      expect(args('register_webhook')).toEqual([
+        ['channelScope', 'events', 'messageHistoryCount', 'mode', 'url'],
+        ['events', 'url'],
       ]);
+      expect(args('update_webhook')).toEqual([['channelScope', 'endpointId', 'events', 'messageHistoryCount', 'mode', 'status', 'url'], ['endpointId']]);
       expect(args('list_webhook_deliveries')).toEqual([['cursor', 'endpointId'], ['endpointId']]);
       expect(args('resend_webhook_delivery')).toEqual([['deliveryId'], ['deliveryId']]);
       const register = byName.register_webhook.properties;
@@ -324,8 +332,13 @@ describe('MCP protocol over raw HTTP', () => {
     });
 
     it.each(['2024-11-05', '2099-01-01', 'garbage', ''])('refuses MCP-Protocol-Version "%s" with 400 before running anything', async (version) => {
-      const res = await rpc(t, s.apiKey, 'tools/call', { name: 'register_webhook', arguments: { url: 'https://hooks.example.com/v', events: ['message.received'] } }, 1)
-        .set('MCP-Protocol-Version', version);
+      const res = await rpc(
+        t,
+        s.apiKey,
+        'tools/call',
+        { name: 'register_webhook', arguments: { url: 'https://hooks.example.com/v', events: ['message.received'] } },
+        1,
+      ).set('MCP-Protocol-Version', version);
       expectRpcError(res, 400, null, -32600);
       expect(res.body.error.message).toContain('MCP-Protocol-Version');
       expect((await toolOk(t, s.apiKey, 'list_webhooks', {})).endpoints).toEqual([]);
@@ -370,7 +383,9 @@ describe('MCP protocol over raw HTTP', () => {
       expect((await rpc(t, other.apiKey, 'ping')).status).toBe(200);
       expect((await t.admin.delete(`/admin/api-keys/${other.apiKeyId}`)).status).toBe(204);
       expect401(await rpc(t, other.apiKey, 'ping'));
-      expect401(await rpc(t, other.apiKey, 'tools/call', { name: 'register_webhook', arguments: { url: 'https://hooks.example.com/r', events: ['message.sent'] } }));
+      expect401(
+        await rpc(t, other.apiKey, 'tools/call', { name: 'register_webhook', arguments: { url: 'https://hooks.example.com/r', events: ['message.sent'] } }),
+      );
       const [{ count }] = await t.db.query('SELECT count(*)::int AS count FROM webhook_endpoints WHERE user_id = $1', [other.userId]);
       expect(count).toBe(0);
     });
@@ -423,7 +438,9 @@ describe('MCP protocol: configured Origin allowlist and body limit', () => {
     });
     s = await createSession(t.admin);
   });
-  afterAll(async () => { await t.close(); });
+  afterAll(async () => {
+    await t.close();
+  });
 
   it.each(['https://app.example.com', 'http://localhost:5173'])('serves the allowed Origin %s', async (origin) => {
     const res = await rpc(t, s.apiKey, 'ping', undefined, 1).set('Origin', origin);
@@ -443,8 +460,13 @@ describe('MCP protocol: configured Origin allowlist and body limit', () => {
     'null',
     'http://localhost:5174',
   ])('refuses the Origin %s with 403', async (origin) => {
-    const res = await rpc(t, s.apiKey, 'tools/call', { name: 'register_webhook', arguments: { url: 'https://hooks.example.com/o', events: ['message.received'] } }, 1)
-      .set('Origin', origin);
+    const res = await rpc(
+      t,
+      s.apiKey,
+      'tools/call',
+      { name: 'register_webhook', arguments: { url: 'https://hooks.example.com/o', events: ['message.received'] } },
+      1,
+    ).set('Origin', origin);
     expectRpcError(res, 403, null, -32600);
     const [{ count }] = await t.db.query('SELECT count(*)::int AS count FROM webhook_endpoints WHERE user_id = $1', [s.userId]);
     expect(count).toBe(0);

@@ -33,7 +33,9 @@ describe('MCP with the official SDK client', () => {
     base = await t.app.getUrl();
     s = await createSession(t.admin, { tier: 'PRO' });
   });
-  afterAll(async () => { await t.close(); });
+  afterAll(async () => {
+    await t.close();
+  });
 
   async function connect(key: string): Promise<Client> {
     const client = new Client({ name: 'e2e-sdk', version: '1.0.0' });

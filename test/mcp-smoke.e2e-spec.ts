@@ -12,7 +12,9 @@ describe('mcp smoke', () => {
     await t.app.listen(0, '127.0.0.1');
     base = await t.app.getUrl();
   });
-  afterAll(async () => { await t.close(); });
+  afterAll(async () => {
+    await t.close();
+  });
 
   it('sdk connects, lists and calls', async () => {
     const s = await createSession(t.admin);

@@ -12,7 +12,10 @@ describe('messaging smoke', () => {
   const receiver = new TestReceiver();
   let url: string;
   const saved = { ...process.env };
-  const carrier = createServer((req, res) => { res.setHeader('content-type', 'application/json'); res.end(JSON.stringify({ providerMessageId: `prov-${Date.now()}` })); });
+  const carrier = createServer((req, res) => {
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ providerMessageId: `prov-${Date.now()}` }));
+  });
   beforeAll(async () => {
     await new Promise<void>((r) => carrier.listen(0, '127.0.0.1', r));
     process.env.SMS_CARRIER_URL = `http://127.0.0.1:${(carrier.address() as AddressInfo).port}/sms`;
@@ -31,10 +34,19 @@ describe('messaging smoke', () => {
   it('inbound sms raises thread.created + message.received; send_sms raises sent + status_changed', async () => {
     const s = await createSession(t.admin);
     const phone = s.lines.find((l) => l.type === 'PHONE_NUMBER')!;
-    const reg = await t.http().post('/api/mcp').set('Authorization', `Bearer ${s.apiKey}`).send({
-      jsonrpc: '2.0', id: 1, method: 'tools/call',
-      params: { name: 'register_webhook', arguments: { url: `${url}/hook`, events: ['message.received', 'thread.created', 'message.sent', 'message.status_changed'], mode: 'verbose' } },
-    });
+    const reg = await t
+      .http()
+      .post('/api/mcp')
+      .set('Authorization', `Bearer ${s.apiKey}`)
+      .send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: {
+          name: 'register_webhook',
+          arguments: { url: `${url}/hook`, events: ['message.received', 'thread.created', 'message.sent', 'message.status_changed'], mode: 'verbose' },
+        },
+      });
     const { secret } = reg.body.result.structuredContent;
     const inbound = { to: phone.address, from: '+15557654321', body: 'hello there', providerMessageId: 'p-1' };
     const first = await t.http().post('/ingest/sms/inbound').set('Authorization', `Bearer ${INGEST_TOKEN}`).send(inbound);
@@ -48,10 +60,16 @@ describe('messaging smoke', () => {
     const received = events.find((e) => e.type === 'message.received')!;
     console.log(JSON.stringify(received.data, null, 1));
     const identityId = received.data.person.identities[0].id;
-    const send = await t.http().post('/api/mcp').set('Authorization', `Bearer ${s.apiKey}`).send({
-      jsonrpc: '2.0', id: 2, method: 'tools/call',
-      params: { name: 'send_sms', arguments: { threadId: first.body.threadId, identityId, smsBody: 'hi back' } },
-    });
+    const send = await t
+      .http()
+      .post('/api/mcp')
+      .set('Authorization', `Bearer ${s.apiKey}`)
+      .send({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'send_sms', arguments: { threadId: first.body.threadId, identityId, smsBody: 'hi back' } },
+      });
     expect(send.body.result.structuredContent.message.status).toBe('QUEUED');
     await receiver.waitFor(4);
     const later = receiver.requests.slice(2).map((r) => verifyWebhook<any>(r.body, r.headers['x-service-signature'] as string, [secret]));

@@ -30,8 +30,12 @@ describe('migrations under the advisory lock', () => {
   describe('on a fresh database', () => {
     const name = `mss_test_migrate_${randomBytes(4).toString('hex')}`;
     const url = databaseUrlFor(name);
-    beforeAll(async () => { await query(BASE_DATABASE_URL, `CREATE DATABASE ${name}`); });
-    afterAll(async () => { await query(BASE_DATABASE_URL, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); });
+    beforeAll(async () => {
+      await query(BASE_DATABASE_URL, `CREATE DATABASE ${name}`);
+    });
+    afterAll(async () => {
+      await query(BASE_DATABASE_URL, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    });
 
     it('three replicas starting together: one applies every migration once, the others find nothing to do', async () => {
       const results = await Promise.all([runMigrations(url), runMigrations(url), runMigrations(url)]);
@@ -63,8 +67,12 @@ describe('migrations under the advisory lock', () => {
     const name = `mss_test_migrate_${randomBytes(4).toString('hex')}`;
     const url = databaseUrlFor(name);
     const names = MIGRATIONS.map((m) => new m().name ?? m.name);
-    beforeAll(async () => { await query(BASE_DATABASE_URL, `CREATE DATABASE ${name}`); });
-    afterAll(async () => { await query(BASE_DATABASE_URL, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); });
+    beforeAll(async () => {
+      await query(BASE_DATABASE_URL, `CREATE DATABASE ${name}`);
+    });
+    afterAll(async () => {
+      await query(BASE_DATABASE_URL, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    });
 
     async function withDataSource<T>(migrations: typeof MIGRATIONS, work: (ds: DataSource) => Promise<T>): Promise<T> {
       const ds = new DataSource({ ...dataSourceOptions(url), migrations, extra: { max: 2 } });
@@ -76,8 +84,7 @@ describe('migrations under the advisory lock', () => {
       }
     }
     /** Applies the migrations before `migration`, leaving it and the later ones pending. */
-    const upToBefore = (migration: string) =>
-      withDataSource(MIGRATIONS.slice(0, names.indexOf(migration)), (ds) => ds.runMigrations({ transaction: 'each' }));
+    const upToBefore = (migration: string) => withDataSource(MIGRATIONS.slice(0, names.indexOf(migration)), (ds) => ds.runMigrations({ transaction: 'each' }));
     /** Reverts the latest migrations until `migration` is reverted too. */
     const downThrough = (migration: string) =>
       withDataSource(MIGRATIONS, async (ds) => {
@@ -86,13 +93,17 @@ describe('migrations under the advisory lock', () => {
         }
       });
     const columns = async (table: string) =>
-      (await query<{ column_name: string }>(url, `SELECT column_name FROM information_schema.columns WHERE table_name = $1`, [table])).map((r) => r.column_name);
+      (await query<{ column_name: string }>(url, `SELECT column_name FROM information_schema.columns WHERE table_name = $1`, [table])).map(
+        (r) => r.column_name,
+      );
 
     it('WebhookPayloads: deliveries with the same data share one payload; down gives each delivery its data back', async () => {
       await upToBefore('WebhookPayloads1763800500000');
       const [{ id: orgId }] = await query<{ id: string }>(url, `INSERT INTO orgs (name, tier) VALUES ('o', 'PRO') RETURNING id`);
       const [{ id: userId }] = await query<{ id: string }>(
-        url, `INSERT INTO users (org_id, email, display_name, role) VALUES ($1, 'u@example.com', 'U', 'OWNER') RETURNING id`, [orgId],
+        url,
+        `INSERT INTO users (org_id, email, display_name, role) VALUES ($1, 'u@example.com', 'U', 'OWNER') RETURNING id`,
+        [orgId],
       );
       const [{ id: endpointId }] = await query<{ id: string }>(
         url,
@@ -111,8 +122,11 @@ describe('migrations under the advisory lock', () => {
          RETURNING id, data`,
         [endpointId, userId, shared, alone],
       );
-      await query(url, `INSERT INTO webhook_delivery_attempts (delivery_id, attempt_number, attempted_at, duration_ms, status_code)
-                        SELECT id, 1, now(), 5, 200 FROM webhook_deliveries`);
+      await query(
+        url,
+        `INSERT INTO webhook_delivery_attempts (delivery_id, attempt_number, attempted_at, duration_ms, status_code)
+                        SELECT id, 1, now(), 5, 200 FROM webhook_deliveries`,
+      );
 
       await runMigrations(url);
       expect(await columns('webhook_deliveries')).not.toContain('data');
@@ -147,10 +161,19 @@ describe('migrations under the advisory lock', () => {
     it('EmailOpenFetchCounts: counted opens stay rows; earlier fetches that were not opens fold into one row per message', async () => {
       await downThrough('EmailOpenFetchCounts1763800520000');
       const [{ id: orgId }] = await query<{ id: string }>(url, `INSERT INTO orgs (name, tier) VALUES ('p', 'PRO') RETURNING id`);
-      const [{ id: lineId }] = await query<{ id: string }>(url, `INSERT INTO lines (org_id, type, address) VALUES ($1, 'EMAIL_ACCOUNT', 'us@example.com') RETURNING id`, [orgId]);
-      const [{ id: identityId }] = await query<{ id: string }>(url, `INSERT INTO identities (org_id, kind, value) VALUES ($1, 'EMAIL', 'them@example.com') RETURNING id`, [orgId]);
+      const [{ id: lineId }] = await query<{ id: string }>(
+        url,
+        `INSERT INTO lines (org_id, type, address) VALUES ($1, 'EMAIL_ACCOUNT', 'us@example.com') RETURNING id`,
+        [orgId],
+      );
+      const [{ id: identityId }] = await query<{ id: string }>(
+        url,
+        `INSERT INTO identities (org_id, kind, value) VALUES ($1, 'EMAIL', 'them@example.com') RETURNING id`,
+        [orgId],
+      );
       const [{ id: threadId }] = await query<{ id: string }>(
-        url, `INSERT INTO threads (org_id, line_id, channel, partner_identity_id, last_message_at) VALUES ($1, $2, 'EMAIL', $3, now()) RETURNING id`,
+        url,
+        `INSERT INTO threads (org_id, line_id, channel, partner_identity_id, last_message_at) VALUES ($1, $2, 'EMAIL', $3, now()) RETURNING id`,
         [orgId, lineId, identityId],
       );
       const [{ id: messageId }] = await query<{ id: string }>(
@@ -168,7 +191,9 @@ describe('migrations under the advisory lock', () => {
 
       await runMigrations(url);
       const rows = await query<{ opened_at: Date; last_fetched_at: Date; counted: boolean; reason: string | null; fetch_count: number; user_agent: string }>(
-        url, `SELECT opened_at, last_fetched_at, counted, reason, fetch_count, user_agent FROM email_opens WHERE message_id = $1 ORDER BY opened_at`, [messageId],
+        url,
+        `SELECT opened_at, last_fetched_at, counted, reason, fetch_count, user_agent FROM email_opens WHERE message_id = $1 ORDER BY opened_at`,
+        [messageId],
       );
       const at = (second: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, second));
       expect(rows).toEqual([
@@ -193,7 +218,8 @@ describe('migrations under the advisory lock', () => {
         [orgId, messageId],
       );
       await runMigrations(url);
-      const usage = async () => (await query<{ used: string }>(url, 'SELECT bytes_used AS used FROM org_attachment_storage WHERE org_id = $1', [orgId]))[0]?.used;
+      const usage = async () =>
+        (await query<{ used: string }>(url, 'SELECT bytes_used AS used FROM org_attachment_storage WHERE org_id = $1', [orgId]))[0]?.used;
       expect(await usage()).toBe('150');
       await query(url, 'DELETE FROM attachments WHERE id = $1', [inserted[0].id]);
       expect(await usage()).toBe('50');
@@ -207,7 +233,11 @@ describe('migrations under the advisory lock', () => {
     it('DeliveryLine: a delivery takes the line of its outbox event while that is kept; others stay null', async () => {
       await downThrough('DeliveryLine1763800540000');
       const [endpoint] = await query<{ id: string; user_id: string; org_id: string }>(url, 'SELECT id, user_id, org_id FROM webhook_endpoints LIMIT 1');
-      const [{ id: lineId }] = await query<{ id: string }>(url, `INSERT INTO lines (org_id, type, address) VALUES ($1, 'PHONE_NUMBER', '+15550009999') RETURNING id`, [endpoint.org_id]);
+      const [{ id: lineId }] = await query<{ id: string }>(
+        url,
+        `INSERT INTO lines (org_id, type, address) VALUES ($1, 'PHONE_NUMBER', '+15550009999') RETURNING id`,
+        [endpoint.org_id],
+      );
       const events = await query<{ id: string }>(
         url,
         `INSERT INTO outbox_events (type, org_id, line_id, data) VALUES ('message.received', $1, $2, '{}'), ('contact.merged', $1, NULL, '{}') RETURNING id`,
@@ -223,7 +253,8 @@ describe('migrations under the advisory lock', () => {
         [endpoint.id, endpoint.user_id, payloadId, [events[0].id, events[1].id, '999999999']],
       );
       await runMigrations(url);
-      const lineOf = async (id: string) => (await query<{ line_id: string | null }>(url, 'SELECT line_id FROM webhook_deliveries WHERE id = $1', [id]))[0].line_id;
+      const lineOf = async (id: string) =>
+        (await query<{ line_id: string | null }>(url, 'SELECT line_id FROM webhook_deliveries WHERE id = $1', [id]))[0].line_id;
       expect([await lineOf(deliveries[0].id), await lineOf(deliveries[1].id), await lineOf(deliveries[2].id)]).toEqual([lineId, null, null]);
       await downThrough('DeliveryLine1763800540000');
       expect(await columns('webhook_deliveries')).not.toContain('line_id');

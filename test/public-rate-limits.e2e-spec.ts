@@ -42,7 +42,11 @@ describe('per-IP limits on the public routes', () => {
   describe('with the connection peer as the client (TRUST_PROXY unset)', () => {
     let t: TestApp;
     beforeAll(async () => {
-      t = await appWith({ PIXEL_RATE_LIMIT: String(PIXEL_LIMIT), ATTACHMENT_RATE_LIMIT: String(ATTACHMENT_LIMIT), PUBLIC_RATE_WINDOW_SECONDS: String(WINDOW_SECONDS) });
+      t = await appWith({
+        PIXEL_RATE_LIMIT: String(PIXEL_LIMIT),
+        ATTACHMENT_RATE_LIMIT: String(ATTACHMENT_LIMIT),
+        PUBLIC_RATE_WINDOW_SECONDS: String(WINDOW_SECONDS),
+      });
     });
     afterAll(async () => {
       await t?.close();

@@ -17,7 +17,11 @@ function limits(limit: number): { rateLimits: RateLimits; client: RedisClient } 
   const config = {
     redisUrl: REDIS_URL,
     queuePrefix: PREFIX,
-    rateLimits: { mcp: { limit, windowSeconds: 60, variable: 'MCP_RATE_LIMIT' }, pixel: { limit: 0, windowSeconds: 60, variable: 'PIXEL_RATE_LIMIT' }, attachment: { limit: 0, windowSeconds: 60, variable: 'ATTACHMENT_RATE_LIMIT' } },
+    rateLimits: {
+      mcp: { limit, windowSeconds: 60, variable: 'MCP_RATE_LIMIT' },
+      pixel: { limit: 0, windowSeconds: 60, variable: 'PIXEL_RATE_LIMIT' },
+      attachment: { limit: 0, windowSeconds: 60, variable: 'ATTACHMENT_RATE_LIMIT' },
+    },
   } as unknown as AppConfig;
   const client = new RedisClient(config);
   return { rateLimits: new RateLimits(client, config), client };
@@ -69,7 +73,9 @@ describe('rate limits: leases of the shared budget', () => {
     // 100 leases of 6, one refused lease given back and asked again exactly, then refused from memory.
     expect(trips).toBeGreaterThanOrEqual(100);
     expect(trips).toBeLessThanOrEqual(104);
-    await expect(rateLimits.consume('mcp', key, 1, 'this API key')).rejects.toThrow(/rate limit reached: this API key may make 600 calls per 60 s \(MCP_RATE_LIMIT\); retry after \d+ s/);
+    await expect(rateLimits.consume('mcp', key, 1, 'this API key')).rejects.toThrow(
+      /rate limit reached: this API key may make 600 calls per 60 s \(MCP_RATE_LIMIT\); retry after \d+ s/,
+    );
   });
 
   it('gives two processes together no more than the limit, and at most a lease less per process', async () => {

@@ -29,13 +29,19 @@ describe('request bodies: read only after authentication', () => {
     s = await createSession(t.admin);
     phone = s.lines.find((l) => l.type === 'PHONE_NUMBER')!.address;
   });
-  afterAll(async () => { await t.close(); });
+  afterAll(async () => {
+    await t.close();
+  });
 
   const BIG = 24 * MB;
   it.each<[string, string, Record<string, string>]>([
     ['/ingest/email/inbound without a token', '/ingest/email/inbound', { 'Content-Type': 'message/rfc822' }],
     ['/ingest/email/inbound with the admin token', '/ingest/email/inbound', { 'Content-Type': 'message/rfc822', Authorization: `Bearer ${ADMIN_TOKEN}` }],
-    ['/ingest/sms/inbound with a wrong token', '/ingest/sms/inbound', { 'Content-Type': 'application/json', Authorization: 'Bearer not-the-ingest-token-012345' }],
+    [
+      '/ingest/sms/inbound with a wrong token',
+      '/ingest/sms/inbound',
+      { 'Content-Type': 'application/json', Authorization: 'Bearer not-the-ingest-token-012345' },
+    ],
     ['/api/mcp without a key', `/${MCP_URL.replace(/^\//, '')}`, { 'Content-Type': 'application/json' }],
     ['/api/mcp with an unknown key', MCP_URL, { 'Content-Type': 'application/json', Authorization: `Bearer csk_${'0'.repeat(48)}` }],
     ['/admin/orgs with a wrong token', '/admin/orgs', { 'Content-Type': 'application/json', Authorization: 'Bearer wrong-admin-token-0123456789' }],
@@ -100,7 +106,10 @@ describe('request bodies: read only after authentication', () => {
     const served = await RawConnection.open(port);
     try {
       served.head('POST', '/ingest/sms/inbound', {
-        'Content-Type': 'application/json', 'Content-Length': body.length, Expect: '100-continue', Authorization: `Bearer ${INGEST_TOKEN}`,
+        'Content-Type': 'application/json',
+        'Content-Length': body.length,
+        Expect: '100-continue',
+        Authorization: `Bearer ${INGEST_TOKEN}`,
       });
       expect((await served.response(5000))?.status).toBe(100);
       served.write(body);
@@ -137,11 +146,21 @@ describe('request bodies: read only after authentication', () => {
     it('a gzip bomb to /ingest/email/inbound (25 KB that would inflate to 25 MB) is 415 naming Content-Encoding', async () => {
       const bomb = gzipSync(Buffer.alloc(25 * MB - 1, 0x61));
       expect(bomb.length).toBeLessThan(100 * 1024);
-      const res = await t.http().post('/ingest/email/inbound').set('Authorization', `Bearer ${INGEST_TOKEN}`)
-        .set('Content-Type', 'message/rfc822').set('Content-Encoding', 'gzip').send(bomb);
+      const res = await t
+        .http()
+        .post('/ingest/email/inbound')
+        .set('Authorization', `Bearer ${INGEST_TOKEN}`)
+        .set('Content-Type', 'message/rfc822')
+        .set('Content-Encoding', 'gzip')
+        .send(bomb);
       expect(res.status).toBe(415);
       expect(res.headers['accept-encoding']).toBe('identity');
-      expect(res.body).toEqual({ statusCode: 415, error: 'Unsupported Media Type', message: 'Content-Encoding gzip is not accepted: send the request body uncompressed', field: 'Content-Encoding' });
+      expect(res.body).toEqual({
+        statusCode: 415,
+        error: 'Unsupported Media Type',
+        message: 'Content-Encoding gzip is not accepted: send the request body uncompressed',
+        field: 'Content-Encoding',
+      });
     });
 
     it.each<[string, (b: Buffer) => Buffer]>([
@@ -151,24 +170,35 @@ describe('request bodies: read only after authentication', () => {
       ['GZip', gzipSync],
     ])('Content-Encoding %s on a JSON route is 415 and stores nothing', async (encoding, compress) => {
       const body = sms();
-      const res = await t.http().post('/ingest/sms/inbound').set('Authorization', `Bearer ${INGEST_TOKEN}`)
-        .set('Content-Type', 'application/json').set('Content-Encoding', encoding).send(compress(Buffer.from(JSON.stringify(body))));
+      const res = await t
+        .http()
+        .post('/ingest/sms/inbound')
+        .set('Authorization', `Bearer ${INGEST_TOKEN}`)
+        .set('Content-Type', 'application/json')
+        .set('Content-Encoding', encoding)
+        .send(compress(Buffer.from(JSON.stringify(body))));
       expect(res.status).toBe(415);
       expect(res.body.message).toContain(`Content-Encoding ${encoding.toLowerCase()}`);
-      const [{ count }] = await t.app.get(DataSource).query('SELECT count(*)::int AS count FROM messages WHERE provider_message_id = $1', [body.providerMessageId]);
+      const [{ count }] = await t.app
+        .get(DataSource)
+        .query('SELECT count(*)::int AS count FROM messages WHERE provider_message_id = $1', [body.providerMessageId]);
       expect(count).toBe(0);
     });
 
     it('Content-Encoding identity is the same as none', async () => {
-      const res = await t.http().post('/ingest/sms/inbound').set('Authorization', `Bearer ${INGEST_TOKEN}`)
-        .set('Content-Encoding', 'identity').send(sms());
+      const res = await t.http().post('/ingest/sms/inbound').set('Authorization', `Bearer ${INGEST_TOKEN}`).set('Content-Encoding', 'identity').send(sms());
       expect(res.status).toBe(201);
     });
 
     it('on /api/mcp: 415 as a JSON-RPC error; without a key: 401 first', async () => {
       const zipped = gzipSync(Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' })));
-      const res = await t.http().post(MCP_URL).set('Authorization', `Bearer ${s.apiKey}`)
-        .set('Content-Type', 'application/json').set('Content-Encoding', 'gzip').send(zipped);
+      const res = await t
+        .http()
+        .post(MCP_URL)
+        .set('Authorization', `Bearer ${s.apiKey}`)
+        .set('Content-Type', 'application/json')
+        .set('Content-Encoding', 'gzip')
+        .send(zipped);
       expect(res.status).toBe(415);
       expect(res.headers['accept-encoding']).toBe('identity');
       expect(res.body).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringContaining('Content-Encoding gzip') } });
@@ -181,19 +211,36 @@ describe('request bodies: read only after authentication', () => {
     const deep = nested(400_000);
 
     it('400,000 levels: 400 naming the limit on /admin and /ingest, and the service keeps answering', async () => {
-      const admin = await t.http().post('/admin/orgs').set('Authorization', `Bearer ${ADMIN_TOKEN}`)
-        .set('Content-Type', 'application/json').send(`{"name":"deep","tier":"PRO","extra":${deep}}`);
+      const admin = await t
+        .http()
+        .post('/admin/orgs')
+        .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
+        .set('Content-Type', 'application/json')
+        .send(`{"name":"deep","tier":"PRO","extra":${deep}}`);
       expect(admin.status).toBe(400);
-      expect(admin.body).toEqual({ statusCode: 400, error: 'Bad Request', message: `the request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`, field: 'body' });
-      const ingest = await t.http().post('/ingest/sms/inbound').set('Authorization', `Bearer ${INGEST_TOKEN}`)
-        .set('Content-Type', 'application/json').send(`{"to":"${phone}","from":"+15550003333","body":"x","providerMessageId":"deep","media":${deep}}`);
+      expect(admin.body).toEqual({
+        statusCode: 400,
+        error: 'Bad Request',
+        message: `the request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`,
+        field: 'body',
+      });
+      const ingest = await t
+        .http()
+        .post('/ingest/sms/inbound')
+        .set('Authorization', `Bearer ${INGEST_TOKEN}`)
+        .set('Content-Type', 'application/json')
+        .send(`{"to":"${phone}","from":"+15550003333","body":"x","providerMessageId":"deep","media":${deep}}`);
       expect(ingest.status).toBe(400);
       expect(ingest.body.message).toContain(String(MAX_JSON_DEPTH));
       expect((await t.http().get('/health')).status).toBe(200);
     });
 
     it('400,000 levels in tools/call arguments: HTTP 400 with -32700 naming the limit', async () => {
-      const res = await t.http().post(MCP_URL).set('Authorization', `Bearer ${s.apiKey}`).set('Content-Type', 'application/json')
+      const res = await t
+        .http()
+        .post(MCP_URL)
+        .set('Authorization', `Bearer ${s.apiKey}`)
+        .set('Content-Type', 'application/json')
         .send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_webhooks","arguments":{"x":${deep}}}}`);
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32700, message: expect.stringContaining(`deeper than ${MAX_JSON_DEPTH} levels`) } });
@@ -205,10 +252,19 @@ describe('request bodies: read only after authentication', () => {
       const ok = await t.http().post(MCP_URL).set('Authorization', `Bearer ${s.apiKey}`).set('Content-Type', 'application/json').send(at(MAX_JSON_DEPTH));
       expect(ok.status).toBe(200);
       expect(ok.body).toEqual({ jsonrpc: '2.0', id: 7, result: {} });
-      const over = await t.http().post(MCP_URL).set('Authorization', `Bearer ${s.apiKey}`).set('Content-Type', 'application/json').send(at(MAX_JSON_DEPTH + 1));
+      const over = await t
+        .http()
+        .post(MCP_URL)
+        .set('Authorization', `Bearer ${s.apiKey}`)
+        .set('Content-Type', 'application/json')
+        .send(at(MAX_JSON_DEPTH + 1));
       expect(over.status).toBe(400);
       expect(over.body.error.code).toBe(-32700);
-      const rest = await t.http().post('/admin/orgs').set('Authorization', `Bearer ${ADMIN_TOKEN}`).set('Content-Type', 'application/json')
+      const rest = await t
+        .http()
+        .post('/admin/orgs')
+        .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
+        .set('Content-Type', 'application/json')
         .send(`{"name":"n","tier":"PRO","extra":${nested(MAX_JSON_DEPTH - 1)}}`);
       expect(rest.status).toBe(400);
       expect(rest.body.message).toMatch(/extra should not exist/);
@@ -265,7 +321,9 @@ describe('request bodies: memory budget and timeouts', () => {
     port = await listen(t.app.getHttpServer());
     s = await createSession(t.admin);
   });
-  afterAll(async () => { await t.close(); });
+  afterAll(async () => {
+    await t.close();
+  });
 
   /** Opens a connection and declares a 20 MB MCP body, sending only `send` bytes of it. */
   async function declareLarge(send: number): Promise<RawConnection> {

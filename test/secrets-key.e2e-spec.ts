@@ -106,7 +106,10 @@ describe('SECRETS_KEY: refusing a key that cannot open stored secrets, and rotat
     try {
       t = await createDeliveryTestApp({ queueTag: 'secrets-setup', env: { DATABASE_URL, SECRETS_KEY: hex(K0) } });
       session = await createSession(t.admin, { lines: ['PHONE_NUMBER'] });
-      ({ endpoint: { id: endpointId }, secret } = await register(t, session.apiKey, { url: `${base}/hook`, events: ['message.received'] }));
+      ({
+        endpoint: { id: endpointId },
+        secret,
+      } = await register(t, session.apiKey, { url: `${base}/hook`, events: ['message.received'] }));
     } finally {
       await closeDeliveryTestApp(t);
     }
@@ -133,7 +136,9 @@ describe('SECRETS_KEY: refusing a key that cannot open stored secrets, and rotat
     expect(result.code).toBe(1);
     expect(result.output).toContain(`SECRETS_KEY (key id ${secretsKeyId(K1)}) cannot open secrets already stored in the database`);
     expect(result.output).toContain(`1 webhook signing secrets (webhook_endpoints.secret_sealed) sealed under key id ${secretsKeyId(K0)}`);
-    expect(result.output).toContain('1 previous webhook signing secrets (24 h after a rotation) (webhook_endpoints.previous_secret_sealed) sealed without a key id');
+    expect(result.output).toContain(
+      '1 previous webhook signing secrets (24 h after a rotation) (webhook_endpoints.previous_secret_sealed) sealed without a key id',
+    );
     expect(result.output).toContain('docs/operations.md');
     expect(result.output).not.toContain('listening on port');
     for (const key of [K0, K1]) expect(result.output).not.toContain(hex(key));
@@ -170,7 +175,9 @@ describe('SECRETS_KEY: refusing a key that cannot open stored secrets, and rotat
       await waitUntil(() => service.output().includes('listening on port') || service.child.exitCode !== null, 'the service to listen', 60_000, 100);
       expect(service.child.exitCode).toBeNull();
       const http = request(`http://127.0.0.1:${port}`);
-      const sms = await http.post('/ingest/sms/inbound').set('Authorization', `Bearer ${INGEST_TOKEN}`)
+      const sms = await http
+        .post('/ingest/sms/inbound')
+        .set('Authorization', `Bearer ${INGEST_TOKEN}`)
         .send({ to: session.lines[0].address, from: partnerPhone(), body: 'after the rotation', providerMessageId: `rot-${randomBytes(4).toString('hex')}` });
       expect(sms.status).toBe(201);
       await receiver.waitFor(1, 30_000);

@@ -3,8 +3,12 @@ import { createSession } from './support/session';
 
 describe('smoke', () => {
   let t: TestApp;
-  beforeAll(async () => { t = await createTestApp(); });
-  afterAll(async () => { await t.close(); });
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
 
   it('boots, seeds a session, and the guard resolves the key', async () => {
     const s = await createSession(t.admin);

@@ -39,9 +39,7 @@ describe('delete_webhook while attempts are being recorded', () => {
       // Every attempt is held by the receiver until one moment, then fails (500) at once.
       const releaseAt = Date.now() + 1500;
       receiver.respond = () => ({ status: 500, delayMs: Math.max(0, releaseAt - Date.now()) });
-      const resent = await Promise.all(
-        Array.from({ length: IN_FLIGHT }, () => callTool(t, s.apiKey, 'resend_webhook_delivery', { deliveryId: original.id })),
-      );
+      const resent = await Promise.all(Array.from({ length: IN_FLIGHT }, () => callTool(t, s.apiKey, 'resend_webhook_delivery', { deliveryId: original.id })));
       expect(resent.filter((r) => r.isError)).toEqual([]);
       await waitUntil(() => receiver.requests.filter((r) => r.url === path).length === IN_FLIGHT, `${IN_FLIGHT} attempts in flight`, 5000);
 
@@ -88,7 +86,10 @@ describe('update_webhook disabling while a burst is being delivered', () => {
       const { endpoint } = await register(t, s.apiKey, { url: `${base}${path}`, events: ['contact.merged'] });
       let n = 0;
       receiver.respond = () => ({ status: ++n % 3 === 0 ? 200 : 500, delayMs: 5 }); // failing runs that successes keep ending
-      await publishAll(t, Array.from({ length: 2000 }, () => fixtureEvent('contact.merged', { orgId: s.orgId, lineId: null })));
+      await publishAll(
+        t,
+        Array.from({ length: 2000 }, () => fixtureEvent('contact.merged', { orgId: s.orgId, lineId: null })),
+      );
       await waitUntil(() => receiver.requests.filter((r) => r.url === path).length >= 100 + round * 50, 'the burst under way', 10_000);
 
       const disabled = await callTool(t, s.apiKey, 'update_webhook', { endpointId: endpoint.id, status: 'disabled' });

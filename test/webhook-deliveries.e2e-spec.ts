@@ -32,7 +32,9 @@ describe('list_webhook_deliveries and resend_webhook_delivery', () => {
     t = await createMcpTestApp();
     s = await createSession(t.admin, { tier: 'POWER' });
   });
-  afterAll(async () => { await t.close(); });
+  afterAll(async () => {
+    await t.close();
+  });
 
   async function newEndpoint(): Promise<string> {
     const { endpoint } = await toolOk(t, s.apiKey, 'register_webhook', { url: hookUrl(), events: ['message.received'] });
@@ -58,9 +60,7 @@ describe('list_webhook_deliveries and resend_webhook_delivery', () => {
     const rows: Array<{ id: string; created_at: Date }> = await t.db.query('SELECT id, created_at FROM webhook_deliveries WHERE endpoint_id = $1', [
       endpointId,
     ]);
-    return rows
-      .sort((a, b) => b.created_at.getTime() - a.created_at.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
-      .map((row) => row.id);
+    return rows.sort((a, b) => b.created_at.getTime() - a.created_at.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)).map((row) => row.id);
   }
 
   const payloadCount = async (): Promise<number> => (await t.db.query('SELECT count(*)::int AS n FROM webhook_payloads'))[0].n;

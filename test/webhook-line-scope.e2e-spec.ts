@@ -21,8 +21,12 @@ interface Target {
 
 describe('webhook tools with a key limited to some lines (LINES)', () => {
   let t: McpTestApp;
-  beforeAll(async () => { t = await createMcpTestApp(); });
-  afterAll(async () => { await t.close(); });
+  beforeAll(async () => {
+    t = await createMcpTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
 
   const phoneOf = (s: Session): SessionLine => s.lines.find((line) => line.type === 'PHONE_NUMBER')!;
   const emailOf = (s: Session): SessionLine => s.lines.find((line) => line.type === 'EMAIL_ACCOUNT')!;
@@ -67,8 +71,7 @@ describe('webhook tools with a key limited to some lines (LINES)', () => {
     return { endpoint, scope, deliveries };
   }
 
-  const listed = async (key: string): Promise<string[]> =>
-    (await toolOk(t, key, 'list_webhooks', {})).endpoints.map((e: { id: string }) => e.id).sort();
+  const listed = async (key: string): Promise<string[]> => (await toolOk(t, key, 'list_webhooks', {})).endpoints.map((e: { id: string }) => e.id).sort();
 
   /** Calls every tool that names an endpoint or a delivery; each must answer the not-found of an unknown id. */
   async function expectHidden(key: string, target: Target): Promise<void> {
@@ -86,7 +89,11 @@ describe('webhook tools with a key limited to some lines (LINES)', () => {
     const { phoneNumbers } = await toolOk(t, key, 'list_phone_numbers', {});
     const { emailAccounts } = await toolOk(t, key, 'list_email_accounts', {});
     const own = [...phoneNumbers, ...emailAccounts][0];
-    if (own) calls.push(['update_webhook', { endpointId: target.id, url: hookUrl(), channelScope: { allChannels: false, channels: [{ channelType: own.channelType, channelId: own.id }] } }]);
+    if (own)
+      calls.push([
+        'update_webhook',
+        { endpointId: target.id, url: hookUrl(), channelScope: { allChannels: false, channels: [{ channelType: own.channelType, channelId: own.id }] } },
+      ]);
     for (const [tool, args] of calls) expect([tool, await toolError(t, key, tool, args)]).toEqual([tool, notFound]);
     expect(await toolError(t, key, 'resend_webhook_delivery', { deliveryId: target.deliveryId })).toBe(`webhook delivery ${target.deliveryId} not found`);
     // The very answers an id that never existed gets: nothing tells a hidden endpoint from none.
@@ -113,7 +120,11 @@ describe('webhook tools with a key limited to some lines (LINES)', () => {
 
     it('list_webhooks shows the LINES key only the endpoint scoped to its line; the unrestricted key all four', async () => {
       expect(await listed(key)).toEqual([targets['its line'].id]);
-      expect(await listed(s.apiKey)).toEqual(Object.values(targets).map((x) => x.id).sort());
+      expect(await listed(s.apiKey)).toEqual(
+        Object.values(targets)
+          .map((x) => x.id)
+          .sort(),
+      );
     });
 
     it.each(HIDDEN)('the endpoint scoped to %s, and its deliveries, are not found by any tool and stay untouched', async (scope) => {
@@ -162,7 +173,7 @@ describe('webhook tools with a key limited to some lines (LINES)', () => {
   });
 
   describe('deliveries made while an endpoint reached other lines', () => {
-    it('an endpoint narrowed to the key\'s line shows it only the deliveries of that line; the others cannot be resent', async () => {
+    it("an endpoint narrowed to the key's line shows it only the deliveries of that line; the others cannot be resent", async () => {
       const s = await createSession(t.admin, { tier: 'POWER', lines: ['EMAIL_ACCOUNT', 'PHONE_NUMBER'] });
       const key = await linesKey(s, [phoneOf(s).address]);
       const { endpoint } = await toolOk(t, s.apiKey, 'register_webhook', { url: hookUrl(), events: ['message.received'] });
@@ -173,7 +184,8 @@ describe('webhook tools with a key limited to some lines (LINES)', () => {
       await toolOk(t, s.apiKey, 'update_webhook', { endpointId: endpoint.id, channelScope: scopeOf(s, 'its line') });
       expect(await listed(key)).toEqual([endpoint.id]);
       // ...but of its log only what happened on the phone line, and it can resend only that.
-      const ids = async (k: string) => (await toolOk(t, k, 'list_webhook_deliveries', { endpointId: endpoint.id })).deliveries.map((d: { id: string }) => d.id).sort();
+      const ids = async (k: string) =>
+        (await toolOk(t, k, 'list_webhook_deliveries', { endpointId: endpoint.id })).deliveries.map((d: { id: string }) => d.id).sort();
       expect(await ids(key)).toEqual([onPhone]);
       for (const hidden of [onEmail, orgWide]) {
         expect(await toolError(t, key, 'resend_webhook_delivery', { deliveryId: hidden })).toBe(`webhook delivery ${hidden} not found`);
@@ -183,9 +195,10 @@ describe('webhook tools with a key limited to some lines (LINES)', () => {
       expect(await ids(key)).toEqual([onPhone, copy.id].sort());
       // The owner's unrestricted key sees the whole log.
       expect(await ids(s.apiKey)).toEqual([onPhone, onEmail, orgWide, copy.id].sort());
-      expect((await t.db.query('SELECT count(*)::int AS n FROM webhook_deliveries WHERE resent_from_id = ANY ($1::uuid[])', [[onEmail, orgWide]]))[0].n).toBe(0);
+      expect((await t.db.query('SELECT count(*)::int AS n FROM webhook_deliveries WHERE resent_from_id = ANY ($1::uuid[])', [[onEmail, orgWide]]))[0].n).toBe(
+        0,
+      );
     });
-
   });
 
   describe('what the key may use is decided afresh at every call', () => {
@@ -230,7 +243,7 @@ describe('webhook tools with a key limited to some lines (LINES)', () => {
       expect(await listed(key)).toContain(phone.id);
     });
 
-    it('a key whose allowlist holds none of the user\'s lines sees no endpoint', async () => {
+    it("a key whose allowlist holds none of the user's lines sees no endpoint", async () => {
       const { s, key, phone, email, both } = await setup();
       const stranger = await linesKey(s, [uniquePhone()]);
       expect(await toolOk(t, stranger, 'list_phone_numbers', {})).toEqual({ phoneNumbers: [] });

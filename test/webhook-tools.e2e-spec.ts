@@ -2,9 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { SecretBox } from '../src/common/secret-box';
 import { createSession, Session, SessionLine, uniqueEmail } from './support/session';
 import { storePayload } from './support/payloads';
-import {
-  callTool, createMcpTestApp, EVENT_KINDS, hookUrl, ISO_MS, McpTestApp, rpc, toolError, toolOk, UUID,
-} from './support/mcp';
+import { callTool, createMcpTestApp, EVENT_KINDS, hookUrl, ISO_MS, McpTestApp, rpc, toolError, toolOk, UUID } from './support/mcp';
 
 type Endpoint = Record<string, any>;
 
@@ -23,8 +21,12 @@ const WEBHOOK_AND_LINE_TOOLS = [
 
 describe('webhook-management tools', () => {
   let t: McpTestApp;
-  beforeAll(async () => { t = await createMcpTestApp(); });
-  afterAll(async () => { await t.close(); });
+  beforeAll(async () => {
+    t = await createMcpTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
 
   const emailOf = (s: Session): SessionLine => s.lines.find((line) => line.type === 'EMAIL_ACCOUNT')!;
   const phoneOf = (s: Session): SessionLine => s.lines.find((line) => line.type === 'PHONE_NUMBER')!;
@@ -135,8 +137,12 @@ describe('webhook-management tools', () => {
 
     describe('refuses bad arguments with isError naming the argument, and stores nothing', () => {
       let s: Session;
-      beforeAll(async () => { s = await createSession(t.admin, { tier: 'POWER' }); });
-      afterEach(async () => { expect(await endpointCount(s.userId)).toBe(0); });
+      beforeAll(async () => {
+        s = await createSession(t.admin, { tier: 'POWER' });
+      });
+      afterEach(async () => {
+        expect(await endpointCount(s.userId)).toBe(0);
+      });
 
       it.each([
         ['events missing', { events: undefined }, 'events is required'],
@@ -177,7 +183,9 @@ describe('webhook-management tools', () => {
 
   describe('channelScope', () => {
     let s: Session;
-    beforeAll(async () => { s = await createSession(t.admin, { tier: 'POWER' }); });
+    beforeAll(async () => {
+      s = await createSession(t.admin, { tier: 'POWER' });
+    });
 
     const channel = (line: SessionLine) => ({ channelType: line.type, channelId: line.id });
 
@@ -185,9 +193,7 @@ describe('webhook-management tools', () => {
       const { endpoint } = await register(s, { channelScope: { allChannels: false, channels: [channel(phoneOf(s)), channel(emailOf(s))] } });
       const expected = [channel(emailOf(s)), channel(phoneOf(s))].sort((a, b) => a.channelId.localeCompare(b.channelId));
       expect(endpoint.channelScope).toEqual({ allChannels: false, channels: expected });
-      expect(await scopeRows(endpoint.id)).toEqual(
-        expected.map((c) => ({ line_id: c.channelId, channel_type: c.channelType })),
-      );
+      expect(await scopeRows(endpoint.id)).toEqual(expected.map((c) => ({ line_id: c.channelId, channel_type: c.channelType })));
       expect((await row(endpoint.id))!.all_channels).toBe(false);
       expect((await toolOk(t, s.apiKey, 'get_webhook', { endpointId: endpoint.id })).endpoint.channelScope).toEqual(endpoint.channelScope);
       await toolOk(t, s.apiKey, 'delete_webhook', { endpointId: endpoint.id });
@@ -200,7 +206,9 @@ describe('webhook-management tools', () => {
     });
 
     describe('refuses scope mistakes, naming the field, and stores nothing', () => {
-      afterEach(async () => { expect(await endpointCount(s.userId)).toBe(0); });
+      afterEach(async () => {
+        expect(await endpointCount(s.userId)).toBe(0);
+      });
 
       it('allChannels false with no channels', async () => {
         expect(await registerError(s, { channelScope: { allChannels: false } })).toBe(
@@ -217,7 +225,7 @@ describe('webhook-management tools', () => {
         );
       });
 
-      it("a line of another org", async () => {
+      it('a line of another org', async () => {
         const other = await createSession(t.admin);
         const foreign = emailOf(other);
         const message = await registerError(s, { channelScope: { allChannels: false, channels: [channel(foreign)] } });
@@ -239,9 +247,7 @@ describe('webhook-management tools', () => {
         const message = await registerError(s, {
           channelScope: { allChannels: false, channels: [{ channelType: 'PHONE_NUMBER', channelId: emailOf(s).id }] },
         });
-        expect(message).toBe(
-          `channelScope.channels[0].channelType: line ${emailOf(s).id} is a EMAIL_ACCOUNT, not a PHONE_NUMBER`,
-        );
+        expect(message).toBe(`channelScope.channels[0].channelType: line ${emailOf(s).id} is a EMAIL_ACCOUNT, not a PHONE_NUMBER`);
       });
 
       it('a deleted line', async () => {
@@ -259,15 +265,18 @@ describe('webhook-management tools', () => {
 
       it('a line id that does not exist', async () => {
         const id = randomUUID();
-        expect(await registerError(s, { channelScope: { allChannels: false, channels: [{ channelType: 'EMAIL_ACCOUNT', channelId: id }] } }))
-          .toContain(id);
+        expect(await registerError(s, { channelScope: { allChannels: false, channels: [{ channelType: 'EMAIL_ACCOUNT', channelId: id }] } })).toContain(id);
       });
 
       it.each([
         ['a channelId that is not an id', [{ channelType: 'EMAIL_ACCOUNT', channelId: 'inbox@example.com' }], 'channelScope.channels[0].channelId'],
         ['an unknown channelType', [{ channelType: 'SMS', channelId: '00000000-0000-4000-8000-000000000000' }], 'channelScope.channels[0].channelType'],
         ['a channel without channelType', [{ channelId: '00000000-0000-4000-8000-000000000000' }], 'channelScope.channels[0].channelType is required'],
-        ['an unknown channel field', [{ channelType: 'EMAIL_ACCOUNT', channelId: '00000000-0000-4000-8000-000000000000', x: 1 }], 'channelScope.channels[0].x is not a known argument'],
+        [
+          'an unknown channel field',
+          [{ channelType: 'EMAIL_ACCOUNT', channelId: '00000000-0000-4000-8000-000000000000', x: 1 }],
+          'channelScope.channels[0].x is not a known argument',
+        ],
         ['channels not an array', { channelType: 'EMAIL_ACCOUNT' }, 'channelScope.channels'],
       ])('%s', async (_, channels, named) => {
         expect(await registerError(s, { channelScope: { allChannels: false, channels } })).toContain(named);
@@ -315,8 +324,9 @@ describe('webhook-management tools', () => {
       expect((await toolOk(t, s.apiKey, 'get_webhook', { endpointId: endpoint.id })).endpoint.channelScope).toEqual(answer.endpoint.channelScope);
 
       // A refused scope leaves the stored one as it was.
-      expect(await toolError(t, s.apiKey, 'update_webhook', { endpointId: endpoint.id, channelScope: { allChannels: false, channels: [] } }))
-        .toContain('channelScope.channels');
+      expect(await toolError(t, s.apiKey, 'update_webhook', { endpointId: endpoint.id, channelScope: { allChannels: false, channels: [] } })).toContain(
+        'channelScope.channels',
+      );
       expect(await stored()).toEqual(sorted(email, phone));
       await toolOk(t, s.apiKey, 'delete_webhook', { endpointId: endpoint.id });
     });
@@ -544,10 +554,7 @@ describe('webhook-management tools', () => {
       expect(await row(endpoint.id)).toMatchObject({ status: 'disabled', disabled_reason: 'disabled with update_webhook' });
       expect((await toolOk(t, s.apiKey, 'get_webhook', { endpointId: endpoint.id })).endpoint.status).toBe('disabled');
 
-      await t.db.query(
-        "UPDATE webhook_endpoints SET consecutive_failures = 5, failing_since = now() - interval '3 hours' WHERE id = $1",
-        [endpoint.id],
-      );
+      await t.db.query("UPDATE webhook_endpoints SET consecutive_failures = 5, failing_since = now() - interval '3 hours' WHERE id = $1", [endpoint.id]);
       // Disabling again keeps it disabled and touches nothing else.
       await toolOk(t, s.apiKey, 'update_webhook', { endpointId: endpoint.id, status: 'disabled' });
       expect(await row(endpoint.id)).toMatchObject({ status: 'disabled', consecutive_failures: 5 });
@@ -571,10 +578,9 @@ describe('webhook-management tools', () => {
       expect(rotated.secret).not.toBe(first);
       expect(rotated.endpoint).toEqual({ ...endpoint, updatedAt: expect.stringMatching(ISO_MS) });
 
-      const stored = await t.db.query(
-        'SELECT secret_sealed, previous_secret_sealed, previous_secret_expires_at FROM webhook_endpoints WHERE id = $1',
-        [endpoint.id],
-      );
+      const stored = await t.db.query('SELECT secret_sealed, previous_secret_sealed, previous_secret_expires_at FROM webhook_endpoints WHERE id = $1', [
+        endpoint.id,
+      ]);
       const { secret_sealed: current, previous_secret_sealed: previous, previous_secret_expires_at: expires } = stored[0];
       expect(box.open(current)).toBe(rotated.secret);
       expect(box.open(previous)).toBe(first);
@@ -617,7 +623,7 @@ describe('webhook-management tools', () => {
     });
   });
 
-  describe('ownership: another user\'s ids read as not found', () => {
+  describe("ownership: another user's ids read as not found", () => {
     let me: Session;
     let colleague: Session;
     let stranger: Session;
@@ -628,7 +634,10 @@ describe('webhook-management tools', () => {
       colleague = await createSession(t.admin, { orgId: me.orgId });
       stranger = await createSession(t.admin);
       await register(me);
-      for (const [who, session] of [['colleague', colleague], ['stranger', stranger]] as const) {
+      for (const [who, session] of [
+        ['colleague', colleague],
+        ['stranger', stranger],
+      ] as const) {
         const { endpoint } = await register(session);
         const deliveryId = await insertDelivery(endpoint.id, session.userId);
         const [{ secret_sealed: sealed }] = await t.db.query('SELECT secret_sealed FROM webhook_endpoints WHERE id = $1', [endpoint.id]);
@@ -656,14 +665,12 @@ describe('webhook-management tools', () => {
 
     it.each(['colleague', 'stranger'])("the %s's delivery cannot be resent", async (who) => {
       const other = theirs.find((x) => x.who === who)!;
-      expect(await toolError(t, me.apiKey, 'resend_webhook_delivery', { deliveryId: other.deliveryId })).toBe(
-        `webhook delivery ${other.deliveryId} not found`,
-      );
+      expect(await toolError(t, me.apiKey, 'resend_webhook_delivery', { deliveryId: other.deliveryId })).toBe(`webhook delivery ${other.deliveryId} not found`);
       const [{ count }] = await t.db.query('SELECT count(*)::int AS count FROM webhook_deliveries WHERE endpoint_id = $1', [other.endpoint.id]);
       expect(count).toBe(1);
     });
 
-    it('list_webhooks shows only the caller\'s own endpoints', async () => {
+    it("list_webhooks shows only the caller's own endpoints", async () => {
       const mine = await toolOk(t, me.apiKey, 'list_webhooks', {});
       expect(mine.endpoints).toHaveLength(1);
       expect(mine.endpoints.map((e: Endpoint) => e.id)).not.toContain(theirs[0].endpoint.id);

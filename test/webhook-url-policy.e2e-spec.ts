@@ -49,7 +49,9 @@ describe('URL policy at registration', () => {
   describe('production (https only, no allowlist)', () => {
     let t: McpTestApp;
     let s: Session;
-    beforeAll(async () => { ({ t, s } = await setUp({ APP_ENV: 'production', WEBHOOK_ALLOWED_CIDRS: '' })); });
+    beforeAll(async () => {
+      ({ t, s } = await setUp({ APP_ENV: 'production', WEBHOOK_ALLOWED_CIDRS: '' }));
+    });
     afterAll(async () => {
       // Nothing of the forbidden corpus was stored; the allowed corpus was.
       expect(await endpointCount(t, s)).toBe(ALLOWED_URLS.length);
@@ -93,23 +95,21 @@ describe('URL policy at registration', () => {
   describe('development (http:// accepted too)', () => {
     let t: McpTestApp;
     let s: Session;
-    beforeAll(async () => { ({ t, s } = await setUp({ APP_ENV: 'development', WEBHOOK_ALLOWED_CIDRS: '' })); });
-    afterAll(async () => { await t.close(); });
+    beforeAll(async () => {
+      ({ t, s } = await setUp({ APP_ENV: 'development', WEBHOOK_ALLOWED_CIDRS: '' }));
+    });
+    afterAll(async () => {
+      await t.close();
+    });
 
-    it.each(FORBIDDEN_URLS.filter((item) => item.reason === 'http').map((item) => [item.url, item] as const))(
-      'accepts %s',
-      async (_, item) => {
-        const { endpoint } = await toolOk(t, s.apiKey, 'register_webhook', { url: item.url, events: ['message.received'] });
-        expect(endpoint.url).toBe(item.url);
-      },
-    );
+    it.each(FORBIDDEN_URLS.filter((item) => item.reason === 'http').map((item) => [item.url, item] as const))('accepts %s', async (_, item) => {
+      const { endpoint } = await toolOk(t, s.apiKey, 'register_webhook', { url: item.url, events: ['message.received'] });
+      expect(endpoint.url).toBe(item.url);
+    });
 
-    it.each(refusedWith({ allowHttp: true, loopbackAllowed: false }).map((item) => [label(item), item] as const))(
-      'still refuses %s',
-      async (_, item) => {
-        expect(await toolError(t, s.apiKey, 'register_webhook', { url: item.url, events: ['message.received'] })).toMatch(/\burl\b/);
-      },
-    );
+    it.each(refusedWith({ allowHttp: true, loopbackAllowed: false }).map((item) => [label(item), item] as const))('still refuses %s', async (_, item) => {
+      expect(await toolError(t, s.apiKey, 'register_webhook', { url: item.url, events: ['message.received'] })).toMatch(/\burl\b/);
+    });
 
     it('still refuses http:// to a loopback or private address', async () => {
       for (const url of ['http://127.0.0.1:3000/hook', 'http://localhost/hook', 'http://192.168.1.1/']) {
@@ -121,33 +121,29 @@ describe('URL policy at registration', () => {
   describe('production with WEBHOOK_ALLOWED_CIDRS=127.0.0.0/8', () => {
     let t: McpTestApp;
     let s: Session;
-    beforeAll(async () => { ({ t, s } = await setUp({ APP_ENV: 'production', WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8' })); });
-    afterAll(async () => { await t.close(); });
+    beforeAll(async () => {
+      ({ t, s } = await setUp({ APP_ENV: 'production', WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8' }));
+    });
+    afterAll(async () => {
+      await t.close();
+    });
 
     it('accepts https://127.0.0.1', async () => {
       const { endpoint } = await toolOk(t, s.apiKey, 'register_webhook', { url: 'https://127.0.0.1:8443/hook', events: ['message.received'] });
       expect(endpoint.url).toBe('https://127.0.0.1:8443/hook');
     });
 
-    it.each(FORBIDDEN_URLS.filter((item) => item.loopback).map((item) => [label(item), item] as const))(
-      'accepts the loopback form %s',
-      async (_, item) => {
-        const { endpoint } = await toolOk(t, s.apiKey, 'register_webhook', { url: item.url, events: ['message.received'] });
-        expect(endpoint.status).toBe('active');
-      },
-    );
+    it.each(FORBIDDEN_URLS.filter((item) => item.loopback).map((item) => [label(item), item] as const))('accepts the loopback form %s', async (_, item) => {
+      const { endpoint } = await toolOk(t, s.apiKey, 'register_webhook', { url: item.url, events: ['message.received'] });
+      expect(endpoint.status).toBe('active');
+    });
 
-    it.each(refusedWith({ allowHttp: false, loopbackAllowed: true }).map((item) => [label(item), item] as const))(
-      'still refuses %s',
-      async (_, item) => {
-        expect(await toolError(t, s.apiKey, 'register_webhook', { url: item.url, events: ['message.received'] })).toMatch(/\burl\b/);
-      },
-    );
+    it.each(refusedWith({ allowHttp: false, loopbackAllowed: true }).map((item) => [label(item), item] as const))('still refuses %s', async (_, item) => {
+      expect(await toolError(t, s.apiKey, 'register_webhook', { url: item.url, events: ['message.received'] })).toMatch(/\burl\b/);
+    });
 
     it('still refuses http:// to 127.0.0.1 (https only outside development)', async () => {
-      expect(await toolError(t, s.apiKey, 'register_webhook', { url: 'http://127.0.0.1/hook', events: ['message.received'] })).toContain(
-        'url must use https',
-      );
+      expect(await toolError(t, s.apiKey, 'register_webhook', { url: 'http://127.0.0.1/hook', events: ['message.received'] })).toContain('url must use https');
     });
   });
 });

@@ -44,8 +44,22 @@ describe('text that PostgreSQL would refuse (U+0000, lone surrogates)', () => {
   describe('REST: 400 naming the field', () => {
     it.each([
       ['an admin body value', '/admin/orgs', ADMIN_TOKEN, { name: 'Acme\u0000', tier: 'PRO' }, 'name', 'name contains U+0000 (NUL), which is not allowed'],
-      ['a lone surrogate in an admin body', '/admin/orgs', ADMIN_TOKEN, { name: 'Acme \ud800', tier: 'PRO' }, 'name', 'name contains a lone UTF-16 surrogate, which is not well-formed Unicode'],
-      ['a property name', '/admin/orgs', ADMIN_TOKEN, { name: 'Acme', tier: 'PRO', 'x\u0000': 1 }, '["x\\u0000"]', '["x\\u0000"]: the property name contains U+0000 (NUL), which is not allowed'],
+      [
+        'a lone surrogate in an admin body',
+        '/admin/orgs',
+        ADMIN_TOKEN,
+        { name: 'Acme \ud800', tier: 'PRO' },
+        'name',
+        'name contains a lone UTF-16 surrogate, which is not well-formed Unicode',
+      ],
+      [
+        'a property name',
+        '/admin/orgs',
+        ADMIN_TOKEN,
+        { name: 'Acme', tier: 'PRO', 'x\u0000': 1 },
+        '["x\\u0000"]',
+        '["x\\u0000"]: the property name contains U+0000 (NUL), which is not allowed',
+      ],
     ])('%s', async (_, path, token, body, field, message) => {
       const res = await postJson(path, token, body);
       expect(res.status).toBe(400);
@@ -53,9 +67,15 @@ describe('text that PostgreSQL would refuse (U+0000, lone surrogates)', () => {
     });
 
     it('a nested admin value (an API key allowlist entry)', async () => {
-      const res = await postJson(`/admin/users/${s.userId}/api-keys`, ADMIN_TOKEN, { name: 'k', channelAccess: { mode: 'LINES', lines: [phone.address, '\ud83d'] } });
+      const res = await postJson(`/admin/users/${s.userId}/api-keys`, ADMIN_TOKEN, {
+        name: 'k',
+        channelAccess: { mode: 'LINES', lines: [phone.address, '\ud83d'] },
+      });
       expect(res.status).toBe(400);
-      expect(res.body).toMatchObject({ field: 'channelAccess.lines[1]', message: expect.stringMatching(/^channelAccess\.lines\[1\] contains a lone UTF-16 surrogate/) });
+      expect(res.body).toMatchObject({
+        field: 'channelAccess.lines[1]',
+        message: expect.stringMatching(/^channelAccess\.lines\[1\] contains a lone UTF-16 surrogate/),
+      });
     });
 
     it('a query parameter and a route parameter', async () => {
@@ -68,7 +88,11 @@ describe('text that PostgreSQL would refuse (U+0000, lone surrogates)', () => {
     });
 
     it('authentication still comes first: 401 without a token', async () => {
-      const res = await m.http().post('/admin/orgs').set('Content-Type', 'application/json').send(JSON.stringify({ name: '\u0000' }));
+      const res = await m
+        .http()
+        .post('/admin/orgs')
+        .set('Content-Type', 'application/json')
+        .send(JSON.stringify({ name: '\u0000' }));
       expect(res.status).toBe(401);
     });
 
@@ -78,7 +102,10 @@ describe('text that PostgreSQL would refuse (U+0000, lone surrogates)', () => {
       expect(body.status).toBe(400);
       expect(body.body).toMatchObject({ field: 'body', message: 'body contains U+0000 (NUL), which is not allowed' });
       const media = await postJson('/ingest/sms/inbound', INGEST_TOKEN, {
-        to: phone.address, from: uniquePhone(), body: 'see photo', providerMessageId,
+        to: phone.address,
+        from: uniquePhone(),
+        body: 'see photo',
+        providerMessageId,
         media: [{ filename: 'photo\ud800.png', mimeType: 'image/png', contentBase64: Buffer.from('png').toString('base64') }],
       });
       expect(media.status).toBe(400);
@@ -152,7 +179,9 @@ describe('text that PostgreSQL would refuse (U+0000, lone surrogates)', () => {
     });
 
     it('a property name in the arguments', async () => {
-      expect(await toolError(m, s.apiKey, 'list_threads', { 'x\u0000': 1 })).toBe('invalid arguments: ["x\\u0000"]: the property name contains U+0000 (NUL), which is not allowed');
+      expect(await toolError(m, s.apiKey, 'list_threads', { 'x\u0000': 1 })).toBe(
+        'invalid arguments: ["x\\u0000"]: the property name contains U+0000 (NUL), which is not allowed',
+      );
     });
   });
 
@@ -225,11 +254,23 @@ describe('text that PostgreSQL would refuse (U+0000, lone surrogates)', () => {
     it('lone surrogates from UTF-16 encoded-words become U+FFFD', async () => {
       const id = randomBytes(4).toString('hex');
       const raw = [
-        `From: ${halfPair('Ann')} <ann.${id}@x.example>`, `To: ${email.address}`, `Subject: ${halfPair('Hello')}`, `Message-ID: <half-${id}@x.example>`,
-        'Content-Type: multipart/mixed; boundary=zz', '',
-        '--zz', 'Content-Type: text/plain', '', 'body',
-        '--zz', 'Content-Type: application/octet-stream', `Content-Disposition: attachment; filename="${halfPair('scan')}"`, '', 'x',
-        '--zz--', '',
+        `From: ${halfPair('Ann')} <ann.${id}@x.example>`,
+        `To: ${email.address}`,
+        `Subject: ${halfPair('Hello')}`,
+        `Message-ID: <half-${id}@x.example>`,
+        'Content-Type: multipart/mixed; boundary=zz',
+        '',
+        '--zz',
+        'Content-Type: text/plain',
+        '',
+        'body',
+        '--zz',
+        'Content-Type: application/octet-stream',
+        `Content-Disposition: attachment; filename="${halfPair('scan')}"`,
+        '',
+        'x',
+        '--zz--',
+        '',
       ].join('\r\n');
       const res = await postEmail(Buffer.from(raw));
       expect(res.status).toBe(201);
@@ -242,16 +283,39 @@ describe('text that PostgreSQL would refuse (U+0000, lone surrogates)', () => {
     it('an invite whose SUMMARY holds U+0000 is extracted, its calendar event stored without it', async () => {
       const id = randomBytes(4).toString('hex');
       const ics = [
-        'BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//t//t//EN', 'METHOD:REQUEST', 'BEGIN:VEVENT', `UID:nul-${id}`,
-        'DTSTAMP:20260201T090000Z', 'DTSTART:20260301T090000Z', 'DTEND:20260301T100000Z', 'SUMMARY:Stand\u0000up', 'END:VEVENT', 'END:VCALENDAR', '',
+        'BEGIN:VCALENDAR',
+        'VERSION:2.0',
+        'PRODID:-//t//t//EN',
+        'METHOD:REQUEST',
+        'BEGIN:VEVENT',
+        `UID:nul-${id}`,
+        'DTSTAMP:20260201T090000Z',
+        'DTSTART:20260301T090000Z',
+        'DTEND:20260301T100000Z',
+        'SUMMARY:Stand\u0000up',
+        'END:VEVENT',
+        'END:VCALENDAR',
+        '',
       ].join('\r\n');
       const raw = [
-        `From: cal.${id}@x.example`, `To: ${email.address}`, 'Subject: invite', `Message-ID: <ics-${id}@x.example>`,
-        'Content-Type: multipart/mixed; boundary=zz', '',
-        '--zz', 'Content-Type: text/plain', '', 'see invite',
-        '--zz', 'Content-Type: text/calendar; method=REQUEST', 'Content-Disposition: attachment; filename="invite.ics"', 'Content-Transfer-Encoding: base64', '',
+        `From: cal.${id}@x.example`,
+        `To: ${email.address}`,
+        'Subject: invite',
+        `Message-ID: <ics-${id}@x.example>`,
+        'Content-Type: multipart/mixed; boundary=zz',
+        '',
+        '--zz',
+        'Content-Type: text/plain',
+        '',
+        'see invite',
+        '--zz',
+        'Content-Type: text/calendar; method=REQUEST',
+        'Content-Disposition: attachment; filename="invite.ics"',
+        'Content-Transfer-Encoding: base64',
+        '',
         Buffer.from(ics).toString('base64'),
-        '--zz--', '',
+        '--zz--',
+        '',
       ].join('\r\n');
       const res = await postEmail(Buffer.from(raw));
       expect(res.status).toBe(201);
@@ -266,7 +330,9 @@ describe('text that PostgreSQL would refuse (U+0000, lone surrogates)', () => {
         await new Promise((r) => setTimeout(r, 50));
       }
       expect(status).toBe('extracted');
-      expect(await m.db.query('SELECT uid, summary FROM calendar_events WHERE attachment_id = $1', [attachmentId])).toEqual([{ uid: `nul-${id}`, summary: 'Standup' }]);
+      expect(await m.db.query('SELECT uid, summary FROM calendar_events WHERE attachment_id = $1', [attachmentId])).toEqual([
+        { uid: `nul-${id}`, summary: 'Standup' },
+      ]);
     });
   });
 });

@@ -5,7 +5,10 @@ import { Pool } from 'undici';
 export class Http {
   readonly pool: Pool;
 
-  constructor(readonly baseUrl: string, connections = 8) {
+  constructor(
+    readonly baseUrl: string,
+    connections = 8,
+  ) {
     this.pool = new Pool(baseUrl, { connections, keepAliveTimeout: 30_000 });
   }
 
@@ -58,7 +61,11 @@ export class ServiceApi {
   readonly http: Http;
   private rpcId = 1;
 
-  constructor(baseUrl: string, private readonly adminToken: string, readonly ingestToken: string) {
+  constructor(
+    baseUrl: string,
+    private readonly adminToken: string,
+    readonly ingestToken: string,
+  ) {
     this.http = new Http(baseUrl, 16);
   }
 
@@ -92,12 +99,10 @@ export class ServiceApi {
 
   /** tools/call over raw JSON-RPC; throws on a protocol error or a tool error. */
   async tool<T>(apiKey: string, name: string, args: Record<string, unknown>): Promise<T> {
-    const answer = await this.http.json<{ result?: { structuredContent?: T; isError?: boolean; content?: Array<{ text: string }> }; error?: { message: string } }>(
-      'POST',
-      '/api/mcp',
-      apiKey,
-      { jsonrpc: '2.0', id: this.rpcId++, method: 'tools/call', params: { name, arguments: args } },
-    );
+    const answer = await this.http.json<{
+      result?: { structuredContent?: T; isError?: boolean; content?: Array<{ text: string }> };
+      error?: { message: string };
+    }>('POST', '/api/mcp', apiKey, { jsonrpc: '2.0', id: this.rpcId++, method: 'tools/call', params: { name, arguments: args } });
     if (answer.error) throw new Error(`${name}: JSON-RPC error ${answer.error.message}`);
     if (!answer.result || answer.result.isError) throw new Error(`${name} failed: ${answer.result?.content?.[0]?.text}`);
     return answer.result.structuredContent as T;

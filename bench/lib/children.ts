@@ -134,7 +134,7 @@ export function installSignalHandlers(): void {
   // cleanup runs to its end and the process exits with an error.
   const onFatal = (error: unknown) => {
     if (cleaning) return; // already stopping: errors of the interrupted scenario are expected
-    log(`fatal: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+    log(`fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     void cleanupAll().finally(() => process.exit(1));
   };
   process.on('uncaughtException', onFatal);

@@ -63,11 +63,16 @@ export class Receiver {
   }
 
   static async start(root: string, ports: number, failOkEvery: number): Promise<Receiver> {
-    const child = forkTs('receiver', join(root, 'bench/receiver.ts'), {
-      ...process.env,
-      RECEIVER_PORTS: String(ports),
-      FAIL_OK_EVERY: String(failOkEvery),
-    }, root);
+    const child = forkTs(
+      'receiver',
+      join(root, 'bench/receiver.ts'),
+      {
+        ...process.env,
+        RECEIVER_PORTS: String(ports),
+        FAIL_OK_EVERY: String(failOkEvery),
+      },
+      root,
+    );
     const receiver = new Receiver(child);
     await waitUntil('the receiver to listen', async () => receiver.ports.length === ports || child.exitCode !== undefined, 30_000, 50);
     if (child.exitCode !== undefined) throw new Error(`the receiver exited (${child.exitCode}); see ${child.logFile}`);

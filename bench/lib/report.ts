@@ -32,7 +32,9 @@ export function boundBy(cpu: CpuReport, cores: number): string {
     .filter(([, v]) => Number.isFinite(v) && v >= 0.02)
     .sort((a, b) => b[1] - a[1])
     .map(([name, v]) => `${name} ${v.toFixed(2)}`);
-  const ours = Object.entries(cpu.cores).filter(([name, v]) => name !== 'redis' && Number.isFinite(v)).reduce((a, [, v]) => a + v, 0);
+  const ours = Object.entries(cpu.cores)
+    .filter(([name, v]) => name !== 'redis' && Number.isFinite(v))
+    .reduce((a, [, v]) => a + v, 0);
   const others = Math.max(0, cpu.machineBusy * cores - ours - (Number.isFinite(cpu.cores.redis) ? cpu.cores.redis : 0));
   parts.push(
     `The machine's ${cores} cores were ${busy.toFixed(0)} % busy over the window` +
@@ -45,13 +47,15 @@ export function boundBy(cpu: CpuReport, cores: number): string {
   if (cpu.waits.length) {
     parts.push(
       `PostgreSQL: on average ${cpu.activeBackends.toFixed(1)} of our backends active; what they were doing: ` +
-        cpu.waits.map((w) => `${w.event} ${(w.share * 100).toFixed(0)} %`).join(', ') + '.',
+        cpu.waits.map((w) => `${w.event} ${(w.share * 100).toFixed(0)} %`).join(', ') +
+        '.',
     );
   }
   if (cpu.lockedQueries.length) {
     parts.push(
       'Statements seen waiting on a row or transaction lock: ' +
-        cpu.lockedQueries.map((q) => `\`${q.query.replace(/`/g, "'")}…\` ${(q.share * 100).toFixed(0)} %`).join('; ') + '.',
+        cpu.lockedQueries.map((q) => `\`${q.query.replace(/`/g, "'")}…\` ${(q.share * 100).toFixed(0)} %`).join('; ') +
+        '.',
     );
   }
   return parts.join(' ');
@@ -79,7 +83,9 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
       'Do not edit by hand: change the harness or rerun it.',
     '',
   );
-  out.push(`- **Date:** ${results.startedAt.toISOString()} (took ${Math.round(((results.finishedAt ?? new Date()).getTime() - results.startedAt.getTime()) / 1000)} s)`);
+  out.push(
+    `- **Date:** ${results.startedAt.toISOString()} (took ${Math.round(((results.finishedAt ?? new Date()).getTime() - results.startedAt.getTime()) / 1000)} s)`,
+  );
   out.push(`- **Command:** \`${options.command}\``);
   out.push(`- **Run:** ${options.quick ? '**quick** (short windows: figures are indicative only)' : 'full'}; scenarios ${options.scenarios.join(', ')}`);
   out.push('');
@@ -106,14 +112,24 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
   out.push('## Summary', '');
   out.push('| Scenario | Figure | Target | Measured | Status |', '|---|---|---|---|---|');
   if (s1) {
-    out.push(`| 1 Delivery throughput | sustained deliveries/s (${s1.endpoints} endpoints) | ≥ ${fmtNum(TARGETS.deliveriesPerSec)} | ${fmtNum(s1.saturation.deliveriesPerSec)} | ${status(s1.saturation.deliveriesPerSec >= TARGETS.deliveriesPerSec)} |`);
-    out.push(`| 1 | ratio to the same-run limit (bare client: ${fmtNum(s1.bare.postsPerSec)} POST/s) | reported | ${fmtPct(s1.saturation.deliveriesPerSec / s1.bare.postsPerSec)} | — |`);
-    out.push(`| 1 | p99 commit → receiver at ${s1.fixed.rate} events/s (${fmtNum(s1.fixed.rate * s1.endpoints)} deliveries/s offered) | ≤ ${TARGETS.p99Ms} ms | ${fmtMs(s1.fixed.latency.p99)} | ${status(s1.fixed.latency.p99 <= TARGETS.p99Ms)} |`);
-    out.push(`| 1 | p99 commit → receiver at ${s1.sustainable.rate} events/s (half the saturation rate) | reported | ${fmtMs(s1.sustainable.latency.p99)} (p50 ${fmtMs(s1.sustainable.latency.p50)}) | — |`);
+    out.push(
+      `| 1 Delivery throughput | sustained deliveries/s (${s1.endpoints} endpoints) | ≥ ${fmtNum(TARGETS.deliveriesPerSec)} | ${fmtNum(s1.saturation.deliveriesPerSec)} | ${status(s1.saturation.deliveriesPerSec >= TARGETS.deliveriesPerSec)} |`,
+    );
+    out.push(
+      `| 1 | ratio to the same-run limit (bare client: ${fmtNum(s1.bare.postsPerSec)} POST/s) | reported | ${fmtPct(s1.saturation.deliveriesPerSec / s1.bare.postsPerSec)} | — |`,
+    );
+    out.push(
+      `| 1 | p99 commit → receiver at ${s1.fixed.rate} events/s (${fmtNum(s1.fixed.rate * s1.endpoints)} deliveries/s offered) | ≤ ${TARGETS.p99Ms} ms | ${fmtMs(s1.fixed.latency.p99)} | ${status(s1.fixed.latency.p99 <= TARGETS.p99Ms)} |`,
+    );
+    out.push(
+      `| 1 | p99 commit → receiver at ${s1.sustainable.rate} events/s (half the saturation rate) | reported | ${fmtMs(s1.sustainable.latency.p99)} (p50 ${fmtMs(s1.sustainable.latency.p50)}) | — |`,
+    );
   }
   if (s2) {
     for (const p of s2.passes) {
-      out.push(`| 2 Failure isolation | healthy half, other half ${p.kind === 'fail' ? 'answering 500' : `hanging past ${fmtNum(s2.timeoutMs)} ms`} | ≥ 80 % | ${fmtPct(p.ratio)} | ${status(p.ratio >= TARGETS.isolationRatio)} |`);
+      out.push(
+        `| 2 Failure isolation | healthy half, other half ${p.kind === 'fail' ? 'answering 500' : `hanging past ${fmtNum(s2.timeoutMs)} ms`} | ≥ 80 % | ${fmtPct(p.ratio)} | ${status(p.ratio >= TARGETS.isolationRatio)} |`,
+      );
     }
   }
   if (s3) {
@@ -121,20 +137,30 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
     const sdk = bestBy(s3.levels, 'sdk');
     if (raw) {
       const bare = bareAt(s3.levels, raw.concurrency);
-      out.push(`| 3 Tool endpoint | best req/s, raw HTTP (c=${raw.concurrency}) | ≥ ${fmtNum(TARGETS.toolReqPerSec)} | ${fmtNum(raw.reqPerSec)} | ${status(raw.reqPerSec >= TARGETS.toolReqPerSec)} |`);
-      if (bare) out.push(`| 3 | raw HTTP ÷ bare Nest route at c=${raw.concurrency} (${fmtNum(bare.reqPerSec)} req/s) | ≥ 50 % | ${fmtPct(raw.reqPerSec / bare.reqPerSec)} | ${status(raw.reqPerSec / bare.reqPerSec >= TARGETS.toolRatio)} |`);
+      out.push(
+        `| 3 Tool endpoint | best req/s, raw HTTP (c=${raw.concurrency}) | ≥ ${fmtNum(TARGETS.toolReqPerSec)} | ${fmtNum(raw.reqPerSec)} | ${status(raw.reqPerSec >= TARGETS.toolReqPerSec)} |`,
+      );
+      if (bare)
+        out.push(
+          `| 3 | raw HTTP ÷ bare Nest route at c=${raw.concurrency} (${fmtNum(bare.reqPerSec)} req/s) | ≥ 50 % | ${fmtPct(raw.reqPerSec / bare.reqPerSec)} | ${status(raw.reqPerSec / bare.reqPerSec >= TARGETS.toolRatio)} |`,
+        );
     }
     if (sdk) {
       const bare = bareAt(s3.levels, sdk.concurrency);
-      out.push(`| 3 | best req/s, official MCP SDK client (c=${sdk.concurrency}) | ≥ ${fmtNum(TARGETS.toolReqPerSec)} | ${fmtNum(sdk.reqPerSec)}${bare ? ` (${fmtPct(sdk.reqPerSec / bare.reqPerSec)} of bare)` : ''} | ${status(sdk.reqPerSec >= TARGETS.toolReqPerSec)} |`);
+      out.push(
+        `| 3 | best req/s, official MCP SDK client (c=${sdk.concurrency}) | ≥ ${fmtNum(TARGETS.toolReqPerSec)} | ${fmtNum(sdk.reqPerSec)}${bare ? ` (${fmtPct(sdk.reqPerSec / bare.reqPerSec)} of bare)` : ''} | ${status(sdk.reqPerSec >= TARGETS.toolReqPerSec)} |`,
+      );
     }
   }
   if (s4) {
     const scaled = s4.target !== 100_000 ? ` (${fmtNum(s4.target)}-delivery backlog; the target is for 100,000)` : '';
-    out.push(`| 4 Backlog memory | worker RSS with ${fmtNum(s4.waiting)} deliveries waiting${scaled} | ≤ 400 MB | ${fmtMb(s4.worker.rss)} (peak ${fmtMb(s4.worker.hwm)}) | ${s4.complete ? status(s4.worker.rss <= TARGETS.workerRssBytes) : '**incomplete**'} |`);
+    out.push(
+      `| 4 Backlog memory | worker RSS with ${fmtNum(s4.waiting)} deliveries waiting${scaled} | ≤ 400 MB | ${fmtMb(s4.worker.rss)} (peak ${fmtMb(s4.worker.hwm)}) | ${s4.complete ? status(s4.worker.rss <= TARGETS.workerRssBytes) : '**incomplete**'} |`,
+    );
     out.push(`| 4 | API RSS | reported | ${fmtMb(s4.api.rss)} (peak ${fmtMb(s4.api.hwm)}) | — |`);
   }
-  for (const e of results.errors) out.push(`| ${e.scenario} | **failed to run** | | ${e.message.split('\n')[0].replace(/\|/g, '\\|').slice(0, 160)} | **error** |`);
+  for (const e of results.errors)
+    out.push(`| ${e.scenario} | **failed to run** | | ${e.message.split('\n')[0].replace(/\|/g, '\\|').slice(0, 160)} | **error** |`);
   out.push('', '![Throughput against its limit, latency percentiles against 250 ms, worker memory against 400 MB](benchmarks.svg)', '');
 
   // ---- scenario 1 ----
@@ -146,7 +172,7 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
         `(registered with \`register_webhook\` by ${s1.users} users who all see the line, mode \`${options.mode}\`, ${options.smsBytes}-byte SMS). ` +
         `The worker (\`DELIVERY_CONCURRENCY=${s1.deliveryConcurrency}\`) signs and POSTs each delivery to the receiver, ` +
         'which listens on one port per endpoint (each endpoint its own origin, as with real subscribers), verifies every signature ' +
-        'with the project\'s receiver helper and records the envelope id, `createdAt` and its arrival time.',
+        "with the project's receiver helper and records the envelope id, `createdAt` and its arrival time.",
       '',
     );
     out.push(
@@ -159,7 +185,15 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
     out.push('| Pass | deliveries/s (2xx) | attempts/s | ingest events/s | p50 | p95 | p99 | cores used |', '|---|---|---|---|---|---|---|---|');
     out.push(satRow('saturation', s1.saturation));
     out.push('');
-    out.push(fixedPassText('Pass 2, at half the saturation rate', s1.sustainable, s1.endpoints, 'the event rate this run sustains, halved: latency where the service keeps up'), '');
+    out.push(
+      fixedPassText(
+        'Pass 2, at half the saturation rate',
+        s1.sustainable,
+        s1.endpoints,
+        'the event rate this run sustains, halved: latency where the service keeps up',
+      ),
+      '',
+    );
     out.push(fixedPassText('Pass 3, the target rate', s1.fixed, s1.endpoints, 'the target'), '');
     out.push(
       `**The limit.** The same receiver driven directly by a bare undici client, replaying ${s1.bare.samples} real signed bodies and headers ` +
@@ -169,7 +203,10 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
         `Cores used: ${cpuLine(s1.bare.cpu)}.`,
       '',
     );
-    out.push(`Signatures verified by the receiver during passes 1 to 3: ${fmtNum(s1.signatures.verified)}, bad: ${s1.signatures.bad}${s1.signatures.badExamples.length ? ` (${s1.signatures.badExamples.join('; ')})` : ''}.`, '');
+    out.push(
+      `Signatures verified by the receiver during passes 1 to 3: ${fmtNum(s1.signatures.verified)}, bad: ${s1.signatures.bad}${s1.signatures.badExamples.length ? ` (${s1.signatures.badExamples.join('; ')})` : ''}.`,
+      '',
+    );
     out.push(`**What bounds us.** Pass 1: ${boundBy(s1.saturation.cpu, cores)}`, '');
     if (s1.fixed.latency.p99 > TARGETS.p99Ms) out.push(`Pass 3: ${boundBy(s1.fixed.cpu, cores)}`, '');
   }
@@ -201,7 +238,10 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
       const name = p.kind === 'fail' ? 'Half answering 500' : 'Half hanging';
       out.push(
         `- **${name}:** healthy half at **${fmtPct(p.ratio)}** of its baseline share; attempts in the pass by path: ` +
-          `${Object.entries(p.attemptsByKind).filter(([, n]) => n).map(([k, n]) => `${k} ${fmtNum(n)}`).join(', ')}; ` +
+          `${Object.entries(p.attemptsByKind)
+            .filter(([, n]) => n)
+            .map(([k, n]) => `${k} ${fmtNum(n)}`)
+            .join(', ')}; ` +
           `${p.autoDisabled} endpoint(s) auto-disabled; ${fmtNum(p.delayedJobsAtEnd)} delayed jobs in Redis at the end (retries, and attempts postponed by the per-endpoint cap)` +
           `${p.result.owedToFailing !== undefined ? `; the failing half was ${fmtNum(p.result.owedToFailing)} first attempts behind` : ''}` +
           `${p.result.openHangsAvg !== undefined && p.kind === 'hang' ? `; on average ${fmtNum(p.result.openHangsAvg)} requests were held open by the hanging endpoints (of ${options.deliveryConcurrency} worker slots)` : ''}.`,
@@ -229,7 +269,7 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
     out.push(
       `\`tools/call\` of \`list_webhooks\` and \`get_webhook\`, alternating, for a user with ${s3.endpointsListed} endpoints: through the official ` +
         'MCP SDK client (`@modelcontextprotocol/sdk`, one `Client` with its own Streamable HTTP transport per concurrent caller, connected ' +
-        'and having listed the tools before the clock starts, so it validates each result against the tool\'s output schema) and through raw HTTP (undici Pool, one connection per concurrent caller, JSON-RPC bodies, answers parsed ' +
+        "and having listed the tools before the clock starts, so it validates each result against the tool's output schema) and through raw HTTP (undici Pool, one connection per concurrent caller, JSON-RPC bodies, answers parsed " +
         'and checked). The limit is `bench/bare-app.ts`: a bare Nest app (same Express adapter, pg pool of 20) whose routes do the same ' +
         'read (`SELECT … FROM webhook_endpoints WHERE user_id = $1`, with the channels join) with no auth and no protocol work. ' +
         'One API key drives every level, so the service runs with `MCP_KEY_CONCURRENCY` at the highest level and `MCP_RATE_LIMIT=100000000`: ' +
@@ -250,7 +290,11 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
     const raw = bestBy(s3.levels, 'raw');
     if (raw) out.push(`**What bounds us** (raw HTTP at c=${raw.concurrency}): ${boundBy(raw.cpu, cores)}`, '');
     const sdk = bestBy(s3.levels, 'sdk');
-    if (sdk) out.push(`With the SDK client (c=${sdk.concurrency}) the harness itself used ${(sdk.cpu.cores.harness ?? 0).toFixed(2)} cores: the client's own work competes with the service for this machine's CPUs.`, '');
+    if (sdk)
+      out.push(
+        `With the SDK client (c=${sdk.concurrency}) the harness itself used ${(sdk.cpu.cores.harness ?? 0).toFixed(2)} cores: the client's own work competes with the service for this machine's CPUs.`,
+        '',
+      );
   }
 
   // ---- scenario 4 ----
@@ -263,12 +307,17 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
         `Built in ${s4.buildSeconds.toFixed(0)} s (${fmtNum(s4.firstAttemptsPerSec)} first attempts/s).`,
       '',
     );
-    out.push(`| | before the backlog | as the last attempt ends | with the backlog, ${s4.settleSeconds} s later (VmRSS) | peak (VmHWM) |`, '|---|---|---|---|---|');
+    out.push(
+      `| | before the backlog | as the last attempt ends | with the backlog, ${s4.settleSeconds} s later (VmRSS) | peak (VmHWM) |`,
+      '|---|---|---|---|---|',
+    );
     out.push(`| worker process | ${fmtMb(s4.worker.rssBefore)} | ${fmtMb(s4.worker.rssAtOnce)} | **${fmtMb(s4.worker.rss)}** | ${fmtMb(s4.worker.hwm)} |`);
     out.push(`| API process | ${fmtMb(s4.api.rssBefore)} | | ${fmtMb(s4.api.rss)} | ${fmtMb(s4.api.hwm)} |`);
     out.push('');
     out.push(
-      `Deliveries by status: ${Object.entries(s4.statusCounts).map(([k, n]) => `${k} ${fmtNum(n)}`).join(', ')}; ${s4.autoDisabled} endpoint(s) disabled. ` +
+      `Deliveries by status: ${Object.entries(s4.statusCounts)
+        .map(([k, n]) => `${k} ${fmtNum(n)}`)
+        .join(', ')}; ${s4.autoDisabled} endpoint(s) disabled. ` +
         `Redis: ${fmtNum(s4.redis.delayed)} delayed jobs; our keys (${fmtNum(s4.redis.prefixKeys)}) take ${fmtMb(s4.redis.prefixBytes)} by \`MEMORY USAGE\`; ` +
         `the server's \`used_memory\` went from ${fmtMb(s4.redis.usedBefore)} to ${fmtMb(s4.redis.usedAfter)} (a shared server: other runs count there too).`,
       '',
@@ -278,9 +327,9 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
   // ---- method ----
   out.push('## How the figures are taken', '');
   out.push(
-    '- **Latency** is the receiver\'s arrival time (it answers 200 at once, so this is its 2xx) minus the envelope\'s `createdAt`. `createdAt` is the outbox row\'s time, PostgreSQL\'s `now()` ' +
+    "- **Latency** is the receiver's arrival time (it answers 200 at once, so this is its 2xx) minus the envelope's `createdAt`. `createdAt` is the outbox row's time, PostgreSQL's `now()` " +
       'in the ingest transaction, i.e. when that transaction began, a few milliseconds before it committed: close enough to "the event\'s commit", ' +
-      'and if anything it makes our figures slightly worse. Both clocks are this machine\'s.',
+      "and if anything it makes our figures slightly worse. Both clocks are this machine's.",
     '- **Deliveries/s** count 2xx answers at the receiver, first arrivals and repeats alike (repeats are reported separately: at-least-once).',
     '- **Cores used** come from `/proc/<pid>/stat` (user + system time) over the measuring window; PostgreSQL is the sum over the backends serving ' +
       'the bench database, its waits are sampled from `pg_stat_activity` every 250 ms.',
@@ -323,17 +372,37 @@ export function renderSvg(results: Results): string {
 
   // Panel 1: throughput.
   const rows: BarRow[] = [];
-  if (s1) rows.push({ label: 'S1 deliveries/s', ours: s1.saturation.deliveriesPerSec, limit: s1.bare.postsPerSec, limitLabel: 'bare client POST/s', target: TARGETS.deliveriesPerSec });
+  if (s1)
+    rows.push({
+      label: 'S1 deliveries/s',
+      ours: s1.saturation.deliveriesPerSec,
+      limit: s1.bare.postsPerSec,
+      limitLabel: 'bare client POST/s',
+      target: TARGETS.deliveriesPerSec,
+    });
   if (s2) {
     const share = s2.baselinePerSec * s2.baselineHealthyShare;
-    for (const p of s2.passes) rows.push({ label: `S2 healthy half (${p.kind === 'fail' ? '500s' : 'hangs'})`, ours: p.result.deliveriesPerSec, limit: share, limitLabel: 'its all-healthy share', target: share * TARGETS.isolationRatio });
+    for (const p of s2.passes)
+      rows.push({
+        label: `S2 healthy half (${p.kind === 'fail' ? '500s' : 'hangs'})`,
+        ours: p.result.deliveriesPerSec,
+        limit: share,
+        limitLabel: 'its all-healthy share',
+        target: share * TARGETS.isolationRatio,
+      });
   }
   if (s3) {
     for (const mode of ['raw', 'sdk'] as const) {
       const best = bestBy(s3.levels, mode);
       if (!best) continue;
       const bare = bareAt(s3.levels, best.concurrency);
-      rows.push({ label: `S3 ${mode === 'raw' ? 'raw HTTP' : 'MCP SDK'} req/s (c=${best.concurrency})`, ours: best.reqPerSec, limit: bare?.reqPerSec, limitLabel: 'bare Nest route', target: TARGETS.toolReqPerSec });
+      rows.push({
+        label: `S3 ${mode === 'raw' ? 'raw HTTP' : 'MCP SDK'} req/s (c=${best.concurrency})`,
+        ours: best.reqPerSec,
+        limit: bare?.reqPerSec,
+        limitLabel: 'bare Nest route',
+        target: TARGETS.toolReqPerSec,
+      });
     }
   }
   const left = 250;

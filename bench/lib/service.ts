@@ -53,12 +53,21 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const main = join(options.root, 'dist/src/main.js');
   // BENCH_NODE_ARGS: extra node flags for the service processes, e.g. for profiling
   // (`--prof --logfile=/tmp/x-%p.log --no-logfile-per-isolate`); %p becomes the role.
-  const nodeArgs = (role: string) => (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean).map((a) => a.replace('%p', `${options.label}-${role}`));
+  const nodeArgs = (role: string) =>
+    (process.env.BENCH_NODE_ARGS ?? '')
+      .split(' ')
+      .filter(Boolean)
+      .map((a) => a.replace('%p', `${options.label}-${role}`));
   // BENCH_PROFILE_DIR: CPU-profile both processes; <dir>/<label>-<role>.cpuprofile is written at stop
   // (summarise with bench/profile-summary.ts).
   const profileDir = process.env.BENCH_PROFILE_DIR;
   const profiling = (role: string) =>
-    profileDir ? { args: ['-r', join(options.root, 'bench/lib/profile-preload.js')], env: { BENCH_PROFILE_DIR: profileDir, BENCH_PROFILE_NAME: `${options.label}-${role}` } } : { args: [], env: {} };
+    profileDir
+      ? {
+          args: ['-r', join(options.root, 'bench/lib/profile-preload.js')],
+          env: { BENCH_PROFILE_DIR: profileDir, BENCH_PROFILE_NAME: `${options.label}-${role}` },
+        }
+      : { args: [], env: {} };
   const start = (role: 'api' | 'worker', port: string) =>
     startProcess(
       `${options.label}-${role}`,

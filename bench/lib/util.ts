@@ -97,12 +97,7 @@ export class FatalError extends Error {
   override name = 'FatalError';
 }
 
-export async function waitUntil<T>(
-  what: string,
-  check: () => Promise<T | undefined | false | null>,
-  timeoutMs: number,
-  intervalMs = 200,
-): Promise<T> {
+export async function waitUntil<T>(what: string, check: () => Promise<T | undefined | false | null>, timeoutMs: number, intervalMs = 200): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {

@@ -108,15 +108,27 @@ export async function saturationPass(
   })();
 
   try {
-    await ingest.closedLoop(targets, () => Date.now() >= end, () => owedHealthy() < cap());
+    await ingest.closedLoop(
+      targets,
+      () => Date.now() >= end,
+      () => owedHealthy() < cap(),
+    );
   } catch (error) {
     stopping = true;
     await poller.catch(() => undefined);
     throw error;
   }
-  const cpu = monitorStarted ? await monitor.stop() : await (async () => { await monitor.start(); return monitor.stop(); })();
+  const cpu = monitorStarted
+    ? await monitor.stop()
+    : await (async () => {
+        await monitor.start();
+        return monitor.stop();
+      })();
 
-  const drained = await waitUntil('drain', async () => owedHealthy() <= 0, options.drainMs, 100).then(() => true, () => false);
+  const drained = await waitUntil('drain', async () => owedHealthy() <= 0, options.drainMs, 100).then(
+    () => true,
+    () => false,
+  );
   const owedToFailing = owed() - owedHealthy();
   stopping = true;
   await poller;
@@ -189,12 +201,15 @@ export async function fixedRatePass(
     }
   })();
   const sent = await ingest.fixedRate(targets, options.rate, options.warmupMs + options.measureMs);
-  const cpu = monitorStarted ? await monitor.stop() : await (async () => { await monitor.start(); return monitor.stop(); })();
+  const cpu = monitorStarted
+    ? await monitor.stop()
+    : await (async () => {
+        await monitor.start();
+        return monitor.stop();
+      })();
   const expected = ingest.acceptedBetween(steadyFrom, end) * options.fanout;
   const window = { createdFrom: steadyFrom, createdTo: end, kind: 'ok' as const };
-  await waitUntil('fixed-rate deliveries', async () => (await ctx.receiver.window(window)).firsts >= expected, options.drainMs, 200).catch(
-    () => undefined,
-  );
+  await waitUntil('fixed-rate deliveries', async () => (await ctx.receiver.window(window)).firsts >= expected, options.drainMs, 200).catch(() => undefined);
   stopping = true;
   await ticker;
   const stats = await ctx.receiver.window({ ...window, latencies: true });
@@ -287,6 +302,8 @@ export async function bareClientPass(
     latency: percentilesOf(latencies),
     cpu,
   };
-  log(`  ${options.label}: ${fmtNum(result.postsPerSec)} POST/s with ${options.concurrency} in flight (${errors} errors, ${samples.length} captured bodies of ~${fmtNum(result.avgBodyBytes)} B)`);
+  log(
+    `  ${options.label}: ${fmtNum(result.postsPerSec)} POST/s with ${options.concurrency} in flight (${errors} errors, ${samples.length} captured bodies of ~${fmtNum(result.avgBodyBytes)} B)`,
+  );
   return result;
 }

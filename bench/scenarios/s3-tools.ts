@@ -101,11 +101,16 @@ export async function scenario3(ctx: RunContext): Promise<Scenario3Result> {
     const barePort = await freePort();
     bare = forkTs('bare-app', join(ctx.root, 'bench/bare-app.ts'), { ...process.env, DATABASE_URL: ctx.databaseUrl, PORT: String(barePort) }, ctx.root);
     const bareUrl = `http://127.0.0.1:${barePort}`;
-    await waitUntil('the bare app', async () => {
-      if (bare!.exitCode !== undefined) throw new FatalError(`bare app exited (${bare!.exitCode}); see ${bare!.logFile}`);
-      const res = await fetch(`${bareUrl}/health`);
-      return res.ok;
-    }, 60_000, 200);
+    await waitUntil(
+      'the bare app',
+      async () => {
+        if (bare!.exitCode !== undefined) throw new FatalError(`bare app exited (${bare!.exitCode}); see ${bare!.logFile}`);
+        const res = await fetch(`${bareUrl}/health`);
+        return res.ok;
+      },
+      60_000,
+      200,
+    );
     // The bare read must answer the same endpoints as the tool.
     const bareList = (await (await fetch(`${bareUrl}/webhooks?userId=${user.userId}`)).json()) as { endpoints: unknown[] };
     const toolList = await api.tool<{ endpoints: unknown[] }>(user.apiKey, 'list_webhooks', {});
@@ -129,7 +134,9 @@ export async function scenario3(ctx: RunContext): Promise<Scenario3Result> {
         const r = await drive(`S3 bare Nest   c=${level}`, level, Array(level).fill(call), w.toolWarmup, w.toolLevel, new Monitor(ctx.database, procs));
         await pool.close();
         levels.push({ concurrency: level, mode: 'bare', ...r });
-        log(`  S3 c=${String(level).padStart(2)} bare Nest route: ${fmtNum(r.reqPerSec)} req/s, p99 ${fmtMs(r.latency.p99)}${r.errors ? `, ${r.errors} errors (${r.lastError})` : ''}`);
+        log(
+          `  S3 c=${String(level).padStart(2)} bare Nest route: ${fmtNum(r.reqPerSec)} req/s, p99 ${fmtMs(r.latency.p99)}${r.errors ? `, ${r.errors} errors (${r.lastError})` : ''}`,
+        );
       }
       // Raw HTTP JSON-RPC.
       {
@@ -137,7 +144,8 @@ export async function scenario3(ctx: RunContext): Promise<Scenario3Result> {
         const pool = new Pool(svc.baseUrl, { connections: level, keepAliveTimeout: 30_000 });
         let id = 1;
         const call: Call = async (i) => {
-          const params = i % 2 === 0 ? { name: 'list_webhooks', arguments: {} } : { name: 'get_webhook', arguments: { endpointId: endpointIds[i % endpointIds.length] } };
+          const params =
+            i % 2 === 0 ? { name: 'list_webhooks', arguments: {} } : { name: 'get_webhook', arguments: { endpointId: endpointIds[i % endpointIds.length] } };
           const res = await pool.request({
             method: 'POST',
             path: '/api/mcp',
@@ -156,7 +164,9 @@ export async function scenario3(ctx: RunContext): Promise<Scenario3Result> {
         const r = await drive(`S3 raw HTTP    c=${level}`, level, Array(level).fill(call), w.toolWarmup, w.toolLevel, new Monitor(ctx.database, procs));
         await pool.close();
         levels.push({ concurrency: level, mode: 'raw', ...r });
-        log(`  S3 c=${String(level).padStart(2)} raw HTTP:        ${fmtNum(r.reqPerSec)} req/s, p99 ${fmtMs(r.latency.p99)}${r.errors ? `, ${r.errors} errors (${r.lastError})` : ''}`);
+        log(
+          `  S3 c=${String(level).padStart(2)} raw HTTP:        ${fmtNum(r.reqPerSec)} req/s, p99 ${fmtMs(r.latency.p99)}${r.errors ? `, ${r.errors} errors (${r.lastError})` : ''}`,
+        );
       }
       // The official MCP SDK client, one Client (and transport) per concurrent caller.
       {
@@ -181,7 +191,9 @@ export async function scenario3(ctx: RunContext): Promise<Scenario3Result> {
         const r = await drive(`S3 MCP SDK     c=${level}`, level, calls, w.toolWarmup, w.toolLevel, new Monitor(ctx.database, procs));
         await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
         levels.push({ concurrency: level, mode: 'sdk', ...r });
-        log(`  S3 c=${String(level).padStart(2)} MCP SDK client:  ${fmtNum(r.reqPerSec)} req/s, p99 ${fmtMs(r.latency.p99)}${r.errors ? `, ${r.errors} errors (${r.lastError})` : ''}`);
+        log(
+          `  S3 c=${String(level).padStart(2)} MCP SDK client:  ${fmtNum(r.reqPerSec)} req/s, p99 ${fmtMs(r.latency.p99)}${r.errors ? `, ${r.errors} errors (${r.lastError})` : ''}`,
+        );
       }
       svc.assertAlive();
     }

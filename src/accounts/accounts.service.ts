@@ -169,22 +169,27 @@ export class AccountsService {
         expired: !!grant.expiresAt && grant.expiresAt <= now,
       },
       history: history.map(({ action, maxEndpointsPerUser, reason, expiresAt, createdAt }) => ({
-        action, maxEndpointsPerUser, reason, expiresAt, createdAt,
+        action,
+        maxEndpointsPerUser,
+        reason,
+        expiresAt,
+        createdAt,
       })),
     };
   }
 
-  async setEndpointCapGrant(
-    orgId: string,
-    input: { maxEndpointsPerUser: number; reason: string; expiresAt?: Date | null },
-  ): Promise<EndpointCapReport> {
+  async setEndpointCapGrant(orgId: string, input: { maxEndpointsPerUser: number; reason: string; expiresAt?: Date | null }): Promise<EndpointCapReport> {
     await this.getOrg(orgId);
     const expiresAt = input.expiresAt ?? null;
     await this.dataSource.transaction(async (tx) => {
       await tx.delete(EndpointCapGrant, { orgId });
       await tx.insert(EndpointCapGrant, { orgId, maxEndpointsPerUser: input.maxEndpointsPerUser, reason: input.reason, expiresAt });
       await tx.insert(EndpointCapAudit, {
-        orgId, action: 'GRANTED', maxEndpointsPerUser: input.maxEndpointsPerUser, reason: input.reason, expiresAt,
+        orgId,
+        action: 'GRANTED',
+        maxEndpointsPerUser: input.maxEndpointsPerUser,
+        reason: input.reason,
+        expiresAt,
       });
     });
     return this.endpointCapReport(orgId);

@@ -2,11 +2,10 @@ import { Caller } from '../auth/caller';
 import { McpTool, McpToolHandler } from '../mcp/mcp-tool.decorator';
 import { noArguments } from '../mcp/common-schemas';
 
-
 @McpTool({
   name: 'list_phone_numbers',
   title: 'List phone numbers',
-  description: 'The phone numbers this key may use (live access narrowed by the key\'s allowlist). Their ids go into a webhook channelScope.',
+  description: "The phone numbers this key may use (live access narrowed by the key's allowlist). Their ids go into a webhook channelScope.",
   kind: 'read',
   idempotent: true,
   minRole: 'MEMBER',

@@ -60,10 +60,7 @@ export class AdminAccountsController {
 
   @Delete('lines/:lineId/members/:userId')
   @HttpCode(204)
-  async removeMember(
-    @Param('lineId', UuidParam('lineId')) lineId: string,
-    @Param('userId', UuidParam('userId')) userId: string,
-  ): Promise<void> {
+  async removeMember(@Param('lineId', UuidParam('lineId')) lineId: string, @Param('userId', UuidParam('userId')) userId: string): Promise<void> {
     await this.accounts.removeMember(lineId, userId);
   }
 }

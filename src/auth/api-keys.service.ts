@@ -90,8 +90,15 @@ export class ApiKeysService {
   async resolve(raw: string): Promise<Caller | null> {
     if (!API_KEY_PATTERN.test(raw)) return null;
     const rows: Array<{
-      key_id: string; user_id: string; org_id: string; tier: OrgTier; role: UserRole; mode: ChannelAccessMode;
-      line_id: string | null; line_type: 'EMAIL_ACCOUNT' | 'PHONE_NUMBER' | null; line_address: string | null;
+      key_id: string;
+      user_id: string;
+      org_id: string;
+      tier: OrgTier;
+      role: UserRole;
+      mode: ChannelAccessMode;
+      line_id: string | null;
+      line_type: 'EMAIL_ACCOUNT' | 'PHONE_NUMBER' | null;
+      line_address: string | null;
     }> = await this.dataSource.query(
       `SELECT k.id AS key_id, u.id AS user_id, u.org_id, o.tier, u.role, k.channel_access_mode AS mode,
               l.id AS line_id, l.type AS line_type, l.address AS line_address
@@ -114,9 +121,7 @@ export class ApiKeysService {
       orgTier: first.tier,
       role: first.role,
       channelAccess: first.mode,
-      lines: rows
-        .filter((r) => r.line_id !== null)
-        .map((r) => ({ id: r.line_id!, type: r.line_type!, address: r.line_address! })),
+      lines: rows.filter((r) => r.line_id !== null).map((r) => ({ id: r.line_id!, type: r.line_type!, address: r.line_address! })),
     };
   }
 }

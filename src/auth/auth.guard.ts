@@ -29,8 +29,7 @@ export class AuthGuard implements CanActivate {
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const kind =
-      this.reflector.getAllAndOverride<AuthKind>(AUTH_KIND, [context.getHandler(), context.getClass()]) ?? 'api-key';
+    const kind = this.reflector.getAllAndOverride<AuthKind>(AUTH_KIND, [context.getHandler(), context.getClass()]) ?? 'api-key';
     if (kind === 'public') return true;
     const request = context.switchToHttp().getRequest<Request & AuthenticatedRequest>();
     await this.authenticate(kind, request);

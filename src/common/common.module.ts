@@ -10,9 +10,7 @@ import { SecretBox } from './secret-box';
  */
 @Global()
 @Module({
-  providers: [
-    { provide: Clock, useClass: SystemClock }, SecretBox, AttachmentUrls, KeysetCursors,
-  ],
+  providers: [{ provide: Clock, useClass: SystemClock }, SecretBox, AttachmentUrls, KeysetCursors],
   exports: [Clock, SecretBox, AttachmentUrls, KeysetCursors],
 })
 export class CommonModule {}

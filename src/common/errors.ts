@@ -2,15 +2,7 @@
  * Domain errors: each has a code that every surface (admin REST, JSON-RPC tools) maps to its own
  * answer in one place. Messages are written for the caller and never carry secrets.
  */
-export type DomainErrorCode =
-  | 'VALIDATION'
-  | 'NOT_FOUND'
-  | 'CONFLICT'
-  | 'FORBIDDEN'
-  | 'UNAUTHORIZED'
-  | 'CAP_REACHED'
-  | 'URL_REFUSED'
-  | 'RATE_LIMITED';
+export type DomainErrorCode = 'VALIDATION' | 'NOT_FOUND' | 'CONFLICT' | 'FORBIDDEN' | 'UNAUTHORIZED' | 'CAP_REACHED' | 'URL_REFUSED' | 'RATE_LIMITED';
 
 export abstract class DomainError extends Error {
   abstract readonly code: DomainErrorCode;
@@ -48,7 +40,10 @@ export class UnauthorizedError extends DomainError {
   readonly code = 'UNAUTHORIZED';
 
   /** False when no credentials were sent at all (RFC 6750: then the challenge carries no error code). */
-  constructor(message: string, readonly credentialsSent = true) {
+  constructor(
+    message: string,
+    readonly credentialsSent = true,
+  ) {
     super(message);
   }
 }
@@ -65,7 +60,10 @@ export class UrlRefusedError extends DomainError {
 export class RateLimitedError extends DomainError {
   readonly code = 'RATE_LIMITED';
 
-  constructor(message: string, readonly retryAfterSeconds: number) {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
     super(message);
   }
 }
@@ -88,14 +86,26 @@ export function isForeignKeyViolation(error: unknown): boolean {
 
 /** Network errors and PostgreSQL states that mean "the database cannot be reached right now". */
 const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
   '57P01', // admin_shutdown: terminating connection due to administrator command
   '57P02', // crash_shutdown
   '57P03', // cannot_connect_now: the database system is starting up / shutting down
-  '08000', '08001', '08003', '08004', '08006', // connection exceptions
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006', // connection exceptions
   '53300', // too_many_connections
 ]);
-const UNAVAILABLE_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established/i;
+const UNAVAILABLE_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established/i;
 
 /**
  * True when an error (a pg error, a TypeORM QueryFailedError around one, or a pool timeout) says

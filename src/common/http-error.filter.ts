@@ -72,9 +72,11 @@ export class HttpErrorFilter implements ExceptionFilter {
       const status = exception.getStatus();
       const raw = exception.getResponse();
       const message =
-        typeof raw === 'string' ? raw : Array.isArray((raw as { message?: unknown }).message)
-          ? ((raw as { message: string[] }).message).join('; ')
-          : String((raw as { message?: unknown }).message ?? exception.message);
+        typeof raw === 'string'
+          ? raw
+          : Array.isArray((raw as { message?: unknown }).message)
+            ? (raw as { message: string[] }).message.join('; ')
+            : String((raw as { message?: unknown }).message ?? exception.message);
       const field = exception instanceof RequestBodyError ? exception.field : undefined;
       return { status, body: { statusCode: status, error: reason(status), message, ...(field ? { field } : {}) } };
     }
@@ -83,7 +85,7 @@ export class HttpErrorFilter implements ExceptionFilter {
       const status = HttpStatus.SERVICE_UNAVAILABLE;
       return { status, body: { statusCode: status, error: reason(status), message: 'the database is unavailable; retry shortly' } };
     }
-    this.logger.error(exception instanceof Error ? exception.stack ?? exception.message : String(exception));
+    this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
     const status = HttpStatus.INTERNAL_SERVER_ERROR;
     return { status, body: { statusCode: status, error: reason(status), message: 'internal error' } };
   }
@@ -91,5 +93,10 @@ export class HttpErrorFilter implements ExceptionFilter {
 
 function reason(status: number): string {
   const name = HttpStatus[status];
-  return name ? name.split('_').map((w) => w[0] + w.slice(1).toLowerCase()).join(' ') : 'Error';
+  return name
+    ? name
+        .split('_')
+        .map((w) => w[0] + w.slice(1).toLowerCase())
+        .join(' ')
+    : 'Error';
 }

@@ -8,7 +8,12 @@ import { loggableUrl, loggerParams } from './logging';
 /** What one request writes to the log with the service's pino-http options. */
 async function logLinesFor(headers: Record<string, string>, path = '/api/mcp?key=abc'): Promise<Array<Record<string, unknown>>> {
   const lines: string[] = [];
-  const sink = new Writable({ write: (chunk, _enc, done) => { lines.push(String(chunk)); done(); } });
+  const sink = new Writable({
+    write: (chunk, _enc, done) => {
+      lines.push(String(chunk));
+      done();
+    },
+  });
   const options = (loggerParams({ logLevel: 'info' } as AppConfig).pinoHttp ?? {}) as Options;
   const middleware = pinoHttp(options, sink);
   const server = createServer((req, res) => {

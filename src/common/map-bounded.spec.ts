@@ -20,11 +20,16 @@ describe('mapBounded', () => {
   it('asks mayStart before every item but the first, and starts nothing once it says no', async () => {
     const started: number[] = [];
     let asked = 0;
-    const run = await mapBounded([0, 1, 2, 3, 4, 5], 2, async (n) => {
-      started.push(n);
-      await tick();
-      return n;
-    }, async () => ++asked < 3);
+    const run = await mapBounded(
+      [0, 1, 2, 3, 4, 5],
+      2,
+      async (n) => {
+        started.push(n);
+        await tick();
+        return n;
+      },
+      async () => ++asked < 3,
+    );
     expect(run.stopped).toBe(true);
     expect(started).toEqual([0, 1, 2]);
     expect(run.ran).toBe(3);

@@ -32,7 +32,10 @@ describe('MicroBatcher', () => {
     expect(calls).toEqual([[1, 2]]);
     release.shift()!();
     await turn();
-    expect(calls).toEqual([[1, 2], [3, 4]]);
+    expect(calls).toEqual([
+      [1, 2],
+      [3, 4],
+    ]);
     release.shift()!();
     expect(await Promise.all(answers)).toEqual([1, 2, 3, 4]);
   });
@@ -44,10 +47,7 @@ describe('MicroBatcher', () => {
       return items;
     });
     const failed = await Promise.allSettled([batcher.submit(1), batcher.submit(2)]);
-    expect(failed.map((r) => (r.status === 'rejected' ? (r.reason as Error).message : 'ok'))).toEqual([
-      'database unavailable',
-      'database unavailable',
-    ]);
+    expect(failed.map((r) => (r.status === 'rejected' ? (r.reason as Error).message : 'ok'))).toEqual(['database unavailable', 'database unavailable']);
     fail = false;
     await expect(batcher.submit(3)).resolves.toBe(3);
   });

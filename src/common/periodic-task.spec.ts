@@ -37,7 +37,11 @@ describe('deleteInBatches', () => {
     };
     const result = await deleteInBatches(db, 'DELETE ... LIMIT $2', ['cutoff'], { batchSize: 500, pauseMs: 1 });
     expect(result).toEqual({ rows: 1120, batches: 3 });
-    expect(calls).toEqual([['cutoff', 500], ['cutoff', 500], ['cutoff', 500]]);
+    expect(calls).toEqual([
+      ['cutoff', 500],
+      ['cutoff', 500],
+      ['cutoff', 500],
+    ]);
   });
 
   it('runs one batch when there is nothing to delete', async () => {

@@ -72,7 +72,7 @@ export class SecretBox {
 
   /** The key id a sealed value names (null for the first format, which names none). */
   static keyIdOf(sealed: string): string | null {
-    return sealed.startsWith('v2.') ? sealed.split('.')[1] ?? null : null;
+    return sealed.startsWith('v2.') ? (sealed.split('.')[1] ?? null) : null;
   }
 
   private decrypt(sealed: string): string {

@@ -65,10 +65,12 @@ class Outer {
   @IsString()
   name: string;
 
-  @IsInt() @Min(1)
+  @IsInt()
+  @Min(1)
   count: number;
 
-  @ValidateNested() @Type(() => Inner)
+  @ValidateNested()
+  @Type(() => Inner)
   inner: Inner;
 }
 

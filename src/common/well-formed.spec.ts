@@ -30,7 +30,12 @@ describe('findIllFormed', () => {
 
   it.each([
     [{ body: 'hi\u0000' }, '', 'body', 'body contains U+0000 (NUL), which is not allowed'],
-    [{ channelAccess: { lines: ['+15550001111', '\ud800'] } }, '', 'channelAccess.lines[1]', 'channelAccess.lines[1] contains a lone UTF-16 surrogate, which is not well-formed Unicode'],
+    [
+      { channelAccess: { lines: ['+15550001111', '\ud800'] } },
+      '',
+      'channelAccess.lines[1]',
+      'channelAccess.lines[1] contains a lone UTF-16 surrogate, which is not well-formed Unicode',
+    ],
     [{ add: [{ name: 'ok' }, { name: '\udfff' }] }, '', 'add[1].name', 'add[1].name contains a lone UTF-16 surrogate, which is not well-formed Unicode'],
     [{ 'odd key': { 'x\u0000': 1 } }, '', '["odd key"]["x\\u0000"]', '["odd key"]["x\\u0000"]: the property name contains U+0000 (NUL), which is not allowed'],
     ['\u0000', 'token', 'token', 'token contains U+0000 (NUL), which is not allowed'],
@@ -75,7 +80,7 @@ describe('wellFormedCopy', () => {
     expect(copy.at).toBe(at);
   });
 
-  it('repairs objects of another realm too (a worker thread\'s structured clone, a vm context)', () => {
+  it("repairs objects of another realm too (a worker thread's structured clone, a vm context)", () => {
     const { runInNewContext } = require('node:vm') as typeof import('node:vm');
     const foreign = runInNewContext('({ text: "a\\u0000b", events: [{ summary: "x\\u0000" }] })') as { text: string; events: Array<{ summary: string }> };
     expect(Object.getPrototypeOf(foreign)).not.toBe(Object.prototype);

@@ -21,7 +21,14 @@ function namedVariables(env: NodeJS.ProcessEnv): string[] {
     expect(error).toBeInstanceOf(ConfigError);
     const message = (error as ConfigError).message;
     expect(message).toMatch(/^Invalid configuration:\n/);
-    return [...new Set(message.split('\n').slice(1).map((line) => /^  - ([A-Z_]+): /.exec(line)?.[1] ?? `UNPARSED(${line})`))];
+    return [
+      ...new Set(
+        message
+          .split('\n')
+          .slice(1)
+          .map((line) => /^  - ([A-Z_]+): /.exec(line)?.[1] ?? `UNPARSED(${line})`),
+      ),
+    ];
   }
   throw new Error('loadConfig did not throw');
 }
@@ -82,7 +89,13 @@ describe('loadConfig', () => {
       attachment: { limit: 120, windowSeconds: 60, variable: 'ATTACHMENT_RATE_LIMIT' },
     });
     const given = loadConfig({
-      ...BASE, MCP_KEY_CONCURRENCY: '64', MCP_RATE_LIMIT: '0', MCP_RATE_WINDOW_SECONDS: '1', PIXEL_RATE_LIMIT: '5', ATTACHMENT_RATE_LIMIT: '0', PUBLIC_RATE_WINDOW_SECONDS: '10',
+      ...BASE,
+      MCP_KEY_CONCURRENCY: '64',
+      MCP_RATE_LIMIT: '0',
+      MCP_RATE_WINDOW_SECONDS: '1',
+      PIXEL_RATE_LIMIT: '5',
+      ATTACHMENT_RATE_LIMIT: '0',
+      PUBLIC_RATE_WINDOW_SECONDS: '10',
     });
     expect(given.mcp.keyConcurrency).toBe(64);
     expect(given.rateLimits).toEqual({
@@ -184,20 +197,39 @@ describe('loadConfig', () => {
 
   it('bounds attachment extraction: threads, time, thread memory, unzipped size, zip entries and image pixels', () => {
     expect(loadConfig({ ...BASE }).extraction).toEqual({
-      threads: 2, timeoutMs: 60_000, threadMemoryMb: 512, maxUnzippedBytes: 64 * 1024 * 1024, maxZipEntries: 10_000, maxImagePixels: 40_000_000,
+      threads: 2,
+      timeoutMs: 60_000,
+      threadMemoryMb: 512,
+      maxUnzippedBytes: 64 * 1024 * 1024,
+      maxZipEntries: 10_000,
+      maxImagePixels: 40_000_000,
     });
-    expect(loadConfig({
-      ...BASE, EXTRACTION_THREADS: '4', EXTRACTION_TIMEOUT_MS: '120000', EXTRACTION_THREAD_MEMORY_MB: '256',
-      EXTRACTION_MAX_UNZIPPED_BYTES: '1048576', EXTRACTION_MAX_ZIP_ENTRIES: '1', EXTRACTION_MAX_IMAGE_PIXELS: '1000000',
-    }).extraction).toEqual({ threads: 4, timeoutMs: 120_000, threadMemoryMb: 256, maxUnzippedBytes: 1024 * 1024, maxZipEntries: 1, maxImagePixels: 1_000_000 });
+    expect(
+      loadConfig({
+        ...BASE,
+        EXTRACTION_THREADS: '4',
+        EXTRACTION_TIMEOUT_MS: '120000',
+        EXTRACTION_THREAD_MEMORY_MB: '256',
+        EXTRACTION_MAX_UNZIPPED_BYTES: '1048576',
+        EXTRACTION_MAX_ZIP_ENTRIES: '1',
+        EXTRACTION_MAX_IMAGE_PIXELS: '1000000',
+      }).extraction,
+    ).toEqual({ threads: 4, timeoutMs: 120_000, threadMemoryMb: 256, maxUnzippedBytes: 1024 * 1024, maxZipEntries: 1, maxImagePixels: 1_000_000 });
     for (const [name, value] of [
-      ['EXTRACTION_THREADS', '0'], ['EXTRACTION_THREADS', '33'], ['EXTRACTION_THREADS', 'two'],
+      ['EXTRACTION_THREADS', '0'],
+      ['EXTRACTION_THREADS', '33'],
+      ['EXTRACTION_THREADS', 'two'],
       // Past 2 minutes a live extraction would be taken for a dead process's claim (closed at 5 minutes).
-      ['EXTRACTION_TIMEOUT_MS', '999'], ['EXTRACTION_TIMEOUT_MS', '120001'],
-      ['EXTRACTION_THREAD_MEMORY_MB', '63'], ['EXTRACTION_THREAD_MEMORY_MB', '8193'],
-      ['EXTRACTION_MAX_UNZIPPED_BYTES', '1048575'], ['EXTRACTION_MAX_UNZIPPED_BYTES', String(1024 ** 3 + 1)],
-      ['EXTRACTION_MAX_ZIP_ENTRIES', '0'], ['EXTRACTION_MAX_ZIP_ENTRIES', '1000001'],
-      ['EXTRACTION_MAX_IMAGE_PIXELS', '999999'], ['EXTRACTION_MAX_IMAGE_PIXELS', '1000000001'],
+      ['EXTRACTION_TIMEOUT_MS', '999'],
+      ['EXTRACTION_TIMEOUT_MS', '120001'],
+      ['EXTRACTION_THREAD_MEMORY_MB', '63'],
+      ['EXTRACTION_THREAD_MEMORY_MB', '8193'],
+      ['EXTRACTION_MAX_UNZIPPED_BYTES', '1048575'],
+      ['EXTRACTION_MAX_UNZIPPED_BYTES', String(1024 ** 3 + 1)],
+      ['EXTRACTION_MAX_ZIP_ENTRIES', '0'],
+      ['EXTRACTION_MAX_ZIP_ENTRIES', '1000001'],
+      ['EXTRACTION_MAX_IMAGE_PIXELS', '999999'],
+      ['EXTRACTION_MAX_IMAGE_PIXELS', '1000000001'],
     ]) {
       expect({ name, value, named: namedVariables({ ...BASE, [name]: value }) }).toEqual({ name, value, named: [name] });
     }
@@ -281,8 +313,12 @@ describe('loadConfig', () => {
 
   describe('in development', () => {
     let dir: string;
-    beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'mss-config-')); });
-    afterEach(() => { rmSync(dir, { recursive: true, force: true }); });
+    beforeEach(() => {
+      dir = mkdtempSync(join(tmpdir(), 'mss-config-'));
+    });
+    afterEach(() => {
+      rmSync(dir, { recursive: true, force: true });
+    });
 
     const devEnv = (file: string): NodeJS.ProcessEnv => ({
       APP_ENV: 'development',

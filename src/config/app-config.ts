@@ -14,151 +14,262 @@ export type ProcessRole = 'api' | 'worker' | 'all';
  * a bad value stops the boot with a message naming the variable.
  */
 class EnvironmentVariables {
-  @IsOptional() @IsInt() @Min(0) @Max(65535)
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(65535)
   PORT = 3000;
 
-  @IsOptional() @IsIn(['development', 'production'])
+  @IsOptional()
+  @IsIn(['development', 'production'])
   APP_ENV: AppEnv = 'production';
 
-  @IsString() @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// URL' })
+  @IsString()
+  @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// URL' })
   DATABASE_URL: string;
 
-  @IsString() @Matches(/^rediss?:\/\//, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
+  @IsString()
+  @Matches(/^rediss?:\/\//, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
   REDIS_URL: string;
 
-  @IsOptional() @IsString() @Matches(/^\S{16,}$/, { message: 'ADMIN_TOKEN must be at least 16 characters with no spaces' })
+  @IsOptional()
+  @IsString()
+  @Matches(/^\S{16,}$/, { message: 'ADMIN_TOKEN must be at least 16 characters with no spaces' })
   ADMIN_TOKEN?: string;
 
-  @IsOptional() @IsString() @Matches(/^\S{16,}$/, { message: 'INGEST_TOKEN must be at least 16 characters with no spaces' })
+  @IsOptional()
+  @IsString()
+  @Matches(/^\S{16,}$/, { message: 'INGEST_TOKEN must be at least 16 characters with no spaces' })
   INGEST_TOKEN?: string;
 
-  @IsOptional() @Matches(/^https?:\/\/\S+$/, { message: 'SMS_CARRIER_URL must be an http(s) URL' })
+  @IsOptional()
+  @Matches(/^https?:\/\/\S+$/, { message: 'SMS_CARRIER_URL must be an http(s) URL' })
   SMS_CARRIER_URL?: string;
 
-  @IsOptional() @Matches(/^smtps?:\/\/\S+$/, { message: 'SMTP_URL must be an smtp:// or smtps:// URL' })
+  @IsOptional()
+  @Matches(/^smtps?:\/\/\S+$/, { message: 'SMTP_URL must be an smtp:// or smtps:// URL' })
   SMTP_URL?: string;
 
-  @IsOptional() @Matches(/^[0-9a-fA-F]{64}$/, { message: 'SECRETS_KEY must be 64 hexadecimal characters (32 bytes)' })
+  @IsOptional()
+  @Matches(/^[0-9a-fA-F]{64}$/, { message: 'SECRETS_KEY must be 64 hexadecimal characters (32 bytes)' })
   SECRETS_KEY?: string;
 
-  @IsOptional() @IsString()
+  @IsOptional()
+  @IsString()
   SECRETS_KEY_FALLBACKS = '';
 
-  @IsOptional() @Matches(/^https?:\/\/[^\s]+$/, { message: 'PUBLIC_BASE_URL must be an http(s) URL' })
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s]+$/, { message: 'PUBLIC_BASE_URL must be an http(s) URL' })
   PUBLIC_BASE_URL = 'http://localhost:3000';
 
-  @IsOptional() @IsIn(['api', 'worker', 'all'])
+  @IsOptional()
+  @IsIn(['api', 'worker', 'all'])
   PROCESS_ROLE: ProcessRole = 'all';
 
-  @IsOptional() @Matches(/^[A-Za-z0-9:_{}-]{1,64}$/, { message: 'QUEUE_PREFIX must be 1-64 characters of A-Z, a-z, 0-9, : _ { } -' })
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9:_{}-]{1,64}$/, { message: 'QUEUE_PREFIX must be 1-64 characters of A-Z, a-z, 0-9, : _ { } -' })
   QUEUE_PREFIX = '{mss}';
 
-  @IsOptional() @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  @IsOptional()
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
 
-  @IsOptional() @IsString()
+  @IsOptional()
+  @IsString()
   DEV_SECRETS_FILE = '.dev/secrets.json';
 
-  @IsOptional() @IsString()
+  @IsOptional()
+  @IsString()
   MCP_ALLOWED_ORIGINS = '';
 
-  @IsOptional() @IsInt() @Min(1024) @Max(64 * 1024 * 1024)
+  @IsOptional()
+  @IsInt()
+  @Min(1024)
+  @Max(64 * 1024 * 1024)
   MCP_MAX_BODY_BYTES = 1024 * 1024;
 
-  @IsOptional() @IsInt() @Min(1000) @Max(3_600_000)
+  @IsOptional()
+  @IsInt()
+  @Min(1000)
+  @Max(3_600_000)
   HTTP_REQUEST_TIMEOUT_MS = 60_000;
 
-  @IsOptional() @IsInt() @Min(1000) @Max(3_600_000)
+  @IsOptional()
+  @IsInt()
+  @Min(1000)
+  @Max(3_600_000)
   HTTP_HEADERS_TIMEOUT_MS = 10_000;
 
-  @IsOptional() @IsInt() @Min(1000) @Max(3_600_000)
+  @IsOptional()
+  @IsInt()
+  @Min(1000)
+  @Max(3_600_000)
   HTTP_KEEP_ALIVE_TIMEOUT_MS = 5_000;
 
-  @IsOptional() @IsInt() @Min(32 * 1024 * 1024) @Max(8 * 1024 * 1024 * 1024)
+  @IsOptional()
+  @IsInt()
+  @Min(32 * 1024 * 1024)
+  @Max(8 * 1024 * 1024 * 1024)
   HTTP_BODY_BUDGET_BYTES = 128 * 1024 * 1024;
-  @IsOptional() @IsInt() @Min(1) @Max(1000)
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(1000)
   MCP_MAX_BATCH = 50;
 
-  @IsOptional() @IsInt() @Min(1) @Max(64)
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(64)
   MCP_BATCH_CONCURRENCY = 4;
 
-  @IsOptional() @IsInt() @Min(1) @Max(10_000)
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
   MCP_KEY_CONCURRENCY = 8;
 
-  @IsOptional() @IsInt() @Min(0) @Max(100_000_000)
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(100_000_000)
   MCP_RATE_LIMIT = 600;
 
-  @IsOptional() @IsInt() @Min(1) @Max(86_400)
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(86_400)
   MCP_RATE_WINDOW_SECONDS = 60;
 
-  @IsOptional() @IsInt() @Min(0) @Max(100_000_000)
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(100_000_000)
   PIXEL_RATE_LIMIT = 600;
 
-  @IsOptional() @IsInt() @Min(0) @Max(100_000_000)
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(100_000_000)
   ATTACHMENT_RATE_LIMIT = 120;
 
-  @IsOptional() @IsInt() @Min(1) @Max(86_400)
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(86_400)
   PUBLIC_RATE_WINDOW_SECONDS = 60;
 
-  @IsOptional() @IsString()
+  @IsOptional()
+  @IsString()
   TRUST_PROXY = 'false';
 
-  @IsOptional() @IsString()
+  @IsOptional()
+  @IsString()
   WEBHOOK_ALLOWED_CIDRS = '';
 
-  @IsOptional() @IsString()
+  @IsOptional()
+  @IsString()
   DELIVERY_RETRY_SCHEDULE = '1m,5m,30m,2h,12h';
 
-  @IsOptional() @IsInt() @Min(1) @Max(2000)
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(2000)
   DELIVERY_CONCURRENCY = 100;
 
-  @IsOptional() @IsInt() @Min(1) @Max(2000)
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(2000)
   DELIVERY_ENDPOINT_CONCURRENCY = 10;
 
-  @IsOptional() @IsInt() @Min(100) @Max(60_000)
+  @IsOptional()
+  @IsInt()
+  @Min(100)
+  @Max(60_000)
   DELIVERY_TIMEOUT_MS = 10_000;
 
-  @IsOptional() @IsInt() @Min(100) @Max(3_600_000)
+  @IsOptional()
+  @IsInt()
+  @Min(100)
+  @Max(3_600_000)
   DELIVERY_SWEEP_INTERVAL_MS = 15_000;
 
-  @IsOptional() @IsInt() @Min(0) @Max(3_600_000)
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(3_600_000)
   DELIVERY_SWEEP_GRACE_MS = 60_000;
 
-  @IsOptional() @IsInt() @Min(10) @Max(60_000)
+  @IsOptional()
+  @IsInt()
+  @Min(10)
+  @Max(60_000)
   OUTBOX_POLL_INTERVAL_MS = 1_000;
 
-  @IsOptional() @IsInt() @Min(0) @Max(3650)
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(3650)
   DELIVERY_LOG_RETENTION_DAYS = 30;
 
-  @IsOptional() @IsInt() @Min(0) @Max(2 ** 50)
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(2 ** 50)
   ATTACHMENT_QUOTA_BYTES_PER_ORG = 5 * 1024 ** 3;
 
-  @IsOptional() @IsInt() @Min(0) @Max(3600)
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(3600)
   EMAIL_OPEN_SCANNER_WINDOW_SECONDS = 5;
 
-  @IsOptional() @IsInt() @Min(0) @Max(86_400)
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(86_400)
   EMAIL_OPEN_DEDUP_SECONDS = 60;
 
-  @IsOptional() @IsString()
+  @IsOptional()
+  @IsString()
   EMAIL_OPEN_IGNORED_USER_AGENTS?: string;
 
-  @IsOptional() @IsInt() @Min(1) @Max(32)
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(32)
   EXTRACTION_THREADS = 2;
 
   // At most 2 minutes: a claim older than 5 minutes is taken for a dead process (attachment-extraction.service.ts).
-  @IsOptional() @IsInt() @Min(1000) @Max(120_000)
+  @IsOptional()
+  @IsInt()
+  @Min(1000)
+  @Max(120_000)
   EXTRACTION_TIMEOUT_MS = 60_000;
 
-  @IsOptional() @IsInt() @Min(64) @Max(8192)
+  @IsOptional()
+  @IsInt()
+  @Min(64)
+  @Max(8192)
   EXTRACTION_THREAD_MEMORY_MB = 512;
 
-  @IsOptional() @IsInt() @Min(1024 * 1024) @Max(1024 * 1024 * 1024)
+  @IsOptional()
+  @IsInt()
+  @Min(1024 * 1024)
+  @Max(1024 * 1024 * 1024)
   EXTRACTION_MAX_UNZIPPED_BYTES = 64 * 1024 * 1024;
 
-  @IsOptional() @IsInt() @Min(1) @Max(1_000_000)
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
   EXTRACTION_MAX_ZIP_ENTRIES = 10_000;
 
-  @IsOptional() @IsInt() @Min(1_000_000) @Max(1_000_000_000)
+  @IsOptional()
+  @IsInt()
+  @Min(1_000_000)
+  @Max(1_000_000_000)
   EXTRACTION_MAX_IMAGE_PIXELS = 40_000_000;
 }
 
@@ -311,7 +422,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     problems.push(`HTTP_BODY_BUDGET_BYTES: must be at least MCP_MAX_BODY_BYTES (${parsed.MCP_MAX_BODY_BYTES}), or no MCP body of that size could be read`);
   }
   if (valid('MCP_MAX_BATCH', 'MCP_RATE_LIMIT') && parsed.MCP_RATE_LIMIT > 0 && parsed.MCP_RATE_LIMIT < parsed.MCP_MAX_BATCH) {
-    problems.push(`MCP_RATE_LIMIT: ${parsed.MCP_RATE_LIMIT} is below MCP_MAX_BATCH (${parsed.MCP_MAX_BATCH}), so a full batch could never run; raise it or lower MCP_MAX_BATCH (0 turns the limit off)`);
+    problems.push(
+      `MCP_RATE_LIMIT: ${parsed.MCP_RATE_LIMIT} is below MCP_MAX_BATCH (${parsed.MCP_MAX_BATCH}), so a full batch could never run; raise it or lower MCP_MAX_BATCH (0 turns the limit off)`,
+    );
   }
   let trustProxy: TrustProxy = false;
   try {
@@ -329,7 +442,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     throw new ConfigError(`Invalid configuration:\n  - ${[...new Set(problems)].join('\n  - ')}`);
   }
 
-  const devSecrets = isDevelopment && (!parsed.SECRETS_KEY || !parsed.ADMIN_TOKEN || !parsed.INGEST_TOKEN) ? loadDevSecrets(parsed.DEV_SECRETS_FILE) : undefined;
+  const devSecrets =
+    isDevelopment && (!parsed.SECRETS_KEY || !parsed.ADMIN_TOKEN || !parsed.INGEST_TOKEN) ? loadDevSecrets(parsed.DEV_SECRETS_FILE) : undefined;
 
   return {
     port: parsed.PORT,
@@ -417,7 +531,7 @@ const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
 export function parseTrustProxy(value: string): TrustProxy {
   const trimmed = value.trim().toLowerCase();
   if (trimmed === '' || trimmed === 'false') return false;
-  if (trimmed === 'true') throw new Error('true would believe any X-Forwarded-For; give the number of proxy hops or the proxies\' addresses');
+  if (trimmed === 'true') throw new Error("true would believe any X-Forwarded-For; give the number of proxy hops or the proxies' addresses");
   if (/^\d+$/.test(trimmed)) {
     const hops = Number(trimmed);
     if (hops < 1 || hops > 10) throw new Error(`${trimmed} hops: give 1 to 10`);
@@ -440,7 +554,10 @@ function ignoredUserAgents(value: string | undefined): string[] {
 }
 
 function list(value: string): string[] {
-  return value.split(',').map((item) => item.trim()).filter(Boolean);
+  return value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
 }
 
 function isCidr(value: string): boolean {

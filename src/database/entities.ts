@@ -13,7 +13,17 @@ import { WebhookEndpoint } from '../webhooks/webhook-endpoint.entity';
 
 /** Every entity of the service, registered with the one data source. */
 export const ENTITIES = [
-  Org, User, Line, LineMembership, EndpointCapGrant, EndpointCapAudit, ApiKey,
-  WebhookEndpoint, WebhookEndpointChannel, WebhookDelivery, WebhookDeliveryAttempt, WebhookPayload,
+  Org,
+  User,
+  Line,
+  LineMembership,
+  EndpointCapGrant,
+  EndpointCapAudit,
+  ApiKey,
+  WebhookEndpoint,
+  WebhookEndpointChannel,
+  WebhookDelivery,
+  WebhookDeliveryAttempt,
+  WebhookPayload,
   OutboxEvent,
 ];

@@ -66,22 +66,29 @@ export async function resealSecrets(
   for (const { table, column } of SEALED_COLUMNS) {
     const progress = { table, column, scanned: 0, resealed: 0 };
     const current = `v2.${box.currentKeyId}.`;
-    await forEachBatch(dataSource, table, column, 'true', async (rows) => {
-      // A value no configured key opens cannot be re-sealed: the check that follows names it.
-      const stale = rows.filter((row) => !row.sealed.startsWith(current) && opens(box, row.sealed));
-      if (stale.length > 0) {
-        const fresh = stale.map((row) => box.seal(box.open(row.sealed)));
-        const [, changed]: [unknown, number] = await dataSource.query(
-          `UPDATE ${table} t SET ${column} = x.fresh
+    await forEachBatch(
+      dataSource,
+      table,
+      column,
+      'true',
+      async (rows) => {
+        // A value no configured key opens cannot be re-sealed: the check that follows names it.
+        const stale = rows.filter((row) => !row.sealed.startsWith(current) && opens(box, row.sealed));
+        if (stale.length > 0) {
+          const fresh = stale.map((row) => box.seal(box.open(row.sealed)));
+          const [, changed]: [unknown, number] = await dataSource.query(
+            `UPDATE ${table} t SET ${column} = x.fresh
              FROM unnest($1::uuid[], $2::text[], $3::text[]) AS x(id, stale, fresh)
             WHERE t.id = x.id AND t.${column} = x.stale`,
-          [stale.map((r) => r.id), stale.map((r) => r.sealed), fresh],
-        );
-        progress.resealed += changed;
-      }
-      progress.scanned += rows.length;
-      options.onProgress?.({ ...progress });
-    }, options.batchSize);
+            [stale.map((r) => r.id), stale.map((r) => r.sealed), fresh],
+          );
+          progress.resealed += changed;
+        }
+        progress.scanned += rows.length;
+        options.onProgress?.({ ...progress });
+      },
+      options.batchSize,
+    );
     totals.scanned += progress.scanned;
     totals.resealed += progress.resealed;
   }

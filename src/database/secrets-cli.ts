@@ -28,7 +28,9 @@ async function main(command: string | undefined): Promise<void> {
       process.stdout.write(`done: ${totals.scanned} sealed values scanned, ${totals.resealed} re-sealed\n`);
     }
     await checkSealedSecrets(dataSource, box);
-    process.stdout.write(`every stored secret opens with SECRETS_KEY (key id ${box.currentKeyId})${config.secretsKeyFallbacks.length ? ' or SECRETS_KEY_FALLBACKS' : ''}\n`);
+    process.stdout.write(
+      `every stored secret opens with SECRETS_KEY (key id ${box.currentKeyId})${config.secretsKeyFallbacks.length ? ' or SECRETS_KEY_FALLBACKS' : ''}\n`,
+    );
   });
 }
 

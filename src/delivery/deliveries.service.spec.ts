@@ -14,11 +14,24 @@ describe('list_webhook_deliveries SQL', () => {
   it('selects the columns a delivery log row shows, never the payload', async () => {
     const caller = { channelAccess: 'LINES', lines: [] } as unknown as Caller;
     const sql = deliveryPageQuery(await offlineDataSource(), caller, 'e').getQuery();
-    const selected = /^SELECT (.*?) FROM /s.exec(sql)![1].split(',').map((c) => c.trim().replace(/ AS .*$/, ''));
+    const selected = /^SELECT (.*?) FROM /s
+      .exec(sql)![1]
+      .split(',')
+      .map((c) => c.trim().replace(/ AS .*$/, ''));
     expect(selected.sort()).toEqual(
       [
-        'attempt_count', 'created_at', 'endpoint_id', 'event_id', 'event_type', 'id', 'last_attempt_at', 'last_error', 'last_status_code',
-        'next_attempt_at', 'resent_from_id', 'status',
+        'attempt_count',
+        'created_at',
+        'endpoint_id',
+        'event_id',
+        'event_type',
+        'id',
+        'last_attempt_at',
+        'last_error',
+        'last_status_code',
+        'next_attempt_at',
+        'resent_from_id',
+        'status',
       ].map((column) => `"d"."${column}"`),
     );
     expect(sql).not.toMatch(/data|payload/);

@@ -75,26 +75,28 @@ export class DeliveriesService {
       .andWhere(delivery.sql, delivery.parameters)
       .getOne();
     if (!original) throw NotFoundError.of('webhook delivery', deliveryId, 'deliveryId');
-    const copy = await repo.save(
-      repo.create({
-        eventId: newEventId(),
-        endpointId: original.endpointId,
-        userId: original.userId,
-        sourceEventId: original.sourceEventId,
-        lineId: original.lineId,
-        resentFromId: original.id,
-        eventType: original.eventType,
-        mode: original.mode,
-        payloadId: original.payloadId, // the same stored payload: nothing is copied
-        eventCreatedAt: new Date(),
-        status: 'pending',
-        attemptCount: 0,
-        nextAttemptAt: new Date(),
-      }),
-    ).catch((error: unknown) => {
-      // The original (with its endpoint or its payload) was deleted since it was read.
-      throw isForeignKeyViolation(error) ? NotFoundError.of('webhook delivery', deliveryId, 'deliveryId') : error;
-    });
+    const copy = await repo
+      .save(
+        repo.create({
+          eventId: newEventId(),
+          endpointId: original.endpointId,
+          userId: original.userId,
+          sourceEventId: original.sourceEventId,
+          lineId: original.lineId,
+          resentFromId: original.id,
+          eventType: original.eventType,
+          mode: original.mode,
+          payloadId: original.payloadId, // the same stored payload: nothing is copied
+          eventCreatedAt: new Date(),
+          status: 'pending',
+          attemptCount: 0,
+          nextAttemptAt: new Date(),
+        }),
+      )
+      .catch((error: unknown) => {
+        // The original (with its endpoint or its payload) was deleted since it was read.
+        throw isForeignKeyViolation(error) ? NotFoundError.of('webhook delivery', deliveryId, 'deliveryId') : error;
+      });
     // If Redis refuses, the row is owed all the same: the sweep enqueues it.
     await this.queue.enqueue([{ deliveryId: copy.id, endpointId: copy.endpointId, attempt: 1 }]).catch(() => undefined);
     return toDeliveryView(copy);
@@ -106,8 +108,18 @@ export class DeliveriesService {
  * page of 26 verbose rows could otherwise weigh tens of megabytes).
  */
 export const DELIVERY_VIEW_COLUMNS = [
-  'id', 'eventId', 'endpointId', 'eventType', 'status', 'attemptCount', 'lastStatusCode', 'lastError', 'lastAttemptAt', 'nextAttemptAt',
-  'resentFromId', 'createdAt',
+  'id',
+  'eventId',
+  'endpointId',
+  'eventType',
+  'status',
+  'attemptCount',
+  'lastStatusCode',
+  'lastError',
+  'lastAttemptAt',
+  'nextAttemptAt',
+  'resentFromId',
+  'createdAt',
 ] as const satisfies ReadonlyArray<keyof WebhookDelivery>;
 
 /**

@@ -174,7 +174,12 @@ export class DeliveryAttemptsService implements OnModuleInit {
     }
     if (result.ok && 'responseBody' in result) {
       const recorded = await this.successes.submit({
-        delivery, attempt, now, statusCode: result.statusCode, responseBody: result.responseBody, durationMs: result.durationMs,
+        delivery,
+        attempt,
+        now,
+        statusCode: result.statusCode,
+        responseBody: result.responseBody,
+        durationMs: result.durationMs,
         endsFailingRun: endpoint.endpoint_failing,
       });
       return recorded ? 'succeeded' : 'cancelled'; // not recorded: the endpoint was deleted meanwhile
@@ -237,7 +242,12 @@ export class DeliveryAttemptsService implements OnModuleInit {
       return {
         now,
         delivery: {
-          id: row.id, eventId: row.event_id, endpointId: row.endpoint_id, eventType: row.event_type, mode: row.mode, data: row.data,
+          id: row.id,
+          eventId: row.event_id,
+          endpointId: row.endpoint_id,
+          eventType: row.event_type,
+          mode: row.mode,
+          data: row.data,
           eventCreatedAt: row.event_created_at,
         },
         endpoint: row,
@@ -335,7 +345,11 @@ export class DeliveryAttemptsService implements OnModuleInit {
     const rows = items.map(({ delivery, attempt, now, result }) => {
       const retryDelayMs = this.config.delivery.retryScheduleMs[attempt - 1];
       return {
-        delivery, attempt, now, result, retryDelayMs,
+        delivery,
+        attempt,
+        now,
+        result,
+        retryDelayMs,
         status: retryDelayMs === undefined ? ('failed' as const) : ('retrying' as const),
         nextAttemptAt: retryDelayMs === undefined ? null : new Date(now.getTime() + retryDelayMs),
         error: 'errorKind' in result ? `${result.errorKind}: ${result.error}` : `HTTP ${result.statusCode}`,
@@ -360,10 +374,16 @@ export class DeliveryAttemptsService implements OnModuleInit {
                FROM input
               WHERE d.id = input.delivery_id AND d.attempt_count = input.attempt_number AND d.status IN ('pending', 'retrying')`,
             [
-              kept.map((r) => r.delivery.id), kept.map((r) => r.attempt), kept.map((r) => r.now), kept.map((r) => r.result.durationMs),
-              kept.map((r) => r.result.statusCode), kept.map((r) => ('errorKind' in r.result ? r.result.errorKind : null)),
-              kept.map((r) => ('responseBody' in r.result ? r.result.responseBody : null)), kept.map((r) => r.status),
-              kept.map((r) => r.error), kept.map((r) => r.nextAttemptAt),
+              kept.map((r) => r.delivery.id),
+              kept.map((r) => r.attempt),
+              kept.map((r) => r.now),
+              kept.map((r) => r.result.durationMs),
+              kept.map((r) => r.result.statusCode),
+              kept.map((r) => ('errorKind' in r.result ? r.result.errorKind : null)),
+              kept.map((r) => ('responseBody' in r.result ? r.result.responseBody : null)),
+              kept.map((r) => r.status),
+              kept.map((r) => r.error),
+              kept.map((r) => r.nextAttemptAt),
             ],
           );
         }

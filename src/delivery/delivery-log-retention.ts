@@ -73,7 +73,8 @@ export class DeliveryLogRetention implements OnApplicationBootstrap, OnApplicati
       [cutoff],
       options,
     );
-    if (deliveries.rows || payloads.rows) this.logger.log(`deleted ${deliveries.rows} deliveries and ${payloads.rows} payloads created before ${cutoff.toISOString()}`);
+    if (deliveries.rows || payloads.rows)
+      this.logger.log(`deleted ${deliveries.rows} deliveries and ${payloads.rows} payloads created before ${cutoff.toISOString()}`);
     return { deliveries: deliveries.rows, payloads: payloads.rows, batches: deliveries.batches + payloads.batches };
   }
 }

@@ -13,13 +13,16 @@ import { WebhookSender } from './webhook-sender';
 
 /** Fan-out of bus events to endpoints, signing, sending, retries, the delivery log and resend. */
 @Module({
-  imports: [WebhooksModule, BullModule.registerQueue({
+  imports: [
+    WebhooksModule,
+    BullModule.registerQueue({
       name: DELIVERY_QUEUE,
       // A job whose worker died is noticed within seconds, not Bull's default 30 s; the lock is
       // renewed every lockDuration/2 while an attempt runs, and the database claim makes a
       // stalled job that is run again a no-op.
       settings: { lockDuration: 15_000, stalledInterval: 5_000, maxStalledCount: 2 },
-    })],
+    }),
+  ],
   providers: [
     DeliveryQueue,
     DeliveriesService,

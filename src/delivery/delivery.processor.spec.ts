@@ -49,7 +49,7 @@ describe('DeliveryProcessor parking', () => {
     return { processor, bull, release, started, requeued, turn, stats: () => ({ open, mostOpen }) };
   }
 
-  it('parks what is over an endpoint\'s share, frees the Bull slot, and runs each parked attempt once, in order', async () => {
+  it("parks what is over an endpoint's share, frees the Bull slot, and runs each parked attempt once, in order", async () => {
     const { processor, bull, release, started, requeued, turn } = setup();
     const jobs = Array.from({ length: 5 }, (_, i) => ({ deliveryId: `d${i}`, endpointId: 'e1', attempt: 1 }));
     const bullDone = bull(jobs);

@@ -90,9 +90,7 @@ export class DeliveryProcessor implements OnApplicationBootstrap, BeforeApplicat
     // (the sweep re-adding an overdue delivery) meets the first one's id and is dropped, so
     // postponed jobs never multiply, while a job can always hand over to the other id.
     const jobIdSuffix = String(job.id).endsWith(':pa') ? ':pb' : ':pa';
-    await this.queue.enqueue([
-      { deliveryId, endpointId, attempt, postponed: postponed + 1, delayMs: delay + Math.floor(Math.random() * delay), jobIdSuffix },
-    ]);
+    await this.queue.enqueue([{ deliveryId, endpointId, attempt, postponed: postponed + 1, delayMs: delay + Math.floor(Math.random() * delay), jobIdSuffix }]);
     return 'postponed';
   }
 

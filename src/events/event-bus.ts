@@ -46,12 +46,7 @@ export class EventBus implements OnModuleInit, EntitySubscriberInterface {
       `INSERT INTO outbox_events (type, org_id, line_id, data)
        SELECT * FROM unnest($1::text[], $2::uuid[], $3::uuid[], $4::json[])
        RETURNING id`,
-      [
-        events.map((e) => e.type),
-        events.map((e) => e.orgId),
-        events.map((e) => e.lineId),
-        events.map((e) => JSON.stringify(e.data)),
-      ],
+      [events.map((e) => e.type), events.map((e) => e.orgId), events.map((e) => e.lineId), events.map((e) => JSON.stringify(e.data))],
     );
     runner.data = { ...runner.data, [WROTE_OUTBOX]: true };
     return rows.map((r) => String(r.id));

@@ -90,12 +90,11 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   private async relayBatch(): Promise<number> {
     const afterCommit: Array<() => Promise<void>> = [];
     const count = await this.dataSource.transaction(async (manager) => {
-      const rows: Array<{ id: string; type: EventKind; org_id: string; line_id: string | null; data: object; occurred_at: Date }> =
-        await manager.query(
-          `SELECT id, type, org_id, line_id, data, occurred_at FROM outbox_events
+      const rows: Array<{ id: string; type: EventKind; org_id: string; line_id: string | null; data: object; occurred_at: Date }> = await manager.query(
+        `SELECT id, type, org_id, line_id, data, occurred_at FROM outbox_events
             WHERE relayed_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
-          [BATCH_SIZE],
-        );
+        [BATCH_SIZE],
+      );
       if (rows.length === 0) return 0;
       const events = rows.map(
         (r) => ({ id: String(r.id), type: r.type, orgId: r.org_id, lineId: r.line_id, data: r.data, occurredAt: r.occurred_at }) as PublishedEvent,

@@ -36,5 +36,8 @@ export function clientKey(ip: string | undefined): string {
   if (!ip || !ipaddr.isValid(ip)) return 'unknown';
   const address = ipaddr.process(ip);
   if (address.kind() === 'ipv4') return address.toString();
-  return `${(address as ipaddr.IPv6).parts.slice(0, 4).map((part) => part.toString(16)).join(':')}::/64`;
+  return `${(address as ipaddr.IPv6).parts
+    .slice(0, 4)
+    .map((part) => part.toString(16))
+    .join(':')}::/64`;
 }

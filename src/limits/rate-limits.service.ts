@@ -128,13 +128,18 @@ export class RateLimits {
   private refusal(limiter: Limiter, who: string, msLeft: number): RateLimitedError {
     const retryAfter = Math.max(1, Math.ceil(msLeft / 1000));
     const { limit, windowSeconds, variable } = limiter.limit;
-    return new RateLimitedError(`rate limit reached: ${who} may make ${limit} calls per ${windowSeconds} s (${variable}); retry after ${retryAfter} s`, retryAfter);
+    return new RateLimitedError(
+      `rate limit reached: ${who} may make ${limit} calls per ${windowSeconds} s (${variable}); retry after ${retryAfter} s`,
+      retryAfter,
+    );
   }
 
   private warnOpen(name: RateLimitName, error: unknown): void {
     const now = Date.now();
     if (now - this.lastWarning < WARN_EVERY_MS) return;
     this.lastWarning = now;
-    this.logger.warn(`rate limits are not enforced: Redis did not answer the ${name} check (${error instanceof Error ? error.message : String(error)}); calls are let through`);
+    this.logger.warn(
+      `rate limits are not enforced: Redis did not answer the ${name} check (${error instanceof Error ? error.message : String(error)}); calls are let through`,
+    );
   }
 }

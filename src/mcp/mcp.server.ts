@@ -11,8 +11,18 @@ import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { ApiKeyLimits, KeyTicket } from '../limits/api-key-limits.service';
 import {
-  asRequest, failure, idOf, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, JsonRpcError, JsonRpcRequest, JsonRpcResponse,
-  METHOD_NOT_FOUND, PARSE_ERROR, UNAUTHORIZED,
+  asRequest,
+  failure,
+  idOf,
+  INTERNAL_ERROR,
+  INVALID_PARAMS,
+  INVALID_REQUEST,
+  JsonRpcError,
+  JsonRpcRequest,
+  JsonRpcResponse,
+  METHOD_NOT_FOUND,
+  PARSE_ERROR,
+  UNAUTHORIZED,
 } from './json-rpc';
 import { McpAnswer, rateLimitedAnswer } from './mcp-answer';
 import { describeArgumentError, ToolRegistry } from './tool-registry';
@@ -98,7 +108,12 @@ export class McpServer {
    * The key is checked again before each message: once it is revoked, nothing more runs.
    */
   private async runBatch(messages: unknown[], caller: Caller, concurrency: number): Promise<McpAnswer> {
-    const run = await mapBounded(messages, concurrency, (message) => this.answer(message, caller), () => this.apiKeys.isActive(caller.keyId));
+    const run = await mapBounded(
+      messages,
+      concurrency,
+      (message) => this.answer(message, caller),
+      () => this.apiKeys.isActive(caller.keyId),
+    );
     if (run.stopped) {
       const message = `the API key was revoked while this batch ran: ${run.ran} of its ${messages.length} messages had started, the others did not run`;
       return { status: 401, headers: { 'WWW-Authenticate': bearerChallenge(true) }, body: failure(null, UNAUTHORIZED, message) };

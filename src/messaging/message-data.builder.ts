@@ -1,8 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import {
-  AttachmentRef, EmailHeaders, EventMessage, IdentityData, MessageEventData, PersonData, SerializedMessage, ThreadData,
-} from '../events/event-payloads';
+import { AttachmentRef, EmailHeaders, EventMessage, IdentityData, MessageEventData, PersonData, SerializedMessage, ThreadData } from '../events/event-payloads';
 
 /** recentMessages carries at most this many (an endpoint trims further to its messageHistoryCount). */
 export const MAX_RECENT_MESSAGES = 50;
@@ -115,9 +113,15 @@ function eventMessage(m: EventMessageRow): EventMessage {
 export class MessageDataBuilder {
   /** Everything in one statement: an inbound message's transaction waits on this round trip. */
   async build(messageId: string, manager: EntityManager): Promise<MessageEventData> {
-    const [row]: Array<{ message: JsonRow<EventMessageRow> & EmailHeaderRow; thread: JsonRow<ThreadRow>; person: JsonPersonRow | null; labels: LabelRow[]; recent: JsonRow<EventMessageRow>[]; attachments: AttachmentRow[] }> =
-      await manager.query(
-        `WITH m AS (
+    const [row]: Array<{
+      message: JsonRow<EventMessageRow> & EmailHeaderRow;
+      thread: JsonRow<ThreadRow>;
+      person: JsonPersonRow | null;
+      labels: LabelRow[];
+      recent: JsonRow<EventMessageRow>[];
+      attachments: AttachmentRow[];
+    }> = await manager.query(
+      `WITH m AS (
            SELECT ${eventMessageColumns('$3')},
                   left(m.header_message_id, $5) AS header_message_id, left(m.header_in_reply_to, $5) AS header_in_reply_to,
                   ARRAY(SELECT left(r.id, $5) FROM unnest(m.header_references) WITH ORDINALITY AS r(id, n)
@@ -141,11 +145,17 @@ export class MessageDataBuilder {
                    FROM (SELECT id, left(filename, $8) AS filename, left(mime_type, $8) AS mime_type, size_bytes, created_at
                            FROM attachments WHERE message_id = m.id ORDER BY created_at, id LIMIT $7) a) AS attachments
            FROM m`,
-        [
-          messageId, MAX_RECENT_MESSAGES, EVENT_LIMITS.messageBodyChars, EVENT_LIMITS.recentMessageBodyChars, EVENT_LIMITS.headerChars,
-          EVENT_LIMITS.references, EVENT_LIMITS.attachments, EVENT_LIMITS.attachmentNameChars,
-        ],
-      );
+      [
+        messageId,
+        MAX_RECENT_MESSAGES,
+        EVENT_LIMITS.messageBodyChars,
+        EVENT_LIMITS.recentMessageBodyChars,
+        EVENT_LIMITS.headerChars,
+        EVENT_LIMITS.references,
+        EVENT_LIMITS.attachments,
+        EVENT_LIMITS.attachmentNameChars,
+      ],
+    );
     if (!row) throw new Error(`message ${messageId} does not exist`);
     const { message, thread, person, labels, recent, attachments } = row;
     const emailHeaders: EmailHeaders | null =
@@ -199,10 +209,9 @@ export class MessageDataBuilder {
   }
 
   private labels(threadId: string, manager: EntityManager): Promise<LabelRow[]> {
-    return manager.query(
-      `SELECT l.name, tl.confidence FROM thread_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.thread_id = $1 ORDER BY l.name`,
-      [threadId],
-    );
+    return manager.query(`SELECT l.name, tl.confidence FROM thread_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.thread_id = $1 ORDER BY l.name`, [
+      threadId,
+    ]);
   }
 
   private async recentMessages(threadId: string, manager: EntityManager): Promise<EventMessage[]> {

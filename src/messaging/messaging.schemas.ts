@@ -51,10 +51,7 @@ export const threadSummarySchema = {
 
 /** The spec's concise person: a contact, an orphan identity (id null), or null. */
 export const personConciseSchema = {
-  anyOf: [
-    { type: 'null' },
-    { type: 'object', properties: { id: nullableString, displayName: nullableString }, required: ['id', 'displayName'] },
-  ],
+  anyOf: [{ type: 'null' }, { type: 'object', properties: { id: nullableString, displayName: nullableString }, required: ['id', 'displayName'] }],
 } as const;
 
 /** The verbose person: with every identity of the contact (or the orphan identity alone). */

@@ -7,11 +7,4 @@ export {
   signWebhook,
   verifyWebhook,
 } from './verify-webhook';
-export type {
-  ParsedSignatureHeader,
-  RawBody,
-  VerifyWebhookOptions,
-  WebhookEnvelope,
-  WebhookMode,
-  WebhookVerificationErrorCode,
-} from './verify-webhook';
+export type { ParsedSignatureHeader, RawBody, VerifyWebhookOptions, WebhookEnvelope, WebhookMode, WebhookVerificationErrorCode } from './verify-webhook';

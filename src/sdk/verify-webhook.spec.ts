@@ -74,9 +74,7 @@ describe('verifyWebhook', () => {
 
     it('uses the secret as its UTF-8 string, not hex-decoded', () => {
       const hexDecodedKey = createHmac('sha256', Buffer.from(CURRENT, 'hex')).update(`${T}.${BODY}`).digest('hex');
-      expect(codeOf(() => verifyWebhook(BODY, `t=${T},v1=${hexDecodedKey}`, [CURRENT], { now: AT_T }))).toBe(
-        'SIGNATURE_MISMATCH',
-      );
+      expect(codeOf(() => verifyWebhook(BODY, `t=${T},v1=${hexDecodedKey}`, [CURRENT], { now: AT_T }))).toBe('SIGNATURE_MISMATCH');
     });
 
     it('uses the system clock when now is not given', () => {
@@ -85,9 +83,7 @@ describe('verifyWebhook', () => {
     });
 
     it('accepts now as milliseconds since the epoch', () => {
-      expect(verifyWebhook(BODY, `t=${T},v1=${hmac(CURRENT, T, BODY)}`, [CURRENT], { now: T * 1000 }).id).toBe(
-        envelope.id,
-      );
+      expect(verifyWebhook(BODY, `t=${T},v1=${hmac(CURRENT, T, BODY)}`, [CURRENT], { now: T * 1000 }).id).toBe(envelope.id);
     });
 
     it('tolerates whitespace around items, as when repeated headers are joined with ", "', () => {
@@ -141,16 +137,12 @@ describe('verifyWebhook', () => {
 
     it('compares in whole seconds of the receiver clock', () => {
       expect(verifyWebhook(BODY, header, [CURRENT], { now: (T + 300) * 1000 + 999 }).id).toBe(envelope.id);
-      expect(codeOf(() => verifyWebhook(BODY, header, [CURRENT], { now: (T + 301) * 1000 }))).toBe(
-        'TIMESTAMP_OUT_OF_TOLERANCE',
-      );
+      expect(codeOf(() => verifyWebhook(BODY, header, [CURRENT], { now: (T + 301) * 1000 }))).toBe('TIMESTAMP_OUT_OF_TOLERANCE');
     });
 
     it('honours a custom toleranceSeconds', () => {
       expect(verifyWebhook(BODY, header, [CURRENT], { ...at(10), toleranceSeconds: 10 }).id).toBe(envelope.id);
-      expect(codeOf(() => verifyWebhook(BODY, header, [CURRENT], { ...at(11), toleranceSeconds: 10 }))).toBe(
-        'TIMESTAMP_OUT_OF_TOLERANCE',
-      );
+      expect(codeOf(() => verifyWebhook(BODY, header, [CURRENT], { ...at(11), toleranceSeconds: 10 }))).toBe('TIMESTAMP_OUT_OF_TOLERANCE');
     });
 
     it('checks the clock before the signature (a stale replay of a valid delivery is refused)', () => {
@@ -186,12 +178,8 @@ describe('verifyWebhook', () => {
     });
 
     it('two t entries → MALFORMED_HEADER, even when both are equal', () => {
-      expect(codeOf(() => verifyWebhook(BODY, `t=${T},t=${T},v1=${sig}`, [CURRENT], { now: AT_T }))).toBe(
-        'MALFORMED_HEADER',
-      );
-      expect(codeOf(() => verifyWebhook(BODY, `t=${T},v1=${sig},t=${T + 1}`, [CURRENT], { now: AT_T }))).toBe(
-        'MALFORMED_HEADER',
-      );
+      expect(codeOf(() => verifyWebhook(BODY, `t=${T},t=${T},v1=${sig}`, [CURRENT], { now: AT_T }))).toBe('MALFORMED_HEADER');
+      expect(codeOf(() => verifyWebhook(BODY, `t=${T},v1=${sig},t=${T + 1}`, [CURRENT], { now: AT_T }))).toBe('MALFORMED_HEADER');
     });
 
     it.each([
@@ -214,9 +202,7 @@ describe('verifyWebhook', () => {
     });
 
     it('does not accept the right digest under an unknown key', () => {
-      expect(codeOf(() => verifyWebhook(BODY, `t=${T},v0=${sig},v1=00`, [CURRENT], { now: AT_T }))).toBe(
-        'SIGNATURE_MISMATCH',
-      );
+      expect(codeOf(() => verifyWebhook(BODY, `t=${T},v0=${sig},v1=00`, [CURRENT], { now: AT_T }))).toBe('SIGNATURE_MISMATCH');
     });
 
     it('parseSignatureHeader exposes t as signed and every v1 in order', () => {
@@ -309,9 +295,7 @@ describe('verifyWebhook', () => {
     it('does not parse the body before the signature verifies', () => {
       const parse = jest.spyOn(JSON, 'parse');
       try {
-        expect(codeOf(() => verifyWebhook('not json', signed(BODY), [CURRENT], { now: AT_T }))).toBe(
-          'SIGNATURE_MISMATCH',
-        );
+        expect(codeOf(() => verifyWebhook('not json', signed(BODY), [CURRENT], { now: AT_T }))).toBe('SIGNATURE_MISMATCH');
         expect(parse).not.toHaveBeenCalled();
       } finally {
         parse.mockRestore();
@@ -319,9 +303,7 @@ describe('verifyWebhook', () => {
     });
 
     it('refuses an already-parsed body as a programming error', () => {
-      expect(() => verifyWebhook(envelope as unknown as string, signed(BODY), [CURRENT], { now: AT_T })).toThrow(
-        TypeError,
-      );
+      expect(() => verifyWebhook(envelope as unknown as string, signed(BODY), [CURRENT], { now: AT_T })).toThrow(TypeError);
     });
   });
 
@@ -343,9 +325,7 @@ describe('verifyWebhook', () => {
 
 describe('signWebhook', () => {
   it('produces t and one lowercase v1 per secret, in order, matching an independent HMAC', () => {
-    expect(signWebhook(BODY, [CURRENT, PREVIOUS], T)).toBe(
-      `t=${T},v1=${hmac(CURRENT, T, BODY)},v1=${hmac(PREVIOUS, T, BODY)}`,
-    );
+    expect(signWebhook(BODY, [CURRENT, PREVIOUS], T)).toBe(`t=${T},v1=${hmac(CURRENT, T, BODY)},v1=${hmac(PREVIOUS, T, BODY)}`);
     expect(signWebhook(Buffer.from(BODY), [CURRENT], T)).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
   });
 

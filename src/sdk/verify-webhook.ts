@@ -113,10 +113,7 @@ export function parseSignatureHeader(header: string | undefined | null): ParsedS
     const eq = item.indexOf('=');
     const key = eq === -1 ? '' : item.slice(0, eq).trim();
     if (key === '') {
-      throw new WebhookVerificationError(
-        'MALFORMED_HEADER',
-        `${SIGNATURE_HEADER} must be comma-separated key=value items`,
-      );
+      throw new WebhookVerificationError('MALFORMED_HEADER', `${SIGNATURE_HEADER} must be comma-separated key=value items`);
     }
     const value = item.slice(eq + 1).trim();
     if (key === 't') timestamps.push(value);
@@ -209,10 +206,7 @@ export function signWebhook(rawBody: RawBody, secrets: string[], timestamp: numb
 function hmacHex(secret: string, rawTimestamp: string, body: Buffer): string {
   // The secret's UTF-8 bytes are the key (the hex string is not decoded). The message is the
   // timestamp, a dot, then the body bytes as they are: no re-encoding of the body.
-  return createHmac('sha256', Buffer.from(secret, 'utf8'))
-    .update(`${rawTimestamp}.`, 'utf8')
-    .update(body)
-    .digest('hex');
+  return createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${rawTimestamp}.`, 'utf8').update(body).digest('hex');
 }
 
 function toBytes(rawBody: RawBody): Buffer {
@@ -220,10 +214,7 @@ function toBytes(rawBody: RawBody): Buffer {
   if (Buffer.isBuffer(rawBody)) return rawBody;
   if (rawBody instanceof Uint8Array) return Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength);
   // Most often: a JSON body parser ran before the webhook route, so the bytes are gone.
-  throw new TypeError(
-    'rawBody must be the raw request body (string, Buffer or Uint8Array); ' +
-      'was a JSON body parser applied before the webhook route?',
-  );
+  throw new TypeError('rawBody must be the raw request body (string, Buffer or Uint8Array); ' + 'was a JSON body parser applied before the webhook route?');
 }
 
 function assertSecrets(secrets: string[], fail: (message: string) => Error): void {

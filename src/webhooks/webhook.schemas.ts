@@ -84,4 +84,3 @@ export const endpointSchema = {
 } as const;
 
 export const secretSchema = { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'Signing secret, 32 bytes as hex. Shown only now.' } as const;
-

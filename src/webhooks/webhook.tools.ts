@@ -1,8 +1,14 @@
 import { Caller } from '../auth/caller';
 import { McpTool, McpToolHandler } from '../mcp/mcp-tool.decorator';
 import {
-  channelScopeSchema, endpointIdSchema, endpointSchema, eventsSchema, messageHistoryCountSchema, modeSchema,
-  secretSchema, urlSchema,
+  channelScopeSchema,
+  endpointIdSchema,
+  endpointSchema,
+  eventsSchema,
+  messageHistoryCountSchema,
+  modeSchema,
+  secretSchema,
+  urlSchema,
 } from './webhook.schemas';
 import { ENDPOINT_STATUSES } from './webhook.types';
 import { EndpointView, RegisterInput, UpdateInput, WebhooksService } from './webhooks.service';
@@ -37,7 +43,7 @@ export class ListWebhooksTool implements McpToolHandler<object, { endpoints: End
 @McpTool({
   name: 'get_webhook',
   title: 'Get a webhook',
-  description: 'One of the caller\'s webhook endpoints.',
+  description: "One of the caller's webhook endpoints.",
   kind: 'read',
   idempotent: true,
   minRole: 'MEMBER',
@@ -118,8 +124,7 @@ export class UpdateWebhookTool implements McpToolHandler<UpdateInput & { endpoin
 @McpTool({
   name: 'rotate_webhook_secret',
   title: 'Rotate a webhook secret',
-  description:
-    'Issues a new signing secret, returned only here. For 24 hours deliveries carry a signature with the new and with the previous secret.',
+  description: 'Issues a new signing secret, returned only here. For 24 hours deliveries carry a signature with the new and with the previous secret.',
   kind: 'write',
   minRole: 'MEMBER',
   inputSchema: byEndpointId,
@@ -155,6 +160,4 @@ export class DeleteWebhookTool implements McpToolHandler<{ endpointId: string }>
   }
 }
 
-export const WEBHOOK_TOOLS = [
-  ListWebhooksTool, GetWebhookTool, RegisterWebhookTool, UpdateWebhookTool, RotateWebhookSecretTool, DeleteWebhookTool,
-];
+export const WEBHOOK_TOOLS = [ListWebhooksTool, GetWebhookTool, RegisterWebhookTool, UpdateWebhookTool, RotateWebhookSecretTool, DeleteWebhookTool];

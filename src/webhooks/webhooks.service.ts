@@ -12,7 +12,13 @@ import { UrlPolicy } from './url-policy/url-policy';
 import { WebhookEndpointChannel } from './webhook-endpoint-channel.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
 import {
-  ChannelScope, ChannelType, DEFAULT_MESSAGE_HISTORY_COUNT, DEFAULT_MODE, EndpointStatus, EventKind, PayloadMode,
+  ChannelScope,
+  ChannelType,
+  DEFAULT_MESSAGE_HISTORY_COUNT,
+  DEFAULT_MODE,
+  EndpointStatus,
+  EventKind,
+  PayloadMode,
   PREVIOUS_SECRET_VALIDITY_MS,
 } from './webhook.types';
 
@@ -80,7 +86,11 @@ export class WebhooksService {
   /** The two read tools are the hot path of the tool endpoint: one plain query each, no ORM. */
   async list(caller: Caller): Promise<EndpointView[]> {
     const visible = visibleEndpoint(caller);
-    const rows = await queryNamed<EndpointViewRow[]>(this.dataSource.manager, `${VIEW_SELECT} WHERE ${visible.sql} ORDER BY e.created_at, e.id`, visible.parameters);
+    const rows = await queryNamed<EndpointViewRow[]>(
+      this.dataSource.manager,
+      `${VIEW_SELECT} WHERE ${visible.sql} ORDER BY e.created_at, e.id`,
+      visible.parameters,
+    );
     return rows.map(rowToView);
   }
 
@@ -180,11 +190,15 @@ export class WebhooksService {
         .setLock('pessimistic_write')
         .getOne();
       if (!current) throw NotFoundError.of('webhook endpoint', endpointId, 'endpointId');
-      await tx.update(WebhookEndpoint, { id: current.id }, {
-        secretSealed: this.secrets.seal(secret),
-        previousSecretSealed: current.secretSealed,
-        previousSecretExpiresAt: new Date(now.getTime() + PREVIOUS_SECRET_VALIDITY_MS),
-      });
+      await tx.update(
+        WebhookEndpoint,
+        { id: current.id },
+        {
+          secretSealed: this.secrets.seal(secret),
+          previousSecretSealed: current.secretSealed,
+          previousSecretExpiresAt: new Date(now.getTime() + PREVIOUS_SECRET_VALIDITY_MS),
+        },
+      );
       return this.find(tx, caller, endpointId);
     });
     return { endpoint: toView(endpoint), secret };
@@ -227,10 +241,9 @@ export class WebhooksService {
    * Answers the ids that still exist.
    */
   async lockForFailureCount(endpointIds: string[], manager: EntityManager): Promise<Set<string>> {
-    const rows: Array<{ id: string }> = await manager.query(
-      `SELECT id FROM webhook_endpoints WHERE id = ANY ($1::uuid[]) ORDER BY id FOR NO KEY UPDATE`,
-      [endpointIds],
-    );
+    const rows: Array<{ id: string }> = await manager.query(`SELECT id FROM webhook_endpoints WHERE id = ANY ($1::uuid[]) ORDER BY id FOR NO KEY UPDATE`, [
+      endpointIds,
+    ]);
     return new Set(rows.map((r) => r.id));
   }
 
@@ -278,7 +291,11 @@ export class WebhooksService {
    */
   async find(manager: EntityManager, caller: Caller, endpointId: string, lock = false): Promise<WebhookEndpoint> {
     const visible = visibleEndpoint(caller);
-    if (lock) await queryNamed(manager, `SELECT e.id FROM webhook_endpoints e WHERE e.id = :endpointId AND ${visible.sql} FOR UPDATE`, { endpointId, ...visible.parameters });
+    if (lock)
+      await queryNamed(manager, `SELECT e.id FROM webhook_endpoints e WHERE e.id = :endpointId AND ${visible.sql} FOR UPDATE`, {
+        endpointId,
+        ...visible.parameters,
+      });
     const endpoint = await manager
       .getRepository(WebhookEndpoint)
       .createQueryBuilder('e')

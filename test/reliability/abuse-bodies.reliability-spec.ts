@@ -73,7 +73,12 @@ class Outcomes {
     return [...this.counts.values()].reduce((a, b) => a + b, 0);
   }
   toString(): string {
-    return [...this.counts].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} × ${fmt(n)}`).join(', ') || 'none';
+    return (
+      [...this.counts]
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, n]) => `${k} × ${fmt(n)}`)
+        .join(', ') || 'none'
+    );
   }
 }
 
@@ -82,7 +87,13 @@ class Outcomes {
  * as fast as the socket takes them) until done or the server answers or closes. Resolves with the
  * status of the first response line, or how the connection ended.
  */
-function exchange(port: number, head: string, body: { bytes: number; chunk: Buffer; everyMs: number } | Buffer | null, stop: () => boolean, headerDripMs = 0): Promise<string> {
+function exchange(
+  port: number,
+  head: string,
+  body: { bytes: number; chunk: Buffer; everyMs: number } | Buffer | null,
+  stop: () => boolean,
+  headerDripMs = 0,
+): Promise<string> {
   return new Promise((resolve) => {
     const socket: Socket = connect({ port, host: '127.0.0.1' });
     let received = '';
@@ -123,7 +134,11 @@ function exchange(port: number, head: string, body: { bytes: number; chunk: Buff
         const flushed = socket.write(n === body.chunk.length ? body.chunk : body.chunk.subarray(0, n));
         sent += n;
         if (body.everyMs > 0) await sleep(body.everyMs);
-        else if (!flushed) await new Promise<void>((drained) => { socket.once('drain', drained); socket.once('close', drained); });
+        else if (!flushed)
+          await new Promise<void>((drained) => {
+            socket.once('drain', drained);
+            socket.once('close', drained);
+          });
       }
     });
   });
@@ -135,7 +150,10 @@ describe('reliability: unauthenticated large, compressed and slow bodies', () =>
   let pid: number;
   let tenant: Tenant;
   let phone: string;
-  const result = new ResultBuilder('abuse-bodies', `Abusive bodies: ${BIG} × 24 MB unauthenticated, ${BOMBS} gzip bombs, ${SLOW_HEADERS + SLOW_BODIES + AUTH_SLOW} slow senders`);
+  const result = new ResultBuilder(
+    'abuse-bodies',
+    `Abusive bodies: ${BIG} × 24 MB unauthenticated, ${BOMBS} gzip bombs, ${SLOW_HEADERS + SLOW_BODIES + AUTH_SLOW} slow senders`,
+  );
 
   beforeAll(async () => {
     stack = await startStack({ tag: 'abuse', workers: 0, env: { APP_ENV: 'production', LOG_LEVEL: 'warn' } });
@@ -153,13 +171,14 @@ describe('reliability: unauthenticated large, compressed and slow bodies', () =>
   async function authorised(stop: () => boolean, into: { ms: number[]; failures: Outcomes }): Promise<void> {
     const base = stack.apis[0].baseUrl;
     for (let i = 0; !stop(); i++) {
-      const answer = i % 2 === 0
-        ? await rpc(base, tenant.apiKey, 'tools/list', undefined, 10_000)
-        : await send('POST', `${base}/ingest/sms/inbound`, {
-          headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ to: phone, from: '+16665550123', body: `during ${i}`, providerMessageId: `abuse-${Date.now()}-${i}` }),
-          timeoutMs: 10_000,
-        });
+      const answer =
+        i % 2 === 0
+          ? await rpc(base, tenant.apiKey, 'tools/list', undefined, 10_000)
+          : await send('POST', `${base}/ingest/sms/inbound`, {
+              headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-type': 'application/json' },
+              body: JSON.stringify({ to: phone, from: '+16665550123', body: `during ${i}`, providerMessageId: `abuse-${Date.now()}-${i}` }),
+              timeoutMs: 10_000,
+            });
       if (answer.status === 200 || answer.status === 201) into.ms.push(answer.ms);
       else into.failures.add(`${i % 2 === 0 ? 'tools/list' : 'sms'} ${answer.status || answer.error}`);
     }
@@ -183,7 +202,9 @@ describe('reliability: unauthenticated large, compressed and slow bodies', () =>
     const stop = () => Date.now() > attackEnds;
     const during = { ms: [] as number[], failures: new Outcomes() };
     let peakRss = idle.rss;
-    const sampler = setInterval(() => { peakRss = Math.max(peakRss, memory(pid).rss); }, 100);
+    const sampler = setInterval(() => {
+      peakRss = Math.max(peakRss, memory(pid).rss);
+    }, 100);
     const cpuBefore = cpuSeconds(pid);
     const generatorBefore = process.cpuUsage();
     const attackStarted = Date.now();
@@ -199,16 +220,49 @@ describe('reliability: unauthenticated large, compressed and slow bodies', () =>
       `POST /ingest/email/inbound HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: message/rfc822\r\n${auth ? `Authorization: Bearer ${INGEST_TOKEN}\r\n` : ''}${extra}`;
     const bomb = gzipSync(Buffer.alloc(25 * MB, 0x61));
     const attackers = [
-      ...Array.from({ length: BIG }, () => loop(outcomes.big, () =>
-        exchange(port, `${emailHead(false)}Content-Length: ${BODY_BYTES}\r\n\r\n`, { bytes: BODY_BYTES, chunk: ZEROS, everyMs: 0 }, stop), PAUSE_MS)),
-      ...Array.from({ length: BOMBS }, (_, i) => loop(outcomes.bombs, () =>
-        exchange(port, `${emailHead(i % 2 === 1)}Content-Encoding: gzip\r\nContent-Length: ${bomb.length}\r\n\r\n`, bomb, stop), PAUSE_MS)),
-      ...Array.from({ length: SLOW_HEADERS }, () => loop(outcomes.slowHeaders, () =>
-        exchange(port, `${emailHead(false)}Content-Length: ${BODY_BYTES}\r\n\r\n`, null, stop, 1000), PAUSE_MS)),
-      ...Array.from({ length: SLOW_BODIES }, () => loop(outcomes.slowBodies, () =>
-        exchange(port, `${emailHead(false)}Content-Length: ${BODY_BYTES}\r\n\r\n`, { bytes: BODY_BYTES, chunk: Buffer.alloc(1024, 0x61), everyMs: 500 }, stop), PAUSE_MS)),
-      ...Array.from({ length: AUTH_SLOW }, () => loop(outcomes.authSlow, () =>
-        exchange(port, `${emailHead(true)}Content-Length: ${BODY_BYTES}\r\n\r\n`, { bytes: BODY_BYTES, chunk: Buffer.alloc(16 * 1024, 0x61), everyMs: 250 }, stop), 1000)),
+      ...Array.from({ length: BIG }, () =>
+        loop(
+          outcomes.big,
+          () => exchange(port, `${emailHead(false)}Content-Length: ${BODY_BYTES}\r\n\r\n`, { bytes: BODY_BYTES, chunk: ZEROS, everyMs: 0 }, stop),
+          PAUSE_MS,
+        ),
+      ),
+      ...Array.from({ length: BOMBS }, (_, i) =>
+        loop(
+          outcomes.bombs,
+          () => exchange(port, `${emailHead(i % 2 === 1)}Content-Encoding: gzip\r\nContent-Length: ${bomb.length}\r\n\r\n`, bomb, stop),
+          PAUSE_MS,
+        ),
+      ),
+      ...Array.from({ length: SLOW_HEADERS }, () =>
+        loop(outcomes.slowHeaders, () => exchange(port, `${emailHead(false)}Content-Length: ${BODY_BYTES}\r\n\r\n`, null, stop, 1000), PAUSE_MS),
+      ),
+      ...Array.from({ length: SLOW_BODIES }, () =>
+        loop(
+          outcomes.slowBodies,
+          () =>
+            exchange(
+              port,
+              `${emailHead(false)}Content-Length: ${BODY_BYTES}\r\n\r\n`,
+              { bytes: BODY_BYTES, chunk: Buffer.alloc(1024, 0x61), everyMs: 500 },
+              stop,
+            ),
+          PAUSE_MS,
+        ),
+      ),
+      ...Array.from({ length: AUTH_SLOW }, () =>
+        loop(
+          outcomes.authSlow,
+          () =>
+            exchange(
+              port,
+              `${emailHead(true)}Content-Length: ${BODY_BYTES}\r\n\r\n`,
+              { bytes: BODY_BYTES, chunk: Buffer.alloc(16 * 1024, 0x61), everyMs: 250 },
+              stop,
+            ),
+          1000,
+        ),
+      ),
     ];
     await Promise.all([authorised(stop, during), ...attackers]);
     clearInterval(sampler);

@@ -55,8 +55,14 @@ type Scope = 'all lines' | 'its line' | 'another line' | 'both lines';
 const SCOPES: Scope[] = ['all lines', 'its line', 'another line', 'both lines'];
 /** The eight webhook tools; delete_webhook last, so the visible endpoint answers every other tool first. */
 const WEBHOOK_TOOLS = [
-  'list_webhooks', 'get_webhook', 'list_webhook_deliveries', 'resend_webhook_delivery', 'register_webhook', 'update_webhook',
-  'rotate_webhook_secret', 'delete_webhook',
+  'list_webhooks',
+  'get_webhook',
+  'list_webhook_deliveries',
+  'resend_webhook_delivery',
+  'register_webhook',
+  'update_webhook',
+  'rotate_webhook_secret',
+  'delete_webhook',
 ];
 
 interface ScopedCall {
@@ -117,7 +123,10 @@ describe('reliability: authorization matrix', () => {
       scoped[scope] = { id: registered.endpoint.id, url, secret: registered.secret };
     }
     const endpointIds = SCOPES.map((scope) => scoped[scope].id);
-    const sms = await t.http().post('/ingest/sms/inbound').set('Authorization', `Bearer ${INGEST_TOKEN}`)
+    const sms = await t
+      .http()
+      .post('/ingest/sms/inbound')
+      .set('Authorization', `Bearer ${INGEST_TOKEN}`)
       .send({ to: vPhone.address, from: partner, body: `victim sms ${M}`, providerMessageId: `authz-${M}` });
     expect(sms.status).toBe(201);
     const pdf = readFileSync(join(ROOT, 'test/fixtures/emails/invoice-42.pdf'));
@@ -127,25 +136,38 @@ describe('reliability: authorization matrix', () => {
     const { contact } = await tool(victim.apiKey, 'create_contact', { displayName: `Victim Contact ${M}`, identities: [{ kind: 'PHONE', value: partner }] });
     await tool(victim.apiKey, 'label_thread', { threadId: sms.body.threadId, add: [{ name: `victim-label-${M}` }] });
     const agent = (await admin.post(`/admin/lines/${vPhone.id}/agents`, { name: `Victim Agent ${M}`, mode: 'DRAFT' }).expect(201)).body;
-    const turn = (await t.http().post(`/api/agents/${agent.id}/turns`).set('Authorization', `Bearer ${victim.apiKey}`)
-      .send({ threadId: sms.body.threadId, body: `victim draft ${M}` }).expect(201)).body.turn;
+    const turn = (
+      await t
+        .http()
+        .post(`/api/agents/${agent.id}/turns`)
+        .set('Authorization', `Bearer ${victim.apiKey}`)
+        .send({ threadId: sms.body.threadId, body: `victim draft ${M}` })
+        .expect(201)
+    ).body.turn;
 
     // Quiet before measuring: every delivery done, every attachment extracted, every event relayed.
-    await waitFor(async () => {
-      const [q] = await t.db.query(
-        `SELECT (SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = ANY ($1::uuid[]) AND status <> 'succeeded')::int AS open,
+    await waitFor(
+      async () => {
+        const [q] = await t.db.query(
+          `SELECT (SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = ANY ($1::uuid[]) AND status <> 'succeeded')::int AS open,
                 (SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $3)::int AS deliveries,
                 (SELECT count(DISTINCT endpoint_id) FROM webhook_deliveries WHERE endpoint_id = ANY ($1::uuid[]))::int AS receiving,
                 (SELECT count(*) FROM attachments WHERE message_id = $2 AND extraction_status NOT IN ('extracted', 'failed'))::int AS extracting,
                 (SELECT count(*) FROM outbox_events WHERE relayed_at IS NULL)::int AS unrelayed`,
-        [endpointIds, mail.body.messageId, endpoint.id],
-      );
-      return q.open === 0 && q.deliveries >= 4 && q.receiving === endpointIds.length && q.extracting === 0 && q.unrelayed === 0;
-    }, 'the victim data to settle (deliveries, extraction, relay)', 90_000, 250);
+          [endpointIds, mail.body.messageId, endpoint.id],
+        );
+        return q.open === 0 && q.deliveries >= 4 && q.receiving === endpointIds.length && q.extracting === 0 && q.unrelayed === 0;
+      },
+      'the victim data to settle (deliveries, extraction, relay)',
+      90_000,
+      250,
+    );
     const [delivery] = await t.db.query(`SELECT id, event_id FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY created_at LIMIT 1`, [endpoint.id]);
     const [attachment] = await t.db.query(`SELECT id FROM attachments WHERE message_id = $1`, [mail.body.messageId]);
     const [identity] = await t.db.query(`SELECT id FROM identities WHERE org_id = $1 AND value = $2`, [victim.orgId, partner]);
-    const eventIds: string[] = (await t.db.query(`SELECT event_id FROM webhook_deliveries WHERE endpoint_id = $1`, [endpoint.id])).map((r: { event_id: string }) => r.event_id);
+    const eventIds: string[] = (await t.db.query(`SELECT event_id FROM webhook_deliveries WHERE endpoint_id = $1`, [endpoint.id])).map(
+      (r: { event_id: string }) => r.event_id,
+    );
     const scopedDeliveries: Array<{ id: string; event_id: string; endpoint_id: string }> = await t.db.query(
       `SELECT id, event_id, endpoint_id FROM webhook_deliveries WHERE endpoint_id = ANY ($1::uuid[]) ORDER BY created_at, id`,
       [endpointIds],
@@ -155,10 +177,17 @@ describe('reliability: authorization matrix', () => {
     const sameOrgOwner = await createSession(admin, { orgId: victim.orgId, lines: ['PHONE_NUMBER'] });
     const linesUser = await createSession(admin, { orgId: victim.orgId, lines: ['PHONE_NUMBER'] });
     for (const line of victim.lines) await admin.put(`/admin/lines/${line.id}/members/${linesUser.userId}`).expect(200);
-    const linesKey = (await admin.post(`/admin/users/${linesUser.userId}/api-keys`, { name: 'own line only', channelAccess: { mode: 'LINES', lines: [linesUser.lines[0].address] } }).expect(201)).body.key;
+    const linesKey = (
+      await admin
+        .post(`/admin/users/${linesUser.userId}/api-keys`, { name: 'own line only', channelAccess: { mode: 'LINES', lines: [linesUser.lines[0].address] } })
+        .expect(201)
+    ).body.key;
     const member = await createSession(admin, { orgId: victim.orgId, role: 'MEMBER', lines: ['PHONE_NUMBER'] });
     const otherOrg = await createSession(admin, { tier: 'POWER', lines: ['EMAIL_ACCOUNT', 'PHONE_NUMBER'] });
-    const { contact: otherContact } = await tool(otherOrg.apiKey, 'create_contact', { displayName: 'Other org contact', identities: [{ kind: 'PHONE', value: partnerPhone() }] });
+    const { contact: otherContact } = await tool(otherOrg.apiKey, 'create_contact', {
+      displayName: 'Other org contact',
+      identities: [{ kind: 'PHONE', value: partnerPhone() }],
+    });
     const revoked = (await admin.post(`/admin/users/${victim.userId}/api-keys`, { name: 'to revoke', channelAccess: { mode: 'ALL' } }).expect(201)).body;
     await admin.delete(`/admin/api-keys/${revoked.id}`).expect(204);
     const actors: Actor[] = [
@@ -173,30 +202,86 @@ describe('reliability: authorization matrix', () => {
     // the org's (shared); only another org must not see them. The partner's number is the
     // contact's identity, in view only for keys that may use the victim's lines.
     const common: Record<string, string> = {
-      endpointId: endpoint.id, secret, endpointUrl: `victim-${M}`, deliveryId: delivery.id, ...Object.fromEntries(eventIds.map((id, i) => [`eventId${i}`, id])),
-      smsThread: sms.body.threadId, smsMessage: sms.body.messageId, emailThread: mail.body.threadId, emailMessage: mail.body.messageId,
-      attachmentId: attachment.id, attachmentName: `victim-${M}.pdf`, smsBody: `victim sms ${M}`, subject: `Victim subject ${M}`,
-      partnerEmail: `victim.partner.${M}`, label: `victim-label-${M}`, agentId: agent.id, agentName: `Victim Agent ${M}`, turnId: turn.id,
-      draft: `victim draft ${M}`, phoneLine: vPhone.id, emailLine: vEmail.id, phoneAddress: vPhone.address, emailAddress: vEmail.address,
-      partnerPhone: partner, identityId: identity.id, victimUser: victim.userId,
-      ...Object.fromEntries(SCOPES.slice(1).flatMap((scope) => [[`${scope} endpoint`, scoped[scope].id], [`${scope} url`, scoped[scope].url], [`${scope} secret`, scoped[scope].secret]])),
-      ...Object.fromEntries(scopedDeliveries.flatMap((d, i) => [[`scoped delivery ${i}`, d.id], [`scoped eventId ${i}`, d.event_id]])),
+      endpointId: endpoint.id,
+      secret,
+      endpointUrl: `victim-${M}`,
+      deliveryId: delivery.id,
+      ...Object.fromEntries(eventIds.map((id, i) => [`eventId${i}`, id])),
+      smsThread: sms.body.threadId,
+      smsMessage: sms.body.messageId,
+      emailThread: mail.body.threadId,
+      emailMessage: mail.body.messageId,
+      attachmentId: attachment.id,
+      attachmentName: `victim-${M}.pdf`,
+      smsBody: `victim sms ${M}`,
+      subject: `Victim subject ${M}`,
+      partnerEmail: `victim.partner.${M}`,
+      label: `victim-label-${M}`,
+      agentId: agent.id,
+      agentName: `Victim Agent ${M}`,
+      turnId: turn.id,
+      draft: `victim draft ${M}`,
+      phoneLine: vPhone.id,
+      emailLine: vEmail.id,
+      phoneAddress: vPhone.address,
+      emailAddress: vEmail.address,
+      partnerPhone: partner,
+      identityId: identity.id,
+      victimUser: victim.userId,
+      ...Object.fromEntries(
+        SCOPES.slice(1).flatMap((scope) => [
+          [`${scope} endpoint`, scoped[scope].id],
+          [`${scope} url`, scoped[scope].url],
+          [`${scope} secret`, scoped[scope].secret],
+        ]),
+      ),
+      ...Object.fromEntries(
+        scopedDeliveries.flatMap((d, i) => [
+          [`scoped delivery ${i}`, d.id],
+          [`scoped eventId ${i}`, d.event_id],
+        ]),
+      ),
     };
     const orgOnly: Record<string, string> = { contactId: contact.id, contactName: `Victim Contact ${M}` };
 
     // --- the tools and their arguments ------------------------------------------------------------
     const listed = await rpc(t, victim.apiKey, 'tools/list');
-    const tools: Array<{ name: string; inputSchema: { properties?: Record<string, { format?: string }>; required?: string[] }; annotations: { readOnlyHint: boolean } }> = listed.body.result.tools;
+    const tools: Array<{
+      name: string;
+      inputSchema: { properties?: Record<string, { format?: string }>; required?: string[] };
+      annotations: { readOnlyHint: boolean };
+    }> = listed.body.result.tools;
     const memberList = (await rpc(t, member.apiKey, 'tools/list')).body.result.tools.map((x: { name: string }) => x.name);
     const victimIds: Record<string, unknown[]> = {
-      turnId: [turn.id], endpointId: [endpoint.id], threadId: [sms.body.threadId, mail.body.threadId], agentId: [agent.id], deliveryId: [delivery.id],
-      attachmentId: [attachment.id], contactId: [contact.id], contactIds: [[contact.id, otherContact.id]], into: [contact.id],
-      lineId: [vPhone.id, vEmail.id], fromAccountId: [vEmail.id], identityId: [identity.id],
-      channelScope: [{ allChannels: false, channels: [{ channelType: 'PHONE_NUMBER', channelId: vPhone.id }] }, { allChannels: false, channels: [{ channelType: 'EMAIL_ACCOUNT', channelId: vEmail.id }] }],
+      turnId: [turn.id],
+      endpointId: [endpoint.id],
+      threadId: [sms.body.threadId, mail.body.threadId],
+      agentId: [agent.id],
+      deliveryId: [delivery.id],
+      attachmentId: [attachment.id],
+      contactId: [contact.id],
+      contactIds: [[contact.id, otherContact.id]],
+      into: [contact.id],
+      lineId: [vPhone.id, vEmail.id],
+      fromAccountId: [vEmail.id],
+      identityId: [identity.id],
+      channelScope: [
+        { allChannels: false, channels: [{ channelType: 'PHONE_NUMBER', channelId: vPhone.id }] },
+        { allChannels: false, channels: [{ channelType: 'EMAIL_ACCOUNT', channelId: vEmail.id }] },
+      ],
     };
     const plain: Record<string, unknown> = {
-      url: `${t.receiverUrl}/attacker-${M}`, events: ['message.received'], smsBody: 'hello', body: 'hello', subject: 'hello', to: 'someone@example.com',
-      displayName: 'Changed', identities: [{ kind: 'PHONE', value: partner }], add: [{ name: 'attacker-label' }], status: 'disabled', notes: 'changed',
+      url: `${t.receiverUrl}/attacker-${M}`,
+      events: ['message.received'],
+      smsBody: 'hello',
+      body: 'hello',
+      subject: 'hello',
+      to: 'someone@example.com',
+      displayName: 'Changed',
+      identities: [{ kind: 'PHONE', value: partner }],
+      add: [{ name: 'attacker-label' }],
+      status: 'disabled',
+      notes: 'changed',
     };
     /** One call with every id field set to the victim's first id, then one more per further id of a field. */
     const variants = (schema: { properties?: Record<string, { format?: string }>; required?: string[] }, name: string): Array<Record<string, unknown>> => {
@@ -220,12 +305,18 @@ describe('reliability: authorization matrix', () => {
     const contactWrites = new Set(['create_contact', 'update_contact', 'merge_contacts']);
 
     const checksum = async (): Promise<Record<string, string>> => {
-      const tables: string[] = (await t.db.query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`)).map((r: { tablename: string }) => r.tablename);
-      const [row] = await t.db.query(`SELECT ${tables.map((name) => `(SELECT md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM "${name}" x) AS "${name}"`).join(', ')}`);
+      const tables: string[] = (await t.db.query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`)).map(
+        (r: { tablename: string }) => r.tablename,
+      );
+      const [row] = await t.db.query(
+        `SELECT ${tables.map((name) => `(SELECT md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM "${name}" x) AS "${name}"`).join(', ')}`,
+      );
       return row;
     };
     const leaks = (text: string, request: string, markers: Record<string, string>) =>
-      Object.entries(markers).filter(([, value]) => text.includes(value) && !request.includes(value)).map(([name]) => name);
+      Object.entries(markers)
+        .filter(([, value]) => text.includes(value) && !request.includes(value))
+        .map(([name]) => name);
 
     const calls: Call[] = [];
     const problems: string[] = [];
@@ -246,12 +337,21 @@ describe('reliability: authorization matrix', () => {
           const changed = Object.keys(after).filter((k) => after[k] !== before[k]);
           before = after;
           const r = res.body?.result;
-          const outcome: Call['outcome'] = res.status !== 200 || res.body?.error || r?.isError ? 'refused' : /"(\w+)":\[\]/.test(res.text) || /:null\b/.test(res.text) ? 'empty' : 'answered';
-          const detail = res.status !== 200 ? `HTTP ${res.status}` : res.body?.error ? `JSON-RPC ${res.body.error.code}` : r?.isError ? r.content[0].text.slice(0, 80) : res.text.slice(0, 120);
+          const outcome: Call['outcome'] =
+            res.status !== 200 || res.body?.error || r?.isError ? 'refused' : /"(\w+)":\[\]/.test(res.text) || /:null\b/.test(res.text) ? 'empty' : 'answered';
+          const detail =
+            res.status !== 200
+              ? `HTTP ${res.status}`
+              : res.body?.error
+                ? `JSON-RPC ${res.body.error.code}`
+                : r?.isError
+                  ? r.content[0].text.slice(0, 80)
+                  : res.text.slice(0, 120);
           calls.push({ actor: actor.name, tool: name, args, outcome, detail });
           if (leaked.length) problems.push(`${actor.name} ${name} ${request}: LEAKED ${leaked.join(', ')}: ${res.text.slice(0, 200)}`);
           if (changed.length) problems.push(`${actor.name} ${name} ${request}: CHANGED ${changed.join(', ')} (${outcome}: ${detail})`);
-          if (outcome !== 'refused' && !tools.find((x) => x.name === name)!.annotations.readOnlyHint) problems.push(`${actor.name} ${name} ${request}: a write tool was not refused: ${detail}`);
+          if (outcome !== 'refused' && !tools.find((x) => x.name === name)!.annotations.readOnlyHint)
+            problems.push(`${actor.name} ${name} ${request}: a write tool was not refused: ${detail}`);
           if (actor.name === 'revoked key' && res.status !== 401) problems.push(`revoked key ${name}: HTTP ${res.status}, not 401`);
         }
       }
@@ -269,25 +369,59 @@ describe('reliability: authorization matrix', () => {
     }
 
     // --- issue 10, section 1: the victim's own key limited to its phone line -----------------------
-    const scopedKey = (await admin.post(`/admin/users/${victim.userId}/api-keys`, { name: 'phone line only', channelAccess: { mode: 'LINES', lines: [vPhone.address] } }).expect(201)).body.key;
-    expect(tools.filter((x) => x.name.includes('webhook')).map((x) => x.name).sort()).toEqual([...WEBHOOK_TOOLS].sort());
+    const scopedKey = (
+      await admin
+        .post(`/admin/users/${victim.userId}/api-keys`, { name: 'phone line only', channelAccess: { mode: 'LINES', lines: [vPhone.address] } })
+        .expect(201)
+    ).body.key;
+    expect(
+      tools
+        .filter((x) => x.name.includes('webhook'))
+        .map((x) => x.name)
+        .sort(),
+    ).toEqual([...WEBHOOK_TOOLS].sort());
     // What the key must never be shown: everything of the endpoints not scoped to its line, and the other line's contents.
     const hiddenMarkers: Record<string, string> = {
-      ...Object.fromEntries(SCOPES.filter((scope) => scope !== 'its line').flatMap((scope) => [[`${scope} endpoint`, scoped[scope].id], [`${scope} url`, scoped[scope].url], [`${scope} secret`, scoped[scope].secret]])),
-      ...Object.fromEntries(scopedDeliveries.filter((d) => d.endpoint_id !== scoped['its line'].id).flatMap((d, i) => [[`delivery ${i}`, d.id], [`eventId ${i}`, d.event_id]])),
-      emailThread: mail.body.threadId, emailMessage: mail.body.messageId, subject: `Victim subject ${M}`, partnerEmail: `victim.partner.${M}`, attachmentName: `victim-${M}.pdf`,
+      ...Object.fromEntries(
+        SCOPES.filter((scope) => scope !== 'its line').flatMap((scope) => [
+          [`${scope} endpoint`, scoped[scope].id],
+          [`${scope} url`, scoped[scope].url],
+          [`${scope} secret`, scoped[scope].secret],
+        ]),
+      ),
+      ...Object.fromEntries(
+        scopedDeliveries
+          .filter((d) => d.endpoint_id !== scoped['its line'].id)
+          .flatMap((d, i) => [
+            [`delivery ${i}`, d.id],
+            [`eventId ${i}`, d.event_id],
+          ]),
+      ),
+      emailThread: mail.body.threadId,
+      emailMessage: mail.body.messageId,
+      subject: `Victim subject ${M}`,
+      partnerEmail: `victim.partner.${M}`,
+      attachmentName: `victim-${M}.pdf`,
     };
     const attackerUrl = (scope: Scope) => `${t.receiverUrl}/scoped-key-${scope.replace(' ', '-')}-${M}`;
     const scopedArgs = (name: string, scope: Scope): Array<Record<string, unknown>> => {
       const id = scoped[scope].id;
       const deliveryId = scopedDeliveries.find((d) => d.endpoint_id === id)!.id;
       switch (name) {
-        case 'list_webhooks': return [{}];
-        case 'register_webhook': return [{ url: attackerUrl(scope), events: ['message.received'], channelScope: channelScopes[scope] }];
-        case 'resend_webhook_delivery': return [{ deliveryId }];
+        case 'list_webhooks':
+          return [{}];
+        case 'register_webhook':
+          return [{ url: attackerUrl(scope), events: ['message.received'], channelScope: channelScopes[scope] }];
+        case 'resend_webhook_delivery':
+          return [{ deliveryId }];
         // Redirect it, or narrow it into the key's own line (which would take it over).
-        case 'update_webhook': return [{ endpointId: id, url: attackerUrl(scope), status: 'disabled' }, { endpointId: id, url: attackerUrl(scope), channelScope: phoneScope }];
-        default: return [{ endpointId: id }];
+        case 'update_webhook':
+          return [
+            { endpointId: id, url: attackerUrl(scope), status: 'disabled' },
+            { endpointId: id, url: attackerUrl(scope), channelScope: phoneScope },
+          ];
+        default:
+          return [{ endpointId: id }];
       }
     };
     const scopedCalls: ScopedCall[] = [];
@@ -340,13 +474,28 @@ describe('reliability: authorization matrix', () => {
     // Events of both lines still reach the hidden endpoints' own URLs, and none the URLs the key tried.
     const requestsTo = (path: string) => t.receiver.requests.filter((q) => q.url === path).length;
     const beforeEvents = Object.fromEntries(SCOPES.map((scope) => [scope, requestsTo(scoped[scope].url)]));
-    await t.http().post('/ingest/sms/inbound').set('Authorization', `Bearer ${INGEST_TOKEN}`)
-      .send({ to: vPhone.address, from: partner, body: `after the scoped key ${M}`, providerMessageId: `authz-after-${M}` }).expect(201);
-    await t.http().post('/ingest/email/inbound').set('Authorization', `Bearer ${INGEST_TOKEN}`).set('Content-Type', 'message/rfc822')
-      .send(`From: <victim.partner.${M}@example.org>\r\nTo: <${vEmail.address}>\r\nSubject: after ${M}\r\nMessage-ID: <after-${M}@example.org>\r\n\r\nafter the scoped key\r\n`).expect(201);
+    await t
+      .http()
+      .post('/ingest/sms/inbound')
+      .set('Authorization', `Bearer ${INGEST_TOKEN}`)
+      .send({ to: vPhone.address, from: partner, body: `after the scoped key ${M}`, providerMessageId: `authz-after-${M}` })
+      .expect(201);
+    await t
+      .http()
+      .post('/ingest/email/inbound')
+      .set('Authorization', `Bearer ${INGEST_TOKEN}`)
+      .set('Content-Type', 'message/rfc822')
+      .send(
+        `From: <victim.partner.${M}@example.org>\r\nTo: <${vEmail.address}>\r\nSubject: after ${M}\r\nMessage-ID: <after-${M}@example.org>\r\n\r\nafter the scoped key\r\n`,
+      )
+      .expect(201);
     const hiddenScopes = SCOPES.filter((scope) => scope !== 'its line');
-    await waitFor(async () => hiddenScopes.every((scope) => requestsTo(scoped[scope].url) > beforeEvents[scope]), 'the hidden endpoints to receive the new events', 15_000, 100)
-      .catch((error: Error) => problems.push(`after the LINES key's attempts: ${error.message}`));
+    await waitFor(
+      async () => hiddenScopes.every((scope) => requestsTo(scoped[scope].url) > beforeEvents[scope]),
+      'the hidden endpoints to receive the new events',
+      15_000,
+      100,
+    ).catch((error: Error) => problems.push(`after the LINES key's attempts: ${error.message}`));
     const receivedAfter = hiddenScopes.map((scope) => requestsTo(scoped[scope].url) - beforeEvents[scope]);
     const atAttacker = t.receiver.requests.filter((q) => q.url.includes('/scoped-key-') && !q.url.includes('its-line')).length;
     if (atAttacker) problems.push(`${atAttacker} requests reached a URL the LINES key set on an endpoint hidden from it`);
@@ -361,12 +510,18 @@ describe('reliability: authorization matrix', () => {
     result.figure('tools in the MEMBER tools/list', `${memberList.length} (every tool's lowest role is MEMBER)`);
     for (const actor of actors) {
       const mine = calls.filter((c) => c.actor === actor.name);
-      result.figure(`${actor.name}: calls refused / empty read / other read`, `${fmt(mine.filter((c) => c.outcome === 'refused').length)} / ${fmt(mine.filter((c) => c.outcome === 'empty').length)} / ${fmt(mine.filter((c) => c.outcome === 'answered').length)}`);
+      result.figure(
+        `${actor.name}: calls refused / empty read / other read`,
+        `${fmt(mine.filter((c) => c.outcome === 'refused').length)} / ${fmt(mine.filter((c) => c.outcome === 'empty').length)} / ${fmt(mine.filter((c) => c.outcome === 'answered').length)}`,
+      );
     }
     result.figure('answers holding a victim id, secret or content', fmt(problems.filter((p) => p.includes('LEAKED')).length));
     result.figure('calls after which any table changed', fmt(problems.filter((p) => p.includes('CHANGED')).length));
     result.figure('write tools not refused', fmt(problems.filter((p) => p.includes('write tool')).length));
-    result.figure('control: read tools where the victim\'s own key sees its data', `${controls} of ${controls + blind.length}${blind.length ? ` (not: ${blind.join(', ')})` : ''}`);
+    result.figure(
+      "control: read tools where the victim's own key sees its data",
+      `${controls} of ${controls + blind.length}${blind.length ? ` (not: ${blind.join(', ')})` : ''}`,
+    );
     const scopeFigure = (scope: Scope) => {
       const mine = scopedCalls.filter((c) => c.scope === scope);
       return `${mine.filter((c) => c.outcome === 'not found').length} / ${mine.filter((c) => c.outcome === 'refused').length} / ${mine.filter((c) => c.outcome === 'answered').length}`;
@@ -376,12 +531,16 @@ describe('reliability: authorization matrix', () => {
       SCOPES.map(scopeFigure).join('; '),
     );
     const notFound = scopedCalls.filter((c) => c.outcome === 'not found');
-    result.figure('hidden-endpoint answers identical to an unknown id\'s', `${notFound.filter((c) => c.asUnknownId).length} of ${notFound.length}`);
-    result.figure('events after the attempts: at the hidden endpoints\' own URLs (all lines, another line, both) / at URLs the key tried to set', `${receivedAfter.join(', ')} / ${atAttacker}`);
-    result.figure('left out', 'create_contact (takes no ids); update_contact and merge_contacts for same-org callers (contacts are the org\'s by design)');
+    result.figure("hidden-endpoint answers identical to an unknown id's", `${notFound.filter((c) => c.asUnknownId).length} of ${notFound.length}`);
+    result.figure(
+      "events after the attempts: at the hidden endpoints' own URLs (all lines, another line, both) / at URLs the key tried to set",
+      `${receivedAfter.join(', ')} / ${atAttacker}`,
+    );
+    result.figure('left out', "create_contact (takes no ids); update_contact and merge_contacts for same-org callers (contacts are the org's by design)");
     if (problems.length) result.notes.push(...problems.slice(0, 10));
     const answered = calls.filter((c) => c.outcome === 'answered');
-    if (answered.length) result.notes.push(`reads that answered (without victim data): ${[...new Set(answered.map((c) => `${c.actor}: ${c.tool}`))].join('; ')}`);
+    if (answered.length)
+      result.notes.push(`reads that answered (without victim data): ${[...new Set(answered.map((c) => `${c.actor}: ${c.tool}`))].join('; ')}`);
 
     expect(memberList.sort()).toEqual(tools.map((x) => x.name).sort());
     expect(problems).toEqual([]);

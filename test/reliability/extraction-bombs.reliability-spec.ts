@@ -1,9 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Client } from 'pg';
 import { makeDocx, makeIcs, makePdf, makeXlsx } from '../fixtures/attachments/make-fixtures';
-import {
-  hugeIcs, manyEntriesZip, nestedIcs, OFFICE_MIME, pdfBomb, pngBomb, slowHtml, zipBomb,
-} from '../fixtures/attachments/make-bombs';
+import { hugeIcs, manyEntriesZip, nestedIcs, OFFICE_MIME, pdfBomb, pngBomb, slowHtml, zipBomb } from '../fixtures/attachments/make-bombs';
 import { mixedEmail } from '../fixtures/emails/make-invite-email';
 import { createTenant, ingestEmail, IngestOutcome, percentile, Tenant, toolOk } from './support/clients';
 import { startStack, Stack } from './support/fixture';
@@ -34,7 +32,10 @@ type Sent = { file: File; hostile: boolean; kind: string; outcome?: IngestOutcom
 describe('reliability: hostile attachments', () => {
   let stack: Stack;
   let tenant: Tenant;
-  const result = new ResultBuilder('extraction-bombs', 'Hostile attachments (zip, PDF and image bombs, hostile .ics, slow and memory-hungry files) mixed with good ones');
+  const result = new ResultBuilder(
+    'extraction-bombs',
+    'Hostile attachments (zip, PDF and image bombs, hostile .ics, slow and memory-hungry files) mixed with good ones',
+  );
 
   beforeAll(async () => {
     stack = await startStack({
@@ -60,19 +61,31 @@ describe('reliability: hostile attachments', () => {
 
     const hostileKinds: Array<[string, () => Promise<File>]> = [
       ['docx zip bomb, 300 MB declared', async () => ({ filename: 'bomb.docx', mimeType: OFFICE_MIME.docx, content: await zipBomb('docx') })],
-      ['xlsx zip bomb, headers lie (1 KB declared, 300 MB inside)', async () => ({ filename: 'lying.xlsx', mimeType: OFFICE_MIME.xlsx, content: await zipBomb('xlsx', { headers: 'lying' }) })],
-      ['pptx zip bomb, headers lie', async () => ({ filename: 'lying.pptx', mimeType: OFFICE_MIME.pptx, content: await zipBomb('pptx', { headers: 'lying' }) })],
+      [
+        'xlsx zip bomb, headers lie (1 KB declared, 300 MB inside)',
+        async () => ({ filename: 'lying.xlsx', mimeType: OFFICE_MIME.xlsx, content: await zipBomb('xlsx', { headers: 'lying' }) }),
+      ],
+      [
+        'pptx zip bomb, headers lie',
+        async () => ({ filename: 'lying.pptx', mimeType: OFFICE_MIME.pptx, content: await zipBomb('pptx', { headers: 'lying' }) }),
+      ],
       ['pptx of 20,000 entries', async () => ({ filename: 'many.pptx', mimeType: OFFICE_MIME.pptx, content: manyEntriesZip('pptx') })],
-      ['PDF whose content stream inflates to 300 MB, /Length lies', async () => ({ filename: 'bomb.pdf', mimeType: 'application/pdf', content: await pdfBomb({ length: 'lying' }) })],
+      [
+        'PDF whose content stream inflates to 300 MB, /Length lies',
+        async () => ({ filename: 'bomb.pdf', mimeType: 'application/pdf', content: await pdfBomb({ length: 'lying' }) }),
+      ],
       ['PNG of 10,000 × 10,000 pixels (100 KB)', async () => ({ filename: 'huge.png', mimeType: 'image/png', content: await pngBomb() })],
       ['.ics nested 50,000 deep', async () => ({ filename: 'deep.ics', mimeType: 'text/calendar', content: nestedIcs() })],
       ['.ics of 25,000 events', async () => ({ filename: 'huge.ics', mimeType: 'text/calendar', content: hugeIcs(25_000) })],
       [`HTML that runs past the ${TIMEOUT_MS / 1000} s limit`, async () => ({ filename: 'slow.html', mimeType: 'text/html', content: slowHtml() })],
-      [`docx needing more than ${THREAD_MEMORY_MB} MB of heap`, async () => ({
-        filename: 'heavy.docx',
-        mimeType: OFFICE_MIME.docx,
-        content: await makeDocx(Array.from({ length: 50_000 }, (_, i) => `Paragraph ${i} of a long report, with enough words to weigh something.`)),
-      })],
+      [
+        `docx needing more than ${THREAD_MEMORY_MB} MB of heap`,
+        async () => ({
+          filename: 'heavy.docx',
+          mimeType: OFFICE_MIME.docx,
+          content: await makeDocx(Array.from({ length: 50_000 }, (_, i) => `Paragraph ${i} of a long report, with enough words to weigh something.`)),
+        }),
+      ],
     ];
     const goodKinds: Array<() => Promise<File>> = [
       async () => ({ filename: 'memo.docx', mimeType: OFFICE_MIME.docx, content: await makeDocx(['A good memo.']) }),
@@ -104,7 +117,8 @@ describe('reliability: hostile attachments', () => {
     result.badInputs = hostileKinds.map(([kind]) => kind).join('; ');
 
     // Worker memory, sampled from /proc while the stream runs; VmHWM is the kernel's own peak.
-    const status = (field: 'VmRSS' | 'VmHWM') => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${workerPid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+    const status = (field: 'VmRSS' | 'VmHWM') =>
+      Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${workerPid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
     const rssBefore = status('VmRSS');
     let rssPeakSampled = rssBefore;
     const sampler = setInterval(() => {
@@ -115,7 +129,11 @@ describe('reliability: hostile attachments', () => {
     const sending: Array<Promise<void>> = [];
     for (const [i, item] of plan.entries()) {
       item.sentAt = Date.now();
-      const raw = mixedEmail(tenant.lines[0].address, [item.file], { messageId: `<bomb-${i}-${started}@partner.example>`, subject: item.kind, text: `file ${i}` });
+      const raw = mixedEmail(tenant.lines[0].address, [item.file], {
+        messageId: `<bomb-${i}-${started}@partner.example>`,
+        subject: item.kind,
+        text: `file ${i}`,
+      });
       sending.push(
         ingestEmail(api.baseUrl, raw).then((outcome) => {
           item.outcome = outcome;
@@ -137,7 +155,10 @@ describe('reliability: hostile attachments', () => {
       const missing = plan.filter((p) => p.outcome?.messageId && extractedFor(p.outcome.messageId).length === 0);
       const receivedMissing = plan.filter((p) => p.outcome?.messageId && arrivalsOf('message.received', p.outcome.messageId).length === 0);
       result.lost = missing.length + receivedMissing.length;
-      result.figure('events never received: attachment.extracted / message.received', `${fmt(missing.length)} / ${fmt(receivedMissing.length)}${missing.length ? ` (${missing.map((p) => p.kind).join(', ')})` : ''}`);
+      result.figure(
+        'events never received: attachment.extracted / message.received',
+        `${fmt(missing.length)} / ${fmt(receivedMissing.length)}${missing.length ? ` (${missing.map((p) => p.kind).join(', ')})` : ''}`,
+      );
     }
     const attackSeconds = (Date.now() - started) / 1000;
     const rssPeak = Math.max(rssPeakSampled, status('VmHWM'));
@@ -163,7 +184,9 @@ describe('reliability: hostile attachments', () => {
     const extracted = goods.filter((p) => outcomeOf(p).extraction_status === 'extracted' && outcomeOf(p).text_length > 0);
     const latencies = goods.map((p) => extractedFor(p.outcome!.messageId!)[0].at - p.ingestedAt!);
     const duplicates = stack.receiver.duplicates('/extracted');
-    const stoppedLines = readFileSync(worker.logFile, 'utf8').split('\n').filter((l) => l.includes('recorded with no text'));
+    const stoppedLines = readFileSync(worker.logFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('recorded with no text'));
     const reasons = new Map<string, number>();
     for (const p of bombs) {
       const reason =
@@ -177,13 +200,24 @@ describe('reliability: hostile attachments', () => {
     result.figure('hostile files neutralised (no text, one event)', `${fmt(neutralised.length)} of ${fmt(bombs.length)}`);
     result.figure('stopped by', [...reasons].map(([r, n]) => `${r} × ${n}`).join('; '));
     result.figure('good files extracted with their text', `${fmt(extracted.length)} of ${fmt(goods.length)}`);
-    result.figure('good files: ingest answered → attachment.extracted received, p50 / p99 / max', `${fmt(percentile(latencies, 50))} / ${fmt(percentile(latencies, 99))} / ${fmt(Math.max(...latencies))} ms`);
+    result.figure(
+      'good files: ingest answered → attachment.extracted received, p50 / p99 / max',
+      `${fmt(percentile(latencies, 50))} / ${fmt(percentile(latencies, 99))} / ${fmt(Math.max(...latencies))} ms`,
+    );
     result.figure('attachment.extracted per file (outbox rows)', [...new Set(rows.map((r) => r.events))].join(', '));
     result.figure('worker RSS before the stream / peak during it (VmHWM)', `${fmt(rssBefore)} / ${fmt(rssPeak)} MB (bound ${fmt(WORKER_RSS_BOUND_MB)} MB)`);
-    result.figure('worker process', worker.alive && worker.pid === workerPid && worker.starts === 1 ? `alive, same pid ${workerPid}, never restarted` : `NOT the same process (alive ${worker.alive}, starts ${worker.starts})`);
+    result.figure(
+      'worker process',
+      worker.alive && worker.pid === workerPid && worker.starts === 1
+        ? `alive, same pid ${workerPid}, never restarted`
+        : `NOT the same process (alive ${worker.alive}, starts ${worker.starts})`,
+    );
     result.figure('warn log lines for stopped files (no file names or content)', fmt(stoppedLines.length));
     result.figure('error log lines (level ≥ 50) in the worker', fmt(worker.errorLines().length));
-    result.figure('stream sent over / every event received after', `${((plan[plan.length - 1].sentAt - started) / 1000).toFixed(1)} s / ${attackSeconds.toFixed(1)} s`);
+    result.figure(
+      'stream sent over / every event received after',
+      `${((plan[plan.length - 1].sentAt - started) / 1000).toFixed(1)} s / ${attackSeconds.toFixed(1)} s`,
+    );
     result.notes.push(
       `The time and memory limits are lowered from their defaults (60 s, 512 MB) so the test stays short; the caps on unzipped size (64 MiB, zip files and PDF streams alike), zip entries (10,000), image pixels (40 MP) and .ics shape are the defaults.`,
       'A good file can wait behind hostile ones: each worker process extracts 2 files at once (EXTRACTION_THREADS), and a file past the time limit holds its thread for the whole limit.',

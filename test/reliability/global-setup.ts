@@ -18,7 +18,18 @@ export default async function reliabilitySetup(): Promise<void> {
   rmSync(BUILD_DIR, { recursive: true, force: true });
   const tsc = spawnSync(
     process.execPath,
-    [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', BUILD_DIR, '--incremental', 'false', '--noCheck', '--sourceMap', 'false'],
+    [
+      join(ROOT, 'node_modules/typescript/bin/tsc'),
+      '-p',
+      'tsconfig.build.json',
+      '--outDir',
+      BUILD_DIR,
+      '--incremental',
+      'false',
+      '--noCheck',
+      '--sourceMap',
+      'false',
+    ],
     { cwd: ROOT, encoding: 'utf8' },
   );
   if (tsc.status !== 0) throw new Error(`compiling src/ for the reliability suite failed:\n${tsc.stdout}\n${tsc.stderr}`);

@@ -94,7 +94,12 @@ async function call(agent: Agent, url: string, init: { method: 'GET' | 'POST'; k
   }
 }
 
-const toolCall = (id: number, name: string, args: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+const toolCall = (id: number, name: string, args: Record<string, unknown> = {}) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, arguments: args },
+});
 
 function rssMb(pid: number | undefined): number {
   try {
@@ -132,7 +137,11 @@ interface PhaseFigures {
 }
 
 const count = (map: Map<number, number>, key: number) => map.set(key, (map.get(key) ?? 0) + 1);
-const statuses = (map: Map<number, number>) => [...map].sort((x, y) => x[0] - y[0]).map(([s, n]) => `${s || 'no answer'} × ${fmt(n)}`).join(', ') || 'none';
+const statuses = (map: Map<number, number>) =>
+  [...map]
+    .sort((x, y) => x[0] - y[0])
+    .map(([s, n]) => `${s || 'no answer'} × ${fmt(n)}`)
+    .join(', ') || 'none';
 
 describe('reliability: one API key floods /api/mcp', () => {
   let stack: Stack;
@@ -147,21 +156,31 @@ describe('reliability: one API key floods /api/mcp', () => {
 
   beforeAll(async () => {
     stack = await startStack({ tag: 'flood', env: { ...LIMITS, MCP_RATE_LIMIT: '0' } });
-    limited = await ServiceProcess.start({ name: 'flood-api-limited', role: 'api', env: { ...stack.env, LOG_LEVEL: 'warn', ...LIMITS, MCP_RATE_LIMIT: '600' } });
+    limited = await ServiceProcess.start({
+      name: 'flood-api-limited',
+      role: 'api',
+      env: { ...stack.env, LOG_LEVEL: 'warn', ...LIMITS, MCP_RATE_LIMIT: '600' },
+    });
     const base = stack.apis[0].baseUrl;
     orgA = await createTenant(base, { lines: ['PHONE_NUMBER'] });
     orgB = await createTenant(base, { lines: ['PHONE_NUMBER'] });
     aEndpoint = (await toolOk(base, orgA.apiKey, 'register_webhook', { url: `${stack.receiverUrl}/a`, events: ['message.received'] })).endpoint.id;
     bEndpoints = [];
-    for (let i = 0; i < 3; i++) bEndpoints.push((await toolOk(base, orgB.apiKey, 'register_webhook', { url: `${stack.receiverUrl}/b${i}`, events: ['message.received'] })).endpoint.id);
+    for (let i = 0; i < 3; i++)
+      bEndpoints.push((await toolOk(base, orgB.apiKey, 'register_webhook', { url: `${stack.receiverUrl}/b${i}`, events: ['message.received'] })).endpoint.id);
     for (let i = 0; i < 10; i++) {
       await ingestSms(base, { to: orgA.lines[0].address, from: `+1666555${String(1000 + i)}`, body: `hello A ${i}`, providerMessageId: `flood-a-${i}` });
       await ingestSms(base, { to: orgB.lines[0].address, from: `+1666556${String(1000 + i)}`, body: `hello B ${i}`, providerMessageId: `flood-b-${i}` });
     }
-    const deliveries = await waitFor(async () => {
-      const page = await toolOk<{ deliveries: Array<{ id: string }> }>(base, orgB.apiKey, 'list_webhook_deliveries', { endpointId: bEndpoints[0] });
-      return page.deliveries.length >= 10 && page.deliveries;
-    }, 'deliveries of org B', 30_000, 250);
+    const deliveries = await waitFor(
+      async () => {
+        const page = await toolOk<{ deliveries: Array<{ id: string }> }>(base, orgB.apiKey, 'list_webhook_deliveries', { endpointId: bEndpoints[0] });
+        return page.deliveries.length >= 10 && page.deliveries;
+      },
+      'deliveries of org B',
+      30_000,
+      250,
+    );
     bDelivery = deliveries[0].id;
     db = new Client({ connectionString: stack.databaseUrl });
     await db.connect();
@@ -180,7 +199,17 @@ describe('reliability: one API key floods /api/mcp', () => {
     let flooding = false;
     let id = 1;
     const figures: PhaseFigures = {
-      label, aBefore: [], aDuring: [], aStatuses: new Map(), readyMs: [], readyFailures: 0, rssBefore: 0, rssMax: 0, connectionsMax: 0, cpu: 0, seconds: 0,
+      label,
+      aBefore: [],
+      aDuring: [],
+      aStatuses: new Map(),
+      readyMs: [],
+      readyFailures: 0,
+      rssBefore: 0,
+      rssMax: 0,
+      connectionsMax: 0,
+      cpu: 0,
+      seconds: 0,
     };
     const aCalls = [
       () => toolCall(id++, 'list_webhooks'),
@@ -224,28 +253,40 @@ describe('reliability: one API key floods /api/mcp', () => {
       let startedAt = Date.now();
       const batch = Array.from({ length: BATCH }, (_, i) => {
         switch (i % 10) {
-          case 0: return toolCall(i, 'resend_webhook_delivery', { deliveryId: bDelivery });
-          case 1: case 2: return toolCall(i, 'list_webhook_deliveries', { endpointId: bEndpoints[i % bEndpoints.length] });
-          case 3: case 4: case 5: return toolCall(i, 'list_threads');
-          case 6: case 7: return toolCall(i, 'get_webhook', { endpointId: bEndpoints[i % bEndpoints.length] });
-          default: return toolCall(i, 'list_webhooks');
+          case 0:
+            return toolCall(i, 'resend_webhook_delivery', { deliveryId: bDelivery });
+          case 1:
+          case 2:
+            return toolCall(i, 'list_webhook_deliveries', { endpointId: bEndpoints[i % bEndpoints.length] });
+          case 3:
+          case 4:
+          case 5:
+            return toolCall(i, 'list_threads');
+          case 6:
+          case 7:
+            return toolCall(i, 'get_webhook', { endpointId: bEndpoints[i % bEndpoints.length] });
+          default:
+            return toolCall(i, 'list_webhooks');
         }
       });
-      figures.b = await runFlood({
-        url,
-        key: orgB.apiKey,
-        durationMs: FLOOD_MS,
-        loops: [
-          { count: B_BATCH_LOOPS, body: JSON.stringify(batch), calls: BATCH },
-          { count: B_HUGE_LOOPS, body: JSON.stringify(Array.from({ length: HUGE_BATCH }, (_, i) => toolCall(i, 'list_threads'))), calls: HUGE_BATCH },
-          { count: B_SINGLE_LOOPS / 2, body: JSON.stringify(toolCall(1, 'list_webhooks')), calls: 1 },
-          { count: B_SINGLE_LOOPS / 2, body: JSON.stringify(toolCall(2, 'get_webhook', { endpointId: bEndpoints[0] })), calls: 1 },
-        ],
-      }, () => {
-        flooding = true;
-        cpuAtStart = cpuSeconds(api.pid);
-        startedAt = Date.now();
-      });
+      figures.b = await runFlood(
+        {
+          url,
+          key: orgB.apiKey,
+          durationMs: FLOOD_MS,
+          loops: [
+            { count: B_BATCH_LOOPS, body: JSON.stringify(batch), calls: BATCH },
+            { count: B_HUGE_LOOPS, body: JSON.stringify(Array.from({ length: HUGE_BATCH }, (_, i) => toolCall(i, 'list_threads'))), calls: HUGE_BATCH },
+            { count: B_SINGLE_LOOPS / 2, body: JSON.stringify(toolCall(1, 'list_webhooks')), calls: 1 },
+            { count: B_SINGLE_LOOPS / 2, body: JSON.stringify(toolCall(2, 'get_webhook', { endpointId: bEndpoints[0] })), calls: 1 },
+          ],
+        },
+        () => {
+          flooding = true;
+          cpuAtStart = cpuSeconds(api.pid);
+          startedAt = Date.now();
+        },
+      );
       figures.cpu = cpuSeconds(api.pid) - cpuAtStart;
       figures.seconds = (Date.now() - startedAt) / 1000;
     } finally {
@@ -259,7 +300,7 @@ describe('reliability: one API key floods /api/mcp', () => {
     return figures;
   }
 
-  it('keeps org A\'s answers and /ready within the stated bounds while org B floods', async () => {
+  it("keeps org A's answers and /ready within the stated bounds while org B floods", async () => {
     const phases: PhaseFigures[] = [];
     try {
       phases.push(await phase('rate limit off', stack.apis[0]));
@@ -273,15 +314,32 @@ describe('reliability: one API key floods /api/mcp', () => {
       for (const p of phases) {
         const aTotal = [...p.aStatuses.values()].reduce((x, y) => x + y, 0);
         const a5xx = [...p.aStatuses].filter(([s]) => s >= 500 || s === 0).reduce((x, [, k]) => x + k, 0);
-        result.figure(`${p.label}: org A p50 / p99, before → during the flood`, `${fmt(percentile(p.aBefore, 50))} / ${fmt(percentile(p.aBefore, 99))} → ${fmt(percentile(p.aDuring, 50))} / ${fmt(percentile(p.aDuring, 99))} ms (bound: p99 < ${fmt(A_P99_BOUND_MS)} ms)`);
+        result.figure(
+          `${p.label}: org A p50 / p99, before → during the flood`,
+          `${fmt(percentile(p.aBefore, 50))} / ${fmt(percentile(p.aBefore, 99))} → ${fmt(percentile(p.aDuring, 50))} / ${fmt(percentile(p.aDuring, 99))} ms (bound: p99 < ${fmt(A_P99_BOUND_MS)} ms)`,
+        );
         result.figure(`${p.label}: org A answers`, `${statuses(p.aStatuses)} (${fmt(aTotal)} calls, 5xx: ${a5xx})`);
-        result.figure(`${p.label}: /ready during the flood, p50 / p99 / failures`, `${fmt(percentile(p.readyMs, 50))} / ${fmt(percentile(p.readyMs, 99))} ms / ${p.readyFailures} (bound: p99 < ${fmt(READY_P99_BOUND_MS)} ms, 0 failures)`);
+        result.figure(
+          `${p.label}: /ready during the flood, p50 / p99 / failures`,
+          `${fmt(percentile(p.readyMs, 50))} / ${fmt(percentile(p.readyMs, 99))} ms / ${p.readyFailures} (bound: p99 < ${fmt(READY_P99_BOUND_MS)} ms, 0 failures)`,
+        );
         const b = p.b;
         if (b) {
-          result.figure(`${p.label}: org B requests`, `${fmt(b.requests)}: ${Object.entries(b.statuses).map(([s, n]) => `${s === '0' ? 'no answer' : s} × ${fmt(n)}`).join(', ')}`);
-          result.figure(`${p.label}: org B calls run / requests refused by the rate limit / as too many at once`, `${fmt(b.admitted)} / ${fmt(b.rate)} / ${fmt(b.busy)}`);
+          result.figure(
+            `${p.label}: org B requests`,
+            `${fmt(b.requests)}: ${Object.entries(b.statuses)
+              .map(([s, n]) => `${s === '0' ? 'no answer' : s} × ${fmt(n)}`)
+              .join(', ')}`,
+          );
+          result.figure(
+            `${p.label}: org B calls run / requests refused by the rate limit / as too many at once`,
+            `${fmt(b.admitted)} / ${fmt(b.rate)} / ${fmt(b.busy)}`,
+          );
         }
-        result.figure(`${p.label}: api process CPU during the flood`, `${p.cpu.toFixed(1)} s in ${p.seconds.toFixed(1)} s (${fmt((100 * p.cpu) / Math.max(p.seconds, 1))} % of one core)${b ? `, ${((1000 * p.cpu) / Math.max(b.requests, 1)).toFixed(2)} ms per org B request` : ''}`);
+        result.figure(
+          `${p.label}: api process CPU during the flood`,
+          `${p.cpu.toFixed(1)} s in ${p.seconds.toFixed(1)} s (${fmt((100 * p.cpu) / Math.max(p.seconds, 1))} % of one core)${b ? `, ${((1000 * p.cpu) / Math.max(b.requests, 1)).toFixed(2)} ms per org B request` : ''}`,
+        );
         result.figure(`${p.label}: api RSS before → max during`, `${fmt(p.rssBefore)} → ${fmt(p.rssMax)} MB (bound: ${RSS_BOUND_MB} MB)`);
         result.figure(`${p.label}: database connections, max (2 api + 1 worker, pools of 20 + the /ready probes)`, fmt(p.connectionsMax));
       }

@@ -3,9 +3,7 @@ import { request } from 'undici';
 import { ADMIN_TOKEN, INGEST_TOKEN } from '../support/test-env';
 import { agent, createTenant, ingestSms, json, rpc, send, Tenant, toolOk } from './support/clients';
 import { startStack, Stack } from './support/fixture';
-import {
-  deepNesting, deepNestingFigure, errorLinesOf, forgedCursors, holdsIllFormed,
-} from './support/hostile-input';
+import { deepNesting, deepNestingFigure, errorLinesOf, forgedCursors, holdsIllFormed } from './support/hostile-input';
 import { fmt, ResultBuilder, tally } from './support/results';
 import { Hints, JsonSchema, objectFor } from './support/schema-arbitrary';
 
@@ -83,11 +81,16 @@ describe('reliability: fuzzing POST /api/mcp', () => {
     const { endpoint } = await toolOk(base, owner.apiKey, 'register_webhook', { url: `${stack.receiverUrl}/fuzz`, events: ['message.received'] });
     const inbound = await ingestSms(base, { to: phone.address, from: '+16665550100', body: 'fuzz seed', providerMessageId: 'fuzz-seed' });
     await ingestSms(base, { to: phone.address, from: '+16665550102', body: 'second thread', providerMessageId: 'fuzz-seed-2' });
-    const message = json(await send('POST', `${base}/ingest/sms/inbound`, {
-      headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ to: other.lines[0].address, from: '+16665550101', body: 'other org', providerMessageId: 'fuzz-other' }),
-    }));
-    const { contact } = await toolOk(base, owner.apiKey, 'create_contact', { displayName: 'Fuzz Contact', identities: [{ kind: 'PHONE', value: '+16665550100' }] });
+    const message = json(
+      await send('POST', `${base}/ingest/sms/inbound`, {
+        headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ to: other.lines[0].address, from: '+16665550101', body: 'other org', providerMessageId: 'fuzz-other' }),
+      }),
+    );
+    const { contact } = await toolOk(base, owner.apiKey, 'create_contact', {
+      displayName: 'Fuzz Contact',
+      identities: [{ kind: 'PHONE', value: '+16665550100' }],
+    });
     await toolOk(base, owner.apiKey, 'create_contact', { displayName: 'Second Contact', identities: [{ kind: 'PHONE', value: '+16665550102' }] });
     // Real cursors, and forgeries of them (issue 10, §4).
     const threadsCursor: string = (await toolOk(base, owner.apiKey, 'list_threads', { limit: 1 })).nextCursor;
@@ -95,14 +98,29 @@ describe('reliability: fuzzing POST /api/mcp', () => {
     const listed = json(await rpc(base, owner.apiKey, 'tools/list'));
     tools = listed.result.tools;
     hints = {
-      ids: [endpoint.id, inbound.messageId!, message.threadId, message.messageId, contact.id, ...owner.lines.map((l) => l.id), ...other.lines.map((l) => l.id), owner.userId, owner.orgId],
+      ids: [
+        endpoint.id,
+        inbound.messageId!,
+        message.threadId,
+        message.messageId,
+        contact.id,
+        ...owner.lines.map((l) => l.id),
+        ...other.lines.map((l) => l.id),
+        owner.userId,
+        owner.orgId,
+      ],
       byName: {
         url: [`${stack.receiverUrl}/fuzz2`, 'https://hooks.example.com/in', 'http://127.0.0.1:1/x', 'https://10.0.0.1/', 'ftp://x', 'not a url'],
         to: ['+16665550100', 'someone@example.com', phone.address],
         value: ['+16665550199', 'a@example.com', 'not-a-phone'],
         cursor: [
-          'eyJ4IjoxfQ', 'garbage', '', threadsCursor, contactsCursor,
-          ...forgedCursors('list_threads', threadsCursor), ...forgedCursors('list_contacts', contactsCursor),
+          'eyJ4IjoxfQ',
+          'garbage',
+          '',
+          threadsCursor,
+          contactsCursor,
+          ...forgedCursors('list_threads', threadsCursor),
+          ...forgedCursors('list_contacts', contactsCursor),
           ...['get_thread', 'list_agent_turns', 'list_webhook_deliveries'].flatMap((tool) => forgedCursors(tool)),
         ],
         body: ['hello', ''],
@@ -126,12 +144,27 @@ describe('reliability: fuzzing POST /api/mcp', () => {
     );
     const toolCall = fc.oneof(
       { arbitrary: fc.constantFrom(...toolNames).chain((name) => argsFor.get(name)!.map((args) => ({ name, arguments: args }))), weight: 8 },
-      { arbitrary: fc.record({ name: fc.oneof(fc.constantFrom(...toolNames), fc.string({ maxLength: 30 })), arguments: anyArgs }, { requiredKeys: [] }), weight: 2 },
+      {
+        arbitrary: fc.record({ name: fc.oneof(fc.constantFrom(...toolNames), fc.string({ maxLength: 30 })), arguments: anyArgs }, { requiredKeys: [] }),
+        weight: 2,
+      },
       { arbitrary: anyArgs, weight: 1 },
     );
     const method = fc.oneof(
       { arbitrary: fc.constant('tools/call'), weight: 10 },
-      { arbitrary: fc.constantFrom('initialize', 'ping', 'tools/list', 'notifications/initialized', 'resources/list', 'prompts/list', 'logging/setLevel', 'completion/complete'), weight: 4 },
+      {
+        arbitrary: fc.constantFrom(
+          'initialize',
+          'ping',
+          'tools/list',
+          'notifications/initialized',
+          'resources/list',
+          'prompts/list',
+          'logging/setLevel',
+          'completion/complete',
+        ),
+        weight: 4,
+      },
       { arbitrary: fc.string({ maxLength: 30 }), weight: 1 },
     );
     // Mostly well-formed requests; now and then one without jsonrpc, id (a notification) or params.
@@ -141,7 +174,11 @@ describe('reliability: fuzzing POST /api/mcp', () => {
           jsonrpc: fc.oneof({ arbitrary: fc.constant('2.0'), weight: 19 }, { arbitrary: fc.constantFrom('1.0', 2, null, ''), weight: 1 }),
           id: rpcId,
           method,
-          params: fc.oneof({ arbitrary: toolCall, weight: 6 }, { arbitrary: fc.record({ protocolVersion: fc.constantFrom('2025-11-25', '2025-06-18', '1999-01-01', 7) }), weight: 1 }, { arbitrary: anyArgs, weight: 1 }),
+          params: fc.oneof(
+            { arbitrary: toolCall, weight: 6 },
+            { arbitrary: fc.record({ protocolVersion: fc.constantFrom('2025-11-25', '2025-06-18', '1999-01-01', 7) }), weight: 1 },
+            { arbitrary: anyArgs, weight: 1 },
+          ),
         }),
         fc.integer({ min: 0, max: 19 }),
       )
@@ -160,8 +197,20 @@ describe('reliability: fuzzing POST /api/mcp', () => {
       { arbitrary: fc.string({ maxLength: 200 }).map((s) => ({ raw: s, m: undefined, label: 'random text' })), weight: 5 },
       { arbitrary: fc.uint8Array({ maxLength: 300 }).map((b) => ({ raw: Buffer.from(b), m: undefined, label: 'random bytes' })), weight: 4 },
       { arbitrary: rpcId.map((id) => ({ raw: JSON.stringify({ jsonrpc: '2.0', id, result: {} }), m: undefined, label: 'a response' })), weight: 3 },
-      { arbitrary: fc.constantFrom('', '[]', 'null', '{}', '[[]]', '"x"', '1e999', '{"jsonrpc":"2.0","method":"ping","id":1,"id":2}').map((s) => ({ raw: s, m: undefined, label: 'edge' })), weight: 4 },
-      { arbitrary: fc.constant({ raw: `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"${'x'.repeat(1_100_000)}"}}`, m: undefined, label: 'over 1 MB' }), weight: 1 },
+      {
+        arbitrary: fc
+          .constantFrom('', '[]', 'null', '{}', '[[]]', '"x"', '1e999', '{"jsonrpc":"2.0","method":"ping","id":1,"id":2}')
+          .map((s) => ({ raw: s, m: undefined, label: 'edge' })),
+        weight: 4,
+      },
+      {
+        arbitrary: fc.constant({
+          raw: `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"${'x'.repeat(1_100_000)}"}}`,
+          m: undefined,
+          label: 'over 1 MB',
+        }),
+        weight: 1,
+      },
       // JSON nested up to 400,000 deep, in a tool's arguments or in params (issue 10, §4).
       {
         arbitrary: fc.tuple(deepNesting, fc.constantFrom(...toolNames), fc.boolean()).map(([deep, name, inArgs]) => ({
@@ -177,17 +226,50 @@ describe('reliability: fuzzing POST /api/mcp', () => {
     const authorization = fc.oneof(
       { arbitrary: fc.constant(`Bearer ${keys.owner}`), weight: 70 },
       { arbitrary: fc.constantFrom(`Bearer ${keys.member}`, `Bearer ${keys.lines}`), weight: 10 },
-      { arbitrary: fc.constantFrom(`Bearer ${keys.revoked}`, 'Bearer csk_0000', `Basic ${keys.owner}`, `Bearer ${ADMIN_TOKEN}`, `Bearer ${INGEST_TOKEN}`, 'Bearer', '', `bearer   ${keys.owner}  `), weight: 10 },
+      {
+        arbitrary: fc.constantFrom(
+          `Bearer ${keys.revoked}`,
+          'Bearer csk_0000',
+          `Basic ${keys.owner}`,
+          `Bearer ${ADMIN_TOKEN}`,
+          `Bearer ${INGEST_TOKEN}`,
+          'Bearer',
+          '',
+          `bearer   ${keys.owner}  `,
+        ),
+        weight: 10,
+      },
       { arbitrary: fc.string({ maxLength: 40 }).map((s) => s.replace(/[^\x20-\x7e]/g, '')), weight: 5 },
       { arbitrary: fc.constant(undefined), weight: 5 },
     );
     const header = (values: string[], absent: number, present: number) =>
-      fc.oneof({ arbitrary: fc.constant(undefined), weight: absent }, { arbitrary: fc.constantFrom(...values), weight: present }, { arbitrary: fc.string({ maxLength: 30 }).map((s) => s.replace(/[^\x20-\x7e]/g, '')), weight: 1 });
+      fc.oneof(
+        { arbitrary: fc.constant(undefined), weight: absent },
+        { arbitrary: fc.constantFrom(...values), weight: present },
+        { arbitrary: fc.string({ maxLength: 30 }).map((s) => s.replace(/[^\x20-\x7e]/g, '')), weight: 1 },
+      );
     const cases: fc.Arbitrary<Case> = fc
       .record({
         body,
         authorization,
-        contentType: fc.oneof({ arbitrary: fc.constant('application/json'), weight: 12 }, { arbitrary: header(['text/plain', 'application/json; charset=utf-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=utf-16', ''], 1, 3), weight: 3 }),
+        contentType: fc.oneof(
+          { arbitrary: fc.constant('application/json'), weight: 12 },
+          {
+            arbitrary: header(
+              [
+                'text/plain',
+                'application/json; charset=utf-8',
+                'application/x-www-form-urlencoded',
+                'multipart/form-data; boundary=x',
+                'application/json; charset=utf-16',
+                '',
+              ],
+              1,
+              3,
+            ),
+            weight: 3,
+          },
+        ),
         contentEncoding: header(['gzip', 'deflate', 'br', 'identity', 'compress'], 30, 1),
         accept: header(['application/json, text/event-stream', 'application/json', 'text/event-stream', '*/*', 'text/html'], 2, 3),
         origin: header(['https://evil.example', 'null', 'http://localhost:3000', 'https://app.example.com'], 24, 1),
@@ -206,10 +288,21 @@ describe('reliability: fuzzing POST /api/mcp', () => {
         if (version !== undefined) headers['mcp-protocol-version'] = version;
         const m = b.m as Record<string, unknown> | undefined;
         const id = m?.id;
-        const wellFormedId = m && m.jsonrpc === '2.0' && typeof m.method === 'string' && m.method !== '' && (typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)));
+        const wellFormedId =
+          m &&
+          m.jsonrpc === '2.0' &&
+          typeof m.method === 'string' &&
+          m.method !== '' &&
+          (typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)));
         const params = m?.params as { arguments?: unknown } | undefined;
         const illFormedArgs = m?.method === 'tools/call' && params !== null && typeof params === 'object' && holdsIllFormed(params.arguments);
-        return { headers, body: Buffer.isBuffer(b.raw) ? b.raw : Buffer.from(b.raw), expectId: wellFormedId ? (id as string | number) : undefined, label: b.label, illFormedArgs };
+        return {
+          headers,
+          body: Buffer.isBuffer(b.raw) ? b.raw : Buffer.from(b.raw),
+          expectId: wellFormedId ? (id as string | number) : undefined,
+          label: b.label,
+          illFormedArgs,
+        };
       });
 
     const statuses = new Map<number, number>();
@@ -239,7 +332,14 @@ describe('reliability: fuzzing POST /api/mcp', () => {
           let text = '';
           let contentType = '';
           try {
-            const res = await request(`${base}/api/mcp`, { method: 'POST', headers: c.headers, body: c.body, dispatcher: agent, headersTimeout: 30_000, bodyTimeout: 30_000 });
+            const res = await request(`${base}/api/mcp`, {
+              method: 'POST',
+              headers: c.headers,
+              body: c.body,
+              dispatcher: agent,
+              headersTimeout: 30_000,
+              bodyTimeout: 30_000,
+            });
             status = res.statusCode;
             contentType = String(res.headers['content-type'] ?? '');
             text = await res.body.text();
@@ -306,8 +406,14 @@ describe('reliability: fuzzing POST /api/mcp', () => {
       result.figure('HTTP statuses', tally(statuses));
       result.figure('JSON-RPC error codes', tally(rpcCodes));
       result.figure('tool results / tool errors (isError)', `${fmt(toolResults)} / ${fmt(toolErrors)}`);
-      result.figure('5xx answers, -32603 Internal errors', `${fmt([...statuses].filter(([s]) => s >= 500).reduce((n, [, c]) => n + c, 0))}, ${fmt(internalErrors)}`);
-      result.figure('tools/call with U+0000 or a lone surrogate in the arguments / refused naming the argument', `${fmt(illFormedCalls)} / ${fmt(illFormedRefused)}`);
+      result.figure(
+        '5xx answers, -32603 Internal errors',
+        `${fmt([...statuses].filter(([s]) => s >= 500).reduce((n, [, c]) => n + c, 0))}, ${fmt(internalErrors)}`,
+      );
+      result.figure(
+        'tools/call with U+0000 or a lone surrogate in the arguments / refused naming the argument',
+        `${fmt(illFormedCalls)} / ${fmt(illFormedRefused)}`,
+      );
       deepNestingFigure(result, deepRequests, deepRefused);
       errorLinesOf(result, stack.apis[0]);
     }

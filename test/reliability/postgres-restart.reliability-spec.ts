@@ -83,7 +83,13 @@ describe('reliability: PostgreSQL restarted under traffic', () => {
       return { kind, sentAt, doneAt: Date.now(), jsonBody, ...o };
     };
     const ingest = steadyTraffic(20, (i) =>
-      timed('ingest', () => ingestSms(api.baseUrl, { to: phone, from: `+1666${String(3_000_000 + (i % 50)).padStart(7, '0')}`, body: `pg ${i}`, providerMessageId: `pg-${i}` }, 20_000)),
+      timed('ingest', () =>
+        ingestSms(
+          api.baseUrl,
+          { to: phone, from: `+1666${String(3_000_000 + (i % 50)).padStart(7, '0')}`, body: `pg ${i}`, providerMessageId: `pg-${i}` },
+          20_000,
+        ),
+      ),
     );
     const mcp = steadyTraffic(10, () =>
       timed('mcp', async () => {
@@ -129,9 +135,14 @@ describe('reliability: PostgreSQL restarted under traffic', () => {
         const key = `${o.status || 'no answer'}${o.error && o.status ? o.error : ''}`;
         counts.set(key, (counts.get(key) ?? 0) + 1);
       }
-      return [...counts].sort().map(([k, n]) => `${k} × ${fmt(n)}`).join(', ');
+      return [...counts]
+        .sort()
+        .map(([k, n]) => `${k} × ${fmt(n)}`)
+        .join(', ');
     };
-    result.notes.push('The 503 answers (with Retry-After: 5) come from HttpErrorFilter mapping database connection errors (isDatabaseUnavailable in src/common/errors.ts); before that fix they were 500.');
+    result.notes.push(
+      'The 503 answers (with Retry-After: 5) come from HttpErrorFilter mapping database connection errors (isDatabaseUnavailable in src/common/errors.ts); before that fix they were 500.',
+    );
     result.load = `${fmt(all.length)} requests: 20 inbound SMS/s, 10 MCP tool calls/s, 2 /ready/s; 1 api + 1 worker`;
     result.faults = `PostgreSQL stopped (pg_ctl -m fast) ${DOWN_MS / 1000} s, then started`;
     for (const kind of ['ingest', 'mcp', 'ready'] as const) {
@@ -140,7 +151,10 @@ describe('reliability: PostgreSQL restarted under traffic', () => {
       result.figure(`${kind}: slowest answer while down`, `${fmt(Math.max(0, ...list.map((o) => o.ms)))} ms`);
     }
     result.figure('pg_ctl stop took / start took', `${fmt(downAt - stoppedAt)} / ${fmt(upAt - startingAt)} ms`);
-    result.figure('first 2xx after PostgreSQL was back (ingest / mcp / ready)', `${fmt(recovered.ingest)} / ${fmt(recovered.mcp)} / ${fmt(recovered.ready)} ms`);
+    result.figure(
+      'first 2xx after PostgreSQL was back (ingest / mcp / ready)',
+      `${fmt(recovered.ingest)} / ${fmt(recovered.mcp)} / ${fmt(recovered.ready)} ms`,
+    );
     result.figure('answers after recovery that were not 2xx', fmt(afterRecovery.filter((o) => !ok(o)).length));
     result.figure('process still running (api / worker)', `${stack.apis[0].alive} / ${stack.workers[0].alive}`);
 
@@ -157,7 +171,9 @@ describe('reliability: PostgreSQL restarted under traffic', () => {
     }
     const unclean = duringDown.filter((o) => !ok(o) && !(o.status === 503 && o.jsonBody));
     if (unclean.length) {
-      result.notes.push(`requests that failed other than with a JSON 503 while the database was down: ${histogram(unclean)}; e.g. ${unclean[0].kind} ${unclean[0].status} ${unclean[0].error ?? ''} ${unclean[0].text?.slice(0, 200) ?? ''}`);
+      result.notes.push(
+        `requests that failed other than with a JSON 503 while the database was down: ${histogram(unclean)}; e.g. ${unclean[0].kind} ${unclean[0].status} ${unclean[0].error ?? ''} ${unclean[0].text?.slice(0, 200) ?? ''}`,
+      );
     }
 
     expect(missing()).toEqual([]);

@@ -50,7 +50,12 @@ describe('reliability: Redis stopped for 30 s under traffic', () => {
     const sms = steadyTraffic<Tagged>(SMS_PER_SECOND, async (i) => {
       const sentAt = Date.now();
       const p = phase;
-      const o = await ingestSms(api.baseUrl, { to: phone, from: `+1666${String(2_000_000 + (i % 50)).padStart(7, '0')}`, body: `outage sms ${i}`, providerMessageId: `outage-${i}` });
+      const o = await ingestSms(api.baseUrl, {
+        to: phone,
+        from: `+1666${String(2_000_000 + (i % 50)).padStart(7, '0')}`,
+        body: `outage sms ${i}`,
+        providerMessageId: `outage-${i}`,
+      });
       return { ...o, kind: 'sms', sentAt, phase: p };
     });
     const mail = steadyTraffic<Tagged>(0.2, async (i) => {
@@ -81,13 +86,25 @@ describe('reliability: Redis stopped for 30 s under traffic', () => {
     const emailMs = (list: Tagged[]) => list.filter((o) => o.kind === 'email').map((o) => o.ms);
     result.load = `${fmt(outcomes.length)} inbound messages at ${SMS_PER_SECOND} SMS/s + 1 email with a PDF every 5 s, 1 api + 1 worker`;
     result.faults = `Redis stopped ${OUTAGE_MS / 1000} s, restarted empty (all queued jobs lost)`;
-    result.figure('inbound sent (SMS / emails with a PDF)', `${fmt(outcomes.filter((o) => o.kind === 'sms').length)} / ${fmt(outcomes.filter((o) => o.kind === 'email').length)}`);
+    result.figure(
+      'inbound sent (SMS / emails with a PDF)',
+      `${fmt(outcomes.filter((o) => o.kind === 'sms').length)} / ${fmt(outcomes.filter((o) => o.kind === 'email').length)}`,
+    );
     result.figure('sent while Redis was down', fmt(during.length));
-    result.figure('ingest answers 2xx', `${fmt(accepted.length)} of ${fmt(outcomes.length)}${failed.length ? ` (others: ${[...new Set(failed.map((o) => o.status || o.error))].join(', ')})` : ''}`);
-    result.figure('SMS ingest latency p50 / p99 / max, whole run', `${fmt(percentile(smsMs, 50))} / ${fmt(percentile(smsMs, 99))} / ${fmt(Math.max(...smsMs))} ms`);
+    result.figure(
+      'ingest answers 2xx',
+      `${fmt(accepted.length)} of ${fmt(outcomes.length)}${failed.length ? ` (others: ${[...new Set(failed.map((o) => o.status || o.error))].join(', ')})` : ''}`,
+    );
+    result.figure(
+      'SMS ingest latency p50 / p99 / max, whole run',
+      `${fmt(percentile(smsMs, 50))} / ${fmt(percentile(smsMs, 99))} / ${fmt(Math.max(...smsMs))} ms`,
+    );
     result.figure('SMS ingest latency p99 / max while Redis was down', `${fmt(percentile(smsDuringMs, 99))} / ${fmt(Math.max(0, ...smsDuringMs))} ms`);
     const emailMax = (p: string) => fmt(Math.max(0, ...emailMs(outcomes.filter((o) => o.phase === p))));
-    result.figure('email (PDF) ingest latency max: before / during the outage / after Redis restarted', `${emailMax('before')} / ${emailMax('during')} / ${emailMax('after')} ms`);
+    result.figure(
+      'email (PDF) ingest latency max: before / during the outage / after Redis restarted',
+      `${emailMax('before')} / ${emailMax('during')} / ${emailMax('after')} ms`,
+    );
     const slowestEmail = Math.max(0, ...emailMs(during));
     if (slowestEmail > 2_000) {
       result.notes.push(
@@ -97,7 +114,7 @@ describe('reliability: Redis stopped for 30 s under traffic', () => {
       );
     }
     result.notes.push(
-      'An inbound email waits at most 1 s for Redis to take its attachments\' extraction jobs (ENQUEUE_WAIT_MS in ' +
+      "An inbound email waits at most 1 s for Redis to take its attachments' extraction jobs (ENQUEUE_WAIT_MS in " +
         'src/messaging/attachments/attachment-extraction.service.ts); before that fix such an email took up to 28 s to be answered while Redis was down, and one sent as Redis stopped got no answer within 30 s.',
     );
     const deliveredDuring = receiver.on('/outage').filter((a) => a.at > stoppedAt && a.at < backAt).length;
@@ -114,7 +131,10 @@ describe('reliability: Redis stopped for 30 s under traffic', () => {
       const duplicates = receiver.duplicates('/outage');
       result.duplicates = `${fmt(duplicates.length)}`;
       result.figure('accepted messages never delivered (lost)', fmt(missing().length));
-      result.figure('every event delivered, after Redis returned', `${((lastAt - backAt) / 1000).toFixed(1)} s (traffic ran on ${((trafficEnded - backAt) / 1000).toFixed(0)} s after it)`);
+      result.figure(
+        'every event delivered, after Redis returned',
+        `${((lastAt - backAt) / 1000).toFixed(1)} s (traffic ran on ${((trafficEnded - backAt) / 1000).toFixed(0)} s after it)`,
+      );
       result.figure('signatures verified', `${fmt(arrivals.filter((a) => a.verified).length)} of ${fmt(arrivals.length)}`);
       result.figure('event ids delivered more than once', fmt(duplicates.length));
     }
@@ -130,10 +150,15 @@ describe('reliability: Redis stopped for 30 s under traffic', () => {
     const db = new Client({ connectionString: stack.databaseUrl });
     await db.connect();
     try {
-      const statuses = await waitFor(async () => {
-        const r = await db.query(`SELECT status, count(*)::int AS count FROM webhook_deliveries GROUP BY status ORDER BY status`);
-        return r.rows.every((row) => row.status === 'succeeded') && r.rows;
-      }, 'every delivery row succeeded', 30_000, 500);
+      const statuses = await waitFor(
+        async () => {
+          const r = await db.query(`SELECT status, count(*)::int AS count FROM webhook_deliveries GROUP BY status ORDER BY status`);
+          return r.rows.every((row) => row.status === 'succeeded') && r.rows;
+        },
+        'every delivery row succeeded',
+        30_000,
+        500,
+      );
       expect(statuses).toEqual([{ status: 'succeeded', count: accepted.length }]);
       const [{ stuck }] = (await db.query(`SELECT count(*)::int AS stuck FROM attachments WHERE extraction_status = 'extracting'`)).rows;
       result.figure('attachments stuck mid-extraction', fmt(stuck));

@@ -59,17 +59,33 @@ describe('reliability: two api and two worker processes', () => {
     const accepted = outcomes.filter((o) => o.status === 201 || o.status === 200);
     result.load = `${fmt(EVENTS)} inbound SMS through 2 api processes, ${ENDPOINTS} endpoints each (${fmt(EVENTS * ENDPOINTS)} deliveries), 2 workers`;
     result.faults = `${FAIL_FIRST_PERCENT} % of first attempts answered 500 (retried); sweep every 1 s in both workers`;
-    result.figure('ingest answers 2xx (api 1 / api 2)', `${fmt(accepted.length)} of ${fmt(EVENTS)} (${fmt(outcomes.filter((o, i) => i % 2 === 0 && o.status < 300).length)} / ${fmt(outcomes.filter((o, i) => i % 2 === 1 && o.status < 300).length)})`);
-    result.figure('ingest rate, p99 latency', `${fmt(EVENTS / ingestSeconds)} events/s, ${fmt(percentile(outcomes.map((o) => o.ms), 99))} ms`);
+    result.figure(
+      'ingest answers 2xx (api 1 / api 2)',
+      `${fmt(accepted.length)} of ${fmt(EVENTS)} (${fmt(outcomes.filter((o, i) => i % 2 === 0 && o.status < 300).length)} / ${fmt(outcomes.filter((o, i) => i % 2 === 1 && o.status < 300).length)})`,
+    );
+    result.figure(
+      'ingest rate, p99 latency',
+      `${fmt(EVENTS / ingestSeconds)} events/s, ${fmt(
+        percentile(
+          outcomes.map((o) => o.ms),
+          99,
+        ),
+      )} ms`,
+    );
 
     const db = new Client({ connectionString: stack.databaseUrl });
     await db.connect();
     try {
       const expected = accepted.length * ENDPOINTS;
-      const settled = await waitFor(async () => {
-        const r = await db.query(`SELECT count(*) FILTER (WHERE status = 'succeeded')::int AS done, count(*)::int AS total FROM webhook_deliveries`);
-        return r.rows[0].done === expected && r.rows[0];
-      }, `all ${expected} deliveries succeeded`, 240_000, 500).catch(async (error: Error) => {
+      const settled = await waitFor(
+        async () => {
+          const r = await db.query(`SELECT count(*) FILTER (WHERE status = 'succeeded')::int AS done, count(*)::int AS total FROM webhook_deliveries`);
+          return r.rows[0].done === expected && r.rows[0];
+        },
+        `all ${expected} deliveries succeeded`,
+        240_000,
+        500,
+      ).catch(async (error: Error) => {
         const r = await db.query(`SELECT status, count(*)::int AS n FROM webhook_deliveries GROUP BY status`);
         result.notes.push(`not settled: ${JSON.stringify(r.rows)}`);
         throw error;

@@ -3,9 +3,7 @@ import fc from 'fast-check';
 import { ADMIN_TOKEN, INGEST_TOKEN } from '../support/test-env';
 import { admin, createTenant, email, json, phone, send, Tenant } from './support/clients';
 import { startStack, Stack } from './support/fixture';
-import {
-  deepJson, deepNestingFigure, DEPTHS, errorLinesOf, forgedCursors, holdsIllFormed, hostileString, isIllFormed,
-} from './support/hostile-input';
+import { deepJson, deepNestingFigure, DEPTHS, errorLinesOf, forgedCursors, holdsIllFormed, hostileString, isIllFormed } from './support/hostile-input';
 import { fmt, ResultBuilder, tally } from './support/results';
 import { Hints, JsonSchema, objectFor } from './support/schema-arbitrary';
 
@@ -77,9 +75,17 @@ function resolveSchema(schema: any, components: Record<string, any>, depth = 0):
   if (!schema || depth > 8) return {};
   if (schema.$ref) return resolveSchema(components[String(schema.$ref).split('/').pop()!], components, depth + 1);
   if (schema.allOf) {
-    return schema.allOf.map((s: any) => resolveSchema(s, components, depth + 1)).reduce((a: JsonSchema, b: JsonSchema) => ({
-      ...a, ...b, properties: { ...a.properties, ...b.properties }, required: [...(a.required ?? []), ...(b.required ?? [])],
-    }), {});
+    return schema.allOf
+      .map((s: any) => resolveSchema(s, components, depth + 1))
+      .reduce(
+        (a: JsonSchema, b: JsonSchema) => ({
+          ...a,
+          ...b,
+          properties: { ...a.properties, ...b.properties },
+          required: [...(a.required ?? []), ...(b.required ?? [])],
+        }),
+        {},
+      );
   }
   const out: JsonSchema = { ...schema };
   if (schema.properties) {
@@ -94,7 +100,13 @@ function routesOf(doc: any): Route[] {
   for (const [template, operations] of Object.entries<any>(doc.paths)) {
     for (const [method, op] of Object.entries<any>(operations)) {
       const content = op.requestBody?.content ?? {};
-      const auth: Auth = template.startsWith('/admin/') ? 'admin' : template.startsWith('/ingest/') ? 'ingest' : template.startsWith('/api/') ? 'api-key' : 'public';
+      const auth: Auth = template.startsWith('/admin/')
+        ? 'admin'
+        : template.startsWith('/ingest/')
+          ? 'ingest'
+          : template.startsWith('/api/')
+            ? 'api-key'
+            : 'public';
       routes.push({
         method: method.toUpperCase() as Method,
         template,
@@ -122,11 +134,16 @@ const halfPairWord = (text: string) => `=?UTF-16LE?B?${Buffer.concat([Buffer.fro
 /** A header value of the kind asked for, as bytes (a raw NUL is a byte, not text). */
 function headerText(kind: TextKind, text: string): Buffer {
   switch (kind) {
-    case 'plain': return Buffer.from(text);
-    case 'raw NUL': return Buffer.concat([Buffer.from(text), Buffer.from([0]), Buffer.from('x')]);
-    case 'Q =00': return Buffer.from(qWord(`${text}\u0000x`));
-    case 'B NUL': return Buffer.from(bWord(`${text}\u0000x`));
-    case 'UTF-16 half pair': return Buffer.from(halfPairWord(text));
+    case 'plain':
+      return Buffer.from(text);
+    case 'raw NUL':
+      return Buffer.concat([Buffer.from(text), Buffer.from([0]), Buffer.from('x')]);
+    case 'Q =00':
+      return Buffer.from(qWord(`${text}\u0000x`));
+    case 'B NUL':
+      return Buffer.from(bWord(`${text}\u0000x`));
+    case 'UTF-16 half pair':
+      return Buffer.from(halfPairWord(text));
   }
 }
 
@@ -134,10 +151,16 @@ type BodyKind = 'plain' | 'raw NUL' | 'QP =00' | 'base64 NUL' | 'UTF-16 half pai
 
 function bodyPart(kind: BodyKind, text: string): Buffer {
   switch (kind) {
-    case 'plain': return Buffer.from(`Content-Type: text/plain; charset=utf-8\r\n\r\n${text}\r\n`);
-    case 'raw NUL': return Buffer.concat([Buffer.from(`Content-Type: text/plain; charset=utf-8\r\n\r\n${text}`), Buffer.from([0]), Buffer.from('end\r\n')]);
-    case 'QP =00': return Buffer.from(`Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n${text}=00end\r\n`);
-    case 'base64 NUL': return Buffer.from(`Content-Type: text/html; charset=utf-8\r\nContent-Transfer-Encoding: base64\r\n\r\n${Buffer.from(`<p>${text}\u0000</p>`).toString('base64')}\r\n`);
+    case 'plain':
+      return Buffer.from(`Content-Type: text/plain; charset=utf-8\r\n\r\n${text}\r\n`);
+    case 'raw NUL':
+      return Buffer.concat([Buffer.from(`Content-Type: text/plain; charset=utf-8\r\n\r\n${text}`), Buffer.from([0]), Buffer.from('end\r\n')]);
+    case 'QP =00':
+      return Buffer.from(`Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n${text}=00end\r\n`);
+    case 'base64 NUL':
+      return Buffer.from(
+        `Content-Type: text/html; charset=utf-8\r\nContent-Transfer-Encoding: base64\r\n\r\n${Buffer.from(`<p>${text}\u0000</p>`).toString('base64')}\r\n`,
+      );
     case 'UTF-16 half pair': {
       const bytes = Buffer.concat([Buffer.from(text, 'utf16le'), Buffer.from([0x00, 0xd8]), Buffer.from('end', 'utf16le')]);
       return Buffer.from(`Content-Type: text/plain; charset=utf-16le\r\nContent-Transfer-Encoding: base64\r\n\r\n${bytes.toString('base64')}\r\n`);
@@ -175,8 +198,11 @@ function emailArbitrary(to: string): fc.Arbitrary<{ raw: Buffer; storable: boole
       const boundary = `b${randomBytes(4).toString('hex')}`;
       const parts = [bodyPart(body[0], body[1]), ...(attachment === 'none' ? [] : [attachmentPart(attachment)])];
       const raw = Buffer.concat([
-        Buffer.from('From: '), headerText(fromName[0], fromName[1]), Buffer.from(` <sender.${randomBytes(3).toString('hex')}@fuzz.example>\r\n`),
-        Buffer.from(`To: ${to}\r\nSubject: `), headerText(subject[0], subject[1]),
+        Buffer.from('From: '),
+        headerText(fromName[0], fromName[1]),
+        Buffer.from(` <sender.${randomBytes(3).toString('hex')}@fuzz.example>\r\n`),
+        Buffer.from(`To: ${to}\r\nSubject: `),
+        headerText(subject[0], subject[1]),
         // One in ten reuses a Message-ID: a repeat answers 200 with what the first stored.
         Buffer.from(`\r\nMessage-ID: <${repeatId === 0 ? 'repeat' : randomBytes(8).toString('hex')}@fuzz.example>\r\nMIME-Version: 1.0\r\n`),
         Buffer.from(`Content-Type: multipart/mixed; boundary=${boundary}\r\n\r\n`),
@@ -188,7 +214,14 @@ function emailArbitrary(to: string): fc.Arbitrary<{ raw: Buffer; storable: boole
   return fc.oneof(
     { arbitrary: message, weight: 12 },
     { arbitrary: fc.uint8Array({ maxLength: 300 }).map((b) => ({ raw: Buffer.from(b), storable: false, label: 'email: random bytes' })), weight: 1 },
-    { arbitrary: fc.constant({ raw: Buffer.from(`From: a@fuzz.example\r\nTo: nobody.${randomBytes(3).toString('hex')}@elsewhere.example\r\n\r\nhi\u0000\r\n`), storable: false, label: 'email: not our line' }), weight: 1 },
+    {
+      arbitrary: fc.constant({
+        raw: Buffer.from(`From: a@fuzz.example\r\nTo: nobody.${randomBytes(3).toString('hex')}@elsewhere.example\r\n\r\nhi\u0000\r\n`),
+        storable: false,
+        label: 'email: not our line',
+      }),
+      weight: 1,
+    },
   );
 }
 
@@ -216,24 +249,39 @@ describe('reliability: fuzzing the REST routes (/admin/*, /ingest/*, /api/*)', (
     smsLine = keep.lines.find((l) => l.type === 'PHONE_NUMBER')!.address;
     const ownerPhone = owner.lines.find((l) => l.type === 'PHONE_NUMBER')!;
     const inboundSms = async (to: string, from: string, providerMessageId: string): Promise<{ threadId: string }> =>
-      json(await send('POST', `${base}/ingest/sms/inbound`, {
-        headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ to, from, body: 'fuzz seed', providerMessageId }),
-      }));
+      json(
+        await send('POST', `${base}/ingest/sms/inbound`, {
+          headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ to, from, body: 'fuzz seed', providerMessageId }),
+        }),
+      );
     const { threadId } = await inboundSms(ownerPhone.address, '+16665550100', 'rest-fuzz-seed');
     const kept = await inboundSms(smsLine, '+16665550101', 'rest-fuzz-kept');
     // An agent with a draft turn on that thread, so the agents' routes reach their handlers. The /api
     // routes use the key of a user whose key and membership ids the fuzz never sees (never revoked).
     const agent = await admin(base, 'POST', `/admin/lines/${ownerPhone.id}/agents`, { name: 'Fuzz desk', mode: 'DRAFT' });
     await admin(base, 'PUT', `/admin/lines/${ownerPhone.id}/members/${keep.userId}`);
-    const { turn } = json(await send('POST', `${base}/api/agents/${agent.id}/turns`, {
-      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ threadId, body: 'draft reply' }),
-    }));
+    const { turn } = json(
+      await send('POST', `${base}/api/agents/${agent.id}/turns`, {
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ threadId, body: 'draft reply' }),
+      }),
+    );
     const doc = json(await send('GET', `${base}/admin/docs-json`));
     routes = routesOf(doc);
     hints = {
-      ids: [owner.orgId, owner.userId, owner.apiKeyId, ...owner.lines.map((l) => l.id), other.orgId, other.userId, other.lines[0].id, agent.id, turn.id, threadId],
+      ids: [
+        owner.orgId,
+        owner.userId,
+        owner.apiKeyId,
+        ...owner.lines.map((l) => l.id),
+        other.orgId,
+        other.userId,
+        other.lines[0].id,
+        agent.id,
+        turn.id,
+        threadId,
+      ],
       byName: {
         to: [smsLine, ownerPhone.address, emailLine, other.lines[0].address],
         from: ['+16665550100', '+16665550102', 'not-a-number'],
@@ -308,11 +356,13 @@ describe('reliability: fuzzing the REST routes (/admin/*, /ingest/*, /api/*)', (
           weight: route.body === 'json' ? 4 : 1,
         },
         {
-          arbitrary: fc.tuple(fc.constantFrom(...DEPTHS), fc.constantFrom('array' as const, 'object' as const), fc.boolean()).map(([depth, shape, inField]) => ({
-            text: inField ? `{${JSON.stringify(firstField)}:${deepJson(depth, shape)}}` : deepJson(depth, shape),
-            deep: true,
-            label: 'deep nesting',
-          })),
+          arbitrary: fc
+            .tuple(fc.constantFrom(...DEPTHS), fc.constantFrom('array' as const, 'object' as const), fc.boolean())
+            .map(([depth, shape, inField]) => ({
+              text: inField ? `{${JSON.stringify(firstField)}:${deepJson(depth, shape)}}` : deepJson(depth, shape),
+              deep: true,
+              label: 'deep nesting',
+            })),
           weight: 1,
         },
         { arbitrary: anyJson.map((value) => ({ value, deep: false, label: 'any JSON' })), weight: 1 },
@@ -334,7 +384,11 @@ describe('reliability: fuzzing the REST routes (/admin/*, /ingest/*, /api/*)', (
         .map(({ params, query: q, auth, json: jb, mail, oddType }) => {
           let i = 0;
           const path = route.template.replace(/\{[^}]+\}/g, () => pct(params[i++].text));
-          const qs = q ? `?${Object.entries(q).map(([k, v]) => `${pct(k)}=${pct(v)}`).join('&')}` : '';
+          const qs = q
+            ? `?${Object.entries(q)
+                .map(([k, v]) => `${pct(k)}=${pct(v)}`)
+                .join('&')}`
+            : '';
           const headers: Record<string, string> = {};
           const authOk = route.auth === 'public' || auth === 'right';
           if (route.auth !== 'public' && auth !== 'none') headers.authorization = `Bearer ${auth === 'right' ? token(route) : wrongToken(route)}`;
@@ -371,8 +425,16 @@ describe('reliability: fuzzing the REST routes (/admin/*, /ingest/*, /api/*)', (
             (q !== null && Object.entries(q).some(([k, v]) => k.includes('\u0000') || v.includes('\u0000'))) ||
             (jsonParsed && holdsIllFormed(jb.value));
           return {
-            route, path: `${path}${qs}`, headers, body, textRuleApplies: authOk && bodyNeutral, illFormed, undecodableParam: params.some((p) => p.undecodable),
-            deep: route.auth !== 'public' && route.body !== 'email' && jb.deep && body !== undefined, storableEmail: storableEmail && authOk, label,
+            route,
+            path: `${path}${qs}`,
+            headers,
+            body,
+            textRuleApplies: authOk && bodyNeutral,
+            illFormed,
+            undecodableParam: params.some((p) => p.undecodable),
+            deep: route.auth !== 'public' && route.body !== 'email' && jb.deep && body !== undefined,
+            storableEmail: storableEmail && authOk,
+            label,
           };
         });
 
@@ -424,7 +486,8 @@ describe('reliability: fuzzing the REST routes (/admin/*, /ingest/*, /api/*)', (
             if (!/^application\/json/.test(type)) throw new Error(`not JSON: ${type}: ${what}`);
             body = JSON.parse(answer.text);
           }
-          if (answer.status >= 400 && !(typeof body?.statusCode === 'number' && typeof body.message === 'string')) throw new Error(`an error without statusCode and message: ${what}`);
+          if (answer.status >= 400 && !(typeof body?.statusCode === 'number' && typeof body.message === 'string'))
+            throw new Error(`an error without statusCode and message: ${what}`);
           if (c.route.body === 'email') {
             if (c.storableEmail) {
               emails += 1;
@@ -448,7 +511,10 @@ describe('reliability: fuzzing the REST routes (/admin/*, /ingest/*, /api/*)', (
       result.figure('requests by route', tally(byRoute));
       result.figure('request kinds', tally(labels));
       result.figure('HTTP statuses', tally(statuses));
-      result.figure('requests with U+0000 or a lone surrogate (valid credentials) / answered 400 naming the field', `${fmt(illFormedRequests)} / ${fmt(illFormedRefused)}`);
+      result.figure(
+        'requests with U+0000 or a lone surrogate (valid credentials) / answered 400 naming the field',
+        `${fmt(illFormedRequests)} / ${fmt(illFormedRefused)}`,
+      );
       result.figure('inbound emails to our line carrying U+0000 or lone surrogates / stored (201 or 200)', `${fmt(emails)} / ${fmt(emailsStored)}`);
       result.figure('5xx answers', fmt(fiveXx));
       deepNestingFigure(result, deepRequests, deepRefused);

@@ -85,7 +85,10 @@ describe('reliability: forbidden URL corpus at registration and at send time', (
       }
     }
     result.figure('corpus forms (src/webhooks/url-policy/forbidden-urls.ts)', fmt(FORBIDDEN_URLS.length));
-    result.figure('registration: forms refused under development + 127.0.0.0/8', `${fmt(refusable.length - admittedAtRegistration.length)} of ${fmt(refusable.length)}`);
+    result.figure(
+      'registration: forms refused under development + 127.0.0.0/8',
+      `${fmt(refusable.length - admittedAtRegistration.length)} of ${fmt(refusable.length)}`,
+    );
 
     // --- send time ------------------------------------------------------------------------------
     type SendCase = { item: ForbiddenUrl; addresses: string[]; admitted: boolean; host: string; path: string; endpointId?: string };
@@ -109,7 +112,12 @@ describe('reliability: forbidden URL corpus at registration and at send time', (
 
     // --- redirects ----------------------------------------------------------------------------
     // Location must be ASCII: forms with other characters are left out (they are refused at registration).
-    const targets = [...new Set([...FORBIDDEN_URLS.map((x) => x.url).filter((u) => /^https?:\/\/[\x21-\x7e]+$/.test(u) && u.length < 300), `http://127.0.0.1:${port}/followed`])];
+    const targets = [
+      ...new Set([
+        ...FORBIDDEN_URLS.map((x) => x.url).filter((u) => /^https?:\/\/[\x21-\x7e]+$/.test(u) && u.length < 300),
+        `http://127.0.0.1:${port}/followed`,
+      ]),
+    ];
     const codes = [301, 302, 303, 307, 308];
     const redirects: Array<{ path: string; location: string; code: number; endpointId: string }> = [];
     resolver.answers.set('redirect.sendtime.test', ['127.0.0.1']);
@@ -130,16 +138,21 @@ describe('reliability: forbidden URL corpus at registration and at send time', (
     await publish(t, fixtureEvent('contact.merged', { orgId: s.orgId, lineId: null }));
     const endpointIds = [...cases.map((c) => c.endpointId!), ...redirects.map((r) => r.endpointId)];
     type Row = { endpoint_id: string; status: string; last_error: string | null; last_status_code: number | null; attempts: number; kinds: string[] };
-    const rows: Row[] = await waitFor(async () => {
-      const r: Row[] = await t.db.query(
-        `SELECT d.endpoint_id, d.status, d.last_error, d.last_status_code,
+    const rows: Row[] = await waitFor(
+      async () => {
+        const r: Row[] = await t.db.query(
+          `SELECT d.endpoint_id, d.status, d.last_error, d.last_status_code,
                 (SELECT count(*)::int FROM webhook_delivery_attempts a WHERE a.delivery_id = d.id) AS attempts,
                 (SELECT array_agg(coalesce(a.error_kind, a.status_code::text)) FROM webhook_delivery_attempts a WHERE a.delivery_id = d.id) AS kinds
            FROM webhook_deliveries d WHERE d.endpoint_id = ANY($1::uuid[])`,
-        [endpointIds],
-      );
-      return r.length === endpointIds.length && r.every((row) => row.status === 'failed' || row.status === 'succeeded') && r;
-    }, 'every delivery of the corpus endpoints to finish', 60_000, 200);
+          [endpointIds],
+        );
+        return r.length === endpointIds.length && r.every((row) => row.status === 'failed' || row.status === 'succeeded') && r;
+      },
+      'every delivery of the corpus endpoints to finish',
+      60_000,
+      200,
+    );
     const byEndpoint = new Map(rows.map((r) => [r.endpoint_id, r]));
 
     const problems: string[] = [];
@@ -153,13 +166,15 @@ describe('reliability: forbidden URL corpus at registration and at send time', (
         // The control: the allowlist admits it, so it must not be refused; when every address is loopback it arrives.
         const reachable = c.addresses.every(isReceiverAddress);
         if (row.kinds?.includes('url_refused')) problems.push(`control refused: ${label}`);
-        if (reachable && (arrived !== 1 || row.status !== 'succeeded')) problems.push(`control not delivered: ${label} (${row.status}, ${arrived} requests, ${row.last_error})`);
+        if (reachable && (arrived !== 1 || row.status !== 'succeeded'))
+          problems.push(`control not delivered: ${label} (${row.status}, ${arrived} requests, ${row.last_error})`);
         if (reachable && arrived === 1) controlsSent += 1;
         continue;
       }
       const range = c.item.range ? describeRange(c.item.range) : 'does not resolve';
       if (arrived > 0) problems.push(`SENT to a forbidden address: ${label}`);
-      else if (row.status !== 'failed' || row.attempts !== 1 || row.kinds?.[0] !== 'url_refused') problems.push(`not refused: ${label}: ${row.status} ${row.kinds} ${row.last_error}`);
+      else if (row.status !== 'failed' || row.attempts !== 1 || row.kinds?.[0] !== 'url_refused')
+        problems.push(`not refused: ${label}: ${row.status} ${row.kinds} ${row.last_error}`);
       else if (!row.last_error?.includes(range)) problems.push(`refused without naming "${range}": ${label}: ${row.last_error}`);
       else refusedAtSend += 1;
     }
@@ -167,14 +182,26 @@ describe('reliability: forbidden URL corpus at registration and at send time', (
     for (const r of redirects) {
       const row = byEndpoint.get(r.endpointId)!;
       if (row.status === 'failed' && row.last_status_code === r.code && receiver.on(r.path).length === 1) redirectsRefused += 1;
-      else problems.push(`redirect ${r.code} → ${r.location.slice(0, 60)}: ${row.status} ${row.last_status_code} ${row.last_error} (${receiver.on(r.path).length} requests)`);
+      else
+        problems.push(
+          `redirect ${r.code} → ${r.location.slice(0, 60)}: ${row.status} ${row.last_status_code} ${row.last_error} (${receiver.on(r.path).length} requests)`,
+        );
     }
     const followed = receiver.on('/followed').length;
     if (followed) problems.push(`a redirect was followed to /followed (${followed} requests)`);
     const refusedCases = cases.filter((c) => !c.admitted).length;
-    result.figure('send time: address sets refused (DNS rebinding after registration)', `${fmt(refusedAtSend)} of ${fmt(refusedCases)}, each url_refused naming its range, nothing sent`);
-    result.figure('send time: allowlisted controls (127.0.0.0/8 forms) sent', `${fmt(controlsSent)} of ${fmt(cases.filter((c) => c.admitted).length)} arrived (the others are admitted and attempted, but at an address the receiver does not listen on: 127.255.255.254, or a public address listed first)`);
-    result.figure('redirects (301/302/303/307/308) towards forbidden URLs', `${fmt(redirectsRefused)} of ${fmt(redirects.length)} recorded as failed attempts, none followed`);
+    result.figure(
+      'send time: address sets refused (DNS rebinding after registration)',
+      `${fmt(refusedAtSend)} of ${fmt(refusedCases)}, each url_refused naming its range, nothing sent`,
+    );
+    result.figure(
+      'send time: allowlisted controls (127.0.0.0/8 forms) sent',
+      `${fmt(controlsSent)} of ${fmt(cases.filter((c) => c.admitted).length)} arrived (the others are admitted and attempted, but at an address the receiver does not listen on: 127.255.255.254, or a public address listed first)`,
+    );
+    result.figure(
+      'redirects (301/302/303/307/308) towards forbidden URLs',
+      `${fmt(redirectsRefused)} of ${fmt(redirects.length)} recorded as failed attempts, none followed`,
+    );
     result.badInputs = `${fmt(refusable.length)} URLs at registration, ${fmt(refusedCases)} rebound address sets at send time, ${fmt(redirects.length)} redirect targets`;
     result.lost = null;
     if (admittedAtRegistration.length) result.notes.push(`admitted at registration: ${admittedAtRegistration.slice(0, 5).join('; ')}`);

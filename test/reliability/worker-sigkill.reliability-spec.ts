@@ -48,7 +48,7 @@ describe('reliability: worker SIGKILLed during a burst', () => {
     result.faults = `${KILL_AT.length} × SIGKILL of the worker mid-burst, each restarted at once`;
     result.notes.push(
       'One endpoint takes the whole burst under the default cap of 10 attempts in flight (DELIVERY_ENDPOINT_CONCURRENCY): ' +
-        'the rest wait parked in the worker\'s memory, so each kill also loses the parked attempts, which the sweep finds due ' +
+        "the rest wait parked in the worker's memory, so each kill also loses the parked attempts, which the sweep finds due " +
         'in the database (grace 2 s here) and queues again.',
       'A duplicate is an attempt the killed worker had sent but not yet recorded: its lease (timeout + 20 s) expires, the sweep queues the next attempt, and the receiver gets the same id again.',
     );
@@ -88,9 +88,25 @@ describe('reliability: worker SIGKILLed during a burst', () => {
     const refused = outcomes.filter((o) => !(o.status === 201 || o.status === 200));
     const acceptedIds = new Set(accepted.map((o) => o.messageId!));
     result.figure('events sent to the ingest API', fmt(EVENTS));
-    result.figure('ingest answers 2xx', `${fmt(accepted.length)} (${fmt(refused.length)} other${refused.length ? `: ${[...new Set(refused.map((o) => o.status || o.error))].join(', ')}` : ''})`);
+    result.figure(
+      'ingest answers 2xx',
+      `${fmt(accepted.length)} (${fmt(refused.length)} other${refused.length ? `: ${[...new Set(refused.map((o) => o.status || o.error))].join(', ')}` : ''})`,
+    );
     result.figure('ingest rate', `${fmt(EVENTS / ingestSeconds)} events/s over ${ingestSeconds.toFixed(1)} s`);
-    result.figure('ingest latency p50 / p99 / max', `${fmt(percentile(outcomes.map((o) => o.ms), 50))} / ${fmt(percentile(outcomes.map((o) => o.ms), 99))} / ${fmt(Math.max(...outcomes.map((o) => o.ms)))} ms`);
+    result.figure(
+      'ingest latency p50 / p99 / max',
+      `${fmt(
+        percentile(
+          outcomes.map((o) => o.ms),
+          50,
+        ),
+      )} / ${fmt(
+        percentile(
+          outcomes.map((o) => o.ms),
+          99,
+        ),
+      )} / ${fmt(Math.max(...outcomes.map((o) => o.ms)))} ms`,
+    );
     result.figure('worker kills (ingested / received at each kill)', kills.map((k) => `${fmt(k.atIngested)} / ${fmt(k.atReceived)}`).join('; '));
     result.figure('worker restart time (process start to "worker started")', kills.map((k) => `${fmt(k.restartMs)} ms`).join(', '));
 
@@ -131,10 +147,15 @@ describe('reliability: worker SIGKILLed during a burst', () => {
     const db = new Client({ connectionString: stack.databaseUrl });
     await db.connect();
     try {
-      const rows: Array<{ status: string; count: number }> = await waitFor(async () => {
-        const r = await db.query(`SELECT status, count(*)::int AS count FROM webhook_deliveries GROUP BY status`);
-        return r.rows.every((row) => row.status === 'succeeded') && r.rows;
-      }, 'every delivery row succeeded', 60_000, 500);
+      const rows: Array<{ status: string; count: number }> = await waitFor(
+        async () => {
+          const r = await db.query(`SELECT status, count(*)::int AS count FROM webhook_deliveries GROUP BY status`);
+          return r.rows.every((row) => row.status === 'succeeded') && r.rows;
+        },
+        'every delivery row succeeded',
+        60_000,
+        500,
+      );
       const [{ count: attempts }] = (await db.query(`SELECT count(*)::int AS count FROM webhook_delivery_attempts`)).rows;
       result.figure('delivery rows / attempts recorded', `${fmt(rows.reduce((n, r) => n + r.count, 0))} / ${fmt(attempts)}`);
       expect(rows).toEqual([{ status: 'succeeded', count: accepted.length }]);

@@ -57,9 +57,10 @@ export async function closeDeliveryTestApp(t: DeliveryTestApp | undefined): Prom
   if (!t) return;
   if (t.endpointIds.length > 0) {
     await t.db
-      .query(`UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL WHERE endpoint_id = ANY($1::uuid[]) AND status IN ('pending', 'retrying')`, [
-        t.endpointIds,
-      ])
+      .query(
+        `UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL WHERE endpoint_id = ANY($1::uuid[]) AND status IN ('pending', 'retrying')`,
+        [t.endpointIds],
+      )
       .catch(() => undefined);
   }
   await t.close();
@@ -109,7 +110,12 @@ export async function sleep(ms: number): Promise<void> {
 }
 
 /** Polls `probe` until it returns a truthy value; throws with `what` after `timeoutMs`. */
-export async function waitUntil<T>(probe: () => Promise<T | undefined | null | false> | T | undefined | null | false, what: string, timeoutMs = 10_000, intervalMs = 50): Promise<T> {
+export async function waitUntil<T>(
+  probe: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  what: string,
+  timeoutMs = 10_000,
+  intervalMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {

@@ -90,7 +90,11 @@ export class Hook {
 
   /** Waits until `count` events (of `type`, if given) have arrived, and returns them. */
   async waitFor<T = any>(count: number, type?: string, timeoutMs = 15_000): Promise<Array<Envelope<T>>> {
-    await waitUntil(() => this.events(type).length >= count, timeoutMs, () => `${count} ${type ?? 'events'} at ${this.path}, got ${this.events(type).length}`);
+    await waitUntil(
+      () => this.events(type).length >= count,
+      timeoutMs,
+      () => `${count} ${type ?? 'events'} at ${this.path}, got ${this.events(type).length}`,
+    );
     return this.events<T>(type);
   }
 }
@@ -106,7 +110,12 @@ export async function waitUntil(check: () => boolean | Promise<boolean>, timeout
 let sequence = 0;
 
 /** POST /ingest/sms/inbound as the carrier would; returns {messageId, threadId, ...}. */
-export async function inboundSms(t: TestApp, to: string, from: string, body = 'hello'): Promise<{ messageId: string; threadId: string; threadCreated: boolean }> {
+export async function inboundSms(
+  t: TestApp,
+  to: string,
+  from: string,
+  body = 'hello',
+): Promise<{ messageId: string; threadId: string; threadCreated: boolean }> {
   sequence += 1;
   const res = await t
     .http()

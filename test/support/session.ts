@@ -16,7 +16,6 @@ export interface Session {
   apiKeyId: string;
 }
 
-
 /** A unique E.164 number and email address per call, so tests never collide. */
 export function uniquePhone(): string {
   // 10 random digits: test files run one after another in one database, and a clock-based
@@ -47,9 +46,7 @@ export async function createSession(
     channelAccess?: { mode: 'ALL' } | { mode: 'LINES'; lines: string[] };
   } = {},
 ): Promise<Session> {
-  const orgId =
-    options.orgId ??
-    (await expectOk(await admin.post('/admin/orgs', { name: 'Test Org', tier: options.tier ?? 'PRO' }), 'create org')).id;
+  const orgId = options.orgId ?? (await expectOk(await admin.post('/admin/orgs', { name: 'Test Org', tier: options.tier ?? 'PRO' }), 'create org')).id;
   const email = uniqueEmail();
   const user = await expectOk(
     await admin.post(`/admin/orgs/${orgId}/users`, { email, displayName: 'Test User', role: options.role ?? 'OWNER' }),

@@ -1,9 +1,29 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
-  ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsDate, IsDefined, IsEmail, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Matches,
-  Max, MaxLength, Min, Validate, ValidateIf, ValidateNested, ValidationArguments, ValidatorConstraint,
-  ValidatorConstraintInterface, isEmail,
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsBoolean,
+  IsDate,
+  IsDefined,
+  IsEmail,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  Validate,
+  ValidateIf,
+  ValidateNested,
+  ValidationArguments,
+  ValidatorConstraint,
+  ValidatorConstraintInterface,
+  isEmail,
 } from 'class-validator';
 import { E164, LINE_TYPES, LineType, ORG_TIERS, OrgTier, USER_ROLES, UserRole } from '../../accounts/account.types';
 
@@ -36,7 +56,9 @@ class OnlyWithLinesModeRule implements ValidatorConstraintInterface {
 
 export class CreateOrgDto {
   @ApiProperty({ example: 'Acme Dental' })
-  @IsString() @IsNotEmpty() @MaxLength(200)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
   name: string;
 
   @ApiProperty({ enum: ORG_TIERS })
@@ -49,11 +71,15 @@ const unlessAbsent = ValidateIf((_: object, value: unknown) => value !== undefin
 
 export class UpdateOrgDto {
   @ApiPropertyOptional()
-  @unlessAbsent @IsString() @IsNotEmpty() @MaxLength(200)
+  @unlessAbsent
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
   name?: string;
 
   @ApiPropertyOptional({ enum: ORG_TIERS })
-  @unlessAbsent @IsIn(ORG_TIERS)
+  @unlessAbsent
+  @IsIn(ORG_TIERS)
   tier?: OrgTier;
 }
 
@@ -63,7 +89,9 @@ export class CreateUserDto {
   email: string;
 
   @ApiProperty({ example: 'Olivia Owner' })
-  @IsString() @IsNotEmpty() @MaxLength(200)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
   displayName: string;
 
   @ApiProperty({ enum: USER_ROLES })
@@ -77,13 +105,17 @@ export class CreateLineDto {
   type: LineType;
 
   @ApiProperty({ description: 'An email address for EMAIL_ACCOUNT, an E.164 number for PHONE_NUMBER', example: '+15551230001' })
-  @IsString() @MaxLength(320)
+  @IsString()
+  @MaxLength(320)
   @Validate(LineAddressRule)
   address: string;
 }
 
 export class UpdateLineDto {
-  @ApiProperty({ description: 'PHONE_NUMBER lines: true if the carrier reports delivery later (QUEUED → SENT, then DELIVERED/FAILED); false to mark messages DELIVERED at hand-off' })
+  @ApiProperty({
+    description:
+      'PHONE_NUMBER lines: true if the carrier reports delivery later (QUEUED → SENT, then DELIVERED/FAILED); false to mark messages DELIVERED at hand-off',
+  })
   @IsBoolean()
   smsDeliveryReports: boolean;
 }
@@ -95,52 +127,75 @@ export class ChannelAccessDto {
   @IsIn(['ALL', 'LINES'])
   mode: 'ALL' | 'LINES';
 
-  @ApiPropertyOptional({ type: [String], description: 'With mode LINES: email addresses and E.164 phone numbers', example: ['+15551230001', 'ops@example.com'] })
+  @ApiPropertyOptional({
+    type: [String],
+    description: 'With mode LINES: email addresses and E.164 phone numbers',
+    example: ['+15551230001', 'ops@example.com'],
+  })
   @ValidateIf((o: ChannelAccessDto) => o.mode === 'LINES' || o.lines !== undefined)
   @Validate(OnlyWithLinesModeRule)
-  @IsArray() @ArrayMinSize(1) @ArrayMaxSize(500)
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(500)
   @Matches(ADDRESS, { each: true, message: 'each entry of lines must be an email address or an E.164 phone number' })
   lines?: string[];
 }
 
 export class CreateApiKeyDto {
   @ApiProperty({ example: 'support agent' })
-  @IsString() @IsNotEmpty() @MaxLength(200)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
   name: string;
 
   @ApiPropertyOptional({ type: ChannelAccessDto, description: 'Defaults to {mode: "ALL"}' })
-  @IsOptional() @ValidateNested() @Type(() => ChannelAccessDto)
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ChannelAccessDto)
   channelAccess?: ChannelAccessDto;
 }
 
 export class UpdateApiKeyDto {
   @ApiProperty({ type: ChannelAccessDto })
-  @IsDefined() @ValidateNested() @Type(() => ChannelAccessDto)
+  @IsDefined()
+  @ValidateNested()
+  @Type(() => ChannelAccessDto)
   channelAccess: ChannelAccessDto;
 }
 
 export class SetEndpointCapDto {
   @ApiProperty({ minimum: 0, maximum: 1000 })
-  @IsInt() @Min(0) @Max(1000)
+  @IsInt()
+  @Min(0)
+  @Max(1000)
   maxEndpointsPerUser: number;
 
   @ApiProperty({ example: 'enterprise pilot, ticket #4411' })
-  @IsString() @IsNotEmpty() @MaxLength(500)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(500)
   reason: string;
 
   @ApiPropertyOptional({ type: String, format: 'date-time' })
-  @IsOptional() @Type(() => Date) @IsDate({ message: 'expiresAt must be an ISO 8601 date-time' })
+  @IsOptional()
+  @Type(() => Date)
+  @IsDate({ message: 'expiresAt must be an ISO 8601 date-time' })
   expiresAt?: Date;
 }
 
 export class SetAttachmentQuotaDto {
   @ApiProperty({ minimum: 0, maximum: 2 ** 50, example: 10 * 1024 ** 3, description: 'Attachment bytes the org may store' })
-  @IsInt() @Min(0) @Max(2 ** 50)
+  @IsInt()
+  @Min(0)
+  @Max(2 ** 50)
   quotaBytes: number;
 }
 
 export class RemoveEndpointCapDto {
   @ApiPropertyOptional({ example: 'pilot ended' })
-  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(500)
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(500)
   reason?: string;
 }

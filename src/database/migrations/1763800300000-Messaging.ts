@@ -169,8 +169,18 @@ export class Messaging1763800300000 implements MigrationInterface {
 
   async down(q: QueryRunner): Promise<void> {
     for (const table of [
-      'agent_turns', 'agents', 'email_opens', 'calendar_events', 'attachments', 'thread_labels', 'labels', 'messages',
-      'threads', 'identities', 'contacts', 'email_account_health',
+      'agent_turns',
+      'agents',
+      'email_opens',
+      'calendar_events',
+      'attachments',
+      'thread_labels',
+      'labels',
+      'messages',
+      'threads',
+      'identities',
+      'contacts',
+      'email_account_health',
     ]) {
       await q.query(`DROP TABLE IF EXISTS ${table}`);
     }

@@ -12,7 +12,15 @@ import { DeliveryLine1763800540000 } from './1763800540000-DeliveryLine';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
-  Accounts1763800000000, Webhooks1763800100000, Outbox1763800200000, Messaging1763800300000, AgentTurnIndexes1763800450000, AttachmentExtractionClaims1763800470000,
-  WebhookPayloads1763800500000, DeliveryLogRetention1763800510000, EmailOpenFetchCounts1763800520000, AttachmentQuota1763800530000,
+  Accounts1763800000000,
+  Webhooks1763800100000,
+  Outbox1763800200000,
+  Messaging1763800300000,
+  AgentTurnIndexes1763800450000,
+  AttachmentExtractionClaims1763800470000,
+  WebhookPayloads1763800500000,
+  DeliveryLogRetention1763800510000,
+  EmailOpenFetchCounts1763800520000,
+  AttachmentQuota1763800530000,
   DeliveryLine1763800540000,
 ];

@@ -4,7 +4,9 @@ import { AGENT_MODES, AgentMode, BODY_MAX } from './agent.types';
 
 export class CreateAgentDto {
   @ApiProperty({ example: 'Front desk' })
-  @IsString() @MaxLength(200) @Matches(/\S/, { message: 'name must not be blank' })
+  @IsString()
+  @MaxLength(200)
+  @Matches(/\S/, { message: 'name must not be blank' })
   name: string;
 
   @ApiProperty({ enum: AGENT_MODES })
@@ -18,6 +20,8 @@ export class CreateTurnDto {
   threadId: string;
 
   @ApiProperty({ description: `The reply; at most ${BODY_MAX} characters (1600 on SMS threads)` })
-  @IsString() @MaxLength(BODY_MAX) @Matches(/\S/, { message: 'body must not be blank' })
+  @IsString()
+  @MaxLength(BODY_MAX)
+  @Matches(/\S/, { message: 'body must not be blank' })
   body: string;
 }

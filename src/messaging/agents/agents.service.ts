@@ -8,9 +8,7 @@ import { isIsoTimestamp, KeysetCursors } from '../../common/keyset-cursor';
 import { EventBus } from '../../events/event-bus';
 import { MessageDataBuilder } from '../message-data.builder';
 import { CallerThread, OutboundService } from '../outbound/outbound.service';
-import {
-  AgentMode, AgentTurnView, AgentView, BODY_MAX, SMS_BODY_MAX, TURN_DECISION_ROLE, TURNS_PAGE_SIZE, TurnStatus,
-} from './agent.types';
+import { AgentMode, AgentTurnView, AgentView, BODY_MAX, SMS_BODY_MAX, TURN_DECISION_ROLE, TURNS_PAGE_SIZE, TurnStatus } from './agent.types';
 
 interface AgentRow {
   id: string;
@@ -68,15 +66,16 @@ export class AgentsService {
 
   /** Admin: a new agent on a live line. */
   async createAgent(lineId: string, input: { name: string; mode: AgentMode }): Promise<AgentView> {
-    const [line]: Array<{ id: string; org_id: string }> = await this.dataSource.query(
-      `SELECT id, org_id FROM lines WHERE id = $1 AND deleted_at IS NULL`,
-      [lineId],
-    );
+    const [line]: Array<{ id: string; org_id: string }> = await this.dataSource.query(`SELECT id, org_id FROM lines WHERE id = $1 AND deleted_at IS NULL`, [
+      lineId,
+    ]);
     if (!line) throw NotFoundError.of('line', lineId, 'lineId');
-    const [row]: AgentRow[] = await this.dataSource.query(
-      `INSERT INTO agents (org_id, line_id, name, mode) VALUES ($1, $2, $3, $4) RETURNING *`,
-      [line.org_id, line.id, input.name.trim(), input.mode],
-    );
+    const [row]: AgentRow[] = await this.dataSource.query(`INSERT INTO agents (org_id, line_id, name, mode) VALUES ($1, $2, $3, $4) RETURNING *`, [
+      line.org_id,
+      line.id,
+      input.name.trim(),
+      input.mode,
+    ]);
     return { id: row.id, lineId: row.line_id, name: row.name, mode: row.mode, createdAt: row.created_at.toISOString() };
   }
 
@@ -119,10 +118,11 @@ export class AgentsService {
       const turn = await this.awaitingTurn(tx, caller, turnId, 'approved');
       const thread = await this.outbound.threadForCaller(tx, caller, turn.thread_id);
       const sent = await this.outbound.queueReply(tx, turn.org_id, thread, turn.body);
-      await tx.query(
-        `UPDATE agent_turns SET status = 'SENT', message_id = $2, decided_by = $3, decided_at = now() WHERE id = $1`,
-        [turn.id, sent, caller.userId],
-      );
+      await tx.query(`UPDATE agent_turns SET status = 'SENT', message_id = $2, decided_by = $3, decided_at = now() WHERE id = $1`, [
+        turn.id,
+        sent,
+        caller.userId,
+      ]);
       await this.publish(tx, 'agent_turn.sent', turn.id);
       return sent;
     });
@@ -135,10 +135,7 @@ export class AgentsService {
     this.checkDecisionRole(caller);
     await this.dataSource.transaction(async (tx) => {
       const turn = await this.awaitingTurn(tx, caller, turnId, 'rejected');
-      await tx.query(`UPDATE agent_turns SET status = 'REJECTED', decided_by = $2, decided_at = now() WHERE id = $1`, [
-        turn.id,
-        caller.userId,
-      ]);
+      await tx.query(`UPDATE agent_turns SET status = 'REJECTED', decided_by = $2, decided_at = now() WHERE id = $1`, [turn.id, caller.userId]);
     });
     return this.view(turnId);
   }
@@ -153,8 +150,14 @@ export class AgentsService {
           AND ($6::timestamptz IS NULL OR (t.created_at, t.id) < ($6::timestamptz, $7::uuid))
         ORDER BY t.created_at DESC, t.id DESC LIMIT $8`,
       [
-        caller.orgId, caller.lines.map((l) => l.id), filter.threadId ?? null, filter.agentId ?? null, filter.status ?? null,
-        after?.key ?? null, after?.id ?? null, TURNS_PAGE_SIZE + 1,
+        caller.orgId,
+        caller.lines.map((l) => l.id),
+        filter.threadId ?? null,
+        filter.agentId ?? null,
+        filter.status ?? null,
+        after?.key ?? null,
+        after?.id ?? null,
+        TURNS_PAGE_SIZE + 1,
       ],
     );
     const page = rows.slice(0, TURNS_PAGE_SIZE);
@@ -209,9 +212,7 @@ export class AgentsService {
   }
 
   private async turnRow(manager: EntityManager, turnId: string): Promise<TurnRow> {
-    const [turn]: TurnRow[] = await manager.query(`SELECT ${TURN_COLUMNS} FROM agent_turns t JOIN agents a ON a.id = t.agent_id WHERE t.id = $1`, [
-      turnId,
-    ]);
+    const [turn]: TurnRow[] = await manager.query(`SELECT ${TURN_COLUMNS} FROM agent_turns t JOIN agents a ON a.id = t.agent_id WHERE t.id = $1`, [turnId]);
     if (!turn) throw new Error(`agent turn ${turnId} does not exist`);
     return turn;
   }
@@ -223,7 +224,8 @@ export class AgentsService {
 
 function checkBody(thread: CallerThread, body: string): void {
   const max = thread.channel === 'SMS' ? SMS_BODY_MAX : BODY_MAX;
-  if (body.length > max) throw new ValidationError(`body must be at most ${max} characters on ${thread.channel === 'SMS' ? 'an SMS' : 'an email'} thread`, 'body');
+  if (body.length > max)
+    throw new ValidationError(`body must be at most ${max} characters on ${thread.channel === 'SMS' ? 'an SMS' : 'an email'} thread`, 'body');
   if (!/\S/.test(body)) throw new ValidationError('body must not be blank', 'body');
 }
 
@@ -240,4 +242,3 @@ function toTurnView(t: TurnRow): AgentTurnView {
     decidedAt: t.decided_at?.toISOString() ?? null,
   };
 }
-

@@ -89,7 +89,7 @@ export class ApproveAgentTurnTool implements McpToolHandler<{ turnId: string }, 
 @McpTool({
   name: 'reject_agent_turn',
   title: 'Reject an agent turn',
-  description: 'Rejects a DRAFT agent\'s reply that is AWAITING_APPROVAL: nothing is sent and the turn becomes REJECTED for good.',
+  description: "Rejects a DRAFT agent's reply that is AWAITING_APPROVAL: nothing is sent and the turn becomes REJECTED for good.",
   kind: 'write',
   minRole: TURN_DECISION_ROLE,
   inputSchema: byTurnId,

@@ -17,7 +17,10 @@ export class AttachmentDownloadController {
   constructor(private readonly attachments: AttachmentsService) {}
 
   @Get(':id/download')
-  @ApiOperation({ summary: 'The file behind a signed link: 200 with its bytes, 403 for a bad or expired signature, 404 if it no longer exists, 409 if its bytes were not stored (the org had reached its attachment storage quota)' })
+  @ApiOperation({
+    summary:
+      'The file behind a signed link: 200 with its bytes, 403 for a bad or expired signature, 404 if it no longer exists, 409 if its bytes were not stored (the org had reached its attachment storage quota)',
+  })
   async download(@Param('id') id: string, @Query('expires') expires: unknown, @Query('sig') sig: unknown, @Res() res: Response): Promise<void> {
     const file = await this.attachments.download(id, typeof expires === 'string' ? expires : undefined, typeof sig === 'string' ? sig : undefined);
     res.status(200);

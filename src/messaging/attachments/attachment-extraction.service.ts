@@ -30,9 +30,7 @@ export const INTERRUPTED_CLAIM_AFTER_MS = 5 * 60_000;
 
 export const INTERRUPTED_MESSAGE = 'extraction was interrupted before it finished (the worker stopped); it is not retried';
 
-type Outcome =
-  | { status: 'extracted'; content: ExtractedContent }
-  | { status: 'failed'; error: string };
+type Outcome = { status: 'extracted'; content: ExtractedContent } | { status: 'failed'; error: string };
 
 /**
  * Attachment text extraction, attempted once per attachment (spec, event rule 2):
@@ -102,7 +100,9 @@ export class AttachmentExtractionService {
     } catch (error) {
       if (error instanceof ExtractionLimitError) {
         // For operators: which guard, on which attachment; never the file's name or content.
-        this.logger.warn(`attachment ${attachmentId} (${file.mime_type}, ${file.size_bytes} bytes) stopped by the ${error.limit} limit, recorded with no text: ${error.message}`);
+        this.logger.warn(
+          `attachment ${attachmentId} (${file.mime_type}, ${file.size_bytes} bytes) stopped by the ${error.limit} limit, recorded with no text: ${error.message}`,
+        );
       } else if (!(error instanceof ExtractionError)) {
         this.logger.warn(`extraction of attachment ${attachmentId} failed: ${(error as Error).stack}`);
       }
@@ -145,10 +145,20 @@ export class AttachmentExtractionService {
     const outcome = wellFormedCopy(result);
     const text = outcome.status === 'extracted' ? outcome.content.text : null;
     return this.dataSource.transaction(async (tx) => {
-      const [[row]]: [Array<{
-        id: string; filename: string; mime_type: string; size_bytes: number; message_id: string; text_length: number;
-        extracted_at: Date; org_id: string; line_id: string;
-      }>, number] = await tx.query(
+      const [[row]]: [
+        Array<{
+          id: string;
+          filename: string;
+          mime_type: string;
+          size_bytes: number;
+          message_id: string;
+          text_length: number;
+          extracted_at: Date;
+          org_id: string;
+          line_id: string;
+        }>,
+        number,
+      ] = await tx.query(
         `UPDATE attachments a
             SET extraction_status = $2, extracted_text = $3, text_length = $4, extraction_error = $5, extracted_at = now()
            FROM messages m
@@ -195,8 +205,15 @@ export class AttachmentExtractionService {
 }
 
 export function toCalendarEventData(e: {
-  id: string; uid: string; method: string | null; status: string | null; summary: string | null; startsAt: Date | null;
-  endsAt: Date | null; organizerEmail: string | null; attendeeEmails: string[];
+  id: string;
+  uid: string;
+  method: string | null;
+  status: string | null;
+  summary: string | null;
+  startsAt: Date | null;
+  endsAt: Date | null;
+  organizerEmail: string | null;
+  attendeeEmails: string[];
 }): CalendarEventData {
   return {
     id: e.id,

@@ -72,8 +72,15 @@ export class AttachmentStorage {
         `INSERT INTO attachments (org_id, message_id, filename, mime_type, size_bytes, content, content_status, extraction_status, extraction_error, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, clock_timestamp()) RETURNING id`,
         [
-          orgId, messageId, file.filename, file.mimeType, file.content.length, fits ? file.content : null, fits ? 'stored' : 'quota_exceeded',
-          fits ? 'pending' : 'failed', fits ? null : NOT_STORED,
+          orgId,
+          messageId,
+          file.filename,
+          file.mimeType,
+          file.content.length,
+          fits ? file.content : null,
+          fits ? 'stored' : 'quota_exceeded',
+          fits ? 'pending' : 'failed',
+          fits ? null : NOT_STORED,
         ],
       );
       ids.push(row.id);

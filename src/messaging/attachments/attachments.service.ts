@@ -49,8 +49,17 @@ export class AttachmentsService {
   /** An attachment of a message on a thread of a line the caller may use; anything else reads as not found. */
   async read(caller: Caller, attachmentId: string): Promise<AttachmentReadResult> {
     const [row]: Array<{
-      id: string; filename: string; mime_type: string; size_bytes: number; message_id: string; extraction_status: ExtractionStatus;
-      extracted_text: string | null; text_length: number; extraction_error: string | null; extracted_at: Date | null; content_status: ContentStatus;
+      id: string;
+      filename: string;
+      mime_type: string;
+      size_bytes: number;
+      message_id: string;
+      extraction_status: ExtractionStatus;
+      extracted_text: string | null;
+      text_length: number;
+      extraction_error: string | null;
+      extracted_at: Date | null;
+      content_status: ContentStatus;
     }> = await this.dataSource.query(
       `SELECT a.id, a.filename, a.mime_type, a.size_bytes, a.message_id, a.extraction_status, a.extracted_text, a.text_length,
               a.extraction_error, a.extracted_at, a.content_status
@@ -64,8 +73,15 @@ export class AttachmentsService {
     if (!row) throw NotFoundError.of('attachment', attachmentId, 'attachmentId');
     if (row.content_status !== 'stored') throw notStoredError(row);
     const events: Array<{
-      id: string; uid: string; method: string | null; status: string | null; summary: string | null; starts_at: Date | null;
-      ends_at: Date | null; organizer_email: string | null; attendee_emails: string[];
+      id: string;
+      uid: string;
+      method: string | null;
+      status: string | null;
+      summary: string | null;
+      starts_at: Date | null;
+      ends_at: Date | null;
+      organizer_email: string | null;
+      attendee_emails: string[];
     }> = await this.dataSource.query(
       `SELECT id, uid, method, status, summary, starts_at, ends_at, organizer_email, attendee_emails
          FROM calendar_events WHERE attachment_id = $1 ORDER BY starts_at NULLS LAST, uid, id`,
@@ -85,11 +101,18 @@ export class AttachmentsService {
         extractedAt: row.extracted_at?.toISOString() ?? null,
         extractionError: row.extraction_error,
       },
-      text: row.extraction_status === 'extracted' ? row.extracted_text ?? '' : null,
+      text: row.extraction_status === 'extracted' ? (row.extracted_text ?? '') : null,
       calendarEvents: events.map((e) =>
         toCalendarEventData({
-          id: e.id, uid: e.uid, method: e.method, status: e.status, summary: e.summary, startsAt: e.starts_at, endsAt: e.ends_at,
-          organizerEmail: e.organizer_email, attendeeEmails: e.attendee_emails,
+          id: e.id,
+          uid: e.uid,
+          method: e.method,
+          status: e.status,
+          summary: e.summary,
+          startsAt: e.starts_at,
+          endsAt: e.ends_at,
+          organizerEmail: e.organizer_email,
+          attendeeEmails: e.attendee_emails,
         }),
       ),
       downloadUrl: this.urls.sign(row.id, now),

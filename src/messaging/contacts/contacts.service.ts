@@ -90,7 +90,11 @@ export class ContactsService {
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {
-      contacts: await this.views(this.dataSource.manager, caller, page.map((r) => r.id)),
+      contacts: await this.views(
+        this.dataSource.manager,
+        caller,
+        page.map((r) => r.id),
+      ),
       nextCursor: rows.length > limit && last ? this.cursors.encode('list_contacts', { key: last.sort_key, id: last.id }) : null,
     };
   }
@@ -108,10 +112,10 @@ export class ContactsService {
       if (first !== i) throw new ValidationError(`identities[${i}] repeats identities[${first}] (${identity.value})`, `identities[${i}]`);
     });
     return this.dataSource.transaction(async (tx) => {
-      const [contact]: Array<{ id: string }> = await tx.query(
-        `INSERT INTO contacts (org_id, display_name) VALUES ($1, $2) RETURNING id`,
-        [caller.orgId, displayName],
-      );
+      const [contact]: Array<{ id: string }> = await tx.query(`INSERT INTO contacts (org_id, display_name) VALUES ($1, $2) RETURNING id`, [
+        caller.orgId,
+        displayName,
+      ]);
       for (const [i, identity] of identities.entries()) {
         const [inserted]: Array<{ id: string }> = await tx.query(
           `INSERT INTO identities (org_id, kind, value, display_name, contact_id) VALUES ($1, $2, $3, $4, $5)
@@ -134,10 +138,11 @@ export class ContactsService {
             `identities[${i}]`,
           );
         }
-        await tx.query(
-          `UPDATE identities SET contact_id = $2, display_name = COALESCE($3, display_name) WHERE id = $1`,
-          [existing.id, contact.id, identity.displayName],
-        );
+        await tx.query(`UPDATE identities SET contact_id = $2, display_name = COALESCE($3, display_name) WHERE id = $1`, [
+          existing.id,
+          contact.id,
+          identity.displayName,
+        ]);
       }
       const [view] = await this.views(tx, caller, [contact.id]);
       return { contact: view };
@@ -220,7 +225,10 @@ export class ContactsService {
          FROM contacts c WHERE c.org_id = $1 AND c.id = ANY ($2::uuid[])`,
       [caller.orgId, ids, lineIds(caller)],
     );
-    const identities = await this.identitiesOf(manager, rows.filter((r) => r.in_view).map((r) => r.id));
+    const identities = await this.identitiesOf(
+      manager,
+      rows.filter((r) => r.in_view).map((r) => r.id),
+    );
     const byId = new Map(rows.map((r) => [r.id, r]));
     return ids
       .filter((id) => byId.has(id))

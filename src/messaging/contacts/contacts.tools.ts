@@ -4,10 +4,13 @@ import { contactSchema, nextCursorSchema } from '../messaging.schemas';
 import { CONTACTS_PAGE_SIZE, ContactsService, MAX_CONTACTS_PAGE_SIZE, MAX_MERGE, NewIdentity } from './contacts.service';
 import { cursorArgument } from '../../mcp/common-schemas';
 
-const contactIdSchema = { type: 'string', format: 'uuid', description: 'A contact id (from list_contacts, create_contact or a person id in an event).' } as const;
+const contactIdSchema = {
+  type: 'string',
+  format: 'uuid',
+  description: 'A contact id (from list_contacts, create_contact or a person id in an event).',
+} as const;
 const contactResult = { type: 'object', properties: { contact: contactSchema }, required: ['contact'] } as const;
-const VISIBILITY =
-  'Contacts belong to the org; identities are shown when the contact has a conversation on a line this key may use, or none on any line.';
+const VISIBILITY = 'Contacts belong to the org; identities are shown when the contact has a conversation on a line this key may use, or none on any line.';
 
 @McpTool({
   name: 'list_contacts',
@@ -87,7 +90,7 @@ export class CreateContactTool implements McpToolHandler<{ displayName: string; 
 @McpTool({
   name: 'update_contact',
   title: 'Update a contact',
-  description: 'Sets a contact\'s notes and/or display name. notes null (or blank) clears the notes.',
+  description: "Sets a contact's notes and/or display name. notes null (or blank) clears the notes.",
   kind: 'write',
   idempotent: true,
   minRole: 'MEMBER',

@@ -127,10 +127,25 @@ export class ConversationsService {
            thread AS (${touchThreadSql('$2', 'message.created_at', 'message')})
            SELECT id, created_at FROM message`,
           [
-            line.org_id, threadId, line.id, input.channel, input.body, input.html ?? null, input.subject ?? null,
-            input.from.value, input.from.kind, input.to, input.channel === 'SMS' ? 'PHONE' : 'EMAIL', input.providerMessageId,
-            input.email?.messageId ?? null, input.email?.inReplyTo ?? null, input.email?.references ?? [],
-            input.email?.listUnsubscribe ?? null, input.email?.spf ?? null, input.email?.dkim ?? null, input.email?.dmarc ?? null,
+            line.org_id,
+            threadId,
+            line.id,
+            input.channel,
+            input.body,
+            input.html ?? null,
+            input.subject ?? null,
+            input.from.value,
+            input.from.kind,
+            input.to,
+            input.channel === 'SMS' ? 'PHONE' : 'EMAIL',
+            input.providerMessageId,
+            input.email?.messageId ?? null,
+            input.email?.inReplyTo ?? null,
+            input.email?.references ?? [],
+            input.email?.listUnsubscribe ?? null,
+            input.email?.spf ?? null,
+            input.email?.dkim ?? null,
+            input.email?.dmarc ?? null,
           ],
         );
         if (!message) throw new RepeatedInbound(line.id);
@@ -138,7 +153,10 @@ export class ConversationsService {
 
         const data = await this.data.build(message.id, tx);
         const events = created ? (['thread.created', 'message.received'] as const) : (['message.received'] as const);
-        await this.bus.publishAll(events.map((type) => ({ type, orgId: line.org_id, lineId: line.id, data })), tx);
+        await this.bus.publishAll(
+          events.map((type) => ({ type, orgId: line.org_id, lineId: line.id, data })),
+          tx,
+        );
         return { messageId: message.id, threadId, threadCreated: created, duplicate: false, attachmentIds };
       });
     } catch (error) {
@@ -164,11 +182,7 @@ export class ConversationsService {
   }
 
   /** The identity of a phone number or email address in the org, created as an orphan when new. */
-  private async upsertIdentity(
-    tx: EntityManager,
-    orgId: string,
-    from: InboundMessage['from'],
-  ): Promise<{ id: string }> {
+  private async upsertIdentity(tx: EntityManager, orgId: string, from: InboundMessage['from']): Promise<{ id: string }> {
     const [row]: Array<{ id: string }> = await tx.query(`${UPSERT_IDENTITY} RETURNING id`, [orgId, from.kind, from.value, from.displayName ?? null]);
     return { id: row.id };
   }
@@ -181,7 +195,11 @@ export class ConversationsService {
   private async findOrCreateThread(
     tx: EntityManager,
     input: {
-      orgId: string; lineId: string; channel: MessageChannel; partner: InboundMessage['from']; subject: string | null;
+      orgId: string;
+      lineId: string;
+      channel: MessageChannel;
+      partner: InboundMessage['from'];
+      subject: string | null;
       email?: InboundMessage['email'];
     },
   ): Promise<{ threadId: string; created: boolean }> {

@@ -34,13 +34,12 @@ export class EmailOpensService {
   async recordFetch(token: string, userAgent: string | null): Promise<OpenResult> {
     if (!TOKEN.test(token)) return { messageId: null };
     return this.dataSource.transaction(async (tx) => {
-      const [message]: Array<{ id: string; org_id: string; line_id: string; sent_at: Date | null; last_opened_at: Date | null; at: Date }> =
-        await tx.query(
-          `SELECT id, org_id, line_id, sent_at, last_opened_at, clock_timestamp() AS at
+      const [message]: Array<{ id: string; org_id: string; line_id: string; sent_at: Date | null; last_opened_at: Date | null; at: Date }> = await tx.query(
+        `SELECT id, org_id, line_id, sent_at, last_opened_at, clock_timestamp() AS at
              FROM messages WHERE tracking_token = $1 AND read_receipt AND direction = 'OUTBOUND' AND channel = 'EMAIL'
               FOR UPDATE`,
-          [token],
-        );
+        [token],
+      );
       if (!message) return { messageId: null };
       const verdict = judgeOpen({ at: message.at, sentAt: message.sent_at, lastOpenedAt: message.last_opened_at, userAgent }, this.policy);
       const agent = userAgent?.slice(0, 1000) ?? null;
@@ -48,10 +47,11 @@ export class EmailOpensService {
         await this.countFetch(tx, message.id, message.at, agent, verdict.reason);
         return { messageId: message.id, ...verdict };
       }
-      await tx.query(
-        `INSERT INTO email_opens (message_id, opened_at, last_fetched_at, user_agent, counted) VALUES ($1, $2, $2, $3, true)`,
-        [message.id, message.at, agent],
-      );
+      await tx.query(`INSERT INTO email_opens (message_id, opened_at, last_fetched_at, user_agent, counted) VALUES ($1, $2, $2, $3, true)`, [
+        message.id,
+        message.at,
+        agent,
+      ]);
       // An UPDATE answers [rows, affected count].
       const [[open]]: [Array<{ first_opened_at: Date; last_opened_at: Date; open_count: number }>, number] = await tx.query(
         `UPDATE messages SET open_count = open_count + 1, first_opened_at = COALESCE(first_opened_at, $2), last_opened_at = $2

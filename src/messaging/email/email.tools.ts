@@ -7,7 +7,7 @@ import { EmailOutboundService, SendEmailInput } from './email-outbound.service';
   name: 'send_email',
   title: 'Send an email',
   description:
-    "Sends an email. Give threadId to reply on an email thread (to the thread's partner, subject \"Re: <thread subject>\" unless " +
+    'Sends an email. Give threadId to reply on an email thread (to the thread\'s partner, subject "Re: <thread subject>" unless ' +
     'subject is given, threaded with In-Reply-To/References), or to (an address) with subject to start a new thread, from ' +
     'fromAccountId (an email account id from list_email_accounts; required when the key may use more than one). With ' +
     'readReceipt the email carries an HTML part with a tracking pixel, and email.opened fires for each distinct open. The ' +

@@ -13,7 +13,11 @@ describe('parseAuthenticationResults', () => {
   });
 
   it('lets a passing DKIM signature win over a failing one, and leaves absent methods null', () => {
-    expect(parseAuthenticationResults('mx.example; dkim=fail header.d=b.example; dkim=pass header.d=a.example')).toEqual({ spf: null, dkim: 'pass', dmarc: null });
+    expect(parseAuthenticationResults('mx.example; dkim=fail header.d=b.example; dkim=pass header.d=a.example')).toEqual({
+      spf: null,
+      dkim: 'pass',
+      dmarc: null,
+    });
     expect(parseAuthenticationResults('mx.example; none')).toEqual({ spf: null, dkim: null, dmarc: null });
     expect(parseAuthenticationResults(null)).toEqual({ spf: null, dkim: null, dmarc: null });
   });
@@ -45,11 +49,28 @@ describe('parseInboundEmail', () => {
 
   it('skips empty attachment parts and names unnamed ones', async () => {
     const raw = [
-      'From: a@x.example', 'To: b@x.example', 'Content-Type: multipart/mixed; boundary=zz', '',
-      '--zz', 'Content-Type: text/plain', '', 'body',
-      '--zz', 'Content-Type: application/octet-stream', 'Content-Disposition: attachment; filename="empty.bin"', 'Content-Transfer-Encoding: base64', '', '',
-      '--zz', 'Content-Type: text/csv', 'Content-Disposition: attachment', '', 'a,b', '1,2',
-      '--zz--', '',
+      'From: a@x.example',
+      'To: b@x.example',
+      'Content-Type: multipart/mixed; boundary=zz',
+      '',
+      '--zz',
+      'Content-Type: text/plain',
+      '',
+      'body',
+      '--zz',
+      'Content-Type: application/octet-stream',
+      'Content-Disposition: attachment; filename="empty.bin"',
+      'Content-Transfer-Encoding: base64',
+      '',
+      '',
+      '--zz',
+      'Content-Type: text/csv',
+      'Content-Disposition: attachment',
+      '',
+      'a,b',
+      '1,2',
+      '--zz--',
+      '',
     ].join('\r\n');
     const email = await parseInboundEmail(Buffer.from(raw));
     expect(email.attachments.map((a) => [a.filename, a.contentType, a.content.toString()])).toEqual([['attachment-1', 'text/csv', 'a,b\r\n1,2']]);
@@ -124,11 +145,22 @@ describe('parseInboundEmail: text that PostgreSQL would refuse', () => {
   it('replaces lone surrogates (UTF-16 encoded-words with half a pair) by U+FFFD', async () => {
     const halfPair = (text: string) => `=?UTF-16LE?B?${Buffer.concat([Buffer.from(text, 'utf16le'), Buffer.from([0x00, 0xd8])]).toString('base64')}?=`;
     const raw = [
-      `From: ${halfPair('Ann')} <ann@x.example>`, 'To: b@x.example', `Subject: ${halfPair('Hello')}`,
-      'Content-Type: multipart/mixed; boundary=zz', '',
-      '--zz', 'Content-Type: text/plain', '', 'body',
-      '--zz', 'Content-Type: application/octet-stream', `Content-Disposition: attachment; filename="${halfPair('scan')}"`, '', 'x',
-      '--zz--', '',
+      `From: ${halfPair('Ann')} <ann@x.example>`,
+      'To: b@x.example',
+      `Subject: ${halfPair('Hello')}`,
+      'Content-Type: multipart/mixed; boundary=zz',
+      '',
+      '--zz',
+      'Content-Type: text/plain',
+      '',
+      'body',
+      '--zz',
+      'Content-Type: application/octet-stream',
+      `Content-Disposition: attachment; filename="${halfPair('scan')}"`,
+      '',
+      'x',
+      '--zz--',
+      '',
     ].join('\r\n');
     const email = await parseInboundEmail(Buffer.from(raw));
     expect(email.subject).toBe('Hello\ufffd');
@@ -139,10 +171,21 @@ describe('parseInboundEmail: text that PostgreSQL would refuse', () => {
 
   it('names an attachment whose filename was nothing but U+0000', async () => {
     const raw = [
-      'From: a@x.example', 'To: b@x.example', 'Content-Type: multipart/mixed; boundary=zz', '',
-      '--zz', 'Content-Type: text/plain', '', 'body',
-      '--zz', 'Content-Type: application/octet-stream', 'Content-Disposition: attachment; filename="=?UTF-8?B?AA==?="', '', 'x',
-      '--zz--', '',
+      'From: a@x.example',
+      'To: b@x.example',
+      'Content-Type: multipart/mixed; boundary=zz',
+      '',
+      '--zz',
+      'Content-Type: text/plain',
+      '',
+      'body',
+      '--zz',
+      'Content-Type: application/octet-stream',
+      'Content-Disposition: attachment; filename="=?UTF-8?B?AA==?="',
+      '',
+      'x',
+      '--zz--',
+      '',
     ].join('\r\n');
     const email = await parseInboundEmail(Buffer.from(raw));
     expect(email.attachments.map((a) => a.filename)).toEqual(['attachment-1']);

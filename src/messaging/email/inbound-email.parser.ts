@@ -47,11 +47,11 @@ export async function parseInboundEmail(raw: Buffer): Promise<ParsedInboundEmail
   if (mail.headerLines.length === 0) throw new ValidationError('the body is not an RFC 5322 message: it has no header section');
   const from = addresses(mail.from)[0];
   if (!from?.address) throw new ValidationError('the message has no From address', 'from');
-  const recipients = unique([
-    ...addresses(mail.to),
-    ...addresses(mail.cc),
-    ...addresses(mail.headers.get('delivered-to') as AddressObject | AddressObject[] | undefined),
-  ].map((a) => a.address!.toLowerCase()));
+  const recipients = unique(
+    [...addresses(mail.to), ...addresses(mail.cc), ...addresses(mail.headers.get('delivered-to') as AddressObject | AddressObject[] | undefined)].map((a) =>
+      a.address!.toLowerCase(),
+    ),
+  );
   if (recipients.length === 0) throw new ValidationError('the message has no recipient: no To, Cc or Delivered-To address', 'to');
 
   const messageId = wellFormedText(mail.messageId ?? '').trim() || null;
@@ -89,7 +89,7 @@ export function parseAuthenticationResults(header: string | null): Authenticatio
       if (match) found[match[1].toLowerCase() as 'spf' | 'dkim' | 'dmarc'].push(match[2].toLowerCase());
     }
   }
-  const pick = (values: string[]) => (values.includes('pass') ? 'pass' : values[0] ?? null);
+  const pick = (values: string[]) => (values.includes('pass') ? 'pass' : (values[0] ?? null));
   return { spf: pick(found.spf), dkim: pick(found.dkim), dmarc: pick(found.dmarc) };
 }
 
@@ -100,7 +100,10 @@ export function parseAuthenticationResults(header: string | null): Authenticatio
 function rawHeader(lines: HeaderLines, name: string): string | null {
   const line = lines.find((l) => l.key === name)?.line;
   if (line === undefined) return null;
-  const value = line.slice(line.indexOf(':') + 1).replace(/\r?\n[ \t]+/g, ' ').trim();
+  const value = line
+    .slice(line.indexOf(':') + 1)
+    .replace(/\r?\n[ \t]+/g, ' ')
+    .trim();
   return value.length > 0 ? value : null;
 }
 
@@ -116,8 +119,9 @@ function stripComments(value: string): string {
 
 function addresses(header: AddressObject | AddressObject[] | undefined): Array<{ address?: string; name: string }> {
   const objects = header === undefined ? [] : Array.isArray(header) ? header : [header];
-  const flat = (list: Array<{ address?: string; name: string; group?: Array<{ address?: string; name: string }> }>): Array<{ address?: string; name: string }> =>
-    list.flatMap((a) => (a.group ? flat(a.group) : [a]));
+  const flat = (
+    list: Array<{ address?: string; name: string; group?: Array<{ address?: string; name: string }> }>,
+  ): Array<{ address?: string; name: string }> => list.flatMap((a) => (a.group ? flat(a.group) : [a]));
   return flat(objects.flatMap((o) => o.value ?? [])).filter((a) => !!a.address);
 }
 

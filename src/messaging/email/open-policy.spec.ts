@@ -15,16 +15,32 @@ describe('judgeOpen', () => {
 
   it('treats a refetch within the dedup window of the last counted open as the same view', () => {
     const last = after(60_000);
-    expect(judgeOpen({ at: new Date(last.getTime() + 59_999), sentAt, lastOpenedAt: last, userAgent: GMAIL }, policy)).toEqual({ counted: false, reason: 'same-view' });
+    expect(judgeOpen({ at: new Date(last.getTime() + 59_999), sentAt, lastOpenedAt: last, userAgent: GMAIL }, policy)).toEqual({
+      counted: false,
+      reason: 'same-view',
+    });
     expect(judgeOpen({ at: new Date(last.getTime() + 60_000), sentAt, lastOpenedAt: last, userAgent: GMAIL }, policy)).toEqual({ counted: true });
   });
 
   it('ignores security gateways and bots, but not mailbox image proxies or mail clients', () => {
     const at = after(3_600_000);
-    for (const ua of ['Mozilla/5.0 (compatible; Mimecast URL Protect)', 'Proofpoint URL Defense', 'Barracuda Sentinel (EE)', 'python-requests/2.31.0', 'curl/8.4.0', 'Mozilla/5.0 HeadlessChrome/120.0']) {
+    for (const ua of [
+      'Mozilla/5.0 (compatible; Mimecast URL Protect)',
+      'Proofpoint URL Defense',
+      'Barracuda Sentinel (EE)',
+      'python-requests/2.31.0',
+      'curl/8.4.0',
+      'Mozilla/5.0 HeadlessChrome/120.0',
+    ]) {
       expect(judgeOpen({ at, sentAt, lastOpenedAt: null, userAgent: ua }, policy)).toEqual({ counted: false, reason: 'ignored-user-agent' });
     }
-    for (const ua of [GMAIL, 'YahooMailProxy; https://help.yahoo.com/kb/yahoo-mail-proxy-SLN28749.html', 'Microsoft Office/16.0 (Windows NT 10.0; Microsoft Outlook 16.0.17328; Pro)', 'Mozilla/5.0', null]) {
+    for (const ua of [
+      GMAIL,
+      'YahooMailProxy; https://help.yahoo.com/kb/yahoo-mail-proxy-SLN28749.html',
+      'Microsoft Office/16.0 (Windows NT 10.0; Microsoft Outlook 16.0.17328; Pro)',
+      'Mozilla/5.0',
+      null,
+    ]) {
       expect(judgeOpen({ at, sentAt, lastOpenedAt: null, userAgent: ua }, policy)).toEqual({ counted: true });
     }
   });
@@ -37,14 +53,26 @@ describe('judgeOpen', () => {
 });
 
 describe('open-tracking configuration', () => {
-  const base = { DATABASE_URL: 'postgres://localhost/x', REDIS_URL: 'redis://localhost', APP_ENV: 'development', ADMIN_TOKEN: 'a'.repeat(16), INGEST_TOKEN: 'i'.repeat(16), SECRETS_KEY: '0'.repeat(64) };
+  const base = {
+    DATABASE_URL: 'postgres://localhost/x',
+    REDIS_URL: 'redis://localhost',
+    APP_ENV: 'development',
+    ADMIN_TOKEN: 'a'.repeat(16),
+    INGEST_TOKEN: 'i'.repeat(16),
+    SECRETS_KEY: '0'.repeat(64),
+  };
 
   it('defaults to a 5 s scanner window, the spec 60 s dedup window and the maintained list', () => {
     expect(loadConfig(base).emailOpens).toEqual({ scannerWindowSeconds: 5, dedupSeconds: 60, ignoredUserAgents: [...DEFAULT_IGNORED_USER_AGENTS] });
   });
 
   it('reads the three variables; `none` empties the list', () => {
-    const config = loadConfig({ ...base, EMAIL_OPEN_SCANNER_WINDOW_SECONDS: '0', EMAIL_OPEN_DEDUP_SECONDS: '120', EMAIL_OPEN_IGNORED_USER_AGENTS: ' Foo , BarBot ' });
+    const config = loadConfig({
+      ...base,
+      EMAIL_OPEN_SCANNER_WINDOW_SECONDS: '0',
+      EMAIL_OPEN_DEDUP_SECONDS: '120',
+      EMAIL_OPEN_IGNORED_USER_AGENTS: ' Foo , BarBot ',
+    });
     expect(config.emailOpens).toEqual({ scannerWindowSeconds: 0, dedupSeconds: 120, ignoredUserAgents: ['foo', 'barbot'] });
     expect(loadConfig({ ...base, EMAIL_OPEN_IGNORED_USER_AGENTS: 'none' }).emailOpens.ignoredUserAgents).toEqual([]);
   });

@@ -1,17 +1,18 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import {
-  ArrayMaxSize, IsArray, IsBase64, IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, Matches, MaxLength, ValidateNested,
-} from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBase64, IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
 import { E164 } from '../../accounts/account.types';
 
 export class InboundMediaDto {
   @ApiProperty({ example: 'photo.png' })
-  @IsString() @IsNotEmpty() @MaxLength(255)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(255)
   filename: string;
 
   @ApiProperty({ example: 'image/png' })
-  @IsString() @Matches(/^[\w.+-]+\/[\w.+-]+$/, { message: 'mimeType must be a MIME type such as image/png' })
+  @IsString()
+  @Matches(/^[\w.+-]+\/[\w.+-]+$/, { message: 'mimeType must be a MIME type such as image/png' })
   mimeType: string;
 
   @ApiProperty({ description: 'The file, base64-encoded' })
@@ -29,21 +30,30 @@ export class InboundSmsDto {
   from: string;
 
   @ApiProperty()
-  @IsString() @MaxLength(10_000)
+  @IsString()
+  @MaxLength(10_000)
   body: string;
 
   @ApiProperty({ description: "The carrier's id for this message; a repeat with the same id creates nothing" })
-  @IsString() @IsNotEmpty() @MaxLength(200)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
   providerMessageId: string;
 
   @ApiPropertyOptional({ type: [InboundMediaDto] })
-  @IsOptional() @IsArray() @ArrayMaxSize(10) @ValidateNested({ each: true }) @Type(() => InboundMediaDto)
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(10)
+  @ValidateNested({ each: true })
+  @Type(() => InboundMediaDto)
   media?: InboundMediaDto[];
 }
 
 export class SmsStatusDto {
   @ApiProperty()
-  @IsString() @IsNotEmpty() @MaxLength(200)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
   providerMessageId: string;
 
   @ApiProperty({ enum: ['DELIVERED', 'FAILED'] })
@@ -51,7 +61,9 @@ export class SmsStatusDto {
   status: 'DELIVERED' | 'FAILED';
 
   @ApiPropertyOptional()
-  @IsOptional() @IsString() @MaxLength(1000)
+  @IsOptional()
+  @IsString()
+  @MaxLength(1000)
   error?: string;
 }
 
@@ -61,10 +73,13 @@ export class MailboxSyncDto {
   ok: boolean;
 
   @ApiPropertyOptional({ example: 'AUTH', description: 'AUTH, RATE_LIMIT, NETWORK or another kind' })
-  @IsOptional() @Matches(/^[A-Z][A-Z0-9_]{0,49}$/, { message: 'errorKind must be an upper-case kind such as AUTH or NETWORK' })
+  @IsOptional()
+  @Matches(/^[A-Z][A-Z0-9_]{0,49}$/, { message: 'errorKind must be an upper-case kind such as AUTH or NETWORK' })
   errorKind?: string;
 
   @ApiPropertyOptional()
-  @IsOptional() @IsString() @MaxLength(2000)
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
   error?: string;
 }

@@ -52,7 +52,9 @@ export class MailboxHealthService {
   ) {}
 
   /** The spec's emailAccount objects for these lines; a mailbox that never reported counts as active. */
-  async emailAccounts(lines: Array<{ id: string; address: string }>): Promise<Array<{ id: string; emailAddress: string; isActive: boolean; lastSyncedAt: string | null }>> {
+  async emailAccounts(
+    lines: Array<{ id: string; address: string }>,
+  ): Promise<Array<{ id: string; emailAddress: string; isActive: boolean; lastSyncedAt: string | null }>> {
     if (lines.length === 0) return [];
     const rows: Array<{ line_id: string; status: HealthStatus; last_synced_at: Date | null }> = await this.dataSource.query(
       `SELECT line_id, status, last_synced_at FROM email_account_health WHERE line_id = ANY ($1::uuid[])`,

@@ -59,8 +59,13 @@ export class OutboundService {
       }
       if (identity.kind !== 'PHONE') throw new ValidationError(`identity ${input.identityId} is not a phone number`, 'identityId');
       return this.insertQueued(tx, {
-        orgId: caller.orgId, threadId: thread.id, lineId: thread.line_id, channel: 'SMS', body: input.smsBody,
-        from: { value: thread.line_address, kind: 'PHONE' }, to: { value: identity.value, kind: 'PHONE' },
+        orgId: caller.orgId,
+        threadId: thread.id,
+        lineId: thread.line_id,
+        channel: 'SMS',
+        body: input.smsBody,
+        from: { value: thread.line_address, kind: 'PHONE' },
+        to: { value: identity.value, kind: 'PHONE' },
       });
     });
     await this.enqueue(messageId);
@@ -69,13 +74,19 @@ export class OutboundService {
 
   /** The thread if it lies on a line the caller may use; anything else reads as not found. */
   async threadForCaller(tx: EntityManager, caller: Caller, threadId: string) {
-    const [thread]: Array<{ id: string; channel: 'SMS' | 'EMAIL'; line_id: string; line_address: string; partner_identity_id: string; subject: string | null }> =
-      await tx.query(
-        `SELECT t.id, t.channel, t.line_id, l.address AS line_address, t.partner_identity_id, t.subject
+    const [thread]: Array<{
+      id: string;
+      channel: 'SMS' | 'EMAIL';
+      line_id: string;
+      line_address: string;
+      partner_identity_id: string;
+      subject: string | null;
+    }> = await tx.query(
+      `SELECT t.id, t.channel, t.line_id, l.address AS line_address, t.partner_identity_id, t.subject
            FROM threads t JOIN lines l ON l.id = t.line_id AND l.deleted_at IS NULL
           WHERE t.id = $1 AND t.org_id = $2 AND t.line_id = ANY ($3::uuid[])`,
-        [threadId, caller.orgId, caller.lines.map((l) => l.id)],
-      );
+      [threadId, caller.orgId, caller.lines.map((l) => l.id)],
+    );
     if (!thread) throw NotFoundError.of('thread', threadId, 'threadId');
     return thread;
   }
@@ -87,10 +98,9 @@ export class OutboundService {
    * call enqueue(messageId) once that transaction has committed.
    */
   async queueReply(tx: EntityManager, orgId: string, thread: CallerThread, body: string): Promise<string> {
-    const [partner]: Array<{ value: string; kind: 'PHONE' | 'EMAIL' }> = await tx.query(
-      `SELECT value, kind FROM identities WHERE id = $1`,
-      [thread.partner_identity_id],
-    );
+    const [partner]: Array<{ value: string; kind: 'PHONE' | 'EMAIL' }> = await tx.query(`SELECT value, kind FROM identities WHERE id = $1`, [
+      thread.partner_identity_id,
+    ]);
     const common = { orgId, threadId: thread.id, lineId: thread.line_id, body, to: partner };
     if (thread.channel === 'SMS') {
       return this.insertQueued(tx, { ...common, channel: 'SMS', from: { value: thread.line_address, kind: 'PHONE' } });
@@ -101,7 +111,10 @@ export class OutboundService {
       [thread.id],
     );
     return this.insertQueued(tx, {
-      ...common, channel: 'EMAIL', subject: replySubject(thread.subject), from: { value: thread.line_address, kind: 'EMAIL' },
+      ...common,
+      channel: 'EMAIL',
+      subject: replySubject(thread.subject),
+      from: { value: thread.line_address, kind: 'EMAIL' },
       headerMessageId: newMessageId(thread.line_address),
       inReplyTo: parent?.header_message_id ?? null,
       references: parent
@@ -113,9 +126,20 @@ export class OutboundService {
   async insertQueued(
     tx: EntityManager,
     m: {
-      orgId: string; threadId: string; lineId: string; channel: 'SMS' | 'EMAIL'; body: string; html?: string | null; subject?: string | null;
-      from: { value: string; kind: 'PHONE' | 'EMAIL' }; to: { value: string; kind: 'PHONE' | 'EMAIL' };
-      readReceipt?: boolean; trackingToken?: string | null; headerMessageId?: string | null; inReplyTo?: string | null; references?: string[];
+      orgId: string;
+      threadId: string;
+      lineId: string;
+      channel: 'SMS' | 'EMAIL';
+      body: string;
+      html?: string | null;
+      subject?: string | null;
+      from: { value: string; kind: 'PHONE' | 'EMAIL' };
+      to: { value: string; kind: 'PHONE' | 'EMAIL' };
+      readReceipt?: boolean;
+      trackingToken?: string | null;
+      headerMessageId?: string | null;
+      inReplyTo?: string | null;
+      references?: string[];
     },
   ): Promise<string> {
     const [row]: Array<{ id: string; created_at: Date }> = await tx.query(
@@ -124,8 +148,22 @@ export class OutboundService {
        VALUES ($1, $2, $3, $4, 'OUTBOUND', 'QUEUED', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
        RETURNING id, created_at`,
       [
-        m.orgId, m.threadId, m.lineId, m.channel, m.body, m.html ?? null, m.subject ?? null, m.from.value, m.from.kind, m.to.value,
-        m.to.kind, m.readReceipt ?? false, m.trackingToken ?? null, m.headerMessageId ?? null, m.inReplyTo ?? null, m.references ?? [],
+        m.orgId,
+        m.threadId,
+        m.lineId,
+        m.channel,
+        m.body,
+        m.html ?? null,
+        m.subject ?? null,
+        m.from.value,
+        m.from.kind,
+        m.to.value,
+        m.to.kind,
+        m.readReceipt ?? false,
+        m.trackingToken ?? null,
+        m.headerMessageId ?? null,
+        m.inReplyTo ?? null,
+        m.references ?? [],
       ],
     );
     await this.conversations.touchThread(tx, m.threadId, row.created_at);
@@ -135,18 +173,34 @@ export class OutboundService {
   /** Hands the message over in a job; if Redis refuses now, the job is retried by the next sweep of QUEUED messages. */
   async enqueue(messageId: string): Promise<void> {
     await this.queue
-      .add({ messageId }, { jobId: `handoff:${messageId}`, attempts: HANDOFF_ATTEMPTS, backoff: { type: 'exponential', delay: 2000 }, removeOnComplete: true, removeOnFail: true })
+      .add(
+        { messageId },
+        {
+          jobId: `handoff:${messageId}`,
+          attempts: HANDOFF_ATTEMPTS,
+          backoff: { type: 'exponential', delay: 2000 },
+          removeOnComplete: true,
+          removeOnFail: true,
+        },
+      )
       .catch((error: unknown) => this.logger.warn(`could not enqueue hand-off of ${messageId}: ${(error as Error).message}`));
   }
 
   /** The job: hand a QUEUED SMS to the carrier. Throws on a transient failure so Bull retries. */
   async handOff(messageId: string, attemptsMade: number): Promise<void> {
-    const [message]: Array<{ id: string; channel: 'SMS' | 'EMAIL'; status: MessageStatus; from_value: string; to_value: string; body: string; sms_delivery_reports: boolean }> =
-      await this.dataSource.query(
-        `SELECT m.id, m.channel, m.status, m.from_value, m.to_value, m.body, l.sms_delivery_reports
+    const [message]: Array<{
+      id: string;
+      channel: 'SMS' | 'EMAIL';
+      status: MessageStatus;
+      from_value: string;
+      to_value: string;
+      body: string;
+      sms_delivery_reports: boolean;
+    }> = await this.dataSource.query(
+      `SELECT m.id, m.channel, m.status, m.from_value, m.to_value, m.body, l.sms_delivery_reports
            FROM messages m JOIN lines l ON l.id = m.line_id WHERE m.id = $1`,
-        [messageId],
-      );
+      [messageId],
+    );
     if (!message || message.status !== 'QUEUED') return;
     if (message.channel === 'EMAIL') {
       // The mailer throws on a transient failure with attempts left, so Bull retries.
@@ -166,7 +220,11 @@ export class OutboundService {
   }
 
   /** A carrier's delivery report. Idempotent: a repeated or out-of-order report changes nothing. */
-  async applySmsReport(input: { providerMessageId: string; status: 'DELIVERED' | 'FAILED'; error?: string }): Promise<{ messageId: string; status: MessageStatus; changed: boolean }> {
+  async applySmsReport(input: {
+    providerMessageId: string;
+    status: 'DELIVERED' | 'FAILED';
+    error?: string;
+  }): Promise<{ messageId: string; status: MessageStatus; changed: boolean }> {
     const [message]: Array<{ id: string; status: MessageStatus }> = await this.dataSource.query(
       `SELECT id, status FROM messages WHERE provider_message_id = $1 AND direction = 'OUTBOUND' AND channel = 'SMS'
         ORDER BY created_at DESC LIMIT 1`,
@@ -201,7 +259,12 @@ export class OutboundService {
       const row = updated[0];
       if (!row) return false;
       const data = await this.data.build(messageId, tx);
-      const changed: DomainEvent = { type: 'message.status_changed', orgId: row.org_id, lineId: row.line_id, data: { ...data, previousStatus: from, currentStatus: to } };
+      const changed: DomainEvent = {
+        type: 'message.status_changed',
+        orgId: row.org_id,
+        lineId: row.line_id,
+        data: { ...data, previousStatus: from, currentStatus: to },
+      };
       const sent: DomainEvent = { type: 'message.sent', orgId: row.org_id, lineId: row.line_id, data };
       // One outbox insert for both events (message.sent first, as before).
       await this.bus.publishAll(from === 'QUEUED' && (to === 'SENT' || to === 'DELIVERED') ? [sent, changed] : [changed], tx);

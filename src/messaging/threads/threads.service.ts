@@ -96,11 +96,27 @@ export class ThreadsService {
       params.push(after.key, after.id);
       where.push(`(t.last_message_at, t.id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
     }
-    const rows: Array<ThreadRow & {
-      partner_value: string; identity_name: string | null; contact_id: string | null; contact_name: string | null; labels: string[];
-      m_id: string | null; m_thread_id: string; m_channel: Channel; m_direction: 'INBOUND' | 'OUTBOUND'; m_status: string; m_body: string;
-      m_created_at: Date; m_sent_at: Date | null; m_from_value: string; m_from_kind: 'PHONE' | 'EMAIL'; m_to_value: string; m_to_kind: 'PHONE' | 'EMAIL';
-    }> = await this.dataSource.query(
+    const rows: Array<
+      ThreadRow & {
+        partner_value: string;
+        identity_name: string | null;
+        contact_id: string | null;
+        contact_name: string | null;
+        labels: string[];
+        m_id: string | null;
+        m_thread_id: string;
+        m_channel: Channel;
+        m_direction: 'INBOUND' | 'OUTBOUND';
+        m_status: string;
+        m_body: string;
+        m_created_at: Date;
+        m_sent_at: Date | null;
+        m_from_value: string;
+        m_from_kind: 'PHONE' | 'EMAIL';
+        m_to_value: string;
+        m_to_kind: 'PHONE' | 'EMAIL';
+      }
+    > = await this.dataSource.query(
       `SELECT t.id, t.subject, t.last_message_at, t.message_count, t.channel, t.line_id,
               i.value AS partner_value, i.display_name AS identity_name, c.id AS contact_id, c.display_name AS contact_name,
               ARRAY(SELECT l.name FROM thread_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.thread_id = t.id ORDER BY l.name) AS labels,
@@ -128,9 +144,18 @@ export class ThreadsService {
         labels: r.labels,
         lastMessage: r.m_id
           ? serializeMessage({
-              id: r.m_id, thread_id: r.m_thread_id, channel: r.m_channel, direction: r.m_direction, status: r.m_status, body: r.m_body,
-              created_at: r.m_created_at, sent_at: r.m_sent_at, from_value: r.m_from_value, from_kind: r.m_from_kind,
-              to_value: r.m_to_value, to_kind: r.m_to_kind,
+              id: r.m_id,
+              thread_id: r.m_thread_id,
+              channel: r.m_channel,
+              direction: r.m_direction,
+              status: r.m_status,
+              body: r.m_body,
+              created_at: r.m_created_at,
+              sent_at: r.m_sent_at,
+              from_value: r.m_from_value,
+              from_kind: r.m_from_kind,
+              to_value: r.m_to_value,
+              to_kind: r.m_to_kind,
             })
           : null,
       })),
@@ -226,18 +251,14 @@ export class ThreadsService {
   }
 
   private async summary(tx: EntityManager, threadId: string): Promise<ThreadSummary> {
-    const [row]: ThreadRow[] = await tx.query(
-      `SELECT id, subject, last_message_at, message_count, channel, line_id FROM threads WHERE id = $1`,
-      [threadId],
-    );
+    const [row]: ThreadRow[] = await tx.query(`SELECT id, subject, last_message_at, message_count, channel, line_id FROM threads WHERE id = $1`, [threadId]);
     return summary(row);
   }
 
   private labels(tx: EntityManager, threadId: string): Promise<LabelView[]> {
-    return tx.query(
-      `SELECT l.name, tl.confidence FROM thread_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.thread_id = $1 ORDER BY l.name`,
-      [threadId],
-    );
+    return tx.query(`SELECT l.name, tl.confidence FROM thread_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.thread_id = $1 ORDER BY l.name`, [
+      threadId,
+    ]);
   }
 }
 

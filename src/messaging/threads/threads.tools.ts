@@ -1,7 +1,13 @@
 import { Caller } from '../../auth/caller';
 import { McpTool, McpToolHandler } from '../../mcp/mcp-tool.decorator';
 import {
-  attachmentRefSchema, labelWithConfidenceSchema, messageSchema, nextCursorSchema, personConciseSchema, personSchema, threadSummarySchema,
+  attachmentRefSchema,
+  labelWithConfidenceSchema,
+  messageSchema,
+  nextCursorSchema,
+  personConciseSchema,
+  personSchema,
+  threadSummarySchema,
 } from '../messaging.schemas';
 import { LabelChange, MAX_THREADS_PAGE_SIZE, MESSAGES_PAGE_SIZE, THREADS_PAGE_SIZE, ThreadsService } from './threads.service';
 import { cursorArgument } from '../../mcp/common-schemas';
@@ -113,7 +119,7 @@ export class GetThreadTool implements McpToolHandler<{ threadId: string; cursor?
   description:
     'Adds and removes labels on a thread. Labels belong to the org and are created on first use; confidence (0..1, default 1) ' +
     'says how sure the labeller is, and adding a label the thread has sets its confidence. Later events carry the labels ' +
-    '(labels) and, in verbose mode, their confidence (labelConfidence). Returns the thread\'s labels.',
+    "(labels) and, in verbose mode, their confidence (labelConfidence). Returns the thread's labels.",
   kind: 'write',
   idempotent: true,
   minRole: 'MEMBER',

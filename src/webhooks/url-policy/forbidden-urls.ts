@@ -302,7 +302,5 @@ export function resolverFor(
 
 /** The cases refused under a configuration (development admits `http`, 127.0.0.0/8 admits `loopback`). */
 export function refusedWith(options: { allowHttp: boolean; loopbackAllowed: boolean }): ForbiddenUrl[] {
-  return FORBIDDEN_URLS.filter(
-    (item) => !(options.allowHttp && item.reason === 'http') && !(options.loopbackAllowed && item.loopback),
-  );
+  return FORBIDDEN_URLS.filter((item) => !(options.allowHttp && item.reason === 'http') && !(options.loopbackAllowed && item.loopback));
 }

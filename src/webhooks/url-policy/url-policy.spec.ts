@@ -115,9 +115,7 @@ describe('allowed URLs', () => {
       port: 4000,
       addresses: ['127.0.0.1'],
     });
-    await expect(policy({ allowHttp: true, allowedCidrs: ['127.0.0.1/32'] }).policy.check('http://127.0.0.2/')).rejects.toThrow(
-      UrlRefusedError,
-    );
+    await expect(policy({ allowHttp: true, allowedCidrs: ['127.0.0.1/32'] }).policy.check('http://127.0.0.2/')).rejects.toThrow(UrlRefusedError);
   });
 
   it('applies the allowlist to IPv4-mapped forms but not through translators', () => {
@@ -258,7 +256,10 @@ describe('UrlPolicy.check with a resolver', () => {
 
   it('re-checks on every call: a name that turns private later is refused (rebinding)', async () => {
     let answer = ['93.184.216.34'];
-    const { policy: p } = policy({}, fixed(async () => answer));
+    const { policy: p } = policy(
+      {},
+      fixed(async () => answer),
+    );
     await expect(p.check('https://rebind.example.com/')).resolves.toMatchObject({ addresses: ['93.184.216.34'] });
     answer = ['169.254.169.254'];
     await refusal(p.check('https://rebind.example.com/'));

@@ -342,8 +342,7 @@ export function describeRange(range: string): string {
 /** `10.0.0.5, a private (RFC 1918) address` / `::ffff:a00:5 (IPv4-mapped 10.0.0.5), a private ...` */
 export function describeAddress(classification: AddressClassification): string {
   const description = describeRange(classification.range);
-  const embedded =
-    classification.via && classification.embeddedIpv4 ? ` (${VIA_NAMES[classification.via]} ${classification.embeddedIpv4})` : '';
+  const embedded = classification.via && classification.embeddedIpv4 ? ` (${VIA_NAMES[classification.via]} ${classification.embeddedIpv4})` : '';
   return `${classification.address}${embedded}, ${description}`;
 }
 

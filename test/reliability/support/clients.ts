@@ -134,7 +134,12 @@ export interface ToolResult {
   isError?: boolean;
 }
 
-export async function callTool(base: string, key: string, name: string, args: Record<string, unknown> = {}): Promise<{ answer: HttpAnswer; result?: ToolResult }> {
+export async function callTool(
+  base: string,
+  key: string,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<{ answer: HttpAnswer; result?: ToolResult }> {
   const answer = await rpc(base, key, 'tools/call', { name, arguments: args });
   const body = answer.status === 200 ? json(answer) : undefined;
   return { answer, result: body?.result };
@@ -159,14 +164,24 @@ export interface IngestOutcome {
   text?: string;
 }
 
-export async function ingestSms(base: string, sms: { to: string; from: string; body: string; providerMessageId: string }, timeoutMs = 30_000): Promise<IngestOutcome> {
+export async function ingestSms(
+  base: string,
+  sms: { to: string; from: string; body: string; providerMessageId: string },
+  timeoutMs = 30_000,
+): Promise<IngestOutcome> {
   const answer = await send('POST', `${base}/ingest/sms/inbound`, {
     headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-type': 'application/json' },
     body: JSON.stringify(sms),
     timeoutMs,
   });
   const ok = answer.status >= 200 && answer.status < 300;
-  return { status: answer.status, ms: answer.ms, messageId: ok ? json(answer).messageId : undefined, error: answer.error, text: ok ? undefined : answer.text.slice(0, 500) };
+  return {
+    status: answer.status,
+    ms: answer.ms,
+    messageId: ok ? json(answer).messageId : undefined,
+    error: answer.error,
+    text: ok ? undefined : answer.text.slice(0, 500),
+  };
 }
 
 export async function ingestEmail(base: string, raw: Buffer | string, timeoutMs = 30_000): Promise<IngestOutcome> {
@@ -176,7 +191,13 @@ export async function ingestEmail(base: string, raw: Buffer | string, timeoutMs 
     timeoutMs,
   });
   const ok = answer.status >= 200 && answer.status < 300;
-  return { status: answer.status, ms: answer.ms, messageId: ok ? json(answer).messageId : undefined, error: answer.error, text: ok ? undefined : answer.text.slice(0, 500) };
+  return {
+    status: answer.status,
+    ms: answer.ms,
+    messageId: ok ? json(answer).messageId : undefined,
+    error: answer.error,
+    text: ok ? undefined : answer.text.slice(0, 500),
+  };
 }
 
 /** A small raw email with one PDF attachment, unique Message-ID. */

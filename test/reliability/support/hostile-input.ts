@@ -11,9 +11,19 @@ import { ServiceProcess } from './stack';
 
 /** Strings PostgreSQL would refuse or silently alter, and their neighbours. */
 export const HOSTILE_STRINGS = [
-  '\u0000', 'a\u0000b', '\u0000\u0000\u0000', 'x'.repeat(300) + '\u0000',
-  '\ud800', '\udfff', 'label \ud83d', '\udc00\ud800', 'ok \ud83d\udca5',
-  '\u0000\ud800', '%00', '\\u0000', '\\ud800',
+  '\u0000',
+  'a\u0000b',
+  '\u0000\u0000\u0000',
+  'x'.repeat(300) + '\u0000',
+  '\ud800',
+  '\udfff',
+  'label \ud83d',
+  '\udc00\ud800',
+  'ok \ud83d\udca5',
+  '\u0000\ud800',
+  '%00',
+  '\\u0000',
+  '\\ud800',
 ] as const;
 
 export const hostileString: fc.Arbitrary<string> = fc.oneof(

@@ -33,8 +33,17 @@ export interface ReliabilityResult {
 }
 
 export const ORDER = [
-  'worker-sigkill', 'redis-outage', 'postgres-restart', 'replicas', 'mcp-fuzz', 'rest-fuzz', 'url-policy', 'authz-matrix', 'abuse-bodies',
-  'mcp-flood', 'extraction-bombs',
+  'worker-sigkill',
+  'redis-outage',
+  'postgres-restart',
+  'replicas',
+  'mcp-fuzz',
+  'rest-fuzz',
+  'url-policy',
+  'authz-matrix',
+  'abuse-bodies',
+  'mcp-flood',
+  'extraction-bombs',
 ];
 
 const ROOT = resolve(__dirname, '../../..');
@@ -47,7 +56,9 @@ export function resultsFile(): string {
 
 export function recordResult(result: ReliabilityResult): void {
   appendFileSync(resultsFile(), `${JSON.stringify(result)}\n`);
-  const lines = [`\n=== ${result.title}: ${result.skipped ? `SKIPPED (${result.skipped})` : result.passed ? 'PASSED' : 'FAILED'} in ${(result.durationMs / 1000).toFixed(1)} s`];
+  const lines = [
+    `\n=== ${result.title}: ${result.skipped ? `SKIPPED (${result.skipped})` : result.passed ? 'PASSED' : 'FAILED'} in ${(result.durationMs / 1000).toFixed(1)} s`,
+  ];
   for (const [name, value] of result.figures) lines.push(`  ${name}: ${value}`);
   for (const note of result.notes ?? []) lines.push(`  note: ${note}`);
   process.stdout.write(`${lines.join('\n')}\n`);
@@ -66,7 +77,10 @@ export class ResultBuilder {
   readonly figures: Array<[string, string | number]> = [];
   readonly notes: string[] = [];
 
-  constructor(readonly key: string, readonly title: string) {}
+  constructor(
+    readonly key: string,
+    readonly title: string,
+  ) {}
 
   figure(name: string, value: string | number): void {
     const existing = this.figures.findIndex(([n]) => n === name);
@@ -95,7 +109,10 @@ export class ResultBuilder {
 
 /** `key × count, ...` in key order: how often each status, kind or route came up. */
 export function tally(counts: Map<number, number> | Map<string, number>): string {
-  return [...counts].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([k, n]) => `${k} × ${fmt(n)}`).join(', ');
+  return [...counts]
+    .sort((a, b) => (a[0] < b[0] ? -1 : 1))
+    .map(([k, n]) => `${k} × ${fmt(n)}`)
+    .join(', ');
 }
 
 export function fmt(n: number, digits = 0): string {
@@ -122,19 +139,27 @@ function readPrevious(): Stored {
 
 function versionOf(command: string, args: string[]): string {
   try {
-    return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim().split('\n')[0];
+    return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+      .trim()
+      .split('\n')[0];
   } catch {
     return 'unknown';
   }
 }
 
-const cell = (text: string | number | null) => String(text ?? '—').replace(/\|/g, '\\|').replace(/\n/g, ' ');
+const cell = (text: string | number | null) =>
+  String(text ?? '—')
+    .replace(/\|/g, '\\|')
+    .replace(/\n/g, ' ');
 
 /** Renders docs/RELIABILITY.md from this run's results and the previous document's. */
 export function renderDocument(run: { startedAt: number; finishedAt: number }): { written: boolean; results: number } {
   const file = resultsFile();
   const fresh: ReliabilityResult[] = existsSync(file)
-    ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as ReliabilityResult)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as ReliabilityResult)
     : [];
   if (fresh.length === 0) return { written: false, results: 0 };
   const previous = readPrevious();
@@ -166,12 +191,17 @@ export function renderDocument(run: { startedAt: number; finishedAt: number }): 
       ? `Whole suite: ${(suite.seconds / 60).toFixed(1)} min (${suite.seconds} s wall clock, build included), last run ${suite.finishedAt.slice(0, 16).replace('T', ' ')} UTC.`
       : 'Whole suite: not run yet.',
   );
-  if (!complete) out.push(`This file was last updated by a partial run (${[...freshKeys].join(', ')}) at ${new Date(run.finishedAt).toISOString().slice(0, 16).replace('T', ' ')} UTC; other rows show the date they ran.`);
+  if (!complete)
+    out.push(
+      `This file was last updated by a partial run (${[...freshKeys].join(', ')}) at ${new Date(run.finishedAt).toISOString().slice(0, 16).replace('T', ' ')} UTC; other rows show the date they ran.`,
+    );
   out.push('');
-  out.push(`Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GB RAM; Node ${process.version}; ` +
-    `${versionOf('psql', ['--version'])}; ${versionOf('redis-server', ['--version']).replace(/ sha=.*/, '')}. ` +
-    'PostgreSQL, Redis, the service, the receiver and the load generator share the machine, so the rates below are ' +
-    'those of a busy 2-core machine, not benchmarks (see docs/BENCHMARKS.md for those).');
+  out.push(
+    `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GB RAM; Node ${process.version}; ` +
+      `${versionOf('psql', ['--version'])}; ${versionOf('redis-server', ['--version']).replace(/ sha=.*/, '')}. ` +
+      'PostgreSQL, Redis, the service, the receiver and the load generator share the machine, so the rates below are ' +
+      'those of a busy 2-core machine, not benchmarks (see docs/BENCHMARKS.md for those).',
+  );
   out.push('');
   out.push('## Results');
   out.push('');
@@ -179,8 +209,10 @@ export function renderDocument(run: { startedAt: number; finishedAt: number }): 
   out.push('|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
     const stale = freshKeys.has(r.key) ? '' : ` (${r.ranAt.slice(0, 10)})`;
-    out.push(`| [${cell(r.title)}](#${anchor(r.title)}) | ${cell(r.load)} | ${cell(r.faults)} | ${cell(r.badInputs)} | ${cell(r.lost === null ? 'n/a' : r.lost)} | ` +
-      `${cell(r.duplicates)} | ${status(r)}${stale} | ${(r.durationMs / 1000).toFixed(0)} s |`);
+    out.push(
+      `| [${cell(r.title)}](#${anchor(r.title)}) | ${cell(r.load)} | ${cell(r.faults)} | ${cell(r.badInputs)} | ${cell(r.lost === null ? 'n/a' : r.lost)} | ` +
+        `${cell(r.duplicates)} | ${status(r)}${stale} | ${(r.durationMs / 1000).toFixed(0)} s |`,
+    );
   }
   out.push('');
   out.push('"Events lost" counts events whose change was committed (the ingest call answered 2xx) and that');
@@ -191,7 +223,9 @@ export function renderDocument(run: { startedAt: number; finishedAt: number }): 
     out.push('');
     out.push(`## ${r.title}`);
     out.push('');
-    out.push(`${r.skipped ? `Skipped (${r.skipped})` : r.passed ? 'Passed' : '**Failed**'} on ${r.ranAt.slice(0, 19).replace('T', ' ')} UTC in ${(r.durationMs / 1000).toFixed(1)} s.`);
+    out.push(
+      `${r.skipped ? `Skipped (${r.skipped})` : r.passed ? 'Passed' : '**Failed**'} on ${r.ranAt.slice(0, 19).replace('T', ' ')} UTC in ${(r.durationMs / 1000).toFixed(1)} s.`,
+    );
     out.push('');
     out.push('| Figure | Value |');
     out.push('|---|---|');
@@ -215,7 +249,7 @@ export function renderDocument(run: { startedAt: number; finishedAt: number }): 
   out.push('- Knobs: `RELIABILITY_BURST_EVENTS` (20000), `RELIABILITY_KILLS` (3), `RELIABILITY_REDIS_OUTAGE_MS` (30000),');
   out.push('  `RELIABILITY_PG_DOWN_MS` (15000), `RELIABILITY_REPLICA_EVENTS` (1500), `RELIABILITY_FUZZ_RUNS` (10000),');
   out.push('  `RELIABILITY_FUZZ_SEED` (replays a fuzz run), `RELIABILITY_ABUSE_MS` (20000), `RELIABILITY_ABUSE_BIG` (90), `RELIABILITY_ABUSE_BOMBS` (100),');
-  out.push('  `RELIABILITY_ENV` (JSON of service variables that override the tests\' own).');
+  out.push("  `RELIABILITY_ENV` (JSON of service variables that override the tests' own).");
   out.push('');
   out.push(`${DATA_MARK} ${JSON.stringify({ results: all, suite }).replace(/-->/g, '--\\u003e')} -->`);
   out.push('');
@@ -224,5 +258,9 @@ export function renderDocument(run: { startedAt: number; finishedAt: number }): 
 }
 
 function anchor(title: string): string {
-  return title.toLowerCase().replace(/[^a-z0-9 -]/g, '').trim().replace(/ /g, '-');
+  return title
+    .toLowerCase()
+    .replace(/[^a-z0-9 -]/g, '')
+    .trim()
+    .replace(/ /g, '-');
 }

@@ -33,8 +33,22 @@ export interface Hints {
 
 const oddStrings = fc.oneof(
   fc.constantFrom(
-    '', ' ', '💥', 'a'.repeat(5000), '../../etc/passwd', "' OR 1=1 --", '<script>', '%00', '\n', 'null', '-1', '1e309',
-    '00000000-0000-0000-0000-000000000000', 'ffffffff-ffff-ffff-ffff-ffffffffffff', '__proto__', 'constructor',
+    '',
+    ' ',
+    '💥',
+    'a'.repeat(5000),
+    '../../etc/passwd',
+    "' OR 1=1 --",
+    '<script>',
+    '%00',
+    '\n',
+    'null',
+    '-1',
+    '1e309',
+    '00000000-0000-0000-0000-000000000000',
+    'ffffffff-ffff-ffff-ffff-ffffffffffff',
+    '__proto__',
+    'constructor',
   ),
   // U+0000 and lone surrogates (issue 10, §4), as often as all the rest together.
   hostileString,
@@ -46,7 +60,15 @@ const extraKey = fc.oneof({ arbitrary: fc.string({ maxLength: 8 }), weight: 4 },
 const anyJson = fc.jsonValue({ maxDepth: 3 });
 
 function wrongType(): fc.Arbitrary<unknown> {
-  return fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.double(), fc.string(), fc.array(fc.integer(), { maxLength: 3 }), fc.object({ maxDepth: 1 }));
+  return fc.oneof(
+    fc.constant(null),
+    fc.boolean(),
+    fc.integer(),
+    fc.double(),
+    fc.string(),
+    fc.array(fc.integer(), { maxLength: 3 }),
+    fc.object({ maxDepth: 1 }),
+  );
 }
 
 export function arbitraryFor(schema: JsonSchema, hints: Hints, name = ''): fc.Arbitrary<unknown> {
@@ -62,8 +84,11 @@ function rightValue(schema: JsonSchema, hints: Hints, name: string): fc.Arbitrar
   const named = hints.byName[name];
   switch (type) {
     case 'string': {
-      const options: Array<fc.WeightedArbitrary<unknown>> = [{ arbitrary: fc.string({ maxLength: schema.maxLength ? Math.min(schema.maxLength + 2, 300) : 60 }), weight: 2 }];
-      if (schema.format === 'uuid' || /id$/i.test(name)) options.push({ arbitrary: fc.constantFrom(...hints.ids), weight: 6 }, { arbitrary: fc.uuid(), weight: 2 });
+      const options: Array<fc.WeightedArbitrary<unknown>> = [
+        { arbitrary: fc.string({ maxLength: schema.maxLength ? Math.min(schema.maxLength + 2, 300) : 60 }), weight: 2 },
+      ];
+      if (schema.format === 'uuid' || /id$/i.test(name))
+        options.push({ arbitrary: fc.constantFrom(...hints.ids), weight: 6 }, { arbitrary: fc.uuid(), weight: 2 });
       if (named?.length) options.push({ arbitrary: fc.constantFrom(...named), weight: 6 });
       if (schema.format === 'email') options.push({ arbitrary: fc.emailAddress(), weight: 3 });
       return fc.oneof(...options);
@@ -104,12 +129,10 @@ export function objectFor(schema: JsonSchema, hints: Hints): fc.Arbitrary<Record
       arbitraryFor(sub, hints, key),
     ),
   );
-  return fc
-    .tuple(fc.tuple(...fields), fc.option(fc.dictionary(extraKey, anyJson, { maxKeys: 2 }), { freq: 8 }))
-    .map(([entries, extra]) => {
-      const out: Record<string, unknown> = {};
-      for (const [key, present, value] of entries as Array<[string, boolean, unknown]>) if (present) out[key] = value;
-      if (extra) Object.assign(out, extra);
-      return out;
-    });
+  return fc.tuple(fc.tuple(...fields), fc.option(fc.dictionary(extraKey, anyJson, { maxKeys: 2 }), { freq: 8 })).map(([entries, extra]) => {
+    const out: Record<string, unknown> = {};
+    for (const [key, present, value] of entries as Array<[string, boolean, unknown]>) if (present) out[key] = value;
+    if (extra) Object.assign(out, extra);
+    return out;
+  });
 }

@@ -41,7 +41,12 @@ export function sleep(ms: number): Promise<void> {
 }
 
 /** Polls `probe` until it returns something truthy; throws naming `what` after `timeoutMs`. */
-export async function waitFor<T>(probe: () => Promise<T | undefined | null | false> | T | undefined | null | false, what: string, timeoutMs: number, intervalMs = 100): Promise<T> {
+export async function waitFor<T>(
+  probe: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  what: string,
+  timeoutMs: number,
+  intervalMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -133,7 +138,10 @@ export class ServiceProcess {
   starts = 0;
   lastStartMs = 0;
 
-  private constructor(readonly options: ServiceOptions, port: number) {
+  private constructor(
+    readonly options: ServiceOptions,
+    port: number,
+  ) {
     this.port = port;
     this.logFile = join(logDir(), `${runName(options.name)}.log`);
   }
@@ -375,8 +383,15 @@ export class PrivatePostgres {
 
   async start(): Promise<void> {
     this.run('pg_ctl', [
-      '-D', this.dataDir, '-l', join(this.dir, 'server.log'), '-w', '-t', '30',
-      '-o', `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`,
+      '-D',
+      this.dataDir,
+      '-l',
+      join(this.dir, 'server.log'),
+      '-w',
+      '-t',
+      '30',
+      '-o',
+      `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`,
       'start',
     ]);
   }

@@ -1,8 +1,26 @@
 import { deflateSync } from 'node:zlib';
 import { makeDocx, makePdf, makePng, makeXlsx, PDF_LINES } from '../../../../test/fixtures/attachments/make-fixtures';
 import {
-  ascii85Encode, gifFramesBomb, hugeIcs, jpegBomb, lzwEncode, manyEntriesZip, nestedIcs, OFFICE_MIME, OfficeKind, PDF_BOMB_TEXT, pdfBomb,
-  pdfPredictorBomb, pdfStream, pdfType3InlineImage, pdfWithContent, pngBomb, slowHtml, slowXlsx, writePdf, zipBomb,
+  ascii85Encode,
+  gifFramesBomb,
+  hugeIcs,
+  jpegBomb,
+  lzwEncode,
+  manyEntriesZip,
+  nestedIcs,
+  OFFICE_MIME,
+  OfficeKind,
+  PDF_BOMB_TEXT,
+  pdfBomb,
+  pdfPredictorBomb,
+  pdfStream,
+  pdfType3InlineImage,
+  pdfWithContent,
+  pngBomb,
+  slowHtml,
+  slowXlsx,
+  writePdf,
+  zipBomb,
 } from '../../../../test/fixtures/attachments/make-bombs';
 import { ExtractionPool } from './extraction-pool';
 import { DEFAULT_EXTRACTION_LIMITS, ExtractionLimitError } from './extraction.types';
@@ -51,7 +69,9 @@ describe('extraction guards', () => {
     const limits = { maxUnzippedBytes: 2 * 1024 * 1024 };
     const rows = Array.from({ length: 40_000 }, (_, i) => [`row ${i}`, String(i)]);
     const xlsx = await makeXlsx(rows);
-    expect(await limitOf(extractor.extract(file('big.xlsx', OFFICE_MIME.xlsx, xlsx), limits))).toMatch(/^unzipped-size: the \.xlsx file declares more than 2 MB/);
+    expect(await limitOf(extractor.extract(file('big.xlsx', OFFICE_MIME.xlsx, xlsx), limits))).toMatch(
+      /^unzipped-size: the \.xlsx file declares more than 2 MB/,
+    );
     const read = await extractor.extract(file('big.xlsx', OFFICE_MIME.xlsx, xlsx), { maxUnzippedBytes: 8 * 1024 * 1024 });
     expect(read.text.split('\n')).toHaveLength(40_000 + 1);
   });
@@ -76,12 +96,15 @@ describe('extraction guards', () => {
     expect((await extractor.extract(pdf(makePdf(), 'invoice.pdf'))).text).toBe(PDF_LINES.join('\n'));
   });
 
-  it.each(['rc4-128', 'aes-128', 'aes-256'] as const)('an encrypted PDF (%s, empty user password) is read, and an encrypted bomb refused', async (encryption) => {
-    // PDF.js opening the small one (with its own decryption) shows the file is encrypted right.
-    const small = await extractor.extract(pdf(await pdfBomb({ inflatedBytes: 1024 * 1024, encryption }), 'locked.pdf'));
-    expect(small.text.startsWith(PDF_BOMB_TEXT)).toBe(true);
-    expect(await limitOf(extractor.extract(pdf(await pdfBomb({ encryption, length: 'lying' }))))).toBe(PDF_REFUSED);
-  });
+  it.each(['rc4-128', 'aes-128', 'aes-256'] as const)(
+    'an encrypted PDF (%s, empty user password) is read, and an encrypted bomb refused',
+    async (encryption) => {
+      // PDF.js opening the small one (with its own decryption) shows the file is encrypted right.
+      const small = await extractor.extract(pdf(await pdfBomb({ inflatedBytes: 1024 * 1024, encryption }), 'locked.pdf'));
+      expect(small.text.startsWith(PDF_BOMB_TEXT)).toBe(true);
+      expect(await limitOf(extractor.extract(pdf(await pdfBomb({ encryption, length: 'lying' }))))).toBe(PDF_REFUSED);
+    },
+  );
 
   it('a PDF whose Type3 glyph draws an inline image is read; one whose inline image is a bomb is refused', async () => {
     expect((await extractor.extract(pdf(await pdfType3InlineImage('small'), 'type3.pdf'))).text).toBe('a');
@@ -104,7 +127,10 @@ describe('extraction guards', () => {
       '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> /XObject << /Im1 6 0 R >> >> /Contents 4 0 R >>',
       pdfStream(`/Length ${page.length}`, page),
       '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>',
-      pdfStream(`/Length ${pixels.length} /Type /XObject /Subtype /Image /Width 10 /Height 10 /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /FlateDecode`, pixels),
+      pdfStream(
+        `/Length ${pixels.length} /Type /XObject /Subtype /Image /Width 10 /Height 10 /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /FlateDecode`,
+        pixels,
+      ),
     ]);
     for (const built of [
       withImage,
@@ -119,7 +145,13 @@ describe('extraction guards', () => {
   it.each([
     ['a PNG of 10,000 × 10,000 pixels', 'big.png', 'image/png', () => pngBomb(), '10000 × 10000 pixels'],
     ['a JPEG that declares 30,000 × 30,000', 'big.jpg', 'image/jpeg', async () => jpegBomb(), '30000 × 30000 pixels'],
-    ['a JPEG whose first frame header is arithmetic-coded, a small baseline one behind it', 'sly.jpg', 'image/jpeg', async () => jpegBomb({ frame: 0xc9, decoy: true }), '30000 × 30000 pixels'],
+    [
+      'a JPEG whose first frame header is arithmetic-coded, a small baseline one behind it',
+      'sly.jpg',
+      'image/jpeg',
+      async () => jpegBomb({ frame: 0xc9, decoy: true }),
+      '30000 × 30000 pixels',
+    ],
     ['a GIF of a 10 × 10 screen whose frame declares 10,000 × 10,000', 'frame.gif', 'image/gif', async () => gifFramesBomb(), '10000 × 10000 pixels'],
   ])('%s is refused before OCR; the next image is read', async (_, name, mime, make, declared) => {
     expect(await limitOf(extractor.extract(file(name, mime, await make())))).toBe(
@@ -129,7 +161,9 @@ describe('extraction guards', () => {
   });
 
   it('the pixel limit is configurable', async () => {
-    expect(await limitOf(extractor.extract(file('scan.png', 'image/png', makePng(['HELLO WORLD'])), { maxImagePixels: 10_000 }))).toMatch(/^image-pixels: the image declares \d+ × \d+ pixels, more than the limit of 10,000 pixels/);
+    expect(await limitOf(extractor.extract(file('scan.png', 'image/png', makePng(['HELLO WORLD'])), { maxImagePixels: 10_000 }))).toMatch(
+      /^image-pixels: the image declares \d+ × \d+ pixels, more than the limit of 10,000 pixels/,
+    );
   });
 
   it('an .ics nested 50,000 deep, or with 100,000 events, is refused before ical.js parses it', async () => {

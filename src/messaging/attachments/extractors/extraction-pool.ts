@@ -62,7 +62,18 @@ export class ExtractionPool implements OnApplicationShutdown {
     let result: ExtractionTaskResult;
     try {
       result = await pool.run(
-        { kind: file.kind, bytes: file.bytes, charset: file.charset, limits: { maxTextChars: limits.maxTextChars, maxUnzippedBytes: limits.maxUnzippedBytes, maxZipEntries: limits.maxZipEntries, maxImagePixels: limits.maxImagePixels }, started: port2 },
+        {
+          kind: file.kind,
+          bytes: file.bytes,
+          charset: file.charset,
+          limits: {
+            maxTextChars: limits.maxTextChars,
+            maxUnzippedBytes: limits.maxUnzippedBytes,
+            maxZipEntries: limits.maxZipEntries,
+            maxImagePixels: limits.maxImagePixels,
+          },
+          started: port2,
+        },
         { transferList: [port2], signal: deadline.signal },
       );
     } catch (error) {
@@ -70,7 +81,10 @@ export class ExtractionPool implements OnApplicationShutdown {
         throw new ExtractionLimitError('time', `${file.kind} extraction took longer than ${limits.timeoutMs} ms; its thread was stopped`);
       }
       if ((error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
-        throw new ExtractionLimitError('memory', `${file.kind} extraction needed more than the ${this.settings.threadMemoryMb} MB of memory a thread may use; its thread was stopped`);
+        throw new ExtractionLimitError(
+          'memory',
+          `${file.kind} extraction needed more than the ${this.settings.threadMemoryMb} MB of memory a thread may use; its thread was stopped`,
+        );
       }
       throw error; // the thread failed in a way no file should cause: the caller logs it with its stack
     } finally {

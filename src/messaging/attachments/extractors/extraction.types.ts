@@ -44,7 +44,10 @@ export type ExtractionLimitKind = 'unzipped-size' | 'zip-entries' | 'image-pixel
 export class ExtractionLimitError extends ExtractionError {
   override name = 'ExtractionLimitError';
 
-  constructor(readonly limit: ExtractionLimitKind, message: string) {
+  constructor(
+    readonly limit: ExtractionLimitKind,
+    message: string,
+  ) {
     super(message);
   }
 }

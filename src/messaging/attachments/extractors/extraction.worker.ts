@@ -1,8 +1,6 @@
 import { MessagePort } from 'node:worker_threads';
 import { parseCalendar } from './calendar';
-import {
-  ExtractableKind, ExtractedContent, ExtractionError, ExtractionLimitError, ExtractionLimitKind, ExtractionLimits,
-} from './extraction.types';
+import { ExtractableKind, ExtractedContent, ExtractionError, ExtractionLimitError, ExtractionLimitKind, ExtractionLimits } from './extraction.types';
 import { extractDocxText, extractPptxText, extractXlsxText } from './office-text';
 import { extractPdfText } from './pdf-text';
 import { decodeText, htmlToText } from './plain-text';
@@ -29,9 +27,7 @@ export interface ExtractionTask {
 }
 
 /** A file that could not be read comes back as a value: an Error's class does not survive the thread boundary. */
-export type ExtractionTaskResult =
-  | { ok: true; content: ExtractedContent }
-  | { ok: false; message: string; limit: ExtractionLimitKind | null };
+export type ExtractionTaskResult = { ok: true; content: ExtractedContent } | { ok: false; message: string; limit: ExtractionLimitKind | null };
 
 // Nothing in a thread has anything to print (PDF.js reports recoverable damage on the console);
 // what matters comes back as the result.

@@ -25,7 +25,13 @@ export function checkImagePixels(bytes: Buffer, maxPixels: number): void {
 
 function declaredSize(bytes: Buffer): { pixels: number; declared: string } {
   if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return dimensions(jpegSize(bytes));
-  if (bytes.subarray(0, 6).toString('latin1').match(/^GIF8[79]a$/)) return gifSize(bytes);
+  if (
+    bytes
+      .subarray(0, 6)
+      .toString('latin1')
+      .match(/^GIF8[79]a$/)
+  )
+    return gifSize(bytes);
   let size: { width?: number; height?: number };
   try {
     size = imageSize(bytes);

@@ -64,7 +64,9 @@ export async function extractPptxText(bytes: Buffer, limits: ZipLimits): Promise
   const zip = await ZipArchive.open(bytes, 'pptx', limits);
   const presentation = await required(zip, 'ppt/presentation.xml', 'pptx');
   const rels = relationshipTargets(await zip.text('ppt/_rels/presentation.xml.rels'), 'ppt');
-  let slides = elements(presentation, 'p:sldId').map((s) => rels.get(attribute(s.attrs, 'r:id') ?? '')).filter((t): t is string => !!t);
+  let slides = elements(presentation, 'p:sldId')
+    .map((s) => rels.get(attribute(s.attrs, 'r:id') ?? ''))
+    .filter((t): t is string => !!t);
   if (slides.length === 0) {
     slides = zip
       .names()
@@ -76,7 +78,9 @@ export async function extractPptxText(bytes: Buffer, limits: ZipLimits): Promise
     const xml = await zip.text(path);
     out.push(`## Slide ${index + 1}`);
     for (const paragraph of elements(xml, 'a:p')) {
-      const text = elements(paragraph.body, 'a:t').map((t) => decodeXml(t.body)).join('');
+      const text = elements(paragraph.body, 'a:t')
+        .map((t) => decodeXml(t.body))
+        .join('');
       if (text.trim()) out.push(text);
     }
     out.push('');
@@ -114,7 +118,9 @@ function cellValue(cell: { attrs: string; body: string }, shared: string[]): str
 
 /** The text of a rich-text run list (`<t>` nodes), without phonetic guides (`<rPh>`, whose own `<t>` are skipped with it). */
 function runText(xml: string): string {
-  return elements(withoutElements(xml, 'rPh'), 't').map((t) => decodeXml(t.body)).join('');
+  return elements(withoutElements(xml, 'rPh'), 't')
+    .map((t) => decodeXml(t.body))
+    .join('');
 }
 
 /**

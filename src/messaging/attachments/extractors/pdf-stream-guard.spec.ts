@@ -1,8 +1,18 @@
 import { deflateSync } from 'node:zlib';
 import fc from 'fast-check';
 import {
-  ascii85Encode, flateTooFarBack, lzwEncode, lzwZeros, pdfBomb, pdfPredictorBomb, pdfStream, pdfType3InlineImage, pdfWithContent, runLengthZeros,
-  writePdf, zlibZeros,
+  ascii85Encode,
+  flateTooFarBack,
+  lzwEncode,
+  lzwZeros,
+  pdfBomb,
+  pdfPredictorBomb,
+  pdfStream,
+  pdfType3InlineImage,
+  pdfWithContent,
+  runLengthZeros,
+  writePdf,
+  zlibZeros,
 } from '../../../../test/fixtures/attachments/make-bombs';
 import { makePdf } from '../../../../test/fixtures/attachments/make-fixtures';
 import { ExtractionError, ExtractionLimitError } from './extraction.types';
@@ -49,10 +59,13 @@ describe('guardPdfStreams', () => {
     expect(await outcome(bomb)).toBe(REFUSED);
   });
 
-  it.each(['rc4-128', 'aes-128', 'aes-256'] as const)('decrypts a PDF encrypted with %s (empty user password) as PDF.js would, and refuses the bomb inside', async (encryption) => {
-    expect(await outcome(await pdfBomb({ encryption }))).toBe(REFUSED);
-    expect(await outcome(await pdfBomb({ encryption, inflatedBytes: 40 * MB }))).toBe('unchanged');
-  });
+  it.each(['rc4-128', 'aes-128', 'aes-256'] as const)(
+    'decrypts a PDF encrypted with %s (empty user password) as PDF.js would, and refuses the bomb inside',
+    async (encryption) => {
+      expect(await outcome(await pdfBomb({ encryption }))).toBe(REFUSED);
+      expect(await outcome(await pdfBomb({ encryption, inflatedBytes: 40 * MB }))).toBe('unchanged');
+    },
+  );
 
   it('refuses LZW and RunLength streams that decode past the limit, counted without decoding them into memory', async () => {
     expect(await outcome(pdfWithContent('/Filter /LZWDecode', lzwZeros(70 * MB)))).toBe(REFUSED);
@@ -134,7 +147,29 @@ describe('guardPdfStreams', () => {
       await pdfType3InlineImage('small'),
       await pdfBomb({ inflatedBytes: 100_000, encryption: 'aes-128' }),
     ];
-    const pieces = ['obj', 'stream', 'endstream', '<<', '>>', '/Filter', '/FlateDecode', '/Length 5 0 R', 'BI', 'ID', '(', ')', '[', '/DP', '%', ' R ', 'trailer', '/N 99999', '/Subtype /Image', '#', '/Columns -5'];
+    const pieces = [
+      'obj',
+      'stream',
+      'endstream',
+      '<<',
+      '>>',
+      '/Filter',
+      '/FlateDecode',
+      '/Length 5 0 R',
+      'BI',
+      'ID',
+      '(',
+      ')',
+      '[',
+      '/DP',
+      '%',
+      ' R ',
+      'trailer',
+      '/N 99999',
+      '/Subtype /Image',
+      '#',
+      '/Columns -5',
+    ];
     const edit = fc.record({ at: fc.nat(), kind: fc.constantFrom('byte', 'insert', 'cut'), value: fc.nat(255), piece: fc.constantFrom(...pieces) });
     await fc.assert(
       fc.asyncProperty(fc.nat(seeds.length - 1), fc.array(edit, { minLength: 1, maxLength: 6 }), async (which, edits) => {
@@ -145,7 +180,10 @@ describe('guardPdfStreams', () => {
           else if (kind === 'insert') bytes = Buffer.concat([bytes.subarray(0, i), Buffer.from(piece, 'latin1'), bytes.subarray(i)]);
           else bytes = Buffer.concat([bytes.subarray(0, i), bytes.subarray(i + (value % 20))]);
         }
-        const error = await guardPdfStreams(bytes, { maxUnzippedBytes: 8 * MB }).then(() => null, (e: Error) => e);
+        const error = await guardPdfStreams(bytes, { maxUnzippedBytes: 8 * MB }).then(
+          () => null,
+          (e: Error) => e,
+        );
         return error === null || error instanceof ExtractionError;
       }),
       { numRuns: 300, seed: 42 },

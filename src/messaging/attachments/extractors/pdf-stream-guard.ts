@@ -2,12 +2,18 @@ import { ExtractionLimitError } from './extraction.types';
 import { jpegFrame } from './image-pixels';
 import { standardDecryptor, StreamDecryptor } from './pdf-encryption';
 import {
-  ascii85Decode, asciiHexDecode, brotliSize, Decoded, inflatedSize, lzwSize, MAX_DEFLATE_RATIO, predictedSize, runLengthSize,
+  ascii85Decode,
+  asciiHexDecode,
+  brotliSize,
+  Decoded,
+  inflatedSize,
+  lzwSize,
+  MAX_DEFLATE_RATIO,
+  predictedSize,
+  runLengthSize,
   UnverifiableStream,
 } from './pdf-filters';
-import {
-  isCmd, PdfDict, PdfLexer, PdfName, PdfParser, PdfRef, PdfStreamHead, PdfString, PdfSyntaxUnsupported, PdfValue,
-} from './pdf-syntax';
+import { isCmd, PdfDict, PdfLexer, PdfName, PdfParser, PdfRef, PdfStreamHead, PdfString, PdfSyntaxUnsupported, PdfValue } from './pdf-syntax';
 
 /**
  * The decompression-bomb guard of PDFs, run before PDF.js sees the file (docs/attachments.md,
@@ -192,16 +198,19 @@ class PdfStreamGuard {
     const image = filters[cut];
     if (!bytes) throw new UnverifiableStream(`an inline image whose ${image.name} data comes out of a predictor`);
     switch (image.name) {
-      case 'DCTDecode': case 'DCT': {
+      case 'DCTDecode':
+      case 'DCT': {
         const frame = jpegFrame(bytes);
         return total + (frame ? frame.width * frame.height * 4 : 0);
       }
-      case 'CCITTFaxDecode': case 'CCF': {
+      case 'CCITTFaxDecode':
+      case 'CCF': {
         const params = this.resolve(image.params);
         const value = (key: string) => (params instanceof PdfDict ? this.resolve(params.get(key)) : undefined);
         const columns = value('Columns') || 1728;
         const rows = value('Rows') || 0;
-        if (typeof columns !== 'number' || typeof rows !== 'number') throw new UnverifiableStream('an inline CCITT image whose /Columns or /Rows is not a number');
+        if (typeof columns !== 'number' || typeof rows !== 'number')
+          throw new UnverifiableStream('an inline CCITT image whose /Columns or /Rows is not a number');
         return total + Math.min(rows > 0 ? rows : Number.POSITIVE_INFINITY, bytes.length * 8) * Math.ceil(columns / 8);
       }
       default:
@@ -215,22 +224,27 @@ class PdfStreamGuard {
     if (ratio === null) return null;
     if (!input.bytes) return { size: input.size * ratio, bytes: null }; // after a predictor: its bytes are not computed
     switch (filter.name) {
-      case 'FlateDecode': case 'Fl':
+      case 'FlateDecode':
+      case 'Fl':
         return inflatedSize(input.bytes, limit, true);
-      case 'LZWDecode': case 'LZW': {
+      case 'LZWDecode':
+      case 'LZW': {
         const params = this.resolve(filter.params);
         const early = params instanceof PdfDict && params.values.has('EarlyChange') ? this.resolve(params.get('EarlyChange')) : 1;
         if (typeof early !== 'number') throw new UnverifiableStream('an LZWDecode stream with an EarlyChange that is not a number');
         const counted = lzwSize(input.bytes, early, limit, false); // counted first: a bomb is never written out
         return counted.size > limit ? counted : lzwSize(input.bytes, early, limit, true);
       }
-      case 'RunLengthDecode': case 'RL': {
+      case 'RunLengthDecode':
+      case 'RL': {
         const counted = runLengthSize(input.bytes, limit, false);
         return counted.size > limit ? counted : runLengthSize(input.bytes, limit, true);
       }
-      case 'ASCII85Decode': case 'A85':
+      case 'ASCII85Decode':
+      case 'A85':
         return ascii85Decode(input.bytes, limit);
-      case 'ASCIIHexDecode': case 'AHx':
+      case 'ASCIIHexDecode':
+      case 'AHx':
         return asciiHexDecode(input.bytes);
       default:
         return brotliSize(input.bytes, limit, true);
@@ -392,13 +406,25 @@ class PdfStreamGuard {
 /** How much one input byte can become at most (used only after a predictor, whose output is not computed); null: not a decoder. */
 function ratioOf(name: string): number | null {
   switch (name) {
-    case 'FlateDecode': case 'Fl': return MAX_DEFLATE_RATIO;
-    case 'LZWDecode': case 'LZW': return 8000;
-    case 'RunLengthDecode': case 'RL': return 64;
-    case 'ASCII85Decode': case 'A85': return 4;
-    case 'ASCIIHexDecode': case 'AHx': return 1;
-    case 'BrotliDecode': return Number.POSITIVE_INFINITY;
-    default: return null;
+    case 'FlateDecode':
+    case 'Fl':
+      return MAX_DEFLATE_RATIO;
+    case 'LZWDecode':
+    case 'LZW':
+      return 8000;
+    case 'RunLengthDecode':
+    case 'RL':
+      return 64;
+    case 'ASCII85Decode':
+    case 'A85':
+      return 4;
+    case 'ASCIIHexDecode':
+    case 'AHx':
+      return 1;
+    case 'BrotliDecode':
+      return Number.POSITIVE_INFINITY;
+    default:
+      return null;
   }
 }
 

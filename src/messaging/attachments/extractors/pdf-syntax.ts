@@ -156,8 +156,19 @@ export class PdfLexer {
     }
     const at = this.offset;
     switch (ch | 0) {
-      case 0x30: case 0x31: case 0x32: case 0x33: case 0x34: case 0x35: case 0x36: case 0x37: case 0x38: case 0x39:
-      case 0x2b: case 0x2d: case 0x2e:
+      case 0x30:
+      case 0x31:
+      case 0x32:
+      case 0x33:
+      case 0x34:
+      case 0x35:
+      case 0x36:
+      case 0x37:
+      case 0x38:
+      case 0x39:
+      case 0x2b:
+      case 0x2d:
+      case 0x2e:
         return this.getNumber();
       case 0x28:
         return this.getString();
@@ -284,15 +295,34 @@ export class PdfLexer {
             case -1:
               done = true;
               break;
-            case 0x6e: out += '\n'; break;
-            case 0x72: out += '\r'; break;
-            case 0x74: out += '\t'; break;
-            case 0x62: out += '\b'; break;
-            case 0x66: out += '\f'; break;
-            case 0x5c: case 0x28: case 0x29:
+            case 0x6e:
+              out += '\n';
+              break;
+            case 0x72:
+              out += '\r';
+              break;
+            case 0x74:
+              out += '\t';
+              break;
+            case 0x62:
+              out += '\b';
+              break;
+            case 0x66:
+              out += '\f';
+              break;
+            case 0x5c:
+            case 0x28:
+            case 0x29:
               out += String.fromCharCode(ch);
               break;
-            case 0x30: case 0x31: case 0x32: case 0x33: case 0x34: case 0x35: case 0x36: case 0x37: {
+            case 0x30:
+            case 0x31:
+            case 0x32:
+            case 0x33:
+            case 0x34:
+            case 0x35:
+            case 0x36:
+            case 0x37: {
               let x = ch & 0x0f;
               ch = this.nextChar();
               charBuffered = true;

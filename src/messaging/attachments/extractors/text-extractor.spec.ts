@@ -1,7 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  DOCX_PARAGRAPHS, ICS_INVITE, makeAll, makeDocx, makeIcs, makePdf, makePng, makePptx, makeXlsx, PDF_LINES,
+  DOCX_PARAGRAPHS,
+  ICS_INVITE,
+  makeAll,
+  makeDocx,
+  makeIcs,
+  makePdf,
+  makePng,
+  makePptx,
+  makeXlsx,
+  PDF_LINES,
 } from '../../../../test/fixtures/attachments/make-fixtures';
 import { ExtractionPool } from './extraction-pool';
 import { DEFAULT_EXTRACTION_LIMITS, ExtractionError } from './extraction.types';
@@ -44,18 +53,35 @@ describe('TextExtractor', () => {
   it('reads Word, Excel and PowerPoint files', async () => {
     const docx = await extractor.extract(file('memo.docx', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', await makeDocx()));
     expect(docx.text).toBe(DOCX_PARAGRAPHS.join('\n\n'));
-    const xlsx = await extractor.extract(file('figures.xlsx', 'application/octet-stream', await makeXlsx([['Item', 'Qty'], ['Wid & gets', '12']], 'Stock')));
+    const xlsx = await extractor.extract(
+      file(
+        'figures.xlsx',
+        'application/octet-stream',
+        await makeXlsx(
+          [
+            ['Item', 'Qty'],
+            ['Wid & gets', '12'],
+          ],
+          'Stock',
+        ),
+      ),
+    );
     expect(xlsx.text).toBe('## Stock\nItem\tQty\nWid & gets\t12');
-    const pptx = await extractor.extract(file('deck.pptx', 'application/vnd.openxmlformats-officedocument.presentationml.presentation', await makePptx([['Roadmap', 'Ship it'], ['Questions?']])));
+    const pptx = await extractor.extract(
+      file('deck.pptx', 'application/vnd.openxmlformats-officedocument.presentationml.presentation', await makePptx([['Roadmap', 'Ship it'], ['Questions?']])),
+    );
     expect(pptx.text).toBe('## Slide 1\nRoadmap\nShip it\n\n## Slide 2\nQuestions?');
-    await expect(extractor.extract(file('memo.docx', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', Buffer.from('PK nope')))).rejects.toThrow(ExtractionError);
+    await expect(
+      extractor.extract(file('memo.docx', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', Buffer.from('PK nope'))),
+    ).rejects.toThrow(ExtractionError);
   });
 
   it('reads text, CSV and HTML', async () => {
     expect((await extractor.extract(file('a.txt', 'text/plain', Buffer.from('\ufeffline one\r\nline two\u0000')))).text).toBe('line one\nline two');
     expect((await extractor.extract(file('a.csv', 'text/csv', Buffer.from('a,b\n1,2\n')))).text).toBe('a,b\n1,2');
     expect((await extractor.extract(file('l.txt', 'text/plain; charset=iso-8859-1', Buffer.from([0x63, 0x61, 0x66, 0xe9])))).text).toBe('café');
-    const html = '<html><head><style>p{color:red}</style><script>alert(1)</script></head><body><h1>Title</h1><p>One &amp; two&nbsp;three</p><!-- x --><p>Last<br>line</p></body></html>';
+    const html =
+      '<html><head><style>p{color:red}</style><script>alert(1)</script></head><body><h1>Title</h1><p>One &amp; two&nbsp;three</p><!-- x --><p>Last<br>line</p></body></html>';
     expect((await extractor.extract(file('page.html', 'text/html', Buffer.from(html)))).text).toBe('Title\nOne & two three\nLast\nline');
   });
 
@@ -80,14 +106,38 @@ describe('TextExtractor', () => {
 
   it('converts zoned times and reads floating ones as UTC', async () => {
     const ics = [
-      'BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:x', 'METHOD:publish',
-      'BEGIN:VTIMEZONE', 'TZID:Europe/Lisbon',
-      'BEGIN:STANDARD', 'DTSTART:19701025T020000', 'TZOFFSETFROM:+0100', 'TZOFFSETTO:+0000', 'RRULE:FREQ=YEARLY;BYMONTH=10;BYDAY=-1SU', 'END:STANDARD',
-      'BEGIN:DAYLIGHT', 'DTSTART:19700329T010000', 'TZOFFSETFROM:+0000', 'TZOFFSETTO:+0100', 'RRULE:FREQ=YEARLY;BYMONTH=3;BYDAY=-1SU', 'END:DAYLIGHT',
+      'BEGIN:VCALENDAR',
+      'VERSION:2.0',
+      'PRODID:x',
+      'METHOD:publish',
+      'BEGIN:VTIMEZONE',
+      'TZID:Europe/Lisbon',
+      'BEGIN:STANDARD',
+      'DTSTART:19701025T020000',
+      'TZOFFSETFROM:+0100',
+      'TZOFFSETTO:+0000',
+      'RRULE:FREQ=YEARLY;BYMONTH=10;BYDAY=-1SU',
+      'END:STANDARD',
+      'BEGIN:DAYLIGHT',
+      'DTSTART:19700329T010000',
+      'TZOFFSETFROM:+0000',
+      'TZOFFSETTO:+0100',
+      'RRULE:FREQ=YEARLY;BYMONTH=3;BYDAY=-1SU',
+      'END:DAYLIGHT',
       'END:VTIMEZONE',
-      'BEGIN:VEVENT', 'UID:a', 'DTSTART;TZID=Europe/Lisbon:20260701T100000', 'DURATION:PT30M', 'ORGANIZER:MAILTO:Boss@Example.com', 'END:VEVENT',
-      'BEGIN:VEVENT', 'UID:b', 'DTSTART;VALUE=DATE:20260704', 'SUMMARY:Holiday', 'END:VEVENT',
-      'END:VCALENDAR', '',
+      'BEGIN:VEVENT',
+      'UID:a',
+      'DTSTART;TZID=Europe/Lisbon:20260701T100000',
+      'DURATION:PT30M',
+      'ORGANIZER:MAILTO:Boss@Example.com',
+      'END:VEVENT',
+      'BEGIN:VEVENT',
+      'UID:b',
+      'DTSTART;VALUE=DATE:20260704',
+      'SUMMARY:Holiday',
+      'END:VEVENT',
+      'END:VCALENDAR',
+      '',
     ].join('\r\n');
     const { calendarEvents } = await extractor.extract(file('cal.ics', 'application/octet-stream', Buffer.from(ics)));
     expect(calendarEvents.map((e) => [e.uid, e.method, e.startsAt?.toISOString(), e.endsAt?.toISOString(), e.organizerEmail])).toEqual([

@@ -34,12 +34,23 @@ const BY_MIME: Record<string, ExtractableKind> = {
 
 const BY_EXTENSION: Record<string, ExtractableKind> = {
   '.pdf': 'pdf',
-  '.png': 'image', '.jpg': 'image', '.jpeg': 'image', '.gif': 'image', '.webp': 'image', '.bmp': 'image', '.tif': 'image', '.tiff': 'image',
+  '.png': 'image',
+  '.jpg': 'image',
+  '.jpeg': 'image',
+  '.gif': 'image',
+  '.webp': 'image',
+  '.bmp': 'image',
+  '.tif': 'image',
+  '.tiff': 'image',
   '.docx': 'docx',
   '.xlsx': 'xlsx',
   '.pptx': 'pptx',
-  '.txt': 'text', '.csv': 'text', '.tsv': 'text', '.md': 'text',
-  '.html': 'html', '.htm': 'html',
+  '.txt': 'text',
+  '.csv': 'text',
+  '.tsv': 'text',
+  '.md': 'text',
+  '.html': 'html',
+  '.htm': 'html',
   '.ics': 'calendar',
 };
 
