@@ -3,7 +3,8 @@ import { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import pinoHttp, { Options } from 'pino-http';
 import { AppConfig } from '../config/app-config';
-import { loggableUrl, loggerParams } from './logging';
+import { prettyFactory } from 'pino-pretty';
+import { loggableUrl, loggerParams, PRETTY_OPTIONS } from './logging';
 
 /** What one request writes to the log with the service's pino-http options. */
 async function logLinesFor(headers: Record<string, string>, path = '/api/mcp?key=abc'): Promise<Array<Record<string, unknown>>> {
@@ -55,6 +56,28 @@ describe('request logging', () => {
     expect(lines).toHaveLength(2);
     for (const line of lines) expect(line).toMatchObject({ req: { method: 'GET', url: '/t/o/[redacted]' } });
     expect(JSON.stringify(lines)).not.toContain(token);
+  });
+});
+
+describe('LOG_FORMAT', () => {
+  it('json (production default) writes JSON lines from the process; pretty hands them to pino-pretty', () => {
+    expect((loggerParams({ logLevel: 'info', logFormat: 'json' } as AppConfig).pinoHttp as Options).transport).toBeUndefined();
+    expect((loggerParams({ logLevel: 'info', logFormat: 'pretty' } as AppConfig).pinoHttp as Options).transport).toEqual({
+      target: 'pino-pretty',
+      options: PRETTY_OPTIONS,
+    });
+    // Silent starts no transport thread.
+    expect((loggerParams({ logLevel: 'silent', logFormat: 'pretty' } as AppConfig).pinoHttp as Options).transport).toBeUndefined();
+  });
+
+  it('pretty is one readable line per entry with its request id, and still redacted', async () => {
+    const [entry] = await logLinesFor({ authorization: 'Bearer csk_0123', 'x-request-id': 'trace-2' });
+    const text = prettyFactory({ ...PRETTY_OPTIONS, colorize: false })(entry);
+    expect(text.trimEnd().split('\n')).toHaveLength(1);
+    expect(text).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: inside the handler /);
+    expect(text).toContain('"id":"trace-2"');
+    expect(text).not.toContain('csk_');
+    expect(text).not.toContain('hostname');
   });
 });
 

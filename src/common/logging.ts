@@ -31,11 +31,24 @@ export function loggableUrl(url: string | undefined): string | undefined {
   return TOKEN_PATHS.reduce((redacted, pattern) => redacted.replace(pattern, '$1[redacted]'), path);
 }
 
-/** Structured JSON logs with a request id on every line (taken from X-Request-Id when sane). */
+/** One line per entry: time, level, message; the request's id, method and URL stay on it. */
+export const PRETTY_OPTIONS = {
+  singleLine: true,
+  translateTime: 'SYS:HH:MM:ss.l',
+  ignore: 'pid,hostname,service',
+};
+
+/**
+ * Structured logs with a request id on every line (taken from X-Request-Id when sane): JSON lines,
+ * or with LOG_FORMAT=pretty (the default in development) one readable line each, written by
+ * pino-pretty in pino's transport thread.
+ */
 export function loggerParams(config: AppConfig): Params {
+  const pretty = config.logFormat === 'pretty' && config.logLevel !== 'silent';
   return {
     pinoHttp: {
       level: config.logLevel,
+      ...(pretty ? { transport: { target: 'pino-pretty', options: PRETTY_OPTIONS } } : {}),
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
       genReqId: (req: IncomingMessage, res) => {
         const given = req.headers['x-request-id'];

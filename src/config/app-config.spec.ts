@@ -26,7 +26,7 @@ function namedVariables(env: NodeJS.ProcessEnv): string[] {
         message
           .split('\n')
           .slice(1)
-          .map((line) => /^  - ([A-Z_]+): /.exec(line)?.[1] ?? `UNPARSED(${line})`),
+          .map((line) => /^ {2}- ([A-Z_]+): /.exec(line)?.[1] ?? `UNPARSED(${line})`),
       ),
     ];
   }
@@ -87,6 +87,8 @@ describe('loadConfig', () => {
       mcp: { limit: 600, windowSeconds: 60, variable: 'MCP_RATE_LIMIT' },
       pixel: { limit: 600, windowSeconds: 60, variable: 'PIXEL_RATE_LIMIT' },
       attachment: { limit: 120, windowSeconds: 60, variable: 'ATTACHMENT_RATE_LIMIT' },
+      signInAddress: { limit: 5, windowSeconds: 900, variable: 'SIGN_IN_RATE_LIMIT_PER_ADDRESS' },
+      signInIp: { limit: 20, windowSeconds: 900, variable: 'SIGN_IN_RATE_LIMIT_PER_IP' },
     });
     const given = loadConfig({
       ...BASE,
@@ -102,7 +104,21 @@ describe('loadConfig', () => {
       mcp: { limit: 0, windowSeconds: 1, variable: 'MCP_RATE_LIMIT' },
       pixel: { limit: 5, windowSeconds: 10, variable: 'PIXEL_RATE_LIMIT' },
       attachment: { limit: 0, windowSeconds: 10, variable: 'ATTACHMENT_RATE_LIMIT' },
+      signInAddress: { limit: 5, windowSeconds: 900, variable: 'SIGN_IN_RATE_LIMIT_PER_ADDRESS' },
+      signInIp: { limit: 20, windowSeconds: 900, variable: 'SIGN_IN_RATE_LIMIT_PER_IP' },
     });
+  });
+
+  it('times web sessions out after 12 h idle and 7 days in all by default, and validates the timeouts', () => {
+    expect(loadConfig({ ...BASE }).web).toEqual({ sessionIdleTimeoutMinutes: 720, sessionAbsoluteTimeoutHours: 168 });
+    expect(loadConfig({ ...BASE, SESSION_IDLE_TIMEOUT_MINUTES: '30', SESSION_ABSOLUTE_TIMEOUT_HOURS: '8' }).web).toEqual({
+      sessionIdleTimeoutMinutes: 30,
+      sessionAbsoluteTimeoutHours: 8,
+    });
+    expect(namedVariables({ ...BASE, SESSION_IDLE_TIMEOUT_MINUTES: '0', SESSION_ABSOLUTE_TIMEOUT_HOURS: 'week' })).toEqual([
+      'SESSION_IDLE_TIMEOUT_MINUTES',
+      'SESSION_ABSOLUTE_TIMEOUT_HOURS',
+    ]);
   });
 
   it('refuses an MCP rate limit below the batch cap, since a full batch could never run', () => {
@@ -266,6 +282,15 @@ describe('loadConfig', () => {
       expect(namedVariables(env)).toEqual(['HTTP_BODY_BUDGET_BYTES']);
       expect(loadConfig({ ...env, HTTP_BODY_BUDGET_BYTES: String(64 * 1024 * 1024) }).http.bodyBudgetBytes).toBe(64 * 1024 * 1024);
     });
+  });
+
+  it('allows loopback webhook receivers in development only, unless WEBHOOK_ALLOWED_CIDRS says otherwise', () => {
+    expect(loadConfig({ ...BASE }).webhooks.allowedCidrs).toEqual([]);
+    expect(loadConfig({ ...BASE, APP_ENV: 'development' }).webhooks.allowedCidrs).toEqual(['127.0.0.0/8', '::1/128']);
+    expect(loadConfig({ ...BASE, APP_ENV: 'development', WEBHOOK_ALLOWED_CIDRS: 'none' }).webhooks.allowedCidrs).toEqual([]);
+    expect(loadConfig({ ...BASE, APP_ENV: 'development', WEBHOOK_ALLOWED_CIDRS: '10.1.0.0/16' }).webhooks.allowedCidrs).toEqual(['10.1.0.0/16']);
+    expect(loadConfig({ ...BASE, WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8' }).webhooks.allowedCidrs).toEqual(['127.0.0.0/8']);
+    expect(namedVariables({ ...BASE, WEBHOOK_ALLOWED_CIDRS: 'loopback' })).toEqual(['WEBHOOK_ALLOWED_CIDRS']);
   });
 
   it('names every bad variable at once', () => {

@@ -4,7 +4,6 @@ import { dirname, resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import * as ipaddr from 'ipaddr.js';
 import { getMetadataStorage, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, validateSync } from 'class-validator';
-import { DEFAULT_IGNORED_USER_AGENTS } from '../messaging/email/open-policy';
 
 export type AppEnv = 'development' | 'production';
 export type ProcessRole = 'api' | 'worker' | 'all';
@@ -73,6 +72,16 @@ class EnvironmentVariables {
   @IsOptional()
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
+
+  /** `json` lines for machines, `pretty` one-line text for people; default: pretty in development. */
+  @IsOptional()
+  @IsIn(['json', 'pretty'])
+  LOG_FORMAT?: 'json' | 'pretty';
+
+  /** Check every tool result against its output schema (default: on in development, off in production). */
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  MCP_CHECK_RESULTS?: 'true' | 'false';
 
   @IsOptional()
   @IsString()
@@ -163,9 +172,44 @@ class EnvironmentVariables {
   @IsString()
   TRUST_PROXY = 'false';
 
+  /** Sign-in links one email address may ask for per SIGN_IN_RATE_WINDOW_SECONDS (web app). */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(100_000_000)
+  SIGN_IN_RATE_LIMIT_PER_ADDRESS = 5;
+
+  /** Sign-in requests one client IP may make per SIGN_IN_RATE_WINDOW_SECONDS. */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(100_000_000)
+  SIGN_IN_RATE_LIMIT_PER_IP = 20;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(86_400)
+  SIGN_IN_RATE_WINDOW_SECONDS = 900;
+
+  /** A web session unused this long ends. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(525_600)
+  SESSION_IDLE_TIMEOUT_MINUTES = 720;
+
+  /** A web session ends this long after sign-in, however active. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(8_760)
+  SESSION_ABSOLUTE_TIMEOUT_HOURS = 168;
+
+  /** Unset: loopback in development (local receivers work out of the box), nothing in production; `none`: nothing. */
   @IsOptional()
   @IsString()
-  WEBHOOK_ALLOWED_CIDRS = '';
+  WEBHOOK_ALLOWED_CIDRS?: string;
 
   @IsOptional()
   @IsString()
@@ -273,8 +317,8 @@ class EnvironmentVariables {
   EXTRACTION_MAX_IMAGE_PIXELS = 40_000_000;
 }
 
-/** The limits counted in Redis (shared by every replica): per API key on /api/mcp, per client IP on public routes. */
-export type RateLimitName = 'mcp' | 'pixel' | 'attachment';
+/** The limits counted in Redis (shared by every replica): per API key on /api/mcp, per client IP on public routes, per address and IP on sign-in. */
+export type RateLimitName = 'mcp' | 'pixel' | 'attachment' | 'signInAddress' | 'signInIp';
 
 /** `limit` calls per `windowSeconds` (a fixed window); a limit of 0 turns it off. */
 export interface RateLimit {
@@ -306,6 +350,7 @@ export interface AppConfig {
   processRole: ProcessRole;
   queuePrefix: string;
   logLevel: string;
+  logFormat: 'json' | 'pretty';
   mcp: {
     allowedOrigins: string[];
     maxBodyBytes: number;
@@ -315,6 +360,8 @@ export interface AppConfig {
     batchConcurrency: number;
     /** Calls (batch messages) of one API key that may run at the same time in one process. */
     keyConcurrency: number;
+    /** Whether each tool result is checked against the tool's output schema before it is sent. */
+    checkResults: boolean;
   };
   rateLimits: Record<RateLimitName, RateLimit>;
   /** Which proxies' X-Forwarded-For is believed for the client IP (per-IP limits). */
@@ -331,6 +378,13 @@ export interface AppConfig {
     bodyBudgetBytes: number;
   };
   webhooks: { allowedCidrs: string[] };
+  /** Web sessions of people (docs/web.md). */
+  web: {
+    /** A session unused this long ends (its last_seen_at is updated at most once a minute). */
+    sessionIdleTimeoutMinutes: number;
+    /** A session ends this long after sign-in, however active. */
+    sessionAbsoluteTimeoutHours: number;
+  };
   delivery: {
     /** Delay before each retry, in ms; attempts = 1 + its length. */
     retryScheduleMs: number[];
@@ -353,8 +407,11 @@ export interface AppConfig {
     scannerWindowSeconds: number;
     /** A refetch this soon after the last counted open is the same view. */
     dedupSeconds: number;
-    /** Lower-case substrings of User-Agent values that are never opens (security gateways, bots). */
-    ignoredUserAgents: string[];
+    /**
+     * Lower-case substrings of User-Agent values that are never opens (security gateways, bots);
+     * null: the maintained default list, which lives with the open rule (messaging/email/open-policy.ts).
+     */
+    ignoredUserAgents: string[] | null;
   };
   /** Attachment text extraction (docs/attachments.md, "Limits"). */
   extraction: {
@@ -402,7 +459,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (!isDevelopment && !parsed.ADMIN_TOKEN) problems.push('ADMIN_TOKEN: is required when APP_ENV=production');
   if (!isDevelopment && !parsed.SECRETS_KEY) problems.push('SECRETS_KEY: is required when APP_ENV=production');
   if (!isDevelopment && !parsed.INGEST_TOKEN) problems.push('INGEST_TOKEN: is required when APP_ENV=production');
-  const allowedCidrs = list(parsed.WEBHOOK_ALLOWED_CIDRS);
+  const allowedCidrs = webhookAllowedCidrs(parsed.WEBHOOK_ALLOWED_CIDRS, isDevelopment);
   for (const cidr of allowedCidrs) {
     if (!isCidr(cidr)) problems.push(`WEBHOOK_ALLOWED_CIDRS: ${cidr} is not a CIDR such as 127.0.0.0/8`);
   }
@@ -461,17 +518,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     processRole: parsed.PROCESS_ROLE,
     queuePrefix: parsed.QUEUE_PREFIX,
     logLevel: parsed.LOG_LEVEL,
+    logFormat: parsed.LOG_FORMAT ?? (isDevelopment ? 'pretty' : 'json'),
     mcp: {
       allowedOrigins,
       maxBodyBytes: parsed.MCP_MAX_BODY_BYTES,
       maxBatch: parsed.MCP_MAX_BATCH,
       batchConcurrency: parsed.MCP_BATCH_CONCURRENCY,
       keyConcurrency: parsed.MCP_KEY_CONCURRENCY,
+      checkResults: parsed.MCP_CHECK_RESULTS === undefined ? isDevelopment : parsed.MCP_CHECK_RESULTS === 'true',
     },
     rateLimits: {
       mcp: { limit: parsed.MCP_RATE_LIMIT, windowSeconds: parsed.MCP_RATE_WINDOW_SECONDS, variable: 'MCP_RATE_LIMIT' },
       pixel: { limit: parsed.PIXEL_RATE_LIMIT, windowSeconds: parsed.PUBLIC_RATE_WINDOW_SECONDS, variable: 'PIXEL_RATE_LIMIT' },
       attachment: { limit: parsed.ATTACHMENT_RATE_LIMIT, windowSeconds: parsed.PUBLIC_RATE_WINDOW_SECONDS, variable: 'ATTACHMENT_RATE_LIMIT' },
+      signInAddress: {
+        limit: parsed.SIGN_IN_RATE_LIMIT_PER_ADDRESS,
+        windowSeconds: parsed.SIGN_IN_RATE_WINDOW_SECONDS,
+        variable: 'SIGN_IN_RATE_LIMIT_PER_ADDRESS',
+      },
+      signInIp: { limit: parsed.SIGN_IN_RATE_LIMIT_PER_IP, windowSeconds: parsed.SIGN_IN_RATE_WINDOW_SECONDS, variable: 'SIGN_IN_RATE_LIMIT_PER_IP' },
     },
     trustProxy,
     http: {
@@ -481,6 +546,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       bodyBudgetBytes: parsed.HTTP_BODY_BUDGET_BYTES,
     },
     webhooks: { allowedCidrs },
+    web: { sessionIdleTimeoutMinutes: parsed.SESSION_IDLE_TIMEOUT_MINUTES, sessionAbsoluteTimeoutHours: parsed.SESSION_ABSOLUTE_TIMEOUT_HOURS },
     delivery: {
       retryScheduleMs,
       concurrency: parsed.DELIVERY_CONCURRENCY,
@@ -547,10 +613,19 @@ export function parseTrustProxy(value: string): TrustProxy {
 }
 
 /** Unset: the maintained default list; `none`: no user agent is ignored; else the given substrings. */
-function ignoredUserAgents(value: string | undefined): string[] {
-  if (value === undefined) return [...DEFAULT_IGNORED_USER_AGENTS];
+function ignoredUserAgents(value: string | undefined): string[] | null {
+  if (value === undefined) return null;
   if (value.trim().toLowerCase() === 'none') return [];
   return list(value).map((item) => item.toLowerCase());
+}
+
+/** Loopback receivers (a local webhook receiver, the demo) are allowed in development unless the operator says otherwise. */
+export const DEVELOPMENT_ALLOWED_CIDRS = ['127.0.0.0/8', '::1/128'];
+
+function webhookAllowedCidrs(value: string | undefined, isDevelopment: boolean): string[] {
+  if (value === undefined) return isDevelopment ? [...DEVELOPMENT_ALLOWED_CIDRS] : [];
+  if (value.trim().toLowerCase() === 'none') return [];
+  return list(value);
 }
 
 function list(value: string): string[] {
