@@ -1,5 +1,7 @@
 import { BullModule } from '@nestjs/bull';
-import { Global, Inject, Injectable, Module, OnModuleDestroy } from '@nestjs/common';
+import { BeforeApplicationShutdown, Global, Inject, Injectable, Module, OnModuleDestroy } from '@nestjs/common';
+import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
+import Queue from 'bull';
 import Redis from 'ioredis';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -39,18 +41,41 @@ export class RedisClient implements OnModuleDestroy {
 }
 
 /**
+ * Stops every queue's processing at once when the process shuts down, before the modules' own
+ * shutdown hooks close the queues one after the other. Stopping is the slow part of closing: a
+ * worker's connection blocked waiting for the next job cannot take QUIT, so Bull gives it 500 ms
+ * before cutting it, queue by queue in sequence (Nest runs each module's hooks in turn); done
+ * together here, a worker stops in about 0.5 s instead of 1.5 s. Only local processing stops
+ * (and jobs under way finish first): requests still being answered can add jobs until the
+ * queues close, after the HTTP server has stopped.
+ */
+@Injectable()
+export class QueuesShutdown implements BeforeApplicationShutdown {
+  constructor(private readonly discovery: DiscoveryService) {}
+
+  async beforeApplicationShutdown(): Promise<void> {
+    const queues = this.discovery
+      .getProviders()
+      .map((wrapper) => wrapper.instance as unknown)
+      .filter((instance): instance is Queue.Queue => instance instanceof Queue);
+    await Promise.all(queues.map((queue) => queue.pause(true)));
+  }
+}
+
+/**
  * Bull on Redis. The key prefix comes from configuration and is hash-tagged by default (`{mss}`)
  * so every queue key lands in one Redis Cluster slot.
  */
 @Global()
 @Module({
   imports: [
+    DiscoveryModule,
     BullModule.forRootAsync({
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => ({ redis: config.redisUrl, prefix: config.queuePrefix }),
     }),
   ],
-  providers: [RedisClient],
+  providers: [RedisClient, QueuesShutdown],
   exports: [RedisClient],
 })
 export class QueueModule {}
