@@ -3,6 +3,7 @@ import { toolOk } from './support/mcp';
 import { createMessagingTestApp, Envelope, Hook, inboundSms, MessagingTestApp, partnerPhone } from './support/messaging-hooks';
 import { createSession, Session } from './support/session';
 import { INGEST_TOKEN } from './support/test-env';
+import { waitUntil } from './support/wait';
 
 /**
  * What one event may hold (docs/webhooks.md, "Payload size"): bodies, the subject, email headers
@@ -51,9 +52,8 @@ describe('event data limits', () => {
   }
 
   const eventOf = (hook: Hook, messageId: string): Envelope | undefined => hook.events('message.received').find((e) => e.data.message.id === messageId);
-  async function waitEvent(hook: Hook, messageId: string): Promise<Envelope> {
-    for (let i = 0; i < 300 && !eventOf(hook, messageId); i += 1) await new Promise((r) => setTimeout(r, 50));
-    return eventOf(hook, messageId)!;
+  function waitEvent(hook: Hook, messageId: string): Promise<Envelope> {
+    return waitUntil(() => eventOf(hook, messageId), `message.received of ${messageId}`);
   }
 
   it('a long email: its body, subject, References and attachment list are cut, the body says so, and get_thread has it all', async () => {

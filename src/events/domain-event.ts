@@ -18,12 +18,3 @@ export interface PublishedEvent<K extends EventKind = EventKind> extends DomainE
   id: string;
   occurredAt: Date;
 }
-
-/**
- * Receives committed events, at least once. `handle` runs inside the relay's transaction (write
- * your own rows there); the function it returns runs after that transaction commits.
- */
-export interface EventSubscriber {
-  readonly name: string;
-  handle(events: PublishedEvent[], manager: import('typeorm').EntityManager): Promise<(() => Promise<void>) | void>;
-}

@@ -3,8 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, EntitySubscriberInterface, QueryRunner, TransactionCommitEvent, TransactionRollbackEvent } from 'typeorm';
 import { EventKind } from './event-kinds';
 import { DomainEvent } from './domain-event';
-
-export const OUTBOX_CHANNEL = 'outbox_events';
+import { OutboxRepository } from './outbox.repository';
 
 /** Marks a transaction (its QueryRunner's `data`) that wrote outbox rows. */
 const WROTE_OUTBOX = 'wroteOutbox';
@@ -26,7 +25,10 @@ export class EventBus implements OnModuleInit, EntitySubscriberInterface {
   private notifying = false;
   private notifyAgain = false;
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly outbox: OutboxRepository,
+  ) {}
 
   onModuleInit(): void {
     this.dataSource.subscribers.push(this);
@@ -42,14 +44,9 @@ export class EventBus implements OnModuleInit, EntitySubscriberInterface {
     if (!runner?.isTransactionActive) {
       throw new Error('EventBus.publish must run inside the transaction of the change it reports');
     }
-    const rows: Array<{ id: string }> = await manager.query(
-      `INSERT INTO outbox_events (type, org_id, line_id, data)
-       SELECT * FROM unnest($1::text[], $2::uuid[], $3::uuid[], $4::json[])
-       RETURNING id`,
-      [events.map((e) => e.type), events.map((e) => e.orgId), events.map((e) => e.lineId), events.map((e) => JSON.stringify(e.data))],
-    );
+    const ids = await this.outbox.insert(manager, events);
     runner.data = { ...runner.data, [WROTE_OUTBOX]: true };
-    return rows.map((r) => String(r.id));
+    return ids;
   }
 
   /** TypeORM calls this after every commit, savepoint releases included. */
@@ -74,9 +71,8 @@ export class EventBus implements OnModuleInit, EntitySubscriberInterface {
       return;
     }
     this.notifying = true;
-    this.dataSource
-      // Two statements in one simple query run as one implicit transaction (rolled back whole on error).
-      .query(`SET LOCAL synchronous_commit = off; SELECT pg_notify('${OUTBOX_CHANNEL}', '')`)
+    this.outbox
+      .notify()
       .catch((error: unknown) => this.logger.debug(`NOTIFY failed (the relay's poll will find the events): ${(error as Error).message}`))
       .finally(() => {
         this.notifying = false;

@@ -1,13 +1,13 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Client } from 'pg';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { deleteInBatches, PeriodicTask } from '../common/periodic-task';
-import { EventKind } from './event-kinds';
-import { EventSubscriber, PublishedEvent } from './domain-event';
-import { OUTBOX_CHANNEL } from './event-bus';
+import { Hooks } from '../common/hooks';
+import { PeriodicTask } from '../common/periodic-task';
+import { PublishedEvent } from './domain-event';
+import { OUTBOX_CHANNEL, OutboxRepository } from './outbox.repository';
 
 const BATCH_SIZE = 500;
 /** Relayed events are kept this long (for a replay by hand), then deleted. */
@@ -25,7 +25,8 @@ const CLEANUP_PAUSE_MS = 100;
 @Injectable()
 export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(OutboxRelay.name);
-  private readonly subscribers: EventSubscriber[] = [];
+  /** Run in the transaction that claims a batch of committed events; each may answer a step to run after it commits. */
+  readonly relayed = new Hooks<[events: PublishedEvent[], manager: EntityManager], (() => Promise<void>) | void>('outbox events relayed');
   private listener?: Client;
   private timer?: NodeJS.Timeout;
   private running = false;
@@ -35,12 +36,9 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly outbox: OutboxRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
-
-  subscribe(subscriber: EventSubscriber): void {
-    this.subscribers.push(subscriber);
-  }
 
   onApplicationBootstrap(): void {
     if (this.config.processRole === 'api') return;
@@ -90,21 +88,14 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   private async relayBatch(): Promise<number> {
     const afterCommit: Array<() => Promise<void>> = [];
     const count = await this.dataSource.transaction(async (manager) => {
-      const rows: Array<{ id: string; type: EventKind; org_id: string; line_id: string | null; data: object; occurred_at: Date }> = await manager.query(
-        `SELECT id, type, org_id, line_id, data, occurred_at FROM outbox_events
-            WHERE relayed_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
-        [BATCH_SIZE],
+      const events = await this.outbox.claimBatch(manager, BATCH_SIZE);
+      if (events.length === 0) return 0;
+      for (const after of await this.relayed.run(events, manager)) if (after) afterCommit.push(after);
+      await this.outbox.markRelayed(
+        manager,
+        events.map((e) => e.id),
       );
-      if (rows.length === 0) return 0;
-      const events = rows.map(
-        (r) => ({ id: String(r.id), type: r.type, orgId: r.org_id, lineId: r.line_id, data: r.data, occurredAt: r.occurred_at }) as PublishedEvent,
-      );
-      for (const subscriber of this.subscribers) {
-        const after = await subscriber.handle(events, manager);
-        if (after) afterCommit.push(after);
-      }
-      await manager.query(`UPDATE outbox_events SET relayed_at = now() WHERE id = ANY($1::bigint[])`, [events.map((e) => e.id)]);
-      return rows.length;
+      return events.length;
     });
     for (const after of afterCommit) {
       // After commit nothing is lost if this fails: the subscriber's own sweep picks it up.
@@ -118,14 +109,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
    * relayed yet); several workers may run it at once. Answers how many it deleted.
    */
   async cleanup(): Promise<number> {
-    const { rows } = await deleteInBatches(
-      this.dataSource,
-      `DELETE FROM outbox_events WHERE id = ANY (ARRAY(
-         SELECT id FROM outbox_events WHERE relayed_at < now() - $1::interval ORDER BY relayed_at LIMIT $2 FOR UPDATE SKIP LOCKED))`,
-      [`${OUTBOX_RETENTION_MS} milliseconds`],
-      { batchSize: CLEANUP_BATCH, pauseMs: CLEANUP_PAUSE_MS },
-    );
-    return rows;
+    return this.outbox.deleteRelayedBefore(OUTBOX_RETENTION_MS, { batchSize: CLEANUP_BATCH, pauseMs: CLEANUP_PAUSE_MS });
   }
 
   /** A dedicated connection LISTENs for NOTIFY; it reconnects after a database restart. */

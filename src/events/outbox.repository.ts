@@ -1,0 +1,69 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { deleteInBatches } from '../database/delete-in-batches';
+import { queryNamed } from '../database/sql';
+import { DomainEvent, PublishedEvent } from './domain-event';
+import { EventKind } from './event-kinds';
+
+/** The NOTIFY channel that wakes the relay when events were committed. */
+export const OUTBOX_CHANNEL = 'outbox_events';
+
+/**
+ * SQL of the transactional outbox: events are written in the transaction of the change they
+ * report, claimed in batches by the relay (FOR UPDATE SKIP LOCKED, so replicas share the work),
+ * marked relayed, and deleted after their retention.
+ */
+@Injectable()
+export class OutboxRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** Writes events in the caller's transaction; answers their sequence numbers. */
+  async insert(manager: EntityManager, events: DomainEvent[]): Promise<string[]> {
+    const rows = await queryNamed<Array<{ id: string }>>(
+      manager,
+      `INSERT INTO outbox_events (type, org_id, line_id, data)
+       SELECT * FROM unnest(:types::text[], :orgIds::uuid[], :lineIds::uuid[], :data::json[])
+       RETURNING id`,
+      {
+        types: events.map((e) => e.type),
+        orgIds: events.map((e) => e.orgId),
+        lineIds: events.map((e) => e.lineId),
+        data: events.map((e) => JSON.stringify(e.data)),
+      },
+    );
+    return rows.map((r) => String(r.id));
+  }
+
+  /** Wakes the relay. Two statements in one simple query run as one implicit transaction. */
+  async notify(): Promise<void> {
+    await this.dataSource.query(`SET LOCAL synchronous_commit = off; SELECT pg_notify('${OUTBOX_CHANNEL}', '')`);
+  }
+
+  /** Takes the oldest events not relayed yet, skipping those another relay holds. */
+  async claimBatch(manager: EntityManager, limit: number): Promise<PublishedEvent[]> {
+    const rows = await queryNamed<Array<{ id: string; type: EventKind; org_id: string; line_id: string | null; data: object; occurred_at: Date }>>(
+      manager,
+      `SELECT id, type, org_id, line_id, data, occurred_at FROM outbox_events
+        WHERE relayed_at IS NULL ORDER BY id LIMIT :limit FOR UPDATE SKIP LOCKED`,
+      { limit },
+    );
+    return rows.map((r) => ({ id: String(r.id), type: r.type, orgId: r.org_id, lineId: r.line_id, data: r.data, occurredAt: r.occurred_at }) as PublishedEvent);
+  }
+
+  async markRelayed(manager: EntityManager, ids: string[]): Promise<void> {
+    await queryNamed(manager, 'UPDATE outbox_events SET relayed_at = now() WHERE id = ANY (:ids::bigint[])', { ids });
+  }
+
+  /** Deletes events relayed more than `retentionMs` ago, in small batches; answers how many. */
+  async deleteRelayedBefore(retentionMs: number, options: { batchSize: number; pauseMs: number }): Promise<number> {
+    const { rows } = await deleteInBatches(
+      this.dataSource,
+      `DELETE FROM outbox_events WHERE id = ANY (ARRAY(
+         SELECT id FROM outbox_events WHERE relayed_at < now() - $1::interval ORDER BY relayed_at LIMIT $2 FOR UPDATE SKIP LOCKED))`,
+      [`${retentionMs} milliseconds`],
+      options,
+    );
+    return rows;
+  }
+}
