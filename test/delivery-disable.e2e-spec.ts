@@ -1,6 +1,8 @@
 import { Clock } from '../src/common/clock';
+import { WebhooksService } from '../src/webhooks/webhooks.service';
 import { fixtureEvent } from './fixtures/events';
 import {
+  afterPendingRetries,
   attemptsOf,
   closeDeliveryTestApp,
   createDeliveryTestApp,
@@ -12,14 +14,15 @@ import {
   register,
   requestsTo,
   routeResponses,
-  sleep,
   waitForRequests,
+  waitDeliveryIdle,
   waitForStatus,
-  waitUntil,
+  waitRelayed,
 } from './support/delivery';
 import { toolOk } from './support/mcp';
 import { TestReceiver } from './support/receiver';
 import { createSession, Session } from './support/session';
+import { waitUntil } from './support/wait';
 
 jest.setTimeout(30_000);
 
@@ -86,7 +89,7 @@ describe('auto-disable and cancelling', () => {
     await t.db.query('UPDATE webhook_endpoints SET consecutive_failures = 99 WHERE id = $1', [ep.id]);
     await publish(t, event());
     await waitForRequests(receiver, ep.path, 2);
-    await waitUntil(async () => (await endpointRow(ep.id)).status === 'disabled', 'the endpoint to be disabled', 5000);
+    await waitUntil(async () => (await endpointRow(ep.id)).status === 'disabled', 'the endpoint to be disabled', { timeoutMs: 5000 });
 
     const row = await endpointRow(ep.id);
     expect(row.consecutive_failures).toBe(100);
@@ -106,7 +109,7 @@ describe('auto-disable and cancelling', () => {
     expect((await attemptsOf(t, second.id)).map((a) => a.status_code)).toEqual([500]);
 
     // No retry follows.
-    await sleep(RETRY_MS + 700);
+    await afterPendingRetries(t);
     expect(requestsTo(receiver, ep.path)).toHaveLength(2);
     expect((await attemptsOf(t, waiting.id)).map((a) => a.attempt_number)).toEqual([1]);
   });
@@ -114,7 +117,7 @@ describe('auto-disable and cancelling', () => {
   it('counts every failure of a burst that the worker records together (40 at once: count 40, 40 attempt rows)', async () => {
     const ep = await failingEndpoint('burst');
     await publishAll(t, Array.from({ length: 40 }, event));
-    await waitUntil(async () => (await attemptsOfEndpoint(ep.id)) === 40, '40 recorded attempts', 10_000);
+    await waitUntil(async () => (await attemptsOfEndpoint(ep.id)) === 40, '40 recorded attempts', { timeoutMs: 10_000 });
     const row = await endpointRow(ep.id);
     expect(row).toMatchObject({ status: 'active', consecutive_failures: 40 });
     const deliveries = await deliveriesOf(t, ep.id);
@@ -125,8 +128,9 @@ describe('auto-disable and cancelling', () => {
     const ep = await failingEndpoint('cross');
     await t.db.query('UPDATE webhook_endpoints SET consecutive_failures = 95, failing_since = now() WHERE id = $1', [ep.id]);
     await publishAll(t, Array.from({ length: 20 }, event));
-    await waitUntil(async () => (await endpointRow(ep.id)).status === 'disabled', 'the endpoint to be disabled', 10_000);
-    await sleep(300); // attempts already on the wire when it was disabled are still recorded
+    await waitUntil(async () => (await endpointRow(ep.id)).status === 'disabled', 'the endpoint to be disabled', { timeoutMs: 10_000 });
+    // Attempts already on the wire when it was disabled are still recorded: wait until the worker has run them all.
+    await waitDeliveryIdle(t);
     const row = await endpointRow(ep.id);
     expect(row.consecutive_failures).toBeGreaterThanOrEqual(100);
     expect(row.disabled_reason).toMatch(/consecutive failed delivery attempts/);
@@ -155,7 +159,7 @@ describe('auto-disable and cancelling', () => {
     await t.db.query('UPDATE webhook_endpoints SET failing_since = $2 WHERE id = $1', [ep.id, run25h]);
     await publish(t, event());
     await waitForRequests(receiver, ep.path, 2);
-    await waitUntil(async () => (await endpointRow(ep.id)).status === 'disabled', 'the endpoint to be disabled', 5000);
+    await waitUntil(async () => (await endpointRow(ep.id)).status === 'disabled', 'the endpoint to be disabled', { timeoutMs: 5000 });
     row = await endpointRow(ep.id);
     expect(row.consecutive_failures).toBe(7);
     const view = await getWebhook(ep.id);
@@ -168,12 +172,10 @@ describe('auto-disable and cancelling', () => {
     const ep = await failingEndpoint('reenable');
     await t.db.query("UPDATE webhook_endpoints SET consecutive_failures = 99, failing_since = now() - interval '1 hour' WHERE id = $1", [ep.id]);
     await publish(t, event());
-    await waitUntil(async () => (await endpointRow(ep.id)).status === 'disabled', 'the endpoint to be disabled', 5000);
+    await waitUntil(async () => (await endpointRow(ep.id)).status === 'disabled', 'the endpoint to be disabled', { timeoutMs: 5000 });
 
-    // Disabled: a new event is not delivered at all.
-    await publish(t, event());
-    await sleep(500);
-    expect(requestsTo(receiver, ep.path)).toHaveLength(1);
+    // Disabled: a new event gets no delivery at all (its fan-out has run and made none).
+    await waitRelayed(t, [await publish(t, event())]);
     expect(await deliveriesOf(t, ep.id)).toHaveLength(1);
 
     const updated = await toolOk(t, s.apiKey, 'update_webhook', { endpointId: ep.id, status: 'active' });
@@ -182,9 +184,12 @@ describe('auto-disable and cancelling', () => {
 
     routes.set(ep.path, () => ({ status: 200, body: 'back' }));
     await publish(t, event());
-    await waitForRequests(receiver, ep.path, 2);
+    // The event of the disabled time would have gone out before this one: the second request is this one.
+    const [, second] = await waitForRequests(receiver, ep.path, 2);
     const delivered = await waitForStatus(t, ep.id, ['succeeded']);
     expect(delivered.attempt_count).toBe(1);
+    expect(JSON.parse(second.body).id).toBe(delivered.event_id);
+    expect(requestsTo(receiver, ep.path)).toHaveLength(2);
     expect((await endpointRow(ep.id)).consecutive_failures).toBe(0);
   });
 
@@ -214,10 +219,57 @@ describe('auto-disable and cancelling', () => {
     routes.set(path, () => (++seen === 1 ? { status: 200, body: 'ok', delayMs: 400 } : { status: 500, body: 'nope' }));
     const { endpoint } = await register(t, s.apiKey, { url: `${base}${path}`, events: ['contact.merged'] });
     await publishAll(t, [event(), event()]);
-    await waitUntil(async () => (await attemptsOfEndpoint(endpoint.id)) === 2, 'both attempts recorded', 5000);
-    await waitUntil(async () => (await endpointRow(endpoint.id)).consecutive_failures === 0, 'the failing run to end', 2000);
+    await waitUntil(async () => (await attemptsOfEndpoint(endpoint.id)) === 2, 'both attempts recorded', { timeoutMs: 5000 });
+    await waitUntil(async () => (await endpointRow(endpoint.id)).consecutive_failures === 0, 'the failing run to end', { timeoutMs: 2000 });
     expect(await endpointRow(endpoint.id)).toMatchObject({ status: 'active', consecutive_failures: 0, failing_since: null });
     expect((await deliveriesOf(t, endpoint.id)).map((d) => d.status).sort()).toEqual(['retrying', 'succeeded']);
+  });
+
+  it('ending the runs of several endpoints never holds one while waiting for another: a failure batch is not aborted as a deadlock', async () => {
+    // A failure batch locks its endpoints in id order. Ending runs after a success batch once
+    // locked them in one UPDATE, in whatever order its plan met them: holding the second while
+    // waiting for the first, it deadlocked with a failure batch holding the first, and PostgreSQL
+    // aborted one of the two, losing the record of attempts already sent (the replicas
+    // reliability run saw 17). Now each run is ended by a statement of its own.
+    const own = await createSession(t.admin, { tier: 'POWER' }); // the shared session is near its endpoint cap
+    const endpointId = async () => (await register(t, own.apiKey, { url: `${base}/order-${++n}`, events: ['contact.merged'] })).endpoint.id;
+    const [first, second] = [await endpointId(), await endpointId()].sort();
+    // Both in a failing run; `first` written last, so a scan of the table meets `second` first.
+    for (const id of [second, first]) {
+      await t.db.query(`UPDATE webhook_endpoints SET consecutive_failures = 3, failing_since = now() - interval '1 hour' WHERE id = $1`, [id]);
+    }
+    const failureBatch = t.db.createQueryRunner();
+    await failureBatch.connect();
+    try {
+      await failureBatch.startTransaction();
+      await failureBatch.query('SELECT id FROM webhook_endpoints WHERE id = $1 FOR NO KEY UPDATE', [first]);
+      const answeredAt = new Date();
+      const ending = t.app.get(WebhooksService).endRunsAnsweredBefore(
+        new Map([
+          [second, answeredAt],
+          [first, answeredAt],
+        ]),
+      );
+      const settled = ending.then(
+        () => 'ended',
+        (error: Error) => error.message,
+      );
+      await waitUntil(
+        async () =>
+          (
+            await t.db.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%SET consecutive_failures = 0%'`)
+          )[0].n === 1,
+        'the statement ending the runs to wait for the first endpoint',
+      );
+      await failureBatch.query('SELECT id FROM webhook_endpoints WHERE id = $1 FOR NO KEY UPDATE', [second]);
+      await failureBatch.commitTransaction();
+      expect(await settled).toBe('ended');
+    } finally {
+      if (failureBatch.isTransactionActive) await failureBatch.rollbackTransaction();
+      await failureBatch.release();
+    }
+    expect(await endpointRow(first)).toMatchObject({ consecutive_failures: 0, failing_since: null });
+    expect(await endpointRow(second)).toMatchObject({ consecutive_failures: 0, failing_since: null });
   });
 
   it('update_webhook status disabled cancels a delivery waiting for its retry; no further request', async () => {
@@ -232,7 +284,7 @@ describe('auto-disable and cancelling', () => {
     const list = await toolOk(t, s.apiKey, 'list_webhook_deliveries', { endpointId: ep.id });
     expect(list.deliveries).toEqual([expect.objectContaining({ id: waiting.id, status: 'cancelled', attempts: 1, nextAttemptAt: null })]);
 
-    await sleep(RETRY_MS + 700);
+    await afterPendingRetries(t);
     expect(requestsTo(receiver, ep.path)).toHaveLength(1);
     expect((await deliveriesOf(t, ep.id))[0].status).toBe('cancelled');
   });
@@ -248,7 +300,7 @@ describe('auto-disable and cancelling', () => {
     const [{ count }] = await t.db.query('SELECT count(*)::int AS count FROM webhook_endpoints WHERE id = $1', [ep.id]);
     expect(count).toBe(0);
 
-    await sleep(RETRY_MS + 700);
+    await afterPendingRetries(t);
     expect(requestsTo(receiver, ep.path)).toHaveLength(1);
   });
 });

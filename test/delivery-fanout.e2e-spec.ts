@@ -9,17 +9,20 @@ import {
   publish,
   register,
   requestsTo,
-  sleep,
   waitForRequests,
   waitRelayed,
 } from './support/delivery';
 import { toolOk } from './support/mcp';
 import { TestReceiver } from './support/receiver';
 import { createSession, Session } from './support/session';
+import { waitUntil } from './support/wait';
 
 /**
  * Who receives what. A negative check waits until the relay has handed the event over (its
- * fan-out has committed), then finds no delivery row and, a moment later, no request.
+ * fan-out has committed) and finds no delivery row; then a sentinel, an event the endpoint does
+ * receive, is published after it: once the sentinel has arrived, anything the endpoint was wrongly
+ * sent would have arrived too (the relay hands events over in order, and queues each batch's
+ * deliveries before it takes the next), so the endpoint's requests are checked then.
  */
 jest.setTimeout(30_000);
 
@@ -52,6 +55,19 @@ describe('fan-out: ownership, scope, kinds and status', () => {
     return { id: endpoint.id, path: p };
   }
 
+  /**
+   * Publishes `sentinel`, which `ep` does receive, and waits until it has arrived there; returns
+   * every envelope `ep` received by then, the sentinel's included (`sentinelId`).
+   */
+  async function receivedUpTo(ep: { id: string; path: string }, sentinel: Parameters<typeof publish>[1]) {
+    const { outboxId } = await publishAndFanOut(sentinel);
+    const row = (await deliveriesOfEvent(t, outboxId)).find((d) => d.endpoint_id === ep.id);
+    if (!row) throw new Error(`the sentinel ${sentinel.type} is not for ${ep.path}: pick an event it receives`);
+    const envelopes = () => requestsTo(receiver, ep.path).map((r) => JSON.parse(r.body));
+    await waitUntil(() => envelopes().some((e) => e.id === row.event_id), `the sentinel ${sentinel.type} at ${ep.path}`);
+    return { envelopes: envelopes(), sentinelId: row.event_id };
+  }
+
   /** Publishes, waits for the fan-out to commit, and returns the endpoint ids that got a delivery row. */
   async function publishAndFanOut(event: Parameters<typeof publish>[1]): Promise<{ outboxId: string; endpointIds: string[] }> {
     const outboxId = await publish(t, event);
@@ -70,8 +86,8 @@ describe('fan-out: ownership, scope, kinds and status', () => {
     const orgWide = await publishAndFanOut(fixtureEvent('contact.merged', { orgId: b.orgId, lineId: null }));
     expect(orgWide.endpointIds).toEqual([epB.id]);
     await waitForRequests(receiver, epB.path, 2);
-    await sleep(300);
-    expect(requestsTo(receiver, epA.path)).toHaveLength(0);
+    const atA = await receivedUpTo(epA, fixtureEvent('message.received', { orgId: a.orgId, lineId: email(a).id }));
+    expect(atA.envelopes.map((e) => e.id)).toEqual([atA.sentinelId]);
   });
 
   it('a user without membership of the line does not get its events; removing the membership stops them', async () => {
@@ -89,6 +105,7 @@ describe('fan-out: ownership, scope, kinds and status', () => {
     const second = await publishAndFanOut(fixtureEvent('message.received', { orgId: owner.orgId, lineId: email(owner).id }));
     expect(second.endpointIds.sort()).toEqual([epOwner.id, epColleague.id].sort());
     await waitForRequests(receiver, epColleague.path, 1);
+    await waitForRequests(receiver, epOwner.path, 2);
 
     // The owner leaves the line: from now on only the colleague.
     const removed = await t.admin.delete(`/admin/lines/${email(owner).id}/members/${owner.userId}`);
@@ -96,8 +113,9 @@ describe('fan-out: ownership, scope, kinds and status', () => {
     const third = await publishAndFanOut(fixtureEvent('message.received', { orgId: owner.orgId, lineId: email(owner).id }));
     expect(third.endpointIds).toEqual([epColleague.id]);
     await waitForRequests(receiver, epColleague.path, 2);
-    await sleep(300);
-    expect(requestsTo(receiver, epOwner.path)).toHaveLength(2);
+    // An org-wide event still reaches the owner: by then, the third event would have too.
+    const atOwner = await receivedUpTo(epOwner, fixtureEvent('contact.merged', { orgId: owner.orgId, lineId: null }));
+    expect(atOwner.envelopes.map((e) => e.type)).toEqual(['message.received', 'message.received', 'contact.merged']);
   });
 
   it('a scoped endpoint receives only events of its lines, including mailbox health', async () => {
@@ -114,10 +132,9 @@ describe('fan-out: ownership, scope, kinds and status', () => {
 
     await waitForRequests(receiver, all.path, 3);
     await waitForRequests(receiver, scoped.path, 2);
-    await sleep(300);
-    const scopedTypes = requestsTo(receiver, scoped.path).map((r) => JSON.parse(r.body));
-    expect(scopedTypes.map((e) => e.type).sort()).toEqual(['email_account.health_changed', 'message.received']);
-    expect(scopedTypes.find((e) => e.type === 'message.received').data.message.channel).toBe('EMAIL');
+    const atScoped = await receivedUpTo(scoped, fixtureEvent('message.received', { orgId: s.orgId, lineId: email(s).id }));
+    expect(atScoped.envelopes.map((e) => e.type).sort()).toEqual(['email_account.health_changed', 'message.received', 'message.received']);
+    expect(atScoped.envelopes.filter((e) => e.type === 'message.received').map((e) => e.data.message.channel)).toEqual(['EMAIL', 'EMAIL']);
   });
 
   it('a scoped endpoint never gets contact.merged; an unscoped one does', async () => {
@@ -135,8 +152,8 @@ describe('fan-out: ownership, scope, kinds and status', () => {
     const merged = await publishAndFanOut(fixtureEvent('contact.merged', { orgId: s.orgId, lineId: null }));
     expect(merged.endpointIds).toEqual([all.id]);
     await waitForRequests(receiver, all.path, 1);
-    await sleep(300);
-    expect(requestsTo(receiver, scoped.path)).toHaveLength(0);
+    const atScoped = await receivedUpTo(scoped, fixtureEvent('message.received', { orgId: s.orgId, lineId: email(s).id }));
+    expect(atScoped.envelopes.map((e) => e.id)).toEqual([atScoped.sentinelId]);
   });
 
   it('a scope entry naming a deleted line matches nothing (fails closed)', async () => {
@@ -162,9 +179,12 @@ describe('fan-out: ownership, scope, kinds and status', () => {
     const onPhone = await publishAndFanOut(fixtureEvent('message.received', { orgId: s.orgId, lineId: phone(s).id }, { channel: 'SMS' }));
     expect(onPhone.endpointIds.sort()).toEqual([scoped.id, all.id].sort());
     await waitForRequests(receiver, scoped.path, 1);
-    await sleep(300);
-    expect(requestsTo(receiver, scoped.path).map((r) => JSON.parse(r.body).data.message.channel)).toEqual(['SMS']);
-    expect(requestsTo(receiver, all.path)).toHaveLength(1);
+    await waitForRequests(receiver, all.path, 1);
+    const sentinel = fixtureEvent('message.received', { orgId: s.orgId, lineId: phone(s).id }, { channel: 'SMS' });
+    const atScoped = await receivedUpTo(scoped, sentinel);
+    expect(atScoped.envelopes.map((e) => e.data.message.channel)).toEqual(['SMS', 'SMS']);
+    await waitUntil(() => requestsTo(receiver, all.path).length >= 2, `the sentinel at ${all.path}`);
+    expect(requestsTo(receiver, all.path).map((r) => JSON.parse(r.body).data.message.channel)).toEqual(['SMS', 'SMS']);
   });
 
   it('each delivery records the line of its event (none for an org-wide event), and a resend keeps it', async () => {
@@ -189,8 +209,8 @@ describe('fan-out: ownership, scope, kinds and status', () => {
     const sent = await publishAndFanOut(fixtureEvent('message.sent', { orgId: s.orgId, lineId: email(s).id }));
     expect(sent.endpointIds).toEqual([sentOnly.id]);
     await waitForRequests(receiver, sentOnly.path, 1);
-    await sleep(300);
-    expect(requestsTo(receiver, sentOnly.path).map((r) => JSON.parse(r.body).type)).toEqual(['message.sent']);
+    const atSentOnly = await receivedUpTo(sentOnly, fixtureEvent('message.sent', { orgId: s.orgId, lineId: email(s).id }));
+    expect(atSentOnly.envelopes.map((e) => e.type)).toEqual(['message.sent', 'message.sent']);
   });
 
   it('a disabled endpoint receives nothing', async () => {
@@ -203,9 +223,11 @@ describe('fan-out: ownership, scope, kinds and status', () => {
     const event = await publishAndFanOut(fixtureEvent('message.received', { orgId: s.orgId, lineId: email(s).id }));
     expect(event.endpointIds).toEqual([on.id]);
     await waitForRequests(receiver, on.path, 1);
-    await sleep(300);
-    expect(requestsTo(receiver, off.path)).toHaveLength(0);
     expect(await deliveriesOf(t, off.id)).toHaveLength(0);
+    // Enabled again, it receives what comes next, and nothing of the time it was disabled.
+    await toolOk(t, s.apiKey, 'update_webhook', { endpointId: off.id, status: 'active' });
+    const atOff = await receivedUpTo(off, fixtureEvent('message.received', { orgId: s.orgId, lineId: email(s).id }));
+    expect(atOff.envelopes.map((e) => e.id)).toEqual([atOff.sentinelId]);
   });
 
   it('one delivery row per (event, endpoint): a relay replay creates no second row and no second request', async () => {
@@ -220,13 +242,13 @@ describe('fan-out: ownership, scope, kinds and status', () => {
     expect(affected).toBe(1);
     t.app.get(OutboxRelay).wake();
     await waitRelayed(t, [outboxId]);
-    await sleep(500);
 
     const rows = await deliveriesOf(t, ep.id);
     expect(rows).toHaveLength(1);
     expect(rows[0].id).toBe(row.id);
     expect(rows[0].event_id).toBe(JSON.parse(first.body).id);
-    expect(requestsTo(receiver, ep.path)).toHaveLength(1);
+    const atEp = await receivedUpTo(ep, fixtureEvent('message.received', { orgId: s.orgId, lineId: email(s).id }));
+    expect(atEp.envelopes.map((e) => e.id)).toEqual([JSON.parse(first.body).id, atEp.sentinelId]);
   });
 
   it('endpoints that get the same variant of an event share one stored payload; a replay reaching a new endpoint reuses it', async () => {

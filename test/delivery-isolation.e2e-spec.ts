@@ -1,13 +1,17 @@
 import { DeliveryQueue } from '../src/delivery/delivery-queue';
+import { DeliverySweeper } from '../src/delivery/delivery-sweeper';
 import { DeliveryProcessor } from '../src/delivery/delivery.processor';
 import { fixtureEvent } from './fixtures/events';
-import { closeDeliveryTestApp, createDeliveryTestApp, DeliveryTestApp, publish, publishAll, register, waitUntil } from './support/delivery';
+import { closeDeliveryTestApp, createDeliveryTestApp, DeliveryTestApp, publish, publishAll, register } from './support/delivery';
 import { TestReceiver } from './support/receiver';
 import { createSession, Session } from './support/session';
+import { waitUntil } from './support/wait';
 
-const TIMEOUT_MS = 1500;
+const TIMEOUT_MS = 1000;
 const CONCURRENCY = 6;
 const PER_ENDPOINT = 2;
+/** Events for the hanging endpoint: PER_ENDPOINT at a time, each held until the timeout. */
+const HANGING_EVENTS = 12;
 
 /**
  * A receiver that hangs until the timeout must not hold back deliveries to others: with six
@@ -43,7 +47,7 @@ describe('failure isolation between endpoints', () => {
         DELIVERY_CONCURRENCY: String(CONCURRENCY),
         DELIVERY_ENDPOINT_CONCURRENCY: String(PER_ENDPOINT),
         // A sweep that keeps finding the postponed deliveries overdue (see the second test).
-        DELIVERY_SWEEP_INTERVAL_MS: '300',
+        DELIVERY_SWEEP_INTERVAL_MS: '100',
         DELIVERY_SWEEP_GRACE_MS: '500',
       },
     });
@@ -54,6 +58,26 @@ describe('failure isolation between endpoints', () => {
     await Promise.all([hanging.stop(), healthy.stop()]);
   });
 
+  /** Waits until the worker's delivery sweep has run `count` more times. */
+  async function afterSweeps(count: number): Promise<void> {
+    const sweeper = t.app.get(DeliverySweeper);
+    const sweep = sweeper.sweep.bind(sweeper);
+    let swept = 0;
+    const spy = jest.spyOn(sweeper, 'sweep').mockImplementation(async () => {
+      const found = await sweep();
+      swept += 1;
+      return found;
+    });
+    try {
+      await waitUntil(
+        () => swept >= count,
+        () => `${count} delivery sweeps (${swept} so far)`,
+      );
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
   it('a hanging endpoint holds at most its share of slots; a healthy one is served at once', async () => {
     await register(t, s.apiKey, { url: `${hangingBase}/hang`, events: ['contact.merged'] });
     await register(t, s.apiKey, { url: `${healthyBase}/ok`, events: ['message.sent'] });
@@ -61,49 +85,48 @@ describe('failure isolation between endpoints', () => {
 
     await publishAll(
       t,
-      Array.from({ length: 20 }, () => fixtureEvent('contact.merged', { orgId: s.orgId, lineId: null })),
+      Array.from({ length: HANGING_EVENTS }, () => fixtureEvent('contact.merged', { orgId: s.orgId, lineId: null })),
     );
-    await waitUntil(() => hanging.requests.length >= PER_ENDPOINT, 'the hanging receiver to be busy', 10_000, 10);
+    await waitUntil(() => hanging.requests.length >= PER_ENDPOINT, 'the hanging receiver to be busy', { timeoutMs: 10_000, intervalMs: 10 });
 
     const started = Date.now();
     for (let i = 0; i < 10; i++) await publish(t, fixtureEvent('message.sent', { orgId: s.orgId, lineId: emailLine }));
     await healthy.waitFor(10, 10_000);
     const took = Math.max(...healthy.requests.map((r) => r.receivedAt)) - started;
-    console.log(`healthy endpoint: 10 deliveries in ${took} ms; hanging endpoint: max ${maxOpen} open at once`);
 
     expect(took).toBeLessThan(TIMEOUT_MS);
     expect(maxOpen).toBeLessThanOrEqual(PER_ENDPOINT);
     // The hanging endpoint is not starved either: once its first attempts time out, the next go.
-    await waitUntil(() => hanging.requests.length >= 2 * PER_ENDPOINT, 'the hanging endpoint to get further attempts', 10_000, 50);
+    await waitUntil(() => hanging.requests.length >= 2 * PER_ENDPOINT, 'the hanging endpoint to get further attempts', { timeoutMs: 10_000, intervalMs: 50 });
   });
 
   it('postponed jobs do not multiply while the sweep keeps re-adding overdue deliveries', async () => {
-    // The 20 deliveries to the hanging endpoint stay overdue, so every sweep (each 300 ms) adds
-    // their attempt again; each such job meets the alternating postponement ids and is dropped.
-    await new Promise((resolve) => setTimeout(resolve, 4000));
+    // The deliveries to the hanging endpoint stay overdue, so every sweep could add their attempt
+    // again; each such job meets the alternating postponement ids and is dropped. Five sweeps
+    // that multiplied jobs would leave far more than the bound.
+    await afterSweeps(5);
     const counts = await t.app.get(DeliveryQueue).queue.getJobCounts();
     const owed = counts.waiting + counts.delayed + counts.active;
-    console.log(`jobs in the queue after 4 s of sweeps: ${JSON.stringify(counts)}`);
-    expect(owed).toBeLessThanOrEqual(2 * 20 + PER_ENDPOINT);
+    expect(owed).toBeLessThanOrEqual(2 * HANGING_EVENTS + PER_ENDPOINT);
   });
 
   it('attempts waiting for the hanging endpoint are parked in the worker, not put back in Redis, and each runs once', async () => {
-    // The 20 deliveries of the first test: two at a time, each hangs until the timeout.
+    // The deliveries of the first test: two at a time, each hangs until the timeout.
     const processor = t.app.get(DeliveryProcessor);
     // The old way re-added each waiting attempt as a delayed job with a :pa/:pb id; the only
     // delayed jobs now are retries (an hour away) of the attempts that timed out.
     const delayed = await t.app.get(DeliveryQueue).queue.getDelayed();
     expect(delayed.map((job) => String(job.id)).filter((id) => /:p[ab]$/.test(id))).toEqual([]);
     expect(processor.parkedCount()).toBeGreaterThan(0);
-    // The sweep (every 300 ms, grace 500 ms) finds the parked deliveries overdue, yet leaves them
-    // to this worker: over a second of sweeps, no first attempt of a parked one is queued again.
+    // The sweep (every 100 ms, grace 500 ms) finds the parked deliveries overdue, yet leaves them
+    // to this worker: over five sweeps, no first attempt of a parked one is queued again.
     const queue = t.app.get(DeliveryQueue);
     const requeued: string[] = [];
     const spy = jest.spyOn(queue, 'enqueue').mockImplementation(async function (this: DeliveryQueue, jobs) {
       for (const job of jobs) if (job.attempt === 1 && processor.isParked(job.deliveryId, 1)) requeued.push(job.deliveryId);
       return DeliveryQueue.prototype.enqueue.call(this, jobs);
     });
-    await new Promise((resolve) => setTimeout(resolve, 1200));
+    await afterSweeps(5);
     spy.mockRestore();
     expect(requeued).toEqual([]);
     await waitUntil(
@@ -113,17 +136,16 @@ describe('failure isolation between endpoints', () => {
             `SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
           WHERE e.url LIKE '%/hang' AND d.attempt_count = 1 AND d.status = 'retrying'`,
           )
-        )[0].n === 20,
+        )[0].n === HANGING_EVENTS,
       'every delivery to the hanging endpoint to have had its attempt',
-      30_000,
-      100,
+      { timeoutMs: 30_000, intervalMs: 100 },
     );
     const [{ attempts, most }] = await t.db.query(
       `SELECT count(*)::int AS attempts, max(n)::int AS most FROM (
          SELECT count(*) AS n FROM webhook_delivery_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
            JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.url LIKE '%/hang' GROUP BY a.delivery_id) per_delivery`,
     );
-    expect({ attempts, most }).toEqual({ attempts: 20, most: 1 });
+    expect({ attempts, most }).toEqual({ attempts: HANGING_EVENTS, most: 1 });
     expect(processor.parkedCount()).toBe(0);
   });
 });

@@ -9,20 +9,21 @@ describe('delivery smoke', () => {
   let t: TestApp;
   const receiver = new TestReceiver();
   let url: string;
-  const saved = { ...process.env };
   beforeAll(async () => {
-    process.env.APP_ENV = 'development';
-    process.env.WEBHOOK_ALLOWED_CIDRS = '127.0.0.0/8';
-    process.env.DELIVERY_RETRY_SCHEDULE = '1s,1s';
-    // The relay's safety-net poll is out of reach: only the after-commit NOTIFY can wake it in time.
-    process.env.OUTBOX_POLL_INTERVAL_MS = '60000';
     url = await receiver.start();
-    t = await createTestApp();
+    t = await createTestApp({
+      env: {
+        APP_ENV: 'development',
+        WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
+        DELIVERY_RETRY_SCHEDULE: '1s,1s',
+        // The relay's safety-net poll is out of reach: only the after-commit NOTIFY can wake it in time.
+        OUTBOX_POLL_INTERVAL_MS: '60000',
+      },
+    });
   });
   afterAll(async () => {
     await t.close();
     await receiver.stop();
-    process.env = saved;
   });
 
   it('publishes, fans out, signs and delivers', async () => {

@@ -14,10 +14,10 @@ import {
   requestsTo,
   waitForRequests,
   waitForStatus,
-  waitUntil,
 } from './support/delivery';
 import { TestReceiver } from './support/receiver';
 import { createSession, Session } from './support/session';
+import { waitUntil } from './support/wait';
 
 jest.setTimeout(30_000);
 
@@ -89,7 +89,7 @@ describe('URL policy at send time', () => {
         return rows.length >= 2 && rows;
       },
       'the second attempt',
-      5000,
+      { timeoutMs: 5000 },
     );
     expect(two.map((a) => a.error_kind)).toEqual(['url_refused', 'url_refused']);
     expect(requestsTo(receiver, '/rebind')).toHaveLength(0);

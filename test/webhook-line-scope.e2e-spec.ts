@@ -4,9 +4,8 @@ import { createMcpTestApp, hookUrl, McpTestApp, toolError, toolOk } from './supp
 import { storePayload } from './support/payloads';
 
 /**
- * Issue 10, section 1 (spec: Authentication 4; DESIGN "Line-scoped keys"): a key limited to some
- * lines sees and acts on only the endpoints whose channel scope lies wholly inside the lines it may
- * use now. Every other endpoint of its own user, and that endpoint's deliveries, answer exactly as
+ * A key limited to some lines sees and acts on only the endpoints whose channel scope lies wholly
+ * inside the lines it may use now. Every other endpoint of its own user, and that endpoint's deliveries, answer exactly as
  * ids that never existed, in all eight webhook tools, and stay untouched. Of a visible endpoint's
  * log it sees only deliveries of events on its lines (an endpoint may have reached further before).
  */

@@ -1,4 +1,4 @@
-import { ALLOWED_URLS, ForbiddenUrl, FORBIDDEN_URLS, refusedWith } from '../src/webhooks/url-policy/forbidden-urls';
+import { ALLOWED_URLS, ForbiddenUrl, FORBIDDEN_URLS, refusedWith } from './fixtures/forbidden-urls';
 import { describeRange } from '../src/webhooks/url-policy/url-policy';
 import { createSession, Session } from './support/session';
 import { createMcpTestApp, McpTestApp, toolError, toolOk } from './support/mcp';
@@ -92,11 +92,11 @@ describe('URL policy at registration', () => {
     });
   });
 
-  describe('development (http:// accepted too)', () => {
+  describe('development with WEBHOOK_ALLOWED_CIDRS=none (http:// accepted too, loopback not)', () => {
     let t: McpTestApp;
     let s: Session;
     beforeAll(async () => {
-      ({ t, s } = await setUp({ APP_ENV: 'development', WEBHOOK_ALLOWED_CIDRS: '' }));
+      ({ t, s } = await setUp({ APP_ENV: 'development', WEBHOOK_ALLOWED_CIDRS: 'none' }));
     });
     afterAll(async () => {
       await t.close();

@@ -1,17 +1,23 @@
 import { randomBytes } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, SelectQueryBuilder } from 'typeorm';
+import { Inject, Injectable } from '@nestjs/common';
 import { Caller } from '../auth/caller';
-import { isForeignKeyViolation, NotFoundError } from '../common/errors';
+import { Clock } from '../common/clock';
+import { ConflictError, isForeignKeyViolation, NotFoundError, ValidationError } from '../common/errors';
 import { isIsoTimestamp, KeysetCursors } from '../common/keyset-cursor';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
 import { WebhooksService } from '../webhooks/webhooks.service';
-import { visibleDelivery, visibleEndpoint } from '../webhooks/endpoint-visibility';
+import { AttemptDetailRow, DeliveriesRepository, DeliveryRow } from './deliveries.repository';
 import { DeliveryQueue } from './delivery-queue';
-import { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
+import { DeliveryStatus } from './webhook-delivery.entity';
 
 export const DELIVERIES_PAGE_SIZE = 25;
 const LIST_TOOL = 'list_webhook_deliveries';
+/** Failed deliveries one recover_webhook_deliveries call resends at most (oldest first; the rest: call again). */
+export const RECOVER_MAX_DELIVERIES = 1000;
+/** The longest window one recovery covers. */
+export const RECOVER_MAX_WINDOW_DAYS = 7;
+const DAY_MS = 86_400_000;
 
 export interface DeliveryView {
   id: string;
@@ -28,6 +34,33 @@ export interface DeliveryView {
   createdAt: string;
 }
 
+/** One delivery with its envelope (as stored: attachment links are signed per attempt, not stored) and every attempt, first first. */
+export interface DeliveryDetail {
+  delivery: DeliveryView & { recoveredAt: string | null };
+  envelope: { id: string; type: string; createdAt: string; endpointId: string; mode: string; data: object };
+  attempts: AttemptView[];
+}
+
+export interface AttemptView {
+  attemptNumber: number;
+  attemptedAt: string;
+  durationMs: number;
+  statusCode: number | null;
+  errorKind: string | null;
+  /** The first 2 KB (2048 bytes) of the response body, as stored; null when none was read. */
+  responseBody: string | null;
+}
+
+export interface RecoverResult {
+  endpointId: string;
+  since: string;
+  until: string;
+  queued: number;
+  /** True when failed deliveries of the window were left over (more than RECOVER_MAX_DELIVERIES): call again from nextSince. */
+  truncated: boolean;
+  nextSince: string | null;
+}
+
 /** `evt_` + 32 lowercase hex: the envelope id and dedup key of one delivery. */
 export function newEventId(): string {
   return `evt_${randomBytes(16).toString('hex')}`;
@@ -37,20 +70,22 @@ export function newEventId(): string {
 @Injectable()
 export class DeliveriesService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly deliveries: DeliveriesRepository,
     private readonly webhooks: WebhooksService,
     private readonly queue: DeliveryQueue,
     private readonly cursors: KeysetCursors,
+    private readonly clock: Clock,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
    * 25 rows, newest first; the cursor is a keyset position (created_at, id), so rows arriving
    * later never shift a page. created_at is kept to the millisecond so it round-trips through JS.
    */
-  async list(caller: Caller, endpointId: string, cursor?: string): Promise<{ deliveries: DeliveryView[]; nextCursor: string | null }> {
-    await this.webhooks.find(this.dataSource.manager, caller, endpointId);
+  async list(caller: Caller, endpointId: string, cursor?: string, status?: DeliveryStatus): Promise<{ deliveries: DeliveryView[]; nextCursor: string | null }> {
+    await this.webhooks.get(caller, endpointId); // not found unless the caller may see the endpoint
     const after = cursor === undefined ? undefined : this.cursors.decode(LIST_TOOL, cursor, isIsoTimestamp);
-    const rows = await deliveryPageQuery(this.dataSource, caller, endpointId, after).getMany();
+    const rows = await this.deliveries.page(caller, endpointId, DELIVERIES_PAGE_SIZE + 1, after, status);
     const page = rows.slice(0, DELIVERIES_PAGE_SIZE);
     const last = page[page.length - 1];
     return {
@@ -64,89 +99,103 @@ export class DeliveriesService {
    * the caller may see (visibleEndpoint, visibleDelivery); any other reads as not found.
    */
   async resend(caller: Caller, deliveryId: string): Promise<DeliveryView> {
-    const repo = this.dataSource.getRepository(WebhookDelivery);
-    const endpoint = visibleEndpoint(caller);
-    const delivery = visibleDelivery(caller);
-    const original = await repo
-      .createQueryBuilder('d')
-      .innerJoin('webhook_endpoints', 'e', 'e.id = d.endpoint_id')
-      .where('d.id = :deliveryId', { deliveryId })
-      .andWhere(endpoint.sql, endpoint.parameters)
-      .andWhere(delivery.sql, delivery.parameters)
-      .getOne();
+    const original = await this.deliveries.findVisible(caller, deliveryId);
     if (!original) throw NotFoundError.of('webhook delivery', deliveryId, 'deliveryId');
-    const copy = await repo
-      .save(
-        repo.create({
-          eventId: newEventId(),
-          endpointId: original.endpointId,
-          userId: original.userId,
-          sourceEventId: original.sourceEventId,
-          lineId: original.lineId,
-          resentFromId: original.id,
-          eventType: original.eventType,
-          mode: original.mode,
-          payloadId: original.payloadId, // the same stored payload: nothing is copied
-          eventCreatedAt: new Date(),
-          status: 'pending',
-          attemptCount: 0,
-          nextAttemptAt: new Date(),
-        }),
-      )
-      .catch((error: unknown) => {
-        // The original (with its endpoint or its payload) was deleted since it was read.
-        throw isForeignKeyViolation(error) ? NotFoundError.of('webhook delivery', deliveryId, 'deliveryId') : error;
-      });
+    const copy = await this.deliveries.insertResend(original, newEventId()).catch((error: unknown) => {
+      // The original (with its endpoint or its payload) was deleted since it was read.
+      throw isForeignKeyViolation(error) ? NotFoundError.of('webhook delivery', deliveryId, 'deliveryId') : error;
+    });
     // If Redis refuses, the row is owed all the same: the sweep enqueues it.
     await this.queue.enqueue([{ deliveryId: copy.id, endpointId: copy.endpointId, attempt: 1 }]).catch(() => undefined);
     return toDeliveryView(copy);
   }
+
+  /** One delivery the caller may see, with its envelope and every attempt; any other reads as not found. */
+  async detail(caller: Caller, deliveryId: string): Promise<DeliveryDetail> {
+    const row = await this.deliveries.findDetail(caller, deliveryId);
+    if (!row) throw NotFoundError.of('webhook delivery', deliveryId, 'deliveryId');
+    const attempts = await this.deliveries.attemptsOf(caller, deliveryId);
+    return {
+      delivery: { ...toDeliveryView(row), recoveredAt: row.recoveredAt?.toISOString() ?? null },
+      envelope: {
+        id: row.eventId,
+        type: row.eventType,
+        createdAt: row.eventCreatedAt.toISOString(),
+        endpointId: row.endpointId,
+        mode: row.mode,
+        data: row.data,
+      },
+      attempts: attempts.map(toAttemptView),
+    };
+  }
+
+  /**
+   * Resends each `failed` delivery of the endpoint whose event time is in [since, until) (until
+   * defaults to now) once, as resend does: a new delivery of the same payload with a new evt_ id,
+   * sent now. A delivery already recovered, or resent by hand, is not resent again, so a second
+   * call over an overlapping window queues only what failed since. At most 7 days, since within
+   * the log's retention, at most 1,000 deliveries a call (oldest first; truncated says more are
+   * left, from nextSince). The endpoint must be one the caller sees (else not found) and active.
+   */
+  async recover(caller: Caller, endpointId: string, sinceArg: string, untilArg?: string): Promise<RecoverResult> {
+    const now = this.clock.now();
+    const since = new Date(sinceArg);
+    const until = untilArg === undefined ? now : new Date(untilArg);
+    // The schema checked the form (RFC 3339 date-time); what Date cannot hold is refused as well.
+    if (Number.isNaN(since.getTime())) throw new ValidationError('since must be an ISO 8601 date-time such as 2026-01-31T09:00:00Z', 'since');
+    if (Number.isNaN(until.getTime())) throw new ValidationError('until must be an ISO 8601 date-time such as 2026-01-31T10:00:00Z', 'until');
+    if (since > now) throw new ValidationError(`since (${since.toISOString()}) must not be in the future`, 'since');
+    if (since > until) throw new ValidationError(`since (${since.toISOString()}) must not be after until (${until.toISOString()})`, 'since');
+    if (until.getTime() - since.getTime() > RECOVER_MAX_WINDOW_DAYS * DAY_MS) {
+      throw new ValidationError(
+        `the window from since to until may be at most ${RECOVER_MAX_WINDOW_DAYS} days; recover a longer period in several calls`,
+        untilArg === undefined ? 'since' : 'until',
+      );
+    }
+    const retentionDays = this.config.delivery.logRetentionDays;
+    if (retentionDays > 0) {
+      const oldest = new Date(now.getTime() - retentionDays * DAY_MS);
+      if (since < oldest) {
+        throw new ValidationError(
+          `since must be within the delivery log's retention of ${retentionDays} days: not before ${oldest.toISOString()} (older deliveries are deleted)`,
+          'since',
+        );
+      }
+    }
+    const endpoint = await this.webhooks.get(caller, endpointId); // not found unless the caller may see the endpoint
+    if (endpoint.status !== 'active') {
+      throw new ConflictError(
+        `webhook endpoint ${endpointId} is ${endpoint.status}: a recovery would only be cancelled; turn it back on with update_webhook (status "active") first`,
+      );
+    }
+    const eventIds = Array.from({ length: RECOVER_MAX_DELIVERIES }, newEventId);
+    const copies = await this.deliveries.recoverFailed(caller, endpointId, since, until, eventIds);
+    // If Redis refuses, the rows are owed all the same: the sweep enqueues them.
+    await this.queue.enqueue(copies.map((c) => ({ deliveryId: c.id, endpointId: c.endpointId, attempt: 1 }))).catch(() => undefined);
+    const nextSince = copies[0]?.nextSince ?? null;
+    return {
+      endpointId,
+      since: since.toISOString(),
+      until: until.toISOString(),
+      queued: copies.length,
+      truncated: nextSince !== null,
+      nextSince: nextSince?.toISOString() ?? null,
+    };
+  }
 }
 
-/**
- * The columns a delivery log row shows, and nothing else: the payload is never read to list (a
- * page of 26 verbose rows could otherwise weigh tens of megabytes).
- */
-export const DELIVERY_VIEW_COLUMNS = [
-  'id',
-  'eventId',
-  'endpointId',
-  'eventType',
-  'status',
-  'attemptCount',
-  'lastStatusCode',
-  'lastError',
-  'lastAttemptAt',
-  'nextAttemptAt',
-  'resentFromId',
-  'createdAt',
-] as const satisfies ReadonlyArray<keyof WebhookDelivery>;
-
-/**
- * One page of an endpoint's deliveries that the caller may see (one more row than a page, to tell
- * whether another follows), newest first.
- */
-export function deliveryPageQuery(
-  dataSource: DataSource,
-  caller: Caller,
-  endpointId: string,
-  after?: { key: string; id: string },
-): SelectQueryBuilder<WebhookDelivery> {
-  const visible = visibleDelivery(caller);
-  const query = dataSource
-    .getRepository(WebhookDelivery)
-    .createQueryBuilder('d')
-    .select(DELIVERY_VIEW_COLUMNS.map((column) => `d.${column}`))
-    .where('d.endpoint_id = :endpointId', { endpointId })
-    .andWhere(visible.sql, visible.parameters)
-    .orderBy('d.created_at', 'DESC')
-    .addOrderBy('d.id', 'DESC')
-    .take(DELIVERIES_PAGE_SIZE + 1);
-  if (after) query.andWhere('(d.created_at, d.id) < (:key::timestamptz, :id::uuid)', after);
-  return query;
+function toAttemptView(a: AttemptDetailRow): AttemptView {
+  return {
+    attemptNumber: a.attemptNumber,
+    attemptedAt: a.attemptedAt.toISOString(),
+    durationMs: a.durationMs,
+    statusCode: a.statusCode,
+    errorKind: a.errorKind,
+    responseBody: a.responseBody,
+  };
 }
 
-export function toDeliveryView(d: Pick<WebhookDelivery, (typeof DELIVERY_VIEW_COLUMNS)[number]>): DeliveryView {
+export function toDeliveryView(d: DeliveryRow): DeliveryView {
   return {
     id: d.id,
     eventId: d.eventId,

@@ -2,7 +2,8 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
-import { deleteInBatches, PeriodicTask } from '../common/periodic-task';
+import { PeriodicTask } from '../common/periodic-task';
+import { deleteInBatches } from '../database/delete-in-batches';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 

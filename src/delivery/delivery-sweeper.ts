@@ -1,9 +1,8 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { PeriodicTask } from '../common/periodic-task';
+import { DeliveryAttemptsRepository } from './delivery-attempts.repository';
 import { DeliveryQueue } from './delivery-queue';
 import { DeliveryProcessor } from './delivery.processor';
 
@@ -21,7 +20,7 @@ export class DeliverySweeper implements OnApplicationBootstrap, OnApplicationShu
   private readonly task = new PeriodicTask('delivery sweep', this.logger, () => this.sweep());
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly attempts: DeliveryAttemptsRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly queue: DeliveryQueue,
     private readonly processor: DeliveryProcessor,
@@ -42,12 +41,7 @@ export class DeliverySweeper implements OnApplicationBootstrap, OnApplicationShu
     let batch: Array<{ id: string; endpoint_id: string; attempt_count: number }>;
     let after = '00000000-0000-0000-0000-000000000000';
     do {
-      batch = await this.dataSource.query(
-        `SELECT id, endpoint_id, attempt_count FROM webhook_deliveries
-          WHERE status IN ('pending', 'retrying') AND next_attempt_at < now() - $1::interval AND id > $2
-          ORDER BY id LIMIT $3`,
-        [`${this.config.delivery.sweepGraceMs} milliseconds`, after, SWEEP_BATCH],
-      );
+      batch = await this.attempts.overdue(this.config.delivery.sweepGraceMs, after, SWEEP_BATCH);
       if (batch.length === 0) break;
       after = batch[batch.length - 1].id;
       // An attempt parked in this worker is not lost, only waiting for its endpoint: not queued again.

@@ -1,13 +1,15 @@
 import { BullModule } from '@nestjs/bull';
 import { Module } from '@nestjs/common';
 import { WebhooksModule } from '../webhooks/webhooks.module';
+import { DeliveriesRepository } from './deliveries.repository';
 import { DeliveriesService } from './deliveries.service';
+import { DeliveryAttemptsRepository } from './delivery-attempts.repository';
 import { DeliveryAttemptsService } from './delivery-attempts.service';
 import { DELIVERY_QUEUE, DeliveryQueue } from './delivery-queue';
 import { DeliveryLogRetention } from './delivery-log-retention';
 import { DeliverySweeper } from './delivery-sweeper';
 import { DeliveryProcessor } from './delivery.processor';
-import { ListWebhookDeliveriesTool, ResendWebhookDeliveryTool } from './delivery.tools';
+import { GetWebhookDeliveryTool, ListWebhookDeliveriesTool, RecoverWebhookDeliveriesTool, ResendWebhookDeliveryTool } from './delivery.tools';
 import { FanOutSubscriber } from './fan-out.subscriber';
 import { WebhookSender } from './webhook-sender';
 
@@ -25,7 +27,9 @@ import { WebhookSender } from './webhook-sender';
   ],
   providers: [
     DeliveryQueue,
+    DeliveriesRepository,
     DeliveriesService,
+    DeliveryAttemptsRepository,
     DeliveryAttemptsService,
     DeliveryProcessor,
     DeliverySweeper,
@@ -34,6 +38,8 @@ import { WebhookSender } from './webhook-sender';
     WebhookSender,
     ListWebhookDeliveriesTool,
     ResendWebhookDeliveryTool,
+    GetWebhookDeliveryTool,
+    RecoverWebhookDeliveriesTool,
   ],
   exports: [DeliveriesService, DeliveryQueue, DeliveryAttemptsService, DeliverySweeper, DeliveryLogRetention],
 })

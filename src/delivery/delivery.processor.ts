@@ -1,5 +1,6 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { Job } from 'bull';
+import { startProcessing } from '../queue/start-processing';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { AttemptOutcome, DeliveryAttemptsService } from './delivery-attempts.service';
@@ -60,7 +61,7 @@ export class DeliveryProcessor implements OnApplicationBootstrap, BeforeApplicat
 
   onApplicationBootstrap(): void {
     if (this.config.processRole === 'api') return;
-    void this.queue.queue.process(this.config.delivery.concurrency, (job: Job<AttemptJob>) => this.run(job));
+    startProcessing(this.queue.queue, this.config.delivery.concurrency, (job) => this.run(job), this.logger);
   }
 
   /** Parked attempts are dropped (the sweep re-drives them); those already started finish. */

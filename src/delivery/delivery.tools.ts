@@ -1,11 +1,9 @@
 import { Caller } from '../auth/caller';
-import { McpTool, McpToolHandler } from '../mcp/mcp-tool.decorator';
+import { McpTool, McpToolHandler, ToolArgs } from '../mcp/mcp-tool.decorator';
 import { endpointIdSchema } from '../webhooks/webhook.schemas';
-import { DeliveriesService } from './deliveries.service';
+import { DeliveriesService, RECOVER_MAX_DELIVERIES, RECOVER_MAX_WINDOW_DAYS } from './deliveries.service';
 import { DELIVERY_STATUSES } from './webhook-delivery.entity';
-import { cursorArgument, nextCursorResult } from '../mcp/common-schemas';
-
-const nullableString = { type: ['string', 'null'] } as const;
+import { cursorArgument, nextCursorResult, nullable, nullableString } from '../mcp/common-schemas';
 
 const deliverySchema = {
   type: 'object',
@@ -16,7 +14,7 @@ const deliverySchema = {
     eventType: { type: 'string' },
     status: { type: 'string', enum: [...DELIVERY_STATUSES] },
     attempts: { type: 'integer' },
-    lastStatusCode: { type: ['integer', 'null'] },
+    lastStatusCode: nullable({ type: 'integer' } as const),
     lastError: nullableString,
     lastAttemptAt: nullableString,
     nextAttemptAt: nullableString,
@@ -26,35 +24,49 @@ const deliverySchema = {
   required: ['id', 'eventId', 'endpointId', 'eventType', 'status', 'attempts', 'createdAt'],
 } as const;
 
+const listWebhookDeliveriesInput = {
+  type: 'object',
+  properties: {
+    endpointId: endpointIdSchema,
+    cursor: cursorArgument,
+    status: {
+      type: 'string',
+      enum: [...DELIVERY_STATUSES],
+      description: 'Only deliveries in this status. Keep the same status when you pass a nextCursor.',
+    },
+  },
+  required: ['endpointId'],
+  additionalProperties: false,
+} as const;
+
 @McpTool({
   name: 'list_webhook_deliveries',
   title: 'List webhook deliveries',
-  description: 'Delivery log of one endpoint: 25 rows per page, newest first. Pass nextCursor as cursor for the next page.',
+  description: 'Delivery log of one endpoint: 25 rows per page, newest first, optionally only one status. Pass nextCursor as cursor for the next page.',
   kind: 'read',
   idempotent: true,
   minRole: 'MEMBER',
-  inputSchema: {
-    type: 'object',
-    properties: {
-      endpointId: endpointIdSchema,
-      cursor: cursorArgument,
-    },
-    required: ['endpointId'],
-    additionalProperties: false,
-  },
+  inputSchema: listWebhookDeliveriesInput,
   outputSchema: {
     type: 'object',
     properties: { deliveries: { type: 'array', items: deliverySchema }, nextCursor: nextCursorResult },
     required: ['deliveries', 'nextCursor'],
   },
 })
-export class ListWebhookDeliveriesTool implements McpToolHandler<{ endpointId: string; cursor?: string }> {
+export class ListWebhookDeliveriesTool implements McpToolHandler<ToolArgs<typeof listWebhookDeliveriesInput>> {
   constructor(private readonly deliveries: DeliveriesService) {}
 
-  execute(args: { endpointId: string; cursor?: string }, caller: Caller) {
-    return this.deliveries.list(caller, args.endpointId, args.cursor);
+  execute(args: ToolArgs<typeof listWebhookDeliveriesInput>, caller: Caller) {
+    return this.deliveries.list(caller, args.endpointId, args.cursor, args.status);
   }
 }
+
+const resendWebhookDeliveryInput = {
+  type: 'object',
+  properties: { deliveryId: { type: 'string', format: 'uuid', description: 'A delivery id from list_webhook_deliveries.' } },
+  required: ['deliveryId'],
+  additionalProperties: false,
+} as const;
 
 @McpTool({
   name: 'resend_webhook_delivery',
@@ -62,18 +74,125 @@ export class ListWebhookDeliveriesTool implements McpToolHandler<{ endpointId: s
   description: 'Sends the data of a past delivery again as a new delivery with a fresh evt_ id.',
   kind: 'write',
   minRole: 'MEMBER',
-  inputSchema: {
-    type: 'object',
-    properties: { deliveryId: { type: 'string', format: 'uuid', description: 'A delivery id from list_webhook_deliveries.' } },
-    required: ['deliveryId'],
-    additionalProperties: false,
-  },
+  inputSchema: resendWebhookDeliveryInput,
   outputSchema: { type: 'object', properties: { delivery: deliverySchema }, required: ['delivery'] },
 })
-export class ResendWebhookDeliveryTool implements McpToolHandler<{ deliveryId: string }> {
+export class ResendWebhookDeliveryTool implements McpToolHandler<ToolArgs<typeof resendWebhookDeliveryInput>> {
   constructor(private readonly deliveries: DeliveriesService) {}
 
-  async execute(args: { deliveryId: string }, caller: Caller) {
+  async execute(args: ToolArgs<typeof resendWebhookDeliveryInput>, caller: Caller) {
     return { delivery: await this.deliveries.resend(caller, args.deliveryId) };
+  }
+}
+
+const getWebhookDeliveryInput = {
+  type: 'object',
+  properties: { deliveryId: { type: 'string', format: 'uuid', description: 'A delivery id from list_webhook_deliveries.' } },
+  required: ['deliveryId'],
+  additionalProperties: false,
+} as const;
+
+const attemptSchema = {
+  type: 'object',
+  properties: {
+    attemptNumber: { type: 'integer' },
+    attemptedAt: { type: 'string', format: 'date-time' },
+    durationMs: { type: 'integer' },
+    statusCode: nullable({ type: 'integer' } as const),
+    errorKind: nullableString,
+    responseBody: nullable({ type: 'string' } as const, 'The first 2 KB (2048 bytes) of the response body.'),
+  },
+  required: ['attemptNumber', 'attemptedAt', 'durationMs', 'statusCode', 'errorKind', 'responseBody'],
+} as const;
+
+const envelopeSchema = {
+  type: 'object',
+  description: 'The envelope as signed and sent, without the attachment links, which are signed afresh for each attempt.',
+  properties: {
+    id: { type: 'string', pattern: '^evt_[0-9a-f]{32}$' },
+    type: { type: 'string' },
+    createdAt: { type: 'string', format: 'date-time' },
+    endpointId: { type: 'string' },
+    mode: { type: 'string', enum: ['concise', 'verbose'] },
+    data: { type: 'object' },
+  },
+  required: ['id', 'type', 'createdAt', 'endpointId', 'mode', 'data'],
+} as const;
+
+@McpTool({
+  name: 'get_webhook_delivery',
+  title: 'Get a webhook delivery',
+  description:
+    'One delivery of the log with its envelope (the event data as sent) and every attempt: time, status code or error kind, duration, response body.',
+  kind: 'read',
+  idempotent: true,
+  minRole: 'MEMBER',
+  inputSchema: getWebhookDeliveryInput,
+  outputSchema: {
+    type: 'object',
+    properties: {
+      delivery: { ...deliverySchema, properties: { ...deliverySchema.properties, recoveredAt: nullableString } },
+      envelope: envelopeSchema,
+      attempts: { type: 'array', items: attemptSchema },
+    },
+    required: ['delivery', 'envelope', 'attempts'],
+  },
+})
+export class GetWebhookDeliveryTool implements McpToolHandler<ToolArgs<typeof getWebhookDeliveryInput>> {
+  constructor(private readonly deliveries: DeliveriesService) {}
+
+  execute(args: ToolArgs<typeof getWebhookDeliveryInput>, caller: Caller) {
+    return this.deliveries.detail(caller, args.deliveryId);
+  }
+}
+
+const recoverWebhookDeliveriesInput = {
+  type: 'object',
+  properties: {
+    endpointId: endpointIdSchema,
+    since: {
+      type: 'string',
+      format: 'date-time',
+      description: `Start of the window (inclusive), ISO 8601 with a time zone: recover failed deliveries of events created at or after it. Within the delivery log's retention, at most ${RECOVER_MAX_WINDOW_DAYS} days before until.`,
+    },
+    until: {
+      type: 'string',
+      format: 'date-time',
+      description: 'End of the window (exclusive), ISO 8601 with a time zone. Defaults to now.',
+    },
+  },
+  required: ['endpointId', 'since'],
+  additionalProperties: false,
+} as const;
+
+@McpTool({
+  name: 'recover_webhook_deliveries',
+  title: 'Recover failed webhook deliveries',
+  description:
+    `Resends every failed delivery of an active endpoint whose event was created in [since, until), each once, as resend_webhook_delivery does (a new delivery with a fresh evt_ id). ` +
+    `A delivery already recovered or resent is skipped, so calling again over an overlapping window resends nothing twice. ` +
+    `At most ${RECOVER_MAX_DELIVERIES} a call, oldest first; truncated: true means more are left: call again with since = nextSince.`,
+  kind: 'write',
+  idempotent: true,
+  minRole: 'MEMBER',
+  inputSchema: recoverWebhookDeliveriesInput,
+  outputSchema: {
+    type: 'object',
+    properties: {
+      endpointId: { type: 'string' },
+      since: { type: 'string', format: 'date-time' },
+      until: { type: 'string', format: 'date-time' },
+      queued: { type: 'integer', description: 'Failed deliveries resent by this call.' },
+      truncated: { type: 'boolean', description: `True when more than ${RECOVER_MAX_DELIVERIES} were due: the rest are left for another call.` },
+      nextSince: nullable({ type: 'string', format: 'date-time' } as const, 'When truncated, the since of the next call (same until); otherwise null.'),
+    },
+    required: ['endpointId', 'since', 'until', 'queued', 'truncated', 'nextSince'],
+  },
+})
+export class RecoverWebhookDeliveriesTool implements McpToolHandler<ToolArgs<typeof recoverWebhookDeliveriesInput>> {
+  constructor(private readonly deliveries: DeliveriesService) {}
+
+  execute(args: ToolArgs<typeof recoverWebhookDeliveriesInput>, caller: Caller) {
+    return this.deliveries.recover(caller, args.endpointId, args.since, args.until);
   }
 }

@@ -1,11 +1,37 @@
-import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { User } from '../accounts/user.entity';
+import { WebhookEndpoint } from '../webhooks/webhook-endpoint.entity';
 import { EventKind, PayloadMode } from '../webhooks/webhook.types';
+import { WebhookPayload } from './webhook-payload.entity';
 
 export const DELIVERY_STATUSES = ['pending', 'retrying', 'succeeded', 'failed', 'cancelled'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /** One event dispatched to one endpoint: the unit that is signed, sent, retried and logged. */
 @Entity({ name: 'webhook_deliveries' })
+@Index('webhook_deliveries_event_id_key', ['eventId'], { unique: true })
+// One delivery per (outbox event, endpoint); resends are copies outside it.
+@Index('webhook_deliveries_source_endpoint_key', ['sourceEventId', 'endpointId'], {
+  unique: true,
+  where: 'source_event_id IS NOT NULL AND resent_from_id IS NULL',
+})
+// Created as (endpoint_id, created_at DESC, id DESC): @Index has no column direction (see test/schema.e2e-spec.ts).
+@Index('webhook_deliveries_endpoint_page_idx', ['endpointId', 'createdAt', 'id'])
+@Index('webhook_deliveries_due_idx', ['nextAttemptAt'], { where: "status IN ('pending', 'retrying')" })
+@Index('webhook_deliveries_payload_idx', ['payloadId'])
+@Index('webhook_deliveries_finished_idx', ['createdAt'], { where: "status IN ('succeeded', 'failed', 'cancelled')" })
+@Index('webhook_deliveries_resent_from_idx', ['resentFromId'], { where: 'resent_from_id IS NOT NULL' })
+// What a recovery looks for: the failed deliveries not yet recovered, by endpoint and event time.
+@Index('webhook_deliveries_recover_idx', ['endpointId', 'eventCreatedAt', 'id'], { where: "status = 'failed' AND recovered_at IS NULL" })
+@Check('webhook_deliveries_event_id_check', "event_id ~ '^evt_[0-9a-f]{32}$'")
+// The event kinds of src/events/event-kinds.ts, as the migration wrote them down.
+@Check(
+  'webhook_deliveries_event_type_check',
+  "event_type = ANY (ARRAY['message.received', 'message.sent', 'message.status_changed', 'thread.created', 'email.opened', 'attachment.extracted', 'contact.merged', 'email_account.health_changed', 'agent_turn.awaiting_approval', 'agent_turn.sent'])",
+)
+@Check('webhook_deliveries_mode_check', "mode IN ('concise', 'verbose')")
+@Check('webhook_deliveries_status_check', "status IN ('pending', 'retrying', 'succeeded', 'failed', 'cancelled')")
+@Check('webhook_deliveries_attempt_count_check', 'attempt_count >= 0')
 export class WebhookDelivery {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -17,19 +43,34 @@ export class WebhookDelivery {
   @Column({ name: 'endpoint_id', type: 'uuid' })
   endpointId: string;
 
+  @ManyToOne(() => WebhookEndpoint, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'endpoint_id', foreignKeyConstraintName: 'webhook_deliveries_endpoint_id_fkey' })
+  endpoint?: WebhookEndpoint;
+
   @Column({ name: 'user_id', type: 'uuid' })
   userId: string;
+
+  @ManyToOne(() => User, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'user_id', foreignKeyConstraintName: 'webhook_deliveries_user_id_fkey' })
+  user?: User;
 
   /** The outbox event this delivery came from (null for a resend copy's own origin). */
   @Column({ name: 'source_event_id', type: 'bigint', nullable: true })
   sourceEventId: string | null;
 
-  /** The line of the event (null for org-wide events): what a line-limited key may see of it. */
+  /**
+   * The line of the event (null for org-wide events): what a line-limited key may see of it. No
+   * foreign key: lines are never hard-deleted while referenced (migration DeliveryLine).
+   */
   @Column({ name: 'line_id', type: 'uuid', nullable: true })
   lineId: string | null;
 
   @Column({ name: 'resent_from_id', type: 'uuid', nullable: true })
   resentFromId: string | null;
+
+  @ManyToOne(() => WebhookDelivery, { onDelete: 'SET NULL' })
+  @JoinColumn({ name: 'resent_from_id', foreignKeyConstraintName: 'webhook_deliveries_resent_from_id_fkey' })
+  resentFrom?: WebhookDelivery | null;
 
   @Column({ name: 'event_type', type: 'text' })
   eventType: EventKind;
@@ -40,6 +81,10 @@ export class WebhookDelivery {
   /** The envelope's `data`, built once at dispatch: a webhook_payloads row, shared by every delivery with the same content. */
   @Column({ name: 'payload_id', type: 'bigint' })
   payloadId: string;
+
+  @ManyToOne(() => WebhookPayload)
+  @JoinColumn({ name: 'payload_id', foreignKeyConstraintName: 'webhook_deliveries_payload_fkey' })
+  payload?: WebhookPayload;
 
   /** The envelope's `createdAt`. */
   @Column({ name: 'event_created_at', type: 'timestamptz' })
@@ -62,6 +107,10 @@ export class WebhookDelivery {
 
   @Column({ name: 'next_attempt_at', type: 'timestamptz', nullable: true })
   nextAttemptAt: Date | null;
+
+  /** When recover_webhook_deliveries resent this failed delivery (its copy has resentFromId = this id); null if never. */
+  @Column({ name: 'recovered_at', type: 'timestamptz', nullable: true })
+  recoveredAt: Date | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt: Date;

@@ -1,4 +1,4 @@
-import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
 /**
  * The `data` of deliveries, stored once per distinct content: the deliveries of one event to
@@ -7,6 +7,9 @@ import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeor
  * delivery refers to it.
  */
 @Entity({ name: 'webhook_payloads' })
+@Index('webhook_payloads_digest_key', ['digest'], { unique: true })
+@Index('webhook_payloads_created_idx', ['createdAt'])
+@Check('webhook_payloads_digest_check', 'octet_length(digest) = 32')
 export class WebhookPayload {
   @PrimaryGeneratedColumn('identity', { type: 'bigint', generatedIdentity: 'ALWAYS' })
   id: string;

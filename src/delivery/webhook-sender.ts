@@ -97,10 +97,7 @@ async function readCapped(body: AsyncIterable<Buffer> & { destroy: (error?: Erro
       break;
     }
   }
-  let text = Buffer.concat(chunks)
-    .subarray(0, limit)
-    .toString('utf8')
-    .replace(/\u0000/g, '');
+  let text = Buffer.concat(chunks).subarray(0, limit).toString('utf8').replaceAll('\u0000', '');
   while (Buffer.byteLength(text, 'utf8') > limit) text = text.slice(0, -1);
   return text;
 }

@@ -1,15 +1,9 @@
-import { EntityManager } from 'typeorm';
 import { Caller } from '../auth/caller';
-
-/** A SQL condition with its `:named` parameters: for a query builder's where(), or for queryNamed(). */
-export interface SqlCondition {
-  sql: string;
-  parameters: Record<string, unknown>;
-}
+import { SqlCondition } from '../database/sql';
 
 /**
- * The one rule for which webhook endpoints a caller sees and acts on (spec: Authentication 3-4;
- * DESIGN, "Ownership" and "Line-scoped keys"), as a condition on the endpoint row `alias`:
+ * The one rule for which webhook endpoints a caller sees and acts on (docs/webhooks.md, "Which
+ * endpoints a key limited to specific lines sees"), as a condition on the endpoint row `alias`:
  * - the endpoint is the calling user's; anybody else's reads as not found;
  * - a key with access to all channels (ALL) sees every endpoint of its user;
  * - a key limited to some lines (LINES) sees only endpoints whose scope lies wholly inside the
@@ -43,13 +37,4 @@ export function visibleEndpoint(caller: Caller, alias = 'e'): SqlCondition {
 export function visibleDelivery(caller: Caller, alias = 'd'): SqlCondition {
   if (caller.channelAccess === 'ALL') return { sql: 'TRUE', parameters: {} };
   return { sql: `${alias}.line_id = ANY (:visibleLineIds::uuid[])`, parameters: { visibleLineIds: caller.lines.map((line) => line.id) } };
-}
-
-/**
- * Runs plain SQL written with `:named` parameters (as query builders take them), so a statement
- * can carry a SqlCondition without an ORM query.
- */
-export function queryNamed<T = unknown>(manager: EntityManager, sql: string, parameters: Record<string, unknown>): Promise<T> {
-  const [text, values] = manager.connection.driver.escapeQueryWithParameters(sql, parameters);
-  return manager.query(text, values);
 }

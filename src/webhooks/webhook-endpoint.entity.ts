@@ -1,8 +1,23 @@
-import { Column, CreateDateColumn, Entity, OneToMany, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, OneToMany, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { Org } from '../accounts/org.entity';
+import { User } from '../accounts/user.entity';
 import { EndpointStatus, EventKind, PayloadMode } from './webhook.types';
 import { WebhookEndpointChannel } from './webhook-endpoint-channel.entity';
 
 @Entity({ name: 'webhook_endpoints' })
+@Index('webhook_endpoints_user_idx', ['userId', 'createdAt'])
+@Index('webhook_endpoints_org_active_idx', ['orgId'], { where: "status = 'active'" })
+@Check('webhook_endpoints_url_check', "length(url) <= 2048 AND url ~ '^https?://'")
+// The event kinds of src/events/event-kinds.ts, as the migration wrote them down.
+@Check(
+  'webhook_endpoints_events_check',
+  "cardinality(events) > 0 AND events <@ ARRAY['message.received', 'message.sent', 'message.status_changed', 'thread.created', 'email.opened', 'attachment.extracted', 'contact.merged', 'email_account.health_changed', 'agent_turn.awaiting_approval', 'agent_turn.sent']",
+)
+@Check('webhook_endpoints_mode_check', "mode IN ('concise', 'verbose')")
+@Check('webhook_endpoints_message_history_count_check', 'message_history_count BETWEEN 0 AND 50')
+@Check('webhook_endpoints_status_check', "status IN ('active', 'disabled')")
+@Check('webhook_endpoints_consecutive_failures_check', 'consecutive_failures >= 0')
+@Check('webhook_endpoints_check', '(previous_secret_sealed IS NULL) = (previous_secret_expires_at IS NULL)')
 export class WebhookEndpoint {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -10,8 +25,16 @@ export class WebhookEndpoint {
   @Column({ name: 'user_id', type: 'uuid' })
   userId: string;
 
+  @ManyToOne(() => User, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'user_id', foreignKeyConstraintName: 'webhook_endpoints_user_id_fkey' })
+  user?: User;
+
   @Column({ name: 'org_id', type: 'uuid' })
   orgId: string;
+
+  @ManyToOne(() => Org, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'org_id', foreignKeyConstraintName: 'webhook_endpoints_org_id_fkey' })
+  org?: Org;
 
   @Column({ type: 'text' })
   url: string;

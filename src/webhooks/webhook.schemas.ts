@@ -1,4 +1,4 @@
-import { ObjectSchema } from '../mcp/mcp-tool.decorator';
+import { nullableString } from '../mcp/common-schemas';
 import { CHANNEL_TYPES, ENDPOINT_STATUSES, EVENT_KINDS, MAX_MESSAGE_HISTORY_COUNT, PAYLOAD_MODES } from './webhook.types';
 
 /** JSON Schemas of the webhook tools: one source for validation and for tools/list. */
@@ -76,7 +76,7 @@ export const endpointSchema = {
       },
       required: ['allChannels', 'channels'],
     },
-    disabledReason: { type: ['string', 'null'] },
+    disabledReason: nullableString,
     createdAt: { type: 'string', format: 'date-time' },
     updatedAt: { type: 'string', format: 'date-time' },
   },

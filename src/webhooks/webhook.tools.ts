@@ -1,5 +1,5 @@
 import { Caller } from '../auth/caller';
-import { McpTool, McpToolHandler } from '../mcp/mcp-tool.decorator';
+import { McpTool, McpToolHandler, ToolArgs } from '../mcp/mcp-tool.decorator';
 import {
   channelScopeSchema,
   endpointIdSchema,
@@ -11,7 +11,8 @@ import {
   urlSchema,
 } from './webhook.schemas';
 import { ENDPOINT_STATUSES } from './webhook.types';
-import { EndpointView, RegisterInput, UpdateInput, WebhooksService } from './webhooks.service';
+import { EndpointView } from './webhook-endpoints.repository';
+import { WebhooksService } from './webhooks.service';
 import { noArguments } from '../mcp/common-schemas';
 
 const endpointResult = { type: 'object', properties: { endpoint: endpointSchema }, required: ['endpoint'] } as const;
@@ -21,6 +22,35 @@ const endpointWithSecret = {
   required: ['endpoint', 'secret'],
 } as const;
 const byEndpointId = { type: 'object', properties: { endpointId: endpointIdSchema }, required: ['endpointId'], additionalProperties: false } as const;
+type ByEndpointId = ToolArgs<typeof byEndpointId>;
+
+const registerInput = {
+  type: 'object',
+  properties: {
+    url: urlSchema,
+    events: eventsSchema,
+    mode: modeSchema,
+    messageHistoryCount: messageHistoryCountSchema,
+    channelScope: channelScopeSchema,
+  },
+  required: ['url', 'events'],
+  additionalProperties: false,
+} as const;
+
+const updateInput = {
+  type: 'object',
+  properties: {
+    endpointId: endpointIdSchema,
+    url: urlSchema,
+    events: eventsSchema,
+    mode: modeSchema,
+    messageHistoryCount: messageHistoryCountSchema,
+    status: { type: 'string', enum: ENDPOINT_STATUSES },
+    channelScope: channelScopeSchema,
+  },
+  required: ['endpointId'],
+  additionalProperties: false,
+} as const;
 
 @McpTool({
   name: 'list_webhooks',
@@ -50,10 +80,10 @@ export class ListWebhooksTool implements McpToolHandler<object, { endpoints: End
   inputSchema: byEndpointId,
   outputSchema: endpointResult,
 })
-export class GetWebhookTool implements McpToolHandler<{ endpointId: string }, { endpoint: EndpointView }> {
+export class GetWebhookTool implements McpToolHandler<ByEndpointId, { endpoint: EndpointView }> {
   constructor(private readonly webhooks: WebhooksService) {}
 
-  async execute(args: { endpointId: string }, caller: Caller) {
+  async execute(args: ByEndpointId, caller: Caller) {
     return { endpoint: await this.webhooks.get(caller, args.endpointId) };
   }
 }
@@ -66,24 +96,13 @@ export class GetWebhookTool implements McpToolHandler<{ endpointId: string }, { 
     'Endpoints per user are capped by the org tier (STARTER 1, PRO 3, POWER 10) or an administrator grant.',
   kind: 'write',
   minRole: 'MEMBER',
-  inputSchema: {
-    type: 'object',
-    properties: {
-      url: urlSchema,
-      events: eventsSchema,
-      mode: modeSchema,
-      messageHistoryCount: messageHistoryCountSchema,
-      channelScope: channelScopeSchema,
-    },
-    required: ['url', 'events'],
-    additionalProperties: false,
-  },
+  inputSchema: registerInput,
   outputSchema: endpointWithSecret,
 })
-export class RegisterWebhookTool implements McpToolHandler<RegisterInput> {
+export class RegisterWebhookTool implements McpToolHandler<ToolArgs<typeof registerInput>> {
   constructor(private readonly webhooks: WebhooksService) {}
 
-  execute(args: RegisterInput, caller: Caller) {
+  execute(args: ToolArgs<typeof registerInput>, caller: Caller) {
     return this.webhooks.register(caller, args);
   }
 }
@@ -97,26 +116,13 @@ export class RegisterWebhookTool implements McpToolHandler<RegisterInput> {
   kind: 'write',
   idempotent: true,
   minRole: 'MEMBER',
-  inputSchema: {
-    type: 'object',
-    properties: {
-      endpointId: endpointIdSchema,
-      url: urlSchema,
-      events: eventsSchema,
-      mode: modeSchema,
-      messageHistoryCount: messageHistoryCountSchema,
-      status: { type: 'string', enum: [...ENDPOINT_STATUSES] },
-      channelScope: channelScopeSchema,
-    },
-    required: ['endpointId'],
-    additionalProperties: false,
-  },
+  inputSchema: updateInput,
   outputSchema: endpointResult,
 })
-export class UpdateWebhookTool implements McpToolHandler<UpdateInput & { endpointId: string }> {
+export class UpdateWebhookTool implements McpToolHandler<ToolArgs<typeof updateInput>> {
   constructor(private readonly webhooks: WebhooksService) {}
 
-  async execute({ endpointId, ...patch }: UpdateInput & { endpointId: string }, caller: Caller) {
+  async execute({ endpointId, ...patch }: ToolArgs<typeof updateInput>, caller: Caller) {
     return { endpoint: await this.webhooks.update(caller, endpointId, patch) };
   }
 }
@@ -130,10 +136,10 @@ export class UpdateWebhookTool implements McpToolHandler<UpdateInput & { endpoin
   inputSchema: byEndpointId,
   outputSchema: endpointWithSecret,
 })
-export class RotateWebhookSecretTool implements McpToolHandler<{ endpointId: string }> {
+export class RotateWebhookSecretTool implements McpToolHandler<ByEndpointId> {
   constructor(private readonly webhooks: WebhooksService) {}
 
-  execute(args: { endpointId: string }, caller: Caller) {
+  execute(args: ByEndpointId, caller: Caller) {
     return this.webhooks.rotateSecret(caller, args.endpointId);
   }
 }
@@ -152,10 +158,10 @@ export class RotateWebhookSecretTool implements McpToolHandler<{ endpointId: str
     required: ['deleted', 'endpointId'],
   },
 })
-export class DeleteWebhookTool implements McpToolHandler<{ endpointId: string }> {
+export class DeleteWebhookTool implements McpToolHandler<ByEndpointId> {
   constructor(private readonly webhooks: WebhooksService) {}
 
-  execute(args: { endpointId: string }, caller: Caller) {
+  execute(args: ByEndpointId, caller: Caller) {
     return this.webhooks.delete(caller, args.endpointId);
   }
 }

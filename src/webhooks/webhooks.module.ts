@@ -4,6 +4,7 @@ import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { DnsHostResolver, HOST_RESOLVER, HostResolver, URL_POLICY_OPTIONS, UrlPolicy, UrlPolicyOptions } from './url-policy/url-policy';
 import { WEBHOOK_TOOLS } from './webhook.tools';
+import { WebhookEndpointsRepository } from './webhook-endpoints.repository';
 import { WebhooksService } from './webhooks.service';
 
 @Module({
@@ -20,6 +21,7 @@ import { WebhooksService } from './webhooks.service';
       }),
     },
     UrlPolicy,
+    WebhookEndpointsRepository,
     WebhooksService,
     ...WEBHOOK_TOOLS,
   ],

@@ -6,34 +6,11 @@ import { AccountsService } from '../accounts/accounts.service';
 import { Caller } from '../auth/caller';
 import { CapReachedError, NotFoundError, ValidationError } from '../common/errors';
 import { Clock } from '../common/clock';
+import { Hooks } from '../common/hooks';
 import { SecretBox } from '../common/secret-box';
-import { queryNamed, visibleEndpoint } from './endpoint-visibility';
 import { UrlPolicy } from './url-policy/url-policy';
-import { WebhookEndpointChannel } from './webhook-endpoint-channel.entity';
-import { WebhookEndpoint } from './webhook-endpoint.entity';
-import {
-  ChannelScope,
-  ChannelType,
-  DEFAULT_MESSAGE_HISTORY_COUNT,
-  DEFAULT_MODE,
-  EndpointStatus,
-  EventKind,
-  PayloadMode,
-  PREVIOUS_SECRET_VALIDITY_MS,
-} from './webhook.types';
-
-export interface EndpointView {
-  id: string;
-  url: string;
-  events: EventKind[];
-  mode: PayloadMode;
-  messageHistoryCount: number;
-  status: EndpointStatus;
-  channelScope: ChannelScope;
-  disabledReason: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+import { EndpointView, FailureCount, WebhookEndpointsRepository } from './webhook-endpoints.repository';
+import { ChannelType, DEFAULT_MESSAGE_HISTORY_COUNT, DEFAULT_MODE, EndpointStatus, EventKind, PayloadMode, PREVIOUS_SECRET_VALIDITY_MS } from './webhook.types';
 
 export interface RegisterInput {
   url: string;
@@ -47,8 +24,8 @@ export interface UpdateInput extends Partial<RegisterInput> {
   status?: EndpointStatus;
 }
 
-/** Runs in the transaction that disables an endpoint (the delivery module cancels waiting deliveries). */
-export type EndpointDisabledHook = (endpointId: string, manager: EntityManager) => Promise<void>;
+/** The reason recorded when an endpoint is disabled by hand (update_webhook, or Disable on the web page). */
+export const MANUAL_DISABLE_REASON = 'disabled with update_webhook';
 
 /** Auto-disable thresholds (spec: Limits). */
 export const AUTO_DISABLE_CONSECUTIVE_FAILURES = 100;
@@ -73,35 +50,27 @@ export function generateSigningSecret(): string {
  */
 @Injectable()
 export class WebhooksService {
-  private readonly disabledHooks: EndpointDisabledHook[] = [];
+  /** Run in the transaction that disables an endpoint (the delivery module cancels its waiting deliveries). */
+  readonly endpointDisabled = new Hooks<[endpointId: string, manager: EntityManager]>('webhook endpoint disabled');
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly endpoints: WebhookEndpointsRepository,
     private readonly accounts: AccountsService,
     private readonly urlPolicy: UrlPolicy,
     private readonly secrets: SecretBox,
     private readonly clock: Clock,
   ) {}
 
-  /** The two read tools are the hot path of the tool endpoint: one plain query each, no ORM. */
-  async list(caller: Caller): Promise<EndpointView[]> {
-    const visible = visibleEndpoint(caller);
-    const rows = await queryNamed<EndpointViewRow[]>(
-      this.dataSource.manager,
-      `${VIEW_SELECT} WHERE ${visible.sql} ORDER BY e.created_at, e.id`,
-      visible.parameters,
-    );
-    return rows.map(rowToView);
+  list(caller: Caller): Promise<EndpointView[]> {
+    return this.endpoints.listVisible(caller);
   }
 
-  async get(caller: Caller, endpointId: string): Promise<EndpointView> {
-    const visible = visibleEndpoint(caller);
-    const [row] = await queryNamed<EndpointViewRow[]>(this.dataSource.manager, `${VIEW_SELECT} WHERE e.id = :endpointId AND ${visible.sql}`, {
-      endpointId,
-      ...visible.parameters,
-    });
-    if (!row) throw NotFoundError.of('webhook endpoint', endpointId, 'endpointId');
-    return rowToView(row);
+  /** The endpoint if the caller may see it; not found otherwise, exactly as for an id that never existed. */
+  async get(caller: Caller, endpointId: string, manager?: EntityManager): Promise<EndpointView> {
+    const endpoint = await this.endpoints.getVisible(caller, endpointId, manager);
+    if (!endpoint) throw NotFoundError.of('webhook endpoint', endpointId, 'endpointId');
+    return endpoint;
   }
 
   async register(caller: Caller, input: RegisterInput): Promise<{ endpoint: EndpointView; secret: string }> {
@@ -109,12 +78,8 @@ export class WebhooksService {
     const { url } = await this.urlPolicy.check(input.url);
     const secret = generateSigningSecret();
     const endpoint = await this.dataSource.transaction(async (tx) => {
-      // Serialise registrations of one user, so two at once cannot both pass the cap.
-      await tx.query('SELECT id FROM users WHERE id = $1 FOR UPDATE', [caller.userId]);
-      const [count, cap] = await Promise.all([
-        tx.getRepository(WebhookEndpoint).countBy({ userId: caller.userId }),
-        this.accounts.effectiveEndpointCap(caller.orgId),
-      ]);
+      // Registrations of one user are serialised, so two at once cannot both pass the cap.
+      const [count, cap] = await Promise.all([this.endpoints.lockOwnerAndCount(tx, caller), this.accounts.effectiveEndpointCap(caller.orgId)]);
       if (count >= cap.max) {
         const how = cap.source === 'grant' ? 'set by an administrator grant for your org' : `the ${caller.orgTier} tier's limit`;
         throw new CapReachedError(
@@ -122,103 +87,63 @@ export class WebhooksService {
             'delete an endpoint, upgrade the tier, or ask an administrator for an endpoint-cap grant',
         );
       }
-      const repo = tx.getRepository(WebhookEndpoint);
-      return repo.save(
-        repo.create({
-          userId: caller.userId,
-          orgId: caller.orgId,
-          url: url.href,
-          events: input.events,
-          mode: input.mode ?? DEFAULT_MODE,
-          messageHistoryCount: input.messageHistoryCount ?? DEFAULT_MESSAGE_HISTORY_COUNT,
-          status: 'active',
-          allChannels: channels === null,
-          channels: (channels ?? []).map((c) => ({ lineId: c.channelId, channelType: c.channelType })),
-          secretSealed: this.secrets.seal(secret),
-          previousSecretSealed: null,
-          previousSecretExpiresAt: null,
-          consecutiveFailures: 0,
-          failingSince: null,
-          disabledReason: null,
-        }),
-      );
+      const id = await this.endpoints.insert(tx, caller, {
+        url: url.href,
+        events: input.events,
+        mode: input.mode ?? DEFAULT_MODE,
+        messageHistoryCount: input.messageHistoryCount ?? DEFAULT_MESSAGE_HISTORY_COUNT,
+        channels,
+        secretSealed: this.secrets.seal(secret),
+      });
+      return this.get(caller, id, tx);
     });
-    return { endpoint: toView(endpoint), secret };
+    return { endpoint, secret };
   }
 
   async update(caller: Caller, endpointId: string, input: UpdateInput): Promise<EndpointView> {
     const channels = input.channelScope === undefined ? undefined : this.resolveScope(caller, input.channelScope);
     const url = input.url === undefined ? undefined : (await this.urlPolicy.check(input.url)).url.href;
-    const saved = await this.dataSource.transaction(async (tx) => {
-      const endpoint = await this.find(tx, caller, endpointId, true);
+    return this.dataSource.transaction(async (tx) => {
+      const endpoint = await this.endpoints.lockVisible(tx, caller, endpointId);
+      if (!endpoint) throw NotFoundError.of('webhook endpoint', endpointId, 'endpointId');
       if (url !== undefined) endpoint.url = url;
       if (input.events !== undefined) endpoint.events = input.events;
       if (input.mode !== undefined) endpoint.mode = input.mode;
       if (input.messageHistoryCount !== undefined) endpoint.messageHistoryCount = input.messageHistoryCount;
-      if (channels !== undefined) {
-        // A supplied scope replaces the previous one wholesale.
-        await tx.delete(WebhookEndpointChannel, { endpointId: endpoint.id });
-        endpoint.allChannels = channels === null;
-        endpoint.channels = (channels ?? []).map((c) =>
-          Object.assign(new WebhookEndpointChannel(), { endpointId: endpoint.id, lineId: c.channelId, channelType: c.channelType }),
-        );
-      }
       if (input.status === 'disabled' && endpoint.status !== 'disabled') {
         endpoint.status = 'disabled';
-        endpoint.disabledReason = 'disabled with update_webhook';
-        await this.runDisabledHooks(endpoint.id, tx);
+        endpoint.disabledReason = MANUAL_DISABLE_REASON;
+        await this.endpointDisabled.run(endpoint.id, tx);
       } else if (input.status === 'active' && endpoint.status !== 'active') {
         // Re-enabling starts a fresh count towards auto-disable.
         Object.assign(endpoint, { status: 'active', disabledReason: null, consecutiveFailures: 0, failingSince: null });
       }
-      return tx.getRepository(WebhookEndpoint).save(endpoint);
+      // A supplied scope replaces the previous one wholesale.
+      await this.endpoints.save(tx, endpoint, channels);
+      return this.get(caller, endpointId, tx);
     });
-    return toView(saved);
   }
 
   /** A new secret, returned once; the previous one keeps signing for 24 hours. */
   async rotateSecret(caller: Caller, endpointId: string, now = this.clock.now()): Promise<{ endpoint: EndpointView; secret: string }> {
     const secret = generateSigningSecret();
-    const visible = visibleEndpoint(caller);
     const endpoint = await this.dataSource.transaction(async (tx) => {
-      const current = await tx
-        .getRepository(WebhookEndpoint)
-        .createQueryBuilder('e')
-        .addSelect('e.secretSealed')
-        .where('e.id = :id', { id: endpointId })
-        .andWhere(visible.sql, visible.parameters)
-        .setLock('pessimistic_write')
-        .getOne();
-      if (!current) throw NotFoundError.of('webhook endpoint', endpointId, 'endpointId');
-      await tx.update(
-        WebhookEndpoint,
-        { id: current.id },
-        {
-          secretSealed: this.secrets.seal(secret),
-          previousSecretSealed: current.secretSealed,
-          previousSecretExpiresAt: new Date(now.getTime() + PREVIOUS_SECRET_VALIDITY_MS),
-        },
-      );
-      return this.find(tx, caller, endpointId);
+      const current = await this.endpoints.lockSecret(tx, caller, endpointId);
+      if (current === null) throw NotFoundError.of('webhook endpoint', endpointId, 'endpointId');
+      await this.endpoints.replaceSecret(tx, endpointId, {
+        sealed: this.secrets.seal(secret),
+        previousSealed: current,
+        previousExpiresAt: new Date(now.getTime() + PREVIOUS_SECRET_VALIDITY_MS),
+      });
+      return this.get(caller, endpointId, tx);
     });
-    return { endpoint: toView(endpoint), secret };
+    return { endpoint, secret };
   }
 
   /** Irreversible: the endpoint, its scope and its deliveries go. */
   async delete(caller: Caller, endpointId: string): Promise<{ deleted: true; endpointId: string }> {
-    const visible = visibleEndpoint(caller);
-    // A DELETE answers [rows, affected count].
-    const [, affected] = await queryNamed<[unknown[], number]>(
-      this.dataSource.manager,
-      `DELETE FROM webhook_endpoints e WHERE e.id = :endpointId AND ${visible.sql}`,
-      { endpointId, ...visible.parameters },
-    );
-    if (!affected) throw NotFoundError.of('webhook endpoint', endpointId, 'endpointId');
+    if (!(await this.endpoints.deleteVisible(caller, endpointId))) throw NotFoundError.of('webhook endpoint', endpointId, 'endpointId');
     return { deleted: true, endpointId };
-  }
-
-  onEndpointDisabled(hook: EndpointDisabledHook): void {
-    this.disabledHooks.push(hook);
   }
 
   /**
@@ -235,76 +160,47 @@ export class WebhooksService {
   }
 
   /**
-   * Takes the endpoints whose failed attempts are about to be recorded, in id order (the order
-   * every writer of several endpoints uses), before any of their delivery rows: the order
-   * update_webhook (disable, then cancel waiting deliveries) and delete_webhook (cascade) take.
-   * Answers the ids that still exist.
+   * Takes the endpoints whose failed attempts are about to be recorded, in id order, before any of
+   * their delivery rows (the order update_webhook and delete_webhook take); answers the ids that
+   * still exist.
    */
-  async lockForFailureCount(endpointIds: string[], manager: EntityManager): Promise<Set<string>> {
-    const rows: Array<{ id: string }> = await manager.query(`SELECT id FROM webhook_endpoints WHERE id = ANY ($1::uuid[]) ORDER BY id FOR NO KEY UPDATE`, [
-      endpointIds,
-    ]);
-    return new Set(rows.map((r) => r.id));
+  lockForFailureCount(endpointIds: string[], manager: EntityManager): Promise<Set<string>> {
+    return this.endpoints.lockForFailureCount(manager, endpointIds);
   }
 
   /**
    * Counts failed attempts towards auto-disable (call lockForFailureCount first, in the same
    * transaction): each extends its endpoint's failing run, and an endpoint is disabled at 100
    * failures in a row or a run of 24 hours, which cancels its waiting deliveries. A 2xx clears
-   * the run (the success statement in DeliveryAttemptsService). Returns the endpoints disabled.
+   * the run (failing-runs.sql.ts, embedded in the delivery worker's success statement). Returns the
+   * endpoints disabled.
    */
-  async recordFailures(failures: Array<{ endpointId: string; count: number; firstAt: Date }>, now: Date, manager: EntityManager): Promise<Set<string>> {
+  async recordFailures(failures: FailureCount[], now: Date, manager: EntityManager): Promise<Set<string>> {
     const disabled = new Set<string>();
     if (failures.length === 0) return disabled;
-    // For UPDATE ... RETURNING, TypeORM's postgres driver answers [rows, affectedCount], not rows.
-    const [rows]: [Array<{ id: string; consecutive_failures: number; failing_since: Date; status: EndpointStatus }>, number] = await manager.query(
-      `UPDATE webhook_endpoints w
-          SET consecutive_failures = w.consecutive_failures + x.count, failing_since = COALESCE(w.failing_since, x.first_at)
-         FROM unnest($1::uuid[], $2::int[], $3::timestamptz[]) AS x(id, count, first_at)
-        WHERE w.id = x.id
-        RETURNING w.id, w.consecutive_failures, w.failing_since, w.status`,
-      [failures.map((f) => f.endpointId), failures.map((f) => f.count), failures.map((f) => f.firstAt)],
-    );
-    for (const row of (rows ?? []).sort((a, b) => (a.id < b.id ? -1 : 1))) {
-      if (row.status !== 'active') continue;
+    for (const run of await this.endpoints.addFailures(manager, failures)) {
+      if (run.status !== 'active') continue;
       const reason =
-        row.consecutive_failures >= AUTO_DISABLE_CONSECUTIVE_FAILURES
-          ? `auto-disabled after ${row.consecutive_failures} consecutive failed delivery attempts`
-          : now.getTime() - new Date(row.failing_since).getTime() >= AUTO_DISABLE_FAILING_FOR_MS
-            ? `auto-disabled after failing continuously since ${new Date(row.failing_since).toISOString()}`
+        run.consecutiveFailures >= AUTO_DISABLE_CONSECUTIVE_FAILURES
+          ? `auto-disabled after ${run.consecutiveFailures} consecutive failed delivery attempts`
+          : now.getTime() - run.failingSince.getTime() >= AUTO_DISABLE_FAILING_FOR_MS
+            ? `auto-disabled after failing continuously since ${run.failingSince.toISOString()}`
             : null;
       if (!reason) continue;
-      await manager.query(`UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $2, updated_at = now() WHERE id = $1`, [row.id, reason]);
-      await this.runDisabledHooks(row.id, manager);
-      disabled.add(row.id);
+      await this.endpoints.disable(manager, run.id, reason);
+      await this.endpointDisabled.run(run.id, manager);
+      disabled.add(run.id);
     }
     return disabled;
   }
 
-  private async runDisabledHooks(endpointId: string, manager: EntityManager): Promise<void> {
-    for (const hook of this.disabledHooks) await hook(endpointId, manager);
-  }
-
   /**
-   * An endpoint the caller may see (visibleEndpoint), with its scope; not found otherwise, exactly
-   * as for an id that never existed. `lock` takes the row for update first.
+   * A 2xx ends its endpoint's failing run if the run began (its first failed attempt started) no
+   * later than the 2xx was answered; a run that began after it stands (failing-runs.sql.ts).
+   * `latest`: each endpoint's latest answered success, recorded already. Answers the runs ended.
    */
-  async find(manager: EntityManager, caller: Caller, endpointId: string, lock = false): Promise<WebhookEndpoint> {
-    const visible = visibleEndpoint(caller);
-    if (lock)
-      await queryNamed(manager, `SELECT e.id FROM webhook_endpoints e WHERE e.id = :endpointId AND ${visible.sql} FOR UPDATE`, {
-        endpointId,
-        ...visible.parameters,
-      });
-    const endpoint = await manager
-      .getRepository(WebhookEndpoint)
-      .createQueryBuilder('e')
-      .leftJoinAndSelect('e.channels', 'channel')
-      .where('e.id = :endpointId', { endpointId })
-      .andWhere(visible.sql, visible.parameters)
-      .getOne();
-    if (!endpoint) throw NotFoundError.of('webhook endpoint', endpointId, 'endpointId');
-    return endpoint;
+  endRunsAnsweredBefore(latest: Map<string, Date>): Promise<number> {
+    return this.endpoints.endRunsAnsweredBefore(latest);
   }
 
   /**
@@ -346,59 +242,4 @@ export class WebhooksService {
     });
     return channels;
   }
-}
-
-const VIEW_SELECT = `
-  SELECT e.id, e.url, e.events, e.mode, e.message_history_count, e.status, e.all_channels, e.disabled_reason, e.created_at, e.updated_at,
-         COALESCE((SELECT json_agg(json_build_object('channelType', c.channel_type, 'channelId', c.line_id) ORDER BY c.line_id)
-                     FROM webhook_endpoint_channels c WHERE c.endpoint_id = e.id), '[]') AS channels
-    FROM webhook_endpoints e`;
-
-interface EndpointViewRow {
-  id: string;
-  url: string;
-  events: EventKind[];
-  mode: PayloadMode;
-  message_history_count: number;
-  status: EndpointStatus;
-  all_channels: boolean;
-  disabled_reason: string | null;
-  created_at: Date;
-  updated_at: Date;
-  channels: ChannelScope['channels'];
-}
-
-function rowToView(row: EndpointViewRow): EndpointView {
-  return {
-    id: row.id,
-    url: row.url,
-    events: row.events,
-    mode: row.mode,
-    messageHistoryCount: row.message_history_count,
-    status: row.status,
-    channelScope: { allChannels: row.all_channels, channels: row.channels },
-    disabledReason: row.disabled_reason,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  };
-}
-
-export function toView(endpoint: WebhookEndpoint): EndpointView {
-  return {
-    id: endpoint.id,
-    url: endpoint.url,
-    events: endpoint.events,
-    mode: endpoint.mode,
-    messageHistoryCount: endpoint.messageHistoryCount,
-    status: endpoint.status,
-    channelScope: {
-      allChannels: endpoint.allChannels,
-      channels: (endpoint.channels ?? [])
-        .map((c) => ({ channelType: c.channelType, channelId: c.lineId }))
-        .sort((a, b) => a.channelId.localeCompare(b.channelId)),
-    },
-    disabledReason: endpoint.disabledReason,
-    createdAt: endpoint.createdAt.toISOString(),
-    updatedAt: endpoint.updatedAt.toISOString(),
-  };
 }

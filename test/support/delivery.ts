@@ -4,12 +4,17 @@ import { AddressInfo } from 'node:net';
 import { TestingModuleBuilder } from '@nestjs/testing';
 import { DataSource } from 'typeorm';
 import { Clock } from '../../src/common/clock';
+import { DeliveryQueue } from '../../src/delivery/delivery-queue';
+import { DeliveryProcessor } from '../../src/delivery/delivery.processor';
 import { DomainEvent } from '../../src/events/domain-event';
 import { EventBus } from '../../src/events/event-bus';
 import { HostResolver } from '../../src/webhooks/url-policy/url-policy';
-import { createTestApp, TestApp } from './app';
-import { setEnv, toolOk } from './mcp';
-import { ReceivedRequest, TestReceiver } from './receiver';
+import { createTestApp, TestApp, TestEnv } from './app';
+import { toolOk } from './mcp';
+import { fixtureEvent } from '../fixtures/events';
+import { Answer, ReceivedRequest, TestReceiver } from './receiver';
+import { createSession } from './session';
+import { waitUntil } from './wait';
 
 /**
  * Helpers for the delivery e2e tests: an app whose receivers may live on 127.0.0.1, publishing
@@ -26,12 +31,12 @@ export interface DeliveryTestApp extends TestApp {
 export interface DeliveryAppOptions {
   /** Suffix of the Bull key prefix: keeps this file's jobs apart from other files' leftovers. */
   queueTag: string;
-  env?: Record<string, string | undefined>;
+  env?: TestEnv;
   overrides?: (builder: TestingModuleBuilder) => TestingModuleBuilder;
 }
 
 /** The env a delivery test runs under: development (http://) and loopback receivers allowed. */
-export function deliveryEnv(queueTag: string, env: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+export function deliveryEnv(queueTag: string, env: TestEnv = {}): TestEnv {
   return {
     APP_ENV: 'development',
     WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
@@ -41,15 +46,10 @@ export function deliveryEnv(queueTag: string, env: Record<string, string | undef
   };
 }
 
-/** Boots the whole service with the delivery env applied (and restored right after the boot). */
+/** Boots the whole service under the delivery env. */
 export async function createDeliveryTestApp(options: DeliveryAppOptions): Promise<DeliveryTestApp> {
-  const restore = setEnv(deliveryEnv(options.queueTag, options.env));
-  try {
-    const t = await createTestApp({ overrides: options.overrides });
-    return { ...t, db: t.app.get(DataSource), bus: t.app.get(EventBus), endpointIds: [] };
-  } finally {
-    restore();
-  }
+  const t = await createTestApp({ env: deliveryEnv(options.queueTag, options.env), overrides: options.overrides });
+  return { ...t, db: t.app.get(DataSource), bus: t.app.get(EventBus), endpointIds: [] };
 }
 
 /** Cancels what the file's endpoints still have waiting, then closes the app. */
@@ -105,25 +105,43 @@ export async function register(t: DeliveryTestApp, apiKey: string, args: Record<
   return answer;
 }
 
-export async function sleep(ms: number): Promise<void> {
-  await new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * Waits out a retry window without a fixed sleep, to show that a retry did not come. A sentinel
+ * endpoint (its own user and receiver) fails its first attempt, made now, and gets its retry one
+ * retry delay later (the first step of DELIVERY_RETRY_SCHEDULE). Bull runs delayed jobs in the
+ * order they fall due, so once the sentinel's retry has arrived, any retry that was due one delay
+ * after an earlier attempt has been run too. Assumes equal steps in the file's retry schedule.
+ */
+export async function afterPendingRetries(t: DeliveryTestApp): Promise<void> {
+  const sentinel = new TestReceiver();
+  sentinel.respond = () => (sentinel.requests.length === 1 ? { status: 500, body: 'not yet' } : { status: 200, body: 'ok' });
+  const base = await sentinel.start();
+  try {
+    const s = await createSession(t.admin, { lines: ['EMAIL_ACCOUNT'] });
+    await register(t, s.apiKey, { url: `${base}/sentinel`, events: ['contact.merged'] });
+    await publish(t, fixtureEvent('contact.merged', { orgId: s.orgId, lineId: null }));
+    await waitForRequests(sentinel, '/sentinel', 2);
+  } finally {
+    await sentinel.stop();
+  }
 }
 
-/** Polls `probe` until it returns a truthy value; throws with `what` after `timeoutMs`. */
-export async function waitUntil<T>(
-  probe: () => Promise<T | undefined | null | false> | T | undefined | null | false,
-  what: string,
-  timeoutMs = 10_000,
-  intervalMs = 50,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    last = await probe();
-    if (last) return last as T;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${JSON.stringify(last)})`);
-    await sleep(intervalMs);
-  }
+/**
+ * Waits until the delivery engine of this app has nothing to run now: no attempt job waiting or
+ * running, and none parked in the worker. Delayed jobs (retries) may remain; a delivery whose
+ * retry is still to come shows as 'retrying'.
+ */
+export async function waitDeliveryIdle(t: DeliveryTestApp, timeoutMs = 15_000): Promise<void> {
+  const queue = t.app.get(DeliveryQueue).queue;
+  const processor = t.app.get(DeliveryProcessor);
+  await waitUntil(
+    async () => {
+      const counts = await queue.getJobCounts();
+      return counts.waiting + counts.active === 0 && processor.parkedCount() === 0;
+    },
+    'the delivery queue to be idle',
+    { timeoutMs },
+  );
 }
 
 /** Waits until the relay has handed these outbox rows to the subscribers (fan-out has run and committed). */
@@ -136,7 +154,7 @@ export async function waitRelayed(t: DeliveryTestApp, outboxIds: string[], timeo
       return pending === 0;
     },
     `outbox rows ${outboxIds.join(',')} to be relayed`,
-    timeoutMs,
+    { timeoutMs },
   );
 }
 
@@ -186,7 +204,7 @@ export async function waitForStatus(t: DeliveryTestApp, endpointId: string, stat
   return waitUntil(
     async () => (await deliveriesOf(t, endpointId)).find((d) => statuses.includes(d.status)),
     `a delivery of endpoint ${endpointId} in status ${statuses.join('|')}`,
-    timeoutMs,
+    { timeoutMs },
   );
 }
 
@@ -196,7 +214,11 @@ export function requestsTo(receiver: TestReceiver, path: string): ReceivedReques
 }
 
 export async function waitForRequests(receiver: TestReceiver, path: string, count: number, timeoutMs = 10_000): Promise<ReceivedRequest[]> {
-  await waitUntil(() => requestsTo(receiver, path).length >= count, `${count} request(s) on ${path} (got ${requestsTo(receiver, path).length})`, timeoutMs, 20);
+  await waitUntil(
+    () => requestsTo(receiver, path).length >= count,
+    () => `${count} request(s) on ${path} (got ${requestsTo(receiver, path).length})`,
+    { timeoutMs, intervalMs: 20 },
+  );
   return requestsTo(receiver, path);
 }
 
@@ -228,7 +250,7 @@ export async function freePort(): Promise<number> {
 
 export const EVT_ID = /^evt_[0-9a-f]{32}$/;
 
-export type RouteAnswer = { status?: number; body?: string | Buffer; delayMs?: number; headers?: Record<string, string> };
+export type RouteAnswer = Answer;
 /** Per-path answers for a receiver: `(n)` is how many requests that path has had, this one included. */
 export type Routes = Map<string, (n: number) => RouteAnswer>;
 

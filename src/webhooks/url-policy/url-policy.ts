@@ -1,5 +1,5 @@
 /**
- * URL policy for webhook endpoints (SSRF defence). See `DESIGN.md` ("URL policy") and issue 3.
+ * URL policy for webhook endpoints (SSRF defence). docs/webhooks.md, "URL rules", describes it for users.
  *
  * A webhook URL is accepted only when it is an absolute `https://` URL (`http://` too when the
  * service runs in development), carries no credentials, and every address its host resolves to
@@ -8,7 +8,7 @@
  * a name that changes its answer between the check and the connect (DNS rebinding) cannot steer
  * the request anywhere the check did not see.
  *
- * Decisions (also in the final report to the lead):
+ * Decisions:
  * - Fragment: stripped, not refused. A fragment is never sent over HTTP, so it is harmless; the
  *   returned `url` has none, and the caller should store `url.href`.
  * - Whitespace and control characters anywhere in the input are refused, although the WHATWG

@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { Caller } from '../auth/caller';
 import { ENTITIES } from '../database/entities';
-import { deliveryPageQuery } from './deliveries.service';
+import { DeliveriesRepository } from './deliveries.repository';
 
 /** The metadata of every entity, without a database connection (the SQL is only built, never run). */
 async function offlineDataSource(): Promise<DataSource> {
@@ -13,7 +13,7 @@ async function offlineDataSource(): Promise<DataSource> {
 describe('list_webhook_deliveries SQL', () => {
   it('selects the columns a delivery log row shows, never the payload', async () => {
     const caller = { channelAccess: 'LINES', lines: [] } as unknown as Caller;
-    const sql = deliveryPageQuery(await offlineDataSource(), caller, 'e').getQuery();
+    const sql = new DeliveriesRepository(await offlineDataSource()).pageQuery(caller, 'e', 26).getQuery();
     const selected = /^SELECT (.*?) FROM /s
       .exec(sql)![1]
       .split(',')

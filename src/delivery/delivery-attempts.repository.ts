@@ -1,0 +1,190 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { queryNamed } from '../database/sql';
+import { SealedSecrets } from '../webhooks/webhooks.service';
+import { EndpointStatus } from '../webhooks/webhook.types';
+
+/** A claimed attempt: its delivery, its payload and what sending needs of its endpoint. */
+export interface ClaimedRow extends SealedSecrets {
+  id: string;
+  attempt_count: number;
+  event_id: string;
+  endpoint_id: string;
+  event_type: string;
+  mode: string;
+  data: object;
+  event_created_at: Date;
+  url: string;
+  status: EndpointStatus;
+}
+
+/** A 2xx answer to record. */
+export interface SuccessRow {
+  deliveryId: string;
+  attempt: number;
+  attemptedAt: Date;
+  durationMs: number;
+  statusCode: number;
+  responseBody: string;
+  endpointId: string;
+}
+
+/** A failed attempt to record, with the delivery's next state. */
+export interface FailureRow {
+  deliveryId: string;
+  attempt: number;
+  attemptedAt: Date;
+  durationMs: number;
+  statusCode: number | null;
+  errorKind: string | null;
+  responseBody: string | null;
+  status: 'retrying' | 'failed';
+  lastError: string;
+  nextAttemptAt: Date | null;
+}
+
+/**
+ * The delivery worker's SQL: claiming attempts, recording their outcomes, cancelling and
+ * sweeping. The worker acts for the system on delivery ids it holds (never for a caller), and
+ * concurrent attempts share statements (MicroBatcher): one claim, one success statement, one
+ * failure transaction per batch (docs/PERFORMANCE.md, change 1).
+ */
+@Injectable()
+export class DeliveryAttemptsRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** Attempt `attempt` was past the last one allowed (swept after its worker died): the delivery fails. */
+  async failInterruptedLast(deliveryId: string, attempt: number): Promise<void> {
+    await queryNamed(
+      this.dataSource.manager,
+      `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, updated_at = now(),
+              last_error = COALESCE(last_error, 'the last attempt was interrupted')
+        WHERE id = :deliveryId AND attempt_count = :attempt - 1 AND status IN ('pending', 'retrying')`,
+      { deliveryId, attempt },
+    );
+  }
+
+  async cancel(deliveryId: string): Promise<void> {
+    await queryNamed(this.dataSource.manager, `UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL WHERE id = :deliveryId`, {
+      deliveryId,
+    });
+  }
+
+  /** Every waiting delivery of an endpoint, cancelled in the caller's transaction (the one that disables it). */
+  async cancelWaiting(manager: EntityManager, endpointId: string): Promise<void> {
+    await queryNamed(
+      manager,
+      `UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL, updated_at = now()
+        WHERE endpoint_id = :endpointId AND status IN ('pending', 'retrying')`,
+      { endpointId },
+    );
+  }
+
+  /**
+   * Takes attempts in one UPDATE: each row whose previous attempt is the one before, still due.
+   * A row another transaction is changing (a disable cancelling it, a duplicate job's claim) is
+   * skipped rather than waited for: waiting on rows in batch order could deadlock with a disable,
+   * which takes them in its own order. A skipped row that is still due is swept.
+   */
+  async claim(items: Array<{ deliveryId: string; attempt: number }>, now: Date, leaseUntil: Date): Promise<ClaimedRow[]> {
+    const [rows] = await queryNamed<[ClaimedRow[], number]>(
+      this.dataSource.manager,
+      `WITH due AS (
+             SELECT d.id, x.attempt FROM webhook_deliveries d JOIN unnest(:deliveryIds::uuid[], :attempts::int[]) AS x(id, attempt) ON d.id = x.id
+              WHERE d.attempt_count = x.attempt - 1 AND d.status IN ('pending', 'retrying')
+                FOR NO KEY UPDATE OF d SKIP LOCKED)
+       UPDATE webhook_deliveries d
+          SET attempt_count = due.attempt, last_attempt_at = :now, next_attempt_at = :leaseUntil, updated_at = now()
+         FROM due, webhook_endpoints e, webhook_payloads p
+        WHERE d.id = due.id AND e.id = d.endpoint_id AND p.id = d.payload_id
+        RETURNING d.id, d.attempt_count, d.event_id, d.endpoint_id, d.event_type, d.mode, p.data, d.event_created_at,
+                  e.url, e.status, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at`,
+      { deliveryIds: items.map((i) => i.deliveryId), attempts: items.map((i) => i.attempt), now, leaseUntil },
+    );
+    return rows ?? [];
+  }
+
+  /**
+   * Records successes in one statement (one commit): the endpoints locked first, KEY SHARE in id
+   * order (it conflicts only with deleting one, so successes and failures of an endpoint do not
+   * wait for each other), then each attempt row and its delivery marked succeeded. The failing
+   * runs they end are ended after the commit (WebhooksService.endRunsAnsweredBefore). Answers the
+   * deliveries recorded (the others' endpoints were deleted meanwhile, deliveries and all).
+   */
+  async recordSuccesses(items: SuccessRow[]): Promise<Set<string>> {
+    const rows = await queryNamed<Array<{ delivery_id: string }>>(
+      this.dataSource.manager,
+      `WITH input AS (
+             SELECT * FROM unnest(:deliveryIds::uuid[], :attempts::int[], :attemptedAts::timestamptz[], :durations::int[], :statusCodes::int[],
+                                  :responseBodies::text[], :endpointIds::uuid[])
+                        AS x(delivery_id, attempt_number, attempted_at, duration_ms, status_code, response_body, endpoint_id)),
+           endpoint AS (SELECT id FROM webhook_endpoints WHERE id IN (SELECT endpoint_id FROM input) ORDER BY id FOR KEY SHARE),
+           live AS (SELECT input.* FROM input JOIN endpoint ON endpoint.id = input.endpoint_id),
+           attempt AS (
+             INSERT INTO webhook_delivery_attempts (delivery_id, attempt_number, attempted_at, duration_ms, status_code, response_body)
+             SELECT delivery_id, attempt_number, attempted_at, duration_ms, status_code, response_body FROM live
+             ON CONFLICT (delivery_id, attempt_number) DO NOTHING),
+           delivery AS (
+             UPDATE webhook_deliveries d
+                SET status = 'succeeded', last_status_code = live.status_code, last_error = NULL, next_attempt_at = NULL, updated_at = now()
+               FROM live
+              WHERE d.id = live.delivery_id AND d.attempt_count = live.attempt_number AND d.status IN ('pending', 'retrying'))
+      SELECT delivery_id FROM live`,
+      {
+        deliveryIds: items.map((i) => i.deliveryId),
+        attempts: items.map((i) => i.attempt),
+        attemptedAts: items.map((i) => i.attemptedAt),
+        durations: items.map((i) => i.durationMs),
+        statusCodes: items.map((i) => i.statusCode),
+        responseBodies: items.map((i) => i.responseBody),
+        endpointIds: items.map((i) => i.endpointId),
+      },
+    );
+    return new Set(rows.map((r) => r.delivery_id));
+  }
+
+  /** Each failed attempt's row and its delivery's next state, in the caller's transaction (endpoints locked first). */
+  async recordFailures(manager: EntityManager, items: FailureRow[]): Promise<void> {
+    if (items.length === 0) return;
+    await queryNamed(
+      manager,
+      `WITH input AS (
+             SELECT * FROM unnest(:deliveryIds::uuid[], :attempts::int[], :attemptedAts::timestamptz[], :durations::int[], :statusCodes::int[],
+                                  :errorKinds::text[], :responseBodies::text[], :statuses::text[], :lastErrors::text[], :nextAttemptAts::timestamptz[])
+                        AS x(delivery_id, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body, status, last_error, next_attempt_at)),
+           attempt AS (
+             INSERT INTO webhook_delivery_attempts (delivery_id, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body)
+             SELECT delivery_id, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body FROM input
+             ON CONFLICT (delivery_id, attempt_number) DO NOTHING)
+       UPDATE webhook_deliveries d
+          SET status = input.status, last_status_code = input.status_code, last_error = input.last_error,
+              next_attempt_at = input.next_attempt_at, updated_at = now()
+         FROM input
+        WHERE d.id = input.delivery_id AND d.attempt_count = input.attempt_number AND d.status IN ('pending', 'retrying')`,
+      {
+        deliveryIds: items.map((i) => i.deliveryId),
+        attempts: items.map((i) => i.attempt),
+        attemptedAts: items.map((i) => i.attemptedAt),
+        durations: items.map((i) => i.durationMs),
+        statusCodes: items.map((i) => i.statusCode),
+        errorKinds: items.map((i) => i.errorKind),
+        responseBodies: items.map((i) => i.responseBody),
+        statuses: items.map((i) => i.status),
+        lastErrors: items.map((i) => i.lastError),
+        nextAttemptAts: items.map((i) => i.nextAttemptAt),
+      },
+    );
+  }
+
+  /** Deliveries due for longer than `graceMs` (their job was lost), in id order after `after`. */
+  overdue(graceMs: number, after: string, limit: number): Promise<Array<{ id: string; endpoint_id: string; attempt_count: number }>> {
+    return queryNamed(
+      this.dataSource.manager,
+      `SELECT id, endpoint_id, attempt_count FROM webhook_deliveries
+        WHERE status IN ('pending', 'retrying') AND next_attempt_at < now() - :grace::interval AND id > :after
+        ORDER BY id LIMIT :limit`,
+      { grace: `${graceMs} milliseconds`, after, limit },
+    );
+  }
+}

@@ -1,0 +1,258 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { Caller } from '../auth/caller';
+import { queryNamed } from '../database/sql';
+import { visibleEndpoint } from './endpoint-visibility';
+import { END_RUN, RUNS_ENDED_BY_ANSWERS } from './failing-runs.sql';
+import { WebhookEndpointChannel } from './webhook-endpoint-channel.entity';
+import { WebhookEndpoint } from './webhook-endpoint.entity';
+import { ChannelScope, ChannelType, EndpointStatus, EventKind, PayloadMode } from './webhook.types';
+
+/** An endpoint as tools show it: no secrets, no failure counters. */
+export interface EndpointView {
+  id: string;
+  url: string;
+  events: EventKind[];
+  mode: PayloadMode;
+  messageHistoryCount: number;
+  status: EndpointStatus;
+  channelScope: ChannelScope;
+  disabledReason: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** What a new endpoint is made of (rules applied: URL checked, scope resolved, secret sealed). */
+export interface NewEndpoint {
+  url: string;
+  events: EventKind[];
+  mode: PayloadMode;
+  messageHistoryCount: number;
+  /** null: all channels. */
+  channels: Array<{ channelType: ChannelType; channelId: string }> | null;
+  secretSealed: string;
+}
+
+/** An endpoint's failed attempts of one batch, counted towards auto-disable. */
+export interface FailureCount {
+  endpointId: string;
+  count: number;
+  /** When the earliest of them started: the start of a failing run if none was under way. */
+  firstAt: Date;
+}
+
+/** An endpoint's failing run after a batch of failures was added. */
+export interface FailingRun {
+  id: string;
+  consecutiveFailures: number;
+  failingSince: Date;
+  status: EndpointStatus;
+}
+
+/**
+ * Every SQL statement about webhook endpoints. A method that reads or changes a user's endpoints
+ * takes the `Caller` and carries its visibility condition (visibleEndpoint), so a statement
+ * without the tenant filter cannot be written through here; the delivery bookkeeping methods at
+ * the end act for the worker, on endpoint ids it already holds. Rules live in WebhooksService.
+ */
+@Injectable()
+export class WebhookEndpointsRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** The hot path of the tool endpoint (list_webhooks): one plain statement, no ORM. */
+  async listVisible(caller: Caller): Promise<EndpointView[]> {
+    const visible = visibleEndpoint(caller);
+    const rows = await queryNamed<EndpointViewRow[]>(
+      this.dataSource.manager,
+      `${VIEW_SELECT} WHERE ${visible.sql} ORDER BY e.created_at, e.id`,
+      visible.parameters,
+    );
+    return rows.map(toView);
+  }
+
+  async getVisible(caller: Caller, endpointId: string, manager: EntityManager = this.dataSource.manager): Promise<EndpointView | null> {
+    const visible = visibleEndpoint(caller);
+    const [row] = await queryNamed<EndpointViewRow[]>(manager, `${VIEW_SELECT} WHERE e.id = :endpointId AND ${visible.sql}`, {
+      endpointId,
+      ...visible.parameters,
+    });
+    return row ? toView(row) : null;
+  }
+
+  /** The visible endpoint as an entity with its scope, its row locked for update; null when not visible. */
+  async lockVisible(manager: EntityManager, caller: Caller, endpointId: string): Promise<WebhookEndpoint | null> {
+    const visible = visibleEndpoint(caller);
+    const [locked] = await queryNamed<Array<{ id: string }>>(
+      manager,
+      `SELECT e.id FROM webhook_endpoints e WHERE e.id = :endpointId AND ${visible.sql} FOR UPDATE`,
+      { endpointId, ...visible.parameters },
+    );
+    if (!locked) return null;
+    return manager.getRepository(WebhookEndpoint).findOne({ where: { id: endpointId }, relations: { channels: true } });
+  }
+
+  /** Locks the visible endpoint row and answers its sealed current secret; null when not visible. */
+  async lockSecret(manager: EntityManager, caller: Caller, endpointId: string): Promise<string | null> {
+    const visible = visibleEndpoint(caller);
+    const [row] = await queryNamed<Array<{ secret_sealed: string }>>(
+      manager,
+      `SELECT e.secret_sealed FROM webhook_endpoints e WHERE e.id = :endpointId AND ${visible.sql} FOR UPDATE`,
+      { endpointId, ...visible.parameters },
+    );
+    return row?.secret_sealed ?? null;
+  }
+
+  async replaceSecret(manager: EntityManager, endpointId: string, secrets: { sealed: string; previousSealed: string; previousExpiresAt: Date }): Promise<void> {
+    await manager.update(
+      WebhookEndpoint,
+      { id: endpointId },
+      { secretSealed: secrets.sealed, previousSecretSealed: secrets.previousSealed, previousSecretExpiresAt: secrets.previousExpiresAt },
+    );
+  }
+
+  /** Deletes the visible endpoint (its scope and deliveries cascade); false when not visible. */
+  async deleteVisible(caller: Caller, endpointId: string): Promise<boolean> {
+    const visible = visibleEndpoint(caller);
+    // A DELETE answers [rows, affected count].
+    const [, affected] = await queryNamed<[unknown[], number]>(
+      this.dataSource.manager,
+      `DELETE FROM webhook_endpoints e WHERE e.id = :endpointId AND ${visible.sql}`,
+      { endpointId, ...visible.parameters },
+    );
+    return affected > 0;
+  }
+
+  /** Serialises the caller's registrations (its user row locked), then counts the endpoints it owns. */
+  async lockOwnerAndCount(manager: EntityManager, caller: Caller): Promise<number> {
+    await queryNamed(manager, 'SELECT id FROM users WHERE id = :userId FOR UPDATE', { userId: caller.userId });
+    return manager.getRepository(WebhookEndpoint).countBy({ userId: caller.userId });
+  }
+
+  /** A new active endpoint of the caller; answers its id. */
+  async insert(manager: EntityManager, caller: Caller, endpoint: NewEndpoint): Promise<string> {
+    const repo = manager.getRepository(WebhookEndpoint);
+    const saved = await repo.save(
+      repo.create({
+        userId: caller.userId,
+        orgId: caller.orgId,
+        url: endpoint.url,
+        events: endpoint.events,
+        mode: endpoint.mode,
+        messageHistoryCount: endpoint.messageHistoryCount,
+        status: 'active',
+        allChannels: endpoint.channels === null,
+        channels: (endpoint.channels ?? []).map((c) => ({ lineId: c.channelId, channelType: c.channelType })),
+        secretSealed: endpoint.secretSealed,
+        previousSecretSealed: null,
+        previousSecretExpiresAt: null,
+        consecutiveFailures: 0,
+        failingSince: null,
+        disabledReason: null,
+      }),
+    );
+    return saved.id;
+  }
+
+  /** Writes an endpoint read with lockVisible; `channels` given replaces its scope wholesale. */
+  async save(manager: EntityManager, endpoint: WebhookEndpoint, channels?: Array<{ channelType: ChannelType; channelId: string }> | null): Promise<void> {
+    if (channels !== undefined) {
+      await manager.delete(WebhookEndpointChannel, { endpointId: endpoint.id });
+      endpoint.allChannels = channels === null;
+      endpoint.channels = (channels ?? []).map((c) =>
+        Object.assign(new WebhookEndpointChannel(), { endpointId: endpoint.id, lineId: c.channelId, channelType: c.channelType }),
+      );
+    }
+    await manager.getRepository(WebhookEndpoint).save(endpoint);
+  }
+
+  /**
+   * Locks endpoints in id order (the order every writer of several endpoints uses: update_webhook,
+   * delete_webhook's cascade), before any of their delivery rows; answers the ids that still exist.
+   */
+  async lockForFailureCount(manager: EntityManager, endpointIds: string[]): Promise<Set<string>> {
+    const rows = await queryNamed<Array<{ id: string }>>(
+      manager,
+      'SELECT id FROM webhook_endpoints WHERE id = ANY (:endpointIds::uuid[]) ORDER BY id FOR NO KEY UPDATE',
+      { endpointIds },
+    );
+    return new Set(rows.map((r) => r.id));
+  }
+
+  /** Adds failures to each endpoint's run (starting one where none was under way); answers the runs, in id order. */
+  async addFailures(manager: EntityManager, failures: FailureCount[]): Promise<FailingRun[]> {
+    // For UPDATE ... RETURNING, TypeORM's postgres driver answers [rows, affectedCount], not rows.
+    const [rows] = await queryNamed<[Array<{ id: string; consecutive_failures: number; failing_since: Date; status: EndpointStatus }>, number]>(
+      manager,
+      `UPDATE webhook_endpoints w
+          SET consecutive_failures = w.consecutive_failures + x.count, failing_since = COALESCE(w.failing_since, x.first_at)
+         FROM unnest(:ids::uuid[], :counts::int[], :firstAts::timestamptz[]) AS x(id, count, first_at)
+        WHERE w.id = x.id
+        RETURNING w.id, w.consecutive_failures, w.failing_since, w.status`,
+      { ids: failures.map((f) => f.endpointId), counts: failures.map((f) => f.count), firstAts: failures.map((f) => f.firstAt) },
+    );
+    return (rows ?? [])
+      .map((r) => ({ id: r.id, consecutiveFailures: r.consecutive_failures, failingSince: new Date(r.failing_since), status: r.status }))
+      .sort((a, b) => (a.id < b.id ? -1 : 1));
+  }
+
+  /**
+   * Ends the failing runs that began before each endpoint's latest answered success: one
+   * statement per endpoint (failing-runs.sql.ts says why), in id order; answers how many ended.
+   */
+  async endRunsAnsweredBefore(latest: Map<string, Date>): Promise<number> {
+    const due = await queryNamed<Array<{ id: string; at: Date }>>(this.dataSource.manager, RUNS_ENDED_BY_ANSWERS, {
+      endpointIds: [...latest.keys()],
+      answeredAts: [...latest.values()],
+    });
+    let ended = 0;
+    for (const { id, at } of due) {
+      const [, count] = await queryNamed<[unknown[], number]>(this.dataSource.manager, END_RUN, { endpointId: id, at });
+      ended += count;
+    }
+    return ended;
+  }
+
+  async disable(manager: EntityManager, endpointId: string, reason: string): Promise<void> {
+    await queryNamed(manager, `UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = :reason, updated_at = now() WHERE id = :endpointId`, {
+      endpointId,
+      reason,
+    });
+  }
+}
+
+const VIEW_SELECT = `
+  SELECT e.id, e.url, e.events, e.mode, e.message_history_count, e.status, e.all_channels, e.disabled_reason, e.created_at, e.updated_at,
+         COALESCE((SELECT json_agg(json_build_object('channelType', c.channel_type, 'channelId', c.line_id) ORDER BY c.line_id)
+                     FROM webhook_endpoint_channels c WHERE c.endpoint_id = e.id), '[]') AS channels
+    FROM webhook_endpoints e`;
+
+interface EndpointViewRow {
+  id: string;
+  url: string;
+  events: EventKind[];
+  mode: PayloadMode;
+  message_history_count: number;
+  status: EndpointStatus;
+  all_channels: boolean;
+  disabled_reason: string | null;
+  created_at: Date;
+  updated_at: Date;
+  channels: ChannelScope['channels'];
+}
+
+/** The one mapping from an endpoint row to its view. */
+function toView(row: EndpointViewRow): EndpointView {
+  return {
+    id: row.id,
+    url: row.url,
+    events: row.events,
+    mode: row.mode,
+    messageHistoryCount: row.message_history_count,
+    status: row.status,
+    channelScope: { allChannels: row.all_channels, channels: row.channels },
+    disabledReason: row.disabled_reason,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
