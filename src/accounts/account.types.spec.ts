@@ -1,24 +1,4 @@
-import { E164, normalizeAddress, roleAtLeast, TIER_ENDPOINT_CAP, USER_ROLES } from './account.types';
-
-describe('roleAtLeast', () => {
-  it.each([
-    ['OWNER', 'OWNER', true],
-    ['OWNER', 'ADMIN', true],
-    ['OWNER', 'MEMBER', true],
-    ['ADMIN', 'OWNER', false],
-    ['ADMIN', 'ADMIN', true],
-    ['ADMIN', 'MEMBER', true],
-    ['MEMBER', 'OWNER', false],
-    ['MEMBER', 'ADMIN', false],
-    ['MEMBER', 'MEMBER', true],
-  ] as const)('%s at least %s: %s', (role, lowest, expected) => {
-    expect(roleAtLeast(role, lowest)).toBe(expected);
-  });
-
-  it('orders the roles lowest first', () => {
-    expect(USER_ROLES).toEqual(['MEMBER', 'ADMIN', 'OWNER']);
-  });
-});
+import { E164, normalizeAddress, TIER_ENDPOINT_CAP } from './account.types';
 
 describe('normalizeAddress', () => {
   it('lowercases and trims email addresses', () => {

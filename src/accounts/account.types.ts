@@ -1,14 +1,6 @@
 export const ORG_TIERS = ['STARTER', 'PRO', 'POWER'] as const;
 export type OrgTier = (typeof ORG_TIERS)[number];
 
-/** Org roles, lowest first: a role may do everything a lower one may. */
-export const USER_ROLES = ['MEMBER', 'ADMIN', 'OWNER'] as const;
-export type UserRole = (typeof USER_ROLES)[number];
-
-export function roleAtLeast(role: UserRole, lowest: UserRole): boolean {
-  return USER_ROLES.indexOf(role) >= USER_ROLES.indexOf(lowest);
-}
-
 export const LINE_TYPES = ['EMAIL_ACCOUNT', 'PHONE_NUMBER'] as const;
 export type LineType = (typeof LINE_TYPES)[number];
 

@@ -1,7 +1,9 @@
-import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
 import { OrgTier } from './account.types';
 
 @Entity({ name: 'orgs' })
+@Check('orgs_name_check', 'length(name) BETWEEN 1 AND 200')
+@Check('orgs_tier_check', "tier IN ('STARTER', 'PRO', 'POWER')")
 export class Org {
   @PrimaryGeneratedColumn('uuid')
   id: string;

@@ -1,8 +1,12 @@
-import { Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
-import { UserRole } from './account.types';
+import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
+import { UserRole } from '../auth/roles';
 import { Org } from './org.entity';
 
 @Entity({ name: 'users' })
+@Index('users_email_key', ['email'], { unique: true })
+@Index('users_org_id_idx', ['orgId'])
+@Check('users_email_check', 'email = lower(email)')
+@Check('users_role_check', "role IN ('OWNER', 'ADMIN', 'MEMBER')")
 export class User {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -11,7 +15,7 @@ export class User {
   orgId: string;
 
   @ManyToOne(() => Org, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'org_id' })
+  @JoinColumn({ name: 'org_id', foreignKeyConstraintName: 'users_org_id_fkey' })
   org?: Org;
 
   @Column({ type: 'text' })

@@ -1,9 +1,15 @@
-import { Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 import { User } from '../accounts/user.entity';
 
 export type ChannelAccessMode = 'ALL' | 'LINES';
 
 @Entity({ name: 'api_keys' })
+@Index('api_keys_key_hash_key', ['keyHash'], { unique: true })
+@Index('api_keys_user_id_idx', ['userId'])
+@Check('api_keys_name_check', 'length(name) BETWEEN 1 AND 200')
+@Check('api_keys_key_hash_check', "key_hash ~ '^[0-9a-f]{64}$'")
+@Check('api_keys_channel_access_mode_check', "channel_access_mode IN ('ALL', 'LINES')")
+@Check('api_keys_check', "channel_access_mode = 'LINES' OR cardinality(allowed_addresses) = 0")
 export class ApiKey {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -12,7 +18,7 @@ export class ApiKey {
   userId: string;
 
   @ManyToOne(() => User, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'user_id' })
+  @JoinColumn({ name: 'user_id', foreignKeyConstraintName: 'api_keys_user_id_fkey' })
   user?: User;
 
   @Column({ type: 'text' })
@@ -38,4 +44,8 @@ export class ApiKey {
 
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
   updatedAt: Date;
+
+  /** When the key last authenticated a request, to the minute (written at most once a minute); null until first used. */
+  @Column({ name: 'last_used_at', type: 'timestamptz', nullable: true })
+  lastUsedAt: Date | null;
 }

@@ -1,12 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
-import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
-import { DataSource, Repository } from 'typeorm';
+import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { AccountsService } from '../accounts/accounts.service';
-import { normalizeAddress, OrgTier, UserRole } from '../accounts/account.types';
+import { normalizeAddress } from '../accounts/account.types';
+import { Clock } from '../common/clock';
 import { NotFoundError } from '../common/errors';
-import { ApiKey, ChannelAccessMode } from './api-key.entity';
-import { Caller } from './caller';
+import { ApiKey } from './api-key.entity';
+import { ApiKeysRepository } from './api-keys.repository';
+import { KeyCaller } from './caller';
 
 /** `csk_` followed by 48 lowercase hex characters (spec: API key format). */
 export const API_KEY_PATTERN = /^csk_[0-9a-f]{48}$/;
@@ -23,6 +23,9 @@ export interface ApiKeyView {
   updatedAt: Date;
 }
 
+/** `last_used_at` is written at most once per this interval per key: "last used" is shown to the minute. */
+export const LAST_USED_RESOLUTION_MS = 60_000;
+
 export function hashApiKey(raw: string): string {
   return createHash('sha256').update(raw, 'utf8').digest('hex');
 }
@@ -33,45 +36,46 @@ export function generateApiKey(): string {
 
 /** API keys: created with a secret shown once, stored as a SHA-256 hash, revoked by deletion. */
 @Injectable()
-export class ApiKeysService {
+export class ApiKeysService implements BeforeApplicationShutdown {
+  private readonly logger = new Logger(ApiKeysService.name);
+  /** Keys whose last-use write is in flight in this process, and those writes (awaited at shutdown). */
+  private readonly touching = new Map<string, Promise<void>>();
+
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
-    @InjectRepository(ApiKey) private readonly keys: Repository<ApiKey>,
+    private readonly keys: ApiKeysRepository,
     private readonly accounts: AccountsService,
+    private readonly clock: Clock,
   ) {}
 
   async create(userId: string, input: { name: string; channelAccess: ChannelAccess }): Promise<ApiKeyView & { key: string }> {
     await this.accounts.getUser(userId);
     const key = generateApiKey();
-    const saved = await this.keys.save(
-      this.keys.create({
-        userId,
-        name: input.name,
-        keyHash: hashApiKey(key),
-        keyLast4: key.slice(-4),
-        ...accessColumns(input.channelAccess),
-      }),
-    );
+    const saved = await this.keys.save({
+      userId,
+      name: input.name,
+      keyHash: hashApiKey(key),
+      keyLast4: key.slice(-4),
+      ...accessColumns(input.channelAccess),
+    });
     return { ...toView(saved), key };
   }
 
   async listForUser(userId: string): Promise<ApiKeyView[]> {
     await this.accounts.getUser(userId);
-    const rows = await this.keys.find({ where: { userId }, order: { createdAt: 'ASC' } });
+    const rows = await this.keys.listForUser(userId);
     return rows.map(toView);
   }
 
   /** Changes what the key may reach; the next request already sees it. The secret stays. */
   async updateChannelAccess(keyId: string, channelAccess: ChannelAccess): Promise<ApiKeyView> {
-    const key = await this.keys.findOneBy({ id: keyId });
+    const key = await this.keys.findById(keyId);
     if (!key) throw NotFoundError.of('api key', keyId, 'keyId');
     return toView(await this.keys.save(Object.assign(key, accessColumns(channelAccess))));
   }
 
   /** Revoking deletes the key at once; the next request with it is refused. */
   async revoke(keyId: string): Promise<void> {
-    const result = await this.keys.delete({ id: keyId });
-    if (!result.affected) throw NotFoundError.of('api key', keyId, 'keyId');
+    if (!(await this.keys.delete(keyId))) throw NotFoundError.of('api key', keyId, 'keyId');
   }
 
   /**
@@ -79,41 +83,19 @@ export class ApiKeysService {
    * this between its messages, so a revocation stops it, not only the next request.
    */
   async isActive(keyId: string): Promise<boolean> {
-    const rows: unknown[] = await this.dataSource.query(`SELECT 1 FROM api_keys WHERE id = $1`, [keyId]);
-    return rows.length > 0;
+    return this.keys.exists(keyId);
   }
 
   /**
    * Resolves a raw key to its caller, or null when the key is malformed, unknown or revoked.
    * One query: the key, its owner and org, and the owner's live lines narrowed by the allowlist.
    */
-  async resolve(raw: string): Promise<Caller | null> {
+  async resolve(raw: string): Promise<KeyCaller | null> {
     if (!API_KEY_PATTERN.test(raw)) return null;
-    const rows: Array<{
-      key_id: string;
-      user_id: string;
-      org_id: string;
-      tier: OrgTier;
-      role: UserRole;
-      mode: ChannelAccessMode;
-      line_id: string | null;
-      line_type: 'EMAIL_ACCOUNT' | 'PHONE_NUMBER' | null;
-      line_address: string | null;
-    }> = await this.dataSource.query(
-      `SELECT k.id AS key_id, u.id AS user_id, u.org_id, o.tier, u.role, k.channel_access_mode AS mode,
-              l.id AS line_id, l.type AS line_type, l.address AS line_address
-         FROM api_keys k
-         JOIN users u ON u.id = k.user_id
-         JOIN orgs o ON o.id = u.org_id
-         LEFT JOIN line_memberships m ON m.user_id = u.id
-         LEFT JOIN lines l ON l.id = m.line_id AND l.deleted_at IS NULL AND l.org_id = u.org_id
-              AND (k.channel_access_mode = 'ALL' OR l.address = ANY (k.allowed_addresses))
-        WHERE k.key_hash = $1
-        ORDER BY l.created_at`,
-      [hashApiKey(raw)],
-    );
+    const rows = await this.keys.callerRows(hashApiKey(raw));
     if (rows.length === 0) return null;
     const first = rows[0];
+    this.noteUse(first.key_id, first.last_used_at);
     return {
       keyId: first.key_id,
       userId: first.user_id,
@@ -123,6 +105,31 @@ export class ApiKeysService {
       channelAccess: first.mode,
       lines: rows.filter((r) => r.line_id !== null).map((r) => ({ id: r.line_id!, type: r.line_type!, address: r.line_address! })),
     };
+  }
+
+  /**
+   * Records that the key authenticated a request, off the request's path: nothing is awaited, a
+   * failure is logged. Skipped when the row (read by resolve's own query) was stamped less than a
+   * minute ago or a write for the key is already in flight here; the UPDATE's own condition keeps
+   * concurrent requests and other replicas to one write a minute.
+   */
+  private noteUse(keyId: string, lastUsedAt: Date | null): void {
+    const now = this.clock.now();
+    if (lastUsedAt && now.getTime() - lastUsedAt.getTime() < LAST_USED_RESOLUTION_MS) return;
+    if (this.touching.has(keyId)) return;
+    const write = this.keys
+      .touchLastUsed(keyId, now)
+      .then(
+        () => undefined,
+        (error: unknown) => this.logger.warn(`could not record the last use of API key ${keyId}: ${error instanceof Error ? error.message : String(error)}`),
+      )
+      .finally(() => this.touching.delete(keyId));
+    this.touching.set(keyId, write);
+  }
+
+  /** Lets last-use writes in flight finish before the database pool closes. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await Promise.allSettled([...this.touching.values()]);
   }
 }
 

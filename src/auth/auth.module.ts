@@ -1,14 +1,14 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccountsModule } from '../accounts/accounts.module';
-import { ApiKey } from './api-key.entity';
+import { ApiKeysRepository } from './api-keys.repository';
 import { ApiKeysService } from './api-keys.service';
 import { AuthGuard } from './auth.guard';
+import { PersonApiKeysService } from './person-api-keys.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([ApiKey]), AccountsModule],
-  providers: [ApiKeysService, AuthGuard, { provide: APP_GUARD, useExisting: AuthGuard }],
-  exports: [ApiKeysService, AuthGuard],
+  imports: [AccountsModule],
+  providers: [ApiKeysRepository, ApiKeysService, PersonApiKeysService, AuthGuard, { provide: APP_GUARD, useExisting: AuthGuard }],
+  exports: [ApiKeysService, PersonApiKeysService, AuthGuard],
 })
 export class AuthModule {}

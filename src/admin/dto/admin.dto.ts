@@ -25,7 +25,9 @@ import {
   ValidatorConstraintInterface,
   isEmail,
 } from 'class-validator';
-import { E164, LINE_TYPES, LineType, ORG_TIERS, OrgTier, USER_ROLES, UserRole } from '../../accounts/account.types';
+import { E164, LINE_TYPES, LineType, ORG_TIERS, OrgTier } from '../../accounts/account.types';
+import { API_KEY_NAME_MAX_LENGTH, ApiKeyNameRule } from '../../auth/api-key-rules';
+import { USER_ROLES, UserRole } from '../../auth/roles';
 
 /** A line's address must fit its type: an email address, or an E.164 phone number. */
 @ValidatorConstraint({ name: 'lineAddress' })
@@ -142,10 +144,8 @@ export class ChannelAccessDto {
 }
 
 export class CreateApiKeyDto {
-  @ApiProperty({ example: 'support agent' })
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(200)
+  @ApiProperty({ example: 'support agent', maxLength: API_KEY_NAME_MAX_LENGTH })
+  @Validate(ApiKeyNameRule)
   name: string;
 
   @ApiPropertyOptional({ type: ChannelAccessDto, description: 'Defaults to {mode: "ALL"}' })

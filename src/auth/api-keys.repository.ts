@@ -1,0 +1,176 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { LineType, OrgTier } from '../accounts/account.types';
+import { queryNamed } from '../database/sql';
+import { ApiKey, ChannelAccessMode } from './api-key.entity';
+import { PersonRef } from './person';
+import { UserRole } from './roles';
+
+/** One row per line the key reaches (one row with null line columns when it reaches none). */
+export interface KeyCallerRow {
+  key_id: string;
+  user_id: string;
+  org_id: string;
+  tier: OrgTier;
+  role: UserRole;
+  mode: ChannelAccessMode;
+  last_used_at: Date | null;
+  line_id: string | null;
+  line_type: 'EMAIL_ACCOUNT' | 'PHONE_NUMBER' | null;
+  line_address: string | null;
+}
+
+/** A key as a person sees it in Settings → API keys: no hash, and its allowlist matched to the org's live lines. */
+export interface PersonKeyRow {
+  id: string;
+  name: string;
+  key_last4: string;
+  channel_access_mode: ChannelAccessMode;
+  /** The allowlist in its order; id and type null for an address no live line of the org has (it grants nothing). */
+  lines: Array<{ id: string | null; type: LineType | null; address: string }>;
+  created_at: Date;
+  last_used_at: Date | null;
+  owner_id: string;
+  owner_email: string;
+  mine: boolean;
+}
+
+/**
+ * The keys a person sees: `p` is the person's own row, read live (a person moved to another org or
+ * deleted sees nothing; a demoted admin sees only their own keys at once). Own keys, plus, for an
+ * OWNER or ADMIN, every key of users of the same org.
+ */
+const KEYS_VISIBLE_TO_PERSON = `
+  FROM users p
+  JOIN users o ON o.org_id = p.org_id AND (o.id = p.id OR p.role IN ('OWNER', 'ADMIN'))
+  JOIN api_keys k ON k.user_id = o.id
+ WHERE p.id = :userId AND p.org_id = :orgId`;
+
+const PERSON_KEY_COLUMNS = `
+SELECT k.id, k.name, k.key_last4, k.channel_access_mode, k.created_at, k.last_used_at,
+       o.id AS owner_id, o.email AS owner_email, (k.user_id = p.id) AS mine,
+       COALESCE((SELECT json_agg(json_build_object('id', l.id, 'type', l.type, 'address', a.address) ORDER BY a.ord)
+                   FROM unnest(k.allowed_addresses) WITH ORDINALITY AS a(address, ord)
+                   LEFT JOIN lines l ON l.address = a.address AND l.org_id = p.org_id AND l.deleted_at IS NULL), '[]'::json) AS lines`;
+
+/**
+ * SQL of API keys. The administrator manages keys by user or key id; a person (Settings → API keys)
+ * only through the methods taking the PersonRef, which carry the org and owner conditions. Resolving a key
+ * runs on every authenticated request, so it is one indexed statement, never cached: a revoked
+ * key must fail on its very next request.
+ */
+@Injectable()
+export class ApiKeysRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  private get keys() {
+    return this.dataSource.getRepository(ApiKey);
+  }
+
+  save(key: Partial<ApiKey>): Promise<ApiKey> {
+    return this.keys.save(this.keys.create(key));
+  }
+
+  listForUser(userId: string): Promise<ApiKey[]> {
+    return this.keys.find({ where: { userId }, order: { createdAt: 'ASC' } });
+  }
+
+  findById(keyId: string): Promise<ApiKey | null> {
+    return this.keys.findOneBy({ id: keyId });
+  }
+
+  /** Deletes the key; false when there was none. */
+  async delete(keyId: string): Promise<boolean> {
+    return Boolean((await this.keys.delete({ id: keyId })).affected);
+  }
+
+  async exists(keyId: string): Promise<boolean> {
+    const rows = await queryNamed<unknown[]>(this.dataSource.manager, 'SELECT 1 FROM api_keys WHERE id = :keyId', { keyId });
+    return rows.length > 0;
+  }
+
+  /** The person's role if the person is still a user of that org, else null. */
+  async liveRole(person: PersonRef): Promise<UserRole | null> {
+    const rows = await queryNamed<Array<{ role: UserRole }>>(this.dataSource.manager, 'SELECT role FROM users WHERE id = :userId AND org_id = :orgId', {
+      userId: person.userId,
+      orgId: person.orgId,
+    });
+    return rows[0]?.role ?? null;
+  }
+
+  /** The keys the person sees (KEYS_VISIBLE_TO_PERSON): their own first, then by creation. */
+  listVisibleTo(person: PersonRef): Promise<PersonKeyRow[]> {
+    return queryNamed(this.dataSource.manager, `${PERSON_KEY_COLUMNS} ${KEYS_VISIBLE_TO_PERSON} ORDER BY mine DESC, k.created_at, k.id`, {
+      userId: person.userId,
+      orgId: person.orgId,
+    });
+  }
+
+  /** One key, if the person sees it. `keyId` must be a UUID. */
+  async findVisibleTo(person: PersonRef, keyId: string): Promise<PersonKeyRow | null> {
+    const rows = await queryNamed<PersonKeyRow[]>(this.dataSource.manager, `${PERSON_KEY_COLUMNS} ${KEYS_VISIBLE_TO_PERSON} AND k.id = :keyId`, {
+      userId: person.userId,
+      orgId: person.orgId,
+      keyId,
+    });
+    return rows[0] ?? null;
+  }
+
+  /** Changes the channel access of one of the person's own keys; false when the person has no such key. */
+  async updateOwnChannelAccess(person: PersonRef, keyId: string, access: Pick<ApiKey, 'channelAccessMode' | 'allowedAddresses'>): Promise<boolean> {
+    const [, count] = await queryNamed<[unknown[], number]>(
+      this.dataSource.manager,
+      `UPDATE api_keys k SET channel_access_mode = :mode, allowed_addresses = :addresses::text[], updated_at = now()
+         FROM users p
+        WHERE k.id = :keyId AND k.user_id = p.id AND p.id = :userId AND p.org_id = :orgId`,
+      { keyId, userId: person.userId, orgId: person.orgId, mode: access.channelAccessMode, addresses: access.allowedAddresses },
+    );
+    return count > 0;
+  }
+
+  /** Deletes a key the person sees (own, or any of the org's for an OWNER or ADMIN); false when there is none. */
+  async deleteVisibleTo(person: PersonRef, keyId: string): Promise<boolean> {
+    const [, count] = await queryNamed<[unknown[], number]>(
+      this.dataSource.manager,
+      `DELETE FROM api_keys k
+        USING users p, users o
+        WHERE k.id = :keyId AND o.id = k.user_id AND p.id = :userId AND p.org_id = :orgId
+          AND o.org_id = p.org_id AND (o.id = p.id OR p.role IN ('OWNER', 'ADMIN'))`,
+      { keyId, userId: person.userId, orgId: person.orgId },
+    );
+    return count > 0;
+  }
+
+  /**
+   * Stamps the key's last use with `now`, unless it was stamped less than a minute before `now`:
+   * of a burst of requests, one write a minute reaches the row, whatever the number of replicas.
+   */
+  async touchLastUsed(keyId: string, now: Date): Promise<boolean> {
+    const [, count] = await queryNamed<[unknown[], number]>(
+      this.dataSource.manager,
+      `UPDATE api_keys SET last_used_at = :now
+        WHERE id = :keyId AND (last_used_at IS NULL OR last_used_at <= :now::timestamptz - interval '1 minute')`,
+      { keyId, now },
+    );
+    return count > 0;
+  }
+
+  /** The key with this hash, its owner and org, and the owner's live lines narrowed by the key's allowlist, oldest line first. */
+  callerRows(keyHash: string): Promise<KeyCallerRow[]> {
+    return queryNamed(
+      this.dataSource.manager,
+      `SELECT k.id AS key_id, u.id AS user_id, u.org_id, o.tier, u.role, k.channel_access_mode AS mode, k.last_used_at,
+              l.id AS line_id, l.type AS line_type, l.address AS line_address
+         FROM api_keys k
+         JOIN users u ON u.id = k.user_id
+         JOIN orgs o ON o.id = u.org_id
+         LEFT JOIN line_memberships m ON m.user_id = u.id
+         LEFT JOIN lines l ON l.id = m.line_id AND l.deleted_at IS NULL AND l.org_id = u.org_id
+              AND (k.channel_access_mode = 'ALL' OR l.address = ANY (k.allowed_addresses))
+        WHERE k.key_hash = :keyHash
+        ORDER BY l.created_at`,
+      { keyHash },
+    );
+  }
+}
