@@ -8,8 +8,23 @@ import { WebhookDeliveryAttempt } from '../delivery/webhook-delivery-attempt.ent
 import { WebhookDelivery } from '../delivery/webhook-delivery.entity';
 import { WebhookPayload } from '../delivery/webhook-payload.entity';
 import { OutboxEvent } from '../events/outbox-event.entity';
+import { AgentTurn } from '../messaging/agents/agent-turn.entity';
+import { Agent } from '../messaging/agents/agent.entity';
+import { Attachment } from '../messaging/attachments/attachment.entity';
+import { CalendarEvent } from '../messaging/attachments/calendar-event.entity';
+import { OrgAttachmentStorage } from '../messaging/attachments/org-attachment-storage.entity';
+import { Contact } from '../messaging/contacts/contact.entity';
+import { Identity } from '../messaging/contacts/identity.entity';
+import { EmailOpen } from '../messaging/email/email-open.entity';
+import { EmailAccountHealth } from '../messaging/mailbox-health/email-account-health.entity';
+import { Message } from '../messaging/message.entity';
+import { Label } from '../messaging/threads/label.entity';
+import { ThreadLabel } from '../messaging/threads/thread-label.entity';
+import { Thread } from '../messaging/threads/thread.entity';
 import { WebhookEndpointChannel } from '../webhooks/webhook-endpoint-channel.entity';
 import { WebhookEndpoint } from '../webhooks/webhook-endpoint.entity';
+import { SignInLink } from '../web/sessions/sign-in-link.entity';
+import { WebSession } from '../web/sessions/web-session.entity';
 
 /** Every entity of the service, registered with the one data source. */
 export const ENTITIES = [
@@ -26,4 +41,19 @@ export const ENTITIES = [
   WebhookDeliveryAttempt,
   WebhookPayload,
   OutboxEvent,
+  EmailAccountHealth,
+  Contact,
+  Identity,
+  Thread,
+  Message,
+  Label,
+  ThreadLabel,
+  Attachment,
+  CalendarEvent,
+  OrgAttachmentStorage,
+  EmailOpen,
+  Agent,
+  AgentTurn,
+  SignInLink,
+  WebSession,
 ];
