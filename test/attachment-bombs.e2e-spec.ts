@@ -16,10 +16,11 @@ import {
   zipBomb,
 } from './fixtures/attachments/make-bombs';
 import { mixedEmail } from './fixtures/emails/make-invite-email';
-import { setEnv, toolOk } from './support/mcp';
-import { createMessagingTestApp, Hook, MessagingTestApp, waitUntil } from './support/messaging-hooks';
+import { toolOk } from './support/mcp';
+import { createMessagingTestApp, extractedEventsPublished, extractionIdle, Hook, MessagingTestApp } from './support/messaging-hooks';
 import { createSession, Session } from './support/session';
 import { INGEST_TOKEN } from './support/test-env';
+import { waitUntil } from './support/wait';
 
 /**
  * Issue 10 (5e): hostile attachments through the real ingest path. One email carries zip bombs
@@ -33,7 +34,7 @@ import { INGEST_TOKEN } from './support/test-env';
 jest.setTimeout(180_000);
 
 // Long enough that the memory-hungry document reaches its heap limit first even on a busy machine.
-const TIMEOUT_MS = 10_000;
+const TIMEOUT_MS = 5_000;
 const THREAD_MEMORY_MB = 96;
 
 type Part = { filename: string; mimeType: string; content: Buffer };
@@ -62,12 +63,7 @@ describe('hostile attachments through real ingest', () => {
   const extracted = (id: string) => hook.events('attachment.extracted').filter((e) => e.data.attachment.id === id);
 
   beforeAll(async () => {
-    const restore = setEnv({ EXTRACTION_TIMEOUT_MS: String(TIMEOUT_MS), EXTRACTION_THREAD_MEMORY_MB: String(THREAD_MEMORY_MB) });
-    try {
-      m = await createMessagingTestApp();
-    } finally {
-      restore();
-    }
+    m = await createMessagingTestApp({ EXTRACTION_TIMEOUT_MS: String(TIMEOUT_MS), EXTRACTION_THREAD_MEMORY_MB: String(THREAD_MEMORY_MB) });
     s = await createSession(m.admin, { lines: ['EMAIL_ACCOUNT'] });
     hook = await Hook.register(m, s.apiKey, { events: ['attachment.extracted'] });
     hostile.push(
@@ -170,12 +166,12 @@ describe('hostile attachments through real ingest', () => {
   });
 
   it('fires attachment.extracted exactly once per file', async () => {
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // Each file's event has arrived (first test); once every job has run to its end, a second one
+    // would have its outbox row.
+    await extractionIdle(m);
+    const published = await extractedEventsPublished(m, [...ids.values()]);
     for (const [filename, id] of ids) {
-      const [{ n }] = await m.db.query(`SELECT count(*)::int AS n FROM outbox_events WHERE type = 'attachment.extracted' AND data->'attachment'->>'id' = $1`, [
-        id,
-      ]);
-      expect({ filename, outbox: n, received: extracted(id).length }).toEqual({ filename, outbox: 1, received: 1 });
+      expect({ filename, outbox: published[id], received: extracted(id).length }).toEqual({ filename, outbox: 1, received: 1 });
     }
   });
 
@@ -184,19 +180,12 @@ describe('hostile attachments through real ingest', () => {
     const counts = await queue.getJobCounts();
     expect({ failed: counts.failed, active: counts.active, waiting: counts.waiting }).toEqual({ failed: 0, active: 0, waiting: 0 });
     const [after] = await ingest([{ filename: 'after.docx', mimeType: OFFICE_MIME.docx, content: await makeDocx(['After the attack.']) }], 'after');
-    await waitUntil(
-      () => extracted(after).length === 1,
-      30_000,
-      () => 'attachment.extracted for after.docx',
-    );
+    await waitUntil(() => extracted(after).length === 1, 'attachment.extracted for after.docx', { timeoutMs: 30_000 });
     expect(extracted(after)[0].data.attachment).toMatchObject({ filename: 'after.docx', hasText: true });
   });
 
   it('keeps the process small: the bombs never inflate in it', () => {
     const growthMb = (peakRss - baselineRss) / (1024 * 1024);
-    process.stdout.write(
-      `attachment bombs: process RSS ${Math.round(baselineRss / 1048576)} MB before, peak ${Math.round(peakRss / 1048576)} MB (+${Math.round(growthMb)} MB)\n`,
-    );
     // Two threads of 96 MB heap each, their code (PDF.js) and buffers, and the OCR engine: +330 to
     // +360 MB measured. Bombs inflated anywhere in the process would show: unguarded, the PDF and
     // image bombs here took it to +2,100 MB.

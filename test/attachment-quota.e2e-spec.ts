@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { toolError, toolOk } from './support/mcp';
-import { createMessagingTestApp, Hook, MessagingTestApp, partnerPhone } from './support/messaging-hooks';
+import { createMessagingTestApp, extractedEventsPublished, extractionIdle, Hook, MessagingTestApp, partnerPhone } from './support/messaging-hooks';
 import { createSession, Session } from './support/session';
 import { INGEST_TOKEN } from './support/test-env';
 
@@ -70,7 +70,9 @@ describe('attachment storage quota', () => {
 
     // a and c are extracted (one event each); b never is.
     const extracted = await hook.waitFor(2, 'attachment.extracted');
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // Once every job has run to its end, an event for b would have its outbox row.
+    await extractionIdle(m);
+    expect(await extractedEventsPublished(m, [a, b, c])).toEqual({ [a]: 1, [b]: 0, [c]: 1 });
     expect(
       hook
         .events('attachment.extracted')

@@ -11,10 +11,11 @@ import { TextExtractor } from '../src/messaging/attachments/extractors/text-extr
 import { verifyWebhook, WebhookEnvelope } from '../src/sdk';
 import { DOCX_PARAGRAPHS, ICS_INVITE, makeDocx, makeIcs, makePdf, makePng, PDF_LINES } from './fixtures/attachments/make-fixtures';
 import { createTestApp, TestApp } from './support/app';
-import { ISO_MS, setEnv, toolError, toolOk, UUID } from './support/mcp';
+import { ISO_MS, toolError, toolOk, UUID } from './support/mcp';
 import { TestReceiver } from './support/receiver';
 import { createSession, Session, uniquePhone } from './support/session';
 import { INGEST_TOKEN } from './support/test-env';
+import { waitUntil } from './support/wait';
 
 const EVENTS = ['message.received', 'attachment.extracted'];
 const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
@@ -51,13 +52,8 @@ describe('attachments: extraction, read_attachment, downloads', () => {
       .map((r) => verifyWebhook<any>(r.body, r.headers['x-service-signature'] as string, [hooks[mode].secret]))
       .filter((e) => type === undefined || e.type === type);
 
-  const waitUntil = async (check: () => boolean | Promise<boolean>, what: string, timeoutMs = 45_000) => {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
+  /** One attachment's extraction, within the test's own timeout. */
+  const EXTRACTION = { timeoutMs: 25_000 };
 
   const extractedFor = (mode: 'concise' | 'verbose', attachmentId: string) =>
     received(mode, 'attachment.extracted').filter((e) => e.data.attachment.id === attachmentId);
@@ -97,12 +93,7 @@ describe('attachments: extraction, read_attachment, downloads', () => {
   beforeAll(async () => {
     files.docx.content = await makeDocx();
     receiverUrl = await receiver.start();
-    const restore = setEnv({ APP_ENV: 'development', WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8' });
-    try {
-      t = await createTestApp();
-    } finally {
-      restore();
-    }
+    t = await createTestApp({ env: { APP_ENV: 'development', WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8' } });
     await t.app.listen(0, '127.0.0.1'); // for the official MCP client
     db = t.app.get(DataSource);
     extraction = t.app.get(AttachmentExtractionService);
@@ -131,6 +122,7 @@ describe('attachments: extraction, read_attachment, downloads', () => {
     await waitUntil(
       () => received('verbose', 'attachment.extracted').length >= kinds.length && received('concise', 'attachment.extracted').length >= kinds.length,
       'attachment.extracted x5 on both endpoints',
+      { timeoutMs: 45_000 },
     );
   }, 120_000);
 
@@ -287,13 +279,18 @@ describe('attachments: extraction, read_attachment, downloads', () => {
       expect(await extraction.extract(id)).toBe(false);
     }
     expect(await extraction.sweep({ lostJobAfterMs: 0, interruptedAfterMs: 0 })).toEqual({ requeued: 0, interrupted: 0 });
+    const drained = async () => {
+      const counts = await queue.getJobCounts();
+      return counts.waiting + counts.active + counts.delayed === 0;
+    };
     // The replayed jobs run and find nothing to claim.
-    await waitUntil(async () => (await queue.getJobCounts()).waiting + (await queue.getJobCounts()).active === 0, 'the replayed jobs to run');
-    // A repeated carrier webhook (same providerMessageId) enqueues again: also nothing.
+    await waitUntil(drained, 'the replayed jobs to run');
+    // A repeated carrier webhook (same providerMessageId) enqueues again (before it answers): also nothing.
     const repeat = await ingest(inbound);
     expect(repeat.status).toBe(200);
     expect([...repeat.body.attachmentIds].sort()).toEqual(Object.values(ids).sort());
-    await new Promise((r) => setTimeout(r, 1500));
+    await waitUntil(drained, 'the jobs of the repeated webhook to run');
+    // A job publishes in the transaction that closes its claim: no second outbox row, no second event.
     for (const id of Object.values(ids)) {
       expect(await outboxCount(id)).toBe(1);
       expect(extractedFor('verbose', id)).toHaveLength(1);
@@ -304,7 +301,7 @@ describe('attachments: extraction, read_attachment, downloads', () => {
     const id = await insertAttachment({ status: 'pending', createdMinutesAgo: 2 });
     const { requeued } = await extraction.sweep({ interruptedAfterMs: 60 * 60_000 });
     expect(requeued).toBeGreaterThanOrEqual(1);
-    await waitUntil(() => extractedFor('concise', id).length === 1, 'the swept attachment to be extracted');
+    await waitUntil(() => extractedFor('concise', id).length === 1, 'the swept attachment to be extracted', EXTRACTION);
     expect(extractedFor('concise', id)[0].data.attachment).toMatchObject({ filename: 'late.txt', textLength: 'found by the sweep'.length, hasText: true });
     const result = await toolOk(t, s.apiKey, 'read_attachment', { attachmentId: id });
     expect(result.text).toBe('found by the sweep');
@@ -317,7 +314,7 @@ describe('attachments: extraction, read_attachment, downloads', () => {
     const first = await extraction.sweep();
     expect(first.interrupted).toBe(1);
     expect(await extraction.sweep()).toMatchObject({ interrupted: 0 });
-    await waitUntil(() => extractedFor('verbose', id).length === 1, 'the interrupted attachment event');
+    await waitUntil(() => extractedFor('verbose', id).length === 1, 'the interrupted attachment event', EXTRACTION);
     expect(extractedFor('verbose', id)[0].data.attachment).toMatchObject({ hasText: false, textLength: 0 });
     expect(await outboxCount(id)).toBe(1);
     const result = await toolOk(t, s.apiKey, 'read_attachment', { attachmentId: id });
@@ -349,8 +346,8 @@ describe('attachments: extraction, read_attachment, downloads', () => {
       release();
       spy.mockRestore();
     }
-    await waitUntil(() => extractedFor('concise', id).length === 1, 'the interrupted event');
-    await new Promise((r) => setTimeout(r, 500));
+    await waitUntil(() => extractedFor('concise', id).length === 1, 'the interrupted event', EXTRACTION);
+    // The late job has finished (running resolved): had it published, its row would be there.
     expect(await outboxCount(id)).toBe(1);
     expect(extractedFor('concise', id)[0].data.attachment.hasText).toBe(false);
     const result = await toolOk(t, s.apiKey, 'read_attachment', { attachmentId: id });

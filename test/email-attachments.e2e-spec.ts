@@ -1,6 +1,6 @@
 import { inviteEmail, INVITE_EMAIL_PARTS } from './fixtures/emails/make-invite-email';
 import { toolOk } from './support/mcp';
-import { createMessagingTestApp, Hook, MessagingTestApp } from './support/messaging-hooks';
+import { createMessagingTestApp, extractedEventsPublished, extractionIdle, Hook, MessagingTestApp } from './support/messaging-hooks';
 import { createSession, Session } from './support/session';
 import { INGEST_TOKEN } from './support/test-env';
 
@@ -43,7 +43,9 @@ describe('an email with every kind of attachment', () => {
 
   it('fires attachment.extracted exactly once per attachment, with text for each and a calendar event for the invite', async () => {
     const extracted = await hook.waitFor(4, 'attachment.extracted', 60_000);
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // Once every job has run to its end, a fifth event would have its outbox row.
+    await extractionIdle(m);
+    expect(Object.values(await extractedEventsPublished(m, attachmentIds))).toEqual([1, 1, 1, 1]);
     expect(hook.events('attachment.extracted')).toHaveLength(4);
     const byName = new Map(extracted.map((e) => [e.data.attachment.filename, e.data]));
     expect([...byName.keys()].sort()).toEqual(INVITE_EMAIL_PARTS.map((p) => p.filename).sort());

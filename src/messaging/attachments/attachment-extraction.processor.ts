@@ -1,6 +1,8 @@
 import { InjectQueue } from '@nestjs/bull';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Job, Queue } from 'bull';
+import { startProcessing } from '../../queue/start-processing';
+import { PeriodicTask } from '../../common/periodic-task';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { ConversationsService } from '../conversations/conversations.service';
@@ -15,7 +17,7 @@ const SWEEP_EVERY_MS = 30_000;
 @Injectable()
 export class AttachmentExtractionProcessor implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(AttachmentExtractionProcessor.name);
-  private timer?: NodeJS.Timeout;
+  private readonly task = new PeriodicTask('extraction sweep', this.logger, () => this.sweep());
 
   constructor(
     @InjectQueue(EXTRACTION_QUEUE) private readonly queue: Queue<ExtractionJob>,
@@ -26,32 +28,25 @@ export class AttachmentExtractionProcessor implements OnModuleInit, OnApplicatio
 
   onModuleInit(): void {
     // A repeated provider webhook (duplicate) enqueues again: harmless (the claim), and it heals a lost enqueue.
-    this.conversations.onInboundRecorded((result) => this.extraction.enqueue(result.attachmentIds));
+    this.conversations.inboundRecorded.add('enqueue attachment extraction', (result) => this.extraction.enqueue(result.attachmentIds));
   }
 
   onApplicationBootstrap(): void {
     if (this.config.processRole === 'api') return;
     // Files at once per worker process: one per extraction thread, so none waits for a thread (OCR runs one image at a time).
-    void this.queue.process(this.config.extraction.threads, async (job: Job<ExtractionJob>) => {
-      await this.extraction.extract(job.data.attachmentId);
-    });
+    startProcessing(this.queue, this.config.extraction.threads, (job) => this.extraction.extract(job.data.attachmentId), this.logger);
     this.queue.on('failed', (job: Job<ExtractionJob>, error: Error) =>
       this.logger.warn(`extraction job for attachment ${job.data.attachmentId} failed (attempt ${job.attemptsMade}): ${error.message}`),
     );
-    this.timer = setInterval(() => void this.sweep(), SWEEP_EVERY_MS);
-    this.timer.unref();
+    this.task.start(SWEEP_EVERY_MS);
   }
 
   onApplicationShutdown(): void {
-    if (this.timer) clearInterval(this.timer);
+    this.task.stop();
   }
 
-  async sweep(): Promise<void> {
-    try {
-      const { requeued, interrupted } = await this.extraction.sweep();
-      if (requeued || interrupted) this.logger.log(`extraction sweep: ${requeued} re-enqueued, ${interrupted} interrupted claims closed`);
-    } catch (error) {
-      this.logger.warn(`extraction sweep failed: ${(error as Error).message}`);
-    }
+  private async sweep(): Promise<void> {
+    const { requeued, interrupted } = await this.extraction.sweep();
+    if (requeued || interrupted) this.logger.log(`extraction sweep: ${requeued} re-enqueued, ${interrupted} interrupted claims closed`);
   }
 }

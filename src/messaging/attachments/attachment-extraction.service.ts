@@ -5,9 +5,11 @@ import { Queue } from 'bull';
 import { DataSource, EntityManager } from 'typeorm';
 import { wellFormedCopy } from '../../common/well-formed';
 import { AttachmentExtractedData, CalendarEventData } from '../../events/event-payloads';
+import { toExtractedAttachment } from './attachment-view';
+import { AttachmentsRepository } from './attachments.repository';
 import { EventBus } from '../../events/event-bus';
 import { MessageDataBuilder } from '../message-data.builder';
-import { ExtractedContent, ExtractionError, ExtractionLimitError } from './extractors/extraction.types';
+import { ExtractedContent, ExtractionError, ExtractionLimitError, ParsedCalendarEvent } from './extractors/extraction.types';
 import { isCalendar, TextExtractor } from './extractors/text-extractor';
 import { characterCount } from './extractors/text-output';
 
@@ -55,6 +57,7 @@ export class AttachmentExtractionService {
     private readonly bus: EventBus,
     private readonly data: MessageDataBuilder,
     private readonly extractor: TextExtractor,
+    private readonly attachments: AttachmentsRepository,
   ) {}
 
   /**
@@ -85,13 +88,7 @@ export class AttachmentExtractionService {
 
   /** The job: claim, extract, finish. Returns false when there was nothing to claim (done, or claimed elsewhere). */
   async extract(attachmentId: string): Promise<boolean> {
-    // UPDATE ... RETURNING answers [rows, affected count].
-    const [[file]]: [Array<{ filename: string; mime_type: string; size_bytes: number; content: Buffer }>, number] = await this.dataSource.query(
-      `UPDATE attachments SET extraction_status = 'extracting', extraction_started_at = now()
-        WHERE id = $1 AND extraction_status = 'pending'
-        RETURNING filename, mime_type, size_bytes, content`,
-      [attachmentId],
-    );
+    const file = await this.attachments.claim(attachmentId);
     if (!file) return false;
     let outcome: Outcome;
     try {
@@ -117,18 +114,9 @@ export class AttachmentExtractionService {
    * older than 5 minutes (their process died) are closed as failed, with their one event.
    */
   async sweep(options: { lostJobAfterMs?: number; interruptedAfterMs?: number } = {}): Promise<{ requeued: number; interrupted: number }> {
-    const lost: Array<{ id: string }> = await this.dataSource.query(
-      `SELECT id FROM attachments WHERE extraction_status = 'pending' AND created_at < now() - make_interval(secs => $1::float8 / 1000)
-        ORDER BY created_at LIMIT 500`,
-      [options.lostJobAfterMs ?? LOST_JOB_AFTER_MS],
-    );
+    const lost = await this.attachments.pendingOlderThan(options.lostJobAfterMs ?? LOST_JOB_AFTER_MS);
     await this.enqueue(lost.map((r) => r.id));
-    const stale: Array<{ id: string }> = await this.dataSource.query(
-      `SELECT id FROM attachments WHERE extraction_status = 'extracting'
-          AND extraction_started_at < now() - make_interval(secs => $1::float8 / 1000)
-        ORDER BY extraction_started_at LIMIT 500`,
-      [options.interruptedAfterMs ?? INTERRUPTED_CLAIM_AFTER_MS],
-    );
+    const stale = await this.attachments.claimedBefore(options.interruptedAfterMs ?? INTERRUPTED_CLAIM_AFTER_MS);
     let interrupted = 0;
     for (const row of stale) {
       if (await this.finish(row.id, { status: 'failed', error: INTERRUPTED_MESSAGE })) interrupted += 1;
@@ -145,27 +133,12 @@ export class AttachmentExtractionService {
     const outcome = wellFormedCopy(result);
     const text = outcome.status === 'extracted' ? outcome.content.text : null;
     return this.dataSource.transaction(async (tx) => {
-      const [[row]]: [
-        Array<{
-          id: string;
-          filename: string;
-          mime_type: string;
-          size_bytes: number;
-          message_id: string;
-          text_length: number;
-          extracted_at: Date;
-          org_id: string;
-          line_id: string;
-        }>,
-        number,
-      ] = await tx.query(
-        `UPDATE attachments a
-            SET extraction_status = $2, extracted_text = $3, text_length = $4, extraction_error = $5, extracted_at = now()
-           FROM messages m
-          WHERE a.id = $1 AND a.extraction_status = 'extracting' AND m.id = a.message_id
-         RETURNING a.id, a.filename, a.mime_type, a.size_bytes, a.message_id, a.text_length, a.extracted_at, m.org_id, m.line_id`,
-        [attachmentId, outcome.status, text, text ? characterCount(text) : 0, outcome.status === 'failed' ? outcome.error : null],
-      );
+      const row = await this.attachments.finish(tx, attachmentId, {
+        status: outcome.status,
+        text,
+        textLength: text ? characterCount(text) : 0,
+        error: outcome.status === 'failed' ? outcome.error : null,
+      });
       if (!row) return false; // finished by someone else (a sweep, or the job it raced): their event stands
       const calendarEvents =
         outcome.status === 'extracted' && isCalendar({ filename: row.filename, mimeType: row.mime_type })
@@ -173,16 +146,7 @@ export class AttachmentExtractionService {
           : [];
       const data: AttachmentExtractedData = {
         ...(await this.data.build(row.message_id, tx)),
-        attachment: {
-          id: row.id,
-          filename: row.filename,
-          mimeType: row.mime_type,
-          sizeBytes: row.size_bytes,
-          messageId: row.message_id,
-          textLength: row.text_length,
-          hasText: row.text_length > 0,
-          extractedAt: row.extracted_at.toISOString(),
-        },
+        attachment: toExtractedAttachment(row),
         calendarEvents,
       };
       await this.bus.publish({ type: 'attachment.extracted', orgId: row.org_id, lineId: row.line_id, data }, tx);
@@ -193,28 +157,14 @@ export class AttachmentExtractionService {
   private async insertCalendarEvents(tx: EntityManager, attachmentId: string, content: ExtractedContent): Promise<CalendarEventData[]> {
     const stored: CalendarEventData[] = [];
     for (const e of content.calendarEvents) {
-      const [row]: Array<{ id: string }> = await tx.query(
-        `INSERT INTO calendar_events (attachment_id, uid, method, status, summary, starts_at, ends_at, organizer_email, attendee_emails)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
-        [attachmentId, e.uid, e.method, e.status, e.summary, e.startsAt, e.endsAt, e.organizerEmail, e.attendeeEmails],
-      );
-      stored.push(toCalendarEventData({ id: row.id, ...e }));
+      const id = await this.attachments.insertCalendarEvent(tx, attachmentId, e);
+      stored.push(toCalendarEventData({ id, ...e }));
     }
     return stored;
   }
 }
 
-export function toCalendarEventData(e: {
-  id: string;
-  uid: string;
-  method: string | null;
-  status: string | null;
-  summary: string | null;
-  startsAt: Date | null;
-  endsAt: Date | null;
-  organizerEmail: string | null;
-  attendeeEmails: string[];
-}): CalendarEventData {
+export function toCalendarEventData(e: ParsedCalendarEvent & { id: string }): CalendarEventData {
   return {
     id: e.id,
     uid: e.uid,

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { CapReachedError, NotFoundError } from '../../common/errors';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
+import { AttachmentStorageRepository } from './attachment-storage.repository';
 
 export interface AttachmentFile {
   filename: string;
@@ -39,7 +39,7 @@ export function notStoredError(attachment: { id: string; filename: string }): Ca
 @Injectable()
 export class AttachmentStorage {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly storage: AttachmentStorageRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -52,12 +52,7 @@ export class AttachmentStorage {
   async storeInbound(tx: EntityManager, orgId: string, messageId: string, files: AttachmentFile[]): Promise<string[]> {
     if (files.length === 0) return [];
     // Takes the org's counter row (created on first use) until commit.
-    const [usage]: Array<{ used: string; quota: string | null }> = await tx.query(
-      `INSERT INTO org_attachment_storage AS s (org_id) VALUES ($1)
-       ON CONFLICT (org_id) DO UPDATE SET updated_at = now()
-       RETURNING s.bytes_used AS used, s.quota_bytes AS quota`,
-      [orgId],
-    );
+    const usage = await this.storage.lockUsage(tx, orgId);
     let left = Number(usage.quota ?? this.config.attachments.quotaBytesPerOrg) - Number(usage.used);
     let stored = 0;
     const ids: string[] = [];
@@ -67,33 +62,23 @@ export class AttachmentStorage {
         left -= file.content.length;
         stored += file.content.length;
       }
-      const [row]: Array<{ id: string }> = await tx.query(
-        // clock_timestamp(), not now(): attachments keep the order they had in the message.
-        `INSERT INTO attachments (org_id, message_id, filename, mime_type, size_bytes, content, content_status, extraction_status, extraction_error, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, clock_timestamp()) RETURNING id`,
-        [
-          orgId,
-          messageId,
-          file.filename,
-          file.mimeType,
-          file.content.length,
-          fits ? file.content : null,
-          fits ? 'stored' : 'quota_exceeded',
-          fits ? 'pending' : 'failed',
-          fits ? null : NOT_STORED,
-        ],
-      );
-      ids.push(row.id);
+      const id = await this.storage.insert(tx, orgId, messageId, {
+        filename: file.filename,
+        mimeType: file.mimeType,
+        sizeBytes: file.content.length,
+        content: fits ? file.content : null,
+        contentStatus: fits ? 'stored' : 'quota_exceeded',
+        extractionStatus: fits ? 'pending' : 'failed',
+        extractionError: fits ? null : NOT_STORED,
+      });
+      ids.push(id);
     }
-    if (stored > 0) await tx.query(`UPDATE org_attachment_storage SET bytes_used = bytes_used + $2 WHERE org_id = $1`, [orgId, stored]);
+    if (stored > 0) await this.storage.addUsage(tx, orgId, stored);
     return ids;
   }
 
   async report(orgId: string): Promise<AttachmentStorageReport> {
-    const [row]: Array<{ used: string | null; quota: string | null }> = await this.dataSource.query(
-      `SELECT s.bytes_used AS used, s.quota_bytes AS quota FROM orgs o LEFT JOIN org_attachment_storage s ON s.org_id = o.id WHERE o.id = $1`,
-      [orgId],
-    );
+    const row = await this.storage.usage(orgId);
     if (!row) throw NotFoundError.of('org', orgId, 'orgId');
     return {
       orgId,
@@ -106,11 +91,7 @@ export class AttachmentStorage {
   /** An operator's quota for one org (`null`: back to the default). Bytes already stored stay. */
   async setQuota(orgId: string, quotaBytes: number | null): Promise<AttachmentStorageReport> {
     await this.report(orgId);
-    await this.dataSource.query(
-      `INSERT INTO org_attachment_storage AS s (org_id, quota_bytes) VALUES ($1, $2)
-       ON CONFLICT (org_id) DO UPDATE SET quota_bytes = EXCLUDED.quota_bytes, updated_at = now()`,
-      [orgId, quotaBytes],
-    );
+    await this.storage.setQuota(orgId, quotaBytes);
     return this.report(orgId);
   }
 }

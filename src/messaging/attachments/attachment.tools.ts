@@ -1,8 +1,8 @@
 import { Caller } from '../../auth/caller';
-import { McpTool, McpToolHandler } from '../../mcp/mcp-tool.decorator';
+import { McpTool, McpToolHandler, ToolArgs } from '../../mcp/mcp-tool.decorator';
 import { AttachmentReadResult, AttachmentsService } from './attachments.service';
 
-const nullableString = { type: ['string', 'null'] } as const;
+import { nullable, nullableString } from '../../mcp/common-schemas';
 
 export const calendarEventSchema = {
   type: 'object',
@@ -20,6 +20,15 @@ export const calendarEventSchema = {
   required: ['id', 'uid', 'method', 'status', 'summary', 'startsAt', 'endsAt', 'organizerEmail', 'attendeeEmails'],
 } as const;
 
+const readAttachmentInput = {
+  type: 'object',
+  properties: {
+    attachmentId: { type: 'string', format: 'uuid', description: 'From message.received / attachment.extracted or get_thread.' },
+  },
+  required: ['attachmentId'],
+  additionalProperties: false,
+} as const;
+
 @McpTool({
   name: 'read_attachment',
   title: 'Read an attachment',
@@ -31,14 +40,7 @@ export const calendarEventSchema = {
   kind: 'read',
   idempotent: true,
   minRole: 'MEMBER',
-  inputSchema: {
-    type: 'object',
-    properties: {
-      attachmentId: { type: 'string', format: 'uuid', description: 'From message.received / attachment.extracted or get_thread.' },
-    },
-    required: ['attachmentId'],
-    additionalProperties: false,
-  },
+  inputSchema: readAttachmentInput,
   outputSchema: {
     type: 'object',
     properties: {
@@ -58,7 +60,7 @@ export const calendarEventSchema = {
         },
         required: ['id', 'filename', 'mimeType', 'sizeBytes', 'messageId', 'extractionStatus', 'textLength', 'hasText', 'extractedAt', 'extractionError'],
       },
-      text: { ...nullableString, description: 'The extracted text (at most 1,000,000 characters); null until extraction finishes, or if it failed.' },
+      text: nullable({ type: 'string' } as const, 'The extracted text (at most 1,000,000 characters); null until extraction finishes, or if it failed.'),
       calendarEvents: { type: 'array', items: calendarEventSchema },
       downloadUrl: { type: 'string', description: 'Signed link to the file, valid 1 hour.' },
       downloadUrlExpiresAt: { type: 'string' },
@@ -67,10 +69,10 @@ export const calendarEventSchema = {
     required: ['attachment', 'text', 'calendarEvents', 'downloadUrl', 'downloadUrlExpiresAt', 'note'],
   },
 })
-export class ReadAttachmentTool implements McpToolHandler<{ attachmentId: string }, AttachmentReadResult> {
+export class ReadAttachmentTool implements McpToolHandler<ToolArgs<typeof readAttachmentInput>, AttachmentReadResult> {
   constructor(private readonly attachments: AttachmentsService) {}
 
-  execute(args: { attachmentId: string }, caller: Caller) {
+  execute(args: ToolArgs<typeof readAttachmentInput>, caller: Caller) {
     return this.attachments.read(caller, args.attachmentId);
   }
 }

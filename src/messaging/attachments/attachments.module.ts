@@ -7,6 +7,7 @@ import { AttachmentDownloadController } from './attachment-download.controller';
 import { AttachmentExtractionProcessor } from './attachment-extraction.processor';
 import { AttachmentExtractionService, EXTRACTION_QUEUE } from './attachment-extraction.service';
 import { ReadAttachmentTool } from './attachment.tools';
+import { AttachmentsRepository } from './attachments.repository';
 import { AttachmentsService } from './attachments.service';
 import { ExtractionPool } from './extractors/extraction-pool';
 import { DEFAULT_EXTRACTION_LIMITS } from './extractors/extraction.types';
@@ -39,6 +40,7 @@ import { TextExtractor } from './extractors/text-extractor';
         }),
     },
     TextExtractor,
+    AttachmentsRepository,
     AttachmentExtractionService,
     AttachmentExtractionProcessor,
     AttachmentsService,

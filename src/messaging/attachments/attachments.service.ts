@@ -1,6 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { Caller } from '../../auth/caller';
 import { ATTACHMENT_URL_VALIDITY_MS, AttachmentUrls } from '../../common/attachment-urls';
 import { Clock } from '../../common/clock';
@@ -8,23 +6,8 @@ import { ForbiddenError, NotFoundError } from '../../common/errors';
 import { CalendarEventData } from '../../events/event-payloads';
 import { toCalendarEventData } from './attachment-extraction.service';
 import { notStoredError } from './attachment-storage';
-
-export type ExtractionStatus = 'pending' | 'extracting' | 'extracted' | 'failed';
-/** Whether the bytes were stored, or skipped because the org's attachment storage quota was reached. */
-export type ContentStatus = 'stored' | 'quota_exceeded';
-
-export interface AttachmentView {
-  id: string;
-  filename: string;
-  mimeType: string;
-  sizeBytes: number;
-  messageId: string;
-  extractionStatus: ExtractionStatus;
-  textLength: number;
-  hasText: boolean;
-  extractedAt: string | null;
-  extractionError: string | null;
-}
+import { AttachmentView, ExtractionStatus, toAttachmentView } from './attachment-view';
+import { AttachmentsRepository } from './attachments.repository';
 
 export interface AttachmentReadResult {
   attachment: AttachmentView;
@@ -41,66 +24,20 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 @Injectable()
 export class AttachmentsService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly attachments: AttachmentsRepository,
     private readonly urls: AttachmentUrls,
     private readonly clock: Clock,
   ) {}
 
   /** An attachment of a message on a thread of a line the caller may use; anything else reads as not found. */
   async read(caller: Caller, attachmentId: string): Promise<AttachmentReadResult> {
-    const [row]: Array<{
-      id: string;
-      filename: string;
-      mime_type: string;
-      size_bytes: number;
-      message_id: string;
-      extraction_status: ExtractionStatus;
-      extracted_text: string | null;
-      text_length: number;
-      extraction_error: string | null;
-      extracted_at: Date | null;
-      content_status: ContentStatus;
-    }> = await this.dataSource.query(
-      `SELECT a.id, a.filename, a.mime_type, a.size_bytes, a.message_id, a.extraction_status, a.extracted_text, a.text_length,
-              a.extraction_error, a.extracted_at, a.content_status
-         FROM attachments a
-         JOIN messages m ON m.id = a.message_id
-         JOIN threads t ON t.id = m.thread_id
-         JOIN lines l ON l.id = t.line_id AND l.deleted_at IS NULL
-        WHERE a.id = $1 AND a.org_id = $2 AND t.org_id = $2 AND t.line_id = ANY ($3::uuid[])`,
-      [attachmentId, caller.orgId, caller.lines.map((l) => l.id)],
-    );
+    const row = await this.attachments.readable(caller, attachmentId);
     if (!row) throw NotFoundError.of('attachment', attachmentId, 'attachmentId');
     if (row.content_status !== 'stored') throw notStoredError(row);
-    const events: Array<{
-      id: string;
-      uid: string;
-      method: string | null;
-      status: string | null;
-      summary: string | null;
-      starts_at: Date | null;
-      ends_at: Date | null;
-      organizer_email: string | null;
-      attendee_emails: string[];
-    }> = await this.dataSource.query(
-      `SELECT id, uid, method, status, summary, starts_at, ends_at, organizer_email, attendee_emails
-         FROM calendar_events WHERE attachment_id = $1 ORDER BY starts_at NULLS LAST, uid, id`,
-      [row.id],
-    );
+    const events = await this.attachments.calendarEvents(row);
     const now = this.clock.now();
     return {
-      attachment: {
-        id: row.id,
-        filename: row.filename,
-        mimeType: row.mime_type,
-        sizeBytes: row.size_bytes,
-        messageId: row.message_id,
-        extractionStatus: row.extraction_status,
-        textLength: row.text_length,
-        hasText: row.text_length > 0,
-        extractedAt: row.extracted_at?.toISOString() ?? null,
-        extractionError: row.extraction_error,
-      },
+      attachment: toAttachmentView(row),
       text: row.extraction_status === 'extracted' ? (row.extracted_text ?? '') : null,
       calendarEvents: events.map((e) =>
         toCalendarEventData({
@@ -126,9 +63,7 @@ export class AttachmentsService {
     if (!this.urls.verify(attachmentId, expires, sig, this.clock.now())) {
       throw new ForbiddenError('the download link is invalid or has expired; ask for a new one (read_attachment or the webhook gives one valid 1 hour)');
     }
-    const [row]: Array<{ filename: string; mime_type: string; content: Buffer | null }> = UUID.test(attachmentId)
-      ? await this.dataSource.query(`SELECT filename, mime_type, content FROM attachments WHERE id = $1`, [attachmentId])
-      : [];
+    const row = UUID.test(attachmentId) ? await this.attachments.file(attachmentId) : undefined;
     if (!row) throw NotFoundError.of('attachment', attachmentId);
     if (row.content === null) throw notStoredError({ id: attachmentId, filename: row.filename });
     return { filename: row.filename, mimeType: row.mime_type, content: row.content };

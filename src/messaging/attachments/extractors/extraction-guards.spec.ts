@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { deflateSync } from 'node:zlib';
 import { makeDocx, makePdf, makePng, makeXlsx, PDF_LINES } from '../../../../test/fixtures/attachments/make-fixtures';
 import {
@@ -207,6 +208,22 @@ describe('extraction guards', () => {
       expect((await tight.extract(file('memo.docx', OFFICE_MIME.docx, await makeDocx(['after the crash'])))).text).toBe('after the crash');
     } finally {
       await small.onApplicationShutdown();
+    }
+  });
+
+  it('a thread failing after its file was settled (out of memory while being stopped at the time limit) does not end the process', async () => {
+    const lone = new ExtractionPool({ threads: 1, threadMemoryMb: 64, limits: DEFAULT_EXTRACTION_LIMITS });
+    try {
+      const extractor1 = new TextExtractor(ocr, lone);
+      expect((await extractor1.extract(file('memo.docx', OFFICE_MIME.docx, await makeDocx(['before'])))).text).toBe('before');
+      // What piscina does when a thread dies with no task to reject: it emits the error on the pool.
+      const piscina = (lone as unknown as { pool: EventEmitter }).pool;
+      const late = Object.assign(new Error('Worker terminated due to reaching memory limit: JS heap out of memory'), { code: 'ERR_WORKER_OUT_OF_MEMORY' });
+      expect(() => piscina.emit('error', late)).not.toThrow();
+      expect(piscina.listenerCount('error')).toBe(1); // one listener, however many files went through
+      expect((await extractor1.extract(file('memo.docx', OFFICE_MIME.docx, await makeDocx(['after'])))).text).toBe('after');
+    } finally {
+      await lone.onApplicationShutdown();
     }
   });
 });

@@ -1,6 +1,6 @@
 import { extname, join } from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
-import { OnApplicationShutdown } from '@nestjs/common';
+import { Logger, OnApplicationShutdown } from '@nestjs/common';
 import { Piscina } from 'piscina';
 import { ExtractedContent, ExtractionError, ExtractionLimitError, ExtractionLimits } from './extraction.types';
 import type { ExtractionTask, ExtractionTaskResult, PooledKind } from './extraction.worker';
@@ -41,6 +41,7 @@ const WORKER_EXEC_ARGV = extname(__filename) === '.ts' ? ['--require', require.r
  * job, its worker process and the other threads go on.
  */
 export class ExtractionPool implements OnApplicationShutdown {
+  private readonly logger = new Logger(ExtractionPool.name);
   private pool?: Piscina<ExtractionTask, ExtractionTaskResult>;
 
   constructor(readonly settings: ExtractionPoolSettings) {}
@@ -103,7 +104,8 @@ export class ExtractionPool implements OnApplicationShutdown {
   }
 
   private ensurePool(): Piscina<ExtractionTask, ExtractionTaskResult> {
-    this.pool ??= new Piscina<ExtractionTask, ExtractionTaskResult>({
+    if (this.pool) return this.pool;
+    const pool = new Piscina<ExtractionTask, ExtractionTaskResult>({
       filename: WORKER_FILE,
       name: 'default',
       minThreads: 0,
@@ -112,6 +114,13 @@ export class ExtractionPool implements OnApplicationShutdown {
       resourceLimits: { maxOldGenerationSizeMb: this.settings.threadMemoryMb },
       execArgv: WORKER_EXEC_ARGV,
     });
-    return this.pool;
+    // A thread can fail after its file was settled: stopped at the time limit, it may still run
+    // out of memory while being terminated. piscina then has no task to reject and emits the
+    // error on the pool, which without a listener ended the whole worker process (seen in CI).
+    pool.on('error', (error: Error & { code?: string }) =>
+      this.logger.warn(`an extraction thread failed after its file was settled: ${error.code ?? error.name}: ${error.message}`),
+    );
+    this.pool = pool;
+    return pool;
   }
 }

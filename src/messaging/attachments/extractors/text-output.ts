@@ -8,12 +8,16 @@ export function finishText(text: string, maxChars: number): string {
 
 /** Line ends as `\n`, no NUL or other control characters (PostgreSQL text refuses NUL), no trailing blanks. */
 export function normalize(text: string): string {
-  return text
-    .replace(/\r\n?/g, '\n')
-    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, '')
-    .replace(/[ \t]+$/gm, '')
-    .replace(/\n{3,}/g, '\n\n')
-    .trim();
+  return (
+    text
+      .replace(/\r\n?/g, '\n')
+      // Control characters are what this removes: the regex names them on purpose.
+      // eslint-disable-next-line no-control-regex
+      .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, '')
+      .replace(/[ \t]+$/gm, '')
+      .replace(/\n{3,}/g, '\n\n')
+      .trim()
+  );
 }
 
 /** At most `max` characters (code points), never splitting a surrogate pair. */

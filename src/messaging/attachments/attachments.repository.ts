@@ -1,0 +1,166 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { Caller } from '../../auth/caller';
+import { queryNamed } from '../../database/sql';
+import { ContentStatus } from './attachment-storage.repository';
+import { AttachmentViewRow } from './attachment-view';
+import { ParsedCalendarEvent } from './extractors/extraction.types';
+
+/** An attachment as read_attachment reads it for a caller. */
+export interface CallerAttachmentRow extends AttachmentViewRow {
+  extracted_text: string | null;
+  content_status: ContentStatus;
+}
+
+/** A calendar event found in an attachment. */
+export interface CalendarEventRow {
+  id: string;
+  uid: string;
+  method: string | null;
+  status: string | null;
+  summary: string | null;
+  starts_at: Date | null;
+  ends_at: Date | null;
+  organizer_email: string | null;
+  attendee_emails: string[];
+}
+
+/** A claimed attachment's file, for its extraction. */
+export interface ClaimedFileRow {
+  filename: string;
+  mime_type: string;
+  size_bytes: number;
+  content: Buffer;
+}
+
+/** A finished extraction: the attachment's view, with the message's org and line for its event. */
+export type FinishedAttachmentRow = AttachmentViewRow & { extracted_at: Date; org_id: string; line_id: string };
+
+/** What an extraction ended with, as stored. */
+export interface ExtractionResult {
+  status: 'extracted' | 'failed';
+  text: string | null;
+  textLength: number;
+  error: string | null;
+}
+
+/**
+ * SQL of reading attachments and extracting their text. read_attachment's reads take the
+ * `Caller` (or the row read for it) and carry the thread-access condition; the signed download
+ * and the extraction methods act for the system: the download on an id whose link signature
+ * was checked, the extraction job and sweep on attachment ids they hold. Worker threads never
+ * touch the database: the job reads the file here and hands them the bytes. Rules live in
+ * AttachmentsService and AttachmentExtractionService.
+ */
+@Injectable()
+export class AttachmentsRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** An attachment of a message on a thread of a live line the caller may use, in the caller's org. */
+  async readable(caller: Caller, attachmentId: string): Promise<CallerAttachmentRow | undefined> {
+    const [row] = await queryNamed<CallerAttachmentRow[]>(
+      this.dataSource.manager,
+      `SELECT a.id, a.filename, a.mime_type, a.size_bytes, a.message_id, a.extraction_status, a.extracted_text, a.text_length,
+              a.extraction_error, a.extracted_at, a.content_status
+         FROM attachments a
+         JOIN messages m ON m.id = a.message_id
+         JOIN threads t ON t.id = m.thread_id
+         JOIN lines l ON l.id = t.line_id AND l.deleted_at IS NULL
+        WHERE a.id = :attachmentId AND a.org_id = :orgId AND t.org_id = :orgId AND t.line_id = ANY (:lineIds::uuid[])`,
+      { attachmentId, orgId: caller.orgId, lineIds: caller.lines.map((l) => l.id) },
+    );
+    return row;
+  }
+
+  /** The calendar events of an attachment readable() answered. */
+  calendarEvents(attachment: CallerAttachmentRow): Promise<CalendarEventRow[]> {
+    return queryNamed(
+      this.dataSource.manager,
+      `SELECT id, uid, method, status, summary, starts_at, ends_at, organizer_email, attendee_emails
+         FROM calendar_events WHERE attachment_id = :attachmentId ORDER BY starts_at NULLS LAST, uid, id`,
+      { attachmentId: attachment.id },
+    );
+  }
+
+  /** For a signed download link (its signature checked): the file. */
+  async file(attachmentId: string): Promise<{ filename: string; mime_type: string; content: Buffer | null } | undefined> {
+    const [row] = await queryNamed<Array<{ filename: string; mime_type: string; content: Buffer | null }>>(
+      this.dataSource.manager,
+      `SELECT filename, mime_type, content FROM attachments WHERE id = :attachmentId`,
+      { attachmentId },
+    );
+    return row;
+  }
+
+  /** For the extraction job: claims a pending attachment (pending → extracting); its file, or undefined when there was nothing to claim. */
+  async claim(attachmentId: string): Promise<ClaimedFileRow | undefined> {
+    // UPDATE ... RETURNING answers [rows, affected count].
+    const [[file]] = await queryNamed<[ClaimedFileRow[], number]>(
+      this.dataSource.manager,
+      `UPDATE attachments SET extraction_status = 'extracting', extraction_started_at = now()
+        WHERE id = :attachmentId AND extraction_status = 'pending'
+        RETURNING filename, mime_type, size_bytes, content`,
+      { attachmentId },
+    );
+    return file;
+  }
+
+  /** For the sweep: attachments still pending after `afterMs` (their job was lost), oldest first. */
+  pendingOlderThan(afterMs: number): Promise<Array<{ id: string }>> {
+    return queryNamed(
+      this.dataSource.manager,
+      `SELECT id FROM attachments WHERE extraction_status = 'pending' AND created_at < now() - make_interval(secs => :afterMs::float8 / 1000)
+        ORDER BY created_at LIMIT 500`,
+      { afterMs },
+    );
+  }
+
+  /** For the sweep: claims older than `afterMs` (their process died), oldest first. */
+  claimedBefore(afterMs: number): Promise<Array<{ id: string }>> {
+    return queryNamed(
+      this.dataSource.manager,
+      `SELECT id FROM attachments WHERE extraction_status = 'extracting'
+          AND extraction_started_at < now() - make_interval(secs => :afterMs::float8 / 1000)
+        ORDER BY extraction_started_at LIMIT 500`,
+      { afterMs },
+    );
+  }
+
+  /** Saves the outcome of a claimed attachment if it is still `extracting`; undefined when someone else finished it. */
+  async finish(manager: EntityManager, attachmentId: string, result: ExtractionResult): Promise<FinishedAttachmentRow | undefined> {
+    // UPDATE ... RETURNING answers [rows, affected count].
+    const [[row]] = await queryNamed<[FinishedAttachmentRow[], number]>(
+      manager,
+      `UPDATE attachments a
+            SET extraction_status = :status, extracted_text = :text, text_length = :textLength, extraction_error = :error, extracted_at = now()
+           FROM messages m
+          WHERE a.id = :attachmentId AND a.extraction_status = 'extracting' AND m.id = a.message_id
+         RETURNING a.id, a.filename, a.mime_type, a.size_bytes, a.message_id, a.extraction_status, a.text_length, a.extracted_at, a.extraction_error,
+                   m.org_id, m.line_id`,
+      { attachmentId, status: result.status, text: result.text, textLength: result.textLength, error: result.error },
+    );
+    return row;
+  }
+
+  /** Stores a calendar event of the attachment; answers its id. */
+  async insertCalendarEvent(manager: EntityManager, attachmentId: string, e: ParsedCalendarEvent): Promise<string> {
+    const [row] = await queryNamed<Array<{ id: string }>>(
+      manager,
+      `INSERT INTO calendar_events (attachment_id, uid, method, status, summary, starts_at, ends_at, organizer_email, attendee_emails)
+         VALUES (:attachmentId, :uid, :method, :status, :summary, :startsAt, :endsAt, :organizerEmail, :attendeeEmails) RETURNING id`,
+      {
+        attachmentId,
+        uid: e.uid,
+        method: e.method,
+        status: e.status,
+        summary: e.summary,
+        startsAt: e.startsAt,
+        endsAt: e.endsAt,
+        organizerEmail: e.organizerEmail,
+        attendeeEmails: e.attendeeEmails,
+      },
+    );
+    return row.id;
+  }
+}
