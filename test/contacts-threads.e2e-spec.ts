@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ISO_MS, toolError, toolOk, UUID } from './support/mcp';
-import { createMessagingTestApp, Hook, inboundSms, MessagingTestApp, partnerPhone, waitUntil } from './support/messaging-hooks';
+import { createMessagingTestApp, Hook, inboundSms, MessagingTestApp, partnerPhone } from './support/messaging-hooks';
 import { createSession, Session, SessionLine, uniqueEmail } from './support/session';
 import { INGEST_TOKEN } from './support/test-env';
+import { waitUntil } from './support/wait';
 
 type Json = Record<string, any>;
 
@@ -542,7 +543,7 @@ describe('threads, labels and contacts (tools, events, line scope)', () => {
 
       expect((await m.admin.patch(`/admin/lines/${phone.id}`, { smsDeliveryReports: true })).body.smsDeliveryReports).toBe(true);
       const second = (await toolOk(m, s.apiKey, 'send_sms', { threadId, identityId, smsBody: 'with reports' })).message;
-      await waitUntil(() => hook.events('message.status_changed').some((e) => e.data.message.id === second.id));
+      await waitUntil(() => hook.events('message.status_changed').some((e) => e.data.message.id === second.id), 'message.status_changed of the second SMS');
       const secondChange = hook.events('message.status_changed').find((e) => e.data.message.id === second.id)!;
       expect(secondChange.data).toMatchObject({ previousStatus: 'QUEUED', currentStatus: 'SENT' });
       // The first message never passed through SENT.

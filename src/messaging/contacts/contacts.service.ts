@@ -9,6 +9,7 @@ import { EventBus } from '../../events/event-bus';
 import { IdentityData, IdentityKind } from '../../events/event-payloads';
 import { toIdentity } from '../message-data.builder';
 import { containsPattern, KeysetCursors } from '../../common/keyset-cursor';
+import { ContactsRepository } from './contacts.repository';
 
 export const CONTACTS_PAGE_SIZE = 25;
 export const MAX_CONTACTS_PAGE_SIZE = 100;
@@ -20,7 +21,7 @@ export interface ContactView {
   notes: string | null;
   createdAt: string;
   updatedAt: string;
-  /** Only when the contact is in view for the caller (see IN_VIEW); otherwise empty. */
+  /** Only when the contact is in view for the caller (IN_VIEW in contacts.repository.ts); otherwise empty. */
   identities: IdentityData[];
 }
 
@@ -30,27 +31,6 @@ export interface NewIdentity {
   displayName?: string;
 }
 
-interface ContactRow {
-  id: string;
-  display_name: string | null;
-  notes: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-/**
- * Whether contact `c` is in view for a caller whose lines are `$lines`: it has a conversation
- * (a thread with one of its identities) on one of those lines, or no conversation on any line.
- * A contact whose conversations all live on other lines is still listed (contacts belong to the
- * org), but without its identities, and a search does not match their values: its addresses
- * would tell who writes to lines this key may not read. Message events reveal no more than
- * this: a thread's event carries its partner's contact with every identity.
- */
-const IN_VIEW = (lines: string) => `(
-  EXISTS (SELECT 1 FROM identities vi JOIN threads vt ON vt.partner_identity_id = vi.id
-           WHERE vi.contact_id = c.id AND vt.line_id = ANY (${lines}::uuid[]))
-  OR NOT EXISTS (SELECT 1 FROM identities vi JOIN threads vt ON vt.partner_identity_id = vi.id WHERE vi.contact_id = c.id))`;
-
 /**
  * Contacts (people) and their identities (phone numbers, email addresses). Contacts belong to
  * the org; an identity first seen on an inbound message is an orphan until a contact claims it.
@@ -59,6 +39,7 @@ const IN_VIEW = (lines: string) => `(
 export class ContactsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly contacts: ContactsRepository,
     private readonly bus: EventBus,
     private readonly cursors: KeysetCursors,
   ) {}
@@ -67,26 +48,8 @@ export class ContactsService {
   async list(caller: Caller, input: { query?: string; cursor?: string; limit?: number }): Promise<{ contacts: ContactView[]; nextCursor: string | null }> {
     const limit = input.limit ?? CONTACTS_PAGE_SIZE;
     const after = input.cursor === undefined ? undefined : this.cursors.decode('list_contacts', input.cursor, (key) => key.length <= 1000);
-    const params: unknown[] = [caller.orgId, limit + 1];
-    const where = ['c.org_id = $1'];
     const query = input.query?.trim();
-    if (query) {
-      params.push(containsPattern(query), lineIds(caller));
-      const [q, lines] = [`$${params.length - 1}`, `$${params.length}`];
-      where.push(`(c.display_name ILIKE ${q}
-                   OR (${IN_VIEW(lines)} AND EXISTS (SELECT 1 FROM identities qi WHERE qi.contact_id = c.id AND qi.value ILIKE ${q})))`);
-    }
-    if (after) {
-      params.push(after.key, after.id);
-      where.push(`(lower(COALESCE(c.display_name, '')), c.id) > ($${params.length - 1}::text, $${params.length}::uuid)`);
-    }
-    const rows: Array<{ id: string; sort_key: string }> = await this.dataSource.query(
-      `SELECT c.id, lower(COALESCE(c.display_name, '')) AS sort_key FROM contacts c
-        WHERE ${where.join(' AND ')}
-        ORDER BY lower(COALESCE(c.display_name, '')), c.id
-        LIMIT $2`,
-      params,
-    );
+    const rows = await this.contacts.page(caller, { pattern: query ? containsPattern(query) : undefined, after, limit: limit + 1 });
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {
@@ -112,25 +75,11 @@ export class ContactsService {
       if (first !== i) throw new ValidationError(`identities[${i}] repeats identities[${first}] (${identity.value})`, `identities[${i}]`);
     });
     return this.dataSource.transaction(async (tx) => {
-      const [contact]: Array<{ id: string }> = await tx.query(`INSERT INTO contacts (org_id, display_name) VALUES ($1, $2) RETURNING id`, [
-        caller.orgId,
-        displayName,
-      ]);
+      const contactId = await this.contacts.insertContact(tx, caller, displayName);
       for (const [i, identity] of identities.entries()) {
-        const [inserted]: Array<{ id: string }> = await tx.query(
-          `INSERT INTO identities (org_id, kind, value, display_name, contact_id) VALUES ($1, $2, $3, $4, $5)
-           ON CONFLICT (org_id, kind, value) DO NOTHING RETURNING id`,
-          [caller.orgId, identity.kind, identity.value, identity.displayName, contact.id],
-        );
-        if (inserted) continue;
-        // Known already: lock it so a concurrent create or merge cannot claim it at the same time.
-        const [existing]: Array<{ id: string; contact_id: string | null; contact_name: string | null }> = await tx.query(
-          `SELECT i.id, i.contact_id, c.display_name AS contact_name
-             FROM identities i LEFT JOIN contacts c ON c.id = i.contact_id
-            WHERE i.org_id = $1 AND i.kind = $2 AND i.value = $3
-              FOR UPDATE OF i`,
-          [caller.orgId, identity.kind, identity.value],
-        );
+        if (await this.contacts.insertIdentity(tx, caller, contactId, identity)) continue;
+        // Known already: locked, so a concurrent create or merge cannot claim it at the same time.
+        const existing = await this.contacts.lockKnownIdentity(tx, caller, identity);
         if (existing.contact_id) {
           const who = existing.contact_name ? `contact ${existing.contact_id} (${existing.contact_name})` : `contact ${existing.contact_id}`;
           throw new ConflictError(
@@ -138,13 +87,9 @@ export class ContactsService {
             `identities[${i}]`,
           );
         }
-        await tx.query(`UPDATE identities SET contact_id = $2, display_name = COALESCE($3, display_name) WHERE id = $1`, [
-          existing.id,
-          contact.id,
-          identity.displayName,
-        ]);
+        await this.contacts.claimIdentity(tx, existing, contactId, identity.displayName);
       }
-      const [view] = await this.views(tx, caller, [contact.id]);
+      const [view] = await this.views(tx, caller, [contactId]);
       return { contact: view };
     });
   }
@@ -155,17 +100,8 @@ export class ContactsService {
     const displayName = input.displayName === undefined ? undefined : text(input.displayName, 'displayName', 200);
     const notes = input.notes === undefined || input.notes === null ? input.notes : input.notes.trim() || null;
     return this.dataSource.transaction(async (tx) => {
-      const [updated]: Array<Array<{ id: string }>> = await tx.query(
-        `UPDATE contacts c SET
-                display_name = CASE WHEN $3 THEN $4 ELSE c.display_name END,
-                notes = CASE WHEN $5 THEN $6 ELSE c.notes END,
-                updated_at = CASE WHEN ($3 AND c.display_name IS DISTINCT FROM $4) OR ($5 AND c.notes IS DISTINCT FROM $6)
-                                  THEN now() ELSE c.updated_at END
-          WHERE c.id = $1 AND c.org_id = $2
-          RETURNING c.id`,
-        [input.contactId, caller.orgId, displayName !== undefined, displayName ?? null, notes !== undefined, notes ?? null],
-      );
-      if (!updated.length) throw NotFoundError.of('contact', input.contactId, 'contactId');
+      const updated = await this.contacts.update(tx, caller, input.contactId, { displayName, notes });
+      if (!updated) throw NotFoundError.of('contact', input.contactId, 'contactId');
       const [view] = await this.views(tx, caller, [input.contactId]);
       return { contact: view };
     });
@@ -183,12 +119,7 @@ export class ContactsService {
     }
     if (input.into !== undefined && !input.contactIds.includes(input.into)) throw new ValidationError('into must be one of contactIds', 'into');
     return this.dataSource.transaction(async (tx) => {
-      // Locked in id order, so two merges that share contacts wait for each other instead of deadlocking.
-      const locked: ContactRow[] = await tx.query(
-        `SELECT id, display_name, notes, created_at, updated_at FROM contacts
-          WHERE org_id = $1 AND id = ANY ($2::uuid[]) ORDER BY id FOR UPDATE`,
-        [caller.orgId, input.contactIds],
-      );
+      const locked = await this.contacts.lockForMerge(tx, caller, input.contactIds);
       const missing = input.contactIds.find((id) => !locked.some((c) => c.id === id));
       if (missing) throw NotFoundError.of('contact', missing, 'contactIds');
       const byAge = [...locked].sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || a.id.localeCompare(b.id));
@@ -198,11 +129,9 @@ export class ContactsService {
       const displayName = survivor.display_name ?? others.find((c) => c.display_name)?.display_name ?? null;
       const notes = [...new Set([survivor, ...others].map((c) => c.notes?.trim()).filter((n): n is string => !!n))].join('\n\n') || null;
 
-      await tx.query(`UPDATE identities SET contact_id = $1 WHERE contact_id = ANY ($2::uuid[])`, [survivor.id, mergedContactIds]);
-      await tx.query(`UPDATE contacts SET display_name = $2, notes = $3, updated_at = now() WHERE id = $1`, [survivor.id, displayName, notes]);
-      await tx.query(`DELETE FROM contacts WHERE id = ANY ($1::uuid[])`, [mergedContactIds]);
+      await this.contacts.merge(tx, survivor, others, { displayName, notes });
 
-      const identities = await this.identitiesOf(tx, [survivor.id]);
+      const identities = await this.contacts.identitiesOf(tx, [survivor]);
       await this.bus.publish(
         {
           type: 'contact.merged',
@@ -220,14 +149,10 @@ export class ContactsService {
   /** The contacts as the caller may see them, in the order of `ids`. */
   private async views(manager: EntityManager, caller: Caller, ids: string[]): Promise<ContactView[]> {
     if (ids.length === 0) return [];
-    const rows: Array<ContactRow & { in_view: boolean }> = await manager.query(
-      `SELECT c.id, c.display_name, c.notes, c.created_at, c.updated_at, ${IN_VIEW('$3')} AS in_view
-         FROM contacts c WHERE c.org_id = $1 AND c.id = ANY ($2::uuid[])`,
-      [caller.orgId, ids, lineIds(caller)],
-    );
-    const identities = await this.identitiesOf(
+    const rows = await this.contacts.viewRows(manager, caller, ids);
+    const identities = await this.contacts.identitiesOf(
       manager,
-      rows.filter((r) => r.in_view).map((r) => r.id),
+      rows.filter((r) => r.in_view),
     );
     const byId = new Map(rows.map((r) => [r.id, r]));
     return ids
@@ -244,19 +169,6 @@ export class ContactsService {
         };
       });
   }
-
-  private async identitiesOf(manager: EntityManager, contactIds: string[]) {
-    if (contactIds.length === 0) return [];
-    const rows: Array<{ id: string; kind: IdentityKind; value: string; display_name: string | null; contact_id: string }> = await manager.query(
-      `SELECT id, kind, value, display_name, contact_id FROM identities WHERE contact_id = ANY ($1::uuid[]) ORDER BY created_at, id`,
-      [contactIds],
-    );
-    return rows;
-  }
-}
-
-function lineIds(caller: Caller): string[] {
-  return caller.lines.map((l) => l.id);
 }
 
 function text(raw: string, field: string, max: number): string {

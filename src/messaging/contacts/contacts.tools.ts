@@ -1,8 +1,8 @@
 import { Caller } from '../../auth/caller';
-import { McpTool, McpToolHandler } from '../../mcp/mcp-tool.decorator';
-import { contactSchema, nextCursorSchema } from '../messaging.schemas';
-import { CONTACTS_PAGE_SIZE, ContactsService, MAX_CONTACTS_PAGE_SIZE, MAX_MERGE, NewIdentity } from './contacts.service';
-import { cursorArgument } from '../../mcp/common-schemas';
+import { McpTool, McpToolHandler, ToolArgs } from '../../mcp/mcp-tool.decorator';
+import { contactSchema } from '../messaging.schemas';
+import { CONTACTS_PAGE_SIZE, ContactsService, MAX_CONTACTS_PAGE_SIZE, MAX_MERGE } from './contacts.service';
+import { cursorArgument, nextCursorResult, nullable } from '../../mcp/common-schemas';
 
 const contactIdSchema = {
   type: 'string',
@@ -11,6 +11,16 @@ const contactIdSchema = {
 } as const;
 const contactResult = { type: 'object', properties: { contact: contactSchema }, required: ['contact'] } as const;
 const VISIBILITY = 'Contacts belong to the org; identities are shown when the contact has a conversation on a line this key may use, or none on any line.';
+
+const listContactsInput = {
+  type: 'object',
+  properties: {
+    query: { type: 'string', minLength: 1, maxLength: 200 },
+    cursor: cursorArgument,
+    limit: { type: 'integer', minimum: 1, maximum: MAX_CONTACTS_PAGE_SIZE, default: CONTACTS_PAGE_SIZE },
+  },
+  additionalProperties: false,
+} as const;
 
 @McpTool({
   name: 'list_contacts',
@@ -22,28 +32,44 @@ const VISIBILITY = 'Contacts belong to the org; identities are shown when the co
   kind: 'read',
   idempotent: true,
   minRole: 'MEMBER',
-  inputSchema: {
-    type: 'object',
-    properties: {
-      query: { type: 'string', minLength: 1, maxLength: 200 },
-      cursor: cursorArgument,
-      limit: { type: 'integer', minimum: 1, maximum: MAX_CONTACTS_PAGE_SIZE, default: CONTACTS_PAGE_SIZE },
-    },
-    additionalProperties: false,
-  },
+  inputSchema: listContactsInput,
   outputSchema: {
     type: 'object',
-    properties: { contacts: { type: 'array', items: contactSchema }, nextCursor: nextCursorSchema },
+    properties: { contacts: { type: 'array', items: contactSchema }, nextCursor: nextCursorResult },
     required: ['contacts', 'nextCursor'],
   },
 })
-export class ListContactsTool implements McpToolHandler<{ query?: string; cursor?: string; limit?: number }> {
+export class ListContactsTool implements McpToolHandler<ToolArgs<typeof listContactsInput>> {
   constructor(private readonly contacts: ContactsService) {}
 
-  execute(args: { query?: string; cursor?: string; limit?: number }, caller: Caller) {
+  execute(args: ToolArgs<typeof listContactsInput>, caller: Caller) {
     return this.contacts.list(caller, args);
   }
 }
+
+const createContactInput = {
+  type: 'object',
+  properties: {
+    displayName: { type: 'string', minLength: 1, maxLength: 200 },
+    identities: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 20,
+      items: {
+        type: 'object',
+        properties: {
+          kind: { type: 'string', enum: ['PHONE', 'EMAIL'] },
+          value: { type: 'string', minLength: 1, maxLength: 320, description: 'An E.164 number (+15551230001) or an email address.' },
+          displayName: { type: 'string', minLength: 1, maxLength: 200, description: 'How this address names the person, e.g. the email display name.' },
+        },
+        required: ['kind', 'value'],
+        additionalProperties: false,
+      },
+    },
+  },
+  required: ['displayName', 'identities'],
+  additionalProperties: false,
+} as const;
 
 @McpTool({
   name: 'create_contact',
@@ -54,38 +80,27 @@ export class ListContactsTool implements McpToolHandler<{ query?: string; cursor
     'that already belongs to another contact is refused: join the two with merge_contacts.',
   kind: 'write',
   minRole: 'MEMBER',
-  inputSchema: {
-    type: 'object',
-    properties: {
-      displayName: { type: 'string', minLength: 1, maxLength: 200 },
-      identities: {
-        type: 'array',
-        minItems: 1,
-        maxItems: 20,
-        items: {
-          type: 'object',
-          properties: {
-            kind: { type: 'string', enum: ['PHONE', 'EMAIL'] },
-            value: { type: 'string', minLength: 1, maxLength: 320, description: 'An E.164 number (+15551230001) or an email address.' },
-            displayName: { type: 'string', minLength: 1, maxLength: 200, description: 'How this address names the person, e.g. the email display name.' },
-          },
-          required: ['kind', 'value'],
-          additionalProperties: false,
-        },
-      },
-    },
-    required: ['displayName', 'identities'],
-    additionalProperties: false,
-  },
+  inputSchema: createContactInput,
   outputSchema: contactResult,
 })
-export class CreateContactTool implements McpToolHandler<{ displayName: string; identities: NewIdentity[] }> {
+export class CreateContactTool implements McpToolHandler<ToolArgs<typeof createContactInput>> {
   constructor(private readonly contacts: ContactsService) {}
 
-  execute(args: { displayName: string; identities: NewIdentity[] }, caller: Caller) {
+  execute(args: ToolArgs<typeof createContactInput>, caller: Caller) {
     return this.contacts.create(caller, args);
   }
 }
+
+const updateContactInput = {
+  type: 'object',
+  properties: {
+    contactId: contactIdSchema,
+    notes: nullable({ type: 'string', maxLength: 10_000 } as const),
+    displayName: { type: 'string', minLength: 1, maxLength: 200 },
+  },
+  required: ['contactId'],
+  additionalProperties: false,
+} as const;
 
 @McpTool({
   name: 'update_contact',
@@ -94,25 +109,26 @@ export class CreateContactTool implements McpToolHandler<{ displayName: string; 
   kind: 'write',
   idempotent: true,
   minRole: 'MEMBER',
-  inputSchema: {
-    type: 'object',
-    properties: {
-      contactId: contactIdSchema,
-      notes: { type: ['string', 'null'], maxLength: 10_000 },
-      displayName: { type: 'string', minLength: 1, maxLength: 200 },
-    },
-    required: ['contactId'],
-    additionalProperties: false,
-  },
+  inputSchema: updateContactInput,
   outputSchema: contactResult,
 })
-export class UpdateContactTool implements McpToolHandler<{ contactId: string; notes?: string | null; displayName?: string }> {
+export class UpdateContactTool implements McpToolHandler<ToolArgs<typeof updateContactInput>> {
   constructor(private readonly contacts: ContactsService) {}
 
-  execute(args: { contactId: string; notes?: string | null; displayName?: string }, caller: Caller) {
+  execute(args: ToolArgs<typeof updateContactInput>, caller: Caller) {
     return this.contacts.update(caller, args);
   }
 }
+
+const mergeContactsInput = {
+  type: 'object',
+  properties: {
+    contactIds: { type: 'array', minItems: 2, maxItems: MAX_MERGE, uniqueItems: true, items: contactIdSchema },
+    into: { ...contactIdSchema, description: 'The contact that survives; one of contactIds. Default: the oldest.' },
+  },
+  required: ['contactIds'],
+  additionalProperties: false,
+} as const;
 
 @McpTool({
   name: 'merge_contacts',
@@ -123,25 +139,17 @@ export class UpdateContactTool implements McpToolHandler<{ contactId: string; no
     'ids stop existing. Publishes contact.merged (to webhooks scoped to all channels). Irreversible.',
   kind: 'destructive',
   minRole: 'MEMBER',
-  inputSchema: {
-    type: 'object',
-    properties: {
-      contactIds: { type: 'array', minItems: 2, maxItems: MAX_MERGE, uniqueItems: true, items: contactIdSchema },
-      into: { ...contactIdSchema, description: 'The contact that survives; one of contactIds. Default: the oldest.' },
-    },
-    required: ['contactIds'],
-    additionalProperties: false,
-  },
+  inputSchema: mergeContactsInput,
   outputSchema: {
     type: 'object',
     properties: { contact: contactSchema, mergedContactIds: { type: 'array', items: { type: 'string' } } },
     required: ['contact', 'mergedContactIds'],
   },
 })
-export class MergeContactsTool implements McpToolHandler<{ contactIds: string[]; into?: string }> {
+export class MergeContactsTool implements McpToolHandler<ToolArgs<typeof mergeContactsInput>> {
   constructor(private readonly contacts: ContactsService) {}
 
-  execute(args: { contactIds: string[]; into?: string }, caller: Caller) {
+  execute(args: ToolArgs<typeof mergeContactsInput>, caller: Caller) {
     return this.contacts.merge(caller, args);
   }
 }

@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { Caller } from '../../auth/caller';
 import { NotFoundError, ValidationError } from '../../common/errors';
 import { AttachmentRef, Channel, PersonData, SerializedMessage } from '../../events/event-payloads';
 import { MessageDataBuilder, serializeMessage } from '../message-data.builder';
-import { OutboundService } from '../outbound/outbound.service';
+import { ThreadAccessRepository } from './thread-access.repository';
+import { ThreadRow, ThreadsRepository } from './threads.repository';
 import { isIsoTimestamp, KeysetCursors } from '../../common/keyset-cursor';
 
 export const THREADS_PAGE_SIZE = 25;
@@ -48,27 +49,16 @@ export interface LabelChange {
   remove?: string[];
 }
 
-interface ThreadRow {
-  id: string;
-  subject: string | null;
-  last_message_at: Date;
-  message_count: number;
-  channel: Channel;
-  line_id: string;
-}
-
-const MESSAGE_COLUMNS = `m.id, m.thread_id, m.channel, m.direction, m.status, m.body, m.created_at, m.sent_at,
-  m.from_value, m.from_kind, m.to_value, m.to_kind`;
-
 /**
  * Reading threads and labelling them, always inside the caller's line scope: a thread on a line
- * the key may not use (or of another org) reads as not found (OutboundService.threadForCaller).
+ * the key may not use (or of another org) reads as not found (ThreadAccessRepository.threadForCaller).
  */
 @Injectable()
 export class ThreadsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly outbound: OutboundService,
+    private readonly threads: ThreadsRepository,
+    private readonly threadAccess: ThreadAccessRepository,
     private readonly data: MessageDataBuilder,
     private readonly cursors: KeysetCursors,
   ) {}
@@ -80,59 +70,8 @@ export class ThreadsService {
   ): Promise<{ threads: ThreadListItem[]; nextCursor: string | null }> {
     const limit = filter.limit ?? THREADS_PAGE_SIZE;
     const after = filter.cursor === undefined ? undefined : this.cursors.decode('list_threads', filter.cursor, isIsoTimestamp);
-    let lineIds = caller.lines.map((l) => l.id);
-    if (filter.lineId !== undefined) {
-      if (!lineIds.includes(filter.lineId)) throw NotFoundError.of('line', filter.lineId, 'lineId');
-      lineIds = [filter.lineId];
-    }
-    const params: unknown[] = [caller.orgId, lineIds, limit + 1];
-    const where = [`t.org_id = $1`, `t.line_id = ANY ($2::uuid[])`];
-    if (filter.label !== undefined) {
-      params.push(filter.label.trim());
-      where.push(`EXISTS (SELECT 1 FROM thread_labels tl JOIN labels l ON l.id = tl.label_id
-                           WHERE tl.thread_id = t.id AND l.org_id = t.org_id AND l.name = $${params.length})`);
-    }
-    if (after) {
-      params.push(after.key, after.id);
-      where.push(`(t.last_message_at, t.id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
-    }
-    const rows: Array<
-      ThreadRow & {
-        partner_value: string;
-        identity_name: string | null;
-        contact_id: string | null;
-        contact_name: string | null;
-        labels: string[];
-        m_id: string | null;
-        m_thread_id: string;
-        m_channel: Channel;
-        m_direction: 'INBOUND' | 'OUTBOUND';
-        m_status: string;
-        m_body: string;
-        m_created_at: Date;
-        m_sent_at: Date | null;
-        m_from_value: string;
-        m_from_kind: 'PHONE' | 'EMAIL';
-        m_to_value: string;
-        m_to_kind: 'PHONE' | 'EMAIL';
-      }
-    > = await this.dataSource.query(
-      `SELECT t.id, t.subject, t.last_message_at, t.message_count, t.channel, t.line_id,
-              i.value AS partner_value, i.display_name AS identity_name, c.id AS contact_id, c.display_name AS contact_name,
-              ARRAY(SELECT l.name FROM thread_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.thread_id = t.id ORDER BY l.name) AS labels,
-              lm.id AS m_id, lm.thread_id AS m_thread_id, lm.channel AS m_channel, lm.direction AS m_direction, lm.status AS m_status,
-              lm.body AS m_body, lm.created_at AS m_created_at, lm.sent_at AS m_sent_at, lm.from_value AS m_from_value,
-              lm.from_kind AS m_from_kind, lm.to_value AS m_to_value, lm.to_kind AS m_to_kind
-         FROM threads t
-         JOIN identities i ON i.id = t.partner_identity_id
-         LEFT JOIN contacts c ON c.id = i.contact_id
-         LEFT JOIN LATERAL (SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.thread_id = t.id
-                             ORDER BY m.created_at DESC, m.id DESC LIMIT 1) lm ON true
-        WHERE ${where.join(' AND ')}
-        ORDER BY t.last_message_at DESC, t.id DESC
-        LIMIT $3`,
-      params,
-    );
+    if (filter.lineId !== undefined && !caller.lines.some((l) => l.id === filter.lineId)) throw NotFoundError.of('line', filter.lineId, 'lineId');
+    const rows = await this.threads.page(caller, { lineId: filter.lineId, label: filter.label?.trim(), after, limit: limit + 1 });
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {
@@ -168,25 +107,13 @@ export class ThreadsService {
     const after = cursor === undefined ? undefined : this.cursors.decode('get_thread', cursor, isIsoTimestamp);
     // One snapshot for the thread, its partner, labels and messages.
     return this.dataSource.transaction('REPEATABLE READ', async (tx) => {
-      await this.outbound.threadForCaller(tx, caller, threadId);
-      const thread = await this.summary(tx, threadId);
+      const access = await this.threadAccess.threadForCaller(tx, caller, threadId);
+      const thread = summary(await this.threads.summary(tx, access));
       const person = await this.data.person(threadId, tx);
-      const labels = await this.labels(tx, threadId);
-      const params: unknown[] = [threadId, MESSAGES_PAGE_SIZE + 1];
-      if (after) params.push(after.key, after.id);
-      const rows: Array<Parameters<typeof serializeMessage>[0]> = await tx.query(
-        `SELECT ${MESSAGE_COLUMNS} FROM messages m
-          WHERE m.thread_id = $1 ${after ? 'AND (m.created_at, m.id) < ($3::timestamptz, $4::uuid)' : ''}
-          ORDER BY m.created_at DESC, m.id DESC LIMIT $2`,
-        params,
-      );
+      const labels = await this.threads.labels(tx, access);
+      const rows = await this.threads.messages(tx, access, after, MESSAGES_PAGE_SIZE + 1);
       const page = rows.slice(0, MESSAGES_PAGE_SIZE);
-      const attachments: Array<{ id: string; message_id: string; filename: string; mime_type: string; size_bytes: number }> = page.length
-        ? await tx.query(
-            `SELECT id, message_id, filename, mime_type, size_bytes FROM attachments WHERE message_id = ANY ($1::uuid[]) ORDER BY created_at, id`,
-            [page.map((m) => m.id)],
-          )
-        : [];
+      const attachments = await this.threads.attachmentsOf(tx, page);
       const last = page[page.length - 1];
       return {
         thread,
@@ -223,42 +150,23 @@ export class ThreadsService {
       seen.set(name, where);
     });
     return this.dataSource.transaction(async (tx) => {
-      await this.outbound.threadForCaller(tx, caller, threadId);
+      const thread = await this.threadAccess.threadForCaller(tx, caller, threadId);
       if (add.length) {
-        const labels: Array<{ id: string; name: string }> = await tx.query(
-          `INSERT INTO labels (org_id, name) SELECT $1, name FROM unnest($2::text[]) AS n(name)
-           ON CONFLICT (org_id, name) DO UPDATE SET name = EXCLUDED.name
-           RETURNING id, name`,
-          [caller.orgId, add.map((l) => l.name)],
+        const labels = await this.threads.upsertLabels(
+          tx,
+          caller,
+          add.map((l) => l.name),
         );
         const idOf = new Map(labels.map((l) => [l.name, l.id]));
-        await tx.query(
-          `INSERT INTO thread_labels (thread_id, label_id, confidence)
-           SELECT $1, label_id, confidence FROM unnest($2::uuid[], $3::real[]) AS x(label_id, confidence)
-           ON CONFLICT (thread_id, label_id) DO UPDATE SET confidence = EXCLUDED.confidence`,
-          [threadId, add.map((l) => idOf.get(l.name)), add.map((l) => l.confidence)],
+        await this.threads.setLabels(
+          tx,
+          thread,
+          add.map((l) => ({ labelId: idOf.get(l.name)!, confidence: l.confidence })),
         );
       }
-      if (remove.length) {
-        await tx.query(
-          `DELETE FROM thread_labels tl USING labels l
-            WHERE tl.label_id = l.id AND tl.thread_id = $1 AND l.org_id = $2 AND l.name = ANY ($3::text[])`,
-          [threadId, caller.orgId, remove],
-        );
-      }
-      return { threadId, labels: await this.labels(tx, threadId) };
+      if (remove.length) await this.threads.removeLabels(tx, caller, thread, remove);
+      return { threadId, labels: await this.threads.labels(tx, thread) };
     });
-  }
-
-  private async summary(tx: EntityManager, threadId: string): Promise<ThreadSummary> {
-    const [row]: ThreadRow[] = await tx.query(`SELECT id, subject, last_message_at, message_count, channel, line_id FROM threads WHERE id = $1`, [threadId]);
-    return summary(row);
-  }
-
-  private labels(tx: EntityManager, threadId: string): Promise<LabelView[]> {
-    return tx.query(`SELECT l.name, tl.confidence FROM thread_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.thread_id = $1 ORDER BY l.name`, [
-      threadId,
-    ]);
   }
 }
 

@@ -1,16 +1,8 @@
 import { Caller } from '../../auth/caller';
-import { McpTool, McpToolHandler } from '../../mcp/mcp-tool.decorator';
-import {
-  attachmentRefSchema,
-  labelWithConfidenceSchema,
-  messageSchema,
-  nextCursorSchema,
-  personConciseSchema,
-  personSchema,
-  threadSummarySchema,
-} from '../messaging.schemas';
-import { LabelChange, MAX_THREADS_PAGE_SIZE, MESSAGES_PAGE_SIZE, THREADS_PAGE_SIZE, ThreadsService } from './threads.service';
-import { cursorArgument } from '../../mcp/common-schemas';
+import { McpTool, McpToolHandler, ToolArgs } from '../../mcp/mcp-tool.decorator';
+import { attachmentRefSchema, labelWithConfidenceSchema, messageSchema, personConciseSchema, personSchema, threadSummarySchema } from '../messaging.schemas';
+import { MAX_THREADS_PAGE_SIZE, MESSAGES_PAGE_SIZE, THREADS_PAGE_SIZE, ThreadsService } from './threads.service';
+import { cursorArgument, nextCursorResult } from '../../mcp/common-schemas';
 
 const threadIdSchema = { type: 'string', format: 'uuid', description: 'A thread id (from list_threads or an event).' } as const;
 const labelNameSchema = { type: 'string', minLength: 1, maxLength: 100 } as const;
@@ -19,6 +11,17 @@ const labelsResult = {
   type: 'object',
   properties: { threadId: { type: 'string' }, labels: { type: 'array', items: labelWithConfidenceSchema } },
   required: ['threadId', 'labels'],
+} as const;
+
+const listThreadsInput = {
+  type: 'object',
+  properties: {
+    lineId: { type: 'string', format: 'uuid', description: 'Only threads of this line.' },
+    label: { ...labelNameSchema, description: 'Only threads carrying this label.' },
+    cursor: cursorArgument,
+    limit: { type: 'integer', minimum: 1, maximum: MAX_THREADS_PAGE_SIZE, default: THREADS_PAGE_SIZE },
+  },
+  additionalProperties: false,
 } as const;
 
 @McpTool({
@@ -31,16 +34,7 @@ const labelsResult = {
   kind: 'read',
   idempotent: true,
   minRole: 'MEMBER',
-  inputSchema: {
-    type: 'object',
-    properties: {
-      lineId: { type: 'string', format: 'uuid', description: 'Only threads of this line.' },
-      label: { ...labelNameSchema, description: 'Only threads carrying this label.' },
-      cursor: cursorArgument,
-      limit: { type: 'integer', minimum: 1, maximum: MAX_THREADS_PAGE_SIZE, default: THREADS_PAGE_SIZE },
-    },
-    additionalProperties: false,
-  },
+  inputSchema: listThreadsInput,
   outputSchema: {
     type: 'object',
     properties: {
@@ -57,18 +51,25 @@ const labelsResult = {
           required: ['thread', 'person', 'labels', 'lastMessage'],
         },
       },
-      nextCursor: nextCursorSchema,
+      nextCursor: nextCursorResult,
     },
     required: ['threads', 'nextCursor'],
   },
 })
-export class ListThreadsTool implements McpToolHandler<{ lineId?: string; label?: string; cursor?: string; limit?: number }> {
+export class ListThreadsTool implements McpToolHandler<ToolArgs<typeof listThreadsInput>> {
   constructor(private readonly threads: ThreadsService) {}
 
-  execute(args: { lineId?: string; label?: string; cursor?: string; limit?: number }, caller: Caller) {
+  execute(args: ToolArgs<typeof listThreadsInput>, caller: Caller) {
     return this.threads.list(caller, args);
   }
 }
+
+const getThreadInput = {
+  type: 'object',
+  properties: { threadId: threadIdSchema, cursor: cursorArgument },
+  required: ['threadId'],
+  additionalProperties: false,
+} as const;
 
 @McpTool({
   name: 'get_thread',
@@ -80,12 +81,7 @@ export class ListThreadsTool implements McpToolHandler<{ lineId?: string; label?
   kind: 'read',
   idempotent: true,
   minRole: 'MEMBER',
-  inputSchema: {
-    type: 'object',
-    properties: { threadId: threadIdSchema, cursor: cursorArgument },
-    required: ['threadId'],
-    additionalProperties: false,
-  },
+  inputSchema: getThreadInput,
   outputSchema: {
     type: 'object',
     properties: {
@@ -100,18 +96,38 @@ export class ListThreadsTool implements McpToolHandler<{ lineId?: string; label?
           required: [...messageSchema.required, 'attachments'],
         },
       },
-      nextCursor: nextCursorSchema,
+      nextCursor: nextCursorResult,
     },
     required: ['thread', 'person', 'labels', 'messages', 'nextCursor'],
   },
 })
-export class GetThreadTool implements McpToolHandler<{ threadId: string; cursor?: string }> {
+export class GetThreadTool implements McpToolHandler<ToolArgs<typeof getThreadInput>> {
   constructor(private readonly threads: ThreadsService) {}
 
-  execute(args: { threadId: string; cursor?: string }, caller: Caller) {
+  execute(args: ToolArgs<typeof getThreadInput>, caller: Caller) {
     return this.threads.get(caller, args.threadId, args.cursor);
   }
 }
+
+const labelThreadInput = {
+  type: 'object',
+  properties: {
+    threadId: threadIdSchema,
+    add: {
+      type: 'array',
+      maxItems: 50,
+      items: {
+        type: 'object',
+        properties: { name: labelNameSchema, confidence: { type: 'number', minimum: 0, maximum: 1, default: 1 } },
+        required: ['name'],
+        additionalProperties: false,
+      },
+    },
+    remove: { type: 'array', maxItems: 50, items: labelNameSchema },
+  },
+  required: ['threadId'],
+  additionalProperties: false,
+} as const;
 
 @McpTool({
   name: 'label_thread',
@@ -123,31 +139,13 @@ export class GetThreadTool implements McpToolHandler<{ threadId: string; cursor?
   kind: 'write',
   idempotent: true,
   minRole: 'MEMBER',
-  inputSchema: {
-    type: 'object',
-    properties: {
-      threadId: threadIdSchema,
-      add: {
-        type: 'array',
-        maxItems: 50,
-        items: {
-          type: 'object',
-          properties: { name: labelNameSchema, confidence: { type: 'number', minimum: 0, maximum: 1, default: 1 } },
-          required: ['name'],
-          additionalProperties: false,
-        },
-      },
-      remove: { type: 'array', maxItems: 50, items: labelNameSchema },
-    },
-    required: ['threadId'],
-    additionalProperties: false,
-  },
+  inputSchema: labelThreadInput,
   outputSchema: labelsResult,
 })
-export class LabelThreadTool implements McpToolHandler<LabelChange & { threadId: string }> {
+export class LabelThreadTool implements McpToolHandler<ToolArgs<typeof labelThreadInput>> {
   constructor(private readonly threads: ThreadsService) {}
 
-  execute({ threadId, ...change }: LabelChange & { threadId: string }, caller: Caller) {
+  execute({ threadId, ...change }: ToolArgs<typeof labelThreadInput>, caller: Caller) {
     return this.threads.label(caller, threadId, change);
   }
 }

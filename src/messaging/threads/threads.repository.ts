@@ -1,0 +1,175 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { Caller } from '../../auth/caller';
+import { KeysetPosition } from '../../common/keyset-cursor';
+import { queryNamed } from '../../database/sql';
+import { Channel } from '../../events/event-payloads';
+import { LabelRow, MessageRow } from '../message-data.repository';
+import { CallerThread } from './thread-access.repository';
+
+export interface ThreadRow {
+  id: string;
+  subject: string | null;
+  last_message_at: Date;
+  message_count: number;
+  channel: Channel;
+  line_id: string;
+}
+
+/** A thread of list_threads: its partner, its labels' names, and its last message (m_ columns, all null when it has none). */
+export type ThreadListRow = ThreadRow & {
+  partner_value: string;
+  identity_name: string | null;
+  contact_id: string | null;
+  contact_name: string | null;
+  labels: string[];
+  m_id: string | null;
+  m_thread_id: string;
+  m_channel: Channel;
+  m_direction: 'INBOUND' | 'OUTBOUND';
+  m_status: string;
+  m_body: string;
+  m_created_at: Date;
+  m_sent_at: Date | null;
+  m_from_value: string;
+  m_from_kind: 'PHONE' | 'EMAIL';
+  m_to_value: string;
+  m_to_kind: 'PHONE' | 'EMAIL';
+};
+
+export interface MessageAttachmentRow {
+  id: string;
+  message_id: string;
+  filename: string;
+  mime_type: string;
+  size_bytes: number;
+}
+
+const MESSAGE_COLUMNS = `m.id, m.thread_id, m.channel, m.direction, m.status, m.body, m.created_at, m.sent_at,
+  m.from_value, m.from_kind, m.to_value, m.to_kind`;
+
+/** list_threads' optional conditions: fixed texts, so each of the four statements stays prepared. */
+const WITH_LABEL = `EXISTS (SELECT 1 FROM thread_labels tl JOIN labels l ON l.id = tl.label_id
+                           WHERE tl.thread_id = t.id AND l.org_id = t.org_id AND l.name = :label)`;
+const AFTER_THREAD = `(t.last_message_at, t.id) < (:afterKey::timestamptz, :afterId::uuid)`;
+
+/**
+ * SQL of reading and labelling threads. list_threads takes the `Caller` and keeps to its org and
+ * lines; every other method takes the thread as ThreadAccessRepository.threadForCaller answered it
+ * in the same transaction (and the `Caller` where it touches the org's labels). Rules live in
+ * ThreadsService.
+ */
+@Injectable()
+export class ThreadsRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /**
+   * Up to `limit` threads of the caller's org on the caller's lines (only `lineId` of them, when
+   * given), newest activity first (last_message_at DESC, id DESC), after the keyset position
+   * `after`; with `label`, only threads that carry it.
+   */
+  page(caller: Caller, input: { lineId?: string; label?: string; after?: KeysetPosition; limit: number }): Promise<ThreadListRow[]> {
+    const lineIds = caller.lines.map((l) => l.id).filter((id) => input.lineId === undefined || id === input.lineId);
+    const where = [`t.org_id = :orgId`, `t.line_id = ANY (:lineIds::uuid[])`];
+    if (input.label !== undefined) where.push(WITH_LABEL);
+    if (input.after) where.push(AFTER_THREAD);
+    return queryNamed(
+      this.dataSource.manager,
+      `SELECT t.id, t.subject, t.last_message_at, t.message_count, t.channel, t.line_id,
+              i.value AS partner_value, i.display_name AS identity_name, c.id AS contact_id, c.display_name AS contact_name,
+              ARRAY(SELECT l.name FROM thread_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.thread_id = t.id ORDER BY l.name) AS labels,
+              lm.id AS m_id, lm.thread_id AS m_thread_id, lm.channel AS m_channel, lm.direction AS m_direction, lm.status AS m_status,
+              lm.body AS m_body, lm.created_at AS m_created_at, lm.sent_at AS m_sent_at, lm.from_value AS m_from_value,
+              lm.from_kind AS m_from_kind, lm.to_value AS m_to_value, lm.to_kind AS m_to_kind
+         FROM threads t
+         JOIN identities i ON i.id = t.partner_identity_id
+         LEFT JOIN contacts c ON c.id = i.contact_id
+         LEFT JOIN LATERAL (SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.thread_id = t.id
+                             ORDER BY m.created_at DESC, m.id DESC LIMIT 1) lm ON true
+        WHERE ${where.join(' AND ')}
+        ORDER BY t.last_message_at DESC, t.id DESC
+        LIMIT :limit`,
+      {
+        orgId: caller.orgId,
+        lineIds,
+        limit: input.limit,
+        ...(input.label !== undefined && { label: input.label }),
+        ...(input.after && { afterKey: input.after.key, afterId: input.after.id }),
+      },
+    );
+  }
+
+  async summary(manager: EntityManager, thread: CallerThread): Promise<ThreadRow> {
+    const [row] = await queryNamed<ThreadRow[]>(
+      manager,
+      `SELECT id, subject, last_message_at, message_count, channel, line_id FROM threads WHERE id = :threadId`,
+      {
+        threadId: thread.id,
+      },
+    );
+    return row;
+  }
+
+  /** The thread's labels with their confidence, by name. */
+  labels(manager: EntityManager, thread: CallerThread): Promise<LabelRow[]> {
+    return queryNamed(
+      manager,
+      `SELECT l.name, tl.confidence FROM thread_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.thread_id = :threadId ORDER BY l.name`,
+      { threadId: thread.id },
+    );
+  }
+
+  /** Up to `limit` of the thread's messages, newest first, after the keyset position `after` (created_at, id). */
+  messages(manager: EntityManager, thread: CallerThread, after: KeysetPosition | undefined, limit: number): Promise<MessageRow[]> {
+    return queryNamed(
+      manager,
+      `SELECT ${MESSAGE_COLUMNS} FROM messages m
+          WHERE m.thread_id = :threadId ${after ? 'AND (m.created_at, m.id) < (:afterKey::timestamptz, :afterId::uuid)' : ''}
+          ORDER BY m.created_at DESC, m.id DESC LIMIT :limit`,
+      { threadId: thread.id, limit, ...(after && { afterKey: after.key, afterId: after.id }) },
+    );
+  }
+
+  /** The attachments of messages that messages() answered, oldest first. */
+  async attachmentsOf(manager: EntityManager, messages: MessageRow[]): Promise<MessageAttachmentRow[]> {
+    if (messages.length === 0) return [];
+    return queryNamed(
+      manager,
+      `SELECT id, message_id, filename, mime_type, size_bytes FROM attachments WHERE message_id = ANY (:messageIds::uuid[]) ORDER BY created_at, id`,
+      { messageIds: messages.map((m) => m.id) },
+    );
+  }
+
+  /** The caller's org's labels of these names, created on first use. */
+  upsertLabels(manager: EntityManager, caller: Caller, names: string[]): Promise<Array<{ id: string; name: string }>> {
+    return queryNamed(
+      manager,
+      `INSERT INTO labels (org_id, name) SELECT :orgId, name FROM unnest(:names::text[]) AS n(name)
+           ON CONFLICT (org_id, name) DO UPDATE SET name = EXCLUDED.name
+           RETURNING id, name`,
+      { orgId: caller.orgId, names },
+    );
+  }
+
+  /** Puts labels (as upsertLabels answered them) on the thread; one already on it takes the new confidence. */
+  async setLabels(manager: EntityManager, thread: CallerThread, labels: Array<{ labelId: string; confidence: number }>): Promise<void> {
+    await queryNamed(
+      manager,
+      `INSERT INTO thread_labels (thread_id, label_id, confidence)
+           SELECT :threadId, label_id, confidence FROM unnest(:labelIds::uuid[], :confidences::real[]) AS x(label_id, confidence)
+           ON CONFLICT (thread_id, label_id) DO UPDATE SET confidence = EXCLUDED.confidence`,
+      { threadId: thread.id, labelIds: labels.map((l) => l.labelId), confidences: labels.map((l) => l.confidence) },
+    );
+  }
+
+  /** Takes the caller's org's labels of these names off the thread. */
+  async removeLabels(manager: EntityManager, caller: Caller, thread: CallerThread, names: string[]): Promise<void> {
+    await queryNamed(
+      manager,
+      `DELETE FROM thread_labels tl USING labels l
+            WHERE tl.label_id = l.id AND tl.thread_id = :threadId AND l.org_id = :orgId AND l.name = ANY (:names::text[])`,
+      { threadId: thread.id, orgId: caller.orgId, names },
+    );
+  }
+}
