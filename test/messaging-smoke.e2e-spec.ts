@@ -11,24 +11,25 @@ describe('messaging smoke', () => {
   let t: TestApp;
   const receiver = new TestReceiver();
   let url: string;
-  const saved = { ...process.env };
   const carrier = createServer((req, res) => {
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify({ providerMessageId: `prov-${Date.now()}` }));
   });
   beforeAll(async () => {
     await new Promise<void>((r) => carrier.listen(0, '127.0.0.1', r));
-    process.env.SMS_CARRIER_URL = `http://127.0.0.1:${(carrier.address() as AddressInfo).port}/sms`;
-    process.env.APP_ENV = 'development';
-    process.env.WEBHOOK_ALLOWED_CIDRS = '127.0.0.0/8';
     url = await receiver.start();
-    t = await createTestApp();
+    t = await createTestApp({
+      env: {
+        SMS_CARRIER_URL: `http://127.0.0.1:${(carrier.address() as AddressInfo).port}/sms`,
+        APP_ENV: 'development',
+        WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
+      },
+    });
   });
   afterAll(async () => {
     await t.close();
     await receiver.stop();
     carrier.close();
-    process.env = saved;
   });
 
   it('inbound sms raises thread.created + message.received; send_sms raises sent + status_changed', async () => {
@@ -58,7 +59,6 @@ describe('messaging smoke', () => {
     const events = receiver.requests.map((r) => verifyWebhook<any>(r.body, r.headers['x-service-signature'] as string, [secret]));
     expect(events.map((e) => e.type).sort()).toEqual(['message.received', 'thread.created']);
     const received = events.find((e) => e.type === 'message.received')!;
-    console.log(JSON.stringify(received.data, null, 1));
     const identityId = received.data.person.identities[0].id;
     const send = await t
       .http()

@@ -6,6 +6,7 @@ import { createMessagingTestApp, inboundSms, MessagingTestApp } from './support/
 import { hookUrl, toolError, toolOk } from './support/mcp';
 import { createSession, Session, uniqueEmail, uniquePhone } from './support/session';
 import { ADMIN_TOKEN, INGEST_TOKEN } from './support/test-env';
+import { waitUntil } from './support/wait';
 
 /**
  * Issue 10, §4: U+0000 and lone surrogates anywhere in the input. Every REST body, query and
@@ -322,13 +323,10 @@ describe('text that PostgreSQL would refuse (U+0000, lone surrogates)', () => {
       const [attachmentId] = res.body.attachmentIds as string[];
       // Run the extraction here (a worker of this app may race it: whichever claims it finishes it).
       await m.app.get(AttachmentExtractionService).extract(attachmentId);
-      const deadline = Date.now() + 15_000;
-      let status = '';
-      while (Date.now() < deadline) {
-        [{ extraction_status: status }] = await m.db.query('SELECT extraction_status FROM attachments WHERE id = $1', [attachmentId]);
-        if (status !== 'pending' && status !== 'extracting') break;
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      const status = await waitUntil(async () => {
+        const [{ extraction_status: current }] = await m.db.query('SELECT extraction_status FROM attachments WHERE id = $1', [attachmentId]);
+        return current !== 'pending' && current !== 'extracting' && current;
+      }, 'the extraction to end');
       expect(status).toBe('extracted');
       expect(await m.db.query('SELECT uid, summary FROM calendar_events WHERE attachment_id = $1', [attachmentId])).toEqual([
         { uid: `nul-${id}`, summary: 'Standup' },

@@ -1,6 +1,17 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { AttachmentRef, EmailHeaders, EventMessage, IdentityData, MessageEventData, PersonData, SerializedMessage, ThreadData } from '../events/event-payloads';
+import {
+  AttachmentRow,
+  EventDataLimits,
+  EventMessageRow,
+  EventThreadRow,
+  IdentityRow,
+  JsonRow,
+  MessageDataRepository,
+  MessageRow,
+  PersonRow,
+} from './message-data.repository';
 
 /** recentMessages carries at most this many (an endpoint trims further to its messageHistoryCount). */
 export const MAX_RECENT_MESSAGES = 50;
@@ -25,66 +36,8 @@ export const EVENT_LIMITS = {
   attachmentNameChars: 255,
 } as const;
 
-interface MessageRow {
-  id: string;
-  thread_id: string;
-  channel: 'SMS' | 'EMAIL';
-  direction: 'INBOUND' | 'OUTBOUND';
-  status: string;
-  body: string;
-  created_at: Date;
-  sent_at: Date | null;
-  from_value: string;
-  from_kind: 'PHONE' | 'EMAIL';
-  to_value: string;
-  to_kind: 'PHONE' | 'EMAIL';
-}
-
-/** A message as an event carries it: its body cut to a limit, and whether it was. */
-type EventMessageRow = MessageRow & { body_truncated: boolean };
-
-interface EmailHeaderRow {
-  header_message_id: string | null;
-  header_in_reply_to: string | null;
-  header_references: string[];
-  header_list_unsubscribe: string | null;
-  auth_spf: string | null;
-  auth_dkim: string | null;
-  auth_dmarc: string | null;
-}
-
-interface ThreadRow {
-  id: string;
-  subject: string | null;
-  last_message_at: Date;
-  message_count: number;
-}
-
-interface PersonRow {
-  identity_id: string;
-  kind: 'PHONE' | 'EMAIL';
-  value: string;
-  identity_name: string | null;
-  contact_id: string | null;
-  contact_name: string | null;
-}
-
-type IdentityRow = { id: string; kind: 'PHONE' | 'EMAIL'; value: string; display_name: string | null };
-type LabelRow = { name: string; confidence: number };
-type AttachmentRow = { id: string; filename: string; mime_type: string; size_bytes: number };
-type JsonPersonRow = PersonRow & { contact_identities: IdentityRow[] | null };
-
-/** A row as row_to_json gives it: timestamps are ISO text, not Dates. */
-type JsonRow<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extends Date | null ? string | null : T[K] };
-
-/** A message's columns for an event, its body cut to `maxChars` (a SQL parameter): a long body is never read whole. */
-function eventMessageColumns(maxChars: string): string {
-  return `m.id, m.thread_id, m.channel, m.direction, m.status, left(m.body, ${maxChars}) AS body,
-    char_length(m.body) > ${maxChars} AS body_truncated, m.created_at, m.sent_at, m.from_value, m.from_kind, m.to_value, m.to_kind`;
-}
-
-/** A thread's columns for an event, its subject cut to the header limit. */
-const THREAD_COLUMNS = `id, left(subject, ${EVENT_LIMITS.headerChars}) AS subject, last_message_at, message_count`;
+/** The limits as the repository's statements take them. */
+const LIMITS: EventDataLimits = { recentMessages: MAX_RECENT_MESSAGES, ...EVENT_LIMITS };
 
 export function serializeMessage(m: MessageRow): SerializedMessage {
   return {
@@ -111,51 +64,11 @@ function eventMessage(m: EventMessageRow): EventMessage {
  */
 @Injectable()
 export class MessageDataBuilder {
+  constructor(private readonly repository: MessageDataRepository) {}
+
   /** Everything in one statement: an inbound message's transaction waits on this round trip. */
   async build(messageId: string, manager: EntityManager): Promise<MessageEventData> {
-    const [row]: Array<{
-      message: JsonRow<EventMessageRow> & EmailHeaderRow;
-      thread: JsonRow<ThreadRow>;
-      person: JsonPersonRow | null;
-      labels: LabelRow[];
-      recent: JsonRow<EventMessageRow>[];
-      attachments: AttachmentRow[];
-    }> = await manager.query(
-      `WITH m AS (
-           SELECT ${eventMessageColumns('$3')},
-                  left(m.header_message_id, $5) AS header_message_id, left(m.header_in_reply_to, $5) AS header_in_reply_to,
-                  ARRAY(SELECT left(r.id, $5) FROM unnest(m.header_references) WITH ORDINALITY AS r(id, n)
-                         WHERE r.n = 1 OR r.n > cardinality(m.header_references) - ($6 - 1) ORDER BY r.n) AS header_references,
-                  left(m.header_list_unsubscribe, $5) AS header_list_unsubscribe, m.auth_spf, m.auth_dkim, m.auth_dmarc
-             FROM messages m WHERE m.id = $1)
-         SELECT row_to_json(m) AS message,
-                (SELECT row_to_json(t) FROM (SELECT ${THREAD_COLUMNS} FROM threads WHERE id = m.thread_id) t) AS thread,
-                (SELECT row_to_json(p) FROM (
-                   SELECT i.id AS identity_id, i.kind, i.value, i.display_name AS identity_name, c.id AS contact_id, c.display_name AS contact_name,
-                          (SELECT json_agg(ci ORDER BY ci.created_at, ci.id)
-                             FROM (SELECT id, kind, value, display_name, created_at FROM identities WHERE contact_id = c.id) ci) AS contact_identities
-                     FROM threads t JOIN identities i ON i.id = t.partner_identity_id LEFT JOIN contacts c ON c.id = i.contact_id
-                    WHERE t.id = m.thread_id) p) AS person,
-                (SELECT COALESCE(json_agg(l ORDER BY l.name), '[]')
-                   FROM (SELECT l.name, tl.confidence FROM thread_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.thread_id = m.thread_id) l) AS labels,
-                (SELECT COALESCE(json_agg(r ORDER BY r.created_at, r.id), '[]')
-                   FROM (SELECT ${eventMessageColumns('$4')} FROM messages m WHERE m.thread_id = (SELECT thread_id FROM m)
-                          ORDER BY m.created_at DESC, m.id DESC LIMIT $2) r) AS recent,
-                (SELECT COALESCE(json_agg(a ORDER BY a.created_at, a.id), '[]')
-                   FROM (SELECT id, left(filename, $8) AS filename, left(mime_type, $8) AS mime_type, size_bytes, created_at
-                           FROM attachments WHERE message_id = m.id ORDER BY created_at, id LIMIT $7) a) AS attachments
-           FROM m`,
-      [
-        messageId,
-        MAX_RECENT_MESSAGES,
-        EVENT_LIMITS.messageBodyChars,
-        EVENT_LIMITS.recentMessageBodyChars,
-        EVENT_LIMITS.headerChars,
-        EVENT_LIMITS.references,
-        EVENT_LIMITS.attachments,
-        EVENT_LIMITS.attachmentNameChars,
-      ],
-    );
+    const row = await this.repository.messageEvent(manager, messageId, LIMITS);
     if (!row) throw new Error(`message ${messageId} does not exist`);
     const { message, thread, person, labels, recent, attachments } = row;
     const emailHeaders: EmailHeaders | null =
@@ -183,48 +96,30 @@ export class MessageDataBuilder {
   async buildThreadEnvelope(threadId: string, manager: EntityManager): Promise<{ thread: ThreadData; person: PersonData | null; labels: string[] }> {
     const thread = await this.thread(threadId, manager);
     const person = await this.person(threadId, manager);
-    const labels = await this.labels(threadId, manager);
+    const labels = await this.repository.labels(manager, threadId);
     const recent = await this.recentMessages(threadId, manager);
     return { thread: { ...thread, recentMessages: recent }, person, labels: labels.map((l) => l.name) };
   }
 
   private async thread(threadId: string, manager: EntityManager): Promise<Omit<ThreadData, 'recentMessages'>> {
-    const [t]: ThreadRow[] = await manager.query(`SELECT ${THREAD_COLUMNS} FROM threads WHERE id = $1`, [threadId]);
-    return toThread(t);
+    return toThread(await this.repository.thread(manager, threadId, LIMITS));
   }
 
   /** The thread's partner: their contact with every identity, or an orphan identity (id null). */
   async person(threadId: string, manager: EntityManager): Promise<PersonData | null> {
-    const [partner]: PersonRow[] = await manager.query(
-      `SELECT i.id AS identity_id, i.kind, i.value, i.display_name AS identity_name, c.id AS contact_id, c.display_name AS contact_name
-         FROM threads t JOIN identities i ON i.id = t.partner_identity_id LEFT JOIN contacts c ON c.id = i.contact_id
-        WHERE t.id = $1`,
-      [threadId],
-    );
+    const partner = await this.repository.partner(manager, threadId);
     if (!partner) return null;
-    const identities: IdentityRow[] = partner.contact_id
-      ? await manager.query(`SELECT id, kind, value, display_name FROM identities WHERE contact_id = $1 ORDER BY created_at, id`, [partner.contact_id])
-      : [];
+    const identities = partner.contact_id ? await this.repository.contactIdentities(manager, partner.contact_id) : [];
     return toPerson(partner, identities);
   }
 
-  private labels(threadId: string, manager: EntityManager): Promise<LabelRow[]> {
-    return manager.query(`SELECT l.name, tl.confidence FROM thread_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.thread_id = $1 ORDER BY l.name`, [
-      threadId,
-    ]);
-  }
-
   private async recentMessages(threadId: string, manager: EntityManager): Promise<EventMessage[]> {
-    const rows: EventMessageRow[] = await manager.query(
-      `SELECT * FROM (SELECT ${eventMessageColumns('$3')} FROM messages m WHERE m.thread_id = $1 ORDER BY m.created_at DESC, m.id DESC LIMIT $2) r
-        ORDER BY r.created_at, r.id`,
-      [threadId, MAX_RECENT_MESSAGES, EVENT_LIMITS.recentMessageBodyChars],
-    );
+    const rows = await this.repository.recentMessages(manager, threadId, LIMITS);
     return rows.map(eventMessage);
   }
 }
 
-function toThread(t: ThreadRow): Omit<ThreadData, 'recentMessages'> {
+function toThread(t: EventThreadRow): Omit<ThreadData, 'recentMessages'> {
   return { id: t.id, subject: t.subject, lastMessageAt: t.last_message_at.toISOString(), messageCount: t.message_count };
 }
 

@@ -1,20 +1,41 @@
 import { BullModule } from '@nestjs/bull';
 import { Module } from '@nestjs/common';
 import { AttachmentStorage } from './attachments/attachment-storage';
+import { AttachmentStorageRepository } from './attachments/attachment-storage.repository';
+import { ConversationsRepository } from './conversations/conversations.repository';
 import { ConversationsService } from './conversations/conversations.service';
+import { EmailMessagesRepository } from './email/email-messages.repository';
 import { Mailer } from './email/mailer';
 import { SmsIngestController } from './ingest/sms-ingest.controller';
 import { MessageDataBuilder } from './message-data.builder';
+import { MessageDataRepository } from './message-data.repository';
 import { OutboundProcessor } from './outbound/outbound.processor';
+import { OutboundRepository } from './outbound/outbound.repository';
 import { OUTBOUND_QUEUE, OutboundService } from './outbound/outbound.service';
 import { SendSmsTool } from './outbound/outbound.tools';
 import { SmsCarrier } from './outbound/sms-carrier';
+import { ThreadAccessRepository } from './threads/thread-access.repository';
 
 /** Threads, messages, inbound recording and outbound hand-off: what the other messaging parts build on. */
 @Module({
   imports: [BullModule.registerQueue({ name: OUTBOUND_QUEUE })],
   controllers: [SmsIngestController],
-  providers: [MessageDataBuilder, AttachmentStorage, ConversationsService, OutboundService, OutboundProcessor, SmsCarrier, Mailer, SendSmsTool],
-  exports: [MessageDataBuilder, AttachmentStorage, ConversationsService, OutboundService],
+  providers: [
+    MessageDataRepository,
+    MessageDataBuilder,
+    AttachmentStorageRepository,
+    AttachmentStorage,
+    ConversationsRepository,
+    ConversationsService,
+    ThreadAccessRepository,
+    OutboundRepository,
+    OutboundService,
+    OutboundProcessor,
+    SmsCarrier,
+    EmailMessagesRepository,
+    Mailer,
+    SendSmsTool,
+  ],
+  exports: [MessageDataBuilder, AttachmentStorage, ConversationsService, ThreadAccessRepository, OutboundRepository, OutboundService, EmailMessagesRepository],
 })
 export class MessagingCoreModule {}

@@ -1,4 +1,6 @@
 /** JSON Schemas of messaging tool results, shared by the tools. */
+import { nullableString } from '../mcp/common-schemas';
+
 const identityRef = {
   type: 'object',
   properties: { value: { type: 'string' }, kind: { type: 'string', enum: ['PHONE', 'EMAIL'] } },
@@ -15,7 +17,7 @@ export const messageSchema = {
     status: { type: 'string' },
     body: { type: 'string' },
     createdAt: { type: 'string' },
-    sentAt: { type: ['string', 'null'] },
+    sentAt: nullableString,
     fromIdentity: identityRef,
     toIdentity: identityRef,
   },
@@ -28,12 +30,10 @@ export const identitySchema = {
     id: { type: 'string' },
     kind: { type: 'string', enum: ['PHONE', 'EMAIL'] },
     value: { type: 'string' },
-    displayName: { type: ['string', 'null'] },
+    displayName: nullableString,
   },
   required: ['id', 'kind', 'value', 'displayName'],
 } as const;
-
-const nullableString = { type: ['string', 'null'] } as const;
 
 /** A thread as the thread tools show it: the spec's thread object plus its channel and line. */
 export const threadSummarySchema = {
@@ -91,5 +91,3 @@ export const contactSchema = {
   },
   required: ['id', 'displayName', 'notes', 'createdAt', 'updatedAt', 'identities'],
 } as const;
-
-export const nextCursorSchema = { type: ['string', 'null'], description: 'Pass as cursor for the next page; null on the last page.' } as const;

@@ -1,12 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
+import { getQueueToken } from '@nestjs/bull';
+import { Queue } from 'bull';
 import { DataSource } from 'typeorm';
+import { EXTRACTION_QUEUE } from '../../src/messaging/attachments/attachment-extraction.service';
 import { verifyWebhook, WebhookEnvelope } from '../../src/sdk';
-import { createTestApp, TestApp } from './app';
-import { setEnv, toolOk } from './mcp';
+import { createTestApp, TestApp, TestEnv } from './app';
+import { toolOk } from './mcp';
 import { TestReceiver } from './receiver';
 import { INGEST_TOKEN } from './test-env';
+import { waitUntil } from './wait';
 
 export type Envelope<T = any> = WebhookEnvelope<T>;
 
@@ -21,7 +25,8 @@ export interface MessagingTestApp extends TestApp {
   carried: Array<{ from: string; to: string; body: string }>;
 }
 
-export async function createMessagingTestApp(): Promise<MessagingTestApp> {
+/** `env` is laid over the messaging defaults (development, loopback receivers, the local carrier) for this app only. */
+export async function createMessagingTestApp(env: TestEnv = {}): Promise<MessagingTestApp> {
   const carried: MessagingTestApp['carried'] = [];
   const carrier: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -35,18 +40,14 @@ export async function createMessagingTestApp(): Promise<MessagingTestApp> {
   await new Promise<void>((resolve) => carrier.listen(0, '127.0.0.1', resolve));
   const receiver = new TestReceiver();
   const receiverUrl = await receiver.start();
-  // Read once at boot; restored right after so other suites are unaffected.
-  const restore = setEnv({
-    APP_ENV: 'development',
-    WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
-    SMS_CARRIER_URL: `http://127.0.0.1:${(carrier.address() as AddressInfo).port}/sms`,
+  const t = await createTestApp({
+    env: {
+      APP_ENV: 'development',
+      WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
+      SMS_CARRIER_URL: `http://127.0.0.1:${(carrier.address() as AddressInfo).port}/sms`,
+      ...env,
+    },
   });
-  let t: TestApp;
-  try {
-    t = await createTestApp();
-  } finally {
-    restore();
-  }
   await t.app.listen(0, '127.0.0.1');
   const baseUrl = (await t.app.getUrl()).replace('[::1]', '127.0.0.1');
   return {
@@ -92,19 +93,35 @@ export class Hook {
   async waitFor<T = any>(count: number, type?: string, timeoutMs = 15_000): Promise<Array<Envelope<T>>> {
     await waitUntil(
       () => this.events(type).length >= count,
-      timeoutMs,
       () => `${count} ${type ?? 'events'} at ${this.path}, got ${this.events(type).length}`,
+      { timeoutMs },
     );
     return this.events<T>(type);
   }
 }
 
-export async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 15_000, what: () => string = () => 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/**
+ * Waits until no attachment extraction job is waiting, running or delayed. A job publishes its
+ * attachment.extracted in the transaction that closes its claim, so every event the jobs so far
+ * will publish is in the outbox by then (see `extractedEventsPublished`).
+ */
+export async function extractionIdle(t: TestApp): Promise<void> {
+  const queue = t.app.get<Queue>(getQueueToken(EXTRACTION_QUEUE));
+  await waitUntil(async () => {
+    const counts = await queue.getJobCounts();
+    return counts.waiting + counts.active + counts.delayed === 0;
+  }, 'the attachment extraction queue to be idle');
+}
+
+/** How many attachment.extracted events were published (outbox rows) for each of these attachments. */
+export async function extractedEventsPublished(t: TestApp, attachmentIds: string[]): Promise<Record<string, number>> {
+  const rows: Array<{ id: string; n: number }> = await t.app
+    .get(DataSource)
+    .query(
+      `SELECT data->'attachment'->>'id' AS id, count(*)::int AS n FROM outbox_events WHERE type = 'attachment.extracted' AND data->'attachment'->>'id' = ANY($1::text[]) GROUP BY 1`,
+      [attachmentIds],
+    );
+  return Object.fromEntries(attachmentIds.map((id) => [id, rows.find((r) => r.id === id)?.n ?? 0]));
 }
 
 let sequence = 0;

@@ -1,11 +1,11 @@
 import { InjectQueue } from '@nestjs/bull';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { Job, Queue } from 'bull';
-import { DataSource } from 'typeorm';
+import { Queue } from 'bull';
+import { startProcessing } from '../../queue/start-processing';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { PeriodicTask } from '../../common/periodic-task';
+import { OutboundRepository } from './outbound.repository';
 import { OUTBOUND_QUEUE, OutboundService } from './outbound.service';
 
 const SWEEP_EVERY_MS = 30_000;
@@ -18,14 +18,14 @@ export class OutboundProcessor implements OnApplicationBootstrap, OnApplicationS
 
   constructor(
     @InjectQueue(OUTBOUND_QUEUE) private readonly queue: Queue<{ messageId: string }>,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly messages: OutboundRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly outbound: OutboundService,
   ) {}
 
   onApplicationBootstrap(): void {
     if (this.config.processRole === 'api') return;
-    void this.queue.process(20, (job: Job<{ messageId: string }>) => this.outbound.handOff(job.data.messageId, job.attemptsMade));
+    startProcessing(this.queue, 20, (job) => this.outbound.handOff(job.data.messageId, job.attemptsMade), this.logger);
     this.task.start(SWEEP_EVERY_MS);
   }
 
@@ -34,10 +34,7 @@ export class OutboundProcessor implements OnApplicationBootstrap, OnApplicationS
   }
 
   async sweep(): Promise<void> {
-    const rows: Array<{ id: string }> = await this.dataSource.query(
-      `SELECT id FROM messages WHERE direction = 'OUTBOUND' AND status = 'QUEUED' AND created_at < now() - interval '1 minute'
-        ORDER BY created_at LIMIT 500`,
-    );
+    const rows = await this.messages.staleQueued();
     for (const row of rows) await this.outbound.enqueue(row.id);
   }
 }

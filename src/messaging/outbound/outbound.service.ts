@@ -9,17 +9,14 @@ import { DomainEvent } from '../../events/domain-event';
 import { EventBus } from '../../events/event-bus';
 import { SerializedMessage } from '../../events/event-payloads';
 import { ConversationsService } from '../conversations/conversations.service';
-import { MessageDataBuilder, serializeMessage } from '../message-data.builder';
+import { MessageDataBuilder } from '../message-data.builder';
 import { newMessageId, replyReferences, replySubject } from '../email/email-format';
 import { Mailer } from '../email/mailer';
 import { SmsCarrier, SmsCarrierError } from './sms-carrier';
+import { CallerThread, ThreadAccessRepository } from '../threads/thread-access.repository';
+import { MessageStatus, OutboundRepository, QueuedMessage } from './outbound.repository';
 
 export const OUTBOUND_QUEUE = 'outbound-messages';
-
-/** A thread the caller may use, as threadForCaller returns it. */
-export type CallerThread = Awaited<ReturnType<OutboundService['threadForCaller']>>;
-
-export type MessageStatus = 'QUEUED' | 'SENT' | 'DELIVERED' | 'FAILED' | 'RECEIVED';
 
 /** Attempts to hand a message over before it is FAILED (transient carrier or mail server errors). */
 export const HANDOFF_ATTEMPTS = 5;
@@ -41,19 +38,16 @@ export class OutboundService {
     private readonly conversations: ConversationsService,
     private readonly carrier: SmsCarrier,
     private readonly mailer: Mailer,
+    private readonly threads: ThreadAccessRepository,
+    private readonly messages: OutboundRepository,
   ) {}
 
   /** send_sms: a QUEUED SMS on a thread of a phone line the caller may use, to the thread's partner or another number of theirs. */
   async queueSms(caller: Caller, input: { threadId: string; identityId: string; smsBody: string }): Promise<SerializedMessage> {
     const messageId = await this.dataSource.transaction(async (tx) => {
-      const thread = await this.threadForCaller(tx, caller, input.threadId);
+      const thread = await this.threads.threadForCaller(tx, caller, input.threadId);
       if (thread.channel !== 'SMS') throw new ValidationError(`thread ${input.threadId} is an email thread; use send_email`, 'threadId');
-      const [identity]: Array<{ id: string; kind: string; value: string }> = await tx.query(
-        `SELECT i.id, i.kind, i.value FROM identities i, identities p
-          WHERE i.id = $1 AND p.id = $2 AND i.org_id = $3
-            AND (i.id = p.id OR (p.contact_id IS NOT NULL AND i.contact_id = p.contact_id))`,
-        [input.identityId, thread.partner_identity_id, caller.orgId],
-      );
+      const identity = await this.messages.partnerIdentity(tx, caller, thread, input.identityId);
       if (!identity) {
         throw new ValidationError(`identityId ${input.identityId} is not the thread's partner or one of their identities`, 'identityId');
       }
@@ -72,25 +66,6 @@ export class OutboundService {
     return this.view(messageId);
   }
 
-  /** The thread if it lies on a line the caller may use; anything else reads as not found. */
-  async threadForCaller(tx: EntityManager, caller: Caller, threadId: string) {
-    const [thread]: Array<{
-      id: string;
-      channel: 'SMS' | 'EMAIL';
-      line_id: string;
-      line_address: string;
-      partner_identity_id: string;
-      subject: string | null;
-    }> = await tx.query(
-      `SELECT t.id, t.channel, t.line_id, l.address AS line_address, t.partner_identity_id, t.subject
-           FROM threads t JOIN lines l ON l.id = t.line_id AND l.deleted_at IS NULL
-          WHERE t.id = $1 AND t.org_id = $2 AND t.line_id = ANY ($3::uuid[])`,
-      [threadId, caller.orgId, caller.lines.map((l) => l.id)],
-    );
-    if (!thread) throw NotFoundError.of('thread', threadId, 'threadId');
-    return thread;
-  }
-
   /**
    * A reply to the thread's partner on the thread's own channel (agent turns): an SMS, or an email
    * with `Re:` subject, a new Message-ID and In-Reply-To/References answering the thread's latest
@@ -98,18 +73,12 @@ export class OutboundService {
    * call enqueue(messageId) once that transaction has committed.
    */
   async queueReply(tx: EntityManager, orgId: string, thread: CallerThread, body: string): Promise<string> {
-    const [partner]: Array<{ value: string; kind: 'PHONE' | 'EMAIL' }> = await tx.query(`SELECT value, kind FROM identities WHERE id = $1`, [
-      thread.partner_identity_id,
-    ]);
+    const partner = await this.messages.partner(tx, thread);
     const common = { orgId, threadId: thread.id, lineId: thread.line_id, body, to: partner };
     if (thread.channel === 'SMS') {
       return this.insertQueued(tx, { ...common, channel: 'SMS', from: { value: thread.line_address, kind: 'PHONE' } });
     }
-    const [parent]: Array<{ header_message_id: string; header_in_reply_to: string | null; header_references: string[] }> = await tx.query(
-      `SELECT header_message_id, header_in_reply_to, header_references FROM messages
-        WHERE thread_id = $1 AND header_message_id IS NOT NULL ORDER BY created_at DESC, id DESC LIMIT 1`,
-      [thread.id],
-    );
+    const parent = await this.messages.latestHeaders(tx, thread);
     return this.insertQueued(tx, {
       ...common,
       channel: 'EMAIL',
@@ -123,49 +92,9 @@ export class OutboundService {
     });
   }
 
-  async insertQueued(
-    tx: EntityManager,
-    m: {
-      orgId: string;
-      threadId: string;
-      lineId: string;
-      channel: 'SMS' | 'EMAIL';
-      body: string;
-      html?: string | null;
-      subject?: string | null;
-      from: { value: string; kind: 'PHONE' | 'EMAIL' };
-      to: { value: string; kind: 'PHONE' | 'EMAIL' };
-      readReceipt?: boolean;
-      trackingToken?: string | null;
-      headerMessageId?: string | null;
-      inReplyTo?: string | null;
-      references?: string[];
-    },
-  ): Promise<string> {
-    const [row]: Array<{ id: string; created_at: Date }> = await tx.query(
-      `INSERT INTO messages (org_id, thread_id, line_id, channel, direction, status, body, html, subject, from_value, from_kind,
-                             to_value, to_kind, read_receipt, tracking_token, header_message_id, header_in_reply_to, header_references)
-       VALUES ($1, $2, $3, $4, 'OUTBOUND', 'QUEUED', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
-       RETURNING id, created_at`,
-      [
-        m.orgId,
-        m.threadId,
-        m.lineId,
-        m.channel,
-        m.body,
-        m.html ?? null,
-        m.subject ?? null,
-        m.from.value,
-        m.from.kind,
-        m.to.value,
-        m.to.kind,
-        m.readReceipt ?? false,
-        m.trackingToken ?? null,
-        m.headerMessageId ?? null,
-        m.inReplyTo ?? null,
-        m.references ?? [],
-      ],
-    );
+  /** Inserts the message QUEUED and moves its thread's last-message time, in the caller's transaction. */
+  async insertQueued(tx: EntityManager, m: QueuedMessage): Promise<string> {
+    const row = await this.messages.insertQueued(tx, m);
     await this.conversations.touchThread(tx, m.threadId, row.created_at);
     return row.id;
   }
@@ -188,19 +117,7 @@ export class OutboundService {
 
   /** The job: hand a QUEUED SMS to the carrier. Throws on a transient failure so Bull retries. */
   async handOff(messageId: string, attemptsMade: number): Promise<void> {
-    const [message]: Array<{
-      id: string;
-      channel: 'SMS' | 'EMAIL';
-      status: MessageStatus;
-      from_value: string;
-      to_value: string;
-      body: string;
-      sms_delivery_reports: boolean;
-    }> = await this.dataSource.query(
-      `SELECT m.id, m.channel, m.status, m.from_value, m.to_value, m.body, l.sms_delivery_reports
-           FROM messages m JOIN lines l ON l.id = m.line_id WHERE m.id = $1`,
-      [messageId],
-    );
+    const message = await this.messages.forHandOff(messageId);
     if (!message || message.status !== 'QUEUED') return;
     if (message.channel === 'EMAIL') {
       // The mailer throws on a transient failure with attempts left, so Bull retries.
@@ -225,11 +142,7 @@ export class OutboundService {
     status: 'DELIVERED' | 'FAILED';
     error?: string;
   }): Promise<{ messageId: string; status: MessageStatus; changed: boolean }> {
-    const [message]: Array<{ id: string; status: MessageStatus }> = await this.dataSource.query(
-      `SELECT id, status FROM messages WHERE provider_message_id = $1 AND direction = 'OUTBOUND' AND channel = 'SMS'
-        ORDER BY created_at DESC LIMIT 1`,
-      [input.providerMessageId],
-    );
+    const message = await this.messages.smsByProviderId(input.providerMessageId);
     if (!message) throw new NotFoundError(`no outbound SMS has providerMessageId ${input.providerMessageId}`, 'providerMessageId');
     if (message.status !== 'SENT') return { messageId: message.id, status: message.status, changed: false };
     const changed = await this.transition(message.id, 'SENT', input.status, { error: input.error ?? null });
@@ -247,16 +160,7 @@ export class OutboundService {
     extra: { providerMessageId?: string; error?: string | null; headerMessageId?: string } = {},
   ): Promise<boolean> {
     return this.dataSource.transaction(async (tx) => {
-      const [updated]: Array<Array<{ org_id: string; line_id: string }>> = await tx.query(
-        `UPDATE messages SET status = $3,
-                sent_at = CASE WHEN $2 = 'QUEUED' AND $3 IN ('SENT', 'DELIVERED') THEN now() ELSE sent_at END,
-                provider_message_id = COALESCE($4, provider_message_id), error = COALESCE($5, error),
-                header_message_id = COALESCE($6, header_message_id)
-          WHERE id = $1 AND status = $2
-          RETURNING org_id, line_id`,
-        [messageId, from, to, extra.providerMessageId ?? null, extra.error ?? null, extra.headerMessageId ?? null],
-      );
-      const row = updated[0];
+      const row = await this.messages.transition(tx, messageId, from, to, extra);
       if (!row) return false;
       const data = await this.data.build(messageId, tx);
       const changed: DomainEvent = {
@@ -272,12 +176,7 @@ export class OutboundService {
     });
   }
 
-  async view(messageId: string): Promise<SerializedMessage> {
-    const [row] = await this.dataSource.query(
-      `SELECT m.id, m.thread_id, m.channel, m.direction, m.status, m.body, m.created_at, m.sent_at, m.from_value, m.from_kind, m.to_value, m.to_kind
-         FROM messages m WHERE m.id = $1`,
-      [messageId],
-    );
-    return serializeMessage(row);
+  view(messageId: string): Promise<SerializedMessage> {
+    return this.messages.view(messageId);
   }
 }

@@ -1,7 +1,18 @@
 import { Caller } from '../../auth/caller';
-import { McpTool, McpToolHandler } from '../../mcp/mcp-tool.decorator';
+import { McpTool, McpToolHandler, ToolArgs } from '../../mcp/mcp-tool.decorator';
 import { messageSchema } from '../messaging.schemas';
 import { OutboundService } from './outbound.service';
+
+const sendSmsInput = {
+  type: 'object',
+  properties: {
+    threadId: { type: 'string', format: 'uuid' },
+    identityId: { type: 'string', format: 'uuid', description: "The recipient's identity (a phone number) from get_thread or list_contacts." },
+    smsBody: { type: 'string', minLength: 1, maxLength: 1600 },
+  },
+  required: ['threadId', 'identityId', 'smsBody'],
+  additionalProperties: false,
+} as const;
 
 @McpTool({
   name: 'send_sms',
@@ -11,22 +22,13 @@ import { OutboundService } from './outbound.service';
     'message.sent and message.status_changed follow when the carrier takes it.',
   kind: 'write',
   minRole: 'MEMBER',
-  inputSchema: {
-    type: 'object',
-    properties: {
-      threadId: { type: 'string', format: 'uuid' },
-      identityId: { type: 'string', format: 'uuid', description: "The recipient's identity (a phone number) from get_thread or list_contacts." },
-      smsBody: { type: 'string', minLength: 1, maxLength: 1600 },
-    },
-    required: ['threadId', 'identityId', 'smsBody'],
-    additionalProperties: false,
-  },
+  inputSchema: sendSmsInput,
   outputSchema: { type: 'object', properties: { message: messageSchema }, required: ['message'] },
 })
-export class SendSmsTool implements McpToolHandler<{ threadId: string; identityId: string; smsBody: string }> {
+export class SendSmsTool implements McpToolHandler<ToolArgs<typeof sendSmsInput>> {
   constructor(private readonly outbound: OutboundService) {}
 
-  async execute(args: { threadId: string; identityId: string; smsBody: string }, caller: Caller) {
+  async execute(args: ToolArgs<typeof sendSmsInput>, caller: Caller) {
     return { message: await this.outbound.queueSms(caller, args) };
   }
 }

@@ -1,0 +1,189 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { queryNamed } from '../../database/sql';
+import { Channel, IdentityKind } from '../../events/event-payloads';
+
+/** The live line an inbound message was sent to. */
+export interface InboundLine {
+  id: string;
+  org_id: string;
+}
+
+/** A partner's phone number or email address, as an inbound message names it. */
+export interface PartnerAddress {
+  kind: IdentityKind;
+  value: string;
+  displayName?: string | null;
+}
+
+/** An inbound message's columns, as ConversationsService settled them. */
+export interface NewInboundMessage {
+  channel: Channel;
+  body: string;
+  html: string | null;
+  subject: string | null;
+  fromValue: string;
+  fromKind: IdentityKind;
+  toValue: string;
+  toKind: IdentityKind;
+  providerMessageId: string;
+  headerMessageId: string | null;
+  headerInReplyTo: string | null;
+  headerReferences: string[];
+  headerListUnsubscribe: string | null;
+  authSpf: string | null;
+  authDkim: string | null;
+  authDmarc: string | null;
+}
+
+/** What the first delivery of a provider message id stored. */
+export interface RecordedInboundRow {
+  id: string;
+  thread_id: string;
+  attachment_ids: string[];
+}
+
+/** Finds or creates a partner's identity (:orgId, :kind, :value, :displayName); new ones are orphans. */
+const UPSERT_IDENTITY = `INSERT INTO identities (org_id, kind, value, display_name) VALUES (:orgId, :kind, :value, :displayName)
+  ON CONFLICT (org_id, kind, value) DO UPDATE SET display_name = COALESCE(identities.display_name, EXCLUDED.display_name)`;
+
+/**
+ * A new message in a thread: one more in its count, and its last activity moves forward. The SQL
+ * expressions give the thread id and the message time; `from` names a table they read.
+ */
+function touchThreadSql(threadId: string, at: string, from?: string): string {
+  return `UPDATE threads SET message_count = message_count + 1, last_message_at = GREATEST(last_message_at, ${at})
+           ${from ? `FROM ${from}` : ''} WHERE threads.id = ${threadId}`;
+}
+
+/**
+ * SQL of recording messages in threads. Inbound recording acts for the provider, not for a
+ * caller: the line is found by the address the message was sent to, and every other statement
+ * stays in that line's org (the `InboundLine` it takes). touchThread acts on a thread the
+ * caller's transaction already holds. Rules live in ConversationsService.
+ */
+@Injectable()
+export class ConversationsRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** The live line of this type with this address; null when there is none. */
+  async liveLineByAddress(manager: EntityManager, address: string, type: 'PHONE_NUMBER' | 'EMAIL_ACCOUNT'): Promise<InboundLine | null> {
+    const [line] = await queryNamed<InboundLine[]>(manager, `SELECT id, org_id FROM lines WHERE address = :address AND type = :type AND deleted_at IS NULL`, {
+      address,
+      type,
+    });
+    return line ?? null;
+  }
+
+  /**
+   * Stores the inbound message in the thread and touches the thread, in one statement; null when
+   * the line recorded this provider message id before (nothing written).
+   */
+  async insertInbound(
+    manager: EntityManager,
+    line: InboundLine,
+    threadId: string,
+    message: NewInboundMessage,
+  ): Promise<{ id: string; created_at: Date } | null> {
+    const [row] = await queryNamed<Array<{ id: string; created_at: Date }>>(
+      manager,
+      `WITH message AS (
+             INSERT INTO messages (org_id, thread_id, line_id, channel, direction, status, body, html, subject, from_value, from_kind,
+                                   to_value, to_kind, provider_message_id, header_message_id, header_in_reply_to, header_references,
+                                   header_list_unsubscribe, auth_spf, auth_dkim, auth_dmarc, sent_at)
+             VALUES (:orgId, :threadId, :lineId, :channel, 'INBOUND', 'RECEIVED', :body, :html, :subject, :fromValue, :fromKind, :toValue, :toKind,
+                     :providerMessageId, :headerMessageId, :headerInReplyTo, :headerReferences, :headerListUnsubscribe, :authSpf, :authDkim, :authDmarc, now())
+             ON CONFLICT (line_id, direction, provider_message_id) WHERE provider_message_id IS NOT NULL DO NOTHING
+             RETURNING id, created_at),
+           thread AS (${touchThreadSql(':threadId', 'message.created_at', 'message')})
+           SELECT id, created_at FROM message`,
+      {
+        orgId: line.org_id,
+        threadId,
+        lineId: line.id,
+        channel: message.channel,
+        body: message.body,
+        html: message.html,
+        subject: message.subject,
+        fromValue: message.fromValue,
+        fromKind: message.fromKind,
+        toValue: message.toValue,
+        toKind: message.toKind,
+        providerMessageId: message.providerMessageId,
+        headerMessageId: message.headerMessageId,
+        headerInReplyTo: message.headerInReplyTo,
+        headerReferences: message.headerReferences,
+        headerListUnsubscribe: message.headerListUnsubscribe,
+        authSpf: message.authSpf,
+        authDkim: message.authDkim,
+        authDmarc: message.authDmarc,
+      },
+    );
+    return row ?? null;
+  }
+
+  /** The message the line recorded for this provider message id, with its attachments' ids in order. */
+  async recordedInbound(line: InboundLine, providerMessageId: string): Promise<RecordedInboundRow> {
+    const [existing] = await queryNamed<RecordedInboundRow[]>(
+      this.dataSource.manager,
+      `SELECT m.id, m.thread_id,
+              ARRAY(SELECT a.id::text FROM attachments a WHERE a.message_id = m.id ORDER BY a.created_at, a.id) AS attachment_ids
+         FROM messages m WHERE m.line_id = :lineId AND m.direction = 'INBOUND' AND m.provider_message_id = :providerMessageId`,
+      { lineId: line.id, providerMessageId },
+    );
+    return existing;
+  }
+
+  /** Adds a message to its thread's count and moves the thread's last activity; on a thread the caller's transaction holds. */
+  async touchThread(manager: EntityManager, threadId: string, at: Date): Promise<void> {
+    await queryNamed(manager, touchThreadSql(':threadId', ':at'), { threadId, at });
+  }
+
+  /** The identity of a phone number or email address in the line's org, created as an orphan when new; answers its id. */
+  async upsertIdentity(manager: EntityManager, line: InboundLine, partner: PartnerAddress): Promise<string> {
+    const [row] = await queryNamed<Array<{ id: string }>>(manager, `${UPSERT_IDENTITY} RETURNING id`, {
+      orgId: line.org_id,
+      kind: partner.kind,
+      value: partner.value,
+      displayName: partner.displayName ?? null,
+    });
+    return row.id;
+  }
+
+  /** The partner's identity (upserted) and the SMS thread of the line with them, both upserted in one statement. */
+  async upsertSmsThread(manager: EntityManager, line: InboundLine, partner: PartnerAddress): Promise<{ id: string; inserted: boolean }> {
+    const [row] = await queryNamed<Array<{ id: string; inserted: boolean }>>(
+      manager,
+      `WITH identity AS (${UPSERT_IDENTITY} RETURNING id)
+         INSERT INTO threads (org_id, line_id, channel, partner_identity_id, last_message_at)
+         SELECT :orgId, :lineId, 'SMS', identity.id, now() FROM identity
+         ON CONFLICT (line_id, partner_identity_id) WHERE channel = 'SMS' DO UPDATE SET line_id = EXCLUDED.line_id
+         RETURNING id, (xmax = 0) AS inserted`,
+      { orgId: line.org_id, kind: partner.kind, value: partner.value, displayName: partner.displayName ?? null, lineId: line.id },
+    );
+    return row;
+  }
+
+  /** The thread of the first of `headerMessageIds` (Message-ID headers) that a message on the line carries; null when none does. */
+  async threadByHeaderMessageId(manager: EntityManager, line: InboundLine, headerMessageIds: string[]): Promise<string | null> {
+    const [match] = await queryNamed<Array<{ thread_id: string }>>(
+      manager,
+      `SELECT thread_id FROM messages WHERE line_id = :lineId AND header_message_id = ANY (:candidates::text[])
+          ORDER BY array_position(:candidates::text[], header_message_id) LIMIT 1`,
+      { lineId: line.id, candidates: headerMessageIds },
+    );
+    return match?.thread_id ?? null;
+  }
+
+  /** A new email thread of the line with the partner's identity; answers its id. */
+  async insertEmailThread(manager: EntityManager, line: InboundLine, partnerIdentityId: string, subject: string | null): Promise<string> {
+    const [row] = await queryNamed<Array<{ id: string }>>(
+      manager,
+      `INSERT INTO threads (org_id, line_id, channel, partner_identity_id, subject, last_message_at)
+       VALUES (:orgId, :lineId, 'EMAIL', :partnerIdentityId, :subject, now()) RETURNING id`,
+      { orgId: line.org_id, lineId: line.id, partnerIdentityId, subject },
+    );
+    return row.id;
+  }
+}
