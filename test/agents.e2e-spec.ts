@@ -8,10 +8,11 @@ import { SMTPServer } from 'smtp-server';
 import { DataSource } from 'typeorm';
 import { verifyWebhook } from '../src/sdk';
 import { createTestApp, TestApp } from './support/app';
-import { callTool, ISO_MS, setEnv, toolError, toolOk, UUID } from './support/mcp';
+import { callTool, ISO_MS, toolError, toolOk, UUID } from './support/mcp';
 import { TestReceiver } from './support/receiver';
 import { createSession, Session, uniquePhone } from './support/session';
 import { INGEST_TOKEN } from './support/test-env';
+import { waitUntil } from './support/wait';
 
 /** An event as a subscriber sees it, after verifying its signature. */
 interface Received {
@@ -31,7 +32,6 @@ const AGENT_EVENTS = ['agent_turn.awaiting_approval', 'agent_turn.sent', 'messag
 describe('agents: turns, approval and agent_turn.* events', () => {
   let t: TestApp;
   let db: DataSource;
-  let restoreEnv: () => void;
   const receiver = new TestReceiver();
   const carrierCalls: CarrierCall[] = [];
   const carrier = createServer((req: IncomingMessage, res) => {
@@ -71,13 +71,14 @@ describe('agents: turns, approval and agent_turn.* events', () => {
     await new Promise<void>((r) => carrier.listen(0, '127.0.0.1', r));
     await new Promise<void>((r) => smtp.listen(0, '127.0.0.1', r));
     const hooks = await receiver.start();
-    restoreEnv = setEnv({
-      SMTP_URL: `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`,
-      SMS_CARRIER_URL: `http://127.0.0.1:${(carrier.address() as AddressInfo).port}/sms`,
-      APP_ENV: 'development',
-      WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
+    t = await createTestApp({
+      env: {
+        SMTP_URL: `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`,
+        SMS_CARRIER_URL: `http://127.0.0.1:${(carrier.address() as AddressInfo).port}/sms`,
+        APP_ENV: 'development',
+        WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
+      },
     });
-    t = await createTestApp();
     await t.app.listen(0, '127.0.0.1');
     db = t.app.get(DataSource);
 
@@ -108,7 +109,6 @@ describe('agents: turns, approval and agent_turn.* events', () => {
     await receiver.stop();
     carrier.close();
     await new Promise<void>((r) => smtp.close(() => r()));
-    restoreEnv?.();
   });
 
   function events(): Received[] {
@@ -121,25 +121,20 @@ describe('agents: turns, approval and agent_turn.* events', () => {
 
   /** Waits until the concise and the verbose endpoint each got an event matching `match`. */
   async function both(type: string, match: (data: any) => boolean, timeoutMs = 20_000): Promise<{ concise: any; verbose: any }> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const found = events().filter((e) => e.type === type && match(e.data));
-      const concise = found.find((e) => e.endpoint === 'concise');
-      const verbose = found.find((e) => e.endpoint === 'verbose');
-      if (concise && verbose) return { concise: concise.data, verbose: verbose.data };
-      if (Date.now() > deadline) throw new Error(`no ${type} on both endpoints; got ${JSON.stringify(events().map((e) => [e.endpoint, e.type]))}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    return waitUntil(
+      () => {
+        const found = events().filter((e) => e.type === type && match(e.data));
+        const concise = found.find((e) => e.endpoint === 'concise');
+        const verbose = found.find((e) => e.endpoint === 'verbose');
+        return concise && verbose && { concise: concise.data, verbose: verbose.data };
+      },
+      () => `${type} on both endpoints; got ${JSON.stringify(events().map((e) => [e.endpoint, e.type]))}`,
+      { timeoutMs },
+    );
   }
 
   async function waitForCarrier(body: string, timeoutMs = 20_000): Promise<CarrierCall> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const call = carrierCalls.find((c) => c.body === body);
-      if (call) return call;
-      if (Date.now() > deadline) throw new Error(`the carrier never received "${body}"`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    return waitUntil(() => carrierCalls.find((c) => c.body === body), `the carrier to receive "${body}"`, { timeoutMs });
   }
 
   function postTurn(key: string, agentId: string, body: object) {

@@ -14,15 +14,16 @@ import { createTestApp, TestApp } from './support/app';
 import { TestReceiver } from './support/receiver';
 import { createSession, Session } from './support/session';
 import { INGEST_TOKEN } from './support/test-env';
+import { sleep, waitUntil } from './support/wait';
 
-// The open-tracking tests wait out the (shortened) scanner and dedup windows.
+// One open-tracking test waits out the (shortened) scanner and dedup windows.
 jest.setTimeout(30_000);
 
 const FIXTURES = join(__dirname, 'fixtures', 'emails');
 /** The address the fixtures are written to; each test swaps in its own line's address. */
 const FIXTURE_LINE = /support@acme\.example/g;
-const SCANNER_WINDOW_SECONDS = 2;
-const DEDUP_SECONDS = 2;
+const SCANNER_WINDOW_SECONDS = 1;
+const DEDUP_SECONDS = 1;
 const GMAIL_PROXY_UA = 'Mozilla/5.0 (Windows NT 5.1; rv:11.0) Gecko Firefox/11.0 (via ggpht.com GoogleImageProxy)';
 const MIMECAST_UA = 'Mozilla/5.0 (compatible; Mimecast URL Protect/1.0)';
 const EVENTS = ['thread.created', 'message.received', 'message.sent', 'message.status_changed', 'email.opened'];
@@ -72,34 +73,6 @@ class TestSmtpServer {
   }
 }
 
-type Truthy<T> = Exclude<T, false | null | undefined | 0 | ''>;
-
-/** Polls until `check` gives a truthy value, and returns it. */
-async function waitUntil<T>(check: () => T | Promise<T>, what: string, timeoutMs = 15_000): Promise<Truthy<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value as Truthy<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Sets environment variables until the returned function restores them (the config is read at boot). */
-function setEnv(vars: Record<string, string | undefined>): () => void {
-  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
-  const apply = (values: Record<string, string | undefined>) => {
-    for (const [k, v] of Object.entries(values)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  };
-  apply(vars);
-  return () => apply(saved);
-}
-
 describe('email: inbound, send_email over SMTP, open tracking', () => {
   let t: TestApp;
   let db: DataSource;
@@ -112,19 +85,16 @@ describe('email: inbound, send_email over SMTP, open tracking', () => {
   beforeAll(async () => {
     const port = await smtp.start();
     receiverUrl = await receiver.start();
-    const restore = setEnv({
-      APP_ENV: 'development',
-      WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
-      SMTP_URL: `smtp://127.0.0.1:${port}`,
-      EMAIL_OPEN_SCANNER_WINDOW_SECONDS: String(SCANNER_WINDOW_SECONDS),
-      EMAIL_OPEN_DEDUP_SECONDS: String(DEDUP_SECONDS),
-      EMAIL_OPEN_IGNORED_USER_AGENTS: undefined,
+    t = await createTestApp({
+      env: {
+        APP_ENV: 'development',
+        WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
+        SMTP_URL: `smtp://127.0.0.1:${port}`,
+        EMAIL_OPEN_SCANNER_WINDOW_SECONDS: String(SCANNER_WINDOW_SECONDS),
+        EMAIL_OPEN_DEDUP_SECONDS: String(DEDUP_SECONDS),
+        EMAIL_OPEN_IGNORED_USER_AGENTS: undefined,
+      },
     });
-    try {
-      t = await createTestApp();
-    } finally {
-      restore();
-    }
     db = t.app.get(DataSource);
     queue = t.app.get<Queue>(getQueueToken(OUTBOUND_QUEUE));
   });
@@ -152,7 +122,30 @@ describe('email: inbound, send_email over SMTP, open tracking', () => {
         .filter((e) => type === undefined || e.type === type);
     const waitFor = (mode: 'concise' | 'verbose', type: string, count = 1) =>
       waitUntil(() => events(mode, type).length >= count && events(mode, type), `${count} ${type} (${mode})`);
-    return { session, line: session.lines.find((l) => l.type === 'EMAIL_ACCOUNT')!, events, waitFor };
+    const line = session.lines.find((l) => l.type === 'EMAIL_ACCOUNT')!;
+    /**
+     * The events of `mode` (and `type`) once nothing more is coming: when every outbox row of the
+     * line has been relayed, a sentinel email is posted to it and its message.received awaited at
+     * both endpoints. Whatever was published before it was handed to delivery first, so it has
+     * arrived by then. The sentinel's own events are left out of the answer.
+     */
+    const settled = async (mode: 'concise' | 'verbose', type?: string): Promise<Array<WebhookEnvelope<Data>>> => {
+      await waitUntil(
+        async () => (await db.query(`SELECT 1 FROM outbox_events WHERE line_id = $1 AND relayed_at IS NULL LIMIT 1`, [line.id])).length === 0,
+        `the outbox of line ${line.id} to be relayed`,
+      );
+      const tag = randomBytes(4).toString('hex');
+      const sentinel = await postEmail(
+        `From: sentinel-${tag}@else.example\r\nTo: ${line.address}\r\nMessage-ID: <sentinel-${tag}@else.example>\r\nSubject: sentinel\r\n\r\nlast\r\n`,
+      );
+      expect(sentinel.status).toBe(201);
+      const isSentinel = (e: WebhookEnvelope<Data>) => e.data.message?.id === sentinel.body.messageId;
+      for (const m of ['concise', 'verbose'] as const) {
+        await waitUntil(() => events(m, 'message.received').some(isSentinel), `the sentinel email's message.received (${m})`);
+      }
+      return events(mode, type).filter((e) => !isSentinel(e));
+    };
+    return { session, line, events, waitFor, settled };
   }
 
   async function tool(session: Session, name: string, args: Record<string, unknown>) {
@@ -187,7 +180,7 @@ describe('email: inbound, send_email over SMTP, open tracking', () => {
         return row.status === status && row;
       },
       `message ${id} to be ${status}`,
-      20_000,
+      { timeoutMs: 20_000 },
     );
   }
 
@@ -245,7 +238,7 @@ describe('email: inbound, send_email over SMTP, open tracking', () => {
     });
 
     it('answers a repeated Message-ID with 200 and the same ids, creating nothing and publishing nothing', async () => {
-      const { line, waitFor, events } = await setup();
+      const { line, waitFor, settled } = await setup();
       const raw = fixture('plain.eml', line.address);
       const first = await postEmail(raw);
       expect(first.status).toBe(201);
@@ -255,8 +248,7 @@ describe('email: inbound, send_email over SMTP, open tracking', () => {
       expect(again.body).toMatchObject({ messageId: first.body.messageId, threadId: first.body.threadId, duplicate: true });
       const [{ count }] = await db.query(`SELECT count(*)::int AS count FROM messages WHERE line_id = $1`, [line.id]);
       expect(count).toBe(1);
-      await sleep(1500);
-      expect(events('verbose')).toHaveLength(2);
+      expect((await settled('verbose')).map((e) => e.type).sort()).toEqual(['message.received', 'thread.created']);
     });
 
     it('identifies a message without Message-ID by the SHA-256 of its bytes', async () => {
@@ -272,7 +264,7 @@ describe('email: inbound, send_email over SMTP, open tracking', () => {
     });
 
     it('threads a reply by In-Reply-To/References into the existing thread: message.received only', async () => {
-      const { line, waitFor, events } = await setup();
+      const { line, waitFor, settled } = await setup();
       const first = await postEmail(fixture('plain.eml', line.address));
       await waitFor('verbose', 'message.received');
       const reply = await postEmail(fixture('reply.eml', line.address));
@@ -289,8 +281,7 @@ describe('email: inbound, send_email over SMTP, open tracking', () => {
         inReplyTo: '<plain-0001@analytical.example>',
         references: ['<plain-0001@analytical.example>'],
       });
-      await sleep(500);
-      expect(events('verbose', 'thread.created')).toHaveLength(1);
+      expect(await settled('verbose', 'thread.created')).toHaveLength(1);
     });
 
     it('takes SPF/DKIM/DMARC from the topmost Authentication-Results header', async () => {
@@ -523,7 +514,7 @@ describe('email: inbound, send_email over SMTP, open tracking', () => {
     });
 
     it('marks a message the mail server refuses (5xx) FAILED at once: status_changed, no message.sent', async () => {
-      const { session, waitFor, events } = await setup();
+      const { session, waitFor, settled } = await setup();
       const connections = smtp.connections;
       const result = await tool(session, 'send_email', { to: 'bounce@partner.example', subject: 'hi', body: 'x' });
       const row = await waitStatus(result.structuredContent.message.id, 'FAILED');
@@ -531,12 +522,11 @@ describe('email: inbound, send_email over SMTP, open tracking', () => {
       expect(smtp.connections - connections).toBe(1);
       const [changed] = await waitFor('verbose', 'message.status_changed');
       expect(changed.data).toMatchObject({ previousStatus: 'QUEUED', currentStatus: 'FAILED', message: { status: 'FAILED', sentAt: null } });
-      await sleep(500);
-      expect(events('verbose', 'message.sent')).toHaveLength(0);
+      expect(await settled('verbose', 'message.sent')).toHaveLength(0);
     });
 
     it('retries while the mail server is down, then marks the message FAILED', async () => {
-      const { session, waitFor, events } = await setup();
+      const { session, waitFor, settled } = await setup();
       smtp.down = true;
       const connections = smtp.connections;
       try {
@@ -551,13 +541,13 @@ describe('email: inbound, send_email over SMTP, open tracking', () => {
             return current.status === 'FAILED' && current;
           },
           'the hand-off to fail',
-          25_000,
+          { timeoutMs: 25_000 },
         );
         expect(smtp.connections - connections).toBe(5);
         expect(row.error).toMatch(/after every attempt.*421/);
         const [changed] = await waitFor('concise', 'message.status_changed');
         expect(changed.data).toMatchObject({ previousStatus: 'QUEUED', currentStatus: 'FAILED' });
-        expect(events('concise', 'message.sent')).toHaveLength(0);
+        expect(await settled('concise', 'message.sent')).toHaveLength(0);
       } finally {
         smtp.down = false;
       }
@@ -572,6 +562,11 @@ describe('email: inbound, send_email over SMTP, open tracking', () => {
       const result = await tool(hooks.session, 'send_email', { threadId: inbound.body.threadId, body: 'tracked', readReceipt: true });
       const row = await waitStatus(result.structuredContent.message.id, 'SENT');
       return { ...hooks, id: row.id as string, token: row.tracking_token as string, sentAt: row.sent_at as Date };
+    }
+
+    /** Moves the email's sending time back past the scanner window, for tests that are not about it. */
+    async function pastScannerWindow(id: string): Promise<void> {
+      await db.query(`UPDATE messages SET sent_at = sent_at - make_interval(secs => $2) WHERE id = $1`, [id, SCANNER_WINDOW_SECONDS + 1]);
     }
 
     const fetchPixel = (token: string, userAgent = GMAIL_PROXY_UA) => t.http().get(`/t/o/${token}`).set('User-Agent', userAgent);
@@ -589,7 +584,7 @@ describe('email: inbound, send_email over SMTP, open tracking', () => {
     }
 
     it('counts distinct opens after the scanner window, not scanner fetches, refetches or security gateways', async () => {
-      const { id, token, sentAt, events, waitFor } = await trackedEmail();
+      const { id, token, sentAt, events, waitFor, settled } = await trackedEmail();
       // Within the scanner window of sending: a prefetch, not an open.
       expectGif(await fetchPixel(token));
       expect(Date.now() - sentAt.getTime()).toBeLessThan(SCANNER_WINDOW_SECONDS * 1000);
@@ -613,8 +608,7 @@ describe('email: inbound, send_email over SMTP, open tracking', () => {
       const second = both.find((e) => e.data.open.openCount === 2)!;
       expect(second.data.open.firstOpenedAt).toBe(opened.data.open.firstOpenedAt);
       expect(Date.parse(second.data.open.lastOpenedAt) - Date.parse(opened.data.open.lastOpenedAt)).toBeGreaterThanOrEqual(DEDUP_SECONDS * 1000);
-      await sleep(1000);
-      expect(events('verbose', 'email.opened')).toHaveLength(2);
+      expect(await settled('verbose', 'email.opened')).toHaveLength(2);
       expect(events('concise', 'email.opened')).toHaveLength(2);
       // Six fetches, four rows: the scanner fetch, the first open with its refetch, both gateway fetches, the second open.
       expect(await opens(id)).toEqual([
@@ -629,21 +623,20 @@ describe('email: inbound, send_email over SMTP, open tracking', () => {
     });
 
     it('counts one open for concurrent fetches, and none for HEAD', async () => {
-      const { id, token, sentAt, waitFor, events } = await trackedEmail();
-      await sleep(Math.max(0, SCANNER_WINDOW_SECONDS * 1000 - (Date.now() - sentAt.getTime()) + 100));
+      const { id, token, waitFor, settled } = await trackedEmail();
+      await pastScannerWindow(id);
       expect((await t.http().head(`/t/o/${token}`)).status).toBe(200);
       const answers = await Promise.all(Array.from({ length: 5 }, () => fetchPixel(token)));
       answers.forEach(expectGif);
       await waitFor('verbose', 'email.opened');
-      await sleep(1000);
-      expect(events('verbose', 'email.opened')).toHaveLength(1);
+      expect(await settled('verbose', 'email.opened')).toHaveLength(1);
       expect(await opens(id)).toEqual([{ counted: true, reason: null, fetches: 5 }]);
       expect((await messageRow(id)).open_count).toBe(1);
     });
 
     it('2,000 fetches store a row per counted open, not per fetch; the counts and the events stay right', async () => {
-      const { id, token, sentAt, events } = await trackedEmail();
-      await sleep(Math.max(0, SCANNER_WINDOW_SECONDS * 1000 - (Date.now() - sentAt.getTime()) + 100));
+      const { id, token, settled } = await trackedEmail();
+      await pastScannerWindow(id);
       const started = Date.now();
       for (let sent = 0; sent < 2_000; sent += 50) {
         const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => fetchPixel(token, i % 10 === 0 ? MIMECAST_UA : GMAIL_PROXY_UA)));
@@ -659,16 +652,12 @@ describe('email: inbound, send_email over SMTP, open tracking', () => {
       expect(rows.filter((r) => !r.counted)).toEqual([{ counted: false, reason: 'ignored-user-agent', fetches: 200 }]);
       expect(rows.reduce((sum, r) => sum + r.fetches, 0)).toBe(2_000);
       // One email.opened per counted open, its openCount the running count.
-      await waitUntil(() => events('verbose', 'email.opened').length >= row.open_count, 'an email.opened per counted open');
-      await sleep(500);
-      const opened = events('verbose', 'email.opened')
-        .map((e) => e.data.open.openCount)
-        .sort((a: number, b: number) => a - b);
+      const opened = (await settled('verbose', 'email.opened')).map((e) => e.data.open.openCount).sort((a: number, b: number) => a - b);
       expect(opened).toEqual(Array.from({ length: row.open_count }, (_, i) => i + 1));
     }, 90_000);
 
     it('never fires for an email sent without read receipt', async () => {
-      const { session, line, events } = await setup();
+      const { session, line, settled } = await setup();
       const inbound = await postEmail(fixture('plain.eml', line.address));
       const result = await tool(session, 'send_email', { threadId: inbound.body.threadId, body: 'untracked' });
       const row = await waitStatus(result.structuredContent.message.id, 'SENT');
@@ -677,8 +666,7 @@ describe('email: inbound, send_email over SMTP, open tracking', () => {
       const planted = randomBytes(24).toString('base64url');
       await db.query(`UPDATE messages SET tracking_token = $2, sent_at = now() - interval '1 hour' WHERE id = $1`, [row.id, planted]);
       expectGif(await fetchPixel(planted));
-      await sleep(1500);
-      expect(events('verbose', 'email.opened')).toHaveLength(0);
+      expect(await settled('verbose', 'email.opened')).toHaveLength(0);
       expect(await opens(row.id)).toEqual([]);
     });
 
@@ -694,12 +682,7 @@ describe('email hand-off without SMTP_URL', () => {
   let t: TestApp;
 
   beforeAll(async () => {
-    const restore = setEnv({ SMTP_URL: undefined });
-    try {
-      t = await createTestApp();
-    } finally {
-      restore();
-    }
+    t = await createTestApp({ env: { SMTP_URL: undefined } });
   });
 
   afterAll(async () => {

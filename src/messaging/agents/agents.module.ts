@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { MessagingCoreModule } from '../messaging-core.module';
 import { AgentsController } from './agents.controller';
+import { AgentsRepository } from './agents.repository';
 import { AgentsService } from './agents.service';
 import { ApproveAgentTurnTool, ListAgentTurnsTool, RejectAgentTurnTool } from './agents.tools';
 
@@ -8,7 +9,7 @@ import { ApproveAgentTurnTool, ListAgentTurnsTool, RejectAgentTurnTool } from '.
 @Module({
   imports: [MessagingCoreModule],
   controllers: [AgentsController],
-  providers: [AgentsService, ListAgentTurnsTool, ApproveAgentTurnTool, RejectAgentTurnTool],
+  providers: [AgentsRepository, AgentsService, ListAgentTurnsTool, ApproveAgentTurnTool, RejectAgentTurnTool],
   exports: [AgentsService],
 })
 export class AgentsModule {}

@@ -1,49 +1,22 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { roleAtLeast } from '../../accounts/account.types';
+import { roleAtLeast } from '../../auth/roles';
 import { Caller } from '../../auth/caller';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../common/errors';
 import { isIsoTimestamp, KeysetCursors } from '../../common/keyset-cursor';
 import { EventBus } from '../../events/event-bus';
 import { MessageDataBuilder } from '../message-data.builder';
-import { CallerThread, OutboundService } from '../outbound/outbound.service';
-import { AgentMode, AgentTurnView, AgentView, BODY_MAX, SMS_BODY_MAX, TURN_DECISION_ROLE, TURNS_PAGE_SIZE, TurnStatus } from './agent.types';
+import { OutboundService } from '../outbound/outbound.service';
+import { CallerThread, ThreadAccessRepository } from '../threads/thread-access.repository';
+import { AgentMode, AgentTurnView, AgentView, BODY_MAX, SMS_BODY_MAX, TURN_DECISION_ROLE, TURNS_PAGE_SIZE } from './agent.types';
+import { AgentRow, AgentsRepository, TurnListFilter, TurnRow } from './agents.repository';
 
-interface AgentRow {
-  id: string;
-  org_id: string;
-  line_id: string;
-  name: string;
-  mode: AgentMode;
-  created_at: Date;
-}
-
-interface TurnRow {
-  id: string;
-  org_id: string;
-  status: TurnStatus;
-  thread_id: string;
-  message_id: string | null;
-  body: string;
-  created_at: Date;
-  decided_by: string | null;
-  decided_at: Date | null;
-  agent_id: string;
-  agent_name: string;
-  agent_mode: AgentMode;
-  line_id: string;
-}
-
-const TURN_COLUMNS = `t.id, t.org_id, t.status, t.thread_id, t.message_id, t.body, t.created_at, t.decided_by, t.decided_at,
-  a.id AS agent_id, a.name AS agent_name, a.mode AS agent_mode, a.line_id`;
-
-export interface TurnFilter {
-  threadId?: string;
-  agentId?: string;
-  status?: TurnStatus;
+export interface TurnFilter extends TurnListFilter {
   cursor?: string;
 }
+
+const LIST_TOOL = 'list_agent_turns';
 
 /**
  * Agents (one line each) and their turns. The rules live here once, for the REST routes and the
@@ -52,13 +25,13 @@ export interface TurnFilter {
  * the same job as send_sms); each agent_turn event is published in the transaction that writes
  * the turn (and its message).
  */
-const LIST_TOOL = 'list_agent_turns';
-
 @Injectable()
 export class AgentsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly agents: AgentsRepository,
     private readonly outbound: OutboundService,
+    private readonly threadAccess: ThreadAccessRepository,
     private readonly data: MessageDataBuilder,
     private readonly bus: EventBus,
     private readonly cursors: KeysetCursors,
@@ -66,16 +39,9 @@ export class AgentsService {
 
   /** Admin: a new agent on a live line. */
   async createAgent(lineId: string, input: { name: string; mode: AgentMode }): Promise<AgentView> {
-    const [line]: Array<{ id: string; org_id: string }> = await this.dataSource.query(`SELECT id, org_id FROM lines WHERE id = $1 AND deleted_at IS NULL`, [
-      lineId,
-    ]);
+    const line = await this.agents.liveLine(lineId);
     if (!line) throw NotFoundError.of('line', lineId, 'lineId');
-    const [row]: AgentRow[] = await this.dataSource.query(`INSERT INTO agents (org_id, line_id, name, mode) VALUES ($1, $2, $3, $4) RETURNING *`, [
-      line.org_id,
-      line.id,
-      input.name.trim(),
-      input.mode,
-    ]);
+    const row = await this.agents.insertAgent(line, { name: input.name.trim(), mode: input.mode });
     return { id: row.id, lineId: row.line_id, name: row.name, mode: row.mode, createdAt: row.created_at.toISOString() };
   }
 
@@ -86,26 +52,20 @@ export class AgentsService {
   async createTurn(caller: Caller, agentId: string, input: { threadId: string; body: string }): Promise<AgentTurnView> {
     const { turnId, messageId } = await this.dataSource.transaction(async (tx) => {
       const agent = await this.agentForCaller(tx, caller, agentId);
-      const thread = await this.outbound.threadForCaller(tx, caller, input.threadId);
+      const thread = await this.threadAccess.threadForCaller(tx, caller, input.threadId);
       if (thread.line_id !== agent.line_id) {
         throw new NotFoundError(`thread ${input.threadId} not found on the line of agent ${agentId}`, 'threadId');
       }
       checkBody(thread, input.body);
       if (agent.mode === 'DRAFT') {
-        const [turn]: Array<{ id: string }> = await tx.query(
-          `INSERT INTO agent_turns (org_id, agent_id, thread_id, status, body) VALUES ($1, $2, $3, 'AWAITING_APPROVAL', $4) RETURNING id`,
-          [agent.org_id, agent.id, thread.id, input.body],
-        );
-        await this.publish(tx, 'agent_turn.awaiting_approval', turn.id);
-        return { turnId: turn.id, messageId: null };
+        const turnId = await this.agents.insertAwaitingTurn(tx, agent, thread, input.body);
+        await this.publish(tx, 'agent_turn.awaiting_approval', turnId);
+        return { turnId, messageId: null };
       }
       const sent = await this.outbound.queueReply(tx, agent.org_id, thread, input.body);
-      const [turn]: Array<{ id: string }> = await tx.query(
-        `INSERT INTO agent_turns (org_id, agent_id, thread_id, status, body, message_id) VALUES ($1, $2, $3, 'SENT', $4, $5) RETURNING id`,
-        [agent.org_id, agent.id, thread.id, input.body, sent],
-      );
-      await this.publish(tx, 'agent_turn.sent', turn.id);
-      return { turnId: turn.id, messageId: sent };
+      const turnId = await this.agents.insertSentTurn(tx, agent, thread, input.body, sent);
+      await this.publish(tx, 'agent_turn.sent', turnId);
+      return { turnId, messageId: sent };
     });
     if (messageId) await this.outbound.enqueue(messageId);
     return this.view(turnId);
@@ -116,13 +76,9 @@ export class AgentsService {
     this.checkDecisionRole(caller);
     const messageId = await this.dataSource.transaction(async (tx) => {
       const turn = await this.awaitingTurn(tx, caller, turnId, 'approved');
-      const thread = await this.outbound.threadForCaller(tx, caller, turn.thread_id);
+      const thread = await this.threadAccess.threadForCaller(tx, caller, turn.thread_id);
       const sent = await this.outbound.queueReply(tx, turn.org_id, thread, turn.body);
-      await tx.query(`UPDATE agent_turns SET status = 'SENT', message_id = $2, decided_by = $3, decided_at = now() WHERE id = $1`, [
-        turn.id,
-        sent,
-        caller.userId,
-      ]);
+      await this.agents.markApproved(tx, caller, turn, sent);
       await this.publish(tx, 'agent_turn.sent', turn.id);
       return sent;
     });
@@ -135,7 +91,7 @@ export class AgentsService {
     this.checkDecisionRole(caller);
     await this.dataSource.transaction(async (tx) => {
       const turn = await this.awaitingTurn(tx, caller, turnId, 'rejected');
-      await tx.query(`UPDATE agent_turns SET status = 'REJECTED', decided_by = $2, decided_at = now() WHERE id = $1`, [turn.id, caller.userId]);
+      await this.agents.markRejected(tx, caller, turn);
     });
     return this.view(turnId);
   }
@@ -143,23 +99,7 @@ export class AgentsService {
   /** Turns on the caller's lines, newest first, TURNS_PAGE_SIZE a page; nextCursor pages on. */
   async list(caller: Caller, filter: TurnFilter): Promise<{ turns: AgentTurnView[]; nextCursor: string | null }> {
     const after = filter.cursor === undefined ? null : this.cursors.decode(LIST_TOOL, filter.cursor, isIsoTimestamp);
-    const rows: TurnRow[] = await this.dataSource.query(
-      `SELECT ${TURN_COLUMNS} FROM agent_turns t JOIN agents a ON a.id = t.agent_id
-        WHERE t.org_id = $1 AND a.line_id = ANY ($2::uuid[])
-          AND ($3::uuid IS NULL OR t.thread_id = $3) AND ($4::uuid IS NULL OR t.agent_id = $4) AND ($5::text IS NULL OR t.status = $5)
-          AND ($6::timestamptz IS NULL OR (t.created_at, t.id) < ($6::timestamptz, $7::uuid))
-        ORDER BY t.created_at DESC, t.id DESC LIMIT $8`,
-      [
-        caller.orgId,
-        caller.lines.map((l) => l.id),
-        filter.threadId ?? null,
-        filter.agentId ?? null,
-        filter.status ?? null,
-        after?.key ?? null,
-        after?.id ?? null,
-        TURNS_PAGE_SIZE + 1,
-      ],
-    );
+    const rows = await this.agents.list(caller, filter, after, TURNS_PAGE_SIZE + 1);
     const page = rows.slice(0, TURNS_PAGE_SIZE);
     const last = page[page.length - 1];
     return {
@@ -170,23 +110,14 @@ export class AgentsService {
 
   /** The agent if its line is one the caller may use; anything else reads as not found. */
   private async agentForCaller(tx: EntityManager, caller: Caller, agentId: string): Promise<AgentRow> {
-    const [agent]: AgentRow[] = await tx.query(
-      `SELECT a.* FROM agents a JOIN lines l ON l.id = a.line_id AND l.deleted_at IS NULL
-        WHERE a.id = $1 AND a.org_id = $2 AND a.line_id = ANY ($3::uuid[])`,
-      [agentId, caller.orgId, caller.lines.map((l) => l.id)],
-    );
+    const agent = await this.agents.agentForCaller(tx, caller, agentId);
     if (!agent) throw NotFoundError.of('agent', agentId, 'agentId');
     return agent;
   }
 
   /** The turn, locked, if it is on the caller's lines and still awaiting approval. */
   private async awaitingTurn(tx: EntityManager, caller: Caller, turnId: string, decision: 'approved' | 'rejected'): Promise<TurnRow> {
-    const [turn]: TurnRow[] = await tx.query(
-      `SELECT ${TURN_COLUMNS} FROM agent_turns t JOIN agents a ON a.id = t.agent_id
-        WHERE t.id = $1 AND t.org_id = $2 AND a.line_id = ANY ($3::uuid[])
-        FOR UPDATE OF t`,
-      [turnId, caller.orgId, caller.lines.map((l) => l.id)],
-    );
+    const turn = await this.agents.lockTurnForCaller(tx, caller, turnId);
     if (!turn) throw NotFoundError.of('agent turn', turnId, 'turnId');
     if (turn.status !== 'AWAITING_APPROVAL') {
       throw new ConflictError(`agent turn ${turnId} is ${turn.status}; only a turn AWAITING_APPROVAL can be ${decision}`, 'turnId');
@@ -212,7 +143,7 @@ export class AgentsService {
   }
 
   private async turnRow(manager: EntityManager, turnId: string): Promise<TurnRow> {
-    const [turn]: TurnRow[] = await manager.query(`SELECT ${TURN_COLUMNS} FROM agent_turns t JOIN agents a ON a.id = t.agent_id WHERE t.id = $1`, [turnId]);
+    const turn = await this.agents.turn(manager, turnId);
     if (!turn) throw new Error(`agent turn ${turnId} does not exist`);
     return turn;
   }

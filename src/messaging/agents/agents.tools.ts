@@ -1,10 +1,8 @@
 import { Caller } from '../../auth/caller';
-import { McpTool, McpToolHandler } from '../../mcp/mcp-tool.decorator';
+import { McpTool, McpToolHandler, ToolArgs } from '../../mcp/mcp-tool.decorator';
 import { AGENT_MODES, AgentTurnView, TURN_DECISION_ROLE, TURN_STATUSES, TURNS_PAGE_SIZE } from './agent.types';
-import { AgentsService, TurnFilter } from './agents.service';
-import { cursorArgument, nextCursorResult } from '../../mcp/common-schemas';
-
-const nullableString = { type: ['string', 'null'] } as const;
+import { AgentsService } from './agents.service';
+import { cursorArgument, nextCursorResult, nullableString } from '../../mcp/common-schemas';
 
 export const agentTurnSchema = {
   type: 'object',
@@ -34,6 +32,17 @@ const byTurnId = {
   additionalProperties: false,
 } as const;
 
+const listAgentTurnsInput = {
+  type: 'object',
+  properties: {
+    threadId: { type: 'string', format: 'uuid' },
+    agentId: { type: 'string', format: 'uuid' },
+    status: { type: 'string', enum: [...TURN_STATUSES] },
+    cursor: cursorArgument,
+  },
+  additionalProperties: false,
+} as const;
+
 @McpTool({
   name: 'list_agent_turns',
   title: 'List agent turns',
@@ -43,26 +52,17 @@ const byTurnId = {
   kind: 'read',
   idempotent: true,
   minRole: 'MEMBER',
-  inputSchema: {
-    type: 'object',
-    properties: {
-      threadId: { type: 'string', format: 'uuid' },
-      agentId: { type: 'string', format: 'uuid' },
-      status: { type: 'string', enum: [...TURN_STATUSES] },
-      cursor: cursorArgument,
-    },
-    additionalProperties: false,
-  },
+  inputSchema: listAgentTurnsInput,
   outputSchema: {
     type: 'object',
     properties: { turns: { type: 'array', items: agentTurnSchema }, nextCursor: nextCursorResult },
     required: ['turns', 'nextCursor'],
   },
 })
-export class ListAgentTurnsTool implements McpToolHandler<TurnFilter> {
+export class ListAgentTurnsTool implements McpToolHandler<ToolArgs<typeof listAgentTurnsInput>> {
   constructor(private readonly agents: AgentsService) {}
 
-  execute(args: TurnFilter, caller: Caller) {
+  execute(args: ToolArgs<typeof listAgentTurnsInput>, caller: Caller) {
     return this.agents.list(caller, args);
   }
 }
@@ -78,10 +78,10 @@ export class ListAgentTurnsTool implements McpToolHandler<TurnFilter> {
   inputSchema: byTurnId,
   outputSchema: turnResult,
 })
-export class ApproveAgentTurnTool implements McpToolHandler<{ turnId: string }, { turn: AgentTurnView }> {
+export class ApproveAgentTurnTool implements McpToolHandler<ToolArgs<typeof byTurnId>, { turn: AgentTurnView }> {
   constructor(private readonly agents: AgentsService) {}
 
-  async execute(args: { turnId: string }, caller: Caller) {
+  async execute(args: ToolArgs<typeof byTurnId>, caller: Caller) {
     return { turn: await this.agents.approve(caller, args.turnId) };
   }
 }
@@ -95,10 +95,10 @@ export class ApproveAgentTurnTool implements McpToolHandler<{ turnId: string }, 
   inputSchema: byTurnId,
   outputSchema: turnResult,
 })
-export class RejectAgentTurnTool implements McpToolHandler<{ turnId: string }, { turn: AgentTurnView }> {
+export class RejectAgentTurnTool implements McpToolHandler<ToolArgs<typeof byTurnId>, { turn: AgentTurnView }> {
   constructor(private readonly agents: AgentsService) {}
 
-  async execute(args: { turnId: string }, caller: Caller) {
+  async execute(args: ToolArgs<typeof byTurnId>, caller: Caller) {
     return { turn: await this.agents.reject(caller, args.turnId) };
   }
 }

@@ -1,15 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { NotFoundError } from '../../common/errors';
 import { ConversationsService, InboundResult } from '../conversations/conversations.service';
+import { EmailMessagesRepository } from './email-messages.repository';
 import { parseInboundEmail } from './inbound-email.parser';
 
 /** Inbound email: a raw message from the mail server becomes a message on one of our email lines. */
 @Injectable()
 export class EmailIngestService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly messages: EmailMessagesRepository,
     private readonly conversations: ConversationsService,
   ) {}
 
@@ -40,11 +39,7 @@ export class EmailIngestService {
   }
 
   private async receivingLine(recipients: string[]): Promise<string> {
-    const rows: Array<{ address: string }> = await this.dataSource.query(
-      `SELECT address FROM lines WHERE type = 'EMAIL_ACCOUNT' AND deleted_at IS NULL AND address = ANY ($1::text[])`,
-      [recipients],
-    );
-    const ours = new Set(rows.map((r) => r.address));
+    const ours = new Set(await this.messages.emailAccountAddresses(recipients));
     const line = recipients.find((r) => ours.has(r));
     if (!line) throw new NotFoundError(`none of the recipients (${recipients.join(', ')}) is an email account line`, 'to');
     return line;

@@ -5,7 +5,8 @@ import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { EventBus } from '../../events/event-bus';
 import { MessageDataBuilder } from '../message-data.builder';
-import { judgeOpen, NotCountedReason, OpenPolicy, OpenVerdict } from './open-policy';
+import { EmailOpensRepository } from './email-opens.repository';
+import { judgeOpen, NotCountedReason, OpenPolicy, openPolicyFrom, OpenVerdict } from './open-policy';
 
 /** Tokens are 32 base64url characters; anything unlike a token is not looked up. */
 const TOKEN = /^[A-Za-z0-9_-]{16,128}$/;
@@ -27,19 +28,15 @@ export class EmailOpensService {
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly bus: EventBus,
     private readonly data: MessageDataBuilder,
+    private readonly opens: EmailOpensRepository,
   ) {
-    this.policy = config.emailOpens;
+    this.policy = openPolicyFrom(config.emailOpens);
   }
 
   async recordFetch(token: string, userAgent: string | null): Promise<OpenResult> {
     if (!TOKEN.test(token)) return { messageId: null };
     return this.dataSource.transaction(async (tx) => {
-      const [message]: Array<{ id: string; org_id: string; line_id: string; sent_at: Date | null; last_opened_at: Date | null; at: Date }> = await tx.query(
-        `SELECT id, org_id, line_id, sent_at, last_opened_at, clock_timestamp() AS at
-             FROM messages WHERE tracking_token = $1 AND read_receipt AND direction = 'OUTBOUND' AND channel = 'EMAIL'
-              FOR UPDATE`,
-        [token],
-      );
+      const message = await this.opens.lockByToken(tx, token);
       if (!message) return { messageId: null };
       const verdict = judgeOpen({ at: message.at, sentAt: message.sent_at, lastOpenedAt: message.last_opened_at, userAgent }, this.policy);
       const agent = userAgent?.slice(0, 1000) ?? null;
@@ -47,17 +44,7 @@ export class EmailOpensService {
         await this.countFetch(tx, message.id, message.at, agent, verdict.reason);
         return { messageId: message.id, ...verdict };
       }
-      await tx.query(`INSERT INTO email_opens (message_id, opened_at, last_fetched_at, user_agent, counted) VALUES ($1, $2, $2, $3, true)`, [
-        message.id,
-        message.at,
-        agent,
-      ]);
-      // An UPDATE answers [rows, affected count].
-      const [[open]]: [Array<{ first_opened_at: Date; last_opened_at: Date; open_count: number }>, number] = await tx.query(
-        `UPDATE messages SET open_count = open_count + 1, first_opened_at = COALESCE(first_opened_at, $2), last_opened_at = $2
-          WHERE id = $1 RETURNING first_opened_at, last_opened_at, open_count`,
-        [message.id, message.at],
-      );
+      const open = await this.opens.recordOpen(tx, message.id, message.at, agent);
       const data = await this.data.build(message.id, tx);
       await this.bus.publish(
         {
@@ -80,19 +67,7 @@ export class EmailOpensService {
    * the open it repeats, any other on the message's one row for that reason.
    */
   private async countFetch(tx: EntityManager, messageId: string, at: Date, userAgent: string | null, reason: NotCountedReason): Promise<void> {
-    if (reason === 'same-view') {
-      const [, repeated]: [unknown, number] = await tx.query(
-        `UPDATE email_opens SET fetch_count = fetch_count + 1, last_fetched_at = $2
-          WHERE id = (SELECT id FROM email_opens WHERE message_id = $1 AND counted ORDER BY opened_at DESC, id DESC LIMIT 1)`,
-        [messageId, at],
-      );
-      if (repeated === 1) return;
-    }
-    await tx.query(
-      `INSERT INTO email_opens (message_id, opened_at, last_fetched_at, user_agent, counted, reason) VALUES ($1, $2, $2, $3, false, $4)
-       ON CONFLICT (message_id, reason) WHERE NOT counted
-       DO UPDATE SET fetch_count = email_opens.fetch_count + 1, last_fetched_at = EXCLUDED.last_fetched_at`,
-      [messageId, at, userAgent, reason],
-    );
+    if (reason === 'same-view' && (await this.opens.countRefetch(tx, messageId, at))) return;
+    await this.opens.countNotOpen(tx, messageId, at, userAgent, reason);
   }
 }

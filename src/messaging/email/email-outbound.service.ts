@@ -10,8 +10,11 @@ import { APP_CONFIG } from '../../config/config.module';
 import { EventBus } from '../../events/event-bus';
 import { SerializedMessage } from '../../events/event-payloads';
 import { MessageDataBuilder } from '../message-data.builder';
+import { OutboundRepository } from '../outbound/outbound.repository';
 import { OutboundService } from '../outbound/outbound.service';
+import { ThreadAccessRepository } from '../threads/thread-access.repository';
 import { newMessageId, pixelUrl, replyReferences, replySubject, trackedHtml } from './email-format';
+import { EmailMessagesRepository } from './email-messages.repository';
 
 export interface SendEmailInput {
   threadId?: string;
@@ -45,6 +48,9 @@ export class EmailOutboundService {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly outbound: OutboundService,
+    private readonly outboundMessages: OutboundRepository,
+    private readonly emailMessages: EmailMessagesRepository,
+    private readonly threadAccess: ThreadAccessRepository,
     private readonly bus: EventBus,
     private readonly data: MessageDataBuilder,
   ) {}
@@ -85,18 +91,14 @@ export class EmailOutboundService {
 
   /** A reply to the thread's partner, answering the thread's latest message that has a Message-ID. */
   private async reply(tx: EntityManager, caller: Caller, threadId: string, input: SendEmailInput): Promise<Route> {
-    const thread = await this.outbound.threadForCaller(tx, caller, threadId);
+    const thread = await this.threadAccess.threadForCaller(tx, caller, threadId);
     if (thread.channel !== 'EMAIL') throw new ValidationError(`thread ${threadId} is an SMS thread; use send_sms`, 'threadId');
     if (input.fromAccountId !== undefined && input.fromAccountId !== thread.line_id) {
       throw new ValidationError(`a reply goes from the thread's own email account ${thread.line_id}; leave fromAccountId out`, 'fromAccountId');
     }
-    const [partner]: Array<{ value: string; kind: string }> = await tx.query(`SELECT value, kind FROM identities WHERE id = $1`, [thread.partner_identity_id]);
+    const partner = await this.outboundMessages.partner(tx, thread);
     if (partner.kind !== 'EMAIL') throw new ValidationError(`the partner of thread ${threadId} has no email address`, 'threadId');
-    const [parent]: Array<{ header_message_id: string; header_in_reply_to: string | null; header_references: string[] }> = await tx.query(
-      `SELECT header_message_id, header_in_reply_to, header_references FROM messages
-        WHERE thread_id = $1 AND header_message_id IS NOT NULL ORDER BY created_at DESC, id DESC LIMIT 1`,
-      [thread.id],
-    );
+    const parent = await this.outboundMessages.latestHeaders(tx, thread);
     return {
       orgId: caller.orgId,
       threadId: thread.id,
@@ -128,20 +130,10 @@ export class EmailOutboundService {
       );
     }
     const to = normalizeAddress(input.to!);
-    const [identity]: Array<{ id: string }> = await tx.query(
-      `INSERT INTO identities (org_id, kind, value) VALUES ($1, 'EMAIL', $2)
-       ON CONFLICT (org_id, kind, value) DO UPDATE SET value = EXCLUDED.value
-       RETURNING id`,
-      [caller.orgId, to],
-    );
-    const [thread]: Array<{ id: string }> = await tx.query(
-      `INSERT INTO threads (org_id, line_id, channel, partner_identity_id, subject, last_message_at)
-       VALUES ($1, $2, 'EMAIL', $3, $4, now()) RETURNING id`,
-      [caller.orgId, line.id, identity.id, input.subject],
-    );
+    const threadId = await this.emailMessages.startThread(tx, caller, line.id, to, input.subject);
     return {
       orgId: caller.orgId,
-      threadId: thread.id,
+      threadId,
       lineId: line.id,
       from: line.address,
       to,

@@ -1,7 +1,21 @@
 import { Caller } from '../../auth/caller';
-import { McpTool, McpToolHandler } from '../../mcp/mcp-tool.decorator';
+import { McpTool, McpToolHandler, ToolArgs } from '../../mcp/mcp-tool.decorator';
 import { messageSchema } from '../messaging.schemas';
-import { EmailOutboundService, SendEmailInput } from './email-outbound.service';
+import { EmailOutboundService } from './email-outbound.service';
+
+const sendEmailInput = {
+  type: 'object',
+  properties: {
+    threadId: { type: 'string', format: 'uuid', description: 'Reply on this email thread. Exactly one of threadId and to.' },
+    to: { type: 'string', format: 'email', maxLength: 254, description: 'Start a new thread with this address. Exactly one of threadId and to.' },
+    fromAccountId: { type: 'string', format: 'uuid', description: 'The email account (line id) a new thread is sent from.' },
+    subject: { type: 'string', maxLength: 998, description: 'Required with to; with threadId it replaces "Re: <thread subject>".' },
+    body: { type: 'string', minLength: 1, maxLength: 100_000, description: 'The plain-text body.' },
+    readReceipt: { type: 'boolean', default: false, description: 'Track opens with a 1x1 pixel (email.opened).' },
+  },
+  required: ['body'],
+  additionalProperties: false,
+} as const;
 
 @McpTool({
   name: 'send_email',
@@ -14,25 +28,13 @@ import { EmailOutboundService, SendEmailInput } from './email-outbound.service';
     'message starts QUEUED; message.sent and message.status_changed follow when the mail server takes it.',
   kind: 'write',
   minRole: 'MEMBER',
-  inputSchema: {
-    type: 'object',
-    properties: {
-      threadId: { type: 'string', format: 'uuid', description: 'Reply on this email thread. Exactly one of threadId and to.' },
-      to: { type: 'string', format: 'email', maxLength: 254, description: 'Start a new thread with this address. Exactly one of threadId and to.' },
-      fromAccountId: { type: 'string', format: 'uuid', description: 'The email account (line id) a new thread is sent from.' },
-      subject: { type: 'string', maxLength: 998, description: 'Required with to; with threadId it replaces "Re: <thread subject>".' },
-      body: { type: 'string', minLength: 1, maxLength: 100_000, description: 'The plain-text body.' },
-      readReceipt: { type: 'boolean', default: false, description: 'Track opens with a 1x1 pixel (email.opened).' },
-    },
-    required: ['body'],
-    additionalProperties: false,
-  },
+  inputSchema: sendEmailInput,
   outputSchema: { type: 'object', properties: { message: messageSchema }, required: ['message'] },
 })
-export class SendEmailTool implements McpToolHandler<SendEmailInput> {
+export class SendEmailTool implements McpToolHandler<ToolArgs<typeof sendEmailInput>> {
   constructor(private readonly email: EmailOutboundService) {}
 
-  async execute(args: SendEmailInput, caller: Caller) {
+  async execute(args: ToolArgs<typeof sendEmailInput>, caller: Caller) {
     return { message: await this.email.queueEmail(caller, args) };
   }
 }

@@ -1,24 +1,12 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { createTransport, Transporter } from 'nodemailer';
-import { DataSource } from 'typeorm';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { newMessageId } from './email-format';
+import { EmailMessagesRepository, MailRow } from './email-messages.repository';
 
 /** What became of one hand-off attempt that did not throw. */
 export type MailOutcome = { status: 'SENT' } | { status: 'FAILED'; error: string };
-
-interface MailRow {
-  from_value: string;
-  to_value: string;
-  subject: string | null;
-  body: string;
-  html: string | null;
-  header_message_id: string | null;
-  header_in_reply_to: string | null;
-  header_references: string[];
-}
 
 /**
  * Hands a QUEUED email to the mail server over SMTP (SMTP_URL) with nodemailer. A transient
@@ -32,7 +20,7 @@ export class Mailer implements OnApplicationShutdown {
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly messages: EmailMessagesRepository,
   ) {}
 
   async handOff(messageId: string, lastAttempt: boolean): Promise<MailOutcome> {
@@ -66,19 +54,9 @@ export class Mailer implements OnApplicationShutdown {
 
   /** The message, with a Message-ID fixed before the first attempt (so every retry sends the same one). */
   private async load(messageId: string): Promise<MailRow> {
-    const [mail]: MailRow[] = await this.dataSource.query(
-      `SELECT from_value, to_value, subject, body, html, header_message_id, header_in_reply_to, header_references
-         FROM messages WHERE id = $1`,
-      [messageId],
-    );
+    const mail = await this.messages.mail(messageId);
     if (!mail) throw new Error(`message ${messageId} does not exist`);
-    if (!mail.header_message_id) {
-      const [[row]]: [Array<{ header_message_id: string }>, number] = await this.dataSource.query(
-        `UPDATE messages SET header_message_id = COALESCE(header_message_id, $2) WHERE id = $1 RETURNING header_message_id`,
-        [messageId, newMessageId(mail.from_value)],
-      );
-      mail.header_message_id = row.header_message_id;
-    }
+    if (!mail.header_message_id) mail.header_message_id = await this.messages.fixMessageId(messageId, newMessageId(mail.from_value));
     return mail;
   }
 

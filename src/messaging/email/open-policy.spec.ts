@@ -1,5 +1,5 @@
 import { loadConfig } from '../../config/app-config';
-import { DEFAULT_IGNORED_USER_AGENTS, ignoredUserAgent, judgeOpen, OpenPolicy } from './open-policy';
+import { DEFAULT_IGNORED_USER_AGENTS, ignoredUserAgent, judgeOpen, OpenPolicy, openPolicyFrom } from './open-policy';
 
 const policy: OpenPolicy = { scannerWindowSeconds: 5, dedupSeconds: 60, ignoredUserAgents: DEFAULT_IGNORED_USER_AGENTS };
 const sentAt = new Date('2026-11-22T10:00:00.000Z');
@@ -63,7 +63,7 @@ describe('open-tracking configuration', () => {
   };
 
   it('defaults to a 5 s scanner window, the spec 60 s dedup window and the maintained list', () => {
-    expect(loadConfig(base).emailOpens).toEqual({ scannerWindowSeconds: 5, dedupSeconds: 60, ignoredUserAgents: [...DEFAULT_IGNORED_USER_AGENTS] });
+    expect(openPolicyFrom(loadConfig(base).emailOpens)).toEqual({ scannerWindowSeconds: 5, dedupSeconds: 60, ignoredUserAgents: DEFAULT_IGNORED_USER_AGENTS });
   });
 
   it('reads the three variables; `none` empties the list', () => {
@@ -73,8 +73,8 @@ describe('open-tracking configuration', () => {
       EMAIL_OPEN_DEDUP_SECONDS: '120',
       EMAIL_OPEN_IGNORED_USER_AGENTS: ' Foo , BarBot ',
     });
-    expect(config.emailOpens).toEqual({ scannerWindowSeconds: 0, dedupSeconds: 120, ignoredUserAgents: ['foo', 'barbot'] });
-    expect(loadConfig({ ...base, EMAIL_OPEN_IGNORED_USER_AGENTS: 'none' }).emailOpens.ignoredUserAgents).toEqual([]);
+    expect(openPolicyFrom(config.emailOpens)).toEqual({ scannerWindowSeconds: 0, dedupSeconds: 120, ignoredUserAgents: ['foo', 'barbot'] });
+    expect(openPolicyFrom(loadConfig({ ...base, EMAIL_OPEN_IGNORED_USER_AGENTS: 'none' }).emailOpens).ignoredUserAgents).toEqual([]);
   });
 
   it('refuses to boot on a bad value, naming the variable', () => {

@@ -72,6 +72,11 @@ export interface OpenPolicy {
   ignoredUserAgents: readonly string[];
 }
 
+/** The policy from its configuration: no list configured means the default list above. */
+export function openPolicyFrom(config: { scannerWindowSeconds: number; dedupSeconds: number; ignoredUserAgents: readonly string[] | null }): OpenPolicy {
+  return { ...config, ignoredUserAgents: config.ignoredUserAgents ?? DEFAULT_IGNORED_USER_AGENTS };
+}
+
 export interface OpenFacts {
   /** When the fetch happened (database time, after the message row was locked). */
   at: Date;

@@ -1,7 +1,7 @@
 import { Caller } from '../../auth/caller';
 import { McpTool, McpToolHandler } from '../../mcp/mcp-tool.decorator';
 import { MailboxHealthService } from './mailbox-health.service';
-import { noArguments } from '../../mcp/common-schemas';
+import { noArguments, nullableString } from '../../mcp/common-schemas';
 
 @McpTool({
   name: 'list_email_accounts',
@@ -25,7 +25,7 @@ import { noArguments } from '../../mcp/common-schemas';
             channelType: { const: 'EMAIL_ACCOUNT' },
             emailAddress: { type: 'string' },
             isActive: { type: 'boolean' },
-            lastSyncedAt: { type: ['string', 'null'] },
+            lastSyncedAt: nullableString,
           },
           required: ['id', 'channelType', 'emailAddress', 'isActive', 'lastSyncedAt'],
         },
@@ -38,7 +38,7 @@ export class ListEmailAccountsTool implements McpToolHandler {
   constructor(private readonly health: MailboxHealthService) {}
 
   async execute(_: object, caller: Caller) {
-    const accounts = await this.health.emailAccounts(caller.lines.filter((line) => line.type === 'EMAIL_ACCOUNT'));
+    const accounts = await this.health.emailAccounts(caller);
     return { emailAccounts: accounts.map(({ id, ...rest }) => ({ id, channelType: 'EMAIL_ACCOUNT' as const, ...rest })) };
   }
 }

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { Caller } from '../../auth/caller';
 import { NotFoundError, ValidationError } from '../../common/errors';
 import { EventBus } from '../../events/event-bus';
 import { EmailAccountHealthData } from '../../events/event-payloads';
-
-export type HealthStatus = 'healthy' | 'unhealthy';
+import { HealthRow, HealthStatus, MailboxHealthRepository } from './mailbox-health.repository';
 
 export interface SyncOutcome {
   ok: boolean;
@@ -30,14 +30,6 @@ export interface MailboxHealthView {
   transition: 'unhealthy' | 'recovered' | null;
 }
 
-interface HealthRow {
-  status: HealthStatus;
-  error_kind: string | null;
-  error: string | null;
-  since: Date | null;
-  last_synced_at: Date | null;
-}
-
 /**
  * The health of each email account, driven by the mailbox sync's reports. Edge-triggered: the
  * first failure after a healthy state (or ever) publishes email_account.health_changed
@@ -49,17 +41,14 @@ export class MailboxHealthService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly bus: EventBus,
+    private readonly mailboxes: MailboxHealthRepository,
   ) {}
 
-  /** The spec's emailAccount objects for these lines; a mailbox that never reported counts as active. */
-  async emailAccounts(
-    lines: Array<{ id: string; address: string }>,
-  ): Promise<Array<{ id: string; emailAddress: string; isActive: boolean; lastSyncedAt: string | null }>> {
+  /** The spec's emailAccount objects for the caller's email accounts; a mailbox that never reported counts as active. */
+  async emailAccounts(caller: Caller): Promise<Array<{ id: string; emailAddress: string; isActive: boolean; lastSyncedAt: string | null }>> {
+    const lines = caller.lines.filter((line) => line.type === 'EMAIL_ACCOUNT');
     if (lines.length === 0) return [];
-    const rows: Array<{ line_id: string; status: HealthStatus; last_synced_at: Date | null }> = await this.dataSource.query(
-      `SELECT line_id, status, last_synced_at FROM email_account_health WHERE line_id = ANY ($1::uuid[])`,
-      [lines.map((l) => l.id)],
-    );
+    const rows = await this.mailboxes.healthOf(caller);
     const health = new Map(rows.map((r) => [r.line_id, r]));
     return lines.map((line) => {
       const h = health.get(line.id);
@@ -78,16 +67,9 @@ export class MailboxHealthService {
       throw new ValidationError(`${field} is only for a failed sync (ok: false)`, field);
     }
     return this.dataSource.transaction(async (tx) => {
-      const [line]: Array<{ id: string; org_id: string; address: string }> = await tx.query(
-        `SELECT id, org_id, address FROM lines WHERE id = $1 AND type = 'EMAIL_ACCOUNT' AND deleted_at IS NULL`,
-        [lineId],
-      );
+      const line = await this.mailboxes.liveEmailAccount(tx, lineId);
       if (!line) throw NotFoundError.of('email account', lineId, 'lineId');
-      await tx.query(`INSERT INTO email_account_health (line_id, status) VALUES ($1, 'healthy') ON CONFLICT (line_id) DO NOTHING`, [lineId]);
-      const [before]: HealthRow[] = await tx.query(
-        `SELECT status, error_kind, error, since, last_synced_at FROM email_account_health WHERE line_id = $1 FOR UPDATE`,
-        [lineId],
-      );
+      const before = await this.mailboxes.lockHealth(tx, lineId);
       const now = new Date();
       let after: HealthRow;
       let transition: MailboxHealthView['transition'] = null;
@@ -107,11 +89,7 @@ export class MailboxHealthService {
           after = { ...before, ...failure }; // still failing: the latest error, no event
         }
       }
-      await tx.query(
-        `UPDATE email_account_health SET status = $2, error_kind = $3, error = $4, since = $5, last_synced_at = $6, updated_at = now()
-          WHERE line_id = $1`,
-        [lineId, after.status, after.error_kind, after.error, after.since, after.last_synced_at],
-      );
+      await this.mailboxes.saveHealth(tx, lineId, after);
       if (transition) {
         const data: EmailAccountHealthData = {
           emailAccount: {
