@@ -6,6 +6,7 @@ import { Logger } from '@nestjs/common';
 import { PrivateRedis } from './reliability/support/stack';
 import { createSession, Session } from './support/session';
 import { createMcpTestApp, hookUrl, mcpPost, McpTestApp, rpc, rpcError } from './support/mcp';
+import { sleep, waitUntil } from './support/wait';
 
 /**
  * Issue 10, sections 3 and 5: one API key must not stall everyone. A batch is capped and runs a
@@ -14,8 +15,6 @@ import { createMcpTestApp, hookUrl, mcpPost, McpTestApp, rpc, rpcError } from '.
  */
 const MAX_BATCH = 50;
 const BATCH_CONCURRENCY = 4;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface LookupProbe {
   inFlight: number;
@@ -119,8 +118,11 @@ describe('MCP batches: a key revoked while its batch runs', () => {
     const batch = mcpPost(t, s.apiKey)
       .send(registerBatch(MAX_BATCH))
       .then((res) => res);
-    for (let i = 0; i < 200 && probe.starts.length < 8; i++) await sleep(5);
-    expect(probe.starts.length).toBeGreaterThanOrEqual(8);
+    await waitUntil(
+      () => probe.starts.length >= 8,
+      () => `8 messages of the batch started (${probe.starts.length})`,
+      { intervalMs: 5 },
+    );
     expect((await t.admin.delete(`/admin/api-keys/${s.apiKeyId}`)).status).toBe(204);
     const revokedAt = Date.now();
     const rowsAtRevoke = await endpoints();
@@ -147,8 +149,6 @@ describe('MCP batches: a key revoked while its batch runs', () => {
     const rows = await endpoints();
     expect(rows).toBe(started);
     expect(rows - rowsAtRevoke).toBeLessThanOrEqual(BATCH_CONCURRENCY);
-    await sleep(200);
-    expect(await endpoints()).toBe(rows);
 
     // And the key stays refused.
     const next = await mcpPost(t, s.apiKey).send({ jsonrpc: '2.0', id: 1, method: 'ping' });
@@ -173,7 +173,7 @@ function expectRefused(res: { status: number; headers: Record<string, string>; b
 
 describe('MCP per-key limits: calls per window and calls at once', () => {
   // Long enough that the calls of a test fit in one window even on a busy machine.
-  const WINDOW = 5;
+  const WINDOW = 3;
   const RATE = 20;
   const KEY_CONCURRENCY = 3;
   let t: McpTestApp;
@@ -262,8 +262,11 @@ describe('MCP per-key limits: calls per window and calls at once', () => {
     const batch = mcpPost(t, a.apiKey)
       .send(registerBatch(6))
       .then((res) => res);
-    for (let i = 0; i < 200 && probe.inFlight < KEY_CONCURRENCY; i++) await sleep(5);
-    expect(probe.inFlight).toBe(KEY_CONCURRENCY);
+    await waitUntil(
+      () => probe.inFlight === KEY_CONCURRENCY,
+      () => `${KEY_CONCURRENCY} calls in flight (${probe.inFlight})`,
+      { intervalMs: 5 },
+    );
 
     const busy = await rpc(t, a.apiKey, 'ping');
     expect(probe.inFlight).toBeGreaterThan(0); // answered while the batch still ran, not after it
@@ -315,16 +318,22 @@ describe('MCP per-key limits: a client that hangs up', () => {
     });
     hungUp.on('error', () => undefined);
     hungUp.end(body);
-    for (let i = 0; i < 200 && probe.inFlight < 3; i++) await sleep(5);
-    expect(probe.inFlight).toBe(3);
+    await waitUntil(
+      () => probe.inFlight === 3,
+      () => `3 calls in flight (${probe.inFlight})`,
+      { intervalMs: 5 },
+    );
+    const connections = () =>
+      new Promise<number>((resolve, reject) => server.getConnections((error: Error | null, n: number) => (error ? reject(error) : resolve(n))));
+    const withClient = await connections();
     hungUp.destroy();
-    await sleep(50);
+    await waitUntil(async () => (await connections()) < withClient, 'the server to see the client hang up');
 
     // The batch still runs 3 calls: the key has no slot free although its client is gone.
     expect((await rpc(t, s.apiKey, 'ping')).status).toBe(429);
-    for (let i = 0; i < 200 && probe.inFlight > 0; i++) await sleep(10);
-    await sleep(50);
-    expect((await rpc(t, s.apiKey, 'ping')).status).toBe(200);
+    // Once they are done, the key has its slots back.
+    await waitUntil(() => probe.inFlight === 0, 'the 3 calls to end', { intervalMs: 10 });
+    await waitUntil(async () => (await rpc(t, s.apiKey, 'ping')).status === 200, 'a ping to be admitted again');
   });
 });
 
@@ -364,7 +373,7 @@ describe('MCP per-key limits when Redis cannot count', () => {
       // Redis answers again (empty, as after a restart without persistence): the limit is back.
       await redis.start();
       const back = await createSession(t.admin);
-      for (let i = 0; i < 100 && (await t.http().get('/ready')).status !== 200; i++) await sleep(100);
+      await waitUntil(async () => (await t.http().get('/ready')).status === 200, 'the app to see Redis again', { intervalMs: 100 });
       expect(await callsUntilRefused(back.apiKey, LIMIT + 5)).toBe(LIMIT);
 
       // A stalled Redis (the process stopped, its socket open) lets calls through after 250 ms.

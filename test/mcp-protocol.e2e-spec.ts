@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { createSession, Session } from './support/session';
 import { createMcpTestApp, MCP_URL, McpTestApp, mcpPost, rpc, toolOk } from './support/mcp';
+import { ListWebhooksTool } from '../src/webhooks/webhook.tools';
 
 const VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
 const NEWEST = '2025-11-25';
@@ -11,8 +12,10 @@ const TOOLS: Record<string, { kind: 'read' | 'write' | 'destructive'; idempotent
   get_webhook: { kind: 'read', idempotent: true },
   list_email_accounts: { kind: 'read', idempotent: true },
   list_phone_numbers: { kind: 'read', idempotent: true },
+  get_webhook_delivery: { kind: 'read', idempotent: true },
   list_webhook_deliveries: { kind: 'read', idempotent: true },
   list_webhooks: { kind: 'read', idempotent: true },
+  recover_webhook_deliveries: { kind: 'write', idempotent: true },
   register_webhook: { kind: 'write', idempotent: false },
   resend_webhook_delivery: { kind: 'write', idempotent: false },
   rotate_webhook_secret: { kind: 'write', idempotent: false },
@@ -167,8 +170,13 @@ describe('MCP protocol over raw HTTP', () => {
         ['events', 'url'],
       ]);
       expect(args('update_webhook')).toEqual([['channelScope', 'endpointId', 'events', 'messageHistoryCount', 'mode', 'status', 'url'], ['endpointId']]);
-      expect(args('list_webhook_deliveries')).toEqual([['cursor', 'endpointId'], ['endpointId']]);
+      expect(args('list_webhook_deliveries')).toEqual([['cursor', 'endpointId', 'status'], ['endpointId']]);
       expect(args('resend_webhook_delivery')).toEqual([['deliveryId'], ['deliveryId']]);
+      expect(args('get_webhook_delivery')).toEqual([['deliveryId'], ['deliveryId']]);
+      expect(args('recover_webhook_deliveries')).toEqual([
+        ['endpointId', 'since', 'until'],
+        ['endpointId', 'since'],
+      ]);
       const register = byName.register_webhook.properties;
       expect(register.messageHistoryCount).toMatchObject({ type: 'integer', minimum: 0, maximum: 50 });
       expect(register.mode).toMatchObject({ type: 'string', enum: ['concise', 'verbose'] });
@@ -434,6 +442,7 @@ describe('MCP protocol: configured Origin allowlist and body limit', () => {
   beforeAll(async () => {
     t = await createMcpTestApp({
       MCP_ALLOWED_ORIGINS: 'https://app.example.com, http://localhost:5173',
+      PUBLIC_BASE_URL: 'https://messages.example.com',
       MCP_MAX_BODY_BYTES: String(LIMIT),
     });
     s = await createSession(t.admin);
@@ -442,7 +451,7 @@ describe('MCP protocol: configured Origin allowlist and body limit', () => {
     await t.close();
   });
 
-  it.each(['https://app.example.com', 'http://localhost:5173'])('serves the allowed Origin %s', async (origin) => {
+  it.each(['https://app.example.com', 'http://localhost:5173', 'https://messages.example.com'])('serves the allowed Origin %s', async (origin) => {
     const res = await rpc(t, s.apiKey, 'ping', undefined, 1).set('Origin', origin);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
@@ -459,6 +468,7 @@ describe('MCP protocol: configured Origin allowlist and body limit', () => {
     'https://app.example.com:8443',
     'null',
     'http://localhost:5174',
+    'http://127.0.0.1:3000',
   ])('refuses the Origin %s with 403', async (origin) => {
     const res = await rpc(
       t,
@@ -488,5 +498,69 @@ describe('MCP protocol: configured Origin allowlist and body limit', () => {
     expect(res.status).toBe(401);
     expect(res.headers['www-authenticate']).toMatch(/^Bearer /);
     expectJson(res);
+  });
+});
+
+describe('MCP protocol: Origin in development (DNS rebinding protection)', () => {
+  let t: McpTestApp;
+  let s: Session;
+  beforeAll(async () => {
+    t = await createMcpTestApp({ APP_ENV: 'development', PUBLIC_BASE_URL: 'https://messages.example.com' });
+    s = await createSession(t.admin);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it.each(['http://localhost:5173', 'http://127.0.0.1:49152', 'http://[::1]:3000', 'https://messages.example.com'])('serves the Origin %s', async (origin) => {
+    const res = await rpc(t, s.apiKey, 'ping', undefined, 1).set('Origin', origin);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
+  });
+
+  it.each(['http://evil.example.com', 'https://localhost:5173', 'http://localhost.evil.example.com:3000', 'null'])(
+    'refuses the Origin %s with 403 and changes nothing',
+    async (origin) => {
+      const res = await rpc(
+        t,
+        s.apiKey,
+        'tools/call',
+        { name: 'register_webhook', arguments: { url: 'https://hooks.example.com/d', events: ['message.received'] } },
+        1,
+      ).set('Origin', origin);
+      expectRpcError(res, 403, null, -32600);
+      expect(res.body.error.message).toBe(`Origin ${origin} is not allowed`);
+      const [{ count }] = await t.db.query('SELECT count(*)::int AS count FROM webhook_endpoints WHERE user_id = $1', [s.userId]);
+      expect(count).toBe(0);
+    },
+  );
+});
+
+describe('MCP protocol: results are checked against their outputSchema (MCP_CHECK_RESULTS)', () => {
+  let t: McpTestApp;
+  let s: Session;
+  beforeAll(async () => {
+    t = await createMcpTestApp({ MCP_CHECK_RESULTS: 'true' });
+    s = await createSession(t.admin);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+  afterEach(() => jest.restoreAllMocks());
+
+  it('a result that drifts from what tools/list promises is an internal error naming the tool and the path', async () => {
+    // A defect simulated in one tool: its result no longer matches its declared outputSchema.
+    jest.spyOn(t.app.get(ListWebhooksTool), 'execute').mockResolvedValue({ endpoints: 'none' } as never);
+    const res = await rpc(t, s.apiKey, 'tools/call', { name: 'list_webhooks', arguments: {} }, 7);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      jsonrpc: '2.0',
+      id: 7,
+      error: { code: -32603, message: 'list_webhooks returned a result that does not match its outputSchema: /endpoints must be array' },
+    });
+  });
+
+  it('a result that keeps its promise is served as usual', async () => {
+    expect(await toolOk(t, s.apiKey, 'list_webhooks')).toEqual({ endpoints: [] });
   });
 });

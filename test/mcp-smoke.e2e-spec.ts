@@ -7,8 +7,7 @@ describe('mcp smoke', () => {
   let t: TestApp;
   let base: string;
   beforeAll(async () => {
-    process.env.WEBHOOK_ALLOWED_CIDRS = '';
-    t = await createTestApp();
+    t = await createTestApp({ env: { WEBHOOK_ALLOWED_CIDRS: '' } });
     await t.app.listen(0, '127.0.0.1');
     base = await t.app.getUrl();
   });
@@ -29,9 +28,10 @@ describe('mcp smoke', () => {
     expect(listed.structuredContent).toEqual({ endpoints: [] });
     const bad = await client.callTool({ name: 'register_webhook', arguments: { url: 'https://127.0.0.1/x', events: ['message.received'] } });
     expect(bad.isError).toBe(true);
-    console.log(JSON.stringify(bad));
+    expect(bad.content).toEqual([{ type: 'text', text: expect.stringContaining('127.0.0.1') }]);
     const lines = await client.callTool({ name: 'list_phone_numbers', arguments: {} });
-    console.log(JSON.stringify(lines.structuredContent));
+    const phone = s.lines.find((l) => l.type === 'PHONE_NUMBER')!;
+    expect(lines.structuredContent).toEqual({ phoneNumbers: [{ id: phone.id, channelType: 'PHONE_NUMBER', phoneNumber: phone.address }] });
     await client.close();
   });
 });

@@ -1,6 +1,6 @@
 import { applyDecorators, Injectable, SetMetadata } from '@nestjs/common';
-import type { JSONSchema } from 'json-schema-to-ts';
-import { UserRole } from '../accounts/account.types';
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
+import { UserRole } from '../auth/roles';
 import { Caller } from '../auth/caller';
 
 export const MCP_TOOL = 'mcp:tool';
@@ -9,6 +9,13 @@ export const MCP_TOOL = 'mcp:tool';
 export type ToolKind = 'read' | 'write' | 'destructive';
 
 export type ObjectSchema = Exclude<JSONSchema, boolean> & { type: 'object' };
+
+/**
+ * The arguments a tool's handler receives: the type of what its input schema accepts (with
+ * defaults filled in, as the registry's validator does), derived from the schema itself so the
+ * two cannot drift. Declare the schema `as const`.
+ */
+export type ToolArgs<S extends JSONSchema> = FromSchema<S>;
 
 /** Everything a tool declares once: it is both advertised by tools/list and enforced by tools/call. */
 export interface ToolSpec {

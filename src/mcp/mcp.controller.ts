@@ -2,7 +2,7 @@ import { All, Controller, HttpCode, Inject, Post, Req, Res, UseFilters } from '@
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Request, Response } from 'express';
 import { CurrentCaller, Public } from '../auth/auth.decorators';
-import { Caller } from '../auth/caller';
+import { KeyCaller } from '../auth/caller';
 import { ReadsBody } from '../common/request-body';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -11,7 +11,8 @@ import { failure, INVALID_REQUEST } from './json-rpc';
 import { McpBodyErrorFilter } from './mcp-body-error.filter';
 import { AdmittedRequest } from './mcp-admission.middleware';
 import { rateLimitedAnswer, sendAnswer } from './mcp-answer';
-import { McpServer, SUPPORTED_PROTOCOL_VERSIONS } from './mcp.server';
+import { OriginPolicy } from './origin-policy';
+import { McpService, SUPPORTED_PROTOCOL_VERSIONS } from './mcp.service';
 
 export const MCP_PATH = 'api/mcp';
 
@@ -19,24 +20,28 @@ export const MCP_PATH = 'api/mcp';
 @ApiExcludeController()
 @Controller(MCP_PATH)
 export class McpController {
-  private readonly allowedOrigins: Set<string>;
+  private readonly origins: OriginPolicy;
 
   constructor(
-    private readonly server: McpServer,
+    private readonly server: McpService,
     private readonly limits: ApiKeyLimits,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.allowedOrigins = new Set(config.mcp.allowedOrigins);
+    this.origins = new OriginPolicy({
+      publicBaseUrl: config.publicBaseUrl,
+      allowedOrigins: config.mcp.allowedOrigins,
+      allowLoopback: config.isDevelopment,
+    });
   }
 
-  /** The body is taken raw: McpServer parses it itself, to answer bad JSON with -32700. */
+  /** The body is taken raw: McpService parses it itself, to answer bad JSON with -32700. */
   @Post()
   @HttpCode(200)
   @ReadsBody({ as: 'raw', limit: (config) => config.mcp.maxBodyBytes })
   @UseFilters(McpBodyErrorFilter)
-  async post(@Req() req: Request & AdmittedRequest, @Res() res: Response, @CurrentCaller() caller: Caller): Promise<void> {
+  async post(@Req() req: Request & AdmittedRequest, @Res() res: Response, @CurrentCaller() caller: KeyCaller): Promise<void> {
     const origin = req.headers.origin;
-    if (origin !== undefined && !this.allowedOrigins.has(origin)) {
+    if (origin !== undefined && !this.origins.allows(origin)) {
       res.status(403).json(failure(null, INVALID_REQUEST, `Origin ${origin} is not allowed`));
       return;
     }

@@ -3,14 +3,16 @@ import { DiscoveryModule } from '@nestjs/core';
 import { AuthModule } from '../auth/auth.module';
 import { McpAdmissionMiddleware } from './mcp-admission.middleware';
 import { MCP_PATH, McpController } from './mcp.controller';
-import { McpServer } from './mcp.server';
+import { McpService } from './mcp.service';
 import { ToolRegistry } from './tool-registry';
 
 /** The JSON-RPC / MCP protocol only. Tools live in their feature modules and are discovered. */
 @Module({
   imports: [DiscoveryModule, AuthModule],
   controllers: [McpController],
-  providers: [ToolRegistry, McpServer],
+  providers: [ToolRegistry, McpService],
+  // The web app checks its forms with the tools' own argument validators (web/pages/tool-arguments.ts).
+  exports: [ToolRegistry],
 })
 export class McpModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

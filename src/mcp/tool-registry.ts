@@ -2,13 +2,15 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, Reflector } from '@nestjs/core';
 import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { roleAtLeast, UserRole } from '../accounts/account.types';
+import { roleAtLeast, UserRole } from '../auth/roles';
 import { MCP_TOOL, McpToolHandler, ToolSpec } from './mcp-tool.decorator';
 
 export interface RegisteredTool {
   spec: ToolSpec;
   handler: McpToolHandler;
   validate: ValidateFunction;
+  /** Checks a result, as the client will read it (after JSON), against the output schema. */
+  validateResult: ValidateFunction;
 }
 
 /** The advertised form of a tool (MCP `Tool`). */
@@ -26,12 +28,15 @@ export interface ToolDescriptor {
 export class ToolRegistry implements OnModuleInit {
   private readonly tools = new Map<string, RegisteredTool>();
   private readonly ajv = new Ajv({ allErrors: false, useDefaults: true, strict: true, coerceTypes: false });
+  /** Results are checked, never changed: no defaults filled in. */
+  private readonly resultAjv = new Ajv({ allErrors: false, strict: true, coerceTypes: false });
 
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly reflector: Reflector,
   ) {
     addFormats(this.ajv);
+    addFormats(this.resultAjv);
   }
 
   onModuleInit(): void {
@@ -40,8 +45,12 @@ export class ToolRegistry implements OnModuleInit {
       const spec = this.reflector.get<ToolSpec | undefined>(MCP_TOOL, wrapper.metatype);
       if (!spec) continue;
       if (this.tools.has(spec.name)) throw new Error(`two MCP tools are named ${spec.name}`);
-      this.ajv.compile(spec.outputSchema);
-      this.tools.set(spec.name, { spec, handler: wrapper.instance as McpToolHandler, validate: this.ajv.compile(spec.inputSchema) });
+      this.tools.set(spec.name, {
+        spec,
+        handler: wrapper.instance as McpToolHandler,
+        validate: this.ajv.compile(spec.inputSchema),
+        validateResult: this.resultAjv.compile(spec.outputSchema),
+      });
     }
   }
 
@@ -70,6 +79,12 @@ function describe(spec: ToolSpec): ToolDescriptor {
     outputSchema: spec.outputSchema,
     annotations,
   };
+}
+
+/** Where a result strays from its output schema, e.g. `/endpoint/status must be equal to one of the allowed values`. */
+export function describeResultError(error: ErrorObject | undefined): string {
+  if (!error) return 'the result is invalid';
+  return `${error.instancePath || '(the result)'} ${error.message ?? 'is invalid'}${error.keyword === 'additionalProperties' ? `: ${String(error.params.additionalProperty)}` : ''}`;
 }
 
 /** One sentence naming the argument at fault, e.g. `channelScope.channels[0].channelId must be string`. */

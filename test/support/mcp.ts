@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { FORBIDDEN_URLS, resolverFor } from '../../src/webhooks/url-policy/forbidden-urls';
+import { FORBIDDEN_URLS, resolverFor } from '../fixtures/forbidden-urls';
 import { HOST_RESOLVER, HostResolver } from '../../src/webhooks/url-policy/url-policy';
-import { createTestApp, TestApp } from './app';
+import { createTestApp, TestApp, TestEnv } from './app';
 
 export const MCP_URL = '/api/mcp';
 /** What the fake resolver answers for every name the corpus does not mention (example.com's address). */
@@ -19,27 +19,13 @@ export function fakeResolver(): FakeResolver {
   return resolverFor(FORBIDDEN_URLS, () => [PUBLIC_ADDRESS]);
 }
 
-/** Sets environment variables (undefined deletes one); returns a function that restores them. */
-export function setEnv(vars: Record<string, string | undefined>): () => void {
-  const saved = Object.fromEntries(Object.keys(vars).map((key) => [key, process.env[key]]));
-  const apply = (values: Record<string, string | undefined>) => {
-    for (const [key, value] of Object.entries(values)) {
-      if (value === undefined) delete process.env[key];
-      else process.env[key] = value;
-    }
-  };
-  apply(vars);
-  return () => apply(saved);
-}
-
 export interface McpTestApp extends TestApp {
   resolver: FakeResolver;
   db: DataSource;
 }
 
 /**
- * The whole service with the fake resolver. `env` is applied before the app boots (the
- * configuration is read once, at boot) and restored right after, so other apps are unaffected.
+ * The whole service with the fake resolver; `env` is laid over the defaults below for this app only.
  *
  * The app runs as PROCESS_ROLE=api on its own Bull key prefix: the tool surface is under test,
  * not the delivery engine, so nothing it enqueues (resend) is ever attempted, and no request
@@ -47,34 +33,32 @@ export interface McpTestApp extends TestApp {
  * the test endpoints (https://hooks.example.com/...) are cancelled, so no other app's sweep
  * picks them up.
  */
-export async function createMcpTestApp(env: Record<string, string | undefined> = {}): Promise<McpTestApp> {
-  const restore = setEnv({
-    APP_ENV: 'production',
-    WEBHOOK_ALLOWED_CIDRS: '',
-    MCP_ALLOWED_ORIGINS: '',
-    MCP_MAX_BODY_BYTES: undefined,
-    PROCESS_ROLE: 'api',
-    QUEUE_PREFIX: `${process.env.QUEUE_PREFIX ?? '{mss_test}'}mcp`,
-    ...env,
+export async function createMcpTestApp(env: TestEnv = {}): Promise<McpTestApp> {
+  const resolver = fakeResolver();
+  const t = await createTestApp({
+    env: {
+      APP_ENV: 'production',
+      WEBHOOK_ALLOWED_CIDRS: 'none',
+      MCP_ALLOWED_ORIGINS: '',
+      MCP_MAX_BODY_BYTES: undefined,
+      PROCESS_ROLE: 'api',
+      QUEUE_PREFIX: `${process.env.QUEUE_PREFIX ?? '{mss_test}'}mcp`,
+      ...env,
+    },
+    overrides: (builder) => builder.overrideProvider(HOST_RESOLVER).useValue(resolver),
   });
-  try {
-    const resolver = fakeResolver();
-    const t = await createTestApp({ overrides: (builder) => builder.overrideProvider(HOST_RESOLVER).useValue(resolver) });
-    const db = t.app.get(DataSource);
-    const close = async () => {
-      await db
-        .query(
-          `UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL
-            WHERE status IN ('pending', 'retrying')
-              AND endpoint_id IN (SELECT id FROM webhook_endpoints WHERE url LIKE 'https://hooks.example.com/%')`,
-        )
-        .catch(() => undefined);
-      await t.close();
-    };
-    return { ...t, resolver, db, close };
-  } finally {
-    restore();
-  }
+  const db = t.app.get(DataSource);
+  const close = async () => {
+    await db
+      .query(
+        `UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL
+          WHERE status IN ('pending', 'retrying')
+            AND endpoint_id IN (SELECT id FROM webhook_endpoints WHERE url LIKE 'https://hooks.example.com/%')`,
+      )
+      .catch(() => undefined);
+    await t.close();
+  };
+  return { ...t, resolver, db, close };
 }
 
 /** A POST to the MCP endpoint with the headers a Streamable HTTP client sends. */

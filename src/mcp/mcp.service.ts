@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { roleAtLeast } from '../accounts/account.types';
+import { roleAtLeast } from '../auth/roles';
 import { ApiKeysService } from '../auth/api-keys.service';
-import { Caller } from '../auth/caller';
+import { Caller, KeyCaller } from '../auth/caller';
 import { DomainError, isDatabaseUnavailable, RateLimitedError } from '../common/errors';
 import { bearerChallenge } from '../common/http-error.filter';
 import { exceedsJsonDepth, JSON_TOO_DEEP_MESSAGE } from '../common/json-depth';
@@ -25,7 +25,7 @@ import {
   UNAUTHORIZED,
 } from './json-rpc';
 import { McpAnswer, rateLimitedAnswer } from './mcp-answer';
-import { describeArgumentError, ToolRegistry } from './tool-registry';
+import { describeArgumentError, describeResultError, ToolRegistry } from './tool-registry';
 
 /** Protocol revisions we speak, newest first. */
 export const SUPPORTED_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
@@ -46,11 +46,12 @@ export interface CallToolResult {
 
 /** JSON-RPC 2.0 / MCP over one stateless POST: parses, dispatches, and shapes every answer. */
 @Injectable()
-export class McpServer {
-  private readonly logger = new Logger(McpServer.name);
+export class McpService {
+  private readonly logger = new Logger(McpService.name);
 
   private readonly maxBatch: number;
   private readonly batchConcurrency: number;
+  private readonly checkResults: boolean;
 
   constructor(
     private readonly tools: ToolRegistry,
@@ -60,13 +61,14 @@ export class McpServer {
   ) {
     this.maxBatch = config.mcp.maxBatch;
     this.batchConcurrency = config.mcp.batchConcurrency;
+    this.checkResults = config.mcp.checkResults;
   }
 
   /**
    * Answers one POST. `ticket` holds the request's running-calls slot (McpAdmissionMiddleware
    * took it); a batch widens it to run up to MCP_BATCH_CONCURRENCY messages at once.
    */
-  async handle(raw: Buffer, caller: Caller, ticket: KeyTicket): Promise<McpAnswer> {
+  async handle(raw: Buffer, caller: KeyCaller, ticket: KeyTicket): Promise<McpAnswer> {
     if (exceedsJsonDepth(raw)) return { status: 400, body: failure(null, PARSE_ERROR, `Parse error: ${JSON_TOO_DEEP_MESSAGE}`) };
     let payload: unknown;
     try {
@@ -86,7 +88,7 @@ export class McpServer {
   }
 
   /** Every message counts as a call against the key's rate limit; the 429 answer when they do not fit. */
-  private async spend(caller: Caller, calls: number): Promise<McpAnswer | undefined> {
+  private async spend(caller: KeyCaller, calls: number): Promise<McpAnswer | undefined> {
     try {
       await this.limits.spend(caller.keyId, calls);
       return undefined;
@@ -107,7 +109,7 @@ export class McpServer {
    * A few messages at a time, so one batch never takes more than its share of the database pool.
    * The key is checked again before each message: once it is revoked, nothing more runs.
    */
-  private async runBatch(messages: unknown[], caller: Caller, concurrency: number): Promise<McpAnswer> {
+  private async runBatch(messages: unknown[], caller: KeyCaller, concurrency: number): Promise<McpAnswer> {
     const run = await mapBounded(
       messages,
       concurrency,
@@ -191,7 +193,15 @@ export class McpServer {
     if (!tool.validate(input)) return toolError(`invalid arguments: ${describeArgumentError(tool.validate.errors?.[0])}`);
     try {
       const result = await tool.handler.execute(input, caller);
-      return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
+      const text = JSON.stringify(result);
+      if (this.checkResults && !tool.validateResult(JSON.parse(text))) {
+        // A tool whose result drifted from what tools/list promises: a defect, loud in development and tests.
+        throw new JsonRpcError(
+          INTERNAL_ERROR,
+          `${name} returned a result that does not match its outputSchema: ${describeResultError(tool.validateResult.errors?.[0])}`,
+        );
+      }
+      return { content: [{ type: 'text', text }], structuredContent: result };
     } catch (error) {
       if (error instanceof DomainError) return toolError(error.message);
       throw error;
