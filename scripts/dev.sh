@@ -4,8 +4,8 @@
 #   2. defaults APP_ENV=development, DATABASE_URL=.../messaging_dev, REDIS_URL=redis://127.0.0.1:6379;
 #   3. makes sure PostgreSQL and Redis answer (local services, or docker compose when no local
 #      server is installed) and creates the database if missing;
-#   4. builds, seeds an empty database (prints a demo API key once), says where the admin token is,
-#      and runs the service in the foreground.
+#   4. builds, seeds an empty database (prints a demo API key once), prints a sign-in link for the
+#      demo owner (web app), says where the admin token is, and runs the service in the foreground.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -34,6 +34,8 @@ export APP_ENV="${APP_ENV:-development}"
 export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/messaging_dev}"
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
 port="${PORT:-3000}"
+# Links the service prints (sign-in, attachments, pixels) point at this port unless told otherwise.
+export PUBLIC_BASE_URL="${PUBLIC_BASE_URL:-http://localhost:$port}"
 
 # --- PostgreSQL and Redis (and the database) ---------------------------------------------------
 bash scripts/ensure-services.sh --docker-fallback --postgres-url "$DATABASE_URL" --redis-url "$REDIS_URL"
@@ -45,12 +47,29 @@ npm run build --silent
 say "seeding (npm run seed): only an empty database is seeded"
 npm run seed --silent
 
-if [ -n "${ADMIN_TOKEN:-}" ]; then
-  say "admin token: the ADMIN_TOKEN you set (environment or .env)"
-elif [ "$APP_ENV" = development ]; then
-  secrets="${DEV_SECRETS_FILE:-.dev/secrets.json}"
-  say "admin token: in $secrets (generated once, git-ignored); read it with"
-  say "  node -p \"JSON.parse(require('fs').readFileSync('$secrets', 'utf8')).adminToken\""
+# A one-time link (15 minutes) that signs the demo owner in to the web app (docs/web.md).
+if link="$(node dist/src/web/sign-in-link-cli.js owner@demo.example 2>&1)"; then
+  say "web app: sign in as owner@demo.example within 15 minutes with"
+  say "  $link"
+  say "  (later: ask for a link at http://127.0.0.1:$port/sign-in; without SMTP_URL it is written to this log)"
+else
+  say "web app: no sign-in link printed ($link)"
+fi
+
+# Where each token is: the value you set, or the generated development file (never printed here).
+secrets="${DEV_SECRETS_FILE:-.dev/secrets.json}"
+tell_token() { # <name> <VARIABLE> <field in the secrets file> <used for>
+  if [ -n "${!2:-}" ]; then
+    say "$1 ($4): the $2 you set (environment or .env)"
+  elif [ "$APP_ENV" = development ]; then
+    say "$1 ($4): in $secrets (generated once, git-ignored); read it with"
+    say "  node -p \"JSON.parse(require('fs').readFileSync('$secrets', 'utf8')).$3\""
+  fi
+}
+tell_token "admin token" ADMIN_TOKEN adminToken "the /admin API"
+tell_token "ingest token" INGEST_TOKEN ingestToken "the /ingest provider routes"
+if [ "$APP_ENV" = development ] && [ -z "${WEBHOOK_ALLOWED_CIDRS:-}" ]; then
+  say "webhooks to loopback receivers (http://127.0.0.1:<port>/...) are allowed in development"
 fi
 
 say "starting the service on http://127.0.0.1:$port (health: /health, ready: /ready, admin API docs: /admin/docs)"

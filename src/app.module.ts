@@ -19,6 +19,7 @@ import { MessagingModule } from './messaging/messaging.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 import { DeliveryModule } from './delivery/delivery.module';
 import { QueueModule } from './queue/queue.module';
+import { WebModule } from './web/web.module';
 
 @Module({
   imports: [
@@ -40,6 +41,7 @@ import { QueueModule } from './queue/queue.module';
     WebhooksModule,
     DeliveryModule,
     MessagingModule,
+    WebModule,
   ],
   providers: [{ provide: APP_FILTER, useClass: HttpErrorFilter }],
 })

@@ -8,10 +8,18 @@ import { AdminAgentsController } from './admin-agents.controller';
 import { AdminApiKeysController } from './admin-api-keys.controller';
 import { AdminAttachmentQuotaController } from './admin-attachment-quota.controller';
 import { AdminEndpointCapController } from './admin-endpoint-cap.controller';
+import { AdminWebSessionsController } from './admin-web-sessions.controller';
 
 /** Internal operator surface, guarded by ADMIN_TOKEN. */
 @Module({
   imports: [AccountsModule, AuthModule, AgentsModule, MessagingCoreModule],
-  controllers: [AdminAccountsController, AdminApiKeysController, AdminEndpointCapController, AdminAgentsController, AdminAttachmentQuotaController],
+  controllers: [
+    AdminAccountsController,
+    AdminApiKeysController,
+    AdminEndpointCapController,
+    AdminAgentsController,
+    AdminAttachmentQuotaController,
+    AdminWebSessionsController,
+  ],
 })
 export class AdminModule {}

@@ -1,8 +1,10 @@
-import { createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
-import { Caller } from './caller';
+import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata, UseGuards } from '@nestjs/common';
+import { KeyCaller } from './caller';
+import { CsrfTokenGuard } from './csrf-token.guard';
+import { Person } from './person';
 
 /** How a route authenticates. Routes are API-key routes unless they say otherwise. */
-export type AuthKind = 'api-key' | 'admin' | 'ingest' | 'public';
+export type AuthKind = 'api-key' | 'admin' | 'ingest' | 'public' | 'session' | 'same-origin';
 export const AUTH_KIND = 'auth:kind';
 
 /** Opts a route out of authentication (health checks, tracking pixels). */
@@ -14,13 +16,35 @@ export const AdminOnly = () => SetMetadata(AUTH_KIND, 'admin' satisfies AuthKind
 /** A provider-facing route (carrier, mail server, mailbox sync): `Authorization: Bearer <INGEST_TOKEN>`. */
 export const IngestOnly = () => SetMetadata(AUTH_KIND, 'ingest' satisfies AuthKind);
 
+/**
+ * A web page for a signed-in person (docs/web.md): the session cookie must name a live session
+ * (else a GET is sent to /sign-in and anything else gets 403); a state-changing request must come
+ * from the service's own origin and carry the session's `_csrf` field. The person is `@CurrentPerson()`.
+ */
+export const SessionAuth = () => applyDecorators(SetMetadata(AUTH_KIND, 'session' satisfies AuthKind), UseGuards(CsrfTokenGuard));
+
+/**
+ * A page form posted without a session (the sign-in forms): no credentials, but a state-changing
+ * request must come from the service's own origin (Origin, or Sec-Fetch-Site when Origin is absent).
+ * Unlike @Public(), its (small, declared) body is read.
+ */
+export const SameOriginForm = () => SetMetadata(AUTH_KIND, 'same-origin' satisfies AuthKind);
+
 export interface AuthenticatedRequest {
-  caller?: Caller;
+  caller?: KeyCaller;
+  person?: Person;
 }
 
 /** The caller resolved by the API-key guard. */
-export const CurrentCaller = createParamDecorator((_: unknown, ctx: ExecutionContext): Caller => {
+export const CurrentCaller = createParamDecorator((_: unknown, ctx: ExecutionContext): KeyCaller => {
   const caller = ctx.switchToHttp().getRequest<AuthenticatedRequest>().caller;
   if (!caller) throw new Error('CurrentCaller used on a route that is not an API-key route');
   return caller;
+});
+
+/** The person resolved from the session cookie on a @SessionAuth() route. */
+export const CurrentPerson = createParamDecorator((_: unknown, ctx: ExecutionContext): Person => {
+  const person = ctx.switchToHttp().getRequest<AuthenticatedRequest>().person;
+  if (!person) throw new Error('CurrentPerson used on a route that is not a @SessionAuth() route');
+  return person;
 });

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Inject, Injectable, Optional } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { Request } from 'express';
 import { UnauthorizedError } from '../common/errors';
@@ -8,10 +8,11 @@ import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { ApiKeysService } from './api-keys.service';
 import { AUTH_KIND, AuthenticatedRequest, AuthKind } from './auth.decorators';
+import { PageAuthenticator } from './person';
 
 /**
- * Registered globally: every route needs an API key unless marked @Public(), @AdminOnly() or
- * @IngestOnly(). The caller is resolved on every request, so a revoked key or a narrowed allowlist
+ * Registered globally: every route needs an API key unless marked @Public(), @AdminOnly(),
+ * @IngestOnly(), or is a web page (@SessionAuth(), @SameOriginForm(): web/sessions). The caller is resolved on every request, so a revoked key or a narrowed allowlist
  * applies at once. Guards run before any request body is read: only a request this guard
  * authenticated has its body read (RequestInputGuard), so a missing or wrong token gets 401
  * without the body being buffered.
@@ -24,6 +25,8 @@ export class AuthGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly apiKeys: ApiKeysService,
     @Inject(APP_CONFIG) config: AppConfig,
+    /** Page routes (@SessionAuth, @SameOriginForm): provided by the web app (web/sessions). */
+    @Optional() private readonly pages?: PageAuthenticator,
   ) {
     this.tokenDigests = { admin: sha256(config.adminToken), ingest: sha256(config.ingestToken) };
   }
@@ -42,6 +45,10 @@ export class AuthGuard implements CanActivate {
    * admin OpenAPI docs): throws UnauthorizedError, or sets `request.caller` for an API key.
    */
   async authenticate(kind: Exclude<AuthKind, 'public'>, request: Request & AuthenticatedRequest): Promise<void> {
+    if (kind === 'session' || kind === 'same-origin') {
+      if (!this.pages) throw new Error(`a ${kind} route needs the web app's PageAuthenticator`);
+      return this.pages.authenticate(kind, request);
+    }
     const token = bearerToken(request);
     if (kind === 'admin' || kind === 'ingest') {
       if (token === null || !timingSafeEqual(sha256(token), this.tokenDigests[kind])) {

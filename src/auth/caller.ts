@@ -1,13 +1,17 @@
 import { LineRef } from '../accounts/accounts.service';
-import { OrgTier, UserRole } from '../accounts/account.types';
+import { OrgTier } from '../accounts/account.types';
+import { UserRole } from './roles';
 import { ChannelAccessMode } from './api-key.entity';
 
 /**
- * Who is calling through an API key, resolved afresh on every request: the key's owner, with the
- * owner's live role, and the lines the key may use (live memberships ∩ the key's allowlist).
+ * Who is calling, resolved afresh on every request: through an API key, the key's owner, with the
+ * owner's live role, and the lines the key may use (live memberships ∩ the key's allowlist); or a
+ * person signed in to the web app (web/caller-of.ts), with all their live lines. The services that
+ * hold the rules take it; none of them reads `keyId`.
  */
 export interface Caller {
-  keyId: string;
+  /** The API key, or null for a person's web session: only the MCP endpoint (a KeyCaller) uses it, for the key's rate limit and revocation checks. */
+  keyId: string | null;
   userId: string;
   orgId: string;
   orgTier: OrgTier;
@@ -15,3 +19,6 @@ export interface Caller {
   channelAccess: ChannelAccessMode;
   lines: LineRef[];
 }
+
+/** A caller through an API key (the MCP endpoint): its rate limit and revocation checks are per key. */
+export type KeyCaller = Caller & { keyId: string };

@@ -26,8 +26,12 @@ import { assertWellFormedRequest } from './well-formed-request';
 
 /** How a route takes its body. Routes without this take JSON of at most DEFAULT_JSON_LIMIT bytes. */
 export interface RequestBodyOptions {
-  /** `json`: parsed into `req.body` (application/json only); `raw`: the bytes as a Buffer in `req.body`. */
-  as: 'json' | 'raw';
+  /**
+   * `json`: parsed into `req.body` (application/json only); `raw`: the bytes as a Buffer in `req.body`;
+   * `form`: an HTML form (application/x-www-form-urlencoded, UTF-8) parsed into an object of strings
+   * (the first value of a repeated name).
+   */
+  as: 'json' | 'raw' | 'form';
   /** Largest body in bytes, or how to find it in the configuration. */
   limit: number | ((config: AppConfig) => number);
 }
@@ -171,6 +175,14 @@ export class RequestInputGuard implements CanActivate {
         throw new RequestBodyError(HttpStatus.UNSUPPORTED_MEDIA_TYPE, `charset ${charset} is not accepted: JSON must be UTF-8`, {}, 'Content-Type');
       }
     }
+    if (options.as === 'form') {
+      // Not a form: left unread; the route then finds its fields (and its `_csrf`) missing.
+      if (!request.is('application/x-www-form-urlencoded')) return undefined;
+      const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();
+      if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+        throw new RequestBodyError(HttpStatus.UNSUPPORTED_MEDIA_TYPE, `charset ${charset} is not accepted: forms must be UTF-8`, {}, 'Content-Type');
+      }
+    }
     const limit = typeof options.limit === 'function' ? options.limit(this.config) : options.limit;
     const declared = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length']);
     if (declared !== undefined && declared > limit) throw tooLarge(limit);
@@ -193,6 +205,7 @@ export class RequestInputGuard implements CanActivate {
       throw readFailure(error as { type?: string }, limit);
     }
     if (options.as === 'raw') return bytes;
+    if (options.as === 'form') return parseForm(bytes);
     return parseJson(bytes);
   }
 }
@@ -212,6 +225,16 @@ function readFailure(error: { type?: string }, limit: number): RequestBodyError 
     default:
       return new RequestBodyError(HttpStatus.BAD_REQUEST, 'the request body could not be read', {}, 'body');
   }
+}
+
+/** A urlencoded form as an object of strings; a name given twice keeps its first value. */
+function parseForm(bytes: Buffer): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const [name, value] of new URLSearchParams(bytes.toString('utf8'))) {
+    if (!Object.prototype.hasOwnProperty.call(fields, name))
+      Object.defineProperty(fields, name, { value, enumerable: true, writable: true, configurable: true });
+  }
+  return fields;
 }
 
 /** Strict JSON (an object or an array at the top, as body-parser's strict mode), depth checked first. */

@@ -9,6 +9,9 @@ import { DeliveryLogRetention1763800510000 } from './1763800510000-DeliveryLogRe
 import { EmailOpenFetchCounts1763800520000 } from './1763800520000-EmailOpenFetchCounts';
 import { AttachmentQuota1763800530000 } from './1763800530000-AttachmentQuota';
 import { DeliveryLine1763800540000 } from './1763800540000-DeliveryLine';
+import { WebSessions1763800550000 } from './1763800550000-WebSessions';
+import { ApiKeyLastUsed1763800560000 } from './1763800560000-ApiKeyLastUsed';
+import { DeliveryRecovery1763800570000 } from './1763800570000-DeliveryRecovery';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -23,4 +26,7 @@ export const MIGRATIONS = [
   EmailOpenFetchCounts1763800520000,
   AttachmentQuota1763800530000,
   DeliveryLine1763800540000,
+  WebSessions1763800550000,
+  ApiKeyLastUsed1763800560000,
+  DeliveryRecovery1763800570000,
 ];

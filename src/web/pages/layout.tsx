@@ -1,0 +1,83 @@
+import type { ComponentChildren } from 'preact';
+import { Person } from '../../auth/person';
+import { CsrfField } from './csrf-field';
+
+export const PRODUCT_NAME = 'Messaging Sync';
+
+/** The HTML document: no inline script or style (the CSP forbids them); the stylesheet and script are served under /static. */
+export function Document(props: { title: string; children: ComponentChildren }) {
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>{`${props.title} · ${PRODUCT_NAME}`}</title>
+        <link rel="stylesheet" href="/static/app.css" />
+        <script src="/static/app.js" defer></script>
+      </head>
+      <body>{props.children}</body>
+    </html>
+  );
+}
+
+/**
+ * The layout of every page of a signed-in person: the product name, the navigation, the person's
+ * email and a Sign out button (a POST with the session's CSRF token). `current` marks the nav link
+ * of the page (aria-current).
+ */
+export function Layout(props: { title: string; person: Person; current?: '/settings/api-keys' | '/settings/webhooks'; children: ComponentChildren }) {
+  const nav: Array<[string, string]> = [
+    ['/settings/api-keys', 'API keys'],
+    ['/settings/webhooks', 'Webhooks'],
+  ];
+  return (
+    <Document title={props.title}>
+      <header class="site-header">
+        <a class="brand" href="/">
+          {PRODUCT_NAME}
+        </a>
+        <nav aria-label="Main">
+          <ul>
+            {nav.map(([href, label]) => (
+              <li key={href}>
+                <a href={href} aria-current={props.current === href ? 'page' : undefined}>
+                  {label}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div class="account">
+          <span class="email">{props.person.email}</span>
+          <form method="post" action="/sign-out">
+            <CsrfField person={props.person} />
+            <button type="submit" class="link-button">
+              Sign out
+            </button>
+          </form>
+        </div>
+      </header>
+      <main>
+        <h1>{props.title}</h1>
+        {props.children}
+      </main>
+    </Document>
+  );
+}
+
+/** The layout of the pages a person sees before signing in. */
+export function PublicLayout(props: { title: string; children: ComponentChildren }) {
+  return (
+    <Document title={props.title}>
+      <header class="site-header">
+        <a class="brand" href="/">
+          {PRODUCT_NAME}
+        </a>
+      </header>
+      <main class="narrow">
+        <h1>{props.title}</h1>
+        {props.children}
+      </main>
+    </Document>
+  );
+}

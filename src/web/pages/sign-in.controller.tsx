@@ -1,0 +1,96 @@
+import { Body, Controller, Get, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { Request, Response } from 'express';
+import { CurrentPerson, Public, SameOriginForm, SessionAuth } from '../../auth/auth.decorators';
+import { Person } from '../../auth/person';
+import { RateLimitedError } from '../../common/errors';
+import { ReadsBody } from '../../common/request-body';
+import { SignInRequests } from '../sessions/sign-in-requests.service';
+import { WebSessionsService } from '../sessions/web-sessions.service';
+import { PageErrorFilter } from './page-error.filter';
+import { seeOther, sendPage } from './render';
+import { LinkProblemPage, SignInLinkPage, SignInPage, SignInSentPage } from './sign-in.pages';
+
+/** Page forms are small: an email address or a token, and the CSRF field. */
+export const FORM_LIMIT = 8 * 1024;
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,253}$/;
+
+type Form = Record<string, string | undefined> | undefined;
+
+/** Sign-in by emailed link, and sign-out (docs/web.md). */
+@ApiExcludeController()
+@UseFilters(PageErrorFilter)
+@Controller()
+export class SignInController {
+  constructor(
+    private readonly sessions: WebSessionsService,
+    private readonly requests: SignInRequests,
+  ) {}
+
+  @Public()
+  @Get()
+  async home(@Req() request: Request, @Res() response: Response): Promise<void> {
+    const token = this.sessions.cookie.read(request);
+    const person = token === null ? null : await this.sessions.person(token);
+    seeOther(response, person ? '/settings/api-keys' : '/sign-in');
+  }
+
+  @Public()
+  @Get('sign-in')
+  signInForm(@Res() response: Response): void {
+    sendPage(response, 200, <SignInPage />);
+  }
+
+  @SameOriginForm()
+  @ReadsBody({ as: 'form', limit: FORM_LIMIT })
+  @Post('sign-in')
+  async requestLink(@Req() request: Request, @Res() response: Response, @Body() form: Form): Promise<void> {
+    const email = (form?.email ?? '').trim();
+    if (!EMAIL.test(email)) return sendPage(response, 400, <SignInPage email={email} error="Enter your email address, such as name@example.com." />);
+    try {
+      await this.requests.request(email, request.ip);
+    } catch (error) {
+      if (!(error instanceof RateLimitedError)) throw error;
+      response.setHeader('Retry-After', String(error.retryAfterSeconds));
+      const minutes = Math.ceil(error.retryAfterSeconds / 60);
+      return sendPage(
+        response,
+        429,
+        <SignInPage email={email} error={`Too many sign-in links were asked for. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`} />,
+      );
+    }
+    sendPage(response, 200, <SignInSentPage />);
+  }
+
+  @Public()
+  @Get('sign-in/link')
+  async linkPage(@Query('token') token: unknown, @Res() response: Response): Promise<void> {
+    const text = typeof token === 'string' ? token : '';
+    const problem = await this.sessions.linkProblem(text);
+    if (problem) return sendPage(response, problem === 'invalid' ? 400 : 410, <LinkProblemPage problem={problem} />);
+    sendPage(response, 200, <SignInLinkPage token={text} />);
+  }
+
+  @SameOriginForm()
+  @ReadsBody({ as: 'form', limit: FORM_LIMIT })
+  @Post('sign-in/link')
+  async useLink(@Req() request: Request, @Res() response: Response, @Body() form: Form): Promise<void> {
+    const outcome = await this.sessions.signIn(
+      form?.token ?? '',
+      { userAgent: request.headers['user-agent'] ?? null, ip: request.ip ?? null },
+      this.sessions.cookie.read(request),
+    );
+    if ('problem' in outcome) return sendPage(response, outcome.problem === 'invalid' ? 400 : 410, <LinkProblemPage problem={outcome.problem} />);
+    response.setHeader('Set-Cookie', this.sessions.cookie.set(outcome.sessionToken, outcome.maxAgeSeconds));
+    seeOther(response, '/settings/api-keys');
+  }
+
+  @SessionAuth()
+  @ReadsBody({ as: 'form', limit: FORM_LIMIT })
+  @Post('sign-out')
+  async signOut(@CurrentPerson() person: Person, @Res() response: Response): Promise<void> {
+    await this.sessions.signOut(person.sessionId);
+    response.setHeader('Set-Cookie', this.sessions.cookie.clear());
+    seeOther(response, '/sign-in');
+  }
+}

@@ -1,0 +1,80 @@
+import { LinkProblem } from '../sessions/web-sessions.service';
+import { PublicLayout } from './layout';
+
+/** The sign-in form: a labelled Email field and one button. */
+export function SignInPage(props: { email?: string; error?: string }) {
+  return (
+    <PublicLayout title="Sign in">
+      <p>We will email you a link that signs you in. It works once, for 15 minutes.</p>
+      {props.error ? (
+        <p class="notice error" role="alert">
+          {props.error}
+        </p>
+      ) : null}
+      <form method="post" action="/sign-in" class="stack">
+        <label for="email">Email</label>
+        <input id="email" name="email" type="email" autocomplete="email" required maxLength={254} value={props.email ?? ''} />
+        <button type="submit">Email me a sign-in link</button>
+      </form>
+    </PublicLayout>
+  );
+}
+
+/** The same answer whether or not the address belongs to a user. */
+export function SignInSentPage() {
+  return (
+    <PublicLayout title="Check your email">
+      <p>If this address belongs to an account, a sign-in link is on its way. It works once, for 15 minutes.</p>
+      <p>
+        <a href="/sign-in">Ask for another link</a>
+      </p>
+    </PublicLayout>
+  );
+}
+
+/** A link opened from an email: a button posts the token, so a mail scanner that fetches the link does not use it up. */
+export function SignInLinkPage(props: { token: string }) {
+  return (
+    <PublicLayout title="Sign in">
+      <p>Press the button to sign in on this device.</p>
+      <form method="post" action="/sign-in/link" class="stack">
+        <input type="hidden" name="token" value={props.token} />
+        <button type="submit">Sign in</button>
+      </form>
+    </PublicLayout>
+  );
+}
+
+const PROBLEMS: Record<LinkProblem, { title: string; text: string }> = {
+  invalid: {
+    title: 'This sign-in link is not valid',
+    text: 'The link is incomplete or was changed. Copy the whole link from the email, or ask for a new one.',
+  },
+  used: { title: 'This sign-in link was already used', text: 'Each link signs in once. Ask for a new one.' },
+  expired: { title: 'This sign-in link has expired', text: 'Links work for 15 minutes. Ask for a new one.' },
+};
+
+/** A link that cannot be used says why (400 invalid, 410 used or expired). */
+export function LinkProblemPage(props: { problem: LinkProblem }) {
+  const { title, text } = PROBLEMS[props.problem];
+  return (
+    <PublicLayout title={title}>
+      <p>{text}</p>
+      <p>
+        <a href="/sign-in">Request a new sign-in link</a>
+      </p>
+    </PublicLayout>
+  );
+}
+
+/** Any other refusal or failure of a page request. */
+export function ErrorPage(props: { title: string; message: string }) {
+  return (
+    <PublicLayout title={props.title}>
+      <p>{props.message}</p>
+      <p>
+        <a href="/">Back to the start</a>
+      </p>
+    </PublicLayout>
+  );
+}

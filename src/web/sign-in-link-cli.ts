@@ -1,0 +1,31 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { normalizeAddress } from '../accounts/account.types';
+import { AppModule } from '../app.module';
+import { WebSessionsService } from './sessions/web-sessions.service';
+
+/**
+ * `node dist/src/web/sign-in-link-cli.js <email>`: prints a one-time sign-in link (15 minutes) for
+ * the user with this email. For a local run (scripts/dev.sh prints one for the demo owner) and
+ * for operators with database access; the admin API does the same over HTTP.
+ */
+async function main(): Promise<void> {
+  const email = process.argv[2];
+  if (!email) throw new Error('usage: sign-in-link-cli <email>');
+  process.env.PROCESS_ROLE = 'api'; // no queue processors in a short-lived run (as the seed)
+  const app = await NestFactory.createApplicationContext(AppModule, { logger: ['error'] });
+  try {
+    const sessions = app.get(WebSessionsService);
+    const userId = await sessions.userIdByEmail(normalizeAddress(email));
+    if (!userId) throw new Error(`no user has the email ${email}`);
+    const link = await sessions.issueLink(userId);
+    process.stdout.write(`${link.url}\n`);
+  } finally {
+    await app.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`sign-in link: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,136 @@
+/**
+ * The web app's stylesheet and script, served by the service itself under /static (no CDN; the
+ * CSP allows only 'self', and no inline style or script). Kept as strings so the build copies no
+ * asset files.
+ */
+export const APP_CSS = `
+:root { --fg: #1d2430; --muted: #5b6472; --line: #d9dee5; --bg: #f6f7f9; --card: #fff; --accent: #2456c7; --error: #b42318; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
+a { color: var(--accent); }
+.site-header { display: flex; align-items: center; gap: 2rem; padding: 0.75rem 1.5rem; background: var(--card); border-bottom: 1px solid var(--line); }
+.brand { font-weight: 700; color: var(--fg); text-decoration: none; }
+.site-header nav ul { display: flex; gap: 1.25rem; list-style: none; margin: 0; padding: 0; }
+.site-header nav a { text-decoration: none; }
+.site-header nav a[aria-current="page"] { font-weight: 600; text-decoration: underline; }
+.account { margin-left: auto; display: flex; align-items: center; gap: 1rem; color: var(--muted); }
+.account form { margin: 0; }
+main { max-width: 60rem; margin: 2rem auto; padding: 0 1.5rem; }
+main.narrow { max-width: 28rem; }
+h1 { font-size: 1.5rem; margin: 0 0 1rem; }
+.stack { display: flex; flex-direction: column; gap: 0.5rem; }
+label { font-weight: 600; }
+input[type="email"], input[type="text"] { font: inherit; padding: 0.5rem 0.625rem; border: 1px solid var(--line); border-radius: 6px; background: var(--card); }
+button { font: inherit; padding: 0.5rem 1rem; border: 0; border-radius: 6px; background: var(--accent); color: #fff; cursor: pointer; }
+button:focus-visible, a:focus-visible, input:focus-visible { outline: 3px solid #9bb8f5; outline-offset: 2px; }
+button.link-button { background: none; color: var(--accent); padding: 0; text-decoration: underline; }
+.notice { padding: 0.75rem 1rem; border-radius: 6px; background: var(--card); border: 1px solid var(--line); }
+.notice.error { border-color: var(--error); color: var(--error); }
+/* Webhooks pages */
+.notice.success { border-color: #2e7d4f; color: #1e5c39; }
+h2 { font-size: 1.2rem; margin: 2rem 0 0.75rem; }
+input[type="url"], input[type="number"], input[type="datetime-local"], select { font: inherit; padding: 0.5rem 0.625rem; border: 1px solid var(--line); border-radius: 6px; background: var(--card); }
+select:focus-visible, textarea:focus-visible, pre:focus-visible { outline: 3px solid #9bb8f5; outline-offset: 2px; }
+input[type="checkbox"]:focus-visible, input[type="radio"]:focus-visible { outline: 3px solid #9bb8f5; outline-offset: 2px; }
+.stack.wide { max-width: 40rem; gap: 1.25rem; }
+.field { display: flex; flex-direction: column; gap: 0.25rem; }
+fieldset { border: 1px solid var(--line); border-radius: 6px; padding: 0.75rem 1rem; margin: 0; background: var(--card); }
+legend { font-weight: 600; padding: 0 0.25rem; }
+.checks { list-style: none; margin: 0; padding: 0; display: flex; flex-direction: column; gap: 0.25rem; }
+.checks label { font-weight: 400; margin-left: 0.375rem; }
+.checks.nested { margin: 0.25rem 0 0 1.75rem; }
+.hint { margin: 0; color: var(--muted); font-size: 0.875rem; }
+.field-error { margin: 0.25rem 0 0; color: var(--error); font-weight: 600; }
+[aria-invalid="true"] { border-color: var(--error); }
+a.button { display: inline-block; padding: 0.5rem 1rem; border-radius: 6px; background: var(--accent); color: #fff; text-decoration: none; }
+button.danger, a.button.danger { background: var(--error); color: #fff; }
+.actions { display: flex; flex-wrap: wrap; align-items: center; gap: 0.75rem; margin: 1rem 0; }
+.actions form { margin: 0; }
+.inline-form { display: flex; flex-wrap: wrap; align-items: flex-end; gap: 0.75rem; margin: 0.75rem 0; }
+.breadcrumb ol { display: flex; flex-wrap: wrap; gap: 0.5rem; list-style: none; margin: 0 0 1rem; padding: 0; color: var(--muted); }
+.breadcrumb li + li::before { content: "›"; margin-right: 0.5rem; }
+table.data { width: 100%; border-collapse: collapse; background: var(--card); border: 1px solid var(--line); font-size: 0.9375rem; }
+table.data caption { text-align: left; font-weight: 600; padding: 0.5rem 0; }
+table.data th, table.data td { text-align: left; vertical-align: top; padding: 0.5rem 0.625rem; border-bottom: 1px solid var(--line); }
+table.data th { background: #eef1f5; font-weight: 600; }
+dl.details { display: grid; grid-template-columns: max-content 1fr; gap: 0.375rem 1.25rem; margin: 0 0 1rem; padding: 1rem; background: var(--card); border: 1px solid var(--line); border-radius: 6px; }
+dl.details dt { font-weight: 600; }
+dl.details dd { margin: 0; }
+.url, .mono { word-break: break-all; }
+.mono, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.875rem; }
+pre { margin: 0; white-space: pre-wrap; word-break: break-word; }
+pre.payload { padding: 1rem; background: var(--card); border: 1px solid var(--line); border-radius: 6px; max-height: 32rem; overflow: auto; }
+pre.body { max-height: 10rem; overflow: auto; }
+.status { font-weight: 600; }
+.status-active, .status-succeeded { color: #1e5c39; }
+.status-disabled, .status-failed { color: var(--error); }
+.status-retrying, .status-pending { color: #8a5a00; }
+.copy-row { display: flex; gap: 0.5rem; align-items: center; }
+.copy-row input { flex: 1; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+.copy-status { color: var(--muted); min-width: 4rem; }
+/* API keys pages (later: where both style an element, these rules win) */
+.notice.success { border-color: #1a7f37; color: #116329; background: #eef8f0; }
+.notice.warning { border-color: #b7791f; color: #6b4a0f; background: #fff8e6; }
+.muted, .hint { color: var(--muted); }
+.hint { margin: 0; font-size: 0.875rem; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
+code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.875em; }
+.toolbar { display: flex; align-items: center; justify-content: space-between; gap: 1.5rem; margin-bottom: 1rem; }
+.toolbar p { margin: 0; }
+a.button { display: inline-block; padding: 0.5rem 1rem; border-radius: 6px; background: var(--accent); color: #fff; text-decoration: none; white-space: nowrap; }
+button.secondary { background: var(--card); color: var(--accent); border: 1px solid var(--accent); }
+button.danger { background: var(--error); }
+a.danger-link { color: var(--error); }
+table.data { width: 100%; border-collapse: collapse; background: var(--card); border: 1px solid var(--line); border-radius: 6px; }
+table.data th, table.data td { padding: 0.625rem 0.75rem; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
+table.data thead th { font-size: 0.8125rem; text-transform: uppercase; letter-spacing: 0.03em; color: var(--muted); background: var(--bg); }
+table.data tbody th { font-weight: 600; }
+table.data thead th, table.data code { white-space: nowrap; }
+.table-scroll { overflow-x: auto; }
+table.data tbody tr:last-child > * { border-bottom: 0; }
+ul.plain { list-style: none; margin: 0; padding: 0; }
+.access { display: flex; align-items: flex-start; gap: 0.5rem; }
+a.icon-link { display: inline-flex; padding: 0.125rem; border-radius: 4px; color: var(--muted); }
+a.icon-link:hover { color: var(--accent); background: var(--bg); }
+.form { max-width: 36rem; }
+fieldset { margin: 0.75rem 0 0; padding: 0.75rem 1rem 1rem; border: 1px solid var(--line); border-radius: 6px; background: var(--card); }
+fieldset legend { font-weight: 600; padding: 0 0.25rem; }
+fieldset.lines { margin: 0.25rem 0 0 1.75rem; padding: 0.25rem 0 0; border: 0; background: none; }
+.choice { margin: 0.375rem 0; }
+.choice label { font-weight: 500; margin-left: 0.375rem; }
+.choice .hint { margin-left: 1.75rem; }
+input[type="radio"], input[type="checkbox"] { width: 1.05rem; height: 1.05rem; vertical-align: -0.15rem; accent-color: var(--accent); }
+input[aria-invalid="true"], fieldset[aria-invalid="true"] { border-color: var(--error); }
+.field-error { margin: 0; color: var(--error); font-weight: 600; font-size: 0.9375rem; }
+.actions { display: flex; align-items: center; gap: 1rem; margin-top: 1rem; }
+.copy-row { display: flex; gap: 0.5rem; }
+input.secret { flex: 1; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: var(--bg); }
+input[type="radio"]:focus-visible, input[type="checkbox"]:focus-visible { outline: 3px solid #9bb8f5; outline-offset: 2px; }
+`;
+
+/** Disables a form's buttons once it is submitted, so a double click posts once; Copy buttons copy a field's value. */
+export const APP_JS = `
+document.addEventListener('submit', function (event) {
+  var buttons = event.target.querySelectorAll('button[type="submit"]');
+  setTimeout(function () { buttons.forEach(function (b) { b.disabled = true; }); }, 0);
+});
+
+/** Copy buttons (data-copy="<input id>"): hidden without script, where the field is simply selectable. */
+document.querySelectorAll('button[data-copy]').forEach(function (button) {
+  var field = document.getElementById(button.getAttribute('data-copy'));
+  var status = document.querySelector('[data-copy-status="' + button.getAttribute('data-copy') + '"]');
+  if (!field) return;
+  button.hidden = false;
+  var say = function (text) { if (status) status.textContent = text; };
+  button.addEventListener('click', function () {
+    field.focus();
+    field.select();
+    var fallback = function () {
+      try { say(document.execCommand('copy') ? 'Copied.' : 'Press Ctrl+C (or Cmd+C) to copy the selected key.'); }
+      catch (e) { say('Press Ctrl+C (or Cmd+C) to copy the selected key.'); }
+    };
+    if (navigator.clipboard && navigator.clipboard.writeText) navigator.clipboard.writeText(field.value).then(function () { say('Copied.'); }, fallback);
+    else fallback();
+  });
+});
+`;

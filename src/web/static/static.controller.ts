@@ -1,0 +1,23 @@
+import { Controller, Get, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { Response } from 'express';
+import { Public } from '../../auth/auth.decorators';
+import { APP_CSS, APP_JS } from './assets';
+
+/** The web app's stylesheet and script; public (the sign-in pages use them too), cached for an hour. */
+@ApiExcludeController()
+@Public()
+@Controller('static')
+export class StaticController {
+  @Get('app.css')
+  css(@Res() response: Response): void {
+    response.setHeader('Cache-Control', 'public, max-age=3600');
+    response.type('text/css; charset=utf-8').send(APP_CSS);
+  }
+
+  @Get('app.js')
+  js(@Res() response: Response): void {
+    response.setHeader('Cache-Control', 'public, max-age=3600');
+    response.type('text/javascript; charset=utf-8').send(APP_JS);
+  }
+}

@@ -1,0 +1,32 @@
+import { Inject, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { DeliveryModule } from '../delivery/delivery.module';
+import { McpModule } from '../mcp/mcp.module';
+import { WebhooksModule } from '../webhooks/webhooks.module';
+import { pageHeaders } from './page-headers';
+import { ApiKeysController } from './pages/api-keys.controller';
+import { SignInController } from './pages/sign-in.controller';
+import { ToolArguments } from './pages/tool-arguments';
+import { WebhooksController } from './pages/webhooks.controller';
+import { WebSessionsModule } from './sessions/web-sessions.module';
+import { StaticController } from './static/static.controller';
+
+/** The controllers of the web app's pages: each gets the page headers (page-headers.ts). Add new page controllers here. */
+export const PAGE_CONTROLLERS = [SignInController, ApiKeysController, WebhooksController, StaticController];
+
+/** The web app for people (docs/web.md): sign-in by emailed link, sessions, and the settings pages. */
+@Module({
+  controllers: PAGE_CONTROLLERS,
+  // The pages call the services the MCP tools call (API keys: AuthModule; webhooks: WebhooksModule, DeliveryModule) and the tools' argument validators (McpModule).
+  imports: [WebSessionsModule, AuthModule, WebhooksModule, DeliveryModule, McpModule],
+  providers: [ToolArguments],
+})
+export class WebModule implements NestModule {
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(pageHeaders(this.config.publicBaseUrl)).forRoutes(...PAGE_CONTROLLERS);
+  }
+}
