@@ -1,0 +1,135 @@
+import { Injectable } from '@nestjs/common';
+import { AccountsService, LineRef } from '../accounts/accounts.service';
+import { LineType } from '../accounts/account.types';
+import { ForbiddenError, NotFoundError, ValidationError } from '../common/errors';
+import { apiKeyNameProblem } from './api-key-rules';
+import { ApiKey } from './api-key.entity';
+import { ApiKeysRepository, PersonKeyRow } from './api-keys.repository';
+import { generateApiKey, hashApiKey } from './api-keys.service';
+import { PersonRef } from './person';
+
+/** What a person chooses under "Channel access": all channels, or some of their own lines by id. */
+export type PersonChannelAccess = { mode: 'ALL' } | { mode: 'LINES'; lineIds: string[] };
+
+/** At most this many lines in one key's allowlist (as the admin API). */
+export const MAX_KEY_LINES = 500;
+
+export interface PersonApiKeyView {
+  id: string;
+  name: string;
+  /** `csk_…` and the key's last 4 characters: enough to tell keys apart, nothing to use. */
+  keyHint: string;
+  /** LINES: the allowlist's addresses with the org's live line at each (id and type null when none: it grants nothing). */
+  channelAccess: { mode: 'ALL' } | { mode: 'LINES'; lines: Array<{ id: string | null; type: LineType | null; address: string }> };
+  createdAt: Date;
+  /** To the minute (written at most once a minute); null until first used. */
+  lastUsedAt: Date | null;
+  owner: { userId: string; email: string };
+  /** True for the person's own keys: only those can have their channel access changed. */
+  mine: boolean;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * A signed-in person's API keys (Settings → API keys). Everyone manages their own keys; an OWNER or
+ * ADMIN also sees the org's other keys (never a secret or hash) and may revoke them, as GitHub's
+ * org owners and Stripe's administrators can. Only a key's owner changes its channel access: the
+ * lines must be lines the owner may use. A key the person may not see is "not found", exactly as a
+ * key that never existed (docs/decisions.md, "Accounts and access").
+ */
+@Injectable()
+export class PersonApiKeysService {
+  constructor(
+    private readonly keys: ApiKeysRepository,
+    private readonly accounts: AccountsService,
+  ) {}
+
+  /** The person's own keys first, then (OWNER, ADMIN) the org's other keys; oldest first within each. */
+  async listFor(person: PersonRef): Promise<PersonApiKeyView[]> {
+    return (await this.keys.listVisibleTo(person)).map(toPersonView);
+  }
+
+  /** Creates a key for the person; the answer is the only time `key` (the secret) is ever shown. */
+  async createFor(person: PersonRef, input: { name: string; channelAccess: PersonChannelAccess }): Promise<{ key: string; apiKey: PersonApiKeyView }> {
+    const nameProblem = apiKeyNameProblem(input?.name);
+    if (nameProblem) throw new ValidationError(nameProblem, 'name');
+    checkShape(input.channelAccess);
+    if (!(await this.keys.liveRole(person))) throw NotFoundError.of('user', person.userId, 'userId');
+    const access = await this.accessColumns(person, input.channelAccess);
+    const key = generateApiKey();
+    const saved = await this.keys.save({ userId: person.userId, name: input.name, keyHash: hashApiKey(key), keyLast4: key.slice(-4), ...access });
+    const row = await this.keys.findVisibleTo(person, saved.id);
+    if (!row) throw NotFoundError.of('api key', saved.id, 'keyId'); // revoked between the two statements
+    return { key, apiKey: toPersonView(row) };
+  }
+
+  /**
+   * Changes what one of the person's own keys may reach; the next request with the key sees it.
+   * Another user's key that the person sees (OWNER, ADMIN) is refused as forbidden: its lines are
+   * its owner's to choose; revoke it instead.
+   */
+  async updateChannelAccessFor(person: PersonRef, keyId: string, channelAccess: PersonChannelAccess): Promise<PersonApiKeyView> {
+    checkShape(channelAccess);
+    const current = UUID.test(keyId) ? await this.keys.findVisibleTo(person, keyId) : null;
+    if (!current) throw NotFoundError.of('api key', keyId, 'keyId');
+    if (!current.mine) throw new ForbiddenError(`api key ${keyId} belongs to ${current.owner_email}: only its owner may change its channel access`, 'keyId');
+    const access = await this.accessColumns(person, channelAccess);
+    if (!(await this.keys.updateOwnChannelAccess(person, keyId, access))) throw NotFoundError.of('api key', keyId, 'keyId');
+    const row = await this.keys.findVisibleTo(person, keyId);
+    if (!row) throw NotFoundError.of('api key', keyId, 'keyId');
+    return toPersonView(row);
+  }
+
+  /** Revokes (deletes) one of the person's keys, or, for an OWNER or ADMIN, any key of the org; the next request with it gets 401. */
+  async revokeFor(person: PersonRef, keyId: string): Promise<void> {
+    if (!UUID.test(keyId) || !(await this.keys.deleteVisibleTo(person, keyId))) throw NotFoundError.of('api key', keyId, 'keyId');
+  }
+
+  /** The allowlist columns for the chosen lines, each of which must be a line the person may use now. */
+  private async accessColumns(person: PersonRef, access: PersonChannelAccess): Promise<Pick<ApiKey, 'channelAccessMode' | 'allowedAddresses'>> {
+    if (access.mode === 'ALL') return { channelAccessMode: 'ALL', allowedAddresses: [] };
+    const ids = access.lineIds.map((id) => id.toLowerCase());
+    const mine = new Map<string, LineRef>((await this.accounts.liveLines(person.userId)).map((line) => [line.id, line]));
+    const foreign = ids.filter((id) => !mine.has(id) && UUID.test(id));
+    const ofOrg = new Set((await this.accounts.linesOfOrg(person.orgId, [...new Set(foreign)])).map((line) => line.id));
+    ids.forEach((id, i) => {
+      const field = `channelAccess.lineIds[${i}]`;
+      if (mine.has(id)) return;
+      if (ofOrg.has(id)) throw new ValidationError(`${field}: line ${id} is not one of your lines`, field);
+      throw new ValidationError(`${field}: line ${access.lineIds[i]} not found`, field);
+    });
+    return { channelAccessMode: 'LINES', allowedAddresses: [...new Set(ids.map((id) => mine.get(id)!.address))] };
+  }
+}
+
+/** The input's shape, checked at run time: it comes from a web form. Errors name the field. */
+function checkShape(access: PersonChannelAccess): void {
+  if (typeof access !== 'object' || access === null) throw new ValidationError('channelAccess must be an object', 'channelAccess');
+  const { mode, lineIds } = access as { mode?: unknown; lineIds?: unknown };
+  if (mode !== 'ALL' && mode !== 'LINES') throw new ValidationError('channelAccess.mode must be one of ALL, LINES', 'channelAccess.mode');
+  if (mode === 'ALL') {
+    if (lineIds !== undefined) throw new ValidationError('channelAccess.lineIds is only allowed with mode LINES', 'channelAccess.lineIds');
+    return;
+  }
+  if (!Array.isArray(lineIds) || lineIds.length === 0) {
+    throw new ValidationError('channelAccess.lineIds must list at least one line with mode LINES', 'channelAccess.lineIds');
+  }
+  if (lineIds.length > MAX_KEY_LINES) throw new ValidationError(`channelAccess.lineIds must list at most ${MAX_KEY_LINES} lines`, 'channelAccess.lineIds');
+  lineIds.forEach((id: unknown, i) => {
+    if (typeof id !== 'string') throw new ValidationError(`channelAccess.lineIds[${i}] must be a line id`, `channelAccess.lineIds[${i}]`);
+  });
+}
+
+function toPersonView(row: PersonKeyRow): PersonApiKeyView {
+  return {
+    id: row.id,
+    name: row.name,
+    keyHint: `csk_…${row.key_last4}`,
+    channelAccess: row.channel_access_mode === 'ALL' ? { mode: 'ALL' } : { mode: 'LINES', lines: row.lines },
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+    owner: { userId: row.owner_id, email: row.owner_email },
+    mine: row.mine,
+  };
+}
