@@ -1,0 +1,305 @@
+import { Body, Controller, Get, Param, Post, Query, Res, UseFilters } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { Response } from 'express';
+import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
+import { Person } from '../../auth/person';
+import { Clock } from '../../common/clock';
+import { DomainError, NotFoundError } from '../../common/errors';
+import { ReadsBody } from '../../common/request-body';
+import { DeliveriesService } from '../../delivery/deliveries.service';
+import { DeliveryStatus } from '../../delivery/webhook-delivery.entity';
+import { EVENT_KINDS, PREVIOUS_SECRET_VALIDITY_MS } from '../../webhooks/webhook.types';
+import { RegisterInput, UpdateInput, WebhooksService } from '../../webhooks/webhooks.service';
+import { callerOf } from '../caller-of';
+import { PageErrorFilter } from './page-error.filter';
+import { seeOther, sendPage } from './render';
+import { FORM_LIMIT } from './sign-in.controller';
+import { ToolArguments } from './tool-arguments';
+import {
+  DeleteEndpointPage,
+  DeliveryPage,
+  EditEndpointPage,
+  EMPTY_FORM,
+  EndpointForm,
+  EndpointPage,
+  FieldErrors,
+  FormField,
+  formOf,
+  LogQuery,
+  NewEndpointPage,
+  Notice,
+  NOTICES,
+  SecretPage,
+  WebhooksPage,
+} from './webhooks.pages';
+
+type Form = Record<string, string | undefined> | undefined;
+const BASE = '/settings/webhooks';
+const FIELDS: FormField[] = ['url', 'events', 'mode', 'messageHistoryCount', 'channelScope', 'since', 'until'];
+
+/**
+ * Settings → Webhooks (docs/web.md): the person's endpoints and their delivery logs. Every action
+ * goes through the services the MCP tools call (WebhooksService, DeliveriesService), with the
+ * person as their caller (callerOf) and the form checked by the tool's own argument validator
+ * (ToolArguments): no rule is written here. A refusal is shown next to its field.
+ */
+@ApiExcludeController()
+@UseFilters(PageErrorFilter)
+@SessionAuth()
+@Controller('settings/webhooks')
+export class WebhooksController {
+  constructor(
+    private readonly webhooks: WebhooksService,
+    private readonly deliveries: DeliveriesService,
+    private readonly tools: ToolArguments,
+    private readonly clock: Clock,
+  ) {}
+
+  @Get()
+  async list(@CurrentPerson() person: Person, @Query('done') done: unknown, @Res() response: Response): Promise<void> {
+    const caller = callerOf(person);
+    const endpoints = await this.webhooks.list(caller);
+    const rows = await Promise.all(
+      endpoints.map(async (endpoint) => ({ endpoint, last: (await this.deliveries.list(caller, endpoint.id)).deliveries[0] ?? null })),
+    );
+    sendPage(response, 200, <WebhooksPage person={person} endpoints={rows} notice={notice(done)} />);
+  }
+
+  @Get('new')
+  newForm(@CurrentPerson() person: Person, @Res() response: Response): void {
+    sendPage(response, 200, <NewEndpointPage person={person} form={EMPTY_FORM} errors={{}} />);
+  }
+
+  /** Register: the secret is shown once, on the answer itself (never in a URL or a later page). */
+  @ReadsBody({ as: 'form', limit: FORM_LIMIT })
+  @Post()
+  async register(@CurrentPerson() person: Person, @Body() body: Form, @Res() response: Response): Promise<void> {
+    const form = readEndpointForm(body, person);
+    try {
+      const input = this.tools.check<RegisterInput>('register_webhook', endpointArgs(form, person));
+      const { endpoint, secret } = await this.webhooks.register(callerOf(person), input);
+      sendPage(response, 201, <SecretPage person={person} endpoint={endpoint} secret={secret} />);
+    } catch (error) {
+      sendPage(response, 400, <NewEndpointPage person={person} form={form} errors={errorsOf(error)} />);
+    }
+  }
+
+  @Get(':id')
+  async endpoint(@CurrentPerson() person: Person, @Param('id') id: string, @Query() query: Record<string, unknown>, @Res() response: Response): Promise<void> {
+    const caller = callerOf(person);
+    const endpoint = await this.webhooks.get(caller, this.endpointId(id));
+    const log = logQuery(query);
+    const args = this.tools.check<{ endpointId: string; cursor?: string; status?: DeliveryStatus }>('list_webhook_deliveries', { endpointId: id, ...log });
+    const page = await this.deliveries.list(caller, args.endpointId, args.cursor, args.status);
+    const recovered =
+      typeof query.recovered === 'string' && /^\d{1,4}$/.test(query.recovered)
+        ? { queued: Number(query.recovered), nextSince: typeof query.nextSince === 'string' && isIso(query.nextSince) ? query.nextSince : null }
+        : undefined;
+    sendPage(
+      response,
+      200,
+      <EndpointPage
+        person={person}
+        endpoint={endpoint}
+        deliveries={page.deliveries}
+        nextCursor={page.nextCursor}
+        query={log}
+        notice={notice(query.done)}
+        recovered={recovered}
+      />,
+    );
+  }
+
+  @Get(':id/edit')
+  async editForm(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
+    const endpoint = await this.webhooks.get(callerOf(person), this.endpointId(id));
+    sendPage(response, 200, <EditEndpointPage person={person} endpoint={endpoint} form={formOf(endpoint)} errors={{}} />);
+  }
+
+  @ReadsBody({ as: 'form', limit: FORM_LIMIT })
+  @Post(':id/edit')
+  async edit(@CurrentPerson() person: Person, @Param('id') id: string, @Body() body: Form, @Res() response: Response): Promise<void> {
+    const caller = callerOf(person);
+    const endpoint = await this.webhooks.get(caller, this.endpointId(id));
+    const form = readEndpointForm(body, person);
+    try {
+      const { endpointId, ...patch } = this.tools.check<UpdateInput & { endpointId: string }>('update_webhook', {
+        endpointId: id,
+        ...endpointArgs(form, person),
+      });
+      await this.webhooks.update(caller, endpointId, patch);
+    } catch (error) {
+      return sendPage(response, 400, <EditEndpointPage person={person} endpoint={endpoint} form={form} errors={errorsOf(error)} />);
+    }
+    seeOther(response, `${BASE}/${id}?done=saved`);
+  }
+
+  /** Rotate: the new secret is shown once, on the answer itself. */
+  @ReadsBody({ as: 'form', limit: FORM_LIMIT })
+  @Post(':id/rotate-secret')
+  async rotate(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
+    const now = this.clock.now();
+    const { endpoint, secret } = await this.webhooks.rotateSecret(callerOf(person), this.endpointId(id), now);
+    const previousExpiresAt = new Date(now.getTime() + PREVIOUS_SECRET_VALIDITY_MS).toISOString();
+    sendPage(response, 200, <SecretPage person={person} endpoint={endpoint} secret={secret} previousExpiresAt={previousExpiresAt} />);
+  }
+
+  @ReadsBody({ as: 'form', limit: FORM_LIMIT })
+  @Post(':id/disable')
+  async disable(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
+    await this.webhooks.update(callerOf(person), this.endpointId(id), { status: 'disabled' });
+    seeOther(response, `${BASE}/${id}?done=disabled`);
+  }
+
+  @ReadsBody({ as: 'form', limit: FORM_LIMIT })
+  @Post(':id/enable')
+  async enable(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
+    await this.webhooks.update(callerOf(person), this.endpointId(id), { status: 'active' });
+    seeOther(response, `${BASE}/${id}?done=enabled`);
+  }
+
+  @Get(':id/delete')
+  async deleteForm(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
+    const endpoint = await this.webhooks.get(callerOf(person), this.endpointId(id));
+    sendPage(response, 200, <DeleteEndpointPage person={person} endpoint={endpoint} />);
+  }
+
+  @ReadsBody({ as: 'form', limit: FORM_LIMIT })
+  @Post(':id/delete')
+  async delete(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
+    await this.webhooks.delete(callerOf(person), this.endpointId(id));
+    seeOther(response, `${BASE}?done=deleted`);
+  }
+
+  /** Recover failed deliveries of a window; the times of the form are UTC. */
+  @ReadsBody({ as: 'form', limit: FORM_LIMIT })
+  @Post(':id/recover')
+  async recover(@CurrentPerson() person: Person, @Param('id') id: string, @Body() body: Form, @Res() response: Response): Promise<void> {
+    const caller = callerOf(person);
+    const endpoint = await this.webhooks.get(caller, this.endpointId(id));
+    const recoverForm = { since: body?.since ?? '', until: body?.until ?? '' };
+    try {
+      const args = this.tools.check<{ endpointId: string; since: string; until?: string }>('recover_webhook_deliveries', {
+        endpointId: id,
+        ...(recoverForm.since.trim() ? { since: utcTimestamp(recoverForm.since) } : {}),
+        ...(recoverForm.until.trim() ? { until: utcTimestamp(recoverForm.until) } : {}),
+      });
+      const result = await this.deliveries.recover(caller, args.endpointId, args.since, args.until);
+      const next = result.nextSince ? `&nextSince=${encodeURIComponent(result.nextSince)}` : '';
+      seeOther(response, `${BASE}/${id}?recovered=${result.queued}${next}`);
+    } catch (error) {
+      const errors = errorsOf(error);
+      const page = await this.deliveries.list(caller, id);
+      const status = error instanceof DomainError && error.code === 'CONFLICT' ? 409 : 400;
+      sendPage(
+        response,
+        status,
+        <EndpointPage
+          person={person}
+          endpoint={endpoint}
+          deliveries={page.deliveries}
+          nextCursor={page.nextCursor}
+          query={{}}
+          recoverForm={recoverForm}
+          errors={errors}
+        />,
+      );
+    }
+  }
+
+  @Get(':id/deliveries/:deliveryId')
+  async delivery(
+    @CurrentPerson() person: Person,
+    @Param('id') id: string,
+    @Param('deliveryId') deliveryId: string,
+    @Query('done') done: unknown,
+    @Res() response: Response,
+  ): Promise<void> {
+    const caller = callerOf(person);
+    const endpoint = await this.webhooks.get(caller, this.endpointId(id));
+    const detail = await this.deliveries.detail(caller, this.deliveryId(deliveryId));
+    if (detail.delivery.endpointId !== endpoint.id) throw NotFoundError.of('webhook delivery', deliveryId, 'deliveryId');
+    sendPage(response, 200, <DeliveryPage person={person} endpoint={endpoint} detail={detail} notice={notice(done)} />);
+  }
+
+  /** Resend: a new delivery with a new event id; the browser lands on it. */
+  @ReadsBody({ as: 'form', limit: FORM_LIMIT })
+  @Post(':id/deliveries/:deliveryId/resend')
+  async resend(@CurrentPerson() person: Person, @Param('id') id: string, @Param('deliveryId') deliveryId: string, @Res() response: Response): Promise<void> {
+    const caller = callerOf(person);
+    const endpoint = await this.webhooks.get(caller, this.endpointId(id));
+    const detail = await this.deliveries.detail(caller, this.deliveryId(deliveryId));
+    if (detail.delivery.endpointId !== endpoint.id) throw NotFoundError.of('webhook delivery', deliveryId, 'deliveryId');
+    const copy = await this.deliveries.resend(caller, detail.delivery.id);
+    seeOther(response, `${BASE}/${id}/deliveries/${copy.id}?done=resent`);
+  }
+
+  /** A path id checked as the tools check it (a UUID); anything else is a 400 page. */
+  private endpointId(id: string): string {
+    return this.tools.check<{ endpointId: string }>('get_webhook', { endpointId: id }).endpointId;
+  }
+
+  private deliveryId(id: string): string {
+    return this.tools.check<{ deliveryId: string }>('get_webhook_delivery', { deliveryId: id }).deliveryId;
+  }
+}
+
+/** The add / edit form as typed. Checkboxes have one name each (a form keeps the first value of a repeated name). */
+function readEndpointForm(body: Form, person: Person): EndpointForm {
+  return {
+    url: body?.url ?? '',
+    events: EVENT_KINDS.filter((kind) => body?.[`events.${kind}`] !== undefined),
+    mode: body?.mode ?? EMPTY_FORM.mode,
+    messageHistoryCount: body?.messageHistoryCount ?? '',
+    allChannels: body?.scope !== 'lines',
+    lineIds: person.lines.filter((line) => body?.[`lines.${line.id}`] !== undefined).map((line) => line.id),
+  };
+}
+
+/** The form as the tools' arguments (register_webhook, update_webhook); their validator and the service judge them. */
+function endpointArgs(form: EndpointForm, person: Person): Record<string, unknown> {
+  const history = form.messageHistoryCount.trim();
+  return {
+    url: form.url.trim(),
+    events: form.events,
+    mode: form.mode,
+    ...(history === '' ? {} : { messageHistoryCount: /^-?\d+$/.test(history) ? Number(history) : history }),
+    channelScope: form.allChannels
+      ? { allChannels: true }
+      : {
+          allChannels: false,
+          channels: person.lines.filter((line) => form.lineIds.includes(line.id)).map((line) => ({ channelType: line.type, channelId: line.id })),
+        },
+  };
+}
+
+/** A refusal of the form's content next to its field; anything else (not found, a failure) goes to the error page. */
+function errorsOf(error: unknown): FieldErrors {
+  if (!(error instanceof DomainError) || error.code === 'NOT_FOUND' || error.code === 'FORBIDDEN' || error.code === 'RATE_LIMITED') throw error;
+  const key = error.field?.split(/[.[]/)[0] as FormField | undefined;
+  if (key === ('endpointId' as FormField)) throw error;
+  return { [key && FIELDS.includes(key) ? key : 'form']: error.message };
+}
+
+function notice(done: unknown): string | undefined {
+  return typeof done === 'string' && Object.prototype.hasOwnProperty.call(NOTICES, done) ? NOTICES[done as Notice] : undefined;
+}
+
+function logQuery(query: Record<string, unknown>): LogQuery {
+  const log: LogQuery = {};
+  if (typeof query.status === 'string' && query.status !== '') log.status = query.status;
+  if (typeof query.cursor === 'string' && query.cursor !== '') log.cursor = query.cursor;
+  return log;
+}
+
+function isIso(text: string): boolean {
+  return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/.test(text);
+}
+
+/** A datetime-local value (`2026-01-31T09:00` or with seconds) read as UTC; any other text is passed on for the validator to refuse. */
+function utcTimestamp(local: string): string {
+  const text = local.trim();
+  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(text)) return `${text}:00Z`;
+  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?$/.test(text)) return `${text}Z`;
+  return text;
+}
