@@ -1,0 +1,170 @@
+import { randomUUID } from 'node:crypto';
+import type { Page } from 'playwright-core';
+import { deliveryEnv } from '../support/delivery';
+import { TestReceiver } from '../support/receiver';
+import { createSession, Session, uniquePhone } from '../support/session';
+import { INGEST_TOKEN } from '../support/test-env';
+import { expectAccessible, screenshot, useBrowser } from './support/browser';
+
+jest.setTimeout(120_000);
+
+/**
+ * Settings → Webhooks in chromium, against a real receiver: the app runs in development with
+ * loopback receivers allowed (deliveryEnv) and a short retry schedule, so a failing window fails
+ * within a second or two.
+ */
+describe('webhooks pages in a browser', () => {
+  const b = useBrowser({ app: { env: deliveryEnv('web-hooks-browser', { DELIVERY_RETRY_SCHEDULE: '200ms,200ms' }) } });
+  const receiver = new TestReceiver();
+  let receiverUrl: string;
+
+  beforeAll(async () => {
+    receiverUrl = await receiver.start();
+  });
+  afterAll(async () => {
+    await receiver.stop();
+  });
+
+  async function signIn(page: Page): Promise<Session> {
+    const session = await createSession(b.app.admin, { lines: ['PHONE_NUMBER'] });
+    const link = await b.app.admin.post(`/admin/users/${session.userId}/sign-in-links`).expect(201);
+    await page.goto(new URL(link.body.url).pathname + new URL(link.body.url).search);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL('**/settings/api-keys');
+    return session;
+  }
+
+  async function inboundSms(session: Session): Promise<void> {
+    await b.app
+      .http()
+      .post('/ingest/sms/inbound')
+      .set('Authorization', `Bearer ${INGEST_TOKEN}`)
+      .send({ to: session.lines[0].address, from: uniquePhone(), body: 'Is the table for two still free?', providerMessageId: `p-${randomUUID()}` })
+      .expect(201);
+  }
+
+  /** Reloads the page until the log shows a delivery in `status` (bounded). */
+  async function reloadUntilLogShows(page: Page, status: string, count = 1): Promise<void> {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const seen = await page.locator('table.data tbody td span.status', { hasText: new RegExp(`^${status}$`) }).count();
+      if (seen >= count) return;
+      if (Date.now() > deadline) throw new Error(`the delivery log did not show ${count} ${status} deliveries in time`);
+      await page.waitForTimeout(250);
+      await page.reload();
+    }
+  }
+
+  async function addEndpoint(page: Page, path: string): Promise<string> {
+    await page.goto('/settings/webhooks');
+    await page.getByRole('link', { name: 'Add endpoint' }).click();
+    await page.getByLabel('URL').fill(`${receiverUrl}${path}`);
+    await page.getByLabel('message.received').check();
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    const secret = await page.getByLabel('Signing secret').inputValue();
+    expect(secret).toMatch(/^[0-9a-f]{64}$/);
+    return secret;
+  }
+
+  const requestsTo = (path: string) => receiver.requests.filter((r) => r.url === path);
+
+  it('add → an SMS is delivered → resend → rotate → disable / enable → delete, every page accessible', async () => {
+    const page = b.page;
+    await b.context.grantPermissions(['clipboard-read', 'clipboard-write']);
+    const session = await signIn(page);
+
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await expect(page.getByRole('heading', { level: 1, name: 'Webhooks' }).isVisible()).resolves.toBe(true);
+    await expect(page.getByText('You have no webhook endpoints yet.').isVisible()).resolves.toBe(true);
+
+    await page.getByRole('link', { name: 'Add endpoint' }).click();
+    await expectAccessible(page, 'add endpoint');
+    await page.getByLabel('URL').fill(`${receiverUrl}/main`);
+    await page.getByLabel('message.received').check();
+    await page.getByLabel('Verbose').check();
+    await page.getByLabel('Message history').fill('5');
+    await page.getByLabel(session.lines[0].address).check();
+    await page.getByLabel('Only these lines:').check();
+    await screenshot(page, 'webhooks-new');
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+
+    const secret = await page.getByLabel('Signing secret').inputValue();
+    expect(secret).toMatch(/^[0-9a-f]{64}$/);
+    expect(page.url()).not.toContain(secret);
+    await page.getByRole('button', { name: 'Copy' }).click();
+    await page.getByText('Copied').waitFor();
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(secret);
+    await expectAccessible(page, 'secret shown once');
+    await page.getByRole('link', { name: 'Open the endpoint' }).click();
+
+    await inboundSms(session);
+    await reloadUntilLogShows(page, 'succeeded');
+    const first = requestsTo('/main')[0];
+    expect(first.headers['x-service-event-type']).toBe('message.received');
+    await expectAccessible(page, 'endpoint');
+    await screenshot(page, 'webhooks-endpoint');
+
+    await page.getByRole('link', { name: String(first.headers['x-service-event-id']) }).click();
+    await page.getByRole('heading', { name: 'Payload' }).waitFor();
+    expect(await page.locator('pre.payload').textContent()).toContain('"type": "message.received"');
+    await expectAccessible(page, 'delivery');
+    await screenshot(page, 'webhooks-delivery');
+
+    await page.getByRole('button', { name: 'Resend' }).click();
+    await page.getByText('The delivery was sent again as this new delivery.').waitFor();
+    await receiver.waitFor(receiver.requests.indexOf(first) + 2);
+    const resent = requestsTo('/main')[1];
+    expect(resent.headers['x-service-event-id']).toMatch(/^evt_[0-9a-f]{32}$/);
+    expect(resent.headers['x-service-event-id']).not.toBe(first.headers['x-service-event-id']);
+    await page.getByRole('link', { name: 'the original delivery' }).waitFor();
+
+    await page.getByRole('link', { name: 'Webhooks' }).first().click();
+    await page.getByRole('table', { name: 'Your webhook endpoints' }).waitFor();
+    await expectAccessible(page, 'webhooks list');
+    await screenshot(page, 'webhooks');
+
+    await page.getByRole('link', { name: `${receiverUrl}/main` }).click();
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    const rotated = await page.getByLabel('Signing secret').inputValue();
+    expect(rotated).toMatch(/^[0-9a-f]{64}$/);
+    expect(rotated).not.toBe(secret);
+    await page.getByText('The previous secret keeps signing deliveries').waitFor();
+    await page.getByRole('link', { name: 'Open the endpoint' }).click();
+
+    await page.getByRole('button', { name: 'Disable' }).click();
+    await page.getByText('The endpoint is disabled').waitFor();
+    await page.getByRole('button', { name: 'Enable' }).click();
+    await page.getByText('The endpoint is enabled again.').waitFor();
+
+    await page.getByRole('link', { name: 'Delete' }).click();
+    await page.getByRole('heading', { name: 'Delete endpoint' }).waitFor();
+    await expectAccessible(page, 'delete confirmation');
+    await screenshot(page, 'webhooks-delete');
+    await page.getByRole('button', { name: 'Delete endpoint' }).click();
+    await page.getByText('The endpoint was deleted.').waitFor();
+    await expect(page.getByText('You have no webhook endpoints yet.').isVisible()).resolves.toBe(true);
+  });
+
+  it('recover: deliveries that failed while the receiver answered 500 arrive after Recover', async () => {
+    const page = b.page;
+    const session = await signIn(page);
+    let healthy = false;
+    receiver.respond = (req) => (req.url === '/recover' && !healthy ? { status: 500, body: 'down for maintenance' } : { status: 200, body: 'ok' });
+    const start = new Date(Date.now() - 60_000);
+    await addEndpoint(page, '/recover');
+    await page.getByRole('link', { name: 'Open the endpoint' }).click();
+
+    await inboundSms(session);
+    await inboundSms(session);
+    await reloadUntilLogShows(page, 'failed', 2);
+    expect(requestsTo('/recover')).toHaveLength(6); // 1 + 2 retries each, all answered 500
+
+    healthy = true;
+    await page.getByLabel('Since').fill(start.toISOString().slice(0, 19));
+    await page.getByRole('button', { name: 'Recover' }).click();
+    await page.getByText('2 deliveries queued.').waitFor();
+    await reloadUntilLogShows(page, 'succeeded', 2);
+    expect(requestsTo('/recover')).toHaveLength(8);
+    receiver.respond = () => ({ status: 200, body: 'ok' });
+  });
+});
