@@ -20,6 +20,10 @@ export const DEMO = {
  * line (both the owner's), and one API key printed once. A database that has orgs is left alone.
  */
 async function seed(): Promise<void> {
+  // A short-lived run starts no queue processors: Bull names a processor's connection without
+  // waiting for the answer (Queue#setHandler), and closing before it comes is an unhandled
+  // rejection that ended a seed of an already-seeded database with a stack trace.
+  process.env.PROCESS_ROLE = 'api';
   const config = loadConfig();
   await runMigrations(config.databaseUrl);
   const app = await NestFactory.createApplicationContext(AppModule, { logger: ['error'] });
