@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { createTestApp, TestApp } from './support/app';
 import { ADMIN_TOKEN } from './support/test-env';
+import { waitUntil } from './support/wait';
 
 const ADMIN = { Authorization: `Bearer ${ADMIN_TOKEN}` };
 
@@ -23,12 +24,14 @@ describe('health, readiness and the admin OpenAPI docs', () => {
 
   it('GET /ready answers 200 with PostgreSQL and Redis up', async () => {
     // The Redis client connects in the background after boot, so a probe polls (as an orchestrator would).
-    let res = await t.http().get('/ready');
-    for (let i = 0; i < 50 && res.status !== 200; i += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      res = await t.http().get('/ready');
-    }
-    expect(res.status).toBe(200);
+    const res = await waitUntil(
+      async () => {
+        const answer = await t.http().get('/ready');
+        return answer.status === 200 && answer;
+      },
+      '/ready to answer 200',
+      { timeoutMs: 5000, intervalMs: 100 },
+    );
     expect(res.body).toEqual({
       status: 'ok',
       info: { postgres: { status: 'up' }, redis: { status: 'up' } },
@@ -40,7 +43,7 @@ describe('health, readiness and the admin OpenAPI docs', () => {
   it("GET /ready still answers 200 while every connection of the app's pool is busy", async () => {
     const db = t.app.get(DataSource);
     const poolSize = (db.options.extra as { max: number }).max;
-    const busy = Array.from({ length: poolSize }, () => db.query('SELECT pg_sleep(4)'));
+    const busy = Array.from({ length: poolSize }, () => db.query('SELECT pg_sleep(4)').catch(() => undefined)); // cancelled at the end
     const observer = new Client({ connectionString: (db.options as { url: string }).url });
     await observer.connect();
     try {
@@ -50,12 +53,15 @@ describe('health, readiness and the admin OpenAPI docs', () => {
             `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query = 'SELECT pg_sleep(4)' AND state = 'active'`,
           )
         ).rows[0].n;
-      for (let i = 0; i < 100 && (await sleeping()) < poolSize; i++) await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(await sleeping()).toBe(poolSize);
+      await waitUntil(async () => (await sleeping()) === poolSize, `all ${poolSize} connections of the pool busy`, { timeoutMs: 5000 });
       const res = await t.http().get('/ready');
       expect(res.status).toBe(200);
       expect(res.body.info).toEqual({ postgres: { status: 'up' }, redis: { status: 'up' } });
     } finally {
+      // The pool's connections are freed now rather than when their 4 s sleeps end.
+      await observer.query(
+        `SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'SELECT pg_sleep(4)' AND state = 'active'`,
+      );
       await observer.end();
       await Promise.allSettled(busy);
     }
@@ -150,14 +156,8 @@ describe('health, readiness and the admin OpenAPI docs', () => {
 
 describe('the admin OpenAPI docs in development', () => {
   let t: TestApp;
-  const saved = process.env.APP_ENV;
   beforeAll(async () => {
-    process.env.APP_ENV = 'development';
-    try {
-      t = await createTestApp();
-    } finally {
-      process.env.APP_ENV = saved;
-    }
+    t = await createTestApp({ env: { APP_ENV: 'development' } });
   });
   afterAll(async () => {
     await t.close();

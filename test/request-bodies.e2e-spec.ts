@@ -3,10 +3,11 @@ import { gzipSync, deflateSync, brotliCompressSync } from 'node:zlib';
 import { DataSource } from 'typeorm';
 import { MAX_JSON_DEPTH } from '../src/common/json-depth';
 import { createTestApp, TestApp } from './support/app';
-import { MCP_URL, setEnv } from './support/mcp';
+import { MCP_URL } from './support/mcp';
 import { listen, RawConnection } from './support/raw-http';
 import { createSession, Session } from './support/session';
 import { ADMIN_TOKEN, INGEST_TOKEN } from './support/test-env';
+import { waitUntil } from './support/wait';
 
 /**
  * Issue 10 §2 (unauthenticated memory exhaustion) and the deep-JSON item: bodies are read only
@@ -306,18 +307,15 @@ describe('request bodies: memory budget and timeouts', () => {
   let s: Session;
   const LIMIT = 20 * MB;
   beforeAll(async () => {
-    const restore = setEnv({
-      MCP_MAX_BODY_BYTES: String(LIMIT),
-      HTTP_BODY_BUDGET_BYTES: String(32 * MB),
-      HTTP_REQUEST_TIMEOUT_MS: '3000',
-      HTTP_HEADERS_TIMEOUT_MS: '1000',
-      HTTP_KEEP_ALIVE_TIMEOUT_MS: '1000',
+    t = await createTestApp({
+      env: {
+        MCP_MAX_BODY_BYTES: String(LIMIT),
+        HTTP_BODY_BUDGET_BYTES: String(32 * MB),
+        HTTP_REQUEST_TIMEOUT_MS: '2000',
+        HTTP_HEADERS_TIMEOUT_MS: '1000',
+        HTTP_KEEP_ALIVE_TIMEOUT_MS: '1000',
+      },
     });
-    try {
-      t = await createTestApp();
-    } finally {
-      restore();
-    }
     port = await listen(t.app.getHttpServer());
     s = await createSession(t.admin);
   });
@@ -365,12 +363,14 @@ describe('request bodies: memory budget and timeouts', () => {
       holder.destroy();
     }
     // The holder's share comes back when its connection ends.
-    let answer: { status: number; body: string } | null = null;
-    for (let i = 0; i < 20; i++) {
-      answer = await sendLarge();
-      if (answer?.status !== 503) break;
-      await new Promise((done) => setTimeout(done, 100));
-    }
+    const { answer } = await waitUntil(
+      async () => {
+        const sent = await sendLarge();
+        return sent?.status !== 503 && { answer: sent };
+      },
+      'a large body to be read again (not 503)',
+      { timeoutMs: 5000, intervalMs: 100 },
+    );
     expect(answer?.status).toBe(400);
     expect(JSON.parse(answer!.body).error.code).toBe(-32700);
   });

@@ -2,6 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { freePort } from './support/delivery';
+import { waitUntil } from './support/wait';
 
 jest.setTimeout(120_000);
 
@@ -32,13 +33,14 @@ describe('request logs of the running service', () => {
     child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
     child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}):\n${output.slice(-3000)}`);
-      if ((await fetch(`${base}/health`).catch(() => undefined))?.status === 200) break;
-      if (Date.now() > deadline) throw new Error(`the service was not ready within 60 s:\n${output.slice(-3000)}`);
-      await new Promise((done) => setTimeout(done, 200));
-    }
+    await waitUntil(
+      async () => {
+        if (child!.exitCode !== null) throw new Error(`the service exited (${child!.exitCode}):\n${output.slice(-3000)}`);
+        return (await fetch(`${base}/health`).catch(() => undefined))?.status === 200;
+      },
+      () => `the service to answer /health:\n${output.slice(-3000)}`,
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
   });
 
   afterAll(async () => {
@@ -50,16 +52,17 @@ describe('request logs of the running service', () => {
 
   /** The JSON log lines that carry this request id, once the "request completed" line is there. */
   async function linesOf(requestId: string): Promise<Array<Record<string, any>>> {
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const lines = output
-        .split('\n')
-        .filter((line) => line.includes(requestId))
-        .map((line) => JSON.parse(line) as Record<string, any>);
-      if (lines.some((line) => line.msg === 'request completed')) return lines;
-      if (Date.now() > deadline) throw new Error(`no "request completed" line for ${requestId} in:\n${output.slice(-3000)}`);
-      await new Promise((done) => setTimeout(done, 50));
-    }
+    return waitUntil(
+      () => {
+        const lines = output
+          .split('\n')
+          .filter((line) => line.includes(requestId))
+          .map((line) => JSON.parse(line) as Record<string, any>);
+        return lines.some((line) => line.msg === 'request completed') && lines;
+      },
+      () => `a "request completed" line for ${requestId} in:\n${output.slice(-3000)}`,
+      { timeoutMs: 10_000 },
+    );
   }
 
   it.each([

@@ -6,11 +6,12 @@ import request from 'supertest';
 import { SecretBox, secretsKeyId } from '../src/common/secret-box';
 import { runMigrations } from '../src/database/migrate';
 import { verifyWebhook } from '../src/sdk';
-import { closeDeliveryTestApp, createDeliveryTestApp, DeliveryTestApp, freePort, register, waitUntil } from './support/delivery';
+import { closeDeliveryTestApp, createDeliveryTestApp, DeliveryTestApp, freePort, register } from './support/delivery';
 import { partnerPhone } from './support/messaging-hooks';
 import { TestReceiver } from './support/receiver';
 import { createSession, Session } from './support/session';
 import { ADMIN_TOKEN, BASE_DATABASE_URL, databaseUrlFor, INGEST_TOKEN, REDIS_URL } from './support/test-env';
+import { waitUntil } from './support/wait';
 
 /**
  * Issue 10, section 6: a process whose SECRETS_KEY cannot open the webhook secrets already stored
@@ -172,7 +173,10 @@ describe('SECRETS_KEY: refusing a key that cannot open stored secrets, and rotat
     const port = await freePort();
     const service = start('src/main.ts', [], processEnv({ SECRETS_KEY: hex(K1), PORT: String(port), PROCESS_ROLE: 'all' }));
     try {
-      await waitUntil(() => service.output().includes('listening on port') || service.child.exitCode !== null, 'the service to listen', 60_000, 100);
+      await waitUntil(() => service.output().includes('listening on port') || service.child.exitCode !== null, 'the service to listen', {
+        timeoutMs: 60_000,
+        intervalMs: 100,
+      });
       expect(service.child.exitCode).toBeNull();
       const http = request(`http://127.0.0.1:${port}`);
       const sms = await http

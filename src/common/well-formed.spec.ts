@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import { ValidationError } from './errors';
 import { assertWellFormed, findIllFormed, stringFault, wellFormedCopy, wellFormedText } from './well-formed';
 
@@ -81,7 +82,6 @@ describe('wellFormedCopy', () => {
   });
 
   it("repairs objects of another realm too (a worker thread's structured clone, a vm context)", () => {
-    const { runInNewContext } = require('node:vm') as typeof import('node:vm');
     const foreign = runInNewContext('({ text: "a\\u0000b", events: [{ summary: "x\\u0000" }] })') as { text: string; events: Array<{ summary: string }> };
     expect(Object.getPrototypeOf(foreign)).not.toBe(Object.prototype);
     expect(wellFormedCopy(foreign)).toEqual({ text: 'ab', events: [{ summary: 'x' }] });

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ADMIN_TOKEN, INGEST_TOKEN, REDIS_URL } from './test-env';
 
-/** Environment every e2e test file starts from; a test changes it before it builds its app. */
+/** Environment every e2e test file starts from; an app that needs other values gets them from createTestApp({ env }). */
 process.env.APP_ENV = 'production';
 process.env.REDIS_URL = REDIS_URL;
 process.env.ADMIN_TOKEN = ADMIN_TOKEN;
@@ -16,3 +16,5 @@ process.env.MCP_KEY_CONCURRENCY = '1000';
 process.env.MCP_RATE_LIMIT = '1000000';
 process.env.PIXEL_RATE_LIMIT = '1000000';
 process.env.ATTACHMENT_RATE_LIMIT = '1000000';
+// Every tool result is checked against its outputSchema: a result that drifts fails the test that made it.
+process.env.MCP_CHECK_RESULTS = 'true';

@@ -9,7 +9,16 @@ export interface ReceivedRequest {
   receivedAt: number;
 }
 
-export type Responder = (req: ReceivedRequest) => { status?: number; body?: string | Buffer; delayMs?: number; headers?: Record<string, string> } | void;
+/** How to answer one request; `until` holds the answer until it settles, `delayMs` then waits that much longer. */
+export interface Answer {
+  status?: number;
+  body?: string | Buffer;
+  delayMs?: number;
+  until?: Promise<unknown>;
+  headers?: Record<string, string>;
+}
+
+export type Responder = (req: ReceivedRequest) => Answer | void;
 
 /** A real HTTP receiver on 127.0.0.1 that records every request and answers as told. */
 export class TestReceiver {
@@ -38,8 +47,9 @@ export class TestReceiver {
           res.writeHead(answer.status ?? 200, answer.headers ?? { 'content-type': 'text/plain' });
           res.end(answer.body ?? '');
         };
-        if (answer.delayMs) setTimeout(send, answer.delayMs);
-        else send();
+        const later = () => (answer.delayMs ? setTimeout(send, answer.delayMs) : send());
+        if (answer.until) void answer.until.then(later, later);
+        else later();
       });
     });
     this.server.keepAliveTimeout = 1000;

@@ -1,12 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import request from 'supertest';
-import { configureHttpApp, HTTP_APP_OPTIONS } from '../../src/app.factory';
-import { AppModule } from '../../src/app.module';
 import { CurrentCaller } from '../../src/auth/auth.decorators';
 import { Caller } from '../../src/auth/caller';
-import { TestApp } from './app';
-import { ADMIN_TOKEN } from './test-env';
+import { createTestApp, TestApp, TestAppOptions } from './app';
 
 /**
  * Test-only API-key route: no decorator, so the global guard treats it as an API-key route, and
@@ -20,25 +15,9 @@ export class WhoAmIController {
   }
 }
 
-/** The whole service plus GET /test/whoami, booted like createTestApp(). */
-export async function createWhoAmIApp(): Promise<TestApp> {
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule], controllers: [WhoAmIController] }).compile();
-  const app = moduleRef.createNestApplication(HTTP_APP_OPTIONS);
-  configureHttpApp(app);
-  await app.init();
-  const server = app.getHttpServer();
-  const http = () => request(server);
-  // The same admin client as createTestApp() (not exported there): a body is sent only when given.
-  const auth = { Authorization: `Bearer ${ADMIN_TOKEN}` };
-  const withBody = (test: request.Test, body?: object) => (body === undefined ? test : test.send(body));
-  const admin = {
-    get: (path: string) => http().get(path).set(auth),
-    post: (path: string, body?: object) => withBody(http().post(path).set(auth), body),
-    put: (path: string, body?: object) => withBody(http().put(path).set(auth), body),
-    patch: (path: string, body?: object) => withBody(http().patch(path).set(auth), body),
-    delete: (path: string, body?: object) => withBody(http().delete(path).set(auth), body),
-  };
-  return { app, http, admin, close: () => app.close() };
+/** The whole service plus GET /test/whoami. */
+export function createWhoAmIApp(options: Omit<TestAppOptions, 'controllers'> = {}): Promise<TestApp> {
+  return createTestApp({ ...options, controllers: [WhoAmIController] });
 }
 
 /** GET /test/whoami with the given API key. */
