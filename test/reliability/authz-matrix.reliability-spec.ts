@@ -53,12 +53,14 @@ const M = randomBytes(4).toString('hex');
 
 type Scope = 'all lines' | 'its line' | 'another line' | 'both lines';
 const SCOPES: Scope[] = ['all lines', 'its line', 'another line', 'both lines'];
-/** The eight webhook tools; delete_webhook last, so the visible endpoint answers every other tool first. */
+/** The ten webhook tools; delete_webhook last, so the visible endpoint answers every other tool first. */
 const WEBHOOK_TOOLS = [
   'list_webhooks',
   'get_webhook',
   'list_webhook_deliveries',
+  'get_webhook_delivery',
   'resend_webhook_delivery',
+  'recover_webhook_deliveries',
   'register_webhook',
   'update_webhook',
   'rotate_webhook_secret',
@@ -163,6 +165,9 @@ describe('reliability: authorization matrix', () => {
       250,
     );
     const [delivery] = await t.db.query(`SELECT id, event_id FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY created_at LIMIT 1`, [endpoint.id]);
+    // One of them failed, in the window recover_webhook_deliveries is called with: a recovery by
+    // anyone but the victim would copy it, and the table checksums would show it.
+    await t.db.query(`UPDATE webhook_deliveries SET status = 'failed', last_status_code = 500, last_error = 'HTTP 500' WHERE id = $1`, [delivery.id]);
     const [attachment] = await t.db.query(`SELECT id FROM attachments WHERE message_id = $1`, [mail.body.messageId]);
     const [identity] = await t.db.query(`SELECT id FROM identities WHERE org_id = $1 AND value = $2`, [victim.orgId, partner]);
     const eventIds: string[] = (await t.db.query(`SELECT event_id FROM webhook_deliveries WHERE endpoint_id = $1`, [endpoint.id])).map(
@@ -282,6 +287,8 @@ describe('reliability: authorization matrix', () => {
       add: [{ name: 'attacker-label' }],
       status: 'disabled',
       notes: 'changed',
+      // recover_webhook_deliveries: a window the victim's deliveries fall in (an hour back, within every bound).
+      since: new Date(Date.now() - 3_600_000).toISOString(),
     };
     /** One call with every id field set to the victim's first id, then one more per further id of a field. */
     const variants = (schema: { properties?: Record<string, { format?: string }>; required?: string[] }, name: string): Array<Record<string, unknown>> => {
@@ -308,10 +315,13 @@ describe('reliability: authorization matrix', () => {
       const tables: string[] = (await t.db.query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`)).map(
         (r: { tablename: string }) => r.tablename,
       );
-      const [row] = await t.db.query(
-        `SELECT ${tables.map((name) => `(SELECT md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM "${name}" x) AS "${name}"`).join(', ')}`,
+      // api_keys.last_used_at is the bookkeeping of authenticating the call (written at most once a
+      // minute per key), not something the call did: every row is compared without it.
+      const row = (x: string) => `(to_jsonb(${x}) - 'last_used_at')::text`;
+      const [sums] = await t.db.query(
+        `SELECT ${tables.map((name) => `(SELECT md5(coalesce(string_agg(${row('x')}, '|' ORDER BY ${row('x')}), '')) FROM "${name}" x) AS "${name}"`).join(', ')}`,
       );
-      return row;
+      return sums;
     };
     const leaks = (text: string, request: string, markers: Record<string, string>) =>
       Object.entries(markers)
@@ -413,7 +423,10 @@ describe('reliability: authorization matrix', () => {
         case 'register_webhook':
           return [{ url: attackerUrl(scope), events: ['message.received'], channelScope: channelScopes[scope] }];
         case 'resend_webhook_delivery':
+        case 'get_webhook_delivery':
           return [{ deliveryId }];
+        case 'recover_webhook_deliveries':
+          return [{ endpointId: id, since: plain.since }];
         // Redirect it, or narrow it into the key's own line (which would take it over).
         case 'update_webhook':
           return [

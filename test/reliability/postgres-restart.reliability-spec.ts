@@ -1,4 +1,4 @@
-import { createTenant, ingestSms, IngestOutcome, percentile, rpc, send, steadyTraffic, Tenant, toolOk } from './support/clients';
+import { createTenant, ingestSms, IngestOutcome, rpc, send, steadyTraffic, Tenant, toolOk } from './support/clients';
 import { startStack, Stack } from './support/fixture';
 import { fmt, ResultBuilder } from './support/results';
 import { PrivatePostgres, sleep, waitFor } from './support/stack';

@@ -12,7 +12,8 @@ import { waitFor } from './support/stack';
  * from the same outbox and the same Bull queue, with the sweep running every second (grace 2 s)
  * in both, so jobs are re-added often. The receiver fails the first attempt of about a fifth of
  * the events (500), so retries run too. At the end, for every delivery, the requests that reached
- * the receiver with its event id must equal the attempts the database recorded for it.
+ * the receiver with its event id must equal the attempts the database recorded for it, and
+ * PostgreSQL must have broken no deadlock (the transaction it aborts may be a recording).
  */
 const EVENTS = Number(process.env.RELIABILITY_REPLICA_EVENTS ?? 1_500);
 const ENDPOINTS = 3;
@@ -108,12 +109,16 @@ describe('reliability: two api and two worker processes', () => {
       result.figure('attempts recorded / requests received', `${fmt(attempts)} / ${fmt(requests)}`);
       result.figure('deliveries retried after a 500', fmt(retried));
       result.figure('deliveries whose requests ≠ recorded attempts', fmt(mismatched.length));
+      // A deadlock aborts one of its transactions: an aborted recording loses attempts already sent.
+      const [{ deadlocks }] = (await db.query(`SELECT deadlocks::int FROM pg_stat_database WHERE datname = current_database()`)).rows;
+      result.figure('deadlocks PostgreSQL broke', fmt(deadlocks));
       result.figure('signatures verified', `${fmt(receiver.arrivals.filter((a) => a.verified).length)} of ${fmt(requests)}`);
       expect(accepted).toHaveLength(EVENTS);
       expect(settled.total).toBe(expected);
       expect(mismatched.slice(0, 10)).toEqual([]);
       expect(requests).toBe(attempts);
       expect(receiver.badSignatures).toBe(0);
+      expect(deadlocks).toBe(0);
     } finally {
       await db.end();
     }

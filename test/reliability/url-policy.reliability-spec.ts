@@ -1,5 +1,5 @@
 import * as ipaddr from 'ipaddr.js';
-import { FORBIDDEN_URLS, ForbiddenUrl, refusedWith } from '../../src/webhooks/url-policy/forbidden-urls';
+import { FORBIDDEN_URLS, ForbiddenUrl, refusedWith } from '../fixtures/forbidden-urls';
 import { describeRange, HOST_RESOLVER } from '../../src/webhooks/url-policy/url-policy';
 import { fixtureEvent } from '../fixtures/events';
 import { closeDeliveryTestApp, createDeliveryTestApp, DeliveryTestApp, MutableResolver, publish, register } from '../support/delivery';
@@ -10,11 +10,11 @@ import { fmt, ResultBuilder } from './support/results';
 import { waitFor } from './support/stack';
 
 /**
- * Issue 6: "A corpus of at least 60 forbidden URL forms (every range and numeric trick in
- * DESIGN.md, plus DNS names resolving to them through the injectable resolver, plus redirect
- * targets): all refused, at registration and at send time."
+ * A corpus of at least 60 forbidden URL forms (every refused range and numeric trick of
+ * docs/webhooks.md "URL rules", plus DNS names resolving to them through the injectable resolver,
+ * plus redirect targets): all refused, at registration and at send time.
  *
- * The corpus is src/webhooks/url-policy/forbidden-urls.ts. The service runs as the local demo
+ * The corpus is test/fixtures/forbidden-urls.ts. The service runs as the local demo
  * does (development: http:// allowed; WEBHOOK_ALLOWED_CIDRS=127.0.0.0/8), with the resolver
  * replaced by one the test steers, and no retries (one attempt per delivery).
  *
@@ -84,7 +84,7 @@ describe('reliability: forbidden URL corpus at registration and at send time', (
         admittedAtRegistration.push(`${item.url.slice(0, 80)}: ${(error as Error).message.slice(0, 120)}`);
       }
     }
-    result.figure('corpus forms (src/webhooks/url-policy/forbidden-urls.ts)', fmt(FORBIDDEN_URLS.length));
+    result.figure('corpus forms (test/fixtures/forbidden-urls.ts)', fmt(FORBIDDEN_URLS.length));
     result.figure(
       'registration: forms refused under development + 127.0.0.0/8',
       `${fmt(refusable.length - admittedAtRegistration.length)} of ${fmt(refusable.length)}`,
