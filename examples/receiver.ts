@@ -1,7 +1,11 @@
 /**
  * Example webhook receiver (Express).
  *
- *   WEBHOOK_SECRETS=<newest>,<previous> PORT=3000 npx ts-node examples/receiver.ts
+ *   WEBHOOK_SECRETS=<newest>,<previous> RECEIVER_PORT=4000 npx ts-node examples/receiver.ts
+ *
+ * RECEIVER_PORT (default 4000) is the receiver's own port: the service itself listens on 3000.
+ * In development the service delivers to loopback addresses, so register
+ * http://127.0.0.1:4000/webhooks with register_webhook.
  *
  * WEBHOOK_SECRETS: the endpoint secrets, comma-separated, newest first. Each is the 64-character hex
  * string returned by register_webhook / rotate_webhook_secret, used as-is (not hex-decoded). After
@@ -119,7 +123,7 @@ if (require.main === module) {
     console.error('WEBHOOK_SECRETS is not set (comma-separated secrets, newest first)');
     process.exit(1);
   }
-  const port = Number(process.env.PORT ?? 3000);
+  const port = Number(process.env.RECEIVER_PORT ?? 4000);
   createReceiverApp({ secrets, handleEvent }).listen(port, () => {
     console.info(`webhook receiver listening on http://localhost:${port}/webhooks`);
   });
