@@ -10,7 +10,7 @@
  * real subscriber would, and recorded: envelope id, createdAt, arrival time, behaviour, status.
  *
  * The exception exists because the service disables an endpoint after 100 consecutive failed
- * attempts (DESIGN.md, Auto-disable): an occasional 2xx keeps a failing endpoint active, so it
+ * attempts (docs/webhooks.md, "Auto-disable"): an occasional 2xx keeps a failing endpoint active, so it
  * keeps loading the worker for the whole measuring window. 0 turns it off.
  */
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';

@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: starts the service as in production (one `api` and one `worker` process on a
  * throwaway database and Bull prefix), a receiver on 127.0.0.1 and a load generator, runs the
- * scenarios of issue 6, then writes docs/BENCHMARKS.md and docs/benchmarks.svg.
+ * four scenarios (throughput, failure isolation, tool endpoint, backlog memory), then writes docs/BENCHMARKS.md and docs/benchmarks.svg.
  *
  *   npm run bench                      full run (10 to 20 minutes)
  *   npm run bench -- --quick           each scenario under a minute (figures indicative only)

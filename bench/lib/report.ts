@@ -225,7 +225,7 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
     );
     if (s2.failOkEvery > 0) {
       out.push(
-        `The service disables an endpoint after 100 consecutive failures (DESIGN.md, Auto-disable), which would end the failure after a ` +
+        `The service disables an endpoint after 100 consecutive failures (docs/webhooks.md, "Auto-disable"), which would end the failure after a ` +
           `second. So the receiver answers 200 to every ${s2.failOkEvery}th request of a failing or hanging path, which resets the count: ` +
           `${fmtPct(1 - 1 / s2.failOkEvery)} of their attempts fail and they stay active for the whole window.`,
         '',

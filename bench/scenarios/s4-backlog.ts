@@ -5,7 +5,7 @@ import { processMemory, redisMemory } from '../lib/infra';
 import { Ingestor, makeTargets } from '../lib/load';
 import { fmtMb, fmtNum, log, progress, resetProgress, sleep } from '../lib/util';
 
-/** The service disables an endpoint at 100 consecutive failures (DESIGN.md): stay below it per endpoint. */
+/** The service disables an endpoint at 100 consecutive failures (docs/webhooks.md, "Auto-disable"): stay below it per endpoint. */
 const MAX_EVENTS_PER_LINE = 90;
 
 /**

@@ -5,7 +5,7 @@
  * can copy this single file into a receiver. The service signs with `signWebhook` from this file,
  * so both sides share one definition of the scheme.
  *
- * Scheme (spec "Webhook signing", DESIGN.md "Rotation"):
+ * Scheme (docs/webhooks.md, "Verifying signatures" and "Rotating a secret without downtime"):
  *
  *   X-Service-Signature: t=<unix seconds>,v1=<hex>[,v1=<hex>...]
  *   v1 = lowercase hex HMAC-SHA256(key = secret, message = `${t}.` + raw body bytes)
