@@ -319,7 +319,11 @@ async function main(): Promise<void> {
 
   step(5, `Inbound SMS and emails through the ingest API (to ${phone} and ${inbox})`);
   const ingest = async (path: string, contentType: string, body: string | Buffer, label: string) => {
-    const res = await fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${env.INGEST_TOKEN}`, 'content-type': contentType }, body });
+    const res = await fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${env.INGEST_TOKEN}`, 'content-type': contentType },
+      body: typeof body === 'string' ? body : new Uint8Array(body),
+    });
     const answer = (await res.json()) as { messageId: string; threadId: string };
     say(`${clock()} ${dim(`POST ${path} (${label}) → ${res.status}, message ${answer.messageId.slice(0, 8)}…`)}`);
     return answer;
