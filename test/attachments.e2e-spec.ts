@@ -14,7 +14,7 @@ import { createTestApp, TestApp } from './support/app';
 import { ISO_MS, toolError, toolOk, UUID } from './support/mcp';
 import { TestReceiver } from './support/receiver';
 import { createSession, Session, uniquePhone } from './support/session';
-import { INGEST_TOKEN } from './support/test-env';
+import { INGEST_TOKEN, privateQueuePrefix } from './support/test-env';
 import { waitUntil } from './support/wait';
 
 const EVENTS = ['message.received', 'attachment.extracted'];
@@ -93,7 +93,7 @@ describe('attachments: extraction, read_attachment, downloads', () => {
   beforeAll(async () => {
     files.docx.content = await makeDocx();
     receiverUrl = await receiver.start();
-    t = await createTestApp({ env: { APP_ENV: 'development', WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8' } });
+    t = await createTestApp({ env: { APP_ENV: 'development', WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8', QUEUE_PREFIX: privateQueuePrefix('attachments') } });
     await t.app.listen(0, '127.0.0.1'); // for the official MCP client
     db = t.app.get(DataSource);
     extraction = t.app.get(AttachmentExtractionService);

@@ -9,7 +9,7 @@ import { verifyWebhook, WebhookEnvelope } from '../../src/sdk';
 import { createTestApp, TestApp, TestEnv } from './app';
 import { toolOk } from './mcp';
 import { TestReceiver } from './receiver';
-import { INGEST_TOKEN } from './test-env';
+import { INGEST_TOKEN, privateQueuePrefix } from './test-env';
 import { waitUntil } from './wait';
 
 export type Envelope<T = any> = WebhookEnvelope<T>;
@@ -45,6 +45,8 @@ export async function createMessagingTestApp(env: TestEnv = {}): Promise<Messagi
       APP_ENV: 'development',
       WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
       SMS_CARRIER_URL: `http://127.0.0.1:${(carrier.address() as AddressInfo).port}/sms`,
+      // Its queues are its own: `extractionIdle` then waits for this app's jobs only.
+      QUEUE_PREFIX: privateQueuePrefix('messaging'),
       ...env,
     },
   });

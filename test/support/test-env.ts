@@ -9,3 +9,13 @@ export function databaseUrlFor(name: string): string {
   url.pathname = `/${name}`;
   return url.toString();
 }
+
+/**
+ * A Bull key prefix of the run's own for one app: test files run in parallel, and an app on the
+ * run's shared prefix would take other files' jobs (and they its), so that a wait for "its"
+ * queue to be idle waits on whatever the others are doing. Under the run's prefix, so the
+ * global teardown removes its keys.
+ */
+export function privateQueuePrefix(tag: string): string {
+  return `${process.env.QUEUE_PREFIX ?? '{mss_test}'}${tag}-${Math.random().toString(36).slice(2, 10)}`;
+}
