@@ -417,6 +417,11 @@ describe('get_webhook_delivery and the status filter', () => {
       { attemptNumber: 2, attemptedAt: expect.any(String), durationMs: expect.any(Number), statusCode: 200, errorKind: null, responseBody: 'thanks' },
     ]);
     expect(Buffer.byteLength(detail.attempts[0].responseBody!)).toBe(2048);
+    expect(detail.delivery.lastDurationMs).toBe(detail.attempts[1].durationMs); // the last attempt's, as the log shows it
+    const { deliveries } = await toolOk<{ deliveries: Array<{ id: string; lastDurationMs: number | null }> }>(t, s.apiKey, 'list_webhook_deliveries', {
+      endpointId: endpoint.id,
+    });
+    expect(deliveries).toEqual([expect.objectContaining({ id: row.id, lastDurationMs: detail.attempts[1].durationMs })]);
     expect(Date.parse(detail.attempts[1].attemptedAt)).toBeGreaterThan(Date.parse(detail.attempts[0].attemptedAt));
   });
 

@@ -142,6 +142,7 @@ describe('MCP with the official SDK client', () => {
             lastStatusCode: 500,
             lastError: 'HTTP 500',
             lastAttemptAt: expect.stringMatching(ISO_MS),
+            lastDurationMs: null,
             nextAttemptAt: null,
             resentFromId: null,
             createdAt: expect.stringMatching(ISO_MS),

@@ -13,6 +13,7 @@ interface Delivery {
   lastStatusCode: number | null;
   lastError: string | null;
   lastAttemptAt: string | null;
+  lastDurationMs: number | null;
   nextAttemptAt: string | null;
   resentFromId: string | null;
   createdAt: string;
@@ -82,6 +83,12 @@ describe('list_webhook_deliveries and resend_webhook_delivery', () => {
        RETURNING id`,
       [`evt_${'ab'.repeat(16)}`, endpointId, s.userId, await storePayload(t.db, { thread: { id: 't' } })],
     );
+    // Two attempts, the later one shorter: the log shows the last attempt's duration.
+    await t.db.query(
+      `INSERT INTO webhook_delivery_attempts (delivery_id, attempt_number, attempted_at, duration_ms, status_code)
+       VALUES ($1, 1, '2026-03-01T09:59:59.999Z', 1200, 503), ($1, 2, '2026-03-01T10:00:00.250Z', 87, 503)`,
+      [row.id],
+    );
     expect(await list(endpointId)).toEqual({
       deliveries: [
         {
@@ -94,6 +101,7 @@ describe('list_webhook_deliveries and resend_webhook_delivery', () => {
           lastStatusCode: 503,
           lastError: 'HTTP 503',
           lastAttemptAt: '2026-03-01T10:00:00.250Z',
+          lastDurationMs: 87,
           nextAttemptAt: '2026-03-01T10:05:00.250Z',
           resentFromId: null,
           createdAt: '2026-03-01T09:59:59.999Z',
@@ -247,6 +255,7 @@ describe('list_webhook_deliveries and resend_webhook_delivery', () => {
         lastStatusCode: null,
         lastError: null,
         lastAttemptAt: null,
+        lastDurationMs: null,
         nextAttemptAt: expect.stringMatching(ISO_MS),
         resentFromId: original.id,
         createdAt: expect.stringMatching(ISO_MS),

@@ -239,6 +239,24 @@ export class DeliveriesRepository {
     return row ?? null;
   }
 
+  /**
+   * How long the last attempt of each delivery took, by delivery id (deliveries never attempted
+   * are absent). Only for ids a visibility-checked read (`page`) answered: it reads no other row.
+   * One index scan per id (the (delivery_id, attempt_number) unique).
+   */
+  async lastAttemptDurations(deliveryIds: string[]): Promise<Map<string, number>> {
+    if (deliveryIds.length === 0) return new Map();
+    const rows = await queryNamed<Array<{ deliveryId: string; durationMs: number }>>(
+      this.dataSource.manager,
+      `SELECT DISTINCT ON (a.delivery_id) a.delivery_id AS "deliveryId", a.duration_ms AS "durationMs"
+         FROM webhook_delivery_attempts a
+        WHERE a.delivery_id = ANY(:deliveryIds::uuid[])
+        ORDER BY a.delivery_id, a.attempt_number DESC`,
+      { deliveryIds },
+    );
+    return new Map(rows.map((r) => [r.deliveryId, r.durationMs]));
+  }
+
   /** The attempts of a delivery the caller may see, first first (none for any other delivery). */
   attemptsOf(caller: Caller, deliveryId: string): Promise<AttemptDetailRow[]> {
     const endpoint = visibleEndpoint(caller);

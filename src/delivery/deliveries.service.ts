@@ -29,6 +29,8 @@ export interface DeliveryView {
   lastStatusCode: number | null;
   lastError: string | null;
   lastAttemptAt: string | null;
+  /** How long the last attempt took (sending to the whole response, or to the error); null before the first. */
+  lastDurationMs: number | null;
   nextAttemptAt: string | null;
   resentFromId: string | null;
   createdAt: string;
@@ -88,8 +90,9 @@ export class DeliveriesService {
     const rows = await this.deliveries.page(caller, endpointId, DELIVERIES_PAGE_SIZE + 1, after, status);
     const page = rows.slice(0, DELIVERIES_PAGE_SIZE);
     const last = page[page.length - 1];
+    const durations = await this.deliveries.lastAttemptDurations(page.map((d) => d.id));
     return {
-      deliveries: page.map(toDeliveryView),
+      deliveries: page.map((d) => toDeliveryView(d, durations.get(d.id) ?? null)),
       nextCursor: rows.length > DELIVERIES_PAGE_SIZE && last ? this.cursors.encode(LIST_TOOL, { key: last.createdAt.toISOString(), id: last.id }) : null,
     };
   }
@@ -116,7 +119,7 @@ export class DeliveriesService {
     if (!row) throw NotFoundError.of('webhook delivery', deliveryId, 'deliveryId');
     const attempts = await this.deliveries.attemptsOf(caller, deliveryId);
     return {
-      delivery: { ...toDeliveryView(row), recoveredAt: row.recoveredAt?.toISOString() ?? null },
+      delivery: { ...toDeliveryView(row, attempts.at(-1)?.durationMs ?? null), recoveredAt: row.recoveredAt?.toISOString() ?? null },
       envelope: {
         id: row.eventId,
         type: row.eventType,
@@ -195,7 +198,7 @@ function toAttemptView(a: AttemptDetailRow): AttemptView {
   };
 }
 
-export function toDeliveryView(d: DeliveryRow): DeliveryView {
+export function toDeliveryView(d: DeliveryRow, lastDurationMs: number | null = null): DeliveryView {
   return {
     id: d.id,
     eventId: d.eventId,
@@ -206,6 +209,7 @@ export function toDeliveryView(d: DeliveryRow): DeliveryView {
     lastStatusCode: d.lastStatusCode,
     lastError: d.lastError,
     lastAttemptAt: d.lastAttemptAt?.toISOString() ?? null,
+    lastDurationMs,
     nextAttemptAt: d.nextAttemptAt?.toISOString() ?? null,
     resentFromId: d.resentFromId,
     createdAt: d.createdAt.toISOString(),

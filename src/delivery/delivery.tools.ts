@@ -17,6 +17,7 @@ const deliverySchema = {
     lastStatusCode: nullable({ type: 'integer' } as const),
     lastError: nullableString,
     lastAttemptAt: nullableString,
+    lastDurationMs: nullable({ type: 'integer' } as const, 'How long the last attempt took, in ms; null before the first.'),
     nextAttemptAt: nullableString,
     resentFromId: nullableString,
     createdAt: { type: 'string', format: 'date-time' },
