@@ -182,11 +182,16 @@ describe('web: sign-in links, sessions, CSRF and page headers', () => {
       .expect(200);
   });
 
-  it('sign-out revokes the session at once and clears the cookie', async () => {
+  it('signed in, /sign-in leads on to the app; sign-out revokes the session at once and clears the cookie', async () => {
     const cookie = await signIn();
+    // Signed in, the sign-in page and / lead on to the app.
+    expect((await t.http().get('/sign-in').set('Cookie', cookie).expect(303)).headers.location).toBe('/settings/api-keys');
+    expect((await t.http().get('/').set('Cookie', cookie).expect(303)).headers.location).toBe('/settings/api-keys');
     const csrf = await csrfOf(cookie);
     const res = await signOut(cookie, { _csrf: csrf }).expect(303);
     expect(res.headers.location).toBe('/sign-in');
+    // Signed out, the same cookie gets the sign-in form again.
+    expect((await t.http().get('/sign-in').set('Cookie', cookie).expect(200)).text).toContain('Email');
     expect(String(res.headers['set-cookie'][0])).toMatch(/^mss_session=; Max-Age=0; Path=\/; HttpOnly; SameSite=Lax$/);
     const after = await t.http().get('/settings/api-keys').set('Cookie', cookie).expect(303);
     expect(after.headers.location).toBe('/sign-in');

@@ -13,6 +13,8 @@ import { LinkProblemPage, SignInLinkPage, SignInPage, SignInSentPage } from './s
 
 /** Page forms are small: an email address or a token, and the CSRF field. */
 export const FORM_LIMIT = 8 * 1024;
+/** Where a person lands after signing in. */
+const START_PAGE = '/settings/api-keys';
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,253}$/;
 
 type Form = Record<string, string | undefined> | undefined;
@@ -30,14 +32,14 @@ export class SignInController {
   @Public()
   @Get()
   async home(@Req() request: Request, @Res() response: Response): Promise<void> {
-    const token = this.sessions.cookie.read(request);
-    const person = token === null ? null : await this.sessions.person(token);
-    seeOther(response, person ? '/settings/api-keys' : '/sign-in');
+    seeOther(response, (await this.signedIn(request)) ? START_PAGE : '/sign-in');
   }
 
+  /** A person already signed in goes on to the app rather than being asked to sign in again. */
   @Public()
   @Get('sign-in')
-  signInForm(@Res() response: Response): void {
+  async signInForm(@Req() request: Request, @Res() response: Response): Promise<void> {
+    if (await this.signedIn(request)) return seeOther(response, START_PAGE);
     sendPage(response, 200, <SignInPage />);
   }
 
@@ -82,7 +84,7 @@ export class SignInController {
     );
     if ('problem' in outcome) return sendPage(response, outcome.problem === 'invalid' ? 400 : 410, <LinkProblemPage problem={outcome.problem} />);
     response.setHeader('Set-Cookie', this.sessions.cookie.set(outcome.sessionToken, outcome.maxAgeSeconds));
-    seeOther(response, '/settings/api-keys');
+    seeOther(response, START_PAGE);
   }
 
   @SessionAuth()
@@ -92,5 +94,10 @@ export class SignInController {
     await this.sessions.signOut(person.sessionId);
     response.setHeader('Set-Cookie', this.sessions.cookie.clear());
     seeOther(response, '/sign-in');
+  }
+
+  private async signedIn(request: Request): Promise<boolean> {
+    const token = this.sessions.cookie.read(request);
+    return token !== null && (await this.sessions.person(token)) !== null;
   }
 }
