@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { Clock } from '../src/common/clock';
 import { SignInMailer } from '../src/web/sessions/sign-in-mailer';
 import { SignInRequests } from '../src/web/sessions/sign-in-requests.service';
+import { WebSessionsRetention } from '../src/web/sessions/web-sessions-retention';
 import { createTestApp, TestApp } from './support/app';
 import { FakeClock } from './support/delivery';
 
@@ -308,5 +309,47 @@ describe('web: sign-in links, sessions, CSRF and page headers', () => {
       expect(res.headers['x-frame-options']).toBeUndefined();
       expect(res.headers['referrer-policy']).toBeUndefined();
     }
+  });
+
+  it('retention deletes links and sessions 30 days after they ended, and keeps everything younger', async () => {
+    const person = await newUser();
+    const countsOf = async () =>
+      (
+        await db.query(
+          `SELECT (SELECT count(*)::int FROM sign_in_links WHERE user_id = $1) AS links, (SELECT count(*)::int FROM web_sessions WHERE user_id = $1) AS sessions`,
+          [person.userId],
+        )
+      )[0];
+    const revoked = await signIn(person.userId); // its link used, the session then signed out
+    await signOut(revoked, { _csrf: await csrfOf(revoked) }).expect(303);
+    const live = await signIn(person.userId);
+    await newLink(person.userId); // never used
+    expect(await countsOf()).toEqual({ links: 3, sessions: 2 });
+    // Moved back in time (only this person's rows: other tests' stay as they are): every link
+    // expired 31 days ago; the signed-out session was revoked 31 days ago; the other one reached
+    // its absolute end 29 days ago.
+    const shift = (days: number) => `interval '${days} days'`;
+    await db.query(`UPDATE sign_in_links SET created_at = created_at - ${shift(31)}, expires_at = expires_at - ${shift(31)} WHERE user_id = $1`, [
+      person.userId,
+    ]);
+    await db.query(
+      `UPDATE web_sessions SET created_at = created_at - ${shift(31)}, last_seen_at = last_seen_at - ${shift(31)}, revoked_at = revoked_at - ${shift(31)}
+        WHERE user_id = $1 AND revoked_at IS NOT NULL`,
+      [person.userId],
+    );
+    await db.query(
+      `UPDATE web_sessions SET created_at = now() - ${shift(30)}, last_seen_at = now() - ${shift(30)}, expires_at = now() - ${shift(29)}
+        WHERE user_id = $1 AND revoked_at IS NULL`,
+      [person.userId],
+    );
+    const retention = t.app.get(WebSessionsRetention);
+
+    expect(await retention.prune()).toEqual({ links: expect.any(Number), sessions: expect.any(Number) });
+    expect(await countsOf()).toEqual({ links: 0, sessions: 1 });
+    expect(await isSignedIn(live)).toBe(false); // ended, though still listed for the admin
+
+    await db.query(`UPDATE web_sessions SET created_at = created_at - ${shift(2)}, expires_at = expires_at - ${shift(2)} WHERE user_id = $1`, [person.userId]);
+    await retention.prune();
+    expect(await countsOf()).toEqual({ links: 0, sessions: 0 });
   });
 });

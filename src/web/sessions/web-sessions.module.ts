@@ -5,6 +5,7 @@ import { SignInMailer } from './sign-in-mailer';
 import { SignInRequests } from './sign-in-requests.service';
 import { WebAuthenticator } from './web-authenticator';
 import { WebSessionsRepository } from './web-sessions.repository';
+import { WebSessionsRetention } from './web-sessions-retention';
 import { WebSessionsService } from './web-sessions.service';
 
 /**
@@ -17,6 +18,7 @@ import { WebSessionsService } from './web-sessions.service';
   providers: [
     WebSessionsRepository,
     WebSessionsService,
+    WebSessionsRetention,
     SignInMailer,
     SignInRequests,
     WebAuthenticator,

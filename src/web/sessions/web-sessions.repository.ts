@@ -3,10 +3,14 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { OrgTier } from '../../accounts/account.types';
 import { UserRole } from '../../auth/roles';
+import { deleteInBatches } from '../../database/delete-in-batches';
 import { queryNamed } from '../../database/sql';
 
 /** Used or expired links, and ended sessions, are kept this long (to answer "already used"), then deleted. */
-const KEEP_ENDED_MS = 30 * 24 * 3_600_000;
+export const KEEP_ENDED_MS = 30 * 24 * 3_600_000;
+/** Rows per DELETE of the retention: each batch one short statement. */
+const PRUNE_BATCH = 500;
+const PRUNE_PAUSE_MS = 50;
 
 /** What a sign-in link's token is, as far as its row tells. */
 export interface LinkStateRow {
@@ -53,6 +57,27 @@ export interface NewSession {
 @Injectable()
 export class WebSessionsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /**
+   * Deletes the links that expired before `before` and the sessions that ended before it (past
+   * their absolute end, or revoked), in small batches; answers how many of each.
+   */
+  async deleteEndedBefore(before: Date): Promise<{ links: number; sessions: number }> {
+    const options = { batchSize: PRUNE_BATCH, pauseMs: PRUNE_PAUSE_MS };
+    const links = await deleteInBatches(
+      this.dataSource,
+      `DELETE FROM sign_in_links WHERE id IN (SELECT id FROM sign_in_links WHERE expires_at < $1 LIMIT $2)`,
+      [before],
+      options,
+    );
+    const sessions = await deleteInBatches(
+      this.dataSource,
+      `DELETE FROM web_sessions WHERE id IN (SELECT id FROM web_sessions WHERE expires_at < $1 OR revoked_at < $1 LIMIT $2)`,
+      [before],
+      options,
+    );
+    return { links: links.rows, sessions: sessions.rows };
+  }
 
   /** Stores a new link; drops the user's links that ended long ago. */
   async createLink(userId: string, tokenHash: string, now: Date, expiresAt: Date): Promise<void> {
