@@ -101,6 +101,19 @@ describe('webhooks pages in a browser', () => {
     await reloadUntilLogShows(page, 'succeeded');
     const first = requestsTo('/main')[0];
     expect(first.headers['x-service-event-type']).toBe('message.received');
+    // The log row, read by its column headings as a person reads it.
+    const headings = await page.locator('table.data thead th').allTextContents();
+    const cells = await page.locator('table.data tbody tr').first().locator('td').allTextContents();
+    const logRow = Object.fromEntries(headings.map((heading, i) => [heading, cells[i]]));
+    expect(logRow).toEqual({
+      'Event kind': 'message.received',
+      'Event id': first.headers['x-service-event-id'],
+      Status: 'succeeded',
+      Attempts: '1',
+      'Last HTTP status': '200',
+      Duration: expect.stringMatching(/^\d+ ms$/),
+      'Next retry': '—',
+    });
     await expectAccessible(page, 'endpoint');
     await screenshot(page, 'webhooks-endpoint');
 
@@ -129,7 +142,18 @@ describe('webhooks pages in a browser', () => {
     expect(rotated).toMatch(/^[0-9a-f]{64}$/);
     expect(rotated).not.toBe(secret);
     await page.getByText('The previous secret keeps signing deliveries').waitFor();
+    await expectAccessible(page, 'new signing secret');
+    await screenshot(page, 'webhooks-rotated');
     await page.getByRole('link', { name: 'Open the endpoint' }).click();
+
+    await page.getByRole('link', { name: 'Edit', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: 'Edit endpoint' }).waitFor();
+    await expectAccessible(page, 'edit endpoint');
+    await screenshot(page, 'webhooks-edit');
+    await page.getByLabel('Concise').check();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('heading', { level: 2, name: 'Delivery log' }).waitFor();
+    expect(await page.locator('dl').textContent()).toContain('concise');
 
     await page.getByRole('button', { name: 'Disable' }).click();
     await page.getByText('The endpoint is disabled').waitFor();
@@ -143,6 +167,31 @@ describe('webhooks pages in a browser', () => {
     await page.getByRole('button', { name: 'Delete endpoint' }).click();
     await page.getByText('The endpoint was deleted.').waitFor();
     await expect(page.getByText('You have no webhook endpoints yet.').isVisible()).resolves.toBe(true);
+  });
+
+  it('error pages: an unknown endpoint is a 404 page, a form with a stale CSRF token a 403 page; both accessible', async () => {
+    const page = b.page;
+    b.problems.allow(/\b(403|404)\b/); // the answers this test asks for
+    await signIn(page);
+    const unknown = await page.goto('/settings/webhooks/00000000-0000-4000-8000-000000000000');
+    expect(unknown?.status()).toBe(404);
+    await page.getByRole('heading', { level: 1, name: 'Not found' }).waitFor();
+    expect(await page.getByText('webhook endpoint').count()).toBeGreaterThan(0); // the page says what was not found
+    await expectAccessible(page, 'not found page');
+    await screenshot(page, 'error-not-found');
+
+    await addEndpoint(page, '/stale');
+    await page.getByRole('link', { name: 'Open the endpoint' }).click();
+    // A token from another session (a tab left open across a sign-out and back in).
+    await page.evaluate(`document.querySelector('form[action$="/disable"] input[name="_csrf"]').value = '${'a'.repeat(43)}'`);
+    const [refused] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/disable')), page.getByRole('button', { name: 'Disable' }).click()]);
+    expect(refused.status()).toBe(403);
+    await page.getByRole('heading', { level: 1, name: 'Not allowed' }).waitFor();
+    await page.getByText('The form is missing its CSRF token or carries a wrong one: reload the page and try again.').waitFor();
+    await expectAccessible(page, 'forbidden page');
+    await screenshot(page, 'error-forbidden');
+    await page.goto('/settings/webhooks');
+    expect(await page.getByRole('table', { name: 'Your webhook endpoints' }).textContent()).toContain('Active'); // not disabled
   });
 
   it('recover: deliveries that failed while the receiver answered 500 arrive after Recover', async () => {

@@ -476,6 +476,7 @@ export function EndpointPage(props: {
                 <th scope="col">Status</th>
                 <th scope="col">Attempts</th>
                 <th scope="col">Last HTTP status</th>
+                <th scope="col">Duration</th>
                 <th scope="col">Next retry</th>
               </tr>
             </thead>
@@ -491,6 +492,7 @@ export function EndpointPage(props: {
                   </td>
                   <td>{d.attempts}</td>
                   <td>{d.lastStatusCode ?? d.lastError ?? '—'}</td>
+                  <td>{d.lastDurationMs === null ? '—' : `${d.lastDurationMs} ms`}</td>
                   <td>
                     <Time iso={d.nextAttemptAt} />
                   </td>
