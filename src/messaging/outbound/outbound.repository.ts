@@ -175,15 +175,15 @@ export class OutboundRepository {
     return updated[0];
   }
 
-  /** The message as tools show it. */
-  async view(messageId: string): Promise<SerializedMessage> {
+  /** The message as tools show it; null once it is gone (its thread deleted since it was queued). */
+  async view(messageId: string): Promise<SerializedMessage | null> {
     const [row] = await queryNamed<Array<Parameters<typeof serializeMessage>[0]>>(
       this.dataSource.manager,
       `SELECT m.id, m.thread_id, m.channel, m.direction, m.status, m.body, m.created_at, m.sent_at, m.from_value, m.from_kind, m.to_value, m.to_kind
          FROM messages m WHERE m.id = :messageId`,
       { messageId },
     );
-    return serializeMessage(row);
+    return row ? serializeMessage(row) : null;
   }
 
   /** For the sweep: QUEUED messages older than a minute (their hand-off job may be lost), oldest first. */

@@ -176,7 +176,10 @@ export class OutboundService {
     });
   }
 
-  view(messageId: string): Promise<SerializedMessage> {
-    return this.messages.view(messageId);
+  /** The queued message as the tool answers it; not found if its thread was deleted in the meantime. */
+  async view(messageId: string): Promise<SerializedMessage> {
+    const message = await this.messages.view(messageId);
+    if (!message) throw NotFoundError.of('message', messageId, 'messageId');
+    return message;
   }
 }
