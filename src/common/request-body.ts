@@ -227,14 +227,45 @@ function readFailure(error: { type?: string }, limit: number): RequestBodyError 
   }
 }
 
-/** A urlencoded form as an object of strings; a name given twice keeps its first value. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * A urlencoded form as an object of strings; a name given twice keeps its first value. Parsed as
+ * URLSearchParams parses it, except that bytes which are not UTF-8 (raw, or percent-encoded) are
+ * refused (400 naming the field) rather than turned into U+FFFD behind the person's back.
+ */
 function parseForm(bytes: Buffer): Record<string, string> {
+  let text: string;
+  try {
+    text = UTF8.decode(bytes);
+  } catch {
+    throw new RequestBodyError(HttpStatus.BAD_REQUEST, 'the form is not UTF-8 text', {}, 'body');
+  }
   const fields: Record<string, string> = {};
-  for (const [name, value] of new URLSearchParams(bytes.toString('utf8'))) {
+  for (const pair of text.split('&')) {
+    if (pair === '') continue;
+    const at = pair.indexOf('=');
+    const rawName = at === -1 ? pair : pair.slice(0, at);
+    const name = decodeFormText(rawName);
+    if (name === null) {
+      const shown = [...new URLSearchParams(rawName).keys()][0] ?? rawName;
+      throw new RequestBodyError(HttpStatus.BAD_REQUEST, `the name of the field ${JSON.stringify(shown)} is not UTF-8 text`, {}, 'body');
+    }
+    const value = decodeFormText(at === -1 ? '' : pair.slice(at + 1));
+    if (value === null) throw new RequestBodyError(HttpStatus.BAD_REQUEST, `the field ${JSON.stringify(name)} is not UTF-8 text`, {}, name);
     if (!Object.prototype.hasOwnProperty.call(fields, name))
       Object.defineProperty(fields, name, { value, enumerable: true, writable: true, configurable: true });
   }
   return fields;
+}
+
+/** One name or value of a urlencoded form: `+` is a space, a `%` not followed by two hex digits stays as it is; null when the bytes are not UTF-8. */
+function decodeFormText(text: string): string | null {
+  try {
+    return decodeURIComponent(text.replaceAll('+', ' ').replace(/%(?![0-9a-f]{2})/gi, '%25'));
+  } catch {
+    return null;
+  }
 }
 
 /** Strict JSON (an object or an array at the top, as body-parser's strict mode), depth checked first. */
