@@ -136,14 +136,14 @@ describe('web: the webhooks pages', () => {
     const member = await signIn(await createSession(t.admin, { orgId: owner.session.orgId, role: 'MEMBER' }));
     for (const path of [`/settings/webhooks/${id}`, `/settings/webhooks/${id}/edit`, `/settings/webhooks/${id}/delete`]) {
       const res = await get(member, path).expect(404);
-      expect(res.text).toContain(`webhook endpoint ${id} not found`);
+      expect(res.text).toContain(`Webhook endpoint ${id} not found.`);
     }
     await post(member, `/settings/webhooks/${id}/delete`).expect(404);
     await post(member, `/settings/webhooks/${id}/disable`).expect(404);
     await post(member, `/settings/webhooks/${id}/rotate-secret`).expect(404);
     expect((await endpointRow(id))?.status).toBe('active');
     expect((await get(member, '/settings/webhooks').expect(200)).text).not.toContain(id);
-    expect((await get(owner, '/settings/webhooks/not-a-uuid').expect(400)).text).toContain('endpointId must match format');
+    expect((await get(owner, '/settings/webhooks/not-a-uuid').expect(400)).text).toContain('EndpointId must match format');
   });
 
   it('without the CSRF token, or from a foreign origin, a POST is refused 403 and changes nothing', async () => {
@@ -249,7 +249,7 @@ describe('web: the webhooks pages', () => {
     const page = await get(b, `/settings/webhooks/${id}?status=failed`).expect(200);
     expect(page.text).toContain('No deliveries with status failed yet.');
     expect(page.text).toContain('<option value="failed" selected>failed</option>');
-    expect((await get(b, `/settings/webhooks/${id}?status=bogus`).expect(400)).text).toContain('status must be one of');
+    expect((await get(b, `/settings/webhooks/${id}?status=bogus`).expect(400)).text).toContain('Status must be one of');
     await get(b, `/settings/webhooks/${id}?cursor=garbage`).expect(400);
   });
 });
