@@ -1,5 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
+import { RequestMethod } from '@nestjs/common';
+import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { DataSource } from 'typeorm';
+import { AUTH_KIND } from '../src/auth/auth.decorators';
+import { CsrfTokenGuard } from '../src/auth/csrf-token.guard';
+import { PAGE_CONTROLLERS } from '../src/web/web.module';
 import { HOST_RESOLVER } from '../src/webhooks/url-policy/url-policy';
 import { createTestApp, TestApp } from './support/app';
 import { MutableResolver } from './support/delivery';
@@ -85,5 +91,97 @@ describe('web: hardening of the page forms', () => {
     // Well-formed text, a literal %, + as a space and %2B as a plus still read as a browser sends them.
     const ok = await postRaw(b, '/settings/api-keys', `_csrf=${b.csrf}&name=caf%C3%A9+100%25+%2B+50%&access=ALL`).expect(200);
     expect(ok.text).toContain('For “café 100% + 50%”');
+  });
+
+  it('every POST page route is a session route with the CSRF token guard, or a same-origin form; no page GET is one', () => {
+    const seen: string[] = [];
+    for (const controller of PAGE_CONTROLLERS) {
+      const proto = controller.prototype as unknown as Record<string, unknown>;
+      for (const name of Object.getOwnPropertyNames(proto)) {
+        const handler = proto[name];
+        if (name === 'constructor' || typeof handler !== 'function' || Reflect.getMetadata(PATH_METADATA, handler) === undefined) continue;
+        const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod;
+        const kind = (Reflect.getMetadata(AUTH_KIND, handler) ?? Reflect.getMetadata(AUTH_KIND, controller)) as string | undefined;
+        const guards = [...(Reflect.getMetadata(GUARDS_METADATA, controller) ?? []), ...(Reflect.getMetadata(GUARDS_METADATA, handler) ?? [])];
+        const route = `${RequestMethod[method]} ${controller.name}.${name}`;
+        seen.push(route);
+        if (method === RequestMethod.GET) {
+          expect({ route, kind }).toEqual({ route, kind: expect.stringMatching(/^(public|session)$/) });
+          continue;
+        }
+        expect({ route, method: RequestMethod[method] }).toEqual({ route, method: 'POST' });
+        expect({ route, kind }).toEqual({ route, kind: expect.stringMatching(/^(session|same-origin)$/) });
+        if (kind === 'session') expect({ route, csrf: guards.includes(CsrfTokenGuard) }).toEqual({ route, csrf: true });
+      }
+    }
+    expect(seen.filter((route) => route.startsWith('POST')).length).toBe(14);
+  });
+
+  it('every POST of the web app refuses a cross-site Origin, a missing Origin, a missing or wrong _csrf, and changes nothing', async () => {
+    const b = await signIn(await createSession(t.admin, { lines: ['PHONE_NUMBER'] }));
+    const created = await postRaw(
+      b,
+      '/settings/webhooks',
+      `_csrf=${b.csrf}&url=https://hooks.example.org/in&events.message.received=on&mode=concise&scope=all`,
+    ).expect(201);
+    const endpointId = /href="\/settings\/webhooks\/([0-9a-f-]{36})"/.exec(created.text)![1];
+    const link = await t.admin.post(`/admin/users/${b.session.userId}/sign-in-links`).expect(201);
+    const token = new URL(link.body.url).searchParams.get('token')!;
+    const state = async () => ({
+      endpoints: await db.query('SELECT id, url, status, events, secret_sealed FROM webhook_endpoints WHERE user_id = $1 ORDER BY id', [b.session.userId]),
+      keys: await db.query('SELECT id, channel_access_mode, allowed_addresses FROM api_keys WHERE user_id = $1 ORDER BY id', [b.session.userId]),
+      deliveries: await db.query('SELECT id FROM webhook_deliveries WHERE endpoint_id = $1', [endpointId]),
+      sessions: await db.query('SELECT id, revoked_at FROM web_sessions WHERE user_id = $1 ORDER BY id', [b.session.userId]),
+      links: await db.query('SELECT used_at FROM sign_in_links WHERE user_id = $1 ORDER BY id', [b.session.userId]),
+    });
+    const before = await state();
+
+    const base = `/settings/webhooks/${endpointId}`;
+    const routes: Array<[string, string]> = [
+      ['/sign-in', `email=${encodeURIComponent(b.session.email)}`],
+      ['/sign-in/link', `token=${token}`],
+      ['/sign-out', ''],
+      ['/settings/api-keys', 'name=forged&access=ALL'],
+      [`/settings/api-keys/${b.session.apiKeyId}/edit`, `access=LINES&line-${b.session.lines[0].id}=on`],
+      [`/settings/api-keys/${b.session.apiKeyId}/revoke`, ''],
+      ['/settings/webhooks', 'url=https://hooks.example.org/forged&events.message.received=on&mode=concise&scope=all'],
+      [`${base}/edit`, 'url=https://hooks.example.org/forged&events.message.received=on&mode=concise&scope=all'],
+      [`${base}/rotate-secret`, ''],
+      [`${base}/disable`, ''],
+      [`${base}/enable`, ''],
+      [`${base}/delete`, ''],
+      [`${base}/recover`, `since=${new Date(Date.now() - 3_600_000).toISOString()}`],
+      [`${base}/deliveries/${randomUUID()}/resend`, ''],
+    ];
+    const signedIn = (path: string) => path.startsWith('/settings') || path === '/sign-out';
+    for (const [path, fields] of routes) {
+      const variants: Array<{ what: string; origin?: string; fetchSite?: string; csrf?: string }> = [
+        { what: 'cross-site Origin', origin: 'https://evil.example', csrf: b.csrf },
+        { what: 'a sibling subdomain', origin: 'http://evil.127.0.0.1:3000', csrf: b.csrf },
+        { what: 'Origin null', origin: 'null', csrf: b.csrf },
+        { what: 'no Origin, Sec-Fetch-Site cross-site', fetchSite: 'cross-site', csrf: b.csrf },
+        { what: 'no Origin, Sec-Fetch-Site same-site', fetchSite: 'same-site', csrf: b.csrf },
+        { what: 'no Origin, no Sec-Fetch-Site', csrf: b.csrf },
+        ...(signedIn(path)
+          ? [
+              { what: 'no _csrf', origin: ORIGIN },
+              { what: 'a wrong _csrf', origin: ORIGIN, csrf: `${b.csrf.slice(0, -1)}${b.csrf.endsWith('A') ? 'B' : 'A'}` },
+              { what: 'an empty _csrf', origin: ORIGIN, csrf: '' },
+            ]
+          : []),
+      ];
+      for (const variant of variants) {
+        let req = t.http().post(path).set('Cookie', b.cookie).type('form');
+        if (variant.origin !== undefined) req = req.set('Origin', variant.origin);
+        if (variant.fetchSite !== undefined) req = req.set('Sec-Fetch-Site', variant.fetchSite);
+        const body = [variant.csrf === undefined ? '' : `_csrf=${encodeURIComponent(variant.csrf)}`, fields].filter(Boolean).join('&');
+        const res = await req.send(body);
+        expect({ path, variant: variant.what, status: res.status }).toEqual({ path, variant: variant.what, status: 403 });
+        expect(res.headers['content-type']).toMatch(/^text\/html/);
+        expect(res.headers['set-cookie']).toBeUndefined();
+      }
+    }
+    expect(await state()).toEqual(before);
+    await t.http().get('/settings/api-keys').set('Cookie', b.cookie).expect(200);
   });
 });
