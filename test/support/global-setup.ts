@@ -1,14 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { runMigrations } from '../../src/database/migrate';
+import { ensureInstalled } from './ensure-package';
 import { BASE_DATABASE_URL, databaseUrlFor } from './test-env';
 
 /**
- * Each run gets its own database and Bull key prefix, dropped again by the teardown, and one
+ * Each run gets its own database and Bull key prefix (and Debian's Dovecot is installed when missing), dropped again by the teardown, and one
  * SECRETS_KEY (test/support/env.ts): every file's app seals into the same database, and a process
  * a test starts from src/main.ts refuses to start when it cannot open what is stored there.
  */
 export default async function globalSetup(): Promise<void> {
+  // The mailbox tests run a private Dovecot (test/support/dovecot.ts).
+  ensureInstalled("The mailbox tests need Debian's dovecot-imapd", 'ensure-debian-package.sh', ['dovecot', 'dovecot --version', 'dovecot-imapd']);
   const runId = `${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
   const database = `mss_test_${runId}`;
   const admin = new Client({ connectionString: BASE_DATABASE_URL });
