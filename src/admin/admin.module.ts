@@ -2,17 +2,19 @@ import { Module } from '@nestjs/common';
 import { AccountsModule } from '../accounts/accounts.module';
 import { AuthModule } from '../auth/auth.module';
 import { AgentsModule } from '../messaging/agents/agents.module';
+import { MailboxesModule } from '../messaging/mailboxes/mailboxes.module';
 import { MessagingCoreModule } from '../messaging/messaging-core.module';
 import { AdminAccountsController } from './admin-accounts.controller';
 import { AdminAgentsController } from './admin-agents.controller';
 import { AdminApiKeysController } from './admin-api-keys.controller';
 import { AdminAttachmentQuotaController } from './admin-attachment-quota.controller';
 import { AdminEndpointCapController } from './admin-endpoint-cap.controller';
+import { AdminMailboxesController } from './admin-mailboxes.controller';
 import { AdminWebSessionsController } from './admin-web-sessions.controller';
 
 /** Internal operator surface, guarded by ADMIN_TOKEN. */
 @Module({
-  imports: [AccountsModule, AuthModule, AgentsModule, MessagingCoreModule],
+  imports: [AccountsModule, AuthModule, AgentsModule, MessagingCoreModule, MailboxesModule],
   controllers: [
     AdminAccountsController,
     AdminApiKeysController,
@@ -20,6 +22,7 @@ import { AdminWebSessionsController } from './admin-web-sessions.controller';
     AdminAgentsController,
     AdminAttachmentQuotaController,
     AdminWebSessionsController,
+    AdminMailboxesController,
   ],
 })
 export class AdminModule {}

@@ -2,7 +2,8 @@
  * Domain errors: each has a code that every surface (admin REST, JSON-RPC tools) maps to its own
  * answer in one place. Messages are written for the caller and never carry secrets.
  */
-export type DomainErrorCode = 'VALIDATION' | 'NOT_FOUND' | 'CONFLICT' | 'FORBIDDEN' | 'UNAUTHORIZED' | 'CAP_REACHED' | 'URL_REFUSED' | 'RATE_LIMITED';
+export type DomainErrorCode =
+  'VALIDATION' | 'NOT_FOUND' | 'CONFLICT' | 'FORBIDDEN' | 'UNAUTHORIZED' | 'CAP_REACHED' | 'URL_REFUSED' | 'RATE_LIMITED' | 'UNPROCESSABLE';
 
 export abstract class DomainError extends Error {
   abstract readonly code: DomainErrorCode;
@@ -50,6 +51,11 @@ export class UnauthorizedError extends DomainError {
 
 export class CapReachedError extends DomainError {
   readonly code = 'CAP_REACHED';
+}
+
+/** Well-formed input the service could not act on: a server it was told to log in to refused or could not be reached. */
+export class UnprocessableError extends DomainError {
+  readonly code = 'UNPROCESSABLE';
 }
 
 export class UrlRefusedError extends DomainError {

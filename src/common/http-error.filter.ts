@@ -12,6 +12,7 @@ const STATUS: Record<DomainErrorCode, number> = {
   CAP_REACHED: HttpStatus.CONFLICT,
   URL_REFUSED: HttpStatus.BAD_REQUEST,
   RATE_LIMITED: HttpStatus.TOO_MANY_REQUESTS,
+  UNPROCESSABLE: HttpStatus.UNPROCESSABLE_ENTITY,
 };
 
 export interface HttpErrorBody {

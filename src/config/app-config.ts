@@ -211,6 +211,18 @@ class EnvironmentVariables {
   @IsString()
   WEBHOOK_ALLOWED_CIDRS?: string;
 
+  /** CIDRs of mail servers exempt from the public-address rule; unset: loopback in development, nothing in production; `none`: nothing. */
+  @IsOptional()
+  @IsString()
+  MAIL_ALLOWED_CIDRS?: string;
+
+  /** How long connecting and logging in to a mailbox's IMAP or SMTP server may take. */
+  @IsOptional()
+  @IsInt()
+  @Min(1000)
+  @Max(120_000)
+  MAIL_CONNECT_TIMEOUT_MS = 15_000;
+
   @IsOptional()
   @IsString()
   DELIVERY_RETRY_SCHEDULE = '1m,5m,30m,2h,12h';
@@ -378,6 +390,14 @@ export interface AppConfig {
     bodyBudgetBytes: number;
   };
   webhooks: { allowedCidrs: string[] };
+  /** Mailboxes connected over IMAP and SMTP (docs/mailboxes.md). */
+  mail: {
+    /** Mail servers on these CIDRs may be private addresses (MAIL_ALLOWED_CIDRS). */
+    allowedCidrs: string[];
+    /** Plain-text connections (`tls: none`) are refused outside development. */
+    allowPlaintext: boolean;
+    connectTimeoutMs: number;
+  };
   /** Web sessions of people (docs/web.md). */
   web: {
     /** A session unused this long ends (its last_seen_at is updated at most once a minute). */
@@ -459,9 +479,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (!isDevelopment && !parsed.ADMIN_TOKEN) problems.push('ADMIN_TOKEN: is required when APP_ENV=production');
   if (!isDevelopment && !parsed.SECRETS_KEY) problems.push('SECRETS_KEY: is required when APP_ENV=production');
   if (!isDevelopment && !parsed.INGEST_TOKEN) problems.push('INGEST_TOKEN: is required when APP_ENV=production');
-  const allowedCidrs = webhookAllowedCidrs(parsed.WEBHOOK_ALLOWED_CIDRS, isDevelopment);
-  for (const cidr of allowedCidrs) {
-    if (!isCidr(cidr)) problems.push(`WEBHOOK_ALLOWED_CIDRS: ${cidr} is not a CIDR such as 127.0.0.0/8`);
+  const allowedCidrs = allowedCidrsOf(parsed.WEBHOOK_ALLOWED_CIDRS, isDevelopment);
+  const mailAllowedCidrs = allowedCidrsOf(parsed.MAIL_ALLOWED_CIDRS, isDevelopment);
+  for (const [variable, cidrs] of [
+    ['WEBHOOK_ALLOWED_CIDRS', allowedCidrs],
+    ['MAIL_ALLOWED_CIDRS', mailAllowedCidrs],
+  ] as const) {
+    for (const cidr of cidrs) if (!isCidr(cidr)) problems.push(`${variable}: ${cidr} is not a CIDR such as 127.0.0.0/8`);
   }
   const secretsKeyFallbacks = list(parsed.SECRETS_KEY_FALLBACKS);
   for (const [i, key] of secretsKeyFallbacks.entries()) {
@@ -546,6 +570,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       bodyBudgetBytes: parsed.HTTP_BODY_BUDGET_BYTES,
     },
     webhooks: { allowedCidrs },
+    mail: { allowedCidrs: mailAllowedCidrs, allowPlaintext: isDevelopment, connectTimeoutMs: parsed.MAIL_CONNECT_TIMEOUT_MS },
     web: { sessionIdleTimeoutMinutes: parsed.SESSION_IDLE_TIMEOUT_MINUTES, sessionAbsoluteTimeoutHours: parsed.SESSION_ABSOLUTE_TIMEOUT_HOURS },
     delivery: {
       retryScheduleMs,
@@ -622,7 +647,8 @@ function ignoredUserAgents(value: string | undefined): string[] | null {
 /** Loopback receivers (a local webhook receiver, the demo) are allowed in development unless the operator says otherwise. */
 export const DEVELOPMENT_ALLOWED_CIDRS = ['127.0.0.0/8', '::1/128'];
 
-function webhookAllowedCidrs(value: string | undefined, isDevelopment: boolean): string[] {
+/** An allowlist of CIDRs: unset, loopback in development and nothing in production; `none`, nothing. */
+function allowedCidrsOf(value: string | undefined, isDevelopment: boolean): string[] {
   if (value === undefined) return isDevelopment ? [...DEVELOPMENT_ALLOWED_CIDRS] : [];
   if (value.trim().toLowerCase() === 'none') return [];
   return list(value);

@@ -23,6 +23,7 @@ import { ThreadLabel } from '../messaging/threads/thread-label.entity';
 import { Thread } from '../messaging/threads/thread.entity';
 import { WebhookEndpointChannel } from '../webhooks/webhook-endpoint-channel.entity';
 import { WebhookEndpoint } from '../webhooks/webhook-endpoint.entity';
+import { Mailbox } from '../messaging/mailboxes/mailbox.entity';
 import { SignInLink } from '../web/sessions/sign-in-link.entity';
 import { WebSession } from '../web/sessions/web-session.entity';
 
@@ -56,4 +57,5 @@ export const ENTITIES = [
   AgentTurn,
   SignInLink,
   WebSession,
+  Mailbox,
 ];

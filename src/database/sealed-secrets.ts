@@ -5,6 +5,8 @@ import { SecretBox } from '../common/secret-box';
 export const SEALED_COLUMNS: ReadonlyArray<{ table: string; column: string; what: string }> = [
   { table: 'webhook_endpoints', column: 'secret_sealed', what: 'webhook signing secrets' },
   { table: 'webhook_endpoints', column: 'previous_secret_sealed', what: 'previous webhook signing secrets (24 h after a rotation)' },
+  { table: 'mailboxes', column: 'imap_password_sealed', what: 'IMAP passwords of mailboxes' },
+  { table: 'mailboxes', column: 'smtp_password_sealed', what: 'SMTP passwords of mailboxes' },
 ];
 
 export class SealedSecretsError extends Error {

@@ -12,6 +12,7 @@ import { DeliveryLine1763800540000 } from './1763800540000-DeliveryLine';
 import { WebSessions1763800550000 } from './1763800550000-WebSessions';
 import { ApiKeyLastUsed1763800560000 } from './1763800560000-ApiKeyLastUsed';
 import { DeliveryRecovery1763800570000 } from './1763800570000-DeliveryRecovery';
+import { Mailboxes1763800580000 } from './1763800580000-Mailboxes';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -29,4 +30,5 @@ export const MIGRATIONS = [
   WebSessions1763800550000,
   ApiKeyLastUsed1763800560000,
   DeliveryRecovery1763800570000,
+  Mailboxes1763800580000,
 ];

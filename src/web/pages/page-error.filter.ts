@@ -6,7 +6,15 @@ import { closeIfBodyUnread, RequestBodyError } from '../../common/request-body';
 import { seeOther, sendPage } from './render';
 import { ErrorPage } from './sign-in.pages';
 
-const DOMAIN_STATUS: Record<string, number> = { VALIDATION: 400, NOT_FOUND: 404, CONFLICT: 409, FORBIDDEN: 403, UNAUTHORIZED: 401, RATE_LIMITED: 429 };
+const DOMAIN_STATUS: Record<string, number> = {
+  VALIDATION: 400,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  FORBIDDEN: 403,
+  UNAUTHORIZED: 401,
+  RATE_LIMITED: 429,
+  UNPROCESSABLE: 422,
+};
 
 const TITLES: Record<number, string> = {
   400: 'The request could not be used',
@@ -14,6 +22,7 @@ const TITLES: Record<number, string> = {
   404: 'Not found',
   413: 'Too much data',
   415: 'Not accepted',
+  422: 'The request could not be carried out',
   429: 'Too many requests',
   503: 'Try again shortly',
 };
