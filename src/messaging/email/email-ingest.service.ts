@@ -18,7 +18,19 @@ export class EmailIngestService {
    */
   async receive(raw: Buffer): Promise<InboundResult> {
     const email = await parseInboundEmail(raw);
-    const line = await this.receivingLine(email.recipients);
+    return this.record(email, await this.receivingLine(email.recipients));
+  }
+
+  /**
+   * A message read from the mailbox of the email account `lineAddress` (docs/mailboxes.md): it is
+   * that line's whatever its headers say (a Bcc, an alias, a list). Once per Message-ID, like
+   * every inbound message, so a message synced again is not recorded twice.
+   */
+  async receiveFromMailbox(raw: Buffer, lineAddress: string): Promise<InboundResult> {
+    return this.record(await parseInboundEmail(raw), lineAddress);
+  }
+
+  private record(email: Awaited<ReturnType<typeof parseInboundEmail>>, line: string): Promise<InboundResult> {
     return this.conversations.recordInbound({
       to: line,
       channel: 'EMAIL',

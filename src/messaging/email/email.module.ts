@@ -17,5 +17,6 @@ import { OpenTrackingController } from './open-tracking.controller';
   imports: [MessagingCoreModule],
   controllers: [EmailIngestController, OpenTrackingController],
   providers: [EmailIngestService, EmailOutboundService, EmailOpensRepository, EmailOpensService, SendEmailTool],
+  exports: [EmailIngestService],
 })
 export class EmailModule {}

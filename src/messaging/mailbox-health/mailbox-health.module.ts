@@ -8,5 +8,6 @@ import { MailboxHealthService } from './mailbox-health.service';
 @Module({
   controllers: [MailboxHealthController],
   providers: [MailboxHealthRepository, MailboxHealthService, ListEmailAccountsTool],
+  exports: [MailboxHealthService],
 })
 export class MailboxHealthModule {}
