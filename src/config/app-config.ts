@@ -223,6 +223,48 @@ class EnvironmentVariables {
   @Max(120_000)
   MAIL_CONNECT_TIMEOUT_MS = 15_000;
 
+  /** How often a mailbox whose server has no IMAP IDLE is checked for new mail. */
+  @IsOptional()
+  @IsInt()
+  @Min(5)
+  @Max(3600)
+  MAIL_SYNC_POLL_SECONDS = 60;
+
+  /** On a mailbox's first sync, mail received this many days back is imported (older mail is not). */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(3650)
+  MAIL_SYNC_INITIAL_DAYS = 7;
+
+  /** Logins refused in a row before a mailbox is reported unhealthy (AUTH) and stops retrying. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  MAIL_AUTH_FAILURES_BEFORE_UNHEALTHY = 3;
+
+  /** How long a mailbox's server may be unreachable before the mailbox is reported unhealthy (NETWORK). */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(86_400)
+  MAIL_NETWORK_GRACE_SECONDS = 300;
+
+  /** The longest wait between a mailbox's reconnection attempts (they back off 1 s, 5 s, 15 s, 30 s, 60 s). */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(3600)
+  MAIL_SYNC_RETRY_MAX_SECONDS = 60;
+
+  /** Mailboxes one worker process syncs at most at once. */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(10_000)
+  MAIL_SYNCS_PER_WORKER = 100;
+
   @IsOptional()
   @IsString()
   DELIVERY_RETRY_SCHEDULE = '1m,5m,30m,2h,12h';
@@ -397,6 +439,12 @@ export interface AppConfig {
     /** Plain-text connections (`tls: none`) are refused outside development. */
     allowPlaintext: boolean;
     connectTimeoutMs: number;
+    pollSeconds: number;
+    initialDays: number;
+    authFailuresBeforeUnhealthy: number;
+    networkGraceSeconds: number;
+    retryMaxSeconds: number;
+    syncsPerWorker: number;
   };
   /** Web sessions of people (docs/web.md). */
   web: {
@@ -570,7 +618,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       bodyBudgetBytes: parsed.HTTP_BODY_BUDGET_BYTES,
     },
     webhooks: { allowedCidrs },
-    mail: { allowedCidrs: mailAllowedCidrs, allowPlaintext: isDevelopment, connectTimeoutMs: parsed.MAIL_CONNECT_TIMEOUT_MS },
+    mail: {
+      allowedCidrs: mailAllowedCidrs,
+      allowPlaintext: isDevelopment,
+      connectTimeoutMs: parsed.MAIL_CONNECT_TIMEOUT_MS,
+      pollSeconds: parsed.MAIL_SYNC_POLL_SECONDS,
+      initialDays: parsed.MAIL_SYNC_INITIAL_DAYS,
+      authFailuresBeforeUnhealthy: parsed.MAIL_AUTH_FAILURES_BEFORE_UNHEALTHY,
+      networkGraceSeconds: parsed.MAIL_NETWORK_GRACE_SECONDS,
+      retryMaxSeconds: parsed.MAIL_SYNC_RETRY_MAX_SECONDS,
+      syncsPerWorker: parsed.MAIL_SYNCS_PER_WORKER,
+    },
     web: { sessionIdleTimeoutMinutes: parsed.SESSION_IDLE_TIMEOUT_MINUTES, sessionAbsoluteTimeoutHours: parsed.SESSION_ABSOLUTE_TIMEOUT_HOURS },
     delivery: {
       retryScheduleMs,

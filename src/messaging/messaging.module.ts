@@ -4,11 +4,12 @@ import { AttachmentsModule } from './attachments/attachments.module';
 import { ContactsModule } from './contacts/contacts.module';
 import { EmailModule } from './email/email.module';
 import { MailboxHealthModule } from './mailbox-health/mailbox-health.module';
+import { MailboxesModule } from './mailboxes/mailboxes.module';
 import { MessagingCoreModule } from './messaging-core.module';
 import { ThreadsModule } from './threads/threads.module';
 
-/** The messaging domain: conversations, contacts, attachments, email, agents; it publishes the ten event kinds. */
+/** The messaging domain: conversations, contacts, attachments, email and synced mailboxes, agents; it publishes the ten event kinds. */
 @Module({
-  imports: [MessagingCoreModule, EmailModule, AttachmentsModule, ContactsModule, AgentsModule, ThreadsModule, MailboxHealthModule],
+  imports: [MessagingCoreModule, EmailModule, AttachmentsModule, ContactsModule, AgentsModule, ThreadsModule, MailboxHealthModule, MailboxesModule],
 })
 export class MessagingModule {}

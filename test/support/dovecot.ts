@@ -53,11 +53,12 @@ export class DovecotServer {
     return client;
   }
 
-  /** Delivers a raw message into the user's mailbox (INBOX by default); answers its UID. */
-  async deliver(user: string, raw: string | Buffer, mailbox = 'INBOX'): Promise<number> {
+  /** Delivers a raw message into the user's mailbox (INBOX by default), received at `receivedAt` (now); answers its UID. */
+  async deliver(user: string, raw: string | Buffer, options: { mailbox?: string; receivedAt?: Date } = {}): Promise<number> {
+    const mailbox = options.mailbox ?? 'INBOX';
     const client = await this.client(user);
     try {
-      const appended = await client.append(mailbox, raw);
+      const appended = await client.append(mailbox, raw, [], options.receivedAt);
       if (!appended || typeof appended.uid !== 'number') throw new Error(`APPEND to ${mailbox} of ${user} answered no UID`);
       return appended.uid;
     } finally {

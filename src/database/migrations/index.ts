@@ -13,6 +13,7 @@ import { WebSessions1763800550000 } from './1763800550000-WebSessions';
 import { ApiKeyLastUsed1763800560000 } from './1763800560000-ApiKeyLastUsed';
 import { DeliveryRecovery1763800570000 } from './1763800570000-DeliveryRecovery';
 import { Mailboxes1763800580000 } from './1763800580000-Mailboxes';
+import { MailboxSync1763800590000 } from './1763800590000-MailboxSync';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -31,4 +32,5 @@ export const MIGRATIONS = [
   ApiKeyLastUsed1763800560000,
   DeliveryRecovery1763800570000,
   Mailboxes1763800580000,
+  MailboxSync1763800590000,
 ];

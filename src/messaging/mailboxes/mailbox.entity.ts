@@ -16,6 +16,9 @@ export type MailTls = (typeof MAIL_TLS_MODES)[number];
 @Check('mailboxes_smtp_tls_check', "smtp_tls = ANY (ARRAY['implicit'::text, 'starttls'::text, 'none'::text])")
 @Check('mailboxes_smtp_username_check', 'length(smtp_username) >= 1 AND length(smtp_username) <= 320')
 @Check('mailboxes_credentials_version_check', 'credentials_version >= 1')
+@Check('mailboxes_uid_validity_check', 'uid_validity > 0')
+@Check('mailboxes_last_uid_check', 'last_uid >= 0')
+@Check('mailboxes_auth_failures_check', 'auth_failures >= 0')
 export class Mailbox {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -60,6 +63,33 @@ export class Mailbox {
   /** Grows with every change of the connection. */
   @Column({ name: 'credentials_version', type: 'int', default: 1 })
   credentialsVersion: number;
+
+  /** The INBOX's UIDVALIDITY when `lastUid` was taken; null before the first sync. */
+  @Column({ name: 'uid_validity', type: 'bigint', nullable: true })
+  uidValidity: string | null;
+
+  /** The highest UID imported (or skipped as older than the first sync's window). */
+  @Column({ name: 'last_uid', type: 'bigint', nullable: true })
+  lastUid: string | null;
+
+  /** The worker process syncing the mailbox, until `syncLeaseUntil`. */
+  @Column({ name: 'sync_owner', type: 'text', nullable: true })
+  syncOwner: string | null;
+
+  @Column({ name: 'sync_lease_until', type: 'timestamptz', nullable: true })
+  syncLeaseUntil: Date | null;
+
+  /** Logins refused in a row. */
+  @Column({ name: 'auth_failures', type: 'int', default: 0 })
+  authFailures: number;
+
+  /** The credentials version the sync stopped at after AUTH: it waits for new credentials. */
+  @Column({ name: 'auth_stopped_version', type: 'int', nullable: true })
+  authStoppedVersion: number | null;
+
+  /** Since when the server could not be reached, while it cannot. */
+  @Column({ name: 'unreachable_since', type: 'timestamptz', nullable: true })
+  unreachableSince: Date | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
