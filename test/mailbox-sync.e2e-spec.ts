@@ -4,6 +4,7 @@ import { SMTPServer } from 'smtp-server';
 import { MailboxSync } from '../src/messaging/mailboxes/mailbox-sync';
 import { DovecotServer } from './support/dovecot';
 import { createMessagingTestApp, Hook, MessagingTestApp } from './support/messaging-hooks';
+import { toolOk } from './support/mcp';
 import { createSession, Session } from './support/session';
 import { waitUntil } from './support/wait';
 
@@ -45,6 +46,8 @@ describe('mailbox sync over IMAP', () => {
   let s: Session;
   let address: string;
   let hook: Hook;
+  /** What the mailbox's SMTP server was handed, with the user that logged in to hand it. */
+  const submitted: Array<{ user: string; to: string[]; raw: string }> = [];
 
   /** Each message's body carries the subject it was sent with ("Body of <subject>"). */
   const named = (body: string) => body.replace(/^Body of /, '').trim();
@@ -70,6 +73,14 @@ describe('mailbox sync over IMAP', () => {
       disabledCommands: ['STARTTLS'],
       logger: false,
       onAuth: (auth, _session, callback) => callback(null, { user: auth.username }),
+      onData: (stream, session, callback) => {
+        const chunks: Buffer[] = [];
+        stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+        stream.on('end', () => {
+          submitted.push({ user: String(session.user), to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8') });
+          callback();
+        });
+      },
     });
     await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
     m = await createMessagingTestApp(MAIL_ENV);
@@ -183,5 +194,26 @@ describe('mailbox sync over IMAP', () => {
     } finally {
       await other.close();
     }
+  });
+
+  it("send_email on the line goes out through the mailbox's own SMTP server, and its copy lands in the Sent folder", async () => {
+    const sent = await toolOk(m, s.apiKey, 'send_email', {
+      to: 'partner@partner.example',
+      subject: 'Sent through the mailbox',
+      body: 'Hello from the mailbox',
+    });
+    await waitUntil(() => submitted.length === 1, 'the mailbox SMTP server to be handed the message');
+    expect(submitted[0]).toMatchObject({ user: address, to: ['partner@partner.example'] });
+    const messageId = /^Message-ID: (<[^>]+>)/im.exec(submitted[0].raw)![1];
+    const copies = await waitUntil(async () => {
+      const found = (await dovecot.messages(address, 'Sent')).filter((copy) => copy.source.includes(messageId));
+      return found.length > 0 && found;
+    }, 'the copy in the Sent folder');
+    expect(copies).toHaveLength(1);
+    // The same message the recipient got: its headers and text.
+    expect(copies[0].source).toContain('Subject: Sent through the mailbox');
+    expect(copies[0].source).toContain('Hello from the mailbox');
+    const [row] = await m.db.query(`SELECT status FROM messages WHERE id = $1`, [sent.message.id]);
+    expect(row.status).toBe('SENT');
   });
 });

@@ -1,5 +1,6 @@
 import { BullModule } from '@nestjs/bull';
 import { Module } from '@nestjs/common';
+import { WebhooksModule } from '../webhooks/webhooks.module';
 import { AttachmentStorage } from './attachments/attachment-storage';
 import { AttachmentStorageRepository } from './attachments/attachment-storage.repository';
 import { ConversationsRepository } from './conversations/conversations.repository';
@@ -7,6 +8,7 @@ import { ConversationsService } from './conversations/conversations.service';
 import { EmailMessagesRepository } from './email/email-messages.repository';
 import { Mailer } from './email/mailer';
 import { SmsIngestController } from './ingest/sms-ingest.controller';
+import { MailServers } from './mailboxes/mail-servers';
 import { MessageDataBuilder } from './message-data.builder';
 import { MessageDataRepository } from './message-data.repository';
 import { OutboundProcessor } from './outbound/outbound.processor';
@@ -18,7 +20,8 @@ import { ThreadAccessRepository } from './threads/thread-access.repository';
 
 /** Threads, messages, inbound recording and outbound hand-off: what the other messaging parts build on. */
 @Module({
-  imports: [BullModule.registerQueue({ name: OUTBOUND_QUEUE })],
+  // WebhooksModule: the host resolver the mail servers of mailboxes are checked with.
+  imports: [BullModule.registerQueue({ name: OUTBOUND_QUEUE }), WebhooksModule],
   controllers: [SmsIngestController],
   providers: [
     MessageDataRepository,
@@ -34,8 +37,18 @@ import { ThreadAccessRepository } from './threads/thread-access.repository';
     SmsCarrier,
     EmailMessagesRepository,
     Mailer,
+    MailServers,
     SendSmsTool,
   ],
-  exports: [MessageDataBuilder, AttachmentStorage, ConversationsService, ThreadAccessRepository, OutboundRepository, OutboundService, EmailMessagesRepository],
+  exports: [
+    MessageDataBuilder,
+    AttachmentStorage,
+    ConversationsService,
+    ThreadAccessRepository,
+    OutboundRepository,
+    OutboundService,
+    EmailMessagesRepository,
+    MailServers,
+  ],
 })
 export class MessagingCoreModule {}

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Caller } from '../../auth/caller';
 import { queryNamed } from '../../database/sql';
+import { MailTls } from '../mailboxes/mailbox.entity';
 
 /** What the SMTP hand-off sends of a message. */
 export interface MailRow {
@@ -14,6 +15,14 @@ export interface MailRow {
   header_message_id: string | null;
   header_in_reply_to: string | null;
   header_references: string[];
+  /** The line's own mailbox (docs/mailboxes.md), when it has one: sent through its SMTP server, copied to its Sent folder. */
+  mailbox: MailboxServers | null;
+}
+
+/** The servers of a line's mailbox, passwords sealed. */
+export interface MailboxServers {
+  smtp: { host: string; port: number; tls: MailTls; username: string; passwordSealed: string };
+  imap: { host: string; port: number; tls: MailTls; username: string; passwordSealed: string };
 }
 
 /**
@@ -51,13 +60,19 @@ export class EmailMessagesRepository {
 
   /** For the hand-off job: the message to send. */
   async mail(messageId: string): Promise<MailRow | undefined> {
-    const [mail] = await queryNamed<MailRow[]>(
+    const [row] = await queryNamed<Array<Omit<MailRow, 'mailbox'> & { mailbox: MailboxServers | null }>>(
       this.dataSource.manager,
-      `SELECT from_value, to_value, subject, body, html, header_message_id, header_in_reply_to, header_references
-         FROM messages WHERE id = :messageId`,
+      `SELECT m.from_value, m.to_value, m.subject, m.body, m.html, m.header_message_id, m.header_in_reply_to, m.header_references,
+              CASE WHEN mb.id IS NULL THEN NULL ELSE json_build_object(
+                'smtp', json_build_object('host', mb.smtp_host, 'port', mb.smtp_port, 'tls', mb.smtp_tls, 'username', mb.smtp_username,
+                                          'passwordSealed', mb.smtp_password_sealed),
+                'imap', json_build_object('host', mb.imap_host, 'port', mb.imap_port, 'tls', mb.imap_tls, 'username', mb.imap_username,
+                                          'passwordSealed', mb.imap_password_sealed)) END AS mailbox
+         FROM messages m LEFT JOIN mailboxes mb ON mb.line_id = m.line_id
+        WHERE m.id = :messageId`,
       { messageId },
     );
-    return mail;
+    return row;
   }
 
   /** For the hand-off job: sets the message's Message-ID unless it has one; answers the one it has now. */

@@ -1,15 +1,21 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import { createTransport, Transporter } from 'nodemailer';
+import { createTransport, SendMailOptions, Transporter } from 'nodemailer';
+import MailComposer from 'nodemailer/lib/mail-composer';
+import { DomainError } from '../../common/errors';
+import { SecretBox } from '../../common/secret-box';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
+import { MailServers, MailServerSettings } from '../mailboxes/mail-servers';
 import { newMessageId } from './email-format';
-import { EmailMessagesRepository, MailRow } from './email-messages.repository';
+import { EmailMessagesRepository, MailboxServers, MailRow } from './email-messages.repository';
 
 /** What became of one hand-off attempt that did not throw. */
 export type MailOutcome = { status: 'SENT' } | { status: 'FAILED'; error: string };
 
 /**
- * Hands a QUEUED email to the mail server over SMTP (SMTP_URL) with nodemailer. A transient
+ * Hands a QUEUED email to the mail server over SMTP with nodemailer: the SMTP server of the line's
+ * own mailbox when it has one (then the message is also copied to the mailbox's Sent folder,
+ * docs/mailboxes.md), else SMTP_URL. A transient
  * failure (no connection, timeout, 4xx) throws so the job is retried, unless it was the last
  * attempt; a permanent one (5xx) is a FAILED outcome at once. The caller records the outcome.
  */
@@ -21,24 +27,30 @@ export class Mailer implements OnApplicationShutdown {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly messages: EmailMessagesRepository,
+    private readonly servers: MailServers,
+    private readonly box: SecretBox,
   ) {}
 
   async handOff(messageId: string, lastAttempt: boolean): Promise<MailOutcome> {
-    if (!this.config.smtpUrl) return { status: 'FAILED', error: 'no mail server is configured: SMTP_URL is not set' };
     const mail = await this.load(messageId);
+    if (!mail.mailbox && !this.config.smtpUrl) return { status: 'FAILED', error: 'no mail server is configured: SMTP_URL is not set' };
+    const options: SendMailOptions = {
+      from: mail.from_value,
+      to: mail.to_value,
+      subject: mail.subject ?? '',
+      text: mail.body,
+      ...(mail.html ? { html: mail.html } : {}),
+      messageId: mail.header_message_id!,
+      ...(mail.header_in_reply_to ? { inReplyTo: mail.header_in_reply_to } : {}),
+      ...(mail.header_references.length > 0 ? { references: mail.header_references } : {}),
+    };
     try {
-      await this.smtp().sendMail({
-        from: mail.from_value,
-        to: mail.to_value,
-        subject: mail.subject ?? '',
-        text: mail.body,
-        ...(mail.html ? { html: mail.html } : {}),
-        messageId: mail.header_message_id!,
-        ...(mail.header_in_reply_to ? { inReplyTo: mail.header_in_reply_to } : {}),
-        ...(mail.header_references.length > 0 ? { references: mail.header_references } : {}),
-      });
+      if (mail.mailbox) await this.sendThroughMailbox(messageId, mail.mailbox, options);
+      else await this.smtp().sendMail(options);
       return { status: 'SENT' };
     } catch (error) {
+      // The mailbox's server refused by the address policy: no retry changes that.
+      if (error instanceof DomainError) return { status: 'FAILED', error: `the mailbox's mail server cannot be used: ${error.message}` };
       const e = error as SmtpError;
       const description = describe(e);
       if (isPermanent(e)) return { status: 'FAILED', error: `the mail server refused the message: ${description}` };
@@ -50,6 +62,29 @@ export class Mailer implements OnApplicationShutdown {
 
   onApplicationShutdown(): void {
     this.transport?.close();
+  }
+
+  /**
+   * Through the mailbox's own SMTP server (checked by the address policy at every attempt), then
+   * into its Sent folder: the same bytes, so the copy is what the recipient got.
+   */
+  private async sendThroughMailbox(messageId: string, mailbox: MailboxServers, options: SendMailOptions): Promise<void> {
+    const raw = await new MailComposer(options).compile().build();
+    const smtp = this.opened(mailbox.smtp);
+    const transport = this.servers.smtpTransport(smtp, await this.servers.address('smtp', smtp.host));
+    try {
+      await transport.sendMail({ envelope: { from: options.from as string, to: options.to as string }, raw });
+    } finally {
+      transport.close();
+    }
+    // The message has left: a failed copy is logged, never a reason to send it again.
+    await this.servers
+      .appendToSent(this.opened(mailbox.imap), raw)
+      .catch((error: unknown) => this.logger.warn(`email ${messageId} was sent; copying it to the mailbox's Sent folder failed: ${(error as Error).message}`));
+  }
+
+  private opened(server: MailboxServers['smtp']): MailServerSettings {
+    return { host: server.host, port: server.port, tls: server.tls, username: server.username, password: this.box.open(server.passwordSealed) };
   }
 
   /** The message, with a Message-ID fixed before the first attempt (so every retry sends the same one). */

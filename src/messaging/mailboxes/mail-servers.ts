@@ -32,6 +32,8 @@ export class MailLoginError extends UnprocessableError {
   }
 }
 
+/** Names mail clients give the Sent folder when the server marks none. */
+const SENT_NAMES = /^(sent|sent items|sent messages|sent mail)$/i;
 const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|CERT_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_(GET|VERIFY)_)/;
 const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ETIMEOUT', 'CONNECT_TIMEOUT', 'GREETING_TIMEOUT', 'NoConnection']);
 
@@ -104,6 +106,29 @@ export class MailServers {
       throw this.loginError('smtp', settings, error);
     } finally {
       transport.close();
+    }
+  }
+
+  /**
+   * Appends a sent message to the mailbox's Sent folder, marked seen, as a mail client does after
+   * sending: the folder the server marks \Sent (RFC 6154), else one named like it, else a new
+   * `Sent`. Answers the folder's path.
+   */
+  async appendToSent(settings: MailServerSettings, raw: Buffer): Promise<string> {
+    const client = this.imapClient(settings, await this.address('imap', settings.host));
+    client.on('error', () => undefined);
+    await client.connect();
+    try {
+      const folders = await client.list();
+      let sent = folders.find((f) => f.specialUse === '\\Sent')?.path ?? folders.find((f) => SENT_NAMES.test(f.name))?.path;
+      if (!sent) {
+        await client.mailboxCreate('Sent');
+        sent = 'Sent';
+      }
+      await client.append(sent, raw, ['\\Seen']);
+      return sent;
+    } finally {
+      await client.logout().catch(() => client.close());
     }
   }
 
