@@ -51,7 +51,15 @@ describe('connecting a mailbox (PUT /admin/lines/:lineId/mailbox)', () => {
   const imap = (over: object = {}) => ({ host: '127.0.0.1', port: dovecot.imapPort, tls: 'none', username: USER, password: IMAP_PASSWORD, ...over });
   const smtpSettings = (over: object = {}) => ({ host: '127.0.0.1', port: smtpPort, tls: 'none', username: USER, password: SMTP_PASSWORD, ...over });
   const connect = (body: object, line = lineId) => t.admin.put(`/admin/lines/${line}/mailbox`, body);
-  const stored = async () => (await t.app.get(DataSource).query(`SELECT * FROM mailboxes WHERE line_id = $1`, [lineId]))[0];
+  /** The stored connection (not the sync's bookkeeping, which the app's own sync moves meanwhile). */
+  const stored = async () =>
+    (
+      await t.app.get(DataSource).query(
+        `SELECT imap_host, imap_port, imap_tls, imap_username, imap_password_sealed, smtp_host, smtp_port, smtp_tls, smtp_username,
+                  smtp_password_sealed, credentials_version, updated_at FROM mailboxes WHERE line_id = $1`,
+        [lineId],
+      )
+    )[0];
 
   it('saves the connection once both servers accept the login; passwords are sealed and never shown', async () => {
     const res = await connect({ imap: imap(), smtp: smtpSettings() }).expect(200);
