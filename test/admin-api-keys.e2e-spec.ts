@@ -30,6 +30,7 @@ describe('admin REST: API keys', () => {
       const s = await createSession(t.admin, { lines: [] });
       const res = await t.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'support agent', channelAccess: { mode: 'ALL' } });
       expect(res.status).toBe(201);
+      expect(res.headers['cache-control']).toBe('no-store'); // the one answer holding the secret is never cached
       expect(res.body).toEqual({
         id: expect.stringMatching(UUID),
         userId: s.userId,

@@ -78,6 +78,7 @@ describe('web: sign-in links, sessions, CSRF and page headers', () => {
 
   it('admin link → a page with a Sign in button → one POST signs in and lands on /settings/api-keys', async () => {
     const created = await t.admin.post(`/admin/users/${userId}/sign-in-links`).expect(201);
+    expect(created.headers['cache-control']).toBe('no-store'); // the link signs someone in: never cached
     expect(created.body.url).toMatch(/^http:\/\/127\.0\.0\.1:3000\/sign-in\/link\?token=sil_[A-Za-z0-9_-]{43}$/);
     expect(new Date(created.body.expiresAt).getTime() - Date.now()).toBeGreaterThan(14 * 60_000);
     expect(new Date(created.body.expiresAt).getTime() - Date.now()).toBeLessThanOrEqual(15 * 60_000);

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Header, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { AdminOnly } from '../auth/auth.decorators';
 import { ApiKeysService, ChannelAccess } from '../auth/api-keys.service';
@@ -18,6 +18,7 @@ export class AdminApiKeysController {
 
   /** Creates a key; the answer is the only time `key` is ever shown. */
   @Post('users/:userId/api-keys')
+  @Header('Cache-Control', 'no-store') // the answer holds a secret, shown once
   create(@Param('userId', UuidParam('userId')) userId: string, @Body() body: CreateApiKeyDto) {
     return this.apiKeys.create(userId, { name: body.name, channelAccess: toChannelAccess(body.channelAccess) });
   }

@@ -1,4 +1,4 @@
-import { Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Controller, Delete, Get, Header, HttpCode, Param, Post } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiCreatedResponse,
@@ -41,6 +41,7 @@ export class AdminWebSessionsController {
   constructor(private readonly sessions: WebSessionsService) {}
 
   @Post('sign-in-links')
+  @Header('Cache-Control', 'no-store') // the answer holds a secret, shown once
   @ApiOperation({ summary: 'Create a one-time sign-in link for the user (15 minutes, one use)' })
   @ApiCreatedResponse({ type: SignInLinkResponse })
   @ApiNotFoundResponse({ description: 'No such user (field: userId).' })
