@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { createMcpTestApp, McpTestApp, rpc, toolOk } from './support/mcp';
 import { createSession } from './support/session';
+import { PAGE_ORIGIN, signInBrowser } from './support/web';
 
 /** The origin of PUBLIC_BASE_URL in the test environment (test/support/env.ts). */
-const ORIGIN = 'http://127.0.0.1:3000';
+const ORIGIN = PAGE_ORIGIN;
 
 /** Settings → API keys through its page routes: what a person's forms do, checked on /api/mcp. */
 describe('web: Settings → API keys pages', () => {
@@ -22,13 +23,8 @@ describe('web: Settings → API keys pages', () => {
   }
 
   /** Signs the user in with an admin-made link; the session cookie and its CSRF token. */
-  async function signIn(userId: string): Promise<Browser> {
-    const link = await t.admin.post(`/admin/users/${userId}/sign-in-links`).expect(201);
-    const token = new URL(link.body.url).searchParams.get('token')!;
-    const res = await t.http().post('/sign-in/link').set('Origin', ORIGIN).type('form').send({ token }).expect(303);
-    const cookie = String(res.headers['set-cookie'][0]).split(';')[0];
-    const page = await t.http().get('/settings/api-keys').set('Cookie', cookie).expect(200);
-    return { cookie, csrf: /name="_csrf" value="([^"]+)"/.exec(page.text)![1] };
+  function signIn(userId: string): Promise<Browser> {
+    return signInBrowser(t, userId);
   }
 
   const get = (b: Browser, path: string) => t.http().get(path).set('Cookie', b.cookie);

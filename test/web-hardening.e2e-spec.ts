@@ -11,9 +11,10 @@ import { createTestApp, TestApp } from './support/app';
 import { MutableResolver } from './support/delivery';
 import { listen } from './support/raw-http';
 import { createSession, Session } from './support/session';
+import { PAGE_ORIGIN, signInBrowser } from './support/web';
 
 /** The origin of PUBLIC_BASE_URL in the test environment (test/support/env.ts). */
-const ORIGIN = 'http://127.0.0.1:3000';
+const ORIGIN = PAGE_ORIGIN;
 
 /** The web app as an attacker, and a careless client, would use it (docs/web.md, "CSRF and headers"). */
 describe('web: hardening of the page forms', () => {
@@ -36,12 +37,7 @@ describe('web: hardening of the page forms', () => {
   }
 
   async function signIn(session: Session): Promise<Browser> {
-    const link = await t.admin.post(`/admin/users/${session.userId}/sign-in-links`).expect(201);
-    const token = new URL(link.body.url).searchParams.get('token')!;
-    const res = await t.http().post('/sign-in/link').set('Origin', ORIGIN).type('form').send({ token }).expect(303);
-    const cookie = String(res.headers['set-cookie'][0]).split(';')[0];
-    const page = await t.http().get('/settings/api-keys').set('Cookie', cookie).expect(200);
-    return { cookie, csrf: /name="_csrf" value="([^"]+)"/.exec(page.text)![1], session };
+    return { ...(await signInBrowser(t, session.userId)), session };
   }
 
   /** A form POST from the service's own page, its body given as the bytes to send. */

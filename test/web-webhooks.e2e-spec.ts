@@ -3,9 +3,10 @@ import { HOST_RESOLVER } from '../src/webhooks/url-policy/url-policy';
 import { createTestApp, TestApp } from './support/app';
 import { MutableResolver } from './support/delivery';
 import { createSession, Session } from './support/session';
+import { PAGE_ORIGIN, signInBrowser } from './support/web';
 
 /** The origin of PUBLIC_BASE_URL in the test environment (test/support/env.ts). */
-const ORIGIN = 'http://127.0.0.1:3000';
+const ORIGIN = PAGE_ORIGIN;
 
 /** Settings → Webhooks: pages over the services the MCP tools call (docs/web.md, "Webhooks"). */
 describe('web: the webhooks pages', () => {
@@ -28,12 +29,7 @@ describe('web: the webhooks pages', () => {
   }
 
   async function signIn(session: Session): Promise<Browser> {
-    const link = await t.admin.post(`/admin/users/${session.userId}/sign-in-links`).expect(201);
-    const token = new URL(link.body.url).searchParams.get('token')!;
-    const res = await t.http().post('/sign-in/link').set('Origin', ORIGIN).type('form').send({ token }).expect(303);
-    const cookie = String(res.headers['set-cookie'][0]).split(';')[0];
-    const page = await t.http().get('/settings/webhooks').set('Cookie', cookie).expect(200);
-    return { cookie, csrf: /name="_csrf" value="([^"]+)"/.exec(page.text)![1], session };
+    return { ...(await signInBrowser(t, session.userId)), session };
   }
 
   const get = (b: Browser, path: string) => t.http().get(path).set('Cookie', b.cookie);
