@@ -184,9 +184,14 @@ describe('reliability: hostile attachments', () => {
     const extracted = goods.filter((p) => outcomeOf(p).extraction_status === 'extracted' && outcomeOf(p).text_length > 0);
     const latencies = goods.map((p) => extractedFor(p.outcome!.messageId!)[0].at - p.ingestedAt!);
     const duplicates = stack.receiver.duplicates('/extracted');
-    const stoppedLines = readFileSync(worker.logFile, 'utf8')
-      .split('\n')
-      .filter((l) => l.includes('recorded with no text'));
+    // The worker's log is written by pino's transport thread, so its last lines may reach the file a
+    // moment after the events they go with (seen in CI: 19 of 20): read until all are there, or 5 s.
+    const readStopped = () =>
+      readFileSync(worker.logFile, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('recorded with no text'));
+    let stoppedLines = readStopped();
+    for (const deadline = Date.now() + 5000; stoppedLines.length < bombs.length && Date.now() < deadline; stoppedLines = readStopped()) await sleep(100);
     const reasons = new Map<string, number>();
     for (const p of bombs) {
       const reason =

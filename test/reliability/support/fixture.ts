@@ -29,6 +29,9 @@ export interface StackOptions {
 /** The service's development settings for these tests: http:// and 127.0.0.0/8 receivers allowed, compressed timings. */
 export const FAST_DELIVERY_ENV: Record<string, string> = {
   APP_ENV: 'development',
+  // The suite reads the processes' logs (error lines by their JSON level, warnings by their text):
+  // JSON lines, written as they happen, not development's pretty lines from a transport thread.
+  LOG_FORMAT: 'json',
   WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
   DELIVERY_RETRY_SCHEDULE: '1s,2s,2s,2s,2s',
   DELIVERY_TIMEOUT_MS: '2000',
