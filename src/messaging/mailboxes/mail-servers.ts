@@ -18,8 +18,8 @@ export interface MailServerSettings {
   password: string;
 }
 
-/** Why a login failed, in the words an operator acts on. */
-export type MailLoginFailure = 'auth' | 'connection' | 'tls' | 'timeout';
+/** Why a login or a session with a mail server failed, in the words an operator acts on. */
+export type MailLoginFailure = 'auth' | 'rate_limit' | 'connection' | 'tls' | 'timeout';
 
 /** 422: the server refused the login or could not be reached; `reason` says which, `field` names the server (`imap`, `smtp`). */
 export class MailLoginError extends UnprocessableError {
@@ -35,6 +35,7 @@ export class MailLoginError extends UnprocessableError {
 /** Names mail clients give the Sent folder when the server marks none. */
 const SENT_NAMES = /^(sent|sent items|sent messages|sent mail)$/i;
 const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|CERT_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_(GET|VERIFY)_)/;
+const THROTTLED = /\[(LIMIT|UNAVAILABLE)\]|too many (connections|requests)|rate limit|throttl/i;
 const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ETIMEOUT', 'CONNECT_TIMEOUT', 'GREETING_TIMEOUT', 'NoConnection']);
 
 /**
@@ -165,11 +166,12 @@ export class MailServers {
   }
 
   private loginError(role: MailServerRole, settings: MailServerSettings, error: unknown): MailLoginError {
-    const reason = failureOf(role, error);
+    const reason = mailFailureOf(role, error);
     const where = `${settings.host}:${settings.port}`;
     const detail = errorText(error);
     const words: Record<MailLoginFailure, string> = {
       auth: `${where} refused the login of ${settings.username} (wrong username or password)`,
+      rate_limit: `${where} is throttling this account; try again later`,
       connection: `${where} could not be reached`,
       tls: `the TLS handshake with ${where} failed`,
       timeout: `${where} did not answer within ${this.config.connectTimeoutMs} ms`,
@@ -178,9 +180,15 @@ export class MailServers {
   }
 }
 
-function failureOf(role: MailServerRole, error: unknown): MailLoginFailure {
-  const e = error as { code?: string; authenticationFailed?: boolean; responseCode?: number; message?: string };
+/**
+ * What a mail server's error means, for the connection check and the sync alike: a refused login,
+ * throttling (RFC 5530's [LIMIT] / [UNAVAILABLE], or the usual words), TLS, a timeout, or otherwise
+ * a connection that failed.
+ */
+export function mailFailureOf(role: MailServerRole, error: unknown): MailLoginFailure {
+  const e = error as { code?: string; authenticationFailed?: boolean; responseText?: string; response?: string; message?: string };
   if (role === 'imap' ? e.authenticationFailed === true : e.code === 'EAUTH') return 'auth';
+  if (THROTTLED.test(`${e.responseText ?? ''} ${e.response ?? ''} ${e.message ?? ''}`)) return 'rate_limit';
   const code = e.code ?? '';
   if (TLS_CODES.test(code) || /certificate|TLS|SSL/i.test(e.message ?? '')) return 'tls';
   if (TIMEOUT_CODES.has(code) || /timed? ?out/i.test(e.message ?? '')) return 'timeout';
@@ -188,7 +196,7 @@ function failureOf(role: MailServerRole, error: unknown): MailLoginFailure {
 }
 
 /** The error's own words, short, on one line: never the password (no library puts it there). */
-function errorText(error: unknown): string {
+export function errorText(error: unknown): string {
   const e = error as { code?: string; response?: string; responseText?: string; message?: string };
   const text = e.responseText ?? e.response ?? e.message ?? '';
   const oneLine = String(text).replace(/\s+/g, ' ').trim().slice(0, 200);

@@ -9,7 +9,7 @@ import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { EmailIngestService } from '../email/email-ingest.service';
 import { MailboxHealthService } from '../mailbox-health/mailbox-health.service';
-import { MailServers } from './mail-servers';
+import { errorText, mailFailureOf, MailServers } from './mail-servers';
 import { MailboxesRepository, SyncRow } from './mailboxes.repository';
 
 /** How long a worker holds a mailbox without renewing: a dead worker's mailboxes move on after this. */
@@ -265,9 +265,9 @@ class MailboxSession {
 
   /** Applies the health rules to a failed connection or sync; answers whether to retry. */
   private async failed(error: unknown): Promise<'retry' | 'stop'> {
-    const e = error as { authenticationFailed?: boolean; responseText?: string; message?: string; code?: string };
-    const text = (e.responseText ?? e.message ?? String(error)).slice(0, 300);
-    if (e.authenticationFailed) {
+    const failure = mailFailureOf('imap', error);
+    const text = errorText(error) || String(error);
+    if (failure === 'auth') {
       const refused = await this.deps.mailboxes.loginRefused(this.lineId, this.owner);
       if (!refused) return 'stop'; // the lease is gone
       this.deps.logger.warn(`mailbox of line ${this.lineId}: login refused (${refused.failures} in a row): ${text}`);
@@ -276,13 +276,13 @@ class MailboxSession {
       await this.deps.mailboxes.stopAtAuth(this.lineId, this.owner, refused.credentialsVersion);
       return 'stop';
     }
-    if (/\[(LIMIT|UNAVAILABLE)\]|too many (connections|requests)|rate limit|throttl/i.test(text)) {
+    if (failure === 'rate_limit') {
       await this.deps.health.recordSync(this.lineId, { ok: false, errorKind: 'RATE_LIMIT', error: `the IMAP server is throttling: ${text}` });
       return 'retry';
     }
     const since = await this.deps.mailboxes.unreachable(this.lineId, this.owner);
     if (!since) return 'stop';
-    this.deps.logger.warn(`mailbox of line ${this.lineId}: sync failed (${e.code ?? 'error'}): ${text}`);
+    this.deps.logger.warn(`mailbox of line ${this.lineId}: sync failed (${failure}): ${text}`);
     if (Date.now() - since.getTime() >= this.config.networkGraceSeconds * 1000) {
       await this.deps.health.recordSync(this.lineId, {
         ok: false,
