@@ -4,7 +4,7 @@ import { CsrfTokenGuard } from './csrf-token.guard';
 import { Person } from './person';
 
 /** How a route authenticates. Routes are API-key routes unless they say otherwise. */
-export type AuthKind = 'api-key' | 'admin' | 'ingest' | 'public' | 'session' | 'same-origin';
+export type AuthKind = 'api-key' | 'admin' | 'ingest' | 'public' | 'session' | 'same-origin' | 'signed-body';
 export const AUTH_KIND = 'auth:kind';
 
 /** Opts a route out of authentication (health checks, tracking pixels). */
@@ -29,6 +29,14 @@ export const SessionAuth = () => applyDecorators(SetMetadata(AUTH_KIND, 'session
  * Unlike @Public(), its (small, declared) body is read.
  */
 export const SameOriginForm = () => SetMetadata(AUTH_KIND, 'same-origin' satisfies AuthKind);
+
+/**
+ * A provider's callback authenticated by a signature over its body (Twilio's X-Twilio-Signature):
+ * no bearer token, so the guard lets the body be read (the route's @ReadsBody limit keeps it
+ * small, and the body budget bounds them all), and a guard of the route's own checks the signature
+ * before the handler runs. Use it only with such a guard.
+ */
+export const SignedBody = () => SetMetadata(AUTH_KIND, 'signed-body' satisfies AuthKind);
 
 export interface AuthenticatedRequest {
   caller?: KeyCaller;

@@ -12,7 +12,7 @@ import { PageAuthenticator } from './person';
 
 /**
  * Registered globally: every route needs an API key unless marked @Public(), @AdminOnly(),
- * @IngestOnly(), or is a web page (@SessionAuth(), @SameOriginForm(): web/sessions). The caller is resolved on every request, so a revoked key or a narrowed allowlist
+ * @IngestOnly(), @SignedBody() (checked by the route's own guard), or is a web page (@SessionAuth(), @SameOriginForm(): web/sessions). The caller is resolved on every request, so a revoked key or a narrowed allowlist
  * applies at once. Guards run before any request body is read: only a request this guard
  * authenticated has its body read (RequestInputGuard), so a missing or wrong token gets 401
  * without the body being buffered.
@@ -45,6 +45,8 @@ export class AuthGuard implements CanActivate {
    * admin OpenAPI docs): throws UnauthorizedError, or sets `request.caller` for an API key.
    */
   async authenticate(kind: Exclude<AuthKind, 'public'>, request: Request & AuthenticatedRequest): Promise<void> {
+    // The route's own guard checks the signature, over the body read after this guard.
+    if (kind === 'signed-body') return;
     if (kind === 'session' || kind === 'same-origin') {
       if (!this.pages) throw new Error(`a ${kind} route needs the web app's PageAuthenticator`);
       return this.pages.authenticate(kind, request);

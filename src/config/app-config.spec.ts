@@ -34,6 +34,14 @@ function namedVariables(env: NodeJS.ProcessEnv): string[] {
 }
 
 describe('loadConfig', () => {
+  it("takes Twilio's API by default, a compatible provider's https API when given, http only in development", () => {
+    expect(loadConfig({ ...BASE }).twilio).toEqual({ apiBaseUrl: 'https://api.twilio.com' });
+    expect(loadConfig({ ...BASE, TWILIO_API_BASE_URL: 'https://sms.example.com/twilio/' }).twilio).toEqual({ apiBaseUrl: 'https://sms.example.com/twilio' });
+    expect(namedVariables({ ...BASE, TWILIO_API_BASE_URL: 'http://127.0.0.1:9000' })).toEqual(['TWILIO_API_BASE_URL']);
+    expect(namedVariables({ ...BASE, TWILIO_API_BASE_URL: 'https://api.example.com/?x=1' })).toEqual(['TWILIO_API_BASE_URL']);
+    expect(loadConfig({ ...BASE, APP_ENV: 'development', TWILIO_API_BASE_URL: 'http://127.0.0.1:9000' }).twilio.apiBaseUrl).toBe('http://127.0.0.1:9000');
+  });
+
   it('applies the documented defaults', () => {
     const config = loadConfig({ ...BASE });
     expect(config).toMatchObject({

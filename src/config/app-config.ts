@@ -49,6 +49,11 @@ class EnvironmentVariables {
   @Matches(/^smtps?:\/\/\S+$/, { message: 'SMTP_URL must be an smtp:// or smtps:// URL' })
   SMTP_URL?: string;
 
+  /** Twilio's REST API, or a Twilio-compatible provider's (docs/twilio.md); https except in development. */
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/, { message: 'TWILIO_API_BASE_URL must be an http(s) URL without a query, such as https://api.twilio.com' })
+  TWILIO_API_BASE_URL = 'https://api.twilio.com';
+
   @IsOptional()
   @Matches(/^[0-9a-fA-F]{64}$/, { message: 'SECRETS_KEY must be 64 hexadecimal characters (32 bytes)' })
   SECRETS_KEY?: string;
@@ -397,6 +402,8 @@ export interface AppConfig {
   /** Where outbound SMS are handed over (an HTTP carrier API); null when none is configured. */
   smsCarrierUrl: string | null;
   smtpUrl: string | null;
+  /** Phone lines connected to Twilio (or a compatible provider): its API, without a trailing slash. */
+  twilio: { apiBaseUrl: string };
   secretsKey: Buffer;
   /** Earlier (or next) keys that open sealed secrets but never seal: key rotation (docs/operations.md). */
   secretsKeyFallbacks: Buffer[];
@@ -535,6 +542,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   ] as const) {
     for (const cidr of cidrs) if (!isCidr(cidr)) problems.push(`${variable}: ${cidr} is not a CIDR such as 127.0.0.0/8`);
   }
+  if (!isDevelopment && /^http:/i.test(parsed.TWILIO_API_BASE_URL)) {
+    problems.push('TWILIO_API_BASE_URL: must be https when APP_ENV=production (the auth token is sent with every request)');
+  }
   const secretsKeyFallbacks = list(parsed.SECRETS_KEY_FALLBACKS);
   for (const [i, key] of secretsKeyFallbacks.entries()) {
     if (!/^[0-9a-fA-F]{64}$/.test(key)) problems.push(`SECRETS_KEY_FALLBACKS: entry ${i + 1} is not 64 hexadecimal characters (32 bytes)`);
@@ -584,6 +594,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     ingestToken: parsed.INGEST_TOKEN ?? devSecrets!.ingestToken,
     smsCarrierUrl: parsed.SMS_CARRIER_URL ?? null,
     smtpUrl: parsed.SMTP_URL ?? null,
+    twilio: { apiBaseUrl: parsed.TWILIO_API_BASE_URL.replace(/\/+$/, '') },
     secretsKey: Buffer.from(parsed.SECRETS_KEY ?? devSecrets!.secretsKey, 'hex'),
     secretsKeyFallbacks: secretsKeyFallbacks.map((key) => Buffer.from(key, 'hex')),
     publicBaseUrl: parsed.PUBLIC_BASE_URL.replace(/\/+$/, ''),

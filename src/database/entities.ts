@@ -24,6 +24,7 @@ import { Thread } from '../messaging/threads/thread.entity';
 import { WebhookEndpointChannel } from '../webhooks/webhook-endpoint-channel.entity';
 import { WebhookEndpoint } from '../webhooks/webhook-endpoint.entity';
 import { Mailbox } from '../messaging/mailboxes/mailbox.entity';
+import { SmsProvider } from '../messaging/sms-providers/sms-provider.entity';
 import { SignInLink } from '../web/sessions/sign-in-link.entity';
 import { WebSession } from '../web/sessions/web-session.entity';
 
@@ -58,4 +59,5 @@ export const ENTITIES = [
   SignInLink,
   WebSession,
   Mailbox,
+  SmsProvider,
 ];

@@ -7,6 +7,7 @@ export const SEALED_COLUMNS: ReadonlyArray<{ table: string; column: string; what
   { table: 'webhook_endpoints', column: 'previous_secret_sealed', what: 'previous webhook signing secrets (24 h after a rotation)' },
   { table: 'mailboxes', column: 'imap_password_sealed', what: 'IMAP passwords of mailboxes' },
   { table: 'mailboxes', column: 'smtp_password_sealed', what: 'SMTP passwords of mailboxes' },
+  { table: 'sms_providers', column: 'auth_token_sealed', what: 'auth tokens of SMS provider accounts' },
 ];
 
 export class SealedSecretsError extends Error {

@@ -16,11 +16,13 @@ import { OutboundRepository } from './outbound/outbound.repository';
 import { OUTBOUND_QUEUE, OutboundService } from './outbound/outbound.service';
 import { SendSmsTool } from './outbound/outbound.tools';
 import { SmsCarrier } from './outbound/sms-carrier';
+import { TwilioApi } from './sms-providers/twilio-api';
 import { ThreadAccessRepository } from './threads/thread-access.repository';
 
 /** Threads, messages, inbound recording and outbound hand-off: what the other messaging parts build on. */
 @Module({
-  // WebhooksModule: the host resolver the mail servers of mailboxes are checked with.
+  // WebhooksModule: the host resolver the mail servers of mailboxes are checked with, and the URL
+  // policy the media of Twilio's inbound messages are fetched through.
   imports: [BullModule.registerQueue({ name: OUTBOUND_QUEUE }), WebhooksModule],
   controllers: [SmsIngestController],
   providers: [
@@ -35,6 +37,7 @@ import { ThreadAccessRepository } from './threads/thread-access.repository';
     OutboundService,
     OutboundProcessor,
     SmsCarrier,
+    TwilioApi,
     EmailMessagesRepository,
     Mailer,
     MailServers,
@@ -49,6 +52,7 @@ import { ThreadAccessRepository } from './threads/thread-access.repository';
     OutboundService,
     EmailMessagesRepository,
     MailServers,
+    TwilioApi,
   ],
 })
 export class MessagingCoreModule {}

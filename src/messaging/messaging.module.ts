@@ -6,10 +6,21 @@ import { EmailModule } from './email/email.module';
 import { MailboxHealthModule } from './mailbox-health/mailbox-health.module';
 import { MailboxesModule } from './mailboxes/mailboxes.module';
 import { MessagingCoreModule } from './messaging-core.module';
+import { SmsProvidersModule } from './sms-providers/sms-providers.module';
 import { ThreadsModule } from './threads/threads.module';
 
-/** The messaging domain: conversations, contacts, attachments, email and synced mailboxes, agents; it publishes the ten event kinds. */
+/** The messaging domain: conversations, contacts, attachments, email and synced mailboxes, SMS providers, agents; it publishes the ten event kinds. */
 @Module({
-  imports: [MessagingCoreModule, EmailModule, AttachmentsModule, ContactsModule, AgentsModule, ThreadsModule, MailboxHealthModule, MailboxesModule],
+  imports: [
+    MessagingCoreModule,
+    EmailModule,
+    AttachmentsModule,
+    ContactsModule,
+    AgentsModule,
+    ThreadsModule,
+    MailboxHealthModule,
+    MailboxesModule,
+    SmsProvidersModule,
+  ],
 })
 export class MessagingModule {}

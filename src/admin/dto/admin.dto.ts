@@ -30,6 +30,7 @@ import { E164, LINE_TYPES, LineType, ORG_TIERS, OrgTier } from '../../accounts/a
 import { API_KEY_NAME_MAX_LENGTH, ApiKeyNameRule } from '../../auth/api-key-rules';
 import { USER_ROLES, UserRole } from '../../auth/roles';
 import { MAIL_TLS_MODES, MailTls } from '../../messaging/mailboxes/mailbox.entity';
+import { SMS_PROVIDERS, SmsProviderKind } from '../../messaging/sms-providers/sms-provider.entity';
 
 /** A line's address must fit its type: an email address, or an E.164 phone number. */
 @ValidatorConstraint({ name: 'lineAddress' })
@@ -241,4 +242,20 @@ export class ConnectMailboxDto {
   @ValidateNested()
   @Type(() => MailServerDto)
   smtp: MailServerDto;
+}
+
+export class ConnectSmsProviderDto {
+  @ApiProperty({ enum: SMS_PROVIDERS, description: 'twilio: Twilio, or a provider with a Twilio-compatible API (TWILIO_API_BASE_URL)' })
+  @IsIn(SMS_PROVIDERS)
+  provider: SmsProviderKind;
+
+  @ApiProperty({ example: 'AC0123456789abcdef0123456789abcdef', description: 'The Account SID, from the console' })
+  @IsString()
+  @Matches(/^[A-Za-z0-9_-]{1,64}$/, { message: 'accountSid must be an Account SID such as AC0123456789abcdef0123456789abcdef' })
+  accountSid: string;
+
+  @ApiProperty({ writeOnly: true, description: 'The auth token, from the console: sealed with SECRETS_KEY, never returned' })
+  @IsString()
+  @Matches(/^\S{1,256}$/, { message: 'authToken must be the auth token: 1 to 256 characters without spaces' })
+  authToken: string;
 }

@@ -14,6 +14,7 @@ import { ApiKeyLastUsed1763800560000 } from './1763800560000-ApiKeyLastUsed';
 import { DeliveryRecovery1763800570000 } from './1763800570000-DeliveryRecovery';
 import { Mailboxes1763800580000 } from './1763800580000-Mailboxes';
 import { MailboxSync1763800590000 } from './1763800590000-MailboxSync';
+import { SmsProviders1763800600000 } from './1763800600000-SmsProviders';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -33,4 +34,5 @@ export const MIGRATIONS = [
   DeliveryRecovery1763800570000,
   Mailboxes1763800580000,
   MailboxSync1763800590000,
+  SmsProviders1763800600000,
 ];

@@ -50,6 +50,9 @@ export interface HandOffRow {
   to_value: string;
   body: string;
   sms_delivery_reports: boolean;
+  /** The line's SMS provider account (docs/twilio.md), its token sealed; null: SMS_CARRIER_URL. */
+  provider_account_sid: string | null;
+  provider_auth_token_sealed: string | null;
 }
 
 /**
@@ -132,20 +135,26 @@ export class OutboundRepository {
   async forHandOff(messageId: string): Promise<HandOffRow | undefined> {
     const [message] = await queryNamed<HandOffRow[]>(
       this.dataSource.manager,
-      `SELECT m.id, m.channel, m.status, m.from_value, m.to_value, m.body, l.sms_delivery_reports
-           FROM messages m JOIN lines l ON l.id = m.line_id WHERE m.id = :messageId`,
+      `SELECT m.id, m.channel, m.status, m.from_value, m.to_value, m.body, l.sms_delivery_reports,
+              p.account_sid AS provider_account_sid, p.auth_token_sealed AS provider_auth_token_sealed
+         FROM messages m JOIN lines l ON l.id = m.line_id LEFT JOIN sms_providers p ON p.line_id = m.line_id
+        WHERE m.id = :messageId`,
       { messageId },
     );
     return message;
   }
 
-  /** For a carrier's delivery report: the latest outbound SMS with this carrier id. */
-  async smsByProviderId(providerMessageId: string): Promise<{ id: string; status: MessageStatus } | undefined> {
+  /**
+   * For a carrier's delivery report: the latest outbound SMS with this carrier id, on one of
+   * `lineIds` when the report's sender is known to stand for those lines (a provider's account).
+   */
+  async smsByProviderId(providerMessageId: string, lineIds?: string[]): Promise<{ id: string; status: MessageStatus } | undefined> {
     const [message] = await queryNamed<Array<{ id: string; status: MessageStatus }>>(
       this.dataSource.manager,
       `SELECT id, status FROM messages WHERE provider_message_id = :providerMessageId AND direction = 'OUTBOUND' AND channel = 'SMS'
+          ${lineIds ? 'AND line_id = ANY(:lineIds::uuid[])' : ''}
         ORDER BY created_at DESC LIMIT 1`,
-      { providerMessageId },
+      lineIds ? { providerMessageId, lineIds } : { providerMessageId },
     );
     return message;
   }

@@ -126,9 +126,17 @@ export class OutboundService {
       return;
     }
     try {
-      const { providerMessageId } = await this.carrier.send({ messageId, from: message.from_value, to: message.to_value, body: message.body });
+      const provider =
+        message.provider_account_sid && message.provider_auth_token_sealed
+          ? { accountSid: message.provider_account_sid, authTokenSealed: message.provider_auth_token_sealed }
+          : null;
+      const { providerMessageId, reportsDelivery } = await this.carrier.send(
+        { messageId, from: message.from_value, to: message.to_value, body: message.body },
+        provider,
+      );
       // Carriers with delivery reports move it to SENT; without, it is marked delivered optimistically.
-      await this.transition(messageId, 'QUEUED', message.sms_delivery_reports ? 'SENT' : 'DELIVERED', { providerMessageId });
+      const reports = reportsDelivery ?? message.sms_delivery_reports;
+      await this.transition(messageId, 'QUEUED', reports ? 'SENT' : 'DELIVERED', { providerMessageId });
     } catch (error) {
       const retryable = !(error instanceof SmsCarrierError) || error.retryable;
       if (retryable && attemptsMade + 1 < HANDOFF_ATTEMPTS) throw error;
@@ -136,17 +144,26 @@ export class OutboundService {
     }
   }
 
-  /** A carrier's delivery report. Idempotent: a repeated or out-of-order report changes nothing. */
-  async applySmsReport(input: {
-    providerMessageId: string;
-    status: 'DELIVERED' | 'FAILED';
-    error?: string;
-  }): Promise<{ messageId: string; status: MessageStatus; changed: boolean }> {
-    const message = await this.messages.smsByProviderId(input.providerMessageId);
+  /**
+   * A carrier's delivery report. Idempotent: a repeated or out-of-order report changes nothing.
+   * `lineIds`: the lines the reporting account stands for (a provider's signed callback).
+   */
+  async applySmsReport(
+    input: { providerMessageId: string; status: 'DELIVERED' | 'FAILED'; error?: string },
+    lineIds?: string[],
+  ): Promise<{ messageId: string; status: MessageStatus; changed: boolean }> {
+    const message = await this.messages.smsByProviderId(input.providerMessageId, lineIds);
     if (!message) throw new NotFoundError(`no outbound SMS has providerMessageId ${input.providerMessageId}`, 'providerMessageId');
     if (message.status !== 'SENT') return { messageId: message.id, status: message.status, changed: false };
     const changed = await this.transition(message.id, 'SENT', input.status, { error: input.error ?? null });
     return { messageId: message.id, status: changed ? input.status : message.status, changed };
+  }
+
+  /** A report that moves nothing (a provider's intermediate status): the message as it stands. */
+  async smsReportUnchanged(providerMessageId: string, lineIds: string[]): Promise<{ messageId: string; status: MessageStatus; changed: boolean }> {
+    const message = await this.messages.smsByProviderId(providerMessageId, lineIds);
+    if (!message) throw new NotFoundError(`no outbound SMS has providerMessageId ${providerMessageId}`, 'providerMessageId');
+    return { messageId: message.id, status: message.status, changed: false };
   }
 
   /**
