@@ -32,7 +32,8 @@ const SEED = Number(process.env.RELIABILITY_FUZZ_SEED ?? Date.now() % 2 ** 31);
 const JSON_LIMIT = 1024 * 1024;
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-type Auth = 'admin' | 'ingest' | 'api-key' | 'public';
+/** `signed`: Twilio's callbacks (/ingest/twilio/*), authenticated by a signature over the form, which the fuzz never has. */
+type Auth = 'admin' | 'ingest' | 'api-key' | 'public' | 'signed';
 
 interface Route {
   method: Method;
@@ -102,11 +103,13 @@ function routesOf(doc: any): Route[] {
       const content = op.requestBody?.content ?? {};
       const auth: Auth = template.startsWith('/admin/')
         ? 'admin'
-        : template.startsWith('/ingest/')
-          ? 'ingest'
-          : template.startsWith('/api/')
-            ? 'api-key'
-            : 'public';
+        : template.startsWith('/ingest/twilio/')
+          ? 'signed'
+          : template.startsWith('/ingest/')
+            ? 'ingest'
+            : template.startsWith('/api/')
+              ? 'api-key'
+              : 'public';
       routes.push({
         method: method.toUpperCase() as Method,
         template,
@@ -336,7 +339,7 @@ describe('reliability: fuzzing the REST routes (/admin/*, /ingest/*, /api/*)', (
         { arbitrary: fc.constant<'right' | 'wrong' | 'none'>('wrong'), weight: 2 },
         { arbitrary: fc.constant<'right' | 'wrong' | 'none'>('none'), weight: route.auth === 'public' ? 0 : 1 },
       );
-    const token = (route: Route) => ({ admin: ADMIN_TOKEN, ingest: INGEST_TOKEN, 'api-key': apiKey, public: '' })[route.auth];
+    const token = (route: Route) => ({ admin: ADMIN_TOKEN, ingest: INGEST_TOKEN, 'api-key': apiKey, public: '', signed: INGEST_TOKEN })[route.auth];
     const wrongToken = (route: Route) => (route.auth === 'admin' ? INGEST_TOKEN : route.auth === 'ingest' ? apiKey : ADMIN_TOKEN);
 
     type JsonBody = { text?: string; value?: unknown; deep: boolean; label: string };
@@ -390,7 +393,8 @@ describe('reliability: fuzzing the REST routes (/admin/*, /ingest/*, /api/*)', (
                 .join('&')}`
             : '';
           const headers: Record<string, string> = {};
-          const authOk = route.auth === 'public' || auth === 'right';
+          // A signed route has no right bearer token: without Twilio's signature it is refused (403) whatever it holds.
+          const authOk = route.auth === 'public' || (auth === 'right' && route.auth !== 'signed');
           if (route.auth !== 'public' && auth !== 'none') headers.authorization = `Bearer ${auth === 'right' ? token(route) : wrongToken(route)}`;
           let body: Buffer | undefined;
           /** The service reads this body as JSON (strict: an object or array, within the limit). */
@@ -412,7 +416,7 @@ describe('reliability: fuzzing the REST routes (/admin/*, /ingest/*, /api/*)', (
               headers['content-type'] = oddType === 0 ? 'text/plain' : 'application/json';
               const strict = jb.value !== undefined ? typeof jb.value === 'object' && jb.value !== null : jb.deep;
               // A public route never reads a body (docs/security.md): whatever it holds is ignored.
-              if (route.auth !== 'public') {
+              if (route.auth !== 'public' && route.auth !== 'signed') {
                 jsonParsed = headers['content-type'] === 'application/json' && strict && body.length <= JSON_LIMIT;
                 bodyNeutral = jsonParsed;
               }
