@@ -3,6 +3,7 @@ import { API_KEY_NAME_MAX_LENGTH } from '../../auth/api-key-rules';
 import { Person } from '../../auth/person';
 import { PersonApiKeyView } from '../../auth/person-api-keys.service';
 import { CsrfField } from './csrf-field';
+import { ConfirmForm } from './form-parts';
 import { Layout } from './layout';
 
 const BASE = '/settings/api-keys';
@@ -287,13 +288,9 @@ export function RevokeApiKeyPage(props: { person: Person; apiKey: PersonApiKeyVi
         {apiKey.mine ? null : <> of {apiKey.owner.email}</>} will stop working at once: every program that uses it gets “401 Unauthorized”. This cannot be
         undone.
       </p>
-      <form method="post" action={`${BASE}/${apiKey.id}/revoke`} class="actions">
-        <CsrfField person={props.person} />
-        <button type="submit" class="danger">
-          Revoke key
-        </button>
-        <a href={BASE}>Cancel</a>
-      </form>
+      <ConfirmForm person={props.person} action={`${BASE}/${apiKey.id}/revoke`} cancel={BASE}>
+        Revoke key
+      </ConfirmForm>
     </Layout>
   );
 }

@@ -5,6 +5,7 @@ import { EndpointView } from '../../webhooks/webhook-endpoints.repository';
 import { EVENT_KINDS, MAX_MESSAGE_HISTORY_COUNT } from '../../webhooks/webhook.types';
 import { MANUAL_DISABLE_REASON } from '../../webhooks/webhooks.service';
 import { CsrfField } from './csrf-field';
+import { ConfirmForm, FieldError } from './form-parts';
 import { Layout } from './layout';
 
 const CURRENT = '/settings/webhooks';
@@ -88,14 +89,6 @@ function NoticeBox(props: { notice?: string; error?: string }) {
       ) : null}
     </>
   );
-}
-
-function FieldError(props: { id: string; error?: string }) {
-  return props.error ? (
-    <p class="field-error" id={props.id}>
-      {props.error}
-    </p>
-  ) : null;
 }
 
 function scopeText(endpoint: EndpointView, person: Person): string {
@@ -612,13 +605,9 @@ export function DeleteEndpointPage(props: { person: Person; endpoint: EndpointVi
         Delete the endpoint <strong class="url">{props.endpoint.url}</strong>? Its delivery log and any waiting retries are deleted with it. This cannot be
         undone.
       </p>
-      <form method="post" action={`${base}/delete`} class="actions">
-        <CsrfField person={props.person} />
-        <button type="submit" class="danger">
-          Delete endpoint
-        </button>
-        <a href={base}>Cancel</a>
-      </form>
+      <ConfirmForm person={props.person} action={`${base}/delete`} cancel={base}>
+        Delete endpoint
+      </ConfirmForm>
     </Layout>
   );
 }
