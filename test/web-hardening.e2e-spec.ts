@@ -5,6 +5,7 @@ import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/
 import { DataSource } from 'typeorm';
 import { AUTH_KIND } from '../src/auth/auth.decorators';
 import { CsrfTokenGuard } from '../src/auth/csrf-token.guard';
+import { SecretBox } from '../src/common/secret-box';
 import { PAGE_CONTROLLERS } from '../src/web/web.module';
 import { HOST_RESOLVER } from '../src/webhooks/url-policy/url-policy';
 import { createTestApp, TestApp } from './support/app';
@@ -21,12 +22,18 @@ describe('web: hardening of the page forms', () => {
   let t: TestApp;
   let db: DataSource;
   const resolver = new MutableResolver(); // every host name answers a public address
+  let mailboxLine: string | undefined; // a mailbox stored by a test, deleted after
 
   beforeAll(async () => {
-    t = await createTestApp({ env: { SIGN_IN_RATE_LIMIT_PER_IP: '1000' }, overrides: (b) => b.overrideProvider(HOST_RESOLVER).useValue(resolver) });
+    t = await createTestApp({
+      // MAIL_SYNCS_PER_WORKER=0: the mailbox the test stores is never synced.
+      env: { SIGN_IN_RATE_LIMIT_PER_IP: '1000', MAIL_SYNCS_PER_WORKER: '0' },
+      overrides: (b) => b.overrideProvider(HOST_RESOLVER).useValue(resolver),
+    });
     db = t.app.get(DataSource);
   });
   afterAll(async () => {
+    if (mailboxLine) await db.query('DELETE FROM mailboxes WHERE line_id = $1', [mailboxLine]);
     await t?.close();
   });
 
@@ -110,11 +117,19 @@ describe('web: hardening of the page forms', () => {
         if (kind === 'session') expect({ route, csrf: guards.includes(CsrfTokenGuard) }).toEqual({ route, csrf: true });
       }
     }
-    expect(seen.filter((route) => route.startsWith('POST')).length).toBe(14);
+    expect(seen.filter((route) => route.startsWith('POST')).length).toBe(16);
   });
 
   it('every POST of the web app refuses a cross-site Origin, a missing Origin, a missing or wrong _csrf, and changes nothing', async () => {
-    const b = await signIn(await createSession(t.admin, { lines: ['PHONE_NUMBER'] }));
+    const b = await signIn(await createSession(t.admin, { lines: ['PHONE_NUMBER', 'EMAIL_ACCOUNT'] }));
+    mailboxLine = b.session.lines[1].id;
+    // A connected mailbox, stored as the service stores one (its connect check needs real mail servers: test/web-mailboxes).
+    const sealed = t.app.get(SecretBox).seal('mailbox-password');
+    await db.query(
+      `INSERT INTO mailboxes (line_id, imap_host, imap_port, imap_tls, imap_username, imap_password_sealed, smtp_host, smtp_port, smtp_tls, smtp_username, smtp_password_sealed)
+       VALUES ($1, 'imap.example.org', 993, 'implicit', 'pat', $2, 'smtp.example.org', 465, 'implicit', 'pat', $2)`,
+      [mailboxLine, sealed],
+    );
     const created = await postRaw(
       b,
       '/settings/webhooks',
@@ -129,6 +144,7 @@ describe('web: hardening of the page forms', () => {
       deliveries: await db.query('SELECT id FROM webhook_deliveries WHERE endpoint_id = $1', [endpointId]),
       sessions: await db.query('SELECT id, revoked_at FROM web_sessions WHERE user_id = $1 ORDER BY id', [b.session.userId]),
       links: await db.query('SELECT used_at FROM sign_in_links WHERE user_id = $1 ORDER BY id', [b.session.userId]),
+      mailboxes: await db.query('SELECT * FROM mailboxes WHERE line_id = $1', [mailboxLine]),
     });
     const before = await state();
 
@@ -148,6 +164,11 @@ describe('web: hardening of the page forms', () => {
       [`${base}/delete`, ''],
       [`${base}/recover`, `since=${new Date(Date.now() - 3_600_000).toISOString()}`],
       [`${base}/deliveries/${randomUUID()}/resend`, ''],
+      [
+        `/settings/mailboxes/${mailboxLine}`,
+        'imap.host=evil.example&imap.port=993&imap.tls=implicit&imap.username=x&imap.password=x&smtp.host=evil.example&smtp.port=465&smtp.tls=implicit&smtp.username=x&smtp.password=x',
+      ],
+      [`/settings/mailboxes/${mailboxLine}/disconnect`, ''],
     ];
     const signedIn = (path: string) => path.startsWith('/settings') || path === '/sign-out';
     for (const [path, fields] of routes) {
@@ -178,6 +199,7 @@ describe('web: hardening of the page forms', () => {
       }
     }
     expect(await state()).toEqual(before);
+    expect(before.mailboxes).toHaveLength(1);
     await t.http().get('/settings/api-keys').set('Cookie', b.cookie).expect(200);
   });
 });

@@ -4,9 +4,11 @@ import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { DeliveryModule } from '../delivery/delivery.module';
 import { McpModule } from '../mcp/mcp.module';
+import { MailboxesModule } from '../messaging/mailboxes/mailboxes.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { pageHeaders } from './page-headers';
 import { ApiKeysController } from './pages/api-keys.controller';
+import { MailboxesController } from './pages/mailboxes.controller';
 import { SignInController } from './pages/sign-in.controller';
 import { ToolArguments } from './pages/tool-arguments';
 import { WebhooksController } from './pages/webhooks.controller';
@@ -14,13 +16,14 @@ import { WebSessionsModule } from './sessions/web-sessions.module';
 import { StaticController } from './static/static.controller';
 
 /** The controllers of the web app's pages: each gets the page headers (page-headers.ts). Add new page controllers here. */
-export const PAGE_CONTROLLERS = [SignInController, ApiKeysController, WebhooksController, StaticController];
+export const PAGE_CONTROLLERS = [SignInController, ApiKeysController, WebhooksController, MailboxesController, StaticController];
 
 /** The web app for people (docs/web.md): sign-in by emailed link, sessions, and the settings pages. */
 @Module({
   controllers: PAGE_CONTROLLERS,
-  // The pages call the services the MCP tools call (API keys: AuthModule; webhooks: WebhooksModule, DeliveryModule) and the tools' argument validators (McpModule).
-  imports: [WebSessionsModule, AuthModule, WebhooksModule, DeliveryModule, McpModule],
+  // The pages call the services the MCP tools and admin routes call (API keys: AuthModule; webhooks: WebhooksModule, DeliveryModule;
+  // mailboxes: MailboxesModule) and the tools' argument validators (McpModule).
+  imports: [WebSessionsModule, AuthModule, WebhooksModule, DeliveryModule, McpModule, MailboxesModule],
   providers: [ToolArguments],
 })
 export class WebModule implements NestModule {

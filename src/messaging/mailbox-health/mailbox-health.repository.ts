@@ -38,6 +38,15 @@ export class MailboxHealthRepository {
     });
   }
 
+  /** The health rows of these lines (a mailbox that never reported has none). The caller scopes the ids. */
+  healthOfLines(lineIds: string[]): Promise<Array<HealthRow & { line_id: string }>> {
+    return queryNamed(
+      this.dataSource.manager,
+      `SELECT line_id, status, error_kind, error, since, last_synced_at FROM email_account_health WHERE line_id = ANY (:lineIds::uuid[])`,
+      { lineIds },
+    );
+  }
+
   /** The line if it is a live email account. */
   async liveEmailAccount(manager: EntityManager, lineId: string): Promise<EmailAccountRow | undefined> {
     const [line] = await queryNamed<EmailAccountRow[]>(

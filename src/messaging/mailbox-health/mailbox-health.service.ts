@@ -13,6 +13,18 @@ export interface SyncOutcome {
   error?: string;
 }
 
+/** A mailbox's health as its sync last reported it. */
+export interface MailboxHealth {
+  status: HealthStatus;
+  /** `AUTH`, `NETWORK` or `RATE_LIMIT` while unhealthy (docs/mailboxes.md, "Health"). */
+  errorKind: string | null;
+  error: string | null;
+  /** When the current status began (null while it was never unhealthy). */
+  since: string | null;
+  /** The last successful sync. */
+  lastSyncedAt: string | null;
+}
+
 /** The mailbox's health after a sync report, and which transition (if any) the report caused. */
 export interface MailboxHealthView {
   lineId: string;
@@ -59,6 +71,24 @@ export class MailboxHealthService {
         lastSyncedAt: h?.last_synced_at?.toISOString() ?? null,
       };
     });
+  }
+
+  /** The health of these email accounts as their sync last reported it, by line id (none for a mailbox that never reported). The caller scopes the ids. */
+  async healthOf(lineIds: string[]): Promise<Map<string, MailboxHealth>> {
+    if (lineIds.length === 0) return new Map();
+    const rows = await this.mailboxes.healthOfLines(lineIds);
+    return new Map(
+      rows.map((r) => [
+        r.line_id,
+        {
+          status: r.status,
+          errorKind: r.error_kind,
+          error: r.error,
+          since: r.since?.toISOString() ?? null,
+          lastSyncedAt: r.last_synced_at?.toISOString() ?? null,
+        },
+      ]),
+    );
   }
 
   async recordSync(lineId: string, outcome: SyncOutcome): Promise<MailboxHealthView> {

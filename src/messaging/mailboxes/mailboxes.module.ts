@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AccountsModule } from '../../accounts/accounts.module';
 import { EmailModule } from '../email/email.module';
 import { MailboxHealthModule } from '../mailbox-health/mailbox-health.module';
 import { MessagingCoreModule } from '../messaging-core.module';
@@ -10,8 +11,9 @@ import { MailboxesService } from './mailboxes.service';
 @Module({
   // MessagingCoreModule: MailServers (the address policy and clients of mail servers, which the
   // hand-off of outbound email uses too); EmailModule: the inbound path synced mail takes;
-  // MailboxHealthModule: the health its outcomes drive.
-  imports: [MessagingCoreModule, EmailModule, MailboxHealthModule],
+  // MailboxHealthModule: the health its outcomes drive (and Settings → Mailboxes shows);
+  // AccountsModule: the live role of a person who connects one from the web app.
+  imports: [MessagingCoreModule, EmailModule, MailboxHealthModule, AccountsModule],
   providers: [MailboxesRepository, MailboxesService, MailboxSync],
   exports: [MailboxesService],
 })

@@ -45,14 +45,31 @@ const COLUMNS = `m.line_id, l.address, m.imap_host, m.imap_port, m.imap_tls, m.i
 export class MailboxesRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** A live line's kind and address, for the admin routes that name it (any org: the operator's surface). */
-  async line(lineId: string): Promise<{ id: string; type: string; address: string } | null> {
+  /**
+   * A live line's kind and address. Without `orgId` any org's (the operator's surface); with it,
+   * only a line of that org (a person's surface), so another org's line is not found.
+   */
+  async line(lineId: string, orgId?: string): Promise<{ id: string; type: string; address: string } | null> {
     const [line] = await queryNamed<Array<{ id: string; type: string; address: string }>>(
       this.dataSource.manager,
-      `SELECT id, type, address FROM lines WHERE id = :lineId AND deleted_at IS NULL`,
-      { lineId },
+      `SELECT id, type, address FROM lines WHERE id = :lineId AND deleted_at IS NULL AND (:orgId::uuid IS NULL OR org_id = :orgId::uuid)`,
+      { lineId, orgId: orgId ?? null },
     );
     return line ?? null;
+  }
+
+  /** The org's live email account lines, by address, each with its mailbox's connection when it has one. */
+  async emailAccountsOf(orgId: string): Promise<Array<{ lineId: string; address: string; mailbox: MailboxRow | null }>> {
+    const rows = await queryNamed<Array<MailboxRow & { connected: boolean }>>(
+      this.dataSource.manager,
+      `SELECT l.id AS line_id, l.address, (m.id IS NOT NULL) AS connected, m.imap_host, m.imap_port, m.imap_tls, m.imap_username,
+              m.smtp_host, m.smtp_port, m.smtp_tls, m.smtp_username, m.credentials_version, m.created_at, m.updated_at
+         FROM lines l LEFT JOIN mailboxes m ON m.line_id = l.id
+        WHERE l.org_id = :orgId AND l.type = 'EMAIL_ACCOUNT' AND l.deleted_at IS NULL
+        ORDER BY l.address, l.id`,
+      { orgId },
+    );
+    return rows.map(({ connected, ...row }) => ({ lineId: row.line_id, address: row.address, mailbox: connected ? row : null }));
   }
 
   /** Stores the connection, or replaces it (then its credentials_version grows by one). */

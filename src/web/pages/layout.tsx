@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { Person } from '../../auth/person';
+import { mayManageMailboxes } from '../../messaging/mailboxes/mailboxes.service';
 import { CsrfField } from './csrf-field';
 
 export const PRODUCT_NAME = 'Messaging Sync';
@@ -23,12 +24,18 @@ export function Document(props: { title: string; children: ComponentChildren }) 
 /**
  * The layout of every page of a signed-in person: the product name, the navigation, the person's
  * email and a Sign out button (a POST with the session's CSRF token). `current` marks the nav link
- * of the page (aria-current).
+ * of the page (aria-current). Mailboxes is shown only to those who may manage them (OWNER, ADMIN).
  */
-export function Layout(props: { title: string; person: Person; current?: '/settings/api-keys' | '/settings/webhooks'; children: ComponentChildren }) {
+export function Layout(props: {
+  title: string;
+  person: Person;
+  current?: '/settings/api-keys' | '/settings/webhooks' | '/settings/mailboxes';
+  children: ComponentChildren;
+}) {
   const nav: Array<[string, string]> = [
     ['/settings/api-keys', 'API keys'],
     ['/settings/webhooks', 'Webhooks'],
+    ...(mayManageMailboxes(props.person.role) ? [['/settings/mailboxes', 'Mailboxes'] as [string, string]] : []),
   ];
   return (
     <Document title={props.title}>

@@ -106,13 +106,37 @@ input[aria-invalid="true"], fieldset[aria-invalid="true"] { border-color: var(--
 .copy-row { display: flex; gap: 0.5rem; }
 input.secret { flex: 1; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: var(--bg); }
 input[type="radio"]:focus-visible, input[type="checkbox"]:focus-visible { outline: 3px solid #9bb8f5; outline-offset: 2px; }
+/* Mailboxes pages */
+input[type="password"] { font: inherit; padding: 0.5rem 0.625rem; border: 1px solid var(--line); border-radius: 6px; background: var(--card); }
+input[type="number"] { max-width: 10rem; }
+fieldset.stack { gap: 0.75rem; }
+button:disabled { opacity: 0.75; cursor: progress; }
+.notice p { margin: 0; }
+.notice p + p { margin-top: 0.375rem; }
+.notice .detail { color: var(--fg); font-size: 0.875rem; word-break: break-word; }
+ul.row-actions { display: flex; flex-direction: column; gap: 0.25rem; white-space: nowrap; }
 `;
 
-/** Disables a form's buttons once it is submitted, so a double click posts once; Copy buttons copy a field's value. */
+/**
+ * Disables a form's buttons once it is submitted, so a double click posts once; a button with
+ * data-busy-text shows that text meanwhile (also said by the form's [data-busy-status] region), for
+ * a POST that takes a while. Copy buttons copy a field's value.
+ */
 export const APP_JS = `
 document.addEventListener('submit', function (event) {
-  var buttons = event.target.querySelectorAll('button[type="submit"]');
-  setTimeout(function () { buttons.forEach(function (b) { b.disabled = true; }); }, 0);
+  var form = event.target;
+  var buttons = form.querySelectorAll('button[type="submit"]');
+  var status = form.querySelector('[data-busy-status]');
+  setTimeout(function () {
+    buttons.forEach(function (b) {
+      b.disabled = true;
+      var busy = b.getAttribute('data-busy-text');
+      if (!busy) return;
+      b.textContent = busy;
+      form.setAttribute('aria-busy', 'true');
+      if (status) status.textContent = busy;
+    });
+  }, 0);
 });
 
 /** Copy buttons (data-copy="<input id>"): hidden without script, where the field is simply selectable. */

@@ -1,0 +1,149 @@
+import { Body, Controller, Get, Param, Post, Query, Res, UseFilters } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { Response } from 'express';
+import { ConnectMailboxDto } from '../../admin/dto/admin.dto';
+import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
+import { Person } from '../../auth/person';
+import { UnprocessableError, ValidationError } from '../../common/errors';
+import { ReadsBody } from '../../common/request-body';
+import { UuidParam } from '../../common/uuid-param';
+import { validationProblems } from '../../common/validation';
+import { MailServerRole } from '../../messaging/mailboxes/mail-servers';
+import { MailboxSettingsInput, MailboxesService } from '../../messaging/mailboxes/mailboxes.service';
+import {
+  DisconnectMailboxPage,
+  fieldMessage,
+  MAILBOX_FIELDS,
+  MailboxErrors,
+  MailboxField,
+  MailboxForm,
+  MailboxFormPage,
+  MailboxesPage,
+  formOf,
+  Notice,
+  NOTICES,
+} from './mailboxes.pages';
+import { PageErrorFilter } from './page-error.filter';
+import { seeOther, sendPage } from './render';
+import { FORM_LIMIT } from './sign-in.controller';
+
+type Form = Record<string, string | undefined> | undefined;
+const BASE = '/settings/mailboxes';
+
+/**
+ * Settings → Mailboxes (docs/web.md): an OWNER or ADMIN connects the org's email account lines to
+ * their mailboxes, changes and disconnects them. Every rule is MailboxesService's (who may, which
+ * lines, the address policy, the verified logins) and the form is checked by the admin API's own
+ * body rules (ConnectMailboxDto, through validationProblems): nothing is decided here. A refusal is
+ * shown next to its field (400), a failed login as a sentence above the form (422).
+ */
+@ApiExcludeController()
+@UseFilters(PageErrorFilter)
+@SessionAuth()
+@Controller('settings/mailboxes')
+export class MailboxesController {
+  constructor(private readonly mailboxes: MailboxesService) {}
+
+  @Get()
+  async list(@CurrentPerson() person: Person, @Query('done') done: unknown, @Res() response: Response): Promise<void> {
+    const accounts = await this.mailboxes.listFor(person);
+    sendPage(response, 200, <MailboxesPage person={person} accounts={accounts} notice={notice(done)} />);
+  }
+
+  @Get(':lineId')
+  async form(@CurrentPerson() person: Person, @Param('lineId', UuidParam('lineId')) lineId: string, @Res() response: Response): Promise<void> {
+    const account = await this.mailboxes.getFor(person, lineId);
+    sendPage(response, 200, <MailboxFormPage person={person} account={account} form={formOf(account)} errors={{}} />);
+  }
+
+  /** Connects (or changes) the mailbox once both logins work; the form comes back without its passwords after a refusal. */
+  @ReadsBody({ as: 'form', limit: FORM_LIMIT })
+  @Post(':lineId')
+  async connect(
+    @CurrentPerson() person: Person,
+    @Param('lineId', UuidParam('lineId')) lineId: string,
+    @Body() body: Form,
+    @Res() response: Response,
+  ): Promise<void> {
+    const account = await this.mailboxes.getFor(person, lineId);
+    const form = readForm(body);
+    const page = (status: number, errors: MailboxErrors, failure?: UnprocessableError) =>
+      sendPage(response, status, <MailboxFormPage person={person} account={account} form={form} errors={errors} failure={failure} />);
+    const input = settingsOf(body);
+    const problems = await validationProblems(ConnectMailboxDto, input);
+    if (problems.length > 0) return page(400, errorsOf(problems));
+    try {
+      // ConnectMailboxDto's rules passed: the value is the service's input.
+      await this.mailboxes.connectFor(person, lineId, input as unknown as MailboxSettingsInput);
+    } catch (error) {
+      if (error instanceof UnprocessableError) return page(422, {}, error);
+      if (error instanceof ValidationError && isFormField(error.field)) return page(400, errorsOf([{ field: error.field, message: error.message }]));
+      throw error;
+    }
+    seeOther(response, `${BASE}?done=connected`);
+  }
+
+  @Get(':lineId/disconnect')
+  async disconnectForm(@CurrentPerson() person: Person, @Param('lineId', UuidParam('lineId')) lineId: string, @Res() response: Response): Promise<void> {
+    const account = await this.mailboxes.getFor(person, lineId);
+    if (!account.mailbox) return seeOther(response, BASE);
+    sendPage(response, 200, <DisconnectMailboxPage person={person} account={account} />);
+  }
+
+  @ReadsBody({ as: 'form', limit: FORM_LIMIT })
+  @Post(':lineId/disconnect')
+  async disconnect(@CurrentPerson() person: Person, @Param('lineId', UuidParam('lineId')) lineId: string, @Res() response: Response): Promise<void> {
+    await this.mailboxes.disconnectFor(person, lineId);
+    seeOther(response, `${BASE}?done=disconnected`);
+  }
+}
+
+/** The form as typed, to fill in again: never the passwords. */
+function readForm(body: Form): MailboxForm {
+  const server = (role: MailServerRole) => ({
+    host: body?.[`${role}.host`] ?? '',
+    port: body?.[`${role}.port`] ?? '',
+    tls: body?.[`${role}.tls`] ?? '',
+    username: body?.[`${role}.username`] ?? '',
+  });
+  return { imap: server('imap'), smtp: server('smtp') };
+}
+
+/** The form as the admin API's body (`{imap: {host, port, ...}, smtp: {...}}`), for its rules and the service to judge. */
+function settingsOf(body: Form) {
+  const server = (role: MailServerRole) => {
+    const port = (body?.[`${role}.port`] ?? '').trim();
+    return {
+      host: (body?.[`${role}.host`] ?? '').trim(),
+      // A number when it is one; anything else is passed on for the rules to refuse.
+      port: /^\d{1,9}$/.test(port) ? Number(port) : port,
+      tls: body?.[`${role}.tls`] ?? '',
+      username: (body?.[`${role}.username`] ?? '').trim(),
+      password: body?.[`${role}.password`] ?? '',
+    };
+  };
+  return { imap: server('imap'), smtp: server('smtp') };
+}
+
+function isFormField(field: string | undefined): field is MailboxField {
+  return MAILBOX_FIELDS.includes(field as MailboxField);
+}
+
+/**
+ * One problem a field, next to it; a problem with no field of the form is about the form as a
+ * whole. class-validator lists a field's broken rules last-declared first, so the last one listed
+ * is the first rule of the DTO (the type: "must be an integer number" rather than "must not be
+ * greater than 65535" for `abc`).
+ */
+function errorsOf(problems: Array<{ field: string; message: string }>): MailboxErrors {
+  const errors: MailboxErrors = {};
+  for (const { field, message } of problems) {
+    if (isFormField(field)) errors[field] = fieldMessage(field, message);
+    else errors.form ??= message;
+  }
+  return errors;
+}
+
+function notice(done: unknown): string | undefined {
+  return typeof done === 'string' && Object.hasOwn(NOTICES, done) ? NOTICES[done as Notice] : undefined;
+}
