@@ -87,17 +87,34 @@ function Time(props: { iso: string }) {
   return <time dateTime={props.iso}>{`${props.iso.slice(0, 16).replace('T', ' ')} UTC`}</time>;
 }
 
+/** In the list, where room is short. */
+const TLS_SHORT: Record<MailTls, string> = { implicit: 'TLS', starttls: 'STARTTLS', none: 'no TLS' };
+
+/** An email address that may break after its @ when the column is narrow, and nowhere else. */
+function Address(props: { address: string }) {
+  const at = props.address.lastIndexOf('@');
+  if (at < 0) return <>{props.address}</>;
+  return (
+    <>
+      {props.address.slice(0, at + 1)}
+      <wbr />
+      {props.address.slice(at + 1)}
+    </>
+  );
+}
+
 function ServerText(props: { server: MailboxView['imap'] }) {
   const { server } = props;
   return (
     <>
-      <code>
-        {server.host}:{server.port}
-      </code>
+      <span class="nowrap">
+        <code>
+          {server.host}:{server.port}
+        </code>{' '}
+        <span class="muted">{TLS_SHORT[server.tls]}</span>
+      </span>
       <br />
-      <span class="muted">{TLS_TEXT[server.tls]}</span>
-      <br />
-      {server.username}
+      <Address address={server.username} />
     </>
   );
 }
@@ -162,7 +179,6 @@ export function MailboxesPage(props: { person: Person; accounts: EmailAccountMai
             <thead>
               <tr>
                 <th scope="col">Email account</th>
-                <th scope="col">Mailbox</th>
                 <th scope="col">IMAP</th>
                 <th scope="col">SMTP</th>
                 <th scope="col">Sync</th>
@@ -174,10 +190,23 @@ export function MailboxesPage(props: { person: Person; accounts: EmailAccountMai
             <tbody>
               {props.accounts.map((account) => (
                 <tr key={account.lineId}>
-                  <th scope="row">{account.emailAddress}</th>
-                  <td>{account.mailbox ? 'Connected' : <span class="muted">Not connected</span>}</td>
-                  <td>{account.mailbox ? <ServerText server={account.mailbox.imap} /> : <span class="muted">—</span>}</td>
-                  <td>{account.mailbox ? <ServerText server={account.mailbox.smtp} /> : <span class="muted">—</span>}</td>
+                  <th scope="row">
+                    <Address address={account.emailAddress} />
+                  </th>
+                  {account.mailbox ? (
+                    <>
+                      <td>
+                        <ServerText server={account.mailbox.imap} />
+                      </td>
+                      <td>
+                        <ServerText server={account.mailbox.smtp} />
+                      </td>
+                    </>
+                  ) : (
+                    <td colSpan={2} class="muted">
+                      Not connected
+                    </td>
+                  )}
                   <td>
                     <HealthText account={account} />
                   </td>

@@ -115,6 +115,7 @@ button:disabled { opacity: 0.75; cursor: progress; }
 .notice p + p { margin-top: 0.375rem; }
 .notice .detail { color: var(--fg); font-size: 0.875rem; word-break: break-word; }
 ul.row-actions { display: flex; flex-direction: column; gap: 0.25rem; white-space: nowrap; }
+.nowrap { white-space: nowrap; }
 `;
 
 /**
