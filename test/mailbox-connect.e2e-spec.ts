@@ -154,6 +154,14 @@ describe('connecting a mailbox (PUT /admin/lines/:lineId/mailbox)', () => {
     await t.admin.delete(`/admin/lines/${lineId}/mailbox`).expect(404);
   });
 
+  it('deleting the line deletes its mailbox: its sealed passwords do not outlive it', async () => {
+    const line = (await t.admin.post(`/admin/orgs/${s.orgId}/lines`, { type: 'EMAIL_ACCOUNT', address: `gone.${Date.now()}@mail.example.test` }).expect(201))
+      .body;
+    await t.admin.put(`/admin/lines/${line.id}/mailbox`, { imap: imap(), smtp: smtpSettings() }).expect(200);
+    await t.admin.delete(`/admin/lines/${line.id}`).expect(204);
+    expect(await t.app.get(DataSource).query(`SELECT 1 FROM mailboxes WHERE line_id = $1`, [line.id])).toEqual([]);
+  });
+
   describe('the address policy and plain text', () => {
     let strict: TestApp;
     let production: TestApp;

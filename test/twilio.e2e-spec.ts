@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
 import { SecretBox } from '../src/common/secret-box';
+import { RawConnection } from './support/raw-http';
 import { toolOk } from './support/mcp';
 import { createMessagingTestApp, extractionIdle, Hook, MessagingTestApp, partnerPhone } from './support/messaging-hooks';
 import { createSession, Session } from './support/session';
@@ -32,6 +33,7 @@ describe('Twilio SMS lines', () => {
     m = await createMessagingTestApp({ TWILIO_API_BASE_URL: twilio.baseUrl });
     s = await createSession(m.admin, { lines: ['PHONE_NUMBER', 'EMAIL_ACCOUNT'] });
     phone = s.lines[0];
+    twilio.own(ACCOUNT, phone.address);
     hook = await Hook.register(m, s.apiKey, {
       events: ['message.received', 'message.sent', 'message.status_changed', 'attachment.extracted'],
       mode: 'verbose',
@@ -104,6 +106,17 @@ describe('Twilio SMS lines', () => {
       expect(email.body).toMatchObject({ statusCode: 400, field: 'lineId' });
     });
 
+    it("refuses a number that is not one of the account's (422 naming accountSid)", async () => {
+      const other = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
+      const res = await connect({ provider: 'twilio', accountSid: ACCOUNT, authToken: TOKEN }, other.lines[0].id);
+      expect(res.status).toBe(422);
+      expect(res.body).toMatchObject({
+        field: 'accountSid',
+        message: `${other.lines[0].address} is not a phone number of the SMS provider account ${ACCOUNT}`,
+      });
+      expect(await m.db.query(`SELECT 1 FROM sms_providers WHERE line_id = $1`, [other.lines[0].id])).toEqual([]);
+    });
+
     it('connects with working credentials: the token sealed, never shown, and the console URLs given', async () => {
       const res = await connect({ provider: 'twilio', accountSid: ACCOUNT, authToken: TOKEN });
       expect(res.status).toBe(200);
@@ -117,7 +130,13 @@ describe('Twilio SMS lines', () => {
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
       });
-      expect(twilio.requests.at(-1)).toMatchObject({ path: `/2010-04-01/Accounts/${ACCOUNT}.json`, authorized: true });
+      expect(twilio.requests.slice(-2)).toEqual([
+        expect.objectContaining({ path: `/2010-04-01/Accounts/${ACCOUNT}.json`, authorized: true }),
+        expect.objectContaining({
+          path: `/2010-04-01/Accounts/${ACCOUNT}/IncomingPhoneNumbers.json?PhoneNumber=${encodeURIComponent(phone.address)}`,
+          authorized: true,
+        }),
+      ]);
       const got = await m.admin.get(`/admin/lines/${phone.id}/sms-provider`);
       expect(got.body).toEqual(res.body);
       expect(JSON.stringify(got.body)).not.toContain(TOKEN);
@@ -177,6 +196,21 @@ describe('Twilio SMS lines', () => {
       });
       expect(json.statusCode).toBe(400);
       expect(await json.body.json()).toMatchObject({ field: 'Content-Type' });
+    });
+
+    it('gives a body read before authentication 5 s to arrive whole (408), and requires the signature header before reading it', async () => {
+      const port = Number(new URL(m.baseUrl).port);
+      const unsigned = await RawConnection.open(port);
+      unsigned.head('POST', '/ingest/twilio/sms', { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': 100 });
+      expect((await unsigned.response(2_000))?.status).toBe(403);
+      unsigned.destroy();
+      const slow = await RawConnection.open(port);
+      slow.head('POST', '/ingest/twilio/sms', { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': 100, 'X-Twilio-Signature': 'x' });
+      slow.write('To=');
+      const started = Date.now();
+      const answer = await slow.response(10_000);
+      slow.destroy();
+      expect({ status: answer?.status, waitedAtLeast4s: Date.now() - started >= 4_000 }).toEqual({ status: 408, waitedAtLeast4s: true });
     });
 
     it('names what is wrong with a signed form: a number not of this account (404 To), a bad From (400)', async () => {
@@ -263,7 +297,7 @@ describe('Twilio SMS lines', () => {
       expect((await twilio.callback(m.baseUrl, sent, 'sent')).status).toBe(200);
       const delivered = await twilio.callback(m.baseUrl, sent, 'delivered');
       expect(delivered.status).toBe(200);
-      expect(JSON.parse(delivered.body)).toEqual({ messageId: message.id, status: 'DELIVERED', changed: true });
+      expect(JSON.parse(delivered.body)).toEqual({ messageId: message.id, status: 'DELIVERED', changed: true, held: false });
       expect(JSON.parse((await twilio.callback(m.baseUrl, sent, 'delivered')).body)).toMatchObject({ changed: false });
       const changes = await waitUntil(() => {
         const found = hook.events('message.status_changed').filter((e) => e.data.message.id === message.id && e.data.currentStatus === 'DELIVERED');
@@ -279,7 +313,7 @@ describe('Twilio SMS lines', () => {
       await waitUntil(async () => (await status(message.id)).status === 'SENT', 'the message to be SENT');
       const sent = twilio.sent.find((x) => x.to === partner)!;
       const res = await twilio.callback(m.baseUrl, sent, 'undelivered', { ErrorCode: '30003', ErrorMessage: 'Unreachable destination handset' });
-      expect(JSON.parse(res.body)).toEqual({ messageId: message.id, status: 'FAILED', changed: true });
+      expect(JSON.parse(res.body)).toEqual({ messageId: message.id, status: 'FAILED', changed: true, held: false });
       expect(await status(message.id)).toMatchObject({ status: 'FAILED', error: 'Twilio error 30003: Unreachable destination handset' });
       await waitUntil(
         () => hook.events('message.status_changed').some((e) => e.data.message.id === message.id && e.data.currentStatus === 'FAILED'),

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
-import { DataSource, In, IsNull, Repository } from 'typeorm';
+import { DataSource, EntityManager, In, IsNull, Repository } from 'typeorm';
 import { ConflictError, isUniqueViolation, NotFoundError, ValidationError } from '../common/errors';
+import { Hooks } from '../common/hooks';
 import { LineType, normalizeAddress, OrgTier, TIER_ENDPOINT_CAP } from './account.types';
 import { UserRole } from '../auth/roles';
 import { EndpointCapAudit, EndpointCapGrant } from './endpoint-cap.entity';
@@ -29,6 +30,13 @@ export interface EndpointCapReport {
 /** Orgs, users, lines and who may use which line. */
 @Injectable()
 export class AccountsService {
+  /**
+   * Run in the transaction that deletes a line: what belongs to the line alone and must not
+   * outlive it goes with it (its mailbox passwords, its SMS provider token). The line's row stays
+   * (soft delete, history kept), so ON DELETE CASCADE does not apply.
+   */
+  readonly lineDeleted = new Hooks<[tx: EntityManager, lineId: string]>('line deleted');
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @InjectRepository(Org) private readonly orgs: Repository<Org>,
@@ -109,6 +117,7 @@ export class AccountsService {
     await this.dataSource.transaction(async (tx) => {
       await tx.delete(LineMembership, { lineId: line.id });
       await tx.softDelete(Line, { id: line.id });
+      await this.lineDeleted.run(tx, line.id);
     });
   }
 

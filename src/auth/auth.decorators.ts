@@ -6,6 +6,8 @@ import { Person } from './person';
 /** How a route authenticates. Routes are API-key routes unless they say otherwise. */
 export type AuthKind = 'api-key' | 'admin' | 'ingest' | 'public' | 'session' | 'same-origin' | 'signed-body';
 export const AUTH_KIND = 'auth:kind';
+/** The header a @SignedBody() route's signature comes in. */
+export const SIGNATURE_HEADER = 'auth:signature-header';
 
 /** Opts a route out of authentication (health checks, tracking pixels). */
 export const Public = () => SetMetadata(AUTH_KIND, 'public' satisfies AuthKind);
@@ -32,11 +34,13 @@ export const SameOriginForm = () => SetMetadata(AUTH_KIND, 'same-origin' satisfi
 
 /**
  * A provider's callback authenticated by a signature over its body (Twilio's X-Twilio-Signature):
- * no bearer token, so the guard lets the body be read (the route's @ReadsBody limit keeps it
- * small, and the body budget bounds them all), and a guard of the route's own checks the signature
- * before the handler runs. Use it only with such a guard.
+ * no bearer token. The auth guard requires the signature header (403 without it, before any body
+ * is read) and then lets the body be read (the route's @ReadsBody must say `unauthenticated`:
+ * a small budget of its own and a short deadline); a guard of the route's own checks the
+ * signature before the handler runs. Use it only with such a guard.
  */
-export const SignedBody = () => SetMetadata(AUTH_KIND, 'signed-body' satisfies AuthKind);
+export const SignedBody = (signatureHeader: string) =>
+  applyDecorators(SetMetadata(AUTH_KIND, 'signed-body' satisfies AuthKind), SetMetadata(SIGNATURE_HEADER, signatureHeader));
 
 export interface AuthenticatedRequest {
   caller?: KeyCaller;

@@ -2,12 +2,12 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { CanActivate, ExecutionContext, Inject, Injectable, Optional } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { Request } from 'express';
-import { UnauthorizedError } from '../common/errors';
+import { ForbiddenError, UnauthorizedError } from '../common/errors';
 import { allowBodyRead } from '../common/request-body';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { ApiKeysService } from './api-keys.service';
-import { AUTH_KIND, AuthenticatedRequest, AuthKind } from './auth.decorators';
+import { AUTH_KIND, AuthenticatedRequest, AuthKind, SIGNATURE_HEADER } from './auth.decorators';
 import { PageAuthenticator } from './person';
 
 /**
@@ -35,6 +35,13 @@ export class AuthGuard implements CanActivate {
     const kind = this.reflector.getAllAndOverride<AuthKind>(AUTH_KIND, [context.getHandler(), context.getClass()]) ?? 'api-key';
     if (kind === 'public') return true;
     const request = context.switchToHttp().getRequest<Request & AuthenticatedRequest>();
+    if (kind === 'signed-body') {
+      const header = this.reflector.getAllAndOverride<string>(SIGNATURE_HEADER, [context.getHandler(), context.getClass()]);
+      const value = request.headers[header.toLowerCase()];
+      if (typeof value !== 'string' || value === '') {
+        throw new ForbiddenError(`${header} is required: this route takes only requests signed by the provider`, header);
+      }
+    }
     await this.authenticate(kind, request);
     allowBodyRead(request);
     return true;

@@ -25,6 +25,7 @@ import { WebhookEndpointChannel } from '../webhooks/webhook-endpoint-channel.ent
 import { WebhookEndpoint } from '../webhooks/webhook-endpoint.entity';
 import { Mailbox } from '../messaging/mailboxes/mailbox.entity';
 import { SmsProvider } from '../messaging/sms-providers/sms-provider.entity';
+import { PendingSmsReport } from '../messaging/outbound/pending-sms-report.entity';
 import { SignInLink } from '../web/sessions/sign-in-link.entity';
 import { WebSession } from '../web/sessions/web-session.entity';
 
@@ -60,4 +61,5 @@ export const ENTITIES = [
   WebSession,
   Mailbox,
   SmsProvider,
+  PendingSmsReport,
 ];

@@ -30,8 +30,8 @@ export interface SentMessage {
 export type SendAnswer = { status: 'queued' | 'failed' } | { httpStatus: number; code: number; message: string };
 
 /**
- * A local stand-in for Twilio's REST API, as TWILIO_API_BASE_URL: `GET /2010-04-01/Accounts/{sid}.json`
- * and `POST …/Messages.json` with basic auth (401 with Twilio's error 20003 otherwise), form fields
+ * A local stand-in for Twilio's REST API, as TWILIO_API_BASE_URL: `GET /2010-04-01/Accounts/{sid}.json`,
+ * `GET …/IncomingPhoneNumbers.json?PhoneNumber=` and `POST …/Messages.json` with basic auth (401 with Twilio's error 20003 otherwise), form fields
  * checked as Twilio checks them; media served under `…/Media/{sid}` with basic auth, redirecting to
  * a second server (another origin, as Twilio's media redirect to its CDN). It posts status callbacks
  * signed like Twilio does, to the service through `deliverTo` (the callback URL's origin is
@@ -49,6 +49,8 @@ export class TwilioStandIn {
   readonly media = new Map<string, { content: Buffer; type: string } | { status: number }>();
   /** Answers of the Messages API by `To` number; unlisted numbers are queued. */
   readonly answers = new Map<string, SendAnswer>();
+  /** The numbers of each account (IncomingPhoneNumbers); see `own`. */
+  private readonly numbers = new Map<string, Set<string>>();
   private api!: Server;
   private cdn!: Server;
 
@@ -79,6 +81,12 @@ export class TwilioStandIn {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
+  }
+
+  /** Makes `phoneNumber` one of the account's numbers, as buying it in the console does. */
+  own(accountSid: string, phoneNumber: string): this {
+    this.numbers.set(accountSid, new Set([...(this.numbers.get(accountSid) ?? []), phoneNumber]));
+    return this;
   }
 
   /** A media URL of an inbound message of `accountSid`, as Twilio puts it in MediaUrl<n>. */
@@ -117,7 +125,7 @@ export class TwilioStandIn {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<unknown> {
     const path = req.url ?? '';
-    const match = /^\/2010-04-01\/Accounts\/([^/]+?)(\.json|\/Messages\.json|\/Messages\/[^/]+\/Media\/([^/]+))$/.exec(path);
+    const match = /^\/2010-04-01\/Accounts\/([^/]+?)(\.json|\/Messages\.json|\/IncomingPhoneNumbers\.json\?.*|\/Messages\/[^/]+\/Media\/([^/]+))$/.exec(path);
     const accountSid = match ? decodeURIComponent(match[1]) : '';
     const expected = this.accounts[accountSid];
     const authorized = expected !== undefined && req.headers.authorization === `Basic ${Buffer.from(`${accountSid}:${expected}`).toString('base64')}`;
@@ -127,6 +135,11 @@ export class TwilioStandIn {
     if (!authorized) return json(401, { code: 20003, message: 'Authenticate', more_info: 'https://www.twilio.com/docs/errors/20003', status: 401 });
 
     if (match[2] === '.json' && req.method === 'GET') return json(200, { sid: accountSid, status: 'active', friendly_name: 'Test account' });
+    if (match[2].startsWith('/IncomingPhoneNumbers.json') && req.method === 'GET') {
+      const wanted = new URL(path, 'http://x').searchParams.get('PhoneNumber');
+      const owned = [...(this.numbers.get(accountSid) ?? [])].filter((n) => wanted === null || n === wanted);
+      return json(200, { incoming_phone_numbers: owned.map((n) => ({ sid: `PN${n.slice(1)}`, phone_number: n, account_sid: accountSid })) });
+    }
     if (match[3] !== undefined && req.method === 'GET') {
       // Twilio answers a media URL with a redirect to where the file is kept.
       return void res.writeHead(302, { location: `${this.cdnUrl}/cdn/${match[3].replace(/^ME/, '')}` }).end();

@@ -15,6 +15,7 @@ import { DeliveryRecovery1763800570000 } from './1763800570000-DeliveryRecovery'
 import { Mailboxes1763800580000 } from './1763800580000-Mailboxes';
 import { MailboxSync1763800590000 } from './1763800590000-MailboxSync';
 import { SmsProviders1763800600000 } from './1763800600000-SmsProviders';
+import { PendingSmsReports1763800610000 } from './1763800610000-PendingSmsReports';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -35,4 +36,5 @@ export const MIGRATIONS = [
   Mailboxes1763800580000,
   MailboxSync1763800590000,
   SmsProviders1763800600000,
+  PendingSmsReports1763800610000,
 ];

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { queryNamed } from '../../database/sql';
 import { MailTls } from './mailbox.entity';
 
@@ -120,8 +120,8 @@ export class MailboxesRepository {
   }
 
   /** Removes the connection; false when the line had none. */
-  async delete(lineId: string): Promise<boolean> {
-    const [, deleted] = await queryNamed<[unknown, number]>(this.dataSource.manager, `DELETE FROM mailboxes WHERE line_id = :lineId`, { lineId });
+  async delete(lineId: string, manager: EntityManager = this.dataSource.manager): Promise<boolean> {
+    const [, deleted] = await queryNamed<[unknown, number]>(manager, `DELETE FROM mailboxes WHERE line_id = :lineId`, { lineId });
     return deleted > 0;
   }
 

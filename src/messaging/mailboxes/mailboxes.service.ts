@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import { AccountsService } from '../../accounts/accounts.service';
 import { PersonRef } from '../../auth/person';
 import { roleAtLeast, UserRole } from '../../auth/roles';
@@ -47,7 +47,7 @@ export function mayManageMailboxes(role: UserRole): boolean {
  * (Settings → Mailboxes) only on their own org's lines, and only as an OWNER or ADMIN (`…For`).
  */
 @Injectable()
-export class MailboxesService {
+export class MailboxesService implements OnModuleInit {
   constructor(
     private readonly mailboxes: MailboxesRepository,
     private readonly servers: MailServers,
@@ -55,6 +55,11 @@ export class MailboxesService {
     private readonly accounts: AccountsService,
     private readonly health: MailboxHealthService,
   ) {}
+
+  onModuleInit(): void {
+    // A deleted line's mailbox goes with it: its passwords must not outlive it.
+    this.accounts.lineDeleted.add('delete the mailbox', async (tx, lineId) => void (await this.mailboxes.delete(lineId, tx)));
+  }
 
   async connect(lineId: string, input: MailboxSettingsInput): Promise<MailboxView> {
     await this.emailLine(lineId);

@@ -9,6 +9,8 @@ import { OutboundRepository } from './outbound.repository';
 import { OUTBOUND_QUEUE, OutboundService } from './outbound.service';
 
 const SWEEP_EVERY_MS = 30_000;
+/** A delivery report kept for a hand-off that never came (a message sent by something else with our callback URL) is dropped after a day. */
+const HELD_REPORTS_KEPT_MS = 24 * 60 * 60 * 1000;
 
 /** Runs hand-off jobs in worker processes, and re-enqueues QUEUED messages whose job was lost. */
 @Injectable()
@@ -36,5 +38,6 @@ export class OutboundProcessor implements OnApplicationBootstrap, OnApplicationS
   async sweep(): Promise<void> {
     const rows = await this.messages.staleQueued();
     for (const row of rows) await this.outbound.enqueue(row.id);
+    await this.messages.deleteStaleReports(HELD_REPORTS_KEPT_MS);
   }
 }

@@ -49,6 +49,7 @@ export interface HandOffRow {
   from_value: string;
   to_value: string;
   body: string;
+  line_id: string;
   sms_delivery_reports: boolean;
   /** The line's SMS provider account (docs/twilio.md), its token sealed; null: SMS_CARRIER_URL. */
   provider_account_sid: string | null;
@@ -135,13 +136,40 @@ export class OutboundRepository {
   async forHandOff(messageId: string): Promise<HandOffRow | undefined> {
     const [message] = await queryNamed<HandOffRow[]>(
       this.dataSource.manager,
-      `SELECT m.id, m.channel, m.status, m.from_value, m.to_value, m.body, l.sms_delivery_reports,
+      `SELECT m.id, m.channel, m.status, m.from_value, m.to_value, m.body, m.line_id, l.sms_delivery_reports,
               p.account_sid AS provider_account_sid, p.auth_token_sealed AS provider_auth_token_sealed
          FROM messages m JOIN lines l ON l.id = m.line_id LEFT JOIN sms_providers p ON p.line_id = m.line_id
         WHERE m.id = :messageId`,
       { messageId },
     );
     return message;
+  }
+
+  /** Keeps a report of a message not handed off yet (the first one kept wins); see PendingSmsReport. */
+  async holdReport(lineId: string, providerMessageId: string, status: 'DELIVERED' | 'FAILED', error: string | null): Promise<void> {
+    await queryNamed(
+      this.dataSource.manager,
+      `INSERT INTO pending_sms_reports (line_id, provider_message_id, status, error) VALUES (:lineId, :providerMessageId, :status, :error)
+       ON CONFLICT (line_id, provider_message_id) DO NOTHING`,
+      { lineId, providerMessageId, status, error },
+    );
+  }
+
+  /** Takes (deletes and answers) the report kept for this message, if any. */
+  async takeReport(lineId: string, providerMessageId: string): Promise<{ status: 'DELIVERED' | 'FAILED'; error: string | null } | undefined> {
+    const [rows] = await queryNamed<[Array<{ status: 'DELIVERED' | 'FAILED'; error: string | null }>, number]>(
+      this.dataSource.manager,
+      `DELETE FROM pending_sms_reports WHERE line_id = :lineId AND provider_message_id = :providerMessageId RETURNING status, error`,
+      { lineId, providerMessageId },
+    );
+    return rows[0];
+  }
+
+  /** Deletes reports no hand-off claimed within `olderThanMs` (a message sent by something else with our callback URL). */
+  async deleteStaleReports(olderThanMs: number): Promise<void> {
+    await queryNamed(this.dataSource.manager, `DELETE FROM pending_sms_reports WHERE received_at < now() - make_interval(secs => :olderThanMs / 1000.0)`, {
+      olderThanMs,
+    });
   }
 
   /**

@@ -137,6 +137,9 @@ export class OutboundService {
       // Carriers with delivery reports move it to SENT; without, it is marked delivered optimistically.
       const reports = reportsDelivery ?? message.sms_delivery_reports;
       await this.transition(messageId, 'QUEUED', reports ? 'SENT' : 'DELIVERED', { providerMessageId });
+      // A report that came before this hand-off stored the id (a provider's callback does not wait for its API's answer).
+      const held = reports ? await this.messages.takeReport(message.line_id, providerMessageId) : undefined;
+      if (held) await this.applySmsReport({ providerMessageId, status: held.status, error: held.error ?? undefined }, [message.line_id]);
     } catch (error) {
       const retryable = !(error instanceof SmsCarrierError) || error.retryable;
       if (retryable && attemptsMade + 1 < HANDOFF_ATTEMPTS) throw error;
@@ -157,6 +160,26 @@ export class OutboundService {
     if (message.status !== 'SENT') return { messageId: message.id, status: message.status, changed: false };
     const changed = await this.transition(message.id, 'SENT', input.status, { error: input.error ?? null });
     return { messageId: message.id, status: changed ? input.status : message.status, changed };
+  }
+
+  /**
+   * A provider's signed report for a message of `lineId`: applied, or, when no message has this id
+   * yet (the hand-off has not stored it), kept for the hand-off to apply (`held`). Checked again
+   * after keeping it, so a hand-off committing in between does not miss it.
+   */
+  async applyOrHoldSmsReport(
+    input: { providerMessageId: string; status: 'DELIVERED' | 'FAILED'; error?: string },
+    lineId: string,
+  ): Promise<{ messageId: string | null; status: MessageStatus | null; changed: boolean; held: boolean }> {
+    if (await this.messages.smsByProviderId(input.providerMessageId, [lineId])) return { ...(await this.applySmsReport(input, [lineId])), held: false };
+    await this.messages.holdReport(lineId, input.providerMessageId, input.status, input.error ?? null);
+    if (!(await this.messages.smsByProviderId(input.providerMessageId, [lineId]))) return { messageId: null, status: null, changed: false, held: true };
+    const held = await this.messages.takeReport(lineId, input.providerMessageId);
+    if (!held) return { messageId: null, status: null, changed: false, held: true }; // the hand-off took it
+    return {
+      ...(await this.applySmsReport({ providerMessageId: input.providerMessageId, status: held.status, error: held.error ?? undefined }, [lineId])),
+      held: false,
+    };
   }
 
   /** A report that moves nothing (a provider's intermediate status): the message as it stands. */

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { AccountsService } from '../../accounts/accounts.service';
 import { NotFoundError, ValidationError } from '../../common/errors';
 import { SecretBox } from '../../common/secret-box';
@@ -28,7 +28,7 @@ export interface SmsProviderView {
  * with SECRETS_KEY and never shown again.
  */
 @Injectable()
-export class SmsProvidersService {
+export class SmsProvidersService implements OnModuleInit {
   constructor(
     private readonly accounts: AccountsService,
     private readonly providers: SmsProvidersRepository,
@@ -37,9 +37,14 @@ export class SmsProvidersService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
+  onModuleInit(): void {
+    // A deleted line's provider account goes with it: its auth token must not outlive it.
+    this.accounts.lineDeleted.add('delete the SMS provider account', async (tx, lineId) => void (await this.providers.delete(lineId, tx)));
+  }
+
   async connect(lineId: string, input: { provider: SmsProviderKind; accountSid: string; authToken: string }): Promise<SmsProviderView> {
-    await this.phoneLine(lineId);
-    await this.api.verify({ accountSid: input.accountSid, authToken: input.authToken });
+    const line = await this.phoneLine(lineId);
+    await this.api.verify({ accountSid: input.accountSid, authToken: input.authToken }, line.address);
     const row = await this.providers.save(lineId, { provider: input.provider, accountSid: input.accountSid, authTokenSealed: this.box.seal(input.authToken) });
     return this.view(row);
   }
@@ -56,10 +61,12 @@ export class SmsProvidersService {
     if (!(await this.providers.delete(lineId))) throw new NotFoundError(`line ${lineId} has no SMS provider connected`, 'lineId');
   }
 
-  private async phoneLine(lineId: string): Promise<void> {
+  private async phoneLine(lineId: string): Promise<{ address: string }> {
     const line = await this.accounts.getLine(lineId);
-    if (line.type !== 'PHONE_NUMBER')
+    if (line.type !== 'PHONE_NUMBER') {
       throw new ValidationError(`line ${lineId} is a ${line.type} line: only PHONE_NUMBER lines have an SMS provider`, 'lineId');
+    }
+    return line;
   }
 
   private view(row: SmsProviderRow): SmsProviderView {

@@ -37,7 +37,13 @@ const API_TIMEOUT_MS = 10_000;
 /** Largest media item fetched (Twilio limits an MMS to 5 MB). */
 export const MAX_MEDIA_BYTES = 5 * 1024 * 1024;
 const MAX_MEDIA_REDIRECTS = 3;
-const MEDIA_TIMEOUT_MS = 10_000;
+/**
+ * All the media of one inbound message must be fetched within this (Twilio waits 15 s for the
+ * answer; after that a 502 reaches nobody and its retry or fallback never comes).
+ */
+export const MEDIA_DEADLINE_MS = 12_000;
+/** A lookup failure that may pass (the resolver's answer, not the name's absence). */
+const TRANSIENT_LOOKUP = /could not be resolved \((EAI_AGAIN|ETIMEOUT|ETIMEDOUT|ESERVFAIL|ECONNREFUSED|ECONNRESET)\)/;
 
 /**
  * Twilio's REST API (TWILIO_API_BASE_URL, so Twilio-compatible providers work too): checking an
@@ -60,27 +66,49 @@ export class TwilioApi {
   }
 
   /**
-   * Fetches the account with its credentials: throws UnprocessableError naming `authToken` when
-   * the provider refuses them, or `accountSid` when the account cannot be used.
+   * Fetches the account with its credentials, then looks the number up among the account's own
+   * (IncomingPhoneNumbers): throws UnprocessableError naming `authToken` when the provider refuses
+   * the credentials, or `accountSid` when the account cannot be used or the number is not its.
    */
-  async verify(account: TwilioAccount): Promise<void> {
-    const url = `${this.baseUrl}/${API_VERSION}/Accounts/${encodeURIComponent(account.accountSid)}.json`;
+  async verify(account: TwilioAccount, phoneNumber: string): Promise<void> {
+    const accountPath = `/${API_VERSION}/Accounts/${encodeURIComponent(account.accountSid)}`;
+    const { statusCode, answer } = await this.checkGet(account, `${accountPath}.json`);
+    if (statusCode === 401 || statusCode === 403) {
+      throw new UnprocessableError(`the SMS provider refused the Account SID and auth token (${statusCode}): check both in its console`, 'authToken');
+    }
+    if (statusCode === 404) throw new UnprocessableError(`the SMS provider has no account ${account.accountSid}`, 'accountSid');
+    if (statusCode >= 300)
+      throw new UnprocessableError(`the SMS provider answered ${statusCode}${providerError(answer)} when the account was checked`, 'accountSid');
+    const status = typeof answer?.status === 'string' ? answer.status : 'active';
+    if (status !== 'active') throw new UnprocessableError(`the SMS provider account ${account.accountSid} is ${status}, not active`, 'accountSid');
+
+    // The number must be one of the account's: else a request signed by that account could speak for a number it does not have.
+    const numbers = await this.checkGet(account, `${accountPath}/IncomingPhoneNumbers.json?${new URLSearchParams({ PhoneNumber: phoneNumber })}`);
+    if (numbers.statusCode >= 300) {
+      throw new UnprocessableError(
+        `the SMS provider answered ${numbers.statusCode}${providerError(numbers.answer)} when the number was looked up`,
+        'accountSid',
+      );
+    }
+    const listed = numbers.answer?.incoming_phone_numbers;
+    if (!Array.isArray(listed) || !listed.some((n: { phone_number?: unknown } | null) => n?.phone_number === phoneNumber)) {
+      throw new UnprocessableError(`${phoneNumber} is not a phone number of the SMS provider account ${account.accountSid}`, 'accountSid');
+    }
+  }
+
+  /** A GET of the API while connecting: the provider not answering is 422 naming `accountSid`. */
+  private async checkGet(account: TwilioAccount, path: string): Promise<{ statusCode: number; answer: Record<string, unknown> | null }> {
     let response;
     try {
-      response = await request(url, { method: 'GET', headers: { authorization: basic(account) }, signal: AbortSignal.timeout(API_TIMEOUT_MS) });
+      response = await request(`${this.baseUrl}${path}`, {
+        method: 'GET',
+        headers: { authorization: basic(account) },
+        signal: AbortSignal.timeout(API_TIMEOUT_MS),
+      });
     } catch (error) {
       throw new UnprocessableError(`the SMS provider at ${this.baseUrl} could not be reached: ${describe(error)}`, 'accountSid');
     }
-    const answer = await readJson(response.body);
-    if (response.statusCode === 401 || response.statusCode === 403) {
-      throw new UnprocessableError(`the SMS provider refused the Account SID and auth token (${response.statusCode}): check both in its console`, 'authToken');
-    }
-    if (response.statusCode === 404) throw new UnprocessableError(`the SMS provider has no account ${account.accountSid}`, 'accountSid');
-    if (response.statusCode >= 300) {
-      throw new UnprocessableError(`the SMS provider answered ${response.statusCode}${providerError(answer)} when the account was checked`, 'accountSid');
-    }
-    const status = typeof answer?.status === 'string' ? answer.status : 'active';
-    if (status !== 'active') throw new UnprocessableError(`the SMS provider account ${account.accountSid} is ${status}, not active`, 'accountSid');
+    return { statusCode: response.statusCode, answer: await readJson(response.body) };
   }
 
   /** Creates an outbound message (POST …/Messages.json); answers its SID and the provider's first status. */
@@ -114,19 +142,21 @@ export class TwilioApi {
   }
 
   /**
-   * Fetches one media item of an inbound message. Throws TwilioError: retryable when the provider
-   * could not answer now (network, timeout, 5xx, 429), not when it never will (a refused address,
-   * 4xx, too large).
+   * Fetches one media item of an inbound message, until `signal` aborts. Throws TwilioError:
+   * retryable when the provider could not answer now (network, a lookup that failed for now,
+   * timeout, 5xx, 429), not when it never will (a refused address, 4xx, too large).
    */
-  async fetchMedia(account: TwilioAccount, rawUrl: string, field: string): Promise<TwilioMedia> {
+  async fetchMedia(account: TwilioAccount, rawUrl: string, field: string, signal: AbortSignal): Promise<TwilioMedia> {
     let url = rawUrl;
     for (let redirects = 0; ; redirects++) {
       let checked;
       try {
         checked = await this.policy.check(url);
       } catch (error) {
-        throw new TwilioError(`${field} ${(error as Error).message}`, false);
+        const message = (error as Error).message;
+        throw new TwilioError(`${field} ${message}`, TRANSIENT_LOOKUP.test(message));
       }
+      if (signal.aborted) throw new TwilioError(`${field} could not be fetched within ${MEDIA_DEADLINE_MS} ms`, true);
       const address = checked.addresses[0];
       const family = isIP(address);
       const dispatcher = new Agent({
@@ -146,9 +176,10 @@ export class TwilioApi {
             method: 'GET',
             dispatcher,
             headers: sameOrigin ? { authorization: basic(account) } : {},
-            signal: AbortSignal.timeout(MEDIA_TIMEOUT_MS),
+            signal,
           });
         } catch (error) {
+          if (signal.aborted) throw new TwilioError(`${field} could not be fetched within ${MEDIA_DEADLINE_MS} ms`, true);
           throw new TwilioError(`${field} could not be fetched: ${describe(error)}`, true);
         }
         if (response.statusCode >= 300 && response.statusCode < 400 && response.headers.location) {
@@ -180,6 +211,7 @@ export class TwilioApi {
           }
         } catch (error) {
           if (error instanceof TwilioError) throw error;
+          if (signal.aborted) throw new TwilioError(`${field} could not be fetched within ${MEDIA_DEADLINE_MS} ms`, true);
           throw new TwilioError(`${field} could not be read: ${describe(error)}`, true);
         }
         const mimeType = String(response.headers['content-type'] ?? 'application/octet-stream')

@@ -17,9 +17,9 @@ type TwilioRequest = Request & { twilio: SignedTwilioRequest };
 /** What Twilio posts for phone lines connected to it (docs/twilio.md): inbound messages and status callbacks. */
 @ApiTags('ingest')
 @ApiHeader({ name: 'X-Twilio-Signature', required: true, description: "Twilio's signature with the account's auth token" })
-@SignedBody()
+@SignedBody('X-Twilio-Signature')
 @UseGuards(TwilioSignatureGuard)
-@ReadsBody({ as: 'raw', limit: TWILIO_FORM_MAX_BYTES })
+@ReadsBody({ as: 'raw', limit: TWILIO_FORM_MAX_BYTES, unauthenticated: true })
 @Controller('ingest/twilio')
 export class TwilioIngestController {
   constructor(private readonly twilio: TwilioIngestService) {}

@@ -6,7 +6,7 @@ import { ConversationsService, InboundAttachment, InboundResult } from '../conve
 import { MessageStatus } from '../outbound/outbound.repository';
 import { OutboundService } from '../outbound/outbound.service';
 import { SmsProvidersRepository } from './sms-providers.repository';
-import { errorText, TwilioApi, TwilioError } from './twilio-api';
+import { errorText, MEDIA_DEADLINE_MS, TwilioApi, TwilioError } from './twilio-api';
 import { SignedTwilioRequest } from './twilio-signature.guard';
 
 /** Media items of one inbound message (Twilio sends at most 10). */
@@ -20,13 +20,17 @@ const SID = /^[A-Za-z0-9_-]{1,200}$/;
  * ErrorCode kept; the statuses before (`accepted`, `queued`, `sending`, `sent`, ...) change
  * nothing, since the message is SENT once Twilio accepted it.
  */
-const REPORTS: Record<string, 'DELIVERED' | 'FAILED' | undefined> = {
-  delivered: 'DELIVERED',
-  read: 'DELIVERED',
-  undelivered: 'FAILED',
-  failed: 'FAILED',
-  canceled: 'FAILED',
-};
+const REPORTS = new Map<string, 'DELIVERED' | 'FAILED'>([
+  ['delivered', 'DELIVERED'],
+  ['read', 'DELIVERED'],
+  ['undelivered', 'FAILED'],
+  ['failed', 'FAILED'],
+  ['canceled', 'FAILED'],
+]);
+
+/** Twilio's own SIDs: an account `AC` + 32 hex digits, a message `SM` or `MM` + 32 (compatible providers may use others). */
+const TWILIO_ACCOUNT_SID = /^AC[0-9a-f]{32}$/;
+const TWILIO_MESSAGE_SID = /^(SM|MM)[0-9a-f]{32}$/;
 
 /**
  * Twilio's requests, once their signature is checked (TwilioSignatureGuard): an inbound message
@@ -36,6 +40,8 @@ const REPORTS: Record<string, 'DELIVERED' | 'FAILED' | undefined> = {
 @Injectable()
 export class TwilioIngestService {
   private readonly logger = new Logger(TwilioIngestService.name);
+  /** Inbound messages being recorded by this process, by line and MessageSid: a repeat racing the first waits for it. */
+  private readonly inFlight = new Map<string, Promise<InboundResult>>();
 
   constructor(
     private readonly conversations: ConversationsService,
@@ -47,7 +53,7 @@ export class TwilioIngestService {
   async receive(signed: SignedTwilioRequest): Promise<InboundResult> {
     const to = text(signed, 'To', E164, 'an E.164 phone number');
     const from = text(signed, 'From', E164, 'an E.164 phone number');
-    const sid = text(signed, 'MessageSid', SID, "Twilio's message SID");
+    const sid = messageSid(signed);
     const body = signed.params.Body === undefined ? '' : text(signed, 'Body');
     if (body.length > MAX_BODY_CHARS) throw new ValidationError(`Body is longer than ${MAX_BODY_CHARS} characters`, 'Body');
     const numMedia = signed.params.NumMedia === undefined ? 0 : Number(text(signed, 'NumMedia', /^\d{1,2}$/, 'a number of media items'));
@@ -55,24 +61,46 @@ export class TwilioIngestService {
     const line = signed.lines.find((l) => l.address === to);
     if (!line) throw new NotFoundError(`no phone line connected to Twilio account ${signed.accountSid} has the number ${to}`, 'To');
 
-    // A repeat (Twilio retrying) is answered from what was stored, without fetching the media again.
-    const attachments = (await this.providers.inboundRecorded(line.lineId, sid)) ? [] : await this.media(signed, line.authToken, sid, numMedia);
-    return this.conversations.recordInbound({ to, channel: 'SMS', from: { kind: 'PHONE', value: from }, body, providerMessageId: sid, attachments });
+    const key = `${line.lineId}:${sid}`;
+    const running = this.inFlight.get(key);
+    if (running) return running;
+    const recording = (async () => {
+      // A repeat (Twilio retrying) is answered from what was stored, without fetching the media again.
+      const attachments = (await this.providers.inboundRecorded(line.lineId, sid)) ? [] : await this.media(signed, line.authToken, sid, numMedia);
+      return this.conversations.recordInbound({ to, channel: 'SMS', from: { kind: 'PHONE', value: from }, body, providerMessageId: sid, attachments });
+    })();
+    this.inFlight.set(key, recording);
+    try {
+      return await recording;
+    } finally {
+      this.inFlight.delete(key);
+    }
   }
 
-  async status(signed: SignedTwilioRequest): Promise<{ messageId: string; status: MessageStatus; changed: boolean }> {
-    const sid = text(signed, 'MessageSid', SID, "Twilio's message SID");
+  async status(signed: SignedTwilioRequest): Promise<{ messageId: string | null; status: MessageStatus | null; changed: boolean; held: boolean }> {
+    const sid = messageSid(signed);
     const reported = text(signed, 'MessageStatus', /^[a-z_]{1,40}$/, "one of Twilio's message statuses");
     const code = signed.params.ErrorCode === undefined || signed.params.ErrorCode === '' ? null : text(signed, 'ErrorCode', /^\d{1,10}$/, 'a number');
     const message = signed.params.ErrorMessage === undefined ? null : text(signed, 'ErrorMessage').slice(0, 500);
-    const lineIds = signed.lines.map((l) => l.lineId);
-    const status = REPORTS[reported];
+    const status = REPORTS.get(reported);
     try {
-      if (status === undefined) return await this.outbound.smsReportUnchanged(sid, lineIds);
+      if (status === undefined) {
+        const unchanged = await this.outbound.smsReportUnchanged(
+          sid,
+          signed.lines.map((l) => l.lineId),
+        );
+        return { ...unchanged, held: false };
+      }
+      // The sending line: the callback's From is our number.
+      const from = signed.params.From;
+      const line = signed.lines.find((l) => l.address === from);
+      if (!line) throw new NotFoundError(`no phone line connected to Twilio account ${signed.accountSid} has the number From ${String(from)}`, 'From');
       const error = status === 'FAILED' ? (code ? errorText(code, message) : `Twilio status ${reported}`) : undefined;
-      return await this.outbound.applySmsReport({ providerMessageId: sid, status, error }, lineIds);
+      return await this.outbound.applyOrHoldSmsReport({ providerMessageId: sid, status, error }, line.lineId);
     } catch (error) {
-      if (error instanceof NotFoundError) throw new NotFoundError(`no outbound SMS of account ${signed.accountSid} has MessageSid ${sid}`, 'MessageSid');
+      if (error instanceof NotFoundError && error.field === 'providerMessageId') {
+        throw new NotFoundError(`no outbound SMS of account ${signed.accountSid} has MessageSid ${sid}`, 'MessageSid');
+      }
       throw error;
     }
   }
@@ -85,25 +113,50 @@ export class TwilioIngestService {
    */
   private async media(signed: SignedTwilioRequest, authToken: string, sid: string, count: number): Promise<InboundAttachment[]> {
     const account = { accountSid: signed.accountSid, authToken };
-    const attachments: InboundAttachment[] = [];
-    for (let i = 0; i < count; i++) {
-      const field = `MediaUrl${i}`;
-      const url = text(signed, field);
-      try {
-        const media = await this.api.fetchMedia(account, url, field);
+    // All at once, within one deadline: the answer must reach Twilio before it gives up (15 s).
+    const signal = AbortSignal.timeout(MEDIA_DEADLINE_MS);
+    const fetched = await Promise.allSettled(
+      Array.from({ length: count }, async (_, i): Promise<InboundAttachment> => {
+        const field = `MediaUrl${i}`;
+        const media = await this.api.fetchMedia(account, text(signed, field), field, signal);
         const declared = typeof signed.params[`MediaContentType${i}`] === 'string' ? String(signed.params[`MediaContentType${i}`]) : '';
         const mimeType = /^[\w.+-]+\/[\w.+-]+$/.test(declared) ? declared.toLowerCase() : media.mimeType;
-        attachments.push({ filename: `${sid}-${i}.${extension(mimeType) || 'bin'}`, mimeType, content: media.content });
-      } catch (error) {
-        if (error instanceof TwilioError && !error.retryable) {
-          this.logger.warn(`inbound SMS ${sid}: ${error.message}; the message is recorded without it`);
-          continue;
-        }
-        throw new BadGatewayException(`${(error as Error).message}; nothing was recorded, the same request may be sent again`);
+        return { filename: `${sid}-${i}.${extension(mimeType) || 'bin'}`, mimeType, content: media.content };
+      }),
+    );
+    const attachments: InboundAttachment[] = [];
+    for (const outcome of fetched) {
+      if (outcome.status === 'fulfilled') {
+        attachments.push(outcome.value);
+        continue;
       }
+      const error = outcome.reason as Error;
+      if (error instanceof TwilioError && !error.retryable) {
+        this.logger.warn(`inbound SMS ${sid}: ${error.message}; the message is recorded without it`);
+        continue;
+      }
+      if (!(error instanceof TwilioError)) throw error;
+      throw new BadGatewayException(`${error.message}; nothing was recorded, the same request may be sent again`);
     }
     return attachments;
   }
+}
+
+/**
+ * The request's MessageSid. Twilio signs names and values joined with nothing between them, so a
+ * captured request can be re-sent with a parameter's boundary moved (`MessageSid=SM…NumMedia0`
+ * signs like `MessageSid=SM…&NumMedia=0`): the SIDs Twilio repeats (SmsSid, SmsMessageSid) must
+ * agree with it, and an account of Twilio's own must use Twilio's SID format.
+ */
+function messageSid(signed: SignedTwilioRequest): string {
+  const sid = text(signed, 'MessageSid', SID, "Twilio's message SID");
+  if (TWILIO_ACCOUNT_SID.test(signed.accountSid) && !TWILIO_MESSAGE_SID.test(sid)) {
+    throw new ValidationError('MessageSid must be a Twilio message SID (SM or MM and 32 hexadecimal digits)', 'MessageSid');
+  }
+  for (const name of ['SmsSid', 'SmsMessageSid']) {
+    if (signed.params[name] !== undefined && signed.params[name] !== sid) throw new ValidationError(`${name} must be the same as MessageSid`, name);
+  }
+  return sid;
 }
 
 /** A single-valued parameter, matching `pattern` when given: else 400 naming it. */

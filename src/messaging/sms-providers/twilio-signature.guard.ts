@@ -5,7 +5,7 @@ import { ForbiddenError, ValidationError } from '../../common/errors';
 import { SecretBox } from '../../common/secret-box';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
-import { SmsProvidersRepository } from './sms-providers.repository';
+import { SealedAccountRow, SmsProvidersRepository } from './sms-providers.repository';
 
 /** A form Twilio signed: its parameters, and the lines of the account whose token the signature matched. */
 export interface SignedTwilioRequest {
@@ -48,6 +48,9 @@ export class TwilioSignatureGuard implements CanActivate {
     const url = `${this.config.publicBaseUrl}${request.originalUrl}`;
     const lines: SignedTwilioRequest['lines'] = [];
     if (accountSid !== '') {
+      // One check per distinct token, however many lines the account has (the SID is not a secret:
+      // a forged request must not cost a signature per line).
+      const byToken = new Map<string, SealedAccountRow[]>();
       for (const row of await this.providers.byAccountSid(accountSid)) {
         let authToken: string;
         try {
@@ -56,9 +59,11 @@ export class TwilioSignatureGuard implements CanActivate {
           this.logger.error(`the auth token of the SMS provider of line ${row.line_id} cannot be opened with SECRETS_KEY`);
           continue;
         }
-        if (validateRequest(authToken, signature, url, params)) {
-          lines.push({ lineId: row.line_id, orgId: row.org_id, address: row.address, authToken });
-        }
+        byToken.set(authToken, [...(byToken.get(authToken) ?? []), row]);
+      }
+      for (const [authToken, rows] of byToken) {
+        if (!validateRequest(authToken, signature, url, params)) continue;
+        for (const row of rows) lines.push({ lineId: row.line_id, orgId: row.org_id, address: row.address, authToken });
       }
     }
     if (lines.length === 0) {

@@ -44,7 +44,7 @@ export class SignInController {
   }
 
   @SameOriginForm()
-  @ReadsBody({ as: 'form', limit: FORM_LIMIT })
+  @ReadsBody({ as: 'form', limit: FORM_LIMIT, unauthenticated: true })
   @Post('sign-in')
   async requestLink(@Req() request: Request, @Res() response: Response, @Body() form: Form): Promise<void> {
     const email = (form?.email ?? '').trim();
@@ -74,7 +74,7 @@ export class SignInController {
   }
 
   @SameOriginForm()
-  @ReadsBody({ as: 'form', limit: FORM_LIMIT })
+  @ReadsBody({ as: 'form', limit: FORM_LIMIT, unauthenticated: true })
   @Post('sign-in/link')
   async useLink(@Req() request: Request, @Res() response: Response, @Body() form: Form): Promise<void> {
     const outcome = await this.sessions.signIn(
@@ -88,7 +88,7 @@ export class SignInController {
   }
 
   @SessionAuth()
-  @ReadsBody({ as: 'form', limit: FORM_LIMIT })
+  @ReadsBody({ as: 'form', limit: FORM_LIMIT, unauthenticated: true })
   @Post('sign-out')
   async signOut(@CurrentPerson() person: Person, @Res() response: Response): Promise<void> {
     await this.sessions.signOut(person.sessionId);
