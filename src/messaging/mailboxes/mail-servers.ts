@@ -181,14 +181,16 @@ export class MailServers {
 }
 
 /**
- * What a mail server's error means, for the connection check and the sync alike: a refused login,
- * throttling (RFC 5530's [LIMIT] / [UNAVAILABLE], or the usual words), TLS, a timeout, or otherwise
- * a connection that failed.
+ * What a mail server's error means, for the connection check and the sync alike: throttling
+ * (RFC 5530's [LIMIT] / [UNAVAILABLE], or the usual words), a refused login, TLS, a timeout, or
+ * otherwise a connection that failed. Throttling comes first: servers throttle by refusing the
+ * login (Dovecot answers `NO [LIMIT] Maximum number of connections from user+IP exceeded`, which
+ * imapflow reports as a failed authentication), and those credentials are not wrong.
  */
 export function mailFailureOf(role: MailServerRole, error: unknown): MailLoginFailure {
   const e = error as { code?: string; authenticationFailed?: boolean; responseText?: string; response?: string; message?: string };
-  if (role === 'imap' ? e.authenticationFailed === true : e.code === 'EAUTH') return 'auth';
   if (THROTTLED.test(`${e.responseText ?? ''} ${e.response ?? ''} ${e.message ?? ''}`)) return 'rate_limit';
+  if (role === 'imap' ? e.authenticationFailed === true : e.code === 'EAUTH') return 'auth';
   const code = e.code ?? '';
   if (TLS_CODES.test(code) || /certificate|TLS|SSL/i.test(e.message ?? '')) return 'tls';
   if (TIMEOUT_CODES.has(code) || /timed? ?out/i.test(e.message ?? '')) return 'timeout';
