@@ -1,8 +1,6 @@
-import { randomUUID } from 'node:crypto';
-import { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
 import { MailboxSync } from '../src/messaging/mailboxes/mailbox-sync';
 import { DovecotServer } from './support/dovecot';
+import { connectMailbox, email, startSmtpServer, subjectOf } from './support/mailbox';
 import { createMessagingTestApp, Hook, MessagingTestApp } from './support/messaging-hooks';
 import { toolOk } from './support/mcp';
 import { createSession, Session } from './support/session';
@@ -18,21 +16,6 @@ const MAIL_ENV = {
   MAIL_SYNC_INITIAL_DAYS: '7',
 };
 
-/** A raw email to the mailbox's address from a partner, with its own Message-ID. */
-function email(to: string, subject: string, messageId = `<${randomUUID()}@partner.example>`): string {
-  return [
-    'From: Partner <partner@partner.example>',
-    `To: ${to}`,
-    `Subject: ${subject}`,
-    `Message-ID: ${messageId}`,
-    `Date: ${new Date().toUTCString()}`,
-    'Content-Type: text/plain; charset=utf-8',
-    '',
-    `Body of ${subject}`,
-    '',
-  ].join('\r\n');
-}
-
 /**
  * A connected mailbox synced from a real Dovecot (docs/mailboxes.md, "Sync"): the first sync's
  * window, new mail by IDLE, the position kept across restarts, a UIDVALIDITY change, AUTH after
@@ -41,7 +24,7 @@ function email(to: string, subject: string, messageId = `<${randomUUID()}@partne
  */
 describe('mailbox sync over IMAP', () => {
   let dovecot: DovecotServer;
-  let smtp: SMTPServer;
+  let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
   let m: MessagingTestApp;
   let s: Session;
   let address: string;
@@ -49,40 +32,24 @@ describe('mailbox sync over IMAP', () => {
   /** What the mailbox's SMTP server was handed, with the user that logged in to hand it. */
   const submitted: Array<{ user: string; to: string[]; raw: string }> = [];
 
-  /** Each message's body carries the subject it was sent with ("Body of <subject>"). */
-  const named = (body: string) => body.replace(/^Body of /, '').trim();
-  const subjects = () => hook.events('message.received').map((e) => named(e.data.message.body as string));
+  const subjects = () => hook.events('message.received').map((e) => subjectOf(e.data.message.body as string));
   const health = () => hook.events('email_account.health_changed').map((e) => [e.data.health.status, e.data.health.errorKind]);
   const storedSubjects = async () =>
     (await m.db.query(`SELECT body FROM messages WHERE line_id = $1 AND direction = 'INBOUND' ORDER BY created_at`, [s.lines[0].id])).map(
-      (r: { body: string }) => named(r.body),
+      (r: { body: string }) => subjectOf(r.body),
     );
   const connect = (app: MessagingTestApp, password = PASSWORD) =>
-    app.admin
-      .put(`/admin/lines/${s.lines[0].id}/mailbox`, {
-        imap: { host: '127.0.0.1', port: dovecot.imapPort, tls: 'none', username: address, password },
-        smtp: { host: '127.0.0.1', port: (smtp.server.address() as AddressInfo).port, tls: 'none', username: address, password: 'smtp' },
-      })
-      .expect((res) => {
-        if (res.status !== 200) throw new Error(`PUT mailbox answered ${res.status}: ${JSON.stringify(res.body)}`);
-      });
+    connectMailbox(app.admin, s.lines[0].id, { imapPort: dovecot.imapPort, smtpPort: smtp.port, username: address, password });
 
   beforeAll(async () => {
-    smtp = new SMTPServer({
-      allowInsecureAuth: true,
-      disabledCommands: ['STARTTLS'],
-      logger: false,
-      onAuth: (auth, _session, callback) => callback(null, { user: auth.username }),
-      onData: (stream, session, callback) => {
-        const chunks: Buffer[] = [];
-        stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-        stream.on('end', () => {
-          submitted.push({ user: String(session.user), to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8') });
-          callback();
-        });
-      },
+    smtp = await startSmtpServer((stream, session, callback) => {
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('end', () => {
+        submitted.push({ user: String(session.user), to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8') });
+        callback();
+      });
     });
-    await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
     m = await createMessagingTestApp(MAIL_ENV);
     s = await createSession(m.admin, { lines: ['EMAIL_ACCOUNT'] });
     address = s.lines[0].address;
@@ -92,7 +59,7 @@ describe('mailbox sync over IMAP', () => {
   afterAll(async () => {
     await m?.admin.delete(`/admin/lines/${s.lines[0].id}/mailbox`);
     await m?.close();
-    await new Promise<void>((resolve) => (smtp ? smtp.close(() => resolve()) : resolve()));
+    await smtp?.close();
     await dovecot?.close();
   });
 

@@ -9,6 +9,14 @@ import { waitUntil } from './wait';
 
 const DOVECOT = process.env.DOVECOT_PATH ?? '/usr/sbin/dovecot';
 
+/** How a test's server differs from a default Dovecot. */
+export interface DovecotOptions {
+  /** Capabilities left out of what the server announces after a login, e.g. `['IDLE']` for a server the sync must poll. */
+  withoutCapabilities?: string[];
+  /** Dovecot's mail_max_userip_connections (10): a login past this many sessions of one user from one address is answered `NO [LIMIT]`. */
+  maxConnectionsPerUserIp?: number;
+}
+
 /**
  * A private Dovecot IMAP server for one test file (Debian's dovecot-imapd, installed by
  * scripts/ensure-debian-package.sh in the global setup): its own configuration, mail and sockets
@@ -18,21 +26,35 @@ const DOVECOT = process.env.DOVECOT_PATH ?? '/usr/sbin/dovecot';
 export class DovecotServer {
   private process?: ChildProcess;
   private stderr = '';
+  /** imap_capability: the announced capabilities, when not Dovecot's own. */
+  private capabilities?: string;
 
   private constructor(
     readonly dir: string,
     readonly imapPort: number,
     private readonly users: Map<string, string>,
+    private readonly options: DovecotOptions,
   ) {}
 
   /** Starts a server with these users (address → password). */
-  static async start(users: Record<string, string>): Promise<DovecotServer> {
+  static async start(users: Record<string, string>, options: DovecotOptions = {}): Promise<DovecotServer> {
     if (!existsSync(DOVECOT)) throw new Error(`${DOVECOT} is missing: run scripts/ensure-debian-package.sh dovecot "dovecot --version" dovecot-imapd`);
     const dir = mkdtempSync(join(tmpdir(), 'mss-dovecot-'));
     chmodSync(dir, 0o755); // Dovecot's auth and mail processes run as its own users: they read the passwd file and mail under it
-    const server = new DovecotServer(dir, await freePort(), new Map(Object.entries(users)));
+    const server = new DovecotServer(dir, await freePort(), new Map(Object.entries(users)), options);
     server.writeConfig();
     await server.startProcess();
+    if (options.withoutCapabilities?.length) {
+      // Dovecot can only add to its own list (`imap_capability = +X`): the list is read from the
+      // server after a login, and the server restarted announcing it without those.
+      const client = await server.client(Object.keys(users)[0]);
+      const own = [...client.capabilities.keys()];
+      await client.logout();
+      const left = new Set(options.withoutCapabilities.map((c) => c.toUpperCase()));
+      server.capabilities = own.filter((c) => !left.has(c.toUpperCase())).join(' ');
+      server.writeConfig();
+      await server.restart();
+    }
     return server;
   }
 
@@ -132,6 +154,16 @@ export class DovecotServer {
     );
   }
 
+  /** The lines of the server's log that contain `text` (logins, refusals, disconnections). */
+  logLines(text: string): string[] {
+    const file = join(this.dir, 'dovecot.log');
+    return existsSync(file)
+      ? readFileSync(file, 'utf8')
+          .split('\n')
+          .filter((line) => line.includes(text))
+      : [];
+  }
+
   private log(): string {
     const file = join(this.dir, 'dovecot.log');
     return existsSync(file) ? `\n${readFileSync(file, 'utf8').split('\n').slice(-20).join('\n')}` : '';
@@ -171,6 +203,8 @@ export class DovecotServer {
         `passdb {\n  driver = passwd-file\n  args = scheme=PLAIN ${this.dir}/passwd\n}`,
         `userdb {\n  driver = static\n  args = uid=${mailUser} gid=${root ? 'dovecot' : userInfo().gid} home=${this.dir}/mail/%u\n}`,
         `service imap-login {\n  inet_listener imap {\n    port = ${this.imapPort}\n  }\n  inet_listener imaps {\n    port = 0\n  }\n}`,
+        ...(this.capabilities ? [`imap_capability = ${this.capabilities}`] : []),
+        ...(this.options.maxConnectionsPerUserIp ? [`mail_max_userip_connections = ${this.options.maxConnectionsPerUserIp}`] : []),
         '',
       ].join('\n'),
     );
