@@ -1,6 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { load } from 'js-yaml';
+import { loadConfig } from '../src/config/app-config';
+import { seedMailboxOf } from '../src/seed/seed-mailbox';
+import { classify } from '../src/webhooks/url-policy';
 
 /**
  * Issue 10, section 6: what Docker Compose users would lose or trip over. No Docker engine runs
@@ -17,10 +20,12 @@ interface ComposeService {
   ports?: string[];
   volumes?: string[];
   environment?: Record<string, string>;
+  networks?: string[];
 }
 interface ComposeFile {
   services: Record<string, ComposeService>;
   volumes?: Record<string, unknown>;
+  networks?: Record<string, { ipam?: { config?: Array<{ subnet?: string }> } }>;
 }
 
 const compose = (name: string) => load(readFileSync(resolve(ROOT, name), 'utf8')) as ComposeFile;
@@ -44,10 +49,48 @@ describe('docker-compose.yml', () => {
     );
   });
 
-  it('publishes no PostgreSQL or Redis port on the host, and the app only on 127.0.0.1', () => {
+  it('publishes no PostgreSQL or Redis port on the host, and the app and the mail server only on 127.0.0.1', () => {
     expect(file.services.postgres.ports).toBeUndefined();
     expect(file.services.redis.ports).toBeUndefined();
-    for (const port of file.services.app.ports ?? []) expect(port).toMatch(/^127\.0\.0\.1:/);
+    for (const port of [...(file.services.app.ports ?? []), ...(file.services.greenmail.ports ?? [])]) expect(port).toMatch(/^127\.0\.0\.1:/);
+    expect(file.services.greenmail.ports).toEqual(['127.0.0.1:${GREENMAIL_SMTP_HOST_PORT:-3025}:3025', '127.0.0.1:${GREENMAIL_IMAP_HOST_PORT:-3143}:3143']);
+  });
+
+  describe('the development mail server (docs/mailboxes.md, "Development mail server")', () => {
+    const greenmail = file.services.greenmail;
+    const app = file.services.app.environment ?? {};
+    const opts = (greenmail.environment?.GREENMAIL_OPTS ?? '').split(/\s+/);
+
+    it('is GreenMail at a pinned version, speaking SMTP on 3025 and IMAP on 3143 to the Compose network', () => {
+      expect(greenmail.image).toMatch(/^greenmail\/standalone:\d+\.\d+\.\d+$/);
+      expect(opts).toEqual(expect.arrayContaining(['-Dgreenmail.setup.test.smtp', '-Dgreenmail.setup.test.imap', '-Dgreenmail.hostname=0.0.0.0']));
+    });
+
+    it("has the seed's email line as a user whose login is the seed's: the whole address and SEED_MAILBOX_PASSWORD", () => {
+      const mailbox = seedMailboxOf(app);
+      expect(mailbox).toEqual({ imap: { host: 'greenmail', port: 3143 }, smtp: { host: 'greenmail', port: 3025 }, tls: 'none', password: expect.any(String) });
+      // GreenMail's users are login:password@domain; greenmail.users.login=email makes the login the whole address.
+      expect(opts).toContain(`-Dgreenmail.users=inbox:${mailbox!.password}@demo.example`);
+      expect(opts).toContain('-Dgreenmail.users.login=email');
+      expect(opts).not.toContain('-Dgreenmail.auth.disabled');
+    });
+
+    it('is reachable by the app, in plain text, on its own network and nowhere else private', () => {
+      expect(greenmail.networks).toEqual(['devmail']);
+      expect(file.services.app.networks).toEqual(expect.arrayContaining(['default', 'devmail']));
+      const subnet = file.networks?.devmail.ipam?.config?.[0]?.subnet;
+      expect(app.MAIL_ALLOWED_CIDRS).toBe(subnet);
+      // The app's configuration as Compose sets it (`${VAR:-}` unset), with the secrets development would generate.
+      const environment = Object.fromEntries(Object.entries(app).map(([name, value]) => [name, value.replace(/\$\{\w+:-([^}]*)\}/g, '$1')]));
+      const { ADMIN_TOKEN, INGEST_TOKEN, SECRETS_KEY } = process.env;
+      const config = loadConfig({ ...environment, ADMIN_TOKEN, INGEST_TOKEN, SECRETS_KEY });
+      expect(config.mail.allowPlaintext).toBe(true);
+      const [network] = subnet!.split('/');
+      const greenmailAddress = network.replace(/\.0$/, '.2'); // the first address Docker hands out after the gateway's
+      expect(classify(greenmailAddress, config.mail.allowedCidrs).allowed).toBe(true);
+      expect(classify('172.17.0.2', config.mail.allowedCidrs).allowed).toBe(false);
+      expect(classify('127.0.0.1', config.mail.allowedCidrs).allowed).toBe(false);
+    });
   });
 
   it('restarts every service', () => {
