@@ -204,8 +204,29 @@ describe('web: sign-in links, sessions, CSRF and page headers', () => {
   it('without a session: a page GET goes to /sign-in, a POST gets a 403 page', async () => {
     expect((await t.http().get('/settings/webhooks').expect(303)).headers.location).toBe('/sign-in');
     expect((await t.http().get('/settings/webhooks').set('Cookie', 'mss_session=ses_forged').expect(303)).headers.location).toBe('/sign-in');
-    const post = await signOut('mss_session=nothing', { _csrf: 'x' }).expect(403);
+    const post = await t
+      .http()
+      .post('/settings/api-keys')
+      .set('Cookie', 'mss_session=nothing')
+      .set('Origin', ORIGIN)
+      .type('form')
+      .send({ _csrf: 'x', name: 'k' });
+    expect(post.status).toBe(403);
     expect(post.headers['content-type']).toMatch(/^text\/html/);
+  });
+
+  it('signing out with a session that already ended clears the dead cookie and leads to /sign-in (not a 403 that kept it)', async () => {
+    const cookie = await signIn();
+    const csrf = await csrfOf(cookie);
+    await t.admin.delete(`/admin/users/${userId}/sessions`).expect(204);
+    const res = await signOut(cookie, { _csrf: csrf }).expect(303);
+    expect(res.headers.location).toBe('/sign-in');
+    expect(String(res.headers['set-cookie'][0])).toMatch(/^mss_session=; Max-Age=0;/);
+    // A live session still needs its CSRF token, and a cross-site form is still refused.
+    const live = await signIn();
+    expect((await signOut(live, { _csrf: 'wrong' })).status).toBe(403);
+    expect((await signOut(live, { _csrf: await csrfOf(live) }, 'https://evil.example')).status).toBe(403);
+    expect(await isSignedIn(live)).toBe(true);
   });
 
   it('admin: lists sessions without tokens, revokes them all at once, 404 naming userId for an unknown user', async () => {

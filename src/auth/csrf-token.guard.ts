@@ -4,6 +4,7 @@ import { Request } from 'express';
 import { CrossSiteRequestError, Person } from './person';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+export const CSRF_REFUSED = 'the form is missing its CSRF token or carries a wrong one: reload the page and try again';
 
 /**
  * The second half of CSRF protection on session routes (the first, the Origin check, runs in the
@@ -16,13 +17,16 @@ export class CsrfTokenGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const request = context.switchToHttp().getRequest<Request & { person?: Person }>();
     if (SAFE_METHODS.has(request.method)) return true;
-    const expected = request.person?.csrfToken;
-    const given = (request.body as Record<string, unknown> | undefined)?._csrf;
-    if (expected === undefined || typeof given !== 'string' || !timingSafeEqual(digest(given), digest(expected))) {
-      throw new CrossSiteRequestError('the form is missing its CSRF token or carries a wrong one: reload the page and try again');
+    if (!csrfTokenMatches((request.body as Record<string, unknown> | undefined)?._csrf, request.person?.csrfToken)) {
+      throw new CrossSiteRequestError(CSRF_REFUSED);
     }
     return true;
   }
+}
+
+/** Whether a form's `_csrf` is the session's token (constant time: digests first, so lengths do not leak either). */
+export function csrfTokenMatches(given: unknown, expected: string | undefined): boolean {
+  return expected !== undefined && typeof given === 'string' && timingSafeEqual(digest(given), digest(expected));
 }
 
 function digest(value: string): Buffer {

@@ -1,8 +1,9 @@
 import { Body, Controller, Get, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Request, Response } from 'express';
-import { CurrentPerson, Public, SameOriginForm, SessionAuth } from '../../auth/auth.decorators';
-import { Person } from '../../auth/person';
+import { Public, SameOriginForm } from '../../auth/auth.decorators';
+import { CSRF_REFUSED, csrfTokenMatches } from '../../auth/csrf-token.guard';
+import { CrossSiteRequestError } from '../../auth/person';
 import { RateLimitedError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
 import { SignInRequests } from '../sessions/sign-in-requests.service';
@@ -87,11 +88,23 @@ export class SignInController {
     seeOther(response, START_PAGE);
   }
 
-  @SessionAuth()
+  /**
+   * Ends the session and clears the cookie. A same-origin form only (no session needed): with a
+   * live session its `_csrf` must match; with a session that already ended (idle, expired,
+   * revoked elsewhere) the dead cookie is cleared all the same, instead of a 403 that left it.
+   */
+  @SameOriginForm()
   @ReadsBody({ as: 'form', limit: FORM_LIMIT, unauthenticated: true })
   @Post('sign-out')
-  async signOut(@CurrentPerson() person: Person, @Res() response: Response): Promise<void> {
-    await this.sessions.signOut(person.sessionId);
+  async signOut(@Req() request: Request, @Body() form: Form, @Res() response: Response): Promise<void> {
+    const token = this.sessions.cookie.read(request);
+    const person = token === null ? null : await this.sessions.person(token);
+    if (person) {
+      if (!csrfTokenMatches(form?._csrf, person.csrfToken)) {
+        throw new CrossSiteRequestError(CSRF_REFUSED);
+      }
+      await this.sessions.signOut(person.sessionId);
+    }
     response.setHeader('Set-Cookie', this.sessions.cookie.clear());
     seeOther(response, '/sign-in');
   }
