@@ -215,6 +215,17 @@ describe('web: sign-in links, sessions, CSRF and page headers', () => {
     expect(post.headers['content-type']).toMatch(/^text\/html/);
   });
 
+  it('/settings leads to the first settings page; an unknown settings path is the 404 page, not JSON', async () => {
+    const cookie = await signIn();
+    expect((await t.http().get('/settings').set('Cookie', cookie).expect(303)).headers.location).toBe('/settings/api-keys');
+    const missing = await t.http().get('/settings/no-such-page/42').set('Cookie', cookie).expect(404);
+    expect(missing.headers['content-type']).toMatch(/^text\/html/);
+    expect(missing.text).toContain('There is no such settings page.');
+    expect((await t.http().get('/settings/no-such-page').expect(303)).headers.location).toBe('/sign-in');
+    // The real pages are not shadowed.
+    expect((await t.http().get('/settings/webhooks').set('Cookie', cookie)).status).toBe(200);
+  });
+
   it('signing out with a session that already ended clears the dead cookie and leads to /sign-in (not a 403 that kept it)', async () => {
     const cookie = await signIn();
     const csrf = await csrfOf(cookie);

@@ -9,14 +9,18 @@ import { WebhooksModule } from '../webhooks/webhooks.module';
 import { pageHeaders } from './page-headers';
 import { ApiKeysController } from './pages/api-keys.controller';
 import { MailboxesController } from './pages/mailboxes.controller';
+import { SettingsFallbackController } from './pages/settings-fallback.controller';
 import { SignInController } from './pages/sign-in.controller';
 import { ToolArguments } from './pages/tool-arguments';
 import { WebhooksController } from './pages/webhooks.controller';
 import { WebSessionsModule } from './sessions/web-sessions.module';
 import { StaticController } from './static/static.controller';
 
-/** The controllers of the web app's pages: each gets the page headers (page-headers.ts). Add new page controllers here. */
-export const PAGE_CONTROLLERS = [SignInController, ApiKeysController, WebhooksController, MailboxesController, StaticController];
+/**
+ * The controllers of the web app's pages: each gets the page headers (page-headers.ts). Add new
+ * page controllers here, before SettingsFallbackController (routes match in this order).
+ */
+export const PAGE_CONTROLLERS = [SignInController, ApiKeysController, WebhooksController, MailboxesController, StaticController, SettingsFallbackController];
 
 /** The web app for people (docs/web.md): sign-in by emailed link, sessions, and the settings pages. */
 @Module({
