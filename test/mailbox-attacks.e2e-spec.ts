@@ -110,7 +110,7 @@ describe('attacks: the sync', () => {
   beforeAll(async () => {
     smtp = await startSmtpServer();
     m = await createMessagingTestApp(MAIL_ENV);
-    for (let i = 0; i < 4; i += 1) sessions.push(await createSession(m.admin, { lines: ['EMAIL_ACCOUNT'] }));
+    for (let i = 0; i < 5; i += 1) sessions.push(await createSession(m.admin, { lines: ['EMAIL_ACCOUNT'] }));
     dovecot = await DovecotServer.start(Object.fromEntries(sessions.map((s) => [s.lines[0].address, PASSWORD])));
   });
   afterAll(async () => {
@@ -175,6 +175,32 @@ describe('attacks: the sync', () => {
     await dovecot.deliver(box.address, email(box.address, 'poison', `<${randomBytes(3000).toString('hex')}@partner.example>`));
     await dovecot.deliver(box.address, email(box.address, 'the next message'));
     await waitUntil(async () => (await box.stored()).includes('the next message'), 'the message after the poison one', { timeoutMs: 15_000 });
+  });
+
+  it('a message whose import keeps failing (not a refusal, not an outage) is skipped after 3 tries: the mail after it still comes in', async () => {
+    const box = await newMailbox();
+    await box.connect();
+    await m.app.get(MailboxSync).tick();
+    await waitUntil(() => m.app.get(MailboxSync).syncing.includes(box.lineId), 'the mailbox to be synced');
+    const ingest = m.app.get(EmailIngestService);
+    const original = ingest.receiveFromMailbox.bind(ingest);
+    let tries = 0;
+    const spy = jest.spyOn(ingest, 'receiveFromMailbox').mockImplementation(async (raw, line) => {
+      if (raw.toString('utf8').includes('Subject: cursed')) {
+        tries += 1;
+        throw new Error('a bug in the inbound path');
+      }
+      return original(raw, line);
+    });
+    try {
+      await dovecot.deliver(box.address, email(box.address, 'cursed'));
+      await dovecot.deliver(box.address, email(box.address, 'after the cursed one'));
+      await waitUntil(async () => (await box.stored()).includes('after the cursed one'), 'the message after the cursed one', { timeoutMs: 30_000 });
+      expect(tries).toBe(3);
+      expect(await box.stored()).not.toContain('cursed');
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('a Bcc-only message (To: undisclosed-recipients:;) belongs to the mailbox\'s line "whatever its headers say" and is imported', async () => {

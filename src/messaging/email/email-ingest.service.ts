@@ -27,7 +27,7 @@ export class EmailIngestService {
    * every inbound message, so a message synced again is not recorded twice.
    */
   async receiveFromMailbox(raw: Buffer, lineAddress: string): Promise<InboundResult> {
-    return this.record(await parseInboundEmail(raw), lineAddress);
+    return this.record(await parseInboundEmail(raw, { requireRecipient: false }), lineAddress);
   }
 
   private record(email: Awaited<ReturnType<typeof parseInboundEmail>>, line: string): Promise<InboundResult> {

@@ -41,6 +41,22 @@ describe('parseInboundEmail', () => {
     expect((await parseInboundEmail(raw)).providerMessageId).toBe(`sha256:${createHash('sha256').update(raw).digest('hex')}`);
   });
 
+  it('treats a Message-ID (or a reference) longer than 998 characters as absent: it could not be indexed', async () => {
+    const long = `<${'x'.repeat(1200)}@x.example>`;
+    const raw = Buffer.from(
+      `From: a@x.example\r\nTo: b@x.example\r\nMessage-ID: ${long}\r\nIn-Reply-To: ${long}\r\nReferences: <ok@x.example> ${long}\r\n\r\nhi\r\n`,
+    );
+    const email = await parseInboundEmail(raw);
+    expect(email).toMatchObject({ messageId: null, inReplyTo: null, references: ['<ok@x.example>'] });
+    expect(email.providerMessageId).toBe(`sha256:${createHash('sha256').update(raw).digest('hex')}`);
+  });
+
+  it('takes a message with no recipient in its headers (Bcc) when the caller knows the line', async () => {
+    const raw = Buffer.from('From: a@x.example\r\nTo: undisclosed-recipients:;\r\n\r\nhi\r\n');
+    await expect(parseInboundEmail(raw)).rejects.toThrow(/no recipient/);
+    expect((await parseInboundEmail(raw, { requireRecipient: false })).recipients).toEqual([]);
+  });
+
   it('refuses what is not a message, naming the problem', async () => {
     await expect(parseInboundEmail(Buffer.alloc(0))).rejects.toThrow(/empty/);
     await expect(parseInboundEmail(Buffer.from('To: b@x.example\r\n\r\nhi'))).rejects.toThrow(ValidationError);

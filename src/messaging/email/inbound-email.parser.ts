@@ -27,6 +27,12 @@ export interface AuthenticationResults {
 }
 
 const MESSAGE_ID = /<[^<>\s]+>/g;
+/**
+ * Longest Message-ID kept (RFC 5322's line limit). A longer one is treated as absent: it could not
+ * be indexed (PostgreSQL's B-tree rows stop near 2.7 KB), and one message a sender crafted that
+ * way must not stop a mailbox's sync or fail the inbound route.
+ */
+const MAX_MESSAGE_ID = 998;
 
 /**
  * Parses a raw RFC 5322 message with mailparser. A body that is not a message (no From address,
@@ -35,7 +41,7 @@ const MESSAGE_ID = /<[^<>\s]+>/g;
  * header values) has U+0000 removed and lone surrogates replaced by U+FFFD, however they came in
  * (raw bytes, quoted-printable `=00`, base64, encoded-words, RFC 2231 parameters, UTF-16 parts).
  */
-export async function parseInboundEmail(raw: Buffer): Promise<ParsedInboundEmail> {
+export async function parseInboundEmail(raw: Buffer, options: { requireRecipient?: boolean } = {}): Promise<ParsedInboundEmail> {
   if (raw.length === 0) throw new ValidationError('the request body is empty: send the raw RFC 5322 message');
   let mail: ParsedMail;
   try {
@@ -52,9 +58,12 @@ export async function parseInboundEmail(raw: Buffer): Promise<ParsedInboundEmail
       a.address!.toLowerCase(),
     ),
   );
-  if (recipients.length === 0) throw new ValidationError('the message has no recipient: no To, Cc or Delivered-To address', 'to');
+  // A mailbox's sync knows the line whatever the headers say (Bcc-only mail has no recipient in them).
+  if (recipients.length === 0 && options.requireRecipient !== false) {
+    throw new ValidationError('the message has no recipient: no To, Cc or Delivered-To address', 'to');
+  }
 
-  const messageId = wellFormedText(mail.messageId ?? '').trim() || null;
+  const messageId = keptId(wellFormedText(mail.messageId ?? '').trim() || undefined);
   return wellFormedCopy<ParsedInboundEmail>({
     recipients,
     from: { address: from.address.toLowerCase(), displayName: wellFormedText(from.name ?? '').trim() || null },
@@ -63,7 +72,7 @@ export async function parseInboundEmail(raw: Buffer): Promise<ParsedInboundEmail
     text: mail.text ?? '',
     html: typeof mail.html === 'string' && mail.html.length > 0 ? mail.html : null,
     messageId,
-    inReplyTo: (mail.inReplyTo ?? '').match(MESSAGE_ID)?.[0] ?? null,
+    inReplyTo: keptId((mail.inReplyTo ?? '').match(MESSAGE_ID)?.[0]),
     references: referenceIds(mail.references),
     listUnsubscribe: rawHeader(mail.headerLines, 'list-unsubscribe'),
     authentication: parseAuthenticationResults(rawHeader(mail.headerLines, 'authentication-results')),
@@ -127,7 +136,11 @@ function addresses(header: AddressObject | AddressObject[] | undefined): Array<{
 
 function referenceIds(references: string | string[] | undefined): string[] {
   const values = references === undefined ? [] : Array.isArray(references) ? references : [references];
-  return unique(values.flatMap((v) => v.match(MESSAGE_ID) ?? []));
+  return unique(values.flatMap((v) => v.match(MESSAGE_ID) ?? [])).filter((id) => id.length <= MAX_MESSAGE_ID);
+}
+
+function keptId(id: string | undefined): string | null {
+  return id !== undefined && id.length <= MAX_MESSAGE_ID ? id : null;
 }
 
 function unique(values: string[]): string[] {

@@ -112,7 +112,8 @@ export class MailboxHealthService {
         }
       } else {
         const failure = { error_kind: outcome.errorKind ?? null, error: outcome.error ?? null };
-        if (before.status === 'healthy') {
+        if (before.status === 'healthy' || (failure.error_kind === 'AUTH' && before.error_kind !== 'AUTH')) {
+          // Failing now, or failing in the way that needs a person (RATE_LIMIT or NETWORK, then AUTH): an event.
           after = { ...before, ...failure, status: 'unhealthy', since: now };
           transition = 'unhealthy';
         } else {

@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { ImapFlow } from 'imapflow';
-import { DomainError } from '../../common/errors';
+import { DomainError, isDatabaseUnavailable } from '../../common/errors';
 import { PeriodicTask } from '../../common/periodic-task';
 import { SecretBox } from '../../common/secret-box';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
+import { EMAIL_INBOUND_MAX_BYTES } from '../email/email-ingest.controller';
 import { EmailIngestService } from '../email/email-ingest.service';
 import { MailboxHealthService } from '../mailbox-health/mailbox-health.service';
 import { errorText, mailFailureOf, MailServers } from './mail-servers';
@@ -18,10 +19,24 @@ export const SYNC_LEASE_MS = 30_000;
 const TICK_MS = 5_000;
 /** IDLE is restarted this often: servers may end it after 30 minutes (RFC 2177 asks clients to re-issue it within 29). */
 const IDLE_RESTART_MS = 10 * 60_000;
-/** Messages fetched per FETCH while catching up. */
+/** Messages fetched per FETCH while catching up... */
 const FETCH_BATCH = 25;
+/** ...and at most this many bytes of them at once (one larger message is fetched alone). */
+const FETCH_BATCH_BYTES = 32 * 1024 * 1024;
+/** A message whose import fails this many times for a reason that is not an outage is skipped, or it would stop the mailbox for good. */
+const IMPORT_ATTEMPTS = 3;
 /** Waits between attempts after a failure, the last repeated (each at most MAIL_SYNC_RETRY_MAX_SECONDS). */
 const RETRY_DELAYS_MS = [1_000, 5_000, 15_000, 30_000, 60_000];
+
+/** Importing one message failed (storing it, not reading it from the server). */
+class ImportError extends Error {
+  constructor(
+    readonly uid: number,
+    override readonly cause: unknown,
+  ) {
+    super(`message UID ${uid} could not be imported`);
+  }
+}
 
 /** Where the INBOX sync stands: its UIDVALIDITY and the highest UID done. */
 interface Position {
@@ -123,6 +138,10 @@ class MailboxSession {
   private client?: ImapFlow;
   private wake?: () => void;
   private done?: Promise<void>;
+  /** The server announced mail (EXISTS) since the last catch-up began: catch up again before waiting. */
+  private announced = false;
+  /** Failed imports by UID (not outages): after IMPORT_ATTEMPTS the message is skipped. */
+  private readonly importFailures = new Map<number, number>();
 
   constructor(
     private readonly row: SyncRow,
@@ -175,7 +194,10 @@ class MailboxSession {
     const client = this.deps.servers.imapClient(settings, await this.deps.servers.address('imap', settings.host));
     this.client = client;
     client.on('error', () => undefined); // the failure surfaces as a rejected command or a 'close'
-    client.on('exists', () => this.wake?.());
+    client.on('exists', () => {
+      this.announced = true;
+      this.wake?.();
+    });
     client.on('close', () => this.wake?.());
     await client.connect();
     await this.deps.mailboxes.reachable(this.lineId, this.owner);
@@ -183,8 +205,11 @@ class MailboxSession {
     try {
       let position = await this.startPosition(client);
       while (!this.stopped) {
+        this.announced = false;
         position = await this.importNew(client, position);
         await this.deps.health.recordSync(this.lineId, { ok: true });
+        // Mail announced during the catch-up (its EXISTS came while a FETCH ran) is fetched now, not at the next IDLE restart.
+        if (this.announced) continue;
         await this.waitForMail(client);
         if (!this.stopped && !client.usable) throw new Error('the IMAP connection closed');
       }
@@ -215,40 +240,93 @@ class MailboxSession {
     return { uidValidity, lastUid };
   }
 
-  /** Imports every message after the position, oldest first, saving the position after each. */
+  /**
+   * Imports every message after the position, oldest first, saving the position after each. Sizes
+   * first: a message larger than the inbound route takes (EMAIL_INBOUND_MAX_BYTES) is skipped
+   * with a warning, never fetched; the others are fetched in batches of at most FETCH_BATCH
+   * messages and FETCH_BATCH_BYTES.
+   */
   private async importNew(client: ImapFlow, position: Position): Promise<Position> {
     if (!client.mailbox || client.mailbox.exists === 0) return position;
     const found = (await client.search({ uid: `${position.lastUid + 1}:*` }, { uid: true })) || [];
     // `n:*` always matches the last message, even when its UID is below n.
     const uids = found.filter((uid) => uid > position.lastUid).sort((a, b) => a - b);
     let lastUid = position.lastUid;
+    const done = async (uid: number) => {
+      lastUid = uid;
+      await this.deps.mailboxes.savePosition(this.lineId, this.owner, position.uidValidity, lastUid);
+    };
     for (let i = 0; i < uids.length && !this.stopped; i += FETCH_BATCH) {
-      const batch = uids.slice(i, i + FETCH_BATCH);
-      const messages: Array<{ uid: number; source: Buffer }> = [];
-      for await (const message of client.fetch(batch.join(','), { uid: true, source: true }, { uid: true })) {
-        if (message.source) messages.push({ uid: message.uid, source: message.source });
+      const sizes = new Map<number, number>();
+      for await (const message of client.fetch(uids.slice(i, i + FETCH_BATCH).join(','), { uid: true, size: true }, { uid: true })) {
+        sizes.set(message.uid, message.size ?? 0);
       }
-      for (const message of messages.sort((a, b) => a.uid - b.uid)) {
-        await this.importOne(message);
-        lastUid = message.uid;
-        await this.deps.mailboxes.savePosition(this.lineId, this.owner, position.uidValidity, lastUid);
+      let batch: number[] = [];
+      let bytes = 0;
+      const flush = async () => {
+        if (batch.length > 0) await this.importBatch(client, batch, done);
+        batch = [];
+        bytes = 0;
+      };
+      for (const uid of uids.slice(i, i + FETCH_BATCH)) {
+        if (this.stopped) break;
+        const size = sizes.get(uid);
+        if (size === undefined) continue; // expunged meanwhile
+        if (size > EMAIL_INBOUND_MAX_BYTES) {
+          await flush();
+          this.deps.logger.warn(
+            `mailbox of line ${this.lineId}: message UID ${uid} skipped: ${size} bytes, more than the ${EMAIL_INBOUND_MAX_BYTES} an inbound email may have`,
+          );
+          await done(uid);
+          continue;
+        }
+        if (batch.length > 0 && bytes + size > FETCH_BATCH_BYTES) await flush();
+        batch.push(uid);
+        bytes += size;
       }
+      await flush();
     }
     return { uidValidity: position.uidValidity, lastUid };
+  }
+
+  private async importBatch(client: ImapFlow, uids: number[], done: (uid: number) => Promise<void>): Promise<void> {
+    const messages: Array<{ uid: number; source: Buffer }> = [];
+    for await (const message of client.fetch(uids.join(','), { uid: true, source: true }, { uid: true })) {
+      if (message.source) messages.push({ uid: message.uid, source: message.source });
+    }
+    for (const message of messages.sort((a, b) => a.uid - b.uid)) {
+      if (this.stopped) return;
+      await this.importOne(message);
+      await done(message.uid);
+    }
   }
 
   private async importOne(message: { uid: number; source: Buffer }): Promise<void> {
     try {
       await this.deps.ingest.receiveFromMailbox(message.source, this.row.address);
+      this.importFailures.delete(message.uid);
     } catch (error) {
       // A message the inbound path refuses (a rule, not an outage) is skipped, or it would stop the mailbox for good.
-      if (!(error instanceof DomainError)) throw error;
-      this.deps.logger.warn(`mailbox of line ${this.lineId}: message UID ${message.uid} skipped: ${error.message}`);
+      if (error instanceof DomainError) {
+        this.deps.logger.warn(`mailbox of line ${this.lineId}: message UID ${message.uid} skipped: ${error.message}`);
+        return;
+      }
+      // So is one that fails again and again for another reason (not the database being down: that passes, and the message is kept).
+      const failures = (this.importFailures.get(message.uid) ?? 0) + 1;
+      if (isDatabaseUnavailable(error) || failures < IMPORT_ATTEMPTS) {
+        this.importFailures.set(message.uid, failures);
+        throw new ImportError(message.uid, error);
+      }
+      this.importFailures.delete(message.uid);
+      this.deps.logger.error(
+        `mailbox of line ${this.lineId}: message UID ${message.uid} skipped after ${failures} failed imports: ${errorText(error) || String(error)}`,
+      );
     }
   }
 
   /** Until new mail (IDLE's EXISTS), the connection ends, a stop, or the poll interval / IDLE restart. */
   private async waitForMail(client: ImapFlow): Promise<void> {
+    if (this.announced) return;
     const idle = client.capabilities.has('IDLE');
     await new Promise<void>((resolve) => {
       const timer = setTimeout(finish, idle ? IDLE_RESTART_MS : this.config.pollSeconds * 1000);
@@ -265,6 +343,11 @@ class MailboxSession {
 
   /** Applies the health rules to a failed connection or sync; answers whether to retry. */
   private async failed(error: unknown): Promise<'retry' | 'stop'> {
+    if (error instanceof ImportError) {
+      // The server answered; storing the message failed. Not the mail server's health: retried, then skipped.
+      this.deps.logger.warn(`mailbox of line ${this.lineId}: message UID ${error.uid} could not be imported: ${errorText(error.cause) || String(error.cause)}`);
+      return 'retry';
+    }
     const failure = mailFailureOf('imap', error);
     const text = errorText(error) || String(error);
     if (failure === 'auth') {

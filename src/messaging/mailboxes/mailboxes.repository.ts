@@ -73,9 +73,23 @@ export class MailboxesRepository {
   }
 
   /** Stores the connection, or replaces it (then its credentials_version grows by one). */
-  async save(lineId: string, imap: SealedServer, smtp: SealedServer): Promise<MailboxRow> {
+  /**
+   * Stores the connection, or replaces it; null when the line is not live. The line's row is held
+   * (FOR SHARE) until the connection is stored, so a line deleted meanwhile (its deletion removes
+   * the mailbox in the same transaction) either waits for this and removes it, or is seen here.
+   */
+  async save(lineId: string, imap: SealedServer, smtp: SealedServer): Promise<MailboxRow | null> {
+    return this.dataSource.transaction(async (tx) => {
+      const live = await queryNamed<unknown[]>(tx, `SELECT 1 FROM lines WHERE id = :lineId AND deleted_at IS NULL FOR SHARE`, { lineId });
+      if (live.length === 0) return null;
+      await this.upsert(tx, lineId, imap, smtp);
+      return this.find(lineId, tx);
+    });
+  }
+
+  private async upsert(tx: EntityManager, lineId: string, imap: SealedServer, smtp: SealedServer): Promise<void> {
     await queryNamed(
-      this.dataSource.manager,
+      tx,
       `INSERT INTO mailboxes (line_id, imap_host, imap_port, imap_tls, imap_username, imap_password_sealed,
                               smtp_host, smtp_port, smtp_tls, smtp_username, smtp_password_sealed)
        VALUES (:lineId, :imapHost, :imapPort, :imapTls, :imapUsername, :imapPassword,
@@ -107,12 +121,11 @@ export class MailboxesRepository {
         smtpPassword: smtp.passwordSealed,
       },
     );
-    return (await this.find(lineId))!;
   }
 
-  async find(lineId: string): Promise<MailboxRow | null> {
+  async find(lineId: string, manager: EntityManager = this.dataSource.manager): Promise<MailboxRow | null> {
     const [row] = await queryNamed<MailboxRow[]>(
-      this.dataSource.manager,
+      manager,
       `SELECT ${COLUMNS} FROM mailboxes m JOIN lines l ON l.id = m.line_id WHERE m.line_id = :lineId AND l.deleted_at IS NULL`,
       { lineId },
     );

@@ -126,6 +126,8 @@ export class MailboxesService implements OnModuleInit {
     if (imap.status === 'rejected') throw imap.reason;
     if (smtp.status === 'rejected') throw smtp.reason;
     const row = await this.mailboxes.save(lineId, this.sealed(input.imap), this.sealed(input.smtp));
+    // Deleted while the logins were checked: nothing is stored.
+    if (!row) throw NotFoundError.of('line', lineId, 'lineId');
     return toView(row);
   }
 

@@ -27,6 +27,12 @@ import { PageErrorFilter } from './page-error.filter';
 import { seeOther, sendPage } from './render';
 import { FORM_LIMIT } from './sign-in.controller';
 
+/**
+ * The connect form holds two passwords of up to 1,024 characters, which a browser sends
+ * percent-encoded: up to 9 bytes a character (a 3-byte UTF-8 character, each byte as %XX).
+ */
+const CONNECT_FORM_LIMIT = 32 * 1024;
+
 type Form = Record<string, string | undefined> | undefined;
 const BASE = '/settings/mailboxes';
 
@@ -57,7 +63,7 @@ export class MailboxesController {
   }
 
   /** Connects (or changes) the mailbox once both logins work; the form comes back without its passwords after a refusal. */
-  @ReadsBody({ as: 'form', limit: FORM_LIMIT })
+  @ReadsBody({ as: 'form', limit: CONNECT_FORM_LIMIT })
   @Post(':lineId')
   async connect(
     @CurrentPerson() person: Person,
