@@ -1,6 +1,8 @@
 import { CanActivate, ExecutionContext, Inject, Injectable, Logger } from '@nestjs/common';
 import { Request } from 'express';
-import { validateRequest } from 'twilio';
+// Only the package's webhook module: the package's root loads its whole REST client (about 24 MB
+// of memory in every process) for one function.
+import { validateRequest } from 'twilio/lib/webhooks/webhooks';
 import { ForbiddenError, ValidationError } from '../../common/errors';
 import { SecretBox } from '../../common/secret-box';
 import { AppConfig } from '../../config/app-config';
