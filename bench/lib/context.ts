@@ -71,7 +71,7 @@ export function queuePrefix(ctx: RunContext, label: string): string {
   return `{mssb_${ctx.runId}_${label}}`;
 }
 
-export function startScenarioService(ctx: RunContext, label: string, env: Record<string, string>): Promise<Service> {
+export function startScenarioService(ctx: RunContext, label: string, env: Record<string, string>, roles: 'split' | 'all' = 'split'): Promise<Service> {
   return startService({
     root: ctx.root,
     databaseUrl: ctx.databaseUrl,
@@ -83,6 +83,7 @@ export function startScenarioService(ctx: RunContext, label: string, env: Record
       ...env,
     },
     label,
+    roles,
   });
 }
 
@@ -203,6 +204,27 @@ export interface Scenario4Result {
   complete: boolean;
 }
 
+/** Scenario 5: scenario 1's saturation pass against one `PROCESS_ROLE=all` process. */
+export interface Scenario5Result {
+  endpoints: number;
+  saturation: SaturationResult;
+}
+
+/** Scenario 6: every event to one endpoint. */
+export interface Scenario6Result {
+  /** Flow-controlled (the queue kept short): what one endpoint can be sent. */
+  saturation: SaturationResult;
+  /** Ingest as fast as it goes, no flow control: do deliveries keep pace? */
+  unthrottled: SaturationResult;
+}
+
+/** Scenario 7: inbound SMS with no endpoint subscribed (ingest alone), from many senders and from one. */
+export interface Scenario7Result {
+  concurrency: number;
+  manySenders: { senders: number; perSec: number; failed: number; latency: Percentiles; cpu: CpuReport };
+  oneSender: { senders: number; perSec: number; failed: number; latency: Percentiles; cpu: CpuReport };
+}
+
 export interface Results {
   startedAt: Date;
   finishedAt?: Date;
@@ -210,5 +232,8 @@ export interface Results {
   s2?: Scenario2Result;
   s3?: Scenario3Result;
   s4?: Scenario4Result;
+  s5?: Scenario5Result;
+  s6?: Scenario6Result;
+  s7?: Scenario7Result;
   errors: Array<{ scenario: number; message: string }>;
 }

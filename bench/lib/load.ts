@@ -25,6 +25,8 @@ export class Ingestor {
   lastError = '';
   /** Accepted counts with the time they were accepted, for rates over a window. */
   private readonly acceptedAt: number[] = [];
+  /** How long each accepted request took (ms), in the order they were accepted. */
+  readonly acceptedMs: number[] = [];
   private seq = 0;
   private readonly runTag = randomBytes(4).toString('hex');
   private readonly text: string;
@@ -49,6 +51,7 @@ export class Ingestor {
       body: this.text,
       providerMessageId: `bench-${this.runTag}-${n}`,
     });
+    const started = performance.now();
     try {
       const res = await this.pool.request({
         method: 'POST',
@@ -62,6 +65,7 @@ export class Ingestor {
       if (res.statusCode === 201) {
         this.accepted += 1;
         this.acceptedAt.push(Date.now());
+        this.acceptedMs.push(performance.now() - started);
         return true;
       }
       this.failed += 1;
@@ -77,6 +81,15 @@ export class Ingestor {
     let count = 0;
     for (const t of this.acceptedAt) if (t >= from && t < to) count += 1;
     return count;
+  }
+
+  /** How long the requests accepted between `from` and `to` took (ms). */
+  durationsBetween(from: number, to: number): number[] {
+    const out: number[] = [];
+    this.acceptedAt.forEach((t, i) => {
+      if (t >= from && t < to) out.push(this.acceptedMs[i]);
+    });
+    return out;
   }
 
   /**

@@ -7,6 +7,14 @@ import { fmtMb, fmtMs, fmtNum, fmtPct } from './util';
 
 export const TARGETS = {
   deliveriesPerSec: 2000,
+  /** Scenario 5: one PROCESS_ROLE=all process, 10 endpoints. */
+  oneProcessDeliveriesPerSec: 1500,
+  /** Scenario 6: one endpoint receiving everything. */
+  oneEndpointDeliveriesPerSec: 1000,
+  oneEndpointKeepPace: 0.98,
+  oneEndpointP99Ms: 1000,
+  /** Scenario 7: inbound SMS/s from many senders, one api process. */
+  ingestPerSec: 1000,
   p99Ms: 250,
   isolationRatio: 0.8,
   toolReqPerSec: 1500,
@@ -76,7 +84,7 @@ function satRow(name: string, r: SaturationResult): string {
 export function renderMarkdown(results: Results, options: Options, machine: MachineInfo): string {
   const out: string[] = [];
   const cores = Number(machine.nproc) || 0;
-  const { s1, s2, s3, s4 } = results;
+  const { s1, s2, s3, s4, s5, s6, s7 } = results;
   out.push('# Benchmarks', '');
   out.push(
     '> Written by `npm run bench` (`bench/run.ts`); every run overwrites this file and `docs/benchmarks.svg`. ' +
@@ -103,7 +111,7 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
   out.push('');
   out.push(
     'Everything runs on this one machine: PostgreSQL, Redis, the service (one `api` and one `worker` process, ' +
-      '`node dist/src/main.js`), the receiver (a child process) and the load generator (the harness). ' +
+      '`node dist/src/main.js`; one `PROCESS_ROLE=all` process in scenario 5), the receiver (a child process) and the load generator (the harness). ' +
       'The "machine busy" figures below count every process on the machine, including other work that was running.',
     '',
   );
@@ -158,6 +166,29 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
       `| 4 Backlog memory | worker RSS with ${fmtNum(s4.waiting)} deliveries waiting${scaled} | ≤ 400 MB | ${fmtMb(s4.worker.rss)} (peak ${fmtMb(s4.worker.hwm)}) | ${s4.complete ? status(s4.worker.rss <= TARGETS.workerRssBytes) : '**incomplete**'} |`,
     );
     out.push(`| 4 | API RSS | reported | ${fmtMb(s4.api.rss)} (peak ${fmtMb(s4.api.hwm)}) | — |`);
+  }
+  if (s5) {
+    out.push(
+      `| 5 One process | deliveries/s (${s5.endpoints} endpoints), one \`PROCESS_ROLE=all\` process | ≥ ${fmtNum(TARGETS.oneProcessDeliveriesPerSec)} | ${fmtNum(s5.saturation.deliveriesPerSec)} | ${status(s5.saturation.deliveriesPerSec >= TARGETS.oneProcessDeliveriesPerSec)} |`,
+    );
+  }
+  if (s6) {
+    const keep = keepPace(s6.unthrottled);
+    out.push(
+      `| 6 One endpoint | saturation deliveries/s | ≥ ${fmtNum(TARGETS.oneEndpointDeliveriesPerSec)} | ${fmtNum(s6.saturation.deliveriesPerSec)} | ${status(s6.saturation.deliveriesPerSec >= TARGETS.oneEndpointDeliveriesPerSec)} |`,
+    );
+    out.push(
+      `| 6 | ingest unthrottled (${fmtNum(s6.unthrottled.ingestPerSec)} events/s): arrivals ÷ events | ≥ ${fmtPct(TARGETS.oneEndpointKeepPace)} | ${fmtPct(keep)} | ${status(keep >= TARGETS.oneEndpointKeepPace)} |`,
+    );
+    out.push(
+      `| 6 | p99 commit → receiver, ingest unthrottled | ≤ ${fmtNum(TARGETS.oneEndpointP99Ms)} ms | ${fmtMs(s6.unthrottled.latency.p99)} | ${status(s6.unthrottled.latency.p99 <= TARGETS.oneEndpointP99Ms)} |`,
+    );
+  }
+  if (s7) {
+    out.push(
+      `| 7 Ingest | inbound SMS/s from ${fmtNum(s7.manySenders.senders)} senders, one api process | ≥ ${fmtNum(TARGETS.ingestPerSec)} | ${fmtNum(s7.manySenders.perSec)} | ${status(s7.manySenders.perSec >= TARGETS.ingestPerSec)} |`,
+    );
+    out.push(`| 7 | inbound SMS/s from one sender (one thread) | reported | ${fmtNum(s7.oneSender.perSec)} | — |`);
   }
   for (const e of results.errors)
     out.push(`| ${e.scenario} | **failed to run** | | ${e.message.split('\n')[0].replace(/\|/g, '\\|').slice(0, 160)} | **error** |`);
@@ -325,6 +356,50 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
   }
 
   // ---- method ----
+  if (s5) {
+    out.push('## 5. One process', '');
+    out.push(
+      "Scenario 1's saturation pass (same load, flow control and receiver) against the service as `npm start` runs it: one " +
+        '`PROCESS_ROLE=all` process, where the API, the outbox relay and the delivery worker share one Node event loop.',
+      '',
+    );
+    out.push('| Pass | deliveries/s (2xx) | attempts/s | ingest events/s | p50 | p95 | p99 | cores used |', '|---|---|---|---|---|---|---|---|');
+    out.push(satRow('saturation', s5.saturation), '');
+    out.push(`**What bounds us.** ${boundBy(s5.saturation.cpu, cores)}`, '');
+  }
+  if (s6) {
+    out.push('## 6. One endpoint', '');
+    out.push(
+      'Every inbound SMS fans out to one endpoint (api + worker processes). Pass 1 keeps the queue short as scenario 1 does: what ' +
+        'one endpoint can be sent. Pass 2 sends inbound SMS as fast as the ingest connections go, with no flow control: ' +
+        '"arrivals ÷ events" is deliveries/s at the receiver over ingest events/s in the same window (below 100 %: the queue grows), ' +
+        'and the latency is commit → receiver.',
+      '',
+    );
+    out.push('| Pass | deliveries/s (2xx) | attempts/s | ingest events/s | p50 | p95 | p99 | cores used |', '|---|---|---|---|---|---|---|---|');
+    out.push(satRow('saturation', s6.saturation), satRow('ingest unthrottled', s6.unthrottled), '');
+    out.push(`**What bounds us (pass 1).** ${boundBy(s6.saturation.cpu, cores)}`, '');
+  }
+  if (s7) {
+    out.push('## 7. Ingest alone', '');
+    out.push(
+      `Inbound SMS to a line nobody subscribed to (nothing to deliver), over ${s7.concurrency} connections as fast as they go, ` +
+        'against one `api` process (its worker runs beside it). From many senders every message starts its own thread; from one ' +
+        "sender every message goes to the same thread, whose row each insert updates (the thread's last message and count), so " +
+        'they wait for one another.',
+      '',
+    );
+    out.push('| Pass | inbound SMS/s | request p50 | p95 | p99 | failed | cores used |', '|---|---|---|---|---|---|---|');
+    for (const [name, p] of [
+      [`${fmtNum(s7.manySenders.senders)} senders`, s7.manySenders],
+      ['one sender', s7.oneSender],
+    ] as const) {
+      out.push(
+        `| ${name} | ${fmtNum(p.perSec)} | ${fmtMs(p.latency.p50)} | ${fmtMs(p.latency.p95)} | ${fmtMs(p.latency.p99)} | ${fmtNum(p.failed)} | ${cpuLine(p.cpu)} |`,
+      );
+    }
+    out.push('', `**What bounds us (many senders).** ${boundBy(s7.manySenders.cpu, cores)}`, '');
+  }
   out.push('## How the figures are taken', '');
   out.push(
     "- **Latency** is the receiver's arrival time (it answers 200 at once, so this is its 2xx) minus the envelope's `createdAt`. `createdAt` is the outbox row's time, PostgreSQL's `now()` " +
@@ -336,7 +411,7 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
     '- **Memory** is `VmRSS` and `VmHWM` from `/proc/<pid>/status` of the `node dist/src/main.js` processes.',
     `- Every run uses a throwaway database (\`mss_bench_<time>\`) and its own Bull key prefix; both are removed at the end. ` +
       'The service processes run with `APP_ENV=development`, `WEBHOOK_ALLOWED_CIDRS=127.0.0.0/8`, `LOG_LEVEL=warn` and generated tokens.',
-    '- Run it: `npm run bench` (full, 10 to 20 minutes), `npm run bench:quick` (each scenario about a minute), ' +
+    '- Run it: `npm run bench` (full, 15 to 25 minutes), `npm run bench:quick` (each scenario about a minute), ' +
       '`npm run bench -- --scenario 3`, `npm run bench -- --help` for every option.',
     '',
   );
@@ -515,6 +590,11 @@ export function renderSvg(results: Results): string {
 }
 
 /** One open-loop pass of scenario 1, as a paragraph. */
+/** Deliveries/s over events/s of a one-endpoint pass: 1 when delivery keeps pace with ingest. */
+function keepPace(r: SaturationResult): number {
+  return r.ingestPerSec > 0 ? r.deliveriesPerSec / r.ingestPerSec : 0;
+}
+
 function fixedPassText(title: string, pass: FixedRateResult, endpoints: number, why: string): string {
   return (
     `**${title}: ${fmtNum(pass.rate)} events/s** (${why}; open loop, ${fmtNum(pass.rate * endpoints)} deliveries/s offered) for ${pass.seconds} s: ` +

@@ -18,11 +18,16 @@ export interface ServiceOptions {
   /** DELIVERY_* and other overrides for this scenario. */
   env: Record<string, string>;
   label: string;
+  /** `split` (default): one `api` and one `worker` process; `all`: one `PROCESS_ROLE=all` process, as `npm start` runs it. */
+  roles?: 'split' | 'all';
 }
 
 export interface Service {
+  /** With `roles: 'all'`, `api` and `worker` are the same process. */
   api: Child;
   worker: Child;
+  /** The service's processes by the name the report gives them (`api`, `worker`, or `service`). */
+  processes: Record<string, Child>;
   baseUrl: string;
   env: Record<string, string>;
   stop: () => Promise<void>;
@@ -68,7 +73,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
           env: { BENCH_PROFILE_DIR: profileDir, BENCH_PROFILE_NAME: `${options.label}-${role}` },
         }
       : { args: [], env: {} };
-  const start = (role: 'api' | 'worker', port: string) =>
+  const start = (role: 'api' | 'worker' | 'all', port: string) =>
     startProcess(
       `${options.label}-${role}`,
       process.execPath,
@@ -76,23 +81,25 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       { ...base, ...profiling(role).env, PROCESS_ROLE: role, PORT: port },
       options.root,
     );
-  const api = start('api', String(port));
-  const worker = start('worker', '0');
+  const allInOne = options.roles === 'all';
+  const api = start(allInOne ? 'all' : 'api', String(port));
+  const worker = allInOne ? api : start('worker', '0');
+  const processes: Record<string, Child> = allInOne ? { service: api } : { api, worker };
+  const children = Object.values(processes);
   const baseUrl = `http://127.0.0.1:${port}`;
   const assertAlive = () => {
-    for (const child of [api, worker]) {
+    for (const child of children) {
       if (!childAlive(child)) {
         throw new FatalError(`${child.name} exited with ${child.exitCode}; last lines of ${child.logFile}:\n${tailOf(child)}`);
       }
     }
   };
   const stop = async () => {
-    if (profileDir && childAlive(api) && childAlive(worker)) {
-      api.proc.kill('SIGWINCH');
-      worker.proc.kill('SIGWINCH');
+    if (profileDir && children.every(childAlive)) {
+      for (const child of children) child.proc.kill('SIGWINCH');
       await sleep(2000);
     }
-    await Promise.all([stopChild(api), stopChild(worker)]);
+    await Promise.all(children.map(stopChild));
   };
   try {
     await waitUntil(
@@ -108,10 +115,10 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     );
     assertAlive();
     // Profiling: drop what start-up cost (module loading, migrations) from the profile.
-    if (profileDir) for (const child of [api, worker]) child.proc.kill('SIGWINCH');
+    if (profileDir) for (const child of children) child.proc.kill('SIGWINCH');
   } catch (error) {
     await stop();
     throw error;
   }
-  return { api, worker, baseUrl, env, stop, assertAlive };
+  return { api, worker, processes, baseUrl, env, stop, assertAlive };
 }

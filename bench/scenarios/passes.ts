@@ -24,8 +24,9 @@ export async function warmPipeline(ctx: RunContext, svc: Service, ingest: Ingest
   );
 }
 
-function procsOf(ctx: RunContext, svc: Service, extra: Record<string, number> = {}): Record<string, number> {
-  return { api: svc.api.pid, worker: svc.worker.pid, receiver: ctx.receiver.pid, ...(ctx.redisPid ? { redis: ctx.redisPid } : {}), ...extra };
+export function procsOf(ctx: RunContext, svc: Service, extra: Record<string, number> = {}): Record<string, number> {
+  const service = Object.fromEntries(Object.entries(svc.processes).map(([name, child]) => [name, child.pid]));
+  return { ...service, receiver: ctx.receiver.pid, ...(ctx.redisPid ? { redis: ctx.redisPid } : {}), ...extra };
 }
 
 /**
@@ -48,6 +49,8 @@ export async function saturationPass(
     healthyKind?: 'ok';
     /** Healthy endpoints per event; flow control counts only theirs (a failing half may fall behind). */
     healthyFanout?: number;
+    /** No flow control: ingest as fast as it goes, whatever is owed (does delivery keep pace?). */
+    unthrottled?: boolean;
   },
 ): Promise<SaturationResult> {
   await ctx.receiver.reset();
@@ -111,7 +114,7 @@ export async function saturationPass(
     await ingest.closedLoop(
       targets,
       () => Date.now() >= end,
-      () => owedHealthy() < cap(),
+      () => options.unthrottled === true || owedHealthy() < cap(),
     );
   } catch (error) {
     stopping = true;
