@@ -360,7 +360,8 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
     out.push('## 5. One process', '');
     out.push(
       "Scenario 1's saturation pass (same load, flow control and receiver) against the service as `npm start` runs it: one " +
-        '`PROCESS_ROLE=all` process, where the API, the outbox relay and the delivery worker share one Node event loop.',
+        '`PROCESS_ROLE=all` process, where the API, the outbox relay and the delivery worker share one Node event loop, ' +
+        'logging at the default level (`LOG_LEVEL=info`, JSON) where the other scenarios use `warn`.',
       '',
     );
     out.push('| Pass | deliveries/s (2xx) | attempts/s | ingest events/s | p50 | p95 | p99 | cores used |', '|---|---|---|---|---|---|---|---|');

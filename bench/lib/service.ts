@@ -99,7 +99,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       for (const child of children) child.proc.kill('SIGWINCH');
       await sleep(2000);
     }
-    await Promise.all(children.map(stopChild));
+    await Promise.all(children.map((child) => stopChild(child)));
   };
   try {
     await waitUntil(

@@ -7,14 +7,15 @@ import { saturationPass, warmPipeline } from './passes';
 /**
  * Scenario 5, one process: scenario 1's saturation pass (K endpoints per inbound SMS) against the
  * service as a new user first runs it, `npm start` with `PROCESS_ROLE=all`: the API, the outbox
- * relay and the delivery worker share one Node event loop.
+ * relay and the delivery worker share one Node event loop, and it logs at the default level.
  */
 export async function scenario5(ctx: RunContext): Promise<Scenario5Result> {
   const { options } = ctx;
   const w = windows(options);
   const K = options.endpoints;
   log(`\nScenario 5: one PROCESS_ROLE=all process, ${K} endpoints`);
-  const svc = await startScenarioService(ctx, 's5', {}, 'all');
+  // Logging as `npm start` does by default (info, JSON), not the bench's usual warn.
+  const svc = await startScenarioService(ctx, 's5', { LOG_LEVEL: 'info', LOG_FORMAT: 'json' }, 'all');
   const api = new ServiceApi(svc.baseUrl, ctx.secrets.adminToken, ctx.secrets.ingestToken);
   const ingest = new Ingestor(svc.baseUrl, ctx.secrets.ingestToken, options.ingestConcurrency, options.smsBytes);
   try {
