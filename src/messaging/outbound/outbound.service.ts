@@ -18,6 +18,19 @@ import { MessageStatus, OutboundRepository, QueuedMessage } from './outbound.rep
 
 export const OUTBOUND_QUEUE = 'outbound-messages';
 
+/** A delivery report: the carrier's id of the message and where it ended. */
+export interface SmsReport {
+  providerMessageId: string;
+  status: 'DELIVERED' | 'FAILED';
+  error?: string;
+}
+
+export interface SmsReportOutcome {
+  messageId: string;
+  status: MessageStatus;
+  changed: boolean;
+}
+
 /** Attempts to hand a message over before it is FAILED (transient carrier or mail server errors). */
 export const HANDOFF_ATTEMPTS = 5;
 
@@ -151,15 +164,10 @@ export class OutboundService {
    * A carrier's delivery report. Idempotent: a repeated or out-of-order report changes nothing.
    * `lineIds`: the lines the reporting account stands for (a provider's signed callback).
    */
-  async applySmsReport(
-    input: { providerMessageId: string; status: 'DELIVERED' | 'FAILED'; error?: string },
-    lineIds?: string[],
-  ): Promise<{ messageId: string; status: MessageStatus; changed: boolean }> {
+  async applySmsReport(input: SmsReport, lineIds?: string[]): Promise<SmsReportOutcome> {
     const message = await this.messages.smsByProviderId(input.providerMessageId, lineIds);
     if (!message) throw new NotFoundError(`no outbound SMS has providerMessageId ${input.providerMessageId}`, 'providerMessageId');
-    if (message.status !== 'SENT') return { messageId: message.id, status: message.status, changed: false };
-    const changed = await this.transition(message.id, 'SENT', input.status, { error: input.error ?? null });
-    return { messageId: message.id, status: changed ? input.status : message.status, changed };
+    return this.applyReportTo(message, input);
   }
 
   /**
@@ -168,25 +176,32 @@ export class OutboundService {
    * after keeping it, so a hand-off committing in between does not miss it.
    */
   async applyOrHoldSmsReport(
-    input: { providerMessageId: string; status: 'DELIVERED' | 'FAILED'; error?: string },
+    input: SmsReport,
     lineId: string,
-  ): Promise<{ messageId: string | null; status: MessageStatus | null; changed: boolean; held: boolean }> {
-    if (await this.messages.smsByProviderId(input.providerMessageId, [lineId])) return { ...(await this.applySmsReport(input, [lineId])), held: false };
+  ): Promise<(SmsReportOutcome | { messageId: null; status: null; changed: false }) & { held: boolean }> {
+    const found = await this.messages.smsByProviderId(input.providerMessageId, [lineId]);
+    if (found) return { ...(await this.applyReportTo(found, input)), held: false };
     await this.messages.holdReport(lineId, input.providerMessageId, input.status, input.error ?? null);
-    if (!(await this.messages.smsByProviderId(input.providerMessageId, [lineId]))) return { messageId: null, status: null, changed: false, held: true };
-    const held = await this.messages.takeReport(lineId, input.providerMessageId);
-    if (!held) return { messageId: null, status: null, changed: false, held: true }; // the hand-off took it
+    const stored = await this.messages.smsByProviderId(input.providerMessageId, [lineId]);
+    // Still not handed off (the hand-off applies it), or handed off and taken by it meanwhile.
+    const held = stored ? await this.messages.takeReport(lineId, input.providerMessageId) : undefined;
+    if (!stored || !held) return { messageId: null, status: null, changed: false, held: true };
     return {
-      ...(await this.applySmsReport({ providerMessageId: input.providerMessageId, status: held.status, error: held.error ?? undefined }, [lineId])),
+      ...(await this.applyReportTo(stored, { providerMessageId: input.providerMessageId, status: held.status, error: held.error ?? undefined })),
       held: false,
     };
   }
 
-  /** A report that moves nothing (a provider's intermediate status): the message as it stands. */
-  async smsReportUnchanged(providerMessageId: string, lineIds: string[]): Promise<{ messageId: string; status: MessageStatus; changed: boolean }> {
+  /** The outbound SMS a report names, as it stands, without changing it (a provider's intermediate status); null when none of `lineIds` sent it. */
+  async smsReportState(providerMessageId: string, lineIds: string[]): Promise<SmsReportOutcome | null> {
     const message = await this.messages.smsByProviderId(providerMessageId, lineIds);
-    if (!message) throw new NotFoundError(`no outbound SMS has providerMessageId ${providerMessageId}`, 'providerMessageId');
-    return { messageId: message.id, status: message.status, changed: false };
+    return message ? { messageId: message.id, status: message.status, changed: false } : null;
+  }
+
+  private async applyReportTo(message: { id: string; status: MessageStatus }, input: SmsReport): Promise<SmsReportOutcome> {
+    if (message.status !== 'SENT') return { messageId: message.id, status: message.status, changed: false };
+    const changed = await this.transition(message.id, 'SENT', input.status, { error: input.error ?? null });
+    return { messageId: message.id, status: changed ? input.status : message.status, changed };
   }
 
   /**

@@ -83,26 +83,20 @@ export class TwilioIngestService {
     const code = signed.params.ErrorCode === undefined || signed.params.ErrorCode === '' ? null : text(signed, 'ErrorCode', /^\d{1,10}$/, 'a number');
     const message = signed.params.ErrorMessage === undefined ? null : text(signed, 'ErrorMessage').slice(0, 500);
     const status = REPORTS.get(reported);
-    try {
-      if (status === undefined) {
-        const unchanged = await this.outbound.smsReportUnchanged(
-          sid,
-          signed.lines.map((l) => l.lineId),
-        );
-        return { ...unchanged, held: false };
-      }
-      // The sending line: the callback's From is our number.
-      const from = signed.params.From;
-      const line = signed.lines.find((l) => l.address === from);
-      if (!line) throw new NotFoundError(`no phone line connected to Twilio account ${signed.accountSid} has the number From ${String(from)}`, 'From');
-      const error = status === 'FAILED' ? (code ? errorText(code, message) : `Twilio status ${reported}`) : undefined;
-      return await this.outbound.applyOrHoldSmsReport({ providerMessageId: sid, status, error }, line.lineId);
-    } catch (error) {
-      if (error instanceof NotFoundError && error.field === 'providerMessageId') {
-        throw new NotFoundError(`no outbound SMS of account ${signed.accountSid} has MessageSid ${sid}`, 'MessageSid');
-      }
-      throw error;
+    if (status === undefined) {
+      const state = await this.outbound.smsReportState(
+        sid,
+        signed.lines.map((l) => l.lineId),
+      );
+      if (!state) throw new NotFoundError(`no outbound SMS of account ${signed.accountSid} has MessageSid ${sid}`, 'MessageSid');
+      return { ...state, held: false };
     }
+    // The sending line: the callback's From is our number.
+    const from = signed.params.From;
+    const line = signed.lines.find((l) => l.address === from);
+    if (!line) throw new NotFoundError(`no phone line connected to Twilio account ${signed.accountSid} has the number From ${String(from)}`, 'From');
+    const error = status === 'FAILED' ? (code ? errorText(code, message) : `Twilio status ${reported}`) : undefined;
+    return this.outbound.applyOrHoldSmsReport({ providerMessageId: sid, status, error }, line.lineId);
   }
 
   /**
