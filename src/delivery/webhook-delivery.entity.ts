@@ -108,6 +108,13 @@ export class WebhookDelivery {
   @Column({ name: 'next_attempt_at', type: 'timestamptz', nullable: true })
   nextAttemptAt: Date | null;
 
+  /**
+   * Until when a worker holds the attempt it claimed; the sweep re-drives the delivery after it.
+   * In no index, so that a claim is a heap-only update (migration DeliveryLease).
+   */
+  @Column({ name: 'lease_until', type: 'timestamptz', nullable: true })
+  leaseUntil: Date | null;
+
   /** When recover_webhook_deliveries resent this failed delivery (its copy has resentFromId = this id); null if never. */
   @Column({ name: 'recovered_at', type: 'timestamptz', nullable: true })
   recoveredAt: Date | null;

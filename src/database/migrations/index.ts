@@ -16,6 +16,7 @@ import { Mailboxes1763800580000 } from './1763800580000-Mailboxes';
 import { MailboxSync1763800590000 } from './1763800590000-MailboxSync';
 import { SmsProviders1763800600000 } from './1763800600000-SmsProviders';
 import { PendingSmsReports1763800610000 } from './1763800610000-PendingSmsReports';
+import { DeliveryLease1763800620000 } from './1763800620000-DeliveryLease';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -37,4 +38,5 @@ export const MIGRATIONS = [
   MailboxSync1763800590000,
   SmsProviders1763800600000,
   PendingSmsReports1763800610000,
+  DeliveryLease1763800620000,
 ];
