@@ -174,7 +174,7 @@ export class DeliveriesService {
     const eventIds = Array.from({ length: RECOVER_MAX_DELIVERIES }, newEventId);
     const copies = await this.deliveries.recoverFailed(caller, endpointId, since, until, eventIds);
     // If Redis refuses, the rows are owed all the same: the sweep enqueues them.
-    await this.queue.enqueue(copies.map((c) => ({ deliveryId: c.id, endpointId: c.endpointId, attempt: 1 }))).catch(() => undefined);
+    await this.queue.enqueueBatches(copies.map((c) => ({ deliveryId: c.id, endpointId: c.endpointId, attempt: 1 }))).catch(() => undefined);
     const nextSince = copies[0]?.nextSince ?? null;
     return {
       endpointId,

@@ -1,7 +1,7 @@
 import { Job } from 'bull';
 import { AppConfig } from '../config/app-config';
 import { DeliveryAttemptsService } from './delivery-attempts.service';
-import { AttemptJob, DeliveryQueue } from './delivery-queue';
+import { AttemptJob, DeliveryJob, DeliveryQueue } from './delivery-queue';
 import { DeliveryProcessor } from './delivery.processor';
 
 /**
@@ -46,7 +46,9 @@ describe('DeliveryProcessor parking', () => {
       );
     };
     const turn = () => new Promise((resolve) => setImmediate(resolve));
-    return { processor, bull, release, started, requeued, turn, stats: () => ({ open, mostOpen }) };
+    const runBatch = (id: string, batch: Array<{ deliveryId: string; endpointId: string }>) =>
+      processor.run({ id, data: { batch: batch.map((b) => ({ ...b, attempt: 1 })) } } as Job<DeliveryJob>);
+    return { processor, bull, runBatch, release, started, requeued, turn, stats: () => ({ open, mostOpen }) };
   }
 
   it("parks what is over an endpoint's share, frees the Bull slot, and runs each parked attempt once, in order", async () => {
@@ -80,5 +82,52 @@ describe('DeliveryProcessor parking', () => {
     await bullDone;
     expect(started.sort()).toEqual(jobs.map((j) => j.deliveryId).sort());
     expect(stats().mostOpen).toBeLessThanOrEqual(2 * CONCURRENCY);
+  });
+
+  it('a batch job completes once its attempts have started or been parked, however long they run, and takes free slots only', async () => {
+    const { processor, runBatch, release, started, turn, stats } = setup();
+    // 6 attempts: 3 to e1 (its share is 2), 3 to e2..e4. CONCURRENCY is 4.
+    const batch = [
+      { deliveryId: 'b0', endpointId: 'e1' },
+      { deliveryId: 'b1', endpointId: 'e1' },
+      { deliveryId: 'b2', endpointId: 'e1' },
+      { deliveryId: 'b3', endpointId: 'e2' },
+      { deliveryId: 'b4', endpointId: 'e3' },
+      { deliveryId: 'b5', endpointId: 'e4' },
+    ];
+    let jobDone = false;
+    const job = runBatch('b:b0:1', batch).then(() => (jobDone = true));
+    await turn();
+    // b2 is parked (e1 has its share), b0, b1, b3, b4 take the 4 slots, b5 waits in the job.
+    expect(started).toEqual(['b0', 'b1', 'b3', 'b4']);
+    expect(processor.isParked('b2', 1)).toBe(true);
+    expect(jobDone).toBe(false);
+    release.splice(2, 1)[0](); // b3 ends: b5 takes its slot, and the job is done though b0, b1, b4 and b5 still run
+    await turn();
+    expect(started).toEqual(['b0', 'b1', 'b3', 'b4', 'b5']);
+    await job;
+    expect(jobDone).toBe(true);
+    while (started.length < 6 || release.length > 0) {
+      release.shift()?.();
+      await turn();
+    }
+    expect(started.sort()).toEqual(batch.map((b) => b.deliveryId).sort());
+    expect(stats().mostOpen).toBeLessThanOrEqual(4);
+  });
+
+  it('a batch job handed in at shutdown starts nothing (the sweep re-drives its rows)', async () => {
+    const { processor, runBatch, started, release, turn } = setup();
+    const first = runBatch(
+      'b:x0:1',
+      [1, 2, 3, 4, 5, 6].map((i) => ({ deliveryId: `x${i}`, endpointId: `e${i}` })),
+    );
+    await turn();
+    expect(started).toHaveLength(4);
+    const stopped = processor.beforeApplicationShutdown();
+    await first; // the two that waited for a slot are dropped, not started
+    await runBatch('b:y0:1', [{ deliveryId: 'y0', endpointId: 'e9' }]);
+    release.splice(0).forEach((r) => r());
+    await stopped;
+    expect(started).toHaveLength(4);
   });
 });

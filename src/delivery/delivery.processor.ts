@@ -4,7 +4,7 @@ import { startProcessing } from '../queue/start-processing';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { AttemptOutcome, DeliveryAttemptsService } from './delivery-attempts.service';
-import { AttemptJob, DeliveryQueue } from './delivery-queue';
+import { AttemptBatchJob, DeliveryJob, DeliveryQueue } from './delivery-queue';
 
 /**
  * How long a job waits when its endpoint already has its share of attempts in flight and its
@@ -25,6 +25,13 @@ interface Parked {
   attempt: number;
 }
 
+/** An attempt of a batch job waiting for one of the worker's DELIVERY_CONCURRENCY slots. */
+interface Waiting extends Parked {
+  endpointId: string;
+  /** Called once the attempt has started or been parked (or dropped at shutdown). */
+  handedOver: () => void;
+}
+
 /**
  * Runs delivery attempts from the queue in `worker` and `all` processes (an `api` process only
  * enqueues). The job completes with the attempt's outcome whatever it was: the database keeps
@@ -40,6 +47,14 @@ interface Parked {
  * (a delayed job with another id, see below), which is how every such job was handled before:
  * re-adding hundreds of jobs a second for one hanging endpoint cost the healthy ones a third of
  * the worker (bench scenario 2).
+ *
+ * A batch job (first attempts of a fan-out) hands each of its attempts over the same way, and
+ * completes once every one has started or been parked, not when they end: an endpoint that hangs
+ * holds only its own attempts, never the job and the others' slots. An attempt finds a free slot
+ * among the worker's DELIVERY_CONCURRENCY or waits for one in the job; a job whose attempts wait
+ * holds its Bull slot, which is what keeps the next jobs in Redis meanwhile. If the worker dies,
+ * Bull runs a job that had not completed again (started attempts find their claim taken and do
+ * nothing), and the sweep re-drives what had started or was parked.
  */
 @Injectable()
 export class DeliveryProcessor implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -48,7 +63,10 @@ export class DeliveryProcessor implements OnApplicationBootstrap, BeforeApplicat
   private readonly parked = new Map<string, Parked[]>();
   /** `<deliveryId>:<attempt>` of every parked attempt: a swept duplicate is not parked twice. */
   private readonly parkedKeys = new Set<string>();
-  private readonly unparkedRuns = new Set<Promise<unknown>>();
+  /** Attempts started outside a Bull job's own run (parked ones, a batch's): awaited at shutdown. */
+  private readonly detachedRuns = new Set<Promise<unknown>>();
+  /** Attempts of batch jobs waiting for a slot, first come first served. */
+  private readonly waiting: Waiting[] = [];
   /** Attempts in flight in this worker, Bull's and parked ones alike. */
   private inFlightTotal = 0;
   private stopping = false;
@@ -69,7 +87,8 @@ export class DeliveryProcessor implements OnApplicationBootstrap, BeforeApplicat
     this.stopping = true;
     this.parked.clear();
     this.parkedKeys.clear();
-    await Promise.allSettled([...this.unparkedRuns]);
+    for (const item of this.waiting.splice(0)) item.handedOver(); // due in the database: the sweep re-drives them
+    await Promise.allSettled([...this.detachedRuns]);
   }
 
   /** Attempts parked in memory, for tests and diagnostics. */
@@ -82,17 +101,62 @@ export class DeliveryProcessor implements OnApplicationBootstrap, BeforeApplicat
     return this.parkedKeys.has(`${deliveryId}:${attempt}`);
   }
 
-  async run(job: Job<AttemptJob>): Promise<AttemptOutcome | 'parked' | 'postponed'> {
+  async run(job: Job<DeliveryJob>): Promise<AttemptOutcome | 'parked' | 'postponed' | 'handed over'> {
+    if ('batch' in job.data) {
+      await this.handOverBatch(job.data);
+      return 'handed over';
+    }
     const { deliveryId, endpointId, attempt, postponed = 0 } = job.data;
     if (!endpointId || !this.full(endpointId)) return this.runAttempt(endpointId, deliveryId, attempt);
-    if (this.park(endpointId, { deliveryId, attempt })) return 'parked';
+    return this.parkOrPostpone(endpointId, { deliveryId, attempt }, postponed, String(job.id));
+  }
+
+  private async parkOrPostpone(endpointId: string, item: Parked, postponed: number, jobId: string): Promise<'parked' | 'postponed'> {
+    if (this.park(endpointId, item)) return 'parked';
     const delay = Math.min(MAX_POSTPONE_MS, FIRST_POSTPONE_MS * 2 ** postponed);
     // Two alternating ids per attempt (…:pa, …:pb): a second chain started for the same attempt
     // (the sweep re-adding an overdue delivery) meets the first one's id and is dropped, so
     // postponed jobs never multiply, while a job can always hand over to the other id.
-    const jobIdSuffix = String(job.id).endsWith(':pa') ? ':pb' : ':pa';
-    await this.queue.enqueue([{ deliveryId, endpointId, attempt, postponed: postponed + 1, delayMs: delay + Math.floor(Math.random() * delay), jobIdSuffix }]);
+    const jobIdSuffix = jobId.endsWith(':pa') ? ':pb' : ':pa';
+    await this.queue.enqueue([{ ...item, endpointId, postponed: postponed + 1, delayMs: delay + Math.floor(Math.random() * delay), jobIdSuffix }]);
     return 'postponed';
+  }
+
+  /** Resolves once each attempt of the batch has started, been parked or been postponed. */
+  private async handOverBatch({ batch }: AttemptBatchJob): Promise<void> {
+    if (this.stopping) return;
+    const handedOver = batch.map((item) => new Promise<void>((resolve) => this.waiting.push({ ...item, handedOver: resolve })));
+    this.startWaiting();
+    await Promise.all(handedOver);
+  }
+
+  /**
+   * Starts waiting batch attempts while the worker has a free slot; one whose endpoint has its
+   * share in flight takes no slot and is parked (or postponed) like a single job.
+   */
+  private startWaiting(): void {
+    while (this.waiting.length > 0 && this.inFlightTotal < this.config.delivery.concurrency) {
+      const { deliveryId, endpointId, attempt, handedOver } = this.waiting.shift()!;
+      if (this.full(endpointId)) {
+        void this.parkOrPostpone(endpointId, { deliveryId, attempt }, 0, `${deliveryId}:${attempt}`)
+          // Not lost: the delivery row is still due, and the sweep enqueues it again.
+          .catch((error: unknown) => this.logger.warn(`could not postpone the attempt of ${deliveryId}: ${(error as Error).message}`))
+          .finally(handedOver);
+        continue;
+      }
+      this.detach(deliveryId, this.runAttempt(endpointId, deliveryId, attempt));
+      handedOver();
+    }
+  }
+
+  /** Keeps an attempt that runs outside its Bull job's run for shutdown to await; a failure is logged. */
+  private detach(deliveryId: string, attempt: Promise<unknown>): void {
+    const run = attempt.catch((error: unknown) =>
+      // Not lost: the delivery row is still due, and the sweep enqueues it again.
+      this.logger.warn(`attempt of ${deliveryId} failed to run: ${(error as Error).message}`),
+    );
+    this.detachedRuns.add(run);
+    void run.finally(() => this.detachedRuns.delete(run));
   }
 
   private full(endpointId: string): boolean {
@@ -126,6 +190,7 @@ export class DeliveryProcessor implements OnApplicationBootstrap, BeforeApplicat
         else this.inFlight.delete(endpointId);
       }
       this.startParked(endpointId);
+      this.startWaiting();
     }
   }
 
@@ -145,12 +210,7 @@ export class DeliveryProcessor implements OnApplicationBootstrap, BeforeApplicat
         const next = line.shift()!;
         if (line.length === 0) this.parked.delete(endpointId);
         this.parkedKeys.delete(`${next.deliveryId}:${next.attempt}`);
-        const run = this.runAttempt(endpointId, next.deliveryId, next.attempt).catch((error: unknown) =>
-          // Not lost: the delivery row is still due, and the sweep enqueues it again.
-          this.logger.warn(`parked attempt of ${next.deliveryId} failed to run: ${(error as Error).message}`),
-        );
-        this.unparkedRuns.add(run);
-        void run.finally(() => this.unparkedRuns.delete(run));
+        this.detach(next.deliveryId, this.runAttempt(endpointId, next.deliveryId, next.attempt));
       }
       if (this.inFlightTotal >= this.config.delivery.concurrency) return;
     }

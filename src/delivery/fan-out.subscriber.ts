@@ -48,6 +48,6 @@ export class FanOutSubscriber implements OnModuleInit {
       };
     });
     const inserted = await this.deliveries.insertFannedOut(manager, payloads.distinct(), rows);
-    return () => this.queue.enqueue(inserted.map((r) => ({ deliveryId: r.id, endpointId: r.endpoint_id, attempt: 1 })));
+    return () => this.queue.enqueueBatches(inserted.map((r) => ({ deliveryId: r.id, endpointId: r.endpoint_id, attempt: 1 })));
   }
 }
