@@ -79,6 +79,54 @@ describe('messaging smoke', () => {
     expect(changed.data.currentStatus).toBe('SENT');
   });
 
+  it('an inbound SMS to a number no live line has is 404 naming `to`, and stores nothing', async () => {
+    const s = await createSession(t.admin);
+    const phone = s.lines.find((l) => l.type === 'PHONE_NUMBER')!;
+    const ingest = (to: string, providerMessageId: string) =>
+      t
+        .http()
+        .post('/ingest/sms/inbound')
+        .set('Authorization', `Bearer ${INGEST_TOKEN}`)
+        .send({ to, from: '+15550002222', body: 'anyone?', providerMessageId });
+    const unknown = await ingest('+15550009999', 'nobody-1');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toMatchObject({ field: 'to', message: expect.stringContaining('+15550009999') });
+    const db = t.app.get(DataSource);
+    await db.query('UPDATE lines SET deleted_at = now() WHERE id = $1', [phone.id]);
+    const deleted = await ingest(phone.address, 'deleted-1');
+    expect(deleted.status).toBe(404);
+    const [counts] = await db.query(
+      `SELECT (SELECT count(*)::int FROM identities WHERE value = '+15550002222') AS identities,
+              (SELECT count(*)::int FROM threads WHERE line_id = $1) AS threads`,
+      [phone.id],
+    );
+    expect(counts).toEqual({ identities: 0, threads: 0 });
+  });
+
+  it("a partner's SMS share one thread, which counts each message once and moves to the latest", async () => {
+    const s = await createSession(t.admin);
+    const phone = s.lines.find((l) => l.type === 'PHONE_NUMBER')!;
+    const send = (providerMessageId: string) =>
+      t
+        .http()
+        .post('/ingest/sms/inbound')
+        .set('Authorization', `Bearer ${INGEST_TOKEN}`)
+        .send({ to: phone.address, from: '+15550003333', body: `text ${providerMessageId}`, providerMessageId });
+    const first = await send('count-1');
+    const second = await send('count-2');
+    const repeat = await send('count-2');
+    expect([first.status, second.status, repeat.status]).toEqual([201, 201, 200]);
+    expect(first.body.threadCreated).toBe(true);
+    expect(second.body).toMatchObject({ threadId: first.body.threadId, threadCreated: false });
+    const [thread] = await t.app
+      .get(DataSource)
+      .query(
+        `SELECT t.message_count, t.last_message_at = (SELECT max(created_at) FROM messages WHERE thread_id = t.id) AS at_latest FROM threads t WHERE t.id = $1`,
+        [first.body.threadId],
+      );
+    expect(thread).toEqual({ message_count: 2, at_latest: true });
+  });
+
   it('eight concurrent deliveries of one inbound SMS store it once: one 201, seven 200 with the same ids, one event', async () => {
     const s = await createSession(t.admin);
     const phone = s.lines.find((l) => l.type === 'PHONE_NUMBER')!;

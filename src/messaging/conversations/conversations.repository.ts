@@ -37,6 +37,15 @@ export interface NewInboundMessage {
   authDmarc: string | null;
 }
 
+/** What recordSms did: the line, the thread (and whether it is new), the message (null: a repeat). */
+export interface RecordedSmsRow {
+  line_id: string;
+  org_id: string;
+  thread_id: string;
+  thread_inserted: boolean;
+  message_id: string | null;
+}
+
 /** What the first delivery of a provider message id stored. */
 export interface RecordedInboundRow {
   id: string;
@@ -151,18 +160,48 @@ export class ConversationsRepository {
     return row.id;
   }
 
-  /** The partner's identity (upserted) and the SMS thread of the line with them, both upserted in one statement. */
-  async upsertSmsThread(manager: EntityManager, line: InboundLine, partner: PartnerAddress): Promise<{ id: string; inserted: boolean }> {
-    const [row] = await queryNamed<Array<{ id: string; inserted: boolean }>>(
+  /**
+   * An inbound SMS in one statement (one round trip where it took three): the live line with the
+   * address, the partner's identity and the line's SMS thread with them (both upserted; the
+   * thread counts the message and its last activity moves), then the message. No row when there
+   * is no such line; `message_id` null when the line recorded this provider message id before
+   * (the caller rolls back what the statement touched).
+   */
+  async recordSms(manager: EntityManager, lineAddress: string, partner: PartnerAddress, message: NewInboundMessage): Promise<RecordedSmsRow | null> {
+    const [row] = await queryNamed<RecordedSmsRow[]>(
       manager,
-      `WITH identity AS (${UPSERT_IDENTITY} RETURNING id)
-         INSERT INTO threads (org_id, line_id, channel, partner_identity_id, last_message_at)
-         SELECT :orgId, :lineId, 'SMS', identity.id, now() FROM identity
-         ON CONFLICT (line_id, partner_identity_id) WHERE channel = 'SMS' DO UPDATE SET line_id = EXCLUDED.line_id
-         RETURNING id, (xmax = 0) AS inserted`,
-      { orgId: line.org_id, kind: partner.kind, value: partner.value, displayName: partner.displayName ?? null, lineId: line.id },
+      `WITH line AS (SELECT id, org_id FROM lines WHERE address = :lineAddress AND type = 'PHONE_NUMBER' AND deleted_at IS NULL),
+           identity AS (
+             INSERT INTO identities (org_id, kind, value, display_name) SELECT line.org_id, :kind, :value, :displayName FROM line
+             ON CONFLICT (org_id, kind, value) DO UPDATE SET display_name = COALESCE(identities.display_name, EXCLUDED.display_name)
+             RETURNING id),
+           thread AS (
+             INSERT INTO threads (org_id, line_id, channel, partner_identity_id, last_message_at, message_count)
+             SELECT line.org_id, line.id, 'SMS', identity.id, now(), 1 FROM line, identity
+             ON CONFLICT (line_id, partner_identity_id) WHERE channel = 'SMS'
+             DO UPDATE SET message_count = threads.message_count + 1, last_message_at = GREATEST(threads.last_message_at, now())
+             RETURNING id, (xmax = 0) AS inserted),
+           message AS (
+             INSERT INTO messages (org_id, thread_id, line_id, channel, direction, status, body, from_value, from_kind, to_value, to_kind,
+                                   provider_message_id, sent_at)
+             SELECT line.org_id, thread.id, line.id, 'SMS', 'INBOUND', 'RECEIVED', :body, :value, :kind, :toValue, :toKind, :providerMessageId, now()
+               FROM line, thread
+             ON CONFLICT (line_id, direction, provider_message_id) WHERE provider_message_id IS NOT NULL DO NOTHING
+             RETURNING id)
+       SELECT line.id AS line_id, line.org_id, thread.id AS thread_id, thread.inserted AS thread_inserted, message.id AS message_id
+         FROM line LEFT JOIN thread ON TRUE LEFT JOIN message ON TRUE`,
+      {
+        lineAddress,
+        kind: partner.kind,
+        value: partner.value,
+        displayName: partner.displayName ?? null,
+        body: message.body,
+        toValue: message.toValue,
+        toKind: message.toKind,
+        providerMessageId: message.providerMessageId,
+      },
     );
-    return row;
+    return row ?? null;
   }
 
   /** The thread of the first of `headerMessageIds` (Message-ID headers) that a message on the line carries; null when none does. */

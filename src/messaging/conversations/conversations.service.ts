@@ -7,7 +7,7 @@ import { EventBus } from '../../events/event-bus';
 import { IdentityKind } from '../../events/event-payloads';
 import { AttachmentFile, AttachmentStorage } from '../attachments/attachment-storage';
 import { MessageDataBuilder } from '../message-data.builder';
-import { ConversationsRepository, InboundLine } from './conversations.repository';
+import { ConversationsRepository, InboundLine, NewInboundMessage } from './conversations.repository';
 
 export type MessageChannel = 'SMS' | 'EMAIL';
 
@@ -39,6 +39,14 @@ export interface InboundMessage {
     dmarc: string | null;
   };
   attachments: InboundAttachment[];
+}
+
+/** What the first part of recording an inbound message stored. */
+interface StoredInbound {
+  line: InboundLine;
+  threadId: string;
+  created: boolean;
+  messageId: string;
 }
 
 export interface InboundResult {
@@ -83,51 +91,63 @@ export class ConversationsService {
    * unique index, waits for the first to commit, and rolls back to answer what the first stored.
    */
   private async record(input: InboundMessage): Promise<InboundResult> {
-    const lineType = input.channel === 'SMS' ? 'PHONE_NUMBER' : 'EMAIL_ACCOUNT';
     try {
       return await this.dataSource.transaction(async (tx) => {
-        const line = await this.conversations.liveLineByAddress(tx, input.to, lineType);
-        if (!line) throw new NotFoundError(`no ${lineType === 'PHONE_NUMBER' ? 'phone number' : 'email account'} line has the address ${input.to}`, 'to');
+        const { line, threadId, created, messageId } = input.channel === 'SMS' ? await this.storeSms(tx, input) : await this.storeEmail(tx, input);
+        const attachmentIds = await this.attachments.storeInbound(tx, line.org_id, messageId, input.attachments);
 
-        const { threadId, created } = await this.findOrCreateThread(tx, line, {
-          channel: input.channel,
-          partner: input.from,
-          subject: input.subject ?? null,
-          email: input.email,
-        });
-        const message = await this.conversations.insertInbound(tx, line, threadId, {
-          channel: input.channel,
-          body: input.body,
-          html: input.html ?? null,
-          subject: input.subject ?? null,
-          fromValue: input.from.value,
-          fromKind: input.from.kind,
-          toValue: input.to,
-          toKind: input.channel === 'SMS' ? 'PHONE' : 'EMAIL',
-          providerMessageId: input.providerMessageId,
-          headerMessageId: input.email?.messageId ?? null,
-          headerInReplyTo: input.email?.inReplyTo ?? null,
-          headerReferences: input.email?.references ?? [],
-          headerListUnsubscribe: input.email?.listUnsubscribe ?? null,
-          authSpf: input.email?.spf ?? null,
-          authDkim: input.email?.dkim ?? null,
-          authDmarc: input.email?.dmarc ?? null,
-        });
-        if (!message) throw new RepeatedInbound(line);
-        const attachmentIds = await this.attachments.storeInbound(tx, line.org_id, message.id, input.attachments);
-
-        const data = await this.data.build(message.id, tx);
+        const data = await this.data.build(messageId, tx);
         const events = created ? (['thread.created', 'message.received'] as const) : (['message.received'] as const);
         await this.bus.publishAll(
           events.map((type) => ({ type, orgId: line.org_id, lineId: line.id, data })),
           tx,
         );
-        return { messageId: message.id, threadId, threadCreated: created, duplicate: false, attachmentIds };
+        return { messageId, threadId, threadCreated: created, duplicate: false, attachmentIds };
       });
     } catch (error) {
       if (!(error instanceof RepeatedInbound)) throw error;
       return this.recorded(error.line, input.providerMessageId);
     }
+  }
+
+  /** An SMS: line, partner, thread and message in one statement (ConversationsRepository.recordSms). */
+  private async storeSms(tx: EntityManager, input: InboundMessage): Promise<StoredInbound> {
+    const row = await this.conversations.recordSms(tx, input.to, input.from, this.newMessage(input));
+    if (!row) throw noLine(input);
+    const line = { id: row.line_id, org_id: row.org_id };
+    if (!row.message_id) throw new RepeatedInbound(line);
+    return { line, threadId: row.thread_id, created: row.thread_inserted, messageId: row.message_id };
+  }
+
+  /** An email: its line, then its thread (by its reply headers, or a new one), then the message. */
+  private async storeEmail(tx: EntityManager, input: InboundMessage): Promise<StoredInbound> {
+    const line = await this.conversations.liveLineByAddress(tx, input.to, 'EMAIL_ACCOUNT');
+    if (!line) throw noLine(input);
+    const { threadId, created } = await this.findEmailThread(tx, line, input);
+    const message = await this.conversations.insertInbound(tx, line, threadId, this.newMessage(input));
+    if (!message) throw new RepeatedInbound(line);
+    return { line, threadId, created, messageId: message.id };
+  }
+
+  private newMessage(input: InboundMessage): NewInboundMessage {
+    return {
+      channel: input.channel,
+      body: input.body,
+      html: input.html ?? null,
+      subject: input.subject ?? null,
+      fromValue: input.from.value,
+      fromKind: input.from.kind,
+      toValue: input.to,
+      toKind: input.channel === 'SMS' ? 'PHONE' : 'EMAIL',
+      providerMessageId: input.providerMessageId,
+      headerMessageId: input.email?.messageId ?? null,
+      headerInReplyTo: input.email?.inReplyTo ?? null,
+      headerReferences: input.email?.references ?? [],
+      headerListUnsubscribe: input.email?.listUnsubscribe ?? null,
+      authSpf: input.email?.spf ?? null,
+      authDkim: input.email?.dkim ?? null,
+      authDmarc: input.email?.dmarc ?? null,
+    };
   }
 
   /** What the first delivery of a provider message id stored. */
@@ -142,31 +162,21 @@ export class ConversationsService {
   }
 
   /**
-   * The partner's identity (created as an orphan when new) and the thread. SMS: one thread per
-   * line and partner, both upserted in one statement. Email: the thread of the message this one
-   * replies to (In-Reply-To, then References, on the same line), else a new thread.
+   * The partner's identity (created as an orphan when new) and the email's thread: the thread of
+   * the message this one replies to (In-Reply-To, then References, on the same line), else a new one.
    */
-  private async findOrCreateThread(
-    tx: EntityManager,
-    line: InboundLine,
-    input: {
-      channel: MessageChannel;
-      partner: InboundMessage['from'];
-      subject: string | null;
-      email?: InboundMessage['email'];
-    },
-  ): Promise<{ threadId: string; created: boolean }> {
-    if (input.channel === 'SMS') {
-      const row = await this.conversations.upsertSmsThread(tx, line, input.partner);
-      return { threadId: row.id, created: row.inserted };
-    }
-    const partnerIdentityId = await this.conversations.upsertIdentity(tx, line, input.partner);
+  private async findEmailThread(tx: EntityManager, line: InboundLine, input: InboundMessage): Promise<{ threadId: string; created: boolean }> {
+    const partnerIdentityId = await this.conversations.upsertIdentity(tx, line, input.from);
     const candidates = [input.email?.inReplyTo, ...[...(input.email?.references ?? [])].reverse()].filter((v): v is string => !!v);
     if (candidates.length > 0) {
       const match = await this.conversations.threadByHeaderMessageId(tx, line, candidates);
       if (match) return { threadId: match, created: false };
     }
-    const threadId = await this.conversations.insertEmailThread(tx, line, partnerIdentityId, input.subject);
+    const threadId = await this.conversations.insertEmailThread(tx, line, partnerIdentityId, input.subject ?? null);
     return { threadId, created: true };
   }
+}
+
+function noLine(input: InboundMessage): NotFoundError {
+  return new NotFoundError(`no ${input.channel === 'SMS' ? 'phone number' : 'email account'} line has the address ${input.to}`, 'to');
 }
