@@ -5,6 +5,9 @@ import { EventKind } from './event-kinds';
 import { DomainEvent } from './domain-event';
 import { OutboxRepository } from './outbox.repository';
 
+/** Least time between two NOTIFYs of a process: commits within it share the next one. */
+const NOTIFY_GAP_MS = 5;
+
 /** Marks a transaction (its QueryRunner's `data`) that wrote outbox rows. */
 const WROTE_OUTBOX = 'wroteOutbox';
 
@@ -13,7 +16,7 @@ const WROTE_OUTBOX = 'wroteOutbox';
  * exactly when the change that caused it commits.
  *
  * Waking the relay: after such a transaction commits, a NOTIFY goes out on its own, coalesced
- * (one at a time per process; what commits meanwhile shares the next one). NOTIFY is not sent
+ * (one at a time per process, NOTIFY_GAP_MS apart; what commits meanwhile shares the next one). NOTIFY is not sent
  * inside the publishing transaction because PostgreSQL serialises the commits of every
  * transaction that notifies on one global lock, held while the commit is flushed: at about 100
  * inbound messages a second, ingest queued on it. The wake-up needs no durability (the relay
@@ -75,11 +78,15 @@ export class EventBus implements OnModuleInit, EntitySubscriberInterface {
       .notify()
       .catch((error: unknown) => this.logger.debug(`NOTIFY failed (the relay's poll will find the events): ${(error as Error).message}`))
       .finally(() => {
-        this.notifying = false;
-        if (this.notifyAgain) {
-          this.notifyAgain = false;
-          this.wakeRelay();
+        if (!this.notifyAgain) {
+          this.notifying = false;
+          return;
         }
+        this.notifyAgain = false;
+        setTimeout(() => {
+          this.notifying = false;
+          this.wakeRelay();
+        }, NOTIFY_GAP_MS).unref();
       });
   }
 }

@@ -15,6 +15,12 @@ export const OUTBOX_RETENTION_MS = 7 * 24 * 3_600_000;
 const CLEANUP_EVERY_MS = 10 * 60_000;
 const CLEANUP_BATCH = 1000;
 const CLEANUP_PAUSE_MS = 100;
+/**
+ * Least time between the starts of two drains. Each drain is a transaction with a synchronous
+ * commit; woken by every NOTIFY, the relay committed about once per inbound message under load.
+ * What commits within the gap goes in one batch instead (docs/PERFORMANCE.md, change 13).
+ */
+export const DRAIN_GAP_MS = 10;
 
 /**
  * Hands committed outbox events to the subscribers, at least once. Several replicas may run:
@@ -32,6 +38,8 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   private running = false;
   private draining?: Promise<void>;
   private wakeAgain = false;
+  private lastDrainAt = 0;
+  private gapTimer?: NodeJS.Timeout;
   private readonly cleanupTask = new PeriodicTask('outbox cleanup', this.logger, () => this.cleanup());
 
   constructor(
@@ -53,18 +61,28 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   async onApplicationShutdown(): Promise<void> {
     this.running = false;
     if (this.timer) clearInterval(this.timer);
+    if (this.gapTimer) clearTimeout(this.gapTimer);
     this.cleanupTask.stop();
     await this.listener?.end().catch(() => undefined);
     await this.draining;
   }
 
-  /** Starts a drain, or asks the running one to go round once more. */
+  /** Starts a drain (DRAIN_GAP_MS after the last one began, at the earliest), or asks the running one to go round once more. */
   wake(): void {
-    if (!this.running) return;
+    if (!this.running || this.gapTimer) return;
     if (this.draining) {
       this.wakeAgain = true;
       return;
     }
+    const wait = this.lastDrainAt + DRAIN_GAP_MS - Date.now();
+    if (wait > 0) {
+      this.gapTimer = setTimeout(() => {
+        this.gapTimer = undefined;
+        this.wake();
+      }, wait);
+      return;
+    }
+    this.lastDrainAt = Date.now();
     this.draining = this.drain().finally(() => {
       this.draining = undefined;
       if (this.wakeAgain) {
