@@ -5,6 +5,7 @@ import { createHttpApp } from './app.factory';
 import { AppModule } from './app.module';
 import { ConfigError, loadConfig } from './config/app-config';
 import { SecretBox } from './common/secret-box';
+import { limitHeapGrowth } from './common/heap-growth';
 import { runMigrations, withDataSource } from './database/migrate';
 import { checkSealedSecrets, SealedSecretsError } from './database/sealed-secrets';
 
@@ -15,6 +16,8 @@ import { checkSealedSecrets, SealedSecretsError } from './database/sealed-secret
  */
 async function bootstrap(): Promise<void> {
   const config = loadConfig();
+  // Delivery attempts churn through memory; a worker's heap is kept close to what it holds.
+  if (config.processRole !== 'api') limitHeapGrowth();
   await runMigrations(config.databaseUrl);
   await withDataSource(config.databaseUrl, (dataSource) => checkSealedSecrets(dataSource, new SecretBox(config)));
   if (config.processRole === 'worker') {
