@@ -1,3 +1,4 @@
+import type { DrainResult } from '../scenarios/passes';
 import { CpuReport } from './monitor';
 import { Receiver } from './receiver-client';
 import { Service, ServiceSecrets, startService } from './service';
@@ -216,6 +217,8 @@ export interface Scenario6Result {
   saturation: SaturationResult;
   /** Ingest as fast as it goes, no flow control: do deliveries keep pace? */
   unthrottled: SaturationResult;
+  /** The delivery side alone: a paused queue of first attempts, resumed and drained. */
+  drain?: DrainResult;
 }
 
 /** Scenario 7: inbound SMS with no endpoint subscribed (ingest alone), from many senders and from one. */

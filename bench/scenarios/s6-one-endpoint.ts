@@ -1,13 +1,14 @@
 import { seedLineWithEndpoints, ServiceApi } from '../lib/api';
-import { RunContext, Scenario6Result, startScenarioService, windows } from '../lib/context';
+import { queuePrefix, RunContext, Scenario6Result, startScenarioService, windows } from '../lib/context';
 import { Ingestor, makeTargets } from '../lib/load';
 import { log } from '../lib/util';
-import { saturationPass, warmPipeline } from './passes';
+import { backlogDrainPass, saturationPass, warmPipeline } from './passes';
 
 /**
  * Scenario 6, one endpoint receiving everything (api + worker processes): first with the queue
  * kept short (what one endpoint can be sent), then with ingest as fast as it goes and no flow
  * control: do deliveries keep pace with the events (arrivals ÷ events), and how late are they?
+ * Last, the delivery side alone: a backlog of first attempts drained with no ingest running.
  */
 export async function scenario6(ctx: RunContext): Promise<Scenario6Result> {
   const { options } = ctx;
@@ -37,7 +38,15 @@ export async function scenario6(ctx: RunContext): Promise<Scenario6Result> {
       drainMs: Math.max(w.drain, 60_000),
       unthrottled: true,
     });
-    return { saturation, unthrottled };
+    // The delivery side alone: a backlog of first attempts to the one endpoint, drained with nothing else running.
+    const drain = await backlogDrainPass(ctx, svc, ingest, targets, {
+      label: 'S6 pass 3 (one endpoint, backlog drain)',
+      events: options.quick ? 5_000 : 20_000,
+      fanout: 1,
+      queuePrefix: queuePrefix(ctx, 's6'),
+      timeoutMs: 120_000,
+    });
+    return { saturation, unthrottled, drain };
   } finally {
     await ingest.close().catch(() => undefined);
     await api.close().catch(() => undefined);
