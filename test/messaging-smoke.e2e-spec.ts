@@ -96,7 +96,7 @@ describe('messaging smoke', () => {
     const deleted = await ingest(phone.address, 'deleted-1');
     expect(deleted.status).toBe(404);
     const [counts] = await db.query(
-      `SELECT (SELECT count(*)::int FROM identities WHERE value = '+15550002222') AS identities,
+      `SELECT (SELECT count(*)::int FROM identities WHERE value = '+15550002222' AND org_id = (SELECT org_id FROM lines WHERE id = $1)) AS identities,
               (SELECT count(*)::int FROM threads WHERE line_id = $1) AS threads`,
       [phone.id],
     );
