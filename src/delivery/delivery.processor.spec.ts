@@ -130,4 +130,27 @@ describe('DeliveryProcessor parking', () => {
     await stopped;
     expect(started).toHaveLength(4);
   });
+
+  it('an attempt postponed behind a full parking line waits about as long as the line takes to drain, not a second', async () => {
+    const { processor, bull, release, requeued, turn } = setup();
+    // The endpoint's pace: two attempts end here about 20 ms apart.
+    void bull([1, 2, 3].map((i) => ({ deliveryId: `p${i}`, endpointId: 'slow', attempt: 1 })));
+    await turn();
+    release.shift()!();
+    await new Promise((r) => setTimeout(r, 20));
+    release.shift()!();
+    await turn();
+    // p3 and q0 in flight, then a full line of 10,000, then one more: postponed to Redis.
+    const jobs = Array.from({ length: 10_002 }, (_, i) => ({ deliveryId: `q${i}`, endpointId: 'slow', attempt: 1 }));
+    void bull(jobs);
+    for (let i = 0; i < 100 && requeued.length === 0; i += 1) await turn();
+    expect(processor.parkedCount()).toBe(10_000);
+    expect(requeued).toHaveLength(1);
+    // 10,000 ahead at ~20 ms each is far past the cap: 30 s, plus up to a tenth more at random.
+    const { delayMs } = requeued[0] as { delayMs: number };
+    expect(delayMs).toBeGreaterThanOrEqual(30_000);
+    expect(delayMs).toBeLessThanOrEqual(33_000);
+    release.splice(0).forEach((r) => r());
+    await processor.beforeApplicationShutdown();
+  });
 });
