@@ -20,6 +20,8 @@ export interface Options {
   backlog: number;
   /** Max deliveries owed but not yet arrived during saturation passes (flow control). */
   backlogCap: number;
+  /** Scenario 6 pass 3: inbound events (one delivery each) in the backlog that is drained. */
+  drainEvents: number;
   smsBytes: number;
   mode: 'concise' | 'verbose';
   /** The receiver answers 2xx to every N-th request of a failing/hanging endpoint (0: never). */

@@ -329,7 +329,9 @@ export interface DrainResult {
  * The delivery side alone, with no ingest to wait for: the delivery queue is paused (Bull's global
  * pause, so the worker takes no job), `events` inbound SMS are ingested and fanned out (their
  * first attempts wait in the paused queue, in batch jobs), then the queue is resumed and the
- * time to the last arrival measured. Fast enough that the sweep (60 s grace) never re-adds one.
+ * time to the last arrival measured. The backlog must be ingested and drained within the sweep's
+ * grace (60 s): older, its rows are due again, and the sweep queues each a second time (the
+ * attempt is still sent once, the claim decides, but the work doubles).
  */
 export async function backlogDrainPass(
   ctx: RunContext,

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { Pool } from 'undici';
 import { seedLineWithEndpoints, ServiceApi } from '../lib/api';
 import { Child, forkTs, stopChild } from '../lib/children';
@@ -176,6 +177,7 @@ export async function scenario3(ctx: RunContext): Promise<Scenario3Result> {
           const client = new Client({ name: `bench-${c}`, version: '1.0.0' });
           const transport = new StreamableHTTPClientTransport(new URL(`${svc.baseUrl}/api/mcp`), {
             requestInit: { headers: { Authorization: `Bearer ${user.apiKey}` } },
+            fetch: ownAbortSignal,
           });
           await client.connect(transport);
           await client.listTools(); // as an agent does; the SDK then checks each result against its outputSchema
@@ -204,3 +206,24 @@ export async function scenario3(ctx: RunContext): Promise<Scenario3Result> {
     await svc.stop();
   }
 }
+
+/**
+ * The SDK's transport hands one connection-wide AbortSignal to every fetch, and Node's fetch
+ * leaves a listener on it per request until garbage collection: thousands in a 10 s level, with a
+ * MaxListenersExceededWarning for each and a client that slows as they pile up. Each request gets
+ * a signal of its own here, tied to the shared one until the answer's headers arrive (the bench
+ * never aborts a body it is reading, so the rest need not be tied).
+ */
+const ownAbortSignal: FetchLike = async (url, init) => {
+  const shared = init?.signal;
+  if (!shared) return fetch(url, init);
+  const own = new AbortController();
+  const abort = () => own.abort(shared.reason);
+  if (shared.aborted) abort();
+  else shared.addEventListener('abort', abort, { once: true });
+  try {
+    return await fetch(url, { ...init, signal: own.signal });
+  } finally {
+    shared.removeEventListener('abort', abort);
+  }
+};

@@ -41,7 +41,7 @@ export async function scenario6(ctx: RunContext): Promise<Scenario6Result> {
     // The delivery side alone: a backlog of first attempts to the one endpoint, drained with nothing else running.
     const drain = await backlogDrainPass(ctx, svc, ingest, targets, {
       label: 'S6 pass 3 (one endpoint, backlog drain)',
-      events: options.quick ? 5_000 : 20_000,
+      events: options.drainEvents,
       fanout: 1,
       queuePrefix: queuePrefix(ctx, 's6'),
       timeoutMs: 120_000,
