@@ -53,17 +53,26 @@ export interface RecordedInboundRow {
   attachment_ids: string[];
 }
 
-/** Finds or creates a partner's identity (:orgId, :kind, :value, :displayName); new ones are orphans. */
-const UPSERT_IDENTITY = `INSERT INTO identities (org_id, kind, value, display_name) VALUES (:orgId, :kind, :value, :displayName)
-  ON CONFLICT (org_id, kind, value) DO UPDATE SET display_name = COALESCE(identities.display_name, EXCLUDED.display_name)`;
-
 /**
- * A new message in a thread: one more in its count, and its last activity moves forward. The SQL
- * expressions give the thread id and the message time; `from` names a table they read.
+ * Finds or creates a partner's identity; new ones are orphans, and an existing one keeps its
+ * display name. `source` gives (org_id, kind, value, display_name): a VALUES list or a SELECT.
  */
+function upsertIdentitySql(source: string): string {
+  return `INSERT INTO identities (org_id, kind, value, display_name) ${source}
+    ON CONFLICT (org_id, kind, value) DO UPDATE SET display_name = COALESCE(identities.display_name, EXCLUDED.display_name)`;
+}
+
+/** upsertIdentitySql for :orgId, :kind, :value, :displayName. */
+const UPSERT_IDENTITY = upsertIdentitySql('VALUES (:orgId, :kind, :value, :displayName)');
+
+/** A new message in a thread: one more in its count, and its last activity moves forward to `at` (a SQL expression). */
+function threadTouchedSet(at: string): string {
+  return `message_count = threads.message_count + 1, last_message_at = GREATEST(threads.last_message_at, ${at})`;
+}
+
+/** threadTouchedSet as an UPDATE: the SQL expressions give the thread id and the message time; `from` names a table they read. */
 function touchThreadSql(threadId: string, at: string, from?: string): string {
-  return `UPDATE threads SET message_count = message_count + 1, last_message_at = GREATEST(last_message_at, ${at})
-           ${from ? `FROM ${from}` : ''} WHERE threads.id = ${threadId}`;
+  return `UPDATE threads SET ${threadTouchedSet(at)} ${from ? `FROM ${from}` : ''} WHERE threads.id = ${threadId}`;
 }
 
 /**
@@ -171,15 +180,12 @@ export class ConversationsRepository {
     const [row] = await queryNamed<RecordedSmsRow[]>(
       manager,
       `WITH line AS (SELECT id, org_id FROM lines WHERE address = :lineAddress AND type = 'PHONE_NUMBER' AND deleted_at IS NULL),
-           identity AS (
-             INSERT INTO identities (org_id, kind, value, display_name) SELECT line.org_id, :kind, :value, :displayName FROM line
-             ON CONFLICT (org_id, kind, value) DO UPDATE SET display_name = COALESCE(identities.display_name, EXCLUDED.display_name)
-             RETURNING id),
+           identity AS (${upsertIdentitySql('SELECT line.org_id, :kind, :value, :displayName FROM line')} RETURNING id),
            thread AS (
              INSERT INTO threads (org_id, line_id, channel, partner_identity_id, last_message_at, message_count)
              SELECT line.org_id, line.id, 'SMS', identity.id, now(), 1 FROM line, identity
              ON CONFLICT (line_id, partner_identity_id) WHERE channel = 'SMS'
-             DO UPDATE SET message_count = threads.message_count + 1, last_message_at = GREATEST(threads.last_message_at, now())
+             DO UPDATE SET ${threadTouchedSet('now()')}
              RETURNING id, (xmax = 0) AS inserted),
            message AS (
              INSERT INTO messages (org_id, thread_id, line_id, channel, direction, status, body, from_value, from_kind, to_value, to_kind,
