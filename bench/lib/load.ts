@@ -25,6 +25,8 @@ export class Ingestor {
   lastError = '';
   /** Accepted counts with the time they were accepted, for rates over a window. */
   private readonly acceptedAt: number[] = [];
+  /** When each accepted request was sent (wall clock), in the same order. */
+  private readonly acceptedSentAt: number[] = [];
   /** How long each accepted request took (ms), in the order they were accepted. */
   readonly acceptedMs: number[] = [];
   private seq = 0;
@@ -52,6 +54,7 @@ export class Ingestor {
       providerMessageId: `bench-${this.runTag}-${n}`,
     });
     const started = performance.now();
+    const sentAt = Date.now();
     try {
       const res = await this.pool.request({
         method: 'POST',
@@ -65,6 +68,7 @@ export class Ingestor {
       if (res.statusCode === 201) {
         this.accepted += 1;
         this.acceptedAt.push(Date.now());
+        this.acceptedSentAt.push(sentAt);
         this.acceptedMs.push(performance.now() - started);
         return true;
       }
@@ -80,6 +84,19 @@ export class Ingestor {
   acceptedBetween(from: number, to: number): number {
     let count = 0;
     for (const t of this.acceptedAt) if (t >= from && t < to) count += 1;
+    return count;
+  }
+
+  /**
+   * The accepted requests whose event was surely created between `from` and `to`: sent at or
+   * after `from` and answered before `to` (the service stamps createdAt in between). A request in
+   * flight across either edge may fall on either side, so it is left out of the count.
+   */
+  createdSurelyBetween(from: number, to: number): number {
+    let count = 0;
+    this.acceptedAt.forEach((t, i) => {
+      if (this.acceptedSentAt[i] >= from && t < to) count += 1;
+    });
     return count;
   }
 
