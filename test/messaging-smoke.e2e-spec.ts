@@ -146,4 +146,58 @@ describe('messaging smoke', () => {
     );
     expect(counts).toEqual({ messages: 1, thread_count: 1, received: 1 });
   });
+
+  it('concurrent inbound SMS share transactions yet each is answered and recorded as if alone', async () => {
+    const s = await createSession(t.admin, { lines: ['PHONE_NUMBER', 'PHONE_NUMBER'] });
+    const [a, b] = s.lines;
+    const partners = Array.from({ length: 12 }, (_, i) => `+1555010${String(i).padStart(4, '0')}`);
+    // Three messages from each partner to line a, one to line b, two to no line, and a repeat.
+    const sms = [
+      ...partners.flatMap((from, i) => [1, 2, 3].map((k) => ({ to: a.address, from, body: `a ${i}.${k}`, providerMessageId: `batch-a-${i}-${k}` }))),
+      ...partners.map((from, i) => ({ to: b.address, from, body: `b ${i}`, providerMessageId: `batch-b-${i}` })),
+      { to: '+15550019998', from: partners[0], body: 'nobody', providerMessageId: 'batch-none-1' },
+      { to: '+15550019999', from: partners[1], body: 'nobody', providerMessageId: 'batch-none-2' },
+      { to: a.address, from: partners[2], body: 'a 2.1', providerMessageId: 'batch-a-2-1' },
+    ];
+    const answers = await Promise.all(sms.map((body) => t.http().post('/ingest/sms/inbound').set('Authorization', `Bearer ${INGEST_TOKEN}`).send(body)));
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.slice(0, 48)).toEqual(Array(48).fill(201));
+    expect(answers[48].body).toMatchObject({ field: 'to', message: expect.stringContaining('+15550019998') });
+    expect(statuses.slice(48, 50)).toEqual([404, 404]);
+    // The repeat of batch-a-2-1 raced the first delivery: one of the two is 201, the other 200, same ids.
+    const first = answers[2 * 3];
+    const repeat = answers[50];
+    expect([first.status, repeat.status].sort()).toEqual([200, 201]);
+    expect(repeat.body).toMatchObject({ messageId: first.body.messageId, threadId: first.body.threadId });
+
+    const db = t.app.get(DataSource);
+    const threads: Array<{ line_id: string; message_count: number; messages: number }> = await db.query(
+      `SELECT t.line_id, t.message_count, (SELECT count(*)::int FROM messages m WHERE m.thread_id = t.id) AS messages
+         FROM threads t WHERE t.line_id = ANY ($1::uuid[])`,
+      [[a.id, b.id]],
+    );
+    expect(threads.length).toBe(24);
+    for (const thread of threads) expect(thread.message_count).toBe(thread.line_id === a.id ? 3 : 1);
+    for (const thread of threads) expect(thread.messages).toBe(thread.message_count);
+
+    // Each message.received carries its own message, and its thread as that message left it.
+    const events: Array<{ type: string; data: any; tx: string }> = await db.query(
+      `SELECT type, data, xmin::text AS tx FROM outbox_events WHERE line_id = ANY ($1::uuid[]) ORDER BY id`,
+      [[a.id, b.id]],
+    );
+    const received = events.filter((e) => e.type === 'message.received');
+    expect(received.length).toBe(48);
+    expect(events.filter((e) => e.type === 'thread.created').length).toBe(24);
+    const byId = new Map(answers.slice(0, 48).map((r, i) => [r.body.messageId, sms[i]]));
+    for (const e of received) {
+      expect(e.data.message.body).toBe(byId.get(e.data.message.id)!.body);
+      expect(e.data.thread.recentMessages.at(-1).id).toBe(e.data.message.id);
+      expect(e.data.thread.messageCount).toBe(e.data.thread.recentMessages.length);
+    }
+    const countsOfThread = new Map<string, number[]>();
+    for (const e of received) countsOfThread.set(e.data.thread.id, [...(countsOfThread.get(e.data.thread.id) ?? []), e.data.thread.messageCount]);
+    for (const counts of countsOfThread.values()) expect(counts.sort()).toEqual(counts.length === 3 ? [1, 2, 3] : [1]);
+    // They shared commits: fewer transactions wrote these events than there are messages.
+    expect(new Set(received.map((e) => e.tx)).size).toBeLessThan(48);
+  });
 });

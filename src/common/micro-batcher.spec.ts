@@ -56,4 +56,20 @@ describe('MicroBatcher', () => {
     const batcher = new MicroBatcher<number, number>(async () => [1]);
     await expect(Promise.all([batcher.submit(1), batcher.submit(2)])).rejects.toThrow('batch of 2 answered 1 results');
   });
+
+  it('with keyOf, puts one item per key in a batch; the others keep their order for the next batches', async () => {
+    const calls: string[][] = [];
+    const batcher = new MicroBatcher<string, string>(
+      async (items) => {
+        calls.push(items);
+        return items.map((item) => item.toUpperCase());
+      },
+      10,
+      1,
+      (item) => item[0],
+    );
+    const answers = await Promise.all(['a1', 'b1', 'a2', 'c1', 'a3', 'b2'].map((item) => batcher.submit(item)));
+    expect(answers).toEqual(['A1', 'B1', 'A2', 'C1', 'A3', 'B2']);
+    expect(calls).toEqual([['a1', 'b1', 'c1'], ['a2', 'b2'], ['a3']]);
+  });
 });

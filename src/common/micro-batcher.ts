@@ -6,6 +6,9 @@
  * Batching adapts to load with no timer: when the database is idle a lone item goes out on the
  * next turn of the event loop; while `maxInFlight` batches are running, new items wait and the
  * next batch grows (group commit). A failed batch rejects every item in it, with the same error.
+ *
+ * With `keyOf`, a batch holds at most one item per key: a second item with the key waits, in its
+ * order, for a later batch (a statement that upserts one row per item must not meet a row twice).
  */
 export class MicroBatcher<I, O> {
   private queued: Array<{ item: I; resolve: (value: O) => void; reject: (error: unknown) => void }> = [];
@@ -16,11 +19,13 @@ export class MicroBatcher<I, O> {
    * @param run answers each item of a batch, in order (the result array has one entry per item)
    * @param maxBatch most items in one call of `run`
    * @param maxInFlight most calls of `run` at once
+   * @param keyOf an item's key, of which a batch holds one item at most
    */
   constructor(
     private readonly run: (items: I[]) => Promise<O[]>,
     private readonly maxBatch = 200,
     private readonly maxInFlight = 2,
+    private readonly keyOf?: (item: I) => string,
   ) {}
 
   submit(item: I): Promise<O> {
@@ -38,13 +43,33 @@ export class MicroBatcher<I, O> {
 
   private drain(): void {
     while (this.queued.length > 0 && this.inFlight < this.maxInFlight) {
-      const batch = this.queued.splice(0, this.maxBatch);
+      const batch = this.takeBatch();
       this.inFlight += 1;
       void this.runBatch(batch).finally(() => {
         this.inFlight -= 1;
         this.drain();
       });
     }
+  }
+
+  /** The next batch: the first queued items, one per key when items have keys. */
+  private takeBatch(): typeof this.queued {
+    const keyOf = this.keyOf;
+    if (!keyOf) return this.queued.splice(0, this.maxBatch);
+    const keys = new Set<string>();
+    const batch: typeof this.queued = [];
+    const left: typeof this.queued = [];
+    for (const entry of this.queued) {
+      const key = keyOf(entry.item);
+      if (batch.length < this.maxBatch && !keys.has(key)) {
+        keys.add(key);
+        batch.push(entry);
+      } else {
+        left.push(entry);
+      }
+    }
+    this.queued = left;
+    return batch;
   }
 
   private async runBatch(batch: typeof this.queued): Promise<void> {

@@ -9,6 +9,7 @@ import {
   IdentityRow,
   JsonRow,
   MessageDataRepository,
+  MessageEventRow,
   MessageRow,
   PersonRow,
 } from './message-data.repository';
@@ -68,28 +69,18 @@ export class MessageDataBuilder {
 
   /** Everything in one statement: an inbound message's transaction waits on this round trip. */
   async build(messageId: string, manager: EntityManager): Promise<MessageEventData> {
-    const row = await this.repository.messageEvent(manager, messageId, LIMITS);
-    if (!row) throw new Error(`message ${messageId} does not exist`);
-    const { message, thread, person, labels, recent, attachments } = row;
-    const emailHeaders: EmailHeaders | null =
-      message.channel === 'EMAIL'
-        ? {
-            messageId: message.header_message_id,
-            inReplyTo: message.header_in_reply_to,
-            references: message.header_references,
-            listUnsubscribe: message.header_list_unsubscribe,
-            authentication: { spf: message.auth_spf, dkim: message.auth_dkim, dmarc: message.auth_dmarc },
-          }
-        : null;
-    return {
-      thread: { ...toThread({ ...thread, last_message_at: new Date(thread.last_message_at) }), recentMessages: recent.map(fromJson).map(eventMessage) },
-      person: person && toPerson(person, person.contact_identities ?? []),
-      labels: labels.map((l) => l.name),
-      message: eventMessage(fromJson(message)),
-      attachments: attachments.map(toAttachment),
-      emailHeaders,
-      labelConfidence: Object.fromEntries(labels.map((l) => [l.name, l.confidence])),
-    };
+    return (await this.buildMany([messageId], manager))[0];
+  }
+
+  /** build() of each message, in the order given, in one statement (for messages of distinct threads recorded together). */
+  async buildMany(messageIds: string[], manager: EntityManager): Promise<MessageEventData[]> {
+    const rows = await this.repository.messageEvents(manager, messageIds, LIMITS);
+    const byId = new Map(rows.map((row) => [row.message.id, row]));
+    return messageIds.map((id) => {
+      const row = byId.get(id);
+      if (!row) throw new Error(`message ${id} does not exist`);
+      return toEventData(row);
+    });
   }
 
   /** Thread, person and labels only: for agent turns, which carry no message. */
@@ -117,6 +108,28 @@ export class MessageDataBuilder {
     const rows = await this.repository.recentMessages(manager, threadId, LIMITS);
     return rows.map(eventMessage);
   }
+}
+
+function toEventData({ message, thread, person, labels, recent, attachments }: MessageEventRow): MessageEventData {
+  const emailHeaders: EmailHeaders | null =
+    message.channel === 'EMAIL'
+      ? {
+          messageId: message.header_message_id,
+          inReplyTo: message.header_in_reply_to,
+          references: message.header_references,
+          listUnsubscribe: message.header_list_unsubscribe,
+          authentication: { spf: message.auth_spf, dkim: message.auth_dkim, dmarc: message.auth_dmarc },
+        }
+      : null;
+  return {
+    thread: { ...toThread({ ...thread, last_message_at: new Date(thread.last_message_at) }), recentMessages: recent.map(fromJson).map(eventMessage) },
+    person: person && toPerson(person, person.contact_identities ?? []),
+    labels: labels.map((l) => l.name),
+    message: eventMessage(fromJson(message)),
+    attachments: attachments.map(toAttachment),
+    emailHeaders,
+    labelConfidence: Object.fromEntries(labels.map((l) => [l.name, l.confidence])),
+  };
 }
 
 function toThread(t: EventThreadRow): Omit<ThreadData, 'recentMessages'> {

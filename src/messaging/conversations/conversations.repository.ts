@@ -37,8 +37,9 @@ export interface NewInboundMessage {
   authDmarc: string | null;
 }
 
-/** What recordSms did: the line, the thread (and whether it is new), the message (null: a repeat). */
+/** What recordSmsMany did for one SMS (its index in the call): the line, the thread (and whether it is new), the message (null: a repeat). */
 export interface RecordedSmsRow {
+  index: number;
   line_id: string;
   org_id: string;
   thread_id: string;
@@ -170,44 +171,91 @@ export class ConversationsRepository {
   }
 
   /**
-   * An inbound SMS in one statement (one round trip where it took three): the live line with the
-   * address, the partner's identity and the line's SMS thread with them (both upserted; the
-   * thread counts the message and its last activity moves), then the message. No row when there
-   * is no such line; `message_id` null when the line recorded this provider message id before
-   * (the caller rolls back what the statement touched).
+   * Inbound SMS in one statement (one round trip for any number of them): for each, the live line
+   * with the address, the partner's identity and the line's SMS thread with them (both upserted;
+   * the thread counts the message and its last activity moves), then the message. Answers one row
+   * per SMS whose line exists, with its index in `sms`; `message_id` null when the line recorded
+   * this provider message id before (the thread was counted all the same: the caller rolls back).
+   *
+   * A message's time is taken once its thread's row is locked (clock_timestamp(), not the
+   * transaction's start), and is the thread's last activity: messages of a thread are in the
+   * order their transactions recorded them, whichever began first, so each message's event data
+   * ends with it.
+   *
+   * The SMS must be of distinct threads (a thread is upserted at most once per statement), and
+   * concurrent callers should pass them in one order (by line address, then partner) so that
+   * their row locks are taken in that order.
    */
-  async recordSms(manager: EntityManager, lineAddress: string, partner: PartnerAddress, message: NewInboundMessage): Promise<RecordedSmsRow | null> {
-    const [row] = await queryNamed<RecordedSmsRow[]>(
+  async recordSmsMany(
+    manager: EntityManager,
+    sms: Array<{ lineAddress: string; partner: PartnerAddress; message: NewInboundMessage }>,
+  ): Promise<RecordedSmsRow[]> {
+    return queryNamed<RecordedSmsRow[]>(
       manager,
-      `WITH line AS (SELECT id, org_id FROM lines WHERE address = :lineAddress AND type = 'PHONE_NUMBER' AND deleted_at IS NULL),
-           identity AS (${upsertIdentitySql('SELECT line.org_id, :kind, :value, :displayName FROM line')} RETURNING id),
+      `WITH input AS (${
+        sms.length === 1
+          ? // One SMS as plain parameters: the generic plan of one-element arrays measured slower.
+            `SELECT :lineAddress::text AS line_address, :kind::text AS kind, :partnerValue::text AS value, :displayName::text AS display_name,
+                    :body::text AS body, :toValue::text AS to_value, :toKind::text AS to_kind, :providerMessageId::text AS provider_message_id, 1::bigint AS n`
+          : `SELECT * FROM unnest(:lineAddresses::text[], :kinds::text[], :partnerValues::text[], :displayNames::text[], :bodies::text[],
+                                  :toValues::text[], :toKinds::text[], :providerMessageIds::text[]) WITH ORDINALITY
+                      AS x(line_address, kind, value, display_name, body, to_value, to_kind, provider_message_id, n)`
+      }),
+           line AS (
+             SELECT x.n, l.id, l.org_id FROM input x
+               JOIN lines l ON l.address = x.line_address AND l.type = 'PHONE_NUMBER' AND l.deleted_at IS NULL),
+           identity AS (${upsertIdentitySql(
+             `SELECT DISTINCT ON (line.org_id, x.kind, x.value) line.org_id, x.kind, x.value, x.display_name
+                FROM input x JOIN line ON line.n = x.n ORDER BY line.org_id, x.kind, x.value, x.n`,
+           )} RETURNING id, org_id, kind, value),
            thread AS (
              INSERT INTO threads (org_id, line_id, channel, partner_identity_id, last_message_at, message_count)
-             SELECT line.org_id, line.id, 'SMS', identity.id, now(), 1 FROM line, identity
+             SELECT line.org_id, line.id, 'SMS', identity.id, clock_timestamp(), 1
+               FROM input x JOIN line ON line.n = x.n
+               JOIN identity ON identity.org_id = line.org_id AND identity.kind = x.kind AND identity.value = x.value
+              ORDER BY x.n
              ON CONFLICT (line_id, partner_identity_id) WHERE channel = 'SMS'
-             DO UPDATE SET ${threadTouchedSet('now()')}
-             RETURNING id, (xmax = 0) AS inserted),
+             DO UPDATE SET ${threadTouchedSet('clock_timestamp()')}
+             RETURNING id, line_id, partner_identity_id, (xmax = 0) AS inserted, last_message_at AS at),
            message AS (
              INSERT INTO messages (org_id, thread_id, line_id, channel, direction, status, body, from_value, from_kind, to_value, to_kind,
-                                   provider_message_id, sent_at)
-             SELECT line.org_id, thread.id, line.id, 'SMS', 'INBOUND', 'RECEIVED', :body, :value, :kind, :toValue, :toKind, :providerMessageId, now()
-               FROM line, thread
+                                   provider_message_id, created_at, sent_at)
+             SELECT line.org_id, thread.id, line.id, 'SMS', 'INBOUND', 'RECEIVED', x.body, x.value, x.kind, x.to_value, x.to_kind, x.provider_message_id,
+                    thread.at, thread.at
+               FROM input x JOIN line ON line.n = x.n
+               JOIN identity ON identity.org_id = line.org_id AND identity.kind = x.kind AND identity.value = x.value
+               JOIN thread ON thread.line_id = line.id AND thread.partner_identity_id = identity.id
+              ORDER BY x.n
              ON CONFLICT (line_id, direction, provider_message_id) WHERE provider_message_id IS NOT NULL DO NOTHING
-             RETURNING id)
-       SELECT line.id AS line_id, line.org_id, thread.id AS thread_id, thread.inserted AS thread_inserted, message.id AS message_id
-         FROM line LEFT JOIN thread ON TRUE LEFT JOIN message ON TRUE`,
-      {
-        lineAddress,
-        kind: partner.kind,
-        value: partner.value,
-        displayName: partner.displayName ?? null,
-        body: message.body,
-        toValue: message.toValue,
-        toKind: message.toKind,
-        providerMessageId: message.providerMessageId,
-      },
+             RETURNING id, line_id, provider_message_id)
+       SELECT (x.n - 1)::int AS index, line.id AS line_id, line.org_id, thread.id AS thread_id, thread.inserted AS thread_inserted, message.id AS message_id
+         FROM input x JOIN line ON line.n = x.n
+         JOIN identity ON identity.org_id = line.org_id AND identity.kind = x.kind AND identity.value = x.value
+         JOIN thread ON thread.line_id = line.id AND thread.partner_identity_id = identity.id
+         LEFT JOIN message ON message.line_id = line.id AND message.provider_message_id = x.provider_message_id
+        ORDER BY x.n`,
+      sms.length === 1
+        ? {
+            lineAddress: sms[0].lineAddress,
+            kind: sms[0].partner.kind,
+            partnerValue: sms[0].partner.value,
+            displayName: sms[0].partner.displayName ?? null,
+            body: sms[0].message.body,
+            toValue: sms[0].message.toValue,
+            toKind: sms[0].message.toKind,
+            providerMessageId: sms[0].message.providerMessageId,
+          }
+        : {
+            lineAddresses: sms.map((s) => s.lineAddress),
+            kinds: sms.map((s) => s.partner.kind),
+            partnerValues: sms.map((s) => s.partner.value),
+            displayNames: sms.map((s) => s.partner.displayName ?? null),
+            bodies: sms.map((s) => s.message.body),
+            toValues: sms.map((s) => s.message.toValue),
+            toKinds: sms.map((s) => s.message.toKind),
+            providerMessageIds: sms.map((s) => s.message.providerMessageId),
+          },
     );
-    return row ?? null;
   }
 
   /** The thread of the first of `headerMessageIds` (Message-ID headers) that a message on the line carries; null when none does. */
