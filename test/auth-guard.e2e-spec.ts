@@ -117,6 +117,21 @@ describe('auth guard', () => {
       expect401(await whoami(t, s.apiKey));
     });
 
+    it('concurrent requests with different keys each get their own caller; a revoked key among them gets 401', async () => {
+      const sessions = await Promise.all([createSession(t.admin, { lines: ['PHONE_NUMBER'] }), createSession(t.admin, { lines: ['EMAIL_ACCOUNT'] })]);
+      const revoked = await createSession(t.admin, { lines: [] });
+      expect((await t.admin.delete(`/admin/api-keys/${revoked.apiKeyId}`)).status).toBe(204);
+      const keys = Array.from({ length: 30 }, (_, i) => [sessions[0], sessions[1], revoked][i % 3]);
+      const answers = await Promise.all(keys.map((s) => whoami(t, s.apiKey)));
+      answers.forEach((res, i) => {
+        const s = keys[i];
+        if (s === revoked) return expect401(res);
+        expect(res.status).toBe(200);
+        expect(res.body).toMatchObject({ userId: s.userId, orgId: s.orgId, keyId: s.apiKeyId });
+        expect((res.body.lines as Array<{ id: string }>).map((l) => l.id)).toEqual(s.lines.map((l) => l.id));
+      });
+    });
+
     it('accepts the scheme in any case and surrounding spaces', async () => {
       const s = await createSession(t.admin, { lines: [] });
       const res = await t.http().get('/test/whoami').set('Authorization', `bearer   ${s.apiKey} `);

@@ -9,6 +9,7 @@ import { UserRole } from './roles';
 
 /** One row per line the key reaches (one row with null line columns when it reaches none). */
 export interface KeyCallerRow {
+  key_hash: string;
   key_id: string;
   user_id: string;
   org_id: string;
@@ -156,11 +157,17 @@ export class ApiKeysRepository {
     return count > 0;
   }
 
-  /** The key with this hash, its owner and org, and the owner's live lines narrowed by the key's allowlist, oldest line first. */
-  callerRows(keyHash: string): Promise<KeyCallerRow[]> {
+  /**
+   * The keys with these hashes, each with its owner and org, and the owner's live lines narrowed
+   * by the key's allowlist, oldest line first; no row for an unknown hash.
+   */
+  callerRows(keyHashes: string[]): Promise<KeyCallerRow[]> {
+    // One hash is looked up by equality: the generic plan of a one-element `= ANY` is not a given.
+    const [where, parameters] =
+      keyHashes.length === 1 ? ['k.key_hash = :keyHash', { keyHash: keyHashes[0] }] : ['k.key_hash = ANY (:keyHashes::text[])', { keyHashes }];
     return queryNamed(
       this.dataSource.manager,
-      `SELECT k.id AS key_id, u.id AS user_id, u.org_id, o.tier, u.role, k.channel_access_mode AS mode, k.last_used_at,
+      `SELECT k.key_hash, k.id AS key_id, u.id AS user_id, u.org_id, o.tier, u.role, k.channel_access_mode AS mode, k.last_used_at,
               l.id AS line_id, l.type AS line_type, l.address AS line_address
          FROM api_keys k
          JOIN users u ON u.id = k.user_id
@@ -168,9 +175,9 @@ export class ApiKeysRepository {
          LEFT JOIN line_memberships m ON m.user_id = u.id
          LEFT JOIN lines l ON l.id = m.line_id AND l.deleted_at IS NULL AND l.org_id = u.org_id
               AND (k.channel_access_mode = 'ALL' OR l.address = ANY (k.allowed_addresses))
-        WHERE k.key_hash = :keyHash
-        ORDER BY l.created_at`,
-      { keyHash },
+        WHERE ${where}
+        ORDER BY k.key_hash, l.created_at`,
+      parameters,
     );
   }
 }

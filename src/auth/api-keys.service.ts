@@ -4,8 +4,9 @@ import { AccountsService } from '../accounts/accounts.service';
 import { normalizeAddress } from '../accounts/account.types';
 import { Clock } from '../common/clock';
 import { NotFoundError } from '../common/errors';
+import { MicroBatcher } from '../common/micro-batcher';
 import { ApiKey } from './api-key.entity';
-import { ApiKeysRepository } from './api-keys.repository';
+import { ApiKeysRepository, KeyCallerRow } from './api-keys.repository';
 import { KeyCaller } from './caller';
 
 /** `csk_` followed by 48 lowercase hex characters (spec: API key format). */
@@ -40,6 +41,11 @@ export class ApiKeysService implements BeforeApplicationShutdown {
   private readonly logger = new Logger(ApiKeysService.name);
   /** Keys whose last-use write is in flight in this process, and those writes (awaited at shutdown). */
   private readonly touching = new Map<string, Promise<void>>();
+  /**
+   * Key lookups of concurrent requests share one query (each still reads the key after its
+   * request arrived, so a revoked key is refused at once).
+   */
+  private readonly lookups = new MicroBatcher<string, KeyCallerRow[]>((hashes) => this.lookupBatch(hashes));
 
   constructor(
     private readonly keys: ApiKeysRepository,
@@ -92,7 +98,7 @@ export class ApiKeysService implements BeforeApplicationShutdown {
    */
   async resolve(raw: string): Promise<KeyCaller | null> {
     if (!API_KEY_PATTERN.test(raw)) return null;
-    const rows = await this.keys.callerRows(hashApiKey(raw));
+    const rows = await this.lookups.submit(hashApiKey(raw));
     if (rows.length === 0) return null;
     const first = rows[0];
     this.noteUse(first.key_id, first.last_used_at);
@@ -105,6 +111,13 @@ export class ApiKeysService implements BeforeApplicationShutdown {
       channelAccess: first.mode,
       lines: rows.filter((r) => r.line_id !== null).map((r) => ({ id: r.line_id!, type: r.line_type!, address: r.line_address! })),
     };
+  }
+
+  private async lookupBatch(hashes: string[]): Promise<KeyCallerRow[][]> {
+    const rows = await this.keys.callerRows([...new Set(hashes)]);
+    const byHash = new Map<string, KeyCallerRow[]>();
+    for (const row of rows) byHash.set(row.key_hash, [...(byHash.get(row.key_hash) ?? []), row]);
+    return hashes.map((hash) => byHash.get(hash) ?? []);
   }
 
   /**
