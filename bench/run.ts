@@ -15,7 +15,7 @@ import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { cleanupAll, installSignalHandlers, isStopping, logDirectory, onCleanup, setLogDir } from './lib/children';
 import { Options, Results, RunContext } from './lib/context';
-import { createDatabase, databaseUrlFor, deleteRedisKeys, dropDatabase, machineInfo, redisInfo } from './lib/infra';
+import { checkpoint, createDatabase, databaseUrlFor, deleteRedisKeys, dropDatabase, machineInfo, redisInfo } from './lib/infra';
 import { Receiver } from './lib/receiver-client';
 import { renderMarkdown, renderSvg } from './lib/report';
 import { log } from './lib/util';
@@ -232,6 +232,8 @@ async function main(): Promise<number> {
 
   const scenarios = { 1: scenario1, 2: scenario2, 3: scenario3, 4: scenario4, 5: scenario5, 6: scenario6, 7: scenario7 } as const;
   for (const n of options.scenarios) {
+    const refused = await checkpoint();
+    if (refused) log(`  (CHECKPOINT before scenario ${n} refused: ${refused})`);
     const started = Date.now();
     try {
       const result = await scenarios[n as keyof typeof scenarios](ctx);

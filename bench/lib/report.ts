@@ -127,7 +127,8 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
   out.push(
     'Everything runs on this one machine: PostgreSQL, Redis, the service (one `api` and one `worker` process, ' +
       '`node dist/src/main.js`; one `PROCESS_ROLE=all` process in scenario 5), the receiver (a child process) and the load generator (the harness). ' +
-      'The "machine busy" figures below count every process on the machine, including other work that was running.',
+      'The "machine busy" figures below count every process on the machine, including other work that was running. ' +
+      "Each scenario starts after a `CHECKPOINT`, so that one scenario's write-ahead log does not put a checkpoint in the next one's window.",
     '',
   );
 
