@@ -311,7 +311,7 @@ describe('request bodies: memory budget and timeouts', () => {
       env: {
         MCP_MAX_BODY_BYTES: String(LIMIT),
         HTTP_BODY_BUDGET_BYTES: String(32 * MB),
-        HTTP_REQUEST_TIMEOUT_MS: '2000',
+        HTTP_REQUEST_TIMEOUT_MS: '4000',
         HTTP_HEADERS_TIMEOUT_MS: '1000',
         HTTP_KEEP_ALIVE_TIMEOUT_MS: '1000',
       },
@@ -393,7 +393,7 @@ describe('request bodies: memory budget and timeouts', () => {
     const c = await declareLarge(0);
     try {
       const trickling = c.trickle(LIMIT, 1024, 100, 0x20);
-      expect(await c.closedWithin(6000)).toBe(true);
+      expect(await c.closedWithin(9000)).toBe(true);
       await trickling;
       expect(c.sent).toBeLessThan(LIMIT);
       expect((await c.response(100))?.status).toBe(408);
