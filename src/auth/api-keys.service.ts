@@ -116,7 +116,11 @@ export class ApiKeysService implements BeforeApplicationShutdown {
   private async lookupBatch(hashes: string[]): Promise<KeyCallerRow[][]> {
     const rows = await this.keys.callerRows([...new Set(hashes)]);
     const byHash = new Map<string, KeyCallerRow[]>();
-    for (const row of rows) byHash.set(row.key_hash, [...(byHash.get(row.key_hash) ?? []), row]);
+    for (const row of rows) {
+      const keyRows = byHash.get(row.key_hash);
+      if (keyRows) keyRows.push(row);
+      else byHash.set(row.key_hash, [row]);
+    }
     return hashes.map((hash) => byHash.get(hash) ?? []);
   }
 
