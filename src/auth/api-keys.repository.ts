@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { LineType, OrgTier } from '../accounts/account.types';
-import { queryNamed } from '../database/sql';
+import { inValues, queryNamed } from '../database/sql';
 import { ApiKey, ChannelAccessMode } from './api-key.entity';
 import { PersonRef } from './person';
 import { UserRole } from './roles';
@@ -162,9 +162,7 @@ export class ApiKeysRepository {
    * by the key's allowlist, oldest line first; no row for an unknown hash.
    */
   callerRows(keyHashes: string[]): Promise<KeyCallerRow[]> {
-    // One hash is looked up by equality: the generic plan of a one-element `= ANY` is not a given.
-    const [where, parameters] =
-      keyHashes.length === 1 ? ['k.key_hash = :keyHash', { keyHash: keyHashes[0] }] : ['k.key_hash = ANY (:keyHashes::text[])', { keyHashes }];
+    const hashes = inValues('k.key_hash', 'keyHashes', keyHashes, 'text');
     return queryNamed(
       this.dataSource.manager,
       `SELECT k.key_hash, k.id AS key_id, u.id AS user_id, u.org_id, o.tier, u.role, k.channel_access_mode AS mode, k.last_used_at,
@@ -175,9 +173,9 @@ export class ApiKeysRepository {
          LEFT JOIN line_memberships m ON m.user_id = u.id
          LEFT JOIN lines l ON l.id = m.line_id AND l.deleted_at IS NULL AND l.org_id = u.org_id
               AND (k.channel_access_mode = 'ALL' OR l.address = ANY (k.allowed_addresses))
-        WHERE ${where}
+        WHERE ${hashes.sql}
         ORDER BY k.key_hash, l.created_at`,
-      parameters,
+      hashes.parameters,
     );
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { queryNamed } from '../database/sql';
+import { inValues, queryNamed } from '../database/sql';
 
 /** A message's columns, as serializeMessage reads them. */
 export interface MessageRow {
@@ -102,9 +102,7 @@ export class MessageDataRepository {
    * statement; in no particular order, and none for an id that is no message.
    */
   messageEvents(manager: EntityManager, messageIds: string[], limits: EventDataLimits): Promise<MessageEventRow[]> {
-    // One id is looked up by equality: PostgreSQL's generic plan for `= ANY` of one element
-    // measured half the inbound SMS/s of one thread (scenario 7, docs/PERFORMANCE.md).
-    const [where, ids] = messageIds.length === 1 ? ['m.id = :messageId', { messageId: messageIds[0] }] : ['m.id = ANY (:messageIds::uuid[])', { messageIds }];
+    const ids = inValues('m.id', 'messageIds', messageIds, 'uuid');
     return queryNamed<MessageEventRow[]>(
       manager,
       `WITH em AS (
@@ -113,7 +111,7 @@ export class MessageDataRepository {
                   ARRAY(SELECT left(r.id, :headerChars) FROM unnest(m.header_references) WITH ORDINALITY AS r(id, n)
                          WHERE r.n = 1 OR r.n > cardinality(m.header_references) - (:references - 1) ORDER BY r.n) AS header_references,
                   left(m.header_list_unsubscribe, :headerChars) AS header_list_unsubscribe, m.auth_spf, m.auth_dkim, m.auth_dmarc
-             FROM messages m WHERE ${where})
+             FROM messages m WHERE ${ids.sql})
          SELECT row_to_json(em) AS message,
                 (SELECT row_to_json(t) FROM (SELECT ${THREAD_COLUMNS} FROM threads WHERE id = em.thread_id) t) AS thread,
                 (SELECT row_to_json(p) FROM (
@@ -132,7 +130,7 @@ export class MessageDataRepository {
                            FROM attachments WHERE message_id = em.id ORDER BY created_at, id LIMIT :attachments) a) AS attachments
            FROM em`,
       {
-        ...ids,
+        ...ids.parameters,
         recentMessages: limits.recentMessages,
         messageBodyChars: limits.messageBodyChars,
         recentMessageBodyChars: limits.recentMessageBodyChars,
