@@ -7,6 +7,12 @@ export const MAX_PREPARED_PER_CONNECTION = 300;
 /** SQLSTATE 0A000 with this message: a schema change altered a prepared statement's result. */
 const STALE_PLAN = /cached plan must not change result type/;
 
+/**
+ * A statement that begins with this comment is planned on every call, for the values it is
+ * given, instead of prepared: see plannedPerCall() in sql.ts.
+ */
+export const PLANNED_PER_CALL = '/* planned per call */';
+
 /** Names remembered per process; texts beyond (generated ones, say) are hashed on each call. */
 const MAX_REMEMBERED_NAMES = 10_000;
 const names = new Map<string, string>();
@@ -28,7 +34,8 @@ export function statementName(text: string): string {
  * 700-880 µs a call unnamed, 90-120 µs prepared; the service's statements are fixed texts
  * (values always travel as parameters), so the set stays small.
  *
- * Statements without parameters (DDL, multi-statement scripts) run as before. If a migration
+ * Statements without parameters (DDL, multi-statement scripts) and statements marked
+ * PLANNED_PER_CALL run unnamed, as before. If a migration
  * changes a table under a prepared statement, PostgreSQL refuses it once ("cached plan must not
  * change result type"); that text then runs unnamed on this connection, and the call is retried
  * when it was not inside a transaction.
@@ -41,7 +48,14 @@ export class PreparingClient extends Client {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   override query(...args: any[]): any {
     const [text, values, callback] = args;
-    if (typeof text !== 'string' || !Array.isArray(values) || values.length === 0 || callback !== undefined || args.length > 2) {
+    if (
+      typeof text !== 'string' ||
+      !Array.isArray(values) ||
+      values.length === 0 ||
+      callback !== undefined ||
+      args.length > 2 ||
+      text.startsWith(PLANNED_PER_CALL)
+    ) {
       return (super.query as (...a: unknown[]) => unknown)(...args);
     }
     const name = statementName(text);

@@ -1,4 +1,5 @@
 import { EntityManager } from 'typeorm';
+import { PLANNED_PER_CALL } from './preparing-client';
 
 /**
  * The one way this code base passes parameters to SQL: `:name` placeholders with an object of
@@ -29,4 +30,16 @@ export function inValues(column: string, name: string, values: string[], type: '
   return values.length === 1
     ? { sql: `${column} = :${name}`, parameters: { [name]: values[0] } }
     : { sql: `${column} = ANY (:${name}::${type}[])`, parameters: { [name]: values } };
+}
+
+/**
+ * `sql` planned on every call for the values it is given, not prepared once per connection.
+ * For batch statements that find rows by key in a table that grows: from a prepared statement's
+ * sixth call PostgreSQL may settle on a generic plan and keep it for the connection's life, and
+ * one made while the table was small scans a whole partial index or table on every call once
+ * it is not (the delivery claim scanned every waiting delivery: docs/PERFORMANCE.md, change 18).
+ * Planning each call costs a parse and a plan, so this is for statements where the plan matters.
+ */
+export function plannedPerCall(sql: string): string {
+  return `${PLANNED_PER_CALL}\n${sql}`;
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { queryNamed } from '../database/sql';
+import { plannedPerCall, queryNamed } from '../database/sql';
 import { SealedSecrets } from '../webhooks/webhooks.service';
 import { EndpointStatus } from '../webhooks/webhook.types';
 
@@ -92,7 +92,7 @@ export class DeliveryAttemptsRepository {
   async claim(items: Array<{ deliveryId: string; attempt: number }>, now: Date, leaseUntil: Date): Promise<ClaimedRow[]> {
     const [rows] = await queryNamed<[ClaimedRow[], number]>(
       this.dataSource.manager,
-      `WITH due AS (
+      plannedPerCall(`WITH due AS (
              SELECT d.id, x.attempt FROM webhook_deliveries d JOIN unnest(:deliveryIds::uuid[], :attempts::int[]) AS x(id, attempt) ON d.id = x.id
               WHERE d.attempt_count = x.attempt - 1 AND d.status IN ('pending', 'retrying')
                 FOR NO KEY UPDATE OF d SKIP LOCKED)
@@ -101,7 +101,7 @@ export class DeliveryAttemptsRepository {
          FROM due, webhook_endpoints e, webhook_payloads p
         WHERE d.id = due.id AND e.id = d.endpoint_id AND p.id = d.payload_id
         RETURNING d.id, d.attempt_count, d.event_id, d.endpoint_id, d.event_type, d.mode, p.data, d.event_created_at,
-                  e.url, e.status, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at`,
+                  e.url, e.status, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at`),
       { deliveryIds: items.map((i) => i.deliveryId), attempts: items.map((i) => i.attempt), now, leaseUntil },
     );
     return rows ?? [];
@@ -117,7 +117,7 @@ export class DeliveryAttemptsRepository {
   async recordSuccesses(items: SuccessRow[]): Promise<Set<string>> {
     const rows = await queryNamed<Array<{ delivery_id: string }>>(
       this.dataSource.manager,
-      `WITH input AS (
+      plannedPerCall(`WITH input AS (
              SELECT * FROM unnest(:deliveryIds::uuid[], :attempts::int[], :attemptedAts::timestamptz[], :durations::int[], :statusCodes::int[],
                                   :responseBodies::text[], :endpointIds::uuid[])
                         AS x(delivery_id, attempt_number, attempted_at, duration_ms, status_code, response_body, endpoint_id)),
@@ -132,7 +132,7 @@ export class DeliveryAttemptsRepository {
                 SET status = 'succeeded', last_status_code = live.status_code, last_error = NULL, next_attempt_at = NULL, lease_until = NULL, updated_at = now()
                FROM live
               WHERE d.id = live.delivery_id AND d.attempt_count = live.attempt_number AND d.status IN ('pending', 'retrying'))
-      SELECT delivery_id FROM live`,
+      SELECT delivery_id FROM live`),
       {
         deliveryIds: items.map((i) => i.deliveryId),
         attempts: items.map((i) => i.attempt),
@@ -151,7 +151,7 @@ export class DeliveryAttemptsRepository {
     if (items.length === 0) return;
     await queryNamed(
       manager,
-      `WITH input AS (
+      plannedPerCall(`WITH input AS (
              SELECT * FROM unnest(:deliveryIds::uuid[], :attempts::int[], :attemptedAts::timestamptz[], :durations::int[], :statusCodes::int[],
                                   :errorKinds::text[], :responseBodies::text[], :statuses::text[], :lastErrors::text[], :nextAttemptAts::timestamptz[])
                         AS x(delivery_id, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body, status, last_error, next_attempt_at)),
@@ -163,7 +163,7 @@ export class DeliveryAttemptsRepository {
           SET status = input.status, last_status_code = input.status_code, last_error = input.last_error,
               next_attempt_at = input.next_attempt_at, lease_until = NULL, updated_at = now()
          FROM input
-        WHERE d.id = input.delivery_id AND d.attempt_count = input.attempt_number AND d.status IN ('pending', 'retrying')`,
+        WHERE d.id = input.delivery_id AND d.attempt_count = input.attempt_number AND d.status IN ('pending', 'retrying')`),
       {
         deliveryIds: items.map((i) => i.deliveryId),
         attempts: items.map((i) => i.attempt),
