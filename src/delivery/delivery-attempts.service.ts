@@ -102,7 +102,11 @@ export class DeliveryAttemptsService implements OnModuleInit {
     return this.repository.cancelWaiting(manager, endpointId);
   }
 
-  async attempt(deliveryId: string, attempt: number): Promise<AttemptOutcome> {
+  /**
+   * @param onAnswered called once the endpoint has answered (or the attempt could not be sent),
+   *   before the outcome is recorded: the endpoint's slot is free from then on.
+   */
+  async attempt(deliveryId: string, attempt: number, onAnswered?: () => void): Promise<AttemptOutcome> {
     if (attempt > this.maxAttempts) {
       // Swept after an attempt whose worker died: that attempt was the last one allowed.
       await this.repository.failInterruptedLast(deliveryId, attempt);
@@ -139,6 +143,7 @@ export class DeliveryAttemptsService implements OnModuleInit {
       // The URL no longer passes the policy (e.g. its name now resolves privately): a failed attempt.
       result = { ok: false, statusCode: null, errorKind: 'url_refused', error: error.message, durationMs: 0 };
     }
+    onAnswered?.();
     if (result.ok && 'responseBody' in result) {
       const recorded = await this.successes.submit({
         delivery,

@@ -115,6 +115,51 @@ describe('DeliveryProcessor parking', () => {
     expect(stats().mostOpen).toBeLessThanOrEqual(4);
   });
 
+  it("an answered attempt frees its endpoint's slot before its outcome is recorded; at most DELIVERY_CONCURRENCY outcomes wait for their record", async () => {
+    const started: string[] = [];
+    const answer = new Map<string, () => void>();
+    const record = new Map<string, () => void>();
+    const attempts = {
+      attempt: (deliveryId: string, _attempt: number, onAnswered?: () => void) => {
+        started.push(deliveryId);
+        return new Promise<'succeeded'>((resolve) => {
+          answer.set(deliveryId, () => onAnswered?.());
+          record.set(deliveryId, () => resolve('succeeded'));
+        });
+      },
+    } as unknown as DeliveryAttemptsService;
+    const queue = { enqueue: async () => undefined } as unknown as DeliveryQueue;
+    const config = { processRole: 'worker', delivery: { concurrency: CONCURRENCY, endpointConcurrency: PER_ENDPOINT } } as AppConfig;
+    const processor = new DeliveryProcessor(queue, attempts, config);
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    const batch = (ids: string[], endpointOf: (i: number) => string) =>
+      processor.run({
+        id: `b:${ids[0]}:1`,
+        data: { batch: ids.map((deliveryId, i) => ({ deliveryId, endpointId: endpointOf(i), attempt: 1 })) },
+      } as Job<DeliveryJob>);
+
+    void batch(['a0', 'a1', 'a2'], () => 'e1'); // e1's share is 2: a2 is parked
+    await turn();
+    expect(started).toEqual(['a0', 'a1']);
+    answer.get('a0')!(); // answered, not yet recorded: a2 goes out
+    await turn();
+    expect(started).toEqual(['a0', 'a1', 'a2']);
+    for (const id of ['a1', 'a2']) answer.get(id)!();
+    // Three outcomes wait for their record; requests in flight have their own limit (4).
+    void batch(['c0', 'c1', 'c2', 'c3', 'c4'], (i) => `f${i}`);
+    await turn();
+    expect(started).toEqual(['a0', 'a1', 'a2', 'c0', 'c1', 'c2', 'c3']);
+    answer.get('c0')!(); // a request slot is free, but 4 outcomes now wait for their record: c4 waits
+    await turn();
+    expect(started).toHaveLength(7);
+    record.get('a0')!(); // one recorded: c4 goes out
+    await turn();
+    expect(started).toEqual(['a0', 'a1', 'a2', 'c0', 'c1', 'c2', 'c3', 'c4']);
+    for (const id of ['c1', 'c2', 'c3', 'c4']) answer.get(id)!();
+    for (const id of ['a1', 'a2', 'c0', 'c1', 'c2', 'c3', 'c4']) record.get(id)!();
+    await processor.beforeApplicationShutdown();
+  });
+
   it('a batch job handed in at shutdown starts nothing (the sweep re-drives its rows)', async () => {
     const { processor, runBatch, started, release, turn } = setup();
     const first = runBatch(

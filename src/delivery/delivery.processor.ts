@@ -42,7 +42,7 @@ interface Waiting extends Parked {
  * the attempt, and the next try is its own delayed job (a thrown error would only make Bull
  * capture a stack trace for a job that is removed at once).
  *
- * Isolation: one endpoint may have at most DELIVERY_ENDPOINT_CONCURRENCY attempts in flight in
+ * Isolation: one endpoint may have at most DELIVERY_ENDPOINT_CONCURRENCY requests in flight from
  * this worker, so a receiver that hangs until the timeout cannot starve the others. A job beyond
  * that is parked: the Bull job completes at once (freeing its slot) and the attempt waits in the
  * endpoint's line in memory, to start the moment one of the endpoint's attempts ends. Parking is
@@ -73,8 +73,10 @@ export class DeliveryProcessor implements OnApplicationBootstrap, BeforeApplicat
   private readonly waiting: Waiting[] = [];
   /** Per endpoint with attempts in flight or parked: when one last ended, and the average time between two ending (ms, weighted to the recent). */
   private readonly pace = new Map<string, { lastEndAt: number; intervalMs?: number; postponed: number }>();
-  /** Attempts in flight in this worker, Bull's and parked ones alike. */
+  /** Attempts in flight in this worker, Bull's and parked ones alike, until their endpoint has answered. */
   private inFlightTotal = 0;
+  /** Attempts answered whose outcome is being recorded. */
+  private recording = 0;
   private stopping = false;
 
   constructor(
@@ -164,7 +166,7 @@ export class DeliveryProcessor implements OnApplicationBootstrap, BeforeApplicat
    * share in flight takes no slot and is parked (or postponed) like a single job.
    */
   private startWaiting(): void {
-    while (this.waiting.length > 0 && this.inFlightTotal < this.config.delivery.concurrency) {
+    while (this.waiting.length > 0 && this.hasRoom()) {
       const { deliveryId, endpointId, attempt, handedOver } = this.waiting.shift()!;
       if (this.full(endpointId)) {
         void this.parkOrPostpone(endpointId, { deliveryId, attempt }, 0, `${deliveryId}:${attempt}`)
@@ -204,14 +206,17 @@ export class DeliveryProcessor implements OnApplicationBootstrap, BeforeApplicat
     return true;
   }
 
+  /**
+   * An attempt holds its endpoint's slot and one of the worker's until the endpoint has answered
+   * (the limits are on requests in flight); its outcome is then recorded in the next batch while
+   * other attempts go out. At most DELIVERY_CONCURRENCY attempts wait for their record, so a slow
+   * database holds new attempts back instead of piling outcomes up in memory.
+   */
   private async runAttempt(endpointId: string | undefined, deliveryId: string, attempt: number): Promise<AttemptOutcome> {
     if (endpointId) this.inFlight.set(endpointId, (this.inFlight.get(endpointId) ?? 0) + 1);
     this.inFlightTotal += 1;
-    try {
-      const outcome = await this.attempts.attempt(deliveryId, attempt);
-      this.logger.debug(`delivery ${deliveryId} attempt ${attempt}: ${outcome}`);
-      return outcome;
-    } finally {
+    let answered = false;
+    const freeSlots = () => {
       this.inFlightTotal -= 1;
       if (endpointId) {
         const left = (this.inFlight.get(endpointId) ?? 1) - 1;
@@ -219,9 +224,28 @@ export class DeliveryProcessor implements OnApplicationBootstrap, BeforeApplicat
         else this.inFlight.delete(endpointId);
         this.attemptEnded(endpointId, left);
       }
+    };
+    try {
+      const outcome = await this.attempts.attempt(deliveryId, attempt, () => {
+        answered = true;
+        this.recording += 1;
+        freeSlots();
+        this.startParked(endpointId);
+        this.startWaiting();
+      });
+      this.logger.debug(`delivery ${deliveryId} attempt ${attempt}: ${outcome}`);
+      return outcome;
+    } finally {
+      if (answered) this.recording -= 1;
+      else freeSlots();
       this.startParked(endpointId);
       this.startWaiting();
     }
+  }
+
+  /** Whether the worker may start another attempt: a slot free, and not too many outcomes waiting for their record. */
+  private hasRoom(): boolean {
+    return this.inFlightTotal < this.config.delivery.concurrency && this.recording < this.config.delivery.concurrency;
   }
 
   /** Keeps the endpoint's pace while it has attempts here; forgets it when it has none. */
@@ -247,7 +271,7 @@ export class DeliveryProcessor implements OnApplicationBootstrap, BeforeApplicat
     if (this.stopping || this.parked.size === 0) return;
     const lines = endedEndpointId && this.parked.has(endedEndpointId) ? [endedEndpointId, ...this.parked.keys()] : this.parked.keys();
     for (const endpointId of lines) {
-      while (this.inFlightTotal < this.config.delivery.concurrency && !this.full(endpointId)) {
+      while (this.hasRoom() && !this.full(endpointId)) {
         const line = this.parked.get(endpointId);
         if (!line) break;
         const next = line.shift()!;
@@ -255,7 +279,7 @@ export class DeliveryProcessor implements OnApplicationBootstrap, BeforeApplicat
         this.parkedKeys.delete(`${next.deliveryId}:${next.attempt}`);
         this.detach(next.deliveryId, this.runAttempt(endpointId, next.deliveryId, next.attempt));
       }
-      if (this.inFlightTotal >= this.config.delivery.concurrency) return;
+      if (!this.hasRoom()) return;
     }
   }
 }
