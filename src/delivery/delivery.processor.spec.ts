@@ -138,25 +138,38 @@ describe('DeliveryProcessor parking', () => {
         data: { batch: ids.map((deliveryId, i) => ({ deliveryId, endpointId: endpointOf(i), attempt: 1 })) },
       } as Job<DeliveryJob>);
 
-    void batch(['a0', 'a1', 'a2'], () => 'e1'); // e1's share is 2: a2 is parked
+    void batch(['a0', 'a1', 'a2', 'a3'], () => 'e1'); // e1's share is 2: a2 and a3 are parked
     await turn();
     expect(started).toEqual(['a0', 'a1']);
     answer.get('a0')!(); // answered, not yet recorded: a2 goes out
     await turn();
     expect(started).toEqual(['a0', 'a1', 'a2']);
-    for (const id of ['a1', 'a2']) answer.get(id)!();
-    // Three outcomes wait for their record; requests in flight have their own limit (4).
-    void batch(['c0', 'c1', 'c2', 'c3', 'c4'], (i) => `f${i}`);
+    answer.get('a1')!(); // one request in flight, but e1 has its share (2) of outcomes waiting: a3 waits
     await turn();
-    expect(started).toEqual(['a0', 'a1', 'a2', 'c0', 'c1', 'c2', 'c3']);
-    answer.get('c0')!(); // a request slot is free, but 4 outcomes now wait for their record: c4 waits
+    expect(started).toEqual(['a0', 'a1', 'a2']);
+    record.get('a0')!();
     await turn();
-    expect(started).toHaveLength(7);
-    record.get('a0')!(); // one recorded: c4 goes out
+    expect(started).toEqual(['a0', 'a1', 'a2', 'a3']);
+    for (const id of ['a2', 'a3']) answer.get(id)!();
+    for (const id of ['a1', 'a2', 'a3']) record.get(id)!();
     await turn();
-    expect(started).toEqual(['a0', 'a1', 'a2', 'c0', 'c1', 'c2', 'c3', 'c4']);
-    for (const id of ['c1', 'c2', 'c3', 'c4']) answer.get(id)!();
-    for (const id of ['a1', 'a2', 'c0', 'c1', 'c2', 'c3', 'c4']) record.get(id)!();
+
+    // In all: 4 requests in flight (CONCURRENCY), and no new attempt while 4 outcomes wait.
+    const cs = Array.from({ length: 8 }, (_, i) => `c${i}`);
+    void batch(cs, (i) => `f${i}`);
+    await turn();
+    expect(started.slice(4)).toEqual(['c0', 'c1', 'c2', 'c3']);
+    for (const id of ['c0', 'c1', 'c2']) answer.get(id)!(); // each answer frees a request slot: c4, c5, c6 go out
+    await turn();
+    expect(started.slice(4)).toEqual(cs.slice(0, 7));
+    answer.get('c3')!(); // a request slot free, but 4 outcomes now wait for their record: c7 waits
+    await turn();
+    expect(started.slice(4)).toEqual(cs.slice(0, 7));
+    record.get('c0')!();
+    await turn();
+    expect(started.slice(4)).toEqual(cs);
+    for (const id of ['c4', 'c5', 'c6', 'c7']) answer.get(id)!();
+    for (const id of cs.slice(1)) record.get(id)!();
     await processor.beforeApplicationShutdown();
   });
 

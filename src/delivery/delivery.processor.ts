@@ -75,8 +75,9 @@ export class DeliveryProcessor implements OnApplicationBootstrap, BeforeApplicat
   private readonly pace = new Map<string, { lastEndAt: number; intervalMs?: number; postponed: number }>();
   /** Attempts in flight in this worker, Bull's and parked ones alike, until their endpoint has answered. */
   private inFlightTotal = 0;
-  /** Attempts answered whose outcome is being recorded. */
-  private recording = 0;
+  /** Attempts answered whose outcome is being recorded, in all and per endpoint. */
+  private recordingTotal = 0;
+  private readonly recording = new Map<string, number>();
   private stopping = false;
 
   constructor(
@@ -190,8 +191,10 @@ export class DeliveryProcessor implements OnApplicationBootstrap, BeforeApplicat
     void run.finally(() => this.detachedRuns.delete(run));
   }
 
+  /** Whether the endpoint has its share of requests in flight, or of outcomes waiting for their record. */
   private full(endpointId: string): boolean {
-    return (this.inFlight.get(endpointId) ?? 0) >= this.config.delivery.endpointConcurrency;
+    const share = this.config.delivery.endpointConcurrency;
+    return (this.inFlight.get(endpointId) ?? 0) >= share || (this.recording.get(endpointId) ?? 0) >= share;
   }
 
   /** True when the attempt now waits in the endpoint's line (or already did). */
@@ -209,35 +212,35 @@ export class DeliveryProcessor implements OnApplicationBootstrap, BeforeApplicat
   /**
    * An attempt holds its endpoint's slot and one of the worker's until the endpoint has answered
    * (the limits are on requests in flight); its outcome is then recorded in the next batch while
-   * other attempts go out. At most DELIVERY_CONCURRENCY attempts wait for their record, so a slow
-   * database holds new attempts back instead of piling outcomes up in memory.
+   * other attempts go out. Outcomes waiting for their record have the same limits, per endpoint
+   * and in all, so a slow database holds new attempts back instead of piling outcomes up in
+   * memory, and an endpoint whose failures are slow to record cannot take the others' turn.
    */
   private async runAttempt(endpointId: string | undefined, deliveryId: string, attempt: number): Promise<AttemptOutcome> {
-    if (endpointId) this.inFlight.set(endpointId, (this.inFlight.get(endpointId) ?? 0) + 1);
+    if (endpointId) adjust(this.inFlight, endpointId, 1);
     this.inFlightTotal += 1;
     let answered = false;
-    const freeSlots = () => {
+    const answer = () => {
       this.inFlightTotal -= 1;
-      if (endpointId) {
-        const left = (this.inFlight.get(endpointId) ?? 1) - 1;
-        if (left > 0) this.inFlight.set(endpointId, left);
-        else this.inFlight.delete(endpointId);
-        this.attemptEnded(endpointId, left);
-      }
+      if (endpointId) this.attemptEnded(endpointId, adjust(this.inFlight, endpointId, -1));
     };
     try {
       const outcome = await this.attempts.attempt(deliveryId, attempt, () => {
         answered = true;
-        this.recording += 1;
-        freeSlots();
+        answer();
+        this.recordingTotal += 1;
+        if (endpointId) adjust(this.recording, endpointId, 1);
         this.startParked(endpointId);
         this.startWaiting();
       });
       this.logger.debug(`delivery ${deliveryId} attempt ${attempt}: ${outcome}`);
       return outcome;
     } finally {
-      if (answered) this.recording -= 1;
-      else freeSlots();
+      if (!answered) answer();
+      else {
+        this.recordingTotal -= 1;
+        if (endpointId) adjust(this.recording, endpointId, -1);
+      }
       this.startParked(endpointId);
       this.startWaiting();
     }
@@ -245,7 +248,7 @@ export class DeliveryProcessor implements OnApplicationBootstrap, BeforeApplicat
 
   /** Whether the worker may start another attempt: a slot free, and not too many outcomes waiting for their record. */
   private hasRoom(): boolean {
-    return this.inFlightTotal < this.config.delivery.concurrency && this.recording < this.config.delivery.concurrency;
+    return this.inFlightTotal < this.config.delivery.concurrency && this.recordingTotal < this.config.delivery.concurrency;
   }
 
   /** Keeps the endpoint's pace while it has attempts here; forgets it when it has none. */
@@ -282,4 +285,12 @@ export class DeliveryProcessor implements OnApplicationBootstrap, BeforeApplicat
       if (!this.hasRoom()) return;
     }
   }
+}
+
+/** Adds `delta` to the key's count, forgetting the key at zero; answers the new count. */
+function adjust(counts: Map<string, number>, key: string, delta: number): number {
+  const next = (counts.get(key) ?? 0) + delta;
+  if (next > 0) counts.set(key, next);
+  else counts.delete(key);
+  return next;
 }
