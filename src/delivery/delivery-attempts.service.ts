@@ -12,6 +12,7 @@ import { UrlPolicy } from '../webhooks/url-policy/url-policy';
 import { SealedSecrets, WebhooksService } from '../webhooks/webhooks.service';
 import { ClaimedRow, DeliveryAttemptsRepository } from './delivery-attempts.repository';
 import { DeliveryQueue } from './delivery-queue';
+import { nextRetryDelayMs } from './retry-after';
 import { SendResult, WebhookSender } from './webhook-sender';
 
 export const USER_AGENT = 'MessagingSync-Webhooks/1.0';
@@ -262,7 +263,8 @@ export class DeliveryAttemptsService implements OnModuleInit {
    */
   private async recordFailureBatch(items: Failure[]): Promise<AttemptOutcome[]> {
     const rows = items.map(({ delivery, attempt, now, result }) => {
-      const retryDelayMs = this.config.delivery.retryScheduleMs[attempt - 1];
+      const askedMs = 'retryAfterMs' in result ? result.retryAfterMs : undefined;
+      const retryDelayMs = nextRetryDelayMs(this.config.delivery.retryScheduleMs, attempt, askedMs);
       return {
         delivery,
         attempt,
@@ -271,7 +273,7 @@ export class DeliveryAttemptsService implements OnModuleInit {
         retryDelayMs,
         status: retryDelayMs === undefined ? ('failed' as const) : ('retrying' as const),
         nextAttemptAt: retryDelayMs === undefined ? null : new Date(now.getTime() + retryDelayMs),
-        error: 'errorKind' in result ? `${result.errorKind}: ${result.error}` : `HTTP ${result.statusCode}`,
+        error: 'errorKind' in result ? `${result.errorKind}: ${result.error}` : httpError(result.statusCode, askedMs),
       };
     });
     const outcomes = await this.withDeadlockRetry(() =>
@@ -323,4 +325,9 @@ export class DeliveryAttemptsService implements OnModuleInit {
       }
     }
   }
+}
+
+/** A failed attempt's error as recorded: its status, and the wait the receiver asked for, if any. */
+function httpError(statusCode: number, retryAfterMs: number | undefined): string {
+  return retryAfterMs === undefined ? `HTTP ${statusCode}` : `HTTP ${statusCode} (Retry-After: ${Math.ceil(retryAfterMs / 1000)} s)`;
 }

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { Pool } from 'undici';
+import { retryAfterMs } from './retry-after';
 
 /** Response bodies are kept up to this many bytes (spec: Limits, 2 KB). */
 export const MAX_STORED_RESPONSE_BYTES = 2048;
@@ -18,7 +19,13 @@ export interface SendRequest {
 export type SendErrorKind = 'timeout' | 'connection_refused' | 'connection_reset' | 'dns' | 'tls' | 'network' | 'url_refused';
 
 export type SendResult =
-  | { ok: boolean; statusCode: number; responseBody: string; durationMs: number }
+  | {
+      ok: boolean;
+      statusCode: number;
+      responseBody: string;
+      durationMs: number;
+      /** A 429's or 503's Retry-After, in ms from the answer. */ retryAfterMs?: number;
+    }
   | { ok: false; statusCode: null; errorKind: SendErrorKind; error: string; durationMs: number };
 
 /**
@@ -46,7 +53,8 @@ export class WebhookSender implements OnModuleDestroy {
       });
       const responseBody = await readCapped(response.body, MAX_STORED_RESPONSE_BYTES);
       const ok = response.statusCode >= 200 && response.statusCode < 300;
-      return { ok, statusCode: response.statusCode, responseBody, durationMs: duration() };
+      const retryAfter = retryAfterMs(response.statusCode, response.headers['retry-after'], new Date());
+      return { ok, statusCode: response.statusCode, responseBody, durationMs: duration(), ...(retryAfter === undefined ? {} : { retryAfterMs: retryAfter }) };
     } catch (error) {
       const kind = signal.aborted ? 'timeout' : classify(error);
       const message = kind === 'timeout' ? `no answer within ${request.timeoutMs} ms` : describe(error);
