@@ -6,6 +6,7 @@ import {
   createDeliveryTestApp,
   deliveriesOf,
   DeliveryTestApp,
+  deleteRegisteredEndpoints,
   EVT_ID,
   freePort,
   hmacHex,
@@ -53,12 +54,7 @@ describe('delivery outcomes, retries and resend', () => {
     await closeDeliveryTestApp(t);
     await receiver.stop();
   });
-  afterEach(async () => {
-    // Endpoints of a finished test stop retrying (the cap is 10 per user).
-    for (const id of t.endpointIds.splice(0)) {
-      await t.db.query('DELETE FROM webhook_endpoints WHERE id = $1', [id]);
-    }
-  });
+  afterEach(() => deleteRegisteredEndpoints(t));
 
   const emailLine = () => s.lines.find((l) => l.type === 'EMAIL_ACCOUNT')!.id;
 

@@ -4,6 +4,7 @@ import {
   closeDeliveryTestApp,
   createDeliveryTestApp,
   DeliveryTestApp,
+  deleteRegisteredEndpoints,
   publish,
   register,
   routeResponses,
@@ -45,9 +46,7 @@ describe('Retry-After from a receiver', () => {
     await closeDeliveryTestApp(t);
     await receiver.stop();
   });
-  afterEach(async () => {
-    for (const id of t.endpointIds.splice(0)) await t.db.query('DELETE FROM webhook_endpoints WHERE id = $1', [id]);
-  });
+  afterEach(() => deleteRegisteredEndpoints(t));
 
   /** Registers a fresh path answering `first` to the first request and 200 after; publishes one event. */
   async function deliverOne(first: { status: number; headers?: Record<string, string> }): Promise<{ endpointId: string; path: string }> {

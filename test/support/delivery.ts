@@ -66,6 +66,12 @@ export async function closeDeliveryTestApp(t: DeliveryTestApp | undefined): Prom
   await t.close();
 }
 
+/** Deletes the endpoints registered so far (deliveries and all): a finished test's endpoints stop retrying, and the cap of 10 per user is free again. */
+export async function deleteRegisteredEndpoints(t: DeliveryTestApp): Promise<void> {
+  const ids = t.endpointIds.splice(0);
+  if (ids.length > 0) await t.db.query('DELETE FROM webhook_endpoints WHERE id = ANY($1::uuid[])', [ids]);
+}
+
 /** A Clock whose time is the real time moved by `offsetMs`. */
 export class FakeClock extends Clock {
   offsetMs = 0;
