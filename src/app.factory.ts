@@ -12,6 +12,8 @@ import { RequestInputGuard } from './common/request-body';
 import { createValidationPipe } from './common/validation';
 import { AppConfig } from './config/app-config';
 import { APP_CONFIG } from './config/config.module';
+import { httpMetrics } from './ops/metrics/http-metrics';
+import { ServiceMetrics } from './ops/metrics/service-metrics';
 
 /** Nest's own body parser is off: bodies are read after authentication, by RequestInputGuard. */
 export const HTTP_APP_OPTIONS = { bufferLogs: true, bodyParser: false } as const;
@@ -22,6 +24,7 @@ const ADMIN_DOCS_PATH = '/admin/docs';
 export function configureHttpApp(app: INestApplication): void {
   const express = app as NestExpressApplication;
   express.disable('x-powered-by');
+  express.use(httpMetrics(app.get(ServiceMetrics)));
   express.set('trust proxy', app.get<AppConfig>(APP_CONFIG).trustProxy);
   app.useLogger(app.get(Logger));
   const config = app.get<AppConfig>(APP_CONFIG);

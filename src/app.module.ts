@@ -15,6 +15,7 @@ import { HealthModule } from './health/health.module';
 import { LimitsModule } from './limits/limits.module';
 import { EventsModule } from './events/events.module';
 import { McpModule } from './mcp/mcp.module';
+import { MetricsModule } from './ops/metrics/metrics.module';
 import { MessagingModule } from './messaging/messaging.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 import { DeliveryModule } from './delivery/delivery.module';
@@ -30,6 +31,7 @@ import { WebModule } from './web/web.module';
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => ({ ...dataSourceOptions(config.databaseUrl), retryAttempts: 3 }),
     }),
+    MetricsModule,
     QueueModule,
     LimitsModule,
     AccountsModule,

@@ -49,6 +49,18 @@ class EnvironmentVariables {
   @Matches(/^smtps?:\/\/\S+$/, { message: 'SMTP_URL must be an smtp:// or smtps:// URL' })
   SMTP_URL?: string;
 
+  @IsOptional()
+  @IsString()
+  @Matches(/^\S{16,}$/, { message: 'METRICS_TOKEN must be at least 16 characters with no spaces' })
+  METRICS_TOKEN?: string;
+
+  /** A port of its own for GET /metrics (a worker has no other HTTP server); 0 = none. */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  METRICS_PORT = 0;
+
   /** Twilio's REST API, or a Twilio-compatible provider's (docs/twilio.md); https except in development. */
   @IsOptional()
   @Matches(/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/, { message: 'TWILIO_API_BASE_URL must be an http(s) URL without a query, such as https://api.twilio.com' })
@@ -402,6 +414,13 @@ export interface AppConfig {
   /** Where outbound SMS are handed over (an HTTP carrier API); null when none is configured. */
   smsCarrierUrl: string | null;
   smtpUrl: string | null;
+  /** Prometheus metrics (docs/operations.md, "Metrics"). */
+  metrics: {
+    /** Bearer token GET /metrics requires; null: open, as Prometheus targets usually are. */
+    token: string | null;
+    /** A listener of its own for GET /metrics, on every role; null when METRICS_PORT is 0. */
+    port: number | null;
+  };
   /** Phone lines connected to Twilio (or a compatible provider): its API, without a trailing slash. */
   twilio: { apiBaseUrl: string };
   secretsKey: Buffer;
@@ -594,6 +613,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     ingestToken: parsed.INGEST_TOKEN ?? devSecrets!.ingestToken,
     smsCarrierUrl: parsed.SMS_CARRIER_URL ?? null,
     smtpUrl: parsed.SMTP_URL ?? null,
+    metrics: { token: parsed.METRICS_TOKEN ?? null, port: parsed.METRICS_PORT || null },
     twilio: { apiBaseUrl: parsed.TWILIO_API_BASE_URL.replace(/\/+$/, '') },
     secretsKey: Buffer.from(parsed.SECRETS_KEY ?? devSecrets!.secretsKey, 'hex'),
     secretsKeyFallbacks: secretsKeyFallbacks.map((key) => Buffer.from(key, 'hex')),

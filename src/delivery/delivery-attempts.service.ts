@@ -7,6 +7,7 @@ import { MicroBatcher } from '../common/micro-batcher';
 import { DomainError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { ServiceMetrics } from '../ops/metrics/service-metrics';
 import { signWebhook, SIGNATURE_HEADER } from '../sdk';
 import { UrlPolicy } from '../webhooks/url-policy/url-policy';
 import { SealedSecrets, WebhooksService } from '../webhooks/webhooks.service';
@@ -87,6 +88,7 @@ export class DeliveryAttemptsService implements OnModuleInit {
     private readonly queue: DeliveryQueue,
     private readonly attachmentUrls: AttachmentUrls,
     private readonly clock: Clock,
+    private readonly metrics: ServiceMetrics,
   ) {
     this.maxAttempts = config.delivery.retryScheduleMs.length + 1;
     this.claims = new MicroBatcher((items) => this.claimBatch(items));
@@ -118,6 +120,7 @@ export class DeliveryAttemptsService implements OnModuleInit {
     const { delivery, endpoint, now } = claimed;
     if (endpoint.status !== 'active') {
       await this.repository.cancel(deliveryId);
+      this.metrics.deliveryAttempted('cancelled', null, null);
       return 'cancelled';
     }
 
@@ -145,6 +148,8 @@ export class DeliveryAttemptsService implements OnModuleInit {
       result = { ok: false, statusCode: null, errorKind: 'url_refused', error: error.message, durationMs: 0 };
     }
     onAnswered?.();
+    const answeredAt = Date.now();
+    let outcome: AttemptOutcome;
     if (result.ok && 'responseBody' in result) {
       const recorded = await this.successes.submit({
         delivery,
@@ -154,9 +159,13 @@ export class DeliveryAttemptsService implements OnModuleInit {
         responseBody: result.responseBody,
         durationMs: result.durationMs,
       });
-      return recorded ? 'succeeded' : 'cancelled'; // not recorded: the endpoint was deleted meanwhile
+      outcome = recorded ? 'succeeded' : 'cancelled'; // not recorded: the endpoint was deleted meanwhile
+    } else {
+      outcome = await this.failures.submit({ delivery, attempt, now, result });
     }
-    return this.failures.submit({ delivery, attempt, now, result });
+    const lagMs = outcome === 'succeeded' ? answeredAt - delivery.eventCreatedAt.getTime() : null;
+    this.metrics.deliveryAttempted(outcome, 'errorKind' in result && result.errorKind === 'url_refused' ? null : result.durationMs, lagMs);
+    return outcome;
   }
 
   /** Envelope bytes for this attempt; attachment links are signed afresh, valid 1 h from now. */

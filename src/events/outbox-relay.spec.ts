@@ -1,12 +1,13 @@
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
+import { ServiceMetrics } from '../ops/metrics/service-metrics';
 import { DRAIN_GAP_MS, OutboxRelay } from './outbox-relay';
 import { OutboxRepository } from './outbox.repository';
 
 /** Wake-ups under load: drains are coalesced and start at least DRAIN_GAP_MS apart. */
 describe('OutboxRelay.wake', () => {
   function relayWithDrains() {
-    const relay = new OutboxRelay({} as DataSource, {} as OutboxRepository, { outbox: { pollIntervalMs: 60_000 } } as AppConfig);
+    const relay = new OutboxRelay({} as DataSource, {} as OutboxRepository, { outbox: { pollIntervalMs: 60_000 } } as AppConfig, new ServiceMetrics());
     const starts: number[] = [];
     let finish: () => void = () => undefined;
     relay.drain = () => {

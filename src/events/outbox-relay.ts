@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Client } from 'pg';
 import { DataSource, EntityManager } from 'typeorm';
@@ -6,6 +6,7 @@ import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { Hooks } from '../common/hooks';
 import { PeriodicTask } from '../common/periodic-task';
+import { ServiceMetrics } from '../ops/metrics/service-metrics';
 import { PublishedEvent } from './domain-event';
 import { OUTBOX_CHANNEL, OutboxRepository } from './outbox.repository';
 
@@ -29,7 +30,7 @@ export const DRAIN_GAP_MS = 10;
  * (Redis down, database restart) rolls back and is tried again on the next wake.
  */
 @Injectable()
-export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
+export class OutboxRelay implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(OutboxRelay.name);
   /** Run in the transaction that claims a batch of committed events; each may answer a step to run after it commits. */
   readonly relayed = new Hooks<[events: PublishedEvent[], manager: EntityManager], (() => Promise<void>) | void>('outbox events relayed');
@@ -46,7 +47,15 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly outbox: OutboxRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly metrics: ServiceMetrics,
   ) {}
+
+  onModuleInit(): void {
+    this.metrics.addCollector('outbox', async () => {
+      const { count, oldestAgeSeconds } = await this.outbox.pending();
+      this.metrics.outboxMeasured(count, oldestAgeSeconds);
+    });
+  }
 
   onApplicationBootstrap(): void {
     if (this.config.processRole === 'api') return;

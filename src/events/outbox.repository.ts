@@ -55,6 +55,15 @@ export class OutboxRepository {
     await queryNamed(manager, 'UPDATE outbox_events SET relayed_at = now() WHERE id = ANY (:ids::bigint[])', { ids });
   }
 
+  /** How many committed events wait for the relay, and the oldest one's age (metrics). */
+  async pending(): Promise<{ count: number; oldestAgeSeconds: number }> {
+    const [row] = await this.dataSource.query<Array<{ count: number; age: number | null }>>(
+      `SELECT count(*)::int AS count, extract(epoch FROM now() - min(occurred_at))::float8 AS age
+         FROM outbox_events WHERE relayed_at IS NULL`,
+    );
+    return { count: row.count, oldestAgeSeconds: row.age ?? 0 };
+  }
+
   /** Deletes events relayed more than `retentionMs` ago, in small batches; answers how many. */
   async deleteRelayedBefore(retentionMs: number, options: { batchSize: number; pauseMs: number }): Promise<number> {
     const { rows } = await deleteInBatches(

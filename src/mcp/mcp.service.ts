@@ -10,6 +10,7 @@ import { findIllFormed } from '../common/well-formed';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { ApiKeyLimits, KeyTicket } from '../limits/api-key-limits.service';
+import { ServiceMetrics } from '../ops/metrics/service-metrics';
 import {
   asRequest,
   failure,
@@ -38,6 +39,9 @@ const INSTRUCTIONS =
   'Register a webhook (register_webhook) to be woken by events instead of polling; list_email_accounts and ' +
   'list_phone_numbers give the line ids a channelScope takes.';
 
+/** The methods dispatch() answers; any other is labelled "other" in the metrics. */
+const KNOWN_METHODS = new Set(['initialize', 'ping', 'tools/list', 'tools/call']);
+
 export interface CallToolResult {
   content: Array<{ type: 'text'; text: string }>;
   structuredContent?: object;
@@ -58,6 +62,7 @@ export class McpService {
     private readonly apiKeys: ApiKeysService,
     private readonly limits: ApiKeyLimits,
     @Inject(APP_CONFIG) config: AppConfig,
+    private readonly metrics: ServiceMetrics,
   ) {
     this.maxBatch = config.mcp.maxBatch;
     this.batchConcurrency = config.mcp.batchConcurrency;
@@ -134,15 +139,35 @@ export class McpService {
       return failure(idOf(message), INVALID_REQUEST, (error as Error).message);
     }
     if (request.id === undefined) return undefined; // a notification: nothing to answer
+    const started = performance.now();
+    const measured = (response: JsonRpcResponse): JsonRpcResponse => {
+      const outcome = 'error' in response ? 'rpc_error' : (response.result as Partial<CallToolResult>).isError ? 'tool_error' : 'ok';
+      this.record(request, outcome, started);
+      return response;
+    };
     try {
-      return { jsonrpc: '2.0', id: request.id, result: await this.dispatch(request, caller) };
+      return measured({ jsonrpc: '2.0', id: request.id, result: await this.dispatch(request, caller) });
     } catch (error) {
-      if (error instanceof JsonRpcError) return failure(request.id, error.code, error.message);
+      if (error instanceof JsonRpcError) return measured(failure(request.id, error.code, error.message));
       // Not the request's fault and worth repeating: the HTTP error filter answers 503 with Retry-After.
-      if (isDatabaseUnavailable(error)) throw error;
+      if (isDatabaseUnavailable(error)) {
+        this.record(request, 'rpc_error', started);
+        throw error;
+      }
       this.logger.error(`${request.method} failed: ${error instanceof Error ? error.stack : String(error)}`);
-      return failure(request.id, INTERNAL_ERROR, 'Internal error');
+      return measured(failure(request.id, INTERNAL_ERROR, 'Internal error'));
     }
+  }
+
+  /** mcp_requests_total and mcp_request_duration_seconds, labelled with known names only (a caller cannot mint labels). */
+  private record(request: JsonRpcRequest, outcome: 'ok' | 'tool_error' | 'rpc_error', started: number): void {
+    const method = KNOWN_METHODS.has(request.method) ? request.method : 'other';
+    let tool = '-';
+    if (method === 'tools/call') {
+      const name = isObject(request.params) ? request.params.name : undefined;
+      tool = typeof name === 'string' && this.tools.get(name) ? name : 'unknown';
+    }
+    this.metrics.mcpAnswered(method, tool, outcome, (performance.now() - started) / 1000);
   }
 
   private async dispatch(request: JsonRpcRequest, caller: Caller): Promise<object> {

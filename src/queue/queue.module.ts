@@ -40,6 +40,19 @@ export class RedisClient implements OnModuleDestroy {
   }
 }
 
+/** Every Bull queue of the service (the ones Nest provides): for shutdown, metrics and the queue dashboard. */
+@Injectable()
+export class ServiceQueues {
+  constructor(private readonly discovery: DiscoveryService) {}
+
+  all(): Queue.Queue[] {
+    return this.discovery
+      .getProviders()
+      .map((wrapper) => wrapper.instance as unknown)
+      .filter((instance): instance is Queue.Queue => instance instanceof Queue);
+  }
+}
+
 /**
  * Stops every queue's processing at once when the process shuts down, before the modules' own
  * shutdown hooks close the queues one after the other. Stopping is the slow part of closing: a
@@ -51,14 +64,10 @@ export class RedisClient implements OnModuleDestroy {
  */
 @Injectable()
 export class QueuesShutdown implements BeforeApplicationShutdown {
-  constructor(private readonly discovery: DiscoveryService) {}
+  constructor(private readonly queues: ServiceQueues) {}
 
   async beforeApplicationShutdown(): Promise<void> {
-    const queues = this.discovery
-      .getProviders()
-      .map((wrapper) => wrapper.instance as unknown)
-      .filter((instance): instance is Queue.Queue => instance instanceof Queue);
-    await Promise.all(queues.map((queue) => queue.pause(true)));
+    await Promise.all(this.queues.all().map((queue) => queue.pause(true)));
   }
 }
 
@@ -75,7 +84,7 @@ export class QueuesShutdown implements BeforeApplicationShutdown {
       useFactory: (config: AppConfig) => ({ redis: config.redisUrl, prefix: config.queuePrefix }),
     }),
   ],
-  providers: [RedisClient, QueuesShutdown],
-  exports: [RedisClient],
+  providers: [RedisClient, ServiceQueues, QueuesShutdown],
+  exports: [RedisClient, ServiceQueues],
 })
 export class QueueModule {}

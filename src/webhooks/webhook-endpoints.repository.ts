@@ -213,6 +213,14 @@ export class WebhookEndpointsRepository {
     return ended;
   }
 
+  /** Every endpoint of every org, counted by status (metrics). */
+  async countByStatus(): Promise<Record<string, number>> {
+    const rows = await this.dataSource.query<Array<{ status: string; count: number }>>(
+      'SELECT status, count(*)::int AS count FROM webhook_endpoints GROUP BY status',
+    );
+    return Object.fromEntries(rows.map((row) => [row.status, row.count]));
+  }
+
   async disable(manager: EntityManager, endpointId: string, reason: string): Promise<void> {
     await queryNamed(manager, `UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = :reason, updated_at = now() WHERE id = :endpointId`, {
       endpointId,

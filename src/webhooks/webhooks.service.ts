@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AccountsService } from '../accounts/accounts.service';
@@ -8,6 +8,7 @@ import { CapReachedError, NotFoundError, ValidationError } from '../common/error
 import { Clock } from '../common/clock';
 import { Hooks } from '../common/hooks';
 import { SecretBox } from '../common/secret-box';
+import { ServiceMetrics } from '../ops/metrics/service-metrics';
 import { UrlPolicy } from './url-policy/url-policy';
 import { EndpointView, FailureCount, WebhookEndpointsRepository } from './webhook-endpoints.repository';
 import { ChannelType, DEFAULT_MESSAGE_HISTORY_COUNT, DEFAULT_MODE, EndpointStatus, EventKind, PayloadMode, PREVIOUS_SECRET_VALIDITY_MS } from './webhook.types';
@@ -49,7 +50,7 @@ export function generateSigningSecret(): string {
  * its lines, reads as not found. Holds the rules for URLs, scopes, caps, rotation and re-enabling.
  */
 @Injectable()
-export class WebhooksService {
+export class WebhooksService implements OnModuleInit {
   /** Run in the transaction that disables an endpoint (the delivery module cancels its waiting deliveries). */
   readonly endpointDisabled = new Hooks<[endpointId: string, manager: EntityManager]>('webhook endpoint disabled');
 
@@ -60,7 +61,12 @@ export class WebhooksService {
     private readonly urlPolicy: UrlPolicy,
     private readonly secrets: SecretBox,
     private readonly clock: Clock,
+    private readonly metrics: ServiceMetrics,
   ) {}
+
+  onModuleInit(): void {
+    this.metrics.addCollector('webhook endpoints by status', async () => this.metrics.endpointsCounted(await this.endpoints.countByStatus()));
+  }
 
   list(caller: Caller): Promise<EndpointView[]> {
     return this.endpoints.listVisible(caller);

@@ -7,6 +7,7 @@ import { wellFormedCopy } from '../../common/well-formed';
 import { AttachmentExtractedData, CalendarEventData } from '../../events/event-payloads';
 import { toExtractedAttachment } from './attachment-view';
 import { AttachmentsRepository } from './attachments.repository';
+import { ServiceMetrics } from '../../ops/metrics/service-metrics';
 import { EventBus } from '../../events/event-bus';
 import { MessageDataBuilder } from '../message-data.builder';
 import { ExtractedContent, ExtractionError, ExtractionLimitError, ParsedCalendarEvent } from './extractors/extraction.types';
@@ -58,6 +59,7 @@ export class AttachmentExtractionService {
     private readonly data: MessageDataBuilder,
     private readonly extractor: TextExtractor,
     private readonly attachments: AttachmentsRepository,
+    private readonly metrics: ServiceMetrics,
   ) {}
 
   /**
@@ -129,10 +131,10 @@ export class AttachmentExtractionService {
    * calendar fields come from the sender's file: stored with U+0000 removed and lone surrogates
    * repaired (PostgreSQL refuses them), like every other text an inbound message brings.
    */
-  private finish(attachmentId: string, result: Outcome): Promise<boolean> {
+  private async finish(attachmentId: string, result: Outcome): Promise<boolean> {
     const outcome = wellFormedCopy(result);
     const text = outcome.status === 'extracted' ? outcome.content.text : null;
-    return this.dataSource.transaction(async (tx) => {
+    const finished = await this.dataSource.transaction(async (tx) => {
       const row = await this.attachments.finish(tx, attachmentId, {
         status: outcome.status,
         text,
@@ -152,6 +154,8 @@ export class AttachmentExtractionService {
       await this.bus.publish({ type: 'attachment.extracted', orgId: row.org_id, lineId: row.line_id, data }, tx);
       return true;
     });
+    if (finished) this.metrics.attachmentExtracted(outcome.status);
+    return finished;
   }
 
   private async insertCalendarEvents(tx: EntityManager, attachmentId: string, content: ExtractedContent): Promise<CalendarEventData[]> {

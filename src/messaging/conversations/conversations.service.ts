@@ -5,6 +5,7 @@ import { NotFoundError } from '../../common/errors';
 import { Hooks } from '../../common/hooks';
 import { MicroBatcher } from '../../common/micro-batcher';
 import { EventBus } from '../../events/event-bus';
+import { ServiceMetrics } from '../../ops/metrics/service-metrics';
 import { IdentityKind } from '../../events/event-payloads';
 import { AttachmentFile, AttachmentStorage } from '../attachments/attachment-storage';
 import { MessageDataBuilder } from '../message-data.builder';
@@ -92,6 +93,7 @@ export class ConversationsService {
     private readonly bus: EventBus,
     private readonly data: MessageDataBuilder,
     private readonly attachments: AttachmentStorage,
+    private readonly metrics: ServiceMetrics,
   ) {}
 
   /**
@@ -101,7 +103,14 @@ export class ConversationsService {
    * message.received.
    */
   async recordInbound(input: InboundMessage): Promise<InboundResult> {
-    const result = input.channel === 'SMS' && input.attachments.length === 0 ? await this.recordBatched(input) : await this.record(input);
+    let result: InboundResult;
+    try {
+      result = input.channel === 'SMS' && input.attachments.length === 0 ? await this.recordBatched(input) : await this.record(input);
+    } catch (error) {
+      this.metrics.messageIngested(input.channel, 'rejected');
+      throw error;
+    }
+    this.metrics.messageIngested(input.channel, result.duplicate ? 'duplicate' : 'recorded');
     await this.inboundRecorded.run(result);
     return result;
   }

@@ -1,0 +1,169 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** Seconds: from a fast local answer to a receiver's whole timeout. */
+const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** Seconds from an event's commit to its 2xx: first attempts (ms) to the last retry (12 h later). */
+const LAG_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 7200, 43_200, 86_400];
+/** A collector that has not answered by then leaves its gauges as they were. */
+const COLLECT_TIMEOUT_MS = 5_000;
+
+/** A gauge's values by its one label, set whole at every scrape (a label absent now reads 0). */
+export type LabelledValues = Record<string, number>;
+
+/**
+ * Every metric the service exports, defined here and nowhere else (docs/operations.md, "Metrics",
+ * lists them). Features record through the methods below; what only a query knows (endpoints by
+ * status, the outbox, queue lengths) is read at scrape time by the collectors features register.
+ * Label values are bounded sets (outcomes, statuses, tool names, route patterns), never ids or URLs.
+ */
+@Injectable()
+export class ServiceMetrics {
+  private readonly logger = new Logger(ServiceMetrics.name);
+  readonly registry = new Registry();
+  private readonly collectors: Array<{ name: string; collect: () => Promise<void> }> = [];
+
+  private readonly deliveries = new Counter({
+    name: 'webhook_deliveries_total',
+    help: 'Delivery attempts by what came of them: succeeded, retrying (failed, another attempt is scheduled), failed (no attempt left), cancelled (endpoint disabled or deleted).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  private readonly attemptDuration = new Histogram({
+    name: 'webhook_delivery_attempt_duration_seconds',
+    help: "Time from sending an attempt's request to the receiver's whole answer (or the failure).",
+    buckets: REQUEST_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly deliveryLag = new Histogram({
+    name: 'webhook_delivery_lag_seconds',
+    help: "Time from the event's commit to the receiver's 2xx, retries included.",
+    buckets: LAG_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly endpoints = new Gauge({
+    name: 'webhook_endpoints',
+    help: 'Webhook endpoints by status (active, disabled).',
+    labelNames: ['status'] as const,
+    registers: [this.registry],
+  });
+  private readonly outboxPending = new Gauge({
+    name: 'outbox_pending_events',
+    help: 'Committed events the relay has not handed to delivery yet.',
+    registers: [this.registry],
+  });
+  private readonly outboxLag = new Gauge({
+    name: 'outbox_relay_lag_seconds',
+    help: 'Age of the oldest event the relay has not handed to delivery yet (0 when none waits).',
+    registers: [this.registry],
+  });
+  private readonly queueJobs = new Gauge({
+    name: 'queue_jobs',
+    help: 'Bull jobs by queue and state (waiting, active, delayed, failed, completed, paused).',
+    labelNames: ['queue', 'state'] as const,
+    registers: [this.registry],
+  });
+  private readonly mcpRequests = new Counter({
+    name: 'mcp_requests_total',
+    help: 'JSON-RPC messages on /mcp by method, tool (tools/call only) and outcome: ok, tool_error (isError result), rpc_error.',
+    labelNames: ['method', 'tool', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  private readonly mcpDuration = new Histogram({
+    name: 'mcp_request_duration_seconds',
+    help: 'Time to answer one JSON-RPC message on /mcp, by tool (tools/call) or "-" for other methods.',
+    labelNames: ['tool'] as const,
+    buckets: REQUEST_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly ingested = new Counter({
+    name: 'ingest_messages_total',
+    help: 'Inbound messages by channel (SMS, EMAIL) and outcome: recorded, duplicate (a repeated provider message id), rejected.',
+    labelNames: ['channel', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  private readonly extractions = new Counter({
+    name: 'attachment_extractions_total',
+    help: 'Attachment text extractions finished, by outcome (the extractionStatus attachment.extracted reports): extracted, failed.',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  private readonly httpDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP requests by route pattern (unmatched paths are "other") and status code.',
+    labelNames: ['route', 'status'] as const,
+    buckets: REQUEST_BUCKETS,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** One delivery attempt's end. `durationMs` is the request's; `lagMs` the event's commit to this 2xx. */
+  deliveryAttempted(outcome: string, durationMs: number | null, lagMs: number | null): void {
+    this.deliveries.inc({ outcome });
+    if (durationMs !== null) this.attemptDuration.observe(durationMs / 1000);
+    if (lagMs !== null) this.deliveryLag.observe(Math.max(0, lagMs) / 1000);
+  }
+
+  mcpAnswered(method: string, tool: string, outcome: 'ok' | 'tool_error' | 'rpc_error', seconds: number): void {
+    this.mcpRequests.inc({ method, tool, outcome });
+    this.mcpDuration.observe({ tool }, seconds);
+  }
+
+  messageIngested(channel: string, outcome: 'recorded' | 'duplicate' | 'rejected'): void {
+    this.ingested.inc({ channel, outcome });
+  }
+
+  attachmentExtracted(outcome: string): void {
+    this.extractions.inc({ outcome });
+  }
+
+  httpAnswered(route: string, status: number, seconds: number): void {
+    this.httpDuration.observe({ route, status: String(status) }, seconds);
+  }
+
+  /** Endpoints by status, as counted now; a status with none reads 0. */
+  endpointsCounted(byStatus: LabelledValues): void {
+    for (const status of new Set(['active', 'disabled', ...Object.keys(byStatus)])) this.endpoints.set({ status }, byStatus[status] ?? 0);
+  }
+
+  outboxMeasured(pending: number, oldestAgeSeconds: number): void {
+    this.outboxPending.set(pending);
+    this.outboxLag.set(Math.max(0, oldestAgeSeconds));
+  }
+
+  queueCounted(queue: string, byState: LabelledValues): void {
+    for (const [state, count] of Object.entries(byState)) this.queueJobs.set({ queue, state }, count);
+  }
+
+  /** A feature's scrape-time reading; run at every scrape, all at once, each bounded in time. */
+  addCollector(name: string, collect: () => Promise<void>): void {
+    this.collectors.push({ name, collect });
+  }
+
+  /** The text exposition: collectors first (one that fails or hangs leaves its gauges as they were). */
+  async exposition(): Promise<string> {
+    await Promise.all(this.collectors.map((collector) => this.runCollector(collector)));
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  private async runCollector({ name, collect }: { name: string; collect: () => Promise<void> }): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer in ${COLLECT_TIMEOUT_MS} ms`)), COLLECT_TIMEOUT_MS);
+    });
+    try {
+      await Promise.race([collect(), timeout]);
+    } catch (error) {
+      this.logger.warn(`metrics collector "${name}" failed; its gauges keep their last values: ${(error as Error).message}`);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
