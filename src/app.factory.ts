@@ -13,6 +13,7 @@ import { createValidationPipe } from './common/validation';
 import { AppConfig } from './config/app-config';
 import { APP_CONFIG } from './config/config.module';
 import { httpMetrics } from './ops/metrics/http-metrics';
+import { mountQueueBoard } from './ops/queue-board/queue-board';
 import { ServiceMetrics } from './ops/metrics/service-metrics';
 
 /** Nest's own body parser is off: bodies are read after authentication, by RequestInputGuard. */
@@ -43,6 +44,7 @@ export function configureHttpApp(app: INestApplication): void {
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'ADMIN_TOKEN' })
     .build();
   SwaggerModule.setup(ADMIN_DOCS_PATH, app, () => SwaggerModule.createDocument(app, openApi));
+  mountQueueBoard(app);
 }
 
 /** Every path that starts with `prefix` (`/admin/docs`, `/admin/docs-json`, the UI's assets) needs the admin token. */
