@@ -1,10 +1,12 @@
 import { Logger } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
+import { ServiceMailer } from '../../common/service-mailer';
 import { SignInMailer } from './sign-in-mailer';
 
 describe('SignInMailer without SMTP_URL', () => {
   const url = 'http://localhost:3000/sign-in/link?token=sil_x';
-  const mailer = (isDevelopment: boolean) => new SignInMailer({ smtpUrl: null, isDevelopment, publicBaseUrl: 'http://localhost:3000' } as AppConfig);
+  const mailer = (isDevelopment: boolean) =>
+    new SignInMailer(new ServiceMailer({ smtpUrl: null, isDevelopment, publicBaseUrl: 'http://localhost:3000' } as AppConfig));
 
   afterEach(() => jest.restoreAllMocks());
 
@@ -19,6 +21,6 @@ describe('SignInMailer without SMTP_URL', () => {
     const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     await mailer(false).send('pat@example.com', url, new Date());
     expect(log).not.toHaveBeenCalled();
-    expect(warn.mock.calls.map((c) => String(c[0]))).toEqual(['a sign-in link was asked for but not sent: SMTP_URL is not set']);
+    expect(warn.mock.calls.map((c) => String(c[0]))).toEqual(['an email (Your sign-in link) was not sent: SMTP_URL is not set']);
   });
 });
