@@ -4,13 +4,13 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createServer, IncomingMessage } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
 import { DataSource } from 'typeorm';
 import { verifyWebhook } from '../src/sdk';
 import { createTestApp, TestApp } from './support/app';
 import { callTool, ISO_MS, toolError, toolOk, UUID } from './support/mcp';
 import { TestReceiver } from './support/receiver';
 import { createSession, Session, uniquePhone } from './support/session';
+import { CapturingMailServer, startCapturingSmtp } from './support/smtp';
 import { INGEST_TOKEN } from './support/test-env';
 import { waitUntil } from './support/wait';
 
@@ -43,21 +43,8 @@ describe('agents: turns, approval and agent_turn.* events', () => {
       res.end(JSON.stringify({ providerMessageId: `prov-${randomUUID()}` }));
     });
   });
-  /** Every raw email the local mail server accepted. */
-  const mails: string[] = [];
-  const smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onData(stream, _session, done) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        mails.push(Buffer.concat(chunks).toString('utf8'));
-        done();
-      });
-    },
-  });
+  /** The local mail server: every raw email it accepted. */
+  let smtp: CapturingMailServer;
   const secrets: Record<string, string> = {};
 
   let s: Session;
@@ -69,11 +56,11 @@ describe('agents: turns, approval and agent_turn.* events', () => {
 
   beforeAll(async () => {
     await new Promise<void>((r) => carrier.listen(0, '127.0.0.1', r));
-    await new Promise<void>((r) => smtp.listen(0, '127.0.0.1', r));
+    smtp = await startCapturingSmtp();
     const hooks = await receiver.start();
     t = await createTestApp({
       env: {
-        SMTP_URL: `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`,
+        SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
         SMS_CARRIER_URL: `http://127.0.0.1:${(carrier.address() as AddressInfo).port}/sms`,
         APP_ENV: 'development',
         WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
@@ -108,7 +95,7 @@ describe('agents: turns, approval and agent_turn.* events', () => {
     await t?.close();
     await receiver.stop();
     carrier.close();
-    await new Promise<void>((r) => smtp.close(() => r()));
+    await smtp.close();
   });
 
   function events(): Received[] {
@@ -325,7 +312,7 @@ describe('agents: turns, approval and agent_turn.* events', () => {
       toIdentity: { value: 'grace@guest.example', kind: 'EMAIL' },
     });
     expect(handedOff.verbose.emailHeaders).toMatchObject({ inReplyTo: inboundId, references: [inboundId], messageId: expect.stringMatching(/^<.+@/) });
-    const mail = mails.find((m) => m.includes(body));
+    const mail = smtp.mails.find((m) => m.includes(body));
     expect(mail).toBeDefined();
     expect(mail).toMatch(/^Subject: Re: Table for four\r?$/m);
     expect(mail).toContain(`In-Reply-To: ${inboundId}`);

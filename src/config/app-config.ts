@@ -310,6 +310,13 @@ class EnvironmentVariables {
   @Max(3_600_000)
   DELIVERY_SWEEP_INTERVAL_MS = 15_000;
 
+  /** How often a worker checks endpoints' failing runs: the 24-hour auto-disable and the owners' emails. */
+  @IsOptional()
+  @IsInt()
+  @Min(100)
+  @Max(3_600_000)
+  ENDPOINT_HEALTH_INTERVAL_MS = 60_000;
+
   @IsOptional()
   @IsInt()
   @Min(0)
@@ -457,7 +464,11 @@ export interface AppConfig {
     /** Bytes of request bodies one process holds in memory at once. */
     bodyBudgetBytes: number;
   };
-  webhooks: { allowedCidrs: string[] };
+  webhooks: {
+    allowedCidrs: string[];
+    /** How often a worker checks failing endpoints (auto-disable after 24 h, owners' emails). */
+    healthIntervalMs: number;
+  };
   /** Mailboxes connected over IMAP and SMTP (docs/mailboxes.md). */
   mail: {
     /** Mail servers on these CIDRs may be private addresses (MAIL_ALLOWED_CIDRS). */
@@ -648,7 +659,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       keepAliveTimeoutMs: parsed.HTTP_KEEP_ALIVE_TIMEOUT_MS,
       bodyBudgetBytes: parsed.HTTP_BODY_BUDGET_BYTES,
     },
-    webhooks: { allowedCidrs },
+    webhooks: { allowedCidrs, healthIntervalMs: parsed.ENDPOINT_HEALTH_INTERVAL_MS },
     mail: {
       allowedCidrs: mailAllowedCidrs,
       allowPlaintext: isDevelopment,

@@ -33,5 +33,5 @@ export const RUNS_ENDED_BY_ANSWERS = `SELECT w.id, s.at FROM webhook_endpoints w
  * first failed attempt started) no later. A run that began after the answer stands, so a failure
  * recorded since the SELECT above is judged again here.
  */
-export const END_RUN = `UPDATE webhook_endpoints w SET consecutive_failures = 0, failing_since = NULL
+export const END_RUN = `UPDATE webhook_endpoints w SET consecutive_failures = 0, failing_since = NULL, failing_notice_sent_at = NULL
    WHERE w.id = :endpointId AND ${inFailingRun('w')} AND (w.failing_since IS NULL OR w.failing_since <= :at)`;

@@ -75,6 +75,14 @@ export class WebhookEndpoint {
   @Column({ name: 'failing_since', type: 'timestamptz', nullable: true })
   failingSince: Date | null;
 
+  /** The owner is still to be told the service disabled this endpoint. */
+  @Column({ name: 'disabled_notice_due', type: 'boolean', default: false })
+  disabledNoticeDue: boolean;
+
+  /** When the owner was told this failing run had lasted an hour; null in no run, or not told yet. */
+  @Column({ name: 'failing_notice_sent_at', type: 'timestamptz', nullable: true })
+  failingNoticeSentAt: Date | null;
+
   @Column({ name: 'disabled_reason', type: 'text', nullable: true })
   disabledReason: string | null;
 

@@ -34,6 +34,19 @@ export interface NewEndpoint {
   secretSealed: string;
 }
 
+/** What an email to an endpoint's owner says. */
+export interface EndpointNotice {
+  id: string;
+  url: string;
+  status: EndpointStatus;
+  disabledReason: string | null;
+  failingSince: Date | null;
+  consecutiveFailures: number;
+  /** True: the service disabled it (the disabled notice); false: it has been failing for an hour. */
+  disabledNoticeDue: boolean;
+  ownerEmail: string;
+}
+
 /** An endpoint's failed attempts of one batch, counted towards auto-disable. */
 export interface FailureCount {
   endpointId: string;
@@ -148,6 +161,8 @@ export class WebhookEndpointsRepository {
         previousSecretExpiresAt: null,
         consecutiveFailures: 0,
         failingSince: null,
+        disabledNoticeDue: false,
+        failingNoticeSentAt: null,
         disabledReason: null,
       }),
     );
@@ -221,11 +236,53 @@ export class WebhookEndpointsRepository {
     return Object.fromEntries(rows.map((row) => [row.status, row.count]));
   }
 
+  /** Disabled by the service (auto-disable): its owner is to be told (disabled_notice_due). */
   async disable(manager: EntityManager, endpointId: string, reason: string): Promise<void> {
-    await queryNamed(manager, `UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = :reason, updated_at = now() WHERE id = :endpointId`, {
-      endpointId,
-      reason,
-    });
+    await queryNamed(
+      manager,
+      `UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = :reason, disabled_notice_due = true, updated_at = now() WHERE id = :endpointId`,
+      { endpointId, reason },
+    );
+  }
+
+  /** Active endpoints failing since `before` or earlier, locked in id order (others' locks skipped). */
+  async lockFailingSince(manager: EntityManager, before: Date): Promise<Array<{ id: string; failingSince: Date; consecutiveFailures: number }>> {
+    const rows = await queryNamed<Array<{ id: string; failing_since: Date; consecutive_failures: number }>>(
+      manager,
+      `SELECT id, failing_since, consecutive_failures FROM webhook_endpoints
+        WHERE status = 'active' AND failing_since <= :before ORDER BY id FOR UPDATE SKIP LOCKED`,
+      { before },
+    );
+    return rows.map((r) => ({ id: r.id, failingSince: r.failing_since, consecutiveFailures: r.consecutive_failures }));
+  }
+
+  /**
+   * Endpoints whose owner is to be told something, locked (others' locks skipped), with what the
+   * email needs: disabled by the service and not told yet, or failing since `failingBefore` or
+   * earlier and not told of this run yet.
+   */
+  async lockNoticesDue(manager: EntityManager, failingBefore: Date, limit: number): Promise<EndpointNotice[]> {
+    return queryNamed<EndpointNotice[]>(
+      manager,
+      `SELECT e.id, e.url, e.status, e.disabled_reason AS "disabledReason", e.failing_since AS "failingSince",
+              e.consecutive_failures AS "consecutiveFailures", e.disabled_notice_due AS "disabledNoticeDue", u.email AS "ownerEmail"
+         FROM webhook_endpoints e JOIN users u ON u.id = e.user_id
+        WHERE e.disabled_notice_due
+           OR (e.status = 'active' AND e.failing_since <= :failingBefore AND e.failing_notice_sent_at IS NULL)
+        ORDER BY e.id LIMIT :limit FOR UPDATE OF e SKIP LOCKED`,
+      { failingBefore, limit },
+    );
+  }
+
+  /** The notice was sent: a disabled notice is no longer due; a failing one is not sent again in this run. */
+  async noticeSent(manager: EntityManager, notice: EndpointNotice, at: Date): Promise<void> {
+    await queryNamed(
+      manager,
+      notice.disabledNoticeDue
+        ? `UPDATE webhook_endpoints SET disabled_notice_due = false WHERE id = :id`
+        : `UPDATE webhook_endpoints SET failing_notice_sent_at = :at WHERE id = :id`,
+      { id: notice.id, at },
+    );
   }
 }
 

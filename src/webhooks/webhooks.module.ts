@@ -3,6 +3,7 @@ import { AccountsModule } from '../accounts/accounts.module';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { DnsHostResolver, HOST_RESOLVER, HostResolver, URL_POLICY_OPTIONS, UrlPolicy, UrlPolicyOptions } from './url-policy/url-policy';
+import { EndpointHealthMonitor } from './endpoint-health.monitor';
 import { WEBHOOK_TOOLS } from './webhook.tools';
 import { WebhookEndpointsRepository } from './webhook-endpoints.repository';
 import { WebhooksService } from './webhooks.service';
@@ -23,6 +24,7 @@ import { WebhooksService } from './webhooks.service';
     UrlPolicy,
     WebhookEndpointsRepository,
     WebhooksService,
+    EndpointHealthMonitor,
     ...WEBHOOK_TOOLS,
   ],
   exports: [WebhooksService, UrlPolicy, HOST_RESOLVER],

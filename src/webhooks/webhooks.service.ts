@@ -119,10 +119,18 @@ export class WebhooksService implements OnModuleInit {
       if (input.status === 'disabled' && endpoint.status !== 'disabled') {
         endpoint.status = 'disabled';
         endpoint.disabledReason = MANUAL_DISABLE_REASON;
+        endpoint.disabledNoticeDue = false; // the owner did it
         await this.endpointDisabled.run(endpoint.id, tx);
       } else if (input.status === 'active' && endpoint.status !== 'active') {
         // Re-enabling starts a fresh count towards auto-disable.
-        Object.assign(endpoint, { status: 'active', disabledReason: null, consecutiveFailures: 0, failingSince: null });
+        Object.assign(endpoint, {
+          status: 'active',
+          disabledReason: null,
+          consecutiveFailures: 0,
+          failingSince: null,
+          disabledNoticeDue: false,
+          failingNoticeSentAt: null,
+        });
       }
       // A supplied scope replaces the previous one wholesale.
       await this.endpoints.save(tx, endpoint, channels);
@@ -186,18 +194,38 @@ export class WebhooksService implements OnModuleInit {
     if (failures.length === 0) return disabled;
     for (const run of await this.endpoints.addFailures(manager, failures)) {
       if (run.status !== 'active') continue;
-      const reason =
-        run.consecutiveFailures >= AUTO_DISABLE_CONSECUTIVE_FAILURES
-          ? `auto-disabled after ${run.consecutiveFailures} consecutive failed delivery attempts`
-          : now.getTime() - run.failingSince.getTime() >= AUTO_DISABLE_FAILING_FOR_MS
-            ? `auto-disabled after failing continuously since ${run.failingSince.toISOString()}`
-            : null;
-      if (!reason) continue;
-      await this.endpoints.disable(manager, run.id, reason);
-      await this.endpointDisabled.run(run.id, manager);
-      disabled.add(run.id);
+      if (await this.disableIfDue(manager, run, now)) disabled.add(run.id);
     }
     return disabled;
+  }
+
+  /**
+   * The same rule on a timer (EndpointHealthMonitor): an endpoint whose failing run has lasted 24
+   * hours is disabled even when no attempt fails any more (its retries all gave up, say).
+   * Answers the endpoints disabled.
+   */
+  async disableLongFailing(now: Date): Promise<string[]> {
+    return this.dataSource.transaction(async (manager) => {
+      const disabled: string[] = [];
+      for (const run of await this.endpoints.lockFailingSince(manager, new Date(now.getTime() - AUTO_DISABLE_FAILING_FOR_MS))) {
+        if (await this.disableIfDue(manager, run, now)) disabled.push(run.id);
+      }
+      return disabled;
+    });
+  }
+
+  /** The auto-disable rule: 100 failures in a row, or a failing run of 24 hours; disables (cancelling its waiting deliveries) and answers true when it holds. */
+  private async disableIfDue(manager: EntityManager, run: { id: string; consecutiveFailures: number; failingSince: Date }, now: Date): Promise<boolean> {
+    const reason =
+      run.consecutiveFailures >= AUTO_DISABLE_CONSECUTIVE_FAILURES
+        ? `auto-disabled after ${run.consecutiveFailures} consecutive failed delivery attempts`
+        : now.getTime() - run.failingSince.getTime() >= AUTO_DISABLE_FAILING_FOR_MS
+          ? `auto-disabled after failing continuously since ${run.failingSince.toISOString()}`
+          : null;
+    if (!reason) return false;
+    await this.endpoints.disable(manager, run.id, reason);
+    await this.endpointDisabled.run(run.id, manager);
+    return true;
   }
 
   /**

@@ -47,3 +47,31 @@ export async function startSilentServer(): Promise<TestMailServer> {
       }),
   };
 }
+
+/** A mail server that accepts every email (no login) and keeps each one, raw. */
+export interface CapturingMailServer extends TestMailServer {
+  mails: string[];
+}
+
+export async function startCapturingSmtp(): Promise<CapturingMailServer> {
+  const mails: string[] = [];
+  const smtp = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onData(stream, _session, done) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        mails.push(Buffer.concat(chunks).toString('utf8'));
+        done();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
+  return {
+    mails,
+    port: (smtp.server.address() as AddressInfo).port,
+    close: () => new Promise<void>((resolve) => smtp.close(() => resolve())),
+  };
+}

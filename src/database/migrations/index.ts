@@ -17,6 +17,7 @@ import { MailboxSync1763800590000 } from './1763800590000-MailboxSync';
 import { SmsProviders1763800600000 } from './1763800600000-SmsProviders';
 import { PendingSmsReports1763800610000 } from './1763800610000-PendingSmsReports';
 import { DeliveryLease1763800620000 } from './1763800620000-DeliveryLease';
+import { EndpointNotices1763800630000 } from './1763800630000-EndpointNotices';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -39,4 +40,5 @@ export const MIGRATIONS = [
   SmsProviders1763800600000,
   PendingSmsReports1763800610000,
   DeliveryLease1763800620000,
+  EndpointNotices1763800630000,
 ];
