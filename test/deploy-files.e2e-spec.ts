@@ -15,6 +15,7 @@ const ROOT = resolve(__dirname, '..');
 
 interface ComposeService {
   image?: string;
+  profiles?: string[];
   build?: unknown;
   restart?: string;
   ports?: string[];
@@ -110,5 +111,38 @@ describe('docker-compose.host-ports.yml', () => {
     expect(script).toContain('compose+=(-f docker-compose.yml -f docker-compose.host-ports.yml)');
     expect(script).toContain('POSTGRES_HOST_PORT="$pg_port"');
     expect(script).toContain('REDIS_HOST_PORT="$redis_port"');
+  });
+});
+
+describe('docker-compose.yml, profile observability', () => {
+  const file = compose('docker-compose.yml');
+  const prometheus = load(readFileSync(resolve(ROOT, 'deploy/prometheus/prometheus.yml'), 'utf8')) as {
+    scrape_configs: Array<{ metrics_path: string; static_configs: Array<{ targets: string[] }> }>;
+  };
+
+  it('starts Prometheus and Grafana only when asked, on loopback host ports, with the files in deploy/', () => {
+    for (const name of ['prometheus', 'grafana']) {
+      expect(file.services[name].profiles).toEqual(['observability']);
+      for (const port of file.services[name].ports ?? []) expect(port).toMatch(/^127\.0\.0\.1:/);
+    }
+    for (const name of ['postgres', 'redis', 'app']) expect(file.services[name].profiles).toBeUndefined();
+    expect(file.services.prometheus.volumes).toContain('./deploy/prometheus/prometheus.yml:/etc/prometheus/prometheus.yml:ro');
+    expect(file.services.grafana.volumes).toEqual(
+      expect.arrayContaining(['./deploy/grafana/provisioning:/etc/grafana/provisioning:ro', './deploy/grafana/dashboards:/var/lib/grafana/dashboards:ro']),
+    );
+  });
+
+  it("scrapes the app's /metrics on its Compose address and port", () => {
+    const [job] = prometheus.scrape_configs;
+    expect(job.metrics_path).toBe('/metrics');
+    expect(job.static_configs[0].targets).toEqual([`app:${file.services.app.environment!.PORT}`]);
+    const datasource = load(readFileSync(resolve(ROOT, 'deploy/grafana/provisioning/datasources/prometheus.yml'), 'utf8')) as {
+      datasources: Array<{ uid: string; url: string }>;
+    };
+    expect(datasource.datasources[0]).toMatchObject({ uid: 'prometheus', url: 'http://prometheus:9090' });
+    const dashboard = JSON.parse(readFileSync(resolve(ROOT, 'deploy/grafana/dashboards/messaging-sync.json'), 'utf8')) as {
+      panels: Array<{ datasource: { uid: string } }>;
+    };
+    expect(new Set(dashboard.panels.map((p) => p.datasource.uid))).toEqual(new Set(['prometheus']));
   });
 });

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { OutboxRelay } from '../src/events/outbox-relay';
 import { MetricsServer } from '../src/ops/metrics/metrics-server';
 import { ServiceQueues } from '../src/queue/queue.module';
@@ -197,6 +199,27 @@ describe('Prometheus metrics', () => {
       for (const state of ['waiting', 'active', 'completed', 'failed', 'delayed', 'paused']) {
         expect(sample(text, 'queue_jobs', { queue: queue.name, state })).toEqual(expect.any(Number));
       }
+    }
+  });
+
+  it('the Grafana dashboard in deploy/ queries only metrics the service exports', async () => {
+    const dashboard = JSON.parse(readFileSync(resolve(__dirname, '../deploy/grafana/dashboards/messaging-sync.json'), 'utf8')) as {
+      panels: Array<{ title: string; targets: Array<{ expr: string }> }>;
+    };
+    const exported = new Set(
+      [...(await scrape()).matchAll(/^# TYPE (\S+) (\S+)$/gm)].flatMap(([, name, type]) =>
+        type === 'histogram' ? [`${name}_bucket`, `${name}_count`, `${name}_sum`] : [name],
+      ),
+    );
+    const functions = new Set(['sum', 'by', 'rate', 'increase', 'max', 'histogram_quantile', 'le']);
+    const queried = dashboard.panels.flatMap((panel) =>
+      panel.targets.flatMap((target) => [...target.expr.replace(/\{[^}]*\}|"[^"]*"|\[[^\]]*\]/g, '').matchAll(/[a-z_][a-z0-9_]*/g)].map((m) => m[0])),
+    );
+    const metrics = queried.filter((word) => !functions.has(word) && !['outcome', 'queue', 'state', 'status', 'tool', 'channel', 'route'].includes(word));
+    expect(metrics.length).toBeGreaterThan(15);
+    expect(metrics.filter((name) => !exported.has(name))).toEqual([]);
+    for (const name of ['webhook_deliveries_total', 'webhook_delivery_lag_seconds_bucket', 'outbox_pending_events', 'queue_jobs', 'mcp_requests_total']) {
+      expect(metrics).toContain(name);
     }
   });
 
