@@ -196,6 +196,25 @@ describe('web: the webhooks pages', () => {
     expect((await endpointRow(id))!.url).toBe('https://hooks.example.org/edited');
   });
 
+  it('shows a failing run beside the status, and the reason when the service disabled the endpoint, as the owner emails say', async () => {
+    const b = await signIn(await createSession(t.admin));
+    const { id } = await addEndpoint(b);
+    expect((await get(b, `/settings/webhooks/${id}`).expect(200)).text).not.toContain('Failing since');
+
+    await db.query(`UPDATE webhook_endpoints SET failing_since = '2026-11-20T14:03:00Z', consecutive_failures = 42 WHERE id = $1`, [id]);
+    const failing = await get(b, `/settings/webhooks/${id}`).expect(200);
+    expect(failing.text).toContain('<span class="status status-active">Active</span>');
+    expect(failing.text).toMatch(
+      /Failing since <time datetime="2026-11-20T14:03:00.000Z">2026-11-20 14:03:00 UTC<\/time>: 42 failed attempts in a\s+row\. It is disabled after 100 in a row or 24 hours of failures; a 2xx ends the run\./,
+    );
+
+    const reason = 'auto-disabled after failing continuously since 2026-11-20T14:03:00.000Z';
+    await db.query(`UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $2 WHERE id = $1`, [id, reason]);
+    const disabled = await get(b, `/settings/webhooks/${id}`).expect(200);
+    expect(disabled.text).toContain(`<span class="status status-disabled">Disabled: ${reason}</span>`);
+    expect(disabled.text).not.toContain('Failing since');
+  });
+
   it('delete asks first, then removes the endpoint', async () => {
     const b = await signIn(await createSession(t.admin));
     const { id } = await addEndpoint(b);

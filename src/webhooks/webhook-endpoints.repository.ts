@@ -34,6 +34,12 @@ export interface NewEndpoint {
   secretSealed: string;
 }
 
+/** An endpoint's current failing run, as the web app shows it. */
+export interface FailingRunView {
+  since: string;
+  failures: number;
+}
+
 /** What an email to an endpoint's owner says. */
 export interface EndpointNotice {
   id: string;
@@ -91,6 +97,18 @@ export class WebhookEndpointsRepository {
       ...visible.parameters,
     });
     return row ? toView(row) : null;
+  }
+
+  /** The visible endpoint's failing run (when its attempts began failing, how many in a row); null when in none or not visible. */
+  async failingRunVisible(caller: Caller, endpointId: string): Promise<FailingRunView | null> {
+    const visible = visibleEndpoint(caller);
+    const [row] = await queryNamed<Array<{ since: Date; failures: number }>>(
+      this.dataSource.manager,
+      `SELECT e.failing_since AS since, e.consecutive_failures AS failures FROM webhook_endpoints e
+        WHERE e.id = :endpointId AND e.failing_since IS NOT NULL AND ${visible.sql}`,
+      { endpointId, ...visible.parameters },
+    );
+    return row ? { since: row.since.toISOString(), failures: row.failures } : null;
   }
 
   /** The visible endpoint as an entity with its scope, its row locked for update; null when not visible. */

@@ -10,7 +10,7 @@ import { Hooks } from '../common/hooks';
 import { SecretBox } from '../common/secret-box';
 import { ServiceMetrics } from '../ops/metrics/service-metrics';
 import { UrlPolicy } from './url-policy/url-policy';
-import { EndpointView, FailureCount, WebhookEndpointsRepository } from './webhook-endpoints.repository';
+import { EndpointView, FailingRunView, FailureCount, WebhookEndpointsRepository } from './webhook-endpoints.repository';
 import { ChannelType, DEFAULT_MESSAGE_HISTORY_COUNT, DEFAULT_MODE, EndpointStatus, EventKind, PayloadMode, PREVIOUS_SECRET_VALIDITY_MS } from './webhook.types';
 
 export interface RegisterInput {
@@ -77,6 +77,11 @@ export class WebhooksService implements OnModuleInit {
     const endpoint = await this.endpoints.getVisible(caller, endpointId, manager);
     if (!endpoint) throw NotFoundError.of('webhook endpoint', endpointId, 'endpointId');
     return endpoint;
+  }
+
+  /** The endpoint's current failing run, if it is in one (the web app's endpoint page). */
+  failingRun(caller: Caller, endpointId: string): Promise<FailingRunView | null> {
+    return this.endpoints.failingRunVisible(caller, endpointId);
   }
 
   async register(caller: Caller, input: RegisterInput): Promise<{ endpoint: EndpointView; secret: string }> {

@@ -90,7 +90,10 @@ export class WebhooksController {
     const endpoint = await this.webhooks.get(caller, this.endpointId(id));
     const log = logQuery(query);
     const args = this.tools.check<{ endpointId: string; cursor?: string; status?: DeliveryStatus }>('list_webhook_deliveries', { endpointId: id, ...log });
-    const page = await this.deliveries.list(caller, args.endpointId, args.cursor, args.status);
+    const [page, failing] = await Promise.all([
+      this.deliveries.list(caller, args.endpointId, args.cursor, args.status),
+      this.webhooks.failingRun(caller, endpoint.id),
+    ]);
     const recovered =
       typeof query.recovered === 'string' && /^\d{1,4}$/.test(query.recovered)
         ? { queued: Number(query.recovered), nextSince: typeof query.nextSince === 'string' && isIso(query.nextSince) ? query.nextSince : null }
@@ -101,6 +104,7 @@ export class WebhooksController {
       <EndpointPage
         person={person}
         endpoint={endpoint}
+        failing={failing}
         deliveries={page.deliveries}
         nextCursor={page.nextCursor}
         query={log}

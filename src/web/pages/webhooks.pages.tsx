@@ -1,9 +1,9 @@
 import { Person } from '../../auth/person';
 import { DeliveryDetail, DeliveryView, RecoverResult } from '../../delivery/deliveries.service';
 import { DELIVERY_STATUSES } from '../../delivery/webhook-delivery.entity';
-import { EndpointView } from '../../webhooks/webhook-endpoints.repository';
+import { EndpointView, FailingRunView } from '../../webhooks/webhook-endpoints.repository';
 import { EVENT_KINDS, MAX_MESSAGE_HISTORY_COUNT } from '../../webhooks/webhook.types';
-import { MANUAL_DISABLE_REASON } from '../../webhooks/webhooks.service';
+import { AUTO_DISABLE_CONSECUTIVE_FAILURES, MANUAL_DISABLE_REASON } from '../../webhooks/webhooks.service';
 import { CsrfField } from './csrf-field';
 import { ConfirmForm, FieldError } from './form-parts';
 import { Layout } from './layout';
@@ -339,6 +339,8 @@ export interface LogQuery {
 export function EndpointPage(props: {
   person: Person;
   endpoint: EndpointView;
+  /** Its current failing run, shown beside its status (null or absent: not failing). */
+  failing?: FailingRunView | null;
   deliveries: DeliveryView[];
   nextCursor: string | null;
   query: LogQuery;
@@ -363,6 +365,12 @@ export function EndpointPage(props: {
         <dt>Status</dt>
         <dd>
           <Status endpoint={endpoint} />
+          {endpoint.status === 'active' && props.failing ? (
+            <p class="notice error" role="status">
+              Failing since <Time iso={props.failing.since} />: {props.failing.failures} failed attempt{props.failing.failures === 1 ? '' : 's'} in a row. It is
+              disabled after {AUTO_DISABLE_CONSECUTIVE_FAILURES} in a row or 24 hours of failures; a 2xx ends the run.
+            </p>
+          ) : null}
         </dd>
         <dt>Event kinds</dt>
         <dd>{endpoint.events.join(', ')}</dd>
