@@ -6,7 +6,7 @@ import { toolOk } from './support/mcp';
 import { TestReceiver } from './support/receiver';
 import { createSession, Session } from './support/session';
 import { CapturingMailServer, startCapturingSmtp } from './support/smtp';
-import { waitUntil } from './support/wait';
+import { sleep, waitUntil } from './support/wait';
 
 const HOUR = 3_600_000;
 const PUBLIC_BASE_URL = 'https://sync.example.com';
@@ -42,8 +42,6 @@ describe("telling an endpoint's owner", () => {
     await receiver.stop();
   });
   afterEach(() => deleteRegisteredEndpoints(t));
-
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
   /** The emails about one endpoint (its URL is unique to the test), parsed. */
   async function emailsAbout(url: string) {

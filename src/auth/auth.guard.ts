@@ -28,7 +28,7 @@ export class AuthGuard implements CanActivate {
     /** Page routes (@SessionAuth, @SameOriginForm): provided by the web app (web/sessions). */
     @Optional() private readonly pages?: PageAuthenticator,
   ) {
-    this.tokenDigests = { admin: sha256(config.adminToken), ingest: sha256(config.ingestToken) };
+    this.tokenDigests = { admin: tokenDigest(config.adminToken), ingest: tokenDigest(config.ingestToken) };
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -73,7 +73,7 @@ export class AuthGuard implements CanActivate {
 
   /** Whether `token` is the admin or ingest token (constant time). Also for the queue dashboard's Basic credentials. */
   tokenMatches(kind: 'admin' | 'ingest', token: string): boolean {
-    return timingSafeEqual(sha256(token), this.tokenDigests[kind]);
+    return tokenIs(token, this.tokenDigests[kind]);
   }
 }
 
@@ -84,6 +84,12 @@ export function bearerToken(request: Request): string | null {
   return match ? match[1] : null;
 }
 
-function sha256(value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest();
+/** A configured token's digest, for tokenIs: hashing first gives equal lengths, so the comparison takes constant time. */
+export function tokenDigest(token: string): Buffer {
+  return createHash('sha256').update(token, 'utf8').digest();
+}
+
+/** Whether `token` is the one whose digest is `digest` (constant time). */
+export function tokenIs(token: string, digest: Buffer): boolean {
+  return timingSafeEqual(tokenDigest(token), digest);
 }

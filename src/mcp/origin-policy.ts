@@ -16,6 +16,16 @@ export class OriginPolicy {
     this.allowLoopback = options.allowLoopback;
   }
 
+  /**
+   * Whether a browser request comes from the allowed origins' own pages: by its Origin header, or
+   * without one, `Sec-Fetch-Site: same-origin`. A request with neither is not (every browser sends
+   * one of them on a state-changing request). For forms and dashboards; /api/mcp judges only Origin.
+   */
+  sentFromOwnPages(headers: { origin?: string; 'sec-fetch-site'?: string | string[] }): boolean {
+    if (typeof headers.origin === 'string') return this.allows(headers.origin);
+    return headers['sec-fetch-site'] === 'same-origin';
+  }
+
   allows(origin: string): boolean {
     const url = parseOrigin(origin);
     if (!url) return false;

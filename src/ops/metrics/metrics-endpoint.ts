@@ -1,7 +1,6 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { Request, Response } from 'express';
-import { bearerToken } from '../../auth/auth.guard';
+import { bearerToken, tokenDigest, tokenIs } from '../../auth/auth.guard';
 import { UnauthorizedError } from '../../common/errors';
 import { HttpErrorFilter } from '../../common/http-error.filter';
 import { AppConfig } from '../../config/app-config';
@@ -21,7 +20,7 @@ export class MetricsEndpoint {
     private readonly metrics: ServiceMetrics,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.tokenDigest = config.metrics.token === null ? null : sha256(config.metrics.token);
+    this.tokenDigest = config.metrics.token === null ? null : tokenDigest(config.metrics.token);
   }
 
   async handle(request: Request, response: Response): Promise<void> {
@@ -39,12 +38,8 @@ export class MetricsEndpoint {
   private authorize(request: Request): void {
     if (this.tokenDigest === null) return;
     const token = bearerToken(request);
-    if (token === null || !timingSafeEqual(sha256(token), this.tokenDigest)) {
+    if (token === null || !tokenIs(token, this.tokenDigest)) {
       throw new UnauthorizedError('a valid metrics token is required: Authorization: Bearer <METRICS_TOKEN>', token !== null);
     }
   }
-}
-
-function sha256(value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest();
 }

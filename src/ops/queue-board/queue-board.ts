@@ -55,7 +55,7 @@ function boardAccess(guard: AuthGuard, origins: OriginPolicy) {
       });
       return;
     }
-    if (bearer === null && !SAFE_METHODS.has(request.method) && !sameOrigin(request, origins)) {
+    if (bearer === null && !SAFE_METHODS.has(request.method) && !origins.sentFromOwnPages(request.headers)) {
       response.status(403).json({ statusCode: 403, error: 'Forbidden', message: "this change was not sent from the queue dashboard's own pages" });
       return;
     }
@@ -69,10 +69,4 @@ function basicPassword(request: Request): string | null {
   const decoded = Buffer.from(match[1], 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   return colon === -1 ? null : decoded.slice(colon + 1);
-}
-
-function sameOrigin(request: Request, origins: OriginPolicy): boolean {
-  const origin = request.headers.origin;
-  if (typeof origin === 'string') return origins.allows(origin);
-  return request.headers['sec-fetch-site'] === 'same-origin';
 }

@@ -32,7 +32,7 @@ export class WebAuthenticator extends PageAuthenticator {
   }
 
   async authenticate(kind: PageAuthKind, request: Request & { person?: Person }): Promise<void> {
-    if (!SAFE_METHODS.has(request.method) && !this.sameOrigin(request)) {
+    if (!SAFE_METHODS.has(request.method) && !this.origins.sentFromOwnPages(request.headers)) {
       throw new CrossSiteRequestError('this form was not sent from this site’s own pages');
     }
     if (kind === 'same-origin') return;
@@ -40,11 +40,5 @@ export class WebAuthenticator extends PageAuthenticator {
     const person = token === null ? null : await this.sessions.person(token);
     if (!person) throw new SignInRequiredError();
     request.person = person;
-  }
-
-  private sameOrigin(request: Request): boolean {
-    const origin = request.headers.origin;
-    if (typeof origin === 'string') return this.origins.allows(origin);
-    return request.headers['sec-fetch-site'] === 'same-origin';
   }
 }
