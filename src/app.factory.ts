@@ -13,6 +13,7 @@ import { createValidationPipe } from './common/validation';
 import { AppConfig } from './config/app-config';
 import { APP_CONFIG } from './config/config.module';
 import { httpMetrics } from './ops/metrics/http-metrics';
+import { httpSpans } from './ops/tracing/http-spans';
 import { mountQueueBoard } from './ops/queue-board/queue-board';
 import { ServiceMetrics } from './ops/metrics/service-metrics';
 
@@ -26,6 +27,7 @@ export function configureHttpApp(app: INestApplication): void {
   const express = app as NestExpressApplication;
   express.disable('x-powered-by');
   express.use(httpMetrics(app.get(ServiceMetrics)));
+  express.use(httpSpans());
   express.set('trust proxy', app.get<AppConfig>(APP_CONFIG).trustProxy);
   app.useLogger(app.get(Logger));
   const config = app.get<AppConfig>(APP_CONFIG);

@@ -16,6 +16,7 @@ import { LimitsModule } from './limits/limits.module';
 import { EventsModule } from './events/events.module';
 import { McpModule } from './mcp/mcp.module';
 import { MetricsModule } from './ops/metrics/metrics.module';
+import { TracingModule } from './ops/tracing/tracing.module';
 import { MessagingModule } from './messaging/messaging.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 import { DeliveryModule } from './delivery/delivery.module';
@@ -32,6 +33,7 @@ import { WebModule } from './web/web.module';
       useFactory: (config: AppConfig) => ({ ...dataSourceOptions(config.databaseUrl), retryAttempts: 3 }),
     }),
     MetricsModule,
+    TracingModule,
     QueueModule,
     LimitsModule,
     AccountsModule,

@@ -8,6 +8,7 @@ import { SecretBox } from './common/secret-box';
 import { limitHeapGrowth } from './common/heap-growth';
 import { runMigrations, withDataSource } from './database/migrate';
 import { checkSealedSecrets, SealedSecretsError } from './database/sealed-secrets';
+import { startTracing } from './ops/tracing/start-tracing';
 
 /**
  * One codebase, three roles: `api` serves HTTP, `worker` runs queue processors with no HTTP server,
@@ -16,6 +17,7 @@ import { checkSealedSecrets, SealedSecretsError } from './database/sealed-secret
  */
 async function bootstrap(): Promise<void> {
   const config = loadConfig();
+  await startTracing(config);
   // Delivery attempts churn through memory; a worker's heap is kept close to what it holds.
   if (config.processRole !== 'api') limitHeapGrowth();
   await runMigrations(config.databaseUrl);

@@ -120,8 +120,8 @@ describe('docker-compose.yml, profile observability', () => {
     scrape_configs: Array<{ metrics_path: string; static_configs: Array<{ targets: string[] }> }>;
   };
 
-  it('starts Prometheus and Grafana only when asked, on loopback host ports, with the files in deploy/', () => {
-    for (const name of ['prometheus', 'grafana']) {
+  it('starts Prometheus, Grafana and Jaeger only when asked, on loopback host ports, with the files in deploy/', () => {
+    for (const name of ['prometheus', 'grafana', 'jaeger']) {
       expect(file.services[name].profiles).toEqual(['observability']);
       for (const port of file.services[name].ports ?? []) expect(port).toMatch(/^127\.0\.0\.1:/);
     }
@@ -130,6 +130,23 @@ describe('docker-compose.yml, profile observability', () => {
     expect(file.services.grafana.volumes).toEqual(
       expect.arrayContaining(['./deploy/grafana/provisioning:/etc/grafana/provisioning:ro', './deploy/grafana/dashboards:/var/lib/grafana/dashboards:ro']),
     );
+  });
+
+  it('leaves tracing off unless OTEL_EXPORTER_OTLP_ENDPOINT is given, and then takes it as the app reads it', () => {
+    const passed = file.services.app.environment!.OTEL_EXPORTER_OTLP_ENDPOINT;
+    expect(passed).toBe('${OTEL_EXPORTER_OTLP_ENDPOINT:-}');
+    const base = {
+      DATABASE_URL: 'postgres://postgres@postgres:5432/x',
+      REDIS_URL: 'redis://redis:6379',
+      APP_ENV: 'development',
+      ADMIN_TOKEN: 'a'.repeat(20),
+      INGEST_TOKEN: 'b'.repeat(20),
+      SECRETS_KEY: 'c'.repeat(64),
+    };
+    expect(loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: '' }).tracing.enabled).toBe(false);
+    expect(loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://jaeger:4318' }).tracing.enabled).toBe(true);
+    expect(loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://jaeger:4318', OTEL_SDK_DISABLED: 'true' }).tracing.enabled).toBe(false);
+    expect(() => loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'jaeger:4318' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT must be an http\(s\) URL/);
   });
 
   it("scrapes the app's /metrics on its Compose address and port", () => {

@@ -1,12 +1,8 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { resolve } from 'node:path';
-import { freePort } from './support/delivery';
+import { ServiceProcess, startServiceProcess } from './support/service-process';
 import { waitUntil } from './support/wait';
 
 jest.setTimeout(120_000);
-
-const ROOT = resolve(__dirname, '..');
 
 /**
  * Issue 10, item 5d: bearer-like tokens in URLs never reach the logs. The service runs as it does
@@ -14,53 +10,33 @@ const ROOT = resolve(__dirname, '..');
  * reads what it wrote for a tracking-pixel GET and HEAD and a signed attachment link.
  */
 describe('request logs of the running service', () => {
-  let child: ChildProcess | undefined;
-  let output = '';
+  let service: ServiceProcess | undefined;
   let base: string;
 
   beforeAll(async () => {
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    const env = {
-      ...process.env,
+    service = await startServiceProcess({
       APP_ENV: 'production',
       PROCESS_ROLE: 'api',
-      PORT: String(port),
       LOG_LEVEL: 'info',
       QUEUE_PREFIX: `${process.env.QUEUE_PREFIX ?? '{mss_test}'}logs`,
-      TS_NODE_TRANSPILE_ONLY: '1',
-    } as NodeJS.ProcessEnv;
-    child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-    child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-    await waitUntil(
-      async () => {
-        if (child!.exitCode !== null) throw new Error(`the service exited (${child!.exitCode}):\n${output.slice(-3000)}`);
-        return (await fetch(`${base}/health`).catch(() => undefined))?.status === 200;
-      },
-      () => `the service to answer /health:\n${output.slice(-3000)}`,
-      { timeoutMs: 60_000, intervalMs: 200 },
-    );
+    });
+    base = service.base;
   });
 
-  afterAll(async () => {
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((done) => child!.once('exit', done));
-    child.kill('SIGTERM');
-    await exited;
-  });
+  afterAll(() => service?.stop());
 
   /** The JSON log lines that carry this request id, once the "request completed" line is there. */
   async function linesOf(requestId: string): Promise<Array<Record<string, any>>> {
     return waitUntil(
       () => {
-        const lines = output
+        const lines = service!
+          .output()
           .split('\n')
           .filter((line) => line.includes(requestId))
           .map((line) => JSON.parse(line) as Record<string, any>);
         return lines.some((line) => line.msg === 'request completed') && lines;
       },
-      () => `a "request completed" line for ${requestId} in:\n${output.slice(-3000)}`,
+      () => `a "request completed" line for ${requestId} in:\n${service!.output().slice(-3000)}`,
       { timeoutMs: 10_000 },
     );
   }
@@ -81,7 +57,7 @@ describe('request logs of the running service', () => {
       req: { id: requestId, method, url: `${prefix}[redacted]` },
       res: { statusCode: 200 },
     });
-    expect(output).not.toContain(token);
+    expect(service!.output()).not.toContain(token);
   });
 
   it('a signed attachment link: neither its signature nor its expiry is logged', async () => {
@@ -94,6 +70,6 @@ describe('request logs of the running service', () => {
     expect([403, 404]).toContain(res.status);
     const lines = await linesOf(requestId);
     expect(lines.find((line) => line.msg === 'request completed')).toMatchObject({ req: { id: requestId, url: `/attachments/${id}/download` } });
-    expect(output).not.toContain(sig);
+    expect(service!.output()).not.toContain(sig);
   });
 });

@@ -61,6 +61,21 @@ class EnvironmentVariables {
   @Max(65535)
   METRICS_PORT = 0;
 
+  /** OpenTelemetry: where spans go (OTLP over HTTP); unset, tracing is off (docs/operations.md, "Tracing"). */
+  @IsOptional()
+  @Matches(/^https?:\/\/\S+$/, { message: 'OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL, such as http://otel-collector:4318' })
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+
+  /** The traces signal's own endpoint (the full URL, /v1/traces included); OpenTelemetry's standard variable. */
+  @IsOptional()
+  @Matches(/^https?:\/\/\S+$/, { message: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must be an http(s) URL, such as http://otel-collector:4318/v1/traces' })
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string;
+
+  /** OpenTelemetry's standard switch: true turns tracing off even with an endpoint set. */
+  @IsOptional()
+  @IsIn(['true', 'false', 'TRUE', 'FALSE', ''])
+  OTEL_SDK_DISABLED?: string;
+
   /** Twilio's REST API, or a Twilio-compatible provider's (docs/twilio.md); https except in development. */
   @IsOptional()
   @Matches(/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/, { message: 'TWILIO_API_BASE_URL must be an http(s) URL without a query, such as https://api.twilio.com' })
@@ -428,6 +443,8 @@ export interface AppConfig {
     /** A listener of its own for GET /metrics, on every role; null when METRICS_PORT is 0. */
     port: number | null;
   };
+  /** OpenTelemetry traces: on when an OTLP endpoint is set and OTEL_SDK_DISABLED is not true (the SDK reads its other OTEL_* variables itself). */
+  tracing: { enabled: boolean };
   /** Phone lines connected to Twilio (or a compatible provider): its API, without a trailing slash. */
   twilio: { apiBaseUrl: string };
   secretsKey: Buffer;
@@ -625,6 +642,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     smsCarrierUrl: parsed.SMS_CARRIER_URL ?? null,
     smtpUrl: parsed.SMTP_URL ?? null,
     metrics: { token: parsed.METRICS_TOKEN ?? null, port: parsed.METRICS_PORT || null },
+    tracing: {
+      enabled: Boolean(parsed.OTEL_EXPORTER_OTLP_ENDPOINT || parsed.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) && parsed.OTEL_SDK_DISABLED?.toLowerCase() !== 'true',
+    },
     twilio: { apiBaseUrl: parsed.TWILIO_API_BASE_URL.replace(/\/+$/, '') },
     secretsKey: Buffer.from(parsed.SECRETS_KEY ?? devSecrets!.secretsKey, 'hex'),
     secretsKeyFallbacks: secretsKeyFallbacks.map((key) => Buffer.from(key, 'hex')),

@@ -28,6 +28,8 @@ export interface NewDelivery {
   mode: PayloadMode;
   digest: string;
   createdAt: Date;
+  /** The relay's span for the event (tracing), null when off. */
+  traceParent: string | null;
 }
 
 /**
@@ -129,11 +131,11 @@ export class DeliveriesRepository {
              ON CONFLICT (digest) DO UPDATE SET data = webhook_payloads.data
              RETURNING id, encode(digest, 'hex') AS digest)
        INSERT INTO webhook_deliveries
-         (event_id, endpoint_id, user_id, source_event_id, line_id, event_type, mode, payload_id, event_created_at, status, next_attempt_at)
-       SELECT x.event_id, x.endpoint_id, x.user_id, x.source_event_id, x.line_id, x.event_type, x.mode, payload.id, x.created_at, 'pending', now()
+         (event_id, endpoint_id, user_id, source_event_id, line_id, event_type, mode, payload_id, event_created_at, status, next_attempt_at, trace_parent)
+       SELECT x.event_id, x.endpoint_id, x.user_id, x.source_event_id, x.line_id, x.event_type, x.mode, payload.id, x.created_at, 'pending', now(), x.trace_parent
          FROM unnest(:eventIds::text[], :endpointIds::uuid[], :userIds::uuid[], :sourceEventIds::bigint[], :lineIds::uuid[], :eventTypes::text[],
-                     :modes::text[], :deliveryDigests::text[], :createdAts::timestamptz[])
-                AS x(event_id, endpoint_id, user_id, source_event_id, line_id, event_type, mode, digest, created_at)
+                     :modes::text[], :deliveryDigests::text[], :createdAts::timestamptz[], :traceParents::text[])
+                AS x(event_id, endpoint_id, user_id, source_event_id, line_id, event_type, mode, digest, created_at, trace_parent)
          JOIN payload ON payload.digest = x.digest
        ON CONFLICT (source_event_id, endpoint_id) WHERE source_event_id IS NOT NULL AND resent_from_id IS NULL DO NOTHING
        RETURNING id, endpoint_id`,
@@ -149,6 +151,7 @@ export class DeliveriesRepository {
         modes: deliveries.map((d) => d.mode),
         deliveryDigests: deliveries.map((d) => d.digest),
         createdAts: deliveries.map((d) => d.createdAt),
+        traceParents: deliveries.map((d) => d.traceParent),
       },
     );
   }
@@ -198,8 +201,8 @@ export class DeliveriesRepository {
       .getOne();
   }
 
-  /** A new pending delivery of the same stored payload (nothing is copied), due now. */
-  insertResend(original: WebhookDelivery, eventId: string): Promise<WebhookDelivery> {
+  /** A new pending delivery of the same stored payload (nothing is copied), due now; its attempts join `traceParent`'s trace. */
+  insertResend(original: WebhookDelivery, eventId: string, traceParent: string | null): Promise<WebhookDelivery> {
     const repo = this.dataSource.getRepository(WebhookDelivery);
     return repo.save(
       repo.create({
@@ -216,6 +219,7 @@ export class DeliveriesRepository {
         status: 'pending',
         attemptCount: 0,
         nextAttemptAt: new Date(),
+        traceParent,
       }),
     );
   }
@@ -285,7 +289,7 @@ export class DeliveriesRepository {
    * skipped, and a row that changed since the statement began is tested again (recovered_at IS
    * NULL on its new version), so no delivery is copied twice.
    */
-  recoverFailed(caller: Caller, endpointId: string, since: Date, until: Date, eventIds: string[]): Promise<RecoveredRow[]> {
+  recoverFailed(caller: Caller, endpointId: string, since: Date, until: Date, eventIds: string[], traceParent: string | null): Promise<RecoveredRow[]> {
     const endpoint = visibleEndpoint(caller);
     const delivery = visibleDelivery(caller);
     return queryNamed<RecoveredRow[]>(
@@ -311,14 +315,15 @@ export class DeliveriesRepository {
            copy AS (
              INSERT INTO webhook_deliveries
                (event_id, endpoint_id, user_id, source_event_id, line_id, resent_from_id, event_type, mode, payload_id, event_created_at, status,
-                attempt_count, next_attempt_at)
-             SELECT x.event_id, m.endpoint_id, m.user_id, m.source_event_id, m.line_id, m.id, m.event_type, m.mode, m.payload_id, now(), 'pending', 0, now()
+                attempt_count, next_attempt_at, trace_parent)
+             SELECT x.event_id, m.endpoint_id, m.user_id, m.source_event_id, m.line_id, m.id, m.event_type, m.mode, m.payload_id, now(), 'pending', 0, now(),
+                    :traceParent::text
                FROM marked m JOIN unnest(:eventIds::text[]) WITH ORDINALITY AS x(event_id, n) ON x.n = m.n
              RETURNING id, endpoint_id)
        SELECT copy.id, copy.endpoint_id AS "endpointId", left_over.event_created_at IS NOT NULL AS more, left_over.event_created_at AS "nextSince"
          FROM copy
          LEFT JOIN (SELECT event_created_at FROM numbered WHERE n = cardinality(:eventIds::text[]) + 1) AS left_over ON TRUE`,
-      { endpointId, since, until, eventIds, ...endpoint.parameters, ...delivery.parameters },
+      { endpointId, since, until, eventIds, traceParent, ...endpoint.parameters, ...delivery.parameters },
     );
   }
 }

@@ -6,6 +6,7 @@ import { ConflictError, isForeignKeyViolation, NotFoundError, ValidationError } 
 import { isIsoTimestamp, KeysetCursors } from '../common/keyset-cursor';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { activeTraceParent } from '../ops/tracing/traces';
 import { WebhooksService } from '../webhooks/webhooks.service';
 import { AttemptDetailRow, DeliveriesRepository, DeliveryRow } from './deliveries.repository';
 import { DeliveryQueue } from './delivery-queue';
@@ -104,7 +105,7 @@ export class DeliveriesService {
   async resend(caller: Caller, deliveryId: string): Promise<DeliveryView> {
     const original = await this.deliveries.findVisible(caller, deliveryId);
     if (!original) throw NotFoundError.of('webhook delivery', deliveryId, 'deliveryId');
-    const copy = await this.deliveries.insertResend(original, newEventId()).catch((error: unknown) => {
+    const copy = await this.deliveries.insertResend(original, newEventId(), activeTraceParent()).catch((error: unknown) => {
       // The original (with its endpoint or its payload) was deleted since it was read.
       throw isForeignKeyViolation(error) ? NotFoundError.of('webhook delivery', deliveryId, 'deliveryId') : error;
     });
@@ -172,7 +173,7 @@ export class DeliveriesService {
       );
     }
     const eventIds = Array.from({ length: RECOVER_MAX_DELIVERIES }, newEventId);
-    const copies = await this.deliveries.recoverFailed(caller, endpointId, since, until, eventIds);
+    const copies = await this.deliveries.recoverFailed(caller, endpointId, since, until, eventIds, activeTraceParent());
     // If Redis refuses, the rows are owed all the same: the sweep enqueues them.
     await this.queue.enqueueBatches(copies.map((c) => ({ deliveryId: c.id, endpointId: c.endpointId, attempt: 1 }))).catch(() => undefined);
     const nextSince = copies[0]?.nextSince ?? null;

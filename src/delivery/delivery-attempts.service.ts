@@ -14,6 +14,7 @@ import { SealedSecrets, WebhooksService } from '../webhooks/webhooks.service';
 import { ClaimedRow, DeliveryAttemptsRepository } from './delivery-attempts.repository';
 import { DeliveryQueue } from './delivery-queue';
 import { nextRetryDelayMs } from './retry-after';
+import { inStoredTrace, Span, SpanKind, SpanStatusCode } from '../ops/tracing/traces';
 import { SendResult, WebhookSender } from './webhook-sender';
 
 export const USER_AGENT = 'MessagingSync-Webhooks/1.0';
@@ -33,6 +34,8 @@ interface ClaimedDelivery {
   mode: string;
   data: object;
   eventCreatedAt: Date;
+  /** The relay's span for the event (tracing); null when off. */
+  traceParent: string | null;
 }
 
 type ClaimedEndpoint = Pick<ClaimedRow, 'url' | 'status' | keyof SealedSecrets>;
@@ -117,10 +120,30 @@ export class DeliveryAttemptsService implements OnModuleInit {
     }
     const claimed = await this.claim(deliveryId, attempt);
     if (!claimed) return 'skipped';
+    const { delivery } = claimed;
+    return inStoredTrace(
+      delivery.traceParent,
+      'webhook attempt',
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          'webhook.delivery_id': delivery.id,
+          'webhook.endpoint_id': delivery.endpointId,
+          'webhook.attempt': attempt,
+          'event.type': delivery.eventType,
+        },
+      },
+      (span) => this.deliver(claimed, attempt, onAnswered, span),
+    );
+  }
+
+  /** Sends a claimed attempt and records its outcome (in the attempt's span, when tracing). */
+  private async deliver(claimed: Claimed, attempt: number, onAnswered: (() => void) | undefined, span: Span | undefined): Promise<AttemptOutcome> {
     const { delivery, endpoint, now } = claimed;
     if (endpoint.status !== 'active') {
-      await this.repository.cancel(deliveryId);
+      await this.repository.cancel(delivery.id);
       this.metrics.deliveryAttempted('cancelled', null, null);
+      span?.setAttribute('webhook.outcome', 'cancelled');
       return 'cancelled';
     }
 
@@ -165,6 +188,13 @@ export class DeliveryAttemptsService implements OnModuleInit {
     }
     const lagMs = outcome === 'succeeded' ? answeredAt - delivery.eventCreatedAt.getTime() : null;
     this.metrics.deliveryAttempted(outcome, 'errorKind' in result && result.errorKind === 'url_refused' ? null : result.durationMs, lagMs);
+    span?.setAttributes({
+      'webhook.outcome': outcome,
+      'webhook.duration_ms': result.durationMs,
+      ...(result.statusCode === null ? {} : { 'http.response.status_code': result.statusCode }),
+      ...('errorKind' in result ? { 'error.type': result.errorKind } : {}),
+    });
+    if (!result.ok) span?.setStatus({ code: SpanStatusCode.ERROR, message: 'errorKind' in result ? result.errorKind : `HTTP ${result.statusCode}` });
     return outcome;
   }
 
@@ -214,6 +244,7 @@ export class DeliveryAttemptsService implements OnModuleInit {
           mode: row.mode,
           data: row.data,
           eventCreatedAt: row.event_created_at,
+          traceParent: row.trace_parent,
         },
         endpoint: row,
       };

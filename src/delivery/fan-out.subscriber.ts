@@ -45,6 +45,7 @@ export class FanOutSubscriber implements OnModuleInit {
         mode: t.mode,
         digest: payloads.of(event, t.mode, t.message_history_count),
         createdAt: event.occurredAt,
+        traceParent: event.traceParent,
       };
     });
     const inserted = await this.deliveries.insertFannedOut(manager, payloads.distinct(), rows);

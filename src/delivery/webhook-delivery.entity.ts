@@ -119,6 +119,10 @@ export class WebhookDelivery {
   @Column({ name: 'recovered_at', type: 'timestamptz', nullable: true })
   recoveredAt: Date | null;
 
+  /** The W3C traceparent of the relay's span for the event; each attempt is its child. Null when tracing is off. */
+  @Column({ name: 'trace_parent', type: 'text', nullable: true })
+  traceParent: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt: Date;
 

@@ -10,6 +10,11 @@ export interface DomainEvent<K extends EventKind = EventKind> {
   orgId: string;
   lineId: string | null;
   data: EventDataByKind[K];
+  /**
+   * The W3C traceparent of what caused the event, when it is not the span active at publish
+   * time (a batch recorded in one transaction for many requests); tracing only.
+   */
+  traceParent?: string | null;
 }
 
 /** A committed event as the relay hands it to subscribers. */
@@ -17,4 +22,6 @@ export interface PublishedEvent<K extends EventKind = EventKind> extends DomainE
   /** Outbox sequence number (bigint as string). */
   id: string;
   occurredAt: Date;
+  /** Stored with the event; the relay replaces it with its own span's for the subscribers (null when tracing is off). */
+  traceParent: string | null;
 }

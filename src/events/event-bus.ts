@@ -4,6 +4,7 @@ import { DataSource, EntityManager, EntitySubscriberInterface, QueryRunner, Tran
 import { EventKind } from './event-kinds';
 import { DomainEvent } from './domain-event';
 import { OutboxRepository } from './outbox.repository';
+import { activeTraceParent } from '../ops/tracing/traces';
 
 /** Least time between two NOTIFYs of a process: commits within it share the next one. */
 const NOTIFY_GAP_MS = 5;
@@ -47,7 +48,8 @@ export class EventBus implements OnModuleInit, EntitySubscriberInterface {
     if (!runner?.isTransactionActive) {
       throw new Error('EventBus.publish must run inside the transaction of the change it reports');
     }
-    const ids = await this.outbox.insert(manager, events);
+    const active = activeTraceParent();
+    const ids = await this.outbox.insert(manager, active ? events.map((e) => (e.traceParent ? e : { ...e, traceParent: active })) : events);
     runner.data = { ...runner.data, [WROTE_OUTBOX]: true };
     return ids;
   }

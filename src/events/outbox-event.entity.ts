@@ -34,6 +34,10 @@ export class OutboxEvent {
   @Column({ name: 'occurred_at', type: 'timestamptz', precision: 3, default: () => 'now()' })
   occurredAt: Date;
 
+  /** The W3C traceparent of the span that published the event; null when tracing is off (migration TraceParents). */
+  @Column({ name: 'trace_parent', type: 'text', nullable: true })
+  traceParent: string | null;
+
   /** Set once every subscriber has taken the event. */
   @Column({ name: 'relayed_at', type: 'timestamptz', nullable: true })
   relayedAt: Date | null;

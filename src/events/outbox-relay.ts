@@ -7,6 +7,7 @@ import { APP_CONFIG } from '../config/config.module';
 import { Hooks } from '../common/hooks';
 import { PeriodicTask } from '../common/periodic-task';
 import { ServiceMetrics } from '../ops/metrics/service-metrics';
+import { recordFailure, Span, SpanKind, startStoredSpan, traceParentOf } from '../ops/tracing/traces';
 import { PublishedEvent } from './domain-event';
 import { OUTBOX_CHANNEL, OutboxRepository } from './outbox.repository';
 
@@ -114,21 +115,48 @@ export class OutboxRelay implements OnModuleInit, OnApplicationBootstrap, OnAppl
 
   private async relayBatch(): Promise<number> {
     const afterCommit: Array<() => Promise<void>> = [];
-    const count = await this.dataSource.transaction(async (manager) => {
-      const events = await this.outbox.claimBatch(manager, BATCH_SIZE);
-      if (events.length === 0) return 0;
-      for (const after of await this.relayed.run(events, manager)) if (after) afterCommit.push(after);
-      await this.outbox.markRelayed(
-        manager,
-        events.map((e) => e.id),
-      );
-      return events.length;
-    });
+    const spans: Span[] = [];
+    let count: number;
+    try {
+      count = await this.dataSource.transaction(async (manager) => {
+        const events = await this.outbox.claimBatch(manager, BATCH_SIZE);
+        if (events.length === 0) return 0;
+        this.continueTraces(events, spans);
+        for (const after of await this.relayed.run(events, manager)) if (after) afterCommit.push(after);
+        await this.outbox.markRelayed(
+          manager,
+          events.map((e) => e.id),
+        );
+        return events.length;
+      });
+    } catch (error) {
+      for (const span of spans) recordFailure(span, error);
+      throw error;
+    } finally {
+      for (const span of spans) span.end();
+    }
     for (const after of afterCommit) {
       // After commit nothing is lost if this fails: the subscriber's own sweep picks it up.
       await after().catch((error: unknown) => this.logger.warn(`after-commit step failed: ${(error as Error).message}`));
     }
     return count;
+  }
+
+  /**
+   * Each event published in a trace gets the relay's span in it (from claim to commit), and the
+   * subscribers see that span's traceparent instead: what they create (a delivery) continues
+   * the trace from here. Nothing when tracing is off.
+   */
+  private continueTraces(events: PublishedEvent[], spans: Span[]): void {
+    for (const event of events) {
+      const span = startStoredSpan(event.traceParent, 'outbox relay', {
+        kind: SpanKind.CONSUMER,
+        attributes: { 'event.type': event.type, 'outbox.event_id': event.id, 'outbox.batch_size': events.length },
+      });
+      if (!span) continue;
+      spans.push(span);
+      event.traceParent = traceParentOf(span);
+    }
   }
 
   /**

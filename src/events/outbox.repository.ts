@@ -22,10 +22,11 @@ export class OutboxRepository {
   async insert(manager: EntityManager, events: DomainEvent[]): Promise<string[]> {
     const rows = await queryNamed<Array<{ id: string }>>(
       manager,
-      `INSERT INTO outbox_events (type, org_id, line_id, data)
-       SELECT * FROM unnest(:types::text[], :orgIds::uuid[], :lineIds::uuid[], :data::json[])
+      `INSERT INTO outbox_events (type, org_id, line_id, data, trace_parent)
+       SELECT * FROM unnest(:types::text[], :orgIds::uuid[], :lineIds::uuid[], :data::json[], :traceParents::text[])
        RETURNING id`,
       {
+        traceParents: events.map((e) => e.traceParent ?? null),
         types: events.map((e) => e.type),
         orgIds: events.map((e) => e.orgId),
         lineIds: events.map((e) => e.lineId),
@@ -42,13 +43,26 @@ export class OutboxRepository {
 
   /** Takes the oldest events not relayed yet, skipping those another relay holds. */
   async claimBatch(manager: EntityManager, limit: number): Promise<PublishedEvent[]> {
-    const rows = await queryNamed<Array<{ id: string; type: EventKind; org_id: string; line_id: string | null; data: object; occurred_at: Date }>>(
+    const rows = await queryNamed<
+      Array<{ id: string; type: EventKind; org_id: string; line_id: string | null; data: object; occurred_at: Date; trace_parent: string | null }>
+    >(
       manager,
-      `SELECT id, type, org_id, line_id, data, occurred_at FROM outbox_events
+      `SELECT id, type, org_id, line_id, data, occurred_at, trace_parent FROM outbox_events
         WHERE relayed_at IS NULL ORDER BY id LIMIT :limit FOR UPDATE SKIP LOCKED`,
       { limit },
     );
-    return rows.map((r) => ({ id: String(r.id), type: r.type, orgId: r.org_id, lineId: r.line_id, data: r.data, occurredAt: r.occurred_at }) as PublishedEvent);
+    return rows.map(
+      (r) =>
+        ({
+          id: String(r.id),
+          type: r.type,
+          orgId: r.org_id,
+          lineId: r.line_id,
+          data: r.data,
+          occurredAt: r.occurred_at,
+          traceParent: r.trace_parent,
+        }) as PublishedEvent,
+    );
   }
 
   async markRelayed(manager: EntityManager, ids: string[]): Promise<void> {

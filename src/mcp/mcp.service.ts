@@ -19,6 +19,7 @@ import {
   INVALID_PARAMS,
   INVALID_REQUEST,
   JsonRpcError,
+  JsonRpcId,
   JsonRpcRequest,
   JsonRpcResponse,
   METHOD_NOT_FOUND,
@@ -27,6 +28,7 @@ import {
 } from './json-rpc';
 import { McpAnswer, rateLimitedAnswer } from './mcp-answer';
 import { describeArgumentError, describeResultError, ToolRegistry } from './tool-registry';
+import { inSpan, SpanKind, SpanStatusCode } from '../ops/tracing/traces';
 
 /** Protocol revisions we speak, newest first. */
 export const SUPPORTED_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
@@ -138,36 +140,54 @@ export class McpService {
     } catch (error) {
       return failure(idOf(message), INVALID_REQUEST, (error as Error).message);
     }
-    if (request.id === undefined) return undefined; // a notification: nothing to answer
+    const id = request.id;
+    if (id === undefined) return undefined; // a notification: nothing to answer
+    const { method, tool } = this.namesOf(request);
+    const attributes = { 'mcp.method.name': method, ...(method === 'tools/call' ? { 'gen_ai.tool.name': tool } : {}) };
+    return inSpan(method === 'tools/call' ? `${method} ${tool}` : method, { kind: SpanKind.SERVER, attributes }, (span) =>
+      this.answerRequest(request, id, caller, (outcome, started) => {
+        span?.setAttribute('mcp.outcome', outcome);
+        if (outcome !== 'ok') span?.setStatus({ code: SpanStatusCode.ERROR, message: outcome });
+        this.metrics.mcpAnswered(method, tool, outcome, (performance.now() - started) / 1000);
+      }),
+    );
+  }
+
+  /** Answers a request; `record` gets its outcome (metrics, span) once known. */
+  private async answerRequest(
+    request: JsonRpcRequest,
+    id: JsonRpcId,
+    caller: Caller,
+    record: (outcome: 'ok' | 'tool_error' | 'rpc_error', started: number) => void,
+  ): Promise<JsonRpcResponse> {
     const started = performance.now();
     const measured = (response: JsonRpcResponse): JsonRpcResponse => {
-      const outcome = 'error' in response ? 'rpc_error' : (response.result as Partial<CallToolResult>).isError ? 'tool_error' : 'ok';
-      this.record(request, outcome, started);
+      record('error' in response ? 'rpc_error' : (response.result as Partial<CallToolResult>).isError ? 'tool_error' : 'ok', started);
       return response;
     };
     try {
-      return measured({ jsonrpc: '2.0', id: request.id, result: await this.dispatch(request, caller) });
+      return measured({ jsonrpc: '2.0', id, result: await this.dispatch(request, caller) });
     } catch (error) {
-      if (error instanceof JsonRpcError) return measured(failure(request.id, error.code, error.message));
+      if (error instanceof JsonRpcError) return measured(failure(id, error.code, error.message));
       // Not the request's fault and worth repeating: the HTTP error filter answers 503 with Retry-After.
       if (isDatabaseUnavailable(error)) {
-        this.record(request, 'rpc_error', started);
+        record('rpc_error', started);
         throw error;
       }
       this.logger.error(`${request.method} failed: ${error instanceof Error ? error.stack : String(error)}`);
-      return measured(failure(request.id, INTERNAL_ERROR, 'Internal error'));
+      return measured(failure(id, INTERNAL_ERROR, 'Internal error'));
     }
   }
 
-  /** mcp_requests_total and mcp_request_duration_seconds, labelled with known names only (a caller cannot mint labels). */
-  private record(request: JsonRpcRequest, outcome: 'ok' | 'tool_error' | 'rpc_error', started: number): void {
+  /**
+   * The method and tool a request is counted and traced under: known names only, so a caller
+   * cannot mint metric labels or span names ("other" method, "unknown" tool, "-" for no tool).
+   */
+  private namesOf(request: JsonRpcRequest): { method: string; tool: string } {
     const method = KNOWN_METHODS.has(request.method) ? request.method : 'other';
-    let tool = '-';
-    if (method === 'tools/call') {
-      const name = isObject(request.params) ? request.params.name : undefined;
-      tool = typeof name === 'string' && this.tools.get(name) ? name : 'unknown';
-    }
-    this.metrics.mcpAnswered(method, tool, outcome, (performance.now() - started) / 1000);
+    if (method !== 'tools/call') return { method, tool: '-' };
+    const name = isObject(request.params) ? request.params.name : undefined;
+    return { method, tool: typeof name === 'string' && this.tools.get(name) ? name : 'unknown' };
   }
 
   private async dispatch(request: JsonRpcRequest, caller: Caller): Promise<object> {

@@ -60,7 +60,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   return { app, http, admin: adminClient(http), config, close: () => app.close() };
 }
 
-function adminClient(http: () => ReturnType<typeof request>) {
+export function adminClient(http: () => ReturnType<typeof request>) {
   const auth = { Authorization: `Bearer ${ADMIN_TOKEN}` };
   const withBody = (test: request.Test, body?: object) => (body === undefined ? test : test.send(body));
   return {

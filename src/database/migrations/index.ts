@@ -18,6 +18,7 @@ import { SmsProviders1763800600000 } from './1763800600000-SmsProviders';
 import { PendingSmsReports1763800610000 } from './1763800610000-PendingSmsReports';
 import { DeliveryLease1763800620000 } from './1763800620000-DeliveryLease';
 import { EndpointNotices1763800630000 } from './1763800630000-EndpointNotices';
+import { TraceParents1763800640000 } from './1763800640000-TraceParents';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -41,4 +42,5 @@ export const MIGRATIONS = [
   PendingSmsReports1763800610000,
   DeliveryLease1763800620000,
   EndpointNotices1763800630000,
+  TraceParents1763800640000,
 ];

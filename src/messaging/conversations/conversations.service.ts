@@ -10,6 +10,7 @@ import { IdentityKind } from '../../events/event-payloads';
 import { AttachmentFile, AttachmentStorage } from '../attachments/attachment-storage';
 import { MessageDataBuilder } from '../message-data.builder';
 import { ConversationsRepository, InboundLine, NewInboundMessage } from './conversations.repository';
+import { activeTraceParent, inSpan } from '../../ops/tracing/traces';
 
 export type MessageChannel = 'SMS' | 'EMAIL';
 
@@ -53,6 +54,9 @@ export interface InboundMessage {
   attachments: InboundAttachment[];
 }
 
+/** An SMS waiting for a shared transaction, with the span it arrived in (its events belong to that trace, not the batch's). */
+type TracedInbound = InboundMessage & { traceParent: string | null };
+
 /** What the first part of recording an inbound message stored. */
 interface StoredInbound {
   line: InboundLine;
@@ -80,7 +84,7 @@ export class ConversationsService {
   readonly inboundRecorded = new Hooks<[result: InboundResult]>('inbound message recorded');
 
   /** Concurrent inbound SMS without media, recorded together: one per thread in a batch. */
-  private readonly smsBatches = new MicroBatcher<InboundMessage, BatchedSms>(
+  private readonly smsBatches = new MicroBatcher<TracedInbound, BatchedSms>(
     (batch) => this.recordSmsBatch(batch),
     SMS_BATCH,
     SMS_BATCHES_IN_FLIGHT,
@@ -102,17 +106,20 @@ export class ConversationsService {
    * attachments, and publishes thread.created (first message from an unknown partner) and
    * message.received.
    */
-  async recordInbound(input: InboundMessage): Promise<InboundResult> {
-    let result: InboundResult;
-    try {
-      result = input.channel === 'SMS' && input.attachments.length === 0 ? await this.recordBatched(input) : await this.record(input);
-    } catch (error) {
-      this.metrics.messageIngested(input.channel, 'rejected');
-      throw error;
-    }
-    this.metrics.messageIngested(input.channel, result.duplicate ? 'duplicate' : 'recorded');
-    await this.inboundRecorded.run(result);
-    return result;
+  recordInbound(input: InboundMessage): Promise<InboundResult> {
+    return inSpan('message ingest', { attributes: { 'message.channel': input.channel } }, async (span) => {
+      let result: InboundResult;
+      try {
+        result = input.channel === 'SMS' && input.attachments.length === 0 ? await this.recordBatched(input) : await this.record(input);
+      } catch (error) {
+        this.metrics.messageIngested(input.channel, 'rejected');
+        throw error;
+      }
+      this.metrics.messageIngested(input.channel, result.duplicate ? 'duplicate' : 'recorded');
+      span?.setAttributes({ 'message.id': result.messageId, 'message.thread_id': result.threadId, 'message.duplicate': result.duplicate });
+      await this.inboundRecorded.run(result);
+      return result;
+    });
   }
 
   /**
@@ -120,7 +127,7 @@ export class ConversationsService {
    * and five round trips for the lot instead of each): recorded exactly as alone would.
    */
   private async recordBatched(input: InboundMessage): Promise<InboundResult> {
-    const outcome = await this.smsBatches.submit(input);
+    const outcome = await this.smsBatches.submit({ ...input, traceParent: activeTraceParent() });
     if (outcome === 'alone') return this.record(input);
     if ('error' in outcome) throw outcome.error;
     return outcome.result;
@@ -132,7 +139,7 @@ export class ConversationsService {
    * statement counted) rolls back, as does one that failed for any reason (a deadlock with another
    * batch, say), and its SMS are recorded one by one, each with its own answer.
    */
-  private async recordSmsBatch(batch: InboundMessage[]): Promise<BatchedSms[]> {
+  private async recordSmsBatch(batch: TracedInbound[]): Promise<BatchedSms[]> {
     if (batch.length === 1) return ['alone'];
     // Row locks in one order across concurrent batches: by line, then partner.
     const order = batch.map((_, i) => i).sort((a, b) => compareThreadKeys(batch[a], batch[b]));
@@ -149,7 +156,15 @@ export class ConversationsService {
           tx,
         );
         await this.bus.publishAll(
-          recorded.flatMap((row, k) => inboundEvents(row.thread_inserted).map((type) => ({ type, orgId: row.org_id, lineId: row.line_id, data: data[k] }))),
+          recorded.flatMap((row, k) =>
+            inboundEvents(row.thread_inserted).map((type) => ({
+              type,
+              orgId: row.org_id,
+              lineId: row.line_id,
+              data: data[k],
+              traceParent: sorted[row.index].traceParent,
+            })),
+          ),
           tx,
         );
         return recorded;

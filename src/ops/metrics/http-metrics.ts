@@ -13,10 +13,14 @@ export function httpMetrics(metrics: ServiceMetrics) {
   return (request: Request, response: Response, next: NextFunction): void => {
     const started = process.hrtime.bigint();
     response.once('finish', () => {
-      const pattern = (request.route as { path?: unknown } | undefined)?.path;
-      const route = typeof pattern === 'string' && !CATCH_ALL.has(pattern) ? `${request.baseUrl}${pattern}` : 'other';
-      metrics.httpAnswered(route, response.statusCode, Number(process.hrtime.bigint() - started) / 1e9);
+      metrics.httpAnswered(routeOf(request), response.statusCode, Number(process.hrtime.bigint() - started) / 1e9);
     });
     next();
   };
+}
+
+/** The pattern of the route that served the request (`/v1/webhooks/:id`), or "other" when none matched. */
+export function routeOf(request: Request): string {
+  const pattern = (request.route as { path?: unknown } | undefined)?.path;
+  return typeof pattern === 'string' && !CATCH_ALL.has(pattern) ? `${request.baseUrl}${pattern}` : 'other';
 }
