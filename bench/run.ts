@@ -51,6 +51,8 @@ const HELP = `Usage: npm run bench -- [options]
                            does not stop them (default 50; 0 = never)
   --levels 1,8,32,64       scenario 3 concurrency levels
   --duration-scale X       multiply every window by X
+  --scrape-seconds S       GET /metrics from every service process every S seconds, as Prometheus
+                           would (default 15, deploy/prometheus/prometheus.yml's interval; 0 = never)
   --no-build               do not run \`npm run build\` even if dist/ looks older than src/
   --keep                   keep the bench database (for inspection)
   --help
@@ -99,6 +101,7 @@ function parseArgs(argv: string[]): Options {
     '--fail-ok-every',
     '--levels',
     '--duration-scale',
+    '--scrape-seconds',
     '--no-build',
     '--keep',
     '--help',
@@ -141,6 +144,7 @@ function parseArgs(argv: string[]): Options {
     build: !has('--no-build'),
     keep: has('--keep'),
     durationScale: num('--duration-scale', 1) || 1,
+    scrapeSeconds: num('--scrape-seconds', 15),
     command: npmScript?.startsWith('bench')
       ? `npm run ${npmScript}${args && npmScript === 'bench' ? ` -- ${args}` : ''}`
       : `npx ts-node bench/run.ts ${args}`.trim(),

@@ -37,6 +37,8 @@ export interface Options {
   keep: boolean;
   /** Multiplies every window (for a longer or shorter run). */
   durationScale: number;
+  /** Every service process's /metrics is read this often, as Prometheus would (0: never). */
+  scrapeSeconds: number;
   command: string;
 }
 
@@ -87,6 +89,7 @@ export function startScenarioService(ctx: RunContext, label: string, env: Record
     },
     label,
     roles,
+    scrapeSeconds: ctx.options.scrapeSeconds,
   });
 }
 

@@ -111,6 +111,9 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
   );
   out.push(`- **Command:** \`${options.command}\``);
   out.push(`- **Run:** ${options.quick ? '**quick** (short windows: figures are indicative only)' : 'full'}; scenarios ${options.scenarios.join(', ')}`);
+  out.push(
+    `- **Metrics:** ${options.scrapeSeconds > 0 ? `every service process's \`GET /metrics\` read every ${options.scrapeSeconds} s throughout, as Prometheus would` : 'not scraped (`--scrape-seconds 0`)'}`,
+  );
   out.push('');
   out.push('## Machine', '');
   out.push('| | |', '|---|---|');

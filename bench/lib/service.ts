@@ -20,6 +20,8 @@ export interface ServiceOptions {
   label: string;
   /** `split` (default): one `api` and one `worker` process; `all`: one `PROCESS_ROLE=all` process, as `npm start` runs it. */
   roles?: 'split' | 'all';
+  /** Read every process's GET /metrics this often, as Prometheus would (0 or unset: never). */
+  scrapeSeconds?: number;
 }
 
 export interface Service {
@@ -73,17 +75,19 @@ export async function startService(options: ServiceOptions): Promise<Service> {
           env: { BENCH_PROFILE_DIR: profileDir, BENCH_PROFILE_NAME: `${options.label}-${role}` },
         }
       : { args: [], env: {} };
-  const start = (role: 'api' | 'worker' | 'all', port: string) =>
+  const start = (role: 'api' | 'worker' | 'all', port: string, extra: Record<string, string> = {}) =>
     startProcess(
       `${options.label}-${role}`,
       process.execPath,
       [...nodeArgs(role), ...profiling(role).args, main],
-      { ...base, ...profiling(role).env, PROCESS_ROLE: role, PORT: port },
+      { ...base, ...profiling(role).env, PROCESS_ROLE: role, PORT: port, ...extra },
       options.root,
     );
   const allInOne = options.roles === 'all';
+  const scrapeMs = (options.scrapeSeconds ?? 0) * 1000;
+  const workerMetricsPort = !allInOne && scrapeMs > 0 ? await freePort() : undefined;
   const api = start(allInOne ? 'all' : 'api', String(port));
-  const worker = allInOne ? api : start('worker', '0');
+  const worker = allInOne ? api : start('worker', '0', workerMetricsPort ? { METRICS_PORT: String(workerMetricsPort) } : {});
   const processes: Record<string, Child> = allInOne ? { service: api } : { api, worker };
   const children = Object.values(processes);
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -94,7 +98,10 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       }
     }
   };
+  const scraper =
+    scrapeMs > 0 ? scrapeEvery(scrapeMs, [`${baseUrl}/metrics`, ...(workerMetricsPort ? [`http://127.0.0.1:${workerMetricsPort}/metrics`] : [])]) : undefined;
   const stop = async () => {
+    scraper?.stop();
     if (profileDir && children.every(childAlive)) {
       for (const child of children) child.proc.kill('SIGWINCH');
       await sleep(2000);
@@ -121,4 +128,18 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     throw error;
   }
   return { api, worker, processes, baseUrl, env, stop, assertAlive };
+}
+
+/** Reads each URL every `everyMs`, as a Prometheus scrape would (the body read whole, then dropped); a failed read is retried at the next tick. */
+function scrapeEvery(everyMs: number, urls: string[]): { stop: () => void } {
+  const scrape = () =>
+    urls.forEach(
+      (url) =>
+        void request(url, { headersTimeout: 10_000, bodyTimeout: 10_000 })
+          .then((res) => res.body.text())
+          .catch(() => undefined),
+    );
+  const timer = setInterval(scrape, everyMs);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
 }
