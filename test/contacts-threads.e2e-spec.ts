@@ -521,6 +521,30 @@ describe('threads, labels and contacts (tools, events, line scope)', () => {
     }
   });
 
+  describe('send_sms', () => {
+    it("replies to the thread's partner when no identityId is given, as a webhook-woken agent calls it", async () => {
+      const s = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
+      const [phone] = phones(s);
+      const from = partnerPhone();
+      const { threadId } = await inboundSms(m, phone.address, from);
+      const { message } = await toolOk(m, s.apiKey, 'send_sms', { threadId, smsBody: 'reply without a lookup' });
+      expect(message).toMatchObject({
+        threadId,
+        direction: 'OUTBOUND',
+        status: 'QUEUED',
+        fromIdentity: { value: phone.address, kind: 'PHONE' },
+        toIdentity: { value: from, kind: 'PHONE' },
+      });
+      await waitUntil(() => m.carried.some((x) => x.body === 'reply without a lookup' && x.to === from), 'the reply handed to the carrier');
+
+      // identityId still names the recipient, and only the partner's contact's numbers pass.
+      const other = partnerPhone();
+      const { contact } = await toolOk(m, s.apiKey, 'create_contact', { displayName: 'Two phones', identities: [{ kind: 'PHONE', value: other }] });
+      const refused = await toolError(m, s.apiKey, 'send_sms', { threadId, identityId: contact.identities[0].id, smsBody: 'to a stranger' });
+      expect(refused).toBe(`identityId ${contact.identities[0].id} is not the thread's partner or one of their identities`);
+    });
+  });
+
   describe('PATCH /admin/lines/:lineId', () => {
     it('smsDeliveryReports false: send_sms goes QUEUED → DELIVERED at hand-off; true again: QUEUED → SENT', async () => {
       const s = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });

@@ -56,15 +56,17 @@ export class OutboundService {
   ) {}
 
   /** send_sms: a QUEUED SMS on a thread of a phone line the caller may use, to the thread's partner or another number of theirs. */
-  async queueSms(caller: Caller, input: { threadId: string; identityId: string; smsBody: string }): Promise<SerializedMessage> {
+  /** An SMS on the thread, to `identityId` (the partner or another number of their contact) or, without it, to the thread's partner. */
+  async queueSms(caller: Caller, input: { threadId: string; identityId?: string; smsBody: string }): Promise<SerializedMessage> {
     const messageId = await this.dataSource.transaction(async (tx) => {
       const thread = await this.threads.threadForCaller(tx, caller, input.threadId);
       if (thread.channel !== 'SMS') throw new ValidationError(`thread ${input.threadId} is an email thread; use send_email`, 'threadId');
-      const identity = await this.messages.partnerIdentity(tx, caller, thread, input.identityId);
+      const { identityId } = input;
+      const identity = identityId === undefined ? await this.messages.partner(tx, thread) : await this.messages.partnerIdentity(tx, caller, thread, identityId);
       if (!identity) {
-        throw new ValidationError(`identityId ${input.identityId} is not the thread's partner or one of their identities`, 'identityId');
+        throw new ValidationError(`identityId ${identityId} is not the thread's partner or one of their identities`, 'identityId');
       }
-      if (identity.kind !== 'PHONE') throw new ValidationError(`identity ${input.identityId} is not a phone number`, 'identityId');
+      if (identity.kind !== 'PHONE') throw new ValidationError(`identity ${identityId} is not a phone number`, 'identityId');
       return this.insertQueued(tx, {
         orgId: caller.orgId,
         threadId: thread.id,

@@ -7,10 +7,15 @@ const sendSmsInput = {
   type: 'object',
   properties: {
     threadId: { type: 'string', format: 'uuid' },
-    identityId: { type: 'string', format: 'uuid', description: "The recipient's identity (a phone number) from get_thread or list_contacts." },
+    identityId: {
+      type: 'string',
+      format: 'uuid',
+      description:
+        "Optional: another phone number of the thread partner's contact (an identity id from get_thread or list_contacts). Default: the thread's partner, the number the thread is with.",
+    },
     smsBody: { type: 'string', minLength: 1, maxLength: 1600 },
   },
-  required: ['threadId', 'identityId', 'smsBody'],
+  required: ['threadId', 'smsBody'],
   additionalProperties: false,
 } as const;
 
@@ -18,7 +23,7 @@ const sendSmsInput = {
   name: 'send_sms',
   title: 'Send an SMS',
   description:
-    "Sends an SMS on a thread to the thread's partner (or another number of the same contact). The message starts QUEUED; " +
+    "Sends an SMS on a thread: to the thread's partner, or with identityId to another number of the same contact (a reply needs only threadId and smsBody). The message starts QUEUED; " +
     'message.sent and message.status_changed follow when the carrier takes it.',
   kind: 'write',
   minRole: 'MEMBER',
