@@ -492,7 +492,7 @@ describe('threads, labels and contacts (tools, events, line scope)', () => {
       expect(annotations.get_thread).toMatchObject({ readOnlyHint: true });
       expect(annotations.list_contacts).toMatchObject({ readOnlyHint: true });
       expect(annotations.create_contact).toMatchObject({ readOnlyHint: false, destructiveHint: false });
-      expect(annotations.update_contact).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: true });
+      expect(annotations.update_contact).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: true });
       expect(annotations.label_thread).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: true });
       expect(annotations.merge_contacts).toMatchObject({ readOnlyHint: false, destructiveHint: true });
 

@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResult, LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { createSession, Session } from './support/session';
-import { createMcpTestApp, hookUrl, ISO_MS, McpTestApp, UUID } from './support/mcp';
+import { createMcpTestApp, expectedToolText, hookUrl, ISO_MS, McpTestApp, UUID } from './support/mcp';
 import { storePayload } from './support/payloads';
 
 /** The webhook-management and line tools (other modules add more tools; those have their own tests). */
@@ -46,11 +46,11 @@ describe('MCP with the official SDK client', () => {
     return client;
   }
 
-  /** A successful call: no isError, and the text item is the JSON of structuredContent. */
+  /** A successful call: no isError, and the text item is the JSON of structuredContent (less a secret). */
   async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<Record<string, any>> {
     const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
     expect(result.isError).toBeFalsy();
-    expect(result.content).toEqual([{ type: 'text', text: JSON.stringify(result.structuredContent) }]);
+    expect(result.content).toEqual([{ type: 'text', text: expectedToolText(result.structuredContent!) }]);
     return result.structuredContent as Record<string, any>;
   }
 

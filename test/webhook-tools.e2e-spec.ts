@@ -565,6 +565,24 @@ describe('webhook-management tools', () => {
     });
   });
 
+  it('gives a new secret only in structuredContent, never in the text block a model reads', async () => {
+    const s = await createSession(t.admin);
+    for (const call of [
+      () => callTool(t, s.apiKey, 'register_webhook', { url: hookUrl(), events: ['message.received'] }),
+      async () => {
+        const { endpoint } = await toolOk(t, s.apiKey, 'get_webhook', { endpointId: (await toolOk(t, s.apiKey, 'list_webhooks')).endpoints[0].id });
+        return callTool(t, s.apiKey, 'rotate_webhook_secret', { endpointId: endpoint.id });
+      },
+    ]) {
+      const result = await call();
+      const secret = (result.structuredContent as { secret: string }).secret;
+      expect(secret).toMatch(/^[0-9a-f]{64}$/);
+      expect(result.content).toHaveLength(1);
+      expect(result.content[0].text).not.toContain(secret);
+      expect(JSON.parse(result.content[0].text)).toEqual({ ...result.structuredContent, secret: 'withheld from this text; read it from structuredContent' });
+    }
+  });
+
   describe('rotate_webhook_secret', () => {
     it('returns a new secret once; the previous one stays valid for 24 hours', async () => {
       const s = await createSession(t.admin);

@@ -74,6 +74,7 @@ const resendWebhookDeliveryInput = {
   title: 'Resend a webhook delivery',
   description: 'Sends the data of a past delivery again as a new delivery with a fresh evt_ id.',
   kind: 'write',
+  openWorld: true,
   minRole: 'MEMBER',
   inputSchema: resendWebhookDeliveryInput,
   outputSchema: { type: 'object', properties: { delivery: deliverySchema }, required: ['delivery'] },
@@ -174,6 +175,7 @@ const recoverWebhookDeliveriesInput = {
     `A delivery already recovered or resent is skipped, so calling again over an overlapping window resends nothing twice. ` +
     `At most ${RECOVER_MAX_DELIVERIES} a call, oldest first; truncated: true means more are left: call again with since = nextSince.`,
   kind: 'write',
+  openWorld: true,
   idempotent: true,
   minRole: 'MEMBER',
   inputSchema: recoverWebhookDeliveriesInput,

@@ -23,8 +23,18 @@ export interface ToolSpec {
   title: string;
   description: string;
   kind: ToolKind;
-  /** Calling twice with the same arguments has no further effect. */
+  /** Calling twice with the same arguments has no further effect (a second call may answer an error, but changes nothing). */
   idempotent?: boolean;
+  /** A write that overwrites or clears what the caller cannot get back (a contact's fields, a drafted reply): advertised as destructive whatever its kind. */
+  overwrites?: boolean;
+  /** Reaches people or servers outside the service: sends a message, or POSTs (now or later) to a URL the caller gives. */
+  openWorld?: boolean;
+  /**
+   * Top-level result fields given only in structuredContent: the text block (which hosts put in
+   * the model's context) says where they are instead. For secrets an agent's program needs but
+   * its model must not read (a prompt injection could make it repeat them).
+   */
+  withheldFromText?: string[];
   /** The lowest org role that may call the tool. */
   minRole: UserRole;
   inputSchema: ObjectSchema;

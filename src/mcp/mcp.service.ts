@@ -238,20 +238,33 @@ export class McpService {
     if (!tool.validate(input)) return toolError(`invalid arguments: ${describeArgumentError(tool.validate.errors?.[0])}`);
     try {
       const result = await tool.handler.execute(input, caller);
-      const text = JSON.stringify(result);
-      if (this.checkResults && !tool.validateResult(JSON.parse(text))) {
+      const json = JSON.stringify(result);
+      if (this.checkResults && !tool.validateResult(JSON.parse(json))) {
         // A tool whose result drifted from what tools/list promises: a defect, loud in development and tests.
         throw new JsonRpcError(
           INTERNAL_ERROR,
           `${name} returned a result that does not match its outputSchema: ${describeResultError(tool.validateResult.errors?.[0])}`,
         );
       }
-      return { content: [{ type: 'text', text }], structuredContent: result };
+      return {
+        content: [{ type: 'text', text: tool.spec.withheldFromText ? textWithout(result, tool.spec.withheldFromText) : json }],
+        structuredContent: result,
+      };
     } catch (error) {
       if (error instanceof DomainError) return toolError(error.message);
       throw error;
     }
   }
+}
+
+/** What the text block says in place of a field given only in structuredContent. */
+export const WITHHELD_TEXT = 'withheld from this text; read it from structuredContent';
+
+/** The result as JSON text with `fields` replaced by WITHHELD_TEXT (ToolSpec.withheldFromText). */
+function textWithout(result: object, fields: string[]): string {
+  const shown: Record<string, unknown> = { ...result };
+  for (const field of fields) if (field in shown) shown[field] = WITHHELD_TEXT;
+  return JSON.stringify(shown);
 }
 
 function toolError(message: string): CallToolResult {

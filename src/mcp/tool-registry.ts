@@ -68,8 +68,8 @@ export class ToolRegistry implements OnModuleInit {
 }
 
 function describe(spec: ToolSpec): ToolDescriptor {
-  const annotations: ToolDescriptor['annotations'] = { title: spec.title, readOnlyHint: spec.kind === 'read', openWorldHint: false };
-  if (spec.kind !== 'read') annotations.destructiveHint = spec.kind === 'destructive';
+  const annotations: ToolDescriptor['annotations'] = { title: spec.title, readOnlyHint: spec.kind === 'read', openWorldHint: spec.openWorld === true };
+  if (spec.kind !== 'read') annotations.destructiveHint = spec.kind === 'destructive' || spec.overwrites === true;
   if (spec.idempotent) annotations.idempotentHint = true;
   return {
     name: spec.name,

@@ -95,6 +95,8 @@ export class GetWebhookTool implements McpToolHandler<ByEndpointId, { endpoint: 
     'Registers an endpoint that receives signed event POSTs. Returns the endpoint and its signing secret; the secret is shown only here. ' +
     'Endpoints per user are capped by the org tier (STARTER 1, PRO 3, POWER 10) or an administrator grant.',
   kind: 'write',
+  openWorld: true,
+  withheldFromText: ['secret'],
   minRole: 'MEMBER',
   inputSchema: registerInput,
   outputSchema: endpointWithSecret,
@@ -114,6 +116,8 @@ export class RegisterWebhookTool implements McpToolHandler<ToolArgs<typeof regis
     'Changes an endpoint. A supplied channelScope replaces the previous scope wholesale. status "disabled" stops delivery; ' +
     '"active" re-enables it and resets the consecutive-failure counter.',
   kind: 'write',
+  overwrites: true,
+  openWorld: true,
   idempotent: true,
   minRole: 'MEMBER',
   inputSchema: updateInput,
@@ -132,6 +136,7 @@ export class UpdateWebhookTool implements McpToolHandler<ToolArgs<typeof updateI
   title: 'Rotate a webhook secret',
   description: 'Issues a new signing secret, returned only here. For 24 hours deliveries carry a signature with the new and with the previous secret.',
   kind: 'write',
+  withheldFromText: ['secret'],
   minRole: 'MEMBER',
   inputSchema: byEndpointId,
   outputSchema: endpointWithSecret,
@@ -149,7 +154,7 @@ export class RotateWebhookSecretTool implements McpToolHandler<ByEndpointId> {
   title: 'Delete a webhook',
   description: 'Deletes an endpoint irreversibly, with its delivery log and waiting retries.',
   kind: 'destructive',
-  idempotent: false,
+  idempotent: true,
   minRole: 'MEMBER',
   inputSchema: byEndpointId,
   outputSchema: {

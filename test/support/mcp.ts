@@ -93,12 +93,17 @@ export async function callTool(t: TestApp, key: string, name: string, args?: Rec
   return res.body.result as ToolResult;
 }
 
+/** A successful result's text block: the JSON of structuredContent, but a webhook secret is only in structuredContent (docs/mcp.md). */
+export function expectedToolText(structured: Record<string, unknown>): string {
+  return JSON.stringify('secret' in structured ? { ...structured, secret: 'withheld from this text; read it from structuredContent' } : structured);
+}
+
 /** A tool call that must succeed: checks the MCP result shape and returns structuredContent. */
 export async function toolOk<T = Record<string, any>>(t: TestApp, key: string, name: string, args?: Record<string, unknown>): Promise<T> {
   const result = await callTool(t, key, name, args);
   if (result.isError) throw new Error(`${name} failed: ${result.content[0]?.text}`);
   expect(Object.keys(result).sort()).toEqual(['content', 'structuredContent']);
-  expect(result.content).toEqual([{ type: 'text', text: JSON.stringify(result.structuredContent) }]);
+  expect(result.content).toEqual([{ type: 'text', text: expectedToolText(result.structuredContent!) }]);
   return result.structuredContent as T;
 }
 

@@ -74,6 +74,8 @@ export class ListAgentTurnsTool implements McpToolHandler<ToolArgs<typeof listAg
     "Approves a DRAFT agent's reply that is AWAITING_APPROVAL: the drafted body is sent on the thread (status SENT, " +
     'agent_turn.sent, then message.sent when the carrier or mail server takes it). A turn in any other status is refused.',
   kind: 'write',
+  openWorld: true,
+  idempotent: true,
   minRole: TURN_DECISION_ROLE,
   inputSchema: byTurnId,
   outputSchema: turnResult,
@@ -91,6 +93,8 @@ export class ApproveAgentTurnTool implements McpToolHandler<ToolArgs<typeof byTu
   title: 'Reject an agent turn',
   description: "Rejects a DRAFT agent's reply that is AWAITING_APPROVAL: nothing is sent and the turn becomes REJECTED for good.",
   kind: 'write',
+  overwrites: true,
+  idempotent: true,
   minRole: TURN_DECISION_ROLE,
   inputSchema: byTurnId,
   outputSchema: turnResult,

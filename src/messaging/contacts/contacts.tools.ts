@@ -107,6 +107,7 @@ const updateContactInput = {
   title: 'Update a contact',
   description: "Sets a contact's notes and/or display name. notes null (or blank) clears the notes.",
   kind: 'write',
+  overwrites: true,
   idempotent: true,
   minRole: 'MEMBER',
   inputSchema: updateContactInput,

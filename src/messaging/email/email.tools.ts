@@ -27,6 +27,7 @@ const sendEmailInput = {
     'readReceipt the email carries an HTML part with a tracking pixel, and email.opened fires for each distinct open. The ' +
     'message starts QUEUED; message.sent and message.status_changed follow when the mail server takes it.',
   kind: 'write',
+  openWorld: true,
   minRole: 'MEMBER',
   inputSchema: sendEmailInput,
   outputSchema: { type: 'object', properties: { message: messageSchema }, required: ['message'] },

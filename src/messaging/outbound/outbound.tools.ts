@@ -26,6 +26,7 @@ const sendSmsInput = {
     "Sends an SMS on a thread: to the thread's partner, or with identityId to another number of the same contact (a reply needs only threadId and smsBody). The message starts QUEUED; " +
     'message.sent and message.status_changed follow when the carrier takes it.',
   kind: 'write',
+  openWorld: true,
   minRole: 'MEMBER',
   inputSchema: sendSmsInput,
   outputSchema: { type: 'object', properties: { message: messageSchema }, required: ['message'] },
