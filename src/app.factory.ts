@@ -26,11 +26,12 @@ const ADMIN_DOCS_PATH = '/admin/docs';
 export function configureHttpApp(app: INestApplication): void {
   const express = app as NestExpressApplication;
   express.disable('x-powered-by');
-  express.use(httpMetrics(app.get(ServiceMetrics)));
-  express.use(httpSpans());
-  express.set('trust proxy', app.get<AppConfig>(APP_CONFIG).trustProxy);
-  app.useLogger(app.get(Logger));
   const config = app.get<AppConfig>(APP_CONFIG);
+  express.use(httpMetrics(app.get(ServiceMetrics)));
+  // Off, no span middleware at all: nothing on the request path.
+  if (config.tracing.enabled) express.use(httpSpans());
+  express.set('trust proxy', config.trustProxy);
+  app.useLogger(app.get(Logger));
   applyHttpServerLimits(app.getHttpServer(), config.http);
   // Runs after AuthGuard (APP_GUARD providers come before guards added here): the body is read,
   // then its text is checked; then pipes validate it.

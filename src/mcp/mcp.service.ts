@@ -258,7 +258,7 @@ export class McpService {
 }
 
 /** What the text block says in place of a field given only in structuredContent. */
-export const WITHHELD_TEXT = 'withheld from this text; read it from structuredContent';
+const WITHHELD_TEXT = 'withheld from this text; read it from structuredContent';
 
 /** The result as JSON text with `fields` replaced by WITHHELD_TEXT (ToolSpec.withheldFromText). */
 function textWithout(result: object, fields: string[]): string {
