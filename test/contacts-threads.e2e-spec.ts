@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { OutboundProcessor } from '../src/messaging/outbound/outbound.processor';
 import { ISO_MS, toolError, toolOk, UUID } from './support/mcp';
 import { createMessagingTestApp, Hook, inboundSms, MessagingTestApp, partnerPhone } from './support/messaging-hooks';
 import { createSession, Session, SessionLine, uniqueEmail } from './support/session';
@@ -542,6 +543,86 @@ describe('threads, labels and contacts (tools, events, line scope)', () => {
       const { contact } = await toolOk(m, s.apiKey, 'create_contact', { displayName: 'Two phones', identities: [{ kind: 'PHONE', value: other }] });
       const refused = await toolError(m, s.apiKey, 'send_sms', { threadId, identityId: contact.identities[0].id, smsBody: 'to a stranger' });
       expect(refused).toBe(`identityId ${contact.identities[0].id} is not the thread's partner or one of their identities`);
+    });
+
+    it('reply_to_thread texts the partner of an SMS thread from its line, within the SMS length', async () => {
+      const s = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
+      const [phone] = phones(s);
+      const from = partnerPhone();
+      const { threadId } = await inboundSms(m, phone.address, from);
+      const { message } = await toolOk(m, s.apiKey, 'reply_to_thread', { threadId, body: 'replied by thread' });
+      expect(message).toMatchObject({
+        threadId,
+        channel: 'SMS',
+        direction: 'OUTBOUND',
+        status: 'QUEUED',
+        body: 'replied by thread',
+        fromIdentity: { value: phone.address, kind: 'PHONE' },
+        toIdentity: { value: from, kind: 'PHONE' },
+      });
+      await waitUntil(() => m.carried.some((x) => x.body === 'replied by thread' && x.to === from && x.from === phone.address), 'the reply at the carrier');
+
+      expect(await toolError(m, s.apiKey, 'reply_to_thread', { threadId, body: 'x'.repeat(1601) })).toBe('body is 1601 characters; an SMS takes at most 1600');
+      expect(await toolError(m, s.apiKey, 'reply_to_thread', { threadId: randomUUID(), body: 'hi' })).toMatch(/^thread [0-9a-f-]{36} not found$/);
+    });
+
+    it("idempotencyKey: concurrent repeats send one SMS; the key is the org's, for 24 hours, for one tool and its arguments", async () => {
+      const s = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
+      const [phone] = phones(s);
+      const from = partnerPhone();
+      const { threadId } = await inboundSms(m, phone.address, from);
+      const idempotencyKey = `evt_${randomUUID()}`;
+      const args = { threadId, smsBody: `only once ${idempotencyKey}`, idempotencyKey };
+      const answers = await Promise.all([1, 2, 3, 4, 5].map(() => toolOk(m, s.apiKey, 'send_sms', args)));
+      expect(new Set(answers.map((a) => a.message.id)).size).toBe(1);
+      expect(answers.map((a) => a.replayed).sort()).toEqual([false, true, true, true, true]);
+      await waitUntil(() => m.carried.some((x) => x.body === args.smsBody), 'the SMS at the carrier');
+      const first = answers[0].message;
+      const replay = await toolOk(m, s.apiKey, 'send_sms', args);
+      expect(replay).toEqual({ message: expect.objectContaining({ id: first.id, body: args.smsBody, toIdentity: first.toIdentity }), replayed: true });
+      expect(m.carried.filter((x) => x.body === args.smsBody)).toHaveLength(1);
+      const rows = await m.db.query(`SELECT id FROM messages WHERE thread_id = $1 AND direction = 'OUTBOUND'`, [threadId]);
+      expect(rows).toEqual([{ id: first.id }]);
+
+      // The same key with another tool, or other arguments, is refused and sends nothing.
+      expect(await toolError(m, s.apiKey, 'reply_to_thread', { threadId, body: args.smsBody, idempotencyKey })).toBe(
+        `idempotencyKey "${idempotencyKey}" was used in the last 24 hours by send_sms; a key stands for one message: use a new key for a new message`,
+      );
+      expect(await toolError(m, s.apiKey, 'send_sms', { ...args, smsBody: 'something else' })).toMatch(/with other arguments/);
+      // Without a key, or with another key, the same arguments send again.
+      const { smsBody } = args;
+      expect((await toolOk(m, s.apiKey, 'send_sms', { threadId, smsBody })).replayed).toBeUndefined();
+      expect((await toolOk(m, s.apiKey, 'send_sms', { ...args, idempotencyKey: `${idempotencyKey}-2` })).replayed).toBe(false);
+      await waitUntil(() => m.carried.filter((x) => x.body === smsBody).length === 3, 'three SMS at the carrier');
+
+      // Another org's key of the same name is its own.
+      const other = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
+      const otherThread = (await inboundSms(m, phones(other)[0].address, partnerPhone())).threadId;
+      expect((await toolOk(m, other.apiKey, 'send_sms', { threadId: otherThread, smsBody, idempotencyKey })).replayed).toBe(false);
+
+      // A failed call leaves the key unused.
+      const failedKey = `evt_${randomUUID()}`;
+      await toolError(m, s.apiKey, 'send_sms', { threadId: randomUUID(), smsBody, idempotencyKey: failedKey });
+      expect((await toolOk(m, s.apiKey, 'send_sms', { threadId, smsBody: 'after a failure', idempotencyKey: failedKey })).replayed).toBe(false);
+
+      // After 24 hours the key is new again: the call sends.
+      await m.db.query(`UPDATE send_idempotency_keys SET created_at = now() - interval '24 hours 1 minute' WHERE org_id = $1 AND key = $2`, [
+        s.orgId,
+        idempotencyKey,
+      ]);
+      const later = await toolOk(m, s.apiKey, 'send_sms', args);
+      expect(later.replayed).toBe(false);
+      expect(later.message.id).not.toBe(first.id);
+      // The outbound sweep deletes keys past 24 hours and keeps the rest.
+      await m.db.query(`UPDATE send_idempotency_keys SET created_at = now() - interval '25 hours' WHERE org_id = $1 AND key = $2`, [
+        s.orgId,
+        `${idempotencyKey}-2`,
+      ]);
+      await m.app.get(OutboundProcessor).sweep();
+      const kept = await m.db.query(`SELECT key FROM send_idempotency_keys WHERE org_id = $1 ORDER BY key`, [s.orgId]);
+      expect(kept.map((r: Json) => r.key)).toEqual([idempotencyKey, failedKey].sort());
+      // Sent to this partner: the first, the keyless call, the second key's, and now this one.
+      await waitUntil(() => m.carried.filter((x) => x.body === smsBody && x.to === from).length === 4, 'the SMS sent again after 24 hours');
     });
   });
 

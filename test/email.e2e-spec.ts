@@ -554,6 +554,57 @@ describe('email: inbound, send_email over SMTP, open tracking', () => {
     });
   });
 
+  describe('reply_to_thread and idempotencyKey on email', () => {
+    it('reply_to_thread answers an email thread from its own account: Re: subject, In-Reply-To and References', async () => {
+      const { session, line } = await setup();
+      const inbound = await postEmail(fixture('plain.eml', line.address));
+      const before = smtp.received.length;
+      const result = await tool(session, 'reply_to_thread', { threadId: inbound.body.threadId, body: 'Thanks, on its way.' });
+      expect(result.isError).toBeFalsy();
+      expect(result.structuredContent).toEqual({ message: expect.objectContaining({ channel: 'EMAIL', direction: 'OUTBOUND', status: 'QUEUED' }) });
+      expect(result.structuredContent.message).toMatchObject({
+        threadId: inbound.body.threadId,
+        fromIdentity: { value: line.address, kind: 'EMAIL' },
+        toIdentity: { value: 'ada@analytical.example', kind: 'EMAIL' },
+      });
+      const sent = await smtpMessageTo('ada@analytical.example', before);
+      const mail: ParsedMail = await simpleParser(sent.raw);
+      expect(sent.from).toBe(line.address);
+      expect(mail.subject).toBe('Re: Question about my order');
+      expect(mail.inReplyTo).toBe('<plain-0001@analytical.example>');
+      expect(mail.references).toBe('<plain-0001@analytical.example>');
+      expect(mail.text?.trim()).toBe('Thanks, on its way.');
+
+      const blank = await tool(session, 'reply_to_thread', { threadId: inbound.body.threadId, body: '  \n ' });
+      expect(blank).toMatchObject({ isError: true, content: [{ text: 'body must not be empty' }] });
+    });
+
+    it('send_email with an idempotencyKey sends one email for any number of calls; other arguments under the key are refused', async () => {
+      const { session, line } = await setup();
+      const to = `once.${randomBytes(3).toString('hex')}@partner.example`;
+      const args = { to, subject: 'Your order', body: 'It ships today.', idempotencyKey: `evt_${randomBytes(6).toString('hex')}` };
+      const results = await Promise.all([1, 2, 3, 4].map(() => tool(session, 'send_email', args)));
+      expect(results.every((r) => !r.isError)).toBe(true);
+      const ids = new Set(results.map((r) => r.structuredContent.message.id));
+      expect(ids.size).toBe(1);
+      expect(results.map((r) => r.structuredContent.replayed).sort()).toEqual([false, true, true, true]);
+      await smtpMessageTo(to);
+      const [{ count }] = await db.query(`SELECT count(*)::int AS count FROM messages WHERE line_id = $1 AND direction = 'OUTBOUND'`, [line.id]);
+      expect(count).toBe(1);
+      // The default (readReceipt false) and the same value given explicitly are the same call.
+      const again = await tool(session, 'send_email', { ...args, readReceipt: false });
+      expect(again.structuredContent).toMatchObject({ message: { id: [...ids][0], status: 'SENT' }, replayed: true });
+
+      const changed = await tool(session, 'send_email', { ...args, body: 'It ships tomorrow.' });
+      expect(changed).toMatchObject({ isError: true });
+      expect(changed.content[0].text).toBe(
+        `idempotencyKey "${args.idempotencyKey}" was used in the last 24 hours with other arguments; a key stands for one message: use a new key for a new message`,
+      );
+      await sleep(300);
+      expect(smtp.received.filter((m) => m.to.includes(to))).toHaveLength(1);
+    });
+  });
+
   describe('open tracking: GET /t/o/:token', () => {
     /** Sends a tracked reply and waits until the mail server took it. */
     async function trackedEmail() {

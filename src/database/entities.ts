@@ -26,6 +26,7 @@ import { WebhookEndpoint } from '../webhooks/webhook-endpoint.entity';
 import { Mailbox } from '../messaging/mailboxes/mailbox.entity';
 import { SmsProvider } from '../messaging/sms-providers/sms-provider.entity';
 import { PendingSmsReport } from '../messaging/outbound/pending-sms-report.entity';
+import { SendIdempotencyKey } from '../messaging/outbound/send-idempotency-key.entity';
 import { SignInLink } from '../web/sessions/sign-in-link.entity';
 import { WebSession } from '../web/sessions/web-session.entity';
 
@@ -62,4 +63,5 @@ export const ENTITIES = [
   Mailbox,
   SmsProvider,
   PendingSmsReport,
+  SendIdempotencyKey,
 ];

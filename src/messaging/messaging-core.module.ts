@@ -13,8 +13,9 @@ import { MessageDataBuilder } from './message-data.builder';
 import { MessageDataRepository } from './message-data.repository';
 import { OutboundProcessor } from './outbound/outbound.processor';
 import { OutboundRepository } from './outbound/outbound.repository';
+import { SendIdempotencyKeysRepository } from './outbound/send-idempotency-keys.repository';
 import { OUTBOUND_QUEUE, OutboundService } from './outbound/outbound.service';
-import { SendSmsTool } from './outbound/outbound.tools';
+import { ReplyToThreadTool, SendSmsTool } from './outbound/outbound.tools';
 import { SmsCarrier } from './outbound/sms-carrier';
 import { TwilioApi } from './sms-providers/twilio-api';
 import { ThreadAccessRepository } from './threads/thread-access.repository';
@@ -34,6 +35,7 @@ import { ThreadAccessRepository } from './threads/thread-access.repository';
     ConversationsService,
     ThreadAccessRepository,
     OutboundRepository,
+    SendIdempotencyKeysRepository,
     OutboundService,
     OutboundProcessor,
     SmsCarrier,
@@ -42,6 +44,7 @@ import { ThreadAccessRepository } from './threads/thread-access.repository';
     Mailer,
     MailServers,
     SendSmsTool,
+    ReplyToThreadTool,
   ],
   exports: [
     MessageDataBuilder,

@@ -24,6 +24,27 @@ export const messageSchema = {
   required: ['id', 'threadId', 'channel', 'direction', 'status', 'body', 'createdAt', 'sentAt', 'fromIdentity', 'toIdentity'],
 } as const;
 
+/** The idempotencyKey property of the send tools (docs/mcp.md, "Sending once"). */
+export const idempotencyKeyProperty = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 255,
+  description:
+    'Optional, recommended when a call may be repeated (a retry after a timeout, an agent woken twice by the same webhook): ' +
+    'a key of your choosing, such as the id of the event you are answering. The same key within 24 hours, with the same ' +
+    'arguments, sends nothing and returns the first message with replayed true; with other arguments it is an error.',
+} as const;
+
+/** What the send tools answer. */
+export const sentMessageSchema = {
+  type: 'object',
+  properties: {
+    message: messageSchema,
+    replayed: { type: 'boolean', description: 'Given with idempotencyKey: true when the key was used before and this call sent nothing.' },
+  },
+  required: ['message'],
+} as const;
+
 export const identitySchema = {
   type: 'object',
   properties: {

@@ -19,6 +19,7 @@ import { PendingSmsReports1763800610000 } from './1763800610000-PendingSmsReport
 import { DeliveryLease1763800620000 } from './1763800620000-DeliveryLease';
 import { EndpointNotices1763800630000 } from './1763800630000-EndpointNotices';
 import { TraceParents1763800640000 } from './1763800640000-TraceParents';
+import { SendIdempotencyKeys1763800650000 } from './1763800650000-SendIdempotencyKeys';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -43,4 +44,5 @@ export const MIGRATIONS = [
   DeliveryLease1763800620000,
   EndpointNotices1763800630000,
   TraceParents1763800640000,
+  SendIdempotencyKeys1763800650000,
 ];

@@ -1,17 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { normalizeAddress } from '../../accounts/account.types';
 import { Caller } from '../../auth/caller';
 import { NotFoundError, ValidationError } from '../../common/errors';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { EventBus } from '../../events/event-bus';
-import { SerializedMessage } from '../../events/event-payloads';
 import { MessageDataBuilder } from '../message-data.builder';
 import { OutboundRepository } from '../outbound/outbound.repository';
-import { OutboundService } from '../outbound/outbound.service';
+import { OutboundService, SendOutcome } from '../outbound/outbound.service';
 import { ThreadAccessRepository } from '../threads/thread-access.repository';
 import { newMessageId, pixelUrl, replyReferences, replySubject, trackedHtml } from './email-format';
 import { EmailMessagesRepository } from './email-messages.repository';
@@ -23,6 +21,7 @@ export interface SendEmailInput {
   subject?: string;
   body: string;
   readReceipt?: boolean;
+  idempotencyKey?: string;
 }
 
 /** Where a new email goes from and to, and what it answers. */
@@ -45,7 +44,6 @@ interface Route {
 @Injectable()
 export class EmailOutboundService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly outbound: OutboundService,
     private readonly outboundMessages: OutboundRepository,
@@ -55,12 +53,12 @@ export class EmailOutboundService {
     private readonly data: MessageDataBuilder,
   ) {}
 
-  async queueEmail(caller: Caller, input: SendEmailInput): Promise<SerializedMessage> {
+  async queueEmail(caller: Caller, input: SendEmailInput): Promise<SendOutcome> {
     if ((input.threadId === undefined) === (input.to === undefined)) {
       throw new ValidationError('give exactly one of threadId (reply on a thread) or to (start a new thread)', input.threadId ? 'to' : 'threadId');
     }
     if (input.body.trim().length === 0) throw new ValidationError('body must not be empty', 'body');
-    const messageId = await this.dataSource.transaction(async (tx) => {
+    return this.outbound.send(caller, { tool: 'send_email', args: { ...input } }, async (tx) => {
       const route = input.threadId !== undefined ? await this.reply(tx, caller, input.threadId, input) : await this.newThread(tx, caller, input);
       const trackingToken = input.readReceipt ? randomBytes(24).toString('base64url') : null;
       const id = await this.outbound.insertQueued(tx, {
@@ -85,8 +83,6 @@ export class EmailOutboundService {
       }
       return id;
     });
-    await this.outbound.enqueue(messageId);
-    return this.outbound.view(messageId);
   }
 
   /** A reply to the thread's partner, answering the thread's latest message that has a Message-ID. */

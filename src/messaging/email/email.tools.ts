@@ -1,6 +1,6 @@
 import { Caller } from '../../auth/caller';
 import { McpTool, McpToolHandler, ToolArgs } from '../../mcp/mcp-tool.decorator';
-import { messageSchema } from '../messaging.schemas';
+import { idempotencyKeyProperty, sentMessageSchema } from '../messaging.schemas';
 import { EmailOutboundService } from './email-outbound.service';
 
 const sendEmailInput = {
@@ -12,6 +12,7 @@ const sendEmailInput = {
     subject: { type: 'string', maxLength: 998, description: 'Required with to; with threadId it replaces "Re: <thread subject>".' },
     body: { type: 'string', minLength: 1, maxLength: 100_000, description: 'The plain-text body.' },
     readReceipt: { type: 'boolean', default: false, description: 'Track opens with a 1x1 pixel (email.opened).' },
+    idempotencyKey: idempotencyKeyProperty,
   },
   required: ['body'],
   additionalProperties: false,
@@ -25,17 +26,18 @@ const sendEmailInput = {
     'subject is given, threaded with In-Reply-To/References), or to (an address) with subject to start a new thread, from ' +
     'fromAccountId (an email account id from list_email_accounts; required when the key may use more than one). With ' +
     'readReceipt the email carries an HTML part with a tracking pixel, and email.opened fires for each distinct open. The ' +
-    'message starts QUEUED; message.sent and message.status_changed follow when the mail server takes it.',
+    'message starts QUEUED; message.sent and message.status_changed follow when the mail server takes it. With idempotencyKey, a ' +
+    'repeated call sends nothing.',
   kind: 'write',
   openWorld: true,
   minRole: 'MEMBER',
   inputSchema: sendEmailInput,
-  outputSchema: { type: 'object', properties: { message: messageSchema }, required: ['message'] },
+  outputSchema: sentMessageSchema,
 })
 export class SendEmailTool implements McpToolHandler<ToolArgs<typeof sendEmailInput>> {
   constructor(private readonly email: EmailOutboundService) {}
 
   async execute(args: ToolArgs<typeof sendEmailInput>, caller: Caller) {
-    return { message: await this.email.queueEmail(caller, args) };
+    return this.email.queueEmail(caller, args);
   }
 }

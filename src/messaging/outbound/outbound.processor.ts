@@ -6,13 +6,14 @@ import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { PeriodicTask } from '../../common/periodic-task';
 import { OutboundRepository } from './outbound.repository';
-import { OUTBOUND_QUEUE, OutboundService } from './outbound.service';
+import { IDEMPOTENCY_KEY_LIVE_MS, OUTBOUND_QUEUE, OutboundService } from './outbound.service';
+import { SendIdempotencyKeysRepository } from './send-idempotency-keys.repository';
 
 const SWEEP_EVERY_MS = 30_000;
 /** A delivery report kept for a hand-off that never came (a message sent by something else with our callback URL) is dropped after a day. */
 const HELD_REPORTS_KEPT_MS = 24 * 60 * 60 * 1000;
 
-/** Runs hand-off jobs in worker processes, and re-enqueues QUEUED messages whose job was lost. */
+/** Runs hand-off jobs in worker processes, re-enqueues QUEUED messages whose job was lost, and deletes expired idempotency keys. */
 @Injectable()
 export class OutboundProcessor implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(OutboundProcessor.name);
@@ -23,6 +24,7 @@ export class OutboundProcessor implements OnApplicationBootstrap, OnApplicationS
     private readonly messages: OutboundRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly outbound: OutboundService,
+    private readonly idempotencyKeys: SendIdempotencyKeysRepository,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -39,5 +41,6 @@ export class OutboundProcessor implements OnApplicationBootstrap, OnApplicationS
     const rows = await this.messages.staleQueued();
     for (const row of rows) await this.outbound.enqueue(row.id);
     await this.messages.deleteStaleReports(HELD_REPORTS_KEPT_MS);
+    await this.idempotencyKeys.deleteExpired(IDEMPOTENCY_KEY_LIVE_MS);
   }
 }

@@ -1,10 +1,11 @@
+import { createHash } from 'node:crypto';
 import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Queue } from 'bull';
 import { DataSource, EntityManager } from 'typeorm';
 import { Caller } from '../../auth/caller';
-import { NotFoundError, ValidationError } from '../../common/errors';
+import { ConflictError, NotFoundError, ValidationError } from '../../common/errors';
 import { DomainEvent } from '../../events/domain-event';
 import { EventBus } from '../../events/event-bus';
 import { SerializedMessage } from '../../events/event-payloads';
@@ -15,6 +16,7 @@ import { Mailer } from '../email/mailer';
 import { SmsCarrier, SmsCarrierError } from './sms-carrier';
 import { CallerThread, ThreadAccessRepository } from '../threads/thread-access.repository';
 import { MessageStatus, OutboundRepository, QueuedMessage } from './outbound.repository';
+import { SendIdempotencyKeysRepository } from './send-idempotency-keys.repository';
 
 export const OUTBOUND_QUEUE = 'outbound-messages';
 
@@ -33,6 +35,24 @@ export interface SmsReportOutcome {
 
 /** Attempts to hand a message over before it is FAILED (transient carrier or mail server errors). */
 export const HANDOFF_ATTEMPTS = 5;
+
+/** The longest SMS body send_sms and reply_to_thread take (ten segments). */
+export const SMS_BODY_MAX = 1600;
+
+/** How long a send tool's idempotencyKey answers with its first message (docs/mcp.md, "Sending once"). */
+export const IDEMPOTENCY_KEY_LIVE_MS = 24 * 60 * 60 * 1000;
+
+/** A send tool's call: its name and validated arguments (the idempotency key among them, if given). */
+export interface SendCall {
+  tool: string;
+  args: { idempotencyKey?: string } & Record<string, unknown>;
+}
+
+/** What a send tool answers: the message, and with an idempotencyKey whether it is the key's earlier message (nothing sent now). */
+export interface SendOutcome {
+  message: SerializedMessage;
+  replayed?: boolean;
+}
 
 /**
  * Outbound messages: queued by a tool call, handed to the carrier or mail server by a job, then
@@ -53,12 +73,13 @@ export class OutboundService {
     private readonly mailer: Mailer,
     private readonly threads: ThreadAccessRepository,
     private readonly messages: OutboundRepository,
+    private readonly keys: SendIdempotencyKeysRepository,
   ) {}
 
-  /** send_sms: a QUEUED SMS on a thread of a phone line the caller may use, to the thread's partner or another number of theirs. */
-  /** An SMS on the thread, to `identityId` (the partner or another number of their contact) or, without it, to the thread's partner. */
-  async queueSms(caller: Caller, input: { threadId: string; identityId?: string; smsBody: string }): Promise<SerializedMessage> {
-    const messageId = await this.dataSource.transaction(async (tx) => {
+  /** send_sms: an SMS on the thread, to `identityId` (the partner or another number of their contact) or, without it, to the thread's partner. */
+  async queueSms(caller: Caller, call: SendCall & { args: { threadId: string; identityId?: string; smsBody: string } }): Promise<SendOutcome> {
+    const input = call.args;
+    return this.send(caller, call, async (tx) => {
       const thread = await this.threads.threadForCaller(tx, caller, input.threadId);
       if (thread.channel !== 'SMS') throw new ValidationError(`thread ${input.threadId} is an email thread; use send_email`, 'threadId');
       const { identityId } = input;
@@ -77,8 +98,42 @@ export class OutboundService {
         to: { value: identity.value, kind: 'PHONE' },
       });
     });
-    await this.enqueue(messageId);
-    return this.view(messageId);
+  }
+
+  /** reply_to_thread: the thread's partner answered on the thread's own channel (an SMS, or an email as queueReply writes it). */
+  async queueThreadReply(caller: Caller, call: SendCall & { args: { threadId: string; body: string } }): Promise<SendOutcome> {
+    const { threadId, body } = call.args;
+    if (body.trim().length === 0) throw new ValidationError('body must not be empty', 'body');
+    return this.send(caller, call, async (tx) => {
+      const thread = await this.threads.threadForCaller(tx, caller, threadId);
+      if (thread.channel === 'SMS' && body.length > SMS_BODY_MAX) {
+        throw new ValidationError(`body is ${body.length} characters; an SMS takes at most ${SMS_BODY_MAX}`, 'body');
+      }
+      return this.queueReply(tx, caller.orgId, thread, body);
+    });
+  }
+
+  /**
+   * A send tool's call: `insert` queues the message in a transaction, and the hand-off job is
+   * enqueued once it has committed. With an idempotencyKey, the key is claimed in the same
+   * transaction: a key used in the last 24 hours with the same tool and arguments answers its
+   * first message (replayed, nothing queued), with other arguments it is refused. Calls that
+   * fail queue nothing and leave the key unused.
+   */
+  async send(caller: Caller, call: SendCall, insert: (tx: EntityManager) => Promise<string>): Promise<SendOutcome> {
+    const key = call.args.idempotencyKey;
+    const { messageId, replayed } = await this.dataSource.transaction(async (tx) => {
+      if (key !== undefined) {
+        const first = await this.keys.claim(tx, caller.orgId, key, call.tool, requestDigest(call), IDEMPOTENCY_KEY_LIVE_MS);
+        if (first) return { messageId: replayedMessage(key, call, first), replayed: true };
+      }
+      const id = await insert(tx);
+      if (key !== undefined) await this.keys.record(tx, caller.orgId, key, id);
+      return { messageId: id, replayed: false };
+    });
+    if (!replayed) await this.enqueue(messageId);
+    const message = await this.view(messageId);
+    return key === undefined ? { message } : { message, replayed };
   }
 
   /**
@@ -239,4 +294,26 @@ export class OutboundService {
     if (!message) throw NotFoundError.of('message', messageId, 'messageId');
     return message;
   }
+}
+
+/** A digest of the tool and its arguments but the key (the arguments are flat: strings and booleans). */
+function requestDigest({ tool, args }: SendCall): string {
+  const { idempotencyKey: _key, ...rest } = args;
+  const sorted = Object.fromEntries(Object.entries(rest).sort(([a], [b]) => (a < b ? -1 : 1)));
+  return createHash('sha256')
+    .update(JSON.stringify([tool, sorted]))
+    .digest('base64url');
+}
+
+/** The message a key's first call queued, if this call repeats that call. */
+function replayedMessage(key: string, call: SendCall, first: { tool: string; request_digest: string; message_id: string | null }): string {
+  if (first.tool !== call.tool || first.request_digest !== requestDigest(call)) {
+    const where = first.tool === call.tool ? 'with other arguments' : `by ${first.tool}`;
+    throw new ConflictError(
+      `idempotencyKey "${key}" was used in the last 24 hours ${where}; a key stands for one message: use a new key for a new message`,
+      'idempotencyKey',
+    );
+  }
+  if (first.message_id === null) throw new NotFoundError(`the message sent with idempotencyKey "${key}" has been deleted (with its thread)`, 'idempotencyKey');
+  return first.message_id;
 }
