@@ -61,7 +61,8 @@ describe('threads, labels and contacts (tools, events, line scope)', () => {
           channel: 'SMS',
           direction: 'INBOUND',
           status: 'RECEIVED',
-          body: 'hello 29',
+          preview: 'hello 29',
+          truncated: false,
           createdAt: expect.stringMatching(ISO_MS),
           sentAt: expect.stringMatching(ISO_MS),
           fromIdentity: { value: newest.from, kind: 'PHONE' },
@@ -78,7 +79,7 @@ describe('threads, labels and contacts (tools, events, line scope)', () => {
       await inboundSms(m, phone.address, created[0].from, 'back again');
       const after = await toolOk(m, s.apiKey, 'list_threads', { limit: 2 });
       expect(after.threads[0].thread).toMatchObject({ id: created[0].threadId, messageCount: 2 });
-      expect(after.threads[0].lastMessage.body).toBe('back again');
+      expect(after.threads[0].lastMessage.preview).toBe('back again');
       expect(after.threads[1].thread.id).toBe(newest.threadId);
     }, 60_000);
 
@@ -129,7 +130,7 @@ describe('threads, labels and contacts (tools, events, line scope)', () => {
   });
 
   describe('get_thread', () => {
-    it("pages 55 messages as 50 + 5, newest first; shows the partner with identities and each message's attachments", async () => {
+    it("pages 55 messages as 50 + 5 (limit 50; 20 by default), newest first; shows the partner with identities and each message's attachments", async () => {
       const s = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
       const [phone] = phones(s);
       const from = partnerPhone();
@@ -148,7 +149,12 @@ describe('threads, labels and contacts (tools, events, line scope)', () => {
         });
       expect(withMedia.status).toBe(201);
 
-      const page1 = await toolOk(m, s.apiKey, 'get_thread', { threadId });
+      const byDefault = await toolOk(m, s.apiKey, 'get_thread', { threadId });
+      expect(byDefault.messages.map((x: Json) => x.body)).toEqual(Array.from({ length: 20 }, (_, i) => `m${54 - i}`));
+      const next = await toolOk(m, s.apiKey, 'get_thread', { threadId, cursor: byDefault.nextCursor });
+      expect(next.messages[0].body).toBe('m34');
+
+      const page1 = await toolOk(m, s.apiKey, 'get_thread', { threadId, limit: 50 });
       expect(page1.thread).toEqual({
         id: threadId,
         subject: null,
@@ -176,10 +182,11 @@ describe('threads, labels and contacts (tools, events, line scope)', () => {
         sentAt: expect.stringMatching(ISO_MS),
         fromIdentity: { value: from, kind: 'PHONE' },
         toIdentity: { value: phone.address, kind: 'PHONE' },
+        truncated: false,
         attachments: [],
       });
       expect(page1.nextCursor).toEqual(expect.any(String));
-      const page2 = await toolOk(m, s.apiKey, 'get_thread', { threadId, cursor: page1.nextCursor });
+      const page2 = await toolOk(m, s.apiKey, 'get_thread', { threadId, cursor: page1.nextCursor, limit: 50 });
       expect(page2.messages.map((x: Json) => x.body)).toEqual(['m4', 'm3', 'm2', 'm1', 'm0']);
       expect(page2.nextCursor).toBeNull();
       const ids = [...page1.messages, ...page2.messages].map((x: Json) => x.id);

@@ -1,5 +1,6 @@
 import { EVENT_LIMITS } from '../src/messaging/message-data.builder';
-import { toolOk } from './support/mcp';
+import { RESULT_BOUNDS } from '../src/messaging/result-bounds';
+import { toolError, toolOk } from './support/mcp';
 import { createMessagingTestApp, Envelope, Hook, inboundSms, MessagingTestApp, partnerPhone } from './support/messaging-hooks';
 import { createSession, Session } from './support/session';
 import { INGEST_TOKEN } from './support/test-env';
@@ -8,9 +9,13 @@ import { waitUntil } from './support/wait';
 /**
  * What one event may hold (docs/webhooks.md, "Payload size"): bodies, the subject, email headers
  * and the attachment list are cut in the one place that builds event data, a cut body says so,
- * the signature covers what is sent, and get_thread still gives the whole message.
+ * the signature covers what is sent, and get_message still gives the whole message (a window at a
+ * time). The read tools' own bounds (docs/mcp.md, "Result sizes") are tested here with the same
+ * largest messages.
  */
 jest.setTimeout(60_000);
+
+type Json = Record<string, any>;
 
 /** The first `n` Unicode code points of `text` (a cut never splits a character). */
 const codePoints = (text: string, n: number) => Array.from(text).slice(0, n).join('');
@@ -56,7 +61,7 @@ describe('event data limits', () => {
     return waitUntil(() => eventOf(hook, messageId), `message.received of ${messageId}`);
   }
 
-  it('a long email: its body, subject, References and attachment list are cut, the body says so, and get_thread has it all', async () => {
+  it('a long email: its body, subject, References and attachment list are cut, the body says so, and get_message has it all', async () => {
     const line = (i: number) => `Línea ${i}: café ☕ y más texto para llenar la línea 🚀 ${'·'.repeat(20)}`;
     const longBody = Array.from({ length: 2_000 }, (_, i) => line(i)).join('\n');
     expect(Array.from(longBody).length).toBeGreaterThan(EVENT_LIMITS.messageBodyChars * 4);
@@ -68,8 +73,22 @@ describe('event data limits', () => {
       rawEmail(s.lines[0].address, { Subject: subject, 'Message-ID': messageIdHeader, References: references.join('\r\n ') }, longBody, files),
     );
 
-    const [full] = (await toolOk(m, s.apiKey, 'get_thread', { threadId: first.threadId })).messages;
-    expect(full.body.length).toBeGreaterThan(EVENT_LIMITS.messageBodyChars * 4);
+    // get_thread cuts the body to 2,000 characters by default; get_message reads all of it, window by window.
+    const [inThread] = (await toolOk(m, s.apiKey, 'get_thread', { threadId: first.threadId })).messages;
+    expect(inThread).toMatchObject({ body: codePoints(longBody, RESULT_BOUNDS.bodyChars), truncated: true });
+    expect(inThread.attachments).toHaveLength(files.length);
+    let body = '';
+    const windows: Array<number | null> = [];
+    for (let offset: number | null = 0; offset !== null;) {
+      const page: Json = await toolOk(m, s.apiKey, 'get_message', { messageId: first.messageId, offset, maxChars: 50_000 });
+      body += page.message.body;
+      windows.push(page.nextOffset);
+      expect(page.bodyLength).toBe(Array.from(longBody).length);
+      offset = page.nextOffset;
+    }
+    expect(body).toBe(longBody);
+    expect(windows).toEqual([50_000, 100_000, null]);
+    const full = { body, attachments: inThread.attachments };
     expect(full.attachments).toHaveLength(files.length);
 
     const event = await waitEvent(verbose, first.messageId); // signature verified by the hook
@@ -105,6 +124,134 @@ describe('event data limits', () => {
     const second = await inboundSms(m, s.lines[1].address, partner, 'ok');
     const next = await waitEvent(verbose, second.messageId);
     expect(next.data.thread.recentMessages.map((r: { bodyTruncated: boolean }) => r.bodyTruncated)).toEqual([true, false]);
+  });
+
+  describe('tool results with default arguments stay under the documented size', () => {
+    const BIG = 100_000;
+    /** The JSON text a host puts in the model's context. */
+    async function resultText(key: string, name: string, args: Json): Promise<{ text: string; result: Json }> {
+      const res = await m
+        .http()
+        .post('/api/mcp')
+        .set('Authorization', `Bearer ${key}`)
+        .set('Accept', 'application/json, text/event-stream')
+        .send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
+      expect(res.body.result.isError).toBeFalsy();
+      return { text: res.body.result.content[0].text, result: res.body.result.structuredContent };
+    }
+    /** A raw email with one base64 attachment. */
+    function withFile(to: string, subject: string, file: { name: string; type: string; content: string }): string {
+      const boundary = `f-${Date.now()}`;
+      const b64 = Buffer.from(file.content).toString('base64').replace(/.{76}/g, '$&\r\n');
+      return [
+        `From: Ada <ada@analytical.example>\r\nTo: ${to}\r\nSubject: ${subject}\r\nMIME-Version: 1.0`,
+        `Content-Type: multipart/mixed; boundary="${boundary}"\r\n\r\n--${boundary}`,
+        `Content-Type: text/plain; charset=utf-8\r\n\r\nSee attached.\r\n--${boundary}`,
+        `Content-Type: ${file.type}; name="${file.name}"\r\nContent-Disposition: attachment; filename="${file.name}"\r\nContent-Transfer-Encoding: base64\r\n`,
+        `${b64}\r\n--${boundary}--\r\n`,
+      ].join('\r\n');
+    }
+    /** 99,999 characters; stored with the line break that ends the text part, 100,000. */
+    const bigBody = (i: number) => Array.from({ length: BIG / 50 }, (_, k) => `${i}:${k} ${'word '.repeat(9)}`.slice(0, 49)).join('\n');
+
+    it('list_threads: 25 threads whose last message is 100,000 characters, with 998-character subjects', async () => {
+      const own = await createSession(m.admin, { lines: ['EMAIL_ACCOUNT'] });
+      const address = own.lines[0].address;
+      for (let i = 0; i < 25; i += 1) {
+        await postEmail(rawEmail(address, { From: `p${i}@partner.example`, Subject: `${i} ${'s'.repeat(995)}`.slice(0, 998) }, bigBody(i)));
+      }
+      const { text, result } = await resultText(own.apiKey, 'list_threads', {});
+      expect(result.threads).toHaveLength(25);
+      for (const { lastMessage } of result.threads) {
+        expect(lastMessage.body).toBeUndefined();
+        expect(lastMessage.truncated).toBe(true);
+        expect(Array.from(lastMessage.preview as string)).toHaveLength(RESULT_BOUNDS.previewChars);
+        expect(lastMessage.preview).not.toMatch(/\n|\s{2}/);
+      }
+      expect(text.length).toBeLessThan(RESULT_BOUNDS.resultChars);
+    });
+
+    it('get_thread: a thread of 25 messages of 100,000 characters; get_message: one of them', async () => {
+      const own = await createSession(m.admin, { lines: ['EMAIL_ACCOUNT'] });
+      const address = own.lines[0].address;
+      let first = { messageId: '', threadId: '' };
+      const root = `<long-root-${Date.now()}@partner.example>`;
+      for (let i = 0; i < 25; i += 1) {
+        const headers: Record<string, string> = i === 0 ? { Subject: 'Long thread', 'Message-ID': root } : { Subject: 'Re: Long thread', 'In-Reply-To': root };
+        const posted = await postEmail(rawEmail(address, headers, bigBody(i)));
+        if (i === 0) first = posted;
+        else expect(posted.threadId).toBe(first.threadId);
+      }
+      const thread = await resultText(own.apiKey, 'get_thread', { threadId: first.threadId });
+      expect(thread.result.messages).toHaveLength(RESULT_BOUNDS.threadMessages);
+      expect(thread.result.messages.every((x: Json) => x.truncated && Array.from(x.body as string).length === RESULT_BOUNDS.bodyChars)).toBe(true);
+      expect(thread.text.length).toBeLessThan(RESULT_BOUNDS.resultChars);
+      // Asked for more, it gives more: whole bodies, flagged as such.
+      const whole = await resultText(own.apiKey, 'get_thread', { threadId: first.threadId, limit: 1, maxBodyChars: RESULT_BOUNDS.maxBodyChars });
+      // The parsed text part keeps the line break that ends it.
+      expect(whole.result.messages[0]).toMatchObject({ body: `${bigBody(24)}\n`, truncated: false });
+
+      const message = await resultText(own.apiKey, 'get_message', { messageId: first.messageId });
+      expect(message.result).toMatchObject({ bodyLength: BIG, nextOffset: RESULT_BOUNDS.messageChars });
+      expect(message.result.message.body).toBe(bigBody(0).slice(0, RESULT_BOUNDS.messageChars));
+      expect(message.text.length).toBeLessThan(RESULT_BOUNDS.resultChars);
+      const past = await toolError(m, own.apiKey, 'get_message', { messageId: first.messageId, offset: BIG + 1 });
+      expect(past).toBe(`offset ${BIG + 1} is past the end of the body (bodyLength ${BIG})`);
+      expect(await toolError(m, s.apiKey, 'get_message', { messageId: first.messageId })).toBe(`message ${first.messageId} not found`);
+    });
+
+    it('read_attachment: 1,000,000 characters of text come 20,000 at a time; a calendar of 120 events lists 20', async () => {
+      const own = await createSession(m.admin, { lines: ['EMAIL_ACCOUNT'] });
+      const address = own.lines[0].address;
+      const big = Array.from({ length: 20_000 }, (_, k) => `line ${String(k).padStart(5, '0')} ${'abc '.repeat(10)}`.slice(0, 49)).join('\n');
+      expect(big.length).toBe(999_999);
+      const events = Array.from({ length: 120 }, (_, k) =>
+        [
+          'BEGIN:VEVENT',
+          `UID:ev-${k}@partner.example`,
+          `DTSTART:2027${String((k % 12) + 1).padStart(2, '0')}01T0${k % 10}0000Z`,
+          'DTEND:20280101T000000Z',
+          `SUMMARY:Meeting ${k}`,
+          ...Array.from({ length: 60 }, (_, a) => `ATTENDEE:mailto:guest${a}@partner.example`),
+          'END:VEVENT',
+        ].join('\r\n'),
+      );
+      const ics = `BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//EN\r\n${events.join('\r\n')}\r\nEND:VCALENDAR\r\n`;
+      const text = await postEmail(withFile(address, 'big text', { name: 'big.txt', type: 'text/plain', content: big }));
+      const cal = await postEmail(withFile(address, 'calendar', { name: 'invites.ics', type: 'text/calendar', content: ics }));
+      const attachmentOf = async (messageId: string) => (await toolOk(m, own.apiKey, 'get_message', { messageId })).message.attachments[0].id;
+      const [textId, calId] = [await attachmentOf(text.messageId), await attachmentOf(cal.messageId)];
+      const read = (attachmentId: string, extra: Json = {}) => resultText(own.apiKey, 'read_attachment', { attachmentId, ...extra });
+      await waitUntil(async () => (await read(textId)).result.attachment.extractionStatus === 'extracted', 'the text extracted', { timeoutMs: 30_000 });
+      await waitUntil(async () => (await read(calId)).result.attachment.extractionStatus === 'extracted', 'the calendar extracted', { timeoutMs: 30_000 });
+
+      const firstWindow = await read(textId);
+      expect(firstWindow.result.attachment.textLength).toBe(big.length);
+      expect(firstWindow.result).toMatchObject({ text: big.slice(0, RESULT_BOUNDS.attachmentChars), nextOffset: RESULT_BOUNDS.attachmentChars });
+      expect(firstWindow.text.length).toBeLessThan(RESULT_BOUNDS.resultChars);
+      const last = await read(textId, { offset: 990_000, maxChars: 50_000 });
+      expect(last.result).toMatchObject({ text: big.slice(990_000), nextOffset: null });
+      expect(await toolError(m, own.apiKey, 'read_attachment', { attachmentId: textId, offset: big.length + 1 })).toBe(
+        `offset ${big.length + 1} is past the end of the text (textLength ${big.length})`,
+      );
+
+      const calendar = await read(calId);
+      expect(calendar.result.calendarEventCount).toBe(120);
+      expect(calendar.result.calendarEvents).toHaveLength(RESULT_BOUNDS.calendarEvents);
+      expect(calendar.result.calendarEvents.every((e: Json) => e.attendeeEmails.length === RESULT_BOUNDS.attendeesPerEvent)).toBe(true);
+      expect(calendar.text.length).toBeLessThan(RESULT_BOUNDS.resultChars);
+    });
+
+    it("get_message gives a FAILED message the mail server's reason", async () => {
+      const own = await createSession(m.admin, { lines: ['EMAIL_ACCOUNT'] });
+      const { message } = await toolOk(m, own.apiKey, 'send_email', { to: 'nobody@partner.example', subject: 'hi', body: 'hello' });
+      const failed = await waitUntil(async () => {
+        const got = await toolOk(m, own.apiKey, 'get_message', { messageId: message.id });
+        return got.message.status === 'FAILED' && got;
+      }, 'the email to fail');
+      expect(failed.message).toMatchObject({ subject: 'hi', error: 'no mail server is configured: SMTP_URL is not set', attachments: [] });
+      expect(failed).toMatchObject({ bodyLength: 5, nextOffset: null });
+    });
   });
 
   it('the largest stored payload stays under the documented bound', async () => {

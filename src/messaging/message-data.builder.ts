@@ -20,7 +20,7 @@ export const MAX_RECENT_MESSAGES = 50;
 /**
  * What one event's data may hold, so that the largest payload has a known bound (docs/webhooks.md,
  * "Payload size"). Characters are Unicode code points. A cut body says so (`bodyTruncated`); the
- * whole message stays available with get_thread, the whole file with read_attachment.
+ * whole message stays available with get_message, the whole file's text with read_attachment.
  */
 export const EVENT_LIMITS = {
   /** `message.body` of the event's own message. */

@@ -261,6 +261,7 @@ describe('reliability: authorization matrix', () => {
       turnId: [turn.id],
       endpointId: [endpoint.id],
       threadId: [sms.body.threadId, mail.body.threadId],
+      messageId: [sms.body.messageId, mail.body.messageId],
       agentId: [agent.id],
       deliveryId: [delivery.id],
       attachmentId: [attachment.id],

@@ -7,9 +7,10 @@ import { ContentStatus } from './attachment-storage.repository';
 import { AttachmentViewRow } from './attachment-view';
 import { ParsedCalendarEvent } from './extractors/extraction.types';
 
-/** An attachment as read_attachment reads it for a caller. */
+/** An attachment as read_attachment reads it for a caller: `extracted_text` is the window the call asked for. */
 export interface CallerAttachmentRow extends AttachmentViewRow {
   extracted_text: string | null;
+  calendar_event_count: number;
   content_status: ContentStatus;
 }
 
@@ -58,28 +59,30 @@ export class AttachmentsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** An attachment of a message on a thread of a live line the caller may use, in the caller's org. */
-  async readable(caller: Caller, attachmentId: string): Promise<CallerAttachmentRow | undefined> {
+  async readable(caller: Caller, attachmentId: string, window: { offset: number; maxChars: number }): Promise<CallerAttachmentRow | undefined> {
     const [row] = await queryNamed<CallerAttachmentRow[]>(
       this.dataSource.manager,
-      `SELECT a.id, a.filename, a.mime_type, a.size_bytes, a.message_id, a.extraction_status, a.extracted_text, a.text_length,
-              a.extraction_error, a.extracted_at, a.content_status
+      `SELECT a.id, a.filename, a.mime_type, a.size_bytes, a.message_id, a.extraction_status,
+              substr(a.extracted_text, :offset + 1, :maxChars) AS extracted_text, a.text_length,
+              a.extraction_error, a.extracted_at, a.content_status,
+              (SELECT count(*)::int FROM calendar_events ce WHERE ce.attachment_id = a.id) AS calendar_event_count
          FROM attachments a
          JOIN messages m ON m.id = a.message_id
          JOIN threads t ON t.id = m.thread_id
          JOIN lines l ON l.id = t.line_id AND l.deleted_at IS NULL
         WHERE a.id = :attachmentId AND a.org_id = :orgId AND t.org_id = :orgId AND t.line_id = ANY (:lineIds::uuid[])`,
-      { attachmentId, orgId: caller.orgId, lineIds: caller.lines.map((l) => l.id) },
+      { attachmentId, orgId: caller.orgId, lineIds: caller.lines.map((l) => l.id), ...window },
     );
     return row;
   }
 
-  /** The calendar events of an attachment readable() answered. */
-  calendarEvents(attachment: CallerAttachmentRow): Promise<CalendarEventRow[]> {
+  /** The first `limit` calendar events of an attachment readable() answered, by start; each with its first `attendees` attendees. */
+  calendarEvents(attachment: CallerAttachmentRow, limit: number, attendees: number): Promise<CalendarEventRow[]> {
     return queryNamed(
       this.dataSource.manager,
-      `SELECT id, uid, method, status, summary, starts_at, ends_at, organizer_email, attendee_emails
-         FROM calendar_events WHERE attachment_id = :attachmentId ORDER BY starts_at NULLS LAST, uid, id`,
-      { attachmentId: attachment.id },
+      `SELECT id, uid, method, status, summary, starts_at, ends_at, organizer_email, attendee_emails[1:(:attendees)::int] AS attendee_emails
+         FROM calendar_events WHERE attachment_id = :attachmentId ORDER BY starts_at NULLS LAST, uid, id LIMIT :limit`,
+      { attachmentId: attachment.id, limit, attendees },
     );
   }
 

@@ -8,11 +8,16 @@ import { toCalendarEventData } from './attachment-extraction.service';
 import { notStoredError } from './attachment-storage';
 import { AttachmentView, ExtractionStatus, toAttachmentView } from './attachment-view';
 import { AttachmentsRepository } from './attachments.repository';
+import { nextOffsetOf, RESULT_BOUNDS } from '../result-bounds';
 
 export interface AttachmentReadResult {
   attachment: AttachmentView;
+  /** The extracted text from `offset`, at most `maxChars` characters. */
   text: string | null;
+  /** Where the next call reads on; null when this one reached the end (or there is no text). */
+  nextOffset: number | null;
   calendarEvents: CalendarEventData[];
+  calendarEventCount: number;
   downloadUrl: string;
   downloadUrlExpiresAt: string;
   note: string | null;
@@ -30,15 +35,23 @@ export class AttachmentsService {
   ) {}
 
   /** An attachment of a message on a thread of a line the caller may use; anything else reads as not found. */
-  async read(caller: Caller, attachmentId: string): Promise<AttachmentReadResult> {
-    const row = await this.attachments.readable(caller, attachmentId);
+  /** read_attachment: the attachment, a window of its extracted text (code points from `offset`), and its first calendar events. */
+  async read(
+    caller: Caller,
+    attachmentId: string,
+    { offset = 0, maxChars = RESULT_BOUNDS.attachmentChars }: { offset?: number; maxChars?: number } = {},
+  ): Promise<AttachmentReadResult> {
+    const row = await this.attachments.readable(caller, attachmentId, { offset, maxChars });
     if (!row) throw NotFoundError.of('attachment', attachmentId, 'attachmentId');
     if (row.content_status !== 'stored') throw notStoredError(row);
-    const events = await this.attachments.calendarEvents(row);
+    const extracted = row.extraction_status === 'extracted';
+    const nextOffset = extracted ? nextOffsetOf({ offset, maxChars }, { of: 'text', name: 'textLength', value: row.text_length }) : null;
+    const events = await this.attachments.calendarEvents(row, RESULT_BOUNDS.calendarEvents, RESULT_BOUNDS.attendeesPerEvent);
     const now = this.clock.now();
     return {
       attachment: toAttachmentView(row),
-      text: row.extraction_status === 'extracted' ? (row.extracted_text ?? '') : null,
+      text: extracted ? (row.extracted_text ?? '') : null,
+      nextOffset,
       calendarEvents: events.map((e) =>
         toCalendarEventData({
           id: e.id,
@@ -52,6 +65,7 @@ export class AttachmentsService {
           attendeeEmails: e.attendee_emails,
         }),
       ),
+      calendarEventCount: row.calendar_event_count,
       downloadUrl: this.urls.sign(row.id, now),
       downloadUrlExpiresAt: new Date(Math.floor((now.getTime() + ATTACHMENT_URL_VALIDITY_MS) / 1000) * 1000).toISOString(),
       note: note(row.extraction_status, row.text_length, row.extraction_error),

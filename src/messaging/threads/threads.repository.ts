@@ -29,7 +29,9 @@ export type ThreadListRow = ThreadRow & {
   m_channel: Channel;
   m_direction: 'INBOUND' | 'OUTBOUND';
   m_status: string;
+  /** The start of the body (PREVIEW_SOURCE_CHARS), and whether there was more. */
   m_body: string;
+  m_body_cut: boolean;
   m_created_at: Date;
   m_sent_at: Date | null;
   m_from_value: string;
@@ -37,6 +39,12 @@ export type ThreadListRow = ThreadRow & {
   m_to_value: string;
   m_to_kind: 'PHONE' | 'EMAIL';
 };
+
+/** A message of get_thread: its body cut to the page's maxBodyChars, and whether it was. */
+export type BoundedMessageRow = MessageRow & { body_truncated: boolean };
+
+/** get_message's message: a window of its body, the body's whole length, its subject and (when FAILED) why. */
+export type MessageWindowRow = MessageRow & { body_length: number; subject: string | null; error: string | null };
 
 export interface MessageAttachmentRow {
   id: string;
@@ -48,6 +56,13 @@ export interface MessageAttachmentRow {
 
 const MESSAGE_COLUMNS = `m.id, m.thread_id, m.channel, m.direction, m.status, m.body, m.created_at, m.sent_at,
   m.from_value, m.from_kind, m.to_value, m.to_kind`;
+
+/** get_thread's messages: each body cut to :maxBodyChars, and whether it was. */
+const BOUNDED_MESSAGE_COLUMNS = `m.id, m.thread_id, m.channel, m.direction, m.status, left(m.body, :maxBodyChars) AS body,
+  char_length(m.body) > :maxBodyChars AS body_truncated, m.created_at, m.sent_at, m.from_value, m.from_kind, m.to_value, m.to_kind`;
+
+/** How much of the last message's body list_threads reads to make its preview (whitespace folds away). */
+const PREVIEW_SOURCE_CHARS = 1_000;
 
 /** list_threads' optional conditions: fixed texts, so each of the four statements stays prepared. */
 const WITH_LABEL = `EXISTS (SELECT 1 FROM thread_labels tl JOIN labels l ON l.id = tl.label_id
@@ -80,7 +95,7 @@ export class ThreadsRepository {
               i.value AS partner_value, i.display_name AS identity_name, c.id AS contact_id, c.display_name AS contact_name,
               ARRAY(SELECT l.name FROM thread_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.thread_id = t.id ORDER BY l.name) AS labels,
               lm.id AS m_id, lm.thread_id AS m_thread_id, lm.channel AS m_channel, lm.direction AS m_direction, lm.status AS m_status,
-              lm.body AS m_body, lm.created_at AS m_created_at, lm.sent_at AS m_sent_at, lm.from_value AS m_from_value,
+              left(lm.body, :previewSource) AS m_body, char_length(lm.body) > :previewSource AS m_body_cut, lm.created_at AS m_created_at, lm.sent_at AS m_sent_at, lm.from_value AS m_from_value,
               lm.from_kind AS m_from_kind, lm.to_value AS m_to_value, lm.to_kind AS m_to_kind
          FROM threads t
          JOIN identities i ON i.id = t.partner_identity_id
@@ -94,6 +109,7 @@ export class ThreadsRepository {
         orgId: caller.orgId,
         lineIds,
         limit: input.limit,
+        previewSource: PREVIEW_SOURCE_CHARS,
         ...(input.label !== undefined && { label: input.label }),
         ...(input.after && { afterKey: input.after.key, afterId: input.after.id }),
       },
@@ -120,15 +136,39 @@ export class ThreadsRepository {
     );
   }
 
-  /** Up to `limit` of the thread's messages, newest first, after the keyset position `after` (created_at, id). */
-  messages(manager: EntityManager, thread: CallerThread, after: KeysetPosition | undefined, limit: number): Promise<MessageRow[]> {
+  /** Up to `limit` of the thread's messages, newest first, after the keyset position `after` (created_at, id); bodies cut to `maxBodyChars`. */
+  messages(
+    manager: EntityManager,
+    thread: CallerThread,
+    page: { after: KeysetPosition | undefined; limit: number; maxBodyChars: number },
+  ): Promise<BoundedMessageRow[]> {
+    const { after, limit, maxBodyChars } = page;
     return queryNamed(
       manager,
-      `SELECT ${MESSAGE_COLUMNS} FROM messages m
+      `SELECT ${BOUNDED_MESSAGE_COLUMNS} FROM messages m
           WHERE m.thread_id = :threadId ${after ? 'AND (m.created_at, m.id) < (:afterKey::timestamptz, :afterId::uuid)' : ''}
           ORDER BY m.created_at DESC, m.id DESC LIMIT :limit`,
-      { threadId: thread.id, limit, ...(after && { afterKey: after.key, afterId: after.id }) },
+      { threadId: thread.id, limit, maxBodyChars, ...(after && { afterKey: after.key, afterId: after.id }) },
     );
+  }
+
+  /**
+   * One message of a thread the caller may use (ThreadAccessRepository's rule: the caller's org, a
+   * live line the caller may use), its body from `offset` for at most `maxChars` code points.
+   */
+  async messageForCaller(caller: Caller, messageId: string, window: { offset: number; maxChars: number }): Promise<MessageWindowRow | undefined> {
+    const [row] = await queryNamed<MessageWindowRow[]>(
+      this.dataSource.manager,
+      `SELECT m.id, m.thread_id, m.channel, m.direction, m.status, substr(m.body, :offset + 1, :maxChars) AS body,
+              char_length(m.body) AS body_length, m.subject, CASE WHEN m.status = 'FAILED' THEN m.error END AS error,
+              m.created_at, m.sent_at, m.from_value, m.from_kind, m.to_value, m.to_kind
+         FROM messages m
+         JOIN threads t ON t.id = m.thread_id
+         JOIN lines l ON l.id = t.line_id AND l.deleted_at IS NULL
+        WHERE m.id = :messageId AND m.org_id = :orgId AND t.org_id = :orgId AND t.line_id = ANY (:lineIds::uuid[])`,
+      { messageId, orgId: caller.orgId, lineIds: caller.lines.map((l) => l.id), ...window },
+    );
+    return row;
   }
 
   /** The attachments of messages that messages() answered, oldest first. */

@@ -6,12 +6,12 @@ import { NotFoundError, ValidationError } from '../../common/errors';
 import { AttachmentRef, Channel, PersonData, SerializedMessage } from '../../events/event-payloads';
 import { MessageDataBuilder, serializeMessage } from '../message-data.builder';
 import { ThreadAccessRepository } from './thread-access.repository';
-import { ThreadRow, ThreadsRepository } from './threads.repository';
+import { MessageAttachmentRow, ThreadListRow, ThreadRow, ThreadsRepository } from './threads.repository';
+import { nextOffsetOf, previewOf, RESULT_BOUNDS } from '../result-bounds';
 import { isIsoTimestamp, KeysetCursors } from '../../common/keyset-cursor';
 
 export const THREADS_PAGE_SIZE = 25;
 export const MAX_THREADS_PAGE_SIZE = 100;
-export const MESSAGES_PAGE_SIZE = 50;
 
 export interface ThreadSummary {
   id: string;
@@ -26,15 +26,33 @@ export interface ThreadListItem {
   thread: ThreadSummary;
   person: { id: string | null; displayName: string | null } | null;
   labels: string[];
-  lastMessage: SerializedMessage | null;
+  lastMessage: MessagePreview | null;
 }
+
+/** list_threads' last message: its body as a bounded one-line preview. */
+export type MessagePreview = Omit<SerializedMessage, 'body'> & { preview: string; truncated: boolean };
 
 export interface LabelView {
   name: string;
   confidence: number;
 }
 
-export type ThreadMessage = SerializedMessage & { attachments: AttachmentRef[] };
+/** get_thread's message: `body` cut to the call's maxBodyChars (`truncated` says so), and its attachments. */
+export type ThreadMessage = SerializedMessage & { truncated: boolean; attachments: AttachmentRef[] };
+
+/** get_message's answer: the message with a window of its body, and where the next window starts. */
+export interface MessageDetail {
+  message: SerializedMessage & { subject: string | null; error: string | null; attachments: AttachmentRef[] };
+  bodyLength: number;
+  nextOffset: number | null;
+}
+
+/** get_thread's arguments. */
+export interface ThreadPage {
+  cursor?: string;
+  limit?: number;
+  maxBodyChars?: number;
+}
 
 export interface ThreadDetail {
   thread: ThreadSummary;
@@ -81,29 +99,18 @@ export class ThreadsService {
           ? { id: r.contact_id, displayName: r.contact_name ?? r.identity_name ?? r.partner_value }
           : { id: null, displayName: r.identity_name ?? r.partner_value },
         labels: r.labels,
-        lastMessage: r.m_id
-          ? serializeMessage({
-              id: r.m_id,
-              thread_id: r.m_thread_id,
-              channel: r.m_channel,
-              direction: r.m_direction,
-              status: r.m_status,
-              body: r.m_body,
-              created_at: r.m_created_at,
-              sent_at: r.m_sent_at,
-              from_value: r.m_from_value,
-              from_kind: r.m_from_kind,
-              to_value: r.m_to_value,
-              to_kind: r.m_to_kind,
-            })
-          : null,
+        lastMessage: r.m_id ? lastMessageOf(r) : null,
       })),
       nextCursor: rows.length > limit && last ? this.cursors.encode('list_threads', { key: last.last_message_at.toISOString(), id: last.id }) : null,
     };
   }
 
   /** One thread with its partner (every identity), labels with confidence, and a page of messages, newest first. */
-  async get(caller: Caller, threadId: string, cursor?: string): Promise<ThreadDetail> {
+  async get(
+    caller: Caller,
+    threadId: string,
+    { cursor, limit = RESULT_BOUNDS.threadMessages, maxBodyChars = RESULT_BOUNDS.bodyChars }: ThreadPage = {},
+  ): Promise<ThreadDetail> {
     const after = cursor === undefined ? undefined : this.cursors.decode('get_thread', cursor, isIsoTimestamp);
     // One snapshot for the thread, its partner, labels and messages.
     return this.dataSource.transaction('REPEATABLE READ', async (tx) => {
@@ -111,8 +118,8 @@ export class ThreadsService {
       const thread = summary(await this.threads.summary(tx, access));
       const person = await this.data.person(threadId, tx);
       const labels = await this.threads.labels(tx, access);
-      const rows = await this.threads.messages(tx, access, after, MESSAGES_PAGE_SIZE + 1);
-      const page = rows.slice(0, MESSAGES_PAGE_SIZE);
+      const rows = await this.threads.messages(tx, access, { after, limit: limit + 1, maxBodyChars });
+      const page = rows.slice(0, limit);
       const attachments = await this.threads.attachmentsOf(tx, page);
       const last = page[page.length - 1];
       return {
@@ -121,13 +128,29 @@ export class ThreadsService {
         labels,
         messages: page.map((m) => ({
           ...serializeMessage(m),
-          attachments: attachments
-            .filter((a) => a.message_id === m.id)
-            .map((a) => ({ id: a.id, filename: a.filename, mimeType: a.mime_type, sizeBytes: a.size_bytes })),
+          truncated: m.body_truncated,
+          attachments: attachments.filter((a) => a.message_id === m.id).map(attachmentRef),
         })),
-        nextCursor: rows.length > MESSAGES_PAGE_SIZE && last ? this.cursors.encode('get_thread', { key: last.created_at.toISOString(), id: last.id }) : null,
+        nextCursor: rows.length > limit && last ? this.cursors.encode('get_thread', { key: last.created_at.toISOString(), id: last.id }) : null,
       };
     });
+  }
+
+  /** One message with its body from `offset` (code points), at most `maxChars` of it, its attachments, and the failure reason when FAILED. */
+  async message(
+    caller: Caller,
+    messageId: string,
+    { offset = 0, maxChars = RESULT_BOUNDS.messageChars }: { offset?: number; maxChars?: number } = {},
+  ): Promise<MessageDetail> {
+    const row = await this.threads.messageForCaller(caller, messageId, { offset, maxChars });
+    if (!row) throw NotFoundError.of('message', messageId, 'messageId');
+    const nextOffset = nextOffsetOf({ offset, maxChars }, { of: 'body', name: 'bodyLength', value: row.body_length });
+    const attachments = await this.threads.attachmentsOf(this.dataSource.manager, [row]);
+    return {
+      message: { ...serializeMessage(row), subject: row.subject, error: row.error, attachments: attachments.map(attachmentRef) },
+      bodyLength: row.body_length,
+      nextOffset,
+    };
   }
 
   /**
@@ -168,6 +191,29 @@ export class ThreadsService {
       return { threadId, labels: await this.threads.labels(tx, thread) };
     });
   }
+}
+
+/** The last message of a list_threads row, with a preview in place of its body. */
+function lastMessageOf(r: ThreadListRow): MessagePreview {
+  const { body: _body, ...message } = serializeMessage({
+    id: r.m_id!,
+    thread_id: r.m_thread_id,
+    channel: r.m_channel,
+    direction: r.m_direction,
+    status: r.m_status,
+    body: r.m_body,
+    created_at: r.m_created_at,
+    sent_at: r.m_sent_at,
+    from_value: r.m_from_value,
+    from_kind: r.m_from_kind,
+    to_value: r.m_to_value,
+    to_kind: r.m_to_kind,
+  });
+  return { ...message, ...previewOf(r.m_body, r.m_body_cut) };
+}
+
+function attachmentRef(a: MessageAttachmentRow): AttachmentRef {
+  return { id: a.id, filename: a.filename, mimeType: a.mime_type, sizeBytes: a.size_bytes };
 }
 
 function summary(r: ThreadRow): ThreadSummary {

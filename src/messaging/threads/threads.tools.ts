@@ -1,8 +1,9 @@
 import { Caller } from '../../auth/caller';
 import { McpTool, McpToolHandler, ToolArgs } from '../../mcp/mcp-tool.decorator';
 import { attachmentRefSchema, labelWithConfidenceSchema, messageSchema, personConciseSchema, personSchema, threadSummarySchema } from '../messaging.schemas';
-import { MAX_THREADS_PAGE_SIZE, MESSAGES_PAGE_SIZE, THREADS_PAGE_SIZE, ThreadsService } from './threads.service';
-import { cursorArgument, nextCursorResult } from '../../mcp/common-schemas';
+import { MAX_THREADS_PAGE_SIZE, THREADS_PAGE_SIZE, ThreadsService } from './threads.service';
+import { RESULT_BOUNDS, textWindowArguments } from '../result-bounds';
+import { cursorArgument, nextCursorResult, nullable } from '../../mcp/common-schemas';
 
 const threadIdSchema = { type: 'string', format: 'uuid', description: 'A thread id (from list_threads or an event).' } as const;
 const labelNameSchema = { type: 'string', minLength: 1, maxLength: 100 } as const;
@@ -11,6 +12,20 @@ const labelsResult = {
   type: 'object',
   properties: { threadId: { type: 'string' }, labels: { type: 'array', items: labelWithConfidenceSchema } },
   required: ['threadId', 'labels'],
+} as const;
+
+/** list_threads' last message: the message without its body, and a bounded preview of it. */
+const messagePreviewSchema = {
+  type: 'object',
+  properties: {
+    ...Object.fromEntries(Object.entries(messageSchema.properties).filter(([k]) => k !== 'body')),
+    preview: {
+      type: 'string',
+      description: `The body on one line (whitespace folded), at most ${RESULT_BOUNDS.previewChars} characters; get_thread has the body.`,
+    },
+    truncated: { type: 'boolean', description: 'True when the preview is not the whole body.' },
+  },
+  required: [...messageSchema.required.filter((k) => k !== 'body'), 'preview', 'truncated'],
 } as const;
 
 const listThreadsInput = {
@@ -30,6 +45,7 @@ const listThreadsInput = {
   description:
     `Conversations on the lines this key may use, newest activity first; ${THREADS_PAGE_SIZE} per page by default ` +
     `(limit up to ${MAX_THREADS_PAGE_SIZE}). Filter by lineId (from list_email_accounts / list_phone_numbers) or by label name. ` +
+    `Each thread's lastMessage has a one-line preview (at most ${RESULT_BOUNDS.previewChars} characters) in place of its body. ` +
     'Pass nextCursor as cursor for the next page.',
   kind: 'read',
   idempotent: true,
@@ -46,7 +62,7 @@ const listThreadsInput = {
             thread: threadSummarySchema,
             person: personConciseSchema,
             labels: { type: 'array', items: { type: 'string' } },
-            lastMessage: { anyOf: [{ type: 'null' }, messageSchema] },
+            lastMessage: { anyOf: [{ type: 'null' }, messagePreviewSchema] },
           },
           required: ['thread', 'person', 'labels', 'lastMessage'],
         },
@@ -66,7 +82,22 @@ export class ListThreadsTool implements McpToolHandler<ToolArgs<typeof listThrea
 
 const getThreadInput = {
   type: 'object',
-  properties: { threadId: threadIdSchema, cursor: cursorArgument },
+  properties: {
+    threadId: threadIdSchema,
+    cursor: cursorArgument,
+    limit: {
+      type: 'integer',
+      minimum: 1,
+      maximum: RESULT_BOUNDS.maxThreadMessages,
+      description: `Messages per page, newest first. Default ${RESULT_BOUNDS.threadMessages}.`,
+    },
+    maxBodyChars: {
+      type: 'integer',
+      minimum: 1,
+      maximum: RESULT_BOUNDS.maxBodyChars,
+      description: `Each message's body is cut to this many characters (truncated says when it was). Default ${RESULT_BOUNDS.bodyChars}.`,
+    },
+  },
   required: ['threadId'],
   additionalProperties: false,
 } as const;
@@ -76,8 +107,9 @@ const getThreadInput = {
   title: 'Get a thread',
   description:
     `One thread: its partner (person with every identity; id null for an unknown partner), labels with confidence, and messages ` +
-    `newest first, ${MESSAGES_PAGE_SIZE} per page, each with its attachments (read their text with read_attachment). ` +
-    'Pass nextCursor as cursor for older messages.',
+    `newest first, ${RESULT_BOUNDS.threadMessages} per page (limit up to ${RESULT_BOUNDS.maxThreadMessages}), each with its attachments ` +
+    `(read their text with read_attachment). Bodies are cut to ${RESULT_BOUNDS.bodyChars} characters unless maxBodyChars says otherwise; ` +
+    'truncated marks a cut body. Pass nextCursor as cursor for older messages.',
   kind: 'read',
   idempotent: true,
   minRole: 'MEMBER',
@@ -92,8 +124,12 @@ const getThreadInput = {
         type: 'array',
         items: {
           ...messageSchema,
-          properties: { ...messageSchema.properties, attachments: { type: 'array', items: attachmentRefSchema } },
-          required: [...messageSchema.required, 'attachments'],
+          properties: {
+            ...messageSchema.properties,
+            truncated: { type: 'boolean', description: 'True when body is cut to maxBodyChars.' },
+            attachments: { type: 'array', items: attachmentRefSchema },
+          },
+          required: [...messageSchema.required, 'truncated', 'attachments'],
         },
       },
       nextCursor: nextCursorResult,
@@ -105,7 +141,58 @@ export class GetThreadTool implements McpToolHandler<ToolArgs<typeof getThreadIn
   constructor(private readonly threads: ThreadsService) {}
 
   execute(args: ToolArgs<typeof getThreadInput>, caller: Caller) {
-    return this.threads.get(caller, args.threadId, args.cursor);
+    const { threadId, ...page } = args;
+    return this.threads.get(caller, threadId, page);
+  }
+}
+
+const getMessageInput = {
+  type: 'object',
+  properties: {
+    messageId: { type: 'string', format: 'uuid', description: 'A message id (from an event, list_threads or get_thread).' },
+    ...textWindowArguments('body', RESULT_BOUNDS.messageChars, RESULT_BOUNDS.maxMessageChars),
+  },
+  required: ['messageId'],
+  additionalProperties: false,
+} as const;
+
+@McpTool({
+  name: 'get_message',
+  title: 'Get a message',
+  description:
+    'One message: its status (QUEUED, SENT, DELIVERED, FAILED for outbound; RECEIVED for inbound), the reason the carrier or mail ' +
+    `server gave when it FAILED (error), its subject, attachments, and its body ${RESULT_BOUNDS.messageChars} characters at a time ` +
+    '(maxChars to change it): pass nextOffset as offset for the rest; nextOffset is null at the end.',
+  kind: 'read',
+  idempotent: true,
+  minRole: 'MEMBER',
+  inputSchema: getMessageInput,
+  outputSchema: {
+    type: 'object',
+    properties: {
+      message: {
+        ...messageSchema,
+        properties: {
+          ...messageSchema.properties,
+          body: { type: 'string', description: 'The body from offset, at most maxChars characters.' },
+          subject: nullable({ type: 'string' } as const, "An email's subject; null for SMS."),
+          error: nullable({ type: 'string' } as const, 'Why the carrier or mail server did not take the message, when status is FAILED; else null.'),
+          attachments: { type: 'array', items: attachmentRefSchema },
+        },
+        required: [...messageSchema.required, 'subject', 'error', 'attachments'],
+      },
+      bodyLength: { type: 'integer', description: "The whole body's length in characters." },
+      nextOffset: nullable({ type: 'integer' } as const, 'The offset of the next call for more of the body; null when this call reached the end.'),
+    },
+    required: ['message', 'bodyLength', 'nextOffset'],
+  },
+})
+export class GetMessageTool implements McpToolHandler<ToolArgs<typeof getMessageInput>> {
+  constructor(private readonly threads: ThreadsService) {}
+
+  execute(args: ToolArgs<typeof getMessageInput>, caller: Caller) {
+    const { messageId, ...window } = args;
+    return this.threads.message(caller, messageId, window);
   }
 }
 
@@ -150,4 +237,4 @@ export class LabelThreadTool implements McpToolHandler<ToolArgs<typeof labelThre
   }
 }
 
-export const THREAD_TOOLS = [ListThreadsTool, GetThreadTool, LabelThreadTool];
+export const THREAD_TOOLS = [ListThreadsTool, GetThreadTool, GetMessageTool, LabelThreadTool];

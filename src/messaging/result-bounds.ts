@@ -1,0 +1,63 @@
+import { ValidationError } from '../common/errors';
+
+/**
+ * How much text the read tools put in one result (docs/mcp.md, "Result sizes"): bounded by
+ * default, so a result fits in an agent's context whatever the mail holds; the arguments that
+ * raise a bound have a ceiling too. Lengths are in Unicode code points, as PostgreSQL counts them.
+ */
+export const RESULT_BOUNDS = {
+  /** list_threads: the last message's preview, whitespace folded. */
+  previewChars: 200,
+  /** get_thread: messages per page, by default and at most. */
+  threadMessages: 20,
+  maxThreadMessages: 50,
+  /** get_thread: characters of each message body, by default and at most. */
+  bodyChars: 2_000,
+  maxBodyChars: 100_000,
+  /** get_message: characters of the body per call, by default and at most. */
+  messageChars: 20_000,
+  maxMessageChars: 100_000,
+  /** read_attachment: characters of extracted text per call, by default and at most. */
+  attachmentChars: 20_000,
+  maxAttachmentChars: 100_000,
+  /** read_attachment: calendar events listed (the text has them all), and attendees of each. */
+  calendarEvents: 20,
+  attendeesPerEvent: 50,
+  /** The JSON text of any result with default arguments, for ordinary text (characters JSON escapes count more than once). */
+  resultChars: 100_000,
+} as const;
+
+/**
+ * A one-line preview of a body: runs of whitespace folded to one space, cut to
+ * `RESULT_BOUNDS.previewChars` code points. `cut` says the body given was already shortened.
+ */
+export function previewOf(body: string, cut: boolean): { preview: string; truncated: boolean } {
+  // Unicode's White_Space, not JavaScript's \s, which also takes U+FEFF (an invisible character visible-text removes).
+  const folded = body.replace(/\p{White_Space}+/gu, ' ').trim();
+  const points = Array.from(folded.slice(0, RESULT_BOUNDS.previewChars * 2));
+  if (points.length <= RESULT_BOUNDS.previewChars && folded.length <= RESULT_BOUNDS.previewChars * 2) return { preview: folded, truncated: cut };
+  return { preview: points.slice(0, RESULT_BOUNDS.previewChars).join(''), truncated: true };
+}
+
+/** The `offset` and `maxChars` arguments of a tool that reads a long text a window at a time (`what`: "body", "text"). */
+export function textWindowArguments<M extends number>(what: string, defaultChars: number, maxChars: M) {
+  return {
+    offset: {
+      type: 'integer',
+      minimum: 0,
+      description: `Where to start reading the ${what}, in characters: 0 (the default), or the nextOffset of the previous call.`,
+    },
+    maxChars: { type: 'integer', minimum: 1, maximum: maxChars, description: `At most this many characters of ${what}. Default ${defaultChars}.` },
+  } as const;
+}
+
+/**
+ * Where the window after this one starts, reading `maxChars` from `offset` of a text `length`
+ * long (null at the end); an offset past the end is the caller's mistake. `length` is named as the
+ * result names it (`textLength`, `bodyLength`).
+ */
+export function nextOffsetOf(window: { offset: number; maxChars: number }, length: { of: string; name: string; value: number }): number | null {
+  const { offset, maxChars } = window;
+  if (offset > length.value) throw new ValidationError(`offset ${offset} is past the end of the ${length.of} (${length.name} ${length.value})`, 'offset');
+  return offset + maxChars < length.value ? offset + maxChars : null;
+}
