@@ -29,6 +29,7 @@ import {
 import { McpAnswer, rateLimitedAnswer } from './mcp-answer';
 import { describeArgumentError, describeResultError, ToolRegistry } from './tool-registry';
 import { inSpan, SpanKind, SpanStatusCode } from '../ops/tracing/traces';
+import { visibleJson, visibleText } from './visible-text';
 
 /** Protocol revisions we speak, newest first. */
 export const SUPPORTED_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
@@ -237,9 +238,13 @@ export class McpService {
     if (illFormed) return toolError(`invalid arguments: ${illFormed.message}`);
     if (!tool.validate(input)) return toolError(`invalid arguments: ${describeArgumentError(tool.validate.errors?.[0])}`);
     try {
-      const result = await tool.handler.execute(input, caller);
-      const json = JSON.stringify(result);
-      if (this.checkResults && !tool.validateResult(JSON.parse(json))) {
+      // Every string of every result goes to a model, so invisible characters are removed here, once, for all
+      // tools (src/mcp/visible-text.ts): a list of fields per tool would miss the next field that holds outside
+      // text (a filename, a delivery's response body). Only this answer changes; the stored data, webhooks
+      // and the REST API keep the original. Strings the service mints (ids, cursors, URLs, secrets) are ASCII.
+      const json = visibleJson(await tool.handler.execute(input, caller));
+      const result = JSON.parse(json) as object;
+      if (this.checkResults && !tool.validateResult(result)) {
         // A tool whose result drifted from what tools/list promises: a defect, loud in development and tests.
         throw new JsonRpcError(
           INTERNAL_ERROR,
@@ -267,8 +272,9 @@ function textWithout(result: object, fields: string[]): string {
   return JSON.stringify(shown);
 }
 
+/** A tool failure; its message may quote arguments or stored text, so it is made visible like a result. */
 function toolError(message: string): CallToolResult {
-  return { content: [{ type: 'text', text: message }], isError: true };
+  return { content: [{ type: 'text', text: visibleText(message) }], isError: true };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
