@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import request from 'supertest';
 import { createSession, Session } from './support/session';
-import { createMcpTestApp, MCP_URL, McpTestApp, mcpPost, rpc, toolOk } from './support/mcp';
+import { createMcpTestApp, MCP_URL, McpTestApp, mcpPost, rpc, toolError, toolOk } from './support/mcp';
+import { nonPortableKeywords } from '../src/mcp/portable-schema';
 import { ListWebhooksTool } from '../src/webhooks/webhook.tools';
 
 const VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
@@ -146,7 +147,7 @@ describe('MCP protocol over raw HTTP', () => {
         expect(tool.title).toEqual(expect.any(String));
         expect(tool.title.length).toBeGreaterThan(0);
         expect(tool.description.length).toBeGreaterThan(10);
-        expect(tool.inputSchema).toMatchObject({ type: 'object', properties: expect.any(Object) });
+        expect(tool.inputSchema).toMatchObject({ type: 'object' });
         expect(tool.outputSchema).toMatchObject({ type: 'object', properties: expect.any(Object), required: expect.any(Array) });
         // Whatever the kind: a read tool is only readOnly; any other says whether it destroys.
         const { annotations } = tool;
@@ -168,7 +169,7 @@ describe('MCP protocol over raw HTTP', () => {
     it('advertises the arguments of each tool as the spec names them', async () => {
       const res = await rpc(t, s.apiKey, 'tools/list');
       const byName = Object.fromEntries((res.body.result.tools as Array<Record<string, any>>).map((tool) => [tool.name, tool.inputSchema]));
-      const args = (name: string) => [Object.keys(byName[name].properties).sort(), [...(byName[name].required ?? [])].sort()];
+      const args = (name: string) => [Object.keys(byName[name].properties ?? {}).sort(), [...(byName[name].required ?? [])].sort()];
       expect(args('list_webhooks')).toEqual([[], []]);
       expect(args('list_email_accounts')).toEqual([[], []]);
       expect(args('list_phone_numbers')).toEqual([[], []]);
@@ -190,8 +191,27 @@ describe('MCP protocol over raw HTTP', () => {
       const register = byName.register_webhook.properties;
       expect(register.messageHistoryCount).toMatchObject({ type: 'integer', minimum: 0, maximum: 50 });
       expect(register.mode).toMatchObject({ type: 'string', enum: ['concise', 'verbose'] });
-      expect(register.events).toMatchObject({ type: 'array', minItems: 1, uniqueItems: true });
+      expect(register.events).toMatchObject({ type: 'array', minItems: 1, description: expect.stringContaining('No item may appear twice.') });
       expect(register.events.items.enum).toHaveLength(10);
+    });
+
+    it('advertises input schemas every major LLM client accepts, and still validates with the full schema', async () => {
+      const res = await rpc(t, s.apiKey, 'tools/list');
+      const tools = res.body.result.tools as Array<Record<string, any>>;
+      const refused = tools.flatMap((tool) => nonPortableKeywords(tool.inputSchema).map((where) => `${tool.name} ${where}`));
+      expect(refused).toEqual([]);
+      // What left the schema is in the descriptions...
+      const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool.inputSchema]));
+      expect(byName.get_thread.properties.threadId.description).toMatch(/Format: a UUID\.$/);
+      expect(byName.list_email_accounts).toEqual({ type: 'object', additionalProperties: false });
+      expect(byName.send_email.properties.readReceipt.description).toMatch(/Default: false\.$/);
+      expect(byName.recover_webhook_deliveries.properties.since.format).toBe('date-time');
+      // ...and the server enforces it all the same.
+      expect(await toolError(t, s.apiKey, 'get_thread', { threadId: 'not-a-uuid' })).toBe('invalid arguments: threadId must match format "uuid"');
+      const events = ['message.received', 'message.received'];
+      expect(await toolError(t, s.apiKey, 'register_webhook', { url: 'https://example.com/h', events })).toBe(
+        'invalid arguments: events must not contain duplicates',
+      );
     });
   });
 

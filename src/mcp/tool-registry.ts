@@ -4,9 +4,12 @@ import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { roleAtLeast, UserRole } from '../auth/roles';
 import { MCP_TOOL, McpToolHandler, ToolSpec } from './mcp-tool.decorator';
+import { portableSchema } from './portable-schema';
 
 export interface RegisteredTool {
   spec: ToolSpec;
+  /** What tools/list shows: the portable form of spec.inputSchema (portable-schema.ts); arguments are validated with the full one. */
+  advertised: ToolDescriptor;
   handler: McpToolHandler;
   validate: ValidateFunction;
   /** Checks a result, as the client will read it (after JSON), against the output schema. */
@@ -47,6 +50,7 @@ export class ToolRegistry implements OnModuleInit {
       if (this.tools.has(spec.name)) throw new Error(`two MCP tools are named ${spec.name}`);
       this.tools.set(spec.name, {
         spec,
+        advertised: describe(spec),
         handler: wrapper.instance as McpToolHandler,
         validate: this.ajv.compile(spec.inputSchema),
         validateResult: this.resultAjv.compile(spec.outputSchema),
@@ -63,7 +67,7 @@ export class ToolRegistry implements OnModuleInit {
     return [...this.tools.values()]
       .filter((tool) => roleAtLeast(role, tool.spec.minRole))
       .sort((a, b) => a.spec.name.localeCompare(b.spec.name))
-      .map(({ spec }) => describe(spec));
+      .map((tool) => tool.advertised);
   }
 }
 
@@ -75,7 +79,7 @@ function describe(spec: ToolSpec): ToolDescriptor {
     name: spec.name,
     title: spec.title,
     description: spec.description,
-    inputSchema: spec.inputSchema,
+    inputSchema: portableSchema(spec.inputSchema),
     outputSchema: spec.outputSchema,
     annotations,
   };
