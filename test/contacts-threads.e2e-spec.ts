@@ -621,7 +621,9 @@ describe('threads, labels and contacts (tools, events, line scope)', () => {
       });
       await waitUntil(() => m.carried.some((x) => x.body === 'replied by thread' && x.to === from && x.from === phone.address), 'the reply at the carrier');
 
-      expect(await toolError(m, s.apiKey, 'reply_to_thread', { threadId, body: 'x'.repeat(1601) })).toBe('body is 1601 characters; an SMS takes at most 1600');
+      expect(await toolError(m, s.apiKey, 'reply_to_thread', { threadId, body: 'x'.repeat(1601) })).toBe(
+        'body must be at most 1600 characters on an SMS thread',
+      );
       expect(await toolError(m, s.apiKey, 'reply_to_thread', { threadId: randomUUID(), body: 'hi' })).toMatch(/^thread [0-9a-f-]{36} not found$/);
     });
 

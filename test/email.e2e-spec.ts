@@ -576,7 +576,7 @@ describe('email: inbound, send_email over SMTP, open tracking', () => {
       expect(mail.text?.trim()).toBe('Thanks, on its way.');
 
       const blank = await tool(session, 'reply_to_thread', { threadId: inbound.body.threadId, body: '  \n ' });
-      expect(blank).toMatchObject({ isError: true, content: [{ text: 'body must not be empty' }] });
+      expect(blank).toMatchObject({ isError: true, content: [{ text: 'body must not be blank' }] });
     });
 
     it('send_email with an idempotencyKey sends one email for any number of calls; other arguments under the key are refused', async () => {

@@ -16,10 +16,8 @@ export type TurnStatus = (typeof TURN_STATUSES)[number];
 /** Approving a draft sends a message as the org, exactly like send_sms: every org role may send, so every role may approve. */
 export const TURN_DECISION_ROLE: UserRole = 'MEMBER';
 
-/** Longest agent reply on an SMS thread (the same bound as send_sms). */
-export const SMS_BODY_MAX = 1600;
-/** Longest agent reply on any thread. */
-export const BODY_MAX = 100_000;
+/** An agent reply's bounds are every reply's (outbound/reply-body.ts). */
+export { BODY_MAX } from '../outbound/reply-body';
 
 /** list_agent_turns page size. */
 export const TURNS_PAGE_SIZE = 25;

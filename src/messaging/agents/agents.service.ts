@@ -3,13 +3,14 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { roleAtLeast } from '../../auth/roles';
 import { Caller } from '../../auth/caller';
-import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../common/errors';
+import { ConflictError, ForbiddenError, NotFoundError } from '../../common/errors';
 import { isIsoTimestamp, KeysetCursors } from '../../common/keyset-cursor';
 import { EventBus } from '../../events/event-bus';
 import { MessageDataBuilder } from '../message-data.builder';
 import { OutboundService } from '../outbound/outbound.service';
-import { CallerThread, ThreadAccessRepository } from '../threads/thread-access.repository';
-import { AgentMode, AgentTurnView, AgentView, BODY_MAX, SMS_BODY_MAX, TURN_DECISION_ROLE, TURNS_PAGE_SIZE } from './agent.types';
+import { ThreadAccessRepository } from '../threads/thread-access.repository';
+import { AgentMode, AgentTurnView, AgentView, TURN_DECISION_ROLE, TURNS_PAGE_SIZE } from './agent.types';
+import { checkReplyBody } from '../outbound/reply-body';
 import { AgentRow, AgentsRepository, TurnListFilter, TurnRow } from './agents.repository';
 
 export interface TurnFilter extends TurnListFilter {
@@ -56,7 +57,7 @@ export class AgentsService {
       if (thread.line_id !== agent.line_id) {
         throw new NotFoundError(`thread ${input.threadId} not found on the line of agent ${agentId}`, 'threadId');
       }
-      checkBody(thread, input.body);
+      checkReplyBody(thread.channel, input.body);
       if (agent.mode === 'DRAFT') {
         const turnId = await this.agents.insertAwaitingTurn(tx, agent, thread, input.body);
         await this.publish(tx, 'agent_turn.awaiting_approval', turnId);
@@ -151,13 +152,6 @@ export class AgentsService {
   private async view(turnId: string): Promise<AgentTurnView> {
     return toTurnView(await this.turnRow(this.dataSource.manager, turnId));
   }
-}
-
-function checkBody(thread: CallerThread, body: string): void {
-  const max = thread.channel === 'SMS' ? SMS_BODY_MAX : BODY_MAX;
-  if (body.length > max)
-    throw new ValidationError(`body must be at most ${max} characters on ${thread.channel === 'SMS' ? 'an SMS' : 'an email'} thread`, 'body');
-  if (!/\S/.test(body)) throw new ValidationError('body must not be blank', 'body');
 }
 
 function toTurnView(t: TurnRow): AgentTurnView {

@@ -17,6 +17,7 @@ import { SmsCarrier, SmsCarrierError } from './sms-carrier';
 import { CallerThread, ThreadAccessRepository } from '../threads/thread-access.repository';
 import { MessageStatus, OutboundRepository, QueuedMessage } from './outbound.repository';
 import { SendIdempotencyKeysRepository } from './send-idempotency-keys.repository';
+import { checkReplyBody } from './reply-body';
 
 export const OUTBOUND_QUEUE = 'outbound-messages';
 
@@ -35,9 +36,6 @@ export interface SmsReportOutcome {
 
 /** Attempts to hand a message over before it is FAILED (transient carrier or mail server errors). */
 export const HANDOFF_ATTEMPTS = 5;
-
-/** The longest SMS body send_sms and reply_to_thread take (ten segments). */
-export const SMS_BODY_MAX = 1600;
 
 /** How long a send tool's idempotencyKey answers with its first message (docs/mcp.md, "Sending once"). */
 export const IDEMPOTENCY_KEY_LIVE_MS = 24 * 60 * 60 * 1000;
@@ -103,12 +101,9 @@ export class OutboundService {
   /** reply_to_thread: the thread's partner answered on the thread's own channel (an SMS, or an email as queueReply writes it). */
   async queueThreadReply(caller: Caller, call: SendCall & { args: { threadId: string; body: string } }): Promise<SendOutcome> {
     const { threadId, body } = call.args;
-    if (body.trim().length === 0) throw new ValidationError('body must not be empty', 'body');
     return this.send(caller, call, async (tx) => {
       const thread = await this.threads.threadForCaller(tx, caller, threadId);
-      if (thread.channel === 'SMS' && body.length > SMS_BODY_MAX) {
-        throw new ValidationError(`body is ${body.length} characters; an SMS takes at most ${SMS_BODY_MAX}`, 'body');
-      }
+      checkReplyBody(thread.channel, body);
       return this.queueReply(tx, caller.orgId, thread, body);
     });
   }

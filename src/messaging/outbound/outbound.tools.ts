@@ -1,7 +1,8 @@
 import { Caller } from '../../auth/caller';
 import { McpTool, McpToolHandler, ToolArgs } from '../../mcp/mcp-tool.decorator';
 import { idempotencyKeyProperty, sentMessageSchema } from '../messaging.schemas';
-import { OutboundService, SMS_BODY_MAX } from './outbound.service';
+import { OutboundService } from './outbound.service';
+import { BODY_MAX, SMS_BODY_MAX } from './reply-body';
 
 const sendSmsInput = {
   type: 'object',
@@ -47,8 +48,8 @@ const replyToThreadInput = {
     body: {
       type: 'string',
       minLength: 1,
-      maxLength: 100_000,
-      description: `The plain-text reply; at most ${SMS_BODY_MAX} characters on an SMS thread.`,
+      maxLength: BODY_MAX,
+      description: `The plain-text reply, not blank; at most ${SMS_BODY_MAX} characters on an SMS thread.`,
     },
     idempotencyKey: idempotencyKeyProperty,
   },
