@@ -197,6 +197,10 @@ describe('event data limits', () => {
       expect(message.text.length).toBeLessThan(RESULT_BOUNDS.resultChars);
       const past = await toolError(m, own.apiKey, 'get_message', { messageId: first.messageId, offset: BIG + 1 });
       expect(past).toBe(`offset ${BIG + 1} is past the end of the body (bodyLength ${BIG})`);
+      // An offset beyond any text is refused by the schema, before it reaches SQL's 32-bit integers.
+      expect(await toolError(m, own.apiKey, 'get_message', { messageId: first.messageId, offset: 2 ** 31 })).toBe(
+        `invalid arguments: offset must be <= ${RESULT_BOUNDS.maxOffset}`,
+      );
       expect(await toolError(m, s.apiKey, 'get_message', { messageId: first.messageId })).toBe(`message ${first.messageId} not found`);
     });
 

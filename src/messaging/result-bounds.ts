@@ -23,6 +23,8 @@ export const RESULT_BOUNDS = {
   /** read_attachment: calendar events listed (the text has them all), and attendees of each. */
   calendarEvents: 20,
   attendeesPerEvent: 50,
+  /** The largest offset a windowed read takes (far past any stored text; keeps the SQL's integers in range). */
+  maxOffset: 100_000_000,
   /** The JSON text of any result with default arguments, for ordinary text (characters JSON escapes count more than once). */
   resultChars: 100_000,
 } as const;
@@ -45,6 +47,7 @@ export function textWindowArguments<M extends number>(what: string, defaultChars
     offset: {
       type: 'integer',
       minimum: 0,
+      maximum: RESULT_BOUNDS.maxOffset,
       description: `Where to start reading the ${what}, in characters: 0 (the default), or the nextOffset of the previous call.`,
     },
     maxChars: { type: 'integer', minimum: 1, maximum: maxChars, description: `At most this many characters of ${what}. Default ${defaultChars}.` },
