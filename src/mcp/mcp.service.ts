@@ -29,7 +29,7 @@ import {
 import { McpAnswer, rateLimitedAnswer } from './mcp-answer';
 import { describeArgumentError, describeResultError, ToolRegistry } from './tool-registry';
 import { inSpan, SpanKind, SpanStatusCode } from '../ops/tracing/traces';
-import { visibleJson, visibleText } from './visible-text';
+import { visibleResult, visibleText } from './visible-text';
 
 /** Protocol revisions we speak, newest first. */
 export const SUPPORTED_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
@@ -242,8 +242,7 @@ export class McpService {
       // tools (src/mcp/visible-text.ts): a list of fields per tool would miss the next field that holds outside
       // text (a filename, a delivery's response body). Only this answer changes; the stored data, webhooks
       // and the REST API keep the original. Strings the service mints (ids, cursors, URLs, secrets) are ASCII.
-      const json = visibleJson(await tool.handler.execute(input, caller));
-      const result = JSON.parse(json) as object;
+      const { json, value: result } = visibleResult(await tool.handler.execute(input, caller));
       if (this.checkResults && !tool.validateResult(result)) {
         // A tool whose result drifted from what tools/list promises: a defect, loud in development and tests.
         throw new JsonRpcError(

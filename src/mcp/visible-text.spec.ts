@@ -1,4 +1,4 @@
-import { visibleJson, visibleText } from './visible-text';
+import { visibleJson, visibleText, visibleResult } from './visible-text';
 
 /** The tag characters that spell `ascii` (U+E0000 + each character's code): invisible, yet read by models. */
 const tags = (ascii: string): string => [...ascii].map((c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join('');
@@ -157,5 +157,30 @@ describe('visibleJson', () => {
       createdAt: '2026-11-22T13:58:06.412Z',
     };
     expect(visibleJson(value)).toBe(JSON.stringify(value));
+  });
+});
+
+describe('visibleResult', () => {
+  it('answers the result itself when nothing is hidden', () => {
+    const result = { message: { body: 'Grüße 🚀 مرحبا \t\n ok', id: '0b6f' } };
+    const { json, value } = visibleResult(result);
+    expect(value).toBe(result);
+    expect(json).toBe(JSON.stringify(result));
+    // A joiner an emoji needs takes the full pass, and comes out as it went in.
+    const family = { body: 'Familie 👨‍👩‍👧' };
+    expect(visibleResult(family)).toEqual({ json: JSON.stringify(family), value: family });
+  });
+
+  it('cleans hidden characters, C0 controls JSON writes as escapes included', () => {
+    for (const hidden of ['\u202e', '\u200b', '\u0001', '\u0008', '\u000c', '\u001f', '\u{E0041}']) {
+      const { json, value } = visibleResult({ body: `a${hidden}b` });
+      expect(value).toEqual({ body: 'ab' });
+      expect(json).toBe('{"body":"ab"}');
+    }
+  });
+
+  it('sends a literal backslash that looks like an escape through the full pass, unchanged', () => {
+    const result = { path: 'C:\\bin\\u0001' };
+    expect(visibleResult(result)).toEqual({ json: JSON.stringify(result), value: result });
   });
 });

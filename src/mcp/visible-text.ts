@@ -95,6 +95,25 @@ export function visibleJson(value: unknown): string {
   });
 }
 
+/**
+ * JSON.stringify writes C0 controls as escapes (`\b`, `\f`, `\u00XX`), so a scan of JSON text for
+ * hidden characters also looks for those. A literal backslash before such letters matches too; that
+ * only sends the value down the full pass, which is right either way.
+ */
+const ESCAPED_CONTROL = /\\(?:[bf]|u00[01])/;
+
+/**
+ * A tool result as the JSON text an agent reads, and the value it stands for. Most results hold no
+ * hidden character: one stringify and one scan of the text, and the value is the result itself.
+ * Otherwise visibleJson cleans every string, and the value is read back from the clean text.
+ */
+export function visibleResult(value: object): { json: string; value: object } {
+  const json = JSON.stringify(value);
+  if (!ANY_HIDDEN.test(json) && !ESCAPED_CONTROL.test(json)) return { json, value };
+  const visible = visibleJson(value);
+  return { json: visible, value: JSON.parse(visible) as object };
+}
+
 /** Whether a joiner or a variation selector stays, given the code point kept before it and the one after it. */
 function keeps(code: number, previous: number | undefined, next: number | undefined): boolean {
   if (previous === undefined) return false;
