@@ -4,6 +4,7 @@ import request from 'supertest';
 import { createSession, Session } from './support/session';
 import { createMcpTestApp, MCP_URL, McpTestApp, mcpPost, rpc, toolError, toolOk } from './support/mcp';
 import { nonPortableKeywords } from '../src/mcp/portable-schema';
+import { MESSAGE_STATUSES } from '../src/messaging/message.entity';
 import { ListWebhooksTool } from '../src/webhooks/webhook.tools';
 
 const VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
@@ -193,6 +194,14 @@ describe('MCP protocol over raw HTTP', () => {
       expect(register.mode).toMatchObject({ type: 'string', enum: ['concise', 'verbose'] });
       expect(register.events).toMatchObject({ type: 'array', minItems: 1, description: expect.stringContaining('No item may appear twice.') });
       expect(register.events.items.enum).toHaveLength(10);
+    });
+
+    it('gives message.status as an enum of the statuses a message can have', async () => {
+      const res = await rpc(t, s.apiKey, 'tools/list');
+      const tools = res.body.result.tools as Array<Record<string, any>>;
+      const outputs = Object.fromEntries(tools.map((tool) => [tool.name, tool.outputSchema]));
+      expect(outputs.get_thread.properties.messages.items.properties.status.enum).toEqual([...MESSAGE_STATUSES]);
+      expect(outputs.send_sms.properties.message.properties.status.enum).toEqual(['RECEIVED', 'QUEUED', 'SENT', 'DELIVERED', 'FAILED']);
     });
 
     it('advertises input schemas every major LLM client accepts, and still validates with the full schema', async () => {

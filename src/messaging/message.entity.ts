@@ -4,6 +4,10 @@ import { Org } from '../accounts/org.entity';
 import { Channel, Direction, IdentityKind } from '../events/event-payloads';
 import { Thread } from './threads/thread.entity';
 
+/** RECEIVED for inbound messages; outbound ones go QUEUED → SENT → DELIVERED, or FAILED. */
+export const MESSAGE_STATUSES = ['RECEIVED', 'QUEUED', 'SENT', 'DELIVERED', 'FAILED'] as const;
+export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
+
 /** An SMS or an email of a thread, received or sent on its line. */
 @Entity({ name: 'messages' })
 @Unique('messages_tracking_token_key', ['trackingToken'])
@@ -13,7 +17,7 @@ import { Thread } from './threads/thread.entity';
 @Index('messages_header_message_id_idx', ['lineId', 'headerMessageId'], { where: 'header_message_id IS NOT NULL' })
 @Check('messages_channel_check', "channel IN ('SMS', 'EMAIL')")
 @Check('messages_direction_check', "direction IN ('INBOUND', 'OUTBOUND')")
-@Check('messages_status_check', "status IN ('RECEIVED', 'QUEUED', 'SENT', 'DELIVERED', 'FAILED')")
+@Check('messages_status_check', `status IN (${MESSAGE_STATUSES.map((status) => `'${status}'`).join(', ')})`)
 @Check('messages_from_kind_check', "from_kind IN ('PHONE', 'EMAIL')")
 @Check('messages_to_kind_check', "to_kind IN ('PHONE', 'EMAIL')")
 export class Message {
@@ -47,9 +51,9 @@ export class Message {
   @Column({ type: 'text' })
   direction: Direction;
 
-  /** RECEIVED for inbound messages; outbound ones go QUEUED → SENT → DELIVERED, or FAILED. */
+  /** One of MESSAGE_STATUSES. */
   @Column({ type: 'text' })
-  status: 'RECEIVED' | 'QUEUED' | 'SENT' | 'DELIVERED' | 'FAILED';
+  status: MessageStatus;
 
   /** The text (an email's plain-text part). */
   @Column({ type: 'text' })

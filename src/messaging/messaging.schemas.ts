@@ -1,5 +1,6 @@
 /** JSON Schemas of messaging tool results, shared by the tools. */
 import { nullableString } from '../mcp/common-schemas';
+import { MESSAGE_STATUSES } from './message.entity';
 
 const identityRef = {
   type: 'object',
@@ -14,7 +15,11 @@ export const messageSchema = {
     threadId: { type: 'string' },
     channel: { type: 'string', enum: ['SMS', 'EMAIL'] },
     direction: { type: 'string', enum: ['INBOUND', 'OUTBOUND'] },
-    status: { type: 'string' },
+    status: {
+      type: 'string',
+      enum: [...MESSAGE_STATUSES],
+      description: 'RECEIVED for inbound messages; outbound ones go QUEUED → SENT → DELIVERED, or FAILED.',
+    },
     body: { type: 'string' },
     createdAt: { type: 'string' },
     sentAt: nullableString,

@@ -6,8 +6,7 @@ import { SerializedMessage } from '../../events/event-payloads';
 import { queryNamed } from '../../database/sql';
 import { serializeMessage } from '../message-data.builder';
 import { CallerThread } from '../threads/thread-access.repository';
-
-export type MessageStatus = 'QUEUED' | 'SENT' | 'DELIVERED' | 'FAILED' | 'RECEIVED';
+import { MessageStatus } from '../message.entity';
 
 /** An identity of a thread's partner (or of the partner's contact) that a message may go to. */
 export interface PartnerIdentityRow {

@@ -15,7 +15,8 @@ import { newMessageId, replyReferences, replySubject } from '../email/email-form
 import { Mailer } from '../email/mailer';
 import { SmsCarrier, SmsCarrierError } from './sms-carrier';
 import { CallerThread, ThreadAccessRepository } from '../threads/thread-access.repository';
-import { MessageStatus, OutboundRepository, QueuedMessage } from './outbound.repository';
+import { OutboundRepository, QueuedMessage } from './outbound.repository';
+import { MessageStatus } from '../message.entity';
 import { SendIdempotencyKeysRepository } from './send-idempotency-keys.repository';
 import { checkReplyBody } from './reply-body';
 

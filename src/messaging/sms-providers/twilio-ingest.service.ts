@@ -3,7 +3,7 @@ import { extension } from 'mime-types';
 import { E164 } from '../../accounts/account.types';
 import { NotFoundError, ValidationError } from '../../common/errors';
 import { ConversationsService, InboundAttachment, InboundResult } from '../conversations/conversations.service';
-import { MessageStatus } from '../outbound/outbound.repository';
+import { MessageStatus } from '../message.entity';
 import { OutboundService } from '../outbound/outbound.service';
 import { SmsProvidersRepository } from './sms-providers.repository';
 import { errorText, MEDIA_DEADLINE_MS, TwilioApi, TwilioError } from './twilio-api';
