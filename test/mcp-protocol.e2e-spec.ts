@@ -4,6 +4,7 @@ import request from 'supertest';
 import { createSession, Session } from './support/session';
 import { createMcpTestApp, MCP_URL, McpTestApp, mcpPost, rpc, toolError, toolOk } from './support/mcp';
 import { nonPortableKeywords } from '../src/mcp/portable-schema';
+import { cursorArgument } from '../src/mcp/common-schemas';
 import { MESSAGE_STATUSES } from '../src/messaging/message.entity';
 import { ListWebhooksTool } from '../src/webhooks/webhook.tools';
 
@@ -221,6 +222,16 @@ describe('MCP protocol over raw HTTP', () => {
       expect(await toolError(t, s.apiKey, 'register_webhook', { url: 'https://example.com/h', events })).toBe(
         'invalid arguments: events must not contain duplicates',
       );
+    });
+    it('states the cursor length the schema enforces, in docs/mcp.md too', async () => {
+      const res = await rpc(t, s.apiKey, 'tools/list');
+      const cursors = (res.body.result.tools as Array<Record<string, any>>).flatMap((tool) => tool.inputSchema.properties?.cursor ?? []);
+      expect(cursors.length).toBeGreaterThanOrEqual(5);
+      for (const cursor of cursors) expect(cursor).toMatchObject({ type: 'string', minLength: 1, maxLength: 2048 });
+      const docs = readFileSync(resolve(__dirname, '../docs/mcp.md'), 'utf8');
+      const stated = [...docs.matchAll(/`cursor`[^\n]*?1\.\.(\d+)|a string of 1\.\.(\d+) characters/g)].map((m) => Number(m[1] ?? m[2]));
+      expect(stated.length).toBeGreaterThanOrEqual(2);
+      expect(new Set(stated)).toEqual(new Set([cursorArgument.maxLength]));
     });
   });
 
