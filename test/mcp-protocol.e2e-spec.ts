@@ -3,7 +3,8 @@ import { resolve } from 'node:path';
 import request from 'supertest';
 import { createSession, Session } from './support/session';
 import { createMcpTestApp, MCP_URL, McpTestApp, mcpPost, rpc, toolError, toolOk } from './support/mcp';
-import { nonPortableKeywords } from '../src/mcp/portable-schema';
+import { nonPortableKeywords, undescribedProperties } from '../src/mcp/portable-schema';
+import { ToolRegistry } from '../src/mcp/tool-registry';
 import { cursorArgument } from '../src/mcp/common-schemas';
 import { MESSAGE_STATUSES } from '../src/messaging/message.entity';
 import { ListWebhooksTool } from '../src/webhooks/webhook.tools';
@@ -223,6 +224,22 @@ describe('MCP protocol over raw HTTP', () => {
         'invalid arguments: events must not contain duplicates',
       );
     });
+    it('describes every input property, and says conditional rules on the fields', async () => {
+      const res = await rpc(t, s.apiKey, 'tools/list');
+      const tools = res.body.result.tools as Array<Record<string, any>>;
+      const registry = t.app.get(ToolRegistry);
+      // The declared schemas: portableSchema's "Format: a UUID." would otherwise count as a description.
+      const undescribed = tools.flatMap((tool) => undescribedProperties(registry.get(tool.name)!.spec.inputSchema).map((where) => `${tool.name} ${where}`));
+      expect(undescribed).toEqual([]);
+
+      const sendEmail = Object.fromEntries(tools.map((tool) => [tool.name, tool.inputSchema])).send_email.properties;
+      expect(sendEmail.threadId.description).toContain('exactly one of threadId and to');
+      expect(sendEmail.to.description).toContain('exactly one of threadId and to');
+      expect(sendEmail.to.description).toContain('subject is required');
+      expect(sendEmail.subject.description).toMatch(/^Required with to\./);
+      expect(sendEmail.fromAccountId.description).toContain('more than one email account');
+    });
+
     it('states the cursor length the schema enforces, in docs/mcp.md too', async () => {
       const res = await rpc(t, s.apiKey, 'tools/list');
       const cursors = (res.body.result.tools as Array<Record<string, any>>).flatMap((tool) => tool.inputSchema.properties?.cursor ?? []);

@@ -1,4 +1,4 @@
-import { nonPortableKeywords, portableSchema } from './portable-schema';
+import { nonPortableKeywords, portableSchema, undescribedProperties } from './portable-schema';
 
 describe('portableSchema', () => {
   it('moves format, default and uniqueItems into the description, at every depth', () => {
@@ -49,5 +49,29 @@ describe('portableSchema', () => {
     const copy = structuredClone(schema);
     portableSchema(schema);
     expect(schema).toEqual(copy);
+  });
+});
+
+describe('undescribedProperties', () => {
+  it('names every property without a description of its own, at any depth', () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        described: { type: 'string', description: 'Has one.' },
+        bare: { type: 'string', format: 'uuid' },
+        blank: { type: 'string', description: '  ' },
+        list: {
+          type: 'array',
+          description: 'A list.',
+          items: { type: 'object', properties: { kind: { type: 'string' }, value: { type: 'string', description: 'Has one.' } } },
+        },
+        maybe: { description: 'Nullable.', anyOf: [{ type: 'object', properties: { inner: { type: 'integer' } } }, { type: 'null' }] },
+      },
+    };
+    expect(undescribedProperties(schema)).toEqual(['/bare', '/blank', '/list/items/kind', '/maybe/anyOf/0/inner']);
+  });
+
+  it('finds nothing in a schema without properties', () => {
+    expect(undescribedProperties({ type: 'object', additionalProperties: false })).toEqual([]);
   });
 });

@@ -59,6 +59,27 @@ export function nonPortableKeywords(schema: unknown, path = ''): string[] {
   return found;
 }
 
+/**
+ * The properties (at any depth, as `/path`) that a model would have to guess at: declared without
+ * a description of their own. Checked on the declared schema, before portableSchema adds its
+ * format and default notes, so a bare `{format: 'uuid'}` counts as undescribed.
+ */
+export function undescribedProperties(schema: unknown, path = ''): string[] {
+  if (!isSchema(schema)) return [];
+  const found: string[] = [];
+  for (const [name, inner] of Object.entries((schema.properties as Record<string, unknown>) ?? {})) {
+    const described = isSchema(inner) && typeof inner.description === 'string' && inner.description.trim() !== '';
+    if (!described) found.push(`${path}/${name}`);
+    found.push(...undescribedProperties(inner, `${path}/${name}`));
+  }
+  if (schema.items) found.push(...undescribedProperties(schema.items, `${path}/items`));
+  for (const key of ['anyOf', 'oneOf', 'allOf']) {
+    const list = schema[key];
+    if (Array.isArray(list)) list.forEach((inner, i) => found.push(...undescribedProperties(inner, `${path}/${key}/${i}`)));
+  }
+  return found;
+}
+
 function isSchema(value: unknown): value is Schema {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

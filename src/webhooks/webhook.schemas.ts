@@ -37,10 +37,11 @@ export const channelScopeSchema = {
       type: 'array',
       maxItems: 200,
       uniqueItems: true,
+      description: 'With allChannels false: the lines to hear from, at least one. With allChannels true: empty or left out.',
       items: {
         type: 'object',
         properties: {
-          channelType: { type: 'string', enum: [...CHANNEL_TYPES] },
+          channelType: { type: 'string', enum: [...CHANNEL_TYPES], description: 'PHONE_NUMBER for a phone line, EMAIL_ACCOUNT for a mailbox.' },
           channelId: { type: 'string', format: 'uuid', description: 'A line id from list_email_accounts or list_phone_numbers.' },
         },
         required: ['channelType', 'channelId'],

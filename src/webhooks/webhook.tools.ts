@@ -45,7 +45,7 @@ const updateInput = {
     events: eventsSchema,
     mode: modeSchema,
     messageHistoryCount: messageHistoryCountSchema,
-    status: { type: 'string', enum: ENDPOINT_STATUSES },
+    status: { type: 'string', enum: ENDPOINT_STATUSES, description: 'disabled stops delivery (events are kept); active resumes it.' },
     channelScope: channelScopeSchema,
   },
   required: ['endpointId'],

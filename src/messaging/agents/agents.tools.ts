@@ -35,9 +35,13 @@ const byTurnId = {
 const listAgentTurnsInput = {
   type: 'object',
   properties: {
-    threadId: { type: 'string', format: 'uuid' },
-    agentId: { type: 'string', format: 'uuid' },
-    status: { type: 'string', enum: [...TURN_STATUSES] },
+    threadId: { type: 'string', format: 'uuid', description: 'Only turns on this thread.' },
+    agentId: { type: 'string', format: 'uuid', description: 'Only turns of this agent.' },
+    status: {
+      type: 'string',
+      enum: [...TURN_STATUSES],
+      description: 'Only turns in this status: AWAITING_APPROVAL (drafts waiting for a human), SENT or REJECTED.',
+    },
     cursor: cursorArgument,
   },
   additionalProperties: false,

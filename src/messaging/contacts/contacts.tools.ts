@@ -15,9 +15,14 @@ const VISIBILITY = 'Contacts belong to the org; identities are shown when the co
 const listContactsInput = {
   type: 'object',
   properties: {
-    query: { type: 'string', minLength: 1, maxLength: 200 },
+    query: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 200,
+      description: "Part of a display name or of an identity's value (phone number, email address), any case.",
+    },
     cursor: cursorArgument,
-    limit: { type: 'integer', minimum: 1, maximum: MAX_CONTACTS_PAGE_SIZE, default: CONTACTS_PAGE_SIZE },
+    limit: { type: 'integer', minimum: 1, maximum: MAX_CONTACTS_PAGE_SIZE, default: CONTACTS_PAGE_SIZE, description: 'How many contacts per page.' },
   },
   additionalProperties: false,
 } as const;
@@ -50,15 +55,16 @@ export class ListContactsTool implements McpToolHandler<ToolArgs<typeof listCont
 const createContactInput = {
   type: 'object',
   properties: {
-    displayName: { type: 'string', minLength: 1, maxLength: 200 },
+    displayName: { type: 'string', minLength: 1, maxLength: 200, description: 'How the person is called, e.g. "Ada Lovelace".' },
     identities: {
       type: 'array',
       minItems: 1,
       maxItems: 20,
+      description: "The person's phone numbers and email addresses, 1 to 20.",
       items: {
         type: 'object',
         properties: {
-          kind: { type: 'string', enum: ['PHONE', 'EMAIL'] },
+          kind: { type: 'string', enum: ['PHONE', 'EMAIL'], description: 'PHONE for an E.164 number, EMAIL for an email address.' },
           value: { type: 'string', minLength: 1, maxLength: 320, description: 'An E.164 number (+15551230001) or an email address.' },
           displayName: { type: 'string', minLength: 1, maxLength: 200, description: 'How this address names the person, e.g. the email display name.' },
         },
@@ -95,8 +101,8 @@ const updateContactInput = {
   type: 'object',
   properties: {
     contactId: contactIdSchema,
-    notes: nullable({ type: 'string', maxLength: 10_000 } as const),
-    displayName: { type: 'string', minLength: 1, maxLength: 200 },
+    notes: nullable({ type: 'string', maxLength: 10_000 } as const, 'Free text about the person, replacing the notes there were; null or blank clears them.'),
+    displayName: { type: 'string', minLength: 1, maxLength: 200, description: 'The new display name.' },
   },
   required: ['contactId'],
   additionalProperties: false,
@@ -124,7 +130,14 @@ export class UpdateContactTool implements McpToolHandler<ToolArgs<typeof updateC
 const mergeContactsInput = {
   type: 'object',
   properties: {
-    contactIds: { type: 'array', minItems: 2, maxItems: MAX_MERGE, uniqueItems: true, items: contactIdSchema },
+    contactIds: {
+      type: 'array',
+      minItems: 2,
+      maxItems: MAX_MERGE,
+      uniqueItems: true,
+      items: contactIdSchema,
+      description: `The contacts who are the same person, 2 to ${MAX_MERGE}.`,
+    },
     into: { ...contactIdSchema, description: 'The contact that survives; one of contactIds. Default: the oldest.' },
   },
   required: ['contactIds'],

@@ -6,11 +6,30 @@ import { EmailOutboundService } from './email-outbound.service';
 const sendEmailInput = {
   type: 'object',
   properties: {
-    threadId: { type: 'string', format: 'uuid', description: 'Reply on this email thread. Exactly one of threadId and to.' },
-    to: { type: 'string', format: 'email', maxLength: 254, description: 'Start a new thread with this address. Exactly one of threadId and to.' },
-    fromAccountId: { type: 'string', format: 'uuid', description: 'The email account (line id) a new thread is sent from.' },
-    subject: { type: 'string', maxLength: 998, description: 'Required with to; with threadId it replaces "Re: <thread subject>".' },
-    body: { type: 'string', minLength: 1, maxLength: 100_000, description: 'The plain-text body.' },
+    threadId: {
+      type: 'string',
+      format: 'uuid',
+      description: 'Reply on this email thread, to its partner, from its own account. Give exactly one of threadId and to.',
+    },
+    to: {
+      type: 'string',
+      format: 'email',
+      maxLength: 254,
+      description: 'Start a new thread with this address. Give exactly one of threadId and to; with to, subject is required.',
+    },
+    fromAccountId: {
+      type: 'string',
+      format: 'uuid',
+      description:
+        'The email account (a line id from list_email_accounts) a new thread is sent from. Required with to when this key may use ' +
+        "more than one email account; optional with one. Leave it out with threadId: a reply goes from the thread's own account.",
+    },
+    subject: {
+      type: 'string',
+      maxLength: 998,
+      description: 'Required with to. With threadId it is optional and replaces "Re: <thread subject>".',
+    },
+    body: { type: 'string', minLength: 1, maxLength: 100_000, description: 'The plain-text body, not blank; at most 100,000 characters.' },
     readReceipt: { type: 'boolean', default: false, description: 'Track opens with a 1x1 pixel (email.opened).' },
     idempotencyKey: idempotencyKeyProperty,
   },

@@ -7,14 +7,14 @@ import { BODY_MAX, SMS_BODY_MAX } from './reply-body';
 const sendSmsInput = {
   type: 'object',
   properties: {
-    threadId: { type: 'string', format: 'uuid' },
+    threadId: { type: 'string', format: 'uuid', description: 'The SMS thread to send on (from list_threads, or threadId in a message.* event).' },
     identityId: {
       type: 'string',
       format: 'uuid',
       description:
         "Optional: another phone number of the thread partner's contact (an identity id from get_thread or list_contacts). Default: the thread's partner, the number the thread is with.",
     },
-    smsBody: { type: 'string', minLength: 1, maxLength: SMS_BODY_MAX },
+    smsBody: { type: 'string', minLength: 1, maxLength: SMS_BODY_MAX, description: `The text to send, not blank; at most ${SMS_BODY_MAX} characters.` },
     idempotencyKey: idempotencyKeyProperty,
   },
   required: ['threadId', 'smsBody'],

@@ -34,7 +34,7 @@ const listThreadsInput = {
     lineId: { type: 'string', format: 'uuid', description: 'Only threads of this line.' },
     label: { ...labelNameSchema, description: 'Only threads carrying this label.' },
     cursor: cursorArgument,
-    limit: { type: 'integer', minimum: 1, maximum: MAX_THREADS_PAGE_SIZE, default: THREADS_PAGE_SIZE },
+    limit: { type: 'integer', minimum: 1, maximum: MAX_THREADS_PAGE_SIZE, default: THREADS_PAGE_SIZE, description: 'How many threads per page.' },
   },
   additionalProperties: false,
 } as const;
@@ -203,14 +203,23 @@ const labelThreadInput = {
     add: {
       type: 'array',
       maxItems: 50,
+      description: 'Labels to put on the thread (created in the org on first use).',
       items: {
         type: 'object',
-        properties: { name: labelNameSchema, confidence: { type: 'number', minimum: 0, maximum: 1, default: 1 } },
+        properties: {
+          name: { ...labelNameSchema, description: 'The label, e.g. "invoice"; matched exactly.' },
+          confidence: { type: 'number', minimum: 0, maximum: 1, default: 1, description: 'How sure the labeller is, from 0 to 1.' },
+        },
         required: ['name'],
         additionalProperties: false,
       },
     },
-    remove: { type: 'array', maxItems: 50, items: labelNameSchema },
+    remove: {
+      type: 'array',
+      maxItems: 50,
+      items: labelNameSchema,
+      description: 'Label names to take off the thread; a name the thread does not carry is ignored.',
+    },
   },
   required: ['threadId'],
   additionalProperties: false,
