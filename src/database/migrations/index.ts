@@ -20,6 +20,7 @@ import { DeliveryLease1763800620000 } from './1763800620000-DeliveryLease';
 import { EndpointNotices1763800630000 } from './1763800630000-EndpointNotices';
 import { TraceParents1763800640000 } from './1763800640000-TraceParents';
 import { SendIdempotencyKeys1763800650000 } from './1763800650000-SendIdempotencyKeys';
+import { MessageSearch1763800660000 } from './1763800660000-MessageSearch';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -45,4 +46,5 @@ export const MIGRATIONS = [
   EndpointNotices1763800630000,
   TraceParents1763800640000,
   SendIdempotencyKeys1763800650000,
+  MessageSearch1763800660000,
 ];

@@ -12,6 +12,9 @@ import { ExtractionStatus } from './attachment-view';
 @Index('attachments_message_idx', ['messageId'])
 // The extraction sweeps look for work whose job was lost (pending) or whose worker died (extracting).
 @Index('attachments_extraction_open_idx', ['createdAt'], { where: "extraction_status IN ('pending', 'extracting')" })
+// search_messages: a GIN index on an expression (filename and extracted text), which @Index cannot declare: made
+// by the migration MessageSearch, left alone by TypeORM (synchronize: false); its expression is SearchRepository's.
+@Index('attachments_search_idx', { synchronize: false })
 @Check('attachments_size_bytes_check', 'size_bytes >= 0')
 @Check('attachments_extraction_status_check', "extraction_status IN ('pending', 'extracting', 'extracted', 'failed')")
 @Check('attachments_content_status_check', "content_status IN ('stored', 'quota_exceeded')")
