@@ -6,10 +6,11 @@ import { EmailModule } from './email/email.module';
 import { MailboxHealthModule } from './mailbox-health/mailbox-health.module';
 import { MailboxesModule } from './mailboxes/mailboxes.module';
 import { MessagingCoreModule } from './messaging-core.module';
+import { SearchModule } from './search/search.module';
 import { SmsProvidersModule } from './sms-providers/sms-providers.module';
 import { ThreadsModule } from './threads/threads.module';
 
-/** The messaging domain: conversations, contacts, attachments, email and synced mailboxes, SMS providers, agents; it publishes the ten event kinds. */
+/** The messaging domain: conversations, contacts, attachments, email and synced mailboxes, SMS providers, agents, search; it publishes the ten event kinds. */
 @Module({
   imports: [
     MessagingCoreModule,
@@ -21,6 +22,7 @@ import { ThreadsModule } from './threads/threads.module';
     MailboxHealthModule,
     MailboxesModule,
     SmsProvidersModule,
+    SearchModule,
   ],
 })
 export class MessagingModule {}

@@ -2,7 +2,8 @@
 import { nullableString } from '../mcp/common-schemas';
 import { MESSAGE_STATUSES } from './message.entity';
 
-const identityRef = {
+/** A message's fromIdentity or toIdentity. */
+export const identityRef = {
   type: 'object',
   properties: { value: { type: 'string' }, kind: { type: 'string', enum: ['PHONE', 'EMAIL'] } },
   required: ['value', 'kind'],

@@ -25,6 +25,16 @@ export const RESULT_BOUNDS = {
   attendeesPerEvent: 50,
   /** The largest offset a windowed read takes (far past any stored text; keeps the SQL's integers in range). */
   maxOffset: 100_000_000,
+  /** search_messages: hits per page (fixed), and the query's length. */
+  searchHits: 20,
+  searchQueryChars: 500,
+  /** search_messages: characters of a body or of an attachment's text that are indexed (and searched) from the start. */
+  searchableChars: 100_000,
+  /** search_messages: a hit's snippet (ts_headline: words per fragment, fragments), then cut to snippetChars, whitespace folded. */
+  snippetMaxWords: 30,
+  snippetMinWords: 10,
+  snippetFragments: 2,
+  snippetChars: 400,
   /** The JSON text of any result with default arguments, for ordinary text (characters JSON escapes count more than once). */
   resultChars: 100_000,
 } as const;

@@ -288,6 +288,8 @@ describe('reliability: authorization matrix', () => {
       add: [{ name: 'attacker-label' }],
       status: 'disabled',
       notes: 'changed',
+      // search_messages: words of the victim's SMS (not all of them, so the body itself would be a leak).
+      query: `victim ${M}`,
       // recover_webhook_deliveries: a window the victim's deliveries fall in (an hour back, within every bound).
       since: new Date(Date.now() - 3_600_000).toISOString(),
     };
@@ -308,6 +310,8 @@ describe('reliability: authorization matrix', () => {
       const out = [base];
       for (const k of idFields) for (const v of victimIds[k].slice(1)) out.push({ ...base, [k]: v });
       if (name === 'update_webhook') out.push({ endpointId: endpoint.id, channelScope: victimIds.channelScope[0] });
+      // search_messages: also over every thread the caller may see, not only the victim's (which is not found).
+      if (name === 'search_messages') out.push({ query: plain.query });
       return out;
     };
     const contactWrites = new Set(['create_contact', 'update_contact', 'merge_contacts']);
