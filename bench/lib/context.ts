@@ -233,6 +233,28 @@ export interface Scenario7Result {
   oneSender: { senders: number; perSec: number; failed: number; latency: Percentiles; cpu: CpuReport };
 }
 
+/** Scenario 8: search_messages latency for one query shape. */
+export interface SearchShapeResult {
+  label: string;
+  /** Messages the query matches (of the scenario's million). */
+  matches: string;
+  calls: number;
+  hitsPerCall: number;
+  latency: Percentiles;
+}
+
+/** Scenario 8: search_messages on a table of a million messages. */
+export interface Scenario8Result {
+  messages: number;
+  threads: number;
+  fillSeconds: number;
+  /** CREATE INDEX of both search indexes on the filled tables (what the migration costs). */
+  buildSeconds: number;
+  indexMb: number;
+  tableMb: number;
+  shapes: SearchShapeResult[];
+}
+
 export interface Results {
   startedAt: Date;
   finishedAt?: Date;
@@ -243,5 +265,6 @@ export interface Results {
   s5?: Scenario5Result;
   s6?: Scenario6Result;
   s7?: Scenario7Result;
+  s8?: Scenario8Result;
   errors: Array<{ scenario: number; message: string }>;
 }

@@ -99,7 +99,7 @@ function satRow(name: string, r: SaturationResult): string {
 export function renderMarkdown(results: Results, options: Options, machine: MachineInfo): string {
   const out: string[] = [];
   const cores = Number(machine.nproc) || 0;
-  const { s1, s2, s3, s4, s5, s6, s7 } = results;
+  const { s1, s2, s3, s4, s5, s6, s7, s8 } = results;
   out.push('# Benchmarks', '');
   out.push(
     '> Written by `npm run bench` (`bench/run.ts`); every run overwrites this file and `docs/benchmarks.svg`. ' +
@@ -222,6 +222,13 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
       `| 7 Ingest | inbound SMS/s from ${fmtNum(s7.manySenders.senders)} senders, one api process | ≥ ${fmtNum(TARGETS.ingestPerSec)} | ${fmtNum(s7.manySenders.perSec)} | ${status(s7.manySenders.perSec >= TARGETS.ingestPerSec)} |`,
     );
     out.push(`| 7 | inbound SMS/s from one sender (one thread) | reported | ${fmtNum(s7.oneSender.perSec)} | — |`);
+  }
+  if (s8) {
+    for (const shape of s8.shapes) {
+      out.push(
+        `| 8 Search | search_messages p50 / p99, ${shape.label} (~${shape.matches} of ${fmtNum(s8.messages)} messages) | reported | ${fmtMs(shape.latency.p50)} / ${fmtMs(shape.latency.p99)} | — |`,
+      );
+    }
   }
   for (const e of results.errors)
     out.push(`| ${e.scenario} | **failed to run** | | ${e.message.split('\n')[0].replace(/\|/g, '\\|').slice(0, 160)} | **error** |`);
@@ -441,6 +448,24 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
       );
     }
     out.push('', `**What bounds us (many senders).** ${boundBy(s7.manySenders.cpu, cores)}`, '');
+  }
+  if (s8) {
+    out.push('## 8. search_messages on 1M messages', '');
+    out.push(
+      `${fmtNum(s8.messages)} SMS in ${fmtNum(s8.threads)} threads on one line of one org (the caller's: every message is in scope), ` +
+        `written with SQL in ${s8.fillSeconds.toFixed(0)} s with the search indexes dropped. Building both search indexes again, as the ` +
+        `migration does, took ${s8.buildSeconds.toFixed(1)} s (messages_search_idx ${fmtNum(s8.indexMb)} MB, table ${fmtNum(s8.tableMb)} MB); ` +
+        'writes to the tables wait that long during the migration. Then search_messages over HTTP, one call at a time, ' +
+        `${s8.shapes[0]?.calls ?? 0} calls per query shape (the whole call: HTTP, key, query, ranking, snippets of the 20 hits).`,
+      '',
+    );
+    out.push('| Query shape | matches | hits per page | p50 | p95 | p99 | max |', '|---|---|---|---|---|---|---|');
+    for (const shape of s8.shapes) {
+      out.push(
+        `| ${shape.label} | ~${shape.matches} | ${shape.hitsPerCall.toFixed(0)} | ${fmtMs(shape.latency.p50)} | ${fmtMs(shape.latency.p95)} | ${fmtMs(shape.latency.p99)} | ${fmtMs(shape.latency.max)} |`,
+      );
+    }
+    out.push('');
   }
   out.push('## How the figures are taken', '');
   out.push(
