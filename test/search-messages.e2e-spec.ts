@@ -248,6 +248,26 @@ describe('search_messages', () => {
     expect(await toolError(m, s.apiKey, 'search_messages', { query: W.ranked, channel: 'FAX' })).toMatch(/channel/);
   });
 
+  it('ranks the newest 10,000 matches of a very common word; narrowing reaches the older ones', async () => {
+    const common = word();
+    // The best match (the word three times, alone) is the oldest, on a thread of its own...
+    const best = await inboundSms(m, phone, partnerPhone(), `${common} ${common} ${common}`);
+    await m.db.query(`UPDATE messages SET created_at = now() - interval '400 days' WHERE id = $1`, [best.messageId]);
+    // ...behind 10,000 newer, weaker matches on another thread, written with SQL.
+    const filler = await inboundSms(m, phone, partnerPhone(), `${common} first of many in a longer message`);
+    await m.db.query(
+      `INSERT INTO messages (org_id, thread_id, line_id, channel, direction, status, body, from_value, from_kind, to_value, to_kind, created_at)
+       SELECT org_id, thread_id, line_id, channel, direction, status, body || ' ' || g, from_value, from_kind, to_value, to_kind, now() - g * interval '1 second'
+         FROM messages, generate_series(1, 10000) g WHERE id = $1`,
+      [filler.messageId],
+    );
+    const first = await toolOk(m, s.apiKey, 'search_messages', { query: common });
+    expect(first.hits).toHaveLength(20);
+    expect(first.hits.map((hit: { messageId: string }) => hit.messageId)).not.toContain(best.messageId);
+    const narrowed = await toolOk(m, s.apiKey, 'search_messages', { query: common, threadId: best.threadId });
+    expect(narrowed.hits.map((hit: { messageId: string }) => hit.messageId)).toEqual([best.messageId]);
+  });
+
   it('looks words up in the GIN indexes (with sequential scans off, as on a table too big to scan)', async () => {
     const plan = async (sql: string) =>
       m.db.transaction(async (tx) => {

@@ -28,6 +28,8 @@ export const RESULT_BOUNDS = {
   /** search_messages: hits per page (fixed), and the query's length. */
   searchHits: 20,
   searchQueryChars: 500,
+  /** search_messages: of the matches a search may see, the newest this many are ranked (docs/mcp.md, "Searching messages"). */
+  searchRankedMatches: 10_000,
   /** search_messages: characters of a body or of an attachment's text that are indexed (and searched) from the start. */
   searchableChars: 100_000,
   /** search_messages: a hit's snippet (ts_headline: words per fragment, fragments), then cut to snippetChars, whitespace folded. */

@@ -34,7 +34,8 @@ const searchMessagesInput = {
     '(their filenames, and their text once it is extracted: after the attachment.extracted event). Best matches first, ' +
     `${RESULT_BOUNDS.searchHits} per page; pass nextCursor as cursor for more. Each hit names its message and thread, says whether ` +
     `the words matched the message or an attachment, and has a snippet of at most ${RESULT_BOUNDS.snippetChars} characters with ` +
-    'the matched words in **double asterisks**. Read the whole message with get_message, an attachment with read_attachment.',
+    'the matched words in **double asterisks**. Read the whole message with get_message, an attachment with read_attachment. ' +
+    `Of more than ${RESULT_BOUNDS.searchRankedMatches.toLocaleString('en-US')} matches, the newest ${RESULT_BOUNDS.searchRankedMatches.toLocaleString('en-US')} are ranked: narrow with more words, threadId or since for older mail.`,
   kind: 'read',
   idempotent: true,
   minRole: 'MEMBER',
