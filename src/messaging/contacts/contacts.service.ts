@@ -62,6 +62,13 @@ export class ContactsService {
     };
   }
 
+  /** One contact of the caller's org, with its notes and the identities the caller may see (as list_contacts shows it). */
+  async get(caller: Caller, contactId: string): Promise<{ contact: ContactView }> {
+    const [view] = await this.views(this.dataSource.manager, caller, [contactId]);
+    if (!view) throw NotFoundError.of('contact', contactId, 'contactId');
+    return { contact: view };
+  }
+
   /**
    * A new contact with its identities. An identity the org already knows as an orphan (a partner
    * who wrote before) is attached to the new contact, so their threads now show this person; an

@@ -52,6 +52,33 @@ export class ListContactsTool implements McpToolHandler<ToolArgs<typeof listCont
   }
 }
 
+const getContactInput = {
+  type: 'object',
+  properties: { contactId: contactIdSchema },
+  required: ['contactId'],
+  additionalProperties: false,
+} as const;
+
+@McpTool({
+  name: 'get_contact',
+  title: 'Get a contact',
+  description:
+    `One contact of the org: display name, notes and identities (phone numbers, email addresses), as list_contacts shows it. ${VISIBILITY} ` +
+    'A person id of an event or of get_thread (when not null) is a contact id; an id of another org reads as not found.',
+  kind: 'read',
+  idempotent: true,
+  minRole: 'MEMBER',
+  inputSchema: getContactInput,
+  outputSchema: contactResult,
+})
+export class GetContactTool implements McpToolHandler<ToolArgs<typeof getContactInput>> {
+  constructor(private readonly contacts: ContactsService) {}
+
+  execute(args: ToolArgs<typeof getContactInput>, caller: Caller) {
+    return this.contacts.get(caller, args.contactId);
+  }
+}
+
 const createContactInput = {
   type: 'object',
   properties: {
@@ -168,4 +195,4 @@ export class MergeContactsTool implements McpToolHandler<ToolArgs<typeof mergeCo
   }
 }
 
-export const CONTACT_TOOLS = [ListContactsTool, CreateContactTool, UpdateContactTool, MergeContactsTool];
+export const CONTACT_TOOLS = [ListContactsTool, GetContactTool, CreateContactTool, UpdateContactTool, MergeContactsTool];
