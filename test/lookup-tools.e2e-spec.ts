@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ISO_MS, toolError, toolOk, UUID } from './support/mcp';
 import { createMessagingTestApp, inboundSms, MessagingTestApp, partnerPhone } from './support/messaging-hooks';
 import { createSession, Session, SessionLine } from './support/session';
+import { LABELS_PAGE_SIZE } from '../src/messaging/threads/threads.service';
 
 /** The look-ups an agent makes after a webhook wakes it (issue 16): each through real MCP calls, in an org of its own. */
 describe('look-up tools', () => {
@@ -19,6 +20,55 @@ describe('look-up tools', () => {
   async function keyFor(s: Session, lines: string[]): Promise<string> {
     return (await m.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'scoped', channelAccess: { mode: 'LINES', lines } }).expect(201)).body.key;
   }
+
+  describe('list_labels', () => {
+    it("lists the labels on the key's lines and those on no thread; a label only on other lines, or of another org, is not listed", async () => {
+      const s = await createSession(m.admin, { lines: ['PHONE_NUMBER', 'PHONE_NUMBER'] });
+      const [front, back] = s.lines;
+      const frontThread = (await inboundSms(m, front.address, partnerPhone(), 'Where is my refund?')).threadId;
+      const backThread = (await inboundSms(m, back.address, partnerPhone(), 'Board meeting moved')).threadId;
+      await toolOk(m, s.apiKey, 'label_thread', { threadId: frontThread, add: [{ name: 'billing' }, { name: 'urgent' }] });
+      await toolOk(m, s.apiKey, 'label_thread', { threadId: backThread, add: [{ name: 'acquisition' }, { name: 'urgent' }] });
+      // Put on a thread and taken off again: the org has it, no thread carries it.
+      await toolOk(m, s.apiKey, 'label_thread', { threadId: frontThread, add: [{ name: 'spam?' }] });
+      await toolOk(m, s.apiKey, 'label_thread', { threadId: frontThread, remove: ['spam?'] });
+
+      const all = await toolOk(m, s.apiKey, 'list_labels', {});
+      expect(all).toEqual({
+        labels: ['acquisition', 'billing', 'spam?', 'urgent'].map((name) => ({ id: expect.stringMatching(UUID), name })),
+        nextCursor: null,
+      });
+      const frontOnly = await keyFor(s, [front.address]);
+      expect((await toolOk(m, frontOnly, 'list_labels', {})).labels).toEqual(all.labels.filter((l: { name: string }) => l.name !== 'acquisition'));
+      // The threads a label's name finds, with list_threads, are the key's own.
+      expect((await toolOk(m, frontOnly, 'list_threads', { label: 'urgent' })).threads.map((x: { thread: { id: string } }) => x.thread.id)).toEqual([
+        frontThread,
+      ]);
+
+      const other = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
+      expect(await toolOk(m, other.apiKey, 'list_labels', {})).toEqual({ labels: [], nextCursor: null });
+    });
+
+    it(`pages ${LABELS_PAGE_SIZE} labels at a time by name, with an opaque cursor; refuses a cursor it did not issue and unknown arguments`, async () => {
+      const s = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
+      const threadId = (await inboundSms(m, s.lines[0].address, partnerPhone())).threadId;
+      const names = Array.from({ length: LABELS_PAGE_SIZE + 5 }, (_, i) => `topic-${String(i).padStart(3, '0')}`);
+      for (let i = 0; i < names.length; i += 50) {
+        await toolOk(m, s.apiKey, 'label_thread', { threadId, add: names.slice(i, i + 50).map((name) => ({ name })) });
+      }
+      const first = await toolOk(m, s.apiKey, 'list_labels', {});
+      expect(first.labels).toHaveLength(LABELS_PAGE_SIZE);
+      expect(first.nextCursor).toEqual(expect.any(String));
+      const second = await toolOk(m, s.apiKey, 'list_labels', { cursor: first.nextCursor });
+      expect(second.nextCursor).toBeNull();
+      expect([...first.labels, ...second.labels].map((l: { name: string }) => l.name)).toEqual(names);
+
+      expect(await toolError(m, s.apiKey, 'list_labels', { cursor: 'garbage' })).toBe(
+        'cursor is not valid: pass the nextCursor of a previous list_labels answer',
+      );
+      expect(await toolError(m, s.apiKey, 'list_labels', { limit: 5 })).toBe('invalid arguments: limit is not a known argument');
+    });
+  });
 
   describe('get_contact', () => {
     it('answers the contact with notes and identities; a key limited to other lines gets no identities; another org reads as not found', async () => {

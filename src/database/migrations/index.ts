@@ -21,6 +21,7 @@ import { EndpointNotices1763800630000 } from './1763800630000-EndpointNotices';
 import { TraceParents1763800640000 } from './1763800640000-TraceParents';
 import { SendIdempotencyKeys1763800650000 } from './1763800650000-SendIdempotencyKeys';
 import { MessageSearch1763800660000 } from './1763800660000-MessageSearch';
+import { ThreadLabelsByLabel1763800670000 } from './1763800670000-ThreadLabelsByLabel';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -47,4 +48,5 @@ export const MIGRATIONS = [
   TraceParents1763800640000,
   SendIdempotencyKeys1763800650000,
   MessageSearch1763800660000,
+  ThreadLabelsByLabel1763800670000,
 ];

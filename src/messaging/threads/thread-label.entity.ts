@@ -1,9 +1,10 @@
-import { Check, Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { Label } from './label.entity';
 import { Thread } from './thread.entity';
 
 /** A label put on a thread, with how confident whoever put it was. */
 @Entity({ name: 'thread_labels' })
+@Index('thread_labels_label_idx', ['labelId', 'threadId'])
 @Check('thread_labels_confidence_check', 'confidence >= 0 AND confidence <= 1')
 export class ThreadLabel {
   @PrimaryColumn({ name: 'thread_id', type: 'uuid' })

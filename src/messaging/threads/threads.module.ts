@@ -1,12 +1,13 @@
 import { Module } from '@nestjs/common';
 import { MessagingCoreModule } from '../messaging-core.module';
+import { LABEL_TOOLS } from './labels.tools';
 import { ThreadsRepository } from './threads.repository';
 import { ThreadsService } from './threads.service';
 import { THREAD_TOOLS } from './threads.tools';
 
-/** Reading threads (list_threads, get_thread) and labelling them (label_thread). */
+/** Reading threads (list_threads, get_thread, get_message), labelling them (label_thread) and listing the labels (list_labels). */
 @Module({
   imports: [MessagingCoreModule],
-  providers: [ThreadsRepository, ThreadsService, ...THREAD_TOOLS],
+  providers: [ThreadsRepository, ThreadsService, ...THREAD_TOOLS, ...LABEL_TOOLS],
 })
 export class ThreadsModule {}

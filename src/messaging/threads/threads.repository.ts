@@ -70,6 +70,17 @@ const WITH_LABEL = `EXISTS (SELECT 1 FROM thread_labels tl JOIN labels l ON l.id
 const AFTER_THREAD = `(t.last_message_at, t.id) < (:afterKey::timestamptz, :afterId::uuid)`;
 
 /**
+ * Whether label `l` is in view for a caller whose lines are `:lineIds` (list_labels): a thread on
+ * a live one of those lines carries it, or no thread carries it. A label found only on threads of
+ * other lines is not shown: its name would tell what is said on lines this key may not read
+ * (contacts follow the same rule for their identities: contacts.repository.ts).
+ */
+const LABEL_IN_VIEW = `(
+  EXISTS (SELECT 1 FROM thread_labels vtl JOIN threads vt ON vt.id = vtl.thread_id JOIN lines vl ON vl.id = vt.line_id AND vl.deleted_at IS NULL
+           WHERE vtl.label_id = l.id AND vt.line_id = ANY (:lineIds::uuid[]))
+  OR NOT EXISTS (SELECT 1 FROM thread_labels vtl WHERE vtl.label_id = l.id))`;
+
+/**
  * SQL of reading and labelling threads. list_threads takes the `Caller` and keeps to its org and
  * lines; every other method takes the thread as ThreadAccessRepository.threadForCaller answered it
  * in the same transaction (and the `Caller` where it touches the org's labels). Rules live in
@@ -178,6 +189,19 @@ export class ThreadsRepository {
       manager,
       `SELECT id, message_id, filename, mime_type, size_bytes FROM attachments WHERE message_id = ANY (:messageIds::uuid[]) ORDER BY created_at, id`,
       { messageIds: messages.map((m) => m.id) },
+    );
+  }
+
+  /** Up to `limit` labels of the caller's org in view for it (LABEL_IN_VIEW), by name then id, after the keyset position `after`. */
+  labelPage(caller: Caller, input: { after?: KeysetPosition; limit: number }): Promise<Array<{ id: string; name: string }>> {
+    return queryNamed(
+      this.dataSource.manager,
+      `SELECT l.id, l.name FROM labels l
+        WHERE l.org_id = :orgId AND ${LABEL_IN_VIEW}
+          AND (:afterKey::text IS NULL OR (l.name, l.id) > (:afterKey::text, :afterId::uuid))
+        ORDER BY l.name, l.id
+        LIMIT :limit`,
+      { orgId: caller.orgId, lineIds: caller.lines.map((l) => l.id), afterKey: input.after?.key ?? null, afterId: input.after?.id ?? null, limit: input.limit },
     );
   }
 

@@ -11,6 +11,8 @@ import { nextOffsetOf, previewOf, RESULT_BOUNDS } from '../result-bounds';
 import { isIsoTimestamp, KeysetCursors } from '../../common/keyset-cursor';
 
 export const THREADS_PAGE_SIZE = 25;
+/** list_labels page size: a label is at most 100 characters, so a page stays far below the result bound. */
+export const LABELS_PAGE_SIZE = 100;
 export const MAX_THREADS_PAGE_SIZE = 100;
 
 export interface ThreadSummary {
@@ -150,6 +152,18 @@ export class ThreadsService {
       message: { ...serializeMessage(row), subject: row.subject, error: row.error, attachments: attachments.map(attachmentRef) },
       bodyLength: row.body_length,
       nextOffset,
+    };
+  }
+
+  /** The org's labels in view for the caller (on a thread it may read, or on none), by name, LABELS_PAGE_SIZE a page. */
+  async listLabels(caller: Caller, input: { cursor?: string }): Promise<{ labels: Array<{ id: string; name: string }>; nextCursor: string | null }> {
+    const after = input.cursor === undefined ? undefined : this.cursors.decode('list_labels', input.cursor, (key) => key.length > 0 && key.length <= 200);
+    const rows = await this.threads.labelPage(caller, { after, limit: LABELS_PAGE_SIZE + 1 });
+    const page = rows.slice(0, LABELS_PAGE_SIZE);
+    const last = page[page.length - 1];
+    return {
+      labels: page.map((l) => ({ id: l.id, name: l.name })),
+      nextCursor: rows.length > LABELS_PAGE_SIZE && last ? this.cursors.encode('list_labels', { key: last.name, id: last.id }) : null,
     };
   }
 
