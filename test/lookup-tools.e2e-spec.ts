@@ -3,6 +3,9 @@ import { ISO_MS, toolError, toolOk, UUID } from './support/mcp';
 import { createMessagingTestApp, inboundSms, MessagingTestApp, partnerPhone } from './support/messaging-hooks';
 import { createSession, Session, SessionLine } from './support/session';
 import { LABELS_PAGE_SIZE } from '../src/messaging/threads/threads.service';
+import { AGENTS_PAGE_SIZE } from '../src/messaging/agents/agent.types';
+
+type Json = Record<string, any>;
 
 /** The look-ups an agent makes after a webhook wakes it (issue 16): each through real MCP calls, in an org of its own. */
 describe('look-up tools', () => {
@@ -67,6 +70,58 @@ describe('look-up tools', () => {
         'cursor is not valid: pass the nextCursor of a previous list_labels answer',
       );
       expect(await toolError(m, s.apiKey, 'list_labels', { limit: 5 })).toBe('invalid arguments: limit is not a known argument');
+    });
+  });
+
+  /** An agent made by the operator (POST /admin/lines/:lineId/agents). */
+  async function agentOn(lineId: string, name: string, mode: 'DRAFT' | 'AUTO' | 'SUPERVISED'): Promise<Json> {
+    return (await m.admin.post(`/admin/lines/${lineId}/agents`, { name, mode }).expect(201)).body;
+  }
+
+  describe('list_agents', () => {
+    it("lists the agents on the key's lines by name; other lines, deleted lines and other orgs show none", async () => {
+      const s = await createSession(m.admin, { lines: ['PHONE_NUMBER', 'EMAIL_ACCOUNT'] });
+      const phone = line(s, 'PHONE_NUMBER');
+      const email = line(s, 'EMAIL_ACCOUNT');
+      const frontDesk = await agentOn(phone.id, 'Front desk', 'DRAFT');
+      const inbox = await agentOn(email.id, 'Inbox bot', 'AUTO');
+      const gone = (await m.admin.post(`/admin/orgs/${s.orgId}/lines`, { type: 'PHONE_NUMBER', address: partnerPhone() }).expect(201)).body;
+      await m.admin.put(`/admin/lines/${gone.id}/members/${s.userId}`).expect(200);
+      await agentOn(gone.id, 'Archived bot', 'SUPERVISED');
+      await m.admin.delete(`/admin/lines/${gone.id}`).expect(204);
+
+      const all = await toolOk(m, s.apiKey, 'list_agents', {});
+      expect(all).toEqual({
+        agents: [
+          { id: frontDesk.id, lineId: phone.id, name: 'Front desk', mode: 'DRAFT', createdAt: expect.stringMatching(ISO_MS) },
+          { id: inbox.id, lineId: email.id, name: 'Inbox bot', mode: 'AUTO', createdAt: expect.stringMatching(ISO_MS) },
+        ],
+        nextCursor: null,
+      });
+      expect(all.agents).toEqual([frontDesk, inbox]);
+
+      // A key limited to the phone line; a MEMBER of the org on no line; another org.
+      expect((await toolOk(m, await keyFor(s, [phone.address]), 'list_agents', {})).agents).toEqual([frontDesk]);
+      const member = await createSession(m.admin, { orgId: s.orgId, role: 'MEMBER', lines: [] });
+      expect(await toolOk(m, member.apiKey, 'list_agents', {})).toEqual({ agents: [], nextCursor: null });
+      await m.admin.put(`/admin/lines/${email.id}/members/${member.userId}`).expect(200);
+      expect((await toolOk(m, member.apiKey, 'list_agents', {})).agents).toEqual([inbox]);
+      const other = await createSession(m.admin);
+      expect(await toolOk(m, other.apiKey, 'list_agents', {})).toEqual({ agents: [], nextCursor: null });
+    });
+
+    it(`pages ${AGENTS_PAGE_SIZE} agents at a time, with an opaque cursor; refuses a cursor it did not issue`, async () => {
+      const s = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
+      const names = Array.from({ length: AGENTS_PAGE_SIZE + 1 }, (_, i) => `Agent ${String(i).padStart(2, '0')}`);
+      for (const name of names) await agentOn(s.lines[0].id, name, 'DRAFT');
+      const first = await toolOk(m, s.apiKey, 'list_agents', {});
+      expect(first.agents).toHaveLength(AGENTS_PAGE_SIZE);
+      const second = await toolOk(m, s.apiKey, 'list_agents', { cursor: first.nextCursor });
+      expect(second).toEqual({ agents: [expect.objectContaining({ name: names[AGENTS_PAGE_SIZE] })], nextCursor: null });
+      expect([...first.agents, ...second.agents].map((a: Json) => a.name)).toEqual(names);
+      expect(await toolError(m, s.apiKey, 'list_agents', { cursor: 'garbage' })).toBe(
+        'cursor is not valid: pass the nextCursor of a previous list_agents answer',
+      );
     });
   });
 

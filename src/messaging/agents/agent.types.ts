@@ -22,6 +22,9 @@ export { BODY_MAX } from '../outbound/reply-body';
 /** list_agent_turns page size. */
 export const TURNS_PAGE_SIZE = 25;
 
+/** list_agents page size. */
+export const AGENTS_PAGE_SIZE = 25;
+
 export interface AgentView {
   id: string;
   lineId: string;

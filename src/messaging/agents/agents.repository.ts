@@ -84,6 +84,18 @@ export class AgentsRepository {
     return agent ?? null;
   }
 
+  /** Up to `limit` agents of the caller's org on live lines the caller may use, by name then id, after the keyset position `after`. */
+  agentsForCaller(caller: Caller, after: KeysetPosition | null, limit: number): Promise<AgentRow[]> {
+    return queryNamed(
+      this.dataSource.manager,
+      `SELECT a.* FROM agents a JOIN lines l ON l.id = a.line_id AND l.deleted_at IS NULL
+        WHERE a.org_id = :orgId AND a.line_id = ANY (:lineIds::uuid[])
+          AND (:afterKey::text IS NULL OR (a.name, a.id) > (:afterKey::text, :afterId::uuid))
+        ORDER BY a.name, a.id LIMIT :limit`,
+      { orgId: caller.orgId, lineIds: lineIds(caller), afterKey: after?.key ?? null, afterId: after?.id ?? null, limit },
+    );
+  }
+
   /** A draft turn waiting for approval, of an agent and on a thread the caller's transaction checked (agentForCaller, threadForCaller); answers its id. */
   async insertAwaitingTurn(manager: EntityManager, agent: AgentRow, thread: CallerThread, body: string): Promise<string> {
     const [turn] = await queryNamed<Array<{ id: string }>>(

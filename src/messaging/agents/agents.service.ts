@@ -9,7 +9,7 @@ import { EventBus } from '../../events/event-bus';
 import { MessageDataBuilder } from '../message-data.builder';
 import { OutboundService } from '../outbound/outbound.service';
 import { ThreadAccessRepository } from '../threads/thread-access.repository';
-import { AgentMode, AgentTurnView, AgentView, TURN_DECISION_ROLE, TURNS_PAGE_SIZE } from './agent.types';
+import { AGENTS_PAGE_SIZE, AgentMode, AgentTurnView, AgentView, TURN_DECISION_ROLE, TURNS_PAGE_SIZE } from './agent.types';
 import { checkReplyBody } from '../outbound/reply-body';
 import { AgentRow, AgentsRepository, TurnListFilter, TurnRow } from './agents.repository';
 
@@ -42,8 +42,19 @@ export class AgentsService {
   async createAgent(lineId: string, input: { name: string; mode: AgentMode }): Promise<AgentView> {
     const line = await this.agents.liveLine(lineId);
     if (!line) throw NotFoundError.of('line', lineId, 'lineId');
-    const row = await this.agents.insertAgent(line, { name: input.name.trim(), mode: input.mode });
-    return { id: row.id, lineId: row.line_id, name: row.name, mode: row.mode, createdAt: row.created_at.toISOString() };
+    return toAgentView(await this.agents.insertAgent(line, { name: input.name.trim(), mode: input.mode }));
+  }
+
+  /** The agents on the caller's lines (an agent on another line reads as not there), by name, AGENTS_PAGE_SIZE a page. */
+  async listAgents(caller: Caller, input: { cursor?: string }): Promise<{ agents: AgentView[]; nextCursor: string | null }> {
+    const after = input.cursor === undefined ? null : this.cursors.decode('list_agents', input.cursor, (key) => key.length > 0 && key.length <= 400);
+    const rows = await this.agents.agentsForCaller(caller, after, AGENTS_PAGE_SIZE + 1);
+    const page = rows.slice(0, AGENTS_PAGE_SIZE);
+    const last = page[page.length - 1];
+    return {
+      agents: page.map(toAgentView),
+      nextCursor: rows.length > AGENTS_PAGE_SIZE && last ? this.cursors.encode('list_agents', { key: last.name, id: last.id }) : null,
+    };
   }
 
   /**
@@ -152,6 +163,10 @@ export class AgentsService {
   private async view(turnId: string): Promise<AgentTurnView> {
     return toTurnView(await this.turnRow(this.dataSource.manager, turnId));
   }
+}
+
+function toAgentView(a: AgentRow): AgentView {
+  return { id: a.id, lineId: a.line_id, name: a.name, mode: a.mode, createdAt: a.created_at.toISOString() };
 }
 
 function toTurnView(t: TurnRow): AgentTurnView {

@@ -1,8 +1,10 @@
 import { Caller } from '../../auth/caller';
 import { McpTool, McpToolHandler, ToolArgs } from '../../mcp/mcp-tool.decorator';
-import { AGENT_MODES, AgentTurnView, TURN_DECISION_ROLE, TURN_STATUSES, TURNS_PAGE_SIZE } from './agent.types';
+import { AGENT_MODES, AGENTS_PAGE_SIZE, AgentTurnView, TURN_DECISION_ROLE, TURN_STATUSES, TURNS_PAGE_SIZE } from './agent.types';
 import { AgentsService } from './agents.service';
 import { cursorArgument, nextCursorResult, nullableString } from '../../mcp/common-schemas';
+
+const agentModeSchema = { type: 'string', enum: [...AGENT_MODES] } as const;
 
 export const agentTurnSchema = {
   type: 'object',
@@ -14,7 +16,7 @@ export const agentTurnSchema = {
     createdAt: { type: 'string' },
     agent: {
       type: 'object',
-      properties: { id: { type: 'string' }, name: { type: 'string' }, mode: { type: 'string', enum: [...AGENT_MODES] } },
+      properties: { id: { type: 'string' }, name: { type: 'string' }, mode: agentModeSchema },
       required: ['id', 'name', 'mode'],
     },
     body: { type: 'string' },
@@ -31,6 +33,49 @@ const byTurnId = {
   required: ['turnId'],
   additionalProperties: false,
 } as const;
+
+const listAgentsInput = { type: 'object', properties: { cursor: cursorArgument }, additionalProperties: false } as const;
+
+@McpTool({
+  name: 'list_agents',
+  title: 'List agents',
+  description:
+    `The org's agents on the lines this key may use, by name, ${AGENTS_PAGE_SIZE} per page; pass nextCursor as cursor for the next page. ` +
+    'Each agent answers the threads of one line (lineId) in a mode: DRAFT (its replies wait for approve_agent_turn), AUTO or ' +
+    'SUPERVISED (sent at once). Agents are created by an operator; their ids go to create_agent_turn and list_agent_turns.',
+  kind: 'read',
+  idempotent: true,
+  minRole: 'MEMBER',
+  inputSchema: listAgentsInput,
+  outputSchema: {
+    type: 'object',
+    properties: {
+      agents: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: {
+            id: { type: 'string' },
+            lineId: { type: 'string', description: 'The line whose threads the agent answers (list_email_accounts, list_phone_numbers).' },
+            name: { type: 'string' },
+            mode: agentModeSchema,
+            createdAt: { type: 'string' },
+          },
+          required: ['id', 'lineId', 'name', 'mode', 'createdAt'],
+        },
+      },
+      nextCursor: nextCursorResult,
+    },
+    required: ['agents', 'nextCursor'],
+  },
+})
+export class ListAgentsTool implements McpToolHandler<ToolArgs<typeof listAgentsInput>> {
+  constructor(private readonly agents: AgentsService) {}
+
+  execute(args: ToolArgs<typeof listAgentsInput>, caller: Caller) {
+    return this.agents.listAgents(caller, args);
+  }
+}
 
 const listAgentTurnsInput = {
   type: 'object',
