@@ -125,6 +125,52 @@ describe('look-up tools', () => {
     });
   });
 
+  /** A turn proposed through the REST route (POST /api/agents/:agentId/turns). */
+  async function postTurn(key: string, agentId: string, body: Json): Promise<Json> {
+    return (await m.http().post(`/api/agents/${agentId}/turns`).set('Authorization', `Bearer ${key}`).send(body).expect(201)).body.turn;
+  }
+
+  describe('get_agent_turn', () => {
+    it("answers a turn with its drafted body, then as decided; another line's key and another org read it as not found", async () => {
+      const s = await createSession(m.admin, { lines: ['PHONE_NUMBER', 'EMAIL_ACCOUNT'] });
+      const phone = line(s, 'PHONE_NUMBER');
+      const agent = await agentOn(phone.id, 'Front desk', 'DRAFT');
+      const { threadId } = await inboundSms(m, phone.address, partnerPhone(), 'Table for two at 7?');
+      const draft = await postTurn(s.apiKey, agent.id, { threadId, body: 'Yes, 7pm works.' });
+
+      const got = (await toolOk(m, s.apiKey, 'get_agent_turn', { turnId: draft.id })).turn;
+      expect(got).toEqual({
+        id: draft.id,
+        status: 'AWAITING_APPROVAL',
+        threadId,
+        messageId: null,
+        createdAt: expect.stringMatching(ISO_MS),
+        agent: { id: agent.id, name: 'Front desk', mode: 'DRAFT' },
+        body: 'Yes, 7pm works.',
+        decidedByUserId: null,
+        decidedAt: null,
+      });
+      expect(got).toEqual(draft);
+
+      const rejected = (await toolOk(m, s.apiKey, 'reject_agent_turn', { turnId: draft.id })).turn;
+      expect((await toolOk(m, s.apiKey, 'get_agent_turn', { turnId: draft.id })).turn).toEqual({
+        ...draft,
+        status: 'REJECTED',
+        decidedByUserId: s.userId,
+        decidedAt: rejected.decidedAt,
+      });
+
+      const emailOnly = await keyFor(s, [line(s, 'EMAIL_ACCOUNT').address]);
+      const other = await createSession(m.admin);
+      for (const key of [emailOnly, other.apiKey]) {
+        expect(await toolError(m, key, 'get_agent_turn', { turnId: draft.id })).toBe(`agent turn ${draft.id} not found`);
+      }
+      const ghost = randomUUID();
+      expect(await toolError(m, s.apiKey, 'get_agent_turn', { turnId: ghost })).toBe(`agent turn ${ghost} not found`);
+      expect(await toolError(m, s.apiKey, 'get_agent_turn', { turnId: 'x' })).toBe('invalid arguments: turnId must match format "uuid"');
+    });
+  });
+
   describe('get_contact', () => {
     it('answers the contact with notes and identities; a key limited to other lines gets no identities; another org reads as not found', async () => {
       const s = await createSession(m.admin);

@@ -117,12 +117,17 @@ export class AgentsRepository {
   }
 
   /** The turn, locked, if it is of the caller's org and on one of the caller's lines; null otherwise. */
-  async lockTurnForCaller(manager: EntityManager, caller: Caller, turnId: string): Promise<TurnRow | null> {
+  lockTurnForCaller(manager: EntityManager, caller: Caller, turnId: string): Promise<TurnRow | null> {
+    return this.turnForCaller(manager, caller, turnId, 'FOR UPDATE OF t');
+  }
+
+  /** The turn if it is of the caller's org and on one of the caller's lines (lockTurnForCaller's rule, not locked); null otherwise. */
+  async turnForCaller(manager: EntityManager, caller: Caller, turnId: string, lock: 'FOR UPDATE OF t' | '' = ''): Promise<TurnRow | null> {
     const [turn] = await queryNamed<TurnRow[]>(
       manager,
       `SELECT ${TURN_COLUMNS} FROM agent_turns t JOIN agents a ON a.id = t.agent_id
         WHERE t.id = :turnId AND t.org_id = :orgId AND a.line_id = ANY (:lineIds::uuid[])
-        FOR UPDATE OF t`,
+        ${lock}`,
       { turnId, orgId: caller.orgId, lineIds: lineIds(caller) },
     );
     return turn ?? null;

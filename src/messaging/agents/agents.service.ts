@@ -108,6 +108,13 @@ export class AgentsService {
     return this.view(turnId);
   }
 
+  /** One turn on the caller's lines, with its drafted (or sent) body; list_agent_turns' rule: any other reads as not found. */
+  async getTurn(caller: Caller, turnId: string): Promise<AgentTurnView> {
+    const turn = await this.agents.turnForCaller(this.dataSource.manager, caller, turnId);
+    if (!turn) throw NotFoundError.of('agent turn', turnId, 'turnId');
+    return toTurnView(turn);
+  }
+
   /** Turns on the caller's lines, newest first, TURNS_PAGE_SIZE a page; nextCursor pages on. */
   async list(caller: Caller, filter: TurnFilter): Promise<{ turns: AgentTurnView[]; nextCursor: string | null }> {
     const after = filter.cursor === undefined ? null : this.cursors.decode(LIST_TOOL, filter.cursor, isIsoTimestamp);

@@ -117,6 +117,27 @@ export class ListAgentTurnsTool implements McpToolHandler<ToolArgs<typeof listAg
 }
 
 @McpTool({
+  name: 'get_agent_turn',
+  title: 'Get an agent turn',
+  description:
+    'One agent turn on the lines this key may use, with its body: the drafted reply while AWAITING_APPROVAL, the text sent once SENT ' +
+    '(as approved), or the discarded draft when REJECTED; and who decided it and when. An agent_turn.* event carries the turn without ' +
+    'its body: read it here. A turn on another line or of another org reads as not found.',
+  kind: 'read',
+  idempotent: true,
+  minRole: 'MEMBER',
+  inputSchema: byTurnId,
+  outputSchema: turnResult,
+})
+export class GetAgentTurnTool implements McpToolHandler<ToolArgs<typeof byTurnId>, { turn: AgentTurnView }> {
+  constructor(private readonly agents: AgentsService) {}
+
+  async execute(args: ToolArgs<typeof byTurnId>, caller: Caller) {
+    return { turn: await this.agents.getTurn(caller, args.turnId) };
+  }
+}
+
+@McpTool({
   name: 'approve_agent_turn',
   title: 'Approve an agent turn',
   description:
