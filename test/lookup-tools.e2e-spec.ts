@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ISO_MS, toolError, toolOk, UUID } from './support/mcp';
 import { createMessagingTestApp, inboundSms, MessagingTestApp, partnerPhone } from './support/messaging-hooks';
 import { createSession, Session, SessionLine } from './support/session';
+import { waitUntil } from './support/wait';
 import { LABELS_PAGE_SIZE } from '../src/messaging/threads/threads.service';
 import { AGENTS_PAGE_SIZE } from '../src/messaging/agents/agent.types';
 
@@ -129,6 +130,80 @@ describe('look-up tools', () => {
   async function postTurn(key: string, agentId: string, body: Json): Promise<Json> {
     return (await m.http().post(`/api/agents/${agentId}/turns`).set('Authorization', `Bearer ${key}`).send(body).expect(201)).body.turn;
   }
+
+  /** The event types published (outbox) for a turn, in order. */
+  async function turnEvents(turnId: string): Promise<string[]> {
+    const rows: Array<{ type: string }> = await m.db.query(`SELECT type FROM outbox_events WHERE data->'agentTurn'->>'id' = $1 ORDER BY id`, [turnId]);
+    return rows.map((r) => r.type);
+  }
+
+  describe('create_agent_turn', () => {
+    it('DRAFT: the turn waits and nothing is sent; AUTO: the reply goes to the carrier; the same turn the REST route makes', async () => {
+      const s = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
+      const phone = s.lines[0];
+      const partner = partnerPhone();
+      const { threadId } = await inboundSms(m, phone.address, partner, 'Do you open on Sunday?');
+      const drafter = await agentOn(phone.id, 'Drafter', 'DRAFT');
+      const sender = await agentOn(phone.id, 'Sender', 'AUTO');
+
+      const draft = (await toolOk(m, s.apiKey, 'create_agent_turn', { agentId: drafter.id, threadId, body: 'Yes, from 10am.' })).turn;
+      expect(draft).toEqual({
+        id: expect.stringMatching(UUID),
+        status: 'AWAITING_APPROVAL',
+        threadId,
+        messageId: null,
+        createdAt: expect.stringMatching(ISO_MS),
+        agent: { id: drafter.id, name: 'Drafter', mode: 'DRAFT' },
+        body: 'Yes, from 10am.',
+        decidedByUserId: null,
+        decidedAt: null,
+      });
+      expect(await turnEvents(draft.id)).toEqual(['agent_turn.awaiting_approval']);
+      expect(await m.db.query(`SELECT id FROM messages WHERE thread_id = $1 AND body = $2`, [threadId, 'Yes, from 10am.'])).toEqual([]);
+      // The REST twin makes the same kind of turn.
+      const rest = await postTurn(s.apiKey, drafter.id, { threadId, body: 'Yes, from 10am.' });
+      expect({ ...rest, id: draft.id, createdAt: draft.createdAt }).toEqual(draft);
+
+      const sent = (await toolOk(m, s.apiKey, 'create_agent_turn', { agentId: sender.id, threadId, body: 'Sunday 10am to 4pm.' })).turn;
+      expect(sent).toMatchObject({
+        status: 'SENT',
+        messageId: expect.stringMatching(UUID),
+        agent: { id: sender.id, mode: 'AUTO' },
+        body: 'Sunday 10am to 4pm.',
+      });
+      expect(await turnEvents(sent.id)).toEqual(['agent_turn.sent']);
+      await waitUntil(() => m.carried.find((c) => c.body === 'Sunday 10am to 4pm.'), 'the carrier to get the AUTO reply');
+      expect(m.carried.find((c) => c.body === 'Sunday 10am to 4pm.')).toEqual({ from: phone.address, to: partner, body: 'Sunday 10am to 4pm.' });
+    });
+
+    it("refuses what the REST route refuses, naming the field: another line's agent or thread, another org, a bad body", async () => {
+      const s = await createSession(m.admin, { lines: ['PHONE_NUMBER', 'PHONE_NUMBER'] });
+      const [front, back] = s.lines;
+      const agent = await agentOn(front.id, 'Front', 'AUTO');
+      const { threadId } = await inboundSms(m, front.address, partnerPhone(), 'hi');
+      const backThread = (await inboundSms(m, back.address, partnerPhone(), 'hi')).threadId;
+      const backOnly = await keyFor(s, [back.address]);
+      const other = await createSession(m.admin);
+
+      for (const key of [backOnly, other.apiKey]) {
+        expect(await toolError(m, key, 'create_agent_turn', { agentId: agent.id, threadId, body: 'not mine' })).toBe(`agent ${agent.id} not found`);
+      }
+      expect(await toolError(m, s.apiKey, 'create_agent_turn', { agentId: agent.id, threadId: backThread, body: 'wrong line' })).toBe(
+        `thread ${backThread} not found on the line of agent ${agent.id}`,
+      );
+      const cases: Array<[Json, string]> = [
+        [{ agentId: agent.id, threadId }, 'invalid arguments: body is required'],
+        [{ agentId: agent.id, threadId, body: '' }, 'invalid arguments: body must NOT have fewer than 1 characters'],
+        [{ agentId: agent.id, threadId, body: '   ' }, 'body must not be blank'],
+        [{ agentId: agent.id, threadId, body: 'x'.repeat(1601) }, 'body must be at most 1600 characters on an SMS thread'],
+        [{ agentId: 'front', threadId, body: 'x' }, 'invalid arguments: agentId must match format "uuid"'],
+        [{ threadId, body: 'x' }, 'invalid arguments: agentId is required'],
+      ];
+      for (const [args, message] of cases) expect(await toolError(m, s.apiKey, 'create_agent_turn', args)).toBe(message);
+      // Nothing of a refused call was kept.
+      expect((await toolOk(m, s.apiKey, 'list_agent_turns', {})).turns).toEqual([]);
+    });
+  });
 
   describe('get_agent_turn', () => {
     it("answers a turn with its drafted body, then as decided; another line's key and another org read it as not found", async () => {

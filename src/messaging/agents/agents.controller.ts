@@ -7,8 +7,8 @@ import { CreateTurnDto } from './agents.dto';
 import { AgentsService } from './agents.service';
 
 /**
- * The agent runtime's REST surface (API key, the key's line scope applies). Approve and reject
- * are also tools (approve_agent_turn, reject_agent_turn); both call the same service.
+ * The agent runtime's REST surface (API key, the key's line scope applies). Each route is also a
+ * tool (create_agent_turn, approve_agent_turn, reject_agent_turn); both call the same service.
  */
 @ApiTags('agents')
 @ApiBearerAuth()

@@ -1,6 +1,6 @@
 import { Caller } from '../../auth/caller';
 import { McpTool, McpToolHandler, ToolArgs } from '../../mcp/mcp-tool.decorator';
-import { AGENT_MODES, AGENTS_PAGE_SIZE, AgentTurnView, TURN_DECISION_ROLE, TURN_STATUSES, TURNS_PAGE_SIZE } from './agent.types';
+import { AGENT_MODES, AGENTS_PAGE_SIZE, AgentTurnView, BODY_MAX, TURN_DECISION_ROLE, TURN_STATUSES, TURNS_PAGE_SIZE } from './agent.types';
 import { AgentsService } from './agents.service';
 import { cursorArgument, nextCursorResult, nullableString } from '../../mcp/common-schemas';
 
@@ -113,6 +113,44 @@ export class ListAgentTurnsTool implements McpToolHandler<ToolArgs<typeof listAg
 
   execute(args: ToolArgs<typeof listAgentTurnsInput>, caller: Caller) {
     return this.agents.list(caller, args);
+  }
+}
+
+/** The body of POST /api/agents/:agentId/turns (CreateTurnDto), with the agent from the path. */
+const createAgentTurnInput = {
+  type: 'object',
+  properties: {
+    agentId: { type: 'string', format: 'uuid', description: 'The agent proposing the reply (from list_agents).' },
+    threadId: { type: 'string', format: 'uuid', description: "A thread on the agent's line (from list_threads or an event)." },
+    body: {
+      type: 'string',
+      minLength: 1,
+      maxLength: BODY_MAX,
+      description: `The reply: not blank; at most 1600 characters on an SMS thread and ${BODY_MAX} on an email thread.`,
+    },
+  },
+  required: ['agentId', 'threadId', 'body'],
+  additionalProperties: false,
+} as const;
+
+@McpTool({
+  name: 'create_agent_turn',
+  title: 'Create an agent turn',
+  description:
+    "An agent proposes a reply on a thread of its line (the twin of POST /api/agents/:agentId/turns). By the agent's mode: DRAFT, the " +
+    'turn is AWAITING_APPROVAL and nothing is sent (agent_turn.awaiting_approval; a person approves or rejects it); AUTO or SUPERVISED, ' +
+    'the reply is sent at once on the thread (SENT, agent_turn.sent, then message.sent). Each call makes a new turn.',
+  kind: 'write',
+  openWorld: true,
+  minRole: 'MEMBER',
+  inputSchema: createAgentTurnInput,
+  outputSchema: turnResult,
+})
+export class CreateAgentTurnTool implements McpToolHandler<ToolArgs<typeof createAgentTurnInput>, { turn: AgentTurnView }> {
+  constructor(private readonly agents: AgentsService) {}
+
+  async execute({ agentId, ...input }: ToolArgs<typeof createAgentTurnInput>, caller: Caller) {
+    return { turn: await this.agents.createTurn(caller, agentId, input) };
   }
 }
 
