@@ -205,6 +205,44 @@ describe('look-up tools', () => {
     });
   });
 
+  describe('approve_agent_turn with an edited body', () => {
+    it('sends the edited body, stores it on the turn, and refuses a body an SMS could not carry (the draft stays undecided)', async () => {
+      const s = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
+      const phone = s.lines[0];
+      const partner = partnerPhone();
+      const agent = await agentOn(phone.id, 'Editor', 'DRAFT');
+      const { threadId } = await inboundSms(m, phone.address, partner, 'Can I bring my dog?');
+      const draft = await postTurn(s.apiKey, agent.id, { threadId, body: 'Sure.' });
+
+      expect(await toolError(m, s.apiKey, 'approve_agent_turn', { turnId: draft.id, body: 'x'.repeat(1601) })).toBe(
+        'body must be at most 1600 characters on an SMS thread',
+      );
+      expect(await toolError(m, s.apiKey, 'approve_agent_turn', { turnId: draft.id, body: ' \n ' })).toBe('body must not be blank');
+      expect(await toolError(m, s.apiKey, 'approve_agent_turn', { turnId: draft.id, body: '' })).toBe(
+        'invalid arguments: body must NOT have fewer than 1 characters',
+      );
+      expect((await toolOk(m, s.apiKey, 'get_agent_turn', { turnId: draft.id })).turn).toEqual(draft);
+
+      const edited = 'Sure, dogs are welcome on the terrace.';
+      const approved = (await toolOk(m, s.apiKey, 'approve_agent_turn', { turnId: draft.id, body: edited })).turn;
+      expect(approved).toEqual({
+        ...draft,
+        status: 'SENT',
+        body: edited,
+        messageId: expect.stringMatching(UUID),
+        decidedByUserId: s.userId,
+        decidedAt: expect.any(String),
+      });
+      expect((await toolOk(m, s.apiKey, 'get_agent_turn', { turnId: draft.id })).turn).toEqual(approved);
+      // What is sent, what the message holds, and what agent_turn.sent points at: the edited text.
+      expect((await toolOk(m, s.apiKey, 'get_message', { messageId: approved.messageId })).message).toMatchObject({ body: edited, direction: 'OUTBOUND' });
+      expect(await turnEvents(draft.id)).toEqual(['agent_turn.awaiting_approval', 'agent_turn.sent']);
+      await waitUntil(() => m.carried.find((c) => c.body === edited), 'the carrier to get the edited reply');
+      expect(m.carried.filter((c) => c.to === partner).map((c) => c.body)).toEqual([edited]);
+      expect(await toolError(m, s.apiKey, 'approve_agent_turn', { turnId: draft.id, body: 'again' })).toMatch(/is SENT; only a turn AWAITING_APPROVAL/);
+    });
+  });
+
   describe('get_agent_turn', () => {
     it("answers a turn with its drafted body, then as decided; another line's key and another org read it as not found", async () => {
       const s = await createSession(m.admin, { lines: ['PHONE_NUMBER', 'EMAIL_ACCOUNT'] });

@@ -133,13 +133,13 @@ export class AgentsRepository {
     return turn ?? null;
   }
 
-  /** The caller approved the turn (as lockTurnForCaller answered it, in this transaction): SENT with its message. */
-  async markApproved(manager: EntityManager, caller: Caller, turn: TurnRow, messageId: string): Promise<void> {
-    await queryNamed(manager, `UPDATE agent_turns SET status = 'SENT', message_id = :messageId, decided_by = :userId, decided_at = now() WHERE id = :turnId`, {
-      turnId: turn.id,
-      messageId,
-      userId: caller.userId,
-    });
+  /** The caller approved the turn (as lockTurnForCaller answered it, in this transaction): SENT with its message, whose text `body` is. */
+  async markApproved(manager: EntityManager, caller: Caller, turn: TurnRow, messageId: string, body: string): Promise<void> {
+    await queryNamed(
+      manager,
+      `UPDATE agent_turns SET status = 'SENT', body = :body, message_id = :messageId, decided_by = :userId, decided_at = now() WHERE id = :turnId`,
+      { turnId: turn.id, body, messageId, userId: caller.userId },
+    );
   }
 
   /** The caller rejected the turn (as lockTurnForCaller answered it, in this transaction). */

@@ -83,14 +83,19 @@ export class AgentsService {
     return this.view(turnId);
   }
 
-  /** A human approves a draft: the drafted body is sent like an AUTO reply (agent_turn.sent). */
-  async approve(caller: Caller, turnId: string): Promise<AgentTurnView> {
+  /**
+   * A human approves a draft: it is sent like an AUTO reply (agent_turn.sent). With `editedBody`,
+   * that text (checked by the rule of every reply) is sent instead and replaces the draft on the turn.
+   */
+  async approve(caller: Caller, turnId: string, editedBody?: string): Promise<AgentTurnView> {
     this.checkDecisionRole(caller);
     const messageId = await this.dataSource.transaction(async (tx) => {
       const turn = await this.awaitingTurn(tx, caller, turnId, 'approved');
       const thread = await this.threadAccess.threadForCaller(tx, caller, turn.thread_id);
-      const sent = await this.outbound.queueReply(tx, turn.org_id, thread, turn.body);
-      await this.agents.markApproved(tx, caller, turn, sent);
+      if (editedBody !== undefined) checkReplyBody(thread.channel, editedBody);
+      const body = editedBody ?? turn.body;
+      const sent = await this.outbound.queueReply(tx, turn.org_id, thread, body);
+      await this.agents.markApproved(tx, caller, turn, sent, body);
       await this.publish(tx, 'agent_turn.sent', turn.id);
       return sent;
     });

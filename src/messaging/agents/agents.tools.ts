@@ -2,6 +2,7 @@ import { Caller } from '../../auth/caller';
 import { McpTool, McpToolHandler, ToolArgs } from '../../mcp/mcp-tool.decorator';
 import { AGENT_MODES, AGENTS_PAGE_SIZE, AgentTurnView, BODY_MAX, TURN_DECISION_ROLE, TURN_STATUSES, TURNS_PAGE_SIZE } from './agent.types';
 import { AgentsService } from './agents.service';
+import { SMS_BODY_MAX } from '../outbound/reply-body';
 import { cursorArgument, nextCursorResult, nullableString } from '../../mcp/common-schemas';
 
 const agentModeSchema = { type: 'string', enum: [...AGENT_MODES] } as const;
@@ -116,18 +117,16 @@ export class ListAgentTurnsTool implements McpToolHandler<ToolArgs<typeof listAg
   }
 }
 
+/** A reply's text: checkReplyBody holds the rule (not blank, the channel's length); the schema bounds it by the longest channel. */
+const replyBodySchema = { type: 'string', minLength: 1, maxLength: BODY_MAX } as const;
+
 /** The body of POST /api/agents/:agentId/turns (CreateTurnDto), with the agent from the path. */
 const createAgentTurnInput = {
   type: 'object',
   properties: {
     agentId: { type: 'string', format: 'uuid', description: 'The agent proposing the reply (from list_agents).' },
     threadId: { type: 'string', format: 'uuid', description: "A thread on the agent's line (from list_threads or an event)." },
-    body: {
-      type: 'string',
-      minLength: 1,
-      maxLength: BODY_MAX,
-      description: `The reply: not blank; at most 1600 characters on an SMS thread and ${BODY_MAX} on an email thread.`,
-    },
+    body: { ...replyBodySchema, description: `The reply: not blank; at most ${SMS_BODY_MAX} characters on an SMS thread and ${BODY_MAX} on an email thread.` },
   },
   required: ['agentId', 'threadId', 'body'],
   additionalProperties: false,
@@ -175,24 +174,41 @@ export class GetAgentTurnTool implements McpToolHandler<ToolArgs<typeof byTurnId
   }
 }
 
+const approveAgentTurnInput = {
+  type: 'object',
+  properties: {
+    ...byTurnId.properties,
+    body: {
+      ...replyBodySchema,
+      description:
+        `Optional: the reply as edited by the approver, sent instead of the draft and stored on the turn in its place (the draft is not kept). ` +
+        `Not blank; at most ${SMS_BODY_MAX} characters on an SMS thread and ${BODY_MAX} on an email thread. Without it the draft is sent as written.`,
+    },
+  },
+  required: ['turnId'],
+  additionalProperties: false,
+} as const;
+
 @McpTool({
   name: 'approve_agent_turn',
   title: 'Approve an agent turn',
   description:
-    "Approves a DRAFT agent's reply that is AWAITING_APPROVAL: the drafted body is sent on the thread (status SENT, " +
-    'agent_turn.sent, then message.sent when the carrier or mail server takes it). A turn in any other status is refused.',
+    "Approves a DRAFT agent's reply that is AWAITING_APPROVAL: the drafted body, or the edited body when given, is sent on the thread " +
+    '(status SENT, agent_turn.sent, then message.sent when the carrier or mail server takes it). An edited body replaces the draft on ' +
+    'the turn for good. A turn in any other status is refused.',
   kind: 'write',
   openWorld: true,
+  overwrites: true,
   idempotent: true,
   minRole: TURN_DECISION_ROLE,
-  inputSchema: byTurnId,
+  inputSchema: approveAgentTurnInput,
   outputSchema: turnResult,
 })
-export class ApproveAgentTurnTool implements McpToolHandler<ToolArgs<typeof byTurnId>, { turn: AgentTurnView }> {
+export class ApproveAgentTurnTool implements McpToolHandler<ToolArgs<typeof approveAgentTurnInput>, { turn: AgentTurnView }> {
   constructor(private readonly agents: AgentsService) {}
 
-  async execute(args: ToolArgs<typeof byTurnId>, caller: Caller) {
-    return { turn: await this.agents.approve(caller, args.turnId) };
+  async execute(args: ToolArgs<typeof approveAgentTurnInput>, caller: Caller) {
+    return { turn: await this.agents.approve(caller, args.turnId, args.body) };
   }
 }
 
