@@ -38,6 +38,7 @@ describe('admin REST: API keys', () => {
         key: expect.stringMatching(/^csk_[0-9a-f]{48}$/),
         keyLast4: res.body.key.slice(-4),
         channelAccess: { mode: 'ALL' },
+        permissions: ['read', 'send', 'webhooks'],
         createdAt: expect.stringMatching(ISO),
         updatedAt: expect.stringMatching(ISO),
       });
@@ -98,11 +99,47 @@ describe('admin REST: API keys', () => {
       ['a non-string entry in lines', { name: 'k', channelAccess: { mode: 'LINES', lines: [15551230001] } }, 'channelAccess.lines'],
       ['an unknown field inside channelAccess', { name: 'k', channelAccess: { mode: 'ALL', expires: 1 } }, 'channelAccess.expires'],
       ['channelAccess that is not an object', { name: 'k', channelAccess: 'ALL' }, 'channelAccess'],
+      ['no permissions at all', { name: 'k', permissions: [] }, 'permissions'],
+      ['an unknown permission', { name: 'k', permissions: ['read', 'admin'] }, 'permissions'],
+      ['a permission twice', { name: 'k', permissions: ['read', 'read'] }, 'permissions'],
+      ['permissions that are not a list', { name: 'k', permissions: 'read' }, 'permissions'],
+      ['null permissions', { name: 'k', permissions: null }, 'permissions'],
+      ['a permission of the wrong case', { name: 'k', permissions: ['READ'] }, 'permissions'],
     ])('refuses %s with 400 naming the field, and creates no key', async (_, body, field) => {
       const s = await createSession(t.admin, { lines: [] });
       expect400(await t.admin.post(`/admin/users/${s.userId}/api-keys`, body), field);
       const [{ count }] = await db.query('SELECT count(*)::int AS count FROM api_keys WHERE user_id = $1', [s.userId]);
       expect(count).toBe(1);
+    });
+
+    it('stores the permissions given, in the order read, send, webhooks; the key resolves with them', async () => {
+      const s = await createSession(t.admin, { lines: [] });
+      const res = await t.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'hooks and reads', permissions: ['webhooks', 'read'] });
+      expect(res.status).toBe(201);
+      expect(res.body.permissions).toEqual(['read', 'webhooks']);
+      const [row] = await db.query('SELECT permissions FROM api_keys WHERE id = $1', [res.body.id]);
+      expect(row.permissions).toEqual(['read', 'webhooks']);
+      expect((await whoami(t, res.body.key)).body.permissions).toEqual(['read', 'webhooks']);
+      expect((await whoami(t, s.apiKey)).body.permissions).toEqual(['read', 'send', 'webhooks']);
+      const list = await t.admin.get(`/admin/users/${s.userId}/api-keys`);
+      expect(list.body.map((k: { permissions: string[] }) => k.permissions)).toEqual([
+        ['read', 'send', 'webhooks'],
+        ['read', 'webhooks'],
+      ]);
+    });
+
+    it('says what is wrong with permissions: an empty set, an unknown one', async () => {
+      const s = await createSession(t.admin, { lines: [] });
+      const empty = await t.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'k', permissions: [] });
+      expect(empty.body.message).toBe('permissions must hold at least one of read, send, webhooks: a key without any could call no tool');
+      const unknown = await t.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'k', permissions: ['read', 'admin'] });
+      expect(unknown.body.message).toBe('permissions must each be one of read, send, webhooks; "admin" is not');
+    });
+
+    it('the database refuses a key without permissions or with an unknown one (api_keys_permissions_check)', async () => {
+      const s = await createSession(t.admin, { lines: [] });
+      await expect(db.query(`UPDATE api_keys SET permissions = '{}' WHERE id = $1`, [s.apiKeyId])).rejects.toThrow(/api_keys_permissions_check/);
+      await expect(db.query(`UPDATE api_keys SET permissions = '{read,admin}' WHERE id = $1`, [s.apiKeyId])).rejects.toThrow(/api_keys_permissions_check/);
     });
 
     it('answers 404 for an unknown user', async () => {
@@ -125,6 +162,7 @@ describe('admin REST: API keys', () => {
           name: 'test key',
           keyLast4: s.apiKey.slice(-4),
           channelAccess: { mode: 'ALL' },
+          permissions: ['read', 'send', 'webhooks'],
           createdAt: expect.stringMatching(ISO),
           updatedAt: expect.stringMatching(ISO),
         },
@@ -134,6 +172,7 @@ describe('admin REST: API keys', () => {
           name: 'second',
           keyLast4: scoped.body.key.slice(-4),
           channelAccess: { mode: 'LINES', lines: ['+15557770001'] },
+          permissions: ['read', 'send', 'webhooks'],
           createdAt: scoped.body.createdAt,
           updatedAt: scoped.body.updatedAt,
         },
@@ -173,6 +212,7 @@ describe('admin REST: API keys', () => {
         name: 'test key',
         keyLast4: s.apiKey.slice(-4),
         channelAccess: { mode: 'LINES', lines: [phone.address] },
+        permissions: ['read', 'send', 'webhooks'],
         createdAt: expect.stringMatching(ISO),
         updatedAt: expect.stringMatching(ISO),
       });
@@ -192,6 +232,25 @@ describe('admin REST: API keys', () => {
       expect((await whoami(t, s.apiKey)).body).toMatchObject({ channelAccess: 'ALL', lines: [{ id: mail.id }, { id: phone.id }] });
     });
 
+    it('changes permissions alone, keeping channel access; the very next request sees them', async () => {
+      const s = await createSession(t.admin, { lines: ['PHONE_NUMBER'] });
+      const phone = s.lines[0];
+      await t.admin.patch(`/admin/api-keys/${s.apiKeyId}`, { channelAccess: { mode: 'LINES', lines: [phone.address] } });
+      const narrowed = await t.admin.patch(`/admin/api-keys/${s.apiKeyId}`, { permissions: ['read'] });
+      expect(narrowed.status).toBe(200);
+      expect(narrowed.body).toMatchObject({ channelAccess: { mode: 'LINES', lines: [phone.address] }, permissions: ['read'] });
+      expect((await whoami(t, s.apiKey)).body).toMatchObject({ permissions: ['read'], lines: [{ id: phone.id }] });
+
+      const both = await t.admin.patch(`/admin/api-keys/${s.apiKeyId}`, { channelAccess: { mode: 'ALL' }, permissions: ['send', 'read', 'webhooks'] });
+      expect(both.body).toMatchObject({ channelAccess: { mode: 'ALL' }, permissions: ['read', 'send', 'webhooks'] });
+      expect((await whoami(t, s.apiKey)).body).toMatchObject({ channelAccess: 'ALL', permissions: ['read', 'send', 'webhooks'] });
+
+      // Channel access alone leaves the permissions as they are.
+      await t.admin.patch(`/admin/api-keys/${s.apiKeyId}`, { permissions: ['webhooks'] });
+      const access = await t.admin.patch(`/admin/api-keys/${s.apiKeyId}`, { channelAccess: { mode: 'ALL' } });
+      expect(access.body.permissions).toEqual(['webhooks']);
+    });
+
     it('keeps the same secret: the key still works and its hash is unchanged', async () => {
       const s = await createSession(t.admin, { lines: ['PHONE_NUMBER'] });
       await t.admin.patch(`/admin/api-keys/${s.apiKeyId}`, { channelAccess: { mode: 'LINES', lines: [s.lines[0].address] } });
@@ -207,6 +266,9 @@ describe('admin REST: API keys', () => {
       ['lines given with mode ALL', { channelAccess: { mode: 'ALL', lines: ['ops@example.com'] } }, 'channelAccess.lines'],
       ['a bad phone number in lines', { channelAccess: { mode: 'LINES', lines: ['+0123'] } }, 'channelAccess.lines'],
       ['a mode of the wrong type', { channelAccess: { mode: 1 } }, 'channelAccess.mode'],
+      ['no permissions at all', { permissions: [] }, 'permissions'],
+      ['an unknown permission', { permissions: ['send', 'delete'] }, 'permissions'],
+      ['null permissions', { permissions: null }, 'permissions'],
     ])('refuses %s with 400 naming the field and leaves the key as it was', async (_, body, field) => {
       const session = await createSession(t.admin, { lines: ['PHONE_NUMBER', 'EMAIL_ACCOUNT'] });
       const scoped = await t.admin.patch(`/admin/api-keys/${session.apiKeyId}`, { channelAccess: { mode: 'LINES', lines: [session.lines[0].address] } });
@@ -214,6 +276,7 @@ describe('admin REST: API keys', () => {
       expect400(await t.admin.patch(`/admin/api-keys/${session.apiKeyId}`, body), field);
       const list = await t.admin.get(`/admin/users/${session.userId}/api-keys`);
       expect(list.body[0].channelAccess).toEqual({ mode: 'LINES', lines: [session.lines[0].address] });
+      expect(list.body[0].permissions).toEqual(['read', 'send', 'webhooks']);
       expect((await whoami(t, session.apiKey)).body.lines.map((l: { id: string }) => l.id)).toEqual([session.lines[0].id]);
     });
 

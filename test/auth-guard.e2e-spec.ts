@@ -75,6 +75,7 @@ describe('auth guard', () => {
         orgTier: 'POWER',
         role: 'ADMIN',
         channelAccess: 'ALL',
+        permissions: ['read', 'send', 'webhooks'],
         lines: s.lines.map(({ id, type, address }) => ({ id, type, address })),
       });
     });
@@ -231,6 +232,7 @@ describe('auth guard', () => {
         orgTier: 'PRO',
         role: 'MEMBER',
         channelAccess: 'ALL',
+        permissions: ['read', 'send', 'webhooks'],
         lines: [{ id: s.lines[0].id, type: 'PHONE_NUMBER', address: s.lines[0].address }],
       });
       for (const bad of [

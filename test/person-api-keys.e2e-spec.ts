@@ -86,6 +86,7 @@ describe('Settings → API keys: a person manages keys (PersonApiKeysService)', 
             { id: mail.id, type: 'EMAIL_ACCOUNT', address: mail.address },
           ],
         },
+        permissions: ['read', 'send', 'webhooks'],
         createdAt: expect.any(String),
         lastUsedAt: null,
         owner: { userId: owner.userId, email: owner.email },
@@ -110,6 +111,9 @@ describe('Settings → API keys: a person manages keys (PersonApiKeysService)', 
       ['a name that is not a string', () => ({ name: 5, channelAccess: { mode: 'ALL' } }), 'name', /must be a string/],
       ['a mode outside the enum', () => ({ name: 'k', channelAccess: { mode: 'SOME' } }), 'channelAccess.mode', /one of ALL, LINES/],
       ['no channelAccess', () => ({ name: 'k' }), 'channelAccess', /must be an object/],
+      ['no permissions', () => ({ name: 'k', channelAccess: { mode: 'ALL' }, permissions: [] }), 'permissions', /at least one of read, send, webhooks/],
+      ['an unknown permission', () => ({ name: 'k', channelAccess: { mode: 'ALL' }, permissions: ['read', 'all'] }), 'permissions', /"all" is not/],
+      ['permissions that are not a list', () => ({ name: 'k', channelAccess: { mode: 'ALL' }, permissions: 'read' }), 'permissions', /must be a list/],
       [
         'lineIds with mode ALL',
         (s) => ({ name: 'k', channelAccess: { mode: 'ALL', lineIds: [s.own] } }),
@@ -190,7 +194,7 @@ describe('Settings → API keys: a person manages keys (PersonApiKeysService)', 
       }
       expect(json).not.toContain(stranger.apiKeyId);
       for (const view of JSON.parse(json) as Array<Record<string, unknown>>) {
-        expect(Object.keys(view).sort()).toEqual(['channelAccess', 'createdAt', 'id', 'keyHint', 'lastUsedAt', 'mine', 'name', 'owner']);
+        expect(Object.keys(view).sort()).toEqual(['channelAccess', 'createdAt', 'id', 'keyHint', 'lastUsedAt', 'mine', 'name', 'owner', 'permissions']);
       }
 
       expect((await keys.listFor(asAdmin)).map((k) => [k.id, k.mine])).toEqual([
@@ -233,6 +237,28 @@ describe('Settings → API keys: a person manages keys (PersonApiKeysService)', 
       expect((await t.admin.delete(`/admin/lines/${member.lines[0].id}`)).status).toBe(204);
       const after = (await keys.listFor(asMember)).find((k) => k.id === created.apiKey.id)!;
       expect(after.channelAccess).toEqual({ mode: 'LINES', lines: [{ id: null, type: null, address: member.lines[0].address }] });
+    });
+  });
+
+  describe('permissions', () => {
+    it('a key made with only read keeps them; the list shows its permissions; an update changes them', async () => {
+      const { owner, asOwner } = await org();
+      const created = await keys.createFor(asOwner, { name: 'reader', channelAccess: { mode: 'ALL' }, permissions: ['read'] });
+      expect(created.apiKey.permissions).toEqual(['read']);
+      const listed = await keys.listFor(asOwner);
+      expect(listed.find((k) => k.id === created.apiKey.id)!.permissions).toEqual(['read']);
+      expect(listed.find((k) => k.id === owner.apiKeyId)!.permissions).toEqual(['read', 'send', 'webhooks']);
+      expect(await phonesOf(created.key)).toEqual([owner.lines[0].id, owner.lines[1].id]);
+
+      // Channel access alone keeps the permissions; with permissions given, both change.
+      expect((await keys.updateChannelAccessFor(asOwner, created.apiKey.id, { mode: 'ALL' })).permissions).toEqual(['read']);
+      const widened = await keys.updateChannelAccessFor(asOwner, created.apiKey.id, { mode: 'LINES', lineIds: [owner.lines[0].id] }, ['webhooks', 'read']);
+      expect(widened.permissions).toEqual(['read', 'webhooks']);
+      expect(await phonesOf(created.key)).toEqual([owner.lines[0].id]);
+
+      await expectInvalid(keys.updateChannelAccessFor(asOwner, created.apiKey.id, { mode: 'ALL' }, []), 'permissions', /at least one/);
+      const [row] = await t.db.query('SELECT permissions FROM api_keys WHERE id = $1', [created.apiKey.id]);
+      expect(row.permissions).toEqual(['read', 'webhooks']);
     });
   });
 

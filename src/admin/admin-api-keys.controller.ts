@@ -20,7 +20,7 @@ export class AdminApiKeysController {
   @Post('users/:userId/api-keys')
   @Header('Cache-Control', 'no-store') // the answer holds a secret, shown once
   create(@Param('userId', UuidParam('userId')) userId: string, @Body() body: CreateApiKeyDto) {
-    return this.apiKeys.create(userId, { name: body.name, channelAccess: toChannelAccess(body.channelAccess) });
+    return this.apiKeys.create(userId, { name: body.name, channelAccess: toChannelAccess(body.channelAccess), permissions: body.permissions });
   }
 
   @Get('users/:userId/api-keys')
@@ -30,7 +30,10 @@ export class AdminApiKeysController {
 
   @Patch('api-keys/:keyId')
   update(@Param('keyId', UuidParam('keyId')) keyId: string, @Body() body: UpdateApiKeyDto) {
-    return this.apiKeys.updateChannelAccess(keyId, toChannelAccess(body.channelAccess));
+    return this.apiKeys.update(keyId, {
+      channelAccess: body.channelAccess === undefined ? undefined : toChannelAccess(body.channelAccess),
+      permissions: body.permissions,
+    });
   }
 
   @Delete('api-keys/:keyId')

@@ -1,5 +1,6 @@
 import { ValidationArguments, ValidatorConstraint, ValidatorConstraintInterface } from 'class-validator';
 import { stringFault } from '../common/well-formed';
+import { keyPermissionsProblem } from './key-permissions';
 
 /** A key name's length in characters (code points, as PostgreSQL's `length()` and api_keys_name_check count). */
 export const API_KEY_NAME_MAX_LENGTH = 200;
@@ -26,5 +27,17 @@ export class ApiKeyNameRule implements ValidatorConstraintInterface {
 
   defaultMessage(args: ValidationArguments): string {
     return apiKeyNameProblem(args.value) ?? 'name is not valid';
+  }
+}
+
+/** A key's permissions (auth/key-permissions.ts) as a class-validator constraint, for DTOs: `@Validate(KeyPermissionsRule)`. */
+@ValidatorConstraint({ name: 'keyPermissions' })
+export class KeyPermissionsRule implements ValidatorConstraintInterface {
+  validate(permissions: unknown): boolean {
+    return keyPermissionsProblem(permissions) === null;
+  }
+
+  defaultMessage(args: ValidationArguments): string {
+    return keyPermissionsProblem(args.value) ?? 'permissions are not valid';
   }
 }

@@ -1,5 +1,6 @@
 import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 import { User } from '../accounts/user.entity';
+import { KeyPermission } from './key-permissions';
 
 export type ChannelAccessMode = 'ALL' | 'LINES';
 
@@ -10,6 +11,7 @@ export type ChannelAccessMode = 'ALL' | 'LINES';
 @Check('api_keys_key_hash_check', "key_hash ~ '^[0-9a-f]{64}$'")
 @Check('api_keys_channel_access_mode_check', "channel_access_mode IN ('ALL', 'LINES')")
 @Check('api_keys_check', "channel_access_mode = 'LINES' OR cardinality(allowed_addresses) = 0")
+@Check('api_keys_permissions_check', "cardinality(permissions) >= 1 AND permissions <@ ARRAY['read', 'send', 'webhooks']::text[]")
 export class ApiKey {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -38,6 +40,10 @@ export class ApiKey {
   /** Email addresses and phone numbers, used when the mode is LINES. */
   @Column({ name: 'allowed_addresses', type: 'text', array: true, default: () => "'{}'" })
   allowedAddresses: string[];
+
+  /** What the key may do beside its lines (auth/key-permissions.ts): read, send, webhooks, in that order; never empty. */
+  @Column({ type: 'text', array: true, default: () => "'{read,send,webhooks}'" })
+  permissions: KeyPermission[];
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { LineType, OrgTier } from '../accounts/account.types';
 import { inValues, queryNamed } from '../database/sql';
 import { ApiKey, ChannelAccessMode } from './api-key.entity';
+import { KeyPermission } from './key-permissions';
 import { PersonRef } from './person';
 import { UserRole } from './roles';
 
@@ -16,6 +17,7 @@ export interface KeyCallerRow {
   tier: OrgTier;
   role: UserRole;
   mode: ChannelAccessMode;
+  permissions: KeyPermission[];
   last_used_at: Date | null;
   line_id: string | null;
   line_type: 'EMAIL_ACCOUNT' | 'PHONE_NUMBER' | null;
@@ -28,6 +30,7 @@ export interface PersonKeyRow {
   name: string;
   key_last4: string;
   channel_access_mode: ChannelAccessMode;
+  permissions: KeyPermission[];
   /** The allowlist in its order; id and type null for an address no live line of the org has (it grants nothing). */
   lines: Array<{ id: string | null; type: LineType | null; address: string }>;
   created_at: Date;
@@ -49,7 +52,7 @@ const KEYS_VISIBLE_TO_PERSON = `
  WHERE p.id = :userId AND p.org_id = :orgId`;
 
 const PERSON_KEY_COLUMNS = `
-SELECT k.id, k.name, k.key_last4, k.channel_access_mode, k.created_at, k.last_used_at,
+SELECT k.id, k.name, k.key_last4, k.channel_access_mode, k.permissions, k.created_at, k.last_used_at,
        o.id AS owner_id, o.email AS owner_email, (k.user_id = p.id) AS mine,
        COALESCE((SELECT json_agg(json_build_object('id', l.id, 'type', l.type, 'address', a.address) ORDER BY a.ord)
                    FROM unnest(k.allowed_addresses) WITH ORDINALITY AS a(address, ord)
@@ -118,14 +121,26 @@ export class ApiKeysRepository {
     return rows[0] ?? null;
   }
 
-  /** Changes the channel access of one of the person's own keys; false when the person has no such key. */
-  async updateOwnChannelAccess(person: PersonRef, keyId: string, access: Pick<ApiKey, 'channelAccessMode' | 'allowedAddresses'>): Promise<boolean> {
+  /** Changes the channel access, and the permissions when given, of one of the person's own keys; false when the person has no such key. */
+  async updateOwnAccess(
+    person: PersonRef,
+    keyId: string,
+    access: Pick<ApiKey, 'channelAccessMode' | 'allowedAddresses'> & { permissions?: KeyPermission[] },
+  ): Promise<boolean> {
     const [, count] = await queryNamed<[unknown[], number]>(
       this.dataSource.manager,
-      `UPDATE api_keys k SET channel_access_mode = :mode, allowed_addresses = :addresses::text[], updated_at = now()
+      `UPDATE api_keys k SET channel_access_mode = :mode, allowed_addresses = :addresses::text[],
+              permissions = COALESCE(:permissions::text[], k.permissions), updated_at = now()
          FROM users p
         WHERE k.id = :keyId AND k.user_id = p.id AND p.id = :userId AND p.org_id = :orgId`,
-      { keyId, userId: person.userId, orgId: person.orgId, mode: access.channelAccessMode, addresses: access.allowedAddresses },
+      {
+        keyId,
+        userId: person.userId,
+        orgId: person.orgId,
+        mode: access.channelAccessMode,
+        addresses: access.allowedAddresses,
+        permissions: access.permissions ?? null,
+      },
     );
     return count > 0;
   }
@@ -165,7 +180,7 @@ export class ApiKeysRepository {
     const hashes = inValues('k.key_hash', 'keyHashes', keyHashes, 'text');
     return queryNamed(
       this.dataSource.manager,
-      `SELECT k.key_hash, k.id AS key_id, u.id AS user_id, u.org_id, o.tier, u.role, k.channel_access_mode AS mode, k.last_used_at,
+      `SELECT k.key_hash, k.id AS key_id, u.id AS user_id, u.org_id, o.tier, u.role, k.channel_access_mode AS mode, k.permissions, k.last_used_at,
               l.id AS line_id, l.type AS line_type, l.address AS line_address
          FROM api_keys k
          JOIN users u ON u.id = k.user_id

@@ -8,6 +8,7 @@ import { MicroBatcher } from '../common/micro-batcher';
 import { ApiKey } from './api-key.entity';
 import { ApiKeysRepository, KeyCallerRow } from './api-keys.repository';
 import { KeyCaller } from './caller';
+import { ALL_KEY_PERMISSIONS, canonicalPermissions, KeyPermission } from './key-permissions';
 
 /** `csk_` followed by 48 lowercase hex characters (spec: API key format). */
 export const API_KEY_PATTERN = /^csk_[0-9a-f]{48}$/;
@@ -20,6 +21,8 @@ export interface ApiKeyView {
   name: string;
   keyLast4: string;
   channelAccess: ChannelAccess;
+  /** read, send, webhooks (auth/key-permissions.ts), in that order. */
+  permissions: KeyPermission[];
   createdAt: Date;
   updatedAt: Date;
 }
@@ -53,7 +56,8 @@ export class ApiKeysService implements BeforeApplicationShutdown {
     private readonly clock: Clock,
   ) {}
 
-  async create(userId: string, input: { name: string; channelAccess: ChannelAccess }): Promise<ApiKeyView & { key: string }> {
+  /** `permissions` left out: all of them, so the key may do whatever its user may. */
+  async create(userId: string, input: { name: string; channelAccess: ChannelAccess; permissions?: KeyPermission[] }): Promise<ApiKeyView & { key: string }> {
     await this.accounts.getUser(userId);
     const key = generateApiKey();
     const saved = await this.keys.save({
@@ -62,6 +66,7 @@ export class ApiKeysService implements BeforeApplicationShutdown {
       keyHash: hashApiKey(key),
       keyLast4: key.slice(-4),
       ...accessColumns(input.channelAccess),
+      permissions: canonicalPermissions(input.permissions ?? ALL_KEY_PERMISSIONS),
     });
     return { ...toView(saved), key };
   }
@@ -72,11 +77,13 @@ export class ApiKeysService implements BeforeApplicationShutdown {
     return rows.map(toView);
   }
 
-  /** Changes what the key may reach; the next request already sees it. The secret stays. */
-  async updateChannelAccess(keyId: string, channelAccess: ChannelAccess): Promise<ApiKeyView> {
+  /** Changes what the key may reach or do (what is left out stays); the next request already sees it. The secret stays. */
+  async update(keyId: string, change: { channelAccess?: ChannelAccess; permissions?: KeyPermission[] }): Promise<ApiKeyView> {
     const key = await this.keys.findById(keyId);
     if (!key) throw NotFoundError.of('api key', keyId, 'keyId');
-    return toView(await this.keys.save(Object.assign(key, accessColumns(channelAccess))));
+    if (change.channelAccess) Object.assign(key, accessColumns(change.channelAccess));
+    if (change.permissions) key.permissions = canonicalPermissions(change.permissions);
+    return toView(await this.keys.save(key));
   }
 
   /** Revoking deletes the key at once; the next request with it is refused. */
@@ -109,6 +116,7 @@ export class ApiKeysService implements BeforeApplicationShutdown {
       orgTier: first.tier,
       role: first.role,
       channelAccess: first.mode,
+      permissions: first.permissions,
       lines: rows.filter((r) => r.line_id !== null).map((r) => ({ id: r.line_id!, type: r.line_type!, address: r.line_address! })),
     };
   }
@@ -163,6 +171,7 @@ function toView(key: ApiKey): ApiKeyView {
     name: key.name,
     keyLast4: key.keyLast4,
     channelAccess: key.channelAccessMode === 'ALL' ? { mode: 'ALL' } : { mode: 'LINES', lines: key.allowedAddresses },
+    permissions: key.permissions,
     createdAt: key.createdAt,
     updatedAt: key.updatedAt,
   };

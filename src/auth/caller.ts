@@ -2,6 +2,7 @@ import { LineRef } from '../accounts/accounts.service';
 import { OrgTier } from '../accounts/account.types';
 import { UserRole } from './roles';
 import { ChannelAccessMode } from './api-key.entity';
+import { KeyPermission } from './key-permissions';
 
 /**
  * Who is calling, resolved afresh on every request: through an API key, the key's owner, with the
@@ -18,6 +19,11 @@ export interface Caller {
   role: UserRole;
   channelAccess: ChannelAccessMode;
   lines: LineRef[];
+  /**
+   * What the key may do beside its lines (auth/key-permissions.ts), read live like its role: the
+   * MCP endpoint lists and runs only the tools whose permission is here. A web session has all.
+   */
+  permissions: KeyPermission[];
 }
 
 /** A caller through an API key (the MCP endpoint): its rate limit and revocation checks are per key. */

@@ -6,6 +6,7 @@ import { apiKeyNameProblem } from './api-key-rules';
 import { ApiKey } from './api-key.entity';
 import { ApiKeysRepository, PersonKeyRow } from './api-keys.repository';
 import { generateApiKey, hashApiKey } from './api-keys.service';
+import { ALL_KEY_PERMISSIONS, canonicalPermissions, KeyPermission, keyPermissionsProblem } from './key-permissions';
 import { PersonRef } from './person';
 
 /** What a person chooses under "Channel access": all channels, or some of their own lines by id. */
@@ -21,6 +22,8 @@ export interface PersonApiKeyView {
   keyHint: string;
   /** LINES: the allowlist's addresses with the org's live line at each (id and type null when none: it grants nothing). */
   channelAccess: { mode: 'ALL' } | { mode: 'LINES'; lines: Array<{ id: string | null; type: LineType | null; address: string }> };
+  /** What the key may do beside its lines: read, send, webhooks, in that order (auth/key-permissions.ts). */
+  permissions: KeyPermission[];
   createdAt: Date;
   /** To the minute (written at most once a minute); null until first used. */
   lastUsedAt: Date | null;
@@ -50,32 +53,41 @@ export class PersonApiKeysService {
     return (await this.keys.listVisibleTo(person)).map(toPersonView);
   }
 
-  /** Creates a key for the person; the answer is the only time `key` (the secret) is ever shown. */
-  async createFor(person: PersonRef, input: { name: string; channelAccess: PersonChannelAccess }): Promise<{ key: string; apiKey: PersonApiKeyView }> {
+  /**
+   * Creates a key for the person; the answer is the only time `key` (the secret) is ever shown.
+   * `permissions` left out: all three, so the key may do whatever the person may.
+   */
+  async createFor(
+    person: PersonRef,
+    input: { name: string; channelAccess: PersonChannelAccess; permissions?: KeyPermission[] },
+  ): Promise<{ key: string; apiKey: PersonApiKeyView }> {
     const nameProblem = apiKeyNameProblem(input?.name);
     if (nameProblem) throw new ValidationError(nameProblem, 'name');
     checkShape(input.channelAccess);
+    const permissions = checkedPermissions(input.permissions) ?? ALL_KEY_PERMISSIONS;
     if (!(await this.keys.liveRole(person))) throw NotFoundError.of('user', person.userId, 'userId');
     const access = await this.accessColumns(person, input.channelAccess);
     const key = generateApiKey();
-    const saved = await this.keys.save({ userId: person.userId, name: input.name, keyHash: hashApiKey(key), keyLast4: key.slice(-4), ...access });
+    const saved = await this.keys.save({ userId: person.userId, name: input.name, keyHash: hashApiKey(key), keyLast4: key.slice(-4), ...access, permissions });
     const row = await this.keys.findVisibleTo(person, saved.id);
     if (!row) throw NotFoundError.of('api key', saved.id, 'keyId'); // revoked between the two statements
     return { key, apiKey: toPersonView(row) };
   }
 
   /**
-   * Changes what one of the person's own keys may reach; the next request with the key sees it.
+   * Changes what one of the person's own keys may reach, and what it may do when `permissions` is
+   * given (left out: they stay); the next request with the key sees it.
    * Another user's key that the person sees (OWNER, ADMIN) is refused as forbidden: its lines are
    * its owner's to choose; revoke it instead.
    */
-  async updateChannelAccessFor(person: PersonRef, keyId: string, channelAccess: PersonChannelAccess): Promise<PersonApiKeyView> {
+  async updateChannelAccessFor(person: PersonRef, keyId: string, channelAccess: PersonChannelAccess, permissions?: KeyPermission[]): Promise<PersonApiKeyView> {
     checkShape(channelAccess);
+    const checked = checkedPermissions(permissions);
     const current = UUID.test(keyId) ? await this.keys.findVisibleTo(person, keyId) : null;
     if (!current) throw NotFoundError.of('api key', keyId, 'keyId');
     if (!current.mine) throw new ForbiddenError(`api key ${keyId} belongs to ${current.owner_email}: only its owner may change its channel access`, 'keyId');
     const access = await this.accessColumns(person, channelAccess);
-    if (!(await this.keys.updateOwnChannelAccess(person, keyId, access))) throw NotFoundError.of('api key', keyId, 'keyId');
+    if (!(await this.keys.updateOwnAccess(person, keyId, { ...access, permissions: checked }))) throw NotFoundError.of('api key', keyId, 'keyId');
     const row = await this.keys.findVisibleTo(person, keyId);
     if (!row) throw NotFoundError.of('api key', keyId, 'keyId');
     return toPersonView(row);
@@ -121,12 +133,21 @@ function checkShape(access: PersonChannelAccess): void {
   });
 }
 
+/** Permissions from a web form or a caller of the service, checked by the one rule (auth/key-permissions.ts); undefined when left out. */
+function checkedPermissions(permissions: unknown): KeyPermission[] | undefined {
+  if (permissions === undefined) return undefined;
+  const problem = keyPermissionsProblem(permissions);
+  if (problem) throw new ValidationError(problem, 'permissions');
+  return canonicalPermissions(permissions as KeyPermission[]);
+}
+
 function toPersonView(row: PersonKeyRow): PersonApiKeyView {
   return {
     id: row.id,
     name: row.name,
     keyHint: `csk_…${row.key_last4}`,
     channelAccess: row.channel_access_mode === 'ALL' ? { mode: 'ALL' } : { mode: 'LINES', lines: row.lines },
+    permissions: row.permissions,
     createdAt: row.created_at,
     lastUsedAt: row.last_used_at,
     owner: { userId: row.owner_id, email: row.owner_email },

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiPropertyOptions } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -27,7 +27,8 @@ import {
   isEmail,
 } from 'class-validator';
 import { E164, LINE_TYPES, LineType, ORG_TIERS, OrgTier } from '../../accounts/account.types';
-import { API_KEY_NAME_MAX_LENGTH, ApiKeyNameRule } from '../../auth/api-key-rules';
+import { API_KEY_NAME_MAX_LENGTH, ApiKeyNameRule, KeyPermissionsRule } from '../../auth/api-key-rules';
+import { KEY_PERMISSIONS, KeyPermission } from '../../auth/key-permissions';
 import { USER_ROLES, UserRole } from '../../auth/roles';
 import { MAIL_TLS_MODES, MailTls } from '../../messaging/mailboxes/mailbox.entity';
 import { SMS_PROVIDERS, SmsProviderKind } from '../../messaging/sms-providers/sms-provider.entity';
@@ -146,6 +147,16 @@ export class ChannelAccessDto {
   lines?: string[];
 }
 
+const PERMISSIONS_PROPERTY = {
+  enum: [...KEY_PERMISSIONS],
+  isArray: true,
+  minItems: 1,
+  uniqueItems: true,
+  example: ['read'],
+  description:
+    'What the key may do beside its lines, never more than its user may (docs/mcp.md, "Key permissions"): read (the read tools), send (every other write: sends, replies, contacts, labels, agent turns), webhooks (every webhook and delivery tool).',
+} satisfies ApiPropertyOptions;
+
 export class CreateApiKeyDto {
   @ApiProperty({ example: 'support agent', maxLength: API_KEY_NAME_MAX_LENGTH })
   @Validate(ApiKeyNameRule)
@@ -156,14 +167,26 @@ export class CreateApiKeyDto {
   @ValidateNested()
   @Type(() => ChannelAccessDto)
   channelAccess?: ChannelAccessDto;
+
+  @ApiPropertyOptional({ ...PERMISSIONS_PROPERTY, description: `${PERMISSIONS_PROPERTY.description} Defaults to all three.` })
+  @unlessAbsent
+  @Validate(KeyPermissionsRule)
+  permissions?: KeyPermission[];
 }
 
+/** Give channelAccess, permissions or both; what is left out stays as it is. */
 export class UpdateApiKeyDto {
-  @ApiProperty({ type: ChannelAccessDto })
-  @IsDefined()
+  @ApiPropertyOptional({ type: ChannelAccessDto })
+  @ValidateIf((o: UpdateApiKeyDto) => o.channelAccess !== undefined || o.permissions === undefined)
+  @IsDefined({ message: 'channelAccess or permissions must be given: the change to make' })
   @ValidateNested()
   @Type(() => ChannelAccessDto)
-  channelAccess: ChannelAccessDto;
+  channelAccess?: ChannelAccessDto;
+
+  @ApiPropertyOptional(PERMISSIONS_PROPERTY)
+  @unlessAbsent
+  @Validate(KeyPermissionsRule)
+  permissions?: KeyPermission[];
 }
 
 export class SetEndpointCapDto {

@@ -22,6 +22,7 @@ import { TraceParents1763800640000 } from './1763800640000-TraceParents';
 import { SendIdempotencyKeys1763800650000 } from './1763800650000-SendIdempotencyKeys';
 import { MessageSearch1763800660000 } from './1763800660000-MessageSearch';
 import { ThreadLabelsByLabel1763800670000 } from './1763800670000-ThreadLabelsByLabel';
+import { ApiKeyPermissions1763800680000 } from './1763800680000-ApiKeyPermissions';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -49,4 +50,5 @@ export const MIGRATIONS = [
   SendIdempotencyKeys1763800650000,
   MessageSearch1763800660000,
   ThreadLabelsByLabel1763800670000,
+  ApiKeyPermissions1763800680000,
 ];
