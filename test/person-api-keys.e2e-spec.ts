@@ -3,7 +3,7 @@ import { ApiKeysRepository } from '../src/auth/api-keys.repository';
 import { PersonRef } from '../src/auth/person';
 import { PersonApiKeysService, PersonApiKeyView } from '../src/auth/person-api-keys.service';
 import { ForbiddenError, NotFoundError, ValidationError } from '../src/common/errors';
-import { createMcpTestApp, McpTestApp, rpc, toolOk } from './support/mcp';
+import { createMcpTestApp, McpTestApp, rpc, toolError, toolOk } from './support/mcp';
 import { createSession, Session } from './support/session';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -241,13 +241,16 @@ describe('Settings → API keys: a person manages keys (PersonApiKeysService)', 
   });
 
   describe('permissions', () => {
-    it('a key made with only read keeps them; the list shows its permissions; an update changes them', async () => {
+    it('a key made with only read lists only read tools; the list shows its permissions; an update changes them', async () => {
       const { owner, asOwner } = await org();
       const created = await keys.createFor(asOwner, { name: 'reader', channelAccess: { mode: 'ALL' }, permissions: ['read'] });
       expect(created.apiKey.permissions).toEqual(['read']);
       const listed = await keys.listFor(asOwner);
       expect(listed.find((k) => k.id === created.apiKey.id)!.permissions).toEqual(['read']);
       expect(listed.find((k) => k.id === owner.apiKeyId)!.permissions).toEqual(['read', 'send', 'webhooks']);
+      expect(await toolError(t, created.key, 'register_webhook', { url: 'https://hooks.example.com/x', events: ['thread.created'] })).toMatch(
+        /^register_webhook needs the webhooks permission/,
+      );
       expect(await phonesOf(created.key)).toEqual([owner.lines[0].id, owner.lines[1].id]);
 
       // Channel access alone keeps the permissions; with permissions given, both change.
@@ -255,6 +258,7 @@ describe('Settings → API keys: a person manages keys (PersonApiKeysService)', 
       const widened = await keys.updateChannelAccessFor(asOwner, created.apiKey.id, { mode: 'LINES', lineIds: [owner.lines[0].id] }, ['webhooks', 'read']);
       expect(widened.permissions).toEqual(['read', 'webhooks']);
       expect(await phonesOf(created.key)).toEqual([owner.lines[0].id]);
+      await toolOk(t, created.key, 'list_webhooks', {});
 
       await expectInvalid(keys.updateChannelAccessFor(asOwner, created.apiKey.id, { mode: 'ALL' }, []), 'permissions', /at least one/);
       const [row] = await t.db.query('SELECT permissions FROM api_keys WHERE id = $1', [created.apiKey.id]);

@@ -47,6 +47,7 @@ const listWebhookDeliveriesInput = {
   kind: 'read',
   idempotent: true,
   minRole: 'MEMBER',
+  permission: 'webhooks',
   inputSchema: listWebhookDeliveriesInput,
   outputSchema: {
     type: 'object',
@@ -76,6 +77,7 @@ const resendWebhookDeliveryInput = {
   kind: 'write',
   openWorld: true,
   minRole: 'MEMBER',
+  permission: 'webhooks',
   inputSchema: resendWebhookDeliveryInput,
   outputSchema: { type: 'object', properties: { delivery: deliverySchema }, required: ['delivery'] },
 })
@@ -129,6 +131,7 @@ const envelopeSchema = {
   kind: 'read',
   idempotent: true,
   minRole: 'MEMBER',
+  permission: 'webhooks',
   inputSchema: getWebhookDeliveryInput,
   outputSchema: {
     type: 'object',
@@ -178,6 +181,7 @@ const recoverWebhookDeliveriesInput = {
   openWorld: true,
   idempotent: true,
   minRole: 'MEMBER',
+  permission: 'webhooks',
   inputSchema: recoverWebhookDeliveriesInput,
   outputSchema: {
     type: 'object',

@@ -2,6 +2,7 @@ import { applyDecorators, Injectable, SetMetadata } from '@nestjs/common';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { UserRole } from '../auth/roles';
 import { Caller } from '../auth/caller';
+import { KeyPermission } from '../auth/key-permissions';
 
 export const MCP_TOOL = 'mcp:tool';
 
@@ -37,8 +38,20 @@ export interface ToolSpec {
   withheldFromText?: string[];
   /** The lowest org role that may call the tool. */
   minRole: UserRole;
+  /**
+   * The one API key permission a call needs (auth/key-permissions.ts), besides minRole. Left out,
+   * it follows the kind (toolPermission): a read tool needs `read`, any other `send`. Only the
+   * webhook and delivery tools say it: `webhooks`, reads included (a webhook's configuration holds
+   * its URL, its deliveries what was sent there).
+   */
+  permission?: KeyPermission;
   inputSchema: ObjectSchema;
   outputSchema: ObjectSchema;
+}
+
+/** The permission a tool needs: its own `permission`, else `read` for a read tool and `send` for any other. */
+export function toolPermission(spec: Pick<ToolSpec, 'kind' | 'permission'>): KeyPermission {
+  return spec.permission ?? (spec.kind === 'read' ? 'read' : 'send');
 }
 
 /** A tool: a thin handler that calls the owning service and returns a JSON object. */

@@ -1,5 +1,4 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { roleAtLeast } from '../auth/roles';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { Caller, KeyCaller } from '../auth/caller';
 import { DomainError, isDatabaseUnavailable, RateLimitedError } from '../common/errors';
@@ -27,7 +26,7 @@ import {
   UNAUTHORIZED,
 } from './json-rpc';
 import { McpAnswer, rateLimitedAnswer } from './mcp-answer';
-import { describeArgumentError, describeResultError, ToolRegistry } from './tool-registry';
+import { describeArgumentError, describeResultError, refusal, ToolRegistry } from './tool-registry';
 import { inSpan, SpanKind, SpanStatusCode } from '../ops/tracing/traces';
 import { visibleResult, visibleText } from './visible-text';
 
@@ -198,7 +197,7 @@ export class McpService {
       case 'ping':
         return {};
       case 'tools/list':
-        return { tools: this.tools.listFor(caller.role) };
+        return { tools: this.tools.listFor(caller) };
       case 'tools/call':
         return this.callTool(request.params, caller);
       default:
@@ -228,9 +227,9 @@ export class McpService {
     const args = params.arguments === undefined ? {} : params.arguments;
     if (!isObject(args)) throw new JsonRpcError(INVALID_PARAMS, 'params.arguments must be an object');
 
-    if (!roleAtLeast(caller.role, tool.spec.minRole)) {
-      return toolError(`${name} needs the ${tool.spec.minRole} role or higher; this key acts as a ${caller.role}`);
-    }
+    // Before the arguments are looked at: a key that may not call the tool learns nothing more.
+    const refused = refusal(tool, caller);
+    if (refused) return toolError(refused);
     // A JSON copy (args came from JSON): plain objects of this realm. structuredClone makes objects of
     // Node's own realm, which ajv's deep equality (uniqueItems on objects) never finds equal under Jest.
     const input = JSON.parse(JSON.stringify(args)) as Record<string, unknown>;

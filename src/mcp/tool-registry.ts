@@ -2,12 +2,16 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, Reflector } from '@nestjs/core';
 import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { roleAtLeast, UserRole } from '../auth/roles';
-import { MCP_TOOL, McpToolHandler, ToolSpec } from './mcp-tool.decorator';
+import { Caller } from '../auth/caller';
+import { KeyPermission } from '../auth/key-permissions';
+import { roleAtLeast } from '../auth/roles';
+import { MCP_TOOL, McpToolHandler, toolPermission, ToolSpec } from './mcp-tool.decorator';
 import { portableSchema } from './portable-schema';
 
 export interface RegisteredTool {
   spec: ToolSpec;
+  /** The API key permission a call needs (toolPermission). */
+  permission: KeyPermission;
   /** What tools/list shows: the portable form of spec.inputSchema (portable-schema.ts); arguments are validated with the full one. */
   advertised: ToolDescriptor;
   handler: McpToolHandler;
@@ -50,6 +54,7 @@ export class ToolRegistry implements OnModuleInit {
       if (this.tools.has(spec.name)) throw new Error(`two MCP tools are named ${spec.name}`);
       this.tools.set(spec.name, {
         spec,
+        permission: toolPermission(spec),
         advertised: describe(spec),
         handler: wrapper.instance as McpToolHandler,
         validate: this.ajv.compile(spec.inputSchema),
@@ -62,13 +67,27 @@ export class ToolRegistry implements OnModuleInit {
     return this.tools.get(name);
   }
 
-  /** The tools a role may call, in a stable order. */
-  listFor(role: UserRole): ToolDescriptor[] {
+  /** The tools the caller may call (its role and its key's permissions), in a stable order. */
+  listFor(caller: Pick<Caller, 'role' | 'permissions'>): ToolDescriptor[] {
     return [...this.tools.values()]
-      .filter((tool) => roleAtLeast(role, tool.spec.minRole))
+      .filter((tool) => refusal(tool, caller) === null)
       .sort((a, b) => a.spec.name.localeCompare(b.spec.name))
       .map((tool) => tool.advertised);
   }
+}
+
+/**
+ * Why the caller may not call the tool, or null when it may: the one rule behind both tools/list
+ * (which leaves the tool out) and tools/call (which answers this as a tool error). The role first,
+ * then the key's permissions: a permission never lifts what the role forbids.
+ */
+export function refusal(tool: Pick<RegisteredTool, 'spec' | 'permission'>, caller: Pick<Caller, 'role' | 'permissions'>): string | null {
+  const { name, minRole } = tool.spec;
+  if (!roleAtLeast(caller.role, minRole)) return `${name} needs the ${minRole} role or higher; this key acts as a ${caller.role}`;
+  if (!caller.permissions.includes(tool.permission)) {
+    return `${name} needs the ${tool.permission} permission, which this API key does not have (it has ${caller.permissions.join(', ')})`;
+  }
+  return null;
 }
 
 function describe(spec: ToolSpec): ToolDescriptor {

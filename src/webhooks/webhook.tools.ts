@@ -59,6 +59,7 @@ const updateInput = {
   kind: 'read',
   idempotent: true,
   minRole: 'MEMBER',
+  permission: 'webhooks',
   inputSchema: noArguments,
   outputSchema: { type: 'object', properties: { endpoints: { type: 'array', items: endpointSchema } }, required: ['endpoints'] },
 })
@@ -77,6 +78,7 @@ export class ListWebhooksTool implements McpToolHandler<object, { endpoints: End
   kind: 'read',
   idempotent: true,
   minRole: 'MEMBER',
+  permission: 'webhooks',
   inputSchema: byEndpointId,
   outputSchema: endpointResult,
 })
@@ -98,6 +100,7 @@ export class GetWebhookTool implements McpToolHandler<ByEndpointId, { endpoint: 
   openWorld: true,
   withheldFromText: ['secret'],
   minRole: 'MEMBER',
+  permission: 'webhooks',
   inputSchema: registerInput,
   outputSchema: endpointWithSecret,
 })
@@ -120,6 +123,7 @@ export class RegisterWebhookTool implements McpToolHandler<ToolArgs<typeof regis
   openWorld: true,
   idempotent: true,
   minRole: 'MEMBER',
+  permission: 'webhooks',
   inputSchema: updateInput,
   outputSchema: endpointResult,
 })
@@ -138,6 +142,7 @@ export class UpdateWebhookTool implements McpToolHandler<ToolArgs<typeof updateI
   kind: 'write',
   withheldFromText: ['secret'],
   minRole: 'MEMBER',
+  permission: 'webhooks',
   inputSchema: byEndpointId,
   outputSchema: endpointWithSecret,
 })
@@ -156,6 +161,7 @@ export class RotateWebhookSecretTool implements McpToolHandler<ByEndpointId> {
   kind: 'destructive',
   idempotent: true,
   minRole: 'MEMBER',
+  permission: 'webhooks',
   inputSchema: byEndpointId,
   outputSchema: {
     type: 'object',

@@ -29,6 +29,10 @@ import { ROOT, waitFor } from './support/stack';
  * The control: the victim's own key, with the same arguments, does see its data (so a leak would
  * have been caught).
  *
+ * Issue 16, least privilege: the victim's own key with only the `read` permission lists only read
+ * tools that are not webhook tools, and calls every other tool with the victim's own ids: each call
+ * is refused naming the permission it lacks, and no table changes.
+ *
  * Issue 10, section 1: the victim's own key limited (LINES) to its phone line calls every webhook
  * tool on the victim's endpoints scoped to all lines, to that line, to the other line and to both.
  * Only the endpoint scoped to its line answers; every other one (and its deliveries) answers exactly
@@ -383,6 +387,43 @@ describe('reliability: authorization matrix', () => {
       else blind.push(name);
     }
 
+    // --- issue 16: the victim's own key with only `read` calls every tool that needs send or webhooks ---
+    const readOnlyKey = (await admin.post(`/admin/users/${victim.userId}/api-keys`, { name: 'read only', permissions: ['read'] }).expect(201)).body.key;
+    const readOnlyList: Array<{ name: string; annotations: { readOnlyHint: boolean } }> = (await rpc(t, readOnlyKey, 'tools/list')).body.result.tools;
+    for (const listedTool of readOnlyList) {
+      if (!listedTool.annotations.readOnlyHint || listedTool.name.includes('webhook')) problems.push(`read-only key: tools/list shows ${listedTool.name}`);
+    }
+    const gated = tools.filter((x) => !readOnlyList.some((y) => y.name === x.name));
+    let readOnlyCalls = 0;
+    let readOnlyRefused = 0;
+    before = await checksum();
+    for (const { name, inputSchema } of gated) {
+      for (const args of variants(inputSchema, name)) {
+        const res = await rpc(t, readOnlyKey, 'tools/call', { name, arguments: args });
+        const request = JSON.stringify(args);
+        const after = await checksum();
+        const changed = Object.keys(after).filter((k) => after[k] !== before[k]);
+        before = after;
+        readOnlyCalls += 1;
+        const r = res.body?.result;
+        const text: string = r?.isError ? r.content[0].text : '';
+        const where = `read-only key: ${name} ${request}`;
+        if (
+          res.status === 200 &&
+          r?.isError &&
+          [
+            `${name} needs the send permission, which this API key does not have (it has read)`,
+            `${name} needs the webhooks permission, which this API key does not have (it has read)`,
+          ].includes(text)
+        )
+          readOnlyRefused += 1;
+        else problems.push(`${where}: not refused for its permission: HTTP ${res.status} ${res.text.slice(0, 200)}`);
+        if (changed.length) problems.push(`${where}: CHANGED ${changed.join(', ')}`);
+        const leaked = leaks(res.text, request, common);
+        if (leaked.length) problems.push(`${where}: LEAKED ${leaked.join(', ')}: ${res.text.slice(0, 200)}`);
+      }
+    }
+
     // --- issue 10, section 1: the victim's own key limited to its phone line -----------------------
     const scopedKey = (
       await admin
@@ -548,6 +589,10 @@ describe('reliability: authorization matrix', () => {
       "LINES key (one line) on its own user's endpoints: not found / refused / answered, for the endpoint scoped to all lines; its line; another line; both",
       SCOPES.map(scopeFigure).join('; '),
     );
+    result.figure(
+      "victim's read-only key (issue 16): tools listed / tools needing send or webhooks / calls refused for the permission, of calls",
+      `${readOnlyList.length} / ${gated.length} / ${fmt(readOnlyRefused)} of ${fmt(readOnlyCalls)}`,
+    );
     const notFound = scopedCalls.filter((c) => c.outcome === 'not found');
     result.figure("hidden-endpoint answers identical to an unknown id's", `${notFound.filter((c) => c.asUnknownId).length} of ${notFound.length}`);
     result.figure(
@@ -562,6 +607,8 @@ describe('reliability: authorization matrix', () => {
 
     expect(memberList.sort()).toEqual(tools.map((x) => x.name).sort());
     expect(problems).toEqual([]);
+    expect(readOnlyRefused).toBe(readOnlyCalls);
+    expect(gated.length).toBeGreaterThan(10);
     expect(by((c) => c.actor === 'revoked key' && c.outcome !== 'refused')).toBe(0);
     expect(blind.filter((name) => !['list_contacts'].includes(name))).toEqual([]);
     result.passed = true;
