@@ -110,7 +110,7 @@ describe('web: Settings → API keys pages', () => {
       [`line-${phoneB.id}`, 'on'],
     ]).expect(303);
     expect((await phonesOf(secret)).sort()).toEqual([phoneA.id, phoneB.id].sort());
-    expect((await get(b, '/settings/api-keys?notice=saved').expect(200)).text).toContain('Channel access saved');
+    expect((await get(b, '/settings/api-keys?notice=saved').expect(200)).text).toContain('Channel access and permissions saved');
 
     // Revoke: a confirmation page, then the POST; the next request with the key gets 401.
     const confirm = await get(b, `/settings/api-keys/${keyId}/revoke`).expect(200);
@@ -198,6 +198,76 @@ describe('web: Settings → API keys pages', () => {
     ).expect(403);
     expect(await mcpStatus(owner.apiKey)).toBe(200);
     expect((await phonesOf(owner.apiKey)).length).toBe(2);
+  });
+
+  it('Permissions: all ticked by default; a key made with only Read lists only read tools; none ticked is refused; edit changes them', async () => {
+    const { owner } = await org();
+    const b = await signIn(owner.userId);
+    const form = await get(b, '/settings/api-keys/new').expect(200);
+    for (const permission of ['read', 'send', 'webhooks']) {
+      expect(form.text).toMatch(new RegExp(`<input type="checkbox" id="permission-${permission}" name="permission-${permission}" value="on" checked`));
+    }
+    expect(form.text).toContain('<input type="hidden" name="permissions-shown" value="on"/>');
+
+    const created = await post(b, '/settings/api-keys', [
+      ['name', 'reader'],
+      ['access', 'ALL'],
+      ['permissions-shown', 'on'],
+      ['permission-read', 'on'],
+    ]).expect(200);
+    const secret = secretOf(created.text)!;
+    const tools = (await rpc(t, secret, 'tools/list')).body.result.tools as Array<{ name: string; annotations: { readOnlyHint: boolean } }>;
+    expect(tools.length).toBeGreaterThan(5);
+    expect(tools.every((tool) => tool.annotations.readOnlyHint && !tool.name.includes('webhook'))).toBe(true);
+    const keyId = await keyIdOf(owner.userId, 'reader');
+    const list = await get(b, '/settings/api-keys').expect(200);
+    expect(list.text).toContain('<th scope="col">Permissions</th>');
+    expect(list.text).toMatch(/<th scope="row">reader<\/th>(?:(?!<\/tr>).)*<td>Read<\/td>/s);
+    expect(list.text).toMatch(/<th scope="row">test key<\/th>(?:(?!<\/tr>).)*<td>Read, Send, Webhooks<\/td>/s);
+
+    // None ticked: refused next to the fieldset, the form as it was, no key made.
+    const before = await keyCount(owner.userId);
+    const none = await post(b, '/settings/api-keys', [
+      ['name', 'nothing'],
+      ['access', 'ALL'],
+      ['permissions-shown', 'on'],
+    ]).expect(400);
+    expect(none.text).toMatch(/<p id="permissions-error" class="field-error">Choose at least one permission/);
+    expect(none.text).toContain('The key was not created');
+    expect(none.text).toContain('value="nothing"');
+    expect(none.text).not.toMatch(/id="permission-read" name="permission-read" value="on" checked/);
+    const odd = await post(b, '/settings/api-keys', [
+      ['name', 'odd'],
+      ['permissions-shown', 'on'],
+      ['permission-admin', 'on'],
+    ]).expect(400);
+    expect(odd.text).toMatch(
+      /<p id="permissions-error" class="field-error">Permissions: permissions must each be one of read, send, webhooks; &quot;admin&quot; is not/,
+    );
+    expect(await keyCount(owner.userId)).toBe(before);
+
+    // Edit: pre-filled with the key's permissions; a change applies to the next request.
+    const edit = await get(b, `/settings/api-keys/${keyId}/edit`).expect(200);
+    expect(edit.text).toMatch(/id="permission-read" name="permission-read" value="on" checked/);
+    expect(edit.text).not.toMatch(/id="permission-send" name="permission-send" value="on" checked/);
+    await post(b, `/settings/api-keys/${keyId}/edit`, [
+      ['access', 'ALL'],
+      ['permissions-shown', 'on'],
+      ['permission-webhooks', 'on'],
+    ]).expect(303);
+    expect((await toolOk(t, secret, 'list_webhooks', {})).endpoints).toEqual([]);
+    expect((await rpc(t, secret, 'tools/call', { name: 'list_threads', arguments: {} })).body.result.content[0].text).toMatch(
+      /^list_threads needs the read permission/,
+    );
+    const editNone = await post(b, `/settings/api-keys/${keyId}/edit`, [
+      ['access', 'ALL'],
+      ['permissions-shown', 'on'],
+    ]).expect(400);
+    expect(editNone.text).toContain('Choose at least one permission');
+    expect((await t.db.query('SELECT permissions FROM api_keys WHERE id = $1', [keyId]))[0].permissions).toEqual(['webhooks']);
+    // A form that did not show the boxes leaves the permissions as they are.
+    await post(b, `/settings/api-keys/${keyId}/edit`, [['access', 'ALL']]).expect(303);
+    expect((await t.db.query('SELECT permissions FROM api_keys WHERE id = $1', [keyId]))[0].permissions).toEqual(['webhooks']);
   });
 
   it('validation errors are shown next to the field they name, with the form filled in again (400)', async () => {

@@ -64,14 +64,14 @@ describe('browser: Settings → API keys', () => {
     await page.getByRole('link', { name: 'Back to API keys' }).click();
     expect(await page.content()).not.toContain(secret);
     await page.getByRole('link', { name: 'Edit channel access for Support bot' }).click();
-    await page.getByRole('heading', { name: 'Channel access of “Support bot”' }).waitFor();
+    await page.getByRole('heading', { name: 'Access of “Support bot”' }).waitFor();
     expect(await page.getByRole('radio', { name: 'Specific lines' }).isChecked()).toBe(true);
     expect(await page.getByRole('checkbox', { name: phoneA.address }).isChecked()).toBe(true);
     await expectAccessible(page, 'edit channel access');
     await screenshot(page, 'api-keys-edit');
     await page.getByRole('radio', { name: 'All channels' }).check();
     await page.getByRole('button', { name: 'Save' }).click();
-    await page.getByText('Channel access saved').waitFor();
+    await page.getByText('Channel access and permissions saved').waitFor();
     expect((await phonesOf(secret)).sort()).toEqual([phoneA.id, phoneB.id].sort());
 
     await page.getByRole('link', { name: 'Revoke Support bot' }).click();
@@ -108,5 +108,53 @@ describe('browser: Settings → API keys', () => {
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'API key created' }).waitFor();
     expect(await phonesOf(await page.getByLabel('Your new API key').inputValue())).toEqual([owner.lines[0].id]);
+  });
+
+  it('Permissions: a key with only Read through the form is listed with its permissions and lists only read tools; none ticked shows an error', async () => {
+    const owner = await createSession(b.app.admin, { role: 'OWNER', lines: ['PHONE_NUMBER'] });
+    const page = b.page;
+    await signIn(owner);
+    await page.goto('/settings/api-keys/new');
+    b.problems.allow(/HTTP 400: POST .*\/settings\/api-keys$/).allow(/^console error: Failed to load resource: .* 400 .*\/settings\/api-keys:\d+\)$/);
+    for (const name of ['Read', 'Send', 'Webhooks']) expect(await page.getByRole('checkbox', { name }).isChecked()).toBe(true);
+
+    // None ticked: the error names the fieldset, the rest of the form is kept.
+    await page.getByLabel('Name').fill('Nothing at all');
+    for (const name of ['Read', 'Send', 'Webhooks']) await page.getByRole('checkbox', { name }).uncheck();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.getByText('Choose at least one permission').waitFor();
+    expect(await page.getByRole('group', { name: 'Permissions' }).getAttribute('aria-invalid')).toBe('true');
+    expect(await page.getByLabel('Name').inputValue()).toBe('Nothing at all');
+    await expectAccessible(page, 'permissions error');
+    await screenshot(page, 'api-keys-permissions-error');
+
+    await page.getByLabel('Name').fill('Read-only agent');
+    await page.getByRole('checkbox', { name: 'Read' }).check();
+    await expectAccessible(page, 'only Read ticked');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.getByRole('heading', { name: 'API key created' }).waitFor();
+    const secret = await page.getByLabel('Your new API key').inputValue();
+
+    const res = await fetch(`${b.baseUrl}/api/mcp`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json', Authorization: `Bearer ${secret}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    const { tools } = ((await res.json()) as { result: { tools: Array<{ name: string; annotations: { readOnlyHint: boolean } }> } }).result;
+    expect(tools.length).toBeGreaterThan(5);
+    expect(tools.filter((tool) => !tool.annotations.readOnlyHint || tool.name.includes('webhook'))).toEqual([]);
+    expect((await mcp(secret, 'list_phone_numbers')).status).toBe(200);
+
+    await page.getByRole('link', { name: 'Back to API keys' }).click();
+    const row = page.getByRole('row', { name: /Read-only agent/ });
+    expect(await row.getByRole('cell').nth(2).textContent()).toBe('Read');
+    expect(
+      await page
+        .getByRole('row', { name: /test key/ })
+        .getByRole('cell')
+        .nth(2)
+        .textContent(),
+    ).toBe('Read, Send, Webhooks');
+    await screenshot(page, 'api-keys-permissions');
   });
 });

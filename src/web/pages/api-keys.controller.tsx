@@ -4,6 +4,7 @@ import { Response } from 'express';
 import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
 import { Person } from '../../auth/person';
 import { PersonApiKeysService, PersonApiKeyView, PersonChannelAccess } from '../../auth/person-api-keys.service';
+import { KeyPermission } from '../../auth/key-permissions';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
 import {
@@ -16,6 +17,8 @@ import {
   NewApiKeyPage,
   NOTICES,
   NoticeKind,
+  PERMISSION_FIELD,
+  PERMISSIONS_SHOWN,
   RevokeApiKeyPage,
 } from './api-keys.pages';
 import { PageErrorFilter } from './page-error.filter';
@@ -35,6 +38,19 @@ export function choiceOf(form: Form): ChannelAccessChoice {
   return { mode: fields.access ?? 'ALL', lineIds };
 }
 
+/**
+ * The permissions a form asks for: the ticked `permission-<name>` boxes, in the form's order, or
+ * undefined when the form did not show them (a create then gets all, an edit keeps the key's). An
+ * unknown name is passed on for the service to refuse.
+ */
+export function permissionsOf(form: Form): string[] | undefined {
+  const fields = form ?? {};
+  if (fields[PERMISSIONS_SHOWN] === undefined) return undefined;
+  return Object.keys(fields)
+    .filter((name) => name.startsWith(PERMISSION_FIELD))
+    .map((name) => name.slice(PERMISSION_FIELD.length));
+}
+
 /** The choice as the service takes it; an unknown mode is passed on for the service to refuse. */
 function accessOf(choice: ChannelAccessChoice): PersonChannelAccess {
   if (choice.mode === 'LINES') return { mode: 'LINES', lineIds: choice.lineIds };
@@ -47,6 +63,10 @@ function accessOf(choice: ChannelAccessChoice): PersonChannelAccess {
  */
 export function formErrorsOf(error: ValidationError): KeyFormErrors | null {
   const field = error.field ?? '';
+  if (field === 'permissions') {
+    if (/at least one/.test(error.message)) return { permissions: 'Choose at least one permission: a key without any could not call any tool.' };
+    return { permissions: `Permissions: ${error.message}` };
+  }
   if (field === 'name') {
     const text = error.message.replace(/^name /, '');
     return { name: `The name ${text}.` };
@@ -95,13 +115,14 @@ export class ApiKeysController {
   async create(@CurrentPerson() person: Person, @Body() form: Form, @Res() response: Response): Promise<void> {
     const name = form?.name ?? '';
     const choice = choiceOf(form);
+    const permissions = permissionsOf(form);
     try {
-      const created = await this.keys.createFor(person, { name, channelAccess: accessOf(choice) });
+      const created = await this.keys.createFor(person, { name, channelAccess: accessOf(choice), permissions: permissions as KeyPermission[] | undefined });
       sendPage(response, 200, <ApiKeyCreatedPage person={person} secret={created.key} apiKey={created.apiKey} />);
     } catch (error) {
       const errors = error instanceof ValidationError ? formErrorsOf(error) : null;
       if (!errors) throw error;
-      sendPage(response, 400, <NewApiKeyPage person={person} name={name} choice={choice} errors={errors} />);
+      sendPage(response, 400, <NewApiKeyPage person={person} name={name} choice={choice} permissions={permissions} errors={errors} />);
     }
   }
 
@@ -109,15 +130,16 @@ export class ApiKeysController {
   async editForm(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
     const apiKey = await this.visible(person, id, response, { mustBeMine: true });
     if (!apiKey) return;
-    sendPage(response, 200, <EditApiKeyPage person={person} apiKey={apiKey} choice={choiceOfKey(apiKey)} />);
+    sendPage(response, 200, <EditApiKeyPage person={person} apiKey={apiKey} choice={choiceOfKey(apiKey)} permissions={apiKey.permissions} />);
   }
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/edit')
   async saveAccess(@CurrentPerson() person: Person, @Param('id') id: string, @Body() form: Form, @Res() response: Response): Promise<void> {
     const choice = choiceOf(form);
+    const permissions = permissionsOf(form);
     try {
-      await this.keys.updateChannelAccessFor(person, id, accessOf(choice));
+      await this.keys.updateChannelAccessFor(person, id, accessOf(choice), permissions as KeyPermission[] | undefined);
       seeOther(response, '/settings/api-keys?notice=saved');
     } catch (error) {
       if (this.answeredProblem(person, error, response)) return;
@@ -125,7 +147,11 @@ export class ApiKeysController {
       if (!errors) throw error;
       const apiKey = await this.visible(person, id, response, { mustBeMine: true });
       if (!apiKey) return;
-      sendPage(response, 400, <EditApiKeyPage person={person} apiKey={apiKey} choice={choice} errors={errors} />);
+      sendPage(
+        response,
+        400,
+        <EditApiKeyPage person={person} apiKey={apiKey} choice={choice} permissions={permissions ?? apiKey.permissions} errors={errors} />,
+      );
     }
   }
 

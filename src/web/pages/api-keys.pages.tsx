@@ -1,5 +1,6 @@
 import { LineRef } from '../../accounts/accounts.service';
 import { API_KEY_NAME_MAX_LENGTH } from '../../auth/api-key-rules';
+import { KEY_PERMISSIONS, KeyPermission } from '../../auth/key-permissions';
 import { Person } from '../../auth/person';
 import { PersonApiKeyView } from '../../auth/person-api-keys.service';
 import { CsrfField } from './csrf-field';
@@ -14,15 +15,30 @@ export interface ChannelAccessChoice {
   lineIds: string[];
 }
 
-/** Errors of a key form, by the field they name: the name field, or the channel-access fieldset. */
+/** Errors of a key form, by the field they name: the name field, the channel-access or the permissions fieldset. */
 export interface KeyFormErrors {
   name?: string;
   channelAccess?: string;
+  permissions?: string;
 }
+
+/**
+ * The permission checkboxes are `permission-<name>`; the hidden PERMISSIONS_SHOWN field says the
+ * form showed them, so that none ticked means none (refused), not "left out" (all, or unchanged).
+ */
+export const PERMISSION_FIELD = 'permission-';
+export const PERMISSIONS_SHOWN = 'permissions-shown';
+
+/** How the form and the list name each permission, and what it allows. */
+const PERMISSION_TEXT: Record<KeyPermission, { label: string; hint: string }> = {
+  read: { label: 'Read', hint: 'Read threads, messages, attachments, contacts, agent turns and lines.' },
+  send: { label: 'Send', hint: 'Send SMS and email, reply, and change contacts, labels and agent turns.' },
+  webhooks: { label: 'Webhooks', hint: 'Register, change and delete webhooks, and read and resend their deliveries.' },
+};
 
 /** The notices the list shows after a change (the `notice` query parameter; nothing from it is echoed). */
 export const NOTICES = {
-  saved: 'Channel access saved. The next request with the key uses it.',
+  saved: 'Channel access and permissions saved. The next request with the key uses them.',
   revoked: 'The key was revoked. Requests with it are now refused.',
 } as const;
 export type NoticeKind = keyof typeof NOTICES;
@@ -51,6 +67,10 @@ function ChannelAccessText(props: { access: PersonApiKeyView['channelAccess'] })
   );
 }
 
+function PermissionsText(props: { permissions: KeyPermission[] }) {
+  return <>{props.permissions.map((permission) => PERMISSION_TEXT[permission].label).join(', ')}</>;
+}
+
 function PencilIcon() {
   return (
     <svg aria-hidden="true" focusable="false" width="16" height="16" viewBox="0 0 16 16">
@@ -75,7 +95,8 @@ export function ApiKeysListPage(props: { person: Person; keys: PersonApiKeyView[
       ) : null}
       <div class="toolbar">
         <p class="muted">
-          Programs and AI agents use an API key to call the MCP endpoint as you. A key reaches all your channels, or only the lines you choose.
+          Programs and AI agents use an API key to call the MCP endpoint as you. A key reaches all your channels, or only the lines you choose, and may read,
+          send, manage webhooks, or any of these.
         </p>
         <a class="button" href={`${BASE}/new`}>
           New key
@@ -92,6 +113,7 @@ export function ApiKeysListPage(props: { person: Person; keys: PersonApiKeyView[
                 <th scope="col">Name</th>
                 <th scope="col">Key</th>
                 <th scope="col">Channel access</th>
+                <th scope="col">Permissions</th>
                 {seesOthers ? <th scope="col">Owner</th> : null}
                 <th scope="col">Created</th>
                 <th scope="col">Last used</th>
@@ -111,12 +133,15 @@ export function ApiKeysListPage(props: { person: Person; keys: PersonApiKeyView[
                     <span class="access">
                       <ChannelAccessText access={key.channelAccess} />
                       {key.mine ? (
-                        <a class="icon-link" href={`${BASE}/${key.id}/edit`} title="Edit channel access">
+                        <a class="icon-link" href={`${BASE}/${key.id}/edit`} title="Edit channel access and permissions">
                           <PencilIcon />
                           <span class="visually-hidden">Edit channel access for {key.name}</span>
                         </a>
                       ) : null}
                     </span>
+                  </td>
+                  <td>
+                    <PermissionsText permissions={key.permissions} />
                   </td>
                   {seesOthers ? <td>{key.mine ? <span class="muted">you</span> : key.owner.email}</td> : null}
                   <td>
@@ -188,12 +213,43 @@ function ChannelAccessFields(props: { lines: LineRef[]; choice: ChannelAccessCho
   );
 }
 
-/** New key: a name, channel access, Create key. */
-export function NewApiKeyPage(props: { person: Person; name?: string; choice?: ChannelAccessChoice; errors?: KeyFormErrors }) {
+/** Read, Send, Webhooks: one checkbox each (all ticked for a new key), and the hidden field saying they were shown. */
+function PermissionsFields(props: { chosen: readonly string[]; error?: string }) {
+  const { chosen, error } = props;
+  return (
+    <fieldset class="permissions" aria-describedby={error ? 'permissions-error' : 'permissions-hint'} aria-invalid={error ? 'true' : undefined}>
+      <legend>Permissions</legend>
+      <p class="hint" id="permissions-hint">
+        What the key may do on its channels, never more than you may. Tools a key may not use are hidden from it.
+      </p>
+      <FieldError id="permissions-error" message={error} />
+      <input type="hidden" name={PERMISSIONS_SHOWN} value="on" />
+      {KEY_PERMISSIONS.map((permission) => (
+        <div class="choice" key={permission}>
+          <input
+            type="checkbox"
+            id={`${PERMISSION_FIELD}${permission}`}
+            name={`${PERMISSION_FIELD}${permission}`}
+            value="on"
+            checked={chosen.includes(permission)}
+            aria-describedby={`${PERMISSION_FIELD}${permission}-hint`}
+          />
+          <label for={`${PERMISSION_FIELD}${permission}`}>{PERMISSION_TEXT[permission].label}</label>
+          <p class="hint" id={`${PERMISSION_FIELD}${permission}-hint`}>
+            {PERMISSION_TEXT[permission].hint}
+          </p>
+        </div>
+      ))}
+    </fieldset>
+  );
+}
+
+/** New key: a name, channel access, permissions, Create key. */
+export function NewApiKeyPage(props: { person: Person; name?: string; choice?: ChannelAccessChoice; permissions?: readonly string[]; errors?: KeyFormErrors }) {
   const errors = props.errors ?? {};
   return (
     <Layout title="New API key" person={props.person} current={BASE}>
-      {errors.name || errors.channelAccess ? (
+      {errors.name || errors.channelAccess || errors.permissions ? (
         <p class="notice error" role="alert">
           The key was not created: see below.
         </p>
@@ -216,6 +272,7 @@ export function NewApiKeyPage(props: { person: Person; name?: string; choice?: C
           aria-invalid={errors.name ? 'true' : undefined}
         />
         <ChannelAccessFields lines={props.person.lines} choice={props.choice ?? { mode: 'ALL', lineIds: [] }} error={errors.channelAccess} />
+        <PermissionsFields chosen={props.permissions ?? KEY_PERMISSIONS} error={errors.permissions} />
         <div class="actions">
           <button type="submit">Create key</button>
           <a href={BASE}>Cancel</a>
@@ -252,16 +309,22 @@ export function ApiKeyCreatedPage(props: { person: Person; secret: string; apiKe
   );
 }
 
-/** Edit channel access of one of the person's own keys. */
-export function EditApiKeyPage(props: { person: Person; apiKey: PersonApiKeyView; choice: ChannelAccessChoice; errors?: KeyFormErrors }) {
+/** Edit channel access and permissions of one of the person's own keys. */
+export function EditApiKeyPage(props: {
+  person: Person;
+  apiKey: PersonApiKeyView;
+  choice: ChannelAccessChoice;
+  permissions: readonly string[];
+  errors?: KeyFormErrors;
+}) {
   const errors = props.errors ?? {};
   const { apiKey } = props;
   return (
-    <Layout title={`Channel access of “${apiKey.name}”`} person={props.person} current={BASE}>
+    <Layout title={`Access of “${apiKey.name}”`} person={props.person} current={BASE}>
       <p class="muted">
         Key <code>{apiKey.keyHint}</code>. A change applies to the next request made with the key.
       </p>
-      {errors.channelAccess ? (
+      {errors.channelAccess || errors.permissions ? (
         <p class="notice error" role="alert">
           Nothing was changed: see below.
         </p>
@@ -269,6 +332,7 @@ export function EditApiKeyPage(props: { person: Person; apiKey: PersonApiKeyView
       <form method="post" action={`${BASE}/${apiKey.id}/edit`} class="stack form">
         <CsrfField person={props.person} />
         <ChannelAccessFields lines={props.person.lines} choice={props.choice} error={errors.channelAccess} />
+        <PermissionsFields chosen={props.permissions} error={errors.permissions} />
         <div class="actions">
           <button type="submit">Save</button>
           <a href={BASE}>Cancel</a>
