@@ -204,6 +204,45 @@ describe('event data limits', () => {
       expect(await toolError(m, s.apiKey, 'get_message', { messageId: first.messageId })).toBe(`message ${first.messageId} not found`);
     });
 
+    it('list_agent_turns: 25 drafts of 100,000 characters; get_agent_turn reads one a window at a time', async () => {
+      const own = await createSession(m.admin, { lines: ['EMAIL_ACCOUNT'] });
+      const line = own.lines[0];
+      const { threadId } = await postEmail(rawEmail(line.address, { Subject: 'Drafts' }, 'Please answer at length.'));
+      const agent = (await m.admin.post(`/admin/lines/${line.id}/agents`, { name: 'Verbose drafter', mode: 'DRAFT' }).expect(201)).body;
+      const draft = (i: number) => bigBody(i).slice(0, BIG - 1) + '.';
+      let firstTurnId = '';
+      for (let i = 0; i < 25; i += 1) {
+        const res = await m
+          .http()
+          .post(`/api/agents/${agent.id}/turns`)
+          .set('Authorization', `Bearer ${own.apiKey}`)
+          .send({ threadId, body: draft(i) });
+        expect(res.status).toBe(201);
+        expect(res.body.turn.body).toBe(draft(i)); // the REST route gives the turn whole
+        if (i === 0) firstTurnId = res.body.turn.id;
+      }
+      const list = await resultText(own.apiKey, 'list_agent_turns', {});
+      expect(list.result.turns).toHaveLength(25);
+      for (const turn of list.result.turns) {
+        expect(turn).toMatchObject({ bodyLength: BIG, truncated: true });
+        expect(Array.from(turn.body as string)).toHaveLength(RESULT_BOUNDS.bodyChars);
+      }
+      expect(list.text.length).toBeLessThan(RESULT_BOUNDS.resultChars);
+
+      const first = await resultText(own.apiKey, 'get_agent_turn', { turnId: firstTurnId });
+      expect(first.result).toMatchObject({ nextOffset: RESULT_BOUNDS.messageChars, turn: { bodyLength: BIG, truncated: true } });
+      expect(first.text.length).toBeLessThan(RESULT_BOUNDS.resultChars);
+      let body = first.result.turn.body as string;
+      for (let offset = first.result.nextOffset; offset !== null;) {
+        const next = await resultText(own.apiKey, 'get_agent_turn', { turnId: firstTurnId, offset });
+        body += next.result.turn.body;
+        offset = next.result.nextOffset;
+      }
+      expect(body).toBe(draft(0));
+      const past = await toolError(m, own.apiKey, 'get_agent_turn', { turnId: firstTurnId, offset: BIG + 1 });
+      expect(past).toBe(`offset ${BIG + 1} is past the end of the body (bodyLength ${BIG})`);
+    });
+
     it('read_attachment: 1,000,000 characters of text come 20,000 at a time; a calendar of 120 events lists 20', async () => {
       const own = await createSession(m.admin, { lines: ['EMAIL_ACCOUNT'] });
       const address = own.lines[0].address;

@@ -155,6 +155,8 @@ describe('look-up tools', () => {
         createdAt: expect.stringMatching(ISO_MS),
         agent: { id: drafter.id, name: 'Drafter', mode: 'DRAFT' },
         body: 'Yes, from 10am.',
+        bodyLength: 15,
+        truncated: false,
         decidedByUserId: null,
         decidedAt: null,
       });
@@ -162,7 +164,7 @@ describe('look-up tools', () => {
       expect(await m.db.query(`SELECT id FROM messages WHERE thread_id = $1 AND body = $2`, [threadId, 'Yes, from 10am.'])).toEqual([]);
       // The REST twin makes the same kind of turn.
       const rest = await postTurn(s.apiKey, drafter.id, { threadId, body: 'Yes, from 10am.' });
-      expect({ ...rest, id: draft.id, createdAt: draft.createdAt }).toEqual(draft);
+      expect({ ...rest, id: draft.id, createdAt: draft.createdAt, bodyLength: 15, truncated: false }).toEqual(draft);
 
       const sent = (await toolOk(m, s.apiKey, 'create_agent_turn', { agentId: sender.id, threadId, body: 'Sunday 10am to 4pm.' })).turn;
       expect(sent).toMatchObject({
@@ -221,7 +223,7 @@ describe('look-up tools', () => {
       expect(await toolError(m, s.apiKey, 'approve_agent_turn', { turnId: draft.id, body: '' })).toBe(
         'invalid arguments: body must NOT have fewer than 1 characters',
       );
-      expect((await toolOk(m, s.apiKey, 'get_agent_turn', { turnId: draft.id })).turn).toEqual(draft);
+      expect((await toolOk(m, s.apiKey, 'get_agent_turn', { turnId: draft.id })).turn).toEqual({ ...draft, bodyLength: 5, truncated: false });
 
       const edited = 'Sure, dogs are welcome on the terrace.';
       const approved = (await toolOk(m, s.apiKey, 'approve_agent_turn', { turnId: draft.id, body: edited })).turn;
@@ -229,6 +231,8 @@ describe('look-up tools', () => {
         ...draft,
         status: 'SENT',
         body: edited,
+        bodyLength: edited.length,
+        truncated: false,
         messageId: expect.stringMatching(UUID),
         decidedByUserId: s.userId,
         decidedAt: expect.any(String),
@@ -260,14 +264,18 @@ describe('look-up tools', () => {
         createdAt: expect.stringMatching(ISO_MS),
         agent: { id: agent.id, name: 'Front desk', mode: 'DRAFT' },
         body: 'Yes, 7pm works.',
+        bodyLength: 15,
+        truncated: false,
         decidedByUserId: null,
         decidedAt: null,
       });
-      expect(got).toEqual(draft);
+      expect(got).toEqual({ ...draft, bodyLength: 15, truncated: false });
 
       const rejected = (await toolOk(m, s.apiKey, 'reject_agent_turn', { turnId: draft.id })).turn;
       expect((await toolOk(m, s.apiKey, 'get_agent_turn', { turnId: draft.id })).turn).toEqual({
         ...draft,
+        bodyLength: 15,
+        truncated: false,
         status: 'REJECTED',
         decidedByUserId: s.userId,
         decidedAt: rejected.decidedAt,

@@ -67,6 +67,15 @@ export function textWindowArguments<M extends number>(what: string, defaultChars
 }
 
 /**
+ * `maxChars` characters of `text` from `offset`, and the whole text's length, in Unicode code
+ * points as PostgreSQL's left() and length() count them: for a text already in memory.
+ */
+export function textWindow(text: string, offset: number, maxChars: number): { window: string; length: number } {
+  const points = Array.from(text);
+  return { window: points.slice(offset, offset + maxChars).join(''), length: points.length };
+}
+
+/**
  * Where the window after this one starts, reading `maxChars` from `offset` of a text `length`
  * long (null at the end); an offset past the end is the caller's mistake. `length` is named as the
  * result names it (`textLength`, `bodyLength`).

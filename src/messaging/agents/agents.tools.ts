@@ -3,7 +3,8 @@ import { McpTool, McpToolHandler, ToolArgs } from '../../mcp/mcp-tool.decorator'
 import { AGENT_MODES, AGENTS_PAGE_SIZE, AgentTurnView, BODY_MAX, TURN_DECISION_ROLE, TURN_STATUSES, TURNS_PAGE_SIZE } from './agent.types';
 import { AgentsService } from './agents.service';
 import { SMS_BODY_MAX } from '../outbound/reply-body';
-import { cursorArgument, nextCursorResult, nullableString } from '../../mcp/common-schemas';
+import { cursorArgument, nextCursorResult, nullable, nullableString } from '../../mcp/common-schemas';
+import { nextOffsetOf, RESULT_BOUNDS, textWindow, textWindowArguments } from '../result-bounds';
 
 const agentModeSchema = { type: 'string', enum: [...AGENT_MODES] } as const;
 
@@ -20,12 +21,25 @@ export const agentTurnSchema = {
       properties: { id: { type: 'string' }, name: { type: 'string' }, mode: agentModeSchema },
       required: ['id', 'name', 'mode'],
     },
-    body: { type: 'string' },
+    body: {
+      type: 'string',
+      description: `The reply's text: at most ${RESULT_BOUNDS.bodyChars.toLocaleString('en-US')} characters here (truncated says when cut); get_agent_turn reads it whole, a window at a time.`,
+    },
+    bodyLength: { type: 'integer', description: "The whole body's length in characters." },
+    truncated: { type: 'boolean', description: 'True when body is not the whole text.' },
     decidedByUserId: nullableString,
     decidedAt: nullableString,
   },
-  required: ['id', 'status', 'threadId', 'messageId', 'createdAt', 'agent', 'body', 'decidedByUserId', 'decidedAt'],
+  required: ['id', 'status', 'threadId', 'messageId', 'createdAt', 'agent', 'body', 'bodyLength', 'truncated', 'decidedByUserId', 'decidedAt'],
 } as const;
+
+/** A turn as the tools show it: its body cut (docs/mcp.md, "Result sizes"); the REST routes give it whole. */
+export type ToolTurn = Omit<AgentTurnView, 'body'> & { body: string; bodyLength: number; truncated: boolean };
+
+function toolTurn(turn: AgentTurnView, offset = 0, maxChars: number = RESULT_BOUNDS.bodyChars): ToolTurn {
+  const { window, length } = textWindow(turn.body, offset, maxChars);
+  return { ...turn, body: window, bodyLength: length, truncated: window.length < turn.body.length };
+}
 
 const turnResult = { type: 'object', properties: { turn: agentTurnSchema }, required: ['turn'] } as const;
 const byTurnId = {
@@ -112,8 +126,9 @@ const listAgentTurnsInput = {
 export class ListAgentTurnsTool implements McpToolHandler<ToolArgs<typeof listAgentTurnsInput>> {
   constructor(private readonly agents: AgentsService) {}
 
-  execute(args: ToolArgs<typeof listAgentTurnsInput>, caller: Caller) {
-    return this.agents.list(caller, args);
+  async execute(args: ToolArgs<typeof listAgentTurnsInput>, caller: Caller) {
+    const { turns, nextCursor } = await this.agents.list(caller, args);
+    return { turns: turns.map((turn) => toolTurn(turn)), nextCursor };
   }
 }
 
@@ -145,13 +160,23 @@ const createAgentTurnInput = {
   inputSchema: createAgentTurnInput,
   outputSchema: turnResult,
 })
-export class CreateAgentTurnTool implements McpToolHandler<ToolArgs<typeof createAgentTurnInput>, { turn: AgentTurnView }> {
+export class CreateAgentTurnTool implements McpToolHandler<ToolArgs<typeof createAgentTurnInput>, { turn: ToolTurn }> {
   constructor(private readonly agents: AgentsService) {}
 
   async execute({ agentId, ...input }: ToolArgs<typeof createAgentTurnInput>, caller: Caller) {
-    return { turn: await this.agents.createTurn(caller, agentId, input) };
+    return { turn: toolTurn(await this.agents.createTurn(caller, agentId, input)) };
   }
 }
+
+const getAgentTurnInput = {
+  type: 'object',
+  properties: {
+    ...byTurnId.properties,
+    ...textWindowArguments('body', RESULT_BOUNDS.messageChars, RESULT_BOUNDS.maxMessageChars),
+  },
+  required: ['turnId'],
+  additionalProperties: false,
+} as const;
 
 @McpTool({
   name: 'get_agent_turn',
@@ -159,18 +184,28 @@ export class CreateAgentTurnTool implements McpToolHandler<ToolArgs<typeof creat
   description:
     'One agent turn on the lines this key may use, with its body: the drafted reply while AWAITING_APPROVAL, the text sent once SENT ' +
     '(as approved), or the discarded draft when REJECTED; and who decided it and when. An agent_turn.* event carries the turn without ' +
-    'its body: read it here. A turn on another line or of another org reads as not found.',
+    'its body: read it here. A turn on another line or of another org reads as not found. The body comes a window at a time: ' +
+    `${RESULT_BOUNDS.messageChars.toLocaleString('en-US')} characters by default; pass nextOffset as offset for the rest.`,
   kind: 'read',
   idempotent: true,
   minRole: 'MEMBER',
-  inputSchema: byTurnId,
-  outputSchema: turnResult,
+  inputSchema: getAgentTurnInput,
+  outputSchema: {
+    type: 'object',
+    properties: {
+      turn: agentTurnSchema,
+      nextOffset: nullable({ type: 'integer' } as const, 'Pass as offset to read the body on; null when the window reaches its end.'),
+    },
+    required: ['turn', 'nextOffset'],
+  },
 })
-export class GetAgentTurnTool implements McpToolHandler<ToolArgs<typeof byTurnId>, { turn: AgentTurnView }> {
+export class GetAgentTurnTool implements McpToolHandler<ToolArgs<typeof getAgentTurnInput>, { turn: ToolTurn; nextOffset: number | null }> {
   constructor(private readonly agents: AgentsService) {}
 
-  async execute(args: ToolArgs<typeof byTurnId>, caller: Caller) {
-    return { turn: await this.agents.getTurn(caller, args.turnId) };
+  async execute(args: ToolArgs<typeof getAgentTurnInput>, caller: Caller) {
+    const window = { offset: args.offset ?? 0, maxChars: args.maxChars ?? RESULT_BOUNDS.messageChars };
+    const turn = toolTurn(await this.agents.getTurn(caller, args.turnId), window.offset, window.maxChars);
+    return { turn, nextOffset: nextOffsetOf(window, { of: 'body', name: 'bodyLength', value: turn.bodyLength }) };
   }
 }
 
@@ -204,11 +239,11 @@ const approveAgentTurnInput = {
   inputSchema: approveAgentTurnInput,
   outputSchema: turnResult,
 })
-export class ApproveAgentTurnTool implements McpToolHandler<ToolArgs<typeof approveAgentTurnInput>, { turn: AgentTurnView }> {
+export class ApproveAgentTurnTool implements McpToolHandler<ToolArgs<typeof approveAgentTurnInput>, { turn: ToolTurn }> {
   constructor(private readonly agents: AgentsService) {}
 
   async execute(args: ToolArgs<typeof approveAgentTurnInput>, caller: Caller) {
-    return { turn: await this.agents.approve(caller, args.turnId, args.body) };
+    return { turn: toolTurn(await this.agents.approve(caller, args.turnId, args.body)) };
   }
 }
 
@@ -223,10 +258,10 @@ export class ApproveAgentTurnTool implements McpToolHandler<ToolArgs<typeof appr
   inputSchema: byTurnId,
   outputSchema: turnResult,
 })
-export class RejectAgentTurnTool implements McpToolHandler<ToolArgs<typeof byTurnId>, { turn: AgentTurnView }> {
+export class RejectAgentTurnTool implements McpToolHandler<ToolArgs<typeof byTurnId>, { turn: ToolTurn }> {
   constructor(private readonly agents: AgentsService) {}
 
   async execute(args: ToolArgs<typeof byTurnId>, caller: Caller) {
-    return { turn: await this.agents.reject(caller, args.turnId) };
+    return { turn: toolTurn(await this.agents.reject(caller, args.turnId)) };
   }
 }
