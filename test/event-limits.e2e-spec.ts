@@ -1,4 +1,5 @@
 import { EVENT_LIMITS } from '../src/messaging/message-data.builder';
+import { MAX_NOTES_CHARS } from '../src/messaging/contacts/contacts.service';
 import { RESULT_BOUNDS } from '../src/messaging/result-bounds';
 import { toolError, toolOk } from './support/mcp';
 import { createMessagingTestApp, Envelope, Hook, inboundSms, MessagingTestApp, partnerPhone } from './support/messaging-hooks';
@@ -283,6 +284,43 @@ describe('event data limits', () => {
       expect(calendar.result.calendarEvents).toHaveLength(RESULT_BOUNDS.calendarEvents);
       expect(calendar.result.calendarEvents.every((e: Json) => e.attendeeEmails.length === RESULT_BOUNDS.attendeesPerEvent)).toBe(true);
       expect(calendar.text.length).toBeLessThan(RESULT_BOUNDS.resultChars);
+    });
+
+    it('list_contacts: 25 contacts with notes of 10,000 characters; get_contact has them whole; a merge past 10,000 is refused', async () => {
+      const own = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
+      // 10,000 code points, a quarter of them outside the BMP (two UTF-16 units each): the bound counts code points.
+      const notes = (i: number) => codePoints(`${i} ${'🙂 noted. '.repeat(2_000)}`, MAX_NOTES_CHARS);
+      const ids: string[] = [];
+      for (let i = 0; i < 25; i += 1) {
+        const args = { displayName: `Contact ${String(i).padStart(2, '0')}`, identities: [{ kind: 'PHONE', value: partnerPhone() }] };
+        const { contact } = await toolOk(m, own.apiKey, 'create_contact', args);
+        await toolOk(m, own.apiKey, 'update_contact', { contactId: contact.id, notes: notes(i) });
+        ids.push(contact.id);
+      }
+      const list = await resultText(own.apiKey, 'list_contacts', {});
+      expect(list.result.contacts.map((c: Json) => c.id)).toEqual(ids);
+      list.result.contacts.forEach((c: Json, i: number) => {
+        expect(c).toMatchObject({ notes: codePoints(notes(i), RESULT_BOUNDS.contactNotesChars), notesTruncated: true });
+      });
+      expect(list.text.length).toBeLessThan(RESULT_BOUNDS.resultChars);
+
+      const whole = await resultText(own.apiKey, 'get_contact', { contactId: ids[0] });
+      expect(whole.result.contact).toMatchObject({ notes: notes(0), notesTruncated: false });
+      expect(whole.text.length).toBeLessThan(RESULT_BOUNDS.resultChars);
+
+      // Joined with a blank line, two notes of 5,000 would be 10,002 characters: refused, and both contacts stay as they were.
+      const half = (i: number) => codePoints(notes(i), 5_000);
+      await toolOk(m, own.apiKey, 'update_contact', { contactId: ids[1], notes: half(1) });
+      await toolOk(m, own.apiKey, 'update_contact', { contactId: ids[2], notes: half(2) });
+      expect(await toolError(m, own.apiKey, 'merge_contacts', { contactIds: [ids[1], ids[2]] })).toBe(
+        `the notes of these contacts joined would be 10002 characters, more than the ${MAX_NOTES_CHARS} a contact keeps; shorten them with update_contact, then merge`,
+      );
+      expect((await toolOk(m, own.apiKey, 'get_contact', { contactId: ids[2] })).contact).toMatchObject({ notes: half(2), identities: [expect.anything()] });
+      // Exactly 10,000 joined is kept whole.
+      await toolOk(m, own.apiKey, 'update_contact', { contactId: ids[2], notes: codePoints(half(2), 4_998) });
+      const merged = await toolOk(m, own.apiKey, 'merge_contacts', { contactIds: [ids[1], ids[2]] });
+      expect(merged.contact).toMatchObject({ id: ids[1], notes: `${half(1)}\n\n${codePoints(half(2), 4_998)}`, notesTruncated: false });
+      expect(Array.from(merged.contact.notes as string)).toHaveLength(MAX_NOTES_CHARS);
     });
 
     it("get_message gives a FAILED message the mail server's reason", async () => {

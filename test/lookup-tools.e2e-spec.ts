@@ -314,6 +314,7 @@ describe('look-up tools', () => {
         id: contact.id,
         displayName: 'Ada Lovelace',
         notes: 'Prefers SMS after 6pm.',
+        notesTruncated: false,
         createdAt: expect.stringMatching(ISO_MS),
         updatedAt: expect.stringMatching(ISO_MS),
         // Created in one transaction: in either order.

@@ -105,16 +105,17 @@ export const attachmentRefSchema = {
   required: ['id', 'filename', 'mimeType', 'sizeBytes'],
 } as const;
 
-/** A contact of the org; `identities` lists only what the caller may see (docs/messaging.md). */
+/** A contact of the org; `identities` lists only what the caller may see, and list_contacts cuts `notes` (docs/messaging.md). */
 export const contactSchema = {
   type: 'object',
   properties: {
     id: { type: 'string' },
     displayName: nullableString,
     notes: nullableString,
+    notesTruncated: { type: 'boolean' },
     createdAt: { type: 'string' },
     updatedAt: { type: 'string' },
     identities: { type: 'array', items: identitySchema },
   },
-  required: ['id', 'displayName', 'notes', 'createdAt', 'updatedAt', 'identities'],
+  required: ['id', 'displayName', 'notes', 'notesTruncated', 'createdAt', 'updatedAt', 'identities'],
 } as const;

@@ -8,6 +8,8 @@ import { ValidationError } from '../common/errors';
 export const RESULT_BOUNDS = {
   /** list_threads: the last message's preview, whitespace folded. */
   previewChars: 200,
+  /** list_contacts: characters of each contact's notes (get_contact gives them whole). */
+  contactNotesChars: 500,
   /** get_thread: messages per page, by default and at most. */
   threadMessages: 20,
   maxThreadMessages: 50,

@@ -9,16 +9,21 @@ import { EventBus } from '../../events/event-bus';
 import { IdentityData, IdentityKind } from '../../events/event-payloads';
 import { toIdentity } from '../message-data.builder';
 import { containsPattern, KeysetCursors } from '../../common/keyset-cursor';
+import { RESULT_BOUNDS, textWindow } from '../result-bounds';
 import { ContactsRepository } from './contacts.repository';
 
 export const CONTACTS_PAGE_SIZE = 25;
 export const MAX_CONTACTS_PAGE_SIZE = 100;
 export const MAX_MERGE = 20;
+/** The longest notes a contact keeps, in Unicode code points: what update_contact sets, and what merge_contacts may join. */
+export const MAX_NOTES_CHARS = 10_000;
 
 export interface ContactView {
   id: string;
   displayName: string | null;
   notes: string | null;
+  /** True when `notes` is a preview (list_contacts); get_contact gives the notes whole. */
+  notesTruncated: boolean;
   createdAt: string;
   updatedAt: string;
   /** Only when the contact is in view for the caller (IN_VIEW in contacts.repository.ts); otherwise empty. */
@@ -57,6 +62,7 @@ export class ContactsService {
         this.dataSource.manager,
         caller,
         page.map((r) => r.id),
+        RESULT_BOUNDS.contactNotesChars,
       ),
       nextCursor: rows.length > limit && last ? this.cursors.encode('list_contacts', { key: last.sort_key, id: last.id }) : null,
     };
@@ -135,6 +141,14 @@ export class ContactsService {
       const mergedContactIds = input.contactIds.filter((id) => id !== survivor.id);
       const displayName = survivor.display_name ?? others.find((c) => c.display_name)?.display_name ?? null;
       const notes = [...new Set([survivor, ...others].map((c) => c.notes?.trim()).filter((n): n is string => !!n))].join('\n\n') || null;
+      const notesLength = notes === null ? 0 : Array.from(notes).length;
+      if (notesLength > MAX_NOTES_CHARS) {
+        // Refused rather than cut: a merge must not lose what someone wrote about the person.
+        throw new ValidationError(
+          `the notes of these contacts joined would be ${notesLength} characters, more than the ${MAX_NOTES_CHARS} a contact keeps; shorten them with update_contact, then merge`,
+          'contactIds',
+        );
+      }
 
       await this.contacts.merge(tx, survivor, others, { displayName, notes });
 
@@ -153,8 +167,8 @@ export class ContactsService {
     });
   }
 
-  /** The contacts as the caller may see them, in the order of `ids`. */
-  private async views(manager: EntityManager, caller: Caller, ids: string[]): Promise<ContactView[]> {
+  /** The contacts as the caller may see them, in the order of `ids`; notes cut to `notesChars` when given. */
+  private async views(manager: EntityManager, caller: Caller, ids: string[], notesChars?: number): Promise<ContactView[]> {
     if (ids.length === 0) return [];
     const rows = await this.contacts.viewRows(manager, caller, ids);
     const identities = await this.contacts.identitiesOf(
@@ -166,10 +180,12 @@ export class ContactsService {
       .filter((id) => byId.has(id))
       .map((id) => {
         const c = byId.get(id)!;
+        const notes = c.notes === null || notesChars === undefined ? c.notes : textWindow(c.notes, 0, notesChars).window;
         return {
           id: c.id,
           displayName: c.display_name,
-          notes: c.notes,
+          notes,
+          notesTruncated: notes !== c.notes, // a prefix, so shorter exactly when cut
           createdAt: c.created_at.toISOString(),
           updatedAt: c.updated_at.toISOString(),
           identities: identities.filter((i) => i.contact_id === c.id).map(toIdentity),

@@ -1,7 +1,8 @@
 import { Caller } from '../../auth/caller';
 import { McpTool, McpToolHandler, ToolArgs } from '../../mcp/mcp-tool.decorator';
 import { contactSchema } from '../messaging.schemas';
-import { CONTACTS_PAGE_SIZE, ContactsService, MAX_CONTACTS_PAGE_SIZE, MAX_MERGE } from './contacts.service';
+import { RESULT_BOUNDS } from '../result-bounds';
+import { CONTACTS_PAGE_SIZE, ContactsService, MAX_CONTACTS_PAGE_SIZE, MAX_MERGE, MAX_NOTES_CHARS } from './contacts.service';
 import { cursorArgument, nextCursorResult, nullable } from '../../mcp/common-schemas';
 
 const contactIdSchema = {
@@ -33,6 +34,7 @@ const listContactsInput = {
   description:
     `The org's contacts with their identities, alphabetically; ${CONTACTS_PAGE_SIZE} per page by default (limit up to ${MAX_CONTACTS_PAGE_SIZE}). ` +
     `query matches part of a display name or of an identity's value (phone number, email address). ${VISIBILITY} ` +
+    `notes are cut to their first ${RESULT_BOUNDS.contactNotesChars} characters, with notesTruncated true when cut: get_contact gives them whole. ` +
     'Pass nextCursor as cursor for the next page.',
   kind: 'read',
   idempotent: true,
@@ -63,7 +65,7 @@ const getContactInput = {
   name: 'get_contact',
   title: 'Get a contact',
   description:
-    `One contact of the org: display name, notes and identities (phone numbers, email addresses), as list_contacts shows it. ${VISIBILITY} ` +
+    `One contact of the org: display name, notes (whole) and identities (phone numbers, email addresses), as list_contacts shows it. ${VISIBILITY} ` +
     'A person id of an event or of get_thread (when not null) is a contact id; an id of another org reads as not found.',
   kind: 'read',
   idempotent: true,
@@ -128,7 +130,10 @@ const updateContactInput = {
   type: 'object',
   properties: {
     contactId: contactIdSchema,
-    notes: nullable({ type: 'string', maxLength: 10_000 } as const, 'Free text about the person, replacing the notes there were; null or blank clears them.'),
+    notes: nullable(
+      { type: 'string', maxLength: MAX_NOTES_CHARS } as const,
+      'Free text about the person, replacing the notes there were; null or blank clears them.',
+    ),
     displayName: { type: 'string', minLength: 1, maxLength: 200, description: 'The new display name.' },
   },
   required: ['contactId'],
@@ -177,7 +182,8 @@ const mergeContactsInput = {
   description:
     'Joins 2 to 20 contacts who are the same person into one: the survivor (into, else the oldest) takes every identity, keeps its ' +
     'display name (or takes one from the others when it has none) and the notes of all; the other contacts are deleted and their ' +
-    'ids stop existing. Publishes contact.merged (to webhooks scoped to all channels). Irreversible.',
+    `ids stop existing. Refused, changing nothing, when the joined notes would pass the ${MAX_NOTES_CHARS} characters a contact keeps. ` +
+    'Publishes contact.merged (to webhooks scoped to all channels). Irreversible.',
   kind: 'destructive',
   minRole: 'MEMBER',
   inputSchema: mergeContactsInput,
