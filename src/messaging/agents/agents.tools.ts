@@ -4,7 +4,7 @@ import { AGENT_MODES, AGENTS_PAGE_SIZE, AgentTurnView, BODY_MAX, TURN_DECISION_R
 import { AgentsService } from './agents.service';
 import { SMS_BODY_MAX } from '../outbound/reply-body';
 import { cursorArgument, nextCursorResult, nullable, nullableString } from '../../mcp/common-schemas';
-import { nextOffsetOf, RESULT_BOUNDS, textWindow, textWindowArguments } from '../result-bounds';
+import { nextOffsetOf, RESULT_BOUNDS, textWindow, textWindowArguments } from '../../mcp/result-bounds';
 
 const agentModeSchema = { type: 'string', enum: [...AGENT_MODES] } as const;
 

@@ -1,7 +1,7 @@
 import { Caller } from '../../auth/caller';
 import { McpTool, McpToolHandler, ToolArgs } from '../../mcp/mcp-tool.decorator';
 import { AttachmentReadResult, AttachmentsService } from './attachments.service';
-import { RESULT_BOUNDS, textWindowArguments } from '../result-bounds';
+import { RESULT_BOUNDS, textWindowArguments } from '../../mcp/result-bounds';
 
 import { nullable, nullableString } from '../../mcp/common-schemas';
 

@@ -8,7 +8,7 @@ import { toCalendarEventData } from './attachment-extraction.service';
 import { notStoredError } from './attachment-storage';
 import { AttachmentView, ExtractionStatus, toAttachmentView } from './attachment-view';
 import { AttachmentsRepository } from './attachments.repository';
-import { nextOffsetOf, RESULT_BOUNDS } from '../result-bounds';
+import { nextOffsetOf, RESULT_BOUNDS } from '../../mcp/result-bounds';
 
 export interface AttachmentReadResult {
   attachment: AttachmentView;

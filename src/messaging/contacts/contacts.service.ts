@@ -9,7 +9,7 @@ import { EventBus } from '../../events/event-bus';
 import { IdentityData, IdentityKind } from '../../events/event-payloads';
 import { toIdentity } from '../message-data.builder';
 import { containsPattern, KeysetCursors } from '../../common/keyset-cursor';
-import { RESULT_BOUNDS, textWindow } from '../result-bounds';
+import { RESULT_BOUNDS, textWindow } from '../../mcp/result-bounds';
 import { ContactsRepository } from './contacts.repository';
 
 export const CONTACTS_PAGE_SIZE = 25;

@@ -1,7 +1,7 @@
 import { Caller } from '../../auth/caller';
 import { McpTool, McpToolHandler, ToolArgs } from '../../mcp/mcp-tool.decorator';
 import { contactSchema } from '../messaging.schemas';
-import { RESULT_BOUNDS } from '../result-bounds';
+import { RESULT_BOUNDS } from '../../mcp/result-bounds';
 import { CONTACTS_PAGE_SIZE, ContactsService, MAX_CONTACTS_PAGE_SIZE, MAX_MERGE, MAX_NOTES_CHARS } from './contacts.service';
 import { cursorArgument, nextCursorResult, nullable } from '../../mcp/common-schemas';
 

@@ -5,7 +5,7 @@ import { Caller } from '../../auth/caller';
 import { plannedPerCall, queryNamed } from '../../database/sql';
 import { Channel } from '../../events/event-payloads';
 import { MessageRow } from '../message-data.repository';
-import { RESULT_BOUNDS } from '../result-bounds';
+import { RESULT_BOUNDS } from '../../mcp/result-bounds';
 
 /**
  * The indexed expressions, exactly as the migration MessageSearch made messages_search_idx and

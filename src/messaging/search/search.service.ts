@@ -8,7 +8,7 @@ import { KeysetCursors } from '../../common/keyset-cursor';
 import { Channel, Direction, IdentityKind } from '../../events/event-payloads';
 import { serializeMessage } from '../message-data.builder';
 import { ThreadAccessRepository } from '../threads/thread-access.repository';
-import { RESULT_BOUNDS } from '../result-bounds';
+import { RESULT_BOUNDS } from '../../mcp/result-bounds';
 import { SearchHitRow, SearchRepository } from './search.repository';
 
 export interface SearchArgs {

@@ -2,7 +2,7 @@ import { Caller } from '../../auth/caller';
 import { cursorArgument, nextCursorResult, nullable, nullableString } from '../../mcp/common-schemas';
 import { McpTool, McpToolHandler, ToolArgs } from '../../mcp/mcp-tool.decorator';
 import { identityRef, personConciseSchema } from '../messaging.schemas';
-import { RESULT_BOUNDS } from '../result-bounds';
+import { RESULT_BOUNDS } from '../../mcp/result-bounds';
 import { SearchService } from './search.service';
 
 const searchMessagesInput = {

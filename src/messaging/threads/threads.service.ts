@@ -7,7 +7,7 @@ import { AttachmentRef, Channel, PersonData, SerializedMessage } from '../../eve
 import { MessageDataBuilder, serializeMessage } from '../message-data.builder';
 import { ThreadAccessRepository } from './thread-access.repository';
 import { MessageAttachmentRow, ThreadListRow, ThreadRow, ThreadsRepository } from './threads.repository';
-import { nextOffsetOf, previewOf, RESULT_BOUNDS } from '../result-bounds';
+import { nextOffsetOf, previewOf, RESULT_BOUNDS } from '../../mcp/result-bounds';
 import { isIsoTimestamp, KeysetCursors } from '../../common/keyset-cursor';
 
 export const THREADS_PAGE_SIZE = 25;

@@ -2,7 +2,7 @@ import { Caller } from '../../auth/caller';
 import { McpTool, McpToolHandler, ToolArgs } from '../../mcp/mcp-tool.decorator';
 import { attachmentRefSchema, labelWithConfidenceSchema, messageSchema, personConciseSchema, personSchema, threadSummarySchema } from '../messaging.schemas';
 import { MAX_THREADS_PAGE_SIZE, THREADS_PAGE_SIZE, ThreadsService } from './threads.service';
-import { RESULT_BOUNDS, textWindowArguments } from '../result-bounds';
+import { RESULT_BOUNDS, textWindowArguments } from '../../mcp/result-bounds';
 import { cursorArgument, nextCursorResult, nullable } from '../../mcp/common-schemas';
 
 const threadIdSchema = { type: 'string', format: 'uuid', description: 'A thread id (from list_threads or an event).' } as const;
