@@ -15,7 +15,7 @@ import {
   waitDeliveryIdle,
   waitForRequests,
 } from './support/delivery';
-import { toolError, toolOk } from './support/mcp';
+import { rpc, toolError, toolOk } from './support/mcp';
 import { storePayload } from './support/payloads';
 import { TestReceiver } from './support/receiver';
 import { createSession, Session } from './support/session';
@@ -386,6 +386,9 @@ describe('get_webhook_delivery and the status filter', () => {
   interface Detail {
     delivery: Record<string, unknown> & { id: string; status: string; attempts: number; recoveredAt: string | null };
     envelope: { id: string; type: string; createdAt: string; endpointId: string; mode: string; data: object };
+    envelopeLength: number;
+    envelopeText: string | null;
+    nextOffset: number | null;
     attempts: Array<{
       attemptNumber: number;
       attemptedAt: string;
@@ -411,6 +414,7 @@ describe('get_webhook_delivery and the status filter', () => {
     const sent = JSON.parse(second.body);
     expect(detail.envelope).toEqual(sent); // contact.merged has no attachment links: exactly the bytes' content
     expect(Object.keys(detail.envelope)).toEqual(['id', 'type', 'createdAt', 'endpointId', 'mode', 'data']);
+    expect(detail).toMatchObject({ envelopeLength: JSON.stringify(sent).length, envelopeText: null, nextOffset: null });
     expect(detail.delivery).toMatchObject({ id: row.id, eventId: sent.id, status: 'succeeded', attempts: 2, lastStatusCode: 200, recoveredAt: null });
     expect(detail.attempts).toEqual([
       { attemptNumber: 1, attemptedAt: expect.any(String), durationMs: expect.any(Number), statusCode: 503, errorKind: null, responseBody: 'é'.repeat(1024) },
@@ -479,6 +483,53 @@ describe('get_webhook_delivery and the status filter', () => {
     }
     expect((await toolOk<Detail>(t, s.apiKey, 'get_webhook_delivery', { deliveryId: row.id })).envelope.data).toEqual({ secretish: 'victim data' });
     expect(await toolError(t, s.apiKey, 'get_webhook_delivery', { deliveryId: 'not-a-uuid' })).toBe('invalid arguments: deliveryId must match format "uuid"');
+  });
+
+  it('a long envelope comes as its JSON text, a window at a time, so the answer stays under 100,000 characters', async () => {
+    const { endpoint } = await register(t, s.apiKey, { url: `${base}/long`, events: ['message.received'] });
+    // As long as a verbose message.received can be (docs/webhooks.md, "Payload size"), with characters outside the BMP.
+    const data = {
+      message: { body: Array.from('🙂 long body. '.repeat(1_200)).slice(0, 16_384).join('') },
+      thread: { recentMessages: Array.from({ length: 50 }, (_, i) => ({ body: `${i} ${'x'.repeat(1_020)}` })) },
+      attachments: Array.from({ length: 100 }, (_, i) => ({ filename: `${i}.txt`.padStart(255, 'f'), mimeType: 'text/plain'.padEnd(255, ';') })),
+    };
+    const [row] = await t.db.query(
+      `INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, event_type, mode, payload_id, event_created_at, status, attempt_count)
+       VALUES ('evt_' || md5(random()::text), $1, $2, 'message.received', 'verbose', $3, now(), 'failed', 2) RETURNING id`,
+      [endpoint.id, s.userId, await storePayload(t.db, data)],
+    );
+    const call = async (args: Record<string, unknown>) => {
+      const res = await rpc(t, s.apiKey, 'tools/call', { name: 'get_webhook_delivery', arguments: { deliveryId: row.id, ...args } });
+      expect(res.body.result.isError).toBeFalsy();
+      return { text: res.body.result.content[0].text as string, result: res.body.result.structuredContent as Detail };
+    };
+    const first = await call({});
+    expect(first.text.length).toBeLessThan(100_000);
+    expect(first.result).toMatchObject({ envelope: null, nextOffset: 20_000 });
+    expect(first.result.envelopeLength).toBeGreaterThan(100_000); // whole, it would not fit
+    let text = first.result.envelopeText!;
+    expect(Array.from(text)).toHaveLength(20_000);
+    for (let offset = first.result.nextOffset; offset !== null;) {
+      const next = await call({ offset, maxChars: 100_000 });
+      text += next.result.envelopeText;
+      offset = next.result.nextOffset;
+    }
+    expect(Array.from(text)).toHaveLength(first.result.envelopeLength);
+    expect(JSON.parse(text)).toEqual({
+      id: expect.stringMatching(/^evt_/),
+      type: 'message.received',
+      createdAt: expect.any(String),
+      endpointId: endpoint.id,
+      mode: 'verbose',
+      data,
+    });
+
+    // A short envelope comes as text too when a window is asked for; an offset past its end is refused.
+    const short = await toolOk<Detail>(t, s.apiKey, 'get_webhook_delivery', { deliveryId: row.id, offset: first.result.envelopeLength });
+    expect(short).toMatchObject({ envelope: null, envelopeText: '', nextOffset: null });
+    expect(await toolError(t, s.apiKey, 'get_webhook_delivery', { deliveryId: row.id, offset: first.result.envelopeLength + 1 })).toBe(
+      `offset ${first.result.envelopeLength + 1} is past the end of the envelope text (envelopeLength ${first.result.envelopeLength})`,
+    );
   });
 
   it('list_webhook_deliveries takes a status filter and pages it with the same cursor', async () => {

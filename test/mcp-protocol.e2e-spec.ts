@@ -186,7 +186,7 @@ describe('MCP protocol over raw HTTP', () => {
       expect(args('update_webhook')).toEqual([['channelScope', 'endpointId', 'events', 'messageHistoryCount', 'mode', 'status', 'url'], ['endpointId']]);
       expect(args('list_webhook_deliveries')).toEqual([['cursor', 'endpointId', 'status'], ['endpointId']]);
       expect(args('resend_webhook_delivery')).toEqual([['deliveryId'], ['deliveryId']]);
-      expect(args('get_webhook_delivery')).toEqual([['deliveryId'], ['deliveryId']]);
+      expect(args('get_webhook_delivery')).toEqual([['deliveryId', 'maxChars', 'offset'], ['deliveryId']]);
       expect(args('recover_webhook_deliveries')).toEqual([
         ['endpointId', 'since', 'until'],
         ['endpointId', 'since'],

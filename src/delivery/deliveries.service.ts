@@ -6,6 +6,7 @@ import { ConflictError, isForeignKeyViolation, NotFoundError, ValidationError } 
 import { isIsoTimestamp, KeysetCursors } from '../common/keyset-cursor';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { nextOffsetOf, RESULT_BOUNDS, textWindow } from '../mcp/result-bounds';
 import { activeTraceParent } from '../ops/tracing/traces';
 import { WebhooksService } from '../webhooks/webhooks.service';
 import { AttemptDetailRow, DeliveriesRepository, DeliveryRow } from './deliveries.repository';
@@ -40,8 +41,23 @@ export interface DeliveryView {
 /** One delivery with its envelope (as stored: attachment links are signed per attempt, not stored) and every attempt, first first. */
 export interface DeliveryDetail {
   delivery: DeliveryView & { recoveredAt: string | null };
-  envelope: { id: string; type: string; createdAt: string; endpointId: string; mode: string; data: object };
+  /** Whole when its JSON text is at most RESULT_BOUNDS.envelopeChars and no window was asked for; otherwise null, and envelopeText has a window of that text. */
+  envelope: Envelope | null;
+  /** The length of the envelope's JSON text (JSON.stringify, no spaces), in Unicode code points. */
+  envelopeLength: number;
+  envelopeText: string | null;
+  /** Where the next window of envelopeText starts; null at the end and when the envelope is whole. */
+  nextOffset: number | null;
   attempts: AttemptView[];
+}
+
+export interface Envelope {
+  id: string;
+  type: string;
+  createdAt: string;
+  endpointId: string;
+  mode: string;
+  data: object;
 }
 
 export interface AttemptView {
@@ -114,21 +130,32 @@ export class DeliveriesService {
     return toDeliveryView(copy);
   }
 
-  /** One delivery the caller may see, with its envelope and every attempt; any other reads as not found. */
-  async detail(caller: Caller, deliveryId: string): Promise<DeliveryDetail> {
+  /**
+   * One delivery the caller may see, with its envelope and every attempt; any other reads as not
+   * found. A long envelope (a verbose event with a long history) comes as its JSON text, a window
+   * at a time, so that the answer fits in an agent's context (docs/mcp.md, "Result sizes").
+   */
+  async detail(caller: Caller, deliveryId: string, window: { offset?: number; maxChars?: number } = {}): Promise<DeliveryDetail> {
     const row = await this.deliveries.findDetail(caller, deliveryId);
     if (!row) throw NotFoundError.of('webhook delivery', deliveryId, 'deliveryId');
     const attempts = await this.deliveries.attemptsOf(caller, deliveryId);
+    const envelope: Envelope = {
+      id: row.eventId,
+      type: row.eventType,
+      createdAt: row.eventCreatedAt.toISOString(),
+      endpointId: row.endpointId,
+      mode: row.mode,
+      data: row.data,
+    };
+    const { offset = 0, maxChars = RESULT_BOUNDS.envelopeTextChars } = window;
+    const text = textWindow(JSON.stringify(envelope), offset, maxChars);
+    const whole = window.offset === undefined && window.maxChars === undefined && text.length <= RESULT_BOUNDS.envelopeChars;
     return {
       delivery: { ...toDeliveryView(row, attempts.at(-1)?.durationMs ?? null), recoveredAt: row.recoveredAt?.toISOString() ?? null },
-      envelope: {
-        id: row.eventId,
-        type: row.eventType,
-        createdAt: row.eventCreatedAt.toISOString(),
-        endpointId: row.endpointId,
-        mode: row.mode,
-        data: row.data,
-      },
+      envelope: whole ? envelope : null,
+      envelopeLength: text.length,
+      envelopeText: whole ? null : text.window,
+      nextOffset: whole ? null : nextOffsetOf({ offset, maxChars }, { of: 'envelope text', name: 'envelopeLength', value: text.length }),
       attempts: attempts.map(toAttemptView),
     };
   }

@@ -3,6 +3,7 @@ import { McpTool, McpToolHandler, ToolArgs } from '../mcp/mcp-tool.decorator';
 import { endpointIdSchema } from '../webhooks/webhook.schemas';
 import { DeliveriesService, RECOVER_MAX_DELIVERIES, RECOVER_MAX_WINDOW_DAYS } from './deliveries.service';
 import { DELIVERY_STATUSES } from './webhook-delivery.entity';
+import { RESULT_BOUNDS, textWindowArguments } from '../mcp/result-bounds';
 import { cursorArgument, nextCursorResult, nullable, nullableString } from '../mcp/common-schemas';
 
 const deliverySchema = {
@@ -91,7 +92,10 @@ export class ResendWebhookDeliveryTool implements McpToolHandler<ToolArgs<typeof
 
 const getWebhookDeliveryInput = {
   type: 'object',
-  properties: { deliveryId: { type: 'string', format: 'uuid', description: 'A delivery id from list_webhook_deliveries.' } },
+  properties: {
+    deliveryId: { type: 'string', format: 'uuid', description: 'A delivery id from list_webhook_deliveries.' },
+    ...textWindowArguments("the envelope's JSON text", RESULT_BOUNDS.envelopeTextChars, RESULT_BOUNDS.maxEnvelopeTextChars),
+  },
   required: ['deliveryId'],
   additionalProperties: false,
 } as const;
@@ -127,7 +131,10 @@ const envelopeSchema = {
   name: 'get_webhook_delivery',
   title: 'Get a webhook delivery',
   description:
-    'One delivery of the log with its envelope (the event data as sent) and every attempt: time, status code or error kind, duration, response body.',
+    'One delivery of the log with its envelope (the event data as sent) and every attempt: time, status code or error kind, duration, response body. ' +
+    `An envelope whose JSON text is longer than ${RESULT_BOUNDS.envelopeChars} characters (a verbose event with a long history), or any envelope ` +
+    `when offset or maxChars is given, comes as envelopeText instead: ${RESULT_BOUNDS.envelopeTextChars} characters of that text by default; ` +
+    'pass nextOffset as offset for the next window, and parse the joined windows as JSON.',
   kind: 'read',
   idempotent: true,
   minRole: 'MEMBER',
@@ -137,17 +144,20 @@ const envelopeSchema = {
     type: 'object',
     properties: {
       delivery: { ...deliverySchema, properties: { ...deliverySchema.properties, recoveredAt: nullableString } },
-      envelope: envelopeSchema,
+      envelope: nullable(envelopeSchema, 'The envelope, whole; null when it comes as envelopeText.'),
+      envelopeLength: { type: 'integer', description: "The length of the envelope's JSON text, in characters." },
+      envelopeText: nullable({ type: 'string' } as const, "A window of the envelope's JSON text when envelope is null; null otherwise."),
+      nextOffset: nullable({ type: 'integer' } as const, 'The offset of the next window of envelopeText; null at its end, or when envelope is whole.'),
       attempts: { type: 'array', items: attemptSchema },
     },
-    required: ['delivery', 'envelope', 'attempts'],
+    required: ['delivery', 'envelope', 'envelopeLength', 'envelopeText', 'nextOffset', 'attempts'],
   },
 })
 export class GetWebhookDeliveryTool implements McpToolHandler<ToolArgs<typeof getWebhookDeliveryInput>> {
   constructor(private readonly deliveries: DeliveriesService) {}
 
   execute(args: ToolArgs<typeof getWebhookDeliveryInput>, caller: Caller) {
-    return this.deliveries.detail(caller, args.deliveryId);
+    return this.deliveries.detail(caller, args.deliveryId, args);
   }
 }
 

@@ -27,6 +27,11 @@ export const RESULT_BOUNDS = {
   attendeesPerEvent: 50,
   /** The largest offset a windowed read takes (far past any stored text; keeps the SQL's integers in range). */
   maxOffset: 100_000_000,
+  /** get_webhook_delivery: the envelope comes whole when its JSON text is at most this long; longer, a window of its text at a time. */
+  envelopeChars: 50_000,
+  /** get_webhook_delivery: characters of a long envelope's JSON text per call, by default and at most. */
+  envelopeTextChars: 20_000,
+  maxEnvelopeTextChars: 100_000,
   /** search_messages: hits per page (fixed), and the query's length. */
   searchHits: 20,
   searchQueryChars: 500,
