@@ -184,6 +184,7 @@ describe('threads, labels and contacts (tools, events, line scope)', () => {
         toIdentity: { value: phone.address, kind: 'PHONE' },
         truncated: false,
         attachments: [],
+        attachmentCount: 0,
       });
       expect(page1.nextCursor).toEqual(expect.any(String));
       const page2 = await toolOk(m, s.apiKey, 'get_thread', { threadId, cursor: page1.nextCursor, limit: 50 });

@@ -68,7 +68,8 @@ describe('event data limits', () => {
     expect(Array.from(longBody).length).toBeGreaterThan(EVENT_LIMITS.messageBodyChars * 4);
     const subject = `Asunto ${'muy largo '.repeat(150)}`.trim();
     const references = Array.from({ length: 40 }, (_, i) => `<ref-${i}-${Date.now()}@partner.example>`);
-    const files = Array.from({ length: EVENT_LIMITS.attachments + 5 }, (_, i) => `file-${String(i).padStart(3, '0')}.txt`);
+    // 300-character names: cut to 255 in events and get_message, to 100 in get_thread.
+    const files = Array.from({ length: EVENT_LIMITS.attachments + 5 }, (_, i) => `file-${String(i).padStart(3, '0')}-`.padEnd(296, 'n') + '.txt');
     const messageIdHeader = `<long-${Date.now()}@partner.example>`;
     const first = await postEmail(
       rawEmail(s.lines[0].address, { Subject: subject, 'Message-ID': messageIdHeader, References: references.join('\r\n ') }, longBody, files),
@@ -77,7 +78,12 @@ describe('event data limits', () => {
     // get_thread cuts the body to 2,000 characters by default; get_message reads all of it, window by window.
     const [inThread] = (await toolOk(m, s.apiKey, 'get_thread', { threadId: first.threadId })).messages;
     expect(inThread).toMatchObject({ body: codePoints(longBody, RESULT_BOUNDS.bodyChars), truncated: true });
-    expect(inThread.attachments).toHaveLength(files.length);
+    expect(inThread.attachmentCount).toBe(files.length);
+    // The subject is cut in tool results as in events.
+    expect(Array.from(subject).length).toBeGreaterThan(RESULT_BOUNDS.subjectChars);
+    expect((await toolOk(m, s.apiKey, 'get_message', { messageId: first.messageId })).message.subject).toBe(codePoints(subject, RESULT_BOUNDS.subjectChars));
+    expect((await toolOk(m, s.apiKey, 'get_thread', { threadId: first.threadId })).thread.subject).toBe(codePoints(subject, RESULT_BOUNDS.subjectChars));
+    expect(inThread.attachments.map((a: Json) => a.filename)).toEqual(files.slice(0, RESULT_BOUNDS.threadAttachments).map((f) => f.slice(0, 100)));
     let body = '';
     const windows: Array<number | null> = [];
     for (let offset: number | null = 0; offset !== null;) {
@@ -89,8 +95,20 @@ describe('event data limits', () => {
     }
     expect(body).toBe(longBody);
     expect(windows).toEqual([50_000, 100_000, null]);
-    const full = { body, attachments: inThread.attachments };
-    expect(full.attachments).toHaveLength(files.length);
+    // get_message lists the attachments 100 at a time.
+    const listed: Json[] = [];
+    for (let attachmentOffset: number | null = 0; attachmentOffset !== null;) {
+      const page: Json = await toolOk(m, s.apiKey, 'get_message', { messageId: first.messageId, attachmentOffset });
+      expect(page.message.attachmentCount).toBe(files.length);
+      listed.push(...page.message.attachments);
+      attachmentOffset = page.nextAttachmentOffset;
+    }
+    expect(listed.map((a) => a.filename)).toEqual(files.map((f) => f.slice(0, 255)));
+    expect(new Set(listed.map((a) => a.id)).size).toBe(files.length);
+    expect(await toolError(m, s.apiKey, 'get_message', { messageId: first.messageId, attachmentOffset: files.length + 1 })).toBe(
+      `attachmentOffset ${files.length + 1} is past the end of the attachments (attachmentCount ${files.length})`,
+    );
+    const full = { body };
 
     const event = await waitEvent(verbose, first.messageId); // signature verified by the hook
     expect(event.data.message.body).toBe(codePoints(full.body, EVENT_LIMITS.messageBodyChars));
@@ -99,7 +117,7 @@ describe('event data limits', () => {
     expect(entry).toEqual({ ...event.data.message, body: codePoints(full.body, EVENT_LIMITS.recentMessageBodyChars), bodyTruncated: true });
     expect(Array.from(event.data.thread.subject as string)).toHaveLength(EVENT_LIMITS.headerChars);
     expect(event.data.emailHeaders.references).toEqual([references[0], ...references.slice(-(EVENT_LIMITS.references - 1))]);
-    expect(event.data.attachments.map((a: { filename: string }) => a.filename)).toEqual(files.slice(0, EVENT_LIMITS.attachments));
+    expect(event.data.attachments.map((a: { filename: string }) => a.filename)).toEqual(files.slice(0, EVENT_LIMITS.attachments).map((f) => f.slice(0, 255)));
 
     const short = await waitEvent(concise, first.messageId);
     expect(short.data.message).toEqual(event.data.message);
@@ -155,14 +173,20 @@ describe('event data limits', () => {
     /** 99,999 characters; stored with the line break that ends the text part, 100,000. */
     const bigBody = (i: number) => Array.from({ length: BIG / 50 }, (_, k) => `${i}:${k} ${'word '.repeat(9)}`.slice(0, 49)).join('\n');
 
-    it('list_threads: 25 threads whose last message is 100,000 characters, with 998-character subjects', async () => {
+    it('list_threads: 25 threads whose last message is 100,000 characters, with 10,000-character subjects and sender names', async () => {
       const own = await createSession(m.admin, { lines: ['EMAIL_ACCOUNT'] });
       const address = own.lines[0].address;
+      // Folded header lines: a header may be as long as the sender likes.
+      const long = (i: number, word: string) => Array.from({ length: 1_000 }, (_, k) => `${i}${word}${k}`.padEnd(10, 'x')).join('\r\n ');
       for (let i = 0; i < 25; i += 1) {
-        await postEmail(rawEmail(address, { From: `p${i}@partner.example`, Subject: `${i} ${'s'.repeat(995)}`.slice(0, 998) }, bigBody(i)));
+        await postEmail(rawEmail(address, { From: `"${long(i, 'n')}" <p${i}@partner.example>`, Subject: long(i, 's') }, bigBody(i)));
       }
       const { text, result } = await resultText(own.apiKey, 'list_threads', {});
       expect(result.threads).toHaveLength(25);
+      for (const { thread, person } of result.threads) {
+        expect(Array.from(thread.subject as string)).toHaveLength(RESULT_BOUNDS.subjectChars);
+        expect(Array.from(person.displayName as string)).toHaveLength(200); // cut when the mail came in, as long as a contact's name may be
+      }
       for (const { lastMessage } of result.threads) {
         expect(lastMessage.body).toBeUndefined();
         expect(lastMessage.truncated).toBe(true);
@@ -179,13 +203,19 @@ describe('event data limits', () => {
       const root = `<long-root-${Date.now()}@partner.example>`;
       for (let i = 0; i < 25; i += 1) {
         const headers: Record<string, string> = i === 0 ? { Subject: 'Long thread', 'Message-ID': root } : { Subject: 'Re: Long thread', 'In-Reply-To': root };
-        const posted = await postEmail(rawEmail(address, headers, bigBody(i)));
+        // Messages 1 to 23 carry 10 files with long names (the first and the last stay single-part: their bodies are checked whole).
+        const files = i > 0 && i < 24 ? Array.from({ length: 10 }, (_, k) => `${i}-${k}-`.padEnd(250, 'n') + '.txt') : [];
+        const posted = await postEmail(rawEmail(address, headers, bigBody(i), files));
         if (i === 0) first = posted;
         else expect(posted.threadId).toBe(first.threadId);
       }
       const thread = await resultText(own.apiKey, 'get_thread', { threadId: first.threadId });
       expect(thread.result.messages).toHaveLength(RESULT_BOUNDS.threadMessages);
       expect(thread.result.messages.every((x: Json) => x.truncated && Array.from(x.body as string).length === RESULT_BOUNDS.bodyChars)).toBe(true);
+      expect(thread.result.messages.map((x: Json) => [x.attachments.length, x.attachmentCount])).toEqual([
+        [0, 0],
+        ...Array.from({ length: RESULT_BOUNDS.threadMessages - 1 }, () => [RESULT_BOUNDS.threadAttachments, 10]),
+      ]);
       expect(thread.text.length).toBeLessThan(RESULT_BOUNDS.resultChars);
       // Asked for more, it gives more: whole bodies, flagged as such.
       const whole = await resultText(own.apiKey, 'get_thread', { threadId: first.threadId, limit: 1, maxBodyChars: RESULT_BOUNDS.maxBodyChars });

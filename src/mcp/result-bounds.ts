@@ -16,6 +16,14 @@ export const RESULT_BOUNDS = {
   /** get_thread: characters of each message body, by default and at most. */
   bodyChars: 2_000,
   maxBodyChars: 100_000,
+  /** An email subject in list_threads, get_thread, get_message and search_messages: cut as events cut it (RFC 5322's longest line). */
+  subjectChars: 998,
+  /** get_thread: attachments listed per message (attachmentCount gives them all), their filename and mimeType cut to this many characters. */
+  threadAttachments: 5,
+  threadAttachmentNameChars: 100,
+  /** get_message: attachments listed (as events list them), filename and mimeType cut as events cut them. */
+  messageAttachments: 100,
+  messageAttachmentNameChars: 255,
   /** get_message: characters of the body per call, by default and at most. */
   messageChars: 20_000,
   maxMessageChars: 100_000,

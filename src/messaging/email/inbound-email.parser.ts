@@ -35,6 +35,13 @@ const MESSAGE_ID = /<[^<>\s]+>/g;
 const MAX_MESSAGE_ID = 998;
 
 /**
+ * Longest sender display name kept, in code points: as long as a contact's display name may be.
+ * The name shows wherever the sender does (threads, contacts, events); a sender must not make it
+ * a page long.
+ */
+const MAX_DISPLAY_NAME = 200;
+
+/**
  * Parses a raw RFC 5322 message with mailparser. A body that is not a message (no From address,
  * no recipient at all) is refused with a ValidationError that names the problem. A message is
  * never refused for its text: every string of the result (body, HTML, subject, names, filenames,
@@ -66,7 +73,14 @@ export async function parseInboundEmail(raw: Buffer, options: { requireRecipient
   const messageId = keptId(wellFormedText(mail.messageId ?? '').trim() || undefined);
   return wellFormedCopy<ParsedInboundEmail>({
     recipients,
-    from: { address: from.address.toLowerCase(), displayName: wellFormedText(from.name ?? '').trim() || null },
+    from: {
+      address: from.address.toLowerCase(),
+      displayName:
+        Array.from(wellFormedText(from.name ?? '').trim())
+          .slice(0, MAX_DISPLAY_NAME)
+          .join('')
+          .trim() || null,
+    },
     subject: mail.subject ?? null,
     // mailparser already turns HTML into text (html-to-text) when there is no text/plain part.
     text: mail.text ?? '',

@@ -117,7 +117,7 @@ export class SearchRepository {
          ), ranked AS (
            SELECT coalesce(c.attachment_id, c.message_id) AS hit_id,
                   CASE WHEN c.attachment_id IS NULL THEN 'body' ELSE 'attachment' END AS matched_in,
-                  c.attachment_id, a.filename, c.message_id,
+                  c.attachment_id, left(a.filename, ${RESULT_BOUNDS.messageAttachmentNameChars}) AS filename, c.message_id,
                   CASE WHEN c.attachment_id IS NULL THEN ts_rank(${MESSAGE_VECTOR}, ${QUERY}, ${RANK_NORMALIZATION})
                        ELSE ts_rank(${ATTACHMENT_VECTOR}, ${QUERY}, ${RANK_NORMALIZATION}) END AS rank
              FROM candidates c
@@ -126,7 +126,7 @@ export class SearchRepository {
          )
          SELECT p.hit_id, p.matched_in, p.attachment_id, p.filename, p.rank::text AS rank,
                 m.id, m.thread_id, m.channel, m.direction, m.status, m.created_at, m.sent_at,
-                m.from_value, m.from_kind, m.to_value, m.to_kind, m.subject,
+                m.from_value, m.from_kind, m.to_value, m.to_kind, left(m.subject, ${RESULT_BOUNDS.subjectChars}) AS subject,
                 i.value AS partner_value, i.display_name AS identity_name, c.id AS contact_id, c.display_name AS contact_name,
                 ts_headline('simple'::regconfig,
                   CASE WHEN p.matched_in = 'body' THEN coalesce(m.subject || E'\\n', '') || left(m.body, 100000)

@@ -7,6 +7,7 @@ import { queryNamed } from '../../database/sql';
 import { Channel } from '../../events/event-payloads';
 import { LabelRow, MessageRow } from '../message-data.repository';
 import { CallerThread } from './thread-access.repository';
+import { RESULT_BOUNDS } from '../../mcp/result-bounds';
 
 export interface ThreadRow {
   id: string;
@@ -52,6 +53,8 @@ export interface MessageAttachmentRow {
   filename: string;
   mime_type: string;
   size_bytes: number;
+  /** How many attachments the message has, listed or not. */
+  total: number;
 }
 
 const MESSAGE_COLUMNS = `m.id, m.thread_id, m.channel, m.direction, m.status, m.body, m.created_at, m.sent_at,
@@ -102,7 +105,7 @@ export class ThreadsRepository {
     if (input.after) where.push(AFTER_THREAD);
     return queryNamed(
       this.dataSource.manager,
-      `SELECT t.id, t.subject, t.last_message_at, t.message_count, t.channel, t.line_id,
+      `SELECT t.id, left(t.subject, :subjectChars) AS subject, t.last_message_at, t.message_count, t.channel, t.line_id,
               i.value AS partner_value, i.display_name AS identity_name, c.id AS contact_id, c.display_name AS contact_name,
               ARRAY(SELECT l.name FROM thread_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.thread_id = t.id ORDER BY l.name) AS labels,
               lm.id AS m_id, lm.thread_id AS m_thread_id, lm.channel AS m_channel, lm.direction AS m_direction, lm.status AS m_status,
@@ -121,6 +124,7 @@ export class ThreadsRepository {
         lineIds,
         limit: input.limit,
         previewSource: PREVIEW_SOURCE_CHARS,
+        subjectChars: RESULT_BOUNDS.subjectChars,
         ...(input.label !== undefined && { label: input.label }),
         ...(input.after && { afterKey: input.after.key, afterId: input.after.id }),
       },
@@ -130,10 +134,8 @@ export class ThreadsRepository {
   async summary(manager: EntityManager, thread: CallerThread): Promise<ThreadRow> {
     const [row] = await queryNamed<ThreadRow[]>(
       manager,
-      `SELECT id, subject, last_message_at, message_count, channel, line_id FROM threads WHERE id = :threadId`,
-      {
-        threadId: thread.id,
-      },
+      `SELECT id, left(subject, :subjectChars) AS subject, last_message_at, message_count, channel, line_id FROM threads WHERE id = :threadId`,
+      { threadId: thread.id, subjectChars: RESULT_BOUNDS.subjectChars },
     );
     return row;
   }
@@ -171,7 +173,7 @@ export class ThreadsRepository {
     const [row] = await queryNamed<MessageWindowRow[]>(
       this.dataSource.manager,
       `SELECT m.id, m.thread_id, m.channel, m.direction, m.status, substr(m.body, :offset + 1, :maxChars) AS body,
-              char_length(m.body) AS body_length, m.subject, CASE WHEN m.status = 'FAILED' THEN m.error END AS error,
+              char_length(m.body) AS body_length, left(m.subject, ${RESULT_BOUNDS.subjectChars}) AS subject, CASE WHEN m.status = 'FAILED' THEN m.error END AS error,
               m.created_at, m.sent_at, m.from_value, m.from_kind, m.to_value, m.to_kind
          FROM messages m
          JOIN threads t ON t.id = m.thread_id
@@ -182,14 +184,38 @@ export class ThreadsRepository {
     return row;
   }
 
-  /** The attachments of messages that messages() answered, oldest first. */
-  async attachmentsOf(manager: EntityManager, messages: MessageRow[]): Promise<MessageAttachmentRow[]> {
+  /**
+   * Up to `perMessage` attachments of each message that messages() answered, oldest first, after
+   * the first `skip`, with filename and MIME type cut to `nameChars` (code points), and each
+   * message's count.
+   */
+  async attachmentsOf(
+    manager: EntityManager,
+    messages: MessageRow[],
+    bound: { perMessage: number; nameChars: number; skip?: number },
+  ): Promise<MessageAttachmentRow[]> {
     if (messages.length === 0) return [];
     return queryNamed(
       manager,
-      `SELECT id, message_id, filename, mime_type, size_bytes FROM attachments WHERE message_id = ANY (:messageIds::uuid[]) ORDER BY created_at, id`,
-      { messageIds: messages.map((m) => m.id) },
+      `SELECT id, message_id, left(filename, :nameChars) AS filename, left(mime_type, :nameChars) AS mime_type, size_bytes, total
+         FROM (SELECT id, message_id, filename, mime_type, size_bytes, created_at,
+                      row_number() OVER (PARTITION BY message_id ORDER BY created_at, id) AS n,
+                      count(*) OVER (PARTITION BY message_id)::int AS total
+                 FROM attachments WHERE message_id = ANY (:messageIds::uuid[])) a
+        WHERE n > :skip AND n <= :skip + :perMessage
+        ORDER BY created_at, id`,
+      { messageIds: messages.map((m) => m.id), skip: 0, ...bound },
     );
+  }
+
+  /** How many attachments a message has. */
+  async attachmentCount(messageId: string): Promise<number> {
+    const [row] = await queryNamed<Array<{ count: number }>>(
+      this.dataSource.manager,
+      `SELECT count(*)::int AS count FROM attachments WHERE message_id = :messageId`,
+      { messageId },
+    );
+    return row.count;
   }
 
   /** Up to `limit` labels of the caller's org in view for it (LABEL_IN_VIEW), by name then id, after the keyset position `after`. */

@@ -40,13 +40,15 @@ export interface LabelView {
 }
 
 /** get_thread's message: `body` cut to the call's maxBodyChars (`truncated` says so), and its attachments. */
-export type ThreadMessage = SerializedMessage & { truncated: boolean; attachments: AttachmentRef[] };
+export type ThreadMessage = SerializedMessage & { truncated: boolean; attachments: AttachmentRef[]; attachmentCount: number };
 
 /** get_message's answer: the message with a window of its body, and where the next window starts. */
 export interface MessageDetail {
-  message: SerializedMessage & { subject: string | null; error: string | null; attachments: AttachmentRef[] };
+  message: SerializedMessage & { subject: string | null; error: string | null; attachments: AttachmentRef[]; attachmentCount: number };
   bodyLength: number;
   nextOffset: number | null;
+  /** Where the next page of attachments starts (attachmentOffset); null when this page reached the last. */
+  nextAttachmentOffset: number | null;
 }
 
 /** get_thread's arguments. */
@@ -122,7 +124,10 @@ export class ThreadsService {
       const labels = await this.threads.labels(tx, access);
       const rows = await this.threads.messages(tx, access, { after, limit: limit + 1, maxBodyChars });
       const page = rows.slice(0, limit);
-      const attachments = await this.threads.attachmentsOf(tx, page);
+      const attachments = await this.threads.attachmentsOf(tx, page, {
+        perMessage: RESULT_BOUNDS.threadAttachments,
+        nameChars: RESULT_BOUNDS.threadAttachmentNameChars,
+      });
       const last = page[page.length - 1];
       return {
         thread,
@@ -131,27 +136,45 @@ export class ThreadsService {
         messages: page.map((m) => ({
           ...serializeMessage(m),
           truncated: m.body_truncated,
-          attachments: attachments.filter((a) => a.message_id === m.id).map(attachmentRef),
+          ...attachmentsOfMessage(attachments, m.id),
         })),
         nextCursor: rows.length > limit && last ? this.cursors.encode('get_thread', { key: last.created_at.toISOString(), id: last.id }) : null,
       };
     });
   }
 
-  /** One message with its body from `offset` (code points), at most `maxChars` of it, its attachments, and the failure reason when FAILED. */
+  /**
+   * One message with its body from `offset` (code points), at most `maxChars` of it, a page of its
+   * attachments from `attachmentOffset`, and the failure reason when FAILED.
+   */
   async message(
     caller: Caller,
     messageId: string,
-    { offset = 0, maxChars = RESULT_BOUNDS.messageChars }: { offset?: number; maxChars?: number } = {},
+    { offset = 0, maxChars = RESULT_BOUNDS.messageChars, attachmentOffset = 0 }: { offset?: number; maxChars?: number; attachmentOffset?: number } = {},
   ): Promise<MessageDetail> {
     const row = await this.threads.messageForCaller(caller, messageId, { offset, maxChars });
     if (!row) throw NotFoundError.of('message', messageId, 'messageId');
     const nextOffset = nextOffsetOf({ offset, maxChars }, { of: 'body', name: 'bodyLength', value: row.body_length });
-    const attachments = await this.threads.attachmentsOf(this.dataSource.manager, [row]);
+    const perPage = RESULT_BOUNDS.messageAttachments;
+    const rows = await this.threads.attachmentsOf(this.dataSource.manager, [row], {
+      perMessage: perPage,
+      nameChars: RESULT_BOUNDS.messageAttachmentNameChars,
+      skip: attachmentOffset,
+    });
+    const { attachments } = attachmentsOfMessage(rows, row.id);
+    // A page past the last attachment has no row to carry the count.
+    const attachmentCount = rows[0]?.total ?? (attachmentOffset > 0 ? await this.threads.attachmentCount(row.id) : 0);
+    if (attachmentOffset > attachmentCount) {
+      throw new ValidationError(
+        `attachmentOffset ${attachmentOffset} is past the end of the attachments (attachmentCount ${attachmentCount})`,
+        'attachmentOffset',
+      );
+    }
     return {
-      message: { ...serializeMessage(row), subject: row.subject, error: row.error, attachments: attachments.map(attachmentRef) },
+      message: { ...serializeMessage(row), subject: row.subject, error: row.error, attachments, attachmentCount },
       bodyLength: row.body_length,
       nextOffset,
+      nextAttachmentOffset: attachmentOffset + perPage < attachmentCount ? attachmentOffset + perPage : null,
     };
   }
 
@@ -226,8 +249,13 @@ function lastMessageOf(r: ThreadListRow): MessagePreview {
   return { ...message, ...previewOf(r.m_body, r.m_body_cut) };
 }
 
-function attachmentRef(a: MessageAttachmentRow): AttachmentRef {
-  return { id: a.id, filename: a.filename, mimeType: a.mime_type, sizeBytes: a.size_bytes };
+/** A message's listed attachments (attachmentsOf answered at most its bound) and how many it has. */
+function attachmentsOfMessage(rows: MessageAttachmentRow[], messageId: string): { attachments: AttachmentRef[]; attachmentCount: number } {
+  const own = rows.filter((a) => a.message_id === messageId);
+  return {
+    attachments: own.map((a) => ({ id: a.id, filename: a.filename, mimeType: a.mime_type, sizeBytes: a.size_bytes })),
+    attachmentCount: own[0]?.total ?? 0,
+  };
 }
 
 function summary(r: ThreadRow): ThreadSummary {

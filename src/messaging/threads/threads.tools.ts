@@ -107,8 +107,9 @@ const getThreadInput = {
   title: 'Get a thread',
   description:
     `One thread: its partner (person with every identity; id null for an unknown partner), labels with confidence, and messages ` +
-    `newest first, ${RESULT_BOUNDS.threadMessages} per page (limit up to ${RESULT_BOUNDS.maxThreadMessages}), each with its attachments ` +
-    `(read their text with read_attachment). Bodies are cut to ${RESULT_BOUNDS.bodyChars} characters unless maxBodyChars says otherwise; ` +
+    `newest first, ${RESULT_BOUNDS.threadMessages} per page (limit up to ${RESULT_BOUNDS.maxThreadMessages}), each with its first ` +
+    `${RESULT_BOUNDS.threadAttachments} attachments and attachmentCount (get_message lists up to ${RESULT_BOUNDS.messageAttachments}; ` +
+    `read their text with read_attachment). Bodies are cut to ${RESULT_BOUNDS.bodyChars} characters unless maxBodyChars says otherwise; ` +
     'truncated marks a cut body. Pass nextCursor as cursor for older messages.',
   kind: 'read',
   idempotent: true,
@@ -127,9 +128,14 @@ const getThreadInput = {
           properties: {
             ...messageSchema.properties,
             truncated: { type: 'boolean', description: 'True when body is cut to maxBodyChars.' },
-            attachments: { type: 'array', items: attachmentRefSchema },
+            attachments: {
+              type: 'array',
+              items: attachmentRefSchema,
+              description: `The first ${RESULT_BOUNDS.threadAttachments}, filename and mimeType cut to ${RESULT_BOUNDS.threadAttachmentNameChars} characters.`,
+            },
+            attachmentCount: { type: 'integer', description: 'How many attachments the message has, listed or not.' },
           },
-          required: [...messageSchema.required, 'truncated', 'attachments'],
+          required: [...messageSchema.required, 'truncated', 'attachments', 'attachmentCount'],
         },
       },
       nextCursor: nextCursorResult,
@@ -151,6 +157,12 @@ const getMessageInput = {
   properties: {
     messageId: { type: 'string', format: 'uuid', description: 'A message id (from an event, list_threads or get_thread).' },
     ...textWindowArguments('body', RESULT_BOUNDS.messageChars, RESULT_BOUNDS.maxMessageChars),
+    attachmentOffset: {
+      type: 'integer',
+      minimum: 0,
+      maximum: RESULT_BOUNDS.maxOffset,
+      description: `How many attachments to skip: 0 (the default), or the nextAttachmentOffset of the previous call, for the next ${RESULT_BOUNDS.messageAttachments}.`,
+    },
   },
   required: ['messageId'],
   additionalProperties: false,
@@ -161,7 +173,7 @@ const getMessageInput = {
   title: 'Get a message',
   description:
     'One message: its status (QUEUED, SENT, DELIVERED, FAILED for outbound; RECEIVED for inbound), the reason the carrier or mail ' +
-    `server gave when it FAILED (error), its subject, attachments, and its body ${RESULT_BOUNDS.messageChars} characters at a time ` +
+    `server gave when it FAILED (error), its subject, its attachments ${RESULT_BOUNDS.messageAttachments} at a time (attachmentCount; attachmentOffset = nextAttachmentOffset for more), and its body ${RESULT_BOUNDS.messageChars} characters at a time ` +
     '(maxChars to change it): pass nextOffset as offset for the rest; nextOffset is null at the end.',
   kind: 'read',
   idempotent: true,
@@ -177,14 +189,23 @@ const getMessageInput = {
           body: { type: 'string', description: 'The body from offset, at most maxChars characters.' },
           subject: nullable({ type: 'string' } as const, "An email's subject; null for SMS."),
           error: nullable({ type: 'string' } as const, 'Why the carrier or mail server did not take the message, when status is FAILED; else null.'),
-          attachments: { type: 'array', items: attachmentRefSchema },
+          attachments: {
+            type: 'array',
+            items: attachmentRefSchema,
+            description: `The first ${RESULT_BOUNDS.messageAttachments}, filename and mimeType cut to ${RESULT_BOUNDS.messageAttachmentNameChars} characters.`,
+          },
+          attachmentCount: { type: 'integer', description: 'How many attachments the message has, listed or not.' },
         },
-        required: [...messageSchema.required, 'subject', 'error', 'attachments'],
+        required: [...messageSchema.required, 'subject', 'error', 'attachments', 'attachmentCount'],
       },
       bodyLength: { type: 'integer', description: "The whole body's length in characters." },
       nextOffset: nullable({ type: 'integer' } as const, 'The offset of the next call for more of the body; null when this call reached the end.'),
+      nextAttachmentOffset: nullable(
+        { type: 'integer' } as const,
+        'The attachmentOffset of the next call for more attachments; null when this call listed the last.',
+      ),
     },
-    required: ['message', 'bodyLength', 'nextOffset'],
+    required: ['message', 'bodyLength', 'nextOffset', 'nextAttachmentOffset'],
   },
 })
 export class GetMessageTool implements McpToolHandler<ToolArgs<typeof getMessageInput>> {
