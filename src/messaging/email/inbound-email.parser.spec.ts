@@ -63,6 +63,16 @@ describe('parseInboundEmail', () => {
     await expect(parseInboundEmail(Buffer.from('From: a@x.example\r\n\r\nhi'))).rejects.toThrow(/no recipient/);
   });
 
+  it('refuses a From address longer than 254 characters, and cuts a sender name to 200', async () => {
+    const from = (local: string, name = 'Ann') => Buffer.from(`From: "${name}" <${local}@x.example>\r\nTo: b@x.example\r\n\r\nhi\r\n`);
+    const longest = 'a'.repeat(254 - '@x.example'.length);
+    expect((await parseInboundEmail(from(longest))).from.address).toBe(`${longest}@x.example`);
+    await expect(parseInboundEmail(from(`${longest}a`))).rejects.toThrow(
+      new ValidationError('the From address is 255 characters long, more than the 254 an address may have (RFC 5321)', 'from'),
+    );
+    expect((await parseInboundEmail(from('a', `${'é'.repeat(199)}🙂🙂`))).from.displayName).toBe(`${'é'.repeat(199)}🙂`);
+  });
+
   it('skips empty attachment parts and names unnamed ones', async () => {
     const raw = [
       'From: a@x.example',

@@ -42,6 +42,13 @@ const MAX_MESSAGE_ID = 998;
 const MAX_DISPLAY_NAME = 200;
 
 /**
+ * Longest From address taken: RFC 5321's (a path of 256 octets, with its angle brackets). The
+ * address is the sender's identity, shown wherever the sender is and never cut (a cut address
+ * would be someone else's), so a longer one, which no mail server could answer, is refused.
+ */
+const MAX_ADDRESS = 254;
+
+/**
  * Parses a raw RFC 5322 message with mailparser. A body that is not a message (no From address,
  * no recipient at all) is refused with a ValidationError that names the problem. A message is
  * never refused for its text: every string of the result (body, HTML, subject, names, filenames,
@@ -60,6 +67,12 @@ export async function parseInboundEmail(raw: Buffer, options: { requireRecipient
   if (mail.headerLines.length === 0) throw new ValidationError('the body is not an RFC 5322 message: it has no header section');
   const from = addresses(mail.from)[0];
   if (!from?.address) throw new ValidationError('the message has no From address', 'from');
+  if (from.address.length > MAX_ADDRESS) {
+    throw new ValidationError(
+      `the From address is ${from.address.length} characters long, more than the ${MAX_ADDRESS} an address may have (RFC 5321)`,
+      'from',
+    );
+  }
   const recipients = unique(
     [...addresses(mail.to), ...addresses(mail.cc), ...addresses(mail.headers.get('delivered-to') as AddressObject | AddressObject[] | undefined)].map((a) =>
       a.address!.toLowerCase(),
