@@ -181,15 +181,21 @@ describe('messaging smoke', () => {
     for (const thread of threads) expect(thread.messages).toBe(thread.message_count);
 
     // Each message.received carries its own message, and its thread as that message left it.
-    const events: Array<{ type: string; data: any; tx: string }> = await db.query(
-      `SELECT type, data, xmin::text AS tx FROM outbox_events WHERE line_id = ANY ($1::uuid[]) ORDER BY id`,
+    const events: Array<{ type: string; line_id: string; data: any; tx: string }> = await db.query(
+      `SELECT type, line_id, data, xmin::text AS tx FROM outbox_events WHERE line_id = ANY ($1::uuid[]) ORDER BY id`,
       [[a.id, b.id]],
     );
     const received = events.filter((e) => e.type === 'message.received');
     expect(received.length).toBe(48);
     expect(events.filter((e) => e.type === 'thread.created').length).toBe(24);
     const byId = new Map(answers.slice(0, 48).map((r, i) => [r.body.messageId, sms[i]]));
+    // Events written together keep their order and their own rows: each thread.created just before its thread's message.received.
+    events.forEach((e, i) => {
+      if (e.type !== 'thread.created') return;
+      expect(events[i + 1]).toMatchObject({ type: 'message.received', tx: e.tx, line_id: e.line_id, data: { thread: { id: e.data.thread.id } } });
+    });
     for (const e of received) {
+      expect(e.line_id).toBe(byId.get(e.data.message.id)!.to === a.address ? a.id : b.id);
       expect(e.data.message.body).toBe(byId.get(e.data.message.id)!.body);
       expect(e.data.thread.recentMessages.at(-1).id).toBe(e.data.message.id);
       expect(e.data.thread.messageCount).toBe(e.data.thread.recentMessages.length);
