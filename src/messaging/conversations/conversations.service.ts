@@ -169,14 +169,15 @@ export class ConversationsService {
         );
         return recorded;
       });
-      const outcomes: BatchedSms[] = sorted.map((input) => ({ error: noLine(input) }));
+      const outcomes: Array<BatchedSms | undefined> = new Array(sorted.length);
       for (const row of rows) {
         outcomes[row.index] = {
           result: { messageId: row.message_id!, threadId: row.thread_id, threadCreated: row.thread_inserted, duplicate: false, attachmentIds: [] },
         };
       }
+      // An SMS the statement recorded no row for went to no live line (an error is made only for those: its stack costs).
       const answers: BatchedSms[] = new Array(batch.length);
-      order.forEach((original, k) => (answers[original] = outcomes[k]));
+      order.forEach((original, k) => (answers[original] = outcomes[k] ?? { error: noLine(sorted[k]) }));
       return answers;
     } catch (error) {
       if (!(error instanceof BatchFallsBack)) this.logger.debug(`a batch of ${batch.length} inbound SMS is recorded one by one: ${(error as Error).message}`);
