@@ -264,6 +264,10 @@ describe('MCP protocol over raw HTTP', () => {
         id: 'c-1',
         result: { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent },
       });
+      // Written as UTF-8 JSON with its exact length, and no ETag: an answer to a POST is never revalidated.
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(res.text, 'utf8'));
+      expect(res.headers.etag).toBeUndefined();
     });
 
     it('treats a missing arguments member as no arguments', async () => {

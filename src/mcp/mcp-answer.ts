@@ -15,11 +15,20 @@ export function rateLimitedAnswer(error: RateLimitedError): McpAnswer {
   return { status: 429, headers: { 'Retry-After': String(error.retryAfterSeconds) }, body: failure(null, TOO_MANY_REQUESTS, error.message) };
 }
 
+/**
+ * Writes the answer itself rather than through Express's res.json: an answer to a POST is never
+ * revalidated, so the ETag res.json hashes the body for, and the charset it parses back out of the
+ * Content-Type, were spent on every call for nothing.
+ */
 export function sendAnswer(res: Response, answer: McpAnswer): void {
   if (answer.headers) res.set(answer.headers);
+  res.status(answer.status);
   if (answer.body === undefined) {
-    res.status(answer.status).end();
+    res.end();
     return;
   }
-  res.status(answer.status).json(answer.body);
+  const body = Buffer.from(JSON.stringify(answer.body), 'utf8');
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', body.length);
+  res.end(body);
 }
