@@ -25,3 +25,16 @@ export interface PublishedEvent<K extends EventKind = EventKind> extends DomainE
   /** Stored with the event; the relay replaces it with its own span's for the subscribers (null when tracing is off). */
   traceParent: string | null;
 }
+
+/**
+ * Event data a statement builds in the database, for events published without their data passing
+ * through Node (EventBus.publishAllFrom): `sql` selects rows of (key text, data json), with its
+ * `:named` parameters.
+ */
+export interface SqlEventData {
+  sql: string;
+  parameters: Record<string, unknown>;
+}
+
+/** An event whose data is the SqlEventData row with key `dataKey`. */
+export type KeyedEvent<K extends EventKind = EventKind> = Omit<DomainEvent<K>, 'data'> & { dataKey: string };

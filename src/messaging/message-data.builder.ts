@@ -1,18 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { AttachmentRef, EmailHeaders, EventMessage, IdentityData, MessageEventData, PersonData, SerializedMessage, ThreadData } from '../events/event-payloads';
-import {
-  AttachmentRow,
-  EventDataLimits,
-  EventMessageRow,
-  EventThreadRow,
-  IdentityRow,
-  JsonRow,
-  MessageDataRepository,
-  MessageEventRow,
-  MessageRow,
-  PersonRow,
-} from './message-data.repository';
+import { SqlEventData } from '../events/domain-event';
+import { IdentityData, MessageEventData, PersonData, SerializedMessage, ThreadData } from '../events/event-payloads';
+import { EventDataLimits, IdentityRow, MessageDataRepository, MessageRow } from './message-data.repository';
 
 /** recentMessages carries at most this many (an endpoint trims further to its messageHistoryCount). */
 export const MAX_RECENT_MESSAGES = 50;
@@ -55,10 +45,6 @@ export function serializeMessage(m: MessageRow): SerializedMessage {
   };
 }
 
-function eventMessage(m: EventMessageRow): EventMessage {
-  return { ...serializeMessage(m), bodyTruncated: m.body_truncated };
-}
-
 /**
  * Builds the full (verbose) data of a message-centred event from the database, inside the
  * transaction that publishes it, so the event shows the state that change committed.
@@ -74,91 +60,34 @@ export class MessageDataBuilder {
 
   /** build() of each message, in the order given, in one statement (for messages of distinct threads recorded together). */
   async buildMany(messageIds: string[], manager: EntityManager): Promise<MessageEventData[]> {
-    const rows = await this.repository.messageEvents(manager, messageIds, LIMITS);
-    const byId = new Map(rows.map((row) => [row.message.id, row]));
+    const rows = await this.repository.messageEventData(manager, messageIds, LIMITS);
+    const byId = new Map(rows.map((row) => [row.key, row.data]));
     return messageIds.map((id) => {
-      const row = byId.get(id);
-      if (!row) throw new Error(`message ${id} does not exist`);
-      return toEventData(row);
+      const data = byId.get(id);
+      if (!data) throw new Error(`message ${id} does not exist`);
+      return data;
     });
+  }
+
+  /**
+   * The statement that builds build()'s data for these messages, keyed by message id: for
+   * EventBus.publishAllFrom, which stores the data without reading them into Node.
+   */
+  source(messageIds: string[]): SqlEventData {
+    return this.repository.eventDataSource(messageIds, LIMITS);
   }
 
   /** Thread, person and labels only: for agent turns, which carry no message. */
   async buildThreadEnvelope(threadId: string, manager: EntityManager): Promise<{ thread: ThreadData; person: PersonData | null; labels: string[] }> {
-    const thread = await this.thread(threadId, manager);
-    const person = await this.person(threadId, manager);
-    const labels = await this.repository.labels(manager, threadId);
-    const recent = await this.recentMessages(threadId, manager);
-    return { thread: { ...thread, recentMessages: recent }, person, labels: labels.map((l) => l.name) };
-  }
-
-  private async thread(threadId: string, manager: EntityManager): Promise<Omit<ThreadData, 'recentMessages'>> {
-    return toThread(await this.repository.thread(manager, threadId, LIMITS));
+    const envelope = await this.repository.threadEnvelope(manager, threadId, LIMITS);
+    if (!envelope) throw new Error(`thread ${threadId} does not exist`);
+    return envelope;
   }
 
   /** The thread's partner: their contact with every identity, or an orphan identity (id null). */
-  async person(threadId: string, manager: EntityManager): Promise<PersonData | null> {
-    const partner = await this.repository.partner(manager, threadId);
-    if (!partner) return null;
-    const identities = partner.contact_id ? await this.repository.contactIdentities(manager, partner.contact_id) : [];
-    return toPerson(partner, identities);
+  person(threadId: string, manager: EntityManager): Promise<PersonData | null> {
+    return this.repository.person(manager, threadId);
   }
-
-  private async recentMessages(threadId: string, manager: EntityManager): Promise<EventMessage[]> {
-    const rows = await this.repository.recentMessages(manager, threadId, LIMITS);
-    return rows.map(eventMessage);
-  }
-}
-
-function toEventData({ message, thread, person, labels, recent, attachments }: MessageEventRow): MessageEventData {
-  const emailHeaders: EmailHeaders | null =
-    message.channel === 'EMAIL'
-      ? {
-          messageId: message.header_message_id,
-          inReplyTo: message.header_in_reply_to,
-          references: message.header_references,
-          listUnsubscribe: message.header_list_unsubscribe,
-          authentication: { spf: message.auth_spf, dkim: message.auth_dkim, dmarc: message.auth_dmarc },
-        }
-      : null;
-  return {
-    thread: { ...toThread({ ...thread, last_message_at: new Date(thread.last_message_at) }), recentMessages: recent.map(fromJson).map(eventMessage) },
-    person: person && toPerson(person, person.contact_identities ?? []),
-    labels: labels.map((l) => l.name),
-    message: eventMessage(fromJson(message)),
-    attachments: attachments.map(toAttachment),
-    emailHeaders,
-    labelConfidence: Object.fromEntries(labels.map((l) => [l.name, l.confidence])),
-  };
-}
-
-function toThread(t: EventThreadRow): Omit<ThreadData, 'recentMessages'> {
-  return { id: t.id, subject: t.subject, lastMessageAt: t.last_message_at.toISOString(), messageCount: t.message_count };
-}
-
-/** A contact with every identity, or (no contact) the orphan identity alone, with id null. */
-function toPerson(partner: PersonRow, contactIdentities: IdentityRow[]): PersonData {
-  if (!partner.contact_id) {
-    return {
-      id: null,
-      displayName: partner.identity_name ?? partner.value,
-      identities: [{ id: partner.identity_id, kind: partner.kind, value: partner.value, displayName: partner.identity_name }],
-    };
-  }
-  return {
-    id: partner.contact_id,
-    displayName: partner.contact_name ?? partner.identity_name ?? partner.value,
-    identities: contactIdentities.map(toIdentity),
-  };
-}
-
-function toAttachment(a: AttachmentRow): AttachmentRef {
-  return { id: a.id, filename: a.filename, mimeType: a.mime_type, sizeBytes: a.size_bytes };
-}
-
-/** A message row read through row_to_json: its times arrive as text. */
-function fromJson(m: JsonRow<EventMessageRow>): EventMessageRow {
-  return { ...m, created_at: new Date(m.created_at), sent_at: m.sent_at === null ? null : new Date(m.sent_at) };
 }
 
 export function toIdentity(row: IdentityRow): IdentityData {

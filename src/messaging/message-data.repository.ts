@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { inValues, queryNamed } from '../database/sql';
+import { SqlEventData } from '../events/domain-event';
+import { MessageEventData, PersonData, ThreadData } from '../events/event-payloads';
 
 /** A message's columns, as serializeMessage reads them. */
 export interface MessageRow {
@@ -18,53 +20,8 @@ export interface MessageRow {
   to_kind: 'PHONE' | 'EMAIL';
 }
 
-/** A message as an event carries it: its body cut to a limit, and whether it was. */
-export type EventMessageRow = MessageRow & { body_truncated: boolean };
-
-export interface EmailHeaderRow {
-  header_message_id: string | null;
-  header_in_reply_to: string | null;
-  header_references: string[];
-  header_list_unsubscribe: string | null;
-  auth_spf: string | null;
-  auth_dkim: string | null;
-  auth_dmarc: string | null;
-}
-
-export interface EventThreadRow {
-  id: string;
-  subject: string | null;
-  last_message_at: Date;
-  message_count: number;
-}
-
-/** A thread's partner: their identity and its contact, if any. */
-export interface PersonRow {
-  identity_id: string;
-  kind: 'PHONE' | 'EMAIL';
-  value: string;
-  identity_name: string | null;
-  contact_id: string | null;
-  contact_name: string | null;
-}
-
 export type IdentityRow = { id: string; kind: 'PHONE' | 'EMAIL'; value: string; display_name: string | null };
 export type LabelRow = { name: string; confidence: number };
-export type AttachmentRow = { id: string; filename: string; mime_type: string; size_bytes: number };
-export type JsonPersonRow = PersonRow & { contact_identities: IdentityRow[] | null };
-
-/** A row as row_to_json gives it: timestamps are ISO text, not Dates. */
-export type JsonRow<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extends Date | null ? string | null : T[K] };
-
-/** Everything a message-centred event's data is built from, read in one statement. */
-export interface MessageEventRow {
-  message: JsonRow<EventMessageRow> & EmailHeaderRow;
-  thread: JsonRow<EventThreadRow>;
-  person: JsonPersonRow | null;
-  labels: LabelRow[];
-  recent: JsonRow<EventMessageRow>[];
-  attachments: AttachmentRow[];
-}
 
 /**
  * How much of a thread and its messages the reads take (MessageDataBuilder's EVENT_LIMITS and
@@ -81,14 +38,71 @@ export interface EventDataLimits {
   attachmentNameChars: number;
 }
 
-/** A message's columns for an event, its body cut to `maxChars` (a `:named` parameter). */
-function eventMessageColumns(maxChars: string): string {
-  return `m.id, m.thread_id, m.channel, m.direction, m.status, left(m.body, ${maxChars}) AS body,
-    char_length(m.body) > ${maxChars} AS body_truncated, m.created_at, m.sent_at, m.from_value, m.from_kind, m.to_value, m.to_kind`;
+/** A timestamp as JavaScript's Date.prototype.toISOString writes it: UTC, milliseconds (cut, as a Date cuts them), "Z". */
+function isoTime(column: string): string {
+  return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 }
 
-/** A thread's columns for an event, its subject cut to the header limit. */
-const THREAD_COLUMNS = `id, left(subject, :headerChars) AS subject, last_message_at, message_count`;
+/** A message as events carry it (EventMessage), from the message row `m`, its body cut to `maxChars` (a `:named` parameter). */
+function eventMessageJson(m: string, maxChars: string): string {
+  return `json_build_object('id', ${m}.id, 'threadId', ${m}.thread_id, 'channel', ${m}.channel, 'direction', ${m}.direction,
+    'status', ${m}.status, 'body', left(${m}.body, ${maxChars}), 'createdAt', ${isoTime(`${m}.created_at`)}, 'sentAt', ${isoTime(`${m}.sent_at`)},
+    'fromIdentity', json_build_object('value', ${m}.from_value, 'kind', ${m}.from_kind),
+    'toIdentity', json_build_object('value', ${m}.to_value, 'kind', ${m}.to_kind),
+    'bodyTruncated', char_length(${m}.body) > ${maxChars})`;
+}
+
+/** An identity as events carry it (IdentityData), from the identity row `i`. */
+function identityJson(i: string): string {
+  return `json_build_object('id', ${i}.id, 'kind', ${i}.kind, 'value', ${i}.value, 'displayName', ${i}.display_name)`;
+}
+
+/** The thread row `t` as events carry it (ThreadData), with its latest messages, oldest first. */
+function threadJson(t: string): string {
+  const recent = `(SELECT COALESCE(json_agg(${eventMessageJson('r', ':recentMessageBodyChars')} ORDER BY r.created_at, r.id), '[]')
+      FROM (SELECT id, thread_id, channel, direction, status, body, created_at, sent_at, from_value, from_kind, to_value, to_kind
+              FROM messages WHERE thread_id = ${t}.id ORDER BY created_at DESC, id DESC LIMIT :recentMessages) r)`;
+  return `json_build_object('id', ${t}.id, 'subject', left(${t}.subject, :headerChars), 'lastMessageAt', ${isoTime(`${t}.last_message_at`)},
+      'messageCount', ${t}.message_count, 'recentMessages', ${recent})`;
+}
+
+/** The partner of the thread row `t` (PersonData): their contact with every identity, or the orphan identity alone (id null); null if none. */
+function personJson(t: string): string {
+  return `(SELECT CASE WHEN c.id IS NULL
+        THEN json_build_object('id', NULL, 'displayName', COALESCE(i.display_name, i.value), 'identities', json_build_array(${identityJson('i')}))
+        ELSE json_build_object('id', c.id, 'displayName', COALESCE(c.display_name, i.display_name, i.value), 'identities',
+               (SELECT COALESCE(json_agg(${identityJson('ci')} ORDER BY ci.created_at, ci.id), '[]') FROM identities ci WHERE ci.contact_id = c.id))
+        END
+      FROM identities i LEFT JOIN contacts c ON c.id = i.contact_id WHERE i.id = ${t}.partner_identity_id)`;
+}
+
+/** The names of the labels of the thread row `t`, by name. */
+function labelsJson(t: string): string {
+  return `(SELECT COALESCE(json_agg(l.name ORDER BY l.name), '[]') FROM thread_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.thread_id = ${t}.id)`;
+}
+
+/**
+ * The event data of the message row `m` in its thread row `t` (MessageEventData, verbose), cut to
+ * the `:named` limits of EventDataLimits. The one place this shape is made: the delivery payload
+ * builders cut it down for concise mode.
+ */
+function messageEventData(m: string, t: string): string {
+  const labelConfidence = `(SELECT COALESCE(json_object_agg(l.name, tl.confidence ORDER BY l.name), '{}')
+      FROM thread_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.thread_id = ${t}.id)`;
+  const attachments = `(SELECT COALESCE(json_agg(json_build_object('id', a.id, 'filename', left(a.filename, :attachmentNameChars),
+        'mimeType', left(a.mime_type, :attachmentNameChars), 'sizeBytes', a.size_bytes) ORDER BY a.created_at, a.id), '[]')
+      FROM (SELECT id, filename, mime_type, size_bytes, created_at FROM attachments WHERE message_id = ${m}.id ORDER BY created_at, id LIMIT :attachments) a)`;
+  // The first reference (the thread's root) and the latest ones, as in our own replies.
+  const references = `ARRAY(SELECT left(r.id, :headerChars) FROM unnest(${m}.header_references) WITH ORDINALITY AS r(id, n)
+      WHERE r.n = 1 OR r.n > cardinality(${m}.header_references) - (:references - 1) ORDER BY r.n)`;
+  const emailHeaders = `CASE WHEN ${m}.channel = 'EMAIL' THEN json_build_object('messageId', left(${m}.header_message_id, :headerChars),
+      'inReplyTo', left(${m}.header_in_reply_to, :headerChars), 'references', ${references},
+      'listUnsubscribe', left(${m}.header_list_unsubscribe, :headerChars),
+      'authentication', json_build_object('spf', ${m}.auth_spf, 'dkim', ${m}.auth_dkim, 'dmarc', ${m}.auth_dmarc)) END`;
+  return `json_build_object('thread', ${threadJson(t)}, 'person', ${personJson(t)}, 'labels', ${labelsJson(t)},
+    'message', ${eventMessageJson(m, ':messageBodyChars')}, 'attachments', ${attachments}, 'emailHeaders', ${emailHeaders},
+    'labelConfidence', ${labelConfidence})`;
+}
 
 /**
  * SQL of event data. Every method acts for the system, by id, on a message or thread whose
@@ -98,38 +112,18 @@ const THREAD_COLUMNS = `id, left(subject, :headerChars) AS subject, last_message
 @Injectable()
 export class MessageDataRepository {
   /**
-   * Each message with its thread, partner, labels, recent messages and attachments, in one
-   * statement; in no particular order, and none for an id that is no message.
+   * Each message's event data, built in one statement: rows of (key: the message id, data), in no
+   * particular order, and none for an id that is no message. Publishing gives this statement to the
+   * outbox (EventBus.publishAllFrom), so an inbound message's data, which carries its thread's
+   * recent messages, is built and stored without crossing to Node and back.
    */
-  messageEvents(manager: EntityManager, messageIds: string[], limits: EventDataLimits): Promise<MessageEventRow[]> {
+  eventDataSource(messageIds: string[], limits: EventDataLimits): SqlEventData {
     const ids = inValues('m.id', 'messageIds', messageIds, 'uuid');
-    return queryNamed<MessageEventRow[]>(
-      manager,
-      `WITH em AS (
-           SELECT ${eventMessageColumns(':messageBodyChars')},
-                  left(m.header_message_id, :headerChars) AS header_message_id, left(m.header_in_reply_to, :headerChars) AS header_in_reply_to,
-                  ARRAY(SELECT left(r.id, :headerChars) FROM unnest(m.header_references) WITH ORDINALITY AS r(id, n)
-                         WHERE r.n = 1 OR r.n > cardinality(m.header_references) - (:references - 1) ORDER BY r.n) AS header_references,
-                  left(m.header_list_unsubscribe, :headerChars) AS header_list_unsubscribe, m.auth_spf, m.auth_dkim, m.auth_dmarc
-             FROM messages m WHERE ${ids.sql})
-         SELECT row_to_json(em) AS message,
-                (SELECT row_to_json(t) FROM (SELECT ${THREAD_COLUMNS} FROM threads WHERE id = em.thread_id) t) AS thread,
-                (SELECT row_to_json(p) FROM (
-                   SELECT i.id AS identity_id, i.kind, i.value, i.display_name AS identity_name, c.id AS contact_id, c.display_name AS contact_name,
-                          (SELECT json_agg(ci ORDER BY ci.created_at, ci.id)
-                             FROM (SELECT id, kind, value, display_name, created_at FROM identities WHERE contact_id = c.id) ci) AS contact_identities
-                     FROM threads t JOIN identities i ON i.id = t.partner_identity_id LEFT JOIN contacts c ON c.id = i.contact_id
-                    WHERE t.id = em.thread_id) p) AS person,
-                (SELECT COALESCE(json_agg(l ORDER BY l.name), '[]')
-                   FROM (SELECT l.name, tl.confidence FROM thread_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.thread_id = em.thread_id) l) AS labels,
-                (SELECT COALESCE(json_agg(r ORDER BY r.created_at, r.id), '[]')
-                   FROM (SELECT ${eventMessageColumns(':recentMessageBodyChars')} FROM messages m WHERE m.thread_id = em.thread_id
-                          ORDER BY m.created_at DESC, m.id DESC LIMIT :recentMessages) r) AS recent,
-                (SELECT COALESCE(json_agg(a ORDER BY a.created_at, a.id), '[]')
-                   FROM (SELECT id, left(filename, :attachmentNameChars) AS filename, left(mime_type, :attachmentNameChars) AS mime_type, size_bytes, created_at
-                           FROM attachments WHERE message_id = em.id ORDER BY created_at, id LIMIT :attachments) a) AS attachments
-           FROM em`,
-      {
+    return {
+      sql: `SELECT m.id::text AS key, ${messageEventData('m', 't')} AS data
+              FROM messages m JOIN threads t ON t.id = m.thread_id
+             WHERE ${ids.sql}`,
+      parameters: {
         ...ids.parameters,
         recentMessages: limits.recentMessages,
         messageBodyChars: limits.messageBodyChars,
@@ -139,53 +133,34 @@ export class MessageDataRepository {
         attachments: limits.attachments,
         attachmentNameChars: limits.attachmentNameChars,
       },
-    );
+    };
   }
 
-  async thread(manager: EntityManager, threadId: string, limits: Pick<EventDataLimits, 'headerChars'>): Promise<EventThreadRow> {
-    const [thread] = await queryNamed<EventThreadRow[]>(manager, `SELECT ${THREAD_COLUMNS} FROM threads WHERE id = :threadId`, {
-      threadId,
-      headerChars: limits.headerChars,
-    });
-    return thread;
+  /** eventDataSource's rows, read. */
+  messageEventData(manager: EntityManager, messageIds: string[], limits: EventDataLimits): Promise<Array<{ key: string; data: MessageEventData }>> {
+    const { sql, parameters } = this.eventDataSource(messageIds, limits);
+    return queryNamed(manager, sql, parameters);
   }
 
-  /** The thread's partner identity and its contact; null when there is no such thread. */
-  async partner(manager: EntityManager, threadId: string): Promise<PersonRow | null> {
-    const [partner] = await queryNamed<PersonRow[]>(
-      manager,
-      `SELECT i.id AS identity_id, i.kind, i.value, i.display_name AS identity_name, c.id AS contact_id, c.display_name AS contact_name
-         FROM threads t JOIN identities i ON i.id = t.partner_identity_id LEFT JOIN contacts c ON c.id = i.contact_id
-        WHERE t.id = :threadId`,
-      { threadId },
-    );
-    return partner ?? null;
-  }
-
-  /** Every identity of the contact (a partner's, as partner answered it), oldest first. */
-  contactIdentities(manager: EntityManager, contactId: string): Promise<IdentityRow[]> {
-    return queryNamed(manager, `SELECT id, kind, value, display_name FROM identities WHERE contact_id = :contactId ORDER BY created_at, id`, { contactId });
-  }
-
-  labels(manager: EntityManager, threadId: string): Promise<LabelRow[]> {
-    return queryNamed(
-      manager,
-      `SELECT l.name, tl.confidence FROM thread_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.thread_id = :threadId ORDER BY l.name`,
-      { threadId },
-    );
-  }
-
-  /** The thread's latest messages, oldest first, their bodies cut. */
-  recentMessages(
+  /** A thread, its partner and its labels, as agent-turn events carry them; null when there is no such thread. */
+  async threadEnvelope(
     manager: EntityManager,
     threadId: string,
-    limits: Pick<EventDataLimits, 'recentMessages' | 'recentMessageBodyChars'>,
-  ): Promise<EventMessageRow[]> {
-    return queryNamed(
+    limits: Pick<EventDataLimits, 'headerChars' | 'recentMessages' | 'recentMessageBodyChars'>,
+  ): Promise<{ thread: ThreadData; person: PersonData | null; labels: string[] } | null> {
+    const [row] = await queryNamed<Array<{ thread: ThreadData; person: PersonData | null; labels: string[] }>>(
       manager,
-      `SELECT * FROM (SELECT ${eventMessageColumns(':recentMessageBodyChars')} FROM messages m WHERE m.thread_id = :threadId ORDER BY m.created_at DESC, m.id DESC LIMIT :recentMessages) r
-        ORDER BY r.created_at, r.id`,
-      { threadId, recentMessages: limits.recentMessages, recentMessageBodyChars: limits.recentMessageBodyChars },
+      `SELECT ${threadJson('t')} AS thread, ${personJson('t')} AS person, ${labelsJson('t')} AS labels FROM threads t WHERE t.id = :threadId`,
+      { threadId, headerChars: limits.headerChars, recentMessages: limits.recentMessages, recentMessageBodyChars: limits.recentMessageBodyChars },
     );
+    return row ?? null;
+  }
+
+  /** The thread's partner (PersonData); null when there is no such thread or it has no partner. */
+  async person(manager: EntityManager, threadId: string): Promise<PersonData | null> {
+    const [row] = await queryNamed<Array<{ person: PersonData | null }>>(manager, `SELECT ${personJson('t')} AS person FROM threads t WHERE t.id = :threadId`, {
+      threadId,
+    });
+    return row?.person ?? null;
   }
 }
