@@ -1,6 +1,9 @@
 import { createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { EventBus } from '../src/events/event-bus';
+import { MessageDataBuilder } from '../src/messaging/message-data.builder';
 import { verifyWebhook } from '../src/sdk';
 import { createTestApp, TestApp } from './support/app';
 import { TestReceiver } from './support/receiver';
@@ -205,5 +208,48 @@ describe('messaging smoke', () => {
     for (const counts of countsOfThread.values()) expect(counts.sort()).toEqual(counts.length === 3 ? [1, 2, 3] : [1]);
     // They shared commits: fewer transactions wrote these events than there are messages.
     expect(new Set(received.map((e) => e.tx)).size).toBeLessThan(48);
+  });
+  it('events whose data the database builds are written in order with that data, and none when one has no data row', async () => {
+    const s = await createSession(t.admin);
+    const phone = s.lines.find((l) => l.type === 'PHONE_NUMBER')!;
+    const inbound = { to: phone.address, from: '+15550002222', body: 'built in the database', providerMessageId: 'from-sql-1' };
+    const { body: recorded } = await t.http().post('/ingest/sms/inbound').set('Authorization', `Bearer ${INGEST_TOKEN}`).send(inbound).expect(201);
+    const db = t.app.get(DataSource);
+    const bus = t.app.get(EventBus);
+    const data = t.app.get(MessageDataBuilder);
+    const [{ org_id: orgId }] = await db.query('SELECT org_id FROM messages WHERE id = $1', [recorded.messageId]);
+    const event = { type: 'message.received' as const, orgId, lineId: phone.id };
+
+    const ids = await db.transaction((tx) =>
+      bus.publishAllFrom(
+        [
+          { ...event, dataKey: recorded.messageId },
+          { ...event, type: 'thread.created' as const, dataKey: recorded.messageId },
+        ],
+        data.source([recorded.messageId]),
+        tx,
+      ),
+    );
+    expect(ids.map(Number)[1]).toBeGreaterThan(ids.map(Number)[0]);
+    const rows = await db.query('SELECT id::text, type, data FROM outbox_events WHERE id = ANY ($1::bigint[]) ORDER BY id', [ids]);
+    const expected = await db.transaction((tx) => data.build(recorded.messageId, tx));
+    expect(rows.map((r: { id: string }) => r.id)).toEqual(ids);
+    expect(rows.map((r: { type: string }) => r.type)).toEqual(['message.received', 'thread.created']);
+    for (const row of rows) expect(row.data).toEqual(expected);
+
+    const before = await db.query('SELECT count(*)::int AS n FROM outbox_events');
+    await expect(
+      db.transaction((tx) =>
+        bus.publishAllFrom(
+          [
+            { ...event, dataKey: recorded.messageId },
+            { ...event, dataKey: randomUUID() },
+          ],
+          data.source([recorded.messageId]),
+          tx,
+        ),
+      ),
+    ).rejects.toThrow('no event data for some of');
+    expect(await db.query('SELECT count(*)::int AS n FROM outbox_events')).toEqual(before);
   });
 });

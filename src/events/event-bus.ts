@@ -2,7 +2,7 @@ import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, EntitySubscriberInterface, QueryRunner, TransactionCommitEvent, TransactionRollbackEvent } from 'typeorm';
 import { EventKind } from './event-kinds';
-import { DomainEvent } from './domain-event';
+import { DomainEvent, KeyedEvent, SqlEventData } from './domain-event';
 import { OutboxRepository } from './outbox.repository';
 import { activeTraceParent } from '../ops/tracing/traces';
 
@@ -43,13 +43,30 @@ export class EventBus implements OnModuleInit, EntitySubscriberInterface {
   }
 
   async publishAll(events: DomainEvent[], manager: EntityManager): Promise<string[]> {
+    return this.write(events, manager, (traced) => this.outbox.insert(manager, traced));
+  }
+
+  /**
+   * publishAll() for events whose data `source` builds in the database (one row per `dataKey`):
+   * the data are stored without being read into Node, in the same one statement as the events.
+   */
+  async publishAllFrom(events: KeyedEvent[], source: SqlEventData, manager: EntityManager): Promise<string[]> {
+    return this.write(events, manager, (traced) => this.outbox.insertFrom(manager, traced, source));
+  }
+
+  /** The rules of every publish: inside the change's transaction, traced, and the relay woken after its commit. */
+  private async write<E extends { traceParent?: string | null }>(
+    events: E[],
+    manager: EntityManager,
+    insert: (events: E[]) => Promise<string[]>,
+  ): Promise<string[]> {
     if (events.length === 0) return [];
     const runner = manager.queryRunner;
     if (!runner?.isTransactionActive) {
       throw new Error('EventBus.publish must run inside the transaction of the change it reports');
     }
     const active = activeTraceParent();
-    const ids = await this.outbox.insert(manager, active ? events.map((e) => (e.traceParent ? e : { ...e, traceParent: active })) : events);
+    const ids = await insert(active ? events.map((e) => (e.traceParent ? e : { ...e, traceParent: active })) : events);
     runner.data = { ...runner.data, [WROTE_OUTBOX]: true };
     return ids;
   }

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { deleteInBatches } from '../database/delete-in-batches';
 import { queryNamed } from '../database/sql';
-import { DomainEvent, PublishedEvent } from './domain-event';
+import { DomainEvent, KeyedEvent, PublishedEvent, SqlEventData } from './domain-event';
 import { EventKind } from './event-kinds';
 
 /** The NOTIFY channel that wakes the relay when events were committed. */
@@ -39,6 +39,41 @@ export class OutboxRepository {
         data: JSON.stringify(events.map((e) => e.data)),
       },
     );
+    return rows.map((r) => String(r.id));
+  }
+
+  /**
+   * Writes events whose data a statement builds (SqlEventData), in their order, in one statement:
+   * the data go from that statement's rows into the outbox without leaving the database. Answers
+   * their sequence numbers; throws when an event's data row is missing.
+   */
+  async insertFrom(manager: EntityManager, events: KeyedEvent[], source: SqlEventData): Promise<string[]> {
+    const own = { types: 0, orgIds: 0, lineIds: 0, dataKeys: 0, traceParents: 0 };
+    const clash = Object.keys(source.parameters).find((name) => name in own);
+    if (clash) throw new Error(`the event data statement may not name a parameter ${clash}`);
+    const rows = await queryNamed<Array<{ id: string }>>(
+      manager,
+      `WITH source AS (${source.sql})
+       INSERT INTO outbox_events (type, org_id, line_id, data, trace_parent)
+       SELECT e.type, e.org_id, e.line_id, source.data, e.trace_parent
+         FROM unnest(:types::text[], :orgIds::uuid[], :lineIds::uuid[], :dataKeys::text[], :traceParents::text[])
+                WITH ORDINALITY AS e(type, org_id, line_id, data_key, trace_parent, n)
+         JOIN source ON source.key = e.data_key
+        ORDER BY e.n
+       RETURNING id`,
+      {
+        ...source.parameters,
+        types: events.map((e) => e.type),
+        orgIds: events.map((e) => e.orgId),
+        lineIds: events.map((e) => e.lineId),
+        dataKeys: events.map((e) => e.dataKey),
+        traceParents: events.map((e) => e.traceParent ?? null),
+      },
+    );
+    if (rows.length !== events.length) {
+      const keys = [...new Set(events.map((e) => e.dataKey))].join(', ');
+      throw new Error(`no event data for some of ${keys}: ${rows.length} of ${events.length} events written`);
+    }
     return rows.map((r) => String(r.id));
   }
 

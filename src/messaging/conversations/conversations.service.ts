@@ -151,20 +151,17 @@ export class ConversationsService {
           sorted.map((input) => ({ lineAddress: input.to, partner: input.from, message: this.newMessage(input) })),
         );
         if (recorded.some((row) => !row.message_id)) throw new BatchFallsBack('a repeated provider message id');
-        const data = await this.data.buildMany(
-          recorded.map((row) => row.message_id!),
-          tx,
-        );
-        await this.bus.publishAll(
-          recorded.flatMap((row, k) =>
+        await this.bus.publishAllFrom(
+          recorded.flatMap((row) =>
             inboundEvents(row.thread_inserted).map((type) => ({
               type,
               orgId: row.org_id,
               lineId: row.line_id,
-              data: data[k],
+              dataKey: row.message_id!,
               traceParent: sorted[row.index].traceParent,
             })),
           ),
+          this.data.source(recorded.map((row) => row.message_id!)),
           tx,
         );
         return recorded;
@@ -195,9 +192,9 @@ export class ConversationsService {
         const { line, threadId, created, messageId } = input.channel === 'SMS' ? await this.storeSms(tx, input) : await this.storeEmail(tx, input);
         const attachmentIds = await this.attachments.storeInbound(tx, line.org_id, messageId, input.attachments);
 
-        const data = await this.data.build(messageId, tx);
-        await this.bus.publishAll(
-          inboundEvents(created).map((type) => ({ type, orgId: line.org_id, lineId: line.id, data })),
+        await this.bus.publishAllFrom(
+          inboundEvents(created).map((type) => ({ type, orgId: line.org_id, lineId: line.id, dataKey: messageId })),
+          this.data.source([messageId]),
           tx,
         );
         return { messageId, threadId, threadCreated: created, duplicate: false, attachmentIds };
