@@ -6,6 +6,9 @@ import { queryNamed } from '../database/sql';
 import { DomainEvent, KeyedEvent, PublishedEvent, SqlEventData } from './domain-event';
 import { EventKind } from './event-kinds';
 
+/** The parameters insertFrom names itself, which the data statement's may not. */
+const INSERT_FROM_PARAMETERS = new Set(['types', 'orgIds', 'lineIds', 'dataKeys', 'traceParents']);
+
 /** The NOTIFY channel that wakes the relay when events were committed. */
 export const OUTBOX_CHANNEL = 'outbox_events';
 
@@ -48,18 +51,20 @@ export class OutboxRepository {
    * their sequence numbers; throws when an event's data row is missing.
    */
   async insertFrom(manager: EntityManager, events: KeyedEvent[], source: SqlEventData): Promise<string[]> {
-    const own = { types: 0, orgIds: 0, lineIds: 0, dataKeys: 0, traceParents: 0 };
-    const clash = Object.keys(source.parameters).find((name) => name in own);
+    const clash = Object.keys(source.parameters).find((name) => INSERT_FROM_PARAMETERS.has(name));
     if (clash) throw new Error(`the event data statement may not name a parameter ${clash}`);
     const rows = await queryNamed<Array<{ id: string }>>(
       manager,
-      `WITH source AS (${source.sql})
+      // The data statement runs once (MATERIALIZED: inlined, a message's data were built once for
+      // each of its events). Ids are drawn as rows reach the insert, so the events drive a nested
+      // loop in their order (OFFSET 0 keeps the lookup a subquery the planner cannot turn into a
+      // hash join), each taking its data row; no sort is needed.
+      `WITH source AS MATERIALIZED (${source.sql})
        INSERT INTO outbox_events (type, org_id, line_id, data, trace_parent)
-       SELECT e.type, e.org_id, e.line_id, source.data, e.trace_parent
+       SELECT e.type, e.org_id, e.line_id, d.data, e.trace_parent
          FROM unnest(:types::text[], :orgIds::uuid[], :lineIds::uuid[], :dataKeys::text[], :traceParents::text[])
-                WITH ORDINALITY AS e(type, org_id, line_id, data_key, trace_parent, n)
-         JOIN source ON source.key = e.data_key
-        ORDER BY e.n
+                AS e(type, org_id, line_id, data_key, trace_parent)
+        CROSS JOIN LATERAL (SELECT s.data FROM source s WHERE s.key = e.data_key OFFSET 0) d
        RETURNING id`,
       {
         ...source.parameters,
