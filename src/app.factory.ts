@@ -10,6 +10,7 @@ import { HttpErrorFilter } from './common/http-error.filter';
 import { applyHttpServerLimits } from './common/http-server-limits';
 import { RequestInputGuard } from './common/request-body';
 import { createValidationPipe } from './common/validation';
+import { KeyActionGuard } from './limits/key-action.guard';
 import { AppConfig } from './config/app-config';
 import { APP_CONFIG } from './config/config.module';
 import { httpMetrics } from './ops/metrics/http-metrics';
@@ -33,9 +34,10 @@ export function configureHttpApp(app: INestApplication): void {
   express.set('trust proxy', config.trustProxy);
   app.useLogger(app.get(Logger));
   applyHttpServerLimits(app.getHttpServer(), config.http);
-  // Runs after AuthGuard (APP_GUARD providers come before guards added here): the body is read,
-  // then its text is checked; then pipes validate it.
-  app.useGlobalGuards(new RequestInputGuard(app.get(Reflector), config));
+  // These run after AuthGuard (APP_GUARD providers come before guards added here), in this order:
+  // what the route does for an API key (permission, rate, running calls), before any body is read;
+  // then the body is read and its text checked; then pipes validate it.
+  app.useGlobalGuards(app.get(KeyActionGuard), new RequestInputGuard(app.get(Reflector), config));
   app.useGlobalPipes(createValidationPipe());
   app.enableShutdownHooks();
   // Swagger's routes live outside Nest's router (no guard): in production the admin token guards them.

@@ -1,6 +1,7 @@
 import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata, UseGuards } from '@nestjs/common';
 import { KeyCaller } from './caller';
 import { CsrfTokenGuard } from './csrf-token.guard';
+import { KeyPermission } from './key-permissions';
 import { Person } from './person';
 
 /** How a route authenticates. Routes are API-key routes unless they say otherwise. */
@@ -41,6 +42,17 @@ export const SameOriginForm = () => SetMetadata(AUTH_KIND, 'same-origin' satisfi
  */
 export const SignedBody = (signatureHeader: string) =>
   applyDecorators(SetMetadata(AUTH_KIND, 'signed-body' satisfies AuthKind), SetMetadata(SIGNATURE_HEADER, signatureHeader));
+
+/**
+ * What an API-key route does for the key, declared on every such route (limits/key-action.guard.ts):
+ * the one permission it needs, checked with the key's rate limit and running-calls slots before the
+ * handler runs; or `per-call` for the tool endpoint alone, which checks each call's tool
+ * (permission) and counts each message of a batch (rate) itself. An API-key route without it
+ * stops the service from starting.
+ */
+export type KeyActionKind = KeyPermission | 'per-call';
+export const KEY_ACTION = 'auth:key-action';
+export const KeyAction = (action: KeyActionKind) => SetMetadata(KEY_ACTION, action);
 
 export interface AuthenticatedRequest {
   caller?: KeyCaller;

@@ -1,7 +1,7 @@
 import { All, Controller, HttpCode, Inject, Post, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Request, Response } from 'express';
-import { CurrentCaller, Public } from '../auth/auth.decorators';
+import { CurrentCaller, KeyAction, Public } from '../auth/auth.decorators';
 import { KeyCaller } from '../auth/caller';
 import { ReadsBody } from '../common/request-body';
 import { AppConfig } from '../config/app-config';
@@ -37,6 +37,8 @@ export class McpController {
   /** The body is taken raw: McpService parses it itself, to answer bad JSON with -32700. */
   @Post()
   @HttpCode(200)
+  // Each tool's permission is checked per call and each message of a batch counts (McpService).
+  @KeyAction('per-call')
   @ReadsBody({ as: 'raw', limit: (config) => config.mcp.maxBodyBytes })
   @UseFilters(McpBodyErrorFilter)
   async post(@Req() req: Request & AdmittedRequest, @Res() res: Response, @CurrentCaller() caller: KeyCaller): Promise<void> {
