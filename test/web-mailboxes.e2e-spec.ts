@@ -5,7 +5,7 @@ import { createTestApp, TestApp } from './support/app';
 import { DovecotServer } from './support/dovecot';
 import { createSession, Session } from './support/session';
 import { startLoginSmtp, TestMailServer } from './support/smtp';
-import { PAGE_ORIGIN, signInBrowser } from './support/web';
+import { PAGE_ORIGIN, postForm, signInBrowser } from './support/web';
 
 const USER = 'support@mail.example.test';
 const IMAP_PASSWORD = 'imap-secret-123';
@@ -54,14 +54,7 @@ describe('web: the mailboxes pages', () => {
 
   const owner = async () => signIn(await createSession(t.admin, { lines: ['EMAIL_ACCOUNT', 'PHONE_NUMBER'] }));
   const get = (b: Browser, path: string) => t.http().get(path).set('Cookie', b.cookie);
-  const post = (b: Browser, path: string, fields: Record<string, string> = {}) =>
-    t
-      .http()
-      .post(path)
-      .set('Cookie', b.cookie)
-      .set('Origin', PAGE_ORIGIN)
-      .type('form')
-      .send({ _csrf: b.csrf, ...fields });
+  const post = (b: Browser, path: string, fields: Record<string, string> = {}) => postForm(t, b, path, fields);
 
   /** The form as a browser posts it: every field of both servers, the test's servers and passwords unless changed. */
   const fields = (over: Record<string, string> = {}) => ({

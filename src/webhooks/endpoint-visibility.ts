@@ -28,13 +28,22 @@ export function visibleEndpoint(caller: Caller, alias = 'e'): SqlCondition {
 }
 
 /**
- * Which of a visible endpoint's deliveries (the row `alias`) the caller sees and may resend: all of
- * them for a key with access to all channels; for a key limited to some lines, only deliveries of
- * events on those lines. An endpoint's scope can have been wider when older deliveries were made
- * (an all-lines endpoint narrowed later to the key's line): those carry other lines' data, and a
- * resend would send it to a URL the key can set. Org-wide events (no line) are not the key's either.
+ * Which of a visible endpoint's deliveries (the row `alias`) the caller sees, and may resend or
+ * recover: only those it could receive now. A delivery of an event on a line is seen only while
+ * the line is one of the caller's live lines (`caller.lines`: live memberships on lines not
+ * deleted, narrowed by a LINES key's allowlist), so when a membership is removed or the line is
+ * deleted, that line's deliveries (payloads with message bodies) read as not found, drop out of
+ * lists, and cannot be sent again to a URL the caller sets. An endpoint's scope can also have been
+ * wider when older deliveries were made (an all-lines endpoint narrowed later): the same rule
+ * hides those. A delivery of an event on no line (contact.merged is the only such kind, see
+ * events/domain-event.ts) is seen by a caller with access to all channels (only endpoints of all
+ * channels receive one), never by a key limited to some lines.
+ *
+ * A condition in the statement, never a filter after it: a page of the log stays a keyset page
+ * of the (endpoint, created_at, id) index, and hidden rows are neither counted nor cursored over.
  */
 export function visibleDelivery(caller: Caller, alias = 'd'): SqlCondition {
-  if (caller.channelAccess === 'ALL') return { sql: 'TRUE', parameters: {} };
-  return { sql: `${alias}.line_id = ANY (:visibleLineIds::uuid[])`, parameters: { visibleLineIds: caller.lines.map((line) => line.id) } };
+  const onLine = `${alias}.line_id = ANY (:visibleLineIds::uuid[])`;
+  const parameters = { visibleLineIds: caller.lines.map((line) => line.id) };
+  return { sql: caller.channelAccess === 'ALL' ? `(${alias}.line_id IS NULL OR ${onLine})` : onLine, parameters };
 }

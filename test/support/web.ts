@@ -18,3 +18,14 @@ export async function signInBrowser(t: TestApp, userId: string): Promise<PageBro
   const page = await t.http().get('/settings/api-keys').set('Cookie', cookie).expect(200);
   return { cookie, csrf: /name="_csrf" value="([^"]+)"/.exec(page.text)![1] };
 }
+
+/** A form POST as the signed-in browser sends it: its session cookie, the page origin and the CSRF token. */
+export function postForm(t: TestApp, b: PageBrowser, path: string, fields: Record<string, string> = {}) {
+  return t
+    .http()
+    .post(path)
+    .set('Cookie', b.cookie)
+    .set('Origin', PAGE_ORIGIN)
+    .type('form')
+    .send({ _csrf: b.csrf, ...fields });
+}
