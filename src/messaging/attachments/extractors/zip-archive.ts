@@ -66,16 +66,26 @@ export class ZipArchive {
 
   /** The inflated bytes of one part, or null when there is no such part. */
   async read(name: string): Promise<Buffer | null> {
-    const entry = this.entries.get(name);
-    if (!entry) return null;
+    if (!this.entries.has(name)) return null;
     const chunks: Buffer[] = [];
+    for await (const chunk of this.chunks(name)) chunks.push(chunk);
+    return Buffer.concat(chunks);
+  }
+
+  /**
+   * One part's inflated bytes as they come (nothing when there is no such part), each counted
+   * against the file's budget. A reader that leaves its loop early stops the inflation there.
+   */
+  async *chunks(name: string): AsyncGenerator<Buffer> {
+    const entry = this.entries.get(name);
+    if (!entry) return;
     try {
       const stream = await this.zip.openReadStreamPromise(entry);
       for await (const chunk of stream as AsyncIterable<Buffer>) {
         this.inflated += chunk.length;
         // Leaving the loop destroys the stream: nothing more is inflated.
         if (this.inflated > this.limits.maxUnzippedBytes) throw tooLarge(this.kind, this.limits, 'inflates to');
-        chunks.push(chunk);
+        yield chunk;
       }
     } catch (error) {
       if (error instanceof ExtractionError) throw error;
@@ -87,13 +97,6 @@ export class ZipArchive {
       }
       throw unreadable(this.kind, error);
     }
-    return Buffer.concat(chunks);
-  }
-
-  /** One part as UTF-8 text (a byte-order mark dropped), or '' when there is no such part. */
-  async text(name: string): Promise<string> {
-    const bytes = await this.read(name);
-    return bytes ? new TextDecoder('utf-8').decode(bytes) : '';
   }
 }
 
