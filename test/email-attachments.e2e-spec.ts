@@ -1,13 +1,17 @@
-import { inviteEmail, INVITE_EMAIL_PARTS } from './fixtures/emails/make-invite-email';
+import { OFFICE_MIME } from './fixtures/attachments/make-bombs';
+import { NAMESPACED_PPTX_TEXT, NAMESPACED_XLSX_TEXT, namespacedPptx, namespacedXlsx } from './fixtures/attachments/make-namespaced-office';
+import { inviteEmail, INVITE_EMAIL_PARTS, mixedEmail } from './fixtures/emails/make-invite-email';
 import { toolOk } from './support/mcp';
 import { createMessagingTestApp, extractedEventsPublished, extractionIdle, Hook, MessagingTestApp } from './support/messaging-hooks';
 import { createSession, Session } from './support/session';
 import { INGEST_TOKEN } from './support/test-env';
+import { waitUntil } from './support/wait';
 
 /**
  * One raw email with a PDF, a PNG with printed text, a .docx and an .ics invite, through the
  * real ingest path: message.received first, then exactly one attachment.extracted per file, and
- * the text of each read back with read_attachment.
+ * the text of each read back with read_attachment. Then an email with an .xlsx and a .pptx whose
+ * XML uses other prefixes than Office's: their text is read the same, and search_messages finds it.
  */
 jest.setTimeout(90_000);
 
@@ -69,5 +73,42 @@ describe('an email with every kind of attachment', () => {
     expect(texts.get('invoice.pdf')!.length).toBeGreaterThan(5);
     expect(texts.get('memo.docx')!.length).toBeGreaterThan(5);
     expect(texts.get('invite.ics')!.length).toBeGreaterThan(5);
+  });
+
+  it('an Excel sheet and a slide deck whose XML uses other prefixes (x:, dml:/pml:) are read and found by search_messages', async () => {
+    const files = [
+      { filename: 'figures-x.xlsx', mimeType: OFFICE_MIME.xlsx, content: await namespacedXlsx({ x: 'x' }) },
+      { filename: 'deck-dml.pptx', mimeType: OFFICE_MIME.pptx, content: await namespacedPptx({ a: 'dml', p: 'pml', r: 'rel' }) },
+    ];
+    const res = await m
+      .http()
+      .post('/ingest/email/inbound')
+      .set('Authorization', `Bearer ${INGEST_TOKEN}`)
+      .set('Content-Type', 'message/rfc822')
+      .send(mixedEmail(s.lines[0].address, files, { messageId: `<office-${Date.now()}@partner.example>`, subject: 'Stock and plans', text: 'See attached.' }));
+    expect(res.status).toBe(201);
+    const ids: string[] = res.body.attachmentIds;
+    const extracted = await waitUntil(
+      () => {
+        const events = hook.events('attachment.extracted').filter((e) => ids.includes(e.data.attachment.id));
+        return events.length === ids.length && events;
+      },
+      'attachment.extracted for the two Office files',
+      { timeoutMs: 60_000 },
+    );
+    for (const event of extracted) expect(event.data.attachment).toMatchObject({ hasText: true });
+    const texts = await Promise.all(ids.map((id) => toolOk(m, s.apiKey, 'read_attachment', { attachmentId: id })));
+    expect(texts.map((t) => [t.attachment.filename, t.text])).toEqual([
+      ['figures-x.xlsx', NAMESPACED_XLSX_TEXT],
+      ['deck-dml.pptx', NAMESPACED_PPTX_TEXT],
+    ]);
+    // Words that are only in the files' text, not in the email.
+    for (const [query, filename] of [
+      ['Reorder', 'figures-x.xlsx'],
+      ['Roadmap', 'deck-dml.pptx'],
+    ]) {
+      const { hits } = await toolOk(m, s.apiKey, 'search_messages', { query });
+      expect(hits).toEqual([expect.objectContaining({ matchedIn: 'attachment', attachment: expect.objectContaining({ filename }) })]);
+    }
   });
 });
