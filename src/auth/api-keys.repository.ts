@@ -5,6 +5,7 @@ import { LineType, OrgTier } from '../accounts/account.types';
 import { inValues, queryNamed } from '../database/sql';
 import { ApiKey, ChannelAccessMode } from './api-key.entity';
 import { KeyPermission } from './key-permissions';
+import { keyAllowsLine, liveLineOfUser } from './line-access.sql';
 import { PersonRef } from './person';
 import { UserRole } from './roles';
 
@@ -174,7 +175,7 @@ export class ApiKeysRepository {
 
   /**
    * The keys with these hashes, each with its owner and org, and the owner's live lines narrowed
-   * by the key's allowlist, oldest line first; no row for an unknown hash.
+   * by the key's allowlist (line-access.sql.ts), oldest line first; no row for an unknown hash.
    */
   callerRows(keyHashes: string[]): Promise<KeyCallerRow[]> {
     const hashes = inValues('k.key_hash', 'keyHashes', keyHashes, 'text');
@@ -186,8 +187,7 @@ export class ApiKeysRepository {
          JOIN users u ON u.id = k.user_id
          JOIN orgs o ON o.id = u.org_id
          LEFT JOIN line_memberships m ON m.user_id = u.id
-         LEFT JOIN lines l ON l.id = m.line_id AND l.deleted_at IS NULL AND l.org_id = u.org_id
-              AND (k.channel_access_mode = 'ALL' OR l.address = ANY (k.allowed_addresses))
+         LEFT JOIN lines l ON l.id = m.line_id AND ${liveLineOfUser('l', 'u')} AND ${keyAllowsLine('k', 'l')}
         WHERE ${hashes.sql}
         ORDER BY k.key_hash, l.created_at`,
       hashes.parameters,
