@@ -190,7 +190,7 @@ describe('attachments: extraction, read_attachment, downloads', () => {
         filename: expect.any(String),
         mimeType: expect.any(String),
         sizeBytes: expect.any(Number),
-        url: expect.stringContaining(`/attachments/${a.id}/download?expires=`),
+        url: expect.stringContaining(`/attachments/${a.id}/download?for=`),
       });
     }
     expect(event.data.attachment).toMatchObject({ id: ids.docx, filename: 'memo.docx', mimeType: DOCX, hasText: true });
@@ -213,7 +213,7 @@ describe('attachments: extraction, read_attachment, downloads', () => {
     expect(result.text).toBe(PDF_LINES.join('\n'));
     expect(result.calendarEvents).toEqual([]);
     expect(result.note).toBeNull();
-    expect(result.downloadUrl).toContain(`/attachments/${ids.pdf}/download?expires=`);
+    expect(result.downloadUrl).toContain(`/attachments/${ids.pdf}/download?for=`);
     expect(Date.parse(result.downloadUrlExpiresAt) - Date.now()).toBeGreaterThan(59 * 60_000);
   });
 
@@ -412,26 +412,28 @@ describe('attachments: extraction, read_attachment, downloads', () => {
 
   it('a tampered or expired link is 403; a valid link to no attachment is 404', async () => {
     const urls = t.app.get(AttachmentUrls);
-    const good = new URL(urls.sign(ids.pdf, new Date()));
+    const holder = { userId: s.userId, keyId: null };
+    const good = new URL(urls.sign(ids.pdf, holder, new Date()));
     const sig = good.searchParams.get('sig')!;
-    const tampered = `${good.pathname}?expires=${good.searchParams.get('expires')}&sig=${(sig[0] === 'a' ? 'b' : 'a') + sig.slice(1)}`;
+    const forParam = `for=${good.searchParams.get('for')}`;
+    const tampered = `${good.pathname}?${forParam}&expires=${good.searchParams.get('expires')}&sig=${(sig[0] === 'a' ? 'b' : 'a') + sig.slice(1)}`;
     const res = await t.http().get(tampered);
     expect(res.status).toBe(403);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.body).toMatchObject({ statusCode: 403, message: expect.stringMatching(/invalid or has expired/) });
     // The signature covers the expiry: a later one with the same digest is refused.
-    expect((await t.http().get(`${good.pathname}?expires=${Number(good.searchParams.get('expires')) + 3600}&sig=${sig}`)).status).toBe(403);
+    expect((await t.http().get(`${good.pathname}?${forParam}&expires=${Number(good.searchParams.get('expires')) + 3600}&sig=${sig}`)).status).toBe(403);
     expect((await t.http().get(good.pathname)).status).toBe(403);
     // Another attachment's signature does not open this one.
-    const other = new URL(urls.sign(ids.docx, new Date()));
+    const other = new URL(urls.sign(ids.docx, holder, new Date()));
     expect((await t.http().get(`${good.pathname}${other.search}`)).status).toBe(403);
 
-    const expired = new URL(urls.sign(ids.pdf, new Date(Date.now() - 2 * 60 * 60_000)));
+    const expired = new URL(urls.sign(ids.pdf, holder, new Date(Date.now() - 2 * 60 * 60_000)));
     const late = await t.http().get(`${expired.pathname}${expired.search}`);
     expect(late.status).toBe(403);
     expect(late.body.statusCode).toBe(403);
 
-    const missing = new URL(urls.sign(randomUUID(), new Date()));
+    const missing = new URL(urls.sign(randomUUID(), holder, new Date()));
     const gone = await t.http().get(`${missing.pathname}${missing.search}`);
     expect(gone.status).toBe(404);
     expect(gone.body.statusCode).toBe(404);

@@ -13,7 +13,7 @@ const KIND_EXTRAS: Partial<Record<EventKind, string[]>> = {
   'attachment.extracted': ['attachment', 'calendarEvents'],
 };
 
-const ATTACHMENT_URL = /^http:\/\/127\.0\.0\.1:3000\/attachments\/([^/?]+)\/download\?expires=(\d+)&sig=([0-9a-f]{64})$/;
+const ATTACHMENT_URL = /^http:\/\/127\.0\.0\.1:3000\/attachments\/([^/?]+)\/download\?for=([A-Za-z0-9_-]{22})&expires=(\d+)&sig=([0-9a-f]{64})$/;
 
 interface Envelope {
   id: string;
@@ -143,12 +143,13 @@ describe('payloads: every kind in concise and verbose mode', () => {
       data.attachments.forEach((a: Record<string, unknown>, i: number) => {
         expect(Object.keys(a).sort()).toEqual(['filename', 'id', 'mimeType', 'sizeBytes', 'url']);
         expect(a).toEqual({ ...full.attachments[i], url: expect.stringMatching(ATTACHMENT_URL) });
-        const [, id, expires, sig] = ATTACHMENT_URL.exec(a.url as string)!;
+        const [, id, holder, expires, sig] = ATTACHMENT_URL.exec(a.url as string)!;
         expect(decodeURIComponent(id)).toBe(full.attachments[i].id);
         // Valid one hour from the attempt.
         expect(Math.abs(Number(expires) - (req.receivedAt / 1000 + 3600))).toBeLessThan(10);
-        expect(t.app.get(AttachmentUrls).verify(full.attachments[i].id, expires, sig, new Date())).toBe(true);
-        expect(t.app.get(AttachmentUrls).verify(`${full.attachments[i].id}x`, expires, sig, new Date())).toBe(false);
+        // Minted for the endpoint's owner (no key): it works while that user may see the line.
+        expect(t.app.get(AttachmentUrls).verify(full.attachments[i].id, { for: holder, expires, sig }, new Date())).toEqual({ userId: s.userId, keyId: null });
+        expect(t.app.get(AttachmentUrls).verify(`${full.attachments[i].id}x`, { for: holder, expires, sig }, new Date())).toBeNull();
       });
     });
 

@@ -41,7 +41,8 @@ describe('an email with every kind of attachment', () => {
   it('message.received lists the four attachments, each with a signed download URL', async () => {
     const [received] = await hook.waitFor(1, 'message.received');
     expect(received.data.attachments.map((a: { filename: string }) => a.filename)).toEqual(INVITE_EMAIL_PARTS.map((p) => p.filename));
-    for (const a of received.data.attachments) expect(a.url).toMatch(/\/attachments\/[0-9a-f-]{36}\/download\?expires=\d+&sig=[0-9a-f]{64}$/);
+    for (const a of received.data.attachments)
+      expect(a.url).toMatch(/\/attachments\/[0-9a-f-]{36}\/download\?for=[A-Za-z0-9_-]{22}&expires=\d+&sig=[0-9a-f]{64}$/);
     expect(received.data.emailHeaders.authentication).toEqual({ spf: 'pass', dkim: 'pass', dmarc: 'pass' });
   });
 

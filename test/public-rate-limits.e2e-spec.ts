@@ -79,7 +79,7 @@ describe('per-IP limits on the public routes', () => {
           media: [{ filename: 'note.txt', mimeType: 'text/plain', contentBase64: Buffer.from('hello').toString('base64') }],
         });
       expect(inbound.status).toBe(201);
-      const url = new URL(t.app.get(AttachmentUrls).sign(inbound.body.attachmentIds[0], new Date()));
+      const url = new URL(t.app.get(AttachmentUrls).sign(inbound.body.attachmentIds[0], { userId: s.userId, keyId: null }, new Date()));
       const path = `${url.pathname}${url.search}`;
       for (let i = 0; i < ATTACHMENT_LIMIT; i++) {
         const res = await t.http().get(path);

@@ -11,6 +11,8 @@ export interface ClaimedRow extends SealedSecrets {
   attempt_count: number;
   event_id: string;
   endpoint_id: string;
+  /** The endpoint's owner: whom its attachment links are minted for. */
+  user_id: string;
   event_type: string;
   mode: string;
   data: object;
@@ -101,7 +103,7 @@ export class DeliveryAttemptsRepository {
           SET attempt_count = due.attempt, last_attempt_at = :now, lease_until = :leaseUntil, updated_at = now()
          FROM due, webhook_endpoints e, webhook_payloads p
         WHERE d.id = due.id AND e.id = d.endpoint_id AND p.id = d.payload_id
-        RETURNING d.id, d.attempt_count, d.event_id, d.endpoint_id, d.event_type, d.mode, p.data, d.event_created_at, d.trace_parent,
+        RETURNING d.id, d.attempt_count, d.event_id, d.endpoint_id, e.user_id, d.event_type, d.mode, p.data, d.event_created_at, d.trace_parent,
                   e.url, e.status, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at`),
       { deliveryIds: items.map((i) => i.deliveryId), attempts: items.map((i) => i.attempt), now, leaseUntil },
     );

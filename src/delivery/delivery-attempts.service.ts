@@ -30,6 +30,8 @@ interface ClaimedDelivery {
   id: string;
   eventId: string;
   endpointId: string;
+  /** The endpoint's owner: its attachment links work while this user may see the line. */
+  userId: string;
   eventType: string;
   mode: string;
   data: object;
@@ -198,11 +200,11 @@ export class DeliveryAttemptsService implements OnModuleInit {
     return outcome;
   }
 
-  /** Envelope bytes for this attempt; attachment links are signed afresh, valid 1 h from now. */
+  /** Envelope bytes for this attempt; attachment links are signed afresh for the endpoint's owner, valid 1 h from now. */
   private serialize(delivery: ClaimedDelivery, now: Date): string {
     const data = delivery.data as { attachments?: Array<{ id: string }> };
     const withUrls = Array.isArray(data.attachments)
-      ? { ...data, attachments: data.attachments.map((a) => ({ ...a, url: this.attachmentUrls.sign(a.id, now) })) }
+      ? { ...data, attachments: data.attachments.map((a) => ({ ...a, url: this.attachmentUrls.sign(a.id, { userId: delivery.userId, keyId: null }, now) })) }
       : data;
     return JSON.stringify({
       id: delivery.eventId,
@@ -240,6 +242,7 @@ export class DeliveryAttemptsService implements OnModuleInit {
           id: row.id,
           eventId: row.event_id,
           endpointId: row.endpoint_id,
+          userId: row.user_id,
           eventType: row.event_type,
           mode: row.mode,
           data: row.data,

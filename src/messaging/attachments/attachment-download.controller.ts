@@ -7,7 +7,7 @@ import { AttachmentsService } from './attachments.service';
 
 /**
  * Signed attachment downloads (links from webhooks and read_attachment, valid 1 hour). No API key:
- * the signature is the authorization.
+ * the signature says whom the link was minted for, and it works while that holder may see the line.
  */
 @ApiTags('attachments')
 @Public()
@@ -19,10 +19,16 @@ export class AttachmentDownloadController {
   @Get(':id/download')
   @ApiOperation({
     summary:
-      'The file behind a signed link: 200 with its bytes, 403 for a bad or expired signature, 404 if it no longer exists, 409 if its bytes were not stored (the org had reached its attachment storage quota)',
+      'The file behind a signed link: 200 with its bytes, 403 for a bad or expired signature, 404 if it no longer exists or whoever the link was minted for may no longer see its line, 409 if its bytes were not stored (the org had reached its attachment storage quota)',
   })
-  async download(@Param('id') id: string, @Query('expires') expires: unknown, @Query('sig') sig: unknown, @Res() res: Response): Promise<void> {
-    const file = await this.attachments.download(id, typeof expires === 'string' ? expires : undefined, typeof sig === 'string' ? sig : undefined);
+  async download(
+    @Param('id') id: string,
+    @Query('for') holder: unknown,
+    @Query('expires') expires: unknown,
+    @Query('sig') sig: unknown,
+    @Res() res: Response,
+  ): Promise<void> {
+    const file = await this.attachments.download(id, { for: stringOrUndefined(holder), expires: stringOrUndefined(expires), sig: stringOrUndefined(sig) });
     res.status(200);
     res.setHeader('Content-Type', safeContentType(file.mimeType));
     res.setHeader('Content-Disposition', contentDisposition(file.filename));
@@ -34,6 +40,10 @@ export class AttachmentDownloadController {
     res.setHeader('Referrer-Policy', 'no-referrer');
     res.end(file.content);
   }
+}
+
+function stringOrUndefined(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
 }
 
 function safeContentType(mimeType: string): string {

@@ -2,6 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Caller } from '../../auth/caller';
+import { KeyPermission } from '../../auth/key-permissions';
+import { keyAllowsLine, liveLineOfUser } from '../../auth/line-access.sql';
+import { LinkHolder } from '../../common/attachment-urls';
 import { queryNamed } from '../../database/sql';
 import { ContentStatus } from './attachment-storage.repository';
 import { AttachmentViewRow } from './attachment-view';
@@ -49,8 +52,8 @@ export interface ExtractionResult {
 /**
  * SQL of reading attachments and extracting their text. read_attachment's reads take the
  * `Caller` (or the row read for it) and carry the thread-access condition; the signed download
- * and the extraction methods act for the system: the download on an id whose link signature
- * was checked, the extraction job and sweep on attachment ids they hold. Worker threads never
+ * reads for the holder its link was minted for (signature checked), with that holder's live line
+ * access; the extraction methods act for the system, the job and sweep on attachment ids they hold. Worker threads never
  * touch the database: the job reads the file here and hands them the bytes. Rules live in
  * AttachmentsService and AttachmentExtractionService.
  */
@@ -86,12 +89,31 @@ export class AttachmentsRepository {
     );
   }
 
-  /** For a signed download link (its signature checked): the file. */
-  async file(attachmentId: string): Promise<{ filename: string; mime_type: string; content: Buffer | null } | undefined> {
+  /**
+   * For a signed download link (its signature checked): the file, while the link's holder may still
+   * see its line (line-access.sql.ts): the user still of the attachment's org with a membership of
+   * the live line, and, for a link minted through an API key, the key not revoked, still allowing
+   * the line and still holding `permission`. One statement, each row found by its key.
+   */
+  async fileForHolder(
+    attachmentId: string,
+    holder: LinkHolder,
+    permission: KeyPermission,
+  ): Promise<{ filename: string; mime_type: string; content: Buffer | null } | undefined> {
     const [row] = await queryNamed<Array<{ filename: string; mime_type: string; content: Buffer | null }>>(
       this.dataSource.manager,
-      `SELECT filename, mime_type, content FROM attachments WHERE id = :attachmentId`,
-      { attachmentId },
+      `SELECT a.filename, a.mime_type, a.content
+         FROM attachments a
+         JOIN messages msg ON msg.id = a.message_id
+         JOIN threads t ON t.id = msg.thread_id AND t.org_id = a.org_id
+         JOIN lines l ON l.id = t.line_id
+         JOIN users u ON u.id = :userId AND u.org_id = a.org_id
+         JOIN line_memberships m ON m.line_id = l.id AND m.user_id = u.id
+        WHERE a.id = :attachmentId AND ${liveLineOfUser('l', 'u')}
+          AND (:keyId::uuid IS NULL OR EXISTS (
+                SELECT 1 FROM api_keys k
+                 WHERE k.id = :keyId::uuid AND k.user_id = u.id AND :permission = ANY (k.permissions) AND ${keyAllowsLine('k', 'l')}))`,
+      { attachmentId, userId: holder.userId, keyId: holder.keyId, permission },
     );
     return row;
   }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Caller } from '../../auth/caller';
-import { ATTACHMENT_URL_VALIDITY_MS, AttachmentUrls } from '../../common/attachment-urls';
+import { ATTACHMENT_URL_VALIDITY_MS, AttachmentUrls, SignedLinkQuery } from '../../common/attachment-urls';
 import { Clock } from '../../common/clock';
 import { ForbiddenError, NotFoundError } from '../../common/errors';
 import { CalendarEventData } from '../../events/event-payloads';
@@ -66,18 +66,26 @@ export class AttachmentsService {
         }),
       ),
       calendarEventCount: row.calendar_event_count,
-      downloadUrl: this.urls.sign(row.id, now),
+      downloadUrl: this.urls.sign(row.id, { userId: caller.userId, keyId: caller.keyId }, now),
       downloadUrlExpiresAt: new Date(Math.floor((now.getTime() + ATTACHMENT_URL_VALIDITY_MS) / 1000) * 1000).toISOString(),
       note: note(row.extraction_status, row.text_length, row.extraction_error),
     };
   }
 
-  /** The bytes behind a signed download link: 403 for a bad or expired signature, 404 for no such attachment. */
-  async download(attachmentId: string, expires: string | undefined, sig: string | undefined): Promise<{ filename: string; mimeType: string; content: Buffer }> {
-    if (!this.urls.verify(attachmentId, expires, sig, this.clock.now())) {
+  /**
+   * The bytes behind a signed download link, while whoever it was minted for may still see the
+   * attachment's line: 403 for a bad or expired signature (or a link of the earlier form, which
+   * names no holder), 404 for no such attachment, and the same 404 when the holder's access has
+   * ended (membership removed, line deleted, user gone, key revoked or narrowed): nothing tells
+   * the two apart.
+   */
+  async download(attachmentId: string, query: SignedLinkQuery): Promise<{ filename: string; mimeType: string; content: Buffer }> {
+    const holder = this.urls.verify(attachmentId, query, this.clock.now());
+    if (!holder) {
       throw new ForbiddenError('the download link is invalid or has expired; ask for a new one (read_attachment or the webhook gives one valid 1 hour)');
     }
-    const row = UUID.test(attachmentId) ? await this.attachments.file(attachmentId) : undefined;
+    // read_attachment, which mints links for keys, is a `read` tool: a key must still hold that permission.
+    const row = UUID.test(attachmentId) ? await this.attachments.fileForHolder(attachmentId, holder, 'read') : undefined;
     if (!row) throw NotFoundError.of('attachment', attachmentId);
     if (row.content === null) throw notStoredError({ id: attachmentId, filename: row.filename });
     return { filename: row.filename, mimeType: row.mime_type, content: row.content };
