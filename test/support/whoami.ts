@@ -1,15 +1,18 @@
 import { Controller, Get } from '@nestjs/common';
-import { CurrentCaller } from '../../src/auth/auth.decorators';
+import { CurrentCaller, KeyAction } from '../../src/auth/auth.decorators';
 import { Caller } from '../../src/auth/caller';
 import { createTestApp, TestApp, TestAppOptions } from './app';
 
 /**
- * Test-only API-key route: no decorator, so the global guard treats it as an API-key route, and
- * it answers with the caller the guard resolved (user, org, role, lines) for that request.
+ * Test-only API-key route: no auth decorator, so the global guard treats it as an API-key route,
+ * and it answers with the caller the guard resolved (user, org, role, lines) for that request.
+ * Like the tool endpoint's protocol methods (ping, tools/list) it acts on nothing: any valid key
+ * may call it whatever its permissions, and it is not counted ('per-call', where nothing is).
  */
 @Controller('test')
 export class WhoAmIController {
   @Get('whoami')
+  @KeyAction('per-call')
   whoami(@CurrentCaller() caller: Caller): Caller {
     return caller;
   }
