@@ -12,7 +12,7 @@ import {
   pdfBomb,
   pdfPredictorBomb,
   pngBomb,
-  slowHtml,
+  slowPdf,
   zipBomb,
 } from './fixtures/attachments/make-bombs';
 import { mixedEmail } from './fixtures/emails/make-invite-email';
@@ -109,7 +109,7 @@ describe('hostile attachments through real ingest', () => {
       { filename: 'huge.jpg', mimeType: 'image/jpeg', content: jpegBomb(), reason: /^the image declares 30000 × 30000 pixels/ },
       { filename: 'deep.ics', mimeType: 'text/calendar', content: nestedIcs(), reason: /nests components more than 16 deep/ },
       { filename: 'huge.ics', mimeType: 'text/calendar', content: hugeIcs(25_000), reason: /has more than 20000 components/ },
-      { filename: 'slow.html', mimeType: 'text/html', content: slowHtml(), reason: new RegExp(`took longer than ${TIMEOUT_MS} ms`) },
+      { filename: 'slow.pdf', mimeType: 'application/pdf', content: slowPdf(), reason: new RegExp(`took longer than ${TIMEOUT_MS} ms`) },
       {
         filename: 'heavy.docx',
         mimeType: OFFICE_MIME.docx,

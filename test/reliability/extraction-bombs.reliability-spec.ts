@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Client } from 'pg';
 import { makeDocx, makeIcs, makePdf, makeXlsx } from '../fixtures/attachments/make-fixtures';
-import { hugeIcs, manyEntriesZip, nestedIcs, OFFICE_MIME, pdfBomb, pngBomb, slowHtml, zipBomb } from '../fixtures/attachments/make-bombs';
+import { hugeIcs, manyEntriesZip, nestedIcs, OFFICE_MIME, pdfBomb, pngBomb, slowPdf, zipBomb } from '../fixtures/attachments/make-bombs';
 import { mixedEmail } from '../fixtures/emails/make-invite-email';
 import { createTenant, ingestEmail, IngestOutcome, percentile, Tenant, toolOk } from './support/clients';
 import { startStack, Stack } from './support/fixture';
@@ -77,7 +77,11 @@ describe('reliability: hostile attachments', () => {
       ['PNG of 10,000 × 10,000 pixels (100 KB)', async () => ({ filename: 'huge.png', mimeType: 'image/png', content: await pngBomb() })],
       ['.ics nested 50,000 deep', async () => ({ filename: 'deep.ics', mimeType: 'text/calendar', content: nestedIcs() })],
       ['.ics of 25,000 events', async () => ({ filename: 'huge.ics', mimeType: 'text/calendar', content: hugeIcs(25_000) })],
-      [`HTML that runs past the ${TIMEOUT_MS / 1000} s limit`, async () => ({ filename: 'slow.html', mimeType: 'text/html', content: slowHtml() })],
+      [`a PDF that runs past the ${TIMEOUT_MS / 1000} s limit`, async () => ({ filename: 'slow.pdf', mimeType: 'application/pdf', content: slowPdf() })],
+      [
+        'HTML of 2 MB of unclosed comments (read in one pass: no text)',
+        async () => ({ filename: 'comments.html', mimeType: 'text/html', content: Buffer.from(`<html><body>${'<!--'.repeat(500_000)}`) }),
+      ],
       [
         `docx needing more than ${THREAD_MEMORY_MB} MB of heap`,
         async () => ({

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ValidationError } from '../../common/errors';
+import { htmlToPlainText } from '../../common/html-text';
 import { parseAuthenticationResults, parseInboundEmail } from './inbound-email.parser';
 
 describe('parseAuthenticationResults', () => {
@@ -28,6 +29,23 @@ describe('parseAuthenticationResults', () => {
 });
 
 describe('parseInboundEmail', () => {
+  it('reads an HTML-only body as plain text the way HTML attachments are read (common/html-text.ts)', async () => {
+    const html =
+      '<h1>Offer</h1><p>See&nbsp;<a href="https://x.example/o">the offer</a><img src="https://t.example/pixel.gif" alt="pixel"></p>' +
+      '<!-- note --><script>alert(1)</script><p><a href="https://x.example">https://x.example</a></p>';
+    const raw = ['From: a@x.example', 'To: b@x.example', 'Subject: s', 'Content-Type: text/html; charset=utf-8', '', html, ''].join('\r\n');
+    const email = await parseInboundEmail(Buffer.from(raw));
+    expect(email.text).toBe('Offer\n\nSee the offer [https://x.example/o]\n\nhttps://x.example');
+    expect(email.text).toBe(htmlToPlainText(email.html!));
+  });
+
+  it('keeps the HTML of a body nested too deep to convert, with no text', async () => {
+    const raw = ['From: a@x.example', 'To: b@x.example', 'Subject: s', 'Content-Type: text/html', '', '<b>'.repeat(300), ''].join('\r\n');
+    const email = await parseInboundEmail(Buffer.from(raw));
+    expect(email.text).toBe('');
+    expect(email.html).toContain('<b><b>');
+  });
+
   it('lists To, Cc and Delivered-To recipients in that order, lower-cased and once each', async () => {
     const email = await parseInboundEmail(
       Buffer.from('Delivered-To: c@x.example\r\nFrom: "Ann" <A@X.example>\r\nTo: B@x.example, g: c@x.example;\r\nCc: b@x.example\r\n\r\nhi\r\n'),

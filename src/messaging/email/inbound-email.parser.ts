@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { AddressObject, HeaderLines, ParsedMail, simpleParser } from 'mailparser';
 import { ValidationError } from '../../common/errors';
+import { HtmlTooDeepError, htmlToPlainText } from '../../common/html-text';
 import { wellFormedCopy, wellFormedText } from '../../common/well-formed';
 
 export interface ParsedInboundEmail {
@@ -60,7 +61,8 @@ export async function parseInboundEmail(raw: Buffer, options: { requireRecipient
   let mail: ParsedMail;
   try {
     // cid: links stay as they are: the parts are stored as attachments, not inlined into the HTML.
-    mail = await simpleParser(raw, { keepCidLinks: true, skipTextToHtml: true });
+    // HTML becomes text here (bodyText), as HTML attachments do, not with mailparser's own options.
+    mail = await simpleParser(raw, { keepCidLinks: true, skipTextToHtml: true, skipHtmlToText: true });
   } catch (error) {
     throw new ValidationError(`the message could not be parsed: ${(error as Error).message}`);
   }
@@ -95,8 +97,7 @@ export async function parseInboundEmail(raw: Buffer, options: { requireRecipient
           .trim() || null,
     },
     subject: mail.subject ?? null,
-    // mailparser already turns HTML into text (html-to-text) when there is no text/plain part.
-    text: mail.text ?? '',
+    text: bodyText(mail),
     html: typeof mail.html === 'string' && mail.html.length > 0 ? mail.html : null,
     messageId,
     inReplyTo: keptId((mail.inReplyTo ?? '').match(MESSAGE_ID)?.[0]),
@@ -108,6 +109,22 @@ export async function parseInboundEmail(raw: Buffer, options: { requireRecipient
       .filter((a) => a.content.length > 0)
       .map((a, i) => ({ filename: wellFormedText(a.filename ?? '').trim() || `attachment-${i + 1}`, contentType: a.contentType, content: a.content })),
   });
+}
+
+/**
+ * The text of the body: its text/plain part(s), else its HTML as plain text, converted like an
+ * HTML attachment (common/html-text.ts). HTML nested too deep to convert leaves the text empty;
+ * the HTML is kept.
+ */
+function bodyText(mail: ParsedMail): string {
+  if (mail.text?.trim()) return mail.text;
+  if (typeof mail.html !== 'string' || mail.html.length === 0) return '';
+  try {
+    return htmlToPlainText(mail.html);
+  } catch (error) {
+    if (error instanceof HtmlTooDeepError) return '';
+    throw error;
+  }
 }
 
 /**

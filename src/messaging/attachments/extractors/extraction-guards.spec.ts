@@ -18,7 +18,7 @@ import {
   pdfType3InlineImage,
   pdfWithContent,
   pngBomb,
-  slowHtml,
+  slowPdf,
   slowXlsx,
   writePdf,
   zipBomb,
@@ -180,8 +180,8 @@ describe('extraction guards', () => {
     let ticks = 0;
     const ticker = setInterval(() => (ticks += 1), 20);
     try {
-      const outcome = await limitOf(extractor.extract(file('slow.html', 'text/html', slowHtml()), { timeoutMs: 1500 }));
-      expect(outcome).toBe('time: html extraction took longer than 1500 ms; its thread was stopped');
+      const outcome = await limitOf(extractor.extract(file('slow.pdf', 'application/pdf', slowPdf()), { timeoutMs: 1500 }));
+      expect(outcome).toBe('time: pdf extraction took longer than 1500 ms; its thread was stopped');
       // Parsed on the main thread (as before), the interval could not have fired during the parse.
       expect(ticks).toBeGreaterThan(10);
     } finally {
@@ -197,6 +197,38 @@ describe('extraction guards', () => {
       'not a limit: not a readable .xlsx file: xl/worksheets/sheet1.xml nests elements more than 128 deep',
     );
     expect(await good()).toBe('still here');
+  });
+
+  it('reads 2 MB of hostile HTML in one pass: each shape within 10 × the time of a benign 2 MB page (they took minutes)', async () => {
+    const size = 2 * 1024 * 1024;
+    const fill = (unit: string) => unit.repeat(Math.ceil(size / unit.length)).slice(0, size);
+    const html = (name: string, text: string) => file(name, 'text/html', Buffer.from(text));
+    const outcome = (promise: Promise<{ text: string }>) =>
+      promise.then(
+        ({ text }) => `text: ${text.slice(0, 40)}`,
+        (error: ExtractionLimitError) => `${error.limit}: ${error.message}`,
+      );
+    await extractor.extract(html('warm.html', '<p>a thread started, its code loaded</p>'));
+    const started = Date.now();
+    const benign = await extractor.extract(html('page.html', fill('<p>Hello <b>world</b>, a <a href="https://example.com/x">link</a>.</p>\n')));
+    // Generous for a busy machine, and still far below what a scan per unclosed opener needs (minutes at 2 MB).
+    const timeoutMs = Math.max(3000, 10 * (Date.now() - started));
+    const refused = 'html-shape: the HTML nests elements more than 256 deep; it was not read';
+    const shapes: Array<[string, string, string]> = [
+      ['unclosed comments', `<p>Before</p>${fill('<!--')}`, 'text: Before'],
+      ['unclosed scripts', `<p>Before</p>${fill('<script>')}`, 'text: Before'],
+      ['unclosed styles', `<p>Before</p>${fill('<style>')}`, 'text: Before'],
+      ['tags that never end', `<p>Before</p>${fill('<a ')}`, 'text: Before'],
+      ['many attributes', `<p>Before</p><p ${fill('a=1 ')}>After</p>`, 'text: Before\n\nAfter'],
+      ['nesting 256 deep, 2 MB of it', fill(`${'<b>'.repeat(256)}x${'</b>'.repeat(256)}`), `text: ${'x'.repeat(40)}`],
+      ['nested tags', fill('<b>'), refused],
+      ['nesting through implied ends', fill('<li><p>'), refused],
+      ['end tags inside attribute values', fill('<b x="></b>">'), refused],
+    ];
+    for (const [name, content, expected] of shapes) {
+      expect([name, await outcome(extractor.extract(html(`${name}.html`, content), { timeoutMs }))]).toEqual([name, expected]);
+    }
+    expect(benign.text.startsWith('Hello world, a link [https://example.com/x].\n\nHello world')).toBe(true);
   });
 
   it('a file that needs more memory than a thread may use kills that thread, not the process', async () => {

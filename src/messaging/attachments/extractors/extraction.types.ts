@@ -32,9 +32,10 @@ export class ExtractionError extends Error {
 
 /**
  * Which guard stopped a file: its unzipped size (a zip-based file's entries, a PDF's compressed
- * streams) or entry count, an image's declared pixels, its time, its memory, or the shape of an .ics.
+ * streams) or entry count, an image's declared pixels, its time, its memory, or the shape of an .ics
+ * or of HTML (nesting).
  */
-export type ExtractionLimitKind = 'unzipped-size' | 'zip-entries' | 'image-pixels' | 'time' | 'memory' | 'calendar-shape';
+export type ExtractionLimitKind = 'unzipped-size' | 'zip-entries' | 'image-pixels' | 'time' | 'memory' | 'calendar-shape' | 'html-shape';
 
 /**
  * A file stopped by a guard rather than found unreadable: a zip bomb, a file that runs past the

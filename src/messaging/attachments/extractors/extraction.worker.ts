@@ -3,7 +3,8 @@ import { parseCalendar } from './calendar';
 import { ExtractableKind, ExtractedContent, ExtractionError, ExtractionLimitError, ExtractionLimitKind, ExtractionLimits } from './extraction.types';
 import { extractDocxText, extractPptxText, extractXlsxText } from './office-text';
 import { extractPdfText } from './pdf-text';
-import { decodeText, htmlToText } from './plain-text';
+import { HtmlTooDeepError, htmlToPlainText } from '../../../common/html-text';
+import { decodeText } from './plain-text';
 import { finishText } from './text-output';
 
 /**
@@ -59,8 +60,18 @@ async function read(task: ExtractionTask, bytes: Buffer): Promise<ExtractedConte
     case 'text':
       return textOnly(decodeText(bytes, task.charset));
     case 'html':
-      return textOnly(htmlToText(decodeText(bytes, task.charset)));
+      return textOnly(readHtml(decodeText(bytes, task.charset)));
     case 'calendar':
       return parseCalendar(decodeText(bytes, task.charset));
+  }
+}
+
+/** HTML as email bodies are read (common/html-text.ts); nesting too deep to parse in linear time is refused. */
+function readHtml(html: string): string {
+  try {
+    return htmlToPlainText(html);
+  } catch (error) {
+    if (error instanceof HtmlTooDeepError) throw new ExtractionLimitError('html-shape', `${error.message}; it was not read`);
+    throw error;
   }
 }

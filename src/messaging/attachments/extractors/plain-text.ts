@@ -1,5 +1,4 @@
 import { TextDecoder } from 'node:util';
-import { decodeXml } from './office-text';
 
 /**
  * Text files: UTF-8 unless a byte-order mark or the MIME type's charset says otherwise; bytes that
@@ -17,40 +16,3 @@ export function decodeText(bytes: Buffer, charset?: string | null): string {
   }
   return decoder.decode(bytes);
 }
-
-const BLOCK_END = /<\/(p|div|li|tr|h[1-6]|blockquote|pre|section|article|header|footer|table|ul|ol)\s*>|<br\s*\/?>|<hr\s*\/?>/gi;
-
-/** HTML to its readable text: scripts, styles and comments dropped, block ends as line breaks, entities decoded. */
-export function htmlToText(html: string): string {
-  const text = html
-    .replace(/<!--[\s\S]*?-->/g, '')
-    .replace(/<(script|style|template|noscript)\b[\s\S]*?<\/\1\s*>/gi, '')
-    .replace(/<(td|th)\b[^>]*>/gi, '\t')
-    .replace(BLOCK_END, '\n')
-    .replace(/<[^>]*>/g, '')
-    .replace(/&nbsp;/gi, ' ');
-  return decodeHtmlEntities(text)
-    .split('\n')
-    .map((line) => line.replace(/[ \t\f\v\r]+/g, ' ').trim())
-    .join('\n')
-    .replace(/\n{3,}/g, '\n\n')
-    .trim();
-}
-
-function decodeHtmlEntities(text: string): string {
-  return decodeXml(text.replace(/&(nbsp|copy|reg|hellip|mdash|ndash|lsquo|rsquo|ldquo|rdquo|euro);/gi, (_, name: string) => HTML_ENTITIES[name.toLowerCase()]));
-}
-
-const HTML_ENTITIES: Record<string, string> = {
-  nbsp: ' ',
-  copy: '©',
-  reg: '®',
-  hellip: '…',
-  mdash: '—',
-  ndash: '–',
-  lsquo: '‘',
-  rsquo: '’',
-  ldquo: '“',
-  rdquo: '”',
-  euro: '€',
-};

@@ -82,7 +82,7 @@ describe('TextExtractor', () => {
     expect((await extractor.extract(file('l.txt', 'text/plain; charset=iso-8859-1', Buffer.from([0x63, 0x61, 0x66, 0xe9])))).text).toBe('café');
     const html =
       '<html><head><style>p{color:red}</style><script>alert(1)</script></head><body><h1>Title</h1><p>One &amp; two&nbsp;three</p><!-- x --><p>Last<br>line</p></body></html>';
-    expect((await extractor.extract(file('page.html', 'text/html', Buffer.from(html)))).text).toBe('Title\nOne & two three\nLast\nline');
+    expect((await extractor.extract(file('page.html', 'text/html', Buffer.from(html)))).text).toBe('Title\n\nOne & two three\n\nLast\nline');
   });
 
   it('parses an .ics invite into calendar events and a text rendering', async () => {
