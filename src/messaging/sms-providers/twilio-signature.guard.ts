@@ -1,19 +1,17 @@
 import { CanActivate, ExecutionContext, Inject, Injectable, Logger } from '@nestjs/common';
 import { Request } from 'express';
-// Only the package's webhook module: the package's root loads its whole REST client (about 24 MB
-// of memory in every process) for one function.
-import { validateRequest } from 'twilio/lib/webhooks/webhooks';
 import { ForbiddenError, ValidationError } from '../../common/errors';
 import { SecretBox } from '../../common/secret-box';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { SealedAccountRow, SmsProvidersRepository } from './sms-providers.repository';
+import { TwilioParams, twilioSignatureMatches } from './twilio-signature';
 
 /** A form Twilio signed: its parameters, and the lines of the account whose token the signature matched. */
 export interface SignedTwilioRequest {
   accountSid: string;
   /** Every parameter; a name given more than once has all its values. */
-  params: Record<string, string | string[]>;
+  params: TwilioParams;
   /** The live lines connected to the account with the token that signed (usually one per number of the account). */
   lines: Array<{ lineId: string; orgId: string; address: string; authToken: string }>;
 }
@@ -25,8 +23,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 /**
  * Authenticates what Twilio posts (docs/twilio.md, "Signatures"): the request's `AccountSid` names
  * the account, and `X-Twilio-Signature` must be Twilio's HMAC-SHA1, keyed with that account's auth
- * token, of PUBLIC_BASE_URL + the path and query + every POST parameter sorted by name (the
- * `twilio` package's validateRequest, which also accepts the URL with and without the default port).
+ * token, of PUBLIC_BASE_URL + the path and query + every POST parameter sorted by name
+ * (twilioSignatureMatches, which also accepts the URL with and without its port).
  * Runs after the body was read (the route is @SignedBody()); anything else is 403 with nothing done.
  */
 @Injectable()
@@ -64,7 +62,7 @@ export class TwilioSignatureGuard implements CanActivate {
         byToken.set(authToken, [...(byToken.get(authToken) ?? []), row]);
       }
       for (const [authToken, rows] of byToken) {
-        if (!validateRequest(authToken, signature, url, params)) continue;
+        if (!twilioSignatureMatches(authToken, signature, url, params)) continue;
         for (const row of rows) lines.push({ lineId: row.line_id, orgId: row.org_id, address: row.address, authToken });
       }
     }
@@ -80,7 +78,7 @@ export class TwilioSignatureGuard implements CanActivate {
 }
 
 /** The form's parameters (the body was read raw); not a UTF-8 form is 400 naming Content-Type. */
-function formParams(request: Request): Record<string, string | string[]> {
+function formParams(request: Request): TwilioParams {
   if (!request.is('application/x-www-form-urlencoded')) {
     throw new ValidationError('the body must be a form (application/x-www-form-urlencoded), as Twilio sends it', 'Content-Type');
   }
@@ -92,7 +90,7 @@ function formParams(request: Request): Record<string, string | string[]> {
     throw new ValidationError('the form is not UTF-8', 'body');
   }
   // No prototype: a parameter named __proto__ is a parameter like any other.
-  const params: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
+  const params: TwilioParams = Object.create(null) as TwilioParams;
   for (const [name, value] of new URLSearchParams(text)) {
     const known = params[name];
     if (known === undefined) params[name] = value;
