@@ -6,7 +6,7 @@ import { SecretBox } from '../src/common/secret-box';
 import { TwilioApi } from '../src/messaging/sms-providers/twilio-api';
 import { toolOk } from './support/mcp';
 import { createMessagingTestApp, Hook, MessagingTestApp, partnerPhone } from './support/messaging-hooks';
-import { RawConnection } from './support/raw-http';
+import { RawConnection, RawResponse } from './support/raw-http';
 import { createSession, Session } from './support/session';
 import { TwilioStandIn, twilioSignature } from './support/twilio';
 import { waitUntil } from './support/wait';
@@ -252,7 +252,8 @@ describe('Twilio SMS lines under attack', () => {
     const port = Number(new URL(m.baseUrl).port);
     try {
       for (let i = 0; i < BUDGET / (64 * 1024) + 8; i++) {
-        const c = await RawConnection.open(port);
+        // Eight to an address (127.0.1.x), the most one address may hold (HTTP_UNAUTHENTICATED_BODY_BYTES_PER_IP).
+        const c = await RawConnection.open(port, `127.0.1.${1 + Math.floor(i / 8)}`);
         // A signature header (any: it is checked only once the body is in) gets the body read.
         c.head('POST', '/ingest/twilio/sms', {
           'Content-Type': 'application/x-www-form-urlencoded',
@@ -273,6 +274,85 @@ describe('Twilio SMS lines under attack', () => {
       expect({ status: res.status, message: res.body.message }).toMatchObject({ status: 200 });
     } finally {
       for (const c of slow) c.destroy();
+    }
+  });
+
+  it('one address holding its share of the pre-authentication body budget shuts out neither Twilio nor sign-in', async () => {
+    // The attack of issue 30: 70 idle sockets from one address, each declaring a 64 KiB Twilio form and sending one byte.
+    const port = Number(new URL(m.baseUrl).port);
+    const attacker = '127.0.0.2';
+    const idle: RawConnection[] = [];
+    const openIdle = async () => {
+      const c = await RawConnection.open(port, attacker);
+      c.head('POST', '/ingest/twilio/sms', {
+        'Content-Type': 'application/x-www-form-urlencoded',
+        'Content-Length': 64 * 1024,
+        'X-Twilio-Signature': 'AAAAAAAAAAAAAAAAAAAAAAAAAAA=',
+      });
+      c.write('A');
+      idle.push(c);
+      return c;
+    };
+    const answers: Array<RawResponse | null> = [];
+    const collect = async () => {
+      for (let i = 0; i < idle.length; i++) answers[i] ??= await idle[i].response(0);
+      return answers.filter((a) => a !== null && a !== undefined) as RawResponse[];
+    };
+    try {
+      for (let i = 0; i < 70; i++) await openIdle();
+      // A refusal comes only once the address holds all it may: from then on it holds the most it can,
+      // until the held bodies are cut at their 5 s deadline (408).
+      await waitUntil(async () => (await collect()).length > 0, 'an idle socket of the attacker to be refused');
+      // Its next socket is refused, naming the limit.
+      const next = await (await openIdle()).response(10_000);
+      answers[idle.length - 1] = next;
+      expect({ status: next?.status, retryAfter: next?.headers['retry-after'] }).toEqual({ status: 429, retryAfter: '1' });
+      expect(JSON.parse(next!.body).message).toBe(
+        'this address may hold at most 524288 bytes of request bodies read before authentication at once (HTTP_UNAUTHENTICATED_BODY_BYTES_PER_IP), and its requests still being read hold them; retry when they are done',
+      );
+
+      // A real signed inbound from another address (127.0.0.1) is taken and stored...
+      const from = partnerPhone();
+      const res = await signed('/ingest/twilio/sms', inbound({ From: from, Body: 'through the flood' }));
+      expect({ status: res.status, text: res.text }).toEqual({ status: 200, text: expect.stringContaining('<Response></Response>') });
+      expect(await inboundRows(from)).toHaveLength(1);
+      // ...and so is a sign-in form.
+      const signIn = await request(`${m.baseUrl}/sign-in`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: PUBLIC },
+        body: new URLSearchParams({ email: `someone-${randomBytes(4).toString('hex')}@example.com` }).toString(),
+      });
+      expect(signIn.statusCode).toBe(200);
+      await signIn.body.text();
+
+      // Every socket of the attacker gets its answer: the eight it held (512 KiB, eight 64 KiB forms)
+      // a 408 at their deadline, every other one a 429 at once.
+      const all = await waitUntil(
+        async () => {
+          const got = await collect();
+          return got.length === idle.length && got;
+        },
+        () => `every socket of the attacker to be answered (${answers.filter((a) => a).length} of ${idle.length} are)`,
+      );
+      const statuses = all.map((answer) => answer.status);
+      expect({ held: statuses.filter((x) => x === 408).length, refused: statuses.filter((x) => x === 429).length }).toEqual({
+        held: 8,
+        refused: idle.length - 8,
+      });
+      for (const answer of all.filter((a) => a.status === 429)) expect(answer.headers['retry-after']).toBe('1');
+
+      // Its share came back: a whole (forged) form of its is read again, and refused for its signature.
+      const again = await RawConnection.open(port, attacker);
+      idle.push(again);
+      again.head('POST', '/ingest/twilio/sms', {
+        'Content-Type': 'application/x-www-form-urlencoded',
+        'Content-Length': 64 * 1024,
+        'X-Twilio-Signature': 'AAAAAAAAAAAAAAAAAAAAAAAAAAA=',
+      });
+      again.write(Buffer.alloc(64 * 1024, 0x61));
+      expect((await again.response(10_000))?.status).toBe(403);
+    } finally {
+      for (const c of idle) c.destroy();
     }
   });
 });

@@ -7,6 +7,7 @@ import getRawBody from 'raw-body';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { BodyBudget } from './body-budget';
+import { clientKey } from './client-address';
 import { exceedsJsonDepth, JSON_TOO_DEEP_MESSAGE } from './json-depth';
 import { assertWellFormedRequest } from './well-formed-request';
 
@@ -20,7 +21,9 @@ import { assertWellFormedRequest } from './well-formed-request';
  *   see `closeIfBodyUnread`), and a public route never has its body read at all.
  * - Compressed bodies (any Content-Encoding but identity) are refused with 415, never inflated.
  * - The route's limit applies (413); a declared Content-Length over it is refused before reading.
- * - The bytes held at once in the process are bounded by a BodyBudget (503 with Retry-After).
+ * - The bytes held at once in the process are bounded by a BodyBudget (503 with Retry-After);
+ *   bodies read before authentication by a small one of their own, of which one client address
+ *   may hold only a share (429 with Retry-After).
  * - JSON nested deeper than MAX_JSON_DEPTH is refused (400) before JSON.parse.
  */
 
@@ -37,8 +40,10 @@ export interface RequestBodyOptions {
   /**
    * The body is read before its sender is authenticated (a signature over the body, a sign-in
    * form): it is held in a small budget of its own (UNAUTHENTICATED_BODY_BUDGET_BYTES), never the
-   * one authenticated callers share, and it must arrive within UNAUTHENTICATED_BODY_DEADLINE_MS
-   * (408 otherwise). A flood of such bodies then starves only their own routes.
+   * one authenticated callers share, of which one client address may hold at most
+   * HTTP_UNAUTHENTICATED_BODY_BYTES_PER_IP (429 beyond), and it must arrive within
+   * UNAUTHENTICATED_BODY_DEADLINE_MS (408 otherwise). A flood of such bodies then starves only
+   * their own routes, and one address alone cannot starve them.
    */
   unauthenticated?: boolean;
 }
@@ -147,13 +152,14 @@ function lingerBeforeClosing(socket: Socket): void {
 @Injectable()
 export class RequestInputGuard implements CanActivate {
   private readonly budget: BodyBudget;
-  private readonly unauthenticatedBudget = new BodyBudget(UNAUTHENTICATED_BODY_BUDGET_BYTES);
+  private readonly unauthenticatedBudget: BodyBudget;
 
   constructor(
     private readonly reflector: Reflector,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.budget = new BodyBudget(config.http.bodyBudgetBytes);
+    this.unauthenticatedBudget = new BodyBudget(UNAUTHENTICATED_BODY_BUDGET_BYTES, config.http.unauthenticatedBodyBytesPerIp);
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -199,8 +205,18 @@ export class RequestInputGuard implements CanActivate {
     const declared = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length']);
     if (declared !== undefined && declared > limit) throw tooLarge(limit);
 
-    const release = (options.unauthenticated ? this.unauthenticatedBudget : this.budget).tryReserve(declared ?? limit);
-    if (!release) {
+    // Unauthenticated, the sender is known only by its address (as TRUST_PROXY makes request.ip): each may hold a share.
+    const release = options.unauthenticated
+      ? this.unauthenticatedBudget.tryReserve(declared ?? limit, clientKey(request.ip))
+      : this.budget.tryReserve(declared ?? limit);
+    if (release === 'client-share') {
+      throw new RequestBodyError(
+        HttpStatus.TOO_MANY_REQUESTS,
+        `this address may hold at most ${this.unauthenticatedBudget.perClient} bytes of request bodies read before authentication at once (HTTP_UNAUTHENTICATED_BODY_BYTES_PER_IP), and its requests still being read hold them; retry when they are done`,
+        { 'Retry-After': String(BUDGET_RETRY_AFTER_SECONDS) },
+      );
+    }
+    if (release === 'full') {
       throw new RequestBodyError(HttpStatus.SERVICE_UNAVAILABLE, 'the server is reading as many request bodies as it can hold; retry shortly', {
         'Retry-After': String(BUDGET_RETRY_AFTER_SECONDS),
       });

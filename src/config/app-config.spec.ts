@@ -190,6 +190,9 @@ describe('loadConfig', () => {
     ['HTTP_KEEP_ALIVE_TIMEOUT_MS', '3600001'],
     ['HTTP_BODY_BUDGET_BYTES', String(32 * 1024 * 1024 - 1)],
     ['HTTP_BODY_BUDGET_BYTES', '128MB'],
+    ['HTTP_UNAUTHENTICATED_BODY_BYTES_PER_IP', String(64 * 1024 - 1)],
+    ['HTTP_UNAUTHENTICATED_BODY_BYTES_PER_IP', String(4 * 1024 * 1024 + 1)],
+    ['HTTP_UNAUTHENTICATED_BODY_BYTES_PER_IP', '512KB'],
     ['MCP_MAX_BATCH', '0'],
     ['MCP_MAX_BATCH', '1001'],
     ['MCP_BATCH_CONCURRENCY', '0'],
@@ -269,6 +272,7 @@ describe('loadConfig', () => {
         headersTimeoutMs: 10_000,
         keepAliveTimeoutMs: 5_000,
         bodyBudgetBytes: 128 * 1024 * 1024,
+        unauthenticatedBodyBytesPerIp: 512 * 1024,
       });
     });
 
@@ -279,8 +283,15 @@ describe('loadConfig', () => {
         HTTP_HEADERS_TIMEOUT_MS: '20000',
         HTTP_KEEP_ALIVE_TIMEOUT_MS: '65000',
         HTTP_BODY_BUDGET_BYTES: String(512 * 1024 * 1024),
+        HTTP_UNAUTHENTICATED_BODY_BYTES_PER_IP: String(1024 * 1024),
       });
-      expect(config.http).toEqual({ requestTimeoutMs: 120_000, headersTimeoutMs: 20_000, keepAliveTimeoutMs: 65_000, bodyBudgetBytes: 512 * 1024 * 1024 });
+      expect(config.http).toEqual({
+        requestTimeoutMs: 120_000,
+        headersTimeoutMs: 20_000,
+        keepAliveTimeoutMs: 65_000,
+        bodyBudgetBytes: 512 * 1024 * 1024,
+        unauthenticatedBodyBytesPerIp: 1024 * 1024,
+      });
     });
 
     it('refuses a headers timeout longer than the request timeout', () => {

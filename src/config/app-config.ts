@@ -152,6 +152,17 @@ class EnvironmentVariables {
   @Min(32 * 1024 * 1024)
   @Max(8 * 1024 * 1024 * 1024)
   HTTP_BODY_BUDGET_BYTES = 128 * 1024 * 1024;
+
+  /**
+   * Bytes of bodies read before authentication (Twilio's callbacks, the sign-in forms) one client
+   * address may hold at once, of the 4 MiB those bodies share per process: at least one of
+   * Twilio's 64 KiB forms, at most the whole 4 MiB.
+   */
+  @IsOptional()
+  @IsInt()
+  @Min(64 * 1024)
+  @Max(4 * 1024 * 1024)
+  HTTP_UNAUTHENTICATED_BODY_BYTES_PER_IP = 512 * 1024;
   @IsOptional()
   @IsInt()
   @Min(1)
@@ -480,6 +491,8 @@ export interface AppConfig {
     keepAliveTimeoutMs: number;
     /** Bytes of request bodies one process holds in memory at once. */
     bodyBudgetBytes: number;
+    /** Bytes of bodies read before authentication one client address (clientKey) may hold at once. */
+    unauthenticatedBodyBytesPerIp: number;
   };
   webhooks: {
     allowedCidrs: string[];
@@ -678,6 +691,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       headersTimeoutMs: parsed.HTTP_HEADERS_TIMEOUT_MS,
       keepAliveTimeoutMs: parsed.HTTP_KEEP_ALIVE_TIMEOUT_MS,
       bodyBudgetBytes: parsed.HTTP_BODY_BUDGET_BYTES,
+      unauthenticatedBodyBytesPerIp: parsed.HTTP_UNAUTHENTICATED_BODY_BYTES_PER_IP,
     },
     webhooks: { allowedCidrs, healthIntervalMs: parsed.ENDPOINT_HEALTH_INTERVAL_MS },
     mail: {

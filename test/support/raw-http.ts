@@ -43,8 +43,9 @@ export class RawConnection {
     );
   }
 
-  static async open(port: number): Promise<RawConnection> {
-    const socket = connect({ port, host: '127.0.0.1' });
+  /** Connects to 127.0.0.1:`port`, from `localAddress` when given (Linux loopback takes any of 127.0.0.0/8). */
+  static async open(port: number, localAddress?: string): Promise<RawConnection> {
+    const socket = connect({ port, host: '127.0.0.1', localAddress });
     await new Promise<void>((done, fail) => socket.once('connect', done).once('error', fail));
     socket.setNoDelay(true);
     return new RawConnection(socket);

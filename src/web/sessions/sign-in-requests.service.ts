@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { normalizeAddress } from '../../accounts/account.types';
-import { clientKey } from '../../limits/ip-rate-limit.guard';
+import { clientKey } from '../../common/client-address';
 import { RateLimits } from '../../limits/rate-limits.service';
 import { SignInMailer } from './sign-in-mailer';
 import { WebSessionsService } from './web-sessions.service';
