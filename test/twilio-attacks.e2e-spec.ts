@@ -325,8 +325,10 @@ describe('Twilio SMS lines under attack', () => {
       expect(signIn.statusCode).toBe(200);
       await signIn.body.text();
 
-      // Every socket of the attacker gets its answer: the eight it held (512 KiB, eight 64 KiB forms)
-      // a 408 at their deadline, every other one a 429 at once.
+      // Every socket of the attacker gets its answer: the ones it held (512 KiB, eight 64 KiB forms at
+      // a time) a 408 at their deadline, every other one a 429 at once. On a machine so busy that the
+      // first held bodies reached their deadline before the last sockets came, those took the freed
+      // share: more than eight may be held in all, never fewer.
       const all = await waitUntil(
         async () => {
           const got = await collect();
@@ -335,10 +337,9 @@ describe('Twilio SMS lines under attack', () => {
         () => `every socket of the attacker to be answered (${answers.filter((a) => a).length} of ${idle.length} are)`,
       );
       const statuses = all.map((answer) => answer.status);
-      expect({ held: statuses.filter((x) => x === 408).length, refused: statuses.filter((x) => x === 429).length }).toEqual({
-        held: 8,
-        refused: idle.length - 8,
-      });
+      const held = statuses.filter((x) => x === 408).length;
+      expect(held).toBeGreaterThanOrEqual(8);
+      expect({ held, refused: statuses.filter((x) => x === 429).length }).toEqual({ held, refused: idle.length - held });
       for (const answer of all.filter((a) => a.status === 429)) expect(answer.headers['retry-after']).toBe('1');
 
       // Its share came back: a whole (forged) form of its is read again, and refused for its signature.
