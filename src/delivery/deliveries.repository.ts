@@ -7,6 +7,7 @@ import { PublishedEvent } from '../events/domain-event';
 import { visibleDelivery, visibleEndpoint } from '../webhooks/endpoint-visibility';
 import { PayloadMode } from '../webhooks/webhook.types';
 import { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
+import { endpointReceivesLine } from './endpoint-receives-line.sql';
 
 /** An endpoint that receives one of a batch's events. */
 export interface FanOutTarget {
@@ -92,8 +93,9 @@ export class DeliveriesRepository {
 
   /**
    * The endpoints that receive each event: active, subscribed to its kind, of its org, and for a
-   * line event with the owner's live access to the line and a scope of all channels or that line;
-   * an org-wide event (no line) goes to all-channels endpoints only.
+   * line event with the owner's live access to the line and a scope of all channels or that line
+   * (endpoint-receives-line.sql.ts, checked again at each attempt's claim); an org-wide event (no
+   * line) goes to all-channels endpoints only.
    */
   fanOutTargets(manager: EntityManager, events: PublishedEvent[]): Promise<FanOutTarget[]> {
     return queryNamed(
@@ -103,11 +105,7 @@ export class DeliveriesRepository {
          JOIN webhook_endpoints e ON e.org_id = o.org_id AND e.status = 'active' AND o.type = ANY (e.events)
         WHERE CASE
           WHEN o.line_id IS NULL THEN e.all_channels
-          ELSE EXISTS (
-                 SELECT 1 FROM line_memberships m JOIN lines l ON l.id = m.line_id AND l.deleted_at IS NULL
-                  WHERE m.user_id = e.user_id AND m.line_id = o.line_id)
-               AND (e.all_channels OR EXISTS (
-                 SELECT 1 FROM webhook_endpoint_channels c WHERE c.endpoint_id = e.id AND c.line_id = o.line_id))
+          ELSE ${endpointReceivesLine('e', 'o.line_id')}
         END`,
       { ids: events.map((e) => e.id), types: events.map((e) => e.type), orgIds: events.map((e) => e.orgId), lineIds: events.map((e) => e.lineId) },
     );

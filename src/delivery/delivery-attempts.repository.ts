@@ -4,6 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { plannedPerCall, queryNamed } from '../database/sql';
 import { SealedSecrets } from '../webhooks/webhooks.service';
 import { EndpointStatus } from '../webhooks/webhook.types';
+import { endpointReceivesLine } from './endpoint-receives-line.sql';
 
 /** A claimed attempt: its delivery, its payload and what sending needs of its endpoint. */
 export interface ClaimedRow extends SealedSecrets {
@@ -21,6 +22,15 @@ export interface ClaimedRow extends SealedSecrets {
   url: string;
   status: EndpointStatus;
 }
+
+/**
+ * What a claim answers for each attempt it took (`refused: false`) or cancelled instead because
+ * its endpoint no longer receives the event's line (`refused: true`: nothing of it is to be sent).
+ */
+export type ClaimResult = ClaimedRow & { refused: boolean };
+
+/** The last_error of a delivery cancelled at its claim because its endpoint no longer receives the event's line. */
+const REFUSED_ERROR = "not sent: the endpoint no longer receives this line's events (its owner's access to the line ended, or the line left its scope)";
 
 /** A 2xx answer to record. */
 export interface SuccessRow {
@@ -91,21 +101,37 @@ export class DeliveryAttemptsRepository {
    * which takes them in its own order. A skipped row that is still due is swept. The claim
    * writes only columns outside every index (the lease has its own), so PostgreSQL can keep the
    * new row version on its page without touching an index (a HOT update).
+   *
+   * A delivery of an event on a line is sent only while its endpoint still receives that line
+   * (endpoint-receives-line.sql.ts, the rule fan-out chose it by): its owner's access to the line
+   * can end, or the endpoint's scope narrow, while it waits for a retry, and its URL can have been
+   * changed since. Such a row is not taken but cancelled for good, with REFUSED_ERROR, by the same
+   * UPDATE (`refused: true` in the answer; its attempt count stays). A delivery of no line
+   * (contact.merged) is not held to it.
    */
-  async claim(items: Array<{ deliveryId: string; attempt: number }>, now: Date, leaseUntil: Date): Promise<ClaimedRow[]> {
-    const [rows] = await queryNamed<[ClaimedRow[], number]>(
+  async claim(items: Array<{ deliveryId: string; attempt: number }>, now: Date, leaseUntil: Date): Promise<ClaimResult[]> {
+    const [rows] = await queryNamed<[ClaimResult[], number]>(
       this.dataSource.manager,
       plannedPerCall(`WITH due AS (
-             SELECT d.id, x.attempt FROM webhook_deliveries d JOIN unnest(:deliveryIds::uuid[], :attempts::int[]) AS x(id, attempt) ON d.id = x.id
+             SELECT d.id, x.attempt, (d.line_id IS NULL OR ${endpointReceivesLine('e', 'd.line_id')}) AS may_send
+               FROM webhook_deliveries d JOIN unnest(:deliveryIds::uuid[], :attempts::int[]) AS x(id, attempt) ON d.id = x.id
+               JOIN webhook_endpoints e ON e.id = d.endpoint_id
               WHERE d.attempt_count = x.attempt - 1 AND d.status IN ('pending', 'retrying')
                 FOR NO KEY UPDATE OF d SKIP LOCKED)
        UPDATE webhook_deliveries d
-          SET attempt_count = due.attempt, last_attempt_at = :now, lease_until = :leaseUntil, updated_at = now()
+          SET attempt_count = CASE WHEN due.may_send THEN due.attempt ELSE d.attempt_count END,
+              last_attempt_at = CASE WHEN due.may_send THEN :now ELSE d.last_attempt_at END,
+              lease_until = CASE WHEN due.may_send THEN :leaseUntil::timestamptz END,
+              -- Unchanged when sent (so the claim stays a HOT update); a refused delivery ends here.
+              status = CASE WHEN due.may_send THEN d.status ELSE 'cancelled' END,
+              next_attempt_at = CASE WHEN due.may_send THEN d.next_attempt_at END,
+              last_error = CASE WHEN due.may_send THEN d.last_error ELSE :refusedError END,
+              updated_at = now()
          FROM due, webhook_endpoints e, webhook_payloads p
         WHERE d.id = due.id AND e.id = d.endpoint_id AND p.id = d.payload_id
-        RETURNING d.id, d.attempt_count, d.event_id, d.endpoint_id, e.user_id, d.event_type, d.mode, p.data, d.event_created_at, d.trace_parent,
-                  e.url, e.status, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at`),
-      { deliveryIds: items.map((i) => i.deliveryId), attempts: items.map((i) => i.attempt), now, leaseUntil },
+        RETURNING d.id, due.attempt AS attempt_count, NOT due.may_send AS refused, d.event_id, d.endpoint_id, e.user_id, d.event_type, d.mode, p.data,
+                  d.event_created_at, d.trace_parent, e.url, e.status, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at`),
+      { deliveryIds: items.map((i) => i.deliveryId), attempts: items.map((i) => i.attempt), now, leaseUntil, refusedError: REFUSED_ERROR },
     );
     return rows ?? [];
   }

@@ -11,7 +11,7 @@ import { ServiceMetrics } from '../ops/metrics/service-metrics';
 import { signWebhook, SIGNATURE_HEADER } from '../sdk';
 import { UrlPolicy } from '../webhooks/url-policy/url-policy';
 import { SealedSecrets, WebhooksService } from '../webhooks/webhooks.service';
-import { ClaimedRow, DeliveryAttemptsRepository } from './delivery-attempts.repository';
+import { ClaimedRow, ClaimResult, DeliveryAttemptsRepository } from './delivery-attempts.repository';
 import { DeliveryQueue } from './delivery-queue';
 import { nextRetryDelayMs } from './retry-after';
 import { inStoredTrace, Span, SpanKind, SpanStatusCode } from '../ops/tracing/traces';
@@ -79,7 +79,7 @@ export class DeliveryAttemptsService implements OnModuleInit {
   private readonly logger = new Logger(DeliveryAttemptsService.name);
   private readonly maxAttempts: number;
   /** Concurrent attempts share round trips and commits: one claim statement and one success statement per batch. */
-  private readonly claims: MicroBatcher<{ deliveryId: string; attempt: number }, Claimed | null>;
+  private readonly claims: MicroBatcher<{ deliveryId: string; attempt: number }, Claimed | 'refused' | null>;
   private readonly successes: MicroBatcher<Success, boolean>;
   private readonly failures: MicroBatcher<Failure, AttemptOutcome>;
 
@@ -122,6 +122,11 @@ export class DeliveryAttemptsService implements OnModuleInit {
     }
     const claimed = await this.claim(deliveryId, attempt);
     if (!claimed) return 'skipped';
+    if (claimed === 'refused') {
+      // Cancelled by the claim: its endpoint no longer receives the event's line.
+      this.metrics.deliveryAttempted('cancelled', null, null);
+      return 'cancelled';
+    }
     const { delivery } = claimed;
     return inStoredTrace(
       delivery.traceParent,
@@ -219,23 +224,25 @@ export class DeliveryAttemptsService implements OnModuleInit {
   /**
    * Takes attempt N of the delivery for this worker, with its payload and what sending needs of its endpoint;
    * null when it is not due: already done, cancelled, or attempt N was taken before (a replayed
-   * or duplicate job), or the endpoint is gone. Concurrent claims go to the database together.
+   * or duplicate job), or the endpoint is gone; 'refused' when the claim cancelled it instead,
+   * its endpoint no longer receiving the event's line. Concurrent claims go to the database together.
    */
-  private claim(deliveryId: string, attempt: number): Promise<Claimed | null> {
+  private claim(deliveryId: string, attempt: number): Promise<Claimed | 'refused' | null> {
     return this.claims.submit({ deliveryId, attempt });
   }
 
   /** One UPDATE for a batch of claims; each row can be taken once, so a duplicate in the batch gets null. */
-  private async claimBatch(items: Array<{ deliveryId: string; attempt: number }>): Promise<Array<Claimed | null>> {
+  private async claimBatch(items: Array<{ deliveryId: string; attempt: number }>): Promise<Array<Claimed | 'refused' | null>> {
     const now = this.clock.now();
     const lease = new Date(now.getTime() + this.config.delivery.timeoutMs + LEASE_MARGIN_MS);
     const rows = await this.repository.claim(items, now, lease);
-    const taken = new Map(rows.map((row) => [`${row.id}:${row.attempt_count}`, row]));
+    const taken = new Map<string, ClaimResult>(rows.map((row) => [`${row.id}:${row.attempt_count}`, row]));
     return items.map(({ deliveryId, attempt }) => {
       const key = `${deliveryId}:${attempt}`;
       const row = taken.get(key);
       if (!row) return null;
       taken.delete(key); // a second job for the same attempt in this batch gets nothing
+      if (row.refused) return 'refused';
       return {
         now,
         delivery: {
