@@ -15,11 +15,9 @@ import {
   slowPdf,
   zipBomb,
 } from './fixtures/attachments/make-bombs';
-import { mixedEmail } from './fixtures/emails/make-invite-email';
 import { toolOk } from './support/mcp';
-import { createMessagingTestApp, extractedEventsPublished, extractionIdle, Hook, MessagingTestApp } from './support/messaging-hooks';
+import { createMessagingTestApp, extractedEventsPublished, extractionIdle, Hook, inboundEmailWithFiles, MessagingTestApp } from './support/messaging-hooks';
 import { createSession, Session } from './support/session';
-import { INGEST_TOKEN } from './support/test-env';
 import { waitUntil } from './support/wait';
 
 /**
@@ -50,16 +48,7 @@ describe('hostile attachments through real ingest', () => {
   const good: Part[] = [];
   const ids = new Map<string, string>();
 
-  const ingest = async (parts: Part[], tag: string): Promise<string[]> => {
-    const res = await m
-      .http()
-      .post('/ingest/email/inbound')
-      .set('Authorization', `Bearer ${INGEST_TOKEN}`)
-      .set('Content-Type', 'message/rfc822')
-      .send(mixedEmail(s.lines[0].address, parts, { messageId: `<${tag}-${Date.now()}@partner.example>`, subject: tag, text: `files: ${tag}` }));
-    expect(res.status).toBe(201);
-    return res.body.attachmentIds;
-  };
+  const ingest = (parts: Part[], tag: string): Promise<string[]> => inboundEmailWithFiles(m, s.lines[0].address, parts, tag);
   const extracted = (id: string) => hook.events('attachment.extracted').filter((e) => e.data.attachment.id === id);
 
   beforeAll(async () => {

@@ -228,6 +228,7 @@ describe('loadConfig', () => {
   it('bounds attachment extraction: threads, time, thread memory, unzipped size, zip entries and image pixels', () => {
     expect(loadConfig({ ...BASE }).extraction).toEqual({
       threads: 2,
+      orgMaxThreads: 1,
       timeoutMs: 60_000,
       threadMemoryMb: 512,
       maxUnzippedBytes: 64 * 1024 * 1024,
@@ -244,7 +245,15 @@ describe('loadConfig', () => {
         EXTRACTION_MAX_ZIP_ENTRIES: '1',
         EXTRACTION_MAX_IMAGE_PIXELS: '1000000',
       }).extraction,
-    ).toEqual({ threads: 4, timeoutMs: 120_000, threadMemoryMb: 256, maxUnzippedBytes: 1024 * 1024, maxZipEntries: 1, maxImagePixels: 1_000_000 });
+    ).toEqual({
+      threads: 4,
+      orgMaxThreads: 3,
+      timeoutMs: 120_000,
+      threadMemoryMb: 256,
+      maxUnzippedBytes: 1024 * 1024,
+      maxZipEntries: 1,
+      maxImagePixels: 1_000_000,
+    });
     for (const [name, value] of [
       ['EXTRACTION_THREADS', '0'],
       ['EXTRACTION_THREADS', '33'],
@@ -260,9 +269,22 @@ describe('loadConfig', () => {
       ['EXTRACTION_MAX_ZIP_ENTRIES', '1000001'],
       ['EXTRACTION_MAX_IMAGE_PIXELS', '999999'],
       ['EXTRACTION_MAX_IMAGE_PIXELS', '1000000001'],
+      ['EXTRACTION_ORG_MAX_THREADS', '0'],
+      ['EXTRACTION_ORG_MAX_THREADS', 'all'],
+      // More than the threads there are: one org could hold them all.
+      ['EXTRACTION_ORG_MAX_THREADS', '3'],
     ]) {
       expect({ name, value, named: namedVariables({ ...BASE, [name]: value }) }).toEqual({ name, value, named: [name] });
     }
+  });
+
+  it('lets one org hold all but one extraction thread of a process unless told otherwise, never more than there are', () => {
+    expect(loadConfig({ ...BASE, EXTRACTION_THREADS: '1' }).extraction.orgMaxThreads).toBe(1);
+    expect(loadConfig({ ...BASE, EXTRACTION_THREADS: '8', EXTRACTION_ORG_MAX_THREADS: '2' }).extraction.orgMaxThreads).toBe(2);
+    expect(loadConfig({ ...BASE, EXTRACTION_THREADS: '8', EXTRACTION_ORG_MAX_THREADS: '8' }).extraction.orgMaxThreads).toBe(8);
+    expect(() => loadConfig({ ...BASE, EXTRACTION_THREADS: '4', EXTRACTION_ORG_MAX_THREADS: '5' })).toThrow(
+      'EXTRACTION_ORG_MAX_THREADS: must not exceed EXTRACTION_THREADS (4)',
+    );
   });
 
   describe('HTTP server limits', () => {

@@ -389,6 +389,13 @@ class EnvironmentVariables {
   @Max(32)
   EXTRACTION_THREADS = 2;
 
+  // Default EXTRACTION_THREADS − 1 (at least 1); at most EXTRACTION_THREADS (checked in loadConfig).
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(32)
+  EXTRACTION_ORG_MAX_THREADS?: number;
+
   // At most 2 minutes: a claim older than 5 minutes is taken for a dead process (attachment-extraction.service.ts).
   @IsOptional()
   @IsInt()
@@ -552,6 +559,8 @@ export interface AppConfig {
   extraction: {
     /** Extraction threads per worker process, and files it extracts at once. */
     threads: number;
+    /** Of those, how many one org's files may hold at once in a process (fairness between orgs, docs/attachments.md). */
+    orgMaxThreads: number;
     /** Time one file may take once its thread (or the OCR worker) starts on it. */
     timeoutMs: number;
     /** Old-generation heap of one extraction thread. */
@@ -619,6 +628,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   }
   if (valid('HTTP_BODY_BUDGET_BYTES', 'MCP_MAX_BODY_BYTES') && parsed.HTTP_BODY_BUDGET_BYTES < parsed.MCP_MAX_BODY_BYTES) {
     problems.push(`HTTP_BODY_BUDGET_BYTES: must be at least MCP_MAX_BODY_BYTES (${parsed.MCP_MAX_BODY_BYTES}), or no MCP body of that size could be read`);
+  }
+  if (
+    valid('EXTRACTION_ORG_MAX_THREADS', 'EXTRACTION_THREADS') &&
+    parsed.EXTRACTION_ORG_MAX_THREADS !== undefined &&
+    parsed.EXTRACTION_ORG_MAX_THREADS > parsed.EXTRACTION_THREADS
+  ) {
+    problems.push(`EXTRACTION_ORG_MAX_THREADS: must not exceed EXTRACTION_THREADS (${parsed.EXTRACTION_THREADS})`);
   }
   if (valid('MCP_MAX_BATCH', 'MCP_RATE_LIMIT') && parsed.MCP_RATE_LIMIT > 0 && parsed.MCP_RATE_LIMIT < parsed.MCP_MAX_BATCH) {
     problems.push(
@@ -724,6 +740,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     extraction: {
       threads: parsed.EXTRACTION_THREADS,
+      orgMaxThreads: parsed.EXTRACTION_ORG_MAX_THREADS ?? Math.max(1, parsed.EXTRACTION_THREADS - 1),
       timeoutMs: parsed.EXTRACTION_TIMEOUT_MS,
       threadMemoryMb: parsed.EXTRACTION_THREAD_MEMORY_MB,
       maxUnzippedBytes: parsed.EXTRACTION_MAX_UNZIPPED_BYTES,

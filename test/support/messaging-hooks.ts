@@ -6,6 +6,7 @@ import { Queue } from 'bull';
 import { DataSource } from 'typeorm';
 import { EXTRACTION_QUEUE } from '../../src/messaging/attachments/attachment-extraction.service';
 import { verifyWebhook, WebhookEnvelope } from '../../src/sdk';
+import { mixedEmail } from '../fixtures/emails/make-invite-email';
 import { createTestApp, TestApp, TestEnv } from './app';
 import { toolOk } from './mcp';
 import { TestReceiver } from './receiver';
@@ -124,6 +125,23 @@ export async function extractedEventsPublished(t: TestApp, attachmentIds: string
       [attachmentIds],
     );
   return Object.fromEntries(attachmentIds.map((id) => [id, rows.find((r) => r.id === id)?.n ?? 0]));
+}
+
+/** POST /ingest/email/inbound of an email to `to` carrying `files` (subject `tag`); answers its attachment ids, in order. */
+export async function inboundEmailWithFiles(
+  t: TestApp,
+  to: string,
+  files: Array<{ filename: string; mimeType: string; content: Buffer }>,
+  tag: string,
+): Promise<string[]> {
+  const res = await t
+    .http()
+    .post('/ingest/email/inbound')
+    .set('Authorization', `Bearer ${INGEST_TOKEN}`)
+    .set('Content-Type', 'message/rfc822')
+    .send(mixedEmail(to, files, { messageId: `<${tag}-${Date.now()}@partner.example>`, subject: tag, text: `files: ${tag}` }));
+  if (res.status !== 201) throw new Error(`inbound email failed: ${res.status} ${res.text}`);
+  return res.body.attachmentIds;
 }
 
 let sequence = 0;

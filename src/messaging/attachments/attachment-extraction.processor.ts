@@ -6,7 +6,7 @@ import { PeriodicTask } from '../../common/periodic-task';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { ConversationsService } from '../conversations/conversations.service';
-import { AttachmentExtractionService, EXTRACTION_QUEUE, ExtractionJob } from './attachment-extraction.service';
+import { AttachmentExtractionService, EXTRACTION_QUEUE, ExtractionJob, ExtractionRun } from './attachment-extraction.service';
 
 const SWEEP_EVERY_MS = 30_000;
 
@@ -34,7 +34,13 @@ export class AttachmentExtractionProcessor implements OnModuleInit, OnApplicatio
   onApplicationBootstrap(): void {
     if (this.config.processRole === 'api') return;
     // Files at once per worker process: one per extraction thread, so none waits for a thread (OCR runs one image at a time).
-    startProcessing(this.queue, this.config.extraction.threads, (job) => this.extraction.extract(job.data.attachmentId), this.logger);
+    // One org's files hold at most EXTRACTION_ORG_MAX_THREADS of them (fewer than the threads by
+    // default): its other jobs step aside at once, so a free one takes the next job in the queue.
+    startProcessing(this.queue, this.config.extraction.threads, (job) => this.extraction.runJob(job.data), this.logger);
+    // A job that stepped aside goes back under its id once Bull has completed and removed it (the id is free again).
+    this.queue.on('completed', (job: Job<ExtractionJob>, run: ExtractionRun) => {
+      if (run === 'deferred') void this.extraction.requeue(job.data);
+    });
     this.queue.on('failed', (job: Job<ExtractionJob>, error: Error) =>
       this.logger.warn(`extraction job for attachment ${job.data.attachmentId} failed (attempt ${job.attemptsMade}): ${error.message}`),
     );

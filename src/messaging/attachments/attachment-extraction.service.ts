@@ -1,9 +1,11 @@
 import { InjectQueue } from '@nestjs/bull';
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { Queue } from 'bull';
+import { JobOptions, Queue } from 'bull';
 import { DataSource, EntityManager } from 'typeorm';
 import { wellFormedCopy } from '../../common/well-formed';
+import { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/config.module';
 import { AttachmentExtractedData, CalendarEventData } from '../../events/event-payloads';
 import { toExtractedAttachment } from './attachment-view';
 import { AttachmentsRepository } from './attachments.repository';
@@ -13,11 +15,22 @@ import { MessageDataBuilder } from '../message-data.builder';
 import { ExtractedContent, ExtractionError, ExtractionLimitError, ParsedCalendarEvent } from './extractors/extraction.types';
 import { isCalendar, TextExtractor } from './extractors/text-extractor';
 import { characterCount } from './extractors/text-output';
+import { deferralDelayMs, ExtractionFairness } from './extraction-fairness';
 
 export const EXTRACTION_QUEUE = 'attachment-extraction';
 
 export interface ExtractionJob {
   attachmentId: string;
+  /** Times this attachment's job stepped aside for fairness between orgs (absent: none). */
+  deferrals?: number;
+}
+
+/** What a job did: extracted (or failed) the file, found nothing to claim, or stepped aside for fairness. */
+export type ExtractionRun = 'finished' | 'nothing to claim' | 'deferred';
+
+/** The one job id of an attachment's extraction: Bull keeps at most one job per id, so at most one per attachment. */
+export function extractionJobId(attachmentId: string): string {
+  return `extract:${attachmentId}`;
 }
 
 /** The longest an inbound request waits for Redis to take its extraction jobs (the sweep covers the rest). */
@@ -47,10 +60,17 @@ type Outcome = { status: 'extracted'; content: ExtractedContent } | { status: 'f
  * 4. If the process dies between claim and finish, the row stays `extracting`. It is not parsed
  *    again (the file may be what killed it): the sweep closes a claim older than 5 minutes as
  *    `failed` ("interrupted") and publishes its one event, with hasText false.
+ *
+ * Fairness between orgs: before the claim, the job takes a slot of its org (ExtractionFairness).
+ * If the org already holds its share of this process's threads, the job claims nothing and steps
+ * aside: once it has completed, the same job id is added again with a growing delay (`requeue`),
+ * and the next job in the queue (another org's) is taken. Whoever adds the id (the enqueue, the
+ * sweep, a deferral), Bull keeps one job for it, so an attachment never has two.
  */
 @Injectable()
 export class AttachmentExtractionService {
   private readonly logger = new Logger(AttachmentExtractionService.name);
+  private readonly fairness: ExtractionFairness;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -60,7 +80,10 @@ export class AttachmentExtractionService {
     private readonly extractor: TextExtractor,
     private readonly attachments: AttachmentsRepository,
     private readonly metrics: ServiceMetrics,
-  ) {}
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.fairness = new ExtractionFairness(config.extraction.orgMaxThreads);
+  }
 
   /**
    * One job per attachment. If Redis refuses now, the sweep enqueues it a minute later. The caller
@@ -72,11 +95,7 @@ export class AttachmentExtractionService {
     const added = Promise.all(
       attachmentIds.map((attachmentId) =>
         this.queue
-          .add(
-            { attachmentId },
-            // Attempts cover failures before the claim (database unreachable); after the claim a rerun finds nothing to do.
-            { jobId: `extract:${attachmentId}`, attempts: 3, backoff: { type: 'exponential', delay: 5000 }, removeOnComplete: true, removeOnFail: true },
-          )
+          .add({ attachmentId }, jobOptions(attachmentId))
           .catch((error: unknown) => this.logger.warn(`could not enqueue extraction of attachment ${attachmentId}: ${(error as Error).message}`)),
       ),
     );
@@ -88,7 +107,63 @@ export class AttachmentExtractionService {
     clearTimeout(timer);
   }
 
-  /** The job: claim, extract, finish. Returns false when there was nothing to claim (done, or claimed elsewhere). */
+  /**
+   * The job: take a slot of the attachment's org, claim, extract, finish. Steps aside ('deferred')
+   * when the org holds its share of this process's threads; the caller then `requeue`s the job.
+   */
+  async runJob(job: ExtractionJob): Promise<ExtractionRun> {
+    const { attachmentId } = job;
+    const orgId = await this.attachments.orgOfPending(attachmentId);
+    if (!orgId) return 'nothing to claim';
+    if (!this.fairness.tryTake(orgId, attachmentId)) {
+      this.metrics.attachmentExtractionDeferred();
+      if (!job.deferrals) {
+        this.logger.log(
+          `attachment ${attachmentId} waits for a thread: its org ${orgId} already holds ${this.fairness.orgMaxThreads} of this process's extraction threads (EXTRACTION_ORG_MAX_THREADS)`,
+        );
+      }
+      return 'deferred';
+    }
+    try {
+      return (await this.extract(attachmentId)) ? 'finished' : 'nothing to claim';
+    } finally {
+      await this.wakeNext(orgId, this.fairness.release(orgId));
+    }
+  }
+
+  /**
+   * Queues a job that stepped aside again, under the same id, once Bull has completed (and so
+   * removed) it: 1 s after its first deferral, doubling to 30 s, so a waiting file never spins.
+   * If the process dies before this, the attachment is still `pending` and the sweep re-adds it.
+   */
+  async requeue(job: ExtractionJob): Promise<void> {
+    const deferrals = job.deferrals ?? 0;
+    await this.queue
+      .add({ attachmentId: job.attachmentId, deferrals: deferrals + 1 }, { ...jobOptions(job.attachmentId), delay: deferralDelayMs(deferrals) })
+      .catch((error: unknown) => this.logger.warn(`could not queue extraction of attachment ${job.attachmentId} again: ${(error as Error).message}`));
+  }
+
+  /**
+   * An org's slot was given back here: the first of its attachments that stepped aside here and
+   * still waits (delayed) goes to the queue now rather than at the end of its delay (behind every
+   * job already waiting, so the other orgs keep their turn).
+   */
+  private async wakeNext(orgId: string, candidates: string[]): Promise<void> {
+    for (const attachmentId of candidates.slice(0, 5)) {
+      this.fairness.forget(orgId, attachmentId);
+      try {
+        const job = await this.queue.getJob(extractionJobId(attachmentId));
+        if (job && (await job.isDelayed())) {
+          await job.promote();
+          return;
+        }
+      } catch (error) {
+        this.logger.debug(`could not wake the extraction of attachment ${attachmentId}: ${(error as Error).message}`);
+      }
+    }
+  }
+
+  /** Claim, extract, finish. Returns false when there was nothing to claim (done, or claimed elsewhere). */
   async extract(attachmentId: string): Promise<boolean> {
     const file = await this.attachments.claim(attachmentId);
     if (!file) return false;
@@ -166,6 +241,17 @@ export class AttachmentExtractionService {
     }
     return stored;
   }
+}
+
+/** Attempts cover failures before the claim (database unreachable); after the claim a rerun finds nothing to do. */
+function jobOptions(attachmentId: string): JobOptions {
+  return {
+    jobId: extractionJobId(attachmentId),
+    attempts: 3,
+    backoff: { type: 'exponential', delay: 5000 },
+    removeOnComplete: true,
+    removeOnFail: true,
+  };
 }
 
 export function toCalendarEventData(e: ParsedCalendarEvent & { id: string }): CalendarEventData {

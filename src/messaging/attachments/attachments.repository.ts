@@ -118,6 +118,16 @@ export class AttachmentsRepository {
     return row;
   }
 
+  /** For the extraction job, before its claim: the org of a still pending attachment (undefined when there is nothing to claim). */
+  async orgOfPending(attachmentId: string): Promise<string | undefined> {
+    const [row] = await queryNamed<Array<{ org_id: string }>>(
+      this.dataSource.manager,
+      `SELECT org_id FROM attachments WHERE id = :attachmentId AND extraction_status = 'pending'`,
+      { attachmentId },
+    );
+    return row?.org_id;
+  }
+
   /** For the extraction job: claims a pending attachment (pending → extracting); its file, or undefined when there was nothing to claim. */
   async claim(attachmentId: string): Promise<ClaimedFileRow | undefined> {
     // UPDATE ... RETURNING answers [rows, affected count].

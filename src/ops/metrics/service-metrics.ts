@@ -88,6 +88,11 @@ export class ServiceMetrics {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
+  private readonly extractionDeferrals = new Counter({
+    name: 'attachment_extraction_deferrals_total',
+    help: "Extraction jobs that stepped aside because their org already held its share of a worker process's extraction threads (EXTRACTION_ORG_MAX_THREADS).",
+    registers: [this.registry],
+  });
   private readonly httpDuration = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP requests by route pattern (unmatched paths are "other") and status code.',
@@ -118,6 +123,10 @@ export class ServiceMetrics {
 
   attachmentExtracted(outcome: string): void {
     this.extractions.inc({ outcome });
+  }
+
+  attachmentExtractionDeferred(): void {
+    this.extractionDeferrals.inc();
   }
 
   httpAnswered(route: string, status: number, seconds: number): void {
