@@ -59,6 +59,9 @@ describe('reliability: hostile attachments', () => {
     });
     stack.receiver.secrets.set('/extracted', [secret]);
 
+    // Not stopped by a limit: the HTML reader is linear, so this shape (which took the old reader minutes)
+    // is read at once, and holds no text. It is neutralised when it ends extracted with no text.
+    const READ_IN_ONE_PASS = 'HTML of 2 MB of unclosed comments (read in one pass: no text)';
     const hostileKinds: Array<[string, () => Promise<File>]> = [
       ['docx zip bomb, 300 MB declared', async () => ({ filename: 'bomb.docx', mimeType: OFFICE_MIME.docx, content: await zipBomb('docx') })],
       [
@@ -78,10 +81,7 @@ describe('reliability: hostile attachments', () => {
       ['.ics nested 50,000 deep', async () => ({ filename: 'deep.ics', mimeType: 'text/calendar', content: nestedIcs() })],
       ['.ics of 25,000 events', async () => ({ filename: 'huge.ics', mimeType: 'text/calendar', content: hugeIcs(25_000) })],
       [`a PDF that runs past the ${TIMEOUT_MS / 1000} s limit`, async () => ({ filename: 'slow.pdf', mimeType: 'application/pdf', content: slowPdf() })],
-      [
-        'HTML of 2 MB of unclosed comments (read in one pass: no text)',
-        async () => ({ filename: 'comments.html', mimeType: 'text/html', content: Buffer.from(`<html><body>${'<!--'.repeat(500_000)}`) }),
-      ],
+      [READ_IN_ONE_PASS, async () => ({ filename: 'comments.html', mimeType: 'text/html', content: Buffer.from(`<html><body>${'<!--'.repeat(500_000)}`) })],
       [
         `docx needing more than ${THREAD_MEMORY_MB} MB of heap`,
         async () => ({
@@ -184,7 +184,10 @@ describe('reliability: hostile attachments', () => {
     }
     const byMessage = new Map(rows.map((r) => [r.message_id, r]));
     const outcomeOf = (p: Sent) => byMessage.get(p.outcome!.messageId!)!;
-    const neutralised = bombs.filter((p) => outcomeOf(p).extraction_status === 'failed' && outcomeOf(p).text_length === 0);
+    const stopped = bombs.filter((p) => p.kind !== READ_IN_ONE_PASS);
+    const neutralised = bombs.filter(
+      (p) => outcomeOf(p).extraction_status === (p.kind === READ_IN_ONE_PASS ? 'extracted' : 'failed') && outcomeOf(p).text_length === 0,
+    );
     const extracted = goods.filter((p) => outcomeOf(p).extraction_status === 'extracted' && outcomeOf(p).text_length > 0);
     const latencies = goods.map((p) => extractedFor(p.outcome!.messageId!)[0].at - p.ingestedAt!);
     const duplicates = stack.receiver.duplicates('/extracted');
@@ -195,13 +198,15 @@ describe('reliability: hostile attachments', () => {
         .split('\n')
         .filter((l) => l.includes('recorded with no text'));
     let stoppedLines = readStopped();
-    for (const deadline = Date.now() + 5000; stoppedLines.length < bombs.length && Date.now() < deadline; stoppedLines = readStopped()) await sleep(100);
+    for (const deadline = Date.now() + 5000; stoppedLines.length < stopped.length && Date.now() < deadline; stoppedLines = readStopped()) await sleep(100);
     const reasons = new Map<string, number>();
     for (const p of bombs) {
       const reason =
-        /declares more than|inflates to more than|compressed streams inflate to more than|pixels, more than the limit|lists \d+ entries|nests components|more than \d+ components|took longer|needed more than/.exec(
-          outcomeOf(p).extraction_error ?? '',
-        )?.[0] ?? `other: ${outcomeOf(p).extraction_error}`;
+        p.kind === READ_IN_ONE_PASS && outcomeOf(p).extraction_status === 'extracted'
+          ? 'read in one pass'
+          : (/declares more than|inflates to more than|compressed streams inflate to more than|pixels, more than the limit|lists \d+ entries|nests components|more than \d+ components|took longer|needed more than/.exec(
+              outcomeOf(p).extraction_error ?? '',
+            )?.[0] ?? `other: ${outcomeOf(p).extraction_error}`);
       reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
     }
 
@@ -240,7 +245,7 @@ describe('reliability: hostile attachments', () => {
     expect(neutralised.map((p) => p.kind)).toEqual(bombs.map((p) => p.kind));
     expect(extracted.map((p) => p.kind)).toEqual(goods.map((p) => p.kind));
     expect(rows.every((r) => r.events === 1)).toBe(true);
-    expect(stoppedLines).toHaveLength(bombs.length);
+    expect(stoppedLines).toHaveLength(stopped.length);
     expect(stoppedLines.filter((l) => /\b(bomb|lying|many|deep|huge|slow|heavy)\.(docx|xlsx|pptx|ics|html|pdf|png)\b/.test(l))).toEqual([]);
     expect(worker.errorLines()).toEqual([]);
     expect(rssPeak).toBeLessThan(WORKER_RSS_BOUND_MB);
