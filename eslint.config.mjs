@@ -7,7 +7,7 @@ import importX from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 /** Feature folders under src/: each owns its rules; the shared layers below import none of them. */
-const FEATURES = ['accounts', 'admin', 'delivery', 'events', 'health', 'messaging', 'seed', 'web', 'webhooks'];
+const FEATURES = ['accounts', 'admin', 'delivery', 'events', 'health', 'messaging', 'oauth', 'seed', 'web', 'webhooks'];
 
 /** `no-restricted-imports` patterns that forbid importing the given src/ folders from anywhere below src/. */
 function forbid(folders, why) {

@@ -16,6 +16,7 @@ import { APP_CONFIG } from './config/config.module';
 import { httpMetrics } from './ops/metrics/http-metrics';
 import { httpSpans } from './ops/tracing/http-spans';
 import { mountQueueBoard } from './ops/queue-board/queue-board';
+import { mountOAuth } from './oauth/oauth-routes';
 import { ServiceMetrics } from './ops/metrics/service-metrics';
 
 /** Nest's own body parser is off: bodies are read after authentication, by RequestInputGuard. */
@@ -50,6 +51,7 @@ export function configureHttpApp(app: INestApplication): void {
     .build();
   SwaggerModule.setup(ADMIN_DOCS_PATH, app, () => SwaggerModule.createDocument(app, openApi));
   mountQueueBoard(app);
+  mountOAuth(app);
 }
 
 /** Every path that starts with `prefix` (`/admin/docs`, `/admin/docs-json`, the UI's assets) needs the admin token. */

@@ -15,6 +15,7 @@ import { HealthModule } from './health/health.module';
 import { LimitsModule } from './limits/limits.module';
 import { EventsModule } from './events/events.module';
 import { McpModule } from './mcp/mcp.module';
+import { OAuthModule } from './oauth/oauth.module';
 import { MetricsModule } from './ops/metrics/metrics.module';
 import { TracingModule } from './ops/tracing/tracing.module';
 import { MessagingModule } from './messaging/messaging.module';
@@ -38,6 +39,7 @@ import { WebModule } from './web/web.module';
     LimitsModule,
     AccountsModule,
     AuthModule,
+    OAuthModule,
     AdminModule,
     HealthModule,
     EventsModule,

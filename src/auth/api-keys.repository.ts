@@ -10,8 +10,13 @@ import { PersonRef } from './person';
 import { UserRole } from './roles';
 
 /** One row per line the key reaches (one row with null line columns when it reaches none). */
-export interface KeyCallerRow {
+export interface KeyCallerRow extends CallerRow {
   key_hash: string;
+  last_used_at: Date | null;
+}
+
+/** What resolves to a caller: a key's or an OAuth grant's row (oauth/), one per line it reaches. */
+export interface CallerRow {
   key_id: string;
   user_id: string;
   org_id: string;
@@ -19,7 +24,6 @@ export interface KeyCallerRow {
   role: UserRole;
   mode: ChannelAccessMode;
   permissions: KeyPermission[];
-  last_used_at: Date | null;
   line_id: string | null;
   line_type: 'EMAIL_ACCOUNT' | 'PHONE_NUMBER' | null;
   line_address: string | null;

@@ -1,13 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger, Optional } from '@nestjs/common';
 import { AccountsService } from '../accounts/accounts.service';
 import { normalizeAddress } from '../accounts/account.types';
 import { Clock } from '../common/clock';
 import { NotFoundError } from '../common/errors';
 import { MicroBatcher } from '../common/micro-batcher';
 import { ApiKey } from './api-key.entity';
-import { ApiKeysRepository, KeyCallerRow } from './api-keys.repository';
+import { ApiKeysRepository, CallerRow, KeyCallerRow } from './api-keys.repository';
 import { KeyCaller } from './caller';
+import { GrantCallers, isGrantId } from './grant-callers';
 import { ALL_KEY_PERMISSIONS, canonicalPermissions, KeyPermission } from './key-permissions';
 
 /** `csk_` followed by 48 lowercase hex characters (spec: API key format). */
@@ -54,6 +55,8 @@ export class ApiKeysService implements BeforeApplicationShutdown {
     private readonly keys: ApiKeysRepository,
     private readonly accounts: AccountsService,
     private readonly clock: Clock,
+    /** OAuth grants act as keys on the MCP endpoint (oauth/): isActive answers for them too. */
+    @Optional() private readonly grants?: GrantCallers,
   ) {}
 
   /** `permissions` left out: all of them, so the key may do whatever its user may. */
@@ -96,6 +99,7 @@ export class ApiKeysService implements BeforeApplicationShutdown {
    * this between its messages, so a revocation stops it, not only the next request.
    */
   async isActive(keyId: string): Promise<boolean> {
+    if (isGrantId(keyId)) return (await this.grants?.isActive(keyId)) ?? false;
     return this.keys.exists(keyId);
   }
 
@@ -107,18 +111,8 @@ export class ApiKeysService implements BeforeApplicationShutdown {
     if (!API_KEY_PATTERN.test(raw)) return null;
     const rows = await this.lookups.submit(hashApiKey(raw));
     if (rows.length === 0) return null;
-    const first = rows[0];
-    this.noteUse(first.key_id, first.last_used_at);
-    return {
-      keyId: first.key_id,
-      userId: first.user_id,
-      orgId: first.org_id,
-      orgTier: first.tier,
-      role: first.role,
-      channelAccess: first.mode,
-      permissions: first.permissions,
-      lines: rows.filter((r) => r.line_id !== null).map((r) => ({ id: r.line_id!, type: r.line_type!, address: r.line_address! })),
-    };
+    this.noteUse(rows[0].key_id, rows[0].last_used_at);
+    return callerOfRows(rows);
   }
 
   private async lookupBatch(hashes: string[]): Promise<KeyCallerRow[][]> {
@@ -156,6 +150,21 @@ export class ApiKeysService implements BeforeApplicationShutdown {
   async beforeApplicationShutdown(): Promise<void> {
     await Promise.allSettled([...this.touching.values()]);
   }
+}
+
+/** The caller of a key's (or an OAuth grant's, oauth/) rows: one per line it reaches, the first holding the key, its user and org. */
+export function callerOfRows(rows: CallerRow[]): KeyCaller {
+  const first = rows[0];
+  return {
+    keyId: first.key_id,
+    userId: first.user_id,
+    orgId: first.org_id,
+    orgTier: first.tier,
+    role: first.role,
+    channelAccess: first.mode,
+    permissions: first.permissions,
+    lines: rows.filter((r) => r.line_id !== null).map((r) => ({ id: r.line_id!, type: r.line_type!, address: r.line_address! })),
+  };
 }
 
 function accessColumns(access: ChannelAccess): Pick<ApiKey, 'channelAccessMode' | 'allowedAddresses'> {

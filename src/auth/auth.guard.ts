@@ -6,8 +6,9 @@ import { ForbiddenError, UnauthorizedError } from '../common/errors';
 import { allowBodyRead } from '../common/request-body';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { ApiKeysService } from './api-keys.service';
+import { API_KEY_PATTERN, ApiKeysService } from './api-keys.service';
 import { AUTH_KIND, AuthenticatedRequest, AuthKind, SIGNATURE_HEADER } from './auth.decorators';
+import { GrantCallers } from './grant-callers';
 import { PageAuthenticator } from './person';
 
 /**
@@ -27,6 +28,8 @@ export class AuthGuard implements CanActivate {
     @Inject(APP_CONFIG) config: AppConfig,
     /** Page routes (@SessionAuth, @SameOriginForm): provided by the web app (web/sessions). */
     @Optional() private readonly pages?: PageAuthenticator,
+    /** OAuth access tokens on the MCP endpoint: provided by the OAuth module (oauth/). */
+    @Optional() private readonly grants?: GrantCallers,
   ) {
     this.tokenDigests = { admin: tokenDigest(config.adminToken), ingest: tokenDigest(config.ingestToken) };
   }
@@ -65,9 +68,10 @@ export class AuthGuard implements CanActivate {
       }
       return;
     }
-    if (token === null) throw new UnauthorizedError('an API key is required: Authorization: Bearer csk_...', false);
-    const caller = await this.apiKeys.resolve(token);
-    if (!caller) throw new UnauthorizedError('the API key is malformed, unknown or revoked');
+    const resourceMetadata = this.grants?.resourceMetadataFor(request);
+    if (token === null) throw new UnauthorizedError('an API key is required: Authorization: Bearer csk_...', false, resourceMetadata);
+    const caller = API_KEY_PATTERN.test(token) ? await this.apiKeys.resolve(token) : ((await this.grants?.resolve(token, request)) ?? null);
+    if (!caller) throw new UnauthorizedError('the API key or access token is malformed, unknown, expired or revoked', true, resourceMetadata);
     request.caller = caller;
   }
 

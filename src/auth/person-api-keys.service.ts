@@ -98,6 +98,20 @@ export class PersonApiKeysService {
     if (!UUID.test(keyId) || !(await this.keys.deleteVisibleTo(person, keyId))) throw NotFoundError.of('api key', keyId, 'keyId');
   }
 
+  /**
+   * What a person may grant beside a key (an OAuth client's consent, oauth/): the channel access and
+   * permissions checked by exactly the rules of createFor, as the columns a key would hold.
+   */
+  async checkedAccessFor(
+    person: PersonRef,
+    input: { channelAccess: PersonChannelAccess; permissions: KeyPermission[] },
+  ): Promise<Pick<ApiKey, 'channelAccessMode' | 'allowedAddresses' | 'permissions'>> {
+    checkShape(input.channelAccess);
+    const permissions = checkedPermissions(input.permissions) ?? ALL_KEY_PERMISSIONS;
+    if (!(await this.keys.liveRole(person))) throw NotFoundError.of('user', person.userId, 'userId');
+    return { ...(await this.accessColumns(person, input.channelAccess)), permissions };
+  }
+
   /** The allowlist columns for the chosen lines, each of which must be a line the person may use now. */
   private async accessColumns(person: PersonRef, access: PersonChannelAccess): Promise<Pick<ApiKey, 'channelAccessMode' | 'allowedAddresses'>> {
     if (access.mode === 'ALL') return { channelAccessMode: 'ALL', allowedAddresses: [] };

@@ -44,6 +44,8 @@ export class UnauthorizedError extends DomainError {
   constructor(
     message: string,
     readonly credentialsSent = true,
+    /** The Protected Resource Metadata URL (RFC 9728) the challenge names, on a protected resource (the MCP endpoint). */
+    readonly resourceMetadata?: string,
   ) {
     super(message);
   }

@@ -22,9 +22,12 @@ export interface HttpErrorBody {
   field?: string;
 }
 
-/** The RFC 6750 challenge every 401 carries; `error="invalid_token"` only when credentials were sent. */
-export function bearerChallenge(credentialsSent: boolean): string {
-  return `Bearer realm="messaging-sync"${credentialsSent ? ', error="invalid_token"' : ''}`;
+/**
+ * The RFC 6750 challenge every 401 carries; `error="invalid_token"` only when credentials were
+ * sent; on the MCP endpoint also `resource_metadata` (RFC 9728), where OAuth clients start.
+ */
+export function bearerChallenge(credentialsSent: boolean, resourceMetadata?: string): string {
+  return `Bearer realm="messaging-sync"${credentialsSent ? ', error="invalid_token"' : ''}${resourceMetadata ? `, resource_metadata="${resourceMetadata}"` : ''}`;
 }
 
 /** Seconds a client is told to wait (Retry-After) when the database cannot be reached. */
@@ -50,7 +53,8 @@ export class HttpErrorFilter implements ExceptionFilter {
     const { status, body } = this.toAnswer(exception);
     if (response.headersSent) return;
     if (status === HttpStatus.UNAUTHORIZED) {
-      response.setHeader('WWW-Authenticate', bearerChallenge(!(exception instanceof UnauthorizedError) || exception.credentialsSent));
+      const unauthorized = exception instanceof UnauthorizedError ? exception : undefined;
+      response.setHeader('WWW-Authenticate', bearerChallenge(unauthorized?.credentialsSent ?? true, unauthorized?.resourceMetadata));
     }
     if (status === HttpStatus.SERVICE_UNAVAILABLE) response.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
     if (exception instanceof RateLimitedError) response.setHeader('Retry-After', String(exception.retryAfterSeconds));

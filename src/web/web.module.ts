@@ -8,6 +8,7 @@ import { MailboxesModule } from '../messaging/mailboxes/mailboxes.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { pageHeaders } from './page-headers';
 import { ApiKeysController } from './pages/api-keys.controller';
+import { ConsentController } from './pages/consent.controller';
 import { MailboxesController } from './pages/mailboxes.controller';
 import { SettingsFallbackController } from './pages/settings-fallback.controller';
 import { SignInController } from './pages/sign-in.controller';
@@ -20,7 +21,15 @@ import { StaticController } from './static/static.controller';
  * The controllers of the web app's pages: each gets the page headers (page-headers.ts). Add new
  * page controllers here, before SettingsFallbackController (routes match in this order).
  */
-export const PAGE_CONTROLLERS = [SignInController, ApiKeysController, WebhooksController, MailboxesController, StaticController, SettingsFallbackController];
+export const PAGE_CONTROLLERS = [
+  SignInController,
+  ConsentController,
+  ApiKeysController,
+  WebhooksController,
+  MailboxesController,
+  StaticController,
+  SettingsFallbackController,
+];
 
 /** The web app for people (docs/web.md): sign-in by emailed link, sessions, and the settings pages. */
 @Module({

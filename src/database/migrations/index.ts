@@ -23,6 +23,7 @@ import { SendIdempotencyKeys1763800650000 } from './1763800650000-SendIdempotenc
 import { MessageSearch1763800660000 } from './1763800660000-MessageSearch';
 import { ThreadLabelsByLabel1763800670000 } from './1763800670000-ThreadLabelsByLabel';
 import { ApiKeyPermissions1763800680000 } from './1763800680000-ApiKeyPermissions';
+import { OAuth1763800690000 } from './1763800690000-OAuth';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -51,4 +52,5 @@ export const MIGRATIONS = [
   MessageSearch1763800660000,
   ThreadLabelsByLabel1763800670000,
   ApiKeyPermissions1763800680000,
+  OAuth1763800690000,
 ];

@@ -112,7 +112,11 @@ export class AttachmentsRepository {
         WHERE a.id = :attachmentId AND ${liveLineOfUser('l', 'u')}
           AND (:keyId::uuid IS NULL OR EXISTS (
                 SELECT 1 FROM api_keys k
-                 WHERE k.id = :keyId::uuid AND k.user_id = u.id AND :permission = ANY (k.permissions) AND ${keyAllowsLine('k', 'l')}))`,
+                 WHERE k.id = :keyId::uuid AND k.user_id = u.id AND :permission = ANY (k.permissions) AND ${keyAllowsLine('k', 'l')})
+               -- an OAuth grant acts as a key (oauth/; its id a UUID of version 8, never a key's)
+               OR EXISTS (
+                SELECT 1 FROM oauth_grants g
+                 WHERE g.id = :keyId::uuid AND g.user_id = u.id AND :permission = ANY (g.permissions) AND ${keyAllowsLine('g', 'l')}))`,
       { attachmentId, userId: holder.userId, keyId: holder.keyId, permission },
     );
     return row;

@@ -52,7 +52,7 @@ export function permissionsOf(form: Form): string[] | undefined {
 }
 
 /** The choice as the service takes it; an unknown mode is passed on for the service to refuse. */
-function accessOf(choice: ChannelAccessChoice): PersonChannelAccess {
+export function accessOf(choice: ChannelAccessChoice): PersonChannelAccess {
   if (choice.mode === 'LINES') return { mode: 'LINES', lineIds: choice.lineIds };
   return { mode: choice.mode } as PersonChannelAccess;
 }

@@ -179,7 +179,7 @@ function lineLabel(line: LineRef): string {
 }
 
 /** All channels, or some of the person's own lines: a radio pair, then one checkbox per line. Works without script. */
-function ChannelAccessFields(props: { lines: LineRef[]; choice: ChannelAccessChoice; error?: string }) {
+export function ChannelAccessFields(props: { lines: LineRef[]; choice: ChannelAccessChoice; error?: string }) {
   const { lines, choice, error } = props;
   const specific = choice.mode === 'LINES';
   return (
@@ -214,7 +214,7 @@ function ChannelAccessFields(props: { lines: LineRef[]; choice: ChannelAccessCho
 }
 
 /** Read, Send, Webhooks: one checkbox each (all ticked for a new key), and the hidden field saying they were shown. */
-function PermissionsFields(props: { chosen: readonly string[]; error?: string }) {
+export function PermissionsFields(props: { chosen: readonly string[]; error?: string }) {
   const { chosen, error } = props;
   return (
     <fieldset class="permissions" aria-describedby={error ? 'permissions-error' : 'permissions-hint'} aria-invalid={error ? 'true' : undefined}>

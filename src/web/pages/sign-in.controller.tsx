@@ -10,6 +10,7 @@ import { SignInRequests } from '../sessions/sign-in-requests.service';
 import { WebSessionsService } from '../sessions/web-sessions.service';
 import { PageErrorFilter } from './page-error.filter';
 import { seeOther, sendPage } from './render';
+import { clearReturnTo, returnTo } from './return-to';
 import { LinkProblemPage, SignInLinkPage, SignInPage, SignInSentPage } from './sign-in.pages';
 
 /** Page forms are small: an email address or a token, and the CSRF field. */
@@ -84,8 +85,11 @@ export class SignInController {
       this.sessions.cookie.read(request),
     );
     if ('problem' in outcome) return sendPage(response, outcome.problem === 'invalid' ? 400 : 410, <LinkProblemPage problem={outcome.problem} />);
-    response.setHeader('Set-Cookie', this.sessions.cookie.set(outcome.sessionToken, outcome.maxAgeSeconds));
-    seeOther(response, START_PAGE);
+    // Back to an OAuth authorization request the person was asked to sign in for (consent.controller.tsx).
+    const back = returnTo(request);
+    const secure = this.sessions.cookie.name.startsWith('__Host-');
+    response.setHeader('Set-Cookie', [this.sessions.cookie.set(outcome.sessionToken, outcome.maxAgeSeconds), ...(back ? [clearReturnTo(secure)] : [])]);
+    seeOther(response, back ?? START_PAGE);
   }
 
   /**

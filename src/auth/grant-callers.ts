@@ -1,0 +1,22 @@
+import { Request } from 'express';
+import { KeyCaller } from './caller';
+
+/**
+ * Callers through an OAuth access token (oauth/): provided by the OAuth module, found by the
+ * AuthGuard beside API keys. A grant acts exactly as an API key of its person with the access
+ * chosen at consent; its id is a UUID of version 8 (an API key's is version 4), so rate limits and
+ * download links, keyed by `keyId`, never mix a grant with a key.
+ */
+export abstract class GrantCallers {
+  /** The caller of an access token presented on `request`'s URL (its resource), or null: unknown, expired, revoked, or for another resource. */
+  abstract resolve(token: string, request: Request): Promise<KeyCaller | null>;
+  /** False once the grant is revoked. */
+  abstract isActive(grantId: string): Promise<boolean>;
+  /** The Protected Resource Metadata URL (RFC 9728) to name in a 401 from `request`'s URL, when it is a protected resource. */
+  abstract resourceMetadataFor(request: Request): string | undefined;
+}
+
+/** A grant's id (UUID version 8), as opposed to an API key's (version 4). */
+export function isGrantId(id: string): boolean {
+  return id.length === 36 && id[14] === '8';
+}

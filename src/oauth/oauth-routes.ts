@@ -1,0 +1,59 @@
+import { INestApplication } from '@nestjs/common';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import { clientRegistrationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/register.js';
+import { revocationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/revoke.js';
+import { tokenHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/token.js';
+import { metadataHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/metadata.js';
+import { OAuthMetadata, OAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { MCP_RESOURCE_PATH, OAuthService, SCOPES } from './oauth.service';
+
+export const AUTHORIZE_PATH = '/oauth/authorize';
+const TOKEN_PATH = '/oauth/token';
+const REGISTER_PATH = '/oauth/register';
+const REVOKE_PATH = '/oauth/revoke';
+
+/**
+ * The OAuth protocol routes outside Nest's router (no API-key guard; the SDK's handlers parse their
+ * own bodies, answer with the RFC error codes, allow any origin and rate-limit per address):
+ * Protected Resource Metadata (RFC 9728), Authorization Server Metadata (RFC 8414), the token
+ * endpoint, Dynamic Client Registration (RFC 7591) and revocation (RFC 7009). The authorization
+ * endpoint is the consent page (web/pages/consent.controller.tsx).
+ */
+export function mountOAuth(app: INestApplication): void {
+  const express = app as NestExpressApplication;
+  const oauth = app.get(OAuthService);
+  const issuer = oauth.issuer;
+  const resourceMetadata: OAuthProtectedResourceMetadata = {
+    resource: oauth.resource,
+    authorization_servers: [issuer],
+    scopes_supported: [...SCOPES],
+    bearer_methods_supported: ['header'],
+    resource_name: 'Messaging Sync MCP',
+  };
+  const serverMetadata: OAuthMetadata & Record<string, unknown> = {
+    issuer,
+    authorization_endpoint: `${issuer}${AUTHORIZE_PATH}`,
+    token_endpoint: `${issuer}${TOKEN_PATH}`,
+    registration_endpoint: `${issuer}${REGISTER_PATH}`,
+    revocation_endpoint: `${issuer}${REVOKE_PATH}`,
+    scopes_supported: [...SCOPES],
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code', 'refresh_token'],
+    token_endpoint_auth_methods_supported: ['none'],
+    revocation_endpoint_auth_methods_supported: ['none'],
+    code_challenge_methods_supported: ['S256'],
+    authorization_response_iss_parameter_supported: true,
+  };
+  express.use(`/.well-known/oauth-protected-resource${MCP_RESOURCE_PATH}`, metadataHandler(resourceMetadata));
+  express.use('/.well-known/oauth-protected-resource', exactly(metadataHandler(resourceMetadata)));
+  express.use('/.well-known/oauth-authorization-server', exactly(metadataHandler(serverMetadata)));
+  express.use(TOKEN_PATH, tokenHandler({ provider: oauth }));
+  express.use(REGISTER_PATH, clientRegistrationHandler({ clientsStore: oauth, clientSecretExpirySeconds: 0 }));
+  express.use(REVOKE_PATH, revocationHandler({ provider: oauth }));
+}
+
+/** The handler for its mount path only, not the paths below it. */
+function exactly(handler: ReturnType<typeof metadataHandler>): ReturnType<typeof metadataHandler> {
+  return (req, res, next) => (req.path === '/' ? handler(req, res, next) : next());
+}

@@ -1,0 +1,17 @@
+import { Global, Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
+import { GrantCallers } from '../auth/grant-callers';
+import { OAuthRepository } from './oauth.repository';
+import { OAuthService } from './oauth.service';
+
+/**
+ * The service as the OAuth authorization server of its MCP endpoint. Global so that the AuthGuard
+ * and ApiKeysService (auth/) find GrantCallers, as they find the web app's PageAuthenticator.
+ */
+@Global()
+@Module({
+  imports: [AuthModule],
+  providers: [OAuthRepository, OAuthService, { provide: GrantCallers, useExisting: OAuthService }],
+  exports: [OAuthService, GrantCallers],
+})
+export class OAuthModule {}

@@ -1,0 +1,168 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { ChannelAccessMode } from '../auth/api-key.entity';
+import { CallerRow } from '../auth/api-keys.repository';
+import { KeyPermission } from '../auth/key-permissions';
+import { keyAllowsLine, liveLineOfUser } from '../auth/line-access.sql';
+import { queryNamed } from '../database/sql';
+
+export interface ClientRow {
+  client_id: string;
+  client_name: string | null;
+  redirect_uris: string[];
+  metadata: Record<string, unknown>;
+  created_at: Date;
+}
+
+export interface GrantRow {
+  id: string;
+  user_id: string;
+  client_id: string;
+  resource: string;
+  channel_access_mode: ChannelAccessMode;
+  allowed_addresses: string[];
+  permissions: KeyPermission[];
+}
+
+/** OAuth clients, grants, codes and tokens (docs/mcp.md "Connecting Claude, ChatGPT and other OAuth clients"); secrets only as SHA-256 hashes. */
+@Injectable()
+export class OAuthRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  async insertClient(client: { clientId: string; clientName: string | null; redirectUris: string[]; metadata: object }): Promise<void> {
+    await queryNamed(
+      this.dataSource.manager,
+      `INSERT INTO oauth_clients (client_id, client_name, redirect_uris, metadata) VALUES (:clientId, :clientName, :redirectUris::text[], :metadata::jsonb)`,
+      { ...client, metadata: JSON.stringify(client.metadata) },
+    );
+  }
+
+  async findClient(clientId: string): Promise<ClientRow | undefined> {
+    const rows = await queryNamed<ClientRow[]>(this.dataSource.manager, `SELECT * FROM oauth_clients WHERE client_id = :clientId`, { clientId });
+    return rows[0];
+  }
+
+  async insertGrant(grant: Omit<GrantRow, never>): Promise<void> {
+    await queryNamed(
+      this.dataSource.manager,
+      `INSERT INTO oauth_grants (id, user_id, client_id, resource, channel_access_mode, allowed_addresses, permissions)
+       VALUES (:id, :user_id, :client_id, :resource, :channel_access_mode, :allowed_addresses::text[], :permissions::text[])`,
+      { ...grant },
+    );
+  }
+
+  async findGrant(grantId: string): Promise<GrantRow | undefined> {
+    const rows = await queryNamed<GrantRow[]>(this.dataSource.manager, `SELECT * FROM oauth_grants WHERE id = :grantId`, { grantId });
+    return rows[0];
+  }
+
+  async grantExists(grantId: string): Promise<boolean> {
+    const rows = await queryNamed<unknown[]>(this.dataSource.manager, `SELECT 1 FROM oauth_grants WHERE id = :grantId`, { grantId });
+    return rows.length > 0;
+  }
+
+  /** Deletes the grant, and with it its codes and tokens. */
+  async deleteGrant(grantId: string): Promise<void> {
+    await queryNamed(this.dataSource.manager, `DELETE FROM oauth_grants WHERE id = :grantId`, { grantId });
+  }
+
+  async insertCode(code: { codeHash: string; grantId: string; redirectUri: string; codeChallenge: string; expiresAt: Date }): Promise<void> {
+    await queryNamed(
+      this.dataSource.manager,
+      `INSERT INTO oauth_codes (code_hash, grant_id, redirect_uri, code_challenge, expires_at) VALUES (:codeHash, :grantId, :redirectUri, :codeChallenge, :expiresAt)`,
+      code,
+    );
+  }
+
+  async findCode(
+    codeHash: string,
+  ): Promise<{ grant_id: string; client_id: string; redirect_uri: string; code_challenge: string; expired: boolean; used: boolean } | undefined> {
+    const rows = await queryNamed<
+      Array<{ grant_id: string; client_id: string; redirect_uri: string; code_challenge: string; expired: boolean; used: boolean }>
+    >(
+      this.dataSource.manager,
+      `SELECT c.grant_id, g.client_id, c.redirect_uri, c.code_challenge, c.expires_at <= now() AS expired, c.used_at IS NOT NULL AS used
+         FROM oauth_codes c JOIN oauth_grants g ON g.id = c.grant_id WHERE c.code_hash = :codeHash`,
+      { codeHash },
+    );
+    return rows[0];
+  }
+
+  /** Marks the code used, once: true for the one request that did. */
+  useCode(codeHash: string): Promise<boolean> {
+    return this.spend(`UPDATE oauth_codes SET used_at = now() WHERE code_hash = :hash AND used_at IS NULL AND expires_at > now()`, codeHash);
+  }
+
+  async insertToken(token: { tokenHash: string; grantId: string; kind: 'access' | 'refresh'; expiresAt: Date }): Promise<void> {
+    await queryNamed(
+      this.dataSource.manager,
+      `INSERT INTO oauth_tokens (token_hash, grant_id, kind, expires_at) VALUES (:tokenHash, :grantId, :kind, :expiresAt)`,
+      token,
+    );
+  }
+
+  async findToken(
+    tokenHash: string,
+  ): Promise<{ grant_id: string; client_id: string; kind: 'access' | 'refresh'; used: boolean; expired: boolean } | undefined> {
+    const rows = await queryNamed<Array<{ grant_id: string; client_id: string; kind: 'access' | 'refresh'; used: boolean; expired: boolean }>>(
+      this.dataSource.manager,
+      `SELECT t.grant_id, g.client_id, t.kind, t.used_at IS NOT NULL AS used, t.expires_at <= now() AS expired
+         FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id WHERE t.token_hash = :tokenHash`,
+      { tokenHash },
+    );
+    return rows[0];
+  }
+
+  /** Marks a live refresh token used, once: true for the one request that did. */
+  useRefreshToken(tokenHash: string): Promise<boolean> {
+    return this.spend(
+      `UPDATE oauth_tokens SET used_at = now() WHERE token_hash = :hash AND kind = 'refresh' AND used_at IS NULL AND expires_at > now()`,
+      tokenHash,
+    );
+  }
+
+  /** Runs a conditional UPDATE of one row by its hash: true when it changed the row (the one request that spent it). */
+  private async spend(sql: string, hash: string): Promise<boolean> {
+    const [, count] = await queryNamed<[unknown[], number]>(this.dataSource.manager, sql, { hash });
+    return count > 0;
+  }
+
+  /** Deletes the grant's access tokens: a grant has one live access token, so its running-call slots are the grant's. */
+  async deleteAccessTokens(grantId: string): Promise<void> {
+    await queryNamed(this.dataSource.manager, `DELETE FROM oauth_tokens WHERE grant_id = :grantId AND kind = 'access'`, { grantId });
+  }
+
+  async deleteToken(tokenHash: string): Promise<void> {
+    await queryNamed(this.dataSource.manager, `DELETE FROM oauth_tokens WHERE token_hash = :tokenHash`, { tokenHash });
+  }
+
+  /**
+   * The grant of a live access token for `resource`, with its person, org and the person's live
+   * lines narrowed by the grant's channel access (line-access.sql.ts), as ApiKeysRepository.callerRows.
+   */
+  callerRows(tokenHash: string, resource: string): Promise<CallerRow[]> {
+    return queryNamed(
+      this.dataSource.manager,
+      `SELECT g.id AS key_id, u.id AS user_id, u.org_id, o.tier, u.role, g.channel_access_mode AS mode, g.permissions,
+              l.id AS line_id, l.type AS line_type, l.address AS line_address
+         FROM oauth_tokens t
+         JOIN oauth_grants g ON g.id = t.grant_id
+         JOIN users u ON u.id = g.user_id
+         JOIN orgs o ON o.id = u.org_id
+         LEFT JOIN line_memberships m ON m.user_id = u.id
+         LEFT JOIN lines l ON l.id = m.line_id AND ${liveLineOfUser('l', 'u')} AND ${keyAllowsLine('g', 'l')}
+        WHERE t.token_hash = :tokenHash AND t.kind = 'access' AND t.expires_at > now() AND g.resource = :resource
+        ORDER BY l.created_at`,
+      { tokenHash, resource },
+    );
+  }
+
+  async touchGrant(grantId: string): Promise<void> {
+    await queryNamed(
+      this.dataSource.manager,
+      `UPDATE oauth_grants SET last_used_at = now() WHERE id = :grantId AND (last_used_at IS NULL OR last_used_at <= now() - interval '1 minute')`,
+      { grantId },
+    );
+  }
+}

@@ -1,0 +1,339 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  InvalidClientMetadataError,
+  InvalidGrantError,
+  InvalidRequestError,
+  InvalidScopeError,
+  InvalidTargetError,
+  OAuthError,
+  UnsupportedResponseTypeError,
+} from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import { OAuthRegisteredClientsStore } from '@modelcontextprotocol/sdk/server/auth/clients.js';
+import { OAuthServerProvider } from '@modelcontextprotocol/sdk/server/auth/provider.js';
+import { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import { OAuthClientInformationFull, OAuthTokenRevocationRequest, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { Request } from 'express';
+import { callerOfRows } from '../auth/api-keys.service';
+import { KeyCaller } from '../auth/caller';
+import { GrantCallers } from '../auth/grant-callers';
+import { ALL_KEY_PERMISSIONS, KeyPermission } from '../auth/key-permissions';
+import { PersonRef } from '../auth/person';
+import { PersonApiKeysService, PersonChannelAccess } from '../auth/person-api-keys.service';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { ClientRow, OAuthRepository } from './oauth.repository';
+
+export const ACCESS_TOKEN_SECONDS = 60 * 60;
+export const REFRESH_TOKEN_SECONDS = 30 * 24 * 60 * 60;
+export const CODE_SECONDS = 60;
+/** The MCP endpoint: the one protected resource. */
+export const MCP_RESOURCE_PATH = '/api/mcp';
+/** The scopes a client may ask for: the permissions of an API key (auth/key-permissions.ts). */
+export const SCOPES: readonly KeyPermission[] = ALL_KEY_PERMISSIONS;
+
+const ACCESS_TOKEN = /^csa_[0-9a-f]{48}$/;
+const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost']);
+const CODE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+
+/** An authorization request that passed every check: what the consent page shows and posts back. */
+export interface AuthorizationRequest {
+  client: { id: string; name: string | null; redirectHost: string; registration: 'self-registered' };
+  clientId: string;
+  redirectUri: string;
+  codeChallenge: string;
+  state?: string;
+  resource: string;
+  /** The permissions the client asked for (scope), all three when it named none. */
+  scopes: KeyPermission[];
+}
+
+/** Where the person's browser goes: a page naming the problem (no redirect URI to trust), or the client with an error. */
+export type AuthorizationCheck = { ok: AuthorizationRequest } | { page: string } | { redirect: string };
+
+function sha256(value: string): string {
+  return createHash('sha256').update(value, 'utf8').digest('hex');
+}
+
+/** A random UUID of version 8 (RFC 9562): a grant's id, never equal to an API key's (version 4). */
+function grantId(): string {
+  const b = randomBytes(16);
+  b[6] = (b[6] & 0x0f) | 0x80;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const h = b.toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+/** A redirect URI a public client may register: https, or http on a loopback address; absolute, no fragment. */
+export function redirectUriProblem(uri: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return `redirect_uris: ${uri} is not an absolute URL`;
+  }
+  if (url.hash) return `redirect_uris: ${uri} must not have a fragment`;
+  if (url.protocol === 'https:') return null;
+  if (url.protocol === 'http:' && LOOPBACK.has(url.hostname)) return null;
+  return `redirect_uris: ${uri} must be https, or http on a loopback address (127.0.0.1, [::1], localhost)`;
+}
+
+/**
+ * The service as the OAuth 2.1 authorization server of its MCP endpoint (docs/mcp.md, "Connecting
+ * Claude, ChatGPT and other OAuth clients"; docs/decisions.md, "OAuth authorization server"). The
+ * official MCP SDK's handlers speak the token, registration and revocation protocol
+ * (oauth-routes.ts) and call this provider; the authorization request and the consent are the web
+ * app's (web/pages/consent.controller.tsx), checked here. A grant acts exactly as an API key of its
+ * person with the access chosen at consent.
+ */
+@Injectable()
+export class OAuthService extends GrantCallers implements OAuthServerProvider, OAuthRegisteredClientsStore {
+  readonly issuer: string;
+  readonly resource: string;
+
+  constructor(
+    private readonly repository: OAuthRepository,
+    private readonly personKeys: PersonApiKeysService,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    super();
+    this.issuer = config.publicBaseUrl;
+    this.resource = `${config.publicBaseUrl}${MCP_RESOURCE_PATH}`;
+  }
+
+  get clientsStore(): OAuthRegisteredClientsStore {
+    return this;
+  }
+
+  // ---- clients (RFC 7591) ----
+
+  async getClient(clientId: string): Promise<OAuthClientInformationFull | undefined> {
+    const row = await this.repository.findClient(clientId);
+    return row ? toClientInformation(row) : undefined;
+  }
+
+  /** Public clients only: whatever authentication method was asked for, the client gets none and no secret. */
+  async registerClient(client: Omit<OAuthClientInformationFull, 'client_id' | 'client_id_issued_at'>): Promise<OAuthClientInformationFull> {
+    const clientId = (client as OAuthClientInformationFull).client_id;
+    if (!clientId) throw new InvalidClientMetadataError('client_id could not be issued');
+    if (client.redirect_uris.length === 0 || client.redirect_uris.length > 10)
+      throw new InvalidClientMetadataError('redirect_uris: between 1 and 10 are required');
+    for (const uri of client.redirect_uris) {
+      const problem = redirectUriProblem(uri);
+      if (problem) throw new InvalidClientMetadataError(problem);
+    }
+    const grantTypes = client.grant_types ?? ['authorization_code', 'refresh_token'];
+    if (grantTypes.some((g) => g !== 'authorization_code' && g !== 'refresh_token')) {
+      throw new InvalidClientMetadataError('grant_types: only authorization_code and refresh_token are supported');
+    }
+    const metadata = {
+      ...client,
+      client_secret: undefined,
+      client_secret_expires_at: undefined,
+      token_endpoint_auth_method: 'none',
+      grant_types: grantTypes,
+      response_types: ['code'],
+    };
+    const { client_id: _id, client_id_issued_at: _at, ...stored } = metadata as OAuthClientInformationFull;
+    await this.repository.insertClient({ clientId, clientName: client.client_name ?? null, redirectUris: client.redirect_uris, metadata: stored });
+    return JSON.parse(JSON.stringify({ ...stored, client_id: clientId, client_id_issued_at: (client as OAuthClientInformationFull).client_id_issued_at }));
+  }
+
+  // ---- the authorization request and consent ----
+
+  /**
+   * Checks an authorization request as the consent page receives it (RFC 6749 §4.1.1, PKCE S256
+   * required, RFC 8707 `resource` required and equal to the MCP endpoint). Without a known client
+   * and a registered redirect URI (exact match), nothing is redirected: the page names the problem.
+   */
+  async checkRequest(query: Record<string, unknown>): Promise<AuthorizationCheck> {
+    const text = (name: string): string | undefined => (typeof query[name] === 'string' ? (query[name] as string) : undefined);
+    const clientId = text('client_id');
+    if (!clientId) return { page: 'The request names no client (client_id is missing).' };
+    const client = await this.repository.findClient(clientId);
+    if (!client) return { page: `No client ${clientId} is registered here (invalid_client).` };
+    let redirectUri = text('redirect_uri');
+    if (redirectUri === undefined) {
+      if (client.redirect_uris.length !== 1) return { page: 'redirect_uri is required: the client registered more than one.' };
+      redirectUri = client.redirect_uris[0];
+    } else if (!client.redirect_uris.includes(redirectUri)) {
+      return { page: `redirect_uri ${redirectUri} is not registered for this client (invalid_request).` };
+    }
+    const state = text('state');
+    const refuse = (error: OAuthError): AuthorizationCheck => ({
+      redirect: this.responseUrl(redirectUri, { error: error.errorCode, error_description: error.message, state }),
+    });
+    if (text('response_type') !== 'code') return refuse(new UnsupportedResponseTypeError('response_type must be code'));
+    const challenge = text('code_challenge');
+    if (!challenge) return refuse(new InvalidRequestError('code_challenge is required (PKCE with S256)'));
+    if (text('code_challenge_method') !== 'S256') return refuse(new InvalidRequestError('code_challenge_method must be S256'));
+    if (!CODE_CHALLENGE.test(challenge)) return refuse(new InvalidRequestError('code_challenge must be 43 base64url characters (S256)'));
+    const resource = text('resource');
+    if (resource === undefined) return refuse(new InvalidTargetError(`resource is required: ${this.resource}`));
+    if (resource !== this.resource) return refuse(new InvalidTargetError(`resource must be ${this.resource}`));
+    const scope = text('scope');
+    const scopes = scope === undefined || scope.trim() === '' ? [...SCOPES] : scope.trim().split(/\s+/);
+    const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
+    if (unknown.length > 0) return refuse(new InvalidScopeError(`scope: ${unknown.join(' ')} is not one of ${SCOPES.join(', ')}`));
+    return {
+      ok: {
+        client: { id: clientId, name: client.client_name, redirectHost: new URL(redirectUri).host, registration: 'self-registered' },
+        clientId,
+        redirectUri,
+        codeChallenge: challenge,
+        state,
+        resource,
+        scopes: SCOPES.filter((s) => scopes.includes(s)),
+      },
+    };
+  }
+
+  /** The person allowed: a grant with the access they chose (the rules of an API key), and a code for the client. */
+  async approve(
+    person: PersonRef,
+    request: AuthorizationRequest,
+    choice: { channelAccess: PersonChannelAccess; permissions: KeyPermission[] },
+  ): Promise<string> {
+    const access = await this.personKeys.checkedAccessFor(person, choice);
+    const id = grantId();
+    await this.repository.insertGrant({
+      id,
+      user_id: person.userId,
+      client_id: request.clientId,
+      resource: request.resource,
+      channel_access_mode: access.channelAccessMode,
+      allowed_addresses: access.allowedAddresses,
+      permissions: access.permissions,
+    });
+    const code = randomBytes(32).toString('base64url');
+    await this.repository.insertCode({
+      codeHash: sha256(code),
+      grantId: id,
+      redirectUri: request.redirectUri,
+      codeChallenge: request.codeChallenge,
+      expiresAt: new Date(Date.now() + CODE_SECONDS * 1000),
+    });
+    return this.responseUrl(request.redirectUri, { code, state: request.state });
+  }
+
+  /** The person denied: the client hears access_denied. */
+  deny(request: AuthorizationRequest): string {
+    return this.responseUrl(request.redirectUri, { error: 'access_denied', error_description: 'the person denied the request', state: request.state });
+  }
+
+  /** An authorization response: its parameters, `state` as given, and `iss` (RFC 9207). */
+  private responseUrl(redirectUri: string, params: Record<string, string | undefined>): string {
+    const url = new URL(redirectUri);
+    for (const [name, value] of Object.entries({ ...params, iss: this.issuer })) if (value !== undefined) url.searchParams.set(name, value);
+    return url.href;
+  }
+
+  // ---- the token endpoint (called by the SDK's handler) ----
+
+  authorize(): Promise<void> {
+    throw new Error('the authorization endpoint is the consent page (web/pages/consent.controller.tsx)');
+  }
+
+  /** The code's PKCE challenge; a code used before revokes what it issued (RFC 6749 §4.1.2). */
+  async challengeForAuthorizationCode(client: OAuthClientInformationFull, code: string): Promise<string> {
+    const row = await this.repository.findCode(sha256(code));
+    if (!row || row.client_id !== client.client_id) throw new InvalidGrantError('the authorization code is unknown');
+    if (row.used) {
+      await this.repository.deleteGrant(row.grant_id);
+      throw new InvalidGrantError('the authorization code was already used: what it issued is revoked');
+    }
+    if (row.expired) throw new InvalidGrantError('the authorization code expired');
+    return row.code_challenge;
+  }
+
+  async exchangeAuthorizationCode(
+    client: OAuthClientInformationFull,
+    code: string,
+    _verifier?: string,
+    redirectUri?: string,
+    resource?: URL,
+  ): Promise<OAuthTokens> {
+    const hash = sha256(code);
+    const row = await this.repository.findCode(hash);
+    if (!row || row.client_id !== client.client_id) throw new InvalidGrantError('the authorization code is unknown');
+    if (redirectUri !== undefined && redirectUri !== row.redirect_uri) throw new InvalidGrantError('redirect_uri differs from the authorization request');
+    const grant = await this.repository.findGrant(row.grant_id);
+    if (!grant) throw new InvalidGrantError('the authorization code is unknown');
+    if (resource !== undefined && resource.href !== grant.resource && resource.href !== new URL(grant.resource).href) {
+      throw new InvalidTargetError(`resource must be ${grant.resource}`);
+    }
+    if (!(await this.repository.useCode(hash))) {
+      await this.repository.deleteGrant(row.grant_id);
+      throw new InvalidGrantError('the authorization code was already used or expired');
+    }
+    return this.issueTokens(grant.id, grant.permissions);
+  }
+
+  /** Rotates: the refresh token is spent, a new pair issued; one presented twice revokes its whole grant. */
+  async exchangeRefreshToken(client: OAuthClientInformationFull, refreshToken: string, _scopes?: string[], resource?: URL): Promise<OAuthTokens> {
+    const hash = sha256(refreshToken);
+    const row = await this.repository.findToken(hash);
+    if (!row || row.kind !== 'refresh' || row.client_id !== client.client_id) throw new InvalidGrantError('the refresh token is unknown');
+    const grant = await this.repository.findGrant(row.grant_id);
+    if (!grant) throw new InvalidGrantError('the refresh token is unknown');
+    if (resource !== undefined && resource.href !== new URL(grant.resource).href) throw new InvalidTargetError(`resource must be ${grant.resource}`);
+    if (!(await this.repository.useRefreshToken(hash))) {
+      if (row.used) await this.repository.deleteGrant(row.grant_id);
+      throw new InvalidGrantError(row.used ? 'the refresh token was already used: its grant is revoked' : 'the refresh token expired');
+    }
+    await this.repository.deleteAccessTokens(grant.id);
+    return this.issueTokens(grant.id, grant.permissions);
+  }
+
+  private async issueTokens(grantId: string, permissions: KeyPermission[]): Promise<OAuthTokens> {
+    const access = `csa_${randomBytes(24).toString('hex')}`;
+    const refresh = `csr_${randomBytes(24).toString('hex')}`;
+    const now = Date.now();
+    await this.repository.insertToken({ tokenHash: sha256(access), grantId, kind: 'access', expiresAt: new Date(now + ACCESS_TOKEN_SECONDS * 1000) });
+    await this.repository.insertToken({ tokenHash: sha256(refresh), grantId, kind: 'refresh', expiresAt: new Date(now + REFRESH_TOKEN_SECONDS * 1000) });
+    return { access_token: access, token_type: 'Bearer', expires_in: ACCESS_TOKEN_SECONDS, refresh_token: refresh, scope: permissions.join(' ') };
+  }
+
+  async verifyAccessToken(token: string): Promise<AuthInfo> {
+    const rows = ACCESS_TOKEN.test(token) ? await this.repository.callerRows(sha256(token), this.resource) : [];
+    if (rows.length === 0) throw new InvalidGrantError('the access token is unknown');
+    return { token, clientId: '', scopes: rows[0].permissions, resource: new URL(this.resource) };
+  }
+
+  /** RFC 7009: a refresh token revokes its grant; an access token itself. Unknown tokens, or another client's, change nothing. */
+  async revokeToken(client: OAuthClientInformationFull, request: OAuthTokenRevocationRequest): Promise<void> {
+    const hash = sha256(request.token);
+    const row = await this.repository.findToken(hash);
+    if (!row || row.client_id !== client.client_id) return;
+    if (row.kind === 'refresh') await this.repository.deleteGrant(row.grant_id);
+    else await this.repository.deleteToken(hash);
+  }
+
+  // ---- the MCP endpoint (GrantCallers, for the AuthGuard) ----
+
+  async resolve(token: string, request: Request): Promise<KeyCaller | null> {
+    if (!ACCESS_TOKEN.test(token)) return null;
+    const resource = `${this.issuer}${request.path}`;
+    const rows = await this.repository.callerRows(sha256(token), resource);
+    if (rows.length === 0) return null;
+    void this.repository.touchGrant(rows[0].key_id).catch(() => undefined);
+    return callerOfRows(rows);
+  }
+
+  isActive(grantId: string): Promise<boolean> {
+    return this.repository.grantExists(grantId);
+  }
+
+  resourceMetadataFor(request: Request): string | undefined {
+    return request.path === MCP_RESOURCE_PATH ? `${this.issuer}/.well-known/oauth-protected-resource${MCP_RESOURCE_PATH}` : undefined;
+  }
+}
+
+function toClientInformation(row: ClientRow): OAuthClientInformationFull {
+  return {
+    ...(row.metadata as object),
+    client_id: row.client_id,
+    client_id_issued_at: Math.floor(row.created_at.getTime() / 1000),
+    redirect_uris: row.redirect_uris,
+  } as OAuthClientInformationFull;
+}

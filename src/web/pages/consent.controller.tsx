@@ -1,0 +1,94 @@
+import { Body, Controller, Get, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { Request, Response } from 'express';
+import { CurrentPerson, Public, SessionAuth } from '../../auth/auth.decorators';
+import { KeyPermission } from '../../auth/key-permissions';
+import { Person } from '../../auth/person';
+import { ValidationError } from '../../common/errors';
+import { AuthorizationRequest, OAuthService } from '../../oauth/oauth.service';
+import { ReadsBody } from '../../common/request-body';
+import { WebSessionsService } from '../sessions/web-sessions.service';
+import { accessOf, choiceOf, formErrorsOf, permissionsOf } from './api-keys.controller';
+import { ConsentPage, REQUEST_FIELDS } from './consent.pages';
+import { PageErrorFilter } from './page-error.filter';
+import { seeOther, sendPage } from './render';
+import { returnToCookie } from './return-to';
+import { FORM_LIMIT } from './sign-in.controller';
+import { ErrorPage } from './sign-in.pages';
+
+type Form = Record<string, string | undefined> | undefined;
+
+/**
+ * The OAuth authorization endpoint as the person meets it (docs/mcp.md, "Connecting Claude,
+ * ChatGPT and other OAuth clients"): the request is checked (OAuthService.checkRequest); a person
+ * not signed in goes through sign-in and comes back here; the consent form posts back here with
+ * the session's CSRF token, and the browser is sent to the client with a code, or with an error.
+ */
+@ApiExcludeController()
+@UseFilters(PageErrorFilter)
+@Controller('oauth/authorize')
+export class ConsentController {
+  constructor(
+    private readonly oauth: OAuthService,
+    private readonly sessions: WebSessionsService,
+  ) {}
+
+  @Public()
+  @Get()
+  async page(@Req() request: Request, @Query() query: Record<string, unknown>, @Res() response: Response): Promise<void> {
+    const check = await this.oauth.checkRequest(query);
+    if ('page' in check) return sendPage(response, 400, <ErrorPage title="This authorization request cannot be used" message={check.page} />);
+    if ('redirect' in check) return found(response, check.redirect);
+    const token = this.sessions.cookie.read(request);
+    const person = token === null ? null : await this.sessions.person(token);
+    if (!person) {
+      response.setHeader('Set-Cookie', returnToCookie(request.originalUrl, this.sessions.cookie.name.startsWith('__Host-')));
+      return seeOther(response, '/sign-in');
+    }
+    this.consent(response, 200, person, check.ok, paramsOf(query));
+  }
+
+  @SessionAuth()
+  @ReadsBody({ as: 'form', limit: FORM_LIMIT })
+  @Post()
+  async decide(@CurrentPerson() person: Person, @Body() form: Form, @Res() response: Response): Promise<void> {
+    const check = await this.oauth.checkRequest(form ?? {});
+    if ('page' in check) return sendPage(response, 400, <ErrorPage title="This authorization request cannot be used" message={check.page} />);
+    if ('redirect' in check) return seeOther(response, check.redirect);
+    if (form?.decision !== 'allow') return seeOther(response, this.oauth.deny(check.ok));
+    const choice = choiceOf(form);
+    const permissions = permissionsOf(form) ?? [];
+    try {
+      seeOther(response, await this.oauth.approve(person, check.ok, { channelAccess: accessOf(choice), permissions: permissions as KeyPermission[] }));
+    } catch (error) {
+      const errors = error instanceof ValidationError ? formErrorsOf(error) : null;
+      if (!errors) throw error;
+      this.consent(response, 400, person, check.ok, paramsOf(form ?? {}), { choice, permissions, errors });
+    }
+  }
+
+  /** The consent page; its form may be sent on (303) to the client's redirect host, so CSP form-action admits that origin too. */
+  private consent(
+    response: Response,
+    status: number,
+    person: Person,
+    request: AuthorizationRequest,
+    params: Record<string, string | undefined>,
+    again: Partial<Pick<Parameters<typeof ConsentPage>[0], 'choice' | 'permissions' | 'errors'>> = {},
+  ): void {
+    const csp = response.getHeader('Content-Security-Policy');
+    if (typeof csp === 'string')
+      response.setHeader('Content-Security-Policy', csp.replace("form-action 'self'", `form-action 'self' ${new URL(request.redirectUri).origin}`));
+    sendPage(response, status, <ConsentPage person={person} request={request} params={params} {...again} />);
+  }
+}
+
+/** A 302 to the client (an authorization response to a GET). */
+function found(response: Response, location: string): void {
+  response.status(302).setHeader('Location', location);
+  response.end();
+}
+
+function paramsOf(source: Record<string, unknown>): Record<string, string | undefined> {
+  return Object.fromEntries(REQUEST_FIELDS.map((field) => [field, typeof source[field] === 'string' ? (source[field] as string) : undefined]));
+}

@@ -1,0 +1,55 @@
+import { Person } from '../../auth/person';
+import { AuthorizationRequest } from '../../oauth/oauth.service';
+import { ChannelAccessChoice, ChannelAccessFields, KeyFormErrors, PermissionsFields } from './api-keys.pages';
+import { CsrfField } from './csrf-field';
+import { Layout } from './layout';
+
+/** The request's parameters, posted back with the decision and checked again. */
+export const REQUEST_FIELDS = ['client_id', 'redirect_uri', 'response_type', 'code_challenge', 'code_challenge_method', 'state', 'resource', 'scope'] as const;
+
+/**
+ * Consent (docs/mcp.md, "Connecting Claude, ChatGPT and other OAuth clients"): the client, the host
+ * it returns to and how it is known; channel access and permissions as for an API key; Allow or Deny.
+ */
+export function ConsentPage(props: {
+  person: Person;
+  request: AuthorizationRequest;
+  params: Record<string, string | undefined>;
+  choice?: ChannelAccessChoice;
+  permissions?: readonly string[];
+  errors?: KeyFormErrors;
+}) {
+  const { person, request, params } = props;
+  const errors = props.errors ?? {};
+  const name = request.client.name ?? request.client.id;
+  return (
+    <Layout title={`Connect ${name}`} person={person}>
+      <p>
+        <strong>{name}</strong> asks to act for you on this service's MCP endpoint. After you choose, you return to{' '}
+        <strong>{request.client.redirectHost}</strong>.
+      </p>
+      <p class="hint">
+        This client registered itself (Dynamic Client Registration): its name is its own claim. Check the host above is the app you are connecting.
+      </p>
+      {errors.channelAccess || errors.permissions ? (
+        <p class="notice error" role="alert">
+          Nothing was allowed yet: see below.
+        </p>
+      ) : null}
+      <form method="post" action="/oauth/authorize" class="stack form">
+        <CsrfField person={person} />
+        {REQUEST_FIELDS.map((field) => (params[field] === undefined ? null : <input type="hidden" name={field} value={params[field]} key={field} />))}
+        <ChannelAccessFields lines={person.lines} choice={props.choice ?? { mode: 'ALL', lineIds: [] }} error={errors.channelAccess} />
+        <PermissionsFields chosen={props.permissions ?? request.scopes} error={errors.permissions} />
+        <div class="actions">
+          <button type="submit" name="decision" value="allow">
+            Allow
+          </button>{' '}
+          <button type="submit" name="decision" value="deny" class="secondary">
+            Deny
+          </button>
+        </div>
+      </form>
+    </Layout>
+  );
+}

@@ -1,0 +1,343 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { auth, OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { createTestApp, TestApp } from './support/app';
+import { inboundSms, partnerPhone } from './support/messaging-hooks';
+import { createSession, Session } from './support/session';
+
+const REDIRECT = 'http://127.0.0.1:9/callback';
+
+/** An MCP host as the SDK drives it: client registration, PKCE verifier and tokens kept in memory. */
+class Host implements OAuthClientProvider {
+  info?: OAuthClientInformationMixed;
+  saved?: OAuthTokens;
+  verifier = '';
+  authorizationUrl?: URL;
+  get redirectUrl(): string {
+    return REDIRECT;
+  }
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: 'E2E Agent',
+      redirect_uris: [REDIRECT],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
+  }
+  state(): string {
+    return 'state-42';
+  }
+  clientInformation() {
+    return this.info;
+  }
+  saveClientInformation(info: OAuthClientInformationMixed): void {
+    this.info = info;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: OAuthTokens): void {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL): void {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(verifier: string): void {
+    this.verifier = verifier;
+  }
+  codeVerifier(): string {
+    return this.verifier;
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+function s256(verifier: string): string {
+  return createHash('sha256').update(verifier).digest('base64url');
+}
+
+describe('OAuth 2.1 for the MCP endpoint (DCR, PKCE, consent, tokens)', () => {
+  let t: TestApp;
+  let base: string;
+  let s: Session;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    t = await createTestApp({ env: { PUBLIC_BASE_URL: base } });
+    await t.app.listen(port, '127.0.0.1');
+    s = await createSession(t.admin, { lines: ['PHONE_NUMBER', 'PHONE_NUMBER'] });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  /** The person's browser: signs in when sent to /sign-in (the link minted by the app) and comes back to the request. */
+  async function browserTo(authorizationUrl: string, cookie?: string): Promise<{ cookie: string; page: string; path: string }> {
+    const path = authorizationUrl.slice(base.length);
+    let res = await t
+      .http()
+      .get(path)
+      .set('Cookie', cookie ?? '');
+    if (res.status === 303 && res.headers.location === '/sign-in') {
+      const returnCookie = String(res.headers['set-cookie'][0]).split(';')[0];
+      const link = await t.admin.post(`/admin/users/${s.userId}/sign-in-links`).expect(201);
+      const token = new URL(link.body.url).searchParams.get('token')!;
+      const signedIn = await t.http().post('/sign-in/link').set('Origin', base).set('Cookie', returnCookie).type('form').send({ token }).expect(303);
+      expect(signedIn.headers.location).toBe(path);
+      cookie = String(signedIn.headers['set-cookie'][0]).split(';')[0];
+      res = await t.http().get(signedIn.headers.location).set('Cookie', cookie);
+    }
+    expect(res.status).toBe(200);
+    expect(res.headers['x-frame-options']).toBe('DENY');
+    return { cookie: cookie!, page: res.text, path };
+  }
+
+  /** Posts the consent form as shown, with the person's choice; returns where the browser is sent. */
+  async function consent(b: { cookie: string; page: string }, choice: Record<string, string>, origin = base): Promise<{ status: number; location: string }> {
+    const hidden = Object.fromEntries([...b.page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1], decode(m[2])]));
+    const res = await t
+      .http()
+      .post('/oauth/authorize')
+      .set('Cookie', b.cookie)
+      .set('Origin', origin)
+      .type('form')
+      .send({ ...hidden, ...choice });
+    return { status: res.status, location: res.headers.location };
+  }
+
+  function decode(html: string): string {
+    return html
+      .replace(/&amp;/g, '&')
+      .replace(/&quot;/g, '"')
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&#39;/g, "'");
+  }
+
+  async function tools(token: string): Promise<{ status: number; body: any }> {
+    const res = await t
+      .http()
+      .post('/api/mcp')
+      .set('Authorization', `Bearer ${token}`)
+      .set('Accept', 'application/json, text/event-stream')
+      .send({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    return { status: res.status, body: res.body };
+  }
+
+  it('publishes the metadata, and names it in the 401 of /api/mcp without credentials; API keys work as before', async () => {
+    const prm = await t.http().get('/.well-known/oauth-protected-resource/api/mcp').expect(200);
+    expect(prm.body).toEqual({
+      resource: `${base}/api/mcp`,
+      authorization_servers: [base],
+      scopes_supported: ['read', 'send', 'webhooks'],
+      bearer_methods_supported: ['header'],
+      resource_name: 'Messaging Sync MCP',
+    });
+    expect((await t.http().get('/.well-known/oauth-protected-resource').expect(200)).body).toEqual(prm.body);
+    const as = await t.http().get('/.well-known/oauth-authorization-server').expect(200);
+    expect(as.body).toMatchObject({
+      issuer: base,
+      authorization_endpoint: `${base}/oauth/authorize`,
+      token_endpoint: `${base}/oauth/token`,
+      registration_endpoint: `${base}/oauth/register`,
+      revocation_endpoint: `${base}/oauth/revoke`,
+      code_challenge_methods_supported: ['S256'],
+      authorization_response_iss_parameter_supported: true,
+    });
+    expect(as.body.client_id_metadata_document_supported).toBeUndefined();
+
+    const none = await t.http().post('/api/mcp').send({ jsonrpc: '2.0', id: 1, method: 'tools/list' }).expect(401);
+    expect(none.headers['www-authenticate']).toBe(`Bearer realm="messaging-sync", resource_metadata="${base}/.well-known/oauth-protected-resource/api/mcp"`);
+    expect((await tools(s.apiKey)).status).toBe(200);
+  });
+
+  it('connects the SDK client: DCR, sign-in, consent to one line read-only, tools, refresh, revocation', async () => {
+    const [line, other] = s.lines;
+    const onLine = await inboundSms(t, line.address, partnerPhone(), 'on the granted line');
+    await inboundSms(t, other.address, partnerPhone(), 'on the other line');
+
+    const host = new Host();
+    const serverUrl = `${base}/api/mcp`;
+    expect(await auth(host, { serverUrl })).toBe('REDIRECT');
+    expect(host.info?.client_id).toEqual(expect.any(String));
+    const url = host.authorizationUrl!;
+    expect(url.searchParams.get('resource')).toBe(serverUrl);
+    expect(url.searchParams.get('code_challenge_method')).toBe('S256');
+
+    const b = await browserTo(url.href);
+    expect(b.page).toContain('E2E Agent');
+    expect(b.page).toContain('127.0.0.1:9');
+    // A cross-site POST to consent is refused, and issues nothing.
+    expect(
+      (
+        await consent(
+          b,
+          { decision: 'allow', access: 'LINES', [`line-${line.id}`]: 'on', 'permissions-shown': 'on', 'permission-read': 'on' },
+          'https://evil.example',
+        )
+      ).status,
+    ).toBe(403);
+    const back = await consent(b, { decision: 'allow', access: 'LINES', [`line-${line.id}`]: 'on', 'permissions-shown': 'on', 'permission-read': 'on' });
+    expect(back.status).toBe(303);
+    const response = new URL(back.location);
+    expect(response.origin + response.pathname).toBe(REDIRECT);
+    expect(response.searchParams.get('state')).toBe('state-42');
+    expect(response.searchParams.get('iss')).toBe(base);
+    const code = response.searchParams.get('code')!;
+
+    expect(await auth(host, { serverUrl, authorizationCode: code })).toBe('AUTHORIZED');
+    const first = host.saved!;
+    expect(first).toMatchObject({ token_type: expect.stringMatching(/^bearer$/i), expires_in: 3600, scope: 'read', refresh_token: expect.any(String) });
+
+    const client = new Client({ name: 'e2e-oauth', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(serverUrl), { authProvider: host }));
+    try {
+      const { tools: listed } = await client.listTools();
+      const names = listed.map((tool) => tool.name);
+      expect(names).toContain('list_threads');
+      expect(names).not.toContain('send_sms');
+      expect(names).not.toContain('register_webhook');
+      const threads = (await client.callTool({ name: 'list_threads', arguments: {} })).structuredContent as any;
+      expect(threads.threads.map((x: any) => x.thread.id)).toEqual([onLine.threadId]);
+    } finally {
+      await client.close();
+    }
+    // The token acts on the MCP resource only, not on other routes.
+    const rest = await t.http().post(`/api/agent-turns/${onLine.threadId}/approve`).set('Authorization', `Bearer ${first.access_token}`).send({});
+    expect(rest.status).toBe(401);
+    expect(rest.headers['www-authenticate']).toBe('Bearer realm="messaging-sync", error="invalid_token"');
+
+    // Refresh rotates: a new pair; the old access token is gone; the old refresh token used again revokes the grant.
+    expect(await auth(host, { serverUrl })).toBe('AUTHORIZED');
+    const second = host.saved!;
+    expect(second.access_token).not.toBe(first.access_token);
+    expect((await tools(first.access_token)).status).toBe(401);
+    expect((await tools(second.access_token)).status).toBe(200);
+
+    // Revocation (RFC 7009): the next call is 401.
+    await t.http().post('/oauth/revoke').type('form').send({ token: second.refresh_token, client_id: host.info!.client_id }).expect(200);
+    const revoked = await tools(second.access_token);
+    expect(revoked.status).toBe(401);
+  });
+
+  describe('refusals', () => {
+    let clientId: string;
+    let cookie: string | undefined;
+    beforeAll(async () => {
+      const reg = await t
+        .http()
+        .post('/oauth/register')
+        .send({ client_name: 'Raw', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' })
+        .expect(201);
+      clientId = reg.body.client_id;
+      expect(reg.body.client_secret).toBeUndefined();
+    });
+
+    function authorizeUrl(params: Record<string, string | undefined>): string {
+      const url = new URL(`${base}/oauth/authorize`);
+      const all: Record<string, string | undefined> = {
+        response_type: 'code',
+        client_id: clientId,
+        redirect_uri: REDIRECT,
+        state: 'xyz',
+        resource: `${base}/api/mcp`,
+        ...params,
+      };
+      for (const [k, v] of Object.entries(all)) if (v !== undefined) url.searchParams.set(k, v);
+      return url.href;
+    }
+
+    async function errorOf(params: Record<string, string | undefined>): Promise<URL> {
+      const res = await t.http().get(authorizeUrl(params).slice(base.length)).expect(302);
+      const url = new URL(res.headers.location);
+      expect(url.searchParams.get('state')).toBe('xyz');
+      expect(url.searchParams.get('iss')).toBe(base);
+      return url;
+    }
+
+    /** A code through consent (All channels, read), for its verifier. */
+    async function codeFor(verifier: string): Promise<string> {
+      const b = await browserTo(authorizeUrl({ code_challenge: s256(verifier), code_challenge_method: 'S256' }), cookie);
+      cookie = b.cookie;
+      const back = await consent(b, { decision: 'allow', access: 'ALL', 'permissions-shown': 'on', 'permission-read': 'on' });
+      expect(back.status).toBe(303);
+      return new URL(back.location).searchParams.get('code')!;
+    }
+
+    function token(fields: Record<string, string>) {
+      return t
+        .http()
+        .post('/oauth/token')
+        .type('form')
+        .send({ client_id: clientId, redirect_uri: REDIRECT, ...fields });
+    }
+
+    it('refuses registration with a redirect URI that is neither https nor loopback http', async () => {
+      const res = await t
+        .http()
+        .post('/oauth/register')
+        .send({ redirect_uris: ['http://example.com/cb'], token_endpoint_auth_method: 'none' })
+        .expect(400);
+      expect(res.body.error).toBe('invalid_client_metadata');
+    });
+
+    it('refuses no PKCE and plain PKCE (invalid_request), a missing or foreign resource (invalid_target)', async () => {
+      const challenge = s256(randomBytes(32).toString('base64url'));
+      expect((await errorOf({})).searchParams.get('error')).toBe('invalid_request');
+      expect((await errorOf({ code_challenge: challenge, code_challenge_method: 'plain' })).searchParams.get('error')).toBe('invalid_request');
+      expect((await errorOf({ code_challenge: challenge, code_challenge_method: 'S256', resource: undefined })).searchParams.get('error')).toBe(
+        'invalid_target',
+      );
+      expect(
+        (await errorOf({ code_challenge: challenge, code_challenge_method: 'S256', resource: 'https://other.example/api/mcp' })).searchParams.get('error'),
+      ).toBe('invalid_target');
+    });
+
+    it('does not redirect to an unregistered redirect_uri, even another loopback port', async () => {
+      const res = await t
+        .http()
+        .get(
+          authorizeUrl({ redirect_uri: 'http://127.0.0.1:10/callback', code_challenge: s256('x'.repeat(43)), code_challenge_method: 'S256' }).slice(
+            base.length,
+          ),
+        );
+      expect(res.status).toBe(400);
+      expect(res.headers.location).toBeUndefined();
+      expect(res.text).toContain('is not registered');
+    });
+
+    it('refuses a wrong verifier, then a reused code (invalid_grant), and the reuse revokes what the code issued', async () => {
+      const verifier = randomBytes(32).toString('base64url');
+      const code = await codeFor(verifier);
+      const wrong = await token({ grant_type: 'authorization_code', code, code_verifier: randomBytes(32).toString('base64url') }).expect(400);
+      expect(wrong.body.error).toBe('invalid_grant');
+      const ok = await token({ grant_type: 'authorization_code', code, code_verifier: verifier }).expect(200);
+      expect((await tools(ok.body.access_token)).status).toBe(200);
+      const again = await token({ grant_type: 'authorization_code', code, code_verifier: verifier }).expect(400);
+      expect(again.body.error).toBe('invalid_grant');
+      expect((await tools(ok.body.access_token)).status).toBe(401);
+    });
+
+    it('revokes the whole family when a refresh token is used twice', async () => {
+      const verifier = randomBytes(32).toString('base64url');
+      const code = await codeFor(verifier);
+      const issued = await token({ grant_type: 'authorization_code', code, code_verifier: verifier }).expect(200);
+      const rotated = await token({ grant_type: 'refresh_token', refresh_token: issued.body.refresh_token }).expect(200);
+      const reused = await token({ grant_type: 'refresh_token', refresh_token: issued.body.refresh_token }).expect(400);
+      expect(reused.body.error).toBe('invalid_grant');
+      expect((await tools(rotated.body.access_token)).status).toBe(401);
+      expect((await token({ grant_type: 'refresh_token', refresh_token: rotated.body.refresh_token })).body.error).toBe('invalid_grant');
+    });
+  });
+});
