@@ -1,6 +1,6 @@
-import { isIP } from 'node:net';
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { Pool } from 'undici';
+import { pinnedLookup } from '../webhooks/url-policy';
 import { retryAfterMs } from './retry-after';
 
 /** Response bodies are kept up to this many bytes (spec: Limits, 2 KB). */
@@ -76,17 +76,11 @@ export class WebhookSender implements OnModuleDestroy {
       this.pools.delete(oldestKey);
       void oldest.close().catch(() => undefined);
     }
-    const family = isIP(address);
     pool = new Pool(url.origin, {
       connections: 64,
       keepAliveTimeout: 30_000,
-      connect: {
-        // Pinning: whatever name the URL has, the socket goes to the address that was checked.
-        lookup: (_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
-          if (options?.all) callback(null, [{ address, family }]);
-          else callback(null, address, family);
-        },
-      } as object,
+      // Pinning: whatever name the URL has, the socket goes to the address that was checked.
+      connect: { lookup: pinnedLookup(address) } as object,
     });
     this.pools.set(key, pool);
     return pool;

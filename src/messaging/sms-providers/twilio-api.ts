@@ -1,10 +1,9 @@
-import { isIP } from 'node:net';
 import { Inject, Injectable } from '@nestjs/common';
 import { Agent, request } from 'undici';
 import { UnprocessableError } from '../../common/errors';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
-import { UrlPolicy } from '../../webhooks/url-policy';
+import { pinnedLookup, UrlPolicy } from '../../webhooks/url-policy';
 
 /** An account's credentials, the token in clear only in memory. */
 export interface TwilioAccount {
@@ -157,17 +156,8 @@ export class TwilioApi {
         throw new TwilioError(`${field} ${message}`, TRANSIENT_LOOKUP.test(message));
       }
       if (signal.aborted) throw new TwilioError(`${field} could not be fetched within ${MEDIA_DEADLINE_MS} ms`, true);
-      const address = checked.addresses[0];
-      const family = isIP(address);
-      const dispatcher = new Agent({
-        connect: {
-          // Pinning: the socket goes to the address the policy checked, whatever the name says later.
-          lookup: (_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
-            if (options?.all) callback(null, [{ address, family }]);
-            else callback(null, address, family);
-          },
-        } as object,
-      });
+      // Pinning: the socket goes to the address the policy checked, whatever the name says later.
+      const dispatcher = new Agent({ connect: { lookup: pinnedLookup(checked.addresses[0]) } as object });
       try {
         const sameOrigin = checked.url.origin === new URL(this.baseUrl).origin;
         let response;

@@ -1,1 +1,2 @@
 export * from './url-policy';
+export * from './pinned-lookup';
