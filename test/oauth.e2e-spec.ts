@@ -1,70 +1,11 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
-import { auth, OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { randomBytes } from 'node:crypto';
+import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { createTestApp, TestApp } from './support/app';
 import { inboundSms, partnerPhone } from './support/messaging-hooks';
+import { authorizationUrl, freePort, Host, oauthBrowser, REDIRECT, s256 } from './support/oauth';
 import { createSession, Session } from './support/session';
-
-const REDIRECT = 'http://127.0.0.1:9/callback';
-
-/** An MCP host as the SDK drives it: client registration, PKCE verifier and tokens kept in memory. */
-class Host implements OAuthClientProvider {
-  info?: OAuthClientInformationMixed;
-  saved?: OAuthTokens;
-  verifier = '';
-  authorizationUrl?: URL;
-  get redirectUrl(): string {
-    return REDIRECT;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: 'E2E Agent',
-      redirect_uris: [REDIRECT],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-  state(): string {
-    return 'state-42';
-  }
-  clientInformation() {
-    return this.info;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed): void {
-    this.info = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens): void {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL): void {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string): void {
-    this.verifier = verifier;
-  }
-  codeVerifier(): string {
-    return this.verifier;
-  }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-function s256(verifier: string): string {
-  return createHash('sha256').update(verifier).digest('base64url');
-}
 
 describe('OAuth 2.1 for the MCP endpoint (DCR, PKCE, consent, tokens)', () => {
   let t: TestApp;
@@ -82,58 +23,7 @@ describe('OAuth 2.1 for the MCP endpoint (DCR, PKCE, consent, tokens)', () => {
     await t?.close();
   });
 
-  /** The person's browser: signs in when sent to /sign-in (the link minted by the app) and comes back to the request. */
-  async function browserTo(authorizationUrl: string, cookie?: string): Promise<{ cookie: string; page: string; path: string }> {
-    const path = authorizationUrl.slice(base.length);
-    let res = await t
-      .http()
-      .get(path)
-      .set('Cookie', cookie ?? '');
-    if (res.status === 303 && res.headers.location === '/sign-in') {
-      const returnCookie = String(res.headers['set-cookie'][0]).split(';')[0];
-      const link = await t.admin.post(`/admin/users/${s.userId}/sign-in-links`).expect(201);
-      const token = new URL(link.body.url).searchParams.get('token')!;
-      const signedIn = await t.http().post('/sign-in/link').set('Origin', base).set('Cookie', returnCookie).type('form').send({ token }).expect(303);
-      expect(signedIn.headers.location).toBe(path);
-      cookie = String(signedIn.headers['set-cookie'][0]).split(';')[0];
-      res = await t.http().get(signedIn.headers.location).set('Cookie', cookie);
-    }
-    expect(res.status).toBe(200);
-    expect(res.headers['x-frame-options']).toBe('DENY');
-    return { cookie: cookie!, page: res.text, path };
-  }
-
-  /** Posts the consent form as shown, with the person's choice; returns where the browser is sent. */
-  async function consent(b: { cookie: string; page: string }, choice: Record<string, string>, origin = base): Promise<{ status: number; location: string }> {
-    const hidden = Object.fromEntries([...b.page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1], decode(m[2])]));
-    const res = await t
-      .http()
-      .post('/oauth/authorize')
-      .set('Cookie', b.cookie)
-      .set('Origin', origin)
-      .type('form')
-      .send({ ...hidden, ...choice });
-    return { status: res.status, location: res.headers.location };
-  }
-
-  function decode(html: string): string {
-    return html
-      .replace(/&amp;/g, '&')
-      .replace(/&quot;/g, '"')
-      .replace(/&lt;/g, '<')
-      .replace(/&gt;/g, '>')
-      .replace(/&#39;/g, "'");
-  }
-
-  async function tools(token: string): Promise<{ status: number; body: any }> {
-    const res = await t
-      .http()
-      .post('/api/mcp')
-      .set('Authorization', `Bearer ${token}`)
-      .set('Accept', 'application/json, text/event-stream')
-      .send({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
-    return { status: res.status, body: res.body };
-  }
+  const { browserTo, consent, tools } = oauthBrowser(() => ({ t, base, userId: s.userId }));
 
   it('publishes the metadata, and names it in the 401 of /api/mcp without credentials; API keys work as before', async () => {
     const prm = await t.http().get('/.well-known/oauth-protected-resource/api/mcp').expect(200);
@@ -154,8 +44,8 @@ describe('OAuth 2.1 for the MCP endpoint (DCR, PKCE, consent, tokens)', () => {
       revocation_endpoint: `${base}/oauth/revoke`,
       code_challenge_methods_supported: ['S256'],
       authorization_response_iss_parameter_supported: true,
+      client_id_metadata_document_supported: true,
     });
-    expect(as.body.client_id_metadata_document_supported).toBeUndefined();
 
     const none = await t.http().post('/api/mcp').send({ jsonrpc: '2.0', id: 1, method: 'tools/list' }).expect(401);
     expect(none.headers['www-authenticate']).toBe(`Bearer realm="messaging-sync", resource_metadata="${base}/.well-known/oauth-protected-resource/api/mcp"`);
@@ -245,17 +135,7 @@ describe('OAuth 2.1 for the MCP endpoint (DCR, PKCE, consent, tokens)', () => {
     });
 
     function authorizeUrl(params: Record<string, string | undefined>): string {
-      const url = new URL(`${base}/oauth/authorize`);
-      const all: Record<string, string | undefined> = {
-        response_type: 'code',
-        client_id: clientId,
-        redirect_uri: REDIRECT,
-        state: 'xyz',
-        resource: `${base}/api/mcp`,
-        ...params,
-      };
-      for (const [k, v] of Object.entries(all)) if (v !== undefined) url.searchParams.set(k, v);
-      return url.href;
+      return authorizationUrl(base, { client_id: clientId, ...params }).href;
     }
 
     async function errorOf(params: Record<string, string | undefined>): Promise<URL> {

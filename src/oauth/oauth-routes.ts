@@ -15,7 +15,8 @@ const REVOKE_PATH = '/oauth/revoke';
 /**
  * The OAuth protocol routes outside Nest's router (no API-key guard; the SDK's handlers parse their
  * own bodies, answer with the RFC error codes, allow any origin and rate-limit per address):
- * Protected Resource Metadata (RFC 9728), Authorization Server Metadata (RFC 8414), the token
+ * Protected Resource Metadata (RFC 9728), Authorization Server Metadata (RFC 8414, with Client ID
+ * Metadata Documents supported: client-metadata-documents.ts), the token
  * endpoint, Dynamic Client Registration (RFC 7591) and revocation (RFC 7009). The authorization
  * endpoint is the consent page (web/pages/consent.controller.tsx).
  */
@@ -44,6 +45,7 @@ export function mountOAuth(app: INestApplication): void {
     revocation_endpoint_auth_methods_supported: ['none'],
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,
+    client_id_metadata_document_supported: true,
   };
   express.use(`/.well-known/oauth-protected-resource${MCP_RESOURCE_PATH}`, metadataHandler(resourceMetadata));
   express.use('/.well-known/oauth-protected-resource', exactly(metadataHandler(resourceMetadata)));

@@ -1,6 +1,8 @@
 import { Global, Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module';
 import { GrantCallers } from '../auth/grant-callers';
+import { WebhooksModule } from '../webhooks/webhooks.module';
+import { ClientMetadataDocuments } from './client-metadata-documents';
 import { OAuthRepository } from './oauth.repository';
 import { OAuthService } from './oauth.service';
 
@@ -10,8 +12,8 @@ import { OAuthService } from './oauth.service';
  */
 @Global()
 @Module({
-  imports: [AuthModule],
-  providers: [OAuthRepository, OAuthService, { provide: GrantCallers, useExisting: OAuthService }],
+  imports: [AuthModule, WebhooksModule],
+  providers: [OAuthRepository, ClientMetadataDocuments, OAuthService, { provide: GrantCallers, useExisting: OAuthService }],
   exports: [OAuthService, GrantCallers],
 })
 export class OAuthModule {}

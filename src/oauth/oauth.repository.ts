@@ -38,6 +38,16 @@ export class OAuthRepository {
     );
   }
 
+  /** The row of a metadata document client (client_id its URL): inserted at its first grant, refreshed at each. */
+  async upsertDocumentClient(client: { clientId: string; clientName: string | null; redirectUris: string[]; metadata: object }): Promise<void> {
+    await queryNamed(
+      this.dataSource.manager,
+      `INSERT INTO oauth_clients (client_id, client_name, redirect_uris, metadata) VALUES (:clientId, :clientName, :redirectUris::text[], :metadata::jsonb)
+       ON CONFLICT (client_id) DO UPDATE SET client_name = EXCLUDED.client_name, redirect_uris = EXCLUDED.redirect_uris, metadata = EXCLUDED.metadata`,
+      { ...client, metadata: JSON.stringify(client.metadata) },
+    );
+  }
+
   async findClient(clientId: string): Promise<ClientRow | undefined> {
     const rows = await queryNamed<ClientRow[]>(this.dataSource.manager, `SELECT * FROM oauth_clients WHERE client_id = :clientId`, { clientId });
     return rows[0];

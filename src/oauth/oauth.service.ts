@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import {
+  InvalidClientError,
   InvalidClientMetadataError,
   InvalidGrantError,
   InvalidRequestError,
@@ -22,6 +23,7 @@ import { PersonRef } from '../auth/person';
 import { PersonApiKeysService, PersonChannelAccess } from '../auth/person-api-keys.service';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { ClientDocumentError, ClientMetadataDocuments, isDocumentClientId, redirectUriProblem } from './client-metadata-documents';
 import { ClientRow, OAuthRepository } from './oauth.repository';
 
 export const ACCESS_TOKEN_SECONDS = 60 * 60;
@@ -33,12 +35,17 @@ export const MCP_RESOURCE_PATH = '/api/mcp';
 export const SCOPES: readonly KeyPermission[] = ALL_KEY_PERMISSIONS;
 
 const ACCESS_TOKEN = /^csa_[0-9a-f]{48}$/;
-const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost']);
 const CODE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
 /** An authorization request that passed every check: what the consent page shows and posts back. */
 export interface AuthorizationRequest {
-  client: { id: string; name: string | null; redirectHost: string; registration: 'self-registered' };
+  /**
+   * How the client is known: it registered itself (Dynamic Client Registration), or its client_id
+   * is the URL of its metadata document, fetched from `documentHost`.
+   */
+  client: { id: string; name: string | null; redirectHost: string } & (
+    { registration: 'self-registered' } | { registration: 'metadata-document'; documentHost: string }
+  );
   clientId: string;
   redirectUri: string;
   codeChallenge: string;
@@ -64,20 +71,6 @@ function grantId(): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
-/** A redirect URI a public client may register: https, or http on a loopback address; absolute, no fragment. */
-export function redirectUriProblem(uri: string): string | null {
-  let url: URL;
-  try {
-    url = new URL(uri);
-  } catch {
-    return `redirect_uris: ${uri} is not an absolute URL`;
-  }
-  if (url.hash) return `redirect_uris: ${uri} must not have a fragment`;
-  if (url.protocol === 'https:') return null;
-  if (url.protocol === 'http:' && LOOPBACK.has(url.hostname)) return null;
-  return `redirect_uris: ${uri} must be https, or http on a loopback address (127.0.0.1, [::1], localhost)`;
-}
-
 /**
  * The service as the OAuth 2.1 authorization server of its MCP endpoint (docs/mcp.md, "Connecting
  * Claude, ChatGPT and other OAuth clients"; docs/decisions.md, "OAuth authorization server"). The
@@ -94,6 +87,7 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
   constructor(
     private readonly repository: OAuthRepository,
     private readonly personKeys: PersonApiKeysService,
+    private readonly documents: ClientMetadataDocuments,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     super();
@@ -107,9 +101,41 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
 
   // ---- clients (RFC 7591) ----
 
+  /**
+   * A client_id that is a URL is its metadata document's (client-metadata-documents.ts), fetched
+   * or cached, never a row: a document that can no longer be fetched or used is invalid_client,
+   * naming why. Any other client_id is a self-registration's row.
+   */
   async getClient(clientId: string): Promise<OAuthClientInformationFull | undefined> {
+    if (isDocumentClientId(clientId)) {
+      try {
+        return (await this.documents.resolve(clientId)).information;
+      } catch (error) {
+        if (error instanceof ClientDocumentError) throw new InvalidClientError(error.message);
+        throw error;
+      }
+    }
     const row = await this.repository.findClient(clientId);
     return row ? toClientInformation(row) : undefined;
+  }
+
+  /** The client as the authorization request sees it, or the page naming why it cannot be used. */
+  private async knownClient(
+    clientId: string,
+  ): Promise<{ client: Pick<AuthorizationRequest['client'], 'name' | 'registration'> & { documentHost?: string; redirectUris: string[] } } | { page: string }> {
+    if (isDocumentClientId(clientId)) {
+      try {
+        const { information, host } = await this.documents.resolve(clientId);
+        const name = typeof information.client_name === 'string' ? information.client_name : null;
+        return { client: { name, registration: 'metadata-document', documentHost: host, redirectUris: information.redirect_uris } };
+      } catch (error) {
+        if (error instanceof ClientDocumentError) return { page: `${error.message} (invalid_client)` };
+        throw error;
+      }
+    }
+    const row = await this.repository.findClient(clientId);
+    if (!row) return { page: `No client ${clientId} is registered here (invalid_client).` };
+    return { client: { name: row.client_name, registration: 'self-registered', redirectUris: row.redirect_uris } };
   }
 
   /** Public clients only: whatever authentication method was asked for, the client gets none and no secret. */
@@ -150,13 +176,14 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
     const text = (name: string): string | undefined => (typeof query[name] === 'string' ? (query[name] as string) : undefined);
     const clientId = text('client_id');
     if (!clientId) return { page: 'The request names no client (client_id is missing).' };
-    const client = await this.repository.findClient(clientId);
-    if (!client) return { page: `No client ${clientId} is registered here (invalid_client).` };
+    const known = await this.knownClient(clientId);
+    if ('page' in known) return known;
+    const { client } = known;
     let redirectUri = text('redirect_uri');
     if (redirectUri === undefined) {
-      if (client.redirect_uris.length !== 1) return { page: 'redirect_uri is required: the client registered more than one.' };
-      redirectUri = client.redirect_uris[0];
-    } else if (!client.redirect_uris.includes(redirectUri)) {
+      if (client.redirectUris.length !== 1) return { page: 'redirect_uri is required: the client registered more than one.' };
+      redirectUri = client.redirectUris[0];
+    } else if (!client.redirectUris.includes(redirectUri)) {
       return { page: `redirect_uri ${redirectUri} is not registered for this client (invalid_request).` };
     }
     const state = text('state');
@@ -177,7 +204,14 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
     if (unknown.length > 0) return refuse(new InvalidScopeError(`scope: ${unknown.join(' ')} is not one of ${SCOPES.join(', ')}`));
     return {
       ok: {
-        client: { id: clientId, name: client.client_name, redirectHost: new URL(redirectUri).host, registration: 'self-registered' },
+        client: {
+          id: clientId,
+          name: client.name,
+          redirectHost: new URL(redirectUri).host,
+          ...(client.registration === 'metadata-document'
+            ? { registration: client.registration, documentHost: client.documentHost! }
+            : { registration: client.registration }),
+        },
         clientId,
         redirectUri,
         codeChallenge: challenge,
@@ -195,6 +229,16 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
     choice: { channelAccess: PersonChannelAccess; permissions: KeyPermission[] },
   ): Promise<string> {
     const access = await this.personKeys.checkedAccessFor(person, choice);
+    if (request.client.registration === 'metadata-document') {
+      // The grant's client row: the document's registration as last seen, for the grant's reference and its listing; never read as the client.
+      const { information } = await this.documents.resolve(request.clientId);
+      await this.repository.upsertDocumentClient({
+        clientId: request.clientId,
+        clientName: request.client.name,
+        redirectUris: information.redirect_uris,
+        metadata: { ...information, client_id: undefined, metadata_document: true },
+      });
+    }
     const id = grantId();
     await this.repository.insertGrant({
       id,

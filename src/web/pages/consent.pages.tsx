@@ -28,9 +28,16 @@ export function ConsentPage(props: {
         <strong>{name}</strong> asks to act for you on this service's MCP endpoint. After you choose, you return to{' '}
         <strong>{request.client.redirectHost}</strong>.
       </p>
-      <p class="hint">
-        This client registered itself (Dynamic Client Registration): its name is its own claim. Check the host above is the app you are connecting.
-      </p>
+      {request.client.registration === 'metadata-document' ? (
+        <p class="hint">
+          This client's identity comes from its metadata document at <strong>{request.client.documentHost}</strong> (its client ID is that document's address):
+          the name is what that host publishes. Check it is the app you are connecting.
+        </p>
+      ) : (
+        <p class="hint">
+          This client registered itself (Dynamic Client Registration): its name is its own claim. Check the host above is the app you are connecting.
+        </p>
+      )}
       {errors.channelAccess || errors.permissions ? (
         <p class="notice error" role="alert">
           Nothing was allowed yet: see below.
