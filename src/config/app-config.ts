@@ -207,6 +207,12 @@ class EnvironmentVariables {
 
   @IsOptional()
   @IsInt()
+  @Min(0)
+  @Max(100_000_000)
+  OAUTH_AUTHORIZE_RATE_LIMIT = 60;
+
+  @IsOptional()
+  @IsInt()
   @Min(1)
   @Max(86_400)
   PUBLIC_RATE_WINDOW_SECONDS = 60;
@@ -429,7 +435,7 @@ class EnvironmentVariables {
 }
 
 /** The limits counted in Redis (shared by every replica): per API key on /api/mcp, per client IP on public routes, per address and IP on sign-in. */
-export type RateLimitName = 'mcp' | 'pixel' | 'attachment' | 'signInAddress' | 'signInIp';
+export type RateLimitName = 'mcp' | 'pixel' | 'attachment' | 'oauthAuthorize' | 'signInAddress' | 'signInIp';
 
 /** `limit` calls per `windowSeconds` (a fixed window); a limit of 0 turns it off. */
 export interface RateLimit {
@@ -694,6 +700,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       mcp: { limit: parsed.MCP_RATE_LIMIT, windowSeconds: parsed.MCP_RATE_WINDOW_SECONDS, variable: 'MCP_RATE_LIMIT' },
       pixel: { limit: parsed.PIXEL_RATE_LIMIT, windowSeconds: parsed.PUBLIC_RATE_WINDOW_SECONDS, variable: 'PIXEL_RATE_LIMIT' },
       attachment: { limit: parsed.ATTACHMENT_RATE_LIMIT, windowSeconds: parsed.PUBLIC_RATE_WINDOW_SECONDS, variable: 'ATTACHMENT_RATE_LIMIT' },
+      oauthAuthorize: {
+        limit: parsed.OAUTH_AUTHORIZE_RATE_LIMIT,
+        windowSeconds: parsed.PUBLIC_RATE_WINDOW_SECONDS,
+        variable: 'OAUTH_AUTHORIZE_RATE_LIMIT',
+      },
       signInAddress: {
         limit: parsed.SIGN_IN_RATE_LIMIT_PER_ADDRESS,
         windowSeconds: parsed.SIGN_IN_RATE_WINDOW_SECONDS,

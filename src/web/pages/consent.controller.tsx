@@ -5,6 +5,7 @@ import { CurrentPerson, Public, SessionAuth } from '../../auth/auth.decorators';
 import { KeyPermission } from '../../auth/key-permissions';
 import { Person } from '../../auth/person';
 import { ValidationError } from '../../common/errors';
+import { RateLimitPerIp } from '../../limits/ip-rate-limit.guard';
 import { AuthorizationRequest, OAuthService } from '../../oauth/oauth.service';
 import { ReadsBody } from '../../common/request-body';
 import { WebSessionsService } from '../sessions/web-sessions.service';
@@ -33,7 +34,13 @@ export class ConsentController {
     private readonly sessions: WebSessionsService,
   ) {}
 
+  /**
+   * Public, and it may fetch a Client ID Metadata Document from the URL it is given: each client
+   * address may open it OAUTH_AUTHORIZE_RATE_LIMIT times a window, so nobody can make the service
+   * fetch public URLs at will.
+   */
   @Public()
+  @RateLimitPerIp('oauthAuthorize')
   @Get()
   async page(@Req() request: Request, @Query() query: Record<string, unknown>, @Res() response: Response): Promise<void> {
     const check = await this.oauth.checkRequest(query);
