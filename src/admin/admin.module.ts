@@ -11,6 +11,7 @@ import { AdminApiKeysController } from './admin-api-keys.controller';
 import { AdminAttachmentQuotaController } from './admin-attachment-quota.controller';
 import { AdminEndpointCapController } from './admin-endpoint-cap.controller';
 import { AdminMailboxesController } from './admin-mailboxes.controller';
+import { AdminOAuthGrantsController } from './admin-oauth-grants.controller';
 import { AdminSmsProvidersController } from './admin-sms-providers.controller';
 import { AdminWebSessionsController } from './admin-web-sessions.controller';
 
@@ -24,6 +25,7 @@ import { AdminWebSessionsController } from './admin-web-sessions.controller';
     AdminAgentsController,
     AdminAttachmentQuotaController,
     AdminWebSessionsController,
+    AdminOAuthGrantsController,
     AdminMailboxesController,
     AdminSmsProvidersController,
   ],

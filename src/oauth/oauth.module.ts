@@ -1,4 +1,5 @@
 import { Global, Module } from '@nestjs/common';
+import { AccountsModule } from '../accounts/accounts.module';
 import { AuthModule } from '../auth/auth.module';
 import { GrantCallers } from '../auth/grant-callers';
 import { WebhooksModule } from '../webhooks/webhooks.module';
@@ -12,7 +13,7 @@ import { OAuthService } from './oauth.service';
  */
 @Global()
 @Module({
-  imports: [AuthModule, WebhooksModule],
+  imports: [AuthModule, AccountsModule, WebhooksModule],
   providers: [OAuthRepository, ClientMetadataDocuments, OAuthService, { provide: GrantCallers, useExisting: OAuthService }],
   exports: [OAuthService, GrantCallers],
 })

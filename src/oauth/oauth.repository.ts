@@ -15,6 +15,20 @@ export interface ClientRow {
   created_at: Date;
 }
 
+/** A grant as its person and the operators see it: its client, where it returns, and its lines by address (with the org's live line at each, or null). */
+export interface GrantListRow {
+  id: string;
+  user_id: string;
+  client_id: string;
+  client_name: string | null;
+  redirect_uri: string;
+  channel_access_mode: ChannelAccessMode;
+  lines: Array<{ id: string | null; address: string }>;
+  permissions: KeyPermission[];
+  created_at: Date;
+  last_used_at: Date | null;
+}
+
 export interface GrantRow {
   id: string;
   user_id: string;
@@ -65,6 +79,37 @@ export class OAuthRepository {
   async findGrant(grantId: string): Promise<GrantRow | undefined> {
     const rows = await queryNamed<GrantRow[]>(this.dataSource.manager, `SELECT * FROM oauth_grants WHERE id = :grantId`, { grantId });
     return rows[0];
+  }
+
+  /**
+   * The user's grants, newest first. Where the client returns: the redirect URI of the grant's
+   * authorization code (a code lives as long as its grant), else the client's first one.
+   */
+  grantsOfUser(userId: string): Promise<GrantListRow[]> {
+    return queryNamed(
+      this.dataSource.manager,
+      `SELECT g.id, g.user_id, g.client_id, c.client_name, g.channel_access_mode, g.permissions, g.created_at, g.last_used_at,
+              COALESCE((SELECT k.redirect_uri FROM oauth_codes k WHERE k.grant_id = g.id ORDER BY k.expires_at LIMIT 1), c.redirect_uris[1]) AS redirect_uri,
+              COALESCE((SELECT json_agg(json_build_object('id', l.id, 'address', a.address) ORDER BY a.ord)
+                          FROM unnest(g.allowed_addresses) WITH ORDINALITY AS a(address, ord)
+                          LEFT JOIN lines l ON l.address = a.address AND l.org_id = u.org_id AND l.deleted_at IS NULL), '[]'::json) AS lines
+         FROM oauth_grants g
+         JOIN oauth_clients c ON c.client_id = g.client_id
+         JOIN users u ON u.id = g.user_id
+        WHERE g.user_id = :userId
+        ORDER BY g.created_at DESC, g.id`,
+      { userId },
+    );
+  }
+
+  /** Deletes the grant (and its codes and tokens) when it is `userId`'s, or anyone's when `userId` is null: true when it did. */
+  async deleteGrantOf(userId: string | null, grantId: string): Promise<boolean> {
+    const [, count] = await queryNamed<[unknown[], number]>(
+      this.dataSource.manager,
+      `DELETE FROM oauth_grants WHERE id = :grantId AND (:userId::uuid IS NULL OR user_id = :userId::uuid)`,
+      { grantId, userId },
+    );
+    return count > 0;
   }
 
   async grantExists(grantId: string): Promise<boolean> {

@@ -15,6 +15,7 @@ import { OAuthServerProvider } from '@modelcontextprotocol/sdk/server/auth/provi
 import { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { OAuthClientInformationFull, OAuthTokenRevocationRequest, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { Request } from 'express';
+import { AccountsService } from '../accounts/accounts.service';
 import { callerOfRows } from '../auth/api-keys.service';
 import { KeyCaller } from '../auth/caller';
 import { GrantCallers } from '../auth/grant-callers';
@@ -23,8 +24,9 @@ import { PersonRef } from '../auth/person';
 import { PersonApiKeysService, PersonChannelAccess } from '../auth/person-api-keys.service';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { NotFoundError } from '../common/errors';
 import { ClientDocumentError, ClientMetadataDocuments, isDocumentClientId, redirectUriProblem } from './client-metadata-documents';
-import { ClientRow, OAuthRepository } from './oauth.repository';
+import { ClientRow, GrantListRow, OAuthRepository } from './oauth.repository';
 
 export const ACCESS_TOKEN_SECONDS = 60 * 60;
 export const REFRESH_TOKEN_SECONDS = 30 * 24 * 60 * 60;
@@ -54,6 +56,24 @@ export interface AuthorizationRequest {
   /** The permissions the client asked for (scope), all three when it named none. */
   scopes: KeyPermission[];
 }
+
+/** How a client's identity was established: by a self-registration (RFC 7591), or by its Client ID Metadata Document. */
+export type ClientRegistration = 'self-registered' | 'metadata-document';
+
+/** A grant as its person (Settings → Connected apps) and the operators (admin API) see it: never a token. */
+export interface GrantView {
+  id: string;
+  userId: string;
+  client: { id: string; name: string | null; redirectHost: string; registration: ClientRegistration };
+  /** LINES: the chosen lines by address, with the org's live line at each (id null when none: it grants nothing). */
+  channelAccess: { mode: 'ALL' } | { mode: 'LINES'; lines: Array<{ id: string | null; address: string }> };
+  permissions: KeyPermission[];
+  createdAt: Date;
+  /** To the minute (written at most once a minute); null until its first access token was used. */
+  lastUsedAt: Date | null;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Where the person's browser goes: a page naming the problem (no redirect URI to trust), or the client with an error. */
 export type AuthorizationCheck = { ok: AuthorizationRequest } | { page: string } | { redirect: string };
@@ -88,6 +108,7 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
     private readonly repository: OAuthRepository,
     private readonly personKeys: PersonApiKeysService,
     private readonly documents: ClientMetadataDocuments,
+    private readonly accounts: AccountsService,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     super();
@@ -272,6 +293,33 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
     return url.href;
   }
 
+  // ---- grants: the person's Connected apps, the operators' admin routes ----
+
+  /** The person's grants, newest first (Settings → Connected apps). */
+  async listGrants(userId: string): Promise<GrantView[]> {
+    return (await this.repository.grantsOfUser(userId)).map(toGrantView);
+  }
+
+  /** A user's grants for the operators: a user that does not exist is not found (field userId). */
+  async listGrantsOfUser(userId: string): Promise<GrantView[]> {
+    await this.accounts.getUser(userId);
+    return this.listGrants(userId);
+  }
+
+  /**
+   * Revokes one of the person's grants: its codes and tokens go with it, so the next request with
+   * its access token is 401 and its refresh token invalid_grant. Another person's grant, or none,
+   * is not found (field grantId), exactly alike.
+   */
+  async revokeGrant(userId: string, grantId: string): Promise<void> {
+    if (!UUID.test(grantId) || !(await this.repository.deleteGrantOf(userId, grantId))) throw NotFoundError.of('oauth grant', grantId, 'grantId');
+  }
+
+  /** Revokes any grant (the operators); unknown is not found (field grantId). */
+  async revokeAnyGrant(grantId: string): Promise<void> {
+    if (!UUID.test(grantId) || !(await this.repository.deleteGrantOf(null, grantId))) throw NotFoundError.of('oauth grant', grantId, 'grantId');
+  }
+
   // ---- the token endpoint (called by the SDK's handler) ----
 
   authorize(): Promise<void> {
@@ -371,6 +419,23 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
   resourceMetadataFor(request: Request): string | undefined {
     return request.path === MCP_RESOURCE_PATH ? `${this.issuer}/.well-known/oauth-protected-resource${MCP_RESOURCE_PATH}` : undefined;
   }
+}
+
+/** How a client's identity was established: a client_id that is a document's URL is a metadata-document client. */
+function registrationOf(client: Pick<ClientRow, 'client_id'>): ClientRegistration {
+  return isDocumentClientId(client.client_id) ? 'metadata-document' : 'self-registered';
+}
+
+function toGrantView(row: GrantListRow): GrantView {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    client: { id: row.client_id, name: row.client_name, redirectHost: new URL(row.redirect_uri).host, registration: registrationOf(row) },
+    channelAccess: row.channel_access_mode === 'ALL' ? { mode: 'ALL' } : { mode: 'LINES', lines: row.lines },
+    permissions: row.permissions,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+  };
 }
 
 function toClientInformation(row: ClientRow): OAuthClientInformationFull {

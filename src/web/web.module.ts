@@ -8,6 +8,7 @@ import { MailboxesModule } from '../messaging/mailboxes/mailboxes.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { pageHeaders } from './page-headers';
 import { ApiKeysController } from './pages/api-keys.controller';
+import { ConnectedAppsController } from './pages/connected-apps.controller';
 import { ConsentController } from './pages/consent.controller';
 import { MailboxesController } from './pages/mailboxes.controller';
 import { SettingsFallbackController } from './pages/settings-fallback.controller';
@@ -25,6 +26,7 @@ export const PAGE_CONTROLLERS = [
   SignInController,
   ConsentController,
   ApiKeysController,
+  ConnectedAppsController,
   WebhooksController,
   MailboxesController,
   StaticController,

@@ -1,8 +1,9 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { TestApp } from './app';
+import { PAGE_ORIGIN, PageBrowser } from './web';
 
 /** Where the test's MCP hosts say they return: nothing listens there, the test reads the redirect. */
 export const REDIRECT = 'http://127.0.0.1:9/callback';
@@ -73,15 +74,6 @@ export function authorizationUrl(base: string, params: Record<string, string | u
   return url;
 }
 
-function decode(html: string): string {
-  return html
-    .replace(/&amp;/g, '&')
-    .replace(/&quot;/g, '"')
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&#39;/g, "'");
-}
-
 /**
  * The person's browser against the app `t` listening at `base`: sign-in (by a link the admin API
  * mints for `userId`), consent, and what tools/list answers. `context` is read at each call (the
@@ -113,14 +105,7 @@ export function oauthBrowser(context: () => { t: TestApp; base: string; userId: 
   /** Posts the consent form as shown, with the person's choice; returns where the browser is sent. */
   async function consent(b: { cookie: string; page: string }, choice: Record<string, string>, origin?: string): Promise<{ status: number; location: string }> {
     const { t, base } = context();
-    const hidden = Object.fromEntries([...b.page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1], decode(m[2])]));
-    const res = await t
-      .http()
-      .post('/oauth/authorize')
-      .set('Cookie', b.cookie)
-      .set('Origin', origin ?? base)
-      .type('form')
-      .send({ ...hidden, ...choice });
+    const res = await postConsent(t, b.cookie, b.page, choice, origin ?? base);
     return { status: res.status, location: res.headers.location };
   }
 
@@ -135,4 +120,90 @@ export function oauthBrowser(context: () => { t: TestApp; base: string; userId: 
   }
 
   return { browserTo, consent, tools };
+}
+
+/** The redirect URI of the test clients (REDIRECT), under the name the Connected apps tests use. */
+export const OAUTH_REDIRECT = REDIRECT;
+
+/** Text of an HTML attribute value as the page wrote it. */
+export function decodeHtml(html: string): string {
+  return html
+    .replace(/&amp;/g, '&')
+    .replace(/&quot;/g, '"')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&#39;/g, "'");
+}
+
+/** The hidden fields of a page's forms (the consent form posts the request back with them, and _csrf). */
+export function hiddenFields(page: string): Record<string, string> {
+  return Object.fromEntries([...page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1], decodeHtml(m[2])]));
+}
+
+/** Posts the consent form as `page` shows it (its hidden fields), with the person's `choice`, from `origin`. */
+export function postConsent(t: TestApp, cookie: string, page: string, choice: Record<string, string>, origin = PAGE_ORIGIN) {
+  return t
+    .http()
+    .post('/oauth/authorize')
+    .set('Cookie', cookie)
+    .set('Origin', origin)
+    .type('form')
+    .send({ ...hiddenFields(page), ...choice });
+}
+
+/** Registers a public client by Dynamic Client Registration; its client_id. */
+export async function registerClient(t: TestApp, clientName = 'E2E Agent'): Promise<string> {
+  const res = await t
+    .http()
+    .post('/oauth/register')
+    .send({ client_name: clientName, redirect_uris: [OAUTH_REDIRECT], token_endpoint_auth_method: 'none' })
+    .expect(201);
+  return res.body.client_id;
+}
+
+export interface ConnectedApp {
+  clientId: string;
+  accessToken: string;
+  refreshToken: string;
+}
+
+/**
+ * An app connected as a person does it, over HTTP: the client registers (unless `clientId` is
+ * given), the signed-in browser opens the authorization request and posts the consent form with
+ * `choice` (All channels, Read unless told), and the client exchanges the code with its verifier.
+ * The app's PUBLIC_BASE_URL must be the test default (PAGE_ORIGIN).
+ */
+export async function connectApp(
+  t: TestApp,
+  browser: PageBrowser,
+  options: { clientName?: string; clientId?: string; choice?: Record<string, string> } = {},
+): Promise<ConnectedApp> {
+  const clientId = options.clientId ?? (await registerClient(t, options.clientName));
+  const verifier = randomBytes(32).toString('base64url');
+  const query = new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: OAUTH_REDIRECT,
+    state: 'connect',
+    code_challenge: s256(verifier),
+    code_challenge_method: 'S256',
+    resource: `${PAGE_ORIGIN}/api/mcp`,
+  });
+  const page = await t.http().get(`/oauth/authorize?${query.toString()}`).set('Cookie', browser.cookie).expect(200);
+  const choice = options.choice ?? { access: 'ALL', 'permissions-shown': 'on', 'permission-read': 'on' };
+  const consent = await postConsent(t, browser.cookie, page.text, { decision: 'allow', ...choice }).expect(303);
+  const code = new URL(consent.headers.location).searchParams.get('code');
+  if (!code) throw new Error(`consent did not answer with a code: ${consent.headers.location}`);
+  const tokens = await t
+    .http()
+    .post('/oauth/token')
+    .type('form')
+    .send({ grant_type: 'authorization_code', client_id: clientId, redirect_uri: OAUTH_REDIRECT, code, code_verifier: verifier })
+    .expect(200);
+  return { clientId, accessToken: tokens.body.access_token, refreshToken: tokens.body.refresh_token };
+}
+
+/** The token endpoint's answer to a refresh: 200 with a new pair, or 400 with the RFC error. */
+export function refreshTokens(t: TestApp, app: Pick<ConnectedApp, 'clientId' | 'refreshToken'>) {
+  return t.http().post('/oauth/token').type('form').send({ grant_type: 'refresh_token', client_id: app.clientId, refresh_token: app.refreshToken });
 }

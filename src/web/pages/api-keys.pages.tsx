@@ -48,12 +48,13 @@ function formatDate(date: Date): string {
   return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
 
-function DateCell(props: { date: Date | null }) {
+export function DateCell(props: { date: Date | null }) {
   if (props.date === null) return <span class="muted">never</span>;
   return <time dateTime={props.date.toISOString()}>{formatDate(props.date)}</time>;
 }
 
-function ChannelAccessText(props: { access: PersonApiKeyView['channelAccess'] }) {
+/** All channels, or the chosen lines by address (an API key's or an OAuth grant's); an address that is no longer a line is said so. */
+export function ChannelAccessText(props: { access: { mode: 'ALL' } | { mode: 'LINES'; lines: Array<{ id: string | null; address: string }> } }) {
   if (props.access.mode === 'ALL') return <>All channels</>;
   return (
     <ul class="plain">
@@ -67,7 +68,7 @@ function ChannelAccessText(props: { access: PersonApiKeyView['channelAccess'] })
   );
 }
 
-function PermissionsText(props: { permissions: KeyPermission[] }) {
+export function PermissionsText(props: { permissions: KeyPermission[] }) {
   return <>{props.permissions.map((permission) => PERMISSION_TEXT[permission].label).join(', ')}</>;
 }
 

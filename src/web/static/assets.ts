@@ -8,9 +8,9 @@ export const APP_CSS = `
 * { box-sizing: border-box; }
 body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
 a { color: var(--accent); }
-.site-header { display: flex; align-items: center; gap: 2rem; padding: 0.75rem 1.5rem; background: var(--card); border-bottom: 1px solid var(--line); }
+.site-header { display: flex; flex-wrap: wrap; align-items: center; gap: 0.5rem 2rem; padding: 0.75rem 1.5rem; background: var(--card); border-bottom: 1px solid var(--line); }
 .brand { font-weight: 700; color: var(--fg); text-decoration: none; }
-.site-header nav ul { display: flex; gap: 1.25rem; list-style: none; margin: 0; padding: 0; }
+.site-header nav ul { display: flex; flex-wrap: wrap; gap: 0.25rem 1.25rem; list-style: none; margin: 0; padding: 0; }
 .site-header nav a { text-decoration: none; }
 .site-header nav a[aria-current="page"] { font-weight: 600; text-decoration: underline; }
 .account { margin-left: auto; display: flex; align-items: center; gap: 1rem; color: var(--muted); }

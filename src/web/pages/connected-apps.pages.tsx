@@ -1,0 +1,135 @@
+import { Person } from '../../auth/person';
+import { GrantView } from '../../oauth/oauth.service';
+import { ChannelAccessText, DateCell, PermissionsText } from './api-keys.pages';
+import { ConfirmForm } from './form-parts';
+import { Layout } from './layout';
+
+const BASE = '/settings/connected-apps';
+
+/** The notices the list shows after a change (the `notice` query parameter; nothing from it is echoed). */
+export const NOTICES = {
+  revoked: 'The app was disconnected. Its next request is refused, and it cannot renew its access.',
+} as const;
+export type NoticeKind = keyof typeof NOTICES;
+
+const REGISTRATION_TEXT: Record<GrantView['client']['registration'], string> = {
+  'self-registered': 'Self-registered',
+  'metadata-document': 'Metadata document (its client ID is the document’s address)',
+};
+
+/** The name the client gave itself, or its client id when it gave none. */
+function clientName(grant: GrantView): string {
+  return grant.client.name ?? grant.client.id;
+}
+
+/** What a connected app is, and how to connect one: the page's introduction, and all of it when there are none. */
+function Introduction(props: { mcpUrl: string; empty: boolean }) {
+  return (
+    <div class="stack">
+      <p class="muted">
+        Connected apps are AI assistants such as Claude or ChatGPT that you allowed to use your channels through the MCP endpoint, by signing in and choosing
+        what they may reach. Each acts as you, with the channel access and permissions you chose, until you disconnect it here.
+      </p>
+      {props.empty ? (
+        <>
+          <p>You have not connected any app yet.</p>
+          <p>
+            To connect one, add a connector (a custom MCP server) in the app and paste this URL: <code>{props.mcpUrl}</code>. The app sends you here to sign in
+            and to choose its access. The guide “Connecting Claude, ChatGPT and other OAuth clients” in the service's MCP documentation (docs/mcp.md) goes
+            through it step by step. Programs that take a key in a header use an <a href="/settings/api-keys">API key</a> instead.
+          </p>
+        </>
+      ) : null}
+    </div>
+  );
+}
+
+/** Settings → Connected apps: the person's OAuth grants, newest first, each with Revoke. */
+export function ConnectedAppsListPage(props: { person: Person; grants: GrantView[]; mcpUrl: string; notice?: NoticeKind }) {
+  const { grants } = props;
+  return (
+    <Layout title="Connected apps" person={props.person} current={BASE}>
+      {props.notice ? (
+        <p class="notice success" role="status">
+          {NOTICES[props.notice]}
+        </p>
+      ) : null}
+      <Introduction mcpUrl={props.mcpUrl} empty={grants.length === 0} />
+      {grants.length === 0 ? null : (
+        <div class="table-scroll">
+          <table class="data">
+            <caption class="visually-hidden">Apps you connected, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">App</th>
+                <th scope="col">Returns to</th>
+                <th scope="col">Identity</th>
+                <th scope="col">Channel access</th>
+                <th scope="col">Permissions</th>
+                <th scope="col">Connected</th>
+                <th scope="col">Last used</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {grants.map((grant) => (
+                <tr key={grant.id}>
+                  <th scope="row">{clientName(grant)}</th>
+                  <td>{grant.client.redirectHost}</td>
+                  <td>{REGISTRATION_TEXT[grant.client.registration]}</td>
+                  <td>
+                    <ChannelAccessText access={grant.channelAccess} />
+                  </td>
+                  <td>
+                    <PermissionsText permissions={grant.permissions} />
+                  </td>
+                  <td>
+                    <DateCell date={grant.createdAt} />
+                  </td>
+                  <td>
+                    <DateCell date={grant.lastUsedAt} />
+                  </td>
+                  <td>
+                    <a class="danger-link" href={`${BASE}/${grant.id}/revoke`}>
+                      Revoke<span class="visually-hidden"> {clientName(grant)}</span>
+                    </a>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </Layout>
+  );
+}
+
+/** Are you sure? Revoking refuses the app's next request and its refresh. */
+export function RevokeConnectedAppPage(props: { person: Person; grant: GrantView }) {
+  const { grant } = props;
+  return (
+    <Layout title={`Disconnect “${clientName(grant)}”?`} person={props.person} current={BASE}>
+      <p>
+        The app returning to <strong>{grant.client.redirectHost}</strong> loses its access at once: its next request gets “401 Unauthorized”, and it cannot
+        renew its access. To use it again, connect it again. This cannot be undone.
+      </p>
+      <ConfirmForm person={props.person} action={`${BASE}/${grant.id}/revoke`} cancel={BASE}>
+        Revoke access
+      </ConfirmForm>
+    </Layout>
+  );
+}
+
+/** A grant that is not there, or not the person's: one 404 page for both. */
+export function ConnectedAppNotFoundPage(props: { person: Person }) {
+  return (
+    <Layout title="Connected app not found" person={props.person} current={BASE}>
+      <p>There is no such app among the apps you connected. It may have been disconnected already.</p>
+      <p>
+        <a href={BASE}>Back to Connected apps</a>
+      </p>
+    </Layout>
+  );
+}
