@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { createTestApp, TestApp } from './support/app';
 import { rpc, toolOk } from './support/mcp';
-import { connectApp, ConnectedApp, OAUTH_REDIRECT, refreshTokens } from './support/oauth';
+import { connectApp, ConnectedApp, OAUTH_REDIRECT, registerClient, refreshTokens, s256 } from './support/oauth';
 import { createSession, Session } from './support/session';
+import { waitUntil } from './support/wait';
 import { PAGE_ORIGIN, PageBrowser, postForm, signInBrowser } from './support/web';
 
 /** Connected apps (OAuth grants): the person's page, the operators' routes, live access, and registrations never used. */
@@ -210,5 +211,47 @@ describe('OAuth grants: Settings → Connected apps, admin routes, live access',
       expect(await grantIdsOf(s.userId)).toEqual([]);
       await expectCutOff(app);
     });
+  });
+});
+
+describe('OAuth: registrations never used expire', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { OAUTH_UNUSED_CLIENT_TTL_SECONDS: '1', SIGN_IN_RATE_LIMIT_PER_IP: '1000' } });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  /** What the authorization endpoint says of a client: 200 (the consent page, signed in) or 400 "not registered". */
+  async function known(clientId: string, cookie: string): Promise<boolean> {
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: OAUTH_REDIRECT,
+      code_challenge: s256('v'.repeat(43)),
+      code_challenge_method: 'S256',
+      resource: `${PAGE_ORIGIN}/api/mcp`,
+    });
+    const res = await t.http().get(`/oauth/authorize?${query.toString()}`).set('Cookie', cookie);
+    if (res.status === 400) expect(res.text).toContain(`No client ${clientId} is registered here`);
+    else expect(res.status).toBe(200);
+    return res.status === 200;
+  }
+
+  it('a background job deletes a client that never got a grant; one that got a grant stays, even after it is revoked', async () => {
+    const s = await createSession(t.admin, { lines: ['PHONE_NUMBER'] });
+    const b = await signInBrowser(t, s.userId);
+    const used = await connectApp(t, b, { clientName: 'Used' });
+    const unused = await registerClient(t, 'Never used');
+    const list = await t.admin.get(`/admin/users/${s.userId}/oauth-grants`).expect(200);
+    await t.admin.delete(`/admin/oauth-grants/${list.body[0].id}`).expect(204);
+
+    await waitUntil(async () => !(await known(unused, b.cookie)), 'the unused registration to be deleted');
+    expect(await known(used.clientId, b.cookie)).toBe(true);
+    // The client that was used can connect again.
+    const again = await connectApp(t, b, { clientId: used.clientId });
+    expect((await rpc(t, again.accessToken, 'tools/list')).status).toBe(200);
   });
 });

@@ -255,6 +255,13 @@ class EnvironmentVariables {
   @Max(8_760)
   SESSION_ABSOLUTE_TIMEOUT_HOURS = 168;
 
+  /** An OAuth client registration (RFC 7591) that got no grant this long after registering is deleted. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(2_592_000)
+  OAUTH_UNUSED_CLIENT_TTL_SECONDS = 86_400;
+
   /** Unset: loopback in development (local receivers work out of the box), nothing in production; `none`: nothing. */
   @IsOptional()
   @IsString()
@@ -533,6 +540,11 @@ export interface AppConfig {
     /** A session ends this long after sign-in, however active. */
     sessionAbsoluteTimeoutHours: number;
   };
+  /** The OAuth authorization server of the MCP endpoint (docs/mcp.md). */
+  oauth: {
+    /** A client registration that got no grant this long after registering is deleted (OAUTH_UNUSED_CLIENT_TTL_SECONDS). */
+    unusedClientTtlSeconds: number;
+  };
   delivery: {
     /** Delay before each retry, in ms; attempts = 1 + its length. */
     retryScheduleMs: number[];
@@ -733,6 +745,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       syncsPerWorker: parsed.MAIL_SYNCS_PER_WORKER,
     },
     web: { sessionIdleTimeoutMinutes: parsed.SESSION_IDLE_TIMEOUT_MINUTES, sessionAbsoluteTimeoutHours: parsed.SESSION_ABSOLUTE_TIMEOUT_HOURS },
+    oauth: { unusedClientTtlSeconds: parsed.OAUTH_UNUSED_CLIENT_TTL_SECONDS },
     delivery: {
       retryScheduleMs,
       concurrency: parsed.DELIVERY_CONCURRENCY,

@@ -4,6 +4,7 @@ import { AuthModule } from '../auth/auth.module';
 import { GrantCallers } from '../auth/grant-callers';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { ClientMetadataDocuments } from './client-metadata-documents';
+import { OAuthClientsRetention } from './oauth-clients-retention';
 import { OAuthRepository } from './oauth.repository';
 import { OAuthService } from './oauth.service';
 
@@ -14,7 +15,7 @@ import { OAuthService } from './oauth.service';
 @Global()
 @Module({
   imports: [AuthModule, AccountsModule, WebhooksModule],
-  providers: [OAuthRepository, ClientMetadataDocuments, OAuthService, { provide: GrantCallers, useExisting: OAuthService }],
+  providers: [OAuthRepository, ClientMetadataDocuments, OAuthService, OAuthClientsRetention, { provide: GrantCallers, useExisting: OAuthService }],
   exports: [OAuthService, GrantCallers],
 })
 export class OAuthModule {}

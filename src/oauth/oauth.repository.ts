@@ -67,10 +67,12 @@ export class OAuthRepository {
     return rows[0];
   }
 
+  /** Inserts the grant, and marks its client used (a registration with a grant never expires). */
   async insertGrant(grant: Omit<GrantRow, never>): Promise<void> {
     await queryNamed(
       this.dataSource.manager,
-      `INSERT INTO oauth_grants (id, user_id, client_id, resource, channel_access_mode, allowed_addresses, permissions)
+      `WITH used AS (UPDATE oauth_clients SET last_used_at = now() WHERE client_id = :client_id)
+       INSERT INTO oauth_grants (id, user_id, client_id, resource, channel_access_mode, allowed_addresses, permissions)
        VALUES (:id, :user_id, :client_id, :resource, :channel_access_mode, :allowed_addresses::text[], :permissions::text[])`,
       { ...grant },
     );
@@ -110,6 +112,21 @@ export class OAuthRepository {
       { grantId, userId },
     );
     return count > 0;
+  }
+
+  /**
+   * Registrations never used: clients registered before `before` that never got a grant (a grant
+   * marks its client used), deleted. Returns how many.
+   */
+  async deleteUnusedClients(before: Date): Promise<number> {
+    const [, count] = await queryNamed<[unknown[], number]>(
+      this.dataSource.manager,
+      `DELETE FROM oauth_clients c
+        WHERE c.created_at < :before AND c.last_used_at IS NULL
+          AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = c.client_id)`,
+      { before },
+    );
+    return count;
   }
 
   async grantExists(grantId: string): Promise<boolean> {

@@ -320,6 +320,11 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
     if (!UUID.test(grantId) || !(await this.repository.deleteGrantOf(null, grantId))) throw NotFoundError.of('oauth grant', grantId, 'grantId');
   }
 
+  /** Deletes registrations older than `maxAgeMs` that never got a grant (OAuthClientsRetention); returns how many. */
+  deleteUnusedClients(maxAgeMs: number): Promise<number> {
+    return this.repository.deleteUnusedClients(new Date(Date.now() - maxAgeMs));
+  }
+
   // ---- the token endpoint (called by the SDK's handler) ----
 
   authorize(): Promise<void> {
