@@ -8,28 +8,40 @@ import { PAGE_ORIGIN, PageBrowser } from './web';
 /** Where the test's MCP hosts say they return: nothing listens there, the test reads the redirect. */
 export const REDIRECT = 'http://127.0.0.1:9/callback';
 
-/** An MCP host as the SDK drives it: client registration, PKCE verifier and tokens kept in memory. */
-export class Host implements OAuthClientProvider {
+/**
+ * An MCP host as the official SDK drives it (`auth()`, `StreamableHTTPClientTransport` with
+ * `authProvider`): its registration, PKCE verifier and tokens kept in memory. `open` is where the
+ * SDK sends the person: by default the URL is only kept (`authorizationUrl`); a browser test opens it.
+ */
+export class McpHost implements OAuthClientProvider {
   info?: OAuthClientInformationMixed;
   saved?: OAuthTokens;
   verifier = '';
   authorizationUrl?: URL;
   /** A Client ID Metadata Document URL: the SDK uses it as client_id when the server supports them. */
   clientMetadataUrl?: string;
+
+  constructor(
+    private readonly redirect: string,
+    private readonly name: string,
+    private readonly open: (url: URL) => Promise<void> | void = () => undefined,
+    private readonly stateValue = 'state-42',
+  ) {}
+
   get redirectUrl(): string {
-    return REDIRECT;
+    return this.redirect;
   }
   get clientMetadata(): OAuthClientMetadata {
     return {
-      client_name: 'E2E Agent',
-      redirect_uris: [REDIRECT],
+      client_name: this.name,
+      redirect_uris: [this.redirect],
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
     };
   }
   state(): string {
-    return 'state-42';
+    return this.stateValue;
   }
   clientInformation() {
     return this.info;
@@ -43,14 +55,22 @@ export class Host implements OAuthClientProvider {
   saveTokens(tokens: OAuthTokens): void {
     this.saved = tokens;
   }
-  redirectToAuthorization(url: URL): void {
+  async redirectToAuthorization(url: URL): Promise<void> {
     this.authorizationUrl = url;
+    await this.open(url);
   }
   saveCodeVerifier(verifier: string): void {
     this.verifier = verifier;
   }
   codeVerifier(): string {
     return this.verifier;
+  }
+}
+
+/** The e2e tests' host: returns to REDIRECT (nothing listens there; the test reads the redirect). */
+export class Host extends McpHost {
+  constructor() {
+    super(REDIRECT, 'E2E Agent');
   }
 }
 
@@ -206,4 +226,88 @@ export async function connectApp(
 /** The token endpoint's answer to a refresh: 200 with a new pair, or 400 with the RFC error. */
 export function refreshTokens(t: TestApp, app: Pick<ConnectedApp, 'clientId' | 'refreshToken'>) {
   return t.http().post('/oauth/token').type('form').send({ grant_type: 'refresh_token', client_id: app.clientId, refresh_token: app.refreshToken });
+}
+
+/** The consent form's fields for a choice: Specific lines (by id) or All channels, and the permissions ticked. */
+export function consentChoice(choice: { lineIds?: string[]; permissions: string[] }): Record<string, string> {
+  return {
+    decision: 'allow',
+    access: choice.lineIds ? 'LINES' : 'ALL',
+    ...Object.fromEntries((choice.lineIds ?? []).map((id) => [`line-${id}`, 'on'])),
+    'permissions-shown': 'on',
+    ...Object.fromEntries(choice.permissions.map((p) => [`permission-${p}`, 'on'])),
+  };
+}
+
+export interface ConnectedClient {
+  clientId: string;
+  redirectUri: string;
+  tokens: OAuthTokens;
+}
+
+/**
+ * An OAuth connection driven over plain HTTP, as a host and a person's browser would: Dynamic
+ * Client Registration, sign-in with a link (the `token` of an admin-made sign-in link), the
+ * authorization request with PKCE, consent to `choice`, and the code exchanged for tokens.
+ * `url` is where the service listens; `origin` is its PUBLIC_BASE_URL (the browser's Origin, and
+ * the resource is `${origin}/api/mcp`). Throws naming the step that answered unexpectedly.
+ */
+export async function connectOverHttp(
+  server: { url: string; origin: string },
+  signInToken: string,
+  choice: { lineIds?: string[]; permissions: string[] },
+  redirectUri = 'http://127.0.0.1:9/callback',
+): Promise<ConnectedClient> {
+  const step = async (what: string, res: Response, status: number): Promise<string> => {
+    const text = await res.text();
+    if (res.status !== status) throw new Error(`OAuth over HTTP: ${what} answered ${res.status} (want ${status}): ${text.slice(0, 300)}`);
+    return text;
+  };
+  const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
+  const formType = { 'content-type': 'application/x-www-form-urlencoded' };
+
+  const registered = await fetch(`${server.url}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_name: 'HTTP agent', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none' }),
+  });
+  const clientId = (JSON.parse(await step('registration', registered, 201)) as { client_id: string }).client_id;
+
+  const signedIn = await fetch(`${server.url}/sign-in/link`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { ...formType, origin: server.origin },
+    body: form({ token: signInToken }),
+  });
+  await step('sign-in', signedIn, 303);
+  const cookie = signedIn.headers.getSetCookie()[0].split(';')[0];
+
+  const verifier = randomBytes(32).toString('base64url');
+  const request = new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: redirectUri,
+    code_challenge: s256(verifier),
+    code_challenge_method: 'S256',
+    state: 'http-state',
+    resource: `${server.origin}/api/mcp`,
+    scope: choice.permissions.join(' '),
+  });
+  const page = await step('the consent page', await fetch(`${server.url}/oauth/authorize?${request}`, { headers: { cookie }, redirect: 'manual' }), 200);
+  const consented = await fetch(`${server.url}/oauth/authorize`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { ...formType, cookie, origin: server.origin },
+    body: form({ ...hiddenFields(page), ...consentChoice(choice) }),
+  });
+  await step('consent', consented, 303);
+  const code = new URL(consented.headers.get('location')!).searchParams.get('code');
+  if (!code) throw new Error(`OAuth over HTTP: consent sent the browser to ${consented.headers.get('location')}, with no code`);
+
+  const token = await fetch(`${server.url}/oauth/token`, {
+    method: 'POST',
+    headers: formType,
+    body: form({ grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: redirectUri }),
+  });
+  return { clientId, redirectUri, tokens: JSON.parse(await step('the token exchange', token, 200)) as OAuthTokens };
 }
