@@ -13,7 +13,8 @@ a { color: var(--accent); }
 .site-header nav ul { display: flex; flex-wrap: wrap; gap: 0.25rem 1.25rem; list-style: none; margin: 0; padding: 0; }
 .site-header nav a { text-decoration: none; }
 .site-header nav a[aria-current="page"] { font-weight: 600; text-decoration: underline; }
-.account { margin-left: auto; display: flex; align-items: center; gap: 1rem; color: var(--muted); }
+.account { margin-left: auto; display: flex; flex-wrap: wrap; align-items: center; gap: 0.25rem 1rem; min-width: 0; color: var(--muted); }
+.account .email { overflow-wrap: anywhere; }
 .account form { margin: 0; }
 main { max-width: 60rem; margin: 2rem auto; padding: 0 1.5rem; }
 main.narrow { max-width: 28rem; }

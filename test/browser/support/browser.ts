@@ -139,17 +139,25 @@ export async function expectAccessible(page: Page, name: string): Promise<AxeRes
   return results;
 }
 
+/** A phone's width, for the screenshots of pages people reach from a phone (e.g. consent, from a mobile app). */
+export const PHONE_VIEWPORT = { width: 375, height: 740 };
+
 /**
- * Writes a full-page screenshot to `<dir>/<name>.png` (docs/ui/ by default) at 1280×800 once the
- * network is idle, only when the file is missing or UPDATE_SCREENSHOTS=1: a normal run leaves the
- * committed files alone. Returns the path written, or null when it kept the existing file.
+ * Writes a full-page screenshot to `<dir>/<name>.png` (docs/ui/ by default) at 1280×800 (or
+ * `viewport`) once the network is idle, only when the file is missing or UPDATE_SCREENSHOTS=1: a
+ * normal run leaves the committed files alone. Returns the path written, or null when it kept the
+ * existing file.
  */
-export async function screenshot(page: Page, name: string, options: { dir?: string } = {}): Promise<string | null> {
+export async function screenshot(
+  page: Page,
+  name: string,
+  options: { dir?: string; viewport?: { width: number; height: number } } = {},
+): Promise<string | null> {
   if (!/^[a-z0-9][a-z0-9-]*$/.test(name)) throw new Error(`screenshot name '${name}': use a-z, 0-9 and -`);
   const dir = options.dir ?? SCREENSHOT_DIR;
   const file = join(dir, `${name}.png`);
   if (process.env.UPDATE_SCREENSHOTS !== '1' && existsSync(file)) return null;
-  await page.setViewportSize(VIEWPORT);
+  await page.setViewportSize(options.viewport ?? VIEWPORT);
   await page.waitForLoadState('networkidle');
   await page.evaluate('document.fonts.ready.then(() => undefined)');
   mkdirSync(dir, { recursive: true });
