@@ -97,6 +97,12 @@ export class ServiceApi {
     return key.key;
   }
 
+  /** The token of a sign-in link for the user (what the emailed link carries), for signing in as a browser would. */
+  async signInToken(userId: string): Promise<string> {
+    const link = await this.http.json<{ url: string }>('POST', `/admin/users/${userId}/sign-in-links`, this.adminToken);
+    return new URL(link.url).searchParams.get('token')!;
+  }
+
   /** tools/call over raw JSON-RPC; throws on a protocol error or a tool error. */
   async tool<T>(apiKey: string, name: string, args: Record<string, unknown>): Promise<T> {
     const answer = await this.http.json<{

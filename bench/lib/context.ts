@@ -180,7 +180,8 @@ export interface Scenario2Result {
 
 export interface ToolLevelResult {
   concurrency: number;
-  mode: 'sdk' | 'raw' | 'bare';
+  /** `raw-oauth`: raw HTTP with an OAuth access token of the same user, beside `raw` (its API key) in the same run. */
+  mode: 'sdk' | 'raw' | 'raw-oauth' | 'bare';
   reqPerSec: number;
   latency: Percentiles;
   errors: number;

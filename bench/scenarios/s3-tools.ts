@@ -3,6 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { Pool } from 'undici';
+import { connectOverHttp } from '../../test/support/oauth';
 import { seedLineWithEndpoints, ServiceApi } from '../lib/api';
 import { Child, forkTs, stopChild } from '../lib/children';
 import { RunContext, Scenario3Result, startScenarioService, ToolLevelResult, windows } from '../lib/context';
@@ -81,7 +82,8 @@ export const s3LimitsEnv = (levels: number[]): Record<string, string> => ({
 /**
  * Scenario 3, the tool endpoint: tools/call list_webhooks and get_webhook (alternating) at
  * increasing concurrency through the official MCP SDK client (one Client per concurrent caller)
- * and through raw HTTP (undici); the limit is a bare Nest app doing the same read (bench/bare-app.ts).
+ * and through raw HTTP (undici), with the user's API key and then with an OAuth access token of
+ * the same user and access; the limit is a bare Nest app doing the same read (bench/bare-app.ts).
  */
 export async function scenario3(ctx: RunContext): Promise<Scenario3Result> {
   const { options } = ctx;
@@ -119,6 +121,12 @@ export async function scenario3(ctx: RunContext): Promise<Scenario3Result> {
       throw new Error(`bare app lists ${bareList.endpoints.length} endpoints, the tool ${toolList.endpoints.length}`);
     }
 
+    // The same user's OAuth access token (DCR, sign-in, consent to All channels and every permission, as the key has).
+    const connected = await connectOverHttp({ url: svc.baseUrl, origin: svc.baseUrl }, await api.signInToken(user.userId), {
+      permissions: ['read', 'send', 'webhooks'],
+    });
+    const accessToken = connected.tokens.access_token;
+
     const procs = { api: svc.api.pid, worker: svc.worker.pid, 'bare app': bare.pid };
     for (const level of options.levels) {
       // Bare Nest route: the limit.
@@ -139,8 +147,11 @@ export async function scenario3(ctx: RunContext): Promise<Scenario3Result> {
           `  S3 c=${String(level).padStart(2)} bare Nest route: ${fmtNum(r.reqPerSec)} req/s, p99 ${fmtMs(r.latency.p99)}${r.errors ? `, ${r.errors} errors (${r.lastError})` : ''}`,
         );
       }
-      // Raw HTTP JSON-RPC.
-      {
+      // Raw HTTP JSON-RPC: with the API key, then with the OAuth access token (issue 31: within 5 %).
+      for (const [mode, bearer, name] of [
+        ['raw', user.apiKey, 'raw HTTP'],
+        ['raw-oauth', accessToken, 'raw HTTP, OAuth'],
+      ] as const) {
         resetProgress();
         const pool = new Pool(svc.baseUrl, { connections: level, keepAliveTimeout: 30_000 });
         let id = 1;
@@ -151,7 +162,7 @@ export async function scenario3(ctx: RunContext): Promise<Scenario3Result> {
             method: 'POST',
             path: '/api/mcp',
             headers: {
-              authorization: `Bearer ${user.apiKey}`,
+              authorization: `Bearer ${bearer}`,
               'content-type': 'application/json',
               accept: 'application/json, text/event-stream',
               'mcp-protocol-version': '2025-06-18',
@@ -162,11 +173,11 @@ export async function scenario3(ctx: RunContext): Promise<Scenario3Result> {
           if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}: ${text.slice(0, 200)}`);
           checkToolAnswer(text);
         };
-        const r = await drive(`S3 raw HTTP    c=${level}`, level, Array(level).fill(call), w.toolWarmup, w.toolLevel, new Monitor(ctx.database, procs));
+        const r = await drive(`S3 ${name.padEnd(15)} c=${level}`, level, Array(level).fill(call), w.toolWarmup, w.toolLevel, new Monitor(ctx.database, procs));
         await pool.close();
-        levels.push({ concurrency: level, mode: 'raw', ...r });
+        levels.push({ concurrency: level, mode, ...r });
         log(
-          `  S3 c=${String(level).padStart(2)} raw HTTP:        ${fmtNum(r.reqPerSec)} req/s, p99 ${fmtMs(r.latency.p99)}${r.errors ? `, ${r.errors} errors (${r.lastError})` : ''}`,
+          `  S3 c=${String(level).padStart(2)} ${`${name}:`.padEnd(17)}${fmtNum(r.reqPerSec)} req/s, p99 ${fmtMs(r.latency.p99)}${r.errors ? `, ${r.errors} errors (${r.lastError})` : ''}`,
         );
       }
       // The official MCP SDK client, one Client (and transport) per concurrent caller.
