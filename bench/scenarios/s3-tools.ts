@@ -3,7 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { Pool } from 'undici';
-import { connectOverHttp } from '../../test/support/oauth';
+import { connectOverHttp } from '../../test/support/oauth-http';
 import { seedLineWithEndpoints, ServiceApi } from '../lib/api';
 import { Child, forkTs, stopChild } from '../lib/children';
 import { RunContext, Scenario3Result, startScenarioService, ToolLevelResult, windows } from '../lib/context';
