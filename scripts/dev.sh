@@ -72,5 +72,8 @@ if [ "$APP_ENV" = development ] && [ -z "${WEBHOOK_ALLOWED_CIDRS:-}" ]; then
   say "webhooks to loopback receivers (http://127.0.0.1:<port>/...) are allowed in development"
 fi
 
+say "MCP endpoint: $PUBLIC_BASE_URL/api/mcp"
+say "  with the seed's API key (Authorization: Bearer csk_...), or as an OAuth client: an MCP host that"
+say "  connects by OAuth (docs/mcp.md, \"Connecting Claude, ChatGPT and other OAuth clients\") signs you in here"
 say "starting the service on http://127.0.0.1:$port (health: /health, ready: /ready, admin API docs: /admin/docs)"
 exec npm start --silent
