@@ -67,9 +67,8 @@ describe('OAuth grants: Settings → Connected apps, admin routes, live access',
 
       const list = await page(b).expect(200);
       const row = /<tbody>([\s\S]*)<\/tbody>/.exec(list.text)![1];
-      expect(row).toContain('<th scope="row">Page Agent</th>');
+      expect(row).toContain('<th scope="row">Page Agent<br/><span class="muted">Self-registered</span></th>');
       expect(row).toContain(`<td>${new URL(OAUTH_REDIRECT).host}</td>`);
-      expect(row).toContain('Self-registered');
       expect(row).toContain(line.address);
       expect(row).not.toContain(other.address);
       expect(row).toContain('Read, Send');

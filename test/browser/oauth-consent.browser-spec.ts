@@ -1,39 +1,8 @@
-import { createServer, Server } from 'node:http';
-import { AddressInfo } from 'node:net';
-import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { DataSource } from 'typeorm';
-import { inboundSms, partnerPhone } from '../support/messaging-hooks';
-import { hiddenFields, McpHost } from '../support/oauth';
-import { createSession, Session } from '../support/session';
+import { hiddenFields } from '../support/oauth';
+import { createSession } from '../support/session';
 import { expectAccessible, PHONE_VIEWPORT, screenshot, useBrowser, VIEWPORT } from './support/browser';
-
-/** The MCP host's side of the redirect: a loopback HTTP server that keeps every authorization response it receives. */
-class RedirectTarget {
-  readonly received: URL[] = [];
-  private readonly server: Server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', this.origin);
-    if (url.pathname === '/callback') this.received.push(url);
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    res.end(url.pathname === '/callback' ? '<!doctype html><html lang="en"><title>Connected</title><p>You can close this window.</p></html>' : this.page);
-  });
-  origin = '';
-  /** What any other path serves (the cross-site form of a test). */
-  page = '<!doctype html><html lang="en"><title>Other site</title></html>';
-
-  async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.origin = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
-  }
-  get redirectUri(): string {
-    return `${this.origin}/callback`;
-  }
-  close(): Promise<void> {
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
+import { exchangeAndConnect, ownerWithTwoLines, signInBackToConsent, startConnecting, useRedirectTarget } from './support/oauth';
 
 /**
  * Connecting an MCP host by OAuth in a real chromium (docs/mcp.md, "Connecting Claude, ChatGPT and
@@ -45,45 +14,15 @@ class RedirectTarget {
  */
 describe('browser: OAuth consent for an MCP host', () => {
   const b = useBrowser();
-  let target: RedirectTarget;
-
-  beforeEach(async () => {
-    target = await new RedirectTarget().start();
-  });
-  afterEach(async () => {
-    await target.close();
-  });
-
-  /** The SDK's first step: registration, then the browser sent to the authorization URL, which lands on sign-in. */
-  async function startConnecting(name: string): Promise<{ host: McpHost; serverUrl: string }> {
-    const serverUrl = `${b.baseUrl}/api/mcp`;
-    const host = new McpHost(target.redirectUri, name, async (url) => {
-      await b.page.goto(url.href);
-    });
-    expect(await auth(host, { serverUrl })).toBe('REDIRECT');
-    await b.page.waitForURL('**/sign-in');
-    return { host, serverUrl };
-  }
-
-  /** Signs in with an admin-made link, as the other browser tests do, and comes back to the authorization request. */
-  async function signInBackToConsent(session: Session, host: McpHost): Promise<void> {
-    const link = await b.app.admin.post(`/admin/users/${session.userId}/sign-in-links`).expect(201);
-    await b.page.goto(link.body.url);
-    await b.page.getByRole('button', { name: 'Sign in' }).click();
-    await b.page.waitForURL((url) => url.pathname === '/oauth/authorize');
-    expect(b.page.url()).toBe(host.authorizationUrl!.href);
-    await b.page.getByRole('heading', { name: `Connect ${host.clientMetadata.client_name}` }).waitFor();
-  }
+  const redirectTarget = useRedirectTarget();
 
   it('SDK client → sign-in → Specific lines + Read only → Allow → read tools on that line only; refresh; the page cannot be framed', async () => {
-    const owner = await createSession(b.app.admin, { role: 'OWNER', lines: ['PHONE_NUMBER', 'PHONE_NUMBER'] });
-    const [line, other] = owner.lines;
-    const onLine = await inboundSms(b.app, line.address, partnerPhone(), 'on the chosen line');
-    await inboundSms(b.app, other.address, partnerPhone(), 'on the other line');
+    const { owner, line, onLine } = await ownerWithTwoLines(b);
     const page = b.page;
+    const target = redirectTarget();
 
-    const { host, serverUrl } = await startConnecting('Browser Agent');
-    await signInBackToConsent(owner, host);
+    const { host, serverUrl } = await startConnecting(b, target, 'Browser Agent');
+    await signInBackToConsent(b, owner, host);
     const shown = await page.reload();
     // The page cannot be framed: both the old header and CSP say so.
     expect(shown!.headers()['x-frame-options']).toBe('DENY');
@@ -114,15 +53,8 @@ describe('browser: OAuth consent for an MCP host', () => {
     const response = target.received[0];
     expect(response.searchParams.get('state')).toBe('state-42');
     expect(response.searchParams.get('iss')).toBe(b.baseUrl);
-    const code = response.searchParams.get('code');
-    expect(code).toEqual(expect.any(String));
-
-    expect(await auth(host, { serverUrl, authorizationCode: code! })).toBe('AUTHORIZED');
-    const first = host.saved!;
+    const { issued: first, client } = await exchangeAndConnect(host, serverUrl, response.searchParams.get('code'), 'browser-oauth');
     expect(first).toMatchObject({ scope: 'read', expires_in: 3600, refresh_token: expect.any(String) });
-
-    const client = new Client({ name: 'browser-oauth', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(serverUrl), { authProvider: host }));
     try {
       const { tools } = await client.listTools();
       expect(tools.length).toBeGreaterThan(5);
@@ -154,9 +86,10 @@ describe('browser: OAuth consent for an MCP host', () => {
   });
 
   it('Deny sends the browser to the redirect URI with access_denied, and nothing is granted', async () => {
+    const target = redirectTarget();
     const owner = await createSession(b.app.admin, { role: 'MEMBER', lines: ['PHONE_NUMBER'] });
-    const { host } = await startConnecting('Denied Agent');
-    await signInBackToConsent(owner, host);
+    const { host } = await startConnecting(b, target, 'Denied Agent');
+    await signInBackToConsent(b, owner, host);
     await b.page.getByRole('button', { name: 'Deny' }).click();
     await b.page.waitForURL((url) => url.href.startsWith(target.redirectUri));
     expect(target.received).toHaveLength(1);
@@ -173,9 +106,10 @@ describe('browser: OAuth consent for an MCP host', () => {
   });
 
   it('a form on another site that posts consent (with the real form fields) is refused, and no code is sent', async () => {
+    const target = redirectTarget();
     const owner = await createSession(b.app.admin, { role: 'OWNER', lines: ['PHONE_NUMBER'] });
-    const { host } = await startConnecting('Targeted Agent');
-    await signInBackToConsent(owner, host);
+    const { host } = await startConnecting(b, target, 'Targeted Agent');
+    await signInBackToConsent(b, owner, host);
     // Everything the real form holds, CSRF token included, copied by the other site.
     const fields = { ...hiddenFields(await b.page.content()), decision: 'allow', access: 'ALL', 'permissions-shown': 'on', 'permission-read': 'on' };
     target.page =

@@ -12,9 +12,10 @@ export const NOTICES = {
 } as const;
 export type NoticeKind = keyof typeof NOTICES;
 
+/** How the app's identity was established, shown under its name (a column of its own would push Revoke out of a desktop's view). */
 const REGISTRATION_TEXT: Record<GrantView['client']['registration'], string> = {
   'self-registered': 'Self-registered',
-  'metadata-document': 'Metadata document (its client ID is the document’s address)',
+  'metadata-document': 'Metadata document',
 };
 
 /** The name the client gave itself, or its client id when it gave none. */
@@ -63,7 +64,6 @@ export function ConnectedAppsListPage(props: { person: Person; grants: GrantView
               <tr>
                 <th scope="col">App</th>
                 <th scope="col">Returns to</th>
-                <th scope="col">Identity</th>
                 <th scope="col">Channel access</th>
                 <th scope="col">Permissions</th>
                 <th scope="col">Connected</th>
@@ -76,9 +76,12 @@ export function ConnectedAppsListPage(props: { person: Person; grants: GrantView
             <tbody>
               {grants.map((grant) => (
                 <tr key={grant.id}>
-                  <th scope="row">{clientName(grant)}</th>
+                  <th scope="row">
+                    {clientName(grant)}
+                    <br />
+                    <span class="muted">{REGISTRATION_TEXT[grant.client.registration]}</span>
+                  </th>
                   <td>{grant.client.redirectHost}</td>
-                  <td>{REGISTRATION_TEXT[grant.client.registration]}</td>
                   <td>
                     <ChannelAccessText access={grant.channelAccess} />
                   </td>

@@ -87,7 +87,8 @@ table.data th, table.data td { padding: 0.625rem 0.75rem; border-bottom: 1px sol
 table.data thead th { font-size: 0.8125rem; text-transform: uppercase; letter-spacing: 0.03em; color: var(--muted); background: var(--bg); }
 table.data tbody th { font-weight: 600; }
 table.data thead th, table.data code { white-space: nowrap; }
-.table-scroll { overflow-x: auto; }
+/* position: relative, so the visually hidden (absolutely positioned) texts in a table scroll with it, not widen the page. */
+.table-scroll { overflow-x: auto; position: relative; }
 table.data tbody tr:last-child > * { border-bottom: 0; }
 ul.plain { list-style: none; margin: 0; padding: 0; }
 .access { display: flex; align-items: flex-start; gap: 0.5rem; }
