@@ -1,7 +1,8 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { DataSource } from 'typeorm';
 import { createTestApp, TestApp } from './support/app';
 import { inboundSms, partnerPhone } from './support/messaging-hooks';
 import { authorizationUrl, freePort, Host, oauthBrowser, REDIRECT, s256 } from './support/oauth';
@@ -155,6 +156,21 @@ describe('OAuth 2.1 for the MCP endpoint (DCR, PKCE, consent, tokens)', () => {
       return new URL(back.location).searchParams.get('code')!;
     }
 
+    const db = () => t.app.get(DataSource);
+    const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
+
+    /** The grant a code belongs to (codes and tokens are stored only as SHA-256 hashes). */
+    async function grantOfCode(code: string): Promise<string> {
+      const [row] = await db().query(`SELECT grant_id FROM oauth_codes WHERE code_hash = $1`, [sha256(code)]);
+      return row.grant_id;
+    }
+
+    /** How many access and refresh tokens the grant has. */
+    async function tokensOf(grantId: string): Promise<number> {
+      const [row] = await db().query(`SELECT count(*)::int AS n FROM oauth_tokens WHERE grant_id = $1`, [grantId]);
+      return row.n;
+    }
+
     function token(fields: Record<string, string>) {
       return t
         .http()
@@ -213,11 +229,49 @@ describe('OAuth 2.1 for the MCP endpoint (DCR, PKCE, consent, tokens)', () => {
       const verifier = randomBytes(32).toString('base64url');
       const code = await codeFor(verifier);
       const issued = await token({ grant_type: 'authorization_code', code, code_verifier: verifier }).expect(200);
+      const grantId = await grantOfCode(code);
       const rotated = await token({ grant_type: 'refresh_token', refresh_token: issued.body.refresh_token }).expect(200);
+      expect((await tools(rotated.body.access_token)).status).toBe(200);
       const reused = await token({ grant_type: 'refresh_token', refresh_token: issued.body.refresh_token }).expect(400);
       expect(reused.body.error).toBe('invalid_grant');
+      // The family: what the first rotation issued is refused too, and nothing of the grant is left.
       expect((await tools(rotated.body.access_token)).status).toBe(401);
       expect((await token({ grant_type: 'refresh_token', refresh_token: rotated.body.refresh_token })).body.error).toBe('invalid_grant');
+      expect(await tokensOf(grantId)).toBe(0);
+    });
+
+    it('refuses an expired code (invalid_grant) and issues nothing', async () => {
+      const verifier = randomBytes(32).toString('base64url');
+      const code = await codeFor(verifier);
+      const grantId = await grantOfCode(code);
+      await db().query(`UPDATE oauth_codes SET expires_at = now() - interval '1 second' WHERE code_hash = $1`, [sha256(code)]);
+      const expired = await token({ grant_type: 'authorization_code', code, code_verifier: verifier }).expect(400);
+      expect(expired.body.error).toBe('invalid_grant');
+      expect(expired.body.access_token).toBeUndefined();
+      expect(await tokensOf(grantId)).toBe(0);
+    });
+
+    it('accepts an access token only for the MCP resource: 401 on another API route, and 401 when its grant is for another resource', async () => {
+      const verifier = randomBytes(32).toString('base64url');
+      const code = await codeFor(verifier);
+      const grantId = await grantOfCode(code);
+      const issued = await token({ grant_type: 'authorization_code', code, code_verifier: verifier }).expect(200);
+      expect((await tools(issued.body.access_token)).status).toBe(200);
+
+      // Another route that takes an API key: the same person's key gets past authentication, the token does not.
+      const agent = (await t.admin.post(`/admin/lines/${s.lines[0].id}/agents`, { name: 'Resource bot', mode: 'DRAFT' }).expect(201)).body;
+      const turn = (key: string) =>
+        t.http().post(`/api/agents/${agent.id}/turns`).set('Authorization', `Bearer ${key}`).send({ threadId: randomUUID(), body: 'x' });
+      expect((await turn(s.apiKey)).status).toBe(404);
+      const rest = await turn(issued.body.access_token);
+      expect(rest.status).toBe(401);
+      expect(rest.headers['www-authenticate']).toBe('Bearer realm="messaging-sync", error="invalid_token"');
+
+      // A grant whose resource is another server's MCP endpoint: its token is refused here.
+      await db().query(`UPDATE oauth_grants SET resource = 'https://other.example/api/mcp' WHERE id = $1`, [grantId]);
+      expect((await tools(issued.body.access_token)).status).toBe(401);
+      await db().query(`UPDATE oauth_grants SET resource = $2 WHERE id = $1`, [grantId, `${base}/api/mcp`]);
+      expect((await tools(issued.body.access_token)).status).toBe(200);
     });
   });
 });
