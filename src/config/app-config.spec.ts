@@ -95,6 +95,9 @@ describe('loadConfig', () => {
       mcp: { limit: 600, windowSeconds: 60, variable: 'MCP_RATE_LIMIT' },
       pixel: { limit: 600, windowSeconds: 60, variable: 'PIXEL_RATE_LIMIT' },
       attachment: { limit: 120, windowSeconds: 60, variable: 'ATTACHMENT_RATE_LIMIT' },
+      oauthAuthorize: { limit: 60, windowSeconds: 60, variable: 'OAUTH_AUTHORIZE_RATE_LIMIT' },
+      oauthToken: { limit: 600, windowSeconds: 60, variable: 'OAUTH_TOKEN_RATE_LIMIT' },
+      oauthRegister: { limit: 60, windowSeconds: 60, variable: 'OAUTH_REGISTER_RATE_LIMIT' },
       signInAddress: { limit: 5, windowSeconds: 900, variable: 'SIGN_IN_RATE_LIMIT_PER_ADDRESS' },
       signInIp: { limit: 20, windowSeconds: 900, variable: 'SIGN_IN_RATE_LIMIT_PER_IP' },
     });
@@ -105,6 +108,8 @@ describe('loadConfig', () => {
       MCP_RATE_WINDOW_SECONDS: '1',
       PIXEL_RATE_LIMIT: '5',
       ATTACHMENT_RATE_LIMIT: '0',
+      OAUTH_TOKEN_RATE_LIMIT: '0',
+      OAUTH_REGISTER_RATE_LIMIT: '5000',
       PUBLIC_RATE_WINDOW_SECONDS: '10',
     });
     expect(given.mcp.keyConcurrency).toBe(64);
@@ -112,6 +117,9 @@ describe('loadConfig', () => {
       mcp: { limit: 0, windowSeconds: 1, variable: 'MCP_RATE_LIMIT' },
       pixel: { limit: 5, windowSeconds: 10, variable: 'PIXEL_RATE_LIMIT' },
       attachment: { limit: 0, windowSeconds: 10, variable: 'ATTACHMENT_RATE_LIMIT' },
+      oauthAuthorize: { limit: 60, windowSeconds: 10, variable: 'OAUTH_AUTHORIZE_RATE_LIMIT' },
+      oauthToken: { limit: 0, windowSeconds: 10, variable: 'OAUTH_TOKEN_RATE_LIMIT' },
+      oauthRegister: { limit: 5000, windowSeconds: 10, variable: 'OAUTH_REGISTER_RATE_LIMIT' },
       signInAddress: { limit: 5, windowSeconds: 900, variable: 'SIGN_IN_RATE_LIMIT_PER_ADDRESS' },
       signInIp: { limit: 20, windowSeconds: 900, variable: 'SIGN_IN_RATE_LIMIT_PER_IP' },
     });
@@ -203,6 +211,8 @@ describe('loadConfig', () => {
     ['MCP_RATE_WINDOW_SECONDS', '0'],
     ['PIXEL_RATE_LIMIT', 'lots'],
     ['ATTACHMENT_RATE_LIMIT', '1.5'],
+    ['OAUTH_TOKEN_RATE_LIMIT', '-1'],
+    ['OAUTH_REGISTER_RATE_LIMIT', 'many'],
     ['PUBLIC_RATE_WINDOW_SECONDS', '0'],
     ['TRUST_PROXY', 'true'],
     ['TRUST_PROXY', '0'],

@@ -211,6 +211,20 @@ class EnvironmentVariables {
   @Max(100_000_000)
   OAUTH_AUTHORIZE_RATE_LIMIT = 60;
 
+  /** Requests to the OAuth token and revocation endpoints one client IP may make per PUBLIC_RATE_WINDOW_SECONDS. */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(100_000_000)
+  OAUTH_TOKEN_RATE_LIMIT = 600;
+
+  /** Dynamic Client Registrations (RFC 7591) one client IP may make per PUBLIC_RATE_WINDOW_SECONDS. */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(100_000_000)
+  OAUTH_REGISTER_RATE_LIMIT = 60;
+
   @IsOptional()
   @IsInt()
   @Min(1)
@@ -442,7 +456,7 @@ class EnvironmentVariables {
 }
 
 /** The limits counted in Redis (shared by every replica): per API key on /api/mcp, per client IP on public routes, per address and IP on sign-in. */
-export type RateLimitName = 'mcp' | 'pixel' | 'attachment' | 'oauthAuthorize' | 'signInAddress' | 'signInIp';
+export type RateLimitName = 'mcp' | 'pixel' | 'attachment' | 'oauthAuthorize' | 'oauthToken' | 'oauthRegister' | 'signInAddress' | 'signInIp';
 
 /** `limit` calls per `windowSeconds` (a fixed window); a limit of 0 turns it off. */
 export interface RateLimit {
@@ -717,6 +731,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         windowSeconds: parsed.PUBLIC_RATE_WINDOW_SECONDS,
         variable: 'OAUTH_AUTHORIZE_RATE_LIMIT',
       },
+      oauthToken: { limit: parsed.OAUTH_TOKEN_RATE_LIMIT, windowSeconds: parsed.PUBLIC_RATE_WINDOW_SECONDS, variable: 'OAUTH_TOKEN_RATE_LIMIT' },
+      oauthRegister: { limit: parsed.OAUTH_REGISTER_RATE_LIMIT, windowSeconds: parsed.PUBLIC_RATE_WINDOW_SECONDS, variable: 'OAUTH_REGISTER_RATE_LIMIT' },
       signInAddress: {
         limit: parsed.SIGN_IN_RATE_LIMIT_PER_ADDRESS,
         windowSeconds: parsed.SIGN_IN_RATE_WINDOW_SECONDS,
