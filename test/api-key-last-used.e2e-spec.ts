@@ -2,16 +2,9 @@ import { DataSource } from 'typeorm';
 import { ApiKeysRepository } from '../src/auth/api-keys.repository';
 import { Clock } from '../src/common/clock';
 import { TestApp } from './support/app';
+import { MovableClock, watchLastUseWrites } from './support/last-use';
 import { createSession } from './support/session';
 import { createWhoAmIApp, whoami } from './support/whoami';
-
-/** The real time moved by `offsetMs`. */
-class MovableClock extends Clock {
-  offsetMs = 0;
-  now(): Date {
-    return new Date(Date.now() + this.offsetMs);
-  }
-}
 
 describe('API keys: last used', () => {
   let t: TestApp;
@@ -19,25 +12,19 @@ describe('API keys: last used', () => {
   let repository: ApiKeysRepository;
   const clock = new MovableClock();
 
-  /** Every last-use write the app starts, with whether it changed the row. */
-  let writes: Array<Promise<boolean>> = [];
+  let watch: ReturnType<typeof watchLastUseWrites>;
   let touch: jest.SpyInstance;
 
   beforeAll(async () => {
     t = await createWhoAmIApp({ overrides: (b) => b.overrideProvider(Clock).useValue(clock) });
     db = t.app.get(DataSource);
     repository = t.app.get(ApiKeysRepository);
-    const original = repository.touchLastUsed.bind(repository);
-    touch = jest.spyOn(repository, 'touchLastUsed').mockImplementation((keyId, now) => {
-      const write = original(keyId, now);
-      writes.push(write);
-      return write;
-    });
+    watch = watchLastUseWrites(repository, 'touchLastUsed');
+    touch = watch.spy;
   });
   beforeEach(() => {
     clock.offsetMs = 0;
-    writes = [];
-    touch.mockClear();
+    watch.clear();
   });
   afterAll(async () => {
     touch.mockRestore();
@@ -49,11 +36,6 @@ describe('API keys: last used', () => {
     return row.last_used_at;
   }
 
-  /** How many of the writes started so far changed the row, once they have all finished. */
-  async function rowsWritten(): Promise<number> {
-    return (await Promise.all(writes)).filter(Boolean).length;
-  }
-
   it('is null until the key is used, then the time of the request that used it', async () => {
     const s = await createSession(t.admin, { lines: [] });
     expect(await lastUsedAt(s.apiKeyId)).toBeNull();
@@ -62,7 +44,7 @@ describe('API keys: last used', () => {
     const before = clock.now().getTime();
     expect((await whoami(t, s.apiKey)).status).toBe(200);
     const after = clock.now().getTime();
-    expect(await rowsWritten()).toBe(1);
+    expect(await watch.rowsWritten()).toBe(1);
     const stamped = (await lastUsedAt(s.apiKeyId))!.getTime();
     expect(stamped).toBeGreaterThanOrEqual(before);
     expect(stamped).toBeLessThanOrEqual(after);
@@ -74,7 +56,7 @@ describe('API keys: last used', () => {
     // Concurrent first uses: every request reads a null stamp, yet one write reaches the row.
     const burst = await Promise.all(Array.from({ length: 12 }, () => whoami(t, s.apiKey)));
     expect(burst.map((r) => r.status)).toEqual(Array(12).fill(200));
-    expect(await rowsWritten()).toBe(1);
+    expect(await watch.rowsWritten()).toBe(1);
     const first = await lastUsedAt(s.apiKeyId);
     expect(first).not.toBeNull();
 
@@ -89,7 +71,7 @@ describe('API keys: last used', () => {
     clock.offsetMs = 61_000;
     const second = await Promise.all(Array.from({ length: 12 }, () => whoami(t, s.apiKey)));
     expect(second.map((r) => r.status)).toEqual(Array(12).fill(200));
-    expect(await rowsWritten()).toBe(2);
+    expect(await watch.rowsWritten()).toBe(2);
     const stamped = (await lastUsedAt(s.apiKeyId))!.getTime();
     expect(stamped - first!.getTime()).toBeGreaterThanOrEqual(61_000);
   });
@@ -123,7 +105,7 @@ describe('API keys: last used', () => {
     const s = await createSession(t.admin, { lines: [] });
     const [before] = await db.query('SELECT updated_at FROM api_keys WHERE id = $1', [s.apiKeyId]);
     expect((await whoami(t, s.apiKey)).status).toBe(200);
-    await rowsWritten();
+    await watch.rowsWritten();
     const [after] = await db.query('SELECT updated_at, last_used_at FROM api_keys WHERE id = $1', [s.apiKeyId]);
     expect(after.last_used_at).not.toBeNull();
     expect(after.updated_at).toEqual(before.updated_at);

@@ -4,11 +4,12 @@ import { AccountsService } from '../accounts/accounts.service';
 import { normalizeAddress } from '../accounts/account.types';
 import { Clock } from '../common/clock';
 import { NotFoundError } from '../common/errors';
-import { MicroBatcher } from '../common/micro-batcher';
+import { MicroBatcher, rowsPerKey } from '../common/micro-batcher';
 import { ApiKey } from './api-key.entity';
 import { ApiKeysRepository, CallerRow, KeyCallerRow } from './api-keys.repository';
 import { KeyCaller } from './caller';
 import { GrantCallers, isGrantId } from './grant-callers';
+import { LastUseStamps } from './last-use-stamps';
 import { ALL_KEY_PERMISSIONS, canonicalPermissions, KeyPermission } from './key-permissions';
 
 /** `csk_` followed by 48 lowercase hex characters (spec: API key format). */
@@ -28,9 +29,6 @@ export interface ApiKeyView {
   updatedAt: Date;
 }
 
-/** `last_used_at` is written at most once per this interval per key: "last used" is shown to the minute. */
-export const LAST_USED_RESOLUTION_MS = 60_000;
-
 export function hashApiKey(raw: string): string {
   return createHash('sha256').update(raw, 'utf8').digest('hex');
 }
@@ -42,9 +40,7 @@ export function generateApiKey(): string {
 /** API keys: created with a secret shown once, stored as a SHA-256 hash, revoked by deletion. */
 @Injectable()
 export class ApiKeysService implements BeforeApplicationShutdown {
-  private readonly logger = new Logger(ApiKeysService.name);
-  /** Keys whose last-use write is in flight in this process, and those writes (awaited at shutdown). */
-  private readonly touching = new Map<string, Promise<void>>();
+  private readonly lastUse: LastUseStamps;
   /**
    * Key lookups of concurrent requests share one query (each still reads the key after its
    * request arrived, so a revoked key is refused at once).
@@ -54,10 +50,12 @@ export class ApiKeysService implements BeforeApplicationShutdown {
   constructor(
     private readonly keys: ApiKeysRepository,
     private readonly accounts: AccountsService,
-    private readonly clock: Clock,
+    clock: Clock,
     /** OAuth grants act as keys on the MCP endpoint (oauth/): isActive answers for them too. */
     @Optional() private readonly grants?: GrantCallers,
-  ) {}
+  ) {
+    this.lastUse = new LastUseStamps((keyId, now) => this.keys.touchLastUsed(keyId, now), clock, new Logger(ApiKeysService.name), 'API key');
+  }
 
   /** `permissions` left out: all of them, so the key may do whatever its user may. */
   async create(userId: string, input: { name: string; channelAccess: ChannelAccess; permissions?: KeyPermission[] }): Promise<ApiKeyView & { key: string }> {
@@ -111,44 +109,17 @@ export class ApiKeysService implements BeforeApplicationShutdown {
     if (!API_KEY_PATTERN.test(raw)) return null;
     const rows = await this.lookups.submit(hashApiKey(raw));
     if (rows.length === 0) return null;
-    this.noteUse(rows[0].key_id, rows[0].last_used_at);
+    this.lastUse.note(rows[0].key_id, rows[0].last_used_at);
     return callerOfRows(rows);
   }
 
   private async lookupBatch(hashes: string[]): Promise<KeyCallerRow[][]> {
-    const rows = await this.keys.callerRows([...new Set(hashes)]);
-    const byHash = new Map<string, KeyCallerRow[]>();
-    for (const row of rows) {
-      const keyRows = byHash.get(row.key_hash);
-      if (keyRows) keyRows.push(row);
-      else byHash.set(row.key_hash, [row]);
-    }
-    return hashes.map((hash) => byHash.get(hash) ?? []);
-  }
-
-  /**
-   * Records that the key authenticated a request, off the request's path: nothing is awaited, a
-   * failure is logged. Skipped when the row (read by resolve's own query) was stamped less than a
-   * minute ago or a write for the key is already in flight here; the UPDATE's own condition keeps
-   * concurrent requests and other replicas to one write a minute.
-   */
-  private noteUse(keyId: string, lastUsedAt: Date | null): void {
-    const now = this.clock.now();
-    if (lastUsedAt && now.getTime() - lastUsedAt.getTime() < LAST_USED_RESOLUTION_MS) return;
-    if (this.touching.has(keyId)) return;
-    const write = this.keys
-      .touchLastUsed(keyId, now)
-      .then(
-        () => undefined,
-        (error: unknown) => this.logger.warn(`could not record the last use of API key ${keyId}: ${error instanceof Error ? error.message : String(error)}`),
-      )
-      .finally(() => this.touching.delete(keyId));
-    this.touching.set(keyId, write);
+    return rowsPerKey(hashes, await this.keys.callerRows([...new Set(hashes)]), (row) => row.key_hash);
   }
 
   /** Lets last-use writes in flight finish before the database pool closes. */
   async beforeApplicationShutdown(): Promise<void> {
-    await Promise.allSettled([...this.touching.values()]);
+    await this.lastUse.settle();
   }
 }
 

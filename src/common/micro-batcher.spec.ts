@@ -1,4 +1,4 @@
-import { MicroBatcher } from './micro-batcher';
+import { MicroBatcher, rowsPerKey } from './micro-batcher';
 
 describe('MicroBatcher', () => {
   it('hands items submitted in the same turn to one call, and answers each with its own result', async () => {
@@ -71,5 +71,16 @@ describe('MicroBatcher', () => {
     const answers = await Promise.all(['a1', 'b1', 'a2', 'c1', 'a3', 'b2'].map((item) => batcher.submit(item)));
     expect(answers).toEqual(['A1', 'B1', 'A2', 'C1', 'A3', 'B2']);
     expect(calls).toEqual([['a1', 'b1', 'c1'], ['a2', 'b2'], ['a3']]);
+  });
+});
+
+describe('rowsPerKey', () => {
+  it('answers each key with its rows in order, a repeated key alike, an unknown key with none', () => {
+    const rows = [
+      { k: 'b', n: 1 },
+      { k: 'a', n: 2 },
+      { k: 'b', n: 3 },
+    ];
+    expect(rowsPerKey(['a', 'x', 'b', 'a'], rows, (row) => row.k)).toEqual([[rows[1]], [], [rows[0], rows[2]], [rows[1]]]);
   });
 });

@@ -82,3 +82,18 @@ export class MicroBatcher<I, O> {
     }
   }
 }
+
+/**
+ * For a batch lookup by key: the rows of each key of `keys`, in the order of `keys` (an empty list
+ * for a key no row has; a key given twice gets the same rows twice), rows in their given order.
+ */
+export function rowsPerKey<R>(keys: string[], rows: R[], keyOf: (row: R) => string): R[][] {
+  const byKey = new Map<string, R[]>();
+  for (const row of rows) {
+    const key = keyOf(row);
+    const keyRows = byKey.get(key);
+    if (keyRows) keyRows.push(row);
+    else byKey.set(key, [row]);
+  }
+  return keys.map((key) => byKey.get(key) ?? []);
+}

@@ -5,7 +5,7 @@ import { ChannelAccessMode } from '../auth/api-key.entity';
 import { CallerRow } from '../auth/api-keys.repository';
 import { KeyPermission } from '../auth/key-permissions';
 import { keyAllowsLine, liveLineOfUser } from '../auth/line-access.sql';
-import { queryNamed } from '../database/sql';
+import { inValues, queryNamed } from '../database/sql';
 
 export interface ClientRow {
   client_id: string;
@@ -26,6 +26,13 @@ export interface GrantListRow {
   lines: Array<{ id: string | null; address: string }>;
   permissions: KeyPermission[];
   created_at: Date;
+  last_used_at: Date | null;
+}
+
+/** A live access token's caller row (one per line it reaches): the token it was found by, its grant's resource and last use. */
+export interface TokenCallerRow extends CallerRow {
+  token_hash: string;
+  resource: string;
   last_used_at: Date | null;
 }
 
@@ -210,13 +217,16 @@ export class OAuthRepository {
   }
 
   /**
-   * The grant of a live access token for `resource`, with its person, org and the person's live
-   * lines narrowed by the grant's channel access (line-access.sql.ts), as ApiKeysRepository.callerRows.
+   * The grants of the live access tokens with these hashes, each with its resource, its person, org
+   * and the person's live lines narrowed by the grant's channel access (line-access.sql.ts), as
+   * ApiKeysRepository.callerRows: oldest line first, no row for an unknown, expired or refresh token.
    */
-  callerRows(tokenHash: string, resource: string): Promise<CallerRow[]> {
+  callerRows(tokenHashes: string[]): Promise<TokenCallerRow[]> {
+    const hashes = inValues('t.token_hash', 'tokenHashes', tokenHashes, 'text');
     return queryNamed(
       this.dataSource.manager,
-      `SELECT g.id AS key_id, u.id AS user_id, u.org_id, o.tier, u.role, g.channel_access_mode AS mode, g.permissions,
+      `SELECT t.token_hash, g.resource, g.last_used_at,
+              g.id AS key_id, u.id AS user_id, u.org_id, o.tier, u.role, g.channel_access_mode AS mode, g.permissions,
               l.id AS line_id, l.type AS line_type, l.address AS line_address
          FROM oauth_tokens t
          JOIN oauth_grants g ON g.id = t.grant_id
@@ -224,17 +234,23 @@ export class OAuthRepository {
          JOIN orgs o ON o.id = u.org_id
          LEFT JOIN line_memberships m ON m.user_id = u.id
          LEFT JOIN lines l ON l.id = m.line_id AND ${liveLineOfUser('l', 'u')} AND ${keyAllowsLine('g', 'l')}
-        WHERE t.token_hash = :tokenHash AND t.kind = 'access' AND t.expires_at > now() AND g.resource = :resource
-        ORDER BY l.created_at`,
-      { tokenHash, resource },
+        WHERE ${hashes.sql} AND t.kind = 'access' AND t.expires_at > now()
+        ORDER BY t.token_hash, l.created_at`,
+      hashes.parameters,
     );
   }
 
-  async touchGrant(grantId: string): Promise<void> {
-    await queryNamed(
+  /**
+   * Stamps the grant's last use with `now`, unless it was stamped less than a minute before `now`
+   * (as ApiKeysRepository.touchLastUsed): of a burst, one write a minute reaches the row.
+   */
+  async touchGrant(grantId: string, now: Date): Promise<boolean> {
+    const [, count] = await queryNamed<[unknown[], number]>(
       this.dataSource.manager,
-      `UPDATE oauth_grants SET last_used_at = now() WHERE id = :grantId AND (last_used_at IS NULL OR last_used_at <= now() - interval '1 minute')`,
-      { grantId },
+      `UPDATE oauth_grants SET last_used_at = :now
+        WHERE id = :grantId AND (last_used_at IS NULL OR last_used_at <= :now::timestamptz - interval '1 minute')`,
+      { grantId, now },
     );
+    return count > 0;
   }
 }

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
 import {
   InvalidClientError,
   InvalidClientMetadataError,
@@ -19,14 +19,17 @@ import { AccountsService } from '../accounts/accounts.service';
 import { callerOfRows } from '../auth/api-keys.service';
 import { KeyCaller } from '../auth/caller';
 import { GrantCallers } from '../auth/grant-callers';
+import { LastUseStamps } from '../auth/last-use-stamps';
 import { ALL_KEY_PERMISSIONS, KeyPermission } from '../auth/key-permissions';
 import { PersonRef } from '../auth/person';
 import { PersonApiKeysService, PersonChannelAccess } from '../auth/person-api-keys.service';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { Clock } from '../common/clock';
 import { NotFoundError } from '../common/errors';
+import { MicroBatcher, rowsPerKey } from '../common/micro-batcher';
 import { ClientDocumentError, ClientMetadataDocuments, isDocumentClientId, redirectUriProblem } from './client-metadata-documents';
-import { ClientRow, GrantListRow, OAuthRepository } from './oauth.repository';
+import { ClientRow, GrantListRow, OAuthRepository, TokenCallerRow } from './oauth.repository';
 
 export const ACCESS_TOKEN_SECONDS = 60 * 60;
 export const REFRESH_TOKEN_SECONDS = 30 * 24 * 60 * 60;
@@ -100,18 +103,28 @@ function grantId(): string {
  * person with the access chosen at consent.
  */
 @Injectable()
-export class OAuthService extends GrantCallers implements OAuthServerProvider, OAuthRegisteredClientsStore {
+export class OAuthService extends GrantCallers implements OAuthServerProvider, OAuthRegisteredClientsStore, BeforeApplicationShutdown {
   readonly issuer: string;
   readonly resource: string;
+  private readonly lastUse: LastUseStamps;
+  /**
+   * Token lookups of concurrent requests share one query, as API keys' (each still reads the
+   * token after its request arrived, so a revoked grant or an expired token is refused at once).
+   */
+  private readonly lookups = new MicroBatcher<string, TokenCallerRow[]>(async (hashes) =>
+    rowsPerKey(hashes, await this.repository.callerRows([...new Set(hashes)]), (row) => row.token_hash),
+  );
 
   constructor(
     private readonly repository: OAuthRepository,
     private readonly personKeys: PersonApiKeysService,
     private readonly documents: ClientMetadataDocuments,
     private readonly accounts: AccountsService,
+    clock: Clock,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     super();
+    this.lastUse = new LastUseStamps((grantId, now) => this.repository.touchGrant(grantId, now), clock, new Logger(OAuthService.name), 'OAuth grant');
     this.issuer = config.publicBaseUrl;
     this.resource = `${config.publicBaseUrl}${MCP_RESOURCE_PATH}`;
   }
@@ -392,8 +405,8 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
   }
 
   async verifyAccessToken(token: string): Promise<AuthInfo> {
-    const rows = ACCESS_TOKEN.test(token) ? await this.repository.callerRows(sha256(token), this.resource) : [];
-    if (rows.length === 0) throw new InvalidGrantError('the access token is unknown');
+    const rows = ACCESS_TOKEN.test(token) ? await this.lookups.submit(sha256(token)) : [];
+    if (rows.length === 0 || rows[0].resource !== this.resource) throw new InvalidGrantError('the access token is unknown');
     return { token, clientId: '', scopes: rows[0].permissions, resource: new URL(this.resource) };
   }
 
@@ -411,10 +424,15 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
   async resolve(token: string, request: Request): Promise<KeyCaller | null> {
     if (!ACCESS_TOKEN.test(token)) return null;
     const resource = `${this.issuer}${request.path}`;
-    const rows = await this.repository.callerRows(sha256(token), resource);
-    if (rows.length === 0) return null;
-    void this.repository.touchGrant(rows[0].key_id).catch(() => undefined);
+    const rows = await this.lookups.submit(sha256(token));
+    if (rows.length === 0 || rows[0].resource !== resource) return null;
+    this.lastUse.note(rows[0].key_id, rows[0].last_used_at);
     return callerOfRows(rows);
+  }
+
+  /** Lets last-use writes in flight finish before the database pool closes. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.lastUse.settle();
   }
 
   isActive(grantId: string): Promise<boolean> {
