@@ -68,10 +68,10 @@ export class AuthGuard implements CanActivate {
       }
       return;
     }
-    const resourceMetadata = this.grants?.resourceMetadataFor(request);
-    if (token === null) throw new UnauthorizedError('an API key is required: Authorization: Bearer csk_...', false, resourceMetadata);
+    const challenge = this.grants?.challengeFor(request);
+    if (token === null) throw new UnauthorizedError('an API key is required: Authorization: Bearer csk_...', false, challenge);
     const caller = API_KEY_PATTERN.test(token) ? await this.apiKeys.resolve(token) : ((await this.grants?.resolve(token, request)) ?? null);
-    if (!caller) throw new UnauthorizedError('the API key or access token is malformed, unknown, expired or revoked', true, resourceMetadata);
+    if (!caller) throw new UnauthorizedError('the API key or access token is malformed, unknown, expired or revoked', true, challenge);
     request.caller = caller;
   }
 

@@ -1,4 +1,5 @@
 import { Request } from 'express';
+import { ResourceChallenge } from '../common/errors';
 import { KeyCaller } from './caller';
 
 /**
@@ -12,8 +13,8 @@ export abstract class GrantCallers {
   abstract resolve(token: string, request: Request): Promise<KeyCaller | null>;
   /** False once the grant is revoked. */
   abstract isActive(grantId: string): Promise<boolean>;
-  /** The Protected Resource Metadata URL (RFC 9728) to name in a 401 from `request`'s URL, when it is a protected resource. */
-  abstract resourceMetadataFor(request: Request): string | undefined;
+  /** What a 401 from `request`'s URL names, when it is a protected resource: its metadata URL (RFC 9728) and scopes. */
+  abstract challengeFor(request: Request): ResourceChallenge | undefined;
 }
 
 /** A grant's id (UUID version 8), as opposed to an API key's (version 4). */

@@ -37,6 +37,12 @@ export class ForbiddenError extends DomainError {
   readonly code = 'FORBIDDEN';
 }
 
+/** The Protected Resource Metadata URL (RFC 9728) and the scopes a 401 from a protected resource names. */
+export interface ResourceChallenge {
+  resourceMetadata: string;
+  scope: string;
+}
+
 export class UnauthorizedError extends DomainError {
   readonly code = 'UNAUTHORIZED';
 
@@ -44,8 +50,8 @@ export class UnauthorizedError extends DomainError {
   constructor(
     message: string,
     readonly credentialsSent = true,
-    /** The Protected Resource Metadata URL (RFC 9728) the challenge names, on a protected resource (the MCP endpoint). */
-    readonly resourceMetadata?: string,
+    /** What the challenge names on a protected resource (the MCP endpoint): its metadata (RFC 9728) and scopes. */
+    readonly resource?: ResourceChallenge,
   ) {
     super(message);
   }

@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import { Request, Response } from 'express';
-import { DomainError, DomainErrorCode, isDatabaseUnavailable, RateLimitedError, UnauthorizedError } from './errors';
+import { DomainError, DomainErrorCode, isDatabaseUnavailable, RateLimitedError, ResourceChallenge, UnauthorizedError } from './errors';
 import { closeIfBodyUnread, RequestBodyError } from './request-body';
 
 const STATUS: Record<DomainErrorCode, number> = {
@@ -26,8 +26,9 @@ export interface HttpErrorBody {
  * The RFC 6750 challenge every 401 carries; `error="invalid_token"` only when credentials were
  * sent; on the MCP endpoint also `resource_metadata` (RFC 9728), where OAuth clients start.
  */
-export function bearerChallenge(credentialsSent: boolean, resourceMetadata?: string): string {
-  return `Bearer realm="messaging-sync"${credentialsSent ? ', error="invalid_token"' : ''}${resourceMetadata ? `, resource_metadata="${resourceMetadata}"` : ''}`;
+export function bearerChallenge(credentialsSent: boolean, resource?: ResourceChallenge): string {
+  const named = resource ? `, resource_metadata="${resource.resourceMetadata}", scope="${resource.scope}"` : '';
+  return `Bearer realm="messaging-sync"${credentialsSent ? ', error="invalid_token"' : ''}${named}`;
 }
 
 /** Seconds a client is told to wait (Retry-After) when the database cannot be reached. */
@@ -54,7 +55,7 @@ export class HttpErrorFilter implements ExceptionFilter {
     if (response.headersSent) return;
     if (status === HttpStatus.UNAUTHORIZED) {
       const unauthorized = exception instanceof UnauthorizedError ? exception : undefined;
-      response.setHeader('WWW-Authenticate', bearerChallenge(unauthorized?.credentialsSent ?? true, unauthorized?.resourceMetadata));
+      response.setHeader('WWW-Authenticate', bearerChallenge(unauthorized?.credentialsSent ?? true, unauthorized?.resource));
     }
     if (status === HttpStatus.SERVICE_UNAVAILABLE) response.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
     if (exception instanceof RateLimitedError) response.setHeader('Retry-After', String(exception.retryAfterSeconds));

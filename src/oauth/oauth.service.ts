@@ -26,7 +26,7 @@ import { PersonApiKeysService, PersonChannelAccess } from '../auth/person-api-ke
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { Clock } from '../common/clock';
-import { NotFoundError } from '../common/errors';
+import { NotFoundError, ResourceChallenge } from '../common/errors';
 import { MicroBatcher, rowsPerKey } from '../common/micro-batcher';
 import { ClientDocumentError, ClientMetadataDocuments, isDocumentClientId, redirectUriProblem } from './client-metadata-documents';
 import { ClientRow, GrantListRow, OAuthRepository, TokenCallerRow } from './oauth.repository';
@@ -439,8 +439,10 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
     return this.repository.grantExists(grantId);
   }
 
-  resourceMetadataFor(request: Request): string | undefined {
-    return request.path === MCP_RESOURCE_PATH ? `${this.issuer}/.well-known/oauth-protected-resource${MCP_RESOURCE_PATH}` : undefined;
+  /** On the MCP endpoint: its Protected Resource Metadata, and every scope (a key's permissions; the person picks at consent). */
+  challengeFor(request: Request): ResourceChallenge | undefined {
+    if (request.path !== MCP_RESOURCE_PATH) return undefined;
+    return { resourceMetadata: `${this.issuer}/.well-known/oauth-protected-resource${MCP_RESOURCE_PATH}`, scope: SCOPES.join(' ') };
   }
 }
 
