@@ -117,7 +117,7 @@ describe('web: hardening of the page forms', () => {
         if (kind === 'session') expect({ route, csrf: guards.includes(CsrfTokenGuard) }).toEqual({ route, csrf: true });
       }
     }
-    expect(seen.filter((route) => route.startsWith('POST')).length).toBe(16);
+    expect(seen.filter((route) => route.startsWith('POST')).length).toBe(18);
   });
 
   it('every POST of the web app refuses a cross-site Origin, a missing Origin, a missing or wrong _csrf, and changes nothing', async () => {
@@ -138,6 +138,19 @@ describe('web: hardening of the page forms', () => {
     const endpointId = /href="\/settings\/webhooks\/([0-9a-f-]{36})"/.exec(created.text)![1];
     const link = await t.admin.post(`/admin/users/${b.session.userId}/sign-in-links`).expect(201);
     const token = new URL(link.body.url).searchParams.get('token')!;
+    // A connected app (an OAuth grant), stored as the service stores one (the flow itself: test/oauth).
+    const clientId = randomUUID();
+    const grantId = `${randomUUID().slice(0, 14)}8${randomUUID().slice(15)}`;
+    await db.query(`INSERT INTO oauth_clients (client_id, client_name, redirect_uris, metadata) VALUES ($1, 'Hardening app', $2, '{}')`, [
+      clientId,
+      ['http://127.0.0.1:9/callback'],
+    ]);
+    await db.query(`INSERT INTO oauth_grants (id, user_id, client_id, resource, channel_access_mode, permissions) VALUES ($1, $2, $3, $4, 'ALL', '{read}')`, [
+      grantId,
+      b.session.userId,
+      clientId,
+      `${ORIGIN}/api/mcp`,
+    ]);
     const state = async () => ({
       endpoints: await db.query('SELECT id, url, status, events, secret_sealed FROM webhook_endpoints WHERE user_id = $1 ORDER BY id', [b.session.userId]),
       keys: await db.query('SELECT id, channel_access_mode, allowed_addresses FROM api_keys WHERE user_id = $1 ORDER BY id', [b.session.userId]),
@@ -145,6 +158,9 @@ describe('web: hardening of the page forms', () => {
       sessions: await db.query('SELECT id, revoked_at FROM web_sessions WHERE user_id = $1 ORDER BY id', [b.session.userId]),
       links: await db.query('SELECT used_at FROM sign_in_links WHERE user_id = $1 ORDER BY id', [b.session.userId]),
       mailboxes: await db.query('SELECT * FROM mailboxes WHERE line_id = $1', [mailboxLine]),
+      grants: await db.query('SELECT g.id, (SELECT count(*)::int FROM oauth_codes c WHERE c.grant_id = g.id) AS codes FROM oauth_grants g WHERE user_id = $1', [
+        b.session.userId,
+      ]),
     });
     const before = await state();
 
@@ -169,8 +185,13 @@ describe('web: hardening of the page forms', () => {
         'imap.host=evil.example&imap.port=993&imap.tls=implicit&imap.username=x&imap.password=x&smtp.host=evil.example&smtp.port=465&smtp.tls=implicit&smtp.username=x&smtp.password=x',
       ],
       [`/settings/mailboxes/${mailboxLine}/disconnect`, ''],
+      [`/settings/connected-apps/${grantId}/revoke`, ''],
+      [
+        '/oauth/authorize',
+        `client_id=${clientId}&redirect_uri=${encodeURIComponent('http://127.0.0.1:9/callback')}&response_type=code&code_challenge=${'a'.repeat(43)}&code_challenge_method=S256&resource=${encodeURIComponent(`${ORIGIN}/api/mcp`)}&decision=allow&access=ALL&permissions-shown=on&permission-read=on`,
+      ],
     ];
-    const signedIn = (path: string) => path.startsWith('/settings') || path === '/sign-out';
+    const signedIn = (path: string) => path.startsWith('/settings') || path === '/sign-out' || path === '/oauth/authorize';
     for (const [path, fields] of routes) {
       const variants: Array<{ what: string; origin?: string; fetchSite?: string; csrf?: string }> = [
         { what: 'cross-site Origin', origin: 'https://evil.example', csrf: b.csrf },
