@@ -27,6 +27,10 @@ import { Mailbox } from '../messaging/mailboxes/mailbox.entity';
 import { SmsProvider } from '../messaging/sms-providers/sms-provider.entity';
 import { PendingSmsReport } from '../messaging/outbound/pending-sms-report.entity';
 import { SendIdempotencyKey } from '../messaging/outbound/send-idempotency-key.entity';
+import { OAuthClient } from '../oauth/oauth-client.entity';
+import { OAuthCode } from '../oauth/oauth-code.entity';
+import { OAuthGrant } from '../oauth/oauth-grant.entity';
+import { OAuthToken } from '../oauth/oauth-token.entity';
 import { SignInLink } from '../web/sessions/sign-in-link.entity';
 import { WebSession } from '../web/sessions/web-session.entity';
 
@@ -64,4 +68,8 @@ export const ENTITIES = [
   SmsProvider,
   PendingSmsReport,
   SendIdempotencyKey,
+  OAuthClient,
+  OAuthGrant,
+  OAuthCode,
+  OAuthToken,
 ];
