@@ -6,6 +6,7 @@ import { inValues, queryNamed } from '../database/sql';
 import { ApiKey, ChannelAccessMode } from './api-key.entity';
 import { KeyPermission } from './key-permissions';
 import { keyAllowsLine, liveLineOfUser } from './line-access.sql';
+import { stampLastUseSql } from './last-use-stamps';
 import { PersonRef } from './person';
 import { UserRole } from './roles';
 
@@ -168,12 +169,7 @@ export class ApiKeysRepository {
    * of a burst of requests, one write a minute reaches the row, whatever the number of replicas.
    */
   async touchLastUsed(keyId: string, now: Date): Promise<boolean> {
-    const [, count] = await queryNamed<[unknown[], number]>(
-      this.dataSource.manager,
-      `UPDATE api_keys SET last_used_at = :now
-        WHERE id = :keyId AND (last_used_at IS NULL OR last_used_at <= :now::timestamptz - interval '1 minute')`,
-      { keyId, now },
-    );
+    const [, count] = await queryNamed<[unknown[], number]>(this.dataSource.manager, stampLastUseSql('api_keys', 'id'), { id: keyId, now });
     return count > 0;
   }
 

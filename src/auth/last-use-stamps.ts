@@ -5,6 +5,16 @@ import { Clock } from '../common/clock';
 export const LAST_USED_RESOLUTION_MS = 60_000;
 
 /**
+ * The UPDATE that stamps a row's `last_used_at` with `:now`, for the row whose `idColumn` is `:id`,
+ * unless it was stamped within LAST_USED_RESOLUTION_MS before `:now`: whatever the replicas and
+ * concurrent requests, one write per interval reaches the row.
+ */
+export function stampLastUseSql(table: string, idColumn: string): string {
+  return `UPDATE ${table} SET last_used_at = :now
+        WHERE ${idColumn} = :id AND (last_used_at IS NULL OR last_used_at <= :now::timestamptz - interval '${LAST_USED_RESOLUTION_MS} milliseconds')`;
+}
+
+/**
  * Records that an API key or an OAuth grant authenticated a request, off the request's path:
  * nothing is awaited, a failure is logged. Skipped when the row (read by the resolving query
  * itself) was stamped less than LAST_USED_RESOLUTION_MS ago, or a write for it is already in

@@ -35,7 +35,6 @@ export class HtmlTooDeepError extends Error {
  */
 const convert = compile({
   wordwrap: false,
-  limits: { maxInputLength: MAX_HTML_INPUT_CHARS, maxDepth: MAX_HTML_DEPTH, ellipsis: '…' },
   selectors: [
     { selector: 'a', options: { hideLinkHrefIfSameAsText: true } },
     { selector: 'img', format: 'skip' },
@@ -47,7 +46,9 @@ const convert = compile({
 /**
  * The readable text of an HTML document (see `convert`), non-breaking spaces as spaces. Linear in
  * the input's length, for any shape (unclosed comments, scripts or tags, thousands of attributes).
- * Throws HtmlTooDeepError for HTML nested deeper than MAX_HTML_DEPTH.
+ * The two limits are applied here, once each: the input is cut to MAX_HTML_INPUT_CHARS (so
+ * html-to-text's own cut, and its warning, never happen), and HTML nested deeper than
+ * MAX_HTML_DEPTH throws HtmlTooDeepError before it is converted.
  */
 export function htmlToPlainText(html: string): string {
   const input = html.length > MAX_HTML_INPUT_CHARS ? html.slice(0, MAX_HTML_INPUT_CHARS) : html;

@@ -5,6 +5,7 @@ import { ChannelAccessMode } from '../auth/api-key.entity';
 import { CallerRow } from '../auth/api-keys.repository';
 import { KeyPermission } from '../auth/key-permissions';
 import { keyAllowsLine, liveLineOfUser } from '../auth/line-access.sql';
+import { stampLastUseSql } from '../auth/last-use-stamps';
 import { inValues, queryNamed } from '../database/sql';
 
 export interface ClientRow {
@@ -245,12 +246,7 @@ export class OAuthRepository {
    * (as ApiKeysRepository.touchLastUsed): of a burst, one write a minute reaches the row.
    */
   async touchGrant(grantId: string, now: Date): Promise<boolean> {
-    const [, count] = await queryNamed<[unknown[], number]>(
-      this.dataSource.manager,
-      `UPDATE oauth_grants SET last_used_at = :now
-        WHERE id = :grantId AND (last_used_at IS NULL OR last_used_at <= :now::timestamptz - interval '1 minute')`,
-      { grantId, now },
-    );
+    const [, count] = await queryNamed<[unknown[], number]>(this.dataSource.manager, stampLastUseSql('oauth_grants', 'id'), { id: grantId, now });
     return count > 0;
   }
 }
