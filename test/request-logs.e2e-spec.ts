@@ -60,6 +60,26 @@ describe('request logs of the running service', () => {
     expect(service!.output()).not.toContain(token);
   });
 
+  it('the Location of a redirect (an OAuth authorization response carries its code there) is not logged', async () => {
+    const redirectUri = 'http://127.0.0.1:9/callback';
+    const registered = await fetch(`${base}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'log test', redirect_uris: [redirectUri] }),
+    });
+    expect(registered.status).toBe(201);
+    const { client_id: clientId } = (await registered.json()) as { client_id: string };
+    const state = `state-${randomBytes(12).toString('hex')}`;
+    const requestId = `authorize-${randomUUID()}`;
+    const query = new URLSearchParams({ client_id: clientId, redirect_uri: redirectUri, response_type: 'token', state });
+    const res = await fetch(`${base}/oauth/authorize?${query}`, { redirect: 'manual', headers: { 'X-Request-Id': requestId } });
+    expect(res.status).toBe(302);
+    expect(res.headers.get('location')).toContain(state);
+    const lines = await linesOf(requestId);
+    expect(lines.find((line) => line.msg === 'request completed')).toMatchObject({ res: { statusCode: 302, headers: { location: '[redacted]' } } });
+    expect(service!.output()).not.toContain(state);
+  });
+
   it('a signed attachment link: neither its signature nor its expiry is logged', async () => {
     const sig = randomBytes(32).toString('hex');
     const requestId = `download-${randomUUID()}`;

@@ -10,6 +10,8 @@ export const REDACTED_PATHS = [
   'req.headers.cookie',
   'req.headers["x-service-signature"]',
   'res.headers["set-cookie"]',
+  // An OAuth authorization response sends the browser to the client with the code in the query.
+  'res.headers.location',
   // Top-level and one level down: pino's '*.token' does not match a top-level token.
   ...['key', 'secret', 'apiKey', 'password', 'token'].flatMap((name) => [name, `*.${name}`]),
 ];
