@@ -1,4 +1,5 @@
 import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata, UseGuards } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import { KeyCaller } from './caller';
 import { CsrfTokenGuard } from './csrf-token.guard';
 import { KeyPermission } from './key-permissions';
@@ -7,6 +8,11 @@ import { Person } from './person';
 /** How a route authenticates. Routes are API-key routes unless they say otherwise. */
 export type AuthKind = 'api-key' | 'admin' | 'ingest' | 'public' | 'session' | 'same-origin' | 'signed-body';
 export const AUTH_KIND = 'auth:kind';
+
+/** How the route (its handler, then its controller) authenticates: an API-key route unless it says otherwise. */
+export function routeAuthKind(reflector: Reflector, targets: Parameters<Reflector['getAllAndOverride']>[1]): AuthKind {
+  return reflector.getAllAndOverride<AuthKind | undefined>(AUTH_KIND, targets) ?? 'api-key';
+}
 /** The header a @SignedBody() route's signature comes in. */
 export const SIGNATURE_HEADER = 'auth:signature-header';
 

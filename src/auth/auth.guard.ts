@@ -7,7 +7,7 @@ import { allowBodyRead } from '../common/request-body';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { API_KEY_PATTERN, ApiKeysService } from './api-keys.service';
-import { AUTH_KIND, AuthenticatedRequest, AuthKind, SIGNATURE_HEADER } from './auth.decorators';
+import { AuthenticatedRequest, AuthKind, routeAuthKind, SIGNATURE_HEADER } from './auth.decorators';
 import { GrantCallers } from './grant-callers';
 import { PageAuthenticator } from './person';
 
@@ -35,7 +35,7 @@ export class AuthGuard implements CanActivate {
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const kind = this.reflector.getAllAndOverride<AuthKind>(AUTH_KIND, [context.getHandler(), context.getClass()]) ?? 'api-key';
+    const kind = routeAuthKind(this.reflector, [context.getHandler(), context.getClass()]);
     if (kind === 'public') return true;
     const request = context.switchToHttp().getRequest<Request & AuthenticatedRequest>();
     if (kind === 'signed-body') {
@@ -68,10 +68,12 @@ export class AuthGuard implements CanActivate {
       }
       return;
     }
-    const challenge = this.grants?.challengeFor(request);
-    if (token === null) throw new UnauthorizedError('an API key is required: Authorization: Bearer csk_...', false, challenge);
+    // The challenge (where OAuth clients start) is worked out only for a refusal.
+    if (token === null) throw new UnauthorizedError('an API key is required: Authorization: Bearer csk_...', false, this.grants?.challengeFor(request));
     const caller = API_KEY_PATTERN.test(token) ? await this.apiKeys.resolve(token) : ((await this.grants?.resolve(token, request)) ?? null);
-    if (!caller) throw new UnauthorizedError('the API key or access token is malformed, unknown, expired or revoked', true, challenge);
+    if (!caller) {
+      throw new UnauthorizedError('the API key or access token is malformed, unknown, expired or revoked', true, this.grants?.challengeFor(request));
+    }
     request.caller = caller;
   }
 

@@ -2,7 +2,7 @@ import { CanActivate, ExecutionContext, Injectable, OnApplicationBootstrap } fro
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { Request, Response } from 'express';
-import { AUTH_KIND, AuthenticatedRequest, AuthKind, KEY_ACTION, KeyActionKind } from '../auth/auth.decorators';
+import { AuthenticatedRequest, KEY_ACTION, KeyActionKind, routeAuthKind } from '../auth/auth.decorators';
 import { bearerToken } from '../auth/auth.guard';
 import { ForbiddenError } from '../common/errors';
 import { ApiKeyLimits } from './api-key-limits.service';
@@ -25,8 +25,7 @@ export class KeyActionGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
-    const kind = this.reflector.getAllAndOverride<AuthKind>(AUTH_KIND, targets) ?? 'api-key';
-    if (kind !== 'api-key') return true;
+    if (routeAuthKind(this.reflector, targets) !== 'api-key') return true;
     const action = this.reflector.getAllAndOverride<KeyActionKind | undefined>(KEY_ACTION, targets);
     // KeyActionAudit refuses to start with such a route: this only keeps a gap closed if it ever ran.
     if (action === undefined) throw new Error(`${routeName(context.getClass(), context.getHandler())} is an API-key route without @KeyAction`);
@@ -36,6 +35,13 @@ export class KeyActionGuard implements CanActivate {
     const caller = request.caller;
     const token = bearerToken(request);
     if (!caller || token === null) throw new Error('KeyActionGuard ran before the API key was resolved');
+    // A key that may not do this is refused before it takes a slot or a call of its budget.
+    if (!caller.permissions.includes(action)) {
+      throw new ForbiddenError(
+        `this route needs the ${action} permission, which this API key does not have (it has ${caller.permissions.join(', ')})`,
+        'permissions',
+      );
+    }
     const ticket = this.limits.enter(token);
     http.getResponse<Response>().once('close', () => ticket.release());
     try {
@@ -43,12 +49,6 @@ export class KeyActionGuard implements CanActivate {
     } catch (error) {
       ticket.release();
       throw error;
-    }
-    if (!caller.permissions.includes(action)) {
-      throw new ForbiddenError(
-        `this route needs the ${action} permission, which this API key does not have (it has ${caller.permissions.join(', ')})`,
-        'permissions',
-      );
     }
     return true;
   }
@@ -95,8 +95,7 @@ export function apiKeyRoutes(discovery: DiscoveryService, scanner: MetadataScann
     for (const method of scanner.getAllMethodNames(prototype)) {
       const handler = (prototype as Record<string, unknown>)[method] as (...args: unknown[]) => unknown;
       if (Reflect.getMetadata(METHOD_METADATA, handler) === undefined) continue;
-      const kind = reflector.getAllAndOverride<AuthKind | undefined>(AUTH_KIND, [handler, metatype]) ?? 'api-key';
-      if (kind !== 'api-key') continue;
+      if (routeAuthKind(reflector, [handler, metatype]) !== 'api-key') continue;
       const base = String(Reflect.getMetadata(PATH_METADATA, metatype) ?? '');
       const own = String(Reflect.getMetadata(PATH_METADATA, handler) ?? '');
       routes.push({
