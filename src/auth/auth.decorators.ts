@@ -52,7 +52,7 @@ export const SignedBody = (signatureHeader: string) =>
 /**
  * What an API-key route does for the key, declared on every such route (limits/key-action.guard.ts):
  * the one permission it needs, checked with the key's rate limit and running-calls slots before the
- * handler runs; or `per-call` for the tool endpoint alone, which checks each call's tool
+ * handler runs; or `per-call` for the tool endpoint alone (KeyActionAudit refuses it elsewhere), which checks each call's tool
  * (permission) and counts each message of a batch (rate) itself. An API-key route without it
  * stops the service from starting.
  */

@@ -25,6 +25,13 @@ class ForgetfulController {
   list(): void {}
 }
 
+@Controller('api/sneaky')
+class SneakyController {
+  @Post()
+  @KeyAction('per-call')
+  act(): void {}
+}
+
 async function boot(...controllers: Array<new () => object>): Promise<void> {
   const module = await Test.createTestingModule({ imports: [DiscoveryModule], controllers, providers: [KeyActionAudit] }).compile();
   const app = module.createNestApplication({ logger: false });
@@ -43,6 +50,12 @@ describe('KeyActionAudit', () => {
   it('stops the service from starting when an API-key route forgets it, naming the route', async () => {
     await expect(boot(CarefulController, ForgetfulController)).rejects.toThrow(
       "API-key routes must declare @KeyAction (the permission they need, or 'per-call'): ForgetfulController.act",
+    );
+  });
+
+  it("stops the service from starting when a route other than the tool endpoint declares 'per-call' (it would skip the check)", async () => {
+    await expect(boot(CarefulController, SneakyController)).rejects.toThrow(
+      "only McpController.post may declare @KeyAction('per-call'); declare the permission instead: SneakyController.act",
     );
   });
 });

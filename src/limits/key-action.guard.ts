@@ -68,14 +68,24 @@ export class KeyActionAudit implements OnApplicationBootstrap {
   ) {}
 
   onApplicationBootstrap(): void {
-    const missing = apiKeyRoutes(this.discovery, this.scanner, this.reflector)
-      .filter((route) => route.action === undefined)
-      .map((route) => route.name);
+    const routes = apiKeyRoutes(this.discovery, this.scanner, this.reflector);
+    const missing = routes.filter((route) => route.action === undefined).map((route) => route.name);
     if (missing.length) {
       throw new Error(`API-key routes must declare @KeyAction (the permission they need, or 'per-call'): ${missing.join(', ')}`);
     }
+    const perCall = routes.filter((route) => route.action === 'per-call' && !PER_CALL_ROUTES.includes(route.name)).map((route) => route.name);
+    if (perCall.length) {
+      throw new Error(`only ${PER_CALL_ROUTES.join(', ')} may declare @KeyAction('per-call'); declare the permission instead: ${perCall.join(', ')}`);
+    }
   }
 }
+
+/**
+ * The routes that check each call themselves ('per-call'): the tool endpoint alone, whose
+ * admission middleware takes the key's slot and whose McpService counts every message of a batch
+ * and checks each tool's permission. Any other route declaring it would skip the check.
+ */
+export const PER_CALL_ROUTES = ['McpController.post'];
 
 export interface ApiKeyRoute {
   /** Controller.method */

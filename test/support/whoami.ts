@@ -6,13 +6,12 @@ import { createTestApp, TestApp, TestAppOptions } from './app';
 /**
  * Test-only API-key route: no auth decorator, so the global guard treats it as an API-key route,
  * and it answers with the caller the guard resolved (user, org, role, lines) for that request.
- * Like the tool endpoint's protocol methods (ping, tools/list) it acts on nothing: any valid key
- * may call it whatever its permissions, and it is not counted ('per-call', where nothing is).
+ * It reads: it needs the key's `read` permission, as every API-key route declares what it needs.
  */
 @Controller('test')
 export class WhoAmIController {
   @Get('whoami')
-  @KeyAction('per-call')
+  @KeyAction('read')
   whoami(@CurrentCaller() caller: Caller): Caller {
     return caller;
   }
