@@ -113,7 +113,8 @@ export class DeliveryAttemptsRepository {
     const [rows] = await queryNamed<[ClaimResult[], number]>(
       this.dataSource.manager,
       plannedPerCall(`WITH due AS (
-             SELECT d.id, x.attempt, (d.line_id IS NULL OR ${endpointReceivesLine('e', 'd.line_id')}) AS may_send
+             SELECT d.id, x.attempt, (d.line_id IS NULL OR ${endpointReceivesLine('e', 'd.line_id')}) AS may_send,
+                    e.user_id, e.url, e.status AS endpoint_status, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at
                FROM webhook_deliveries d JOIN unnest(:deliveryIds::uuid[], :attempts::int[]) AS x(id, attempt) ON d.id = x.id
                JOIN webhook_endpoints e ON e.id = d.endpoint_id
               WHERE d.attempt_count = x.attempt - 1 AND d.status IN ('pending', 'retrying')
@@ -127,10 +128,11 @@ export class DeliveryAttemptsRepository {
               next_attempt_at = CASE WHEN due.may_send THEN d.next_attempt_at END,
               last_error = CASE WHEN due.may_send THEN d.last_error ELSE :refusedError END,
               updated_at = now()
-         FROM due, webhook_endpoints e, webhook_payloads p
-        WHERE d.id = due.id AND e.id = d.endpoint_id AND p.id = d.payload_id
-        RETURNING d.id, due.attempt AS attempt_count, NOT due.may_send AS refused, d.event_id, d.endpoint_id, e.user_id, d.event_type, d.mode, p.data,
-                  d.event_created_at, d.trace_parent, e.url, e.status, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at`),
+         FROM due, webhook_payloads p
+        WHERE d.id = due.id AND p.id = d.payload_id
+        RETURNING d.id, due.attempt AS attempt_count, NOT due.may_send AS refused, d.event_id, d.endpoint_id, due.user_id, d.event_type, d.mode, p.data,
+                  d.event_created_at, d.trace_parent, due.url, due.endpoint_status AS status, due.secret_sealed, due.previous_secret_sealed,
+                  due.previous_secret_expires_at`),
       { deliveryIds: items.map((i) => i.deliveryId), attempts: items.map((i) => i.attempt), now, leaseUntil, refusedError: REFUSED_ERROR },
     );
     return rows ?? [];
