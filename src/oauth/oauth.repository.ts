@@ -48,6 +48,14 @@ export interface GrantRow {
 }
 
 /** OAuth clients, grants, codes and tokens (docs/mcp.md "Connecting Claude, ChatGPT and other OAuth clients"); secrets only as SHA-256 hashes. */
+/** A new access and refresh token of a grant, as stored: their hashes and when they end. */
+export interface TokenPair {
+  accessHash: string;
+  accessExpiresAt: Date;
+  refreshHash: string;
+  refreshExpiresAt: Date;
+}
+
 @Injectable()
 export class OAuthRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
@@ -174,12 +182,39 @@ export class OAuthRepository {
     return this.spend(`UPDATE oauth_codes SET used_at = now() WHERE code_hash = :hash AND used_at IS NULL AND expires_at > now()`, codeHash);
   }
 
-  async insertToken(token: { tokenHash: string; grantId: string; kind: 'access' | 'refresh'; expiresAt: Date }): Promise<void> {
+  /** Stores a new pair of the grant's tokens (their hashes), in one statement. */
+  async insertTokens(grantId: string, pair: TokenPair): Promise<void> {
     await queryNamed(
       this.dataSource.manager,
-      `INSERT INTO oauth_tokens (token_hash, grant_id, kind, expires_at) VALUES (:tokenHash, :grantId, :kind, :expiresAt)`,
-      token,
+      `INSERT INTO oauth_tokens (token_hash, grant_id, kind, expires_at)
+       VALUES (:accessHash, :grantId, 'access', :accessExpiresAt), (:refreshHash, :grantId, 'refresh', :refreshExpiresAt)`,
+      { grantId, ...pair },
     );
+  }
+
+  /**
+   * Rotates, in one statement (all of it or none): spends the live refresh token `spentHash` (once:
+   * false for any request but the one that did), ends the grant's access tokens and stores the new
+   * pair. A failure leaves the old refresh token unspent, so the client may try again.
+   */
+  async rotateTokens(spentHash: string, grantId: string, pair: TokenPair): Promise<boolean> {
+    const rows = await queryNamed<Array<{ issued: number }>>(
+      this.dataSource.manager,
+      `WITH spent AS (
+             UPDATE oauth_tokens SET used_at = now()
+              WHERE token_hash = :spentHash AND grant_id = :grantId AND kind = 'refresh' AND used_at IS NULL AND expires_at > now()
+             RETURNING grant_id),
+           ended AS (DELETE FROM oauth_tokens WHERE grant_id IN (SELECT grant_id FROM spent) AND kind = 'access'),
+           issued AS (
+             INSERT INTO oauth_tokens (token_hash, grant_id, kind, expires_at)
+             SELECT v.token_hash, spent.grant_id, v.kind, v.expires_at
+               FROM spent CROSS JOIN (VALUES (:accessHash, 'access', :accessExpiresAt::timestamptz), (:refreshHash, 'refresh', :refreshExpiresAt::timestamptz))
+                    AS v(token_hash, kind, expires_at)
+             RETURNING 1)
+       SELECT count(*)::int AS issued FROM issued`,
+      { spentHash, grantId, ...pair },
+    );
+    return rows[0].issued > 0;
   }
 
   async findToken(
@@ -194,23 +229,10 @@ export class OAuthRepository {
     return rows[0];
   }
 
-  /** Marks a live refresh token used, once: true for the one request that did. */
-  useRefreshToken(tokenHash: string): Promise<boolean> {
-    return this.spend(
-      `UPDATE oauth_tokens SET used_at = now() WHERE token_hash = :hash AND kind = 'refresh' AND used_at IS NULL AND expires_at > now()`,
-      tokenHash,
-    );
-  }
-
   /** Runs a conditional UPDATE of one row by its hash: true when it changed the row (the one request that spent it). */
   private async spend(sql: string, hash: string): Promise<boolean> {
     const [, count] = await queryNamed<[unknown[], number]>(this.dataSource.manager, sql, { hash });
     return count > 0;
-  }
-
-  /** Deletes the grant's access tokens: a grant has one live access token, so its running-call slots are the grant's. */
-  async deleteAccessTokens(grantId: string): Promise<void> {
-    await queryNamed(this.dataSource.manager, `DELETE FROM oauth_tokens WHERE grant_id = :grantId AND kind = 'access'`, { grantId });
   }
 
   async deleteToken(tokenHash: string): Promise<void> {

@@ -29,7 +29,7 @@ import { Clock } from '../common/clock';
 import { NotFoundError, ResourceChallenge } from '../common/errors';
 import { MicroBatcher, rowsPerKey } from '../common/micro-batcher';
 import { ClientDocumentError, ClientMetadataDocuments, isDocumentClientId, redirectUriProblem } from './client-metadata-documents';
-import { ClientRow, GrantListRow, OAuthRepository, TokenCallerRow } from './oauth.repository';
+import { ClientRow, GrantListRow, OAuthRepository, TokenCallerRow, TokenPair } from './oauth.repository';
 
 export const ACCESS_TOKEN_SECONDS = 60 * 60;
 export const REFRESH_TOKEN_SECONDS = 30 * 24 * 60 * 60;
@@ -387,21 +387,20 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
     const grant = await this.repository.findGrant(row.grant_id);
     if (!grant) throw new InvalidGrantError('the refresh token is unknown');
     if (resource !== undefined && resource.href !== new URL(grant.resource).href) throw new InvalidTargetError(`resource must be ${grant.resource}`);
-    if (!(await this.repository.useRefreshToken(hash))) {
+    // The old refresh token is spent, the grant's access token ended and the new pair stored by one
+    // statement (grants have one live access token: their running-call slots are the grant's).
+    const { tokens, pair } = newTokens(grant.permissions);
+    if (!(await this.repository.rotateTokens(hash, grant.id, pair))) {
       if (row.used) await this.repository.deleteGrant(row.grant_id);
       throw new InvalidGrantError(row.used ? 'the refresh token was already used: its grant is revoked' : 'the refresh token expired');
     }
-    await this.repository.deleteAccessTokens(grant.id);
-    return this.issueTokens(grant.id, grant.permissions);
+    return tokens;
   }
 
   private async issueTokens(grantId: string, permissions: KeyPermission[]): Promise<OAuthTokens> {
-    const access = `csa_${randomBytes(24).toString('hex')}`;
-    const refresh = `csr_${randomBytes(24).toString('hex')}`;
-    const now = Date.now();
-    await this.repository.insertToken({ tokenHash: sha256(access), grantId, kind: 'access', expiresAt: new Date(now + ACCESS_TOKEN_SECONDS * 1000) });
-    await this.repository.insertToken({ tokenHash: sha256(refresh), grantId, kind: 'refresh', expiresAt: new Date(now + REFRESH_TOKEN_SECONDS * 1000) });
-    return { access_token: access, token_type: 'Bearer', expires_in: ACCESS_TOKEN_SECONDS, refresh_token: refresh, scope: permissions.join(' ') };
+    const { tokens, pair } = newTokens(permissions);
+    await this.repository.insertTokens(grantId, pair);
+    return tokens;
   }
 
   async verifyAccessToken(token: string): Promise<AuthInfo> {
@@ -460,6 +459,22 @@ function toGrantView(row: GrantListRow): GrantView {
     permissions: row.permissions,
     createdAt: row.created_at,
     lastUsedAt: row.last_used_at,
+  };
+}
+
+/** A new access and refresh token: what the client is given, and what is stored (hashes only). */
+function newTokens(permissions: KeyPermission[]): { tokens: OAuthTokens; pair: TokenPair } {
+  const access = `csa_${randomBytes(24).toString('hex')}`;
+  const refresh = `csr_${randomBytes(24).toString('hex')}`;
+  const now = Date.now();
+  return {
+    tokens: { access_token: access, token_type: 'Bearer', expires_in: ACCESS_TOKEN_SECONDS, refresh_token: refresh, scope: permissions.join(' ') },
+    pair: {
+      accessHash: sha256(access),
+      accessExpiresAt: new Date(now + ACCESS_TOKEN_SECONDS * 1000),
+      refreshHash: sha256(refresh),
+      refreshExpiresAt: new Date(now + REFRESH_TOKEN_SECONDS * 1000),
+    },
   };
 }
 
