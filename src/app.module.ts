@@ -18,7 +18,11 @@ import { McpModule } from './mcp/mcp.module';
 import { OAuthModule } from './oauth/oauth.module';
 import { MetricsModule } from './ops/metrics/metrics.module';
 import { TracingModule } from './ops/tracing/tracing.module';
-import { MessagingModule } from './messaging/messaging.module';
+import { AgentsModule } from './agents/agents.module';
+import { AttachmentsModule } from './attachments/attachments.module';
+import { EmailChannelModule } from './channels/email/email-channel.module';
+import { SmsChannelModule } from './channels/sms/sms-channel.module';
+import { ConversationsModule } from './conversations/conversations.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 import { DeliveryModule } from './delivery/delivery.module';
 import { QueueModule } from './queue/queue.module';
@@ -46,7 +50,11 @@ import { WebModule } from './web/web.module';
     McpModule,
     WebhooksModule,
     DeliveryModule,
-    MessagingModule,
+    ConversationsModule,
+    SmsChannelModule,
+    EmailChannelModule,
+    AttachmentsModule,
+    AgentsModule,
     WebModule,
   ],
   providers: [{ provide: APP_FILTER, useClass: HttpErrorFilter }],

@@ -1,6 +1,6 @@
 import { getQueueToken } from '@nestjs/bull';
 import { Queue } from 'bull';
-import { EXTRACTION_QUEUE } from '../src/messaging/attachments/attachment-extraction.service';
+import { EXTRACTION_QUEUE } from '../src/attachments/attachment-extraction.service';
 import { makeDocx, makeIcs, makePdf, makePng } from './fixtures/attachments/make-fixtures';
 import {
   hugeIcs,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { OutboundProcessor } from '../src/messaging/outbound/outbound.processor';
+import { OutboundProcessor } from '../src/conversations/outbound/outbound.processor';
 import { callTool, ISO_MS, toolError, toolOk, UUID } from './support/mcp';
 import { createMessagingTestApp, Hook, inboundSms, MessagingTestApp, partnerPhone } from './support/messaging-hooks';
 import { createSession, Session, SessionLine, uniqueEmail } from './support/session';

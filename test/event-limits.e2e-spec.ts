@@ -1,6 +1,6 @@
-import { EVENT_LIMITS } from '../src/messaging/message-data.builder';
-import { MAX_NOTES_CHARS } from '../src/messaging/contacts/contacts.service';
-import { RESULT_BOUNDS } from '../src/mcp/result-bounds';
+import { EVENT_LIMITS } from '../src/conversations/message-data.builder';
+import { MAX_NOTES_CHARS } from '../src/conversations/contacts/contacts.service';
+import { RESULT_BOUNDS } from '../src/common/result-bounds';
 import { toolError, toolOk } from './support/mcp';
 import { createMessagingTestApp, Envelope, Hook, inboundSms, MessagingTestApp, partnerPhone } from './support/messaging-hooks';
 import { createSession, Session } from './support/session';

@@ -1,6 +1,6 @@
 import { getQueueToken } from '@nestjs/bull';
 import { Queue } from 'bull';
-import { AttachmentExtractionService, EXTRACTION_QUEUE, ExtractionJob } from '../src/messaging/attachments/attachment-extraction.service';
+import { AttachmentExtractionService, EXTRACTION_QUEUE, ExtractionJob } from '../src/attachments/attachment-extraction.service';
 import { slowPdf } from './fixtures/attachments/make-bombs';
 import { toolOk } from './support/mcp';
 import { createMessagingTestApp, extractedEventsPublished, extractionIdle, Hook, inboundEmailWithFiles, MessagingTestApp } from './support/messaging-hooks';

@@ -3,8 +3,8 @@ import { ISO_MS, toolError, toolOk, UUID } from './support/mcp';
 import { createMessagingTestApp, inboundSms, MessagingTestApp, partnerPhone } from './support/messaging-hooks';
 import { createSession, Session, SessionLine } from './support/session';
 import { waitUntil } from './support/wait';
-import { LABELS_PAGE_SIZE } from '../src/messaging/threads/threads.service';
-import { AGENTS_PAGE_SIZE } from '../src/messaging/agents/agent.types';
+import { LABELS_PAGE_SIZE } from '../src/conversations/threads/threads.service';
+import { AGENTS_PAGE_SIZE } from '../src/agents/agent.types';
 
 type Json = Record<string, any>;
 

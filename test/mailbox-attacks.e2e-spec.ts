@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { EMAIL_INBOUND_MAX_BYTES } from '../src/messaging/email/email-ingest.controller';
-import { EmailIngestService } from '../src/messaging/email/email-ingest.service';
-import { MailboxSync } from '../src/messaging/mailboxes/mailbox-sync';
-import { MailServers } from '../src/messaging/mailboxes/mail-servers';
+import { EMAIL_INBOUND_MAX_BYTES } from '../src/channels/email/email-ingest.controller';
+import { EmailIngestService } from '../src/channels/email/email-ingest.service';
+import { MailboxSync } from '../src/channels/email/mailboxes/mailbox-sync';
+import { MailServers } from '../src/channels/email/mailboxes/mail-servers';
 import { createTestApp, TestApp } from './support/app';
 import { freePort } from './support/delivery';
 import { DovecotServer } from './support/dovecot';

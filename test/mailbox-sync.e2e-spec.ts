@@ -1,4 +1,4 @@
-import { MailboxSync } from '../src/messaging/mailboxes/mailbox-sync';
+import { MailboxSync } from '../src/channels/email/mailboxes/mailbox-sync';
 import { DovecotServer } from './support/dovecot';
 import { connectMailbox, email, startSmtpServer, subjectOf } from './support/mailbox';
 import { createMessagingTestApp, Hook, MessagingTestApp } from './support/messaging-hooks';

@@ -5,8 +5,8 @@ import { createSession, Session } from './support/session';
 import { createMcpTestApp, MCP_URL, McpTestApp, mcpPost, rpc, toolError, toolOk } from './support/mcp';
 import { nonPortableKeywords, undescribedProperties } from '../src/mcp/portable-schema';
 import { ToolRegistry } from '../src/mcp/tool-registry';
-import { cursorArgument } from '../src/mcp/common-schemas';
-import { MESSAGE_STATUSES } from '../src/messaging/message.entity';
+import { cursorArgument } from '../src/common/tools/tool-schemas';
+import { MESSAGE_STATUSES } from '../src/conversations/message.entity';
 import { ListWebhooksTool } from '../src/webhooks/webhook.tools';
 
 const VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;

@@ -3,7 +3,7 @@ import { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { EventBus } from '../src/events/event-bus';
-import { MessageDataBuilder } from '../src/messaging/message-data.builder';
+import { MessageDataBuilder } from '../src/conversations/message-data.builder';
 import { verifyWebhook } from '../src/sdk';
 import { createTestApp, TestApp } from './support/app';
 import { TestReceiver } from './support/receiver';

@@ -1,8 +1,8 @@
 import { getQueueToken } from '@nestjs/bull';
 import { Queue } from 'bull';
 import { DELIVERY_QUEUE } from '../src/delivery/delivery-queue';
-import { EXTRACTION_QUEUE } from '../src/messaging/attachments/attachment-extraction.service';
-import { OUTBOUND_QUEUE } from '../src/messaging/outbound/outbound.service';
+import { EXTRACTION_QUEUE } from '../src/attachments/attachment-extraction.service';
+import { OUTBOUND_QUEUE } from '../src/conversations/outbound/outbound.service';
 import { QueuesShutdown } from '../src/queue/queue.module';
 import { createTestApp, TestApp } from './support/app';
 

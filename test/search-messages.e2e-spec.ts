@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { SEARCH_EXPRESSIONS } from '../src/messaging/search/search.repository';
+import { SEARCH_EXPRESSIONS } from '../src/conversations/search/search.repository';
 import { toolError, toolOk } from './support/mcp';
 import { createMessagingTestApp, extractionIdle, inboundSms, MessagingTestApp, partnerPhone } from './support/messaging-hooks';
 import { createSession, Session } from './support/session';

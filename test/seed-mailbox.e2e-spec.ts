@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { Client } from 'pg';
-import { MailboxSync } from '../src/messaging/mailboxes/mailbox-sync';
+import { MailboxSync } from '../src/channels/email/mailboxes/mailbox-sync';
 import { DovecotServer } from './support/dovecot';
 import { email, startSmtpServer, subjectOf } from './support/mailbox';
 import { createMessagingTestApp, MessagingTestApp } from './support/messaging-hooks';

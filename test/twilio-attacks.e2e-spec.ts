@@ -3,7 +3,7 @@ import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http
 import { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { SecretBox } from '../src/common/secret-box';
-import { TwilioApi } from '../src/messaging/sms-providers/twilio-api';
+import { TwilioApi } from '../src/channels/sms/twilio-api';
 import { toolOk } from './support/mcp';
 import { createMessagingTestApp, Hook, MessagingTestApp, partnerPhone } from './support/messaging-hooks';
 import { RawConnection, RawResponse } from './support/raw-http';

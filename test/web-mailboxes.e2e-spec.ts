@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { SecretBox } from '../src/common/secret-box';
-import { MailboxHealthService } from '../src/messaging/mailbox-health/mailbox-health.service';
+import { MailboxHealthService } from '../src/channels/email/mailbox-health/mailbox-health.service';
 import { createTestApp, TestApp } from './support/app';
 import { DovecotServer } from './support/dovecot';
 import { createSession, Session } from './support/session';

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { Clock } from '../src/common/clock';
-import { SignInMailer } from '../src/web/sessions/sign-in-mailer';
-import { SignInRequests } from '../src/web/sessions/sign-in-requests.service';
-import { WebSessionsRetention } from '../src/web/sessions/web-sessions-retention';
+import { SignInMailer } from '../src/auth/web-sessions/sign-in-mailer';
+import { SignInRequests } from '../src/auth/web-sessions/sign-in-requests.service';
+import { WebSessionsRetention } from '../src/auth/web-sessions/web-sessions-retention';
 import { createTestApp, TestApp } from './support/app';
 import { FakeClock } from './support/delivery';
 

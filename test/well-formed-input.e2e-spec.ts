@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { TRACKING_GIF } from '../src/messaging/email/open-tracking.controller';
-import { AttachmentExtractionService } from '../src/messaging/attachments/attachment-extraction.service';
+import { TRACKING_GIF } from '../src/channels/email/open-tracking.controller';
+import { AttachmentExtractionService } from '../src/attachments/attachment-extraction.service';
 import { createMessagingTestApp, inboundSms, MessagingTestApp } from './support/messaging-hooks';
 import { hookUrl, toolError, toolOk } from './support/mcp';
 import { createSession, Session, uniqueEmail, uniquePhone } from './support/session';

@@ -1,6 +1,6 @@
 import { Caller } from '../auth/caller';
-import { McpTool, McpToolHandler } from '../mcp/mcp-tool.decorator';
-import { noArguments } from '../mcp/common-schemas';
+import { McpTool, McpToolHandler } from '../common/tools/tool.decorator';
+import { noArguments } from '../common/tools/tool-schemas';
 
 @McpTool({
   name: 'list_phone_numbers',

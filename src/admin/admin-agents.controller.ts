@@ -2,8 +2,8 @@ import { Body, Controller, Param, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { AdminOnly } from '../auth/auth.decorators';
 import { UuidParam } from '../common/uuid-param';
-import { CreateAgentDto } from '../messaging/agents/agents.dto';
-import { AgentsService } from '../messaging/agents/agents.service';
+import { CreateAgentDto } from '../agents/agents.dto';
+import { AgentsService } from '../agents/agents.service';
 
 @ApiTags('admin: agents')
 @ApiBearerAuth()

@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Put } from '@nestjs/com
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminOnly } from '../auth/auth.decorators';
 import { UuidParam } from '../common/uuid-param';
-import { MailboxesService } from '../messaging/mailboxes/mailboxes.service';
+import { MailboxesService } from '../channels/email/mailboxes/mailboxes.service';
 import { ConnectMailboxDto } from './dto/admin.dto';
 
 @ApiTags('admin: mailboxes')

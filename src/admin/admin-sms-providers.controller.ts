@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Put } from '@nestjs/com
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminOnly } from '../auth/auth.decorators';
 import { UuidParam } from '../common/uuid-param';
-import { SmsProvidersService } from '../messaging/sms-providers/sms-providers.service';
+import { SmsProvidersService } from '../channels/sms/sms-providers.service';
 import { ConnectSmsProviderDto } from './dto/admin.dto';
 
 @ApiTags('admin: SMS providers')

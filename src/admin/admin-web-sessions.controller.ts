@@ -11,7 +11,7 @@ import {
 } from '@nestjs/swagger';
 import { AdminOnly } from '../auth/auth.decorators';
 import { UuidParam } from '../common/uuid-param';
-import { WebSessionsService } from '../web/sessions/web-sessions.service';
+import { WebSessionsService } from '../auth/web-sessions/web-sessions.service';
 
 class SignInLinkResponse {
   @ApiProperty({ example: 'https://app.example.com/sign-in/link?token=sil_...', description: 'Works once, for 15 minutes. Shown only now.' })

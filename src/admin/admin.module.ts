@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
 import { AccountsModule } from '../accounts/accounts.module';
 import { AuthModule } from '../auth/auth.module';
-import { AgentsModule } from '../messaging/agents/agents.module';
-import { MailboxesModule } from '../messaging/mailboxes/mailboxes.module';
-import { MessagingCoreModule } from '../messaging/messaging-core.module';
-import { SmsProvidersModule } from '../messaging/sms-providers/sms-providers.module';
+import { AgentsModule } from '../agents/agents.module';
+import { AttachmentsModule } from '../attachments/attachments.module';
+import { EmailChannelModule } from '../channels/email/email-channel.module';
+import { SmsChannelModule } from '../channels/sms/sms-channel.module';
 import { AdminAccountsController } from './admin-accounts.controller';
 import { AdminAgentsController } from './admin-agents.controller';
 import { AdminApiKeysController } from './admin-api-keys.controller';
@@ -17,7 +17,7 @@ import { AdminWebSessionsController } from './admin-web-sessions.controller';
 
 /** Internal operator surface, guarded by ADMIN_TOKEN. */
 @Module({
-  imports: [AccountsModule, AuthModule, AgentsModule, MessagingCoreModule, MailboxesModule, SmsProvidersModule],
+  imports: [AccountsModule, AuthModule, AgentsModule, AttachmentsModule, EmailChannelModule, SmsChannelModule],
   controllers: [
     AdminAccountsController,
     AdminApiKeysController,

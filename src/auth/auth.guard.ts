@@ -13,7 +13,7 @@ import { PageAuthenticator } from './person';
 
 /**
  * Registered globally: every route needs an API key unless marked @Public(), @AdminOnly(),
- * @IngestOnly(), @SignedBody() (checked by the route's own guard), or is a web page (@SessionAuth(), @SameOriginForm(): web/sessions). The caller is resolved on every request, so a revoked key or a narrowed allowlist
+ * @IngestOnly(), @SignedBody() (checked by the route's own guard), or is a web page (@SessionAuth(), @SameOriginForm(): auth/web-sessions). The caller is resolved on every request, so a revoked key or a narrowed allowlist
  * applies at once. Guards run before any request body is read: only a request this guard
  * authenticated has its body read (RequestInputGuard), so a missing or wrong token gets 401
  * without the body being buffered.
@@ -26,7 +26,7 @@ export class AuthGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly apiKeys: ApiKeysService,
     @Inject(APP_CONFIG) config: AppConfig,
-    /** Page routes (@SessionAuth, @SameOriginForm): provided by the web app (web/sessions). */
+    /** Page routes (@SessionAuth, @SameOriginForm): provided by the web app (auth/web-sessions). */
     @Optional() private readonly pages?: PageAuthenticator,
     /** OAuth access tokens on the MCP endpoint: provided by the OAuth module (oauth/). */
     @Optional() private readonly grants?: GrantCallers,

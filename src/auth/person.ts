@@ -33,7 +33,7 @@ export type PersonRef = Pick<Person, 'userId' | 'orgId' | 'role'>;
 export type PageAuthKind = 'session' | 'same-origin';
 
 /**
- * Authenticates page requests for the global AuthGuard; the web app provides it (web/sessions).
+ * Authenticates page requests for the global AuthGuard; the web app provides it (auth/web-sessions).
  * Throws SignInRequiredError or CrossSiteRequestError, or sets `request.person` for 'session'.
  */
 export abstract class PageAuthenticator {

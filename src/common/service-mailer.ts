@@ -21,14 +21,13 @@ export type ServiceEmailResult = 'sent' | 'logged' | 'unsent';
 @Injectable()
 export class ServiceMailer implements OnApplicationShutdown {
   private readonly logger = new Logger(ServiceMailer.name);
-  private transport?: Transporter;
+  private relayTransport?: Transporter;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
   async send(email: ServiceEmail): Promise<ServiceEmailResult> {
     if (this.config.smtpUrl) {
-      this.transport ??= createTransport({ url: this.config.smtpUrl, connectionTimeout: 15_000, greetingTimeout: 15_000, socketTimeout: 60_000 });
-      await this.transport.sendMail({ from: `Messaging Sync <no-reply@${new URL(this.config.publicBaseUrl).hostname}>`, ...email });
+      await this.transport().sendMail({ from: `Messaging Sync <no-reply@${new URL(this.config.publicBaseUrl).hostname}>`, ...email });
       return 'sent';
     }
     if (this.config.isDevelopment) {
@@ -39,7 +38,13 @@ export class ServiceMailer implements OnApplicationShutdown {
     return 'unsent';
   }
 
+  /** The one pooled transport to SMTP_URL (set): these emails and users' outbound email without a mailbox of their own share it. */
+  transport(): Transporter {
+    this.relayTransport ??= createTransport({ url: this.config.smtpUrl!, connectionTimeout: 15_000, greetingTimeout: 15_000, socketTimeout: 60_000 });
+    return this.relayTransport;
+  }
+
   onApplicationShutdown(): void {
-    this.transport?.close();
+    this.relayTransport?.close();
   }
 }

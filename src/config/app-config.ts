@@ -583,7 +583,7 @@ export interface AppConfig {
     dedupSeconds: number;
     /**
      * Lower-case substrings of User-Agent values that are never opens (security gateways, bots);
-     * null: the maintained default list, which lives with the open rule (messaging/email/open-policy.ts).
+     * null: the maintained default list, which lives with the open rule (channels/email/open-policy.ts).
      */
     ignoredUserAgents: string[] | null;
   };

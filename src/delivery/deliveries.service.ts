@@ -6,7 +6,7 @@ import { ConflictError, isForeignKeyViolation, NotFoundError, ValidationError } 
 import { isIsoTimestamp, KeysetCursors } from '../common/keyset-cursor';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { nextOffsetOf, RESULT_BOUNDS, textWindow } from '../mcp/result-bounds';
+import { nextOffsetOf, RESULT_BOUNDS, textWindow } from '../common/result-bounds';
 import { activeTraceParent } from '../ops/tracing/traces';
 import { WebhooksService } from '../webhooks/webhooks.service';
 import { AttemptDetailRow, DeliveriesRepository, DeliveryRow } from './deliveries.repository';

@@ -1,10 +1,10 @@
 import { Caller } from '../auth/caller';
-import { McpTool, McpToolHandler, ToolArgs } from '../mcp/mcp-tool.decorator';
+import { McpTool, McpToolHandler, ToolArgs } from '../common/tools/tool.decorator';
 import { endpointIdSchema } from '../webhooks/webhook.schemas';
 import { DeliveriesService, RECOVER_MAX_DELIVERIES, RECOVER_MAX_WINDOW_DAYS } from './deliveries.service';
 import { DELIVERY_STATUSES } from './webhook-delivery.entity';
-import { RESULT_BOUNDS, textWindowArguments } from '../mcp/result-bounds';
-import { cursorArgument, nextCursorResult, nullable, nullableString } from '../mcp/common-schemas';
+import { RESULT_BOUNDS, textWindowArguments } from '../common/result-bounds';
+import { cursorArgument, nextCursorResult, nullable, nullableString } from '../common/tools/tool-schemas';
 
 const deliverySchema = {
   type: 'object',

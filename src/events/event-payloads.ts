@@ -21,7 +21,7 @@ export interface SerializedMessage {
 
 /**
  * A message as events carry it: `body` is cut to a limit (EVENT_LIMITS in
- * messaging/message-data.builder.ts) and `bodyTruncated` says whether it was.
+ * conversations/message-data.builder.ts) and `bodyTruncated` says whether it was.
  */
 export interface EventMessage extends SerializedMessage {
   bodyTruncated: boolean;

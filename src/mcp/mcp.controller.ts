@@ -11,7 +11,7 @@ import { failure, INVALID_REQUEST } from './json-rpc';
 import { McpBodyErrorFilter } from './mcp-body-error.filter';
 import { AdmittedRequest } from './mcp-admission.middleware';
 import { rateLimitedAnswer, sendAnswer } from './mcp-answer';
-import { OriginPolicy } from './origin-policy';
+import { OriginPolicy } from '../common/origin-policy';
 import { McpService, SUPPORTED_PROTOCOL_VERSIONS } from './mcp.service';
 
 export const MCP_PATH = 'api/mcp';

@@ -5,7 +5,7 @@ import addFormats from 'ajv-formats';
 import { Caller } from '../auth/caller';
 import { KeyPermission } from '../auth/key-permissions';
 import { roleAtLeast } from '../auth/roles';
-import { MCP_TOOL, McpToolHandler, toolPermission, ToolSpec } from './mcp-tool.decorator';
+import { MCP_TOOL, McpToolHandler, toolPermission, ToolSpec } from '../common/tools/tool.decorator';
 import { portableSchema } from './portable-schema';
 
 export interface RegisteredTool {

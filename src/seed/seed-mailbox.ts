@@ -2,8 +2,8 @@ import { INestApplicationContext } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Line } from '../accounts/line.entity';
 import { DomainError, NotFoundError } from '../common/errors';
-import { MAIL_TLS_MODES, MailTls } from '../messaging/mailboxes/mailbox.entity';
-import { MailboxesService } from '../messaging/mailboxes/mailboxes.service';
+import { MAIL_TLS_MODES, MailTls } from '../channels/email/mailboxes/mailbox.entity';
+import { MailboxesService } from '../channels/email/mailboxes/mailboxes.service';
 
 /**
  * A development mail server for the seed's email line, from SEED_MAILBOX_IMAP and

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { normalizeAddress } from '../accounts/account.types';
 import { AppModule } from '../app.module';
-import { WebSessionsService } from './sessions/web-sessions.service';
+import { WebSessionsService } from '../auth/web-sessions/web-sessions.service';
 
 /**
  * `node dist/src/web/sign-in-link-cli.js <email>`: prints a one-time sign-in link (15 minutes) for

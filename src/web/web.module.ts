@@ -4,7 +4,7 @@ import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { DeliveryModule } from '../delivery/delivery.module';
 import { McpModule } from '../mcp/mcp.module';
-import { MailboxesModule } from '../messaging/mailboxes/mailboxes.module';
+import { EmailChannelModule } from '../channels/email/email-channel.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { pageHeaders } from './page-headers';
 import { ApiKeysController } from './pages/api-keys.controller';
@@ -15,7 +15,7 @@ import { SettingsFallbackController } from './pages/settings-fallback.controller
 import { SignInController } from './pages/sign-in.controller';
 import { ToolArguments } from './pages/tool-arguments';
 import { WebhooksController } from './pages/webhooks.controller';
-import { WebSessionsModule } from './sessions/web-sessions.module';
+import { WebSessionsModule } from '../auth/web-sessions/web-sessions.module';
 import { StaticController } from './static/static.controller';
 
 /**
@@ -37,8 +37,8 @@ export const PAGE_CONTROLLERS = [
 @Module({
   controllers: PAGE_CONTROLLERS,
   // The pages call the services the MCP tools and admin routes call (API keys: AuthModule; webhooks: WebhooksModule, DeliveryModule;
-  // mailboxes: MailboxesModule) and the tools' argument validators (McpModule).
-  imports: [WebSessionsModule, AuthModule, WebhooksModule, DeliveryModule, McpModule, MailboxesModule],
+  // mailboxes: EmailChannelModule) and the tools' argument validators (McpModule).
+  imports: [WebSessionsModule, AuthModule, WebhooksModule, DeliveryModule, McpModule, EmailChannelModule],
   providers: [ToolArguments],
 })
 export class WebModule implements NestModule {

@@ -1,4 +1,4 @@
-import { nullableString } from '../mcp/common-schemas';
+import { nullableString } from '../common/tools/tool-schemas';
 import { CHANNEL_TYPES, ENDPOINT_STATUSES, EVENT_KINDS, MAX_MESSAGE_HISTORY_COUNT, PAYLOAD_MODES } from './webhook.types';
 
 /** JSON Schemas of the webhook tools: one source for validation and for tools/list. */

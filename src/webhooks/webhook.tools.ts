@@ -1,5 +1,5 @@
 import { Caller } from '../auth/caller';
-import { McpTool, McpToolHandler, ToolArgs } from '../mcp/mcp-tool.decorator';
+import { McpTool, McpToolHandler, ToolArgs } from '../common/tools/tool.decorator';
 import {
   channelScopeSchema,
   endpointIdSchema,
@@ -13,7 +13,7 @@ import {
 import { ENDPOINT_STATUSES } from './webhook.types';
 import { EndpointView } from './webhook-endpoints.repository';
 import { WebhooksService } from './webhooks.service';
-import { noArguments } from '../mcp/common-schemas';
+import { noArguments } from '../common/tools/tool-schemas';
 
 const endpointResult = { type: 'object', properties: { endpoint: endpointSchema }, required: ['endpoint'] } as const;
 const endpointWithSecret = {

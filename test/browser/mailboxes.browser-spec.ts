@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { DataSource } from 'typeorm';
-import { MailboxHealthService } from '../../src/messaging/mailbox-health/mailbox-health.service';
+import { MailboxHealthService } from '../../src/channels/email/mailbox-health/mailbox-health.service';
 import { DovecotServer } from '../support/dovecot';
 import { createSession, Session } from '../support/session';
 import { startLoginSmtp, startSilentServer, TestMailServer } from '../support/smtp';

@@ -115,7 +115,7 @@ describe('reliability: Redis stopped for 30 s under traffic', () => {
     }
     result.notes.push(
       "An inbound email waits at most 1 s for Redis to take its attachments' extraction jobs (ENQUEUE_WAIT_MS in " +
-        'src/messaging/attachments/attachment-extraction.service.ts); before that fix such an email took up to 28 s to be answered while Redis was down, and one sent as Redis stopped got no answer within 30 s.',
+        'src/attachments/attachment-extraction.service.ts); before that fix such an email took up to 28 s to be answered while Redis was down, and one sent as Redis stopped got no answer within 30 s.',
     );
     const deliveredDuring = receiver.on('/outage').filter((a) => a.at > stoppedAt && a.at < backAt).length;
     result.figure('deliveries that arrived while Redis was down', fmt(deliveredDuring));

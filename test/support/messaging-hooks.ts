@@ -4,7 +4,7 @@ import { AddressInfo } from 'node:net';
 import { getQueueToken } from '@nestjs/bull';
 import { Queue } from 'bull';
 import { DataSource } from 'typeorm';
-import { EXTRACTION_QUEUE } from '../../src/messaging/attachments/attachment-extraction.service';
+import { EXTRACTION_QUEUE } from '../../src/attachments/attachment-extraction.service';
 import { verifyWebhook, WebhookEnvelope } from '../../src/sdk';
 import { mixedEmail } from '../fixtures/emails/make-invite-email';
 import { createTestApp, TestApp, TestEnv } from './app';

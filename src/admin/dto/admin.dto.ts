@@ -30,8 +30,8 @@ import { E164, LINE_TYPES, LineType, ORG_TIERS, OrgTier } from '../../accounts/a
 import { API_KEY_NAME_MAX_LENGTH, ApiKeyNameRule, KeyPermissionsRule } from '../../auth/api-key-rules';
 import { KEY_PERMISSIONS, KeyPermission } from '../../auth/key-permissions';
 import { USER_ROLES, UserRole } from '../../auth/roles';
-import { MAIL_TLS_MODES, MailTls } from '../../messaging/mailboxes/mailbox.entity';
-import { SMS_PROVIDERS, SmsProviderKind } from '../../messaging/sms-providers/sms-provider.entity';
+import { MAIL_TLS_MODES, MailTls } from '../../channels/email/mailboxes/mailbox.entity';
+import { SMS_PROVIDERS, SmsProviderKind } from '../../channels/sms/sms-provider.entity';
 
 /** A line's address must fit its type: an email address, or an E.164 phone number. */
 @ValidatorConstraint({ name: 'lineAddress' })

@@ -7,7 +7,7 @@ import { NextFunction, Request, Response } from 'express';
 import { AuthGuard, bearerToken } from '../../auth/auth.guard';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
-import { OriginPolicy } from '../../mcp/origin-policy';
+import { OriginPolicy } from '../../common/origin-policy';
 import { ServiceQueues } from '../../queue/queue.module';
 
 export const QUEUE_BOARD_PATH = '/admin/queues';

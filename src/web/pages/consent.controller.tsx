@@ -8,7 +8,7 @@ import { ValidationError } from '../../common/errors';
 import { RateLimitPerIp } from '../../limits/ip-rate-limit.guard';
 import { AuthorizationRequest, OAuthService } from '../../oauth/oauth.service';
 import { ReadsBody } from '../../common/request-body';
-import { WebSessionsService } from '../sessions/web-sessions.service';
+import { WebSessionsService } from '../../auth/web-sessions/web-sessions.service';
 import { accessOf, choiceOf, formErrorsOf, permissionsOf } from './api-keys.controller';
 import { ConsentPage, REQUEST_FIELDS } from './consent.pages';
 import { PageErrorFilter } from './page-error.filter';

@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { Person } from '../../auth/person';
-import { mayManageMailboxes } from '../../messaging/mailboxes/mailboxes.service';
+import { mayManageMailboxes } from '../../channels/email/mailboxes/mailboxes.service';
 import { CsrfField } from './csrf-field';
 
 export const PRODUCT_NAME = 'Messaging Sync';

@@ -8,8 +8,8 @@ import { UnprocessableError, ValidationError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
 import { UuidParam } from '../../common/uuid-param';
 import { validationProblems } from '../../common/validation';
-import { MailServerRole } from '../../messaging/mailboxes/mail-servers';
-import { MailboxSettingsInput, MailboxesService } from '../../messaging/mailboxes/mailboxes.service';
+import { MailServerRole } from '../../channels/email/mailboxes/mail-servers';
+import { MailboxSettingsInput, MailboxesService } from '../../channels/email/mailboxes/mailboxes.service';
 import {
   DisconnectMailboxPage,
   fieldMessage,

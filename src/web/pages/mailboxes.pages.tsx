@@ -1,9 +1,9 @@
 import { Person } from '../../auth/person';
 import { UnprocessableError } from '../../common/errors';
-import { MailboxHealth } from '../../messaging/mailbox-health/mailbox-health.service';
-import { MailLoginError, MailLoginFailure, MailServerRole } from '../../messaging/mailboxes/mail-servers';
-import { MAIL_TLS_MODES, MailTls } from '../../messaging/mailboxes/mailbox.entity';
-import { EmailAccountMailbox, MailboxView } from '../../messaging/mailboxes/mailboxes.service';
+import { MailboxHealth } from '../../channels/email/mailbox-health/mailbox-health.service';
+import { MailLoginError, MailLoginFailure, MailServerRole } from '../../channels/email/mailboxes/mail-servers';
+import { MAIL_TLS_MODES, MailTls } from '../../channels/email/mailboxes/mailbox.entity';
+import { EmailAccountMailbox, MailboxView } from '../../channels/email/mailboxes/mailboxes.service';
 import { CsrfField } from './csrf-field';
 import { ConfirmForm, FieldError } from './form-parts';
 import { Layout } from './layout';

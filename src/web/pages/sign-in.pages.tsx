@@ -1,4 +1,4 @@
-import { LinkProblem } from '../sessions/web-sessions.service';
+import { LinkProblem } from '../../auth/web-sessions/web-sessions.service';
 import { PublicLayout } from './layout';
 
 /** The sign-in form: a labelled Email field and one button. */

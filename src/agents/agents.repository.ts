@@ -1,0 +1,189 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { Caller } from '../auth/caller';
+import { KeysetPosition } from '../common/keyset-cursor';
+import { queryNamed } from '../database/sql';
+import { CallerThread } from '../conversations/threads/thread-access.repository';
+import { AgentMode, TurnStatus } from './agent.types';
+
+export interface AgentRow {
+  id: string;
+  org_id: string;
+  line_id: string;
+  name: string;
+  mode: AgentMode;
+  created_at: Date;
+}
+
+/** A turn with its agent. */
+export interface TurnRow {
+  id: string;
+  org_id: string;
+  status: TurnStatus;
+  thread_id: string;
+  message_id: string | null;
+  body: string;
+  created_at: Date;
+  decided_by: string | null;
+  decided_at: Date | null;
+  agent_id: string;
+  agent_name: string;
+  agent_mode: AgentMode;
+  line_id: string;
+}
+
+/** list_agent_turns' filters (undefined: any). */
+export interface TurnListFilter {
+  threadId?: string;
+  agentId?: string;
+  status?: TurnStatus;
+}
+
+const TURN_COLUMNS = `t.id, t.org_id, t.status, t.thread_id, t.message_id, t.body, t.created_at, t.decided_by, t.decided_at,
+  a.id AS agent_id, a.name AS agent_name, a.mode AS agent_mode, a.line_id`;
+
+/**
+ * SQL of agents and their turns. A method for a caller takes the `Caller` and keeps to the org
+ * and the lines the caller may use now; one that writes a turn takes the agent, thread or turn
+ * rows such a method answered in the same transaction. createAgent's two methods are the
+ * administrator's, who acts on any line. Rules live in AgentsService.
+ */
+@Injectable()
+export class AgentsRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** For the administrator: the line, if it exists and is not deleted. */
+  async liveLine(lineId: string): Promise<{ id: string; org_id: string } | null> {
+    const [line] = await queryNamed<Array<{ id: string; org_id: string }>>(
+      this.dataSource.manager,
+      `SELECT id, org_id FROM lines WHERE id = :lineId AND deleted_at IS NULL`,
+      { lineId },
+    );
+    return line ?? null;
+  }
+
+  /** For the administrator: a new agent on a line liveLine answered, in the line's org. */
+  async insertAgent(line: { id: string; org_id: string }, agent: { name: string; mode: AgentMode }): Promise<AgentRow> {
+    const [row] = await queryNamed<AgentRow[]>(
+      this.dataSource.manager,
+      `INSERT INTO agents (org_id, line_id, name, mode) VALUES (:orgId, :lineId, :name, :mode) RETURNING *`,
+      { orgId: line.org_id, lineId: line.id, name: agent.name, mode: agent.mode },
+    );
+    return row;
+  }
+
+  /** The agent if it is of the caller's org and on a live line the caller may use; null otherwise. */
+  async agentForCaller(manager: EntityManager, caller: Caller, agentId: string): Promise<AgentRow | null> {
+    const [agent] = await queryNamed<AgentRow[]>(
+      manager,
+      `SELECT a.* FROM agents a JOIN lines l ON l.id = a.line_id AND l.deleted_at IS NULL
+        WHERE a.id = :agentId AND a.org_id = :orgId AND a.line_id = ANY (:lineIds::uuid[])`,
+      { agentId, orgId: caller.orgId, lineIds: lineIds(caller) },
+    );
+    return agent ?? null;
+  }
+
+  /** Up to `limit` agents of the caller's org on live lines the caller may use, by name then id, after the keyset position `after`. */
+  agentsForCaller(caller: Caller, after: KeysetPosition | null, limit: number): Promise<AgentRow[]> {
+    return queryNamed(
+      this.dataSource.manager,
+      `SELECT a.* FROM agents a JOIN lines l ON l.id = a.line_id AND l.deleted_at IS NULL
+        WHERE a.org_id = :orgId AND a.line_id = ANY (:lineIds::uuid[])
+          AND (:afterKey::text IS NULL OR (a.name, a.id) > (:afterKey::text, :afterId::uuid))
+        ORDER BY a.name, a.id LIMIT :limit`,
+      { orgId: caller.orgId, lineIds: lineIds(caller), afterKey: after?.key ?? null, afterId: after?.id ?? null, limit },
+    );
+  }
+
+  /** A draft turn waiting for approval, of an agent and on a thread the caller's transaction checked (agentForCaller, threadForCaller); answers its id. */
+  async insertAwaitingTurn(manager: EntityManager, agent: AgentRow, thread: CallerThread, body: string): Promise<string> {
+    const [turn] = await queryNamed<Array<{ id: string }>>(
+      manager,
+      `INSERT INTO agent_turns (org_id, agent_id, thread_id, status, body) VALUES (:orgId, :agentId, :threadId, 'AWAITING_APPROVAL', :body) RETURNING id`,
+      { orgId: agent.org_id, agentId: agent.id, threadId: thread.id, body },
+    );
+    return turn.id;
+  }
+
+  /** A sent turn, as insertAwaitingTurn, with the message queued for it; answers its id. */
+  async insertSentTurn(manager: EntityManager, agent: AgentRow, thread: CallerThread, body: string, messageId: string): Promise<string> {
+    const [turn] = await queryNamed<Array<{ id: string }>>(
+      manager,
+      `INSERT INTO agent_turns (org_id, agent_id, thread_id, status, body, message_id) VALUES (:orgId, :agentId, :threadId, 'SENT', :body, :messageId) RETURNING id`,
+      { orgId: agent.org_id, agentId: agent.id, threadId: thread.id, body, messageId },
+    );
+    return turn.id;
+  }
+
+  /** The turn, locked, if it is of the caller's org and on one of the caller's lines; null otherwise. */
+  lockTurnForCaller(manager: EntityManager, caller: Caller, turnId: string): Promise<TurnRow | null> {
+    return this.turnForCaller(manager, caller, turnId, 'FOR UPDATE OF t');
+  }
+
+  /** The turn if it is of the caller's org and on one of the caller's lines (lockTurnForCaller's rule, not locked); null otherwise. */
+  async turnForCaller(manager: EntityManager, caller: Caller, turnId: string, lock: 'FOR UPDATE OF t' | '' = ''): Promise<TurnRow | null> {
+    const [turn] = await queryNamed<TurnRow[]>(
+      manager,
+      `SELECT ${TURN_COLUMNS} FROM agent_turns t JOIN agents a ON a.id = t.agent_id
+        WHERE t.id = :turnId AND t.org_id = :orgId AND a.line_id = ANY (:lineIds::uuid[])
+        ${lock}`,
+      { turnId, orgId: caller.orgId, lineIds: lineIds(caller) },
+    );
+    return turn ?? null;
+  }
+
+  /** The caller approved the turn (as lockTurnForCaller answered it, in this transaction): SENT with its message, whose text `body` is. */
+  async markApproved(manager: EntityManager, caller: Caller, turn: TurnRow, messageId: string, body: string): Promise<void> {
+    await queryNamed(
+      manager,
+      `UPDATE agent_turns SET status = 'SENT', body = :body, message_id = :messageId, decided_by = :userId, decided_at = now() WHERE id = :turnId`,
+      { turnId: turn.id, body, messageId, userId: caller.userId },
+    );
+  }
+
+  /** The caller rejected the turn (as lockTurnForCaller answered it, in this transaction). */
+  async markRejected(manager: EntityManager, caller: Caller, turn: TurnRow): Promise<void> {
+    await queryNamed(manager, `UPDATE agent_turns SET status = 'REJECTED', decided_by = :userId, decided_at = now() WHERE id = :turnId`, {
+      turnId: turn.id,
+      userId: caller.userId,
+    });
+  }
+
+  /** Up to `limit` turns of the caller's org on the caller's lines, newest first, after the keyset position `after` (created_at, id). */
+  list(caller: Caller, filter: TurnListFilter, after: KeysetPosition | null, limit: number): Promise<TurnRow[]> {
+    return queryNamed(
+      this.dataSource.manager,
+      `SELECT ${TURN_COLUMNS} FROM agent_turns t JOIN agents a ON a.id = t.agent_id
+        WHERE t.org_id = :orgId AND a.line_id = ANY (:lineIds::uuid[])
+          AND (:threadId::uuid IS NULL OR t.thread_id = :threadId) AND (:agentId::uuid IS NULL OR t.agent_id = :agentId) AND (:status::text IS NULL OR t.status = :status)
+          AND (:afterKey::timestamptz IS NULL OR (t.created_at, t.id) < (:afterKey::timestamptz, :afterId::uuid))
+        ORDER BY t.created_at DESC, t.id DESC LIMIT :limit`,
+      {
+        orgId: caller.orgId,
+        lineIds: lineIds(caller),
+        threadId: filter.threadId ?? null,
+        agentId: filter.agentId ?? null,
+        status: filter.status ?? null,
+        afterKey: after?.key ?? null,
+        afterId: after?.id ?? null,
+        limit,
+      },
+    );
+  }
+
+  /**
+   * A turn by id alone, with no caller condition: for a turn this service has just written or
+   * checked for the caller (its event, its view in the answer).
+   */
+  async turn(manager: EntityManager, turnId: string): Promise<TurnRow | null> {
+    const [turn] = await queryNamed<TurnRow[]>(manager, `SELECT ${TURN_COLUMNS} FROM agent_turns t JOIN agents a ON a.id = t.agent_id WHERE t.id = :turnId`, {
+      turnId,
+    });
+    return turn ?? null;
+  }
+}
+
+function lineIds(caller: Caller): string[] {
+  return caller.lines.map((l) => l.id);
+}

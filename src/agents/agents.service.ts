@@ -1,0 +1,196 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { roleAtLeast } from '../auth/roles';
+import { Caller } from '../auth/caller';
+import { ConflictError, ForbiddenError, NotFoundError } from '../common/errors';
+import { isIsoTimestamp, KeysetCursors } from '../common/keyset-cursor';
+import { EventBus } from '../events/event-bus';
+import { MessageDataBuilder } from '../conversations/message-data.builder';
+import { OutboundService } from '../conversations/outbound/outbound.service';
+import { ThreadAccessRepository } from '../conversations/threads/thread-access.repository';
+import { AGENTS_PAGE_SIZE, AgentMode, AgentTurnView, AgentView, TURN_DECISION_ROLE, TURNS_PAGE_SIZE } from './agent.types';
+import { checkReplyBody } from '../conversations/outbound/reply-body';
+import { AgentRow, AgentsRepository, TurnListFilter, TurnRow } from './agents.repository';
+
+export interface TurnFilter extends TurnListFilter {
+  cursor?: string;
+}
+
+const LIST_TOOL = 'list_agent_turns';
+
+/**
+ * Agents (one line each) and their turns. The rules live here once, for the REST routes and the
+ * tools alike: an agent, a thread or a turn off the caller's lines reads as not found; a DRAFT
+ * turn waits for approval; sending is OutboundService's (the reply is QUEUED and handed off by
+ * the same job as send_sms); each agent_turn event is published in the transaction that writes
+ * the turn (and its message).
+ */
+@Injectable()
+export class AgentsService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly agents: AgentsRepository,
+    private readonly outbound: OutboundService,
+    private readonly threadAccess: ThreadAccessRepository,
+    private readonly data: MessageDataBuilder,
+    private readonly bus: EventBus,
+    private readonly cursors: KeysetCursors,
+  ) {}
+
+  /** Admin: a new agent on a live line. */
+  async createAgent(lineId: string, input: { name: string; mode: AgentMode }): Promise<AgentView> {
+    const line = await this.agents.liveLine(lineId);
+    if (!line) throw NotFoundError.of('line', lineId, 'lineId');
+    return toAgentView(await this.agents.insertAgent(line, { name: input.name.trim(), mode: input.mode }));
+  }
+
+  /** The agents on the caller's lines (an agent on another line reads as not there), by name, AGENTS_PAGE_SIZE a page. */
+  async listAgents(caller: Caller, input: { cursor?: string }): Promise<{ agents: AgentView[]; nextCursor: string | null }> {
+    const after = input.cursor === undefined ? null : this.cursors.decode('list_agents', input.cursor, (key) => key.length > 0 && key.length <= 400);
+    const rows = await this.agents.agentsForCaller(caller, after, AGENTS_PAGE_SIZE + 1);
+    const page = rows.slice(0, AGENTS_PAGE_SIZE);
+    const last = page[page.length - 1];
+    return {
+      agents: page.map(toAgentView),
+      nextCursor: rows.length > AGENTS_PAGE_SIZE && last ? this.cursors.encode('list_agents', { key: last.name, id: last.id }) : null,
+    };
+  }
+
+  /**
+   * The agent runtime proposes a reply. DRAFT: the turn waits (agent_turn.awaiting_approval).
+   * AUTO, SUPERVISED: the reply is queued now and the turn is SENT (agent_turn.sent).
+   */
+  async createTurn(caller: Caller, agentId: string, input: { threadId: string; body: string }): Promise<AgentTurnView> {
+    const { turnId, messageId } = await this.dataSource.transaction(async (tx) => {
+      const agent = await this.agentForCaller(tx, caller, agentId);
+      const thread = await this.threadAccess.threadForCaller(tx, caller, input.threadId);
+      if (thread.line_id !== agent.line_id) {
+        throw new NotFoundError(`thread ${input.threadId} not found on the line of agent ${agentId}`, 'threadId');
+      }
+      checkReplyBody(thread.channel, input.body);
+      if (agent.mode === 'DRAFT') {
+        const turnId = await this.agents.insertAwaitingTurn(tx, agent, thread, input.body);
+        await this.publish(tx, 'agent_turn.awaiting_approval', turnId);
+        return { turnId, messageId: null };
+      }
+      const sent = await this.outbound.queueReply(tx, agent.org_id, thread, input.body);
+      const turnId = await this.agents.insertSentTurn(tx, agent, thread, input.body, sent);
+      await this.publish(tx, 'agent_turn.sent', turnId);
+      return { turnId, messageId: sent };
+    });
+    if (messageId) await this.outbound.enqueue(messageId);
+    return this.view(turnId);
+  }
+
+  /**
+   * A human approves a draft: it is sent like an AUTO reply (agent_turn.sent). With `editedBody`,
+   * that text (checked by the rule of every reply) is sent instead and replaces the draft on the turn.
+   */
+  async approve(caller: Caller, turnId: string, editedBody?: string): Promise<AgentTurnView> {
+    this.checkDecisionRole(caller);
+    const messageId = await this.dataSource.transaction(async (tx) => {
+      const turn = await this.awaitingTurn(tx, caller, turnId, 'approved');
+      const thread = await this.threadAccess.threadForCaller(tx, caller, turn.thread_id);
+      if (editedBody !== undefined) checkReplyBody(thread.channel, editedBody);
+      const body = editedBody ?? turn.body;
+      const sent = await this.outbound.queueReply(tx, turn.org_id, thread, body);
+      await this.agents.markApproved(tx, caller, turn, sent, body);
+      await this.publish(tx, 'agent_turn.sent', turn.id);
+      return sent;
+    });
+    await this.outbound.enqueue(messageId);
+    return this.view(turnId);
+  }
+
+  /** A human rejects a draft: nothing is sent and no event is published (the spec has no event for it). */
+  async reject(caller: Caller, turnId: string): Promise<AgentTurnView> {
+    this.checkDecisionRole(caller);
+    await this.dataSource.transaction(async (tx) => {
+      const turn = await this.awaitingTurn(tx, caller, turnId, 'rejected');
+      await this.agents.markRejected(tx, caller, turn);
+    });
+    return this.view(turnId);
+  }
+
+  /** One turn on the caller's lines, with its drafted (or sent) body; list_agent_turns' rule: any other reads as not found. */
+  async getTurn(caller: Caller, turnId: string): Promise<AgentTurnView> {
+    const turn = await this.agents.turnForCaller(this.dataSource.manager, caller, turnId);
+    if (!turn) throw NotFoundError.of('agent turn', turnId, 'turnId');
+    return toTurnView(turn);
+  }
+
+  /** Turns on the caller's lines, newest first, TURNS_PAGE_SIZE a page; nextCursor pages on. */
+  async list(caller: Caller, filter: TurnFilter): Promise<{ turns: AgentTurnView[]; nextCursor: string | null }> {
+    const after = filter.cursor === undefined ? null : this.cursors.decode(LIST_TOOL, filter.cursor, isIsoTimestamp);
+    const rows = await this.agents.list(caller, filter, after, TURNS_PAGE_SIZE + 1);
+    const page = rows.slice(0, TURNS_PAGE_SIZE);
+    const last = page[page.length - 1];
+    return {
+      turns: page.map(toTurnView),
+      nextCursor: rows.length > TURNS_PAGE_SIZE && last ? this.cursors.encode(LIST_TOOL, { key: last.created_at.toISOString(), id: last.id }) : null,
+    };
+  }
+
+  /** The agent if its line is one the caller may use; anything else reads as not found. */
+  private async agentForCaller(tx: EntityManager, caller: Caller, agentId: string): Promise<AgentRow> {
+    const agent = await this.agents.agentForCaller(tx, caller, agentId);
+    if (!agent) throw NotFoundError.of('agent', agentId, 'agentId');
+    return agent;
+  }
+
+  /** The turn, locked, if it is on the caller's lines and still awaiting approval. */
+  private async awaitingTurn(tx: EntityManager, caller: Caller, turnId: string, decision: 'approved' | 'rejected'): Promise<TurnRow> {
+    const turn = await this.agents.lockTurnForCaller(tx, caller, turnId);
+    if (!turn) throw NotFoundError.of('agent turn', turnId, 'turnId');
+    if (turn.status !== 'AWAITING_APPROVAL') {
+      throw new ConflictError(`agent turn ${turnId} is ${turn.status}; only a turn AWAITING_APPROVAL can be ${decision}`, 'turnId');
+    }
+    return turn;
+  }
+
+  private checkDecisionRole(caller: Caller): void {
+    if (!roleAtLeast(caller.role, TURN_DECISION_ROLE)) {
+      throw new ForbiddenError(`approving or rejecting an agent turn needs the ${TURN_DECISION_ROLE} role or higher`);
+    }
+  }
+
+  /** agent_turn.* with the thread envelope (no message block), in the transaction of the change. */
+  private async publish(tx: EntityManager, type: 'agent_turn.awaiting_approval' | 'agent_turn.sent', turnId: string): Promise<void> {
+    const turn = await this.turnRow(tx, turnId);
+    const envelope = await this.data.buildThreadEnvelope(turn.thread_id, tx);
+    const { id, status, threadId, messageId, createdAt, agent } = toTurnView(turn);
+    await this.bus.publish(
+      { type, orgId: turn.org_id, lineId: turn.line_id, data: { ...envelope, agentTurn: { id, status, threadId, messageId, createdAt, agent } } },
+      tx,
+    );
+  }
+
+  private async turnRow(manager: EntityManager, turnId: string): Promise<TurnRow> {
+    const turn = await this.agents.turn(manager, turnId);
+    if (!turn) throw new Error(`agent turn ${turnId} does not exist`);
+    return turn;
+  }
+
+  private async view(turnId: string): Promise<AgentTurnView> {
+    return toTurnView(await this.turnRow(this.dataSource.manager, turnId));
+  }
+}
+
+function toAgentView(a: AgentRow): AgentView {
+  return { id: a.id, lineId: a.line_id, name: a.name, mode: a.mode, createdAt: a.created_at.toISOString() };
+}
+
+function toTurnView(t: TurnRow): AgentTurnView {
+  return {
+    id: t.id,
+    status: t.status,
+    threadId: t.thread_id,
+    messageId: t.message_id,
+    createdAt: t.created_at.toISOString(),
+    agent: { id: t.agent_id, name: t.agent_name, mode: t.agent_mode },
+    body: t.body,
+    decidedByUserId: t.decided_by,
+    decidedAt: t.decided_at?.toISOString() ?? null,
+  };
+}

@@ -1,0 +1,121 @@
+/** JSON Schemas of messaging tool results, shared by the tools. */
+import { nullableString } from '../common/tools/tool-schemas';
+import { MESSAGE_STATUSES } from './message.entity';
+
+/** A message's fromIdentity or toIdentity. */
+export const identityRef = {
+  type: 'object',
+  properties: { value: { type: 'string' }, kind: { type: 'string', enum: ['PHONE', 'EMAIL'] } },
+  required: ['value', 'kind'],
+} as const;
+
+export const messageSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    threadId: { type: 'string' },
+    channel: { type: 'string', enum: ['SMS', 'EMAIL'] },
+    direction: { type: 'string', enum: ['INBOUND', 'OUTBOUND'] },
+    status: {
+      type: 'string',
+      enum: [...MESSAGE_STATUSES],
+      description: 'RECEIVED for inbound messages; outbound ones go QUEUED → SENT → DELIVERED, or FAILED.',
+    },
+    body: { type: 'string' },
+    createdAt: { type: 'string' },
+    sentAt: nullableString,
+    fromIdentity: identityRef,
+    toIdentity: identityRef,
+  },
+  required: ['id', 'threadId', 'channel', 'direction', 'status', 'body', 'createdAt', 'sentAt', 'fromIdentity', 'toIdentity'],
+} as const;
+
+/** The idempotencyKey property of the send tools (docs/mcp.md, "Sending once"). */
+export const idempotencyKeyProperty = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 255,
+  description:
+    'Optional, recommended when a call may be repeated (a retry after a timeout, an agent woken twice by the same webhook): ' +
+    'a key of your choosing, such as the id of the event you are answering. The same key within 24 hours, with the same ' +
+    'arguments, sends nothing and returns the first message with replayed true; with other arguments it is an error.',
+} as const;
+
+/** What the send tools answer. */
+export const sentMessageSchema = {
+  type: 'object',
+  properties: {
+    message: messageSchema,
+    replayed: { type: 'boolean', description: 'Given with idempotencyKey: true when the key was used before and this call sent nothing.' },
+  },
+  required: ['message'],
+} as const;
+
+export const identitySchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    kind: { type: 'string', enum: ['PHONE', 'EMAIL'] },
+    value: { type: 'string' },
+    displayName: nullableString,
+  },
+  required: ['id', 'kind', 'value', 'displayName'],
+} as const;
+
+/** A thread as the thread tools show it: the spec's thread object plus its channel and line. */
+export const threadSummarySchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    subject: nullableString,
+    lastMessageAt: { type: 'string' },
+    messageCount: { type: 'integer', minimum: 0 },
+    channel: { type: 'string', enum: ['SMS', 'EMAIL'] },
+    lineId: { type: 'string' },
+  },
+  required: ['id', 'subject', 'lastMessageAt', 'messageCount', 'channel', 'lineId'],
+} as const;
+
+/** The spec's concise person: a contact, an orphan identity (id null), or null. */
+export const personConciseSchema = {
+  anyOf: [{ type: 'null' }, { type: 'object', properties: { id: nullableString, displayName: nullableString }, required: ['id', 'displayName'] }],
+} as const;
+
+/** The verbose person: with every identity of the contact (or the orphan identity alone). */
+export const personSchema = {
+  anyOf: [
+    { type: 'null' },
+    {
+      type: 'object',
+      properties: { id: nullableString, displayName: nullableString, identities: { type: 'array', items: identitySchema } },
+      required: ['id', 'displayName', 'identities'],
+    },
+  ],
+} as const;
+
+export const labelWithConfidenceSchema = {
+  type: 'object',
+  properties: { name: { type: 'string' }, confidence: { type: 'number', minimum: 0, maximum: 1 } },
+  required: ['name', 'confidence'],
+} as const;
+
+export const attachmentRefSchema = {
+  type: 'object',
+  properties: { id: { type: 'string' }, filename: { type: 'string' }, mimeType: { type: 'string' }, sizeBytes: { type: 'integer' } },
+  required: ['id', 'filename', 'mimeType', 'sizeBytes'],
+} as const;
+
+/** A contact of the org; `identities` lists only what the caller may see, and list_contacts cuts `notes` (docs/messaging.md). */
+export const contactSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    displayName: nullableString,
+    notes: nullableString,
+    notesTruncated: { type: 'boolean' },
+    createdAt: { type: 'string' },
+    updatedAt: { type: 'string' },
+    identities: { type: 'array', items: identitySchema },
+  },
+  required: ['id', 'displayName', 'notes', 'notesTruncated', 'createdAt', 'updatedAt', 'identities'],
+} as const;

@@ -1,0 +1,72 @@
+import { BullModule } from '@nestjs/bull';
+import { Module } from '@nestjs/common';
+import { ContactsRepository } from './contacts/contacts.repository';
+import { ContactsService } from './contacts/contacts.service';
+import { CONTACT_TOOLS } from './contacts/contacts.tools';
+import { ConversationsRepository } from './conversations.repository';
+import { ConversationsService } from './conversations.service';
+import { InboundAttachments } from './inbound-attachments';
+import { MessageDataBuilder } from './message-data.builder';
+import { MessageDataRepository } from './message-data.repository';
+import { OutboundChannels } from './outbound/outbound-channels';
+import { OutboundProcessor } from './outbound/outbound.processor';
+import { OutboundRepository } from './outbound/outbound.repository';
+import { OUTBOUND_QUEUE, OutboundService } from './outbound/outbound.service';
+import { ReplyToThreadTool, SendSmsTool } from './outbound/outbound.tools';
+import { SendIdempotencyKeysRepository } from './outbound/send-idempotency-keys.repository';
+import { SearchRepository } from './search/search.repository';
+import { SearchService } from './search/search.service';
+import { SearchMessagesTool } from './search/search.tools';
+import { LABEL_TOOLS } from './threads/labels.tools';
+import { ThreadAccessRepository } from './threads/thread-access.repository';
+import { ThreadsRepository } from './threads/threads.repository';
+import { ThreadsService } from './threads/threads.service';
+import { THREAD_TOOLS } from './threads/threads.tools';
+
+/**
+ * Conversations: threads, messages, identities and contacts, labels, search, the data events carry,
+ * inbound recording and the outbound queue with its hand-off job. It knows no provider: the
+ * channels register how they send (OutboundChannels) and attachments where files go
+ * (InboundAttachments); channels, attachments and agents import this module, never the reverse.
+ */
+@Module({
+  imports: [BullModule.registerQueue({ name: OUTBOUND_QUEUE })],
+  providers: [
+    MessageDataRepository,
+    MessageDataBuilder,
+    ConversationsRepository,
+    ConversationsService,
+    InboundAttachments,
+    ThreadAccessRepository,
+    ThreadsRepository,
+    ThreadsService,
+    ...THREAD_TOOLS,
+    ...LABEL_TOOLS,
+    ContactsRepository,
+    ContactsService,
+    ...CONTACT_TOOLS,
+    SearchRepository,
+    SearchService,
+    SearchMessagesTool,
+    OutboundRepository,
+    SendIdempotencyKeysRepository,
+    OutboundChannels,
+    OutboundService,
+    OutboundProcessor,
+    SendSmsTool,
+    ReplyToThreadTool,
+  ],
+  exports: [
+    MessageDataBuilder,
+    ConversationsService,
+    InboundAttachments,
+    ThreadAccessRepository,
+    ThreadsService,
+    ContactsService,
+    SearchService,
+    OutboundRepository,
+    OutboundChannels,
+    OutboundService,
+  ],
+})
+export class ConversationsModule {}

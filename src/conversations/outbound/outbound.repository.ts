@@ -1,0 +1,175 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { Caller } from '../../auth/caller';
+import { SerializedMessage } from '../../events/event-payloads';
+import { queryNamed } from '../../database/sql';
+import { serializeMessage } from '../message-data.builder';
+import { CallerThread } from '../threads/thread-access.repository';
+import { MessageStatus } from '../message.entity';
+
+/** An identity of a thread's partner (or of the partner's contact) that a message may go to. */
+export interface PartnerIdentityRow {
+  id: string;
+  kind: string;
+  value: string;
+}
+
+/** The latest message of a thread that has a Message-ID: what a reply answers. */
+export interface ParentHeadersRow {
+  header_message_id: string;
+  header_in_reply_to: string | null;
+  header_references: string[];
+}
+
+/** A new QUEUED outbound message. */
+export interface QueuedMessage {
+  orgId: string;
+  threadId: string;
+  lineId: string;
+  channel: 'SMS' | 'EMAIL';
+  body: string;
+  html?: string | null;
+  subject?: string | null;
+  from: { value: string; kind: 'PHONE' | 'EMAIL' };
+  to: { value: string; kind: 'PHONE' | 'EMAIL' };
+  readReceipt?: boolean;
+  trackingToken?: string | null;
+  headerMessageId?: string | null;
+  inReplyTo?: string | null;
+  references?: string[];
+}
+
+/** What the hand-off job reads of a message: which channel hands it over, if it is still QUEUED. */
+export interface HandOffRow {
+  id: string;
+  channel: 'SMS' | 'EMAIL';
+  status: MessageStatus;
+}
+
+/**
+ * SQL of outbound messages: what a reply needs from its thread, the QUEUED insert, the hand-off
+ * and the status moves. The thread reads take a `CallerThread` (a thread threadForCaller let the
+ * caller use) or the `Caller`; the hand-off and sweep methods act for the system on message ids
+ * it holds (a channel's own reads, as SMS delivery reports, live with the channel). Rules live in OutboundService.
+ */
+@Injectable()
+export class OutboundRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** `identityId` if it is the thread's partner or another identity of the partner's contact, in the caller's org. */
+  async partnerIdentity(manager: EntityManager, caller: Caller, thread: CallerThread, identityId: string): Promise<PartnerIdentityRow | undefined> {
+    const [identity] = await queryNamed<PartnerIdentityRow[]>(
+      manager,
+      `SELECT i.id, i.kind, i.value FROM identities i, identities p
+          WHERE i.id = :identityId AND p.id = :partnerIdentityId AND i.org_id = :orgId
+            AND (i.id = p.id OR (p.contact_id IS NOT NULL AND i.contact_id = p.contact_id))`,
+      { identityId, partnerIdentityId: thread.partner_identity_id, orgId: caller.orgId },
+    );
+    return identity;
+  }
+
+  /** The thread's partner identity. */
+  async partner(manager: EntityManager, thread: CallerThread): Promise<{ value: string; kind: 'PHONE' | 'EMAIL' }> {
+    const [partner] = await queryNamed<Array<{ value: string; kind: 'PHONE' | 'EMAIL' }>>(
+      manager,
+      `SELECT value, kind FROM identities WHERE id = :identityId`,
+      {
+        identityId: thread.partner_identity_id,
+      },
+    );
+    return partner;
+  }
+
+  /** The thread's latest message that has a Message-ID, if any. */
+  async latestHeaders(manager: EntityManager, thread: CallerThread): Promise<ParentHeadersRow | undefined> {
+    const [parent] = await queryNamed<ParentHeadersRow[]>(
+      manager,
+      `SELECT header_message_id, header_in_reply_to, header_references FROM messages
+        WHERE thread_id = :threadId AND header_message_id IS NOT NULL ORDER BY created_at DESC, id DESC LIMIT 1`,
+      { threadId: thread.id },
+    );
+    return parent;
+  }
+
+  /** Inserts the message QUEUED, in the org of `m.orgId`; answers its id and creation time. */
+  async insertQueued(manager: EntityManager, m: QueuedMessage): Promise<{ id: string; created_at: Date }> {
+    const [row] = await queryNamed<Array<{ id: string; created_at: Date }>>(
+      manager,
+      `INSERT INTO messages (org_id, thread_id, line_id, channel, direction, status, body, html, subject, from_value, from_kind,
+                             to_value, to_kind, read_receipt, tracking_token, header_message_id, header_in_reply_to, header_references)
+       VALUES (:orgId, :threadId, :lineId, :channel, 'OUTBOUND', 'QUEUED', :body, :html, :subject, :fromValue, :fromKind,
+               :toValue, :toKind, :readReceipt, :trackingToken, :headerMessageId, :inReplyTo, :references)
+       RETURNING id, created_at`,
+      {
+        orgId: m.orgId,
+        threadId: m.threadId,
+        lineId: m.lineId,
+        channel: m.channel,
+        body: m.body,
+        html: m.html ?? null,
+        subject: m.subject ?? null,
+        fromValue: m.from.value,
+        fromKind: m.from.kind,
+        toValue: m.to.value,
+        toKind: m.to.kind,
+        readReceipt: m.readReceipt ?? false,
+        trackingToken: m.trackingToken ?? null,
+        headerMessageId: m.headerMessageId ?? null,
+        inReplyTo: m.inReplyTo ?? null,
+        references: m.references ?? [],
+      },
+    );
+    return row;
+  }
+
+  async forHandOff(messageId: string): Promise<HandOffRow | undefined> {
+    const [message] = await queryNamed<HandOffRow[]>(this.dataSource.manager, `SELECT id, channel, status FROM messages WHERE id = :messageId`, { messageId });
+    return message;
+  }
+
+  /**
+   * Moves the message to `to` if it is still in `from` (sent_at set when it leaves QUEUED for
+   * SENT or DELIVERED); answers its org and line, or undefined when it was not in `from`.
+   */
+  async transition(
+    manager: EntityManager,
+    messageId: string,
+    from: MessageStatus,
+    to: MessageStatus,
+    extra: { providerMessageId?: string; error?: string | null; headerMessageId?: string },
+  ): Promise<{ org_id: string; line_id: string } | undefined> {
+    // UPDATE ... RETURNING answers [rows, affected count].
+    const [updated] = await queryNamed<[Array<{ org_id: string; line_id: string }>, number]>(
+      manager,
+      `UPDATE messages SET status = :to,
+                sent_at = CASE WHEN :from = 'QUEUED' AND :to IN ('SENT', 'DELIVERED') THEN now() ELSE sent_at END,
+                provider_message_id = COALESCE(:providerMessageId, provider_message_id), error = COALESCE(:error, error),
+                header_message_id = COALESCE(:headerMessageId, header_message_id)
+          WHERE id = :messageId AND status = :from
+          RETURNING org_id, line_id`,
+      { messageId, from, to, providerMessageId: extra.providerMessageId ?? null, error: extra.error ?? null, headerMessageId: extra.headerMessageId ?? null },
+    );
+    return updated[0];
+  }
+
+  /** The message as tools show it; null once it is gone (its thread deleted since it was queued). */
+  async view(messageId: string): Promise<SerializedMessage | null> {
+    const [row] = await queryNamed<Array<Parameters<typeof serializeMessage>[0]>>(
+      this.dataSource.manager,
+      `SELECT m.id, m.thread_id, m.channel, m.direction, m.status, m.body, m.created_at, m.sent_at, m.from_value, m.from_kind, m.to_value, m.to_kind
+         FROM messages m WHERE m.id = :messageId`,
+      { messageId },
+    );
+    return row ? serializeMessage(row) : null;
+  }
+
+  /** For the sweep: QUEUED messages older than a minute (their hand-off job may be lost), oldest first. */
+  staleQueued(): Promise<Array<{ id: string }>> {
+    return queryNamed(
+      this.dataSource.manager,
+      `SELECT id FROM messages WHERE direction = 'OUTBOUND' AND status = 'QUEUED' AND created_at < now() - interval '1 minute'
+        ORDER BY created_at LIMIT 500`,
+    );
+  }
+}

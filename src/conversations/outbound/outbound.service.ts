@@ -1,0 +1,231 @@
+import { createHash } from 'node:crypto';
+import { InjectQueue } from '@nestjs/bull';
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Queue } from 'bull';
+import { DataSource, EntityManager } from 'typeorm';
+import { Caller } from '../../auth/caller';
+import { ConflictError, NotFoundError, ValidationError } from '../../common/errors';
+import { DomainEvent } from '../../events/domain-event';
+import { EventBus } from '../../events/event-bus';
+import { SerializedMessage } from '../../events/event-payloads';
+import { ConversationsService } from '../conversations.service';
+import { MessageDataBuilder } from '../message-data.builder';
+import { newMessageId, replyReferences, replySubject } from './email-format';
+import { OutboundChannels } from './outbound-channels';
+import { CallerThread, ThreadAccessRepository } from '../threads/thread-access.repository';
+import { OutboundRepository, QueuedMessage } from './outbound.repository';
+import { MessageStatus } from '../message.entity';
+import { SendIdempotencyKeysRepository } from './send-idempotency-keys.repository';
+import { checkReplyBody } from './reply-body';
+
+export const OUTBOUND_QUEUE = 'outbound-messages';
+
+/** Attempts to hand a message over before it is FAILED (transient carrier or mail server errors). */
+export const HANDOFF_ATTEMPTS = 5;
+
+/** How long a send tool's idempotencyKey answers with its first message (docs/mcp.md, "Sending once"). */
+export const IDEMPOTENCY_KEY_LIVE_MS = 24 * 60 * 60 * 1000;
+
+/** A send tool's call: its name and validated arguments (the idempotency key among them, if given). */
+export interface SendCall {
+  tool: string;
+  args: { idempotencyKey?: string } & Record<string, unknown>;
+}
+
+/** What a send tool answers: the message, and with an idempotencyKey whether it is the key's earlier message (nothing sent now). */
+export interface SendOutcome {
+  message: SerializedMessage;
+  replayed?: boolean;
+}
+
+/**
+ * Outbound messages: queued by a tool call, handed to the carrier or mail server by a job, then
+ * moved by delivery reports. Each status change publishes message.status_changed; leaving QUEUED
+ * also publishes message.sent (spec: message status table).
+ */
+@Injectable()
+export class OutboundService {
+  private readonly logger = new Logger(OutboundService.name);
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @InjectQueue(OUTBOUND_QUEUE) private readonly queue: Queue<{ messageId: string }>,
+    private readonly bus: EventBus,
+    private readonly data: MessageDataBuilder,
+    private readonly conversations: ConversationsService,
+    private readonly channels: OutboundChannels,
+    private readonly threads: ThreadAccessRepository,
+    private readonly messages: OutboundRepository,
+    private readonly keys: SendIdempotencyKeysRepository,
+  ) {}
+
+  /** send_sms: an SMS on the thread, to `identityId` (the partner or another number of their contact) or, without it, to the thread's partner. */
+  async queueSms(caller: Caller, call: SendCall & { args: { threadId: string; identityId?: string; smsBody: string } }): Promise<SendOutcome> {
+    const input = call.args;
+    return this.send(caller, call, async (tx) => {
+      const thread = await this.threads.threadForCaller(tx, caller, input.threadId);
+      if (thread.channel !== 'SMS') throw new ValidationError(`thread ${input.threadId} is an email thread; use send_email`, 'threadId');
+      const { identityId } = input;
+      const identity = identityId === undefined ? await this.messages.partner(tx, thread) : await this.messages.partnerIdentity(tx, caller, thread, identityId);
+      if (!identity) {
+        throw new ValidationError(`identityId ${identityId} is not the thread's partner or one of their identities`, 'identityId');
+      }
+      if (identity.kind !== 'PHONE') throw new ValidationError(`identity ${identityId} is not a phone number`, 'identityId');
+      return this.insertQueued(tx, {
+        orgId: caller.orgId,
+        threadId: thread.id,
+        lineId: thread.line_id,
+        channel: 'SMS',
+        body: input.smsBody,
+        from: { value: thread.line_address, kind: 'PHONE' },
+        to: { value: identity.value, kind: 'PHONE' },
+      });
+    });
+  }
+
+  /** reply_to_thread: the thread's partner answered on the thread's own channel (an SMS, or an email as queueReply writes it). */
+  async queueThreadReply(caller: Caller, call: SendCall & { args: { threadId: string; body: string } }): Promise<SendOutcome> {
+    const { threadId, body } = call.args;
+    return this.send(caller, call, async (tx) => {
+      const thread = await this.threads.threadForCaller(tx, caller, threadId);
+      checkReplyBody(thread.channel, body);
+      return this.queueReply(tx, caller.orgId, thread, body);
+    });
+  }
+
+  /**
+   * A send tool's call: `insert` queues the message in a transaction, and the hand-off job is
+   * enqueued once it has committed. With an idempotencyKey, the key is claimed in the same
+   * transaction: a key used in the last 24 hours with the same tool and arguments answers its
+   * first message (replayed, nothing queued), with other arguments it is refused. Calls that
+   * fail queue nothing and leave the key unused.
+   */
+  async send(caller: Caller, call: SendCall, insert: (tx: EntityManager) => Promise<string>): Promise<SendOutcome> {
+    const key = call.args.idempotencyKey;
+    const { messageId, replayed } = await this.dataSource.transaction(async (tx) => {
+      if (key !== undefined) {
+        const first = await this.keys.claim(tx, caller.orgId, key, call.tool, requestDigest(call), IDEMPOTENCY_KEY_LIVE_MS);
+        if (first) return { messageId: replayedMessage(key, call, first), replayed: true };
+      }
+      const id = await insert(tx);
+      if (key !== undefined) await this.keys.record(tx, caller.orgId, key, id);
+      return { messageId: id, replayed: false };
+    });
+    if (!replayed) await this.enqueue(messageId);
+    const message = await this.view(messageId);
+    return key === undefined ? { message } : { message, replayed };
+  }
+
+  /**
+   * A reply to the thread's partner on the thread's own channel (agent turns): an SMS, or an email
+   * with `Re:` subject, a new Message-ID and In-Reply-To/References answering the thread's latest
+   * message (email-format's rules, as send_email). Inserted QUEUED in the caller's transaction:
+   * call enqueue(messageId) once that transaction has committed.
+   */
+  async queueReply(tx: EntityManager, orgId: string, thread: CallerThread, body: string): Promise<string> {
+    const partner = await this.messages.partner(tx, thread);
+    const common = { orgId, threadId: thread.id, lineId: thread.line_id, body, to: partner };
+    if (thread.channel === 'SMS') {
+      return this.insertQueued(tx, { ...common, channel: 'SMS', from: { value: thread.line_address, kind: 'PHONE' } });
+    }
+    const parent = await this.messages.latestHeaders(tx, thread);
+    return this.insertQueued(tx, {
+      ...common,
+      channel: 'EMAIL',
+      subject: replySubject(thread.subject),
+      from: { value: thread.line_address, kind: 'EMAIL' },
+      headerMessageId: newMessageId(thread.line_address),
+      inReplyTo: parent?.header_message_id ?? null,
+      references: parent
+        ? replyReferences({ messageId: parent.header_message_id, references: parent.header_references, inReplyTo: parent.header_in_reply_to })
+        : [],
+    });
+  }
+
+  /** Inserts the message QUEUED and moves its thread's last-message time, in the caller's transaction. */
+  async insertQueued(tx: EntityManager, m: QueuedMessage): Promise<string> {
+    const row = await this.messages.insertQueued(tx, m);
+    await this.conversations.touchThread(tx, m.threadId, row.created_at);
+    return row.id;
+  }
+
+  /** Hands the message over in a job; if Redis refuses now, the job is retried by the next sweep of QUEUED messages. */
+  async enqueue(messageId: string): Promise<void> {
+    await this.queue
+      .add(
+        { messageId },
+        {
+          jobId: `handoff:${messageId}`,
+          attempts: HANDOFF_ATTEMPTS,
+          backoff: { type: 'exponential', delay: 2000 },
+          removeOnComplete: true,
+          removeOnFail: true,
+        },
+      )
+      .catch((error: unknown) => this.logger.warn(`could not enqueue hand-off of ${messageId}: ${(error as Error).message}`));
+  }
+
+  /** The job: hand a QUEUED message to its channel (the carrier, the mail server), which records where it went. */
+  async handOff(messageId: string, attemptsMade: number): Promise<void> {
+    const message = await this.messages.forHandOff(messageId);
+    if (!message || message.status !== 'QUEUED') return;
+    await this.channels.for(message.channel).handOff(messageId, attemptsMade);
+  }
+
+  /**
+   * Moves a message from one status to the next (only if it is still in `from`), and publishes
+   * message.status_changed, plus message.sent when it leaves QUEUED for SENT or DELIVERED.
+   */
+  async transition(
+    messageId: string,
+    from: MessageStatus,
+    to: MessageStatus,
+    extra: { providerMessageId?: string; error?: string | null; headerMessageId?: string } = {},
+  ): Promise<boolean> {
+    return this.dataSource.transaction(async (tx) => {
+      const row = await this.messages.transition(tx, messageId, from, to, extra);
+      if (!row) return false;
+      const data = await this.data.build(messageId, tx);
+      const changed: DomainEvent = {
+        type: 'message.status_changed',
+        orgId: row.org_id,
+        lineId: row.line_id,
+        data: { ...data, previousStatus: from, currentStatus: to },
+      };
+      const sent: DomainEvent = { type: 'message.sent', orgId: row.org_id, lineId: row.line_id, data };
+      // One outbox insert for both events (message.sent first, as before).
+      await this.bus.publishAll(from === 'QUEUED' && (to === 'SENT' || to === 'DELIVERED') ? [sent, changed] : [changed], tx);
+      return true;
+    });
+  }
+
+  /** The queued message as the tool answers it; not found if its thread was deleted in the meantime. */
+  async view(messageId: string): Promise<SerializedMessage> {
+    const message = await this.messages.view(messageId);
+    if (!message) throw NotFoundError.of('message', messageId, 'messageId');
+    return message;
+  }
+}
+
+/** A digest of the tool and its arguments but the key (the arguments are flat: strings and booleans). */
+function requestDigest({ tool, args }: SendCall): string {
+  const { idempotencyKey: _key, ...rest } = args;
+  const sorted = Object.fromEntries(Object.entries(rest).sort(([a], [b]) => (a < b ? -1 : 1)));
+  return createHash('sha256')
+    .update(JSON.stringify([tool, sorted]))
+    .digest('base64url');
+}
+
+/** The message a key's first call queued, if this call repeats that call. */
+function replayedMessage(key: string, call: SendCall, first: { tool: string; request_digest: string; message_id: string | null }): string {
+  if (first.tool !== call.tool || first.request_digest !== requestDigest(call)) {
+    const where = first.tool === call.tool ? 'with other arguments' : `by ${first.tool}`;
+    throw new ConflictError(
+      `idempotencyKey "${key}" was used in the last 24 hours ${where}; a key stands for one message: use a new key for a new message`,
+      'idempotencyKey',
+    );
+  }
+  if (first.message_id === null) throw new NotFoundError(`the message sent with idempotencyKey "${key}" has been deleted (with its thread)`, 'idempotencyKey');
+  return first.message_id;
+}

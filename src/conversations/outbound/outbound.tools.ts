@@ -1,0 +1,79 @@
+import { Caller } from '../../auth/caller';
+import { McpTool, McpToolHandler, ToolArgs } from '../../common/tools/tool.decorator';
+import { idempotencyKeyProperty, sentMessageSchema } from '../conversation.schemas';
+import { OutboundService } from './outbound.service';
+import { BODY_MAX, SMS_BODY_MAX } from './reply-body';
+
+const sendSmsInput = {
+  type: 'object',
+  properties: {
+    threadId: { type: 'string', format: 'uuid', description: 'The SMS thread to send on (from list_threads, or threadId in a message.* event).' },
+    identityId: {
+      type: 'string',
+      format: 'uuid',
+      description:
+        "Optional: another phone number of the thread partner's contact (an identity id from get_thread or list_contacts). Default: the thread's partner, the number the thread is with.",
+    },
+    smsBody: { type: 'string', minLength: 1, maxLength: SMS_BODY_MAX, description: `The text to send, not blank; at most ${SMS_BODY_MAX} characters.` },
+    idempotencyKey: idempotencyKeyProperty,
+  },
+  required: ['threadId', 'smsBody'],
+  additionalProperties: false,
+} as const;
+
+@McpTool({
+  name: 'send_sms',
+  title: 'Send an SMS',
+  description:
+    "Sends an SMS on a thread: to the thread's partner, or with identityId to another number of the same contact (a reply needs only threadId and smsBody). The message starts QUEUED; " +
+    'message.sent and message.status_changed follow when the carrier takes it. With idempotencyKey, a repeated call sends nothing.',
+  kind: 'write',
+  openWorld: true,
+  minRole: 'MEMBER',
+  inputSchema: sendSmsInput,
+  outputSchema: sentMessageSchema,
+})
+export class SendSmsTool implements McpToolHandler<ToolArgs<typeof sendSmsInput>> {
+  constructor(private readonly outbound: OutboundService) {}
+
+  async execute(args: ToolArgs<typeof sendSmsInput>, caller: Caller) {
+    return this.outbound.queueSms(caller, { tool: 'send_sms', args });
+  }
+}
+
+const replyToThreadInput = {
+  type: 'object',
+  properties: {
+    threadId: { type: 'string', format: 'uuid', description: 'The thread to answer: its channel (SMS or email) and partner decide where the reply goes.' },
+    body: {
+      type: 'string',
+      minLength: 1,
+      maxLength: BODY_MAX,
+      description: `The plain-text reply, not blank; at most ${SMS_BODY_MAX} characters on an SMS thread.`,
+    },
+    idempotencyKey: idempotencyKeyProperty,
+  },
+  required: ['threadId', 'body'],
+  additionalProperties: false,
+} as const;
+
+@McpTool({
+  name: 'reply_to_thread',
+  title: 'Reply on a thread',
+  description:
+    "Replies to the thread's partner on the thread's own channel, from the thread's own line: an SMS on an SMS thread; on an email " +
+    'thread an email with subject "Re: <thread subject>", threaded with In-Reply-To/References. The message starts QUEUED; ' +
+    'message.sent and message.status_changed follow. With idempotencyKey, a repeated call sends nothing.',
+  kind: 'write',
+  openWorld: true,
+  minRole: 'MEMBER',
+  inputSchema: replyToThreadInput,
+  outputSchema: sentMessageSchema,
+})
+export class ReplyToThreadTool implements McpToolHandler<ToolArgs<typeof replyToThreadInput>> {
+  constructor(private readonly outbound: OutboundService) {}
+
+  async execute(args: ToolArgs<typeof replyToThreadInput>, caller: Caller) {
+    return this.outbound.queueThreadReply(caller, { tool: 'reply_to_thread', args });
+  }
+}

@@ -1,0 +1,156 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { Caller } from '../../auth/caller';
+import { plannedPerCall, queryNamed } from '../../database/sql';
+import { Channel } from '../../events/event-payloads';
+import { MessageRow } from '../message-data.repository';
+import { RESULT_BOUNDS } from '../../common/result-bounds';
+
+/**
+ * The indexed expressions, exactly as the migration MessageSearch made messages_search_idx and
+ * attachments_search_idx: PostgreSQL uses an expression index only for the same expression, so
+ * these texts must not drift from it (test/search-messages.e2e-spec.ts checks the plan). The
+ * 'simple' configuration and the 100,000 characters (RESULT_BOUNDS.searchableChars) are explained
+ * there and in docs/mcp.md.
+ */
+const MESSAGE_VECTOR = `(setweight(to_tsvector('simple'::regconfig, coalesce(m.subject, '')), 'A') || to_tsvector('simple'::regconfig, left(m.body, 100000)))`;
+const ATTACHMENT_VECTOR = `(setweight(to_tsvector('simple'::regconfig, a.filename), 'A') || to_tsvector('simple'::regconfig, left(coalesce(a.extracted_text, ''), 100000)))`;
+const QUERY = `websearch_to_tsquery('simple'::regconfig, :query)`;
+
+/** The expressions, for the test that asks the planner whether they use the indexes. */
+export const SEARCH_EXPRESSIONS = { messageVector: MESSAGE_VECTOR, attachmentVector: ATTACHMENT_VECTOR, query: QUERY } as const;
+
+/**
+ * ts_rank's normalization 1: the rank is divided by 1 + the logarithm of the document's length, so
+ * a long PDF that repeats a word does not push every short message down.
+ */
+const RANK_NORMALIZATION = 1;
+
+const HEADLINE_OPTIONS =
+  `MaxWords=${RESULT_BOUNDS.snippetMaxWords}, MinWords=${RESULT_BOUNDS.snippetMinWords}, MaxFragments=${RESULT_BOUNDS.snippetFragments}, ` +
+  `FragmentDelimiter=" … ", StartSel="**", StopSel="**"`;
+
+/** A hit of search_messages: its message, the partner of its thread, where it matched, its rank and its snippet. */
+export type SearchHitRow = Omit<MessageRow, 'body'> & {
+  hit_id: string;
+  matched_in: 'body' | 'attachment';
+  attachment_id: string | null;
+  filename: string | null;
+  subject: string | null;
+  /** ts_rank as PostgreSQL writes the real (shortest text that reads back the same), for the cursor. */
+  rank: string;
+  snippet: string;
+  partner_value: string;
+  identity_name: string | null;
+  contact_id: string | null;
+  contact_name: string | null;
+};
+
+export interface SearchFilter {
+  query: string;
+  threadId?: string;
+  channel?: Channel;
+  since?: string;
+  /** The (rank, hit id) of the last hit of the previous page. */
+  after?: { rank: string; id: string };
+  limit: number;
+}
+
+/**
+ * SQL of search_messages. Every statement keeps to the caller's org and to threads on live lines the
+ * caller may use (ThreadAccessRepository's rule), whatever the filters say.
+ */
+@Injectable()
+export class SearchRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** How websearch_to_tsquery reads the query: how many terms it has, and whether any is not excluded (querytree 'T': none to look up). */
+  async parse(query: string): Promise<{ nodes: number; searchable: boolean }> {
+    const [row] = await queryNamed<Array<{ nodes: number; searchable: boolean }>>(
+      this.dataSource.manager,
+      `SELECT numnode(q) AS nodes, querytree(q) <> 'T' AS searchable FROM ${QUERY} AS q`,
+      { query },
+    );
+    return row;
+  }
+
+  /**
+   * Up to `limit` hits, best first (rank DESC, then hit id DESC), after the position `after`: the
+   * messages whose subject or body match and the attachments whose filename or extracted text
+   * match. In three steps, each bounded:
+   *
+   * 1. `matched`: one scan of each GIN index, kept to the caller's org and the filters. It is
+   *    MATERIALIZED so the planner cannot turn it into a nested loop that scans the index once per
+   *    thread (it did: the org's threads looked few, and a word in 10 % of 1M messages took 5 s).
+   * 2. `candidates`: the matches on threads of live lines the caller may use, the newest
+   *    RESULT_BOUNDS.searchRankedMatches of them: ranking recomputes each match's tsvector, so
+   *    ranking every match of a very common word would cost seconds.
+   * 3. Ranked, the page cut, and snippets made for the page's hits only.
+   *
+   * Planned per call: how many rows a query matches ranges from none to millions.
+   */
+  search(caller: Caller, filter: SearchFilter): Promise<SearchHitRow[]> {
+    const narrow = [`m.org_id = :orgId`];
+    if (filter.threadId !== undefined) narrow.push(`m.thread_id = :threadId`);
+    if (filter.channel !== undefined) narrow.push(`m.channel = :channel`);
+    if (filter.since !== undefined) narrow.push(`m.created_at >= :since::timestamptz`);
+    const after = filter.after ? `WHERE (h.rank, h.hit_id) < (:afterRank::real, :afterId::uuid)` : '';
+    return queryNamed(
+      this.dataSource.manager,
+      plannedPerCall(
+        `WITH matched AS MATERIALIZED (
+           SELECT m.id AS message_id, NULL::uuid AS attachment_id, m.thread_id, m.created_at
+             FROM messages m
+            WHERE ${MESSAGE_VECTOR} @@ ${QUERY} AND ${narrow.join(' AND ')}
+           UNION ALL
+           SELECT m.id, a.id, m.thread_id, m.created_at
+             FROM attachments a JOIN messages m ON m.id = a.message_id
+            WHERE ${ATTACHMENT_VECTOR} @@ ${QUERY} AND a.org_id = :orgId AND ${narrow.join(' AND ')}
+         ), candidates AS MATERIALIZED (
+           SELECT x.message_id, x.attachment_id
+             FROM matched x
+             JOIN threads t ON t.id = x.thread_id AND t.org_id = :orgId AND t.line_id = ANY (:lineIds::uuid[])
+             JOIN lines l ON l.id = t.line_id AND l.deleted_at IS NULL
+            ORDER BY x.created_at DESC, x.message_id DESC, x.attachment_id DESC NULLS FIRST
+            LIMIT :rankedAtMost
+         ), ranked AS (
+           SELECT coalesce(c.attachment_id, c.message_id) AS hit_id,
+                  CASE WHEN c.attachment_id IS NULL THEN 'body' ELSE 'attachment' END AS matched_in,
+                  c.attachment_id, left(a.filename, ${RESULT_BOUNDS.messageAttachmentNameChars}) AS filename, c.message_id,
+                  CASE WHEN c.attachment_id IS NULL THEN ts_rank(${MESSAGE_VECTOR}, ${QUERY}, ${RANK_NORMALIZATION})
+                       ELSE ts_rank(${ATTACHMENT_VECTOR}, ${QUERY}, ${RANK_NORMALIZATION}) END AS rank
+             FROM candidates c
+             JOIN messages m ON m.id = c.message_id
+             LEFT JOIN attachments a ON a.id = c.attachment_id
+         )
+         SELECT p.hit_id, p.matched_in, p.attachment_id, p.filename, p.rank::text AS rank,
+                m.id, m.thread_id, m.channel, m.direction, m.status, m.created_at, m.sent_at,
+                m.from_value, m.from_kind, m.to_value, m.to_kind, left(m.subject, ${RESULT_BOUNDS.subjectChars}) AS subject,
+                i.value AS partner_value, i.display_name AS identity_name, c.id AS contact_id, c.display_name AS contact_name,
+                ts_headline('simple'::regconfig,
+                  CASE WHEN p.matched_in = 'body' THEN coalesce(m.subject || E'\\n', '') || left(m.body, 100000)
+                       ELSE (SELECT a.filename || E'\\n' || left(coalesce(a.extracted_text, ''), 100000) FROM attachments a WHERE a.id = p.attachment_id) END,
+                  ${QUERY}, :headlineOptions) AS snippet
+           FROM (SELECT h.* FROM ranked h ${after} ORDER BY h.rank DESC, h.hit_id DESC LIMIT :limit) p
+           JOIN messages m ON m.id = p.message_id
+           JOIN threads t ON t.id = m.thread_id
+           JOIN identities i ON i.id = t.partner_identity_id
+           LEFT JOIN contacts c ON c.id = i.contact_id
+          ORDER BY p.rank DESC, p.hit_id DESC`,
+      ),
+      {
+        query: filter.query,
+        orgId: caller.orgId,
+        lineIds: caller.lines.map((l) => l.id),
+        limit: filter.limit,
+        rankedAtMost: RESULT_BOUNDS.searchRankedMatches,
+        headlineOptions: HEADLINE_OPTIONS,
+        ...(filter.threadId !== undefined && { threadId: filter.threadId }),
+        ...(filter.channel !== undefined && { channel: filter.channel }),
+        ...(filter.since !== undefined && { since: filter.since }),
+        ...(filter.after && { afterRank: filter.after.rank, afterId: filter.after.id }),
+      },
+    );
+  }
+}

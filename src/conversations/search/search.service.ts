@@ -1,0 +1,124 @@
+import { createHash } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { Caller } from '../../auth/caller';
+import { ValidationError } from '../../common/errors';
+import { KeysetCursors } from '../../common/keyset-cursor';
+import { Channel, Direction, IdentityKind } from '../../events/event-payloads';
+import { serializeMessage } from '../message-data.builder';
+import { ThreadAccessRepository } from '../threads/thread-access.repository';
+import { RESULT_BOUNDS } from '../../common/result-bounds';
+import { SearchHitRow, SearchRepository } from './search.repository';
+
+export interface SearchArgs {
+  query: string;
+  threadId?: string;
+  channel?: Channel;
+  since?: string;
+  cursor?: string;
+}
+
+export interface SearchHit {
+  messageId: string;
+  threadId: string;
+  channel: Channel;
+  direction: Direction;
+  status: string;
+  createdAt: string;
+  sentAt: string | null;
+  fromIdentity: { value: string; kind: IdentityKind };
+  toIdentity: { value: string; kind: IdentityKind };
+  subject: string | null;
+  person: { id: string | null; displayName: string | null };
+  matchedIn: 'body' | 'attachment';
+  attachment: { id: string; filename: string } | null;
+  snippet: string;
+  rank: number;
+}
+
+/** A rank as PostgreSQL writes a real: 0.0607927, 1e-20, 6.07927e-05. */
+const RANK_TEXT = /^\d+(\.\d+)?(e[-+]?\d+)?$/;
+const DIGEST_CHARS = 16;
+
+/**
+ * search_messages: full-text search of the bodies (and subjects) of messages and of attachments'
+ * names and extracted text, on threads the caller may use, best match first.
+ *
+ * Paging: the hits are ordered by (rank DESC, hit id DESC) and the cursor is the keyset position
+ * of the last hit (its rank exactly as PostgreSQL wrote it, and its id), signed like every list
+ * cursor (KeysetCursors), with a digest of the query and filters: a cursor only continues the
+ * search it came from. A page never repeats or skips a hit of the previous ones while the data
+ * stands still; a hit that appears later (new mail, an attachment extracted) shows on a later page
+ * only if it ranks below the position reached.
+ */
+@Injectable()
+export class SearchService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly search: SearchRepository,
+    private readonly threadAccess: ThreadAccessRepository,
+    private readonly cursors: KeysetCursors,
+  ) {}
+
+  async find(caller: Caller, args: SearchArgs): Promise<{ hits: SearchHit[]; nextCursor: string | null }> {
+    const query = args.query.trim();
+    if (query.length === 0) throw new ValidationError('query is blank: give at least one word to search for', 'query');
+    const digest = searchDigest({ ...args, query });
+    const after = args.cursor === undefined ? undefined : this.position(args.cursor, digest);
+    const parsed = await this.search.parse(query);
+    if (parsed.nodes === 0) throw new ValidationError(`query has no words to search for (only punctuation or symbols): ${JSON.stringify(query)}`, 'query');
+    if (!parsed.searchable) throw new ValidationError('query only excludes words (-word): give at least one word the messages must contain', 'query');
+    if (args.threadId !== undefined) await this.threadAccess.threadForCaller(this.dataSource.manager, caller, args.threadId);
+    const limit = RESULT_BOUNDS.searchHits;
+    const rows = await this.search.search(caller, { query, threadId: args.threadId, channel: args.channel, since: args.since, after, limit: limit + 1 });
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return {
+      hits: page.map(hitOf),
+      nextCursor: rows.length > limit && last ? this.cursors.encode('search_messages', { key: `${last.rank}|${digest}`, id: last.hit_id }) : null,
+    };
+  }
+
+  private position(cursor: string, digest: string): { rank: string; id: string } {
+    const { key, id } = this.cursors.decode('search_messages', cursor, (k) => {
+      const [rank, of, ...rest] = k.split('|');
+      return rest.length === 0 && RANK_TEXT.test(rank) && of !== undefined && /^[0-9a-f]+$/.test(of);
+    });
+    const [rank, of] = key.split('|');
+    if (of !== digest) throw new ValidationError('cursor belongs to another search: pass it with the same query, threadId, channel and since', 'cursor');
+    return { rank, id };
+  }
+}
+
+/** The query and filters a cursor continues (the query as searched, without surrounding spaces). */
+function searchDigest(args: SearchArgs): string {
+  const { query, threadId = null, channel = null, since = null } = args;
+  return createHash('sha256')
+    .update(JSON.stringify([query, threadId, channel, since === null ? null : new Date(since).toISOString()]))
+    .digest('hex')
+    .slice(0, DIGEST_CHARS);
+}
+
+function hitOf(r: SearchHitRow): SearchHit {
+  const { id, body: _body, ...message } = serializeMessage({ ...r, body: '' });
+  return {
+    messageId: id,
+    ...message,
+    subject: r.subject,
+    person: r.contact_id
+      ? { id: r.contact_id, displayName: r.contact_name ?? r.identity_name ?? r.partner_value }
+      : { id: null, displayName: r.identity_name ?? r.partner_value },
+    matchedIn: r.matched_in,
+    attachment: r.matched_in === 'attachment' ? { id: r.attachment_id!, filename: r.filename! } : null,
+    snippet: snippetOf(r.snippet),
+    rank: Number(r.rank),
+  };
+}
+
+/** ts_headline's text on one line (whitespace folded), cut to RESULT_BOUNDS.snippetChars code points. */
+export function snippetOf(headline: string): string {
+  const folded = headline.replace(/\p{White_Space}+/gu, ' ').trim();
+  const points = Array.from(folded);
+  return points.length <= RESULT_BOUNDS.snippetChars ? folded : `${points.slice(0, RESULT_BOUNDS.snippetChars - 1).join('')}…`;
+}

@@ -1,0 +1,265 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { Caller } from '../../auth/caller';
+import { KeysetPosition } from '../../common/keyset-cursor';
+import { queryNamed } from '../../database/sql';
+import { Channel } from '../../events/event-payloads';
+import { LabelRow, MessageRow } from '../message-data.repository';
+import { CallerThread } from './thread-access.repository';
+import { RESULT_BOUNDS } from '../../common/result-bounds';
+
+export interface ThreadRow {
+  id: string;
+  subject: string | null;
+  last_message_at: Date;
+  message_count: number;
+  channel: Channel;
+  line_id: string;
+}
+
+/** A thread of list_threads: its partner, its labels' names, and its last message (m_ columns, all null when it has none). */
+export type ThreadListRow = ThreadRow & {
+  partner_value: string;
+  identity_name: string | null;
+  contact_id: string | null;
+  contact_name: string | null;
+  labels: string[];
+  m_id: string | null;
+  m_thread_id: string;
+  m_channel: Channel;
+  m_direction: 'INBOUND' | 'OUTBOUND';
+  m_status: string;
+  /** The start of the body (PREVIEW_SOURCE_CHARS), and whether there was more. */
+  m_body: string;
+  m_body_cut: boolean;
+  m_created_at: Date;
+  m_sent_at: Date | null;
+  m_from_value: string;
+  m_from_kind: 'PHONE' | 'EMAIL';
+  m_to_value: string;
+  m_to_kind: 'PHONE' | 'EMAIL';
+};
+
+/** A message of get_thread: its body cut to the page's maxBodyChars, and whether it was. */
+export type BoundedMessageRow = MessageRow & { body_truncated: boolean };
+
+/** get_message's message: a window of its body, the body's whole length, its subject and (when FAILED) why. */
+export type MessageWindowRow = MessageRow & { body_length: number; subject: string | null; error: string | null };
+
+export interface MessageAttachmentRow {
+  id: string;
+  message_id: string;
+  filename: string;
+  mime_type: string;
+  size_bytes: number;
+  /** How many attachments the message has, listed or not. */
+  total: number;
+}
+
+const MESSAGE_COLUMNS = `m.id, m.thread_id, m.channel, m.direction, m.status, m.body, m.created_at, m.sent_at,
+  m.from_value, m.from_kind, m.to_value, m.to_kind`;
+
+/** get_thread's messages: each body cut to :maxBodyChars, and whether it was. */
+const BOUNDED_MESSAGE_COLUMNS = `m.id, m.thread_id, m.channel, m.direction, m.status, left(m.body, :maxBodyChars) AS body,
+  char_length(m.body) > :maxBodyChars AS body_truncated, m.created_at, m.sent_at, m.from_value, m.from_kind, m.to_value, m.to_kind`;
+
+/** How much of the last message's body list_threads reads to make its preview (whitespace folds away). */
+const PREVIEW_SOURCE_CHARS = 1_000;
+
+/** list_threads' optional conditions: fixed texts, so each of the four statements stays prepared. */
+const WITH_LABEL = `EXISTS (SELECT 1 FROM thread_labels tl JOIN labels l ON l.id = tl.label_id
+                           WHERE tl.thread_id = t.id AND l.org_id = t.org_id AND l.name = :label)`;
+const AFTER_THREAD = `(t.last_message_at, t.id) < (:afterKey::timestamptz, :afterId::uuid)`;
+
+/**
+ * Whether label `l` is in view for a caller whose lines are `:lineIds` (list_labels): a thread on
+ * a live one of those lines carries it, or no thread carries it. A label found only on threads of
+ * other lines is not shown: its name would tell what is said on lines this key may not read
+ * (contacts follow the same rule for their identities: contacts.repository.ts).
+ */
+const LABEL_IN_VIEW = `(
+  EXISTS (SELECT 1 FROM thread_labels vtl JOIN threads vt ON vt.id = vtl.thread_id JOIN lines vl ON vl.id = vt.line_id AND vl.deleted_at IS NULL
+           WHERE vtl.label_id = l.id AND vt.line_id = ANY (:lineIds::uuid[]))
+  OR NOT EXISTS (SELECT 1 FROM thread_labels vtl WHERE vtl.label_id = l.id))`;
+
+/**
+ * SQL of reading and labelling threads. list_threads takes the `Caller` and keeps to its org and
+ * lines; every other method takes the thread as ThreadAccessRepository.threadForCaller answered it
+ * in the same transaction (and the `Caller` where it touches the org's labels). Rules live in
+ * ThreadsService.
+ */
+@Injectable()
+export class ThreadsRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /**
+   * Up to `limit` threads of the caller's org on the caller's lines (only `lineId` of them, when
+   * given), newest activity first (last_message_at DESC, id DESC), after the keyset position
+   * `after`; with `label`, only threads that carry it.
+   */
+  page(caller: Caller, input: { lineId?: string; label?: string; after?: KeysetPosition; limit: number }): Promise<ThreadListRow[]> {
+    const lineIds = caller.lines.map((l) => l.id).filter((id) => input.lineId === undefined || id === input.lineId);
+    const where = [`t.org_id = :orgId`, `t.line_id = ANY (:lineIds::uuid[])`];
+    if (input.label !== undefined) where.push(WITH_LABEL);
+    if (input.after) where.push(AFTER_THREAD);
+    return queryNamed(
+      this.dataSource.manager,
+      `SELECT t.id, left(t.subject, :subjectChars) AS subject, t.last_message_at, t.message_count, t.channel, t.line_id,
+              i.value AS partner_value, i.display_name AS identity_name, c.id AS contact_id, c.display_name AS contact_name,
+              ARRAY(SELECT l.name FROM thread_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.thread_id = t.id ORDER BY l.name) AS labels,
+              lm.id AS m_id, lm.thread_id AS m_thread_id, lm.channel AS m_channel, lm.direction AS m_direction, lm.status AS m_status,
+              left(lm.body, :previewSource) AS m_body, char_length(lm.body) > :previewSource AS m_body_cut, lm.created_at AS m_created_at, lm.sent_at AS m_sent_at, lm.from_value AS m_from_value,
+              lm.from_kind AS m_from_kind, lm.to_value AS m_to_value, lm.to_kind AS m_to_kind
+         FROM threads t
+         JOIN identities i ON i.id = t.partner_identity_id
+         LEFT JOIN contacts c ON c.id = i.contact_id
+         LEFT JOIN LATERAL (SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.thread_id = t.id
+                             ORDER BY m.created_at DESC, m.id DESC LIMIT 1) lm ON true
+        WHERE ${where.join(' AND ')}
+        ORDER BY t.last_message_at DESC, t.id DESC
+        LIMIT :limit`,
+      {
+        orgId: caller.orgId,
+        lineIds,
+        limit: input.limit,
+        previewSource: PREVIEW_SOURCE_CHARS,
+        subjectChars: RESULT_BOUNDS.subjectChars,
+        ...(input.label !== undefined && { label: input.label }),
+        ...(input.after && { afterKey: input.after.key, afterId: input.after.id }),
+      },
+    );
+  }
+
+  async summary(manager: EntityManager, thread: CallerThread): Promise<ThreadRow> {
+    const [row] = await queryNamed<ThreadRow[]>(
+      manager,
+      `SELECT id, left(subject, :subjectChars) AS subject, last_message_at, message_count, channel, line_id FROM threads WHERE id = :threadId`,
+      { threadId: thread.id, subjectChars: RESULT_BOUNDS.subjectChars },
+    );
+    return row;
+  }
+
+  /** The thread's labels with their confidence, by name. */
+  labels(manager: EntityManager, thread: CallerThread): Promise<LabelRow[]> {
+    return queryNamed(
+      manager,
+      `SELECT l.name, tl.confidence FROM thread_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.thread_id = :threadId ORDER BY l.name`,
+      { threadId: thread.id },
+    );
+  }
+
+  /** Up to `limit` of the thread's messages, newest first, after the keyset position `after` (created_at, id); bodies cut to `maxBodyChars`. */
+  messages(
+    manager: EntityManager,
+    thread: CallerThread,
+    page: { after: KeysetPosition | undefined; limit: number; maxBodyChars: number },
+  ): Promise<BoundedMessageRow[]> {
+    const { after, limit, maxBodyChars } = page;
+    return queryNamed(
+      manager,
+      `SELECT ${BOUNDED_MESSAGE_COLUMNS} FROM messages m
+          WHERE m.thread_id = :threadId ${after ? 'AND (m.created_at, m.id) < (:afterKey::timestamptz, :afterId::uuid)' : ''}
+          ORDER BY m.created_at DESC, m.id DESC LIMIT :limit`,
+      { threadId: thread.id, limit, maxBodyChars, ...(after && { afterKey: after.key, afterId: after.id }) },
+    );
+  }
+
+  /**
+   * One message of a thread the caller may use (ThreadAccessRepository's rule: the caller's org, a
+   * live line the caller may use), its body from `offset` for at most `maxChars` code points.
+   */
+  async messageForCaller(caller: Caller, messageId: string, window: { offset: number; maxChars: number }): Promise<MessageWindowRow | undefined> {
+    const [row] = await queryNamed<MessageWindowRow[]>(
+      this.dataSource.manager,
+      `SELECT m.id, m.thread_id, m.channel, m.direction, m.status, substr(m.body, :offset + 1, :maxChars) AS body,
+              char_length(m.body) AS body_length, left(m.subject, ${RESULT_BOUNDS.subjectChars}) AS subject, CASE WHEN m.status = 'FAILED' THEN m.error END AS error,
+              m.created_at, m.sent_at, m.from_value, m.from_kind, m.to_value, m.to_kind
+         FROM messages m
+         JOIN threads t ON t.id = m.thread_id
+         JOIN lines l ON l.id = t.line_id AND l.deleted_at IS NULL
+        WHERE m.id = :messageId AND m.org_id = :orgId AND t.org_id = :orgId AND t.line_id = ANY (:lineIds::uuid[])`,
+      { messageId, orgId: caller.orgId, lineIds: caller.lines.map((l) => l.id), ...window },
+    );
+    return row;
+  }
+
+  /**
+   * Up to `perMessage` attachments of each message that messages() answered, oldest first, after
+   * the first `skip`, with filename and MIME type cut to `nameChars` (code points), and each
+   * message's count.
+   */
+  async attachmentsOf(
+    manager: EntityManager,
+    messages: MessageRow[],
+    bound: { perMessage: number; nameChars: number; skip?: number },
+  ): Promise<MessageAttachmentRow[]> {
+    if (messages.length === 0) return [];
+    return queryNamed(
+      manager,
+      `SELECT id, message_id, left(filename, :nameChars) AS filename, left(mime_type, :nameChars) AS mime_type, size_bytes, total
+         FROM (SELECT id, message_id, filename, mime_type, size_bytes, created_at,
+                      row_number() OVER (PARTITION BY message_id ORDER BY created_at, id) AS n,
+                      count(*) OVER (PARTITION BY message_id)::int AS total
+                 FROM attachments WHERE message_id = ANY (:messageIds::uuid[])) a
+        WHERE n > :skip AND n <= :skip + :perMessage
+        ORDER BY created_at, id`,
+      { messageIds: messages.map((m) => m.id), skip: 0, ...bound },
+    );
+  }
+
+  /** How many attachments a message has. */
+  async attachmentCount(messageId: string): Promise<number> {
+    const [row] = await queryNamed<Array<{ count: number }>>(
+      this.dataSource.manager,
+      `SELECT count(*)::int AS count FROM attachments WHERE message_id = :messageId`,
+      { messageId },
+    );
+    return row.count;
+  }
+
+  /** Up to `limit` labels of the caller's org in view for it (LABEL_IN_VIEW), by name then id, after the keyset position `after`. */
+  labelPage(caller: Caller, input: { after?: KeysetPosition; limit: number }): Promise<Array<{ id: string; name: string }>> {
+    return queryNamed(
+      this.dataSource.manager,
+      `SELECT l.id, l.name FROM labels l
+        WHERE l.org_id = :orgId AND ${LABEL_IN_VIEW}
+          AND (:afterKey::text IS NULL OR (l.name, l.id) > (:afterKey::text, :afterId::uuid))
+        ORDER BY l.name, l.id
+        LIMIT :limit`,
+      { orgId: caller.orgId, lineIds: caller.lines.map((l) => l.id), afterKey: input.after?.key ?? null, afterId: input.after?.id ?? null, limit: input.limit },
+    );
+  }
+
+  /** The caller's org's labels of these names, created on first use. */
+  upsertLabels(manager: EntityManager, caller: Caller, names: string[]): Promise<Array<{ id: string; name: string }>> {
+    return queryNamed(
+      manager,
+      `INSERT INTO labels (org_id, name) SELECT :orgId, name FROM unnest(:names::text[]) AS n(name)
+           ON CONFLICT (org_id, name) DO UPDATE SET name = EXCLUDED.name
+           RETURNING id, name`,
+      { orgId: caller.orgId, names },
+    );
+  }
+
+  /** Puts labels (as upsertLabels answered them) on the thread; one already on it takes the new confidence. */
+  async setLabels(manager: EntityManager, thread: CallerThread, labels: Array<{ labelId: string; confidence: number }>): Promise<void> {
+    await queryNamed(
+      manager,
+      `INSERT INTO thread_labels (thread_id, label_id, confidence)
+           SELECT :threadId, label_id, confidence FROM unnest(:labelIds::uuid[], :confidences::real[]) AS x(label_id, confidence)
+           ON CONFLICT (thread_id, label_id) DO UPDATE SET confidence = EXCLUDED.confidence`,
+      { threadId: thread.id, labelIds: labels.map((l) => l.labelId), confidences: labels.map((l) => l.confidence) },
+    );
+  }
+
+  /** Takes the caller's org's labels of these names off the thread. */
+  async removeLabels(manager: EntityManager, caller: Caller, thread: CallerThread, names: string[]): Promise<void> {
+    await queryNamed(
+      manager,
+      `DELETE FROM thread_labels tl USING labels l
+            WHERE tl.label_id = l.id AND tl.thread_id = :threadId AND l.org_id = :orgId AND l.name = ANY (:names::text[])`,
+      { threadId: thread.id, orgId: caller.orgId, names },
+    );
+  }
+}
