@@ -28,7 +28,7 @@ export class EndpointCapGrant {
 
 /** Every change to a grant, kept for audit. */
 @Entity({ name: 'endpoint_cap_audit' })
-// Created as (org_id, created_at DESC): @Index has no column direction (see test/schema.e2e-spec.ts).
+// Created as (org_id, created_at DESC): @Index has no column direction (see test/database/schema.e2e-spec.ts).
 @Index('endpoint_cap_audit_org_idx', ['orgId', 'createdAt'])
 @Check('endpoint_cap_audit_action_check', "action IN ('GRANTED', 'REMOVED')")
 export class EndpointCapAudit {

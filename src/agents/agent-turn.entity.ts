@@ -8,7 +8,7 @@ import { TurnStatus } from './agent.types';
 
 /** A reply an agent wrote on a thread: sent at once, or waiting for a human's decision (DRAFT agents). */
 @Entity({ name: 'agent_turns' })
-// Created as (thread_id, created_at DESC) and (org_id, created_at DESC, id DESC): @Index has no column direction (see test/schema.e2e-spec.ts).
+// Created as (thread_id, created_at DESC) and (org_id, created_at DESC, id DESC): @Index has no column direction (see test/database/schema.e2e-spec.ts).
 @Index('agent_turns_thread_idx', ['threadId', 'createdAt'])
 @Index('agent_turns_org_recent_idx', ['orgId', 'createdAt', 'id'])
 @Index('agent_turns_agent_idx', ['agentId'])

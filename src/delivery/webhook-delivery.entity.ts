@@ -15,7 +15,7 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
   unique: true,
   where: 'source_event_id IS NOT NULL AND resent_from_id IS NULL',
 })
-// Created as (endpoint_id, created_at DESC, id DESC): @Index has no column direction (see test/schema.e2e-spec.ts).
+// Created as (endpoint_id, created_at DESC, id DESC): @Index has no column direction (see test/database/schema.e2e-spec.ts).
 @Index('webhook_deliveries_endpoint_page_idx', ['endpointId', 'createdAt', 'id'])
 @Index('webhook_deliveries_due_idx', ['nextAttemptAt'], { where: "status IN ('pending', 'retrying')" })
 @Index('webhook_deliveries_payload_idx', ['payloadId'])

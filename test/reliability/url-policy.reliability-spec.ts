@@ -19,7 +19,7 @@ import { waitFor } from './support/stack';
  * replaced by one the test steers, and no retries (one attempt per delivery).
  *
  * - Registration: every corpus form this configuration must refuse is refused (the production
- *   configuration is covered form by form by test/webhook-url-policy.e2e-spec.ts).
+ *   configuration is covered form by form by test/webhooks/webhook-url-policy.e2e-spec.ts).
  * - Send time (DNS rebinding): one endpoint per address set of the corpus, registered while its
  *   name resolves to a public address; then the name is switched to the corpus's addresses and an
  *   event is published. Each attempt must be refused (`url_refused`, naming the range) and

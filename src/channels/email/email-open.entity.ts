@@ -8,7 +8,7 @@ import { NotCountedReason } from './open-policy';
  * one row per (message, reason). 'unrecorded': rows from before the reason was stored.
  */
 @Entity({ name: 'email_opens' })
-// Created as (message_id, opened_at DESC): @Index has no column direction (see test/schema.e2e-spec.ts).
+// Created as (message_id, opened_at DESC): @Index has no column direction (see test/database/schema.e2e-spec.ts).
 @Index('email_opens_message_idx', ['messageId', 'openedAt'])
 @Index('email_opens_uncounted_key', ['messageId', 'reason'], { unique: true, where: 'NOT counted' })
 @Check('email_opens_fetch_count_check', 'fetch_count >= 1')

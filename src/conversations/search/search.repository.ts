@@ -10,7 +10,7 @@ import { RESULT_BOUNDS } from '../../common/result-bounds';
 /**
  * The indexed expressions, exactly as the migration MessageSearch made messages_search_idx and
  * attachments_search_idx: PostgreSQL uses an expression index only for the same expression, so
- * these texts must not drift from it (test/search-messages.e2e-spec.ts checks the plan). The
+ * these texts must not drift from it (test/conversations/search-messages.e2e-spec.ts checks the plan). The
  * 'simple' configuration and the 100,000 characters (RESULT_BOUNDS.searchableChars) are explained
  * there and in docs/mcp.md.
  */

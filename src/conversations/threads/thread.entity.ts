@@ -6,7 +6,7 @@ import { Identity } from '../contacts/identity.entity';
 
 /** A conversation on one line with one partner identity: one thread per (line, partner) for SMS. */
 @Entity({ name: 'threads' })
-// Created as (line_id, last_message_at DESC, id DESC): @Index has no column direction (see test/schema.e2e-spec.ts).
+// Created as (line_id, last_message_at DESC, id DESC): @Index has no column direction (see test/database/schema.e2e-spec.ts).
 @Index('threads_line_recent_idx', ['lineId', 'lastMessageAt', 'id'])
 @Index('threads_sms_partner_key', ['lineId', 'partnerIdentityId'], { unique: true, where: "channel = 'SMS'" })
 @Check('threads_channel_check', "channel IN ('SMS', 'EMAIL')")

@@ -1,0 +1,251 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { AddressInfo, Socket } from 'node:net';
+import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { DataSource } from 'typeorm';
+import { createTestApp, TestApp } from '../support/app';
+import { inboundSms, partnerPhone } from '../support/messaging-hooks';
+import { authorizationUrl, freePort, Host, oauthBrowser, REDIRECT, s256 } from '../support/oauth';
+import { createSession, Session } from '../support/session';
+
+type Route = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** A client's web server: serves metadata documents (and worse) at the paths the test sets, counting fetches. */
+class DocumentServer {
+  private readonly routes = new Map<string, Route>();
+  readonly fetches = new Map<string, number>();
+  private readonly sockets = new Set<Socket>();
+  private server?: Server;
+  origin = '';
+
+  async start(): Promise<void> {
+    this.server = createServer((req, res) => {
+      const path = req.url ?? '/';
+      this.fetches.set(path, (this.fetches.get(path) ?? 0) + 1);
+      const route = this.routes.get(path);
+      if (route) route(req, res);
+      else res.writeHead(404).end();
+    });
+    this.server.on('connection', (socket) => {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.origin = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  async stop(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+  }
+
+  /** A new path on this server, answered by `route`; its full URL (the client_id). */
+  at(route: Route): string {
+    const path = `/clients/${randomBytes(6).toString('hex')}/metadata.json`;
+    this.routes.set(path, route);
+    return `${this.origin}${path}`;
+  }
+
+  /** A path serving `document(url)` as JSON. */
+  json(document: (url: string) => unknown, headers: Record<string, string> = {}): string {
+    let url = '';
+    url = this.at((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(document(url)));
+    });
+    return url;
+  }
+
+  count(url: string): number {
+    return this.fetches.get(new URL(url).pathname) ?? 0;
+  }
+}
+
+/** A metadata document as an MCP host publishes it. */
+function registration(url: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    client_id: url,
+    client_name: 'Document Agent',
+    client_uri: 'https://agent.example',
+    redirect_uris: [REDIRECT],
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    token_endpoint_auth_method: 'none',
+    ...extra,
+  };
+}
+
+describe('OAuth Client ID Metadata Documents (a client_id that is the URL of its registration)', () => {
+  let t: TestApp;
+  let db: DataSource;
+  let base: string;
+  let s: Session;
+  const docs = new DocumentServer();
+  const { browserTo, consent, tools } = oauthBrowser(() => ({ t, base, userId: s.userId }));
+
+  beforeAll(async () => {
+    await docs.start();
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    // Development with the loopback allowlist, as for webhooks: the test's http document server is admitted.
+    t = await createTestApp({ env: { PUBLIC_BASE_URL: base, APP_ENV: 'development', WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8' } });
+    await t.app.listen(port, '127.0.0.1');
+    db = t.app.get(DataSource);
+    s = await createSession(t.admin, { lines: ['PHONE_NUMBER', 'PHONE_NUMBER'] });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await docs.stop();
+  });
+
+  function authorizePath(clientId: string, params: Record<string, string | undefined> = {}): string {
+    const challenge = s256(randomBytes(32).toString('base64url'));
+    const url = authorizationUrl(base, { client_id: clientId, code_challenge: challenge, code_challenge_method: 'S256', ...params });
+    return url.pathname + url.search;
+  }
+
+  async function grantsOf(clientId: string): Promise<number> {
+    const rows = await db.query(`SELECT count(*)::int AS n FROM oauth_grants WHERE client_id = $1`, [clientId]);
+    return rows[0].n;
+  }
+
+  /**
+   * The authorization request with this client_id is answered by a page naming the problem (400,
+   * never a redirect: the document's redirect URIs cannot be trusted), the token endpoint refuses
+   * the client (invalid_client), and no grant exists for it.
+   */
+  async function refused(clientId: string, params: Record<string, string | undefined> = {}): Promise<string> {
+    const page = await t.http().get(authorizePath(clientId, params));
+    expect(page.status).toBe(400);
+    expect(page.headers.location).toBeUndefined();
+    const token = await t
+      .http()
+      .post('/oauth/token')
+      .type('form')
+      .send({ grant_type: 'authorization_code', client_id: clientId, code: 'x'.repeat(43), code_verifier: 'y'.repeat(43), redirect_uri: REDIRECT });
+    expect(token.status).toBe(400);
+    expect(await grantsOf(clientId)).toBe(0);
+    return page.text.replace(/&#39;/g, "'").replace(/&quot;/g, '"');
+  }
+
+  it('advertises client_id_metadata_document_supported, and the SDK client then uses an https document URL as its client_id', async () => {
+    const as = await t.http().get('/.well-known/oauth-authorization-server').expect(200);
+    expect(as.body.client_id_metadata_document_supported).toBe(true);
+
+    const host = new Host();
+    host.clientMetadataUrl = 'https://client.invalid/oauth/client.json';
+    expect(await auth(host, { serverUrl: `${base}/api/mcp` })).toBe('REDIRECT');
+    expect(host.info?.client_id).toBe(host.clientMetadataUrl);
+    expect(host.authorizationUrl!.searchParams.get('client_id')).toBe(host.clientMetadataUrl);
+    // No such host: the page says the document could not be fetched, and nothing is redirected.
+    const text = await refused(host.clientMetadataUrl);
+    expect(text).toContain('client.invalid');
+    expect(text).toContain('metadata document');
+  });
+
+  it('connects an SDK client known by its metadata document: consent names the document host, tools, refresh, revocation', async () => {
+    const [line, other] = s.lines;
+    const onLine = await inboundSms(t, line.address, partnerPhone(), 'on the granted line');
+    await inboundSms(t, other.address, partnerPhone(), 'on the other line');
+    const documentUrl = docs.json((url) => registration(url), { 'cache-control': 'max-age=600' });
+
+    // The SDK client takes an https clientMetadataUrl only; the test's document is http (development), so the host holds it as its client information.
+    const host = new Host();
+    host.info = { client_id: documentUrl, issuer: base } as Host['info'];
+    const serverUrl = `${base}/api/mcp`;
+    expect(await auth(host, { serverUrl })).toBe('REDIRECT');
+    const url = host.authorizationUrl!;
+    expect(url.searchParams.get('client_id')).toBe(documentUrl);
+
+    const b = await browserTo(url.href);
+    expect(b.page).toContain('Document Agent');
+    expect(b.page).toContain('metadata document at <strong>' + new URL(documentUrl).host + '</strong>');
+    expect(b.page).not.toContain('registered itself');
+    const back = await consent(b, { decision: 'allow', access: 'LINES', [`line-${line.id}`]: 'on', 'permissions-shown': 'on', 'permission-read': 'on' });
+    expect(back.status).toBe(303);
+    const response = new URL(back.location);
+    expect(response.origin + response.pathname).toBe(REDIRECT);
+    expect(response.searchParams.get('iss')).toBe(base);
+    const code = response.searchParams.get('code')!;
+
+    expect(await auth(host, { serverUrl, authorizationCode: code })).toBe('AUTHORIZED');
+    const first = host.saved!;
+    expect(first).toMatchObject({ expires_in: 3600, scope: 'read', refresh_token: expect.any(String) });
+
+    const client = new Client({ name: 'e2e-oauth-cimd', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(serverUrl), { authProvider: host }));
+    try {
+      const names = (await client.listTools()).tools.map((tool) => tool.name);
+      expect(names).toContain('list_threads');
+      expect(names).not.toContain('send_sms');
+      const threads = (await client.callTool({ name: 'list_threads', arguments: {} })).structuredContent as any;
+      expect(threads.threads.map((x: any) => x.thread.id)).toEqual([onLine.threadId]);
+    } finally {
+      await client.close();
+    }
+
+    expect(await auth(host, { serverUrl })).toBe('AUTHORIZED');
+    const second = host.saved!;
+    expect(second.access_token).not.toBe(first.access_token);
+    expect((await tools(second.access_token)).status).toBe(200);
+    // One fetch served the authorization request, the consent, the code exchange and the refresh (max-age=600).
+    expect(docs.count(documentUrl)).toBe(1);
+
+    await t.http().post('/oauth/revoke').type('form').send({ token: second.refresh_token, client_id: documentUrl }).expect(200);
+    expect((await tools(second.access_token)).status).toBe(401);
+  });
+
+  it('refuses a redirect_uri the document does not list, and names it', async () => {
+    const documentUrl = docs.json((url) => registration(url));
+    const text = await refused(documentUrl, { redirect_uri: 'http://127.0.0.1:10/callback' });
+    expect(text).toContain('http://127.0.0.1:10/callback is not registered for this client');
+  });
+
+  it('refuses a document on an address outside the allowlist (a private network), without fetching', async () => {
+    const text = await refused('http://10.1.2.3:8080/clients/agent.json');
+    expect(text).toContain('10.1.2.3, a private (RFC 1918) address');
+    expect(text).toContain('Documents must be on public addresses');
+  });
+
+  it('refuses a document larger than 5 KB', async () => {
+    const documentUrl = docs.json((url) => registration(url, { client_name: 'x'.repeat(6000) }));
+    expect(await refused(documentUrl)).toContain('is larger than 5120 bytes');
+  });
+
+  it('refuses a document whose client_id is not its own URL', async () => {
+    const documentUrl = docs.json((url) => registration(url, { client_id: `${url}?other` }));
+    expect(await refused(documentUrl)).toContain(`names client_id ${documentUrl}?other, not its own URL`);
+  });
+
+  it('does not follow a redirect from the document URL', async () => {
+    const target = docs.json((url) => registration(url));
+    const documentUrl = docs.at((_req, res) => res.writeHead(302, { location: target }).end());
+    expect(await refused(documentUrl)).toContain('answered a redirect (302); redirects are not followed');
+    expect(docs.count(target)).toBe(0);
+  });
+
+  it('refuses a document that does not answer within 5 s', async () => {
+    const documentUrl = docs.at(() => undefined);
+    expect(await refused(documentUrl)).toContain('did not answer within 5 s');
+  }, 30_000);
+
+  it('refuses a missing document, bad JSON, bad redirect_uris, a secret or another authentication method', async () => {
+    expect(await refused(`${docs.origin}/clients/nobody/metadata.json`)).toContain('was not found (404)');
+    const notJson = docs.at((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"client_id": '));
+    expect(await refused(notJson)).toContain('is not valid JSON');
+    const plainHttp = docs.json((url) => registration(url, { redirect_uris: ['http://agent.example/callback'] }));
+    expect(await refused(plainHttp)).toContain('http://agent.example/callback must be https, or http on a loopback address');
+    const secret = docs.json((url) => registration(url, { client_secret: 'shh' }));
+    expect(await refused(secret)).toContain('must not contain client_secret');
+    const jwt = docs.json((url) => registration(url, { token_endpoint_auth_method: 'private_key_jwt' }));
+    expect(await refused(jwt)).toContain('token_endpoint_auth_method must be none');
+  });
+
+  it('refuses client_id URLs the draft forbids, before any fetch', async () => {
+    expect(await refused(`${docs.origin}/`)).toContain('it must have a path');
+    expect(await refused(`${docs.origin}/clients/../metadata.json`)).toContain('must not contain . or .. path segments');
+    expect(await refused(`http://user:pw@127.0.0.1:1/clients/metadata.json`)).toContain('must not contain credentials');
+    expect(await refused(`${docs.origin}/clients/metadata.json#frag`)).toContain('must not have a fragment');
+  });
+});
