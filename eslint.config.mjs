@@ -6,12 +6,32 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
 import importX from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
-/** Feature folders under src/: each owns its rules; the shared layers below import none of them. */
-const FEATURES = ['accounts', 'admin', 'delivery', 'events', 'health', 'messaging', 'oauth', 'seed', 'web', 'webhooks'];
+/** Feature folders under src/: each owns one capability, its tables, services and tools. */
+const FEATURES = ['accounts', 'agents', 'attachments', 'channels', 'conversations', 'delivery', 'events', 'oauth', 'webhooks'];
+/** The surfaces people and agents reach the features through: they import features, never the reverse. */
+const SURFACES = ['mcp', 'admin', 'web'];
+/** What publishes conversation events; delivery reads them from the event bus only. */
+const MESSAGING = ['conversations', 'channels', 'attachments', 'agents'];
 
 /** `no-restricted-imports` patterns that forbid importing the given src/ folders from anywhere below src/. */
 function forbid(folders, why) {
-  return folders.map((folder) => ({ group: [`**/${folder}/*`, `**/${folder}`], message: `${why} (imports ${folder}/)` }));
+  return folders.map((folder) => {
+    const at = folder.startsWith('../') ? folder : `**/${folder}`; // '../x': a sibling folder named relatively
+    return { group: [`${at}/*`, at], message: `${why} (imports ${folder.replace(/^\.\.\//, '')}/)` };
+  });
+}
+
+const NO_SURFACE = [SURFACES, 'features never import a surface (mcp/, admin/, web/): surfaces import features'];
+const NO_DELIVERY = [['delivery'], 'events reach delivery through the outbox: what publishes them never imports delivery/'];
+
+/**
+ * One lint block per folder group: `files` may import none of the folders of each [folders, why]
+ * rule (docs/decisions.md, "Code layout and boundaries"). ESLint applies one
+ * `no-restricted-imports` per file (the last block wins), so every folder is in exactly one block.
+ */
+function boundary(files, ...rules) {
+  const patterns = rules.flatMap(([folders, why]) => forbid(folders, why));
+  return { files: files.map((f) => `src/${f}/**/*.{ts,tsx}`), rules: { 'no-restricted-imports': ['error', { patterns }] } };
 }
 
 export default tseslint.config(
@@ -31,24 +51,35 @@ export default tseslint.config(
     files: ['test/**/*.ts', 'scripts/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
-  {
-    files: ['src/messaging/**/*.ts'],
-    rules: {
-      'no-restricted-imports': ['error', { patterns: forbid(['delivery'], 'messaging/ and delivery/ never import each other: events go through the outbox') }],
-    },
-  },
-  {
-    files: ['src/delivery/**/*.ts'],
-    rules: {
-      'no-restricted-imports': ['error', { patterns: forbid(['messaging'], 'messaging/ and delivery/ never import each other: events go through the outbox') }],
-    },
-  },
-  {
-    files: ['src/mcp/**/*.ts'],
-    rules: {
-      'no-restricted-imports': ['error', { patterns: forbid(FEATURES, 'mcp/ is the protocol: features register tools with it, it imports none of them') }],
-    },
-  },
+  boundary(['conversations'], NO_SURFACE, NO_DELIVERY, [
+    ['channels', 'attachments', 'agents'],
+    'conversations know no provider: channels and attachments register with it (OutboundChannels, InboundAttachments)',
+  ]),
+  // A sibling channel is also reached as ../sms or ../email from inside channels/.
+  boundary(
+    ['channels/sms'],
+    NO_SURFACE,
+    NO_DELIVERY,
+    [['channels/email', '../email'], 'a channel feeds conversations and imports no other channel'],
+    [['attachments', 'agents'], 'channels feed conversations only'],
+  ),
+  boundary(
+    ['channels/email'],
+    NO_SURFACE,
+    NO_DELIVERY,
+    [['channels/sms', '../sms'], 'a channel feeds conversations and imports no other channel'],
+    [['attachments', 'agents'], 'channels feed conversations only'],
+  ),
+  boundary(['attachments', 'agents'], NO_SURFACE, NO_DELIVERY, [['channels'], 'attachments and agents build on conversations, never on a channel']),
+  boundary(['delivery'], NO_SURFACE, [MESSAGING, 'delivery reads events from the outbox, never the code that published them']),
+  boundary(['accounts', 'events', 'webhooks', 'oauth'], NO_SURFACE),
+  boundary(['auth'], NO_SURFACE, [
+    FEATURES.filter((f) => f !== 'accounts'),
+    'auth/ resolves callers from the accounts it authenticates and imports no other feature',
+  ]),
+  boundary(['common', 'limits', 'queue', 'ops', 'health'], [[...SURFACES, ...FEATURES], 'shared layers import no feature and no surface']),
+  boundary(['mcp'], [FEATURES, 'mcp/ is the protocol: features register their tools with it (common/tools), it imports none of them']),
+  boundary(['config'], [[...FEATURES, ...SURFACES, 'auth', 'limits'], 'config/ reads the environment and imports no feature']),
   {
     // SQL lives in repositories (docs/decisions.md, "SQL"); the two statements that test connections stay where they are.
     files: ['src/**/*.ts'],
@@ -65,12 +96,6 @@ export default tseslint.config(
           message: 'SQL belongs in a *.repository.ts of the feature (docs/decisions.md, "SQL"), not in a service.',
         },
       ],
-    },
-  },
-  {
-    files: ['src/config/**/*.ts'],
-    rules: {
-      'no-restricted-imports': ['error', { patterns: forbid([...FEATURES, 'mcp', 'auth', 'limits'], 'config/ reads the environment and imports no feature') }],
     },
   },
   prettier,
