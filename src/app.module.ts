@@ -25,6 +25,7 @@ import { SmsChannelModule } from './channels/sms/sms-channel.module';
 import { ConversationsModule } from './conversations/conversations.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 import { DeliveryModule } from './delivery/delivery.module';
+import { BackgroundWorkRunner } from './queue/background-work';
 import { QueueModule } from './queue/queue.module';
 import { WebModule } from './web/web.module';
 
@@ -57,6 +58,7 @@ import { WebModule } from './web/web.module';
     AgentsModule,
     WebModule,
   ],
-  providers: [{ provide: APP_FILTER, useClass: HttpErrorFilter }],
+  // The runner is the root's: its shutdown hook runs before the features' modules close what the work uses.
+  providers: [{ provide: APP_FILTER, useClass: HttpErrorFilter }, BackgroundWorkRunner],
 })
 export class AppModule {}

@@ -1,11 +1,11 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
-import { PeriodicTask } from '../common/periodic-task';
 import { deleteInBatches } from '../database/delete-in-batches';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { BackgroundWork, WORKER_ROLES } from '../queue/background-work';
 
 const PRUNE_EVERY_MS = 10 * 60_000;
 /** Rows per DELETE: each batch is one short statement, so no lock is held long. */
@@ -29,23 +29,26 @@ export interface PruneResult {
  * other or on delivery.
  */
 @Injectable()
-export class DeliveryLogRetention implements OnApplicationBootstrap, OnApplicationShutdown {
+export class DeliveryLogRetention implements OnModuleInit {
   private readonly logger = new Logger(DeliveryLogRetention.name);
-  private readonly task = new PeriodicTask('delivery log retention', this.logger, () => this.prune());
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly clock: Clock,
+    private readonly work: BackgroundWork,
   ) {}
 
-  onApplicationBootstrap(): void {
-    if (this.config.processRole === 'api' || this.config.delivery.logRetentionDays === 0) return;
-    this.task.start(PRUNE_EVERY_MS);
-  }
-
-  onApplicationShutdown(): void {
-    this.task.stop();
+  onModuleInit(): void {
+    this.work.every({
+      name: 'delivery log retention',
+      roles: WORKER_ROLES,
+      everyMs: PRUNE_EVERY_MS,
+      setting: 'DELIVERY_LOG_RETENTION_DAYS',
+      enabled: this.config.delivery.logRetentionDays > 0,
+      logger: this.logger,
+      run: () => this.prune(),
+    });
   }
 
   async prune(): Promise<PruneResult> {

@@ -1,7 +1,7 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { PeriodicTask } from '../common/periodic-task';
+import { BackgroundWork, WORKER_ROLES } from '../queue/background-work';
 import { DeliveryAttemptsRepository } from './delivery-attempts.repository';
 import { DeliveryQueue } from './delivery-queue';
 import { DeliveryProcessor } from './delivery.processor';
@@ -15,24 +15,26 @@ const SWEEP_BATCH = 1000;
  * make this a no-op for jobs that still exist.
  */
 @Injectable()
-export class DeliverySweeper implements OnApplicationBootstrap, OnApplicationShutdown {
+export class DeliverySweeper implements OnModuleInit {
   private readonly logger = new Logger(DeliverySweeper.name);
-  private readonly task = new PeriodicTask('delivery sweep', this.logger, () => this.sweep());
 
   constructor(
     private readonly attempts: DeliveryAttemptsRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly queue: DeliveryQueue,
     private readonly processor: DeliveryProcessor,
+    private readonly work: BackgroundWork,
   ) {}
 
-  onApplicationBootstrap(): void {
-    if (this.config.processRole === 'api') return;
-    this.task.start(this.config.delivery.sweepIntervalMs);
-  }
-
-  onApplicationShutdown(): void {
-    this.task.stop();
+  onModuleInit(): void {
+    this.work.every({
+      name: 'delivery sweep',
+      roles: WORKER_ROLES,
+      everyMs: this.config.delivery.sweepIntervalMs,
+      setting: 'DELIVERY_SWEEP_INTERVAL_MS',
+      logger: this.logger,
+      run: () => this.sweep(),
+    });
   }
 
   /** Re-enqueues overdue deliveries; returns how many it found. */

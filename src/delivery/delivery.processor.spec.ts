@@ -1,5 +1,6 @@
 import { Job } from 'bull';
 import { AppConfig } from '../config/app-config';
+import { BackgroundWork } from '../queue/background-work';
 import { DeliveryAttemptsService } from './delivery-attempts.service';
 import { AttemptJob, DeliveryJob, DeliveryQueue } from './delivery-queue';
 import { DeliveryProcessor } from './delivery.processor';
@@ -33,7 +34,7 @@ describe('DeliveryProcessor parking', () => {
     const requeued: unknown[] = [];
     const queue = { enqueue: async (jobs: unknown[]) => void requeued.push(...jobs) } as unknown as DeliveryQueue;
     const config = { processRole: 'worker', delivery: { concurrency: CONCURRENCY, endpointConcurrency: PER_ENDPOINT } } as AppConfig;
-    const processor = new DeliveryProcessor(queue, attempts, config);
+    const processor = new DeliveryProcessor(queue, attempts, config, new BackgroundWork());
     /** Bull: CONCURRENCY runners taking jobs in order, each busy until its run() settles. */
     const bull = async (jobs: AttemptJob[]) => {
       const pending = [...jobs];
@@ -130,7 +131,7 @@ describe('DeliveryProcessor parking', () => {
     } as unknown as DeliveryAttemptsService;
     const queue = { enqueue: async () => undefined } as unknown as DeliveryQueue;
     const config = { processRole: 'worker', delivery: { concurrency: CONCURRENCY, endpointConcurrency: PER_ENDPOINT } } as AppConfig;
-    const processor = new DeliveryProcessor(queue, attempts, config);
+    const processor = new DeliveryProcessor(queue, attempts, config, new BackgroundWork());
     const turn = () => new Promise((resolve) => setImmediate(resolve));
     const batch = (ids: string[], endpointOf: (i: number) => string) =>
       processor.run({

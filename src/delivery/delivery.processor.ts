@@ -1,6 +1,6 @@
-import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { Job } from 'bull';
-import { startProcessing } from '../queue/start-processing';
+import { BackgroundWork, WORKER_ROLES } from '../queue/background-work';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { AttemptOutcome, DeliveryAttemptsService } from './delivery-attempts.service';
@@ -61,7 +61,7 @@ interface Waiting extends Parked {
  * nothing), and the sweep re-drives what had started or was parked.
  */
 @Injectable()
-export class DeliveryProcessor implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class DeliveryProcessor implements OnModuleInit, BeforeApplicationShutdown {
   private readonly logger = new Logger(DeliveryProcessor.name);
   private readonly inFlight = new Map<string, number>();
   private readonly parked = new Map<string, Parked[]>();
@@ -84,11 +84,19 @@ export class DeliveryProcessor implements OnApplicationBootstrap, BeforeApplicat
     private readonly queue: DeliveryQueue,
     private readonly attempts: DeliveryAttemptsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly work: BackgroundWork,
   ) {}
 
-  onApplicationBootstrap(): void {
-    if (this.config.processRole === 'api') return;
-    startProcessing(this.queue.queue, this.config.delivery.concurrency, (job) => this.run(job), this.logger);
+  onModuleInit(): void {
+    this.work.queue({
+      name: 'delivery attempts',
+      roles: WORKER_ROLES,
+      queue: this.queue.queue,
+      concurrency: this.config.delivery.concurrency,
+      setting: 'DELIVERY_CONCURRENCY',
+      logger: this.logger,
+      run: (job) => this.run(job),
+    });
   }
 
   /** Parked attempts are dropped (the sweep re-drives them); those already started finish. */

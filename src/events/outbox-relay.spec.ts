@@ -1,13 +1,20 @@
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { ServiceMetrics } from '../ops/metrics/service-metrics';
+import { BackgroundWork } from '../queue/background-work';
 import { DRAIN_GAP_MS, OutboxRelay } from './outbox-relay';
 import { OutboxRepository } from './outbox.repository';
 
 /** Wake-ups under load: drains are coalesced and start at least DRAIN_GAP_MS apart. */
 describe('OutboxRelay.wake', () => {
   function relayWithDrains() {
-    const relay = new OutboxRelay({} as DataSource, {} as OutboxRepository, { outbox: { pollIntervalMs: 60_000 } } as AppConfig, new ServiceMetrics());
+    const relay = new OutboxRelay(
+      {} as DataSource,
+      {} as OutboxRepository,
+      { outbox: { pollIntervalMs: 60_000 } } as AppConfig,
+      new ServiceMetrics(),
+      new BackgroundWork(),
+    );
     const starts: number[] = [];
     let finish: () => void = () => undefined;
     relay.drain = () => {
@@ -31,7 +38,7 @@ describe('OutboxRelay.wake', () => {
     finish();
     await sleep(DRAIN_GAP_MS * 3);
     expect(starts).toHaveLength(2); // nothing asked for a third
-    await relay.onApplicationShutdown();
+    await relay.stop();
   });
 
   it('a wake-up after a quiet spell drains at once', async () => {
@@ -42,6 +49,6 @@ describe('OutboxRelay.wake', () => {
     relay.wake();
     expect(starts).toHaveLength(2);
     finish();
-    await relay.onApplicationShutdown();
+    await relay.stop();
   });
 });

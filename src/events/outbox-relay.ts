@@ -1,12 +1,12 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Client } from 'pg';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { Hooks } from '../common/hooks';
-import { PeriodicTask } from '../common/periodic-task';
 import { ServiceMetrics } from '../ops/metrics/service-metrics';
+import { BackgroundWork, duration, WORKER_ROLES } from '../queue/background-work';
 import { recordFailure, Span, SpanKind, startStoredSpan, traceParentOf } from '../ops/tracing/traces';
 import { PublishedEvent } from './domain-event';
 import { OUTBOX_CHANNEL, OutboxRepository } from './outbox.repository';
@@ -31,7 +31,7 @@ export const DRAIN_GAP_MS = 10;
  * (Redis down, database restart) rolls back and is tried again on the next wake.
  */
 @Injectable()
-export class OutboxRelay implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
+export class OutboxRelay implements OnModuleInit {
   private readonly logger = new Logger(OutboxRelay.name);
   /** Run in the transaction that claims a batch of committed events; each may answer a step to run after it commits. */
   readonly relayed = new Hooks<[events: PublishedEvent[], manager: EntityManager], (() => Promise<void>) | void>('outbox events relayed');
@@ -42,13 +42,13 @@ export class OutboxRelay implements OnModuleInit, OnApplicationBootstrap, OnAppl
   private wakeAgain = false;
   private lastDrainAt = 0;
   private gapTimer?: NodeJS.Timeout;
-  private readonly cleanupTask = new PeriodicTask('outbox cleanup', this.logger, () => this.cleanup());
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly outbox: OutboxRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly metrics: ServiceMetrics,
+    private readonly work: BackgroundWork,
   ) {}
 
   onModuleInit(): void {
@@ -56,23 +56,31 @@ export class OutboxRelay implements OnModuleInit, OnApplicationBootstrap, OnAppl
       const { count, oldestAgeSeconds } = await this.outbox.pending();
       this.metrics.outboxMeasured(count, oldestAgeSeconds);
     });
+    this.work.add({
+      name: 'outbox relay',
+      roles: WORKER_ROLES,
+      cadence: `on NOTIFY, and every ${duration(this.config.outbox.pollIntervalMs)}`,
+      setting: 'OUTBOX_POLL_INTERVAL_MS',
+      start: () => this.start(),
+      stop: () => this.stop(),
+    });
+    this.work.every({ name: 'outbox cleanup', roles: WORKER_ROLES, everyMs: CLEANUP_EVERY_MS, logger: this.logger, run: () => this.cleanup() });
   }
 
-  onApplicationBootstrap(): void {
-    if (this.config.processRole === 'api') return;
+  /** Listens for NOTIFY, polls as a safety net, and drains at once. */
+  start(): void {
     this.running = true;
     void this.listen();
     this.timer = setInterval(() => this.wake(), this.config.outbox.pollIntervalMs);
     this.timer.unref();
-    this.cleanupTask.start(CLEANUP_EVERY_MS);
     this.wake();
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** Stops relaying; resolves once the drain under way has ended. */
+  async stop(): Promise<void> {
     this.running = false;
     if (this.timer) clearInterval(this.timer);
     if (this.gapTimer) clearTimeout(this.gapTimer);
-    this.cleanupTask.stop();
     await this.listener?.end().catch(() => undefined);
     await this.draining;
   }

@@ -1,7 +1,7 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { PeriodicTask } from '../common/periodic-task';
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { BackgroundWork, WORKER_ROLES } from '../queue/background-work';
 import { OAuthService } from './oauth.service';
 
 /** The longest wait between two runs: an hour. */
@@ -14,23 +14,25 @@ const MAX_INTERVAL_MS = 60 * 60_000;
  * table. It runs every half of that period, at most an hour apart, at least a second.
  */
 @Injectable()
-export class OAuthClientsRetention implements OnApplicationBootstrap, OnApplicationShutdown {
+export class OAuthClientsRetention implements OnModuleInit {
   private readonly logger = new Logger(OAuthClientsRetention.name);
-  private readonly task = new PeriodicTask('oauth clients retention', this.logger, () => this.prune());
 
   constructor(
     private readonly oauth: OAuthService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly work: BackgroundWork,
   ) {}
 
-  onApplicationBootstrap(): void {
-    if (this.config.processRole === 'api') return;
+  onModuleInit(): void {
     const ttlMs = this.config.oauth.unusedClientTtlSeconds * 1000;
-    this.task.start(Math.min(MAX_INTERVAL_MS, Math.max(1000, ttlMs / 2)));
-  }
-
-  onApplicationShutdown(): void {
-    this.task.stop();
+    this.work.every({
+      name: 'oauth clients retention',
+      roles: WORKER_ROLES,
+      everyMs: Math.min(MAX_INTERVAL_MS, Math.max(1000, ttlMs / 2)),
+      setting: 'OAUTH_UNUSED_CLIENT_TTL_SECONDS',
+      logger: this.logger,
+      run: () => this.prune(),
+    });
   }
 
   async prune(): Promise<number> {

@@ -5,6 +5,7 @@ import Queue from 'bull';
 import Redis from 'ioredis';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { BackgroundWork } from './background-work';
 
 /** A plain Redis connection for health checks and small coordination tasks (not for Bull). */
 @Injectable()
@@ -84,7 +85,7 @@ export class QueuesShutdown implements BeforeApplicationShutdown {
       useFactory: (config: AppConfig) => ({ redis: config.redisUrl, prefix: config.queuePrefix }),
     }),
   ],
-  providers: [RedisClient, ServiceQueues, QueuesShutdown],
-  exports: [RedisClient, ServiceQueues],
+  providers: [RedisClient, ServiceQueues, QueuesShutdown, BackgroundWork],
+  exports: [RedisClient, ServiceQueues, BackgroundWork],
 })
 export class QueueModule {}

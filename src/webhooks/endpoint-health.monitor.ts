@@ -1,11 +1,11 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
-import { PeriodicTask } from '../common/periodic-task';
 import { ServiceMailer } from '../common/service-mailer';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { BackgroundWork, WORKER_ROLES } from '../queue/background-work';
 import { EndpointNotice, WebhookEndpointsRepository } from './webhook-endpoints.repository';
 import { AUTO_DISABLE_CONSECUTIVE_FAILURES, WebhooksService } from './webhooks.service';
 
@@ -22,9 +22,8 @@ const NOTICES_PER_CHECK = 50;
  * when it has been failing for an hour (docs/webhooks.md, "Telling the owner").
  */
 @Injectable()
-export class EndpointHealthMonitor implements OnApplicationBootstrap, OnApplicationShutdown {
+export class EndpointHealthMonitor implements OnModuleInit {
   private readonly logger = new Logger(EndpointHealthMonitor.name);
-  private readonly task = new PeriodicTask('endpoint health check', this.logger, () => this.check());
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -33,15 +32,18 @@ export class EndpointHealthMonitor implements OnApplicationBootstrap, OnApplicat
     private readonly endpoints: WebhookEndpointsRepository,
     private readonly mailer: ServiceMailer,
     private readonly clock: Clock,
+    private readonly work: BackgroundWork,
   ) {}
 
-  onApplicationBootstrap(): void {
-    if (this.config.processRole === 'api') return;
-    this.task.start(this.config.webhooks.healthIntervalMs);
-  }
-
-  onApplicationShutdown(): void {
-    this.task.stop();
+  onModuleInit(): void {
+    this.work.every({
+      name: 'endpoint health check',
+      roles: WORKER_ROLES,
+      everyMs: this.config.webhooks.healthIntervalMs,
+      setting: 'ENDPOINT_HEALTH_INTERVAL_MS',
+      logger: this.logger,
+      run: () => this.check(),
+    });
   }
 
   /** One check: the endpoints it disabled, and the emails it sent (or logged, in development). */

@@ -176,7 +176,7 @@ describe('Prometheus metrics', () => {
 
   it('reads the outbox and every queue at scrape time', async () => {
     const relay = t.app.get(OutboxRelay);
-    await relay.onApplicationShutdown(); // events now wait, as with every worker down
+    await relay.stop(); // events now wait, as with every worker down
     try {
       await publish(t, fixtureEvent('contact.merged', { orgId: s.orgId, lineId: null }));
       await new Promise((r) => setTimeout(r, 1100));
@@ -186,7 +186,7 @@ describe('Prometheus metrics', () => {
       expect(sample(text, 'outbox_pending_events')).toBe(row.n);
       expect(sample(text, 'outbox_relay_lag_seconds')).toBeGreaterThanOrEqual(1);
     } finally {
-      relay.onApplicationBootstrap();
+      relay.start();
     }
     await waitUntilRelayed();
     const text = await scrape();

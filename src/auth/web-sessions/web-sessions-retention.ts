@@ -1,8 +1,6 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { Clock } from '../../common/clock';
-import { PeriodicTask } from '../../common/periodic-task';
-import { AppConfig } from '../../config/app-config';
-import { APP_CONFIG } from '../../config/config.module';
+import { BackgroundWork, WORKER_ROLES } from '../../queue/background-work';
 import { KEEP_ENDED_MS, WebSessionsRepository } from './web-sessions.repository';
 
 const PRUNE_EVERY_MS = 60 * 60_000;
@@ -13,23 +11,17 @@ const PRUNE_EVERY_MS = 60 * 60_000;
  * then a used link still answers "already used", and an ended session stays in the admin list.
  */
 @Injectable()
-export class WebSessionsRetention implements OnApplicationBootstrap, OnApplicationShutdown {
+export class WebSessionsRetention implements OnModuleInit {
   private readonly logger = new Logger(WebSessionsRetention.name);
-  private readonly task = new PeriodicTask('web sessions retention', this.logger, () => this.prune());
 
   constructor(
     private readonly repository: WebSessionsRepository,
     private readonly clock: Clock,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly work: BackgroundWork,
   ) {}
 
-  onApplicationBootstrap(): void {
-    if (this.config.processRole === 'api') return;
-    this.task.start(PRUNE_EVERY_MS);
-  }
-
-  onApplicationShutdown(): void {
-    this.task.stop();
+  onModuleInit(): void {
+    this.work.every({ name: 'web sessions retention', roles: WORKER_ROLES, everyMs: PRUNE_EVERY_MS, logger: this.logger, run: () => this.prune() });
   }
 
   async prune(): Promise<{ links: number; sessions: number }> {

@@ -274,7 +274,7 @@ describe('attacks: health events', () => {
       async () => (await m.db.query(`SELECT 1 FROM email_account_health WHERE line_id = $1 AND last_synced_at IS NOT NULL`, [s.lines[0].id])).length,
       'the first sync',
     );
-    await sync.onApplicationShutdown();
+    await sync.stop();
     const held = await dovecot.client(address); // the only session the server allows
     await sync.tick();
     const [throttled] = await hook.waitFor(1, 'email_account.health_changed');

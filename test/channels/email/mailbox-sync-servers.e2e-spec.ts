@@ -101,7 +101,7 @@ describe('mailbox sync: a server that refuses logins with [LIMIT] (Dovecot past 
     await waitUntil(t.lastSyncedAt, 'the first sync');
     // This worker stops syncing (its session logs out and its lease is released, as at shutdown), so
     // that the test decides when it logs in again; then every session the server allows is taken.
-    await sync.onApplicationShutdown();
+    await sync.stop();
     const held = [];
     for (let i = 0; i < LIMIT; i += 1) held.push(await t.dovecot.client(t.line.address));
 

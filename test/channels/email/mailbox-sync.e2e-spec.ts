@@ -152,7 +152,7 @@ describe('mailbox sync over IMAP', () => {
       for (let i = 0; i < 5; i += 1) await dovecot.deliver(address, email(address, `burst ${i}`));
       await waitUntil(async () => (await storedSubjects()).length === before + 5, 'the five messages to be stored', { timeoutMs: 20_000 });
       // The holder stops (a deploy): the other takes over at its next tick, and new mail still arrives once.
-      await holders[0].app.get(MailboxSync).onApplicationShutdown();
+      await holders[0].app.get(MailboxSync).stop();
       const successor = holders[0] === m ? other : m;
       await successor.app.get(MailboxSync).tick();
       expect(successor.app.get(MailboxSync).syncing).toEqual([s.lines[0].id]);

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { ImapFlow } from 'imapflow';
 import { DomainError, isDatabaseUnavailable } from '../../../common/errors';
 import { PeriodicTask } from '../../../common/periodic-task';
 import { SecretBox } from '../../../common/secret-box';
 import { AppConfig } from '../../../config/app-config';
 import { APP_CONFIG } from '../../../config/config.module';
+import { BackgroundWork, duration, WORKER_ROLES } from '../../../queue/background-work';
 import { EMAIL_INBOUND_MAX_BYTES } from '../email-ingest.controller';
 import { EmailIngestService } from '../email-ingest.service';
 import { MailboxHealthService } from '../mailbox-health/mailbox-health.service';
@@ -52,7 +53,7 @@ interface Position {
  * IMAP IDLE (or poll every MAIL_SYNC_POLL_SECONDS when the server has no IDLE), and again.
  */
 @Injectable()
-export class MailboxSync implements OnApplicationBootstrap, OnApplicationShutdown {
+export class MailboxSync implements OnModuleInit {
   private readonly logger = new Logger(MailboxSync.name);
   /** This process, as lease owner. */
   readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -66,15 +67,29 @@ export class MailboxSync implements OnApplicationBootstrap, OnApplicationShutdow
     private readonly ingest: EmailIngestService,
     private readonly health: MailboxHealthService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly work: BackgroundWork,
   ) {}
 
-  onApplicationBootstrap(): void {
-    if (this.config.processRole === 'api' || this.config.mail.syncsPerWorker === 0) return;
+  onModuleInit(): void {
+    this.work.add({
+      name: 'mailbox sync',
+      roles: WORKER_ROLES,
+      cadence: `leases renewed every ${duration(TICK_MS)}, up to ${this.config.mail.syncsPerWorker} mailboxes`,
+      setting: 'MAIL_SYNCS_PER_WORKER',
+      enabled: this.config.mail.syncsPerWorker > 0,
+      start: () => this.start(),
+      stop: () => this.stop(),
+    });
+  }
+
+  /** Claims free mailboxes now, then renews and claims every TICK_MS. */
+  start(): void {
     this.task.start(TICK_MS);
     void this.task.runOnce();
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** Stops claiming, and ends every session (logged out, its lease released). */
+  async stop(): Promise<void> {
     this.task.stop();
     await Promise.all([...this.sessions.values()].map((session) => this.end(session)));
   }
