@@ -1,8 +1,9 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { NotFoundError } from '../../common/errors';
 import { MessageStatus } from '../../conversations/message.entity';
 import { OutboundChannel, OutboundChannels } from '../../conversations/outbound/outbound-channels';
 import { HANDOFF_ATTEMPTS, OutboundService } from '../../conversations/outbound/outbound.service';
+import { BackgroundWork, WORKER_ROLES } from '../../queue/background-work';
 import { SmsCarrier, SmsCarrierError } from './sms-carrier';
 import { SmsMessagesRepository } from './sms-messages.repository';
 
@@ -21,6 +22,7 @@ export interface SmsReportOutcome {
 
 /** A delivery report kept for a hand-off that never came (a message sent by something else with our callback URL) is dropped after a day. */
 export const HELD_REPORTS_KEPT_MS = 24 * 60 * 60 * 1000;
+const HELD_REPORTS_CLEANUP_EVERY_MS = 30_000;
 
 /**
  * The SMS channel's side of sending: hands a QUEUED SMS to the line's carrier (registered with
@@ -28,15 +30,27 @@ export const HELD_REPORTS_KEPT_MS = 24 * 60 * 60 * 1000;
  */
 @Injectable()
 export class SmsDeliveryService implements OutboundChannel, OnModuleInit {
+  private readonly logger = new Logger(SmsDeliveryService.name);
+
   constructor(
     private readonly channels: OutboundChannels,
     private readonly outbound: OutboundService,
     private readonly carrier: SmsCarrier,
     private readonly messages: SmsMessagesRepository,
+    private readonly work: BackgroundWork,
   ) {}
 
   onModuleInit(): void {
     this.channels.register('SMS', this);
+    // At start too: a worker restarted more often than every 30 s still cleans up.
+    this.work.every({
+      name: 'held sms reports cleanup',
+      roles: WORKER_ROLES,
+      everyMs: HELD_REPORTS_CLEANUP_EVERY_MS,
+      atStart: true,
+      logger: this.logger,
+      run: () => this.deleteStaleReports(),
+    });
   }
 
   /** Hands a QUEUED SMS to the carrier. Throws on a transient failure with attempts left, so Bull retries. */
