@@ -79,7 +79,6 @@ export default tseslint.config(
   ]),
   boundary(['common', 'limits', 'queue', 'ops', 'health'], [[...SURFACES, ...FEATURES], 'shared layers import no feature and no surface']),
   boundary(['mcp'], [FEATURES, 'mcp/ is the protocol: features register their tools with it (common/tools), it imports none of them']),
-  boundary(['config'], [[...FEATURES, ...SURFACES, 'auth', 'limits'], 'config/ reads the environment and imports no feature']),
   {
     // SQL lives in repositories (docs/decisions.md, "SQL"); the two statements that test connections stay where they are.
     files: ['src/**/*.ts'],
@@ -95,6 +94,28 @@ export default tseslint.config(
           selector: "CallExpression[callee.name='queryNamed']",
           message: 'SQL belongs in a *.repository.ts of the feature (docs/decisions.md, "SQL"), not in a service.',
         },
+      ],
+    },
+  },
+  {
+    // config/ reads the environment and assembles the features' slices (docs/configuration.md): of a feature it imports only its *.config.ts.
+    files: ['src/config/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^\\.\\./(?!.*\\.config$)', message: "config/ imports no feature, only features' *.config.ts slices" }] },
+      ],
+    },
+  },
+  {
+    // A feature's slice imports nothing but the mechanism in config/, so assembling the configuration loads no feature.
+    // Last of the no-restricted-imports blocks: for a *.config.ts it replaces its folder's boundaries with this stricter one.
+    files: ['src/**/*.config.ts'],
+    ignores: ['src/config/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^(?!(\\.\\./)+config/)', message: 'a *.config.ts imports nothing but src/config/ (the settings mechanism)' }] },
       ],
     },
   },

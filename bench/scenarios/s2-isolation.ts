@@ -100,9 +100,9 @@ export async function scenario2(ctx: RunContext): Promise<Scenario2Result> {
 function effectiveEndpointConcurrency(ctx: RunContext): number | undefined {
   if (ctx.options.endpointConcurrency !== undefined) return ctx.options.endpointConcurrency;
   try {
-    const source = readFileSync(join(ctx.root, 'dist/src/config/app-config.js'), 'utf8');
-    const match = /DELIVERY_ENDPOINT_CONCURRENCY = (\d+)/.exec(source);
-    return match ? Number(match[1]) : undefined;
+    const source = readFileSync(join(ctx.root, 'dist/src/delivery/delivery.config.js'), 'utf8');
+    const match = /'DELIVERY_ENDPOINT_CONCURRENCY', \{[^}]*default: ([\d_]+)/.exec(source);
+    return match ? Number(match[1].replace(/_/g, '')) : undefined;
   } catch {
     return undefined;
   }

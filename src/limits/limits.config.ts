@@ -1,0 +1,43 @@
+import { constant, defineSlice, integer, Setting } from '../config/settings';
+
+/** `limit` calls per `windowSeconds` (a fixed window); a limit of 0 turns it off. */
+export interface RateLimit {
+  limit: number;
+  windowSeconds: number;
+  /** The variable that sets `limit`, named in the answer when it is reached. */
+  variable: string;
+}
+
+/** A rate limit's calls per window, 0 for none; the variable is named when a caller reaches it. */
+function rateLimit(variable: string, byDefault: number, window: Setting<number>) {
+  const limit = integer(variable, { min: 0, max: 100_000_000, default: byDefault });
+  return { limit, windowSeconds: window, variable: constant(variable) };
+}
+
+function windowSeconds(variable: string, byDefault: number): Setting<number> {
+  return integer(variable, { min: 1, max: 86_400, default: byDefault });
+}
+
+const PUBLIC_RATE_WINDOW_SECONDS = windowSeconds('PUBLIC_RATE_WINDOW_SECONDS', 60);
+const SIGN_IN_RATE_WINDOW_SECONDS = windowSeconds('SIGN_IN_RATE_WINDOW_SECONDS', 900);
+
+/**
+ * The limits counted in Redis (shared by every replica): per API key on /api/mcp, per client IP on
+ * public routes, per address and IP on sign-in (docs/configuration.md).
+ */
+export const limitsConfig = defineSlice({
+  rateLimits: {
+    mcp: rateLimit('MCP_RATE_LIMIT', 600, windowSeconds('MCP_RATE_WINDOW_SECONDS', 60)),
+    pixel: rateLimit('PIXEL_RATE_LIMIT', 600, PUBLIC_RATE_WINDOW_SECONDS),
+    attachment: rateLimit('ATTACHMENT_RATE_LIMIT', 120, PUBLIC_RATE_WINDOW_SECONDS),
+    oauthAuthorize: rateLimit('OAUTH_AUTHORIZE_RATE_LIMIT', 60, PUBLIC_RATE_WINDOW_SECONDS),
+    /** Requests to the OAuth token and revocation endpoints one client IP may make. */
+    oauthToken: rateLimit('OAUTH_TOKEN_RATE_LIMIT', 600, PUBLIC_RATE_WINDOW_SECONDS),
+    /** Dynamic Client Registrations (RFC 7591) one client IP may make. */
+    oauthRegister: rateLimit('OAUTH_REGISTER_RATE_LIMIT', 60, PUBLIC_RATE_WINDOW_SECONDS),
+    /** Sign-in links one email address may ask for (web app). */
+    signInAddress: rateLimit('SIGN_IN_RATE_LIMIT_PER_ADDRESS', 5, SIGN_IN_RATE_WINDOW_SECONDS),
+    /** Sign-in requests one client IP may make. */
+    signInIp: rateLimit('SIGN_IN_RATE_LIMIT_PER_IP', 20, SIGN_IN_RATE_WINDOW_SECONDS),
+  },
+});

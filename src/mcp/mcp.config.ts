@@ -1,0 +1,25 @@
+import { list } from '../config/parsers';
+import { defineSlice, integer, oneOf, Refused, text } from '../config/settings';
+
+/** The MCP endpoint: who may call it from a browser, and how much one request and one key may ask. */
+export const mcpConfig = defineSlice({
+  mcp: {
+    allowedOrigins: text('MCP_ALLOWED_ORIGINS', { default: '' }).to((value) => {
+      const origins = list(value);
+      const bad = origins.filter((origin) => !/^https?:\/\/[^/\s]+$/.test(origin));
+      if (bad.length) throw new Refused(...bad.map((origin) => `${origin} is not an origin such as https://app.example.com`));
+      return origins;
+    }),
+    maxBodyBytes: integer('MCP_MAX_BODY_BYTES', { min: 1024, max: 64 * 1024 * 1024, default: 1024 * 1024 }),
+    /** Most messages one JSON-RPC batch may hold; a larger batch is refused whole. */
+    maxBatch: integer('MCP_MAX_BATCH', { min: 1, max: 1000, default: 50 }),
+    /** Messages of one batch that run at the same time. */
+    batchConcurrency: integer('MCP_BATCH_CONCURRENCY', { min: 1, max: 64, default: 4 }),
+    /** Calls (batch messages) of one API key that may run at the same time in one process. */
+    keyConcurrency: integer('MCP_KEY_CONCURRENCY', { min: 1, max: 10_000, default: 8 }),
+    /** Whether each tool result is checked against the tool's output schema before it is sent (default: in development). */
+    checkResults: oneOf('MCP_CHECK_RESULTS', ['true', 'false'], { default: ({ isDevelopment }) => (isDevelopment ? 'true' : 'false') }).to(
+      (value) => value === 'true',
+    ),
+  },
+});
