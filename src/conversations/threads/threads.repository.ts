@@ -96,7 +96,9 @@ export class ThreadsRepository {
   /**
    * Up to `limit` threads of the caller's org on the caller's lines (only `lineId` of them, when
    * given), newest activity first (last_message_at DESC, id DESC), after the keyset position
-   * `after`; with `label`, only threads that carry it.
+   * `after`; with `label`, only threads that carry it. The page is cut before anything is joined
+   * to it, so a thread's partner, contact and last message are read for the page's threads only,
+   * not for every thread of the caller's lines.
    */
   page(caller: Caller, input: { lineId?: string; label?: string; after?: KeysetPosition; limit: number }): Promise<ThreadListRow[]> {
     const lineIds = caller.lines.map((l) => l.id).filter((id) => input.lineId === undefined || id === input.lineId);
@@ -111,14 +113,16 @@ export class ThreadsRepository {
               lm.id AS m_id, lm.thread_id AS m_thread_id, lm.channel AS m_channel, lm.direction AS m_direction, lm.status AS m_status,
               left(lm.body, :previewSource) AS m_body, char_length(lm.body) > :previewSource AS m_body_cut, lm.created_at AS m_created_at, lm.sent_at AS m_sent_at, lm.from_value AS m_from_value,
               lm.from_kind AS m_from_kind, lm.to_value AS m_to_value, lm.to_kind AS m_to_kind
-         FROM threads t
+         FROM (SELECT t.id, t.subject, t.last_message_at, t.message_count, t.channel, t.line_id, t.partner_identity_id
+                 FROM threads t
+                WHERE ${where.join(' AND ')}
+                ORDER BY t.last_message_at DESC, t.id DESC
+                LIMIT :limit) t
          JOIN identities i ON i.id = t.partner_identity_id
          LEFT JOIN contacts c ON c.id = i.contact_id
          LEFT JOIN LATERAL (SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.thread_id = t.id
                              ORDER BY m.created_at DESC, m.id DESC LIMIT 1) lm ON true
-        WHERE ${where.join(' AND ')}
-        ORDER BY t.last_message_at DESC, t.id DESC
-        LIMIT :limit`,
+        ORDER BY t.last_message_at DESC, t.id DESC`,
       {
         orgId: caller.orgId,
         lineIds,
