@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Caller } from '../auth/caller';
+import { callerLines } from '../auth/line-access.sql';
 import { KeysetPosition } from '../common/keyset-cursor';
 import { queryNamed } from '../database/sql';
 import { CallerThread } from '../conversations/threads/thread-access.repository';
@@ -44,8 +45,8 @@ const TURN_COLUMNS = `t.id, t.org_id, t.status, t.thread_id, t.message_id, t.bod
   a.id AS agent_id, a.name AS agent_name, a.mode AS agent_mode, a.line_id`;
 
 /**
- * SQL of agents and their turns. A method for a caller takes the `Caller` and keeps to the org
- * and the lines the caller may use now; one that writes a turn takes the agent, thread or turn
+ * SQL of agents and their turns. A method for a caller takes the `Caller` and keeps to the lines
+ * it may see (callerLines: the agent's line); one that writes a turn takes the agent, thread or turn
  * rows such a method answered in the same transaction. createAgent's two methods are the
  * administrator's, who acts on any line. Rules live in AgentsService.
  */
@@ -73,26 +74,23 @@ export class AgentsRepository {
     return row;
   }
 
-  /** The agent if it is of the caller's org and on a live line the caller may use; null otherwise. */
+  /** The agent if it is on a line the caller may see (callerLines); null otherwise. */
   async agentForCaller(manager: EntityManager, caller: Caller, agentId: string): Promise<AgentRow | null> {
-    const [agent] = await queryNamed<AgentRow[]>(
-      manager,
-      `SELECT a.* FROM agents a JOIN lines l ON l.id = a.line_id AND l.deleted_at IS NULL
-        WHERE a.id = :agentId AND a.org_id = :orgId AND a.line_id = ANY (:lineIds::uuid[])`,
-      { agentId, orgId: caller.orgId, lineIds: lineIds(caller) },
-    );
+    const scope = callerLines(caller, 'a.line_id', 'a.org_id');
+    const [agent] = await queryNamed<AgentRow[]>(manager, `SELECT a.* FROM agents a WHERE a.id = :agentId AND ${scope.sql}`, { agentId, ...scope.parameters });
     return agent ?? null;
   }
 
-  /** Up to `limit` agents of the caller's org on live lines the caller may use, by name then id, after the keyset position `after`. */
+  /** Up to `limit` agents on lines the caller may see (callerLines), by name then id, after the keyset position `after`. */
   agentsForCaller(caller: Caller, after: KeysetPosition | null, limit: number): Promise<AgentRow[]> {
+    const scope = callerLines(caller, 'a.line_id', 'a.org_id');
     return queryNamed(
       this.dataSource.manager,
-      `SELECT a.* FROM agents a JOIN lines l ON l.id = a.line_id AND l.deleted_at IS NULL
-        WHERE a.org_id = :orgId AND a.line_id = ANY (:lineIds::uuid[])
+      `SELECT a.* FROM agents a
+        WHERE ${scope.sql}
           AND (:afterKey::text IS NULL OR (a.name, a.id) > (:afterKey::text, :afterId::uuid))
         ORDER BY a.name, a.id LIMIT :limit`,
-      { orgId: caller.orgId, lineIds: lineIds(caller), afterKey: after?.key ?? null, afterId: after?.id ?? null, limit },
+      { ...scope.parameters, afterKey: after?.key ?? null, afterId: after?.id ?? null, limit },
     );
   }
 
@@ -116,19 +114,20 @@ export class AgentsRepository {
     return turn.id;
   }
 
-  /** The turn, locked, if it is of the caller's org and on one of the caller's lines; null otherwise. */
+  /** The turn, locked, if its agent is on a line the caller may see (callerLines); null otherwise. */
   lockTurnForCaller(manager: EntityManager, caller: Caller, turnId: string): Promise<TurnRow | null> {
     return this.turnForCaller(manager, caller, turnId, 'FOR UPDATE OF t');
   }
 
-  /** The turn if it is of the caller's org and on one of the caller's lines (lockTurnForCaller's rule, not locked); null otherwise. */
+  /** The turn if its agent is on a line the caller may see (lockTurnForCaller's rule, not locked); null otherwise. */
   async turnForCaller(manager: EntityManager, caller: Caller, turnId: string, lock: 'FOR UPDATE OF t' | '' = ''): Promise<TurnRow | null> {
+    const scope = callerLines(caller, 'a.line_id', 't.org_id');
     const [turn] = await queryNamed<TurnRow[]>(
       manager,
       `SELECT ${TURN_COLUMNS} FROM agent_turns t JOIN agents a ON a.id = t.agent_id
-        WHERE t.id = :turnId AND t.org_id = :orgId AND a.line_id = ANY (:lineIds::uuid[])
+        WHERE t.id = :turnId AND ${scope.sql}
         ${lock}`,
-      { turnId, orgId: caller.orgId, lineIds: lineIds(caller) },
+      { turnId, ...scope.parameters },
     );
     return turn ?? null;
   }
@@ -150,18 +149,18 @@ export class AgentsRepository {
     });
   }
 
-  /** Up to `limit` turns of the caller's org on the caller's lines, newest first, after the keyset position `after` (created_at, id). */
+  /** Up to `limit` turns whose agent is on a line the caller may see, newest first, after the keyset position `after` (created_at, id). */
   list(caller: Caller, filter: TurnListFilter, after: KeysetPosition | null, limit: number): Promise<TurnRow[]> {
+    const scope = callerLines(caller, 'a.line_id', 't.org_id');
     return queryNamed(
       this.dataSource.manager,
       `SELECT ${TURN_COLUMNS} FROM agent_turns t JOIN agents a ON a.id = t.agent_id
-        WHERE t.org_id = :orgId AND a.line_id = ANY (:lineIds::uuid[])
+        WHERE ${scope.sql}
           AND (:threadId::uuid IS NULL OR t.thread_id = :threadId) AND (:agentId::uuid IS NULL OR t.agent_id = :agentId) AND (:status::text IS NULL OR t.status = :status)
           AND (:afterKey::timestamptz IS NULL OR (t.created_at, t.id) < (:afterKey::timestamptz, :afterId::uuid))
         ORDER BY t.created_at DESC, t.id DESC LIMIT :limit`,
       {
-        orgId: caller.orgId,
-        lineIds: lineIds(caller),
+        ...scope.parameters,
         threadId: filter.threadId ?? null,
         agentId: filter.agentId ?? null,
         status: filter.status ?? null,
@@ -182,8 +181,4 @@ export class AgentsRepository {
     });
     return turn ?? null;
   }
-}
-
-function lineIds(caller: Caller): string[] {
-  return caller.lines.map((l) => l.id);
 }

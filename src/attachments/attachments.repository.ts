@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Caller } from '../auth/caller';
 import { KeyPermission } from '../auth/key-permissions';
-import { keyAllowsLine, liveLineOfUser } from '../auth/line-access.sql';
+import { callerLines, keyAllowsLine, liveLineOfUser } from '../auth/line-access.sql';
 import { LinkHolder } from '../common/attachment-urls';
 import { queryNamed } from '../database/sql';
 import { ContentStatus } from './attachment-storage.repository';
@@ -51,7 +51,7 @@ export interface ExtractionResult {
 
 /**
  * SQL of reading attachments and extracting their text. read_attachment's reads take the
- * `Caller` (or the row read for it) and carry the thread-access condition; the signed download
+ * `Caller` (or the row read for it) and keep to the lines it may see (callerLines); the signed download
  * reads for the holder its link was minted for (signature checked), with that holder's live line
  * access; the extraction methods act for the system, the job and sweep on attachment ids they hold. Worker threads never
  * touch the database: the job reads the file here and hands them the bytes. Rules live in
@@ -61,8 +61,9 @@ export interface ExtractionResult {
 export class AttachmentsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** An attachment of a message on a thread of a live line the caller may use, in the caller's org. */
+  /** An attachment of the caller's org, of a message on a thread of a line the caller may see (callerLines). */
   async readable(caller: Caller, attachmentId: string, window: { offset: number; maxChars: number }): Promise<CallerAttachmentRow | undefined> {
+    const scope = callerLines(caller, 't.line_id', 't.org_id');
     const [row] = await queryNamed<CallerAttachmentRow[]>(
       this.dataSource.manager,
       `SELECT a.id, a.filename, a.mime_type, a.size_bytes, a.message_id, a.extraction_status,
@@ -72,9 +73,8 @@ export class AttachmentsRepository {
          FROM attachments a
          JOIN messages m ON m.id = a.message_id
          JOIN threads t ON t.id = m.thread_id
-         JOIN lines l ON l.id = t.line_id AND l.deleted_at IS NULL
-        WHERE a.id = :attachmentId AND a.org_id = :orgId AND t.org_id = :orgId AND t.line_id = ANY (:lineIds::uuid[])`,
-      { attachmentId, orgId: caller.orgId, lineIds: caller.lines.map((l) => l.id), ...window },
+        WHERE a.id = :attachmentId AND a.org_id = :orgId AND ${scope.sql}`,
+      { attachmentId, orgId: caller.orgId, ...scope.parameters, ...window },
     );
     return row;
   }

@@ -1,10 +1,13 @@
+import { SqlCondition } from '../database/sql';
+import { Caller } from './caller';
+
 /**
- * Which lines a user may use now, as SQL conditions over the aliases a statement joins: the one
- * rule behind an API key's lines (ApiKeysRepository.callerRows, resolved on every request) and
- * behind a signed download link's holder (AttachmentsRepository.fileForHolder). A user `u` uses a
- * line `l` through a membership of `u` on `l` (line_memberships; the statement joins it), while
- * `l` is not deleted and is of `u`'s org; through an API key `k`, only while the key also allows
- * `l` (channel access ALL, or `l`'s address in its allowlist).
+ * Which lines a user may use now, as SQL: the one rule behind an API key's lines
+ * (ApiKeysRepository.callerRows, resolved on every request), behind a signed download link's
+ * holder (AttachmentsRepository.fileForHolder), and, through callerLines, behind every read of a
+ * person's data for a resolved `Caller`. A user `u` uses a line `l` through a membership of `u` on
+ * `l` (line_memberships), while `l` is not deleted and is of `u`'s org; through an API key `k`,
+ * only while the key also allows `l` (channel access ALL, or `l`'s address in its allowlist).
  */
 
 /** The line `l` is live and of the org of the user `u` (a membership of `u` on `l` joined beside it). */
@@ -15,4 +18,30 @@ export function liveLineOfUser(l: string, u: string): string {
 /** The API key `k` allows the line `l`. */
 export function keyAllowsLine(k: string, l: string): string {
   return `(${k}.channel_access_mode = 'ALL' OR ${l}.address = ANY (${k}.allowed_addresses))`;
+}
+
+/**
+ * The caller may see a row whose line is the column `line` (and whose org is the column `org`,
+ * when the row has one): the line is one of `caller.lines` (its live memberships ∩ the key's
+ * allowlist when the caller was resolved), and, at the time of the statement, still live, of the
+ * caller's org and held by a membership of the caller. So a line deleted, or a membership removed,
+ * while a request runs (after its caller was resolved) fails closed, like one that never existed.
+ *
+ * Every statement that reads a person's data for a caller carries this condition; its text depends
+ * only on the column names, so the statement stays one prepared text. `line = ANY (:scopeLineIds)`
+ * is what the planner sees and plans with (an index condition on threads_line_recent_idx, say);
+ * the check at the time of the statement is the second `= ANY`, over an array an InitPlan reads
+ * once per statement from the lines' and memberships' primary keys, never once per row. (An
+ * EXISTS semi-join instead made the planner drive list_agent_turns from the lines and sort all
+ * of their turns: 330 buffers where 6 do.)
+ */
+export function callerLines(caller: Caller, line: string, org?: string): SqlCondition {
+  const ofOrg = org === undefined ? '' : `${org} = :scopeOrgId AND `;
+  return {
+    sql:
+      `(${ofOrg}${line} = ANY (:scopeLineIds::uuid[])` +
+      ` AND ${line} = ANY (ARRAY(SELECT scope_l.id FROM lines scope_l JOIN line_memberships scope_m ON scope_m.line_id = scope_l.id AND scope_m.user_id = :scopeUserId` +
+      ` WHERE scope_l.id = ANY (:scopeLineIds::uuid[]) AND scope_l.org_id = :scopeOrgId AND scope_l.deleted_at IS NULL)))`,
+    parameters: { scopeOrgId: caller.orgId, scopeUserId: caller.userId, scopeLineIds: caller.lines.map((l) => l.id) },
+  };
 }

@@ -1,4 +1,5 @@
 import { Caller } from '../auth/caller';
+import { callerLines } from '../auth/line-access.sql';
 import { SqlCondition } from '../database/sql';
 
 /**
@@ -7,7 +8,7 @@ import { SqlCondition } from '../database/sql';
  * - the endpoint is the calling user's; anybody else's reads as not found;
  * - a key with access to all channels (ALL) sees every endpoint of its user;
  * - a key limited to some lines (LINES) sees only endpoints whose scope lies wholly inside the
- *   lines it may use now (`caller.lines`: the user's live lines ∩ the key's allowlist). Hidden are
+ *   lines it may see (callerLines: the user's live lines ∩ the key's allowlist). Hidden are
  *   all-channels endpoints, endpoints naming any other line (one outside the allowlist, one the
  *   user has lost, a deleted line) and endpoints whose scope emptied when its lines were removed.
  *
@@ -18,20 +19,18 @@ export function visibleEndpoint(caller: Caller, alias = 'e'): SqlCondition {
   const own = `${alias}.user_id = :visibleToUserId`;
   if (caller.channelAccess === 'ALL') return { sql: own, parameters: { visibleToUserId: caller.userId } };
   const scope = `webhook_endpoint_channels visible_scope WHERE visible_scope.endpoint_id = ${alias}.id`;
+  const seen = callerLines(caller, 'visible_scope.line_id');
   return {
-    sql:
-      `(${own} AND NOT ${alias}.all_channels` +
-      ` AND EXISTS (SELECT 1 FROM ${scope})` +
-      ` AND NOT EXISTS (SELECT 1 FROM ${scope} AND visible_scope.line_id <> ALL (:visibleLineIds::uuid[])))`,
-    parameters: { visibleToUserId: caller.userId, visibleLineIds: caller.lines.map((line) => line.id) },
+    sql: `(${own} AND NOT ${alias}.all_channels` + ` AND EXISTS (SELECT 1 FROM ${scope})` + ` AND NOT EXISTS (SELECT 1 FROM ${scope} AND NOT ${seen.sql}))`,
+    parameters: { visibleToUserId: caller.userId, ...seen.parameters },
   };
 }
 
 /**
  * Which of a visible endpoint's deliveries (the row `alias`) the caller sees, and may resend or
  * recover: only those it could receive now. A delivery of an event on a line is seen only while
- * the line is one of the caller's live lines (`caller.lines`: live memberships on lines not
- * deleted, narrowed by a LINES key's allowlist), so when a membership is removed or the line is
+ * the caller may see the line (callerLines: live memberships on lines not deleted, narrowed by a
+ * LINES key's allowlist), so when a membership is removed or the line is
  * deleted, that line's deliveries (payloads with message bodies) read as not found, drop out of
  * lists, and cannot be sent again to a URL the caller sets. An endpoint's scope can also have been
  * wider when older deliveries were made (an all-lines endpoint narrowed later): the same rule
@@ -43,7 +42,6 @@ export function visibleEndpoint(caller: Caller, alias = 'e'): SqlCondition {
  * of the (endpoint, created_at, id) index, and hidden rows are neither counted nor cursored over.
  */
 export function visibleDelivery(caller: Caller, alias = 'd'): SqlCondition {
-  const onLine = `${alias}.line_id = ANY (:visibleLineIds::uuid[])`;
-  const parameters = { visibleLineIds: caller.lines.map((line) => line.id) };
-  return { sql: caller.channelAccess === 'ALL' ? `(${alias}.line_id IS NULL OR ${onLine})` : onLine, parameters };
+  const onLine = callerLines(caller, `${alias}.line_id`);
+  return { sql: caller.channelAccess === 'ALL' ? `(${alias}.line_id IS NULL OR ${onLine.sql})` : onLine.sql, parameters: onLine.parameters };
 }

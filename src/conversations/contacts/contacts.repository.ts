@@ -2,8 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Caller } from '../../auth/caller';
+import { callerLines } from '../../auth/line-access.sql';
 import { KeysetPosition } from '../../common/keyset-cursor';
-import { queryNamed } from '../../database/sql';
+import { queryNamed, SqlCondition } from '../../database/sql';
 import { IdentityKind } from '../../events/event-payloads';
 
 export interface ContactRow {
@@ -40,21 +41,35 @@ export interface IdentityInput {
 }
 
 /**
- * Whether contact `c` is in view for a caller whose lines are `:lineIds`: it has a conversation
- * (a thread with one of its identities) on one of those lines, or no conversation on any line.
+ * Whether contact `c` is in view for the caller: it has a conversation (a thread with one of its
+ * identities) on a line the caller may see (callerLines), or no conversation on any line.
  * A contact whose conversations all live on other lines is still listed (contacts belong to the
  * org), but without its identities, and a search does not match their values: its addresses
  * would tell who writes to lines this key may not read. Message events reveal no more than
  * this: a thread's event carries its partner's contact with every identity.
  */
-const IN_VIEW = `(
-  EXISTS (SELECT 1 FROM identities vi JOIN threads vt ON vt.partner_identity_id = vi.id
-           WHERE vi.contact_id = c.id AND vt.line_id = ANY (:lineIds::uuid[]))
-  OR NOT EXISTS (SELECT 1 FROM identities vi JOIN threads vt ON vt.partner_identity_id = vi.id WHERE vi.contact_id = c.id))`;
+function inView(caller: Caller): SqlCondition {
+  const scope = callerLines(caller, 'vt.line_id', 'vt.org_id');
+  return {
+    sql: `(
+  EXISTS (SELECT 1 FROM identities vi JOIN threads vt ON vt.partner_identity_id = vi.id WHERE vi.contact_id = c.id AND ${scope.sql})
+  OR NOT EXISTS (SELECT 1 FROM identities vi JOIN threads vt ON vt.partner_identity_id = vi.id WHERE vi.contact_id = c.id))`,
+    parameters: scope.parameters,
+  };
+}
 
-/** list_contacts' optional conditions: fixed texts, so each of the four statements stays prepared. */
-const SEARCH = `(c.display_name ILIKE :pattern
-                   OR (${IN_VIEW} AND EXISTS (SELECT 1 FROM identities qi WHERE qi.contact_id = c.id AND qi.value ILIKE :pattern)))`;
+/**
+ * list_contacts' optional conditions, texts that depend on no value, so each of its four statements
+ * stays prepared. search: `pattern` matches the display name, or an identity's value of a contact in view.
+ */
+function search(caller: Caller, pattern: string): SqlCondition {
+  const visible = inView(caller);
+  return {
+    sql: `(c.display_name ILIKE :pattern
+                   OR (${visible.sql} AND EXISTS (SELECT 1 FROM identities qi WHERE qi.contact_id = c.id AND qi.value ILIKE :pattern)))`,
+    parameters: { pattern, ...visible.parameters },
+  };
+}
 const AFTER = `(lower(COALESCE(c.display_name, '')), c.id) > (:afterKey::text, :afterId::uuid)`;
 
 /**
@@ -73,7 +88,8 @@ export class ContactsRepository {
    */
   page(caller: Caller, input: { pattern?: string; after?: KeysetPosition; limit: number }): Promise<Array<{ id: string; sort_key: string }>> {
     const where = ['c.org_id = :orgId'];
-    if (input.pattern !== undefined) where.push(SEARCH);
+    const matching = input.pattern === undefined ? undefined : search(caller, input.pattern);
+    if (matching) where.push(matching.sql);
     if (input.after) where.push(AFTER);
     return queryNamed(
       this.dataSource.manager,
@@ -84,7 +100,7 @@ export class ContactsRepository {
       {
         orgId: caller.orgId,
         limit: input.limit,
-        ...(input.pattern !== undefined && { pattern: input.pattern, lineIds: lineIds(caller) }),
+        ...matching?.parameters,
         ...(input.after && { afterKey: input.after.key, afterId: input.after.id }),
       },
     );
@@ -193,11 +209,12 @@ export class ContactsRepository {
 
   /** The caller's org's contacts among `contactIds` (any order), each with whether it is in view for the caller. */
   viewRows(manager: EntityManager, caller: Caller, contactIds: string[]): Promise<ContactViewRow[]> {
+    const visible = inView(caller);
     return queryNamed(
       manager,
-      `SELECT c.id, c.display_name, c.notes, c.created_at, c.updated_at, ${IN_VIEW} AS in_view
+      `SELECT c.id, c.display_name, c.notes, c.created_at, c.updated_at, ${visible.sql} AS in_view
          FROM contacts c WHERE c.org_id = :orgId AND c.id = ANY (:contactIds::uuid[])`,
-      { orgId: caller.orgId, contactIds, lineIds: lineIds(caller) },
+      { orgId: caller.orgId, contactIds, ...visible.parameters },
     );
   }
 
@@ -210,8 +227,4 @@ export class ContactsRepository {
       { contactIds: contacts.map((c) => c.id) },
     );
   }
-}
-
-function lineIds(caller: Caller): string[] {
-  return caller.lines.map((l) => l.id);
 }

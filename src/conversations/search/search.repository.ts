@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Caller } from '../../auth/caller';
+import { callerLines } from '../../auth/line-access.sql';
 import { plannedPerCall, queryNamed } from '../../database/sql';
 import { Channel } from '../../events/event-payloads';
 import { MessageRow } from '../message-data.repository';
@@ -58,8 +59,8 @@ export interface SearchFilter {
 }
 
 /**
- * SQL of search_messages. Every statement keeps to the caller's org and to threads on live lines the
- * caller may use (ThreadAccessRepository's rule), whatever the filters say.
+ * SQL of search_messages. Every statement keeps to the caller's org and to threads on lines the
+ * caller may see (callerLines), whatever the filters say.
  */
 @Injectable()
 export class SearchRepository {
@@ -83,7 +84,7 @@ export class SearchRepository {
    * 1. `matched`: one scan of each GIN index, kept to the caller's org and the filters. It is
    *    MATERIALIZED so the planner cannot turn it into a nested loop that scans the index once per
    *    thread (it did: the org's threads looked few, and a word in 10 % of 1M messages took 5 s).
-   * 2. `candidates`: the matches on threads of live lines the caller may use, the newest
+   * 2. `candidates`: the matches on threads of lines the caller may see, the newest
    *    RESULT_BOUNDS.searchRankedMatches of them: ranking recomputes each match's tsvector, so
    *    ranking every match of a very common word would cost seconds.
    * 3. Ranked, the page cut, and snippets made for the page's hits only.
@@ -91,6 +92,7 @@ export class SearchRepository {
    * Planned per call: how many rows a query matches ranges from none to millions.
    */
   search(caller: Caller, filter: SearchFilter): Promise<SearchHitRow[]> {
+    const scope = callerLines(caller, 't.line_id', 't.org_id');
     const narrow = [`m.org_id = :orgId`];
     if (filter.threadId !== undefined) narrow.push(`m.thread_id = :threadId`);
     if (filter.channel !== undefined) narrow.push(`m.channel = :channel`);
@@ -110,8 +112,7 @@ export class SearchRepository {
          ), candidates AS MATERIALIZED (
            SELECT x.message_id, x.attachment_id
              FROM matched x
-             JOIN threads t ON t.id = x.thread_id AND t.org_id = :orgId AND t.line_id = ANY (:lineIds::uuid[])
-             JOIN lines l ON l.id = t.line_id AND l.deleted_at IS NULL
+             JOIN threads t ON t.id = x.thread_id AND ${scope.sql}
             ORDER BY x.created_at DESC, x.message_id DESC, x.attachment_id DESC NULLS FIRST
             LIMIT :rankedAtMost
          ), ranked AS (
@@ -142,7 +143,7 @@ export class SearchRepository {
       {
         query: filter.query,
         orgId: caller.orgId,
-        lineIds: caller.lines.map((l) => l.id),
+        ...scope.parameters,
         limit: filter.limit,
         rankedAtMost: RESULT_BOUNDS.searchRankedMatches,
         headlineOptions: HEADLINE_OPTIONS,

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Caller } from '../../auth/caller';
+import { callerLines } from '../../auth/line-access.sql';
 import { NotFoundError } from '../../common/errors';
 import { queryNamed } from '../../database/sql';
 
@@ -15,20 +16,22 @@ export interface CallerThread {
 }
 
 /**
- * The one thread-access check, used by every tool that reads or acts on a thread (threads,
- * outbound SMS and email, agent turns): a thread is the caller's if it is of the caller's org
- * and lies on a live line the caller may use now (the user's lines ∩ the key's allowlist).
- * Anything else reads as not found, exactly as an id that never existed.
+ * A thread the caller names by id, for every tool that reads or acts on one thread (threads,
+ * outbound SMS and email, agent turns, a search in one thread): it is the caller's if it is of
+ * the caller's org and on a line the caller may see (callerLines, auth/line-access.sql.ts, the
+ * rule every read of a person's data applies). Anything else reads as not found, exactly as an
+ * id that never existed.
  */
 @Injectable()
 export class ThreadAccessRepository {
   async threadForCaller(manager: EntityManager, caller: Caller, threadId: string): Promise<CallerThread> {
+    const scope = callerLines(caller, 't.line_id', 't.org_id');
     const [thread] = await queryNamed<CallerThread[]>(
       manager,
       `SELECT t.id, t.channel, t.line_id, l.address AS line_address, t.partner_identity_id, t.subject
-         FROM threads t JOIN lines l ON l.id = t.line_id AND l.deleted_at IS NULL
-        WHERE t.id = :threadId AND t.org_id = :orgId AND t.line_id = ANY (:lineIds::uuid[])`,
-      { threadId, orgId: caller.orgId, lineIds: caller.lines.map((l) => l.id) },
+         FROM threads t JOIN lines l ON l.id = t.line_id
+        WHERE t.id = :threadId AND ${scope.sql}`,
+      { threadId, ...scope.parameters },
     );
     if (!thread) throw NotFoundError.of('thread', threadId, 'threadId');
     return thread;

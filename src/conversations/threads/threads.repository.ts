@@ -2,8 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Caller } from '../../auth/caller';
+import { callerLines } from '../../auth/line-access.sql';
 import { KeysetPosition } from '../../common/keyset-cursor';
-import { queryNamed } from '../../database/sql';
+import { queryNamed, SqlCondition } from '../../database/sql';
 import { Channel } from '../../events/event-payloads';
 import { LabelRow, MessageRow } from '../message-data.repository';
 import { CallerThread } from './thread-access.repository';
@@ -67,27 +68,33 @@ const BOUNDED_MESSAGE_COLUMNS = `m.id, m.thread_id, m.channel, m.direction, m.st
 /** How much of the last message's body list_threads reads to make its preview (whitespace folds away). */
 const PREVIEW_SOURCE_CHARS = 1_000;
 
-/** list_threads' optional conditions: fixed texts, so each of the four statements stays prepared. */
+/** list_threads' optional conditions: fixed texts, so each of the eight statements stays prepared. */
+const ON_LINE = `t.line_id = :lineId`;
 const WITH_LABEL = `EXISTS (SELECT 1 FROM thread_labels tl JOIN labels l ON l.id = tl.label_id
                            WHERE tl.thread_id = t.id AND l.org_id = t.org_id AND l.name = :label)`;
 const AFTER_THREAD = `(t.last_message_at, t.id) < (:afterKey::timestamptz, :afterId::uuid)`;
 
 /**
- * Whether label `l` is in view for a caller whose lines are `:lineIds` (list_labels): a thread on
- * a live one of those lines carries it, or no thread carries it. A label found only on threads of
- * other lines is not shown: its name would tell what is said on lines this key may not read
- * (contacts follow the same rule for their identities: contacts.repository.ts).
+ * Whether label `l` is in view for the caller (list_labels): a thread on a line the caller may
+ * see carries it, or no thread carries it. A label found only on threads of other lines is not
+ * shown: its name would tell what is said on lines this key may not read (contacts follow the
+ * same rule for their identities: contacts.repository.ts).
  */
-const LABEL_IN_VIEW = `(
-  EXISTS (SELECT 1 FROM thread_labels vtl JOIN threads vt ON vt.id = vtl.thread_id JOIN lines vl ON vl.id = vt.line_id AND vl.deleted_at IS NULL
-           WHERE vtl.label_id = l.id AND vt.line_id = ANY (:lineIds::uuid[]))
-  OR NOT EXISTS (SELECT 1 FROM thread_labels vtl WHERE vtl.label_id = l.id))`;
+function labelInView(caller: Caller): SqlCondition {
+  const scope = callerLines(caller, 'vt.line_id', 'vt.org_id');
+  return {
+    sql: `(
+  EXISTS (SELECT 1 FROM thread_labels vtl JOIN threads vt ON vt.id = vtl.thread_id WHERE vtl.label_id = l.id AND ${scope.sql})
+  OR NOT EXISTS (SELECT 1 FROM thread_labels vtl WHERE vtl.label_id = l.id))`,
+    parameters: scope.parameters,
+  };
+}
 
 /**
- * SQL of reading and labelling threads. list_threads takes the `Caller` and keeps to its org and
- * lines; every other method takes the thread as ThreadAccessRepository.threadForCaller answered it
- * in the same transaction (and the `Caller` where it touches the org's labels). Rules live in
- * ThreadsService.
+ * SQL of reading and labelling threads. list_threads, get_message and list_labels take the
+ * `Caller` and keep to the lines it may see (callerLines); every other method takes the thread
+ * as ThreadAccessRepository.threadForCaller answered it in the same transaction (and the
+ * `Caller` where it touches the org's labels). Rules live in ThreadsService.
  */
 @Injectable()
 export class ThreadsRepository {
@@ -101,8 +108,9 @@ export class ThreadsRepository {
    * not for every thread of the caller's lines.
    */
   page(caller: Caller, input: { lineId?: string; label?: string; after?: KeysetPosition; limit: number }): Promise<ThreadListRow[]> {
-    const lineIds = caller.lines.map((l) => l.id).filter((id) => input.lineId === undefined || id === input.lineId);
-    const where = [`t.org_id = :orgId`, `t.line_id = ANY (:lineIds::uuid[])`];
+    const scope = callerLines(caller, 't.line_id', 't.org_id');
+    const where = [scope.sql];
+    if (input.lineId !== undefined) where.push(ON_LINE);
     if (input.label !== undefined) where.push(WITH_LABEL);
     if (input.after) where.push(AFTER_THREAD);
     return queryNamed(
@@ -124,11 +132,11 @@ export class ThreadsRepository {
                              ORDER BY m.created_at DESC, m.id DESC LIMIT 1) lm ON true
         ORDER BY t.last_message_at DESC, t.id DESC`,
       {
-        orgId: caller.orgId,
-        lineIds,
+        ...scope.parameters,
         limit: input.limit,
         previewSource: PREVIEW_SOURCE_CHARS,
         subjectChars: RESULT_BOUNDS.subjectChars,
+        ...(input.lineId !== undefined && { lineId: input.lineId }),
         ...(input.label !== undefined && { label: input.label }),
         ...(input.after && { afterKey: input.after.key, afterId: input.after.id }),
       },
@@ -169,11 +177,9 @@ export class ThreadsRepository {
     );
   }
 
-  /**
-   * One message of a thread the caller may use (ThreadAccessRepository's rule: the caller's org, a
-   * live line the caller may use), its body from `offset` for at most `maxChars` code points.
-   */
+  /** One message on a line the caller may see (callerLines), its body from `offset` for at most `maxChars` code points. */
   async messageForCaller(caller: Caller, messageId: string, window: { offset: number; maxChars: number }): Promise<MessageWindowRow | undefined> {
+    const scope = callerLines(caller, 't.line_id', 't.org_id');
     const [row] = await queryNamed<MessageWindowRow[]>(
       this.dataSource.manager,
       `SELECT m.id, m.thread_id, m.channel, m.direction, m.status, substr(m.body, :offset + 1, :maxChars) AS body,
@@ -181,9 +187,8 @@ export class ThreadsRepository {
               m.created_at, m.sent_at, m.from_value, m.from_kind, m.to_value, m.to_kind
          FROM messages m
          JOIN threads t ON t.id = m.thread_id
-         JOIN lines l ON l.id = t.line_id AND l.deleted_at IS NULL
-        WHERE m.id = :messageId AND m.org_id = :orgId AND t.org_id = :orgId AND t.line_id = ANY (:lineIds::uuid[])`,
-      { messageId, orgId: caller.orgId, lineIds: caller.lines.map((l) => l.id), ...window },
+        WHERE m.id = :messageId AND m.org_id = :orgId AND ${scope.sql}`,
+      { messageId, orgId: caller.orgId, ...scope.parameters, ...window },
     );
     return row;
   }
@@ -222,16 +227,17 @@ export class ThreadsRepository {
     return row.count;
   }
 
-  /** Up to `limit` labels of the caller's org in view for it (LABEL_IN_VIEW), by name then id, after the keyset position `after`. */
+  /** Up to `limit` labels of the caller's org in view for it (labelInView), by name then id, after the keyset position `after`. */
   labelPage(caller: Caller, input: { after?: KeysetPosition; limit: number }): Promise<Array<{ id: string; name: string }>> {
+    const inView = labelInView(caller);
     return queryNamed(
       this.dataSource.manager,
       `SELECT l.id, l.name FROM labels l
-        WHERE l.org_id = :orgId AND ${LABEL_IN_VIEW}
+        WHERE l.org_id = :orgId AND ${inView.sql}
           AND (:afterKey::text IS NULL OR (l.name, l.id) > (:afterKey::text, :afterId::uuid))
         ORDER BY l.name, l.id
         LIMIT :limit`,
-      { orgId: caller.orgId, lineIds: caller.lines.map((l) => l.id), afterKey: input.after?.key ?? null, afterId: input.after?.id ?? null, limit: input.limit },
+      { orgId: caller.orgId, ...inView.parameters, afterKey: input.after?.key ?? null, afterId: input.after?.id ?? null, limit: input.limit },
     );
   }
 

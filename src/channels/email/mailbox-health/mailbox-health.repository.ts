@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Caller } from '../../../auth/caller';
+import { callerLines } from '../../../auth/line-access.sql';
 import { queryNamed } from '../../../database/sql';
 
 export type HealthStatus = 'healthy' | 'unhealthy';
@@ -31,11 +32,10 @@ export interface EmailAccountRow {
 export class MailboxHealthRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** The health rows of the caller's email accounts (a mailbox that never reported has none). */
+  /** The health rows of the caller's email accounts, the lines it may see (callerLines); a mailbox that never reported has none. */
   healthOf(caller: Caller): Promise<Array<{ line_id: string; status: HealthStatus; last_synced_at: Date | null }>> {
-    return queryNamed(this.dataSource.manager, `SELECT line_id, status, last_synced_at FROM email_account_health WHERE line_id = ANY (:lineIds::uuid[])`, {
-      lineIds: caller.lines.filter((line) => line.type === 'EMAIL_ACCOUNT').map((line) => line.id),
-    });
+    const scope = callerLines(caller, 'h.line_id');
+    return queryNamed(this.dataSource.manager, `SELECT h.line_id, h.status, h.last_synced_at FROM email_account_health h WHERE ${scope.sql}`, scope.parameters);
   }
 
   /** The health rows of these lines (a mailbox that never reported has none). The caller scopes the ids. */
