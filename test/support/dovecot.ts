@@ -88,10 +88,11 @@ export class DovecotServer {
     }
   }
 
-  /** The raw messages of a user's mailbox, by UID. */
+  /** The raw messages of a user's mailbox, by UID; none while the mailbox does not exist (a client may create it later, as the Sent folder). */
   async messages(user: string, mailbox: string): Promise<Array<{ uid: number; source: string }>> {
     const client = await this.client(user);
     try {
+      if (!(await client.list()).some((folder) => folder.path === mailbox)) return [];
       const lock = await client.getMailboxLock(mailbox);
       try {
         const found: Array<{ uid: number; source: string }> = [];
