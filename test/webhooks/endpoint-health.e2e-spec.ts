@@ -1,4 +1,5 @@
 import { simpleParser } from 'mailparser';
+import { EndpointHealthMonitor } from '../../src/webhooks/endpoint-health.monitor';
 import { WebhooksService } from '../../src/webhooks/webhooks.service';
 import { fixtureEvent } from '../fixtures/events';
 import { closeDeliveryTestApp, createDeliveryTestApp, DeliveryTestApp, deleteRegisteredEndpoints, publish, register, waitForStatus } from '../support/delivery';
@@ -6,7 +7,7 @@ import { toolOk } from '../support/mcp';
 import { TestReceiver } from '../support/receiver';
 import { createSession, Session } from '../support/session';
 import { CapturingMailServer, startCapturingSmtp } from '../support/smtp';
-import { sleep, waitUntil } from '../support/wait';
+import { waitUntil } from '../support/wait';
 
 const HOUR = 3_600_000;
 const PUBLIC_BASE_URL = 'https://sync.example.com';
@@ -49,6 +50,27 @@ describe("telling an endpoint's owner", () => {
     return parsed.filter((mail) => mail.subject?.endsWith(url));
   }
 
+  /**
+   * Waits until the monitor has run `count` whole checks that started after this call: what a
+   * check would have sent by then, it has sent (a sentinel for "nothing was sent", where a fixed
+   * sleep holds fewer checks on a busy machine).
+   */
+  async function checksRun(count: number): Promise<void> {
+    const monitor = t.app.get(EndpointHealthMonitor);
+    const check = monitor.check.bind(monitor);
+    let done = 0;
+    const spy = jest.spyOn(monitor, 'check').mockImplementation(async () => {
+      const outcome = await check();
+      done += 1;
+      return outcome;
+    });
+    try {
+      await waitUntil(() => done >= count, `${count} endpoint health checks`);
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
   async function failingFor(endpointId: string, ms: number, failures: number): Promise<Date> {
     const since = new Date(Date.now() - ms);
     await t.db.query(`UPDATE webhook_endpoints SET failing_since = $2, consecutive_failures = $3 WHERE id = $1`, [endpointId, since, failures]);
@@ -59,7 +81,7 @@ describe("telling an endpoint's owner", () => {
     const url = `${base}/failing-hour`;
     const { endpoint } = await register(t, s.apiKey, { url, events: ['contact.merged'] });
     await failingFor(endpoint.id, 30 * 60_000, 3);
-    await sleep(700); // three checks: half an hour is not an hour
+    await checksRun(3); // half an hour is not an hour
     expect(await emailsAbout(url)).toHaveLength(0);
 
     const since = await failingFor(endpoint.id, 2 * HOUR, 7);
@@ -71,7 +93,7 @@ describe("telling an endpoint's owner", () => {
     expect(mail.text).toContain(`have been failing since ${since.toISOString()}`);
     expect(mail.text).toContain('(7 failed attempts in a row)');
     expect(mail.text).toContain(`${PUBLIC_BASE_URL}/settings/webhooks/${endpoint.id}`);
-    await sleep(700);
+    await checksRun(3);
     expect(await emailsAbout(url)).toHaveLength(1); // once per run
 
     // A 2xx ends the run (the delivery worker's path), and a new run an hour long is told again.
@@ -104,7 +126,7 @@ describe("telling an endpoint's owner", () => {
     expect(disabled[0].to).toMatchObject({ text: s.email });
     expect(disabled[0].text).toContain(`Messaging Sync disabled your webhook endpoint ${url}:\n${reason}.`);
     expect(disabled[0].text).toContain(`${PUBLIC_BASE_URL}/settings/webhooks/${endpoint.id}`);
-    await sleep(700);
+    await checksRun(3);
     expect((await emailsAbout(url)).filter((m) => m.subject === `Webhook endpoint disabled: ${url}`)).toHaveLength(1);
 
     // Enabled again, it starts afresh: nothing due, no run.
@@ -119,7 +141,7 @@ describe("telling an endpoint's owner", () => {
     const url = `${base}/manual-off`;
     const { endpoint } = await register(t, s.apiKey, { url, events: ['contact.merged'] });
     await toolOk(t, s.apiKey, 'update_webhook', { endpointId: endpoint.id, status: 'disabled' });
-    await sleep(700);
+    await checksRun(3);
     expect(await emailsAbout(url)).toHaveLength(0);
   });
 });
