@@ -323,10 +323,10 @@ describe('request bodies: memory budget and timeouts', () => {
     await t.close();
   });
 
-  /** Opens a connection and declares a 20 MB MCP body, sending only `send` bytes of it. */
-  async function declareLarge(send: number): Promise<RawConnection> {
+  /** Opens a connection and declares a 20 MB MCP body (with `headers`), sending only `send` bytes of it. */
+  async function declareLarge(send: number, headers: Record<string, string> = {}): Promise<RawConnection> {
     const c = await RawConnection.open(port);
-    c.head('POST', MCP_URL, { 'Content-Type': 'application/json', 'Content-Length': LIMIT, Authorization: `Bearer ${s.apiKey}` });
+    c.head('POST', MCP_URL, { 'Content-Type': 'application/json', 'Content-Length': LIMIT, Authorization: `Bearer ${s.apiKey}`, ...headers });
     if (send) c.write(Buffer.alloc(send, 0x20));
     return c;
   }
@@ -343,10 +343,12 @@ describe('request bodies: memory budget and timeouts', () => {
   }
 
   it('a body that does not fit the budget now gets 503 with Retry-After; small requests still pass', async () => {
-    const holder = await declareLarge(1024);
+    // The server answers the holder's Expect with 100 Continue once it is authenticated and its
+    // 20 of the 32 MB are reserved (until it finishes): then, not after some time, the budget is short.
+    const holder = await declareLarge(0, { Expect: '100-continue' });
     try {
-      // The holder is authenticated and reading: 20 of the 32 MB are reserved until it finishes.
-      await new Promise((done) => setTimeout(done, 300));
+      expect((await holder.response(15_000))?.status).toBe(100);
+      holder.write(Buffer.alloc(1024, 0x20));
       expect(holder.isClosed).toBe(false);
       const refused = await declareLarge(1024);
       const res = await refused.response(5000);
