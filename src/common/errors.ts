@@ -1,9 +1,20 @@
 /**
- * Domain errors: each has a code that every surface (admin REST, JSON-RPC tools) maps to its own
- * answer in one place. Messages are written for the caller and never carry secrets.
+ * Domain errors: each has a code that every surface maps to its own answer in one place (REST
+ * routes and pages: the status table of error-status.ts; JSON-RPC tools: a tool error). Messages
+ * are written for the caller and never carry secrets.
  */
-export type DomainErrorCode =
-  'VALIDATION' | 'NOT_FOUND' | 'CONFLICT' | 'FORBIDDEN' | 'UNAUTHORIZED' | 'CAP_REACHED' | 'URL_REFUSED' | 'RATE_LIMITED' | 'UNPROCESSABLE';
+export const DOMAIN_ERROR_CODES = [
+  'VALIDATION',
+  'NOT_FOUND',
+  'CONFLICT',
+  'FORBIDDEN',
+  'UNAUTHORIZED',
+  'CAP_REACHED',
+  'URL_REFUSED',
+  'RATE_LIMITED',
+  'UNPROCESSABLE',
+] as const;
+export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];
 
 export abstract class DomainError extends Error {
   abstract readonly code: DomainErrorCode;

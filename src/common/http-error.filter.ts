@@ -1,19 +1,8 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import { Request, Response } from 'express';
-import { DomainError, DomainErrorCode, isDatabaseUnavailable, RateLimitedError, ResourceChallenge, UnauthorizedError } from './errors';
+import { httpStatusOf } from './error-status';
+import { DomainError, isDatabaseUnavailable, RateLimitedError, ResourceChallenge, UnauthorizedError } from './errors';
 import { closeIfBodyUnread, RequestBodyError } from './request-body';
-
-const STATUS: Record<DomainErrorCode, number> = {
-  VALIDATION: HttpStatus.BAD_REQUEST,
-  NOT_FOUND: HttpStatus.NOT_FOUND,
-  CONFLICT: HttpStatus.CONFLICT,
-  FORBIDDEN: HttpStatus.FORBIDDEN,
-  UNAUTHORIZED: HttpStatus.UNAUTHORIZED,
-  CAP_REACHED: HttpStatus.CONFLICT,
-  URL_REFUSED: HttpStatus.BAD_REQUEST,
-  RATE_LIMITED: HttpStatus.TOO_MANY_REQUESTS,
-  UNPROCESSABLE: HttpStatus.UNPROCESSABLE_ENTITY,
-};
 
 export interface HttpErrorBody {
   statusCode: number;
@@ -71,7 +60,7 @@ export class HttpErrorFilter implements ExceptionFilter {
 
   private toAnswer(exception: unknown): { status: number; body: HttpErrorBody } {
     if (exception instanceof DomainError) {
-      const status = STATUS[exception.code];
+      const status = httpStatusOf(exception);
       return { status, body: { statusCode: status, error: reason(status), message: exception.message, field: exception.field } };
     }
     if (exception instanceof HttpException) {

@@ -118,10 +118,10 @@ describe('web: the webhooks pages', () => {
     expect(lines.text).toContain('channelScope.channels must hold at least 1 entry when allChannels is false');
   });
 
-  it("the plan's cap: past it, the page says how many endpoints the plan allows", async () => {
+  it("the plan's cap: past it, the page says how many endpoints the plan allows, 409 as the REST API answers a cap reached", async () => {
     const b = await signIn(await createSession(t.admin, { tier: 'STARTER' }));
     await addEndpoint(b);
-    const res = await post(b, '/settings/webhooks', { url: 'https://hooks.example.org/second', 'events.message.received': 'on' }).expect(400);
+    const res = await post(b, '/settings/webhooks', { url: 'https://hooks.example.org/second', 'events.message.received': 'on' }).expect(409);
     expect(res.text).toContain("endpoint cap reached: you may have at most 1 webhook endpoint(s) (the STARTER tier's limit)");
     expect(res.text).toContain('value="https://hooks.example.org/second"');
   });

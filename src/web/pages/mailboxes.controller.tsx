@@ -4,6 +4,7 @@ import { Response } from 'express';
 import { ConnectMailboxDto } from '../../admin/dto/admin.dto';
 import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
 import { Person } from '../../auth/person';
+import { httpStatusOf } from '../../common/error-status';
 import { UnprocessableError, ValidationError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
 import { UuidParam } from '../../common/uuid-param';
@@ -82,8 +83,9 @@ export class MailboxesController {
       // ConnectMailboxDto's rules passed: the value is the service's input.
       await this.mailboxes.connectFor(person, lineId, input as unknown as MailboxSettingsInput);
     } catch (error) {
-      if (error instanceof UnprocessableError) return page(422, {}, error);
-      if (error instanceof ValidationError && isFormField(error.field)) return page(400, errorsOf([{ field: error.field, message: error.message }]));
+      if (error instanceof UnprocessableError) return page(httpStatusOf(error), {}, error);
+      if (error instanceof ValidationError && isFormField(error.field))
+        return page(httpStatusOf(error), errorsOf([{ field: error.field, message: error.message }]));
       throw error;
     }
     seeOther(response, `${BASE}?done=connected`);

@@ -1,20 +1,11 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import { Request, Response } from 'express';
 import { SignInRequiredError } from '../../auth/person';
+import { httpStatusOf } from '../../common/error-status';
 import { DomainError, isDatabaseUnavailable, RateLimitedError } from '../../common/errors';
 import { closeIfBodyUnread, RequestBodyError } from '../../common/request-body';
 import { seeOther, sendPage } from './render';
 import { ErrorPage } from './sign-in.pages';
-
-const DOMAIN_STATUS: Record<string, number> = {
-  VALIDATION: 400,
-  NOT_FOUND: 404,
-  CONFLICT: 409,
-  FORBIDDEN: 403,
-  UNAUTHORIZED: 401,
-  RATE_LIMITED: 429,
-  UNPROCESSABLE: 422,
-};
 
 const TITLES: Record<number, string> = {
   400: 'The request could not be used',
@@ -51,7 +42,7 @@ export class PageErrorFilter implements ExceptionFilter {
   }
 
   private describe(exception: unknown): { status: number; message: string } {
-    if (exception instanceof DomainError) return { status: DOMAIN_STATUS[exception.code] ?? 400, message: exception.message };
+    if (exception instanceof DomainError) return { status: httpStatusOf(exception), message: exception.message };
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
       return { status, message: status >= 500 ? 'The service could not answer.' : exception.message };

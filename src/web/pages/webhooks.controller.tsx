@@ -4,6 +4,7 @@ import { Response } from 'express';
 import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
 import { Person } from '../../auth/person';
 import { Clock } from '../../common/clock';
+import { httpStatusOf } from '../../common/error-status';
 import { DomainError, NotFoundError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
 import { DeliveriesService } from '../../delivery/deliveries.service';
@@ -80,7 +81,8 @@ export class WebhooksController {
       const { endpoint, secret } = await this.webhooks.register(callerOf(person), input);
       sendPage(response, 201, <SecretPage person={person} endpoint={endpoint} secret={secret} />);
     } catch (error) {
-      sendPage(response, 400, <NewEndpointPage person={person} form={form} errors={errorsOf(error)} />);
+      const { status, errors } = refusalOf(error);
+      sendPage(response, status, <NewEndpointPage person={person} form={form} errors={errors} />);
     }
   }
 
@@ -133,7 +135,8 @@ export class WebhooksController {
       });
       await this.webhooks.update(caller, endpointId, patch);
     } catch (error) {
-      return sendPage(response, 400, <EditEndpointPage person={person} endpoint={endpoint} form={form} errors={errorsOf(error)} />);
+      const { status, errors } = refusalOf(error);
+      return sendPage(response, status, <EditEndpointPage person={person} endpoint={endpoint} form={form} errors={errors} />);
     }
     seeOther(response, `${BASE}/${id}?done=saved`);
   }
@@ -192,9 +195,8 @@ export class WebhooksController {
       const next = result.nextSince ? `&nextSince=${encodeURIComponent(result.nextSince)}` : '';
       seeOther(response, `${BASE}/${id}?recovered=${result.queued}${next}`);
     } catch (error) {
-      const errors = errorsOf(error);
+      const { status, errors } = refusalOf(error);
       const page = await this.deliveries.list(caller, id);
-      const status = error instanceof DomainError && error.code === 'CONFLICT' ? 409 : 400;
       sendPage(
         response,
         status,
@@ -277,12 +279,16 @@ function endpointArgs(form: EndpointForm, person: Person): Record<string, unknow
   };
 }
 
-/** A refusal of the form's content next to its field; anything else (not found, a failure) goes to the error page. */
-function errorsOf(error: unknown): FieldErrors {
+/**
+ * A refusal of the form's content, shown next to its field with the status of its code (the one
+ * table, error-status.ts: a cap reached is 409 as from the API); anything else (not found, a
+ * failure) goes to the error page.
+ */
+function refusalOf(error: unknown): { status: number; errors: FieldErrors } {
   if (!(error instanceof DomainError) || error.code === 'NOT_FOUND' || error.code === 'FORBIDDEN' || error.code === 'RATE_LIMITED') throw error;
   const key = error.field?.split(/[.[]/)[0] as FormField | undefined;
   if (key === ('endpointId' as FormField)) throw error;
-  return { [key && FIELDS.includes(key) ? key : 'form']: error.message };
+  return { status: httpStatusOf(error), errors: { [key && FIELDS.includes(key) ? key : 'form']: error.message } };
 }
 
 function notice(done: unknown): string | undefined {
