@@ -1,10 +1,10 @@
 import { Caller } from '../auth/caller';
 import { McpTool, McpToolHandler, ToolArgs } from '../common/tools/tool.decorator';
-import { endpointIdSchema } from '../webhooks/webhook.schemas';
-import { DeliveriesService, RECOVER_MAX_DELIVERIES, RECOVER_MAX_WINDOW_DAYS } from './deliveries.service';
+import { DeliveriesService, RECOVER_MAX_DELIVERIES } from './deliveries.service';
+import { getWebhookDeliveryInput, listWebhookDeliveriesInput, recoverWebhookDeliveriesInput, resendWebhookDeliveryInput } from './delivery.schemas';
 import { DELIVERY_STATUSES } from './webhook-delivery.entity';
-import { RESULT_BOUNDS, textWindowArguments } from '../common/result-bounds';
-import { cursorArgument, nextCursorResult, nullable, nullableString } from '../common/tools/tool-schemas';
+import { RESULT_BOUNDS } from '../common/result-bounds';
+import { nextCursorResult, nullable, nullableString } from '../common/tools/tool-schemas';
 
 const deliverySchema = {
   type: 'object',
@@ -24,21 +24,6 @@ const deliverySchema = {
     createdAt: { type: 'string', format: 'date-time' },
   },
   required: ['id', 'eventId', 'endpointId', 'eventType', 'status', 'attempts', 'createdAt'],
-} as const;
-
-const listWebhookDeliveriesInput = {
-  type: 'object',
-  properties: {
-    endpointId: endpointIdSchema,
-    cursor: cursorArgument,
-    status: {
-      type: 'string',
-      enum: [...DELIVERY_STATUSES],
-      description: 'Only deliveries in this status. Keep the same status when you pass a nextCursor.',
-    },
-  },
-  required: ['endpointId'],
-  additionalProperties: false,
 } as const;
 
 @McpTool({
@@ -64,13 +49,6 @@ export class ListWebhookDeliveriesTool implements McpToolHandler<ToolArgs<typeof
   }
 }
 
-const resendWebhookDeliveryInput = {
-  type: 'object',
-  properties: { deliveryId: { type: 'string', format: 'uuid', description: 'A delivery id from list_webhook_deliveries.' } },
-  required: ['deliveryId'],
-  additionalProperties: false,
-} as const;
-
 @McpTool({
   name: 'resend_webhook_delivery',
   title: 'Resend a webhook delivery',
@@ -89,16 +67,6 @@ export class ResendWebhookDeliveryTool implements McpToolHandler<ToolArgs<typeof
     return { delivery: await this.deliveries.resend(caller, args.deliveryId) };
   }
 }
-
-const getWebhookDeliveryInput = {
-  type: 'object',
-  properties: {
-    deliveryId: { type: 'string', format: 'uuid', description: 'A delivery id from list_webhook_deliveries.' },
-    ...textWindowArguments("the envelope's JSON text", RESULT_BOUNDS.envelopeTextChars, RESULT_BOUNDS.maxEnvelopeTextChars),
-  },
-  required: ['deliveryId'],
-  additionalProperties: false,
-} as const;
 
 const attemptSchema = {
   type: 'object',
@@ -160,25 +128,6 @@ export class GetWebhookDeliveryTool implements McpToolHandler<ToolArgs<typeof ge
     return this.deliveries.detail(caller, args.deliveryId, args);
   }
 }
-
-const recoverWebhookDeliveriesInput = {
-  type: 'object',
-  properties: {
-    endpointId: endpointIdSchema,
-    since: {
-      type: 'string',
-      format: 'date-time',
-      description: `Start of the window (inclusive), ISO 8601 with a time zone: recover failed deliveries of events created at or after it. Within the delivery log's retention, at most ${RECOVER_MAX_WINDOW_DAYS} days before until.`,
-    },
-    until: {
-      type: 'string',
-      format: 'date-time',
-      description: 'End of the window (exclusive), ISO 8601 with a time zone. Defaults to now.',
-    },
-  },
-  required: ['endpointId', 'since'],
-  additionalProperties: false,
-} as const;
 
 @McpTool({
   name: 'recover_webhook_deliveries',

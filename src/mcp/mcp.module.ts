@@ -11,8 +11,6 @@ import { ToolRegistry } from './tool-registry';
   imports: [DiscoveryModule, AuthModule],
   controllers: [McpController],
   providers: [ToolRegistry, McpService],
-  // The web app checks its forms with the tools' own argument validators (web/pages/tool-arguments.ts).
-  exports: [ToolRegistry],
 })
 export class McpModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

@@ -26,7 +26,8 @@ import {
   UNAUTHORIZED,
 } from './json-rpc';
 import { McpAnswer, rateLimitedAnswer } from './mcp-answer';
-import { describeArgumentError, describeResultError, refusal, ToolRegistry } from './tool-registry';
+import { describeArgumentError } from '../common/tools/tool-arguments';
+import { describeResultError, refusal, ToolRegistry } from './tool-registry';
 import { inSpan, SpanKind, SpanStatusCode } from '../ops/tracing/traces';
 import { visibleResult, visibleText } from './visible-text';
 

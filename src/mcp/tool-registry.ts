@@ -5,6 +5,7 @@ import addFormats from 'ajv-formats';
 import { Caller } from '../auth/caller';
 import { KeyPermission } from '../auth/key-permissions';
 import { roleAtLeast } from '../auth/roles';
+import { argumentValidator } from '../common/tools/tool-arguments';
 import { MCP_TOOL, McpToolHandler, toolPermission, ToolSpec } from '../common/tools/tool.decorator';
 import { portableSchema } from './portable-schema';
 
@@ -34,7 +35,8 @@ export interface ToolDescriptor {
 @Injectable()
 export class ToolRegistry implements OnModuleInit {
   private readonly tools = new Map<string, RegisteredTool>();
-  private readonly ajv = new Ajv({ allErrors: false, useDefaults: true, strict: true, coerceTypes: false });
+  /** Arguments are judged as every surface judges them (common/tools/tool-arguments.ts). */
+  private readonly ajv = argumentValidator();
   /** Results are checked, never changed: no defaults filled in. */
   private readonly resultAjv = new Ajv({ allErrors: false, strict: true, coerceTypes: false });
 
@@ -42,7 +44,6 @@ export class ToolRegistry implements OnModuleInit {
     private readonly discovery: DiscoveryService,
     private readonly reflector: Reflector,
   ) {
-    addFormats(this.ajv);
     addFormats(this.resultAjv);
   }
 
@@ -108,27 +109,4 @@ function describe(spec: ToolSpec): ToolDescriptor {
 export function describeResultError(error: ErrorObject | undefined): string {
   if (!error) return 'the result is invalid';
   return `${error.instancePath || '(the result)'} ${error.message ?? 'is invalid'}${error.keyword === 'additionalProperties' ? `: ${String(error.params.additionalProperty)}` : ''}`;
-}
-
-/** One sentence naming the argument at fault, e.g. `channelScope.channels[0].channelId must be string`. */
-export function describeArgumentError(error: ErrorObject | undefined): string {
-  if (!error) return 'arguments are invalid';
-  const path = error.instancePath
-    .split('/')
-    .slice(1)
-    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
-  const at = (name: string) => (path ? `${path}.${name}` : name);
-  switch (error.keyword) {
-    case 'required':
-      return `${at(String(error.params.missingProperty))} is required`;
-    case 'additionalProperties':
-      return `${at(String(error.params.additionalProperty))} is not a known argument`;
-    case 'enum':
-      return `${path || 'argument'} must be one of ${(error.params.allowedValues as unknown[]).join(', ')}`;
-    case 'uniqueItems':
-      return `${path} must not contain duplicates`;
-    default:
-      return `${path || 'arguments'} ${error.message ?? 'is invalid'}`;
-  }
 }

@@ -3,7 +3,6 @@ import { AuthModule } from '../auth/auth.module';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { DeliveryModule } from '../delivery/delivery.module';
-import { McpModule } from '../mcp/mcp.module';
 import { EmailChannelModule } from '../channels/email/email-channel.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { pageHeaders } from './page-headers';
@@ -13,7 +12,6 @@ import { ConsentController } from './pages/consent.controller';
 import { MailboxesController } from './pages/mailboxes.controller';
 import { SettingsFallbackController } from './pages/settings-fallback.controller';
 import { SignInController } from './pages/sign-in.controller';
-import { ToolArguments } from './pages/tool-arguments';
 import { WebhooksController } from './pages/webhooks.controller';
 import { WebSessionsModule } from '../auth/web-sessions/web-sessions.module';
 import { StaticController } from './static/static.controller';
@@ -37,9 +35,8 @@ export const PAGE_CONTROLLERS = [
 @Module({
   controllers: PAGE_CONTROLLERS,
   // The pages call the services the MCP tools and admin routes call (API keys: AuthModule; webhooks: WebhooksModule, DeliveryModule;
-  // mailboxes: EmailChannelModule) and the tools' argument validators (McpModule).
-  imports: [WebSessionsModule, AuthModule, WebhooksModule, DeliveryModule, McpModule, EmailChannelModule],
-  providers: [ToolArguments],
+  // mailboxes: EmailChannelModule).
+  imports: [WebSessionsModule, AuthModule, WebhooksModule, DeliveryModule, EmailChannelModule],
 })
 export class WebModule implements NestModule {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}

@@ -1,3 +1,5 @@
+import { argumentCheck } from '../common/tools/tool-arguments';
+import { ToolArgs } from '../common/tools/tool.decorator';
 import { nullableString } from '../common/tools/tool-schemas';
 import { CHANNEL_TYPES, ENDPOINT_STATUSES, EVENT_KINDS, MAX_MESSAGE_HISTORY_COUNT, PAYLOAD_MODES } from './webhook.types';
 
@@ -52,6 +54,50 @@ export const channelScopeSchema = {
   required: ['allChannels'],
   additionalProperties: false,
 } as const;
+
+/** The arguments of the tools that take only an endpoint id (get, rotate, delete), and of a page's path id. */
+export const byEndpointId = { type: 'object', properties: { endpointId: endpointIdSchema }, required: ['endpointId'], additionalProperties: false } as const;
+export type ByEndpointId = ToolArgs<typeof byEndpointId>;
+
+/** register_webhook's arguments: also what the Add endpoint form must make. */
+export const registerInput = {
+  type: 'object',
+  properties: {
+    url: urlSchema,
+    events: eventsSchema,
+    mode: modeSchema,
+    messageHistoryCount: messageHistoryCountSchema,
+    channelScope: channelScopeSchema,
+  },
+  required: ['url', 'events'],
+  additionalProperties: false,
+} as const;
+
+/** update_webhook's arguments: also what the Edit form (and Disable / Enable) make. */
+export const updateInput = {
+  type: 'object',
+  properties: {
+    endpointId: endpointIdSchema,
+    url: urlSchema,
+    events: eventsSchema,
+    mode: modeSchema,
+    messageHistoryCount: messageHistoryCountSchema,
+    status: { type: 'string', enum: ENDPOINT_STATUSES, description: 'disabled stops delivery (events are kept); active resumes it.' },
+    channelScope: channelScopeSchema,
+  },
+  required: ['endpointId'],
+  additionalProperties: false,
+} as const;
+
+/**
+ * The webhook tools' argument checks for the other surfaces (the web pages): the tools' own input
+ * schemas, judged as the MCP registry judges them, so a page accepts exactly what the tool does.
+ */
+export const webhookArguments = {
+  endpointId: argumentCheck(byEndpointId),
+  register: argumentCheck(registerInput),
+  update: argumentCheck(updateInput),
+};
 
 export const endpointSchema = {
   type: 'object',

@@ -1,16 +1,6 @@
 import { Caller } from '../auth/caller';
 import { McpTool, McpToolHandler, ToolArgs } from '../common/tools/tool.decorator';
-import {
-  channelScopeSchema,
-  endpointIdSchema,
-  endpointSchema,
-  eventsSchema,
-  messageHistoryCountSchema,
-  modeSchema,
-  secretSchema,
-  urlSchema,
-} from './webhook.schemas';
-import { ENDPOINT_STATUSES } from './webhook.types';
+import { ByEndpointId, byEndpointId, endpointSchema, registerInput, secretSchema, updateInput } from './webhook.schemas';
 import { EndpointView } from './webhook-endpoints.repository';
 import { WebhooksService } from './webhooks.service';
 import { noArguments } from '../common/tools/tool-schemas';
@@ -20,36 +10,6 @@ const endpointWithSecret = {
   type: 'object',
   properties: { endpoint: endpointSchema, secret: secretSchema },
   required: ['endpoint', 'secret'],
-} as const;
-const byEndpointId = { type: 'object', properties: { endpointId: endpointIdSchema }, required: ['endpointId'], additionalProperties: false } as const;
-type ByEndpointId = ToolArgs<typeof byEndpointId>;
-
-const registerInput = {
-  type: 'object',
-  properties: {
-    url: urlSchema,
-    events: eventsSchema,
-    mode: modeSchema,
-    messageHistoryCount: messageHistoryCountSchema,
-    channelScope: channelScopeSchema,
-  },
-  required: ['url', 'events'],
-  additionalProperties: false,
-} as const;
-
-const updateInput = {
-  type: 'object',
-  properties: {
-    endpointId: endpointIdSchema,
-    url: urlSchema,
-    events: eventsSchema,
-    mode: modeSchema,
-    messageHistoryCount: messageHistoryCountSchema,
-    status: { type: 'string', enum: ENDPOINT_STATUSES, description: 'disabled stops delivery (events are kept); active resumes it.' },
-    channelScope: channelScopeSchema,
-  },
-  required: ['endpointId'],
-  additionalProperties: false,
 } as const;
 
 @McpTool({

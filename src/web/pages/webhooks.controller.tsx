@@ -8,14 +8,14 @@ import { httpStatusOf } from '../../common/error-status';
 import { DomainError, NotFoundError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
 import { DeliveriesService } from '../../delivery/deliveries.service';
-import { DeliveryStatus } from '../../delivery/webhook-delivery.entity';
+import { deliveryArguments } from '../../delivery/delivery.schemas';
+import { webhookArguments } from '../../webhooks/webhook.schemas';
 import { EVENT_KINDS, PREVIOUS_SECRET_VALIDITY_MS } from '../../webhooks/webhook.types';
-import { RegisterInput, UpdateInput, WebhooksService } from '../../webhooks/webhooks.service';
+import { WebhooksService } from '../../webhooks/webhooks.service';
 import { callerOf } from '../caller-of';
 import { PageErrorFilter } from './page-error.filter';
 import { seeOther, sendPage } from './render';
 import { FORM_LIMIT } from './sign-in.controller';
-import { ToolArguments } from './tool-arguments';
 import {
   DeleteEndpointPage,
   DeliveryPage,
@@ -41,8 +41,9 @@ const FIELDS: FormField[] = ['url', 'events', 'mode', 'messageHistoryCount', 'ch
 /**
  * Settings → Webhooks (docs/web.md): the person's endpoints and their delivery logs. Every action
  * goes through the services the MCP tools call (WebhooksService, DeliveriesService), with the
- * person as their caller (callerOf) and the form checked by the tool's own argument validator
- * (ToolArguments): no rule is written here. A refusal is shown next to its field.
+ * person as their caller (callerOf) and the form checked by the features' argument checks, the
+ * tools' own input schemas (webhookArguments, deliveryArguments): no rule is written here. A
+ * refusal is shown next to its field.
  */
 @ApiExcludeController()
 @UseFilters(PageErrorFilter)
@@ -52,7 +53,6 @@ export class WebhooksController {
   constructor(
     private readonly webhooks: WebhooksService,
     private readonly deliveries: DeliveriesService,
-    private readonly tools: ToolArguments,
     private readonly clock: Clock,
   ) {}
 
@@ -77,7 +77,7 @@ export class WebhooksController {
   async register(@CurrentPerson() person: Person, @Body() body: Form, @Res() response: Response): Promise<void> {
     const form = readEndpointForm(body, person);
     try {
-      const input = this.tools.check<RegisterInput>('register_webhook', endpointArgs(form, person));
+      const input = webhookArguments.register(endpointArgs(form, person));
       const { endpoint, secret } = await this.webhooks.register(callerOf(person), input);
       sendPage(response, 201, <SecretPage person={person} endpoint={endpoint} secret={secret} />);
     } catch (error) {
@@ -91,7 +91,7 @@ export class WebhooksController {
     const caller = callerOf(person);
     const endpoint = await this.webhooks.get(caller, this.endpointId(id));
     const log = logQuery(query);
-    const args = this.tools.check<{ endpointId: string; cursor?: string; status?: DeliveryStatus }>('list_webhook_deliveries', { endpointId: id, ...log });
+    const args = deliveryArguments.list({ endpointId: id, ...log });
     const [page, failing] = await Promise.all([
       this.deliveries.list(caller, args.endpointId, args.cursor, args.status),
       this.webhooks.failingRun(caller, endpoint.id),
@@ -129,10 +129,7 @@ export class WebhooksController {
     const endpoint = await this.webhooks.get(caller, this.endpointId(id));
     const form = readEndpointForm(body, person);
     try {
-      const { endpointId, ...patch } = this.tools.check<UpdateInput & { endpointId: string }>('update_webhook', {
-        endpointId: id,
-        ...endpointArgs(form, person),
-      });
+      const { endpointId, ...patch } = webhookArguments.update({ endpointId: id, ...endpointArgs(form, person) });
       await this.webhooks.update(caller, endpointId, patch);
     } catch (error) {
       const { status, errors } = refusalOf(error);
@@ -186,7 +183,7 @@ export class WebhooksController {
     const endpoint = await this.webhooks.get(caller, this.endpointId(id));
     const recoverForm = { since: body?.since ?? '', until: body?.until ?? '' };
     try {
-      const args = this.tools.check<{ endpointId: string; since: string; until?: string }>('recover_webhook_deliveries', {
+      const args = deliveryArguments.recover({
         endpointId: id,
         ...(recoverForm.since.trim() ? { since: utcTimestamp(recoverForm.since) } : {}),
         ...(recoverForm.until.trim() ? { until: utcTimestamp(recoverForm.until) } : {}),
@@ -242,11 +239,11 @@ export class WebhooksController {
 
   /** A path id checked as the tools check it (a UUID); anything else is a 400 page. */
   private endpointId(id: string): string {
-    return this.tools.check<{ endpointId: string }>('get_webhook', { endpointId: id }).endpointId;
+    return webhookArguments.endpointId({ endpointId: id }).endpointId;
   }
 
   private deliveryId(id: string): string {
-    return this.tools.check<{ deliveryId: string }>('get_webhook_delivery', { deliveryId: id }).deliveryId;
+    return deliveryArguments.detail({ deliveryId: id }).deliveryId;
   }
 }
 
@@ -262,7 +259,7 @@ function readEndpointForm(body: Form, person: Person): EndpointForm {
   };
 }
 
-/** The form as the tools' arguments (register_webhook, update_webhook); their validator and the service judge them. */
+/** The form as the tools' arguments (register_webhook, update_webhook); their checks (webhookArguments) and the service judge them. */
 function endpointArgs(form: EndpointForm, person: Person): Record<string, unknown> {
   const history = form.messageHistoryCount.trim();
   return {
