@@ -3,7 +3,7 @@ import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminOnly } from '../auth/auth.decorators';
 import { UuidParam } from '../common/uuid-param';
 import { MailboxesService } from '../channels/email/mailboxes/mailboxes.service';
-import { ConnectMailboxDto } from './dto/admin.dto';
+import { ConnectMailboxDto } from '../channels/email/mailboxes/mailbox-settings.dto';
 
 @ApiTags('admin: mailboxes')
 @ApiBearerAuth()

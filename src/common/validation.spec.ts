@@ -2,7 +2,7 @@ import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsString, Min, ValidateNested, ValidationError as ClassValidationError } from 'class-validator';
 import { ArgumentMetadata } from '@nestjs/common';
 import { ValidationError } from './errors';
-import { createValidationPipe, describeValidationErrors, validationProblems } from './validation';
+import { createValidationPipe, describeValidationErrors, validateAs } from './validation';
 
 function classError(property: string, constraints?: Record<string, string>, children: ClassValidationError[] = []): ClassValidationError {
   const error = new ClassValidationError();
@@ -106,16 +106,20 @@ describe('createValidationPipe', () => {
   });
 });
 
-describe('validationProblems', () => {
-  it('is empty for a value the pipe accepts', async () => {
-    expect(await validationProblems(Outer, { name: 'n', count: 2, inner: { kind: 'A' } })).toEqual([]);
+describe('validateAs', () => {
+  it('answers the DTO, typed, for a value the pipe accepts', async () => {
+    const judged = await validateAs(Outer, { name: 'n', count: 2, inner: { kind: 'A' } });
+    expect(judged).toEqual({ value: { name: 'n', count: 2, inner: { kind: 'A' } } });
+    expect('value' in judged && judged.value).toBeInstanceOf(Outer);
   });
 
   it('lists every problem with its own field, nested and unknown fields too, as the pipe words them', async () => {
-    expect(await validationProblems(Outer, { name: 'n', count: 0, inner: { kind: 'C', deep: true } })).toEqual([
-      { field: 'count', message: 'count must not be less than 1' },
-      { field: 'inner.deep', message: 'inner.deep: property deep should not exist' },
-      { field: 'inner.kind', message: 'inner.kind must be one of the following values: A, B' },
-    ]);
+    expect(await validateAs(Outer, { name: 'n', count: 0, inner: { kind: 'C', deep: true } })).toEqual({
+      problems: [
+        { field: 'count', message: 'count must not be less than 1' },
+        { field: 'inner.deep', message: 'inner.deep: property deep should not exist' },
+        { field: 'inner.kind', message: 'inner.kind must be one of the following values: A, B' },
+      ],
+    });
   });
 });

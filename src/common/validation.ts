@@ -7,7 +7,7 @@ import { ValidationError } from './errors';
 const VALIDATOR_OPTIONS = { whitelist: true, forbidNonWhitelisted: true } as const;
 
 /** Flattens class-validator errors to `field.path: reason` lines; the first field is named. */
-export function describeValidationErrors(errors: ClassValidationError[], parent = ''): Array<{ field: string; message: string }> {
+export function describeValidationErrors(errors: ClassValidationError[], parent = ''): Problem[] {
   return errors.flatMap((error) => {
     const field = parent ? `${parent}.${error.property}` : error.property;
     const own = Object.values(error.constraints ?? {}).map((message) => ({
@@ -30,11 +30,22 @@ export function createValidationPipe(): ValidationPipe {
   });
 }
 
+/** A problem of a value with the field it is about. */
+export interface Problem {
+  field: string;
+  message: string;
+}
+
+/** A value judged by a DTO's rules: the DTO when it passes, otherwise every problem. */
+export type Judged<T> = { value: T } | { problems: Problem[] };
+
 /**
- * Every problem of `value` judged by a DTO's rules as the pipe judges a REST body, each with its
- * field: for a surface that reads no JSON body (a page's form) and shows each problem next to its
- * field. Empty when the value passes.
+ * `value` judged by a DTO's rules as the pipe judges a REST body: for a surface that reads no JSON
+ * body (a page's form), which shows each problem next to its field. When it passes, the DTO
+ * instance: the typed input of the service the DTO is for.
  */
-export async function validationProblems(type: Type<object>, value: object): Promise<Array<{ field: string; message: string }>> {
-  return describeValidationErrors(await validate(plainToInstance(type, value), VALIDATOR_OPTIONS));
+export async function validateAs<T extends object>(type: Type<T>, value: object): Promise<Judged<T>> {
+  const instance = plainToInstance(type, value);
+  const problems = describeValidationErrors(await validate(instance, VALIDATOR_OPTIONS));
+  return problems.length > 0 ? { problems } : { value: instance };
 }

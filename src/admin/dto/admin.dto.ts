@@ -13,7 +13,6 @@ import {
   IsNotEmpty,
   IsOptional,
   IsString,
-  Length,
   Matches,
   Max,
   MaxLength,
@@ -30,7 +29,6 @@ import { E164, LINE_TYPES, LineType, ORG_TIERS, OrgTier } from '../../accounts/a
 import { API_KEY_NAME_MAX_LENGTH, ApiKeyNameRule, KeyPermissionsRule } from '../../auth/api-key-rules';
 import { KEY_PERMISSIONS, KeyPermission } from '../../auth/key-permissions';
 import { USER_ROLES, UserRole } from '../../auth/roles';
-import { MAIL_TLS_MODES, MailTls } from '../../channels/email/mailboxes/mailbox.entity';
 import { SMS_PROVIDERS, SmsProviderKind } from '../../channels/sms/sms-provider.entity';
 
 /** A line's address must fit its type: an email address, or an E.164 phone number. */
@@ -224,47 +222,6 @@ export class RemoveEndpointCapDto {
   @IsNotEmpty()
   @MaxLength(500)
   reason?: string;
-}
-
-export class MailServerDto {
-  @ApiProperty({ example: 'imap.example.com' })
-  @IsString()
-  @Matches(/^[A-Za-z0-9.-]{1,253}$/, { message: 'host must be a host name or an IPv4 address' })
-  host: string;
-
-  @ApiProperty({ example: 993 })
-  @IsInt()
-  @Min(1)
-  @Max(65535)
-  port: number;
-
-  @ApiProperty({ enum: MAIL_TLS_MODES, description: 'implicit (TLS from the start), starttls, or none (development only)' })
-  @IsIn(MAIL_TLS_MODES)
-  tls: MailTls;
-
-  @ApiProperty({ example: 'support@example.com' })
-  @IsString()
-  @Length(1, 320)
-  username: string;
-
-  @ApiProperty({ writeOnly: true, description: 'Sealed with SECRETS_KEY; never returned' })
-  @IsString()
-  @Length(1, 1024)
-  password: string;
-}
-
-export class ConnectMailboxDto {
-  @ApiProperty({ type: MailServerDto })
-  @IsDefined()
-  @ValidateNested()
-  @Type(() => MailServerDto)
-  imap: MailServerDto;
-
-  @ApiProperty({ type: MailServerDto })
-  @IsDefined()
-  @ValidateNested()
-  @Type(() => MailServerDto)
-  smtp: MailServerDto;
 }
 
 export class ConnectSmsProviderDto {

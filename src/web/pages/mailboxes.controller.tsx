@@ -1,16 +1,15 @@
 import { Body, Controller, Get, Param, Post, Query, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
-import { ConnectMailboxDto } from '../../admin/dto/admin.dto';
 import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
 import { Person } from '../../auth/person';
 import { httpStatusOf } from '../../common/error-status';
 import { UnprocessableError, ValidationError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
 import { UuidParam } from '../../common/uuid-param';
-import { validationProblems } from '../../common/validation';
 import { MailServerRole } from '../../channels/email/mailboxes/mail-servers';
-import { MailboxSettingsInput, MailboxesService } from '../../channels/email/mailboxes/mailboxes.service';
+import { readMailboxSettings } from '../../channels/email/mailboxes/mailbox-settings.dto';
+import { MailboxesService } from '../../channels/email/mailboxes/mailboxes.service';
 import {
   DisconnectMailboxPage,
   fieldMessage,
@@ -40,9 +39,9 @@ const BASE = '/settings/mailboxes';
 /**
  * Settings → Mailboxes (docs/web.md): an OWNER or ADMIN connects the org's email account lines to
  * their mailboxes, changes and disconnects them. Every rule is MailboxesService's (who may, which
- * lines, the address policy, the verified logins) and the form is checked by the admin API's own
- * body rules (ConnectMailboxDto, through validationProblems): nothing is decided here. A refusal is
- * shown next to its field (400), a failed login as a sentence above the form (422).
+ * lines, the address policy, the verified logins) and the form is checked by the feature's rules
+ * for the settings, the admin API's body rules (readMailboxSettings): nothing is decided here. A
+ * refusal is shown next to its field (400), a failed login as a sentence above the form (422).
  */
 @ApiExcludeController()
 @UseFilters(PageErrorFilter)
@@ -76,12 +75,10 @@ export class MailboxesController {
     const form = readForm(body);
     const page = (status: number, errors: MailboxErrors, failure?: UnprocessableError) =>
       sendPage(response, status, <MailboxFormPage person={person} account={account} form={form} errors={errors} failure={failure} />);
-    const input = settingsOf(body);
-    const problems = await validationProblems(ConnectMailboxDto, input);
-    if (problems.length > 0) return page(400, errorsOf(problems));
+    const judged = await readMailboxSettings(settingsOf(body));
+    if ('problems' in judged) return page(400, errorsOf(judged.problems));
     try {
-      // ConnectMailboxDto's rules passed: the value is the service's input.
-      await this.mailboxes.connectFor(person, lineId, input as unknown as MailboxSettingsInput);
+      await this.mailboxes.connectFor(person, lineId, judged.value);
     } catch (error) {
       if (error instanceof UnprocessableError) return page(httpStatusOf(error), {}, error);
       if (error instanceof ValidationError && isFormField(error.field))
@@ -117,7 +114,7 @@ function readForm(body: Form): MailboxForm {
   return { imap: server('imap'), smtp: server('smtp') };
 }
 
-/** The form as the admin API's body (`{imap: {host, port, ...}, smtp: {...}}`), for its rules and the service to judge. */
+/** The form as the admin API's body (`{imap: {host, port, ...}, smtp: {...}}`), for the feature's rules and the service to judge. */
 function settingsOf(body: Form) {
   const server = (role: MailServerRole) => {
     const port = (body?.[`${role}.port`] ?? '').trim();
