@@ -6,13 +6,11 @@ import { Hooks } from '../common/hooks';
 import { MicroBatcher } from '../common/micro-batcher';
 import { EventBus } from '../events/event-bus';
 import { ServiceMetrics } from '../ops/metrics/service-metrics';
-import { IdentityKind } from '../events/event-payloads';
+import { Channel, IdentityKind } from '../events/event-payloads';
 import { InboundAttachment, InboundAttachments } from './inbound-attachments';
 import { MessageDataBuilder } from './message-data.builder';
 import { ConversationsRepository, InboundLine, NewInboundMessage } from './conversations.repository';
 import { activeTraceParent, inSpan } from '../ops/tracing/traces';
-
-export type MessageChannel = 'SMS' | 'EMAIL';
 
 /** Thrown inside the transaction to roll it back when the provider message id was stored before. */
 class RepeatedInbound extends Error {
@@ -36,7 +34,7 @@ export type { InboundAttachment } from './inbound-attachments';
 export interface InboundMessage {
   /** The receiving line's address: an E.164 number or an email address. */
   to: string;
-  channel: MessageChannel;
+  channel: Channel;
   from: { kind: IdentityKind; value: string; displayName?: string | null };
   body: string;
   html?: string | null;

@@ -1,6 +1,6 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { LineType } from '../accounts/account.types';
 import { Line } from '../accounts/line.entity';
-import { ChannelType } from './webhook.types';
 // The owning side names the endpoint entity by name: a type-only import, so the two files do not import each other.
 import type { WebhookEndpoint } from './webhook-endpoint.entity';
 
@@ -20,7 +20,7 @@ export class WebhookEndpointChannel {
   line?: Line;
 
   @Column({ name: 'channel_type', type: 'text' })
-  channelType: ChannelType;
+  channelType: LineType;
 
   @ManyToOne('WebhookEndpoint', 'channels', { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'endpoint_id', foreignKeyConstraintName: 'webhook_endpoint_channels_endpoint_id_fkey' })

@@ -1,13 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { LineType } from '../accounts/account.types';
 import { Caller } from '../auth/caller';
 import { queryNamed } from '../database/sql';
 import { visibleEndpoint } from './endpoint-visibility';
 import { END_RUN, RUNS_ENDED_BY_ANSWERS } from './failing-runs.sql';
 import { WebhookEndpointChannel } from './webhook-endpoint-channel.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
-import { ChannelScope, ChannelType, EndpointStatus, EventKind, PayloadMode } from './webhook.types';
+import { ChannelScope, EndpointStatus, EventKind, PayloadMode } from './webhook.types';
 
 /** An endpoint as tools show it: no secrets, no failure counters. */
 export interface EndpointView {
@@ -30,7 +31,7 @@ export interface NewEndpoint {
   mode: PayloadMode;
   messageHistoryCount: number;
   /** null: all channels. */
-  channels: Array<{ channelType: ChannelType; channelId: string }> | null;
+  channels: Array<{ channelType: LineType; channelId: string }> | null;
   secretSealed: string;
 }
 
@@ -188,7 +189,7 @@ export class WebhookEndpointsRepository {
   }
 
   /** Writes an endpoint read with lockVisible; `channels` given replaces its scope wholesale. */
-  async save(manager: EntityManager, endpoint: WebhookEndpoint, channels?: Array<{ channelType: ChannelType; channelId: string }> | null): Promise<void> {
+  async save(manager: EntityManager, endpoint: WebhookEndpoint, channels?: Array<{ channelType: LineType; channelId: string }> | null): Promise<void> {
     if (channels !== undefined) {
       await manager.delete(WebhookEndpointChannel, { endpointId: endpoint.id });
       endpoint.allChannels = channels === null;

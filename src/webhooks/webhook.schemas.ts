@@ -1,7 +1,8 @@
 import { argumentCheck } from '../common/tools/tool-arguments';
 import { ToolArgs } from '../common/tools/tool.decorator';
 import { nullableString } from '../common/tools/tool-schemas';
-import { CHANNEL_TYPES, ENDPOINT_STATUSES, EVENT_KINDS, MAX_MESSAGE_HISTORY_COUNT, PAYLOAD_MODES } from './webhook.types';
+import { LINE_TYPES } from '../accounts/account.types';
+import { ENDPOINT_STATUSES, EVENT_KINDS, MAX_MESSAGE_HISTORY_COUNT, PAYLOAD_MODES } from './webhook.types';
 
 /** JSON Schemas of the webhook tools: one source for validation and for tools/list. */
 export const endpointIdSchema = { type: 'string', format: 'uuid', description: 'The endpoint id (from register_webhook or list_webhooks).' } as const;
@@ -43,7 +44,7 @@ export const channelScopeSchema = {
       items: {
         type: 'object',
         properties: {
-          channelType: { type: 'string', enum: [...CHANNEL_TYPES], description: 'PHONE_NUMBER for a phone line, EMAIL_ACCOUNT for a mailbox.' },
+          channelType: { type: 'string', enum: [...LINE_TYPES], description: 'PHONE_NUMBER for a phone line, EMAIL_ACCOUNT for a mailbox.' },
           channelId: { type: 'string', format: 'uuid', description: 'A line id from list_email_accounts or list_phone_numbers.' },
         },
         required: ['channelType', 'channelId'],

@@ -1,3 +1,4 @@
+import { LineType } from '../accounts/account.types';
 import { EVENT_KINDS, EventKind } from '../events/event-kinds';
 
 export { EVENT_KINDS };
@@ -9,12 +10,9 @@ export type PayloadMode = (typeof PAYLOAD_MODES)[number];
 export const ENDPOINT_STATUSES = ['active', 'disabled'] as const;
 export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number];
 
-export const CHANNEL_TYPES = ['EMAIL_ACCOUNT', 'PHONE_NUMBER'] as const;
-export type ChannelType = (typeof CHANNEL_TYPES)[number];
-
 export interface ChannelScope {
   allChannels: boolean;
-  channels: Array<{ channelType: ChannelType; channelId: string }>;
+  channels: Array<{ channelType: LineType; channelId: string }>;
 }
 
 export const DEFAULT_MODE: PayloadMode = 'concise';

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { LineType } from '../accounts/account.types';
 import { AccountsService } from '../accounts/accounts.service';
 import { Caller } from '../auth/caller';
 import { CapReachedError, NotFoundError, ValidationError } from '../common/errors';
@@ -11,14 +12,14 @@ import { SecretBox } from '../common/secret-box';
 import { ServiceMetrics } from '../ops/metrics/service-metrics';
 import { UrlPolicy } from './url-policy/url-policy';
 import { EndpointView, FailingRunView, FailureCount, WebhookEndpointsRepository } from './webhook-endpoints.repository';
-import { ChannelType, DEFAULT_MESSAGE_HISTORY_COUNT, DEFAULT_MODE, EndpointStatus, EventKind, PayloadMode, PREVIOUS_SECRET_VALIDITY_MS } from './webhook.types';
+import { DEFAULT_MESSAGE_HISTORY_COUNT, DEFAULT_MODE, EndpointStatus, EventKind, PayloadMode, PREVIOUS_SECRET_VALIDITY_MS } from './webhook.types';
 
 export interface RegisterInput {
   url: string;
   events: EventKind[];
   mode?: PayloadMode;
   messageHistoryCount?: number;
-  channelScope?: { allChannels: boolean; channels?: Array<{ channelType: ChannelType; channelId: string }> };
+  channelScope?: { allChannels: boolean; channels?: Array<{ channelType: LineType; channelId: string }> };
 }
 
 export interface UpdateInput extends Partial<RegisterInput> {
@@ -246,7 +247,7 @@ export class WebhooksService implements OnModuleInit {
    * Checks a channel scope against the lines the caller may use; null means all channels.
    * A key limited to some lines may not ask for all channels.
    */
-  private resolveScope(caller: Caller, scope: RegisterInput['channelScope']): Array<{ channelType: ChannelType; channelId: string }> | null {
+  private resolveScope(caller: Caller, scope: RegisterInput['channelScope']): Array<{ channelType: LineType; channelId: string }> | null {
     const allChannels = scope?.allChannels ?? true;
     const channels = scope?.channels ?? [];
     if (allChannels) {
