@@ -26,7 +26,7 @@ export interface CallerRow {
   mode: ChannelAccessMode;
   permissions: KeyPermission[];
   line_id: string | null;
-  line_type: 'EMAIL_ACCOUNT' | 'PHONE_NUMBER' | null;
+  line_type: LineType | null;
   line_address: string | null;
 }
 

@@ -2,13 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { inValues, queryNamed } from '../database/sql';
 import { SqlEventData } from '../events/domain-event';
-import { MessageEventData, PersonData, ThreadData } from '../events/event-payloads';
+import { Channel, MessageEventData, PersonData, ThreadData } from '../events/event-payloads';
 
 /** A message's columns, as serializeMessage reads them. */
 export interface MessageRow {
   id: string;
   thread_id: string;
-  channel: 'SMS' | 'EMAIL';
+  channel: Channel;
   direction: 'INBOUND' | 'OUTBOUND';
   status: string;
   body: string;

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Caller } from '../../auth/caller';
-import { SerializedMessage } from '../../events/event-payloads';
+import { Channel, SerializedMessage } from '../../events/event-payloads';
 import { queryNamed } from '../../database/sql';
 import { serializeMessage } from '../message-data.builder';
 import { CallerThread } from '../threads/thread-access.repository';
@@ -27,7 +27,7 @@ export interface QueuedMessage {
   orgId: string;
   threadId: string;
   lineId: string;
-  channel: 'SMS' | 'EMAIL';
+  channel: Channel;
   body: string;
   html?: string | null;
   subject?: string | null;
@@ -43,7 +43,7 @@ export interface QueuedMessage {
 /** What the hand-off job reads of a message: which channel hands it over, if it is still QUEUED. */
 export interface HandOffRow {
   id: string;
-  channel: 'SMS' | 'EMAIL';
+  channel: Channel;
   status: MessageStatus;
 }
 

@@ -4,11 +4,12 @@ import { Caller } from '../../auth/caller';
 import { callerLines } from '../../auth/line-access.sql';
 import { NotFoundError } from '../../common/errors';
 import { queryNamed } from '../../database/sql';
+import { Channel } from '../../events/event-payloads';
 
 /** A thread the caller may use, with what replying on it needs. */
 export interface CallerThread {
   id: string;
-  channel: 'SMS' | 'EMAIL';
+  channel: Channel;
   line_id: string;
   line_address: string;
   partner_identity_id: string;
