@@ -6,9 +6,6 @@ import { APP_CONFIG } from '../config/config.module';
 import { InboundAttachment, InboundAttachments } from '../conversations/inbound-attachments';
 import { AttachmentStorageRepository } from './attachment-storage.repository';
 
-/** A file as stored: an inbound message's attachment. */
-export type AttachmentFile = InboundAttachment;
-
 export interface AttachmentStorageReport {
   orgId: string;
   /** Bytes the org may store: its own quota if an operator set one, else ATTACHMENT_QUOTA_BYTES_PER_ORG. */
@@ -52,7 +49,7 @@ export class AttachmentStorage implements OnModuleInit {
    * (name, type, size) without bytes, marked `quota_exceeded`, and is never extracted: the message
    * is never refused over the quota. Answers the attachment ids, in order.
    */
-  async storeInbound(tx: EntityManager, orgId: string, messageId: string, files: AttachmentFile[]): Promise<string[]> {
+  async storeInbound(tx: EntityManager, orgId: string, messageId: string, files: InboundAttachment[]): Promise<string[]> {
     if (files.length === 0) return [];
     // Takes the org's counter row (created on first use) until commit.
     const usage = await this.storage.lockUsage(tx, orgId);
