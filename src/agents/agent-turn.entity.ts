@@ -11,7 +11,9 @@ import { TurnStatus } from './agent.types';
 // Created as (thread_id, created_at DESC) and (org_id, created_at DESC, id DESC): @Index has no column direction (see test/database/schema.e2e-spec.ts).
 @Index('agent_turns_thread_idx', ['threadId', 'createdAt'])
 @Index('agent_turns_org_recent_idx', ['orgId', 'createdAt', 'id'])
-@Index('agent_turns_agent_idx', ['agentId'])
+// Both created as (agent_id, created_at DESC, id DESC): @Index has no column direction.
+@Index('agent_turns_agent_recent_idx', ['agentId', 'createdAt', 'id'])
+@Index('agent_turns_awaiting_idx', ['agentId', 'createdAt', 'id'], { where: "status = 'AWAITING_APPROVAL'" })
 @Check('agent_turns_status_check', "status IN ('AWAITING_APPROVAL', 'SENT', 'REJECTED')")
 export class AgentTurn {
   @PrimaryGeneratedColumn('uuid')

@@ -6,7 +6,7 @@ import { callerLines } from '../auth/line-access.sql';
 import { KeysetPosition } from '../common/keyset-cursor';
 import { queryNamed } from '../database/sql';
 import { CallerThread } from '../conversations/threads/thread-access.repository';
-import { AgentMode, TurnStatus } from './agent.types';
+import { AgentMode, TURN_STATUSES, TurnStatus } from './agent.types';
 
 export interface AgentRow {
   id: string;
@@ -149,25 +149,48 @@ export class AgentsRepository {
     });
   }
 
-  /** Up to `limit` turns whose agent is on a line the caller may see, newest first, after the keyset position `after` (created_at, id). */
+  /**
+   * Up to `limit` turns whose agent is on a line the caller may see, newest first, after the keyset
+   * position `after` (created_at, id). Of one thread: from the thread's turns
+   * (agent_turns_thread_idx). Otherwise each of the caller's agents' newest `limit` turns are read
+   * from an index and merged (agent_turns_agent_recent_idx, or agent_turns_awaiting_idx for the
+   * drafts awaiting approval), so a page costs the page times the caller's agents, not the org's
+   * turns. Each filter present gives its own fixed text (the status as a literal of
+   * TURN_STATUSES, so a generic plan can use the partial index): every statement stays prepared.
+   */
   list(caller: Caller, filter: TurnListFilter, after: KeysetPosition | null, limit: number): Promise<TurnRow[]> {
-    const scope = callerLines(caller, 'a.line_id', 't.org_id');
+    const status = TURN_STATUSES.find((s) => s === filter.status);
+    const turnConditions = [
+      ...(status ? [`t.status = '${status}'`] : []),
+      ...(filter.agentId !== undefined ? ['t.agent_id = :agentId'] : []),
+      ...(after ? ['(t.created_at, t.id) < (:afterKey::timestamptz, :afterId::uuid)'] : []),
+    ];
+    const parameters = {
+      limit,
+      ...(filter.threadId !== undefined && { threadId: filter.threadId }),
+      ...(filter.agentId !== undefined && { agentId: filter.agentId }),
+      ...(after && { afterKey: after.key, afterId: after.id }),
+    };
+    if (filter.threadId !== undefined) {
+      const scope = callerLines(caller, 'a.line_id', 't.org_id');
+      return queryNamed(
+        this.dataSource.manager,
+        `SELECT ${TURN_COLUMNS} FROM agent_turns t JOIN agents a ON a.id = t.agent_id
+          WHERE t.thread_id = :threadId AND ${[scope.sql, ...turnConditions].join(' AND ')}
+          ORDER BY t.created_at DESC, t.id DESC LIMIT :limit`,
+        { ...scope.parameters, ...parameters },
+      );
+    }
+    const scope = callerLines(caller, 'a.line_id', 'a.org_id');
     return queryNamed(
       this.dataSource.manager,
-      `SELECT ${TURN_COLUMNS} FROM agent_turns t JOIN agents a ON a.id = t.agent_id
-        WHERE ${scope.sql}
-          AND (:threadId::uuid IS NULL OR t.thread_id = :threadId) AND (:agentId::uuid IS NULL OR t.agent_id = :agentId) AND (:status::text IS NULL OR t.status = :status)
-          AND (:afterKey::timestamptz IS NULL OR (t.created_at, t.id) < (:afterKey::timestamptz, :afterId::uuid))
+      `SELECT ${TURN_COLUMNS} FROM agents a
+        CROSS JOIN LATERAL (SELECT t.* FROM agent_turns t
+                             WHERE ${['t.agent_id = a.id', ...turnConditions].join(' AND ')}
+                             ORDER BY t.created_at DESC, t.id DESC LIMIT :limit) t
+        WHERE ${scope.sql} ${filter.agentId !== undefined ? 'AND a.id = :agentId' : ''}
         ORDER BY t.created_at DESC, t.id DESC LIMIT :limit`,
-      {
-        ...scope.parameters,
-        threadId: filter.threadId ?? null,
-        agentId: filter.agentId ?? null,
-        status: filter.status ?? null,
-        afterKey: after?.key ?? null,
-        afterId: after?.id ?? null,
-        limit,
-      },
+      { ...scope.parameters, ...parameters },
     );
   }
 

@@ -44,7 +44,12 @@ export const RESULT_BOUNDS = {
   searchHits: 20,
   searchQueryChars: 500,
   /** search_messages: of the matches a search may see, the newest this many are ranked (docs/mcp.md, "Searching messages"). */
-  searchRankedMatches: 10_000,
+  searchRankedMatches: 1_000,
+  /**
+   * search_messages: the newest messages of the org searched first (then a window about ten times
+   * as long, then all): a common word's newest matches are found without reading all of its matches.
+   */
+  searchWindowMessages: 10_000,
   /** search_messages: characters of a body or of an attachment's text that are indexed (and searched) from the start. */
   searchableChars: 100_000,
   /** search_messages: a hit's snippet (ts_headline: words per fragment, fragments), then cut to snippetChars, whitespace folded. */

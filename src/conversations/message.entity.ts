@@ -12,6 +12,8 @@ export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 @Entity({ name: 'messages' })
 @Unique('messages_tracking_token_key', ['trackingToken'])
 @Index('messages_thread_idx', ['threadId', 'createdAt', 'id'])
+// Created as (org_id, created_at DESC): @Index has no column direction.
+@Index('messages_org_recent_idx', ['orgId', 'createdAt'])
 // A carrier's or mail server's id is stored once per line and direction (a repeated ingest stores nothing).
 @Index('messages_provider_key', ['lineId', 'direction', 'providerMessageId'], { unique: true, where: 'provider_message_id IS NOT NULL' })
 @Index('messages_header_message_id_idx', ['lineId', 'headerMessageId'], { where: 'header_message_id IS NOT NULL' })

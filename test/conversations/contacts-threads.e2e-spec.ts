@@ -245,6 +245,30 @@ describe('threads, labels and contacts (tools, events, line scope)', () => {
       expect(await toolOk(m, s.apiKey, 'label_thread', { threadId, remove: ['billing'] })).toEqual(changed);
     });
 
+    it("a label's threads are listed by their latest activity: a new message moves a labelled thread up, on its line", async () => {
+      const s = await createSession(m.admin, { lines: ['PHONE_NUMBER', 'PHONE_NUMBER'] });
+      const [p1, p2] = phones(s);
+      const a = partnerPhone();
+      const first = await inboundSms(m, p1.address, a, 'a, first');
+      const second = await inboundSms(m, p2.address, partnerPhone(), 'b, first');
+      const third = await inboundSms(m, p1.address, partnerPhone(), 'c, first');
+      for (const { threadId } of [first, second, third]) await toolOk(m, s.apiKey, 'label_thread', { threadId, add: [{ name: 'vip' }] });
+      const vip = async (args: Json = {}) => (await toolOk(m, s.apiKey, 'list_threads', { label: 'vip', ...args })).threads.map((x: Json) => x.thread.id);
+      expect(await vip()).toEqual([third.threadId, second.threadId, first.threadId]);
+
+      await inboundSms(m, p1.address, a, 'a, again');
+      expect(await vip()).toEqual([first.threadId, third.threadId, second.threadId]);
+      expect(await vip({ lineId: p1.id })).toEqual([first.threadId, third.threadId]);
+      const page = await toolOk(m, s.apiKey, 'list_threads', { label: 'vip', limit: 1 });
+      expect(await vip({ cursor: page.nextCursor })).toEqual([third.threadId, second.threadId]);
+      // What the list sorts by is the thread's own last activity, whoever wrote it.
+      const rows = await m.db.query(
+        `SELECT tl.last_message_at = t.last_message_at AND tl.line_id = t.line_id AS same FROM thread_labels tl JOIN threads t ON t.id = tl.thread_id WHERE t.org_id = $1`,
+        [s.orgId],
+      );
+      expect(rows.map((r: Json) => r.same)).toEqual([true, true, true]);
+    });
+
     it('refuses an empty change, a name both added and removed, repeats, blank names and confidence outside 0..1', async () => {
       const s = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
       const { threadId } = await inboundSms(m, phones(s)[0].address, partnerPhone());

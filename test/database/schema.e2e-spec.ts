@@ -23,6 +23,10 @@ const DESCENDING_INDEXES = [
   'email_opens_message_idx', // (message_id, opened_at DESC)
   'agent_turns_thread_idx', // (thread_id, created_at DESC)
   'agent_turns_org_recent_idx', // (org_id, created_at DESC, id DESC)
+  'thread_labels_label_recent_idx', // (label_id, line_id, last_message_at DESC, thread_id DESC)
+  'agent_turns_agent_recent_idx', // (agent_id, created_at DESC, id DESC)
+  'agent_turns_awaiting_idx', // (agent_id, created_at DESC, id DESC) WHERE status = 'AWAITING_APPROVAL'
+  'messages_org_recent_idx', // (org_id, created_at DESC)
 ];
 
 describe('schema: the entities and the migrations describe the same database', () => {

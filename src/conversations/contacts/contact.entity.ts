@@ -4,6 +4,8 @@ import { Org } from '../../accounts/org.entity';
 /** A person of an org, whom one or more identities (phone numbers, email addresses) belong to. */
 @Entity({ name: 'contacts' })
 @Index('contacts_org_idx', ['orgId', 'createdAt'])
+// list_contacts' order, (org_id, lower(COALESCE(display_name, '')), id): an expression index, made by the migration BoundedReads.
+@Index('contacts_org_name_idx', { synchronize: false })
 export class Contact {
   @PrimaryGeneratedColumn('uuid')
   id: string;

@@ -47,13 +47,16 @@ export interface IdentityInput {
  * org), but without its identities, and a search does not match their values: its addresses
  * would tell who writes to lines this key may not read. Message events reveal no more than
  * this: a thread's event carries its partner's contact with every identity.
+ *
+ * Scalar subqueries rather than EXISTS under OR, which the planner may run as one hashed pass over
+ * every thread of the org: these probe identities_contact_idx and threads_partner_idx per contact.
  */
 function inView(caller: Caller): SqlCondition {
   const scope = callerLines(caller, 'vt.line_id', 'vt.org_id');
   return {
     sql: `(
-  EXISTS (SELECT 1 FROM identities vi JOIN threads vt ON vt.partner_identity_id = vi.id WHERE vi.contact_id = c.id AND ${scope.sql})
-  OR NOT EXISTS (SELECT 1 FROM identities vi JOIN threads vt ON vt.partner_identity_id = vi.id WHERE vi.contact_id = c.id))`,
+  (SELECT 1 FROM identities vi JOIN threads vt ON vt.partner_identity_id = vi.id WHERE vi.contact_id = c.id AND ${scope.sql} LIMIT 1) IS NOT NULL
+  OR (SELECT 1 FROM identities vi JOIN threads vt ON vt.partner_identity_id = vi.id WHERE vi.contact_id = c.id LIMIT 1) IS NULL)`,
     parameters: scope.parameters,
   };
 }

@@ -46,6 +46,8 @@ export type SearchHitRow = Omit<MessageRow, 'body'> & {
   identity_name: string | null;
   contact_id: string | null;
   contact_name: string | null;
+  /** How many matches were ranked (at most RESULT_BOUNDS.searchRankedMatches): the same on every row. */
+  candidate_count: number;
 };
 
 export interface SearchFilter {
@@ -53,6 +55,8 @@ export interface SearchFilter {
   threadId?: string;
   channel?: Channel;
   since?: string;
+  /** Only messages from this time on: the recency window SearchService searches first (windowStart). */
+  windowStart?: Date;
   /** The (rank, hit id) of the last hit of the previous page. */
   after?: { rank: string; id: string };
   limit: number;
@@ -77,42 +81,59 @@ export class SearchRepository {
   }
 
   /**
+   * When the caller's org's `nth` newest message was stored (null when it has fewer): the start of
+   * a recency window of about `nth` messages. Reads `nth` entries of messages_org_recent_idx.
+   */
+  async windowStart(caller: Caller, nth: number): Promise<Date | null> {
+    const [row] = await queryNamed<Array<{ created_at: Date }>>(
+      this.dataSource.manager,
+      `SELECT created_at FROM messages WHERE org_id = :orgId ORDER BY created_at DESC OFFSET :skip LIMIT 1`,
+      { orgId: caller.orgId, skip: nth - 1 },
+    );
+    return row?.created_at ?? null;
+  }
+
+  /**
    * Up to `limit` hits, best first (rank DESC, then hit id DESC), after the position `after`: the
    * messages whose subject or body match and the attachments whose filename or extracted text
    * match. In three steps, each bounded:
    *
-   * 1. `matched`: one scan of each GIN index, kept to the caller's org and the filters. It is
+   * 1. `matched`: one scan of each GIN index, kept to the caller's org and the filters (and the
+   *    recency window, when given: the planner then ANDs the GIN index's bitmap with
+   *    messages_org_recent_idx's, and reads only the window's matches from the table). It is
    *    MATERIALIZED so the planner cannot turn it into a nested loop that scans the index once per
    *    thread (it did: the org's threads looked few, and a word in 10 % of 1M messages took 5 s).
-   * 2. `candidates`: the matches on threads of lines the caller may see, the newest
+   * 2. `candidates`: the matches on lines the caller may see (a message's line is its thread's), the newest
    *    RESULT_BOUNDS.searchRankedMatches of them: ranking recomputes each match's tsvector, so
-   *    ranking every match of a very common word would cost seconds.
+   *    ranking every match of a very common word would cost seconds. How many there were is
+   *    answered on every row (candidate_count), so the service can tell whether a window held enough.
    * 3. Ranked, the page cut, and snippets made for the page's hits only.
    *
    * Planned per call: how many rows a query matches ranges from none to millions.
    */
   search(caller: Caller, filter: SearchFilter): Promise<SearchHitRow[]> {
-    const scope = callerLines(caller, 't.line_id', 't.org_id');
+    const scope = callerLines(caller, 'x.line_id');
     const narrow = [`m.org_id = :orgId`];
     if (filter.threadId !== undefined) narrow.push(`m.thread_id = :threadId`);
     if (filter.channel !== undefined) narrow.push(`m.channel = :channel`);
     if (filter.since !== undefined) narrow.push(`m.created_at >= :since::timestamptz`);
+    if (filter.windowStart !== undefined) narrow.push(`m.created_at >= :windowStart::timestamptz`);
     const after = filter.after ? `WHERE (h.rank, h.hit_id) < (:afterRank::real, :afterId::uuid)` : '';
     return queryNamed(
       this.dataSource.manager,
       plannedPerCall(
         `WITH matched AS MATERIALIZED (
-           SELECT m.id AS message_id, NULL::uuid AS attachment_id, m.thread_id, m.created_at
+           SELECT m.id AS message_id, NULL::uuid AS attachment_id, m.line_id, m.created_at
              FROM messages m
             WHERE ${MESSAGE_VECTOR} @@ ${QUERY} AND ${narrow.join(' AND ')}
            UNION ALL
-           SELECT m.id, a.id, m.thread_id, m.created_at
+           SELECT m.id, a.id, m.line_id, m.created_at
              FROM attachments a JOIN messages m ON m.id = a.message_id
             WHERE ${ATTACHMENT_VECTOR} @@ ${QUERY} AND a.org_id = :orgId AND ${narrow.join(' AND ')}
          ), candidates AS MATERIALIZED (
            SELECT x.message_id, x.attachment_id
              FROM matched x
-             JOIN threads t ON t.id = x.thread_id AND ${scope.sql}
+            WHERE ${scope.sql}
             ORDER BY x.created_at DESC, x.message_id DESC, x.attachment_id DESC NULLS FIRST
             LIMIT :rankedAtMost
          ), ranked AS (
@@ -125,7 +146,7 @@ export class SearchRepository {
              JOIN messages m ON m.id = c.message_id
              LEFT JOIN attachments a ON a.id = c.attachment_id
          )
-         SELECT p.hit_id, p.matched_in, p.attachment_id, p.filename, p.rank::text AS rank,
+         SELECT p.hit_id, p.matched_in, p.attachment_id, p.filename, p.rank::text AS rank, (SELECT count(*) FROM candidates)::int AS candidate_count,
                 m.id, m.thread_id, m.channel, m.direction, m.status, m.created_at, m.sent_at,
                 m.from_value, m.from_kind, m.to_value, m.to_kind, left(m.subject, ${RESULT_BOUNDS.subjectChars}) AS subject,
                 i.value AS partner_value, i.display_name AS identity_name, c.id AS contact_id, c.display_name AS contact_name,
@@ -150,6 +171,7 @@ export class SearchRepository {
         ...(filter.threadId !== undefined && { threadId: filter.threadId }),
         ...(filter.channel !== undefined && { channel: filter.channel }),
         ...(filter.since !== undefined && { since: filter.since }),
+        ...(filter.windowStart !== undefined && { windowStart: filter.windowStart }),
         ...(filter.after && { afterRank: filter.after.rank, afterId: filter.after.id }),
       },
     );

@@ -9,7 +9,7 @@ import { Channel, Direction, IdentityKind } from '../../events/event-payloads';
 import { serializeMessage } from '../message-data.builder';
 import { ThreadAccessRepository } from '../threads/thread-access.repository';
 import { RESULT_BOUNDS } from '../../common/result-bounds';
-import { SearchHitRow, SearchRepository } from './search.repository';
+import { SearchFilter, SearchHitRow, SearchRepository } from './search.repository';
 
 export interface SearchArgs {
   query: string;
@@ -40,6 +40,8 @@ export interface SearchHit {
 /** A rank as PostgreSQL writes a real: 0.0607927, 1e-20, 6.07927e-05. */
 const RANK_TEXT = /^\d+(\.\d+)?(e[-+]?\d+)?$/;
 const DIGEST_CHARS = 16;
+/** How much longer (in time) the second recency window is than the first. */
+const WINDOW_GROWTH = 10;
 
 /**
  * search_messages: full-text search of the bodies (and subjects) of messages and of attachments'
@@ -71,13 +73,39 @@ export class SearchService {
     if (!parsed.searchable) throw new ValidationError('query only excludes words (-word): give at least one word the messages must contain', 'query');
     if (args.threadId !== undefined) await this.threadAccess.threadForCaller(this.dataSource.manager, caller, args.threadId);
     const limit = RESULT_BOUNDS.searchHits;
-    const rows = await this.search.search(caller, { query, threadId: args.threadId, channel: args.channel, since: args.since, after, limit: limit + 1 });
+    const filter = { query, threadId: args.threadId, channel: args.channel, since: args.since, after, limit: limit + 1 };
+    const rows = args.threadId === undefined ? await this.newestMatchesRanked(caller, filter) : await this.search.search(caller, filter);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {
       hits: page.map(hitOf),
       nextCursor: rows.length > limit && last ? this.cursors.encode('search_messages', { key: `${last.rank}|${digest}`, id: last.hit_id }) : null,
     };
+  }
+
+  /**
+   * The search over the org's newest matches: the ranked matches are the newest
+   * RESULT_BOUNDS.searchRankedMatches the caller may see, and when a recency window holds that many,
+   * they are all in it. So a window is searched first (the org's newest searchWindowMessages
+   * messages), then, when it held fewer, a window WINDOW_GROWTH times as long in time, then
+   * everything. A common word is answered from the first window, reading a few thousand of its
+   * matches instead of all of them; a rare one (none in the first window) goes straight to
+   * everything, which is small for it. Whichever step answers, the hits are the same as ranking
+   * the newest matches of all the mail.
+   */
+  private async newestMatchesRanked(caller: Caller, filter: SearchFilter): Promise<SearchHitRow[]> {
+    const enough = (rows: SearchHitRow[]) => rows.length > 0 && rows[0].candidate_count >= RESULT_BOUNDS.searchRankedMatches;
+    const now = Date.now();
+    const windowStart = await this.search.windowStart(caller, RESULT_BOUNDS.searchWindowMessages);
+    if (windowStart === null) return this.search.search(caller, filter);
+    const first = await this.search.search(caller, { ...filter, windowStart });
+    if (enough(first)) return first;
+    if (first.length > 0) {
+      const wider = new Date(now - (now - windowStart.getTime()) * WINDOW_GROWTH);
+      const second = await this.search.search(caller, { ...filter, windowStart: wider });
+      if (enough(second)) return second;
+    }
+    return this.search.search(caller, filter);
   }
 
   private position(cursor: string, digest: string): { rank: string; id: string } {

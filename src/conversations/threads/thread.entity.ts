@@ -8,6 +8,7 @@ import { Identity } from '../contacts/identity.entity';
 @Entity({ name: 'threads' })
 // Created as (line_id, last_message_at DESC, id DESC): @Index has no column direction (see test/database/schema.e2e-spec.ts).
 @Index('threads_line_recent_idx', ['lineId', 'lastMessageAt', 'id'])
+@Index('threads_partner_idx', ['partnerIdentityId', 'lineId'])
 @Index('threads_sms_partner_key', ['lineId', 'partnerIdentityId'], { unique: true, where: "channel = 'SMS'" })
 @Check('threads_channel_check', "channel IN ('SMS', 'EMAIL')")
 @Check('threads_message_count_check', 'message_count >= 0')

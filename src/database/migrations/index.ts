@@ -24,6 +24,7 @@ import { MessageSearch1763800660000 } from './1763800660000-MessageSearch';
 import { ThreadLabelsByLabel1763800670000 } from './1763800670000-ThreadLabelsByLabel';
 import { ApiKeyPermissions1763800680000 } from './1763800680000-ApiKeyPermissions';
 import { OAuth1763800690000 } from './1763800690000-OAuth';
+import { BoundedReads1763800700000 } from './1763800700000-BoundedReads';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -53,4 +54,5 @@ export const MIGRATIONS = [
   ThreadLabelsByLabel1763800670000,
   ApiKeyPermissions1763800680000,
   OAuth1763800690000,
+  BoundedReads1763800700000,
 ];

@@ -1,0 +1,110 @@
+import { Client } from 'pg';
+import { PLANNED_PER_CALL, PreparingClient } from '../../src/database/preparing-client';
+
+/** A statement the service ran: its text and values, as the pool's client was handed them. */
+export interface RanStatement {
+  text: string;
+  values: unknown[];
+}
+
+/**
+ * Records every statement the service's pool runs (PreparingClient is the pool's client class)
+ * while `during` runs; the statements still run as they would, this only takes note of them.
+ */
+export async function statementsRunBy(during: () => Promise<unknown>): Promise<RanStatement[]> {
+  const ran: RanStatement[] = [];
+  const original = PreparingClient.prototype.query;
+  const spy = jest.spyOn(PreparingClient.prototype, 'query').mockImplementation(function (this: PreparingClient, ...args: unknown[]) {
+    const [text, values] = args;
+    if (typeof text === 'string') ran.push({ text, values: Array.isArray(values) ? values : [] });
+    return original.apply(this, args);
+  });
+  try {
+    await during();
+  } finally {
+    spy.mockRestore();
+  }
+  return ran;
+}
+
+/** Reads: statements that start with SELECT or WITH and write nothing (the key's last-use stamp, say, is not a read). */
+export function readsOf(statements: RanStatement[]): RanStatement[] {
+  return statements.filter(({ text }) => {
+    const body = text.replace(PLANNED_PER_CALL, '').trim();
+    return /^(SELECT|WITH)\b/i.test(body) && !/\b(INSERT|UPDATE|DELETE)\b/i.test(body) && !/FOR (UPDATE|SHARE|NO KEY UPDATE|KEY SHARE)\b/i.test(body);
+  });
+}
+
+/** A node of EXPLAIN (ANALYZE, FORMAT JSON). */
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  'Actual Rows': number;
+  'Actual Loops': number;
+  'Rows Removed by Filter'?: number;
+  'Rows Removed by Index Recheck'?: number;
+  'Sort Method'?: string;
+  Plans?: PlanNode[];
+}
+
+/** What one plan node read from a table (rows returned and rows it threw away, over all loops). */
+export interface TableRead {
+  node: string;
+  table: string;
+  rows: number;
+}
+
+function reads(node: PlanNode, into: TableRead[]): TableRead[] {
+  if (node['Relation Name']) {
+    const rows = (node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0)) * node['Actual Loops'];
+    into.push({ node: `${node['Node Type']}${node['Index Name'] ? ` using ${node['Index Name']}` : ''}`, table: node['Relation Name'], rows });
+  }
+  for (const child of node.Plans ?? []) reads(child, into);
+  return into;
+}
+
+/** A value's text as the driver sends it (dates in ISO form, arrays as array literals, objects as JSON). */
+function textOf(value: unknown): string {
+  if (value instanceof Date) return value.toISOString();
+  if (Array.isArray(value)) return `{${value.map((v) => (v === null ? 'NULL' : `"${textOf(v).replace(/["\\]/g, '\\$&')}"`)).join(',')}}`;
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+/** A value as a SQL literal, for EXECUTE. */
+function literal(client: Client, value: unknown): string {
+  return value === null || value === undefined ? 'NULL' : client.escapeLiteral(textOf(value));
+}
+
+let prepared = 0;
+
+/**
+ * The statement's plan as PostgreSQL runs it, both ways the service's connections may: planned
+ * for these values (a statement's first five calls on a connection, and every call of one
+ * planned per call) and, for a statement the service prepares, generic (what a prepared statement
+ * may settle on from its sixth call). Answers what each plan node read from each table.
+ */
+export async function planReads(client: Client, statement: RanStatement): Promise<{ custom: TableRead[]; generic: TableRead[] }> {
+  const explain = async (mode: 'force_custom_plan' | 'force_generic_plan') => {
+    await client.query(`SET plan_cache_mode = ${mode}`);
+    const name = `plan_check_${++prepared}`;
+    if (statement.values.length === 0) {
+      const [row] = (await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement.text}`)).rows;
+      return reads(row['QUERY PLAN'][0].Plan, []);
+    }
+    // Prepared as the service's client prepares it (the protocol's Parse, types inferred), then run by EXECUTE.
+    await client.query({ name, text: statement.text, values: statement.values });
+    const args = statement.values.map((v) => literal(client, v)).join(', ');
+    const [row] = (await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE ${name}(${args})`)).rows;
+    await client.query(`DEALLOCATE ${name}`);
+    return reads(row['QUERY PLAN'][0].Plan, []);
+  };
+  // A statement without values, or marked planned per call, is never prepared: planned each time for its values.
+  const prepares = statement.values.length > 0 && !statement.text.startsWith(PLANNED_PER_CALL);
+  try {
+    return { custom: await explain('force_custom_plan'), generic: prepares ? await explain('force_generic_plan') : [] };
+  } finally {
+    await client.query('RESET plan_cache_mode');
+  }
+}
