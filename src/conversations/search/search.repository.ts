@@ -81,16 +81,19 @@ export class SearchRepository {
   }
 
   /**
-   * When the caller's org's `nth` newest message was stored (null when it has fewer): the start of
-   * a recency window of about `nth` messages. Reads `nth` entries of messages_org_recent_idx.
+   * When the caller's org's newest message, its `nth` newest (null when it has fewer: the start of
+   * a recency window of `nth` messages) and its oldest were stored. Reads `nth` entries of
+   * messages_org_recent_idx, and one at its other end.
    */
-  async windowStart(caller: Caller, nth: number): Promise<Date | null> {
-    const [row] = await queryNamed<Array<{ created_at: Date }>>(
+  async recency(caller: Caller, nth: number): Promise<{ newest: Date | null; windowStart: Date | null; oldest: Date | null }> {
+    const [row] = await queryNamed<Array<{ newest: Date | null; window_start: Date | null; oldest: Date | null }>>(
       this.dataSource.manager,
-      `SELECT created_at FROM messages WHERE org_id = :orgId ORDER BY created_at DESC OFFSET :skip LIMIT 1`,
+      `SELECT (SELECT created_at FROM messages WHERE org_id = :orgId ORDER BY created_at DESC LIMIT 1) AS newest,
+              (SELECT created_at FROM messages WHERE org_id = :orgId ORDER BY created_at DESC OFFSET :skip LIMIT 1) AS window_start,
+              (SELECT created_at FROM messages WHERE org_id = :orgId ORDER BY created_at LIMIT 1) AS oldest`,
       { orgId: caller.orgId, skip: nth - 1 },
     );
-    return row?.created_at ?? null;
+    return { newest: row.newest, windowStart: row.window_start, oldest: row.oldest };
   }
 
   /**

@@ -40,8 +40,8 @@ export interface SearchHit {
 /** A rank as PostgreSQL writes a real: 0.0607927, 1e-20, 6.07927e-05. */
 const RANK_TEXT = /^\d+(\.\d+)?(e[-+]?\d+)?$/;
 const DIGEST_CHARS = 16;
-/** How much longer (in time) the second recency window is than the first. */
-const WINDOW_GROWTH = 10;
+/** Matches (in RESULT_BOUNDS.searchRankedMatches) a search reads in full rather than through a second window. */
+const ALL_AT_MOST = 10;
 
 /**
  * search_messages: full-text search of the bodies (and subjects) of messages and of attachments'
@@ -84,28 +84,29 @@ export class SearchService {
   }
 
   /**
-   * The search over the org's newest matches: the ranked matches are the newest
-   * RESULT_BOUNDS.searchRankedMatches the caller may see, and when a recency window holds that many,
-   * they are all in it. So a window is searched first (the org's newest searchWindowMessages
-   * messages), then, when it held fewer, a window WINDOW_GROWTH times as long in time, then
-   * everything. A common word is answered from the first window, reading a few thousand of its
-   * matches instead of all of them; a rare one (none in the first window) goes straight to
-   * everything, which is small for it. Whichever step answers, the hits are the same as ranking
-   * the newest matches of all the mail.
+   * The search over the org's newest matches. The ranked matches are the newest
+   * RESULT_BOUNDS.searchRankedMatches (K) the caller may see, and when a recency window holds K
+   * matches, they are all in it. So the org's newest searchWindowMessages messages are searched
+   * first; a common word is answered there, reading about K of its matches instead of all of them.
+   * Otherwise the first window's matches tell how common the word is: when all the mail holds
+   * about ALL_AT_MOST × K matches or fewer at that rate (and when the first window held none),
+   * everything is searched, which is cheap for such a word; otherwise a window long enough for
+   * about twice K at that rate, and everything only if that one falls short too. Whichever step
+   * answers, the hits are those of ranking the newest K matches of all the mail.
    */
   private async newestMatchesRanked(caller: Caller, filter: SearchFilter): Promise<SearchHitRow[]> {
-    const enough = (rows: SearchHitRow[]) => rows.length > 0 && rows[0].candidate_count >= RESULT_BOUNDS.searchRankedMatches;
-    const now = Date.now();
-    const windowStart = await this.search.windowStart(caller, RESULT_BOUNDS.searchWindowMessages);
-    if (windowStart === null) return this.search.search(caller, filter);
+    const ranked = RESULT_BOUNDS.searchRankedMatches;
+    const enough = (rows: SearchHitRow[]) => rows.length > 0 && rows[0].candidate_count >= ranked;
+    const { newest, windowStart, oldest } = await this.search.recency(caller, RESULT_BOUNDS.searchWindowMessages);
+    if (newest === null || windowStart === null || oldest === null) return this.search.search(caller, filter);
     const first = await this.search.search(caller, { ...filter, windowStart });
-    if (enough(first)) return first;
-    if (first.length > 0) {
-      const wider = new Date(now - (now - windowStart.getTime()) * WINDOW_GROWTH);
-      const second = await this.search.search(caller, { ...filter, windowStart: wider });
-      if (enough(second)) return second;
-    }
-    return this.search.search(caller, filter);
+    if (enough(first) || first.length === 0) return enough(first) ? first : this.search.search(caller, filter);
+    const span = Math.max(newest.getTime() - windowStart.getTime(), 1);
+    const perMs = first[0].candidate_count / span;
+    if (perMs * (newest.getTime() - oldest.getTime()) <= ALL_AT_MOST * ranked) return this.search.search(caller, filter);
+    const wider = new Date(newest.getTime() - (2 * ranked) / perMs);
+    const second = await this.search.search(caller, { ...filter, windowStart: wider });
+    return enough(second) ? second : this.search.search(caller, filter);
   }
 
   private position(cursor: string, digest: string): { rank: string; id: string } {
