@@ -68,6 +68,8 @@ export const RESULT_BOUNDS = {
 export function previewOf(body: string, cut: boolean): { preview: string; truncated: boolean } {
   // Unicode's White_Space, not JavaScript's \s, which also takes U+FEFF (an invisible character visible-text removes).
   const folded = body.replace(/\p{White_Space}+/gu, ' ').trim();
+  // No more UTF-16 units than the bound: no more code points either, nothing to cut (most previews).
+  if (folded.length <= RESULT_BOUNDS.previewChars) return { preview: folded, truncated: cut };
   const points = Array.from(folded.slice(0, RESULT_BOUNDS.previewChars * 2));
   if (points.length <= RESULT_BOUNDS.previewChars && folded.length <= RESULT_BOUNDS.previewChars * 2) return { preview: folded, truncated: cut };
   return { preview: points.slice(0, RESULT_BOUNDS.previewChars).join(''), truncated: true };

@@ -25,7 +25,7 @@ import {
   PARSE_ERROR,
   UNAUTHORIZED,
 } from './json-rpc';
-import { McpAnswer, rateLimitedAnswer } from './mcp-answer';
+import { McpAnswer, rateLimitedAnswer, serializedAs } from './mcp-answer';
 import { describeArgumentError } from '../common/tools/tool-arguments';
 import { describeResultError, refusal, ToolRegistry } from './tool-registry';
 import { inSpan, SpanKind, SpanStatusCode } from '../ops/tracing/traces';
@@ -252,7 +252,7 @@ export class McpService {
       }
       return {
         content: [{ type: 'text', text: tool.spec.withheldFromText ? textWithout(result, tool.spec.withheldFromText) : json }],
-        structuredContent: result,
+        structuredContent: serializedAs(result, json),
       };
     } catch (error) {
       if (error instanceof DomainError) return toolError(error.message);

@@ -102,6 +102,9 @@ export function visibleJson(value: unknown): string {
  */
 const ESCAPED_CONTROL = /\\(?:[bf]|u00[01])/;
 
+/** Any character but printable ASCII: where a hidden character could be (they are all controls, escaped in JSON, or beyond ASCII). */
+const BEYOND_PRINTABLE_ASCII = /[^\x20-\x7e]/;
+
 /**
  * A tool result as the JSON text an agent reads, and the value it stands for. Most results hold no
  * hidden character: one stringify and one scan of the text, and the value is the result itself.
@@ -109,7 +112,9 @@ const ESCAPED_CONTROL = /\\(?:[bf]|u00[01])/;
  */
 export function visibleResult(value: object): { json: string; value: object } {
   const json = JSON.stringify(value);
-  if (!ANY_HIDDEN.test(json) && !ESCAPED_CONTROL.test(json)) return { json, value };
+  // Printable ASCII alone (most results) is a simple scan; the Unicode properties only for the rest.
+  const clean = BEYOND_PRINTABLE_ASCII.test(json) ? !ANY_HIDDEN.test(json) : true;
+  if (clean && !ESCAPED_CONTROL.test(json)) return { json, value };
   const visible = visibleJson(value);
   return { json: visible, value: JSON.parse(visible) as object };
 }

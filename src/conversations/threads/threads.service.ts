@@ -232,21 +232,23 @@ export class ThreadsService {
 
 /** The last message of a list_threads row, with a preview in place of its body. */
 function lastMessageOf(r: ThreadListRow): MessagePreview {
-  const { body: _body, ...message } = serializeMessage({
+  // serializeMessage's fields (MessagePreview's type holds them to it), written out: a page builds 25
+  // of these, and building a row for serializeMessage, then spreading the body out and the preview
+  // in, was 4 % of list_threads' CPU.
+  const { preview, truncated } = previewOf(r.m_body, r.m_body_cut);
+  return {
     id: r.m_id!,
-    thread_id: r.m_thread_id,
+    threadId: r.m_thread_id,
     channel: r.m_channel,
     direction: r.m_direction,
     status: r.m_status,
-    body: r.m_body,
-    created_at: r.m_created_at,
-    sent_at: r.m_sent_at,
-    from_value: r.m_from_value,
-    from_kind: r.m_from_kind,
-    to_value: r.m_to_value,
-    to_kind: r.m_to_kind,
-  });
-  return { ...message, ...previewOf(r.m_body, r.m_body_cut) };
+    createdAt: r.m_created_at.toISOString(),
+    sentAt: r.m_sent_at?.toISOString() ?? null,
+    fromIdentity: { value: r.m_from_value, kind: r.m_from_kind },
+    toIdentity: { value: r.m_to_value, kind: r.m_to_kind },
+    preview,
+    truncated,
+  };
 }
 
 /** A message's listed attachments (attachmentsOf answered at most its bound) and how many it has. */
