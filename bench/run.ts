@@ -2,11 +2,11 @@
  * `npm run bench`: starts the service as in production (one `api` and one `worker` process on a
  * throwaway database and Bull prefix), a receiver on 127.0.0.1 and a load generator, runs the
  * eight scenarios (throughput, failure isolation, tool endpoint, backlog memory, one process, one
- * endpoint, ingest alone, search on 1M messages), then writes docs/BENCHMARKS.md and docs/benchmarks.svg.
+ * endpoint, ingest alone, reads on a large org), then writes docs/BENCHMARKS.md and docs/benchmarks.svg.
  *
  *   npm run bench                      full run (10 to 20 minutes)
  *   npm run bench -- --quick           each scenario under a minute (figures indicative only)
- *   npm run bench -- --scenario 1,3    some scenarios only (--scenario 8: search_messages alone)
+ *   npm run bench -- --scenario 1,3    some scenarios only (--scenario 8: reads and search on a large org)
  *   npm run bench -- --help            every option
  */
 import { spawnSync } from 'node:child_process';
@@ -26,7 +26,7 @@ import { scenario4 } from './scenarios/s4-backlog';
 import { scenario5 } from './scenarios/s5-one-process';
 import { scenario6 } from './scenarios/s6-one-endpoint';
 import { scenario7 } from './scenarios/s7-ingest';
-import { scenario8 } from './scenarios/s8-search';
+import { scenario8 } from './scenarios/s8-large-org';
 
 const ROOT = resolve(__dirname, '..');
 
@@ -34,8 +34,8 @@ const HELP = `Usage: npm run bench -- [options]
 
   --quick                  short windows: each scenario runs in under a minute
   --scenario N[,M]         run only these scenarios (1 throughput, 2 isolation, 3 tools, 4 memory,
-                           5 one process, 6 one endpoint, 7 ingest alone, 8 search_messages on
-                           1M messages); repeatable
+                           5 one process, 6 one endpoint, 7 ingest alone, 8 reads on a large
+                           org); repeatable
   --endpoints K            endpoints each event fans out to in scenarios 1-2 (default 10)
   --users U                users those endpoints are dealt to (default 3)
   --ingest-concurrency C   load generator connections (default 16)

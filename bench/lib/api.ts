@@ -85,6 +85,10 @@ export class ServiceApi {
     return this.http.json('POST', `/admin/orgs/${orgId}/lines`, this.adminToken, { type: 'PHONE_NUMBER', address: uniquePhone('line') });
   }
 
+  createEmailLine(orgId: string, address: string): Promise<{ id: string; address: string }> {
+    return this.http.json('POST', `/admin/orgs/${orgId}/lines`, this.adminToken, { type: 'EMAIL_ACCOUNT', address });
+  }
+
   addMember(lineId: string, userId: string): Promise<unknown> {
     return this.http.json('PUT', `/admin/lines/${lineId}/members/${userId}`, this.adminToken);
   }

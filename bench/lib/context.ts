@@ -181,7 +181,8 @@ export interface Scenario2Result {
 export interface ToolLevelResult {
   concurrency: number;
   /** `raw-oauth`: raw HTTP with an OAuth access token of the same user, beside `raw` (its API key) in the same run. */
-  mode: 'sdk' | 'raw' | 'raw-oauth' | 'bare';
+  /** `hot`: raw HTTP, API key, the agent's hot mix on conversations (list_threads, get_thread, get_message, search_messages, reply_to_thread). */
+  mode: 'sdk' | 'raw' | 'raw-oauth' | 'bare' | 'hot';
   reqPerSec: number;
   latency: Percentiles;
   errors: number;
@@ -244,15 +245,29 @@ export interface SearchShapeResult {
   latency: Percentiles;
 }
 
-/** Scenario 8: search_messages on a table of a million messages. */
+/** One read tool's calls, one at a time, on scenario 8's large org. */
+export interface ReadShapeResult {
+  label: string;
+  /** Which target applies: list_threads' (p50 and p99) or the other reads' (p99). */
+  kind: 'list_threads' | 'read';
+  calls: number;
+  latency: Percentiles;
+}
+
+/** Scenario 8: reads and search_messages on an org of 100,000 threads and a million messages. */
 export interface Scenario8Result {
   messages: number;
   threads: number;
+  lines: number;
+  deliveries: number;
   fillSeconds: number;
   /** CREATE INDEX of both search indexes on the filled tables (what the migration costs). */
   buildSeconds: number;
   indexMb: number;
   tableMb: number;
+  reads: ReadShapeResult[];
+  /** list_threads at c=32 on the small org (first) and on the large one. */
+  throughput: Array<{ threads: number; concurrency: number; reqPerSec: number; latency: Percentiles; errors: number; cpu: CpuReport }>;
   shapes: SearchShapeResult[];
 }
 

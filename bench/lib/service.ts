@@ -54,6 +54,8 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     LOG_LEVEL: 'warn',
     WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
     PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+    // As in production: APP_ENV=development (for loopback receivers) would otherwise check every tool result against its outputSchema.
+    MCP_CHECK_RESULTS: 'false',
     ...options.env,
   };
   const base: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', ...env };

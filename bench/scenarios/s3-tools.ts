@@ -2,76 +2,16 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { Client as PgClient } from 'pg';
 import { Pool } from 'undici';
+import { fillLargeOrg, LARGE_ORG_WORDS, largeOrgId } from '../../test/support/large-org';
 import { connectOverHttp } from '../../test/support/oauth-http';
 import { seedLineWithEndpoints, ServiceApi } from '../lib/api';
 import { Child, forkTs, stopChild } from '../lib/children';
 import { RunContext, Scenario3Result, startScenarioService, ToolLevelResult, windows } from '../lib/context';
 import { Monitor } from '../lib/monitor';
-import { FatalError, fmtMs, fmtNum, freePort, log, percentilesOf, progress, resetProgress, waitUntil } from '../lib/util';
-
-type Call = (i: number) => Promise<void>;
-
-/** Runs `concurrency` loops of `call` for `ms` after a warm-up; req/s and latency percentiles. */
-async function drive(
-  label: string,
-  concurrency: number,
-  calls: Call[],
-  warmupMs: number,
-  ms: number,
-  monitor: Monitor,
-): Promise<Omit<ToolLevelResult, 'concurrency' | 'mode'>> {
-  let errors = 0;
-  let lastError: string | undefined;
-  const latencies: number[] = [];
-  let measuring = false;
-  let n = 0;
-  const warmEnd = performance.now() + warmupMs;
-  const end = warmEnd + ms;
-  let counted = 0;
-  let completed = 0;
-  let monitorStarted: Promise<void> | undefined;
-  let lastT = performance.now();
-  let lastCount = 0;
-  const loop = async (call: Call) => {
-    while (performance.now() < end) {
-      const i = n++;
-      const t0 = performance.now();
-      if (!measuring && t0 >= warmEnd) {
-        measuring = true;
-        monitorStarted = monitor.start();
-      }
-      try {
-        await call(i);
-        completed += 1;
-        const t1 = performance.now();
-        if (t0 >= warmEnd && t1 <= end) {
-          latencies.push(t1 - t0);
-          counted += 1;
-        }
-      } catch (error) {
-        errors += 1;
-        lastError = (error as Error).message;
-      }
-      const t = performance.now();
-      if (t - lastT >= 1000) {
-        progress(`${label}  ${fmtNum(((completed - lastCount) * 1000) / (t - lastT))} req/s  errors ${errors}`);
-        lastT = t;
-        lastCount = completed;
-      }
-    }
-  };
-  await Promise.all(calls.slice(0, concurrency).map(loop));
-  await monitorStarted;
-  const cpu = await monitor.stop();
-  return { reqPerSec: counted / (ms / 1000), latency: percentilesOf(latencies), errors, lastError, cpu };
-}
-
-function checkToolAnswer(text: string): void {
-  const answer = JSON.parse(text) as { result?: { isError?: boolean; structuredContent?: unknown }; error?: { message: string } };
-  if (answer.error) throw new Error(`JSON-RPC error: ${answer.error.message}`);
-  if (!answer.result || answer.result.isError || !answer.result.structuredContent) throw new Error(`tool failed: ${text.slice(0, 200)}`);
-}
+import { Call, drive, rawToolCall } from '../lib/tool-load';
+import { FatalError, fmtMs, fmtNum, freePort, log, resetProgress, waitUntil } from '../lib/util';
 
 /** The per-key limits scenario 3 runs with: as many calls at once as its highest level, no practical rate limit. */
 export const s3LimitsEnv = (levels: number[]): Record<string, string> => ({
@@ -79,11 +19,56 @@ export const s3LimitsEnv = (levels: number[]): Record<string, string> => ({
   MCP_RATE_LIMIT: '100000000',
 });
 
+/** The hot mix's conversations: threads on the scenario's line, 10 messages each (test/support/large-org.ts). */
+const HOT_MIX_THREADS = 2_000;
+const HOT_MIX_MESSAGES_PER_THREAD = 10;
+
+/**
+ * The agent's hot mix, one call in five of each: list_threads (the first page), get_thread,
+ * get_message, search_messages (a word in 0.1 % of the messages, or one in 10 %, in turn) and
+ * reply_to_thread (an SMS reply, which the worker then hands to the carrier).
+ */
+async function fillHotMix(ctx: RunContext, orgId: string, line: { id: string; address: string }, userId: string) {
+  const db = new PgClient({ connectionString: ctx.databaseUrl });
+  await db.connect();
+  try {
+    await fillLargeOrg(db, {
+      orgId,
+      lines: [{ ...line, type: 'PHONE_NUMBER' }],
+      threads: HOT_MIX_THREADS,
+      messagesPerThread: HOT_MIX_MESSAGES_PER_THREAD,
+      userId,
+    });
+    await db.query('VACUUM ANALYZE messages, threads');
+  } finally {
+    await db.end();
+  }
+  const thread = (i: number) => largeOrgId(orgId, 'thread', (i * 7919) % HOT_MIX_THREADS);
+  const messages = HOT_MIX_THREADS * HOT_MIX_MESSAGES_PER_THREAD;
+  return {
+    call(i: number): [string, Record<string, unknown>] {
+      switch (i % 5) {
+        case 0:
+          return ['list_threads', {}];
+        case 1:
+          return ['get_thread', { threadId: thread(i) }];
+        case 2:
+          return ['get_message', { messageId: largeOrgId(orgId, 'message', (i * 104729) % messages) }];
+        case 3:
+          return ['search_messages', { query: i % 2 === 0 ? LARGE_ORG_WORDS.perMille(i) : LARGE_ORG_WORDS.tenPercent(i) }];
+        default:
+          return ['reply_to_thread', { threadId: thread(i), body: `Thanks, noted (${i})` }];
+      }
+    },
+  };
+}
+
 /**
  * Scenario 3, the tool endpoint: tools/call list_webhooks and get_webhook (alternating) at
  * increasing concurrency through the official MCP SDK client (one Client per concurrent caller)
  * and through raw HTTP (undici), with the user's API key and then with an OAuth access token of
- * the same user and access; the limit is a bare Nest app doing the same read (bench/bare-app.ts).
+ * the same user and access; then the agent's hot mix on conversations (fillHotMix), raw HTTP;
+ * the limit is a bare Nest app doing the webhook read (bench/bare-app.ts).
  */
 export async function scenario3(ctx: RunContext): Promise<Scenario3Result> {
   const { options } = ctx;
@@ -121,6 +106,9 @@ export async function scenario3(ctx: RunContext): Promise<Scenario3Result> {
       throw new Error(`bare app lists ${bareList.endpoints.length} endpoints, the tool ${toolList.endpoints.length}`);
     }
 
+    // The conversations the hot mix reads and answers: the line filled with HOT_MIX_THREADS threads.
+    const hotMix = await fillHotMix(ctx, seeded.orgId, seeded.line, user.userId);
+
     // The same user's OAuth access token (DCR, sign-in, consent to All channels and every permission, as the key has).
     const connected = await connectOverHttp({ url: svc.baseUrl, origin: svc.baseUrl }, await api.signInToken(user.userId), {
       permissions: ['read', 'send', 'webhooks'],
@@ -155,29 +143,31 @@ export async function scenario3(ctx: RunContext): Promise<Scenario3Result> {
         resetProgress();
         const pool = new Pool(svc.baseUrl, { connections: level, keepAliveTimeout: 30_000 });
         let id = 1;
-        const call: Call = async (i) => {
-          const params =
-            i % 2 === 0 ? { name: 'list_webhooks', arguments: {} } : { name: 'get_webhook', arguments: { endpointId: endpointIds[i % endpointIds.length] } };
-          const res = await pool.request({
-            method: 'POST',
-            path: '/api/mcp',
-            headers: {
-              authorization: `Bearer ${bearer}`,
-              'content-type': 'application/json',
-              accept: 'application/json, text/event-stream',
-              'mcp-protocol-version': '2025-06-18',
-            },
-            body: JSON.stringify({ jsonrpc: '2.0', id: id++, method: 'tools/call', params }),
-          });
-          const text = await res.body.text();
-          if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}: ${text.slice(0, 200)}`);
-          checkToolAnswer(text);
-        };
+        const call: Call = (i) =>
+          i % 2 === 0
+            ? rawToolCall(pool, bearer, id++, 'list_webhooks', {})
+            : rawToolCall(pool, bearer, id++, 'get_webhook', { endpointId: endpointIds[i % endpointIds.length] });
         const r = await drive(`S3 ${name.padEnd(15)} c=${level}`, level, Array(level).fill(call), w.toolWarmup, w.toolLevel, new Monitor(ctx.database, procs));
         await pool.close();
         levels.push({ concurrency: level, mode, ...r });
         log(
           `  S3 c=${String(level).padStart(2)} ${`${name}:`.padEnd(17)}${fmtNum(r.reqPerSec)} req/s, p99 ${fmtMs(r.latency.p99)}${r.errors ? `, ${r.errors} errors (${r.lastError})` : ''}`,
+        );
+      }
+      // The agent's hot mix, raw HTTP with the API key: the tools an agent calls on its conversations.
+      {
+        resetProgress();
+        const pool = new Pool(svc.baseUrl, { connections: level, keepAliveTimeout: 30_000 });
+        let id = 1;
+        const call: Call = (i) => {
+          const [name, args] = hotMix.call(i);
+          return rawToolCall(pool, user.apiKey, id++, name, args);
+        };
+        const r = await drive(`S3 hot mix      c=${level}`, level, Array(level).fill(call), w.toolWarmup, w.toolLevel, new Monitor(ctx.database, procs));
+        await pool.close();
+        levels.push({ concurrency: level, mode: 'hot', ...r });
+        log(
+          `  S3 c=${String(level).padStart(2)} hot mix (raw):  ${fmtNum(r.reqPerSec)} req/s, p99 ${fmtMs(r.latency.p99)}${r.errors ? `, ${r.errors} errors (${r.lastError})` : ''}`,
         );
       }
       // The official MCP SDK client, one Client (and transport) per concurrent caller.

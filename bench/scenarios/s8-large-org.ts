@@ -1,32 +1,47 @@
+import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
+import { Pool } from 'undici';
+import { fillLargeOrg, LARGE_ORG_LABELS, LARGE_ORG_WORDS, LargeOrgLine, largeOrgId } from '../../test/support/large-org';
 import { ServiceApi } from '../lib/api';
-import { RunContext, Scenario8Result, SearchShapeResult, startScenarioService } from '../lib/context';
-import { fmtMs, fmtNum, log, percentilesOf } from '../lib/util';
+import { ReadShapeResult, RunContext, Scenario8Result, SearchShapeResult, startScenarioService } from '../lib/context';
+import { Monitor } from '../lib/monitor';
+import { drive, rawToolCall } from '../lib/tool-load';
+import { fmtMs, fmtNum, log, percentilesOf, resetProgress } from '../lib/util';
 
-/** Messages the scenario fills the table with, and threads (partners) they are dealt to. */
-const MESSAGES = 1_000_000;
-const THREADS = 10_000;
+/** The large org: threads on four lines (three numbers, one mailbox), ten messages each. */
+const THREADS = 100_000;
+const MESSAGES_PER_THREAD = 10;
+const DELIVERIES = 100_000;
+/** The small org list_threads' throughput is compared with. */
+const SMALL_THREADS = 1_000;
+/** list_threads under load: concurrent callers. */
+const CONCURRENCY = 32;
+
+type Args = (i: number) => Record<string, unknown>;
 
 /**
- * Scenario 8, search_messages on 1M messages: one org's line holds a million SMS (written with SQL,
- * not through ingest: that is scenario 7's subject), made of numbered words so each query shape
- * matches a known share of them. The search indexes are dropped for the fill and built again
- * after it, timed: what the migration costs on a table of this size. Then search_messages is called
- * over HTTP, one call at a time, for each shape; p50 and p99 of the whole call.
+ * Scenario 8, reads on a large org: one org of 100,000 threads and 1,000,000 messages on four
+ * lines, labels on a share of the threads, contacts (some merged), agent turns and a webhook
+ * delivery log of 100,000, written with SQL (test/support/large-org.ts; not through ingest: that
+ * is scenario 7's subject). The search indexes are dropped for the fill and built again after it,
+ * timed: what the migration costs on a table of this size. Then, over HTTP with one API key of a
+ * member of every line:
+ * - each read tool an agent calls, one call at a time (p50, p95, p99 of the whole call);
+ * - list_threads at c=32, on this org and on an org of 1,000 threads, in the same run;
+ * - search_messages for each query shape.
  */
 export async function scenario8(ctx: RunContext): Promise<Scenario8Result> {
-  const calls = ctx.options.quick ? 30 : 200;
-  log(`\nScenario 8: search_messages on ${fmtNum(MESSAGES)} messages (${calls} calls per query shape)`);
-  const svc = await startScenarioService(ctx, 's8', { MCP_RATE_LIMIT: '100000000' });
+  const calls = ctx.options.quick ? 50 : 300;
+  const loadMs = ctx.options.quick ? 5_000 : 15_000;
+  const messages = THREADS * MESSAGES_PER_THREAD;
+  log(`\nScenario 8: reads on an org of ${fmtNum(THREADS)} threads and ${fmtNum(messages)} messages (${calls} calls per shape)`);
+  const svc = await startScenarioService(ctx, 's8', { MCP_RATE_LIMIT: '100000000', MCP_KEY_CONCURRENCY: String(CONCURRENCY) });
   const api = new ServiceApi(svc.baseUrl, ctx.secrets.adminToken, ctx.secrets.ingestToken);
   const db = new Client({ connectionString: ctx.databaseUrl });
   await db.connect();
   try {
-    const org = await api.createOrg('bench s8');
-    const line = await api.createPhoneLine(org.id);
-    const user = await api.createUser(org.id, 's8');
-    await api.addMember(line.id, user.id);
-    const apiKey = await api.createApiKey(user.id);
+    const large = await seedOrg(api, 's8', 3, true);
+    const endpoint = await api.registerWebhook(large.apiKey, ctx.receiver.url(0, '/ok/s8'));
 
     const fillStart = Date.now();
     const indexes: Array<{ name: string; def: string }> = (
@@ -34,92 +49,181 @@ export async function scenario8(ctx: RunContext): Promise<Scenario8Result> {
     ).rows;
     if (indexes.length !== 2) throw new Error(`expected the two search indexes, found ${indexes.map((i) => i.name).join(', ') || 'none'}`);
     for (const index of indexes) await db.query(`DROP INDEX ${index.name}`);
-    await db.query(`INSERT INTO identities (org_id, kind, value) SELECT $1, 'PHONE', '+1777' || lpad(g::text, 7, '0') FROM generate_series(0, $2 - 1) g`, [
-      org.id,
-      THREADS,
-    ]);
-    await db.query(
-      `INSERT INTO threads (org_id, line_id, channel, partner_identity_id, last_message_at, message_count)
-       SELECT $1, $2, 'SMS', i.id, now(), $3 FROM identities i WHERE i.org_id = $1`,
-      [org.id, line.id, MESSAGES / THREADS],
-    );
-    await db.query(
-      `CREATE TEMP TABLE s8_threads AS
-       SELECT (row_number() OVER (ORDER BY t.id) - 1)::int AS n, t.id, i.value FROM threads t JOIN identities i ON i.id = t.partner_identity_id WHERE t.org_id = $1`,
-      [org.id],
-    );
-    // Words: c0..c9 (10 % of the messages each), m0..m999 (0.1 %), r0..r99999 (10 messages each),
-    // and everyday words drawn from a list, so bodies vary in length and content.
-    await db.query(
-      `INSERT INTO messages (org_id, thread_id, line_id, channel, direction, status, body, from_value, from_kind, to_value, to_kind, created_at, sent_at)
-       SELECT $1, t.id, $2, 'SMS', 'INBOUND', 'RECEIVED',
-              format('%s order %s m%s c%s r%s %s %s', w[1 + g % 29], g, g % 1000, g % 10, g % 100000, w[1 + (g / 7) % 29], w[1 + (g / 13) % 29])
-                || repeat(' ' || w[1 + (g / 3) % 29], g % 5),
-              t.value, 'PHONE', $3, 'PHONE', now() - (g % 365) * interval '1 day', now() - (g % 365) * interval '1 day'
-         FROM generate_series(0, $4 - 1) g
-         JOIN s8_threads t ON t.n = g % $5
-        CROSS JOIN (SELECT ARRAY['hello', 'thanks', 'delivery', 'invoice', 'tomorrow', 'meeting', 'price', 'please', 'call', 'back',
-                                 'shipped', 'payment', 'receipt', 'question', 'address', 'change', 'cancel', 'confirm', 'today', 'week',
-                                 'bonjour', 'merci', 'danke', 'gracias', 'livraison', 'rechnung', 'factura', 'pedido', 'paquete'] AS w) words`,
-      [org.id, line.id, line.address, MESSAGES, THREADS],
-    );
+    await fillLargeOrg(db, {
+      orgId: large.orgId,
+      lines: large.lines,
+      threads: THREADS,
+      messagesPerThread: MESSAGES_PER_THREAD,
+      userId: large.userId,
+      endpoint: { id: endpoint.id, deliveries: DELIVERIES },
+    });
     const fillSeconds = (Date.now() - fillStart) / 1000;
-    log(`  S8 filled ${fmtNum(MESSAGES)} messages in ${THREADS} threads in ${fillSeconds.toFixed(0)} s (search indexes dropped)`);
+    log(`  S8 filled ${fmtNum(messages)} messages in ${fmtNum(THREADS)} threads in ${fillSeconds.toFixed(0)} s (search indexes dropped)`);
     const buildStart = Date.now();
     for (const index of indexes) await db.query(index.def);
     const buildSeconds = (Date.now() - buildStart) / 1000;
-    await db.query('ANALYZE messages; ANALYZE threads; ANALYZE identities; ANALYZE attachments');
+    // What autovacuum would have done by now on a table that grew this much.
+    await db.query('VACUUM ANALYZE messages, threads, thread_labels, identities, contacts, agent_turns, webhook_deliveries, attachments');
     const [size] = (await db.query(`SELECT pg_relation_size('messages_search_idx')::bigint AS index, pg_relation_size('messages')::bigint AS table`)).rows;
     log(
       `  S8 CREATE INDEX (both search indexes, as the migration) took ${buildSeconds.toFixed(1)} s; index ${Math.round(size.index / 1048576)} MB, table ${Math.round(size.table / 1048576)} MB`,
     );
+    const small = await seedOrg(api, 's8-small', 1, false);
+    await fillLargeOrg(db, { orgId: small.orgId, lines: small.lines, threads: SMALL_THREADS, messagesPerThread: MESSAGES_PER_THREAD, userId: small.userId });
 
-    const [thread] = (await db.query(`SELECT id FROM s8_threads WHERE n = 42`)).rows as Array<{ id: string }>;
-    const shapes: Array<{ label: string; matches: string; args: (i: number) => Record<string, unknown> }> = [
-      { label: 'rare word', matches: '10', args: (i) => ({ query: `r${(i * 7919) % 100000}` }) },
-      { label: 'word in 0.1 %', matches: '1,000', args: (i) => ({ query: `m${(i * 31) % 1000}` }) },
-      { label: 'word in 10 %', matches: '100,000', args: (i) => ({ query: `c${i % 10}` }) },
+    // Cursors for the later pages, taken before the clock starts.
+    const cursorOf = async (name: string, args: Record<string, unknown>) => (await api.tool<{ nextCursor: string }>(large.apiKey, name, args)).nextCursor;
+    const threadCursor = await cursorOf('list_threads', { limit: 100 });
+    const labelCursor = await cursorOf('list_threads', { label: LARGE_ORG_LABELS.common, limit: 100 });
+    const contactCursor = await cursorOf('list_contacts', { limit: 100 });
+    const turnCursor = await cursorOf('list_agent_turns', {});
+    const deliveryCursor = await cursorOf('list_webhook_deliveries', { endpointId: endpoint.id });
+    const thread = (i: number) => largeOrgId(large.orgId, 'thread', (i * 7919) % THREADS);
+    const readShapes: Array<{ label: string; tool: string; kind: ReadShapeResult['kind']; args: Args }> = [
+      { label: 'list_threads, first page', tool: 'list_threads', kind: 'list_threads', args: () => ({}) },
+      { label: 'list_threads, a later page (cursor)', tool: 'list_threads', kind: 'list_threads', args: () => ({ cursor: threadCursor }) },
+      { label: 'list_threads, one line', tool: 'list_threads', kind: 'list_threads', args: (i) => ({ lineId: large.lines[i % 4].id }) },
+      { label: 'list_threads, a label on 20 % of the threads', tool: 'list_threads', kind: 'list_threads', args: () => ({ label: LARGE_ORG_LABELS.common }) },
+      {
+        label: 'list_threads, that label, a later page',
+        tool: 'list_threads',
+        kind: 'list_threads',
+        args: () => ({ label: LARGE_ORG_LABELS.common, cursor: labelCursor }),
+      },
+      { label: 'list_threads, a label on 0.1 %', tool: 'list_threads', kind: 'list_threads', args: () => ({ label: LARGE_ORG_LABELS.rare }) },
+      { label: 'get_thread (ten messages)', tool: 'get_thread', kind: 'read', args: (i) => ({ threadId: thread(i) }) },
+      { label: 'get_message', tool: 'get_message', kind: 'read', args: (i) => ({ messageId: largeOrgId(large.orgId, 'message', (i * 104729) % messages) }) },
+      { label: 'list_contacts', tool: 'list_contacts', kind: 'read', args: () => ({}) },
+      { label: 'list_contacts, a later page', tool: 'list_contacts', kind: 'read', args: () => ({ cursor: contactCursor }) },
+      { label: 'list_agent_turns', tool: 'list_agent_turns', kind: 'read', args: () => ({}) },
+      { label: 'list_agent_turns, a later page', tool: 'list_agent_turns', kind: 'read', args: () => ({ cursor: turnCursor }) },
+      { label: 'list_agent_turns awaiting approval', tool: 'list_agent_turns', kind: 'read', args: () => ({ status: 'AWAITING_APPROVAL' }) },
+      { label: 'list_webhook_deliveries', tool: 'list_webhook_deliveries', kind: 'read', args: () => ({ endpointId: endpoint.id }) },
+      {
+        label: 'list_webhook_deliveries, a later page',
+        tool: 'list_webhook_deliveries',
+        kind: 'read',
+        args: () => ({ endpointId: endpoint.id, cursor: deliveryCursor }),
+      },
+    ];
+    const reads: ReadShapeResult[] = [];
+    for (const shape of readShapes) {
+      const latency = await oneAtATime(calls, (i) => api.tool(large.apiKey, shape.tool, shape.args(i)));
+      reads.push({ label: shape.label, kind: shape.kind, calls, latency });
+      log(`  S8 ${shape.label.padEnd(44)} p50 ${fmtMs(latency.p50)}, p99 ${fmtMs(latency.p99)}`);
+      svc.assertAlive();
+    }
+
+    const throughput: Scenario8Result['throughput'] = [];
+    for (const org of [small, large]) {
+      resetProgress();
+      const pool = new Pool(svc.baseUrl, { connections: CONCURRENCY, keepAliveTimeout: 30_000 });
+      let id = 1;
+      const call = () => rawToolCall(pool, org.apiKey, id++, 'list_threads', {});
+      const threads = org === large ? THREADS : SMALL_THREADS;
+      const r = await drive(
+        `S8 list_threads c=${CONCURRENCY}, ${fmtNum(threads)} threads`,
+        CONCURRENCY,
+        Array(CONCURRENCY).fill(call),
+        2_000,
+        loadMs,
+        new Monitor(ctx.database, { api: svc.api.pid, worker: svc.worker.pid }),
+      );
+      await pool.close();
+      throughput.push({ threads, concurrency: CONCURRENCY, reqPerSec: r.reqPerSec, latency: r.latency, errors: r.errors, cpu: r.cpu });
+      log(
+        `  S8 list_threads at c=${CONCURRENCY}, ${fmtNum(threads)} threads: ${fmtNum(r.reqPerSec)} req/s, p99 ${fmtMs(r.latency.p99)}${r.errors ? `, ${r.errors} errors (${r.lastError})` : ''}`,
+      );
+    }
+
+    const searchThread = largeOrgId(large.orgId, 'thread', 42);
+    const searchShapes: Array<{ label: string; matches: string; args: Args }> = [
+      { label: 'rare word', matches: '10', args: (i) => ({ query: LARGE_ORG_WORDS.rare((i * 7919) % 100000) }) },
+      { label: 'word in 0.1 %', matches: '1,000', args: (i) => ({ query: LARGE_ORG_WORDS.perMille((i * 31) % 1000) }) },
+      { label: 'word in 10 %', matches: '100,000', args: (i) => ({ query: LARGE_ORG_WORDS.tenPercent(i) }) },
       { label: 'two words (AND)', matches: '100', args: (i) => ({ query: `m${(i * 31) % 1000} c${((i * 31) % 1000) % 10}` }) },
       { label: 'phrase', matches: '100', args: (i) => ({ query: `"m${(i * 31) % 1000} c${((i * 31) % 1000) % 10}"` }) },
       { label: 'word in 10 %, excluding another', matches: '90,000', args: (i) => ({ query: `c${i % 10} -hello` }) },
-      { label: 'word in 10 %, one thread', matches: '10', args: (i) => ({ query: `c${i % 10}`, threadId: thread.id }) },
-      { label: 'word in 10 %, page 2 (cursor)', matches: '100,000', args: () => ({}) },
+      // Thread 42's messages are numbered 42 + k·100,000: every one of them has c2.
+      { label: 'word in 10 %, one thread', matches: '10', args: () => ({ query: 'c2', threadId: searchThread }) },
     ];
-    const results: SearchShapeResult[] = [];
-    for (const shape of shapes) {
-      const latencies: number[] = [];
+    const shapes: SearchShapeResult[] = [];
+    for (const shape of searchShapes) {
       let hits = 0;
-      for (let i = -5; i < calls; i += 1) {
-        let args = shape.args(i < 0 ? i + 1000 : i);
-        if (shape.label.includes('cursor')) {
-          const first = await api.tool<{ nextCursor: string }>(apiKey, 'search_messages', { query: `c${((i % 10) + 10) % 10}` });
-          args = { query: `c${((i % 10) + 10) % 10}`, cursor: first.nextCursor };
-        }
-        const t0 = performance.now();
-        const answer = await api.tool<{ hits: unknown[] }>(apiKey, 'search_messages', args);
-        const ms = performance.now() - t0;
-        if (i >= 0) {
-          latencies.push(ms);
-          hits += answer.hits.length;
-        }
-      }
-      const latency = percentilesOf(latencies);
-      results.push({ label: shape.label, matches: shape.matches, calls, hitsPerCall: hits / calls, latency });
-      log(`  S8 ${shape.label.padEnd(34)} (~${shape.matches} matches): p50 ${fmtMs(latency.p50)}, p99 ${fmtMs(latency.p99)}`);
+      const latency = await oneAtATime(calls, async (i) => {
+        hits += (await api.tool<{ hits: unknown[] }>(large.apiKey, 'search_messages', shape.args(i))).hits.length;
+      });
+      shapes.push({ label: shape.label, matches: shape.matches, calls, hitsPerCall: hits / (calls + WARM_UP), latency });
+      log(`  S8 ${shape.label.padEnd(34)} (~${shape.matches} matches): p50 ${fmtMs(latency.p50)}, p95 ${fmtMs(latency.p95)}, p99 ${fmtMs(latency.p99)}`);
       svc.assertAlive();
     }
+    // Page 2 of a common word: the cursors are taken by first calls before the clock starts.
+    {
+      for (let q = 0; q < 10; q += 1) await searchCursor(api, large.apiKey, q);
+      const latency = await oneAtATime(calls, async (i) => {
+        await api.tool(large.apiKey, 'search_messages', { query: LARGE_ORG_WORDS.tenPercent(i), cursor: await searchCursor(api, large.apiKey, i) });
+      });
+      shapes.push({ label: 'word in 10 %, page 2 (cursor)', matches: '100,000', calls, hitsPerCall: 20, latency });
+      log(`  S8 ${'word in 10 %, page 2 (cursor)'.padEnd(34)} (~100,000 matches): p50 ${fmtMs(latency.p50)}, p99 ${fmtMs(latency.p99)}`);
+    }
     return {
-      messages: MESSAGES,
+      messages,
       threads: THREADS,
+      lines: large.lines.length,
+      deliveries: DELIVERIES,
       fillSeconds,
       buildSeconds,
       indexMb: Math.round(size.index / 1048576),
       tableMb: Math.round(size.table / 1048576),
-      shapes: results,
+      reads,
+      throughput,
+      shapes,
     };
   } finally {
     await db.end().catch(() => undefined);
     await api.close().catch(() => undefined);
     await svc.stop();
   }
+}
+
+/** Calls made before the clock starts, for each shape. */
+const WARM_UP = 5;
+
+/** `calls` calls one after another (after WARM_UP uncounted ones); the percentiles of their durations. */
+async function oneAtATime(calls: number, call: (i: number) => Promise<unknown>) {
+  const latencies: number[] = [];
+  for (let i = -WARM_UP; i < calls; i += 1) {
+    const n = i < 0 ? i + 1000 : i;
+    if (i < 0) {
+      await call(n);
+      continue;
+    }
+    const t0 = performance.now();
+    await call(n);
+    latencies.push(performance.now() - t0);
+  }
+  return percentilesOf(latencies);
+}
+
+/** The cursor of search i's first page (untimed: it is page 2 that is measured). */
+const searchCursors = new Map<string, string>();
+async function searchCursor(api: ServiceApi, apiKey: string, i: number): Promise<string> {
+  const query = LARGE_ORG_WORDS.tenPercent(i);
+  let cursor = searchCursors.get(query);
+  if (cursor === undefined) {
+    cursor = (await api.tool<{ nextCursor: string }>(apiKey, 'search_messages', { query })).nextCursor;
+    searchCursors.set(query, cursor);
+  }
+  return cursor;
+}
+
+/** An org with `phoneLines` numbers (and a mailbox when `mailbox`), an OWNER member of every line, and their API key. */
+async function seedOrg(api: ServiceApi, label: string, phoneLines: number, mailbox: boolean) {
+  const orgId = (await api.createOrg(`bench ${label}`)).id;
+  const user = await api.createUser(orgId, label);
+  const lines: LargeOrgLine[] = [];
+  for (let i = 0; i < phoneLines; i += 1) lines.push({ ...(await api.createPhoneLine(orgId)), type: 'PHONE_NUMBER' });
+  if (mailbox) lines.push({ ...(await api.createEmailLine(orgId, `${label}.${randomBytes(4).toString('hex')}@bench.example`)), type: 'EMAIL_ACCOUNT' });
+  for (const line of lines) await api.addMember(line.id, user.id);
+  return { orgId, userId: user.id, lines, apiKey: await api.createApiKey(user.id) };
 }
