@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # Build stage: install every dependency, compile TypeScript, then drop the dev dependencies.
-FROM node:20-bookworm-slim AS build
+FROM node:22-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # scripts/ first: npm ci runs the postinstall script (scripts/complete-lockfile.js).
@@ -11,7 +11,7 @@ COPY src ./src
 RUN npm run build && npm prune --omit=dev
 
 # Runtime stage: compiled code and production dependencies only, run as the unprivileged `node` user.
-FROM node:20-bookworm-slim
+FROM node:22-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build --chown=node:node /app/package.json /app/package-lock.json ./
