@@ -125,6 +125,6 @@ if (require.main === module) {
   }
   const port = Number(process.env.RECEIVER_PORT ?? 4000);
   createReceiverApp({ secrets, handleEvent }).listen(port, () => {
-    console.info(`webhook receiver listening on http://localhost:${port}/webhooks`);
+    console.info(`webhook receiver listening on http://127.0.0.1:${port}/webhooks`);
   });
 }

@@ -34,8 +34,9 @@ export APP_ENV="${APP_ENV:-development}"
 export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/messaging_dev}"
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
 port="${PORT:-3000}"
-# Links the service prints (sign-in, attachments, pixels) point at this port unless told otherwise.
-export PUBLIC_BASE_URL="${PUBLIC_BASE_URL:-http://localhost:$port}"
+# Links the service prints (sign-in, attachments, pixels) point at this port unless told otherwise,
+# on 127.0.0.1 as every development address here: the session cookie belongs to one host.
+export PUBLIC_BASE_URL="${PUBLIC_BASE_URL:-http://127.0.0.1:$port}"
 
 # --- PostgreSQL and Redis (and the database) ---------------------------------------------------
 bash scripts/ensure-services.sh --docker-fallback --postgres-url "$DATABASE_URL" --redis-url "$REDIS_URL"
@@ -51,7 +52,7 @@ npm run seed --silent
 if link="$(node dist/src/web/sign-in-link-cli.js owner@demo.example 2>&1)"; then
   say "web app: sign in as owner@demo.example within 15 minutes with"
   say "  $link"
-  say "  (later: ask for a link at http://127.0.0.1:$port/sign-in; without SMTP_URL it is written to this log)"
+  say "  (later: ask for a link at $PUBLIC_BASE_URL/sign-in; without SMTP_URL it is written to this log)"
 else
   say "web app: no sign-in link printed ($link)"
 fi

@@ -51,7 +51,7 @@ describe('loadConfig', () => {
       databaseUrl: BASE.DATABASE_URL,
       redisUrl: BASE.REDIS_URL,
       adminToken: BASE.ADMIN_TOKEN,
-      publicBaseUrl: 'http://localhost:3000',
+      publicBaseUrl: 'http://127.0.0.1:3000',
       processRole: 'all',
       queuePrefix: '{mss}',
       logLevel: 'info',

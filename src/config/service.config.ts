@@ -11,7 +11,7 @@ export const serviceConfig = defineSlice({
   appEnv: APP_ENV,
   isDevelopment: constant(({ isDevelopment }) => isDevelopment),
   processRole: oneOf<ProcessRole>('PROCESS_ROLE', ['api', 'worker', 'all'], { default: 'all' }),
-  publicBaseUrl: text('PUBLIC_BASE_URL', { pattern: /^https?:\/\/[^\s]+$/, message: 'must be an http(s) URL', default: 'http://localhost:3000' }).to((url) =>
+  publicBaseUrl: text('PUBLIC_BASE_URL', { pattern: /^https?:\/\/[^\s]+$/, message: 'must be an http(s) URL', default: 'http://127.0.0.1:3000' }).to((url) =>
     url.replace(/\/+$/, ''),
   ),
 });
