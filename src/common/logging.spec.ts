@@ -6,8 +6,15 @@ import { AppConfig } from '../config/app-config';
 import { prettyFactory } from 'pino-pretty';
 import { loggableUrl, loggerParams, PRETTY_OPTIONS } from './logging';
 
-/** What one request writes to the log with the service's pino-http options. */
-async function logLinesFor(headers: Record<string, string>, path = '/api/mcp?key=abc'): Promise<Array<Record<string, unknown>>> {
+/**
+ * What one request writes to the log with the service's pino-http options for `config` (the
+ * transport left out: the lines come here as JSON, as pino hands them to pino-pretty).
+ */
+async function logLinesFor(
+  headers: Record<string, string>,
+  path = '/api/mcp?key=abc',
+  config: Partial<AppConfig> = { logLevel: 'info' },
+): Promise<Array<Record<string, unknown>>> {
   const lines: string[] = [];
   const sink = new Writable({
     write: (chunk, _enc, done) => {
@@ -15,11 +22,13 @@ async function logLinesFor(headers: Record<string, string>, path = '/api/mcp?key
       done();
     },
   });
-  const options = (loggerParams({ logLevel: 'info' } as AppConfig).pinoHttp ?? {}) as Options;
+  const { transport: _transport, ...options } = (loggerParams(config as AppConfig).pinoHttp ?? {}) as Options;
   const middleware = pinoHttp(options, sink);
   const server = createServer((req, res) => {
     middleware(req, res);
     req.log.info({ token: 'csk_secret' }, 'inside the handler');
+    res.setHeader('set-cookie', 'mss_session=cookie-secret');
+    res.setHeader('location', '/callback?code=code-secret');
     res.end('ok');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -50,6 +59,24 @@ describe('request logging', () => {
     expect(lines[0]).toMatchObject({ msg: 'inside the handler', token: '[redacted]' });
   });
 
+  it('each request ends with one info line: method, path, status and time; no response headers', async () => {
+    const lines = await logLinesFor({ 'x-request-id': 'trace-3' }, '/attachments/a1/download?expires=1&sig=abc');
+    const last = lines[lines.length - 1];
+    expect(last).toMatchObject({ level: 30, req: { id: 'trace-3', method: 'GET', url: '/attachments/a1/download' }, res: { statusCode: 200 } });
+    expect(last.msg).toMatch(/^GET \/attachments\/a1\/download 200 \d+ms$/);
+    expect(typeof last.responseTime).toBe('number');
+    expect(last.res).toEqual({ statusCode: 200 });
+  });
+
+  it('LOG_LEVEL=debug adds the response headers, with cookies and Location redacted', async () => {
+    const lines = await logLinesFor({ 'x-request-id': 'trace-4' }, '/oauth/authorize', { logLevel: 'debug' });
+    const last = lines[lines.length - 1];
+    expect(last).toMatchObject({ res: { statusCode: 200, headers: { 'set-cookie': '[redacted]', location: '[redacted]' } } });
+    const text = JSON.stringify(lines);
+    expect(text).not.toContain('cookie-secret');
+    expect(text).not.toContain('code-secret');
+  });
+
   it('a tracking pixel token in the path never appears', async () => {
     const token = 'Zq3v9XkT2mLp8RwYc4bN7aHs';
     const lines = await logLinesFor({}, `/t/o/${token}`);
@@ -68,6 +95,14 @@ describe('LOG_FORMAT', () => {
     });
     // Silent starts no transport thread.
     expect((loggerParams({ logLevel: 'silent', logFormat: 'pretty' } as AppConfig).pinoHttp as Options).transport).toBeUndefined();
+  });
+
+  it('pretty: a request ends with one short line, `GET /path 200 3ms` and its id', async () => {
+    const lines = await logLinesFor({ 'x-request-id': 'trace-5' }, '/api/mcp?key=abc', { logLevel: 'info', logFormat: 'pretty' });
+    const text = prettyFactory({ ...PRETTY_OPTIONS, colorize: false })(lines[lines.length - 1]);
+    expect(text.trimEnd()).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: GET \/api\/mcp 200 \d+ms \{"req":\{"id":"trace-5"\}\}$/);
+    // Lines written while the request runs keep the whole request (id, method and path).
+    expect(lines[0]).toMatchObject({ msg: 'inside the handler', req: { id: 'trace-5', method: 'GET', url: '/api/mcp' } });
   });
 
   it('pretty is one readable line per entry with its request id, and still redacted', async () => {
