@@ -79,8 +79,11 @@ describe('docker-compose.yml', () => {
     it('is reachable by the app, in plain text, on its own network and nowhere else private', () => {
       expect(greenmail.networks).toEqual(['devmail']);
       expect(file.services.app.networks).toEqual(expect.arrayContaining(['default', 'devmail']));
-      const subnet = file.networks?.devmail.ipam?.config?.[0]?.subnet;
-      expect(app.MAIL_ALLOWED_CIDRS).toBe(subnet);
+      // One variable sets both, so the allowlist cannot drift from the network (see the comment there).
+      const setting = file.networks?.devmail.ipam?.config?.[0]?.subnet;
+      expect(setting).toBe('${GREENMAIL_SUBNET:-10.213.53.0/28}');
+      expect(app.MAIL_ALLOWED_CIDRS).toBe(setting);
+      const subnet = setting!.replace(/\$\{\w+:-([^}]*)\}/g, '$1');
       // The app's configuration as Compose sets it (`${VAR:-}` unset), with the secrets development would generate.
       const environment = Object.fromEntries(Object.entries(app).map(([name, value]) => [name, value.replace(/\$\{\w+:-([^}]*)\}/g, '$1')]));
       const { ADMIN_TOKEN, INGEST_TOKEN, SECRETS_KEY } = process.env;
