@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { createIndexUnlessBuilt } from './prebuilt-index';
 
 /**
  * Full-text search of search_messages (docs/mcp.md, "Searching messages"): two GIN expression
@@ -19,23 +20,23 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * On a large table: CREATE INDEX reads the whole table and blocks writes to it (not reads) while
  * it builds, 1M messages in about the time docs/BENCHMARKS.md (scenario 8) gives. An operator with
  * many messages builds the index first, without blocking writes, with CREATE INDEX CONCURRENTLY
- * and the same name and expression; this migration then finds it and builds nothing. An invalid
- * index left behind by an interrupted CREATE INDEX CONCURRENTLY is dropped and built again. The
- * migration itself cannot build concurrently: that cannot run inside a transaction, and it waits
- * for every older snapshot, including the other replicas waiting for the migration lock.
+ * and the same name and expression; this migration then finds it and builds nothing
+ * (createIndexUnlessBuilt).
  */
 export class MessageSearch1763800660000 implements MigrationInterface {
   name = 'MessageSearch1763800660000';
 
   async up(q: QueryRunner): Promise<void> {
-    await dropIfInvalid(q, 'messages_search_idx');
-    await q.query(
-      `CREATE INDEX IF NOT EXISTS messages_search_idx ON messages USING gin ((
+    await createIndexUnlessBuilt(
+      q,
+      'messages_search_idx',
+      `ON messages USING gin ((
          setweight(to_tsvector('simple'::regconfig, coalesce(subject, '')), 'A') || to_tsvector('simple'::regconfig, left(body, 100000))))`,
     );
-    await dropIfInvalid(q, 'attachments_search_idx');
-    await q.query(
-      `CREATE INDEX IF NOT EXISTS attachments_search_idx ON attachments USING gin ((
+    await createIndexUnlessBuilt(
+      q,
+      'attachments_search_idx',
+      `ON attachments USING gin ((
          setweight(to_tsvector('simple'::regconfig, filename), 'A') || to_tsvector('simple'::regconfig, left(coalesce(extracted_text, ''), 100000))))`,
     );
   }
@@ -44,13 +45,4 @@ export class MessageSearch1763800660000 implements MigrationInterface {
     await q.query(`DROP INDEX IF EXISTS attachments_search_idx`);
     await q.query(`DROP INDEX IF EXISTS messages_search_idx`);
   }
-}
-
-async function dropIfInvalid(q: QueryRunner, name: string): Promise<void> {
-  const rows: Array<{ valid: boolean }> = await q.query(
-    `SELECT i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-      WHERE c.relname = $1 AND c.relnamespace = 'public'::regnamespace`,
-    [name],
-  );
-  if (rows.length > 0 && !rows[0].valid) await q.query(`DROP INDEX ${name}`);
 }

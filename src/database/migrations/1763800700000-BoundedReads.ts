@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { createIndexUnlessBuilt } from './prebuilt-index';
 
 /**
  * Indexes that let every read tool read only its page, whatever the org's size
@@ -22,6 +23,11 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * search_messages looks for a common word's matches among the org's newest messages first:
  * messages by org and recency, for the window's start and for the bitmap the planner ANDs with
  * the search index's.
+ *
+ * On a large database: the indexes on existing columns may be built beforehand with CREATE INDEX
+ * CONCURRENTLY and these names and definitions (createIndexUnlessBuilt); the messages index reads
+ * the largest table, and blocks writes to it while it builds. thread_labels' new columns are
+ * filled by one UPDATE, and its index built here: it is the smallest of these tables.
  */
 export class BoundedReads1763800700000 implements MigrationInterface {
   name = 'BoundedReads1763800700000';
@@ -32,12 +38,12 @@ export class BoundedReads1763800700000 implements MigrationInterface {
     await q.query(`ALTER TABLE thread_labels ALTER COLUMN line_id SET NOT NULL, ALTER COLUMN last_message_at SET NOT NULL`);
     await q.query(`CREATE INDEX thread_labels_label_recent_idx ON thread_labels (label_id, line_id, last_message_at DESC, thread_id DESC)`);
     await q.query(`DROP INDEX thread_labels_label_idx`);
-    await q.query(`CREATE INDEX threads_partner_idx ON threads (partner_identity_id, line_id)`);
-    await q.query(`CREATE INDEX contacts_org_name_idx ON contacts (org_id, lower(COALESCE(display_name, '')), id)`);
-    await q.query(`CREATE INDEX agent_turns_agent_recent_idx ON agent_turns (agent_id, created_at DESC, id DESC)`);
-    await q.query(`CREATE INDEX agent_turns_awaiting_idx ON agent_turns (agent_id, created_at DESC, id DESC) WHERE status = 'AWAITING_APPROVAL'`);
+    await createIndexUnlessBuilt(q, 'threads_partner_idx', `ON threads (partner_identity_id, line_id)`);
+    await createIndexUnlessBuilt(q, 'contacts_org_name_idx', `ON contacts (org_id, lower(COALESCE(display_name, '')), id)`);
+    await createIndexUnlessBuilt(q, 'agent_turns_agent_recent_idx', `ON agent_turns (agent_id, created_at DESC, id DESC)`);
+    await createIndexUnlessBuilt(q, 'agent_turns_awaiting_idx', `ON agent_turns (agent_id, created_at DESC, id DESC) WHERE status = 'AWAITING_APPROVAL'`);
     await q.query(`DROP INDEX agent_turns_agent_idx`);
-    await q.query(`CREATE INDEX messages_org_recent_idx ON messages (org_id, created_at DESC)`);
+    await createIndexUnlessBuilt(q, 'messages_org_recent_idx', `ON messages (org_id, created_at DESC)`);
     await q.query(`
       CREATE FUNCTION thread_labels_take_thread() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
