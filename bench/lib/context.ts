@@ -188,6 +188,8 @@ export interface ToolLevelResult {
   errors: number;
   lastError?: string;
   cpu: CpuReport;
+  /** The hot mix: each tool's own latencies. */
+  perTool?: Array<{ tool: string; calls: number; latency: Percentiles }>;
 }
 
 export interface Scenario3Result {

@@ -417,6 +417,20 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
       );
     }
     out.push('');
+    const hotLevels = s3.levels.filter((l) => l.mode === 'hot' && l.perTool);
+    if (hotLevels.length) {
+      out.push("**The hot mix, by tool** (each call's own duration, p50 / p99):", '');
+      const tools = hotLevels[0].perTool!.map((t) => t.tool);
+      out.push(`| Concurrency | ${tools.join(' | ')} |`, `|---|${tools.map(() => '---|').join('')}`);
+      for (const level of hotLevels) {
+        const cells = tools.map((tool) => {
+          const t = level.perTool!.find((p) => p.tool === tool);
+          return t ? `${fmtMs(t.latency.p50)} / ${fmtMs(t.latency.p99)}` : 'n/a';
+        });
+        out.push(`| ${level.concurrency} | ${cells.join(' | ')} |`);
+      }
+      out.push('');
+    }
     const raw = bestBy(s3.levels, 'raw');
     if (raw) out.push(`**What bounds us** (raw HTTP at c=${raw.concurrency}): ${boundBy(raw.cpu, cores)}`, '');
     const sdk = bestBy(s3.levels, 'sdk');

@@ -11,7 +11,7 @@ import { Child, forkTs, stopChild } from '../lib/children';
 import { RunContext, Scenario3Result, startScenarioService, ToolLevelResult, windows } from '../lib/context';
 import { Monitor } from '../lib/monitor';
 import { Call, drive, rawToolCall } from '../lib/tool-load';
-import { FatalError, fmtMs, fmtNum, freePort, log, resetProgress, waitUntil } from '../lib/util';
+import { FatalError, fmtMs, fmtNum, freePort, log, percentilesOf, resetProgress, waitUntil } from '../lib/util';
 
 /** The per-key limits scenario 3 runs with: as many calls at once as its highest level, no practical rate limit. */
 export const s3LimitsEnv = (levels: number[]): Record<string, string> => ({
@@ -159,15 +159,24 @@ export async function scenario3(ctx: RunContext): Promise<Scenario3Result> {
         resetProgress();
         const pool = new Pool(svc.baseUrl, { connections: level, keepAliveTimeout: 30_000 });
         let id = 1;
-        const call: Call = (i) => {
+        // Each tool's own durations (warm-up included), to tell which one the mix waits on.
+        const durations = new Map<string, number[]>();
+        const call: Call = async (i) => {
           const [name, args] = hotMix.call(i);
-          return rawToolCall(pool, user.apiKey, id++, name, args);
+          const t0 = performance.now();
+          await rawToolCall(pool, user.apiKey, id++, name, args);
+          const own = durations.get(name) ?? [];
+          own.push(performance.now() - t0);
+          durations.set(name, own);
         };
         const r = await drive(`S3 hot mix      c=${level}`, level, Array(level).fill(call), w.toolWarmup, w.toolLevel, new Monitor(ctx.database, procs));
         await pool.close();
-        levels.push({ concurrency: level, mode: 'hot', ...r });
+        const perTool = [...durations].map(([tool, ms]) => ({ tool, calls: ms.length, latency: percentilesOf(ms) }));
+        levels.push({ concurrency: level, mode: 'hot', ...r, perTool });
         log(
-          `  S3 c=${String(level).padStart(2)} hot mix (raw):  ${fmtNum(r.reqPerSec)} req/s, p99 ${fmtMs(r.latency.p99)}${r.errors ? `, ${r.errors} errors (${r.lastError})` : ''}`,
+          `  S3 c=${String(level).padStart(2)} hot mix (raw):  ${fmtNum(r.reqPerSec)} req/s, p99 ${fmtMs(r.latency.p99)}${r.errors ? `, ${r.errors} errors (${r.lastError})` : ''} (` +
+            perTool.map((t) => `${t.tool} p50 ${fmtMs(t.latency.p50)}`).join(', ') +
+            ')',
         );
       }
       // The official MCP SDK client, one Client (and transport) per concurrent caller.
