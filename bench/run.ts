@@ -57,6 +57,7 @@ const HELP = `Usage: npm run bench -- [options]
                            would (default 15, deploy/prometheus/prometheus.yml's interval; 0 = never)
   --no-build               do not run \`npm run build\` even if dist/ looks older than src/
   --keep                   keep the bench database (for inspection)
+  --s6-one-process         scenario 6 runs one PROCESS_ROLE=all process (as npm start) instead of api + worker
   --help
 
 Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres, used to create
@@ -106,6 +107,7 @@ function parseArgs(argv: string[]): Options {
     '--scrape-seconds',
     '--no-build',
     '--keep',
+    '--s6-one-process',
     '--help',
   ]);
   for (let i = 0; i < argv.length; i += 1) {
@@ -145,6 +147,7 @@ function parseArgs(argv: string[]): Options {
       .filter((n) => n >= 1),
     build: !has('--no-build'),
     keep: has('--keep'),
+    s6OneProcess: has('--s6-one-process'),
     durationScale: num('--duration-scale', 1) || 1,
     scrapeSeconds: num('--scrape-seconds', 15),
     command: npmScript?.startsWith('bench')

@@ -35,6 +35,8 @@ export interface Options {
   levels: number[];
   build: boolean;
   keep: boolean;
+  /** Scenario 6 on one PROCESS_ROLE=all process instead of the api + worker pair. */
+  s6OneProcess: boolean;
   /** Multiplies every window (for a longer or shorter run). */
   durationScale: number;
   /** Every service process's /metrics is read this often, as Prometheus would (0: never). */
@@ -113,6 +115,25 @@ export interface SaturationResult {
   openHangsAvg?: number;
   /** Deliveries owed to the failing endpoints at the end (their backlog, not yet attempted once). */
   owedToFailing?: number;
+  /** Unthrottled passes: where the time from commit to the attempt went, from the delivery rows. */
+  split?: DeliverySplit;
+}
+
+/**
+ * The first attempts of the events committed in a window, read from their rows after the drain
+ * (ms, percentiles over the deliveries): in the outbox (the event's commit to the relay's
+ * fan-out), waiting for the worker (fan-out to the attempt's claim: Bull in Redis, a free slot,
+ * the endpoint's line), the HTTP request alone, and the claim to the recorded success (claim
+ * statement, request, success statement); total is the event's commit to the recorded success.
+ */
+export interface DeliverySplit {
+  outbox: Percentiles;
+  toAttempt: Percentiles;
+  http: Percentiles;
+  claimToRecord: Percentiles;
+  total: Percentiles;
+  /** Each second of the window (its events' p50 and p99): does the wait grow during the burst? */
+  bySecond: Array<{ second: number; events: number; outboxP99: number; toAttemptP50: number; toAttemptP99: number; totalP99: number }>;
 }
 
 export interface FixedRateResult {

@@ -3,7 +3,7 @@ import { Client } from 'pg';
 import { Pool } from 'undici';
 import { DELIVERY_QUEUE as DELIVERY_QUEUE_NAME } from '../../src/delivery/delivery-queue';
 import { REDIS_URL } from '../lib/infra';
-import { RunContext, BareClientResult, FixedRateResult, SaturationResult } from '../lib/context';
+import { RunContext, BareClientResult, DeliverySplit, FixedRateResult, SaturationResult } from '../lib/context';
 import { IngestTarget, Ingestor } from '../lib/load';
 import { CpuReport, Monitor } from '../lib/monitor';
 import { Sample } from '../lib/receiver-client';
@@ -157,13 +157,78 @@ export async function saturationPass(
     lastIngestError: ingest.lastError,
     openHangsAvg: openHangsSamples ? openHangsSum / openHangsSamples : undefined,
     owedToFailing: healthyFanout !== options.fanout ? owedToFailing : undefined,
+    split: options.unthrottled && drained ? await deliverySplit(ctx.databaseUrl, steadyFrom, end) : undefined,
   };
   log(
     `  ${options.label}: ${fmtNum(result.deliveriesPerSec)} deliveries/s (ingest ${fmtNum(result.ingestPerSec)} events/s), ` +
       `latency p50 ${fmtMs(result.latency.p50)} p95 ${fmtMs(result.latency.p95)} p99 ${fmtMs(result.latency.p99)}` +
       `${result.ingestFailed ? `, ${result.ingestFailed} ingest failures (${result.lastIngestError})` : ''}${drained ? '' : ', backlog not drained'}`,
   );
+  if (result.split) logSplit(result.split);
   return result;
+}
+
+/** See DeliverySplit: the first attempts, succeeded, of the events committed between `from` and `to` (epoch ms). */
+async function deliverySplit(databaseUrl: string, from: number, to: number): Promise<DeliverySplit> {
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    const ms = (a: string, b: string) => `extract(epoch FROM ${b} - ${a}) * 1000`;
+    const { rows } = await db.query<{ second: number; outbox: number; to_attempt: number; http: number; claim_to_record: number; total: number }>(
+      `SELECT floor(extract(epoch FROM d.event_created_at) - $1 / 1000.0)::int AS second,
+              ${ms('d.event_created_at', 'd.created_at')} AS outbox,
+              ${ms('d.created_at', 'd.last_attempt_at')} AS to_attempt,
+              a.duration_ms AS http,
+              ${ms('d.last_attempt_at', 'd.updated_at')} AS claim_to_record,
+              ${ms('d.event_created_at', 'd.updated_at')} AS total
+         FROM webhook_deliveries d JOIN webhook_delivery_attempts a ON a.delivery_id = d.id AND a.attempt_number = 1
+        WHERE d.status = 'succeeded' AND d.attempt_count = 1 AND d.resent_from_id IS NULL
+          AND d.event_created_at >= to_timestamp($1 / 1000.0) AND d.event_created_at < to_timestamp($2 / 1000.0)`,
+      [from, to],
+    );
+    const of = (key: keyof (typeof rows)[number], list = rows) => percentilesOf(list.map((r) => Number(r[key])));
+    const seconds = new Map<number, typeof rows>();
+    for (const row of rows) seconds.set(row.second, [...(seconds.get(row.second) ?? []), row]);
+    return {
+      outbox: of('outbox'),
+      toAttempt: of('to_attempt'),
+      http: of('http'),
+      claimToRecord: of('claim_to_record'),
+      total: of('total'),
+      bySecond: [...seconds.entries()]
+        .sort(([a], [b]) => a - b)
+        .map(([second, list]) => ({
+          second,
+          events: list.length,
+          outboxP99: of('outbox', list).p99,
+          toAttemptP50: of('to_attempt', list).p50,
+          toAttemptP99: of('to_attempt', list).p99,
+          totalP99: of('total', list).p99,
+        })),
+    };
+  } finally {
+    await db.end().catch(() => undefined);
+  }
+}
+
+function logSplit(split: DeliverySplit): void {
+  const row = (name: string, p: { p50: number; p95: number; p99: number }) =>
+    `    ${name.padEnd(34)} p50 ${fmtMs(p.p50)}  p95 ${fmtMs(p.p95)}  p99 ${fmtMs(p.p99)}`;
+  log(
+    [
+      `  where the time went (${fmtNum(split.total.count)} first attempts, from their rows):`,
+      row('outbox (commit → fan-out)', split.outbox),
+      row('to the attempt (fan-out → claim)', split.toAttempt),
+      row('HTTP request', split.http),
+      row('claim → success recorded', split.claimToRecord),
+      row('commit → success recorded', split.total),
+      '    by second of the window (events, outbox p99, to-attempt p50/p99, total p99):',
+      ...split.bySecond.map(
+        (s) =>
+          `      ${String(s.second).padStart(3)} s  ${fmtNum(s.events)}  ${fmtMs(s.outboxP99)}  ${fmtMs(s.toAttemptP50)} / ${fmtMs(s.toAttemptP99)}  ${fmtMs(s.totalP99)}`,
+      ),
+    ].join('\n'),
+  );
 }
 
 /**
@@ -350,11 +415,15 @@ export async function backlogDrainPass(
     const before = (await ctx.receiver.progress()).unique;
     const base = ingest.accepted;
     const expected = options.events * options.fanout;
+    const ingestStarted = performance.now();
     await ingest.closedLoop(
       targets,
       () => ingest.accepted - base >= options.events,
       () => true,
     );
+    // Ingest with nothing delivered meanwhile (the relay still fans out): beside the unthrottled pass, what delivery costs ingest.
+    const ingestSeconds = (performance.now() - ingestStarted) / 1000;
+    log(`  ${options.label}: backlog ingested at ${fmtNum((ingest.accepted - base) / ingestSeconds)} events/s with the delivery queue paused`);
     const pending = async () => Number((await db.query(`SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'`)).rows[0].n);
     await waitUntil('fan-out of the backlog', async () => (await pending()) >= expected, options.timeoutMs, 200);
     const monitor = new Monitor(ctx.database, procsOf(ctx, svc));

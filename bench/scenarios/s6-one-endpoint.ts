@@ -5,7 +5,7 @@ import { log } from '../lib/util';
 import { backlogDrainPass, saturationPass, warmPipeline } from './passes';
 
 /**
- * Scenario 6, one endpoint receiving everything (api + worker processes): first with the queue
+ * Scenario 6, one endpoint receiving everything (api + worker processes, or one with --s6-one-process): first with the queue
  * kept short (what one endpoint can be sent), then with ingest as fast as it goes and no flow
  * control: do deliveries keep pace with the events (arrivals ÷ events), and how late are they?
  * Last, the delivery side alone: a backlog of first attempts drained with no ingest running.
@@ -13,8 +13,8 @@ import { backlogDrainPass, saturationPass, warmPipeline } from './passes';
 export async function scenario6(ctx: RunContext): Promise<Scenario6Result> {
   const { options } = ctx;
   const w = windows(options);
-  log('\nScenario 6: one endpoint receiving every event');
-  const svc = await startScenarioService(ctx, 's6', {});
+  log(`\nScenario 6: one endpoint receiving every event${options.s6OneProcess ? ', one PROCESS_ROLE=all process' : ''}`);
+  const svc = await startScenarioService(ctx, 's6', {}, options.s6OneProcess ? 'all' : 'split');
   const api = new ServiceApi(svc.baseUrl, ctx.secrets.adminToken, ctx.secrets.ingestToken);
   const ingest = new Ingestor(svc.baseUrl, ctx.secrets.ingestToken, options.ingestConcurrency, options.smsBytes);
   try {
