@@ -8,6 +8,7 @@ import { ConversationsService } from './conversations.service';
 import { InboundAttachments } from './inbound-attachments';
 import { MessageDataBuilder } from './message-data.builder';
 import { MessageDataRepository } from './message-data.repository';
+import { DevelopmentOutboxService } from './outbound/development-outbox.service';
 import { OutboundChannels } from './outbound/outbound-channels';
 import { OutboundProcessor } from './outbound/outbound.processor';
 import { OutboundRepository } from './outbound/outbound.repository';
@@ -40,6 +41,7 @@ import { THREAD_TOOLS } from './threads/threads.tools';
     ThreadAccessRepository,
     ThreadsRepository,
     ThreadsService,
+    DevelopmentOutboxService,
     ...THREAD_TOOLS,
     ...LABEL_TOOLS,
     ContactsRepository,
@@ -67,6 +69,7 @@ import { THREAD_TOOLS } from './threads/threads.tools';
     OutboundRepository,
     OutboundChannels,
     OutboundService,
+    DevelopmentOutboxService,
   ],
 })
 export class ConversationsModule {}

@@ -84,6 +84,8 @@ export interface MessageEventData {
 export interface StatusChangedData extends MessageEventData {
   previousStatus: string | null;
   currentStatus: string;
+  /** Why sending failed, when currentStatus is FAILED; else null. */
+  error: string | null;
 }
 
 export interface OpenData {

@@ -2,6 +2,7 @@ import { Inject, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { ConversationsModule } from '../conversations/conversations.module';
 import { DeliveryModule } from '../delivery/delivery.module';
 import { EmailChannelModule } from '../channels/email/email-channel.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
@@ -9,6 +10,7 @@ import { pageHeaders } from './page-headers';
 import { ApiKeysController } from './pages/api-keys.controller';
 import { ConnectedAppsController } from './pages/connected-apps.controller';
 import { ConsentController } from './pages/consent.controller';
+import { DevOutboxController } from './pages/dev-outbox.controller';
 import { MailboxesController } from './pages/mailboxes.controller';
 import { SettingsFallbackController } from './pages/settings-fallback.controller';
 import { SignInController } from './pages/sign-in.controller';
@@ -27,6 +29,7 @@ export const PAGE_CONTROLLERS = [
   ConnectedAppsController,
   WebhooksController,
   MailboxesController,
+  DevOutboxController,
   StaticController,
   SettingsFallbackController,
 ];
@@ -35,8 +38,8 @@ export const PAGE_CONTROLLERS = [
 @Module({
   controllers: PAGE_CONTROLLERS,
   // The pages call the services the MCP tools and admin routes call (API keys: AuthModule; webhooks: WebhooksModule, DeliveryModule;
-  // mailboxes: EmailChannelModule).
-  imports: [WebSessionsModule, AuthModule, WebhooksModule, DeliveryModule, EmailChannelModule],
+  // mailboxes: EmailChannelModule; the development outbox: ConversationsModule).
+  imports: [WebSessionsModule, AuthModule, WebhooksModule, DeliveryModule, EmailChannelModule, ConversationsModule],
 })
 export class WebModule implements NestModule {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}

@@ -63,6 +63,7 @@ describe('threads, labels and contacts (tools, events, line scope)', () => {
           status: 'RECEIVED',
           preview: 'hello 29',
           truncated: false,
+          error: null,
           createdAt: expect.stringMatching(ISO_MS),
           sentAt: expect.stringMatching(ISO_MS),
           fromIdentity: { value: newest.from, kind: 'PHONE' },
@@ -183,6 +184,7 @@ describe('threads, labels and contacts (tools, events, line scope)', () => {
         fromIdentity: { value: from, kind: 'PHONE' },
         toIdentity: { value: phone.address, kind: 'PHONE' },
         truncated: false,
+        error: null,
         attachments: [],
         attachmentCount: 0,
       });

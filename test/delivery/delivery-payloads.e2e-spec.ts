@@ -8,7 +8,7 @@ import { createSession, Session } from '../support/session';
 
 /** What the kind adds to the message.received shape (spec: Events table). */
 const KIND_EXTRAS: Partial<Record<EventKind, string[]>> = {
-  'message.status_changed': ['previousStatus', 'currentStatus'],
+  'message.status_changed': ['previousStatus', 'currentStatus', 'error'],
   'email.opened': ['open'],
   'attachment.extracted': ['attachment', 'calendarEvents'],
 };

@@ -353,14 +353,22 @@ describe('event data limits', () => {
       expect(Array.from(merged.contact.notes as string)).toHaveLength(MAX_NOTES_CHARS);
     });
 
-    it("get_message gives a FAILED message the mail server's reason", async () => {
-      const own = await createSession(m.admin, { lines: ['EMAIL_ACCOUNT'] });
-      const { message } = await toolOk(m, own.apiKey, 'send_email', { to: 'nobody@partner.example', subject: 'hi', body: 'hello' });
-      const failed = await waitUntil(async () => {
-        const got = await toolOk(m, own.apiKey, 'get_message', { messageId: message.id });
-        return got.message.status === 'FAILED' && got;
-      }, 'the email to fail');
-      expect(failed.message).toMatchObject({ subject: 'hi', error: 'no mail server is configured: SMTP_URL is not set', attachments: [] });
+    it("get_message gives a FAILED message the carrier's reason", async () => {
+      const own = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
+      const { threadId } = await inboundSms(m, own.lines[0].address, partnerPhone(), 'hi');
+      const { message } = await toolOk(m, own.apiKey, 'reply_to_thread', { threadId, body: 'hello' });
+      const providerMessageId = await waitUntil(async () => {
+        const [row] = await m.db.query(`SELECT provider_message_id FROM messages WHERE id = $1 AND status = 'SENT'`, [message.id]);
+        return row?.provider_message_id as string | undefined;
+      }, 'the carrier to take the SMS');
+      await m
+        .http()
+        .post('/ingest/sms/status')
+        .set('Authorization', `Bearer ${INGEST_TOKEN}`)
+        .send({ providerMessageId, status: 'FAILED', error: 'the handset is unreachable' })
+        .expect(200);
+      const failed = await toolOk(m, own.apiKey, 'get_message', { messageId: message.id });
+      expect(failed.message).toMatchObject({ status: 'FAILED', subject: null, error: 'the handset is unreachable', attachments: [] });
       expect(failed).toMatchObject({ bodyLength: 5, nextOffset: null });
     });
   });

@@ -17,6 +17,7 @@ import { MailServers } from './mailboxes/mail-servers';
 import { MailboxSync } from './mailboxes/mailbox-sync';
 import { MailboxesRepository } from './mailboxes/mailboxes.repository';
 import { MailboxesService } from './mailboxes/mailboxes.service';
+import { mailRelayProvider } from './mail-relays';
 import { Mailer } from './mailer';
 import { OpenTrackingController } from './open-tracking.controller';
 
@@ -38,6 +39,7 @@ import { OpenTrackingController } from './open-tracking.controller';
     EmailOpensService,
     SendEmailTool,
     Mailer,
+    mailRelayProvider,
     MailServers,
     MailboxHealthRepository,
     MailboxHealthService,

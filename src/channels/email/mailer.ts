@@ -1,11 +1,9 @@
-import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { SendMailOptions } from 'nodemailer';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { DomainError } from '../../common/errors';
 import { SecretBox } from '../../common/secret-box';
-import { ServiceMailer } from '../../common/service-mailer';
-import { AppConfig } from '../../config/app-config';
-import { APP_CONFIG } from '../../config/config.module';
+import { MailRelay } from './mail-relays';
 import { MailServers, MailServerSettings } from './mailboxes/mail-servers';
 import { newMessageId } from '../../conversations/outbound/email-format';
 import { OutboundChannel, OutboundChannels } from '../../conversations/outbound/outbound-channels';
@@ -18,7 +16,8 @@ export type MailOutcome = { status: 'SENT' } | { status: 'FAILED'; error: string
 /**
  * Hands a QUEUED email to the mail server over SMTP with nodemailer: the SMTP server of the line's
  * own mailbox when it has one (then the message is also copied to the mailbox's Sent folder,
- * docs/mailboxes.md), else SMTP_URL. A transient
+ * docs/mailboxes.md), else the MailRelay (SMTP_URL, or in development without it the development
+ * mailer: mail-relays.ts). A transient
  * failure (no connection, timeout, 4xx) throws so the job is retried, unless it was the last
  * attempt; a permanent one (5xx) is a FAILED outcome at once. Registered with conversations as
  * the EMAIL outbound channel; it records the outcome through OutboundService.transition.
@@ -28,11 +27,10 @@ export class Mailer implements OutboundChannel, OnModuleInit {
   private readonly logger = new Logger(Mailer.name);
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly messages: EmailMessagesRepository,
     private readonly servers: MailServers,
     private readonly box: SecretBox,
-    private readonly relay: ServiceMailer,
+    private readonly relay: MailRelay,
     private readonly channels: OutboundChannels,
     private readonly outbound: OutboundService,
   ) {}
@@ -49,7 +47,7 @@ export class Mailer implements OutboundChannel, OnModuleInit {
 
   private async send(messageId: string, lastAttempt: boolean): Promise<MailOutcome> {
     const mail = await this.load(messageId);
-    if (!mail.mailbox && !this.config.smtpUrl) return { status: 'FAILED', error: 'no mail server is configured: SMTP_URL is not set' };
+    if (!mail.mailbox && this.relay.reason) return { status: 'FAILED', error: this.relay.reason };
     const options: SendMailOptions = {
       from: mail.from_value,
       to: mail.to_value,
@@ -62,7 +60,7 @@ export class Mailer implements OutboundChannel, OnModuleInit {
     };
     try {
       if (mail.mailbox) await this.sendThroughMailbox(messageId, mail.mailbox, options);
-      else await this.relay.transport().sendMail(options);
+      else await this.relay.send(options);
       return { status: 'SENT' };
     } catch (error) {
       // The mailbox's server refused by the address policy: no retry changes that.

@@ -4,6 +4,7 @@ import { ConversationsModule } from '../../conversations/conversations.module';
 import { WebhooksModule } from '../../webhooks/webhooks.module';
 import { SmsCarrier } from './sms-carrier';
 import { SmsDeliveryService } from './sms-delivery.service';
+import { smsGatewayProvider } from './sms-gateways';
 import { SmsIngestController } from './sms-ingest.controller';
 import { SmsMessagesRepository } from './sms-messages.repository';
 import { SmsProvidersRepository } from './sms-providers.repository';
@@ -25,6 +26,7 @@ import { TwilioSignatureGuard } from './twilio-signature.guard';
   controllers: [SmsIngestController, TwilioIngestController],
   providers: [
     SmsCarrier,
+    smsGatewayProvider,
     TwilioApi,
     SmsMessagesRepository,
     SmsDeliveryService,

@@ -4,7 +4,8 @@ import { MessageStatus } from '../../conversations/message.entity';
 import { OutboundChannel, OutboundChannels } from '../../conversations/outbound/outbound-channels';
 import { HANDOFF_ATTEMPTS, OutboundService } from '../../conversations/outbound/outbound.service';
 import { BackgroundWork, WORKER_ROLES } from '../../queue/background-work';
-import { SmsCarrier, SmsCarrierError } from './sms-carrier';
+import { SmsCarrier } from './sms-carrier';
+import { SmsCarrierError } from './sms-gateways';
 import { SmsMessagesRepository } from './sms-messages.repository';
 
 /** A delivery report: the carrier's id of the message and where it ended. */
@@ -63,7 +64,7 @@ export class SmsDeliveryService implements OutboundChannel, OnModuleInit {
           ? { accountSid: message.provider_account_sid, authTokenSealed: message.provider_auth_token_sealed }
           : null;
       const { providerMessageId, reportsDelivery } = await this.carrier.send(
-        { messageId, from: message.from_value, to: message.to_value, body: message.body },
+        { messageId, lineId: message.line_id, from: message.from_value, to: message.to_value, body: message.body },
         provider,
       );
       // Carriers with delivery reports move it to SENT; without, it is marked delivered optimistically.

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Caller } from '../../auth/caller';
+import { callerLines } from '../../auth/line-access.sql';
 import { Channel, SerializedMessage } from '../../events/event-payloads';
 import { queryNamed } from '../../database/sql';
 import { serializeMessage } from '../message-data.builder';
@@ -39,6 +40,9 @@ export interface QueuedMessage {
   inReplyTo?: string | null;
   references?: string[];
 }
+
+/** A message of the development outbox: its subject (email) and why it FAILED, if it did. */
+export type OutboxMessage = SerializedMessage & { subject: string | null; error: string | null };
 
 /** What the hand-off job reads of a message: which channel hands it over, if it is still QUEUED. */
 export interface HandOffRow {
@@ -162,6 +166,22 @@ export class OutboundRepository {
       { messageId },
     );
     return row ? serializeMessage(row) : null;
+  }
+
+  /** The latest outbound messages on the lines the caller may use, newest first, with their subject and (when FAILED) why. */
+  async recent(caller: Caller, limit: number): Promise<OutboxMessage[]> {
+    const scope = callerLines(caller, 'm.line_id', 'm.org_id');
+    const rows = await queryNamed<Array<Parameters<typeof serializeMessage>[0] & { subject: string | null; error: string | null }>>(
+      this.dataSource.manager,
+      `SELECT m.id, m.thread_id, m.channel, m.direction, m.status, m.body, m.created_at, m.sent_at, m.from_value, m.from_kind, m.to_value, m.to_kind,
+              m.subject, CASE WHEN m.status = 'FAILED' THEN m.error END AS error
+         FROM messages m
+        WHERE m.direction = 'OUTBOUND' AND ${scope.sql}
+        ORDER BY m.created_at DESC, m.id DESC
+        LIMIT :limit`,
+      { ...scope.parameters, limit },
+    );
+    return rows.map((row) => ({ ...serializeMessage(row), subject: row.subject, error: row.error }));
   }
 
   /** For the sweep: QUEUED messages older than a minute (their hand-off job may be lost), oldest first. */

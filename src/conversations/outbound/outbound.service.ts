@@ -191,7 +191,7 @@ export class OutboundService {
         type: 'message.status_changed',
         orgId: row.org_id,
         lineId: row.line_id,
-        data: { ...data, previousStatus: from, currentStatus: to },
+        data: { ...data, previousStatus: from, currentStatus: to, error: to === 'FAILED' ? (extra.error ?? null) : null },
       };
       const sent: DomainEvent = { type: 'message.sent', orgId: row.org_id, lineId: row.line_id, data };
       // One outbox insert for both events (message.sent first, as before).

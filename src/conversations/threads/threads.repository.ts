@@ -40,10 +40,11 @@ export type ThreadListRow = ThreadRow & {
   m_from_kind: 'PHONE' | 'EMAIL';
   m_to_value: string;
   m_to_kind: 'PHONE' | 'EMAIL';
+  m_error: string | null;
 };
 
 /** A message of get_thread: its body cut to the page's maxBodyChars, and whether it was. */
-export type BoundedMessageRow = MessageRow & { body_truncated: boolean };
+export type BoundedMessageRow = MessageRow & { body_truncated: boolean; error: string | null };
 
 /** get_message's message: a window of its body, the body's whole length, its subject and (when FAILED) why. */
 export type MessageWindowRow = MessageRow & { body_length: number; subject: string | null; error: string | null };
@@ -58,12 +59,15 @@ export interface MessageAttachmentRow {
   total: number;
 }
 
+/** Why sending failed: set on FAILED messages only (get_thread, get_message, list_threads' last message). */
+const FAILURE_REASON = `CASE WHEN m.status = 'FAILED' THEN m.error END AS error`;
+
 const MESSAGE_COLUMNS = `m.id, m.thread_id, m.channel, m.direction, m.status, m.body, m.created_at, m.sent_at,
   m.from_value, m.from_kind, m.to_value, m.to_kind`;
 
 /** get_thread's messages: each body cut to :maxBodyChars, and whether it was. */
 const BOUNDED_MESSAGE_COLUMNS = `m.id, m.thread_id, m.channel, m.direction, m.status, left(m.body, :maxBodyChars) AS body,
-  char_length(m.body) > :maxBodyChars AS body_truncated, m.created_at, m.sent_at, m.from_value, m.from_kind, m.to_value, m.to_kind`;
+  char_length(m.body) > :maxBodyChars AS body_truncated, m.created_at, m.sent_at, m.from_value, m.from_kind, m.to_value, m.to_kind, ${FAILURE_REASON}`;
 
 /** How much of the last message's body list_threads reads to make its preview (whitespace folds away). */
 const PREVIEW_SOURCE_CHARS = 1_000;
@@ -142,7 +146,7 @@ export class ThreadsRepository {
               ARRAY(SELECT l.name FROM thread_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.thread_id = t.id ORDER BY l.name) AS labels,
               lm.id AS m_id, lm.thread_id AS m_thread_id, lm.channel AS m_channel, lm.direction AS m_direction, lm.status AS m_status,
               left(lm.body, :previewSource) AS m_body, char_length(lm.body) > :previewSource AS m_body_cut, lm.created_at AS m_created_at, lm.sent_at AS m_sent_at, lm.from_value AS m_from_value,
-              lm.from_kind AS m_from_kind, lm.to_value AS m_to_value, lm.to_kind AS m_to_kind
+              lm.from_kind AS m_from_kind, lm.to_value AS m_to_value, lm.to_kind AS m_to_kind, lm.error AS m_error
          FROM (SELECT p.id FROM unnest(:scopeLineIds::uuid[]) AS pl(line_id)
                 CROSS JOIN LATERAL (${linePage(input.label !== undefined, input.after !== undefined)}) p
                 WHERE ${lines}
@@ -156,7 +160,7 @@ export class ThreadsRepository {
                 LEFT JOIN contacts c ON c.id = i.contact_id
                WHERE t.id = page.id AND t.org_id = :scopeOrgId
               OFFSET 0) t
-         LEFT JOIN LATERAL (SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.thread_id = t.id
+         LEFT JOIN LATERAL (SELECT ${MESSAGE_COLUMNS}, ${FAILURE_REASON} FROM messages m WHERE m.thread_id = t.id
                              ORDER BY m.created_at DESC, m.id DESC LIMIT 1) lm ON true
         ORDER BY t.last_message_at DESC, t.id DESC`,
       {
@@ -211,7 +215,7 @@ export class ThreadsRepository {
     const [row] = await queryNamed<MessageWindowRow[]>(
       this.dataSource.manager,
       `SELECT m.id, m.thread_id, m.channel, m.direction, m.status, substr(m.body, :offset + 1, :maxChars) AS body,
-              char_length(m.body) AS body_length, left(m.subject, ${RESULT_BOUNDS.subjectChars}) AS subject, CASE WHEN m.status = 'FAILED' THEN m.error END AS error,
+              char_length(m.body) AS body_length, left(m.subject, ${RESULT_BOUNDS.subjectChars}) AS subject, ${FAILURE_REASON},
               m.created_at, m.sent_at, m.from_value, m.from_kind, m.to_value, m.to_kind
          FROM messages m
          JOIN threads t ON t.id = m.thread_id

@@ -32,7 +32,7 @@ export interface ThreadListItem {
 }
 
 /** list_threads' last message: its body as a bounded one-line preview. */
-export type MessagePreview = Omit<SerializedMessage, 'body'> & { preview: string; truncated: boolean };
+export type MessagePreview = Omit<SerializedMessage, 'body'> & { preview: string; truncated: boolean; error: string | null };
 
 export interface LabelView {
   name: string;
@@ -40,7 +40,7 @@ export interface LabelView {
 }
 
 /** get_thread's message: `body` cut to the call's maxBodyChars (`truncated` says so), and its attachments. */
-export type ThreadMessage = SerializedMessage & { truncated: boolean; attachments: AttachmentRef[]; attachmentCount: number };
+export type ThreadMessage = SerializedMessage & { truncated: boolean; error: string | null; attachments: AttachmentRef[]; attachmentCount: number };
 
 /** get_message's answer: the message with a window of its body, and where the next window starts. */
 export interface MessageDetail {
@@ -136,6 +136,7 @@ export class ThreadsService {
         messages: page.map((m) => ({
           ...serializeMessage(m),
           truncated: m.body_truncated,
+          error: m.error,
           ...attachmentsOfMessage(attachments, m.id),
         })),
         nextCursor: rows.length > limit && last ? this.cursors.encode('get_thread', { key: last.created_at.toISOString(), id: last.id }) : null,
@@ -248,6 +249,7 @@ function lastMessageOf(r: ThreadListRow): MessagePreview {
     toIdentity: { value: r.m_to_value, kind: r.m_to_kind },
     preview,
     truncated,
+    error: r.m_error,
   };
 }
 

@@ -8,6 +8,9 @@ import { cursorArgument, nextCursorResult, nullable } from '../../common/tools/t
 const threadIdSchema = { type: 'string', format: 'uuid', description: 'A thread id (from list_threads or an event).' } as const;
 const labelNameSchema = { type: 'string', minLength: 1, maxLength: 100 } as const;
 
+/** Why an outbound message FAILED, on every message the thread tools show. */
+const failureReasonSchema = nullable({ type: 'string' } as const, 'Why the carrier or mail server did not take the message, when status is FAILED; else null.');
+
 const labelsResult = {
   type: 'object',
   properties: { threadId: { type: 'string' }, labels: { type: 'array', items: labelWithConfidenceSchema } },
@@ -24,8 +27,9 @@ const messagePreviewSchema = {
       description: `The body on one line (whitespace folded), at most ${RESULT_BOUNDS.previewChars} characters; get_thread has the body.`,
     },
     truncated: { type: 'boolean', description: 'True when the preview is not the whole body.' },
+    error: failureReasonSchema,
   },
-  required: [...messageSchema.required.filter((k) => k !== 'body'), 'preview', 'truncated'],
+  required: [...messageSchema.required.filter((k) => k !== 'body'), 'preview', 'truncated', 'error'],
 } as const;
 
 const listThreadsInput = {
@@ -128,6 +132,7 @@ const getThreadInput = {
           properties: {
             ...messageSchema.properties,
             truncated: { type: 'boolean', description: 'True when body is cut to maxBodyChars.' },
+            error: failureReasonSchema,
             attachments: {
               type: 'array',
               items: attachmentRefSchema,
@@ -135,7 +140,7 @@ const getThreadInput = {
             },
             attachmentCount: { type: 'integer', description: 'How many attachments the message has, listed or not.' },
           },
-          required: [...messageSchema.required, 'truncated', 'attachments', 'attachmentCount'],
+          required: [...messageSchema.required, 'truncated', 'error', 'attachments', 'attachmentCount'],
         },
       },
       nextCursor: nextCursorResult,
@@ -188,7 +193,7 @@ const getMessageInput = {
           ...messageSchema.properties,
           body: { type: 'string', description: 'The body from offset, at most maxChars characters.' },
           subject: nullable({ type: 'string' } as const, "An email's subject; null for SMS."),
-          error: nullable({ type: 'string' } as const, 'Why the carrier or mail server did not take the message, when status is FAILED; else null.'),
+          error: failureReasonSchema,
           attachments: {
             type: 'array',
             items: attachmentRefSchema,

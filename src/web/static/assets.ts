@@ -74,6 +74,9 @@ pre.body { max-height: 10rem; overflow: auto; }
 .notice.warning { border-color: #b7791f; color: #6b4a0f; background: #fff8e6; }
 .muted, .hint { color: var(--muted); }
 .hint { margin: 0; font-size: 0.875rem; }
+.nowrap { white-space: nowrap; }
+.outbox-subject, .outbox-body { display: block; }
+.outbox-body { white-space: pre-wrap; overflow-wrap: anywhere; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.875em; }
 .toolbar { display: flex; align-items: center; justify-content: space-between; gap: 1.5rem; margin-bottom: 1rem; }
