@@ -3,13 +3,14 @@ import { Inject, Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { normalizeAddress } from '../../accounts/account.types';
 import { Caller } from '../../auth/caller';
-import { NotFoundError, ValidationError } from '../../common/errors';
+import { ValidationError } from '../../common/errors';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { EventBus } from '../../events/event-bus';
 import { MessageDataBuilder } from '../../conversations/message-data.builder';
 import { OutboundRepository } from '../../conversations/outbound/outbound.repository';
 import { OutboundService, SendOutcome } from '../../conversations/outbound/outbound.service';
+import { sendingLine } from '../../conversations/outbound/sending-line';
 import { ThreadAccessRepository } from '../../conversations/threads/thread-access.repository';
 import { newMessageId, pixelUrl, replyReferences, replySubject, trackedHtml } from '../../conversations/outbound/email-format';
 import { EmailMessagesRepository } from './email-messages.repository';
@@ -113,18 +114,13 @@ export class EmailOutboundService {
   /** A new thread on one of the caller's email accounts, with the address as its (orphan, if new) partner. */
   private async newThread(tx: EntityManager, caller: Caller, input: SendEmailInput): Promise<Route> {
     if (input.subject === undefined) throw new ValidationError('subject is required when starting a new thread with to', 'subject');
-    const accounts = caller.lines.filter((l) => l.type === 'EMAIL_ACCOUNT');
-    const line = input.fromAccountId !== undefined ? accounts.find((l) => l.id === input.fromAccountId) : accounts[0];
-    if (input.fromAccountId !== undefined && !line) {
-      throw NotFoundError.of('email account', input.fromAccountId, 'fromAccountId');
-    } else if (!line) {
-      throw new ValidationError('this API key may use no email account', 'fromAccountId');
-    } else if (input.fromAccountId === undefined && accounts.length > 1) {
-      throw new ValidationError(
-        `fromAccountId is required: this API key may use ${accounts.length} email accounts (list_email_accounts gives their ids)`,
-        'fromAccountId',
-      );
-    }
+    const line = sendingLine(caller, {
+      type: 'EMAIL_ACCOUNT',
+      noun: 'email account',
+      listTool: 'list_email_accounts',
+      idField: 'fromAccountId',
+      id: input.fromAccountId,
+    });
     const to = normalizeAddress(input.to!);
     const threadId = await this.emailMessages.startThread(tx, caller, line.id, to, input.subject);
     return {

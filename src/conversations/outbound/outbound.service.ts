@@ -18,6 +18,7 @@ import { OutboundRepository, QueuedMessage } from './outbound.repository';
 import { MessageStatus } from '../message.entity';
 import { SendIdempotencyKeysRepository } from './send-idempotency-keys.repository';
 import { checkReplyBody } from './reply-body';
+import { sendingLine } from './sending-line';
 
 export const OUTBOUND_QUEUE = 'outbound-messages';
 
@@ -31,6 +32,18 @@ export const IDEMPOTENCY_KEY_LIVE_MS = 24 * 60 * 60 * 1000;
 export interface SendCall {
   tool: string;
   args: { idempotencyKey?: string } & Record<string, unknown>;
+}
+
+/** send_sms's arguments: on a thread (threadId, identityId?) or to a number (to, lineId? or from?); the text as smsBody or body. */
+export interface SendSmsArgs {
+  threadId?: string;
+  identityId?: string;
+  to?: string;
+  lineId?: string;
+  from?: string;
+  smsBody?: string;
+  body?: string;
+  idempotencyKey?: string;
 }
 
 /** What a send tool answers: the message, and with an idempotencyKey whether it is the key's earlier message (nothing sent now). */
@@ -60,11 +73,31 @@ export class OutboundService {
     private readonly keys: SendIdempotencyKeysRepository,
   ) {}
 
-  /** send_sms: an SMS on the thread, to `identityId` (the partner or another number of their contact) or, without it, to the thread's partner. */
-  async queueSms(caller: Caller, call: SendCall & { args: { threadId: string; identityId?: string; smsBody: string } }): Promise<SendOutcome> {
+  /**
+   * send_sms: an SMS on the thread, to `identityId` (the partner or another number of their
+   * contact) or, without it, to the thread's partner; or, with `to` in place of `threadId`, to a
+   * number, from one of the caller's phone lines (`lineId` or `from`; the only one when it has one),
+   * on that line's thread with the number (made, with thread.created, if there is none). The text
+   * is `smsBody` (the spec's name) or `body` (reply_to_thread's).
+   */
+  async queueSms(caller: Caller, call: SendCall & { args: SendSmsArgs }): Promise<SendOutcome> {
     const input = call.args;
+    if ((input.threadId === undefined) === (input.to === undefined)) {
+      throw new ValidationError('give exactly one of threadId (send on a thread) or to (text a number)', input.threadId ? 'to' : 'threadId');
+    }
+    if ((input.smsBody === undefined) === (input.body === undefined)) {
+      throw new ValidationError('give the text as exactly one of body or smsBody (the same argument by two names)', 'body');
+    }
+    const text = (input.smsBody ?? input.body)!;
+    if (input.threadId !== undefined) {
+      const where = input.lineId !== undefined ? 'lineId' : input.from !== undefined ? 'from' : undefined;
+      if (where) throw new ValidationError(`an SMS on a thread goes from the thread's own line; leave ${where} out`, where);
+    } else if (input.identityId !== undefined) {
+      throw new ValidationError('identityId picks a number of the thread partner: give it with threadId, not with to', 'identityId');
+    }
     return this.send(caller, call, async (tx) => {
-      const thread = await this.threads.threadForCaller(tx, caller, input.threadId);
+      if (input.to !== undefined) return this.queueSmsTo(tx, caller, input.to, text, input);
+      const thread = await this.threads.threadForCaller(tx, caller, input.threadId!);
       if (thread.channel !== 'SMS') throw new ValidationError(`thread ${input.threadId} is an email thread; use send_email`, 'threadId');
       const { identityId } = input;
       const identity = identityId === undefined ? await this.messages.partner(tx, thread) : await this.messages.partnerIdentity(tx, caller, thread, identityId);
@@ -77,11 +110,39 @@ export class OutboundService {
         threadId: thread.id,
         lineId: thread.line_id,
         channel: 'SMS',
-        body: input.smsBody,
+        body: text,
         from: { value: thread.line_address, kind: 'PHONE' },
         to: { value: identity.value, kind: 'PHONE' },
       });
     });
+  }
+
+  /** send_sms with `to`: the line's thread with the number (thread.created when new), and the SMS on it. */
+  private async queueSmsTo(tx: EntityManager, caller: Caller, to: string, body: string, input: SendSmsArgs): Promise<string> {
+    const line = sendingLine(caller, {
+      type: 'PHONE_NUMBER',
+      noun: 'phone line',
+      listTool: 'list_phone_numbers',
+      idField: 'lineId',
+      id: input.lineId,
+      addressField: 'from',
+      address: input.from,
+    });
+    const thread = await this.messages.smsThread(tx, caller, line.id, to);
+    const id = await this.insertQueued(tx, {
+      orgId: caller.orgId,
+      threadId: thread.id,
+      lineId: line.id,
+      channel: 'SMS',
+      body,
+      from: { value: line.address, kind: 'PHONE' },
+      to: { value: to, kind: 'PHONE' },
+    });
+    if (thread.created) {
+      const data = await this.data.build(id, tx);
+      await this.bus.publish({ type: 'thread.created', orgId: caller.orgId, lineId: line.id, data }, tx);
+    }
+    return id;
   }
 
   /** reply_to_thread: the thread's partner answered on the thread's own channel (an SMS, or an email as queueReply writes it). */

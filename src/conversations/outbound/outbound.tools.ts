@@ -1,23 +1,42 @@
+import { E164 } from '../../accounts/account.types';
 import { Caller } from '../../auth/caller';
 import { McpTool, McpToolHandler, ToolArgs } from '../../common/tools/tool.decorator';
 import { idempotencyKeyProperty, sentMessageSchema } from '../conversation.schemas';
 import { OutboundService } from './outbound.service';
 import { BODY_MAX, SMS_BODY_MAX } from './reply-body';
 
+const smsTextSchema = { type: 'string', minLength: 1, maxLength: SMS_BODY_MAX } as const;
+
 const sendSmsInput = {
   type: 'object',
   properties: {
-    threadId: { type: 'string', format: 'uuid', description: 'The SMS thread to send on (from list_threads, or threadId in a message.* event).' },
+    threadId: {
+      type: 'string',
+      format: 'uuid',
+      description: 'The SMS thread to send on (from list_threads, or threadId in a message.* event). Give threadId or to, not both.',
+    },
     identityId: {
       type: 'string',
       format: 'uuid',
       description:
-        "Optional: another phone number of the thread partner's contact (an identity id from get_thread or list_contacts). Default: the thread's partner, the number the thread is with.",
+        "Optional, with threadId: another phone number of the thread partner's contact (an identity id from get_thread or list_contacts). Default: the thread's partner, the number the thread is with.",
     },
-    smsBody: { type: 'string', minLength: 1, maxLength: SMS_BODY_MAX, description: `The text to send, not blank; at most ${SMS_BODY_MAX} characters.` },
+    to: {
+      type: 'string',
+      pattern: E164.source,
+      description:
+        "In place of threadId, to text a number (E.164, such as +14155550123) whether or not you have a thread with it: the SMS goes on the line's thread with that number, made if there is none (thread.created).",
+    },
+    lineId: {
+      type: 'string',
+      format: 'uuid',
+      description: 'Optional, with to: the phone line to send from (an id from list_phone_numbers). Needed when this key may use more than one.',
+    },
+    from: { type: 'string', pattern: E164.source, description: 'Optional, with to: the phone line to send from, by its number, in place of lineId.' },
+    smsBody: { ...smsTextSchema, description: `The text to send, not blank; at most ${SMS_BODY_MAX} characters. Give smsBody or body, not both.` },
+    body: { ...smsTextSchema, description: 'The same as smsBody, by the name reply_to_thread and send_email use.' },
     idempotencyKey: idempotencyKeyProperty,
   },
-  required: ['threadId', 'smsBody'],
   additionalProperties: false,
 } as const;
 
@@ -25,8 +44,9 @@ const sendSmsInput = {
   name: 'send_sms',
   title: 'Send an SMS',
   description:
-    "Sends an SMS on a thread: to the thread's partner, or with identityId to another number of the same contact (a reply needs only threadId and smsBody). The message starts QUEUED; " +
-    'message.sent and message.status_changed follow when the carrier takes it. With idempotencyKey, a repeated call sends nothing.',
+    "Sends an SMS: on a thread (threadId) to the thread's partner, or with identityId to another number of the same contact; or to a number (to), " +
+    'from one of your phone lines (lineId or from; not needed when you have one), starting the thread when there is none. The text is smsBody or body. ' +
+    'The message starts QUEUED; message.sent and message.status_changed follow when the carrier takes it. With idempotencyKey, a repeated call sends nothing.',
   kind: 'write',
   openWorld: true,
   minRole: 'MEMBER',
