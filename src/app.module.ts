@@ -6,7 +6,6 @@ import { AccountsModule } from './accounts/accounts.module';
 import { AdminModule } from './admin/admin.module';
 import { AuthModule } from './auth/auth.module';
 import { CommonModule } from './common/common.module';
-import { HttpErrorFilter } from './common/http-error.filter';
 import { loggerParams } from './common/logging';
 import { AppConfig } from './config/app-config';
 import { APP_CONFIG, ConfigModule } from './config/config.module';
@@ -27,6 +26,7 @@ import { WebhooksModule } from './webhooks/webhooks.module';
 import { DeliveryModule } from './delivery/delivery.module';
 import { BackgroundWorkRunner } from './queue/background-work';
 import { QueueModule } from './queue/queue.module';
+import { AppErrorFilter } from './web/pages/app-error.filter';
 import { WebModule } from './web/web.module';
 
 @Module({
@@ -59,6 +59,7 @@ import { WebModule } from './web/web.module';
     WebModule,
   ],
   // The runner is the root's: its shutdown hook runs before the features' modules close what the work uses.
-  providers: [{ provide: APP_FILTER, useClass: HttpErrorFilter }, BackgroundWorkRunner],
+  // The web app's filter: HttpErrorFilter's answers, and the 404 page for an unknown path typed into a browser.
+  providers: [{ provide: APP_FILTER, useClass: AppErrorFilter }, BackgroundWorkRunner],
 })
 export class AppModule {}

@@ -259,7 +259,7 @@ export class DeliveriesRepository {
     return new Map(rows.map((r) => [r.deliveryId, r.durationMs]));
   }
 
-  /** The attempts of a delivery the caller may see, first first (none for any other delivery). */
+  /** The attempts of a delivery the caller may see, oldest first (none for any other delivery). */
   attemptsOf(caller: Caller, deliveryId: string): Promise<AttemptDetailRow[]> {
     const endpoint = visibleEndpoint(caller);
     const delivery = visibleDelivery(caller);

@@ -38,7 +38,7 @@ export interface DeliveryView {
   createdAt: string;
 }
 
-/** One delivery with its envelope (as stored: attachment links are signed per attempt, not stored) and every attempt, first first. */
+/** One delivery with its envelope (as stored: attachment links are signed per attempt, not stored) and every attempt, oldest first. */
 export interface DeliveryDetail {
   delivery: DeliveryView & { recoveredAt: string | null };
   /** Whole when its JSON text is at most RESULT_BOUNDS.envelopeChars and no window was asked for; otherwise null, and envelopeText has a window of that text. */

@@ -24,6 +24,6 @@ export class SettingsFallbackController {
 
   @Get('*path')
   notFound(): never {
-    throw new NotFoundError('There is no such settings page. Use the links at the top of the page.');
+    throw new NotFoundError('There is no such settings page. Check the address, or start again from the link below.');
   }
 }

@@ -16,6 +16,7 @@ import { callerOf } from '../caller-of';
 import { PageErrorFilter } from './page-error.filter';
 import { seeOther, sendPage } from './render';
 import { FORM_LIMIT } from './sign-in.controller';
+import { UrlPolicy } from '../../webhooks/url-policy/url-policy';
 import {
   DeleteEndpointPage,
   DeliveryPage,
@@ -54,6 +55,7 @@ export class WebhooksController {
     private readonly webhooks: WebhooksService,
     private readonly deliveries: DeliveriesService,
     private readonly clock: Clock,
+    private readonly urlPolicy: UrlPolicy,
   ) {}
 
   @Get()
@@ -68,7 +70,7 @@ export class WebhooksController {
 
   @Get('new')
   newForm(@CurrentPerson() person: Person, @Res() response: Response): void {
-    sendPage(response, 200, <NewEndpointPage person={person} form={EMPTY_FORM} errors={{}} />);
+    sendPage(response, 200, <NewEndpointPage person={person} form={EMPTY_FORM} errors={{}} urlRule={this.urlPolicy.rule()} />);
   }
 
   /** Register: the secret is shown once, on the answer itself (never in a URL or a later page). */
@@ -82,7 +84,7 @@ export class WebhooksController {
       sendPage(response, 201, <SecretPage person={person} endpoint={endpoint} secret={secret} />);
     } catch (error) {
       const { status, errors } = refusalOf(error);
-      sendPage(response, status, <NewEndpointPage person={person} form={form} errors={errors} />);
+      sendPage(response, status, <NewEndpointPage person={person} form={form} errors={errors} urlRule={this.urlPolicy.rule()} />);
     }
   }
 
@@ -119,7 +121,7 @@ export class WebhooksController {
   @Get(':id/edit')
   async editForm(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
     const endpoint = await this.webhooks.get(callerOf(person), this.endpointId(id));
-    sendPage(response, 200, <EditEndpointPage person={person} endpoint={endpoint} form={formOf(endpoint)} errors={{}} />);
+    sendPage(response, 200, <EditEndpointPage person={person} endpoint={endpoint} form={formOf(endpoint)} errors={{}} urlRule={this.urlPolicy.rule()} />);
   }
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
@@ -133,7 +135,7 @@ export class WebhooksController {
       await this.webhooks.update(caller, endpointId, patch);
     } catch (error) {
       const { status, errors } = refusalOf(error);
-      return sendPage(response, status, <EditEndpointPage person={person} endpoint={endpoint} form={form} errors={errors} />);
+      return sendPage(response, status, <EditEndpointPage person={person} endpoint={endpoint} form={form} errors={errors} urlRule={this.urlPolicy.rule()} />);
     }
     seeOther(response, `${BASE}/${id}?done=saved`);
   }

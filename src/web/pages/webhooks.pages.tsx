@@ -163,7 +163,7 @@ export function WebhooksPage(props: { person: Person; endpoints: Array<{ endpoin
 }
 
 /** The fields of the add and edit forms; each error sits next to its field. */
-function EndpointFields(props: { person: Person; form: EndpointForm; errors: FieldErrors }) {
+function EndpointFields(props: { person: Person; form: EndpointForm; errors: FieldErrors; urlRule: string }) {
   const { form, errors, person } = props;
   const described = (field: FormField, hint?: string) => [errors[field] ? `${field}-error` : '', hint ?? ''].filter(Boolean).join(' ') || undefined;
   return (
@@ -181,7 +181,7 @@ function EndpointFields(props: { person: Person; form: EndpointForm; errors: Fie
           aria-describedby={described('url', 'url-hint')}
         />
         <p class="hint" id="url-hint">
-          An https:// address that resolves to public addresses.
+          {props.urlRule}
         </p>
         <FieldError id="url-error" error={errors.url} />
       </div>
@@ -260,14 +260,14 @@ function EndpointFields(props: { person: Person; form: EndpointForm; errors: Fie
 }
 
 /** Add endpoint. */
-export function NewEndpointPage(props: { person: Person; form: EndpointForm; errors: FieldErrors }) {
+export function NewEndpointPage(props: { person: Person; form: EndpointForm; errors: FieldErrors; urlRule: string }) {
   return (
     <Layout title="Add endpoint" person={props.person} current={CURRENT}>
       <Breadcrumb trail={[]} />
       <NoticeBox error={props.errors.form} />
       <form method="post" action={CURRENT} class="stack wide">
         <CsrfField person={props.person} />
-        <EndpointFields person={props.person} form={props.form} errors={props.errors} />
+        <EndpointFields person={props.person} form={props.form} errors={props.errors} urlRule={props.urlRule} />
         <div>
           <button type="submit">Add endpoint</button>
         </div>
@@ -277,7 +277,7 @@ export function NewEndpointPage(props: { person: Person; form: EndpointForm; err
 }
 
 /** Edit an endpoint: the same fields, Save. */
-export function EditEndpointPage(props: { person: Person; endpoint: EndpointView; form: EndpointForm; errors: FieldErrors }) {
+export function EditEndpointPage(props: { person: Person; endpoint: EndpointView; form: EndpointForm; errors: FieldErrors; urlRule: string }) {
   const base = `${CURRENT}/${props.endpoint.id}`;
   return (
     <Layout title="Edit endpoint" person={props.person} current={CURRENT}>
@@ -285,7 +285,7 @@ export function EditEndpointPage(props: { person: Person; endpoint: EndpointView
       <NoticeBox error={props.errors.form} />
       <form method="post" action={`${base}/edit`} class="stack wide">
         <CsrfField person={props.person} />
-        <EndpointFields person={props.person} form={props.form} errors={props.errors} />
+        <EndpointFields person={props.person} form={props.form} errors={props.errors} urlRule={props.urlRule} />
         <div class="actions">
           <button type="submit">Save</button>
           <a href={base}>Cancel</a>
@@ -485,7 +485,7 @@ export function EndpointPage(props: {
               {props.deliveries.map((d) => (
                 <tr key={d.id}>
                   <td>{d.eventType}</td>
-                  <td class="mono">
+                  <td class="mono nowrap">
                     <a href={`${base}/deliveries/${d.id}`}>{d.eventId}</a>
                   </td>
                   <td>
@@ -525,7 +525,7 @@ export function DeliveryPage(props: { person: Person; endpoint: EndpointView; de
         <dt>Event kind</dt>
         <dd>{delivery.eventType}</dd>
         <dt>Event id</dt>
-        <dd class="mono">{delivery.eventId}</dd>
+        <dd class="mono nowrap">{delivery.eventId}</dd>
         <dt>Status</dt>
         <dd>
           <span class={`status status-${delivery.status}`}>{delivery.status}</span>
@@ -567,7 +567,7 @@ export function DeliveryPage(props: { person: Person; endpoint: EndpointView; de
           <p>No attempt yet.</p>
         ) : (
           <table class="data">
-            <caption>Every attempt, first first</caption>
+            <caption>Every attempt, oldest first</caption>
             <thead>
               <tr>
                 <th scope="col">#</th>

@@ -74,7 +74,8 @@ pre.body { max-height: 10rem; overflow: auto; }
 .notice.warning { border-color: #b7791f; color: #6b4a0f; background: #fff8e6; }
 .muted, .hint { color: var(--muted); }
 .hint { margin: 0; font-size: 0.875rem; }
-.nowrap { white-space: nowrap; }
+/* Dates and ids read as one value: never broken across lines (a table scrolls instead). */
+.nowrap, .nowrap.mono, time { white-space: nowrap; word-break: normal; }
 .outbox-subject, .outbox-body { display: block; }
 .outbox-body { white-space: pre-wrap; overflow-wrap: anywhere; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
@@ -109,7 +110,9 @@ input[aria-invalid="true"], fieldset[aria-invalid="true"] { border-color: var(--
 .field-error { margin: 0; color: var(--error); font-weight: 600; font-size: 0.9375rem; }
 .actions { display: flex; align-items: center; gap: 1rem; margin-top: 1rem; }
 .copy-row { display: flex; gap: 0.5rem; }
-input.secret { flex: 1; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: var(--bg); }
+input.secret { flex: 1 1 auto; min-width: 0; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: var(--bg); }
+/* The new key's box is as wide as the key (its size attribute), so the form may be wider than other forms. */
+.secret-form { max-width: 44rem; }
 input[type="radio"]:focus-visible, input[type="checkbox"]:focus-visible { outline: 3px solid #9bb8f5; outline-offset: 2px; }
 /* Mailboxes pages */
 input[type="password"] { font: inherit; padding: 0.5rem 0.625rem; border: 1px solid var(--line); border-radius: 6px; background: var(--card); }

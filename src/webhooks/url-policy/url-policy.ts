@@ -359,10 +359,23 @@ export class UrlPolicy {
    * or provide `URL_POLICY_OPTIONS` and list `UrlPolicy` as a class provider.
    * Throws when an allowed CIDR is malformed.
    */
-  constructor(@Inject(URL_POLICY_OPTIONS) options: UrlPolicyOptions) {
+  constructor(@Inject(URL_POLICY_OPTIONS) private readonly options: UrlPolicyOptions) {
     this.allowHttp = options.allowHttp;
     this.allowedCidrs = parseCidrs(options.allowedCidrs);
     this.resolver = options.resolver;
+  }
+
+  /**
+   * The rule as this process applies it, in one sentence for a person typing a URL: https only, or
+   * http too in development; public addresses, and the operator's allowed CIDRs (loopback by
+   * default in development).
+   */
+  rule(): string {
+    const scheme = this.allowHttp ? 'An http:// or https:// address' : 'An https:// address';
+    const cidrs = this.options.allowedCidrs;
+    return cidrs.length === 0
+      ? `${scheme} that resolves to public addresses.`
+      : `${scheme} that resolves to public addresses, or to ${cidrs.join(', ')} (allowed on this service).`;
   }
 
   /** Syntax and scheme rules only (no lookup). Throws `UrlRefusedError`. */
