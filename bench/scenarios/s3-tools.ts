@@ -39,7 +39,7 @@ async function fillHotMix(ctx: RunContext, orgId: string, line: { id: string; ad
       messagesPerThread: HOT_MIX_MESSAGES_PER_THREAD,
       userId,
     });
-    await db.query('VACUUM ANALYZE messages, threads');
+    await db.query('VACUUM messages, threads');
   } finally {
     await db.end();
   }
