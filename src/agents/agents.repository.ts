@@ -4,7 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { Caller } from '../auth/caller';
 import { callerLines } from '../auth/line-access.sql';
 import { KeysetPosition } from '../common/keyset-cursor';
-import { queryNamed } from '../database/sql';
+import { inIndexOrder, queryNamed } from '../database/sql';
 import { CallerThread } from '../conversations/threads/thread-access.repository';
 import { AgentMode, TURN_STATUSES, TurnStatus } from './agent.types';
 
@@ -182,15 +182,17 @@ export class AgentsRepository {
       );
     }
     const scope = callerLines(caller, 'a.line_id', 'a.org_id');
-    return queryNamed(
-      this.dataSource.manager,
-      `SELECT ${TURN_COLUMNS} FROM agents a
+    return inIndexOrder(this.dataSource, (manager) =>
+      queryNamed(
+        manager,
+        `SELECT ${TURN_COLUMNS} FROM agents a
         CROSS JOIN LATERAL (SELECT t.* FROM agent_turns t
                              WHERE ${['t.agent_id = a.id', ...turnConditions].join(' AND ')}
                              ORDER BY t.created_at DESC, t.id DESC LIMIT :limit) t
         WHERE ${scope.sql} ${filter.agentId !== undefined ? 'AND a.id = :agentId' : ''}
         ORDER BY t.created_at DESC, t.id DESC LIMIT :limit`,
-      { ...scope.parameters, ...parameters },
+        { ...scope.parameters, ...parameters },
+      ),
     );
   }
 

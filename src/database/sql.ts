@@ -1,4 +1,4 @@
-import { EntityManager } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { PLANNED_PER_CALL } from './preparing-client';
 
 /**
@@ -42,4 +42,21 @@ export function inValues(column: string, name: string, values: string[], type: '
  */
 export function plannedPerCall(sql: string): string {
   return `${PLANNED_PER_CALL}\n${sql}`;
+}
+
+/**
+ * Runs `read` in a transaction planned without bitmap scans (`SET LOCAL enable_bitmapscan = off`),
+ * for statements that take a key's newest rows from an index in order (`ORDER BY … LIMIT`) where
+ * the key is a value PostgreSQL cannot see when it plans: a lateral's column (each of the caller's
+ * lines, each agent), or a prepared statement's parameter. It then estimates the key's rows from
+ * the column's distinct values across every org, a handful, and reading them all through a bitmap
+ * and sorting them looks as cheap as reading the page from the index; for a label on a fifth of a
+ * large org's threads, or an agent with thousands of turns, it is thousands of rows instead of 25
+ * (test/mcp/read-plans.e2e-spec.ts, with other orgs in the database, found it).
+ */
+export function inIndexOrder<T>(dataSource: DataSource, read: (manager: EntityManager) => Promise<T>): Promise<T> {
+  return dataSource.transaction(async (manager) => {
+    await manager.query('SET LOCAL enable_bitmapscan = off');
+    return read(manager);
+  });
 }

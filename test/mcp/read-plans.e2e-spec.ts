@@ -1,10 +1,10 @@
 import { Client } from 'pg';
 import { createMcpTestApp, hookUrl, McpTestApp, toolOk } from '../support/mcp';
 import { createSession, Session } from '../support/session';
-import { fillLargeOrg, LARGE_ORG_LABELS, largeOrgId } from '../support/large-org';
+import { fillLargeOrg, fillOtherOrgs, LARGE_ORG_LABELS, largeOrgId } from '../support/large-org';
 import { RESULT_BOUNDS } from '../../src/common/result-bounds';
 import { SEARCH_EXPRESSIONS } from '../../src/conversations/search/search.repository';
-import { planReads, readsOf, statementsRunBy, TableRead } from '../support/plan-check';
+import { planReads, readsOf, settingsOf, statementsRunBy, TableRead } from '../support/plan-check';
 
 /**
  * Every statement a read tool runs costs the page it answers, not the org's size: on an org of
@@ -18,6 +18,8 @@ import { planReads, readsOf, statementsRunBy, TableRead } from '../support/plan-
 const THREADS = 20_000;
 const MESSAGES_PER_THREAD = 5;
 const READ_BOUND = 1_500;
+/** Small orgs filled beside the large one (fillOtherOrgs). */
+const OTHER_ORGS = 150;
 /**
  * The one read that is larger by design: search_messages finds where its recency window starts by
  * reading that many entries of messages_org_recent_idx (SearchService.newestMatchesRanked), a
@@ -38,6 +40,8 @@ describe('read tools on a large org: no statement reads more than its page', () 
     t = await createMcpTestApp();
     s = await createSession(t.admin, { role: 'MEMBER', lines: ['PHONE_NUMBER', 'PHONE_NUMBER', 'PHONE_NUMBER', 'EMAIL_ACCOUNT'] });
     endpointId = (await toolOk(t, s.apiKey, 'register_webhook', { url: hookUrl(), events: ['message.received'] })).endpoint.id;
+    // Other tenants first, so the statistics the plans are made from hold many labels and lines, as a shared database does.
+    await fillOtherOrgs(t.db, OTHER_ORGS, 25);
     await fillLargeOrg(t.db, {
       orgId: s.orgId,
       lines: s.lines,
@@ -54,16 +58,17 @@ describe('read tools on a large org: no statement reads more than its page', () 
   afterAll(async () => {
     await planner?.end();
     // The org's rows go with it (ON DELETE CASCADE), so later files' tables are small again.
-    await t.db.query('DELETE FROM orgs WHERE id = $1', [s.orgId]);
+    await t.db.query(`DELETE FROM orgs WHERE id = $1 OR name = 'Other org'`, [s.orgId]);
     await t.close();
   });
 
   /** What the tool call's reads read, by statement, where a plan read more than READ_BOUND rows of a growing table. */
   async function overBound(name: string, args: Record<string, unknown>): Promise<{ statements: number; over: string[] }> {
-    const statements = readsOf(await statementsRunBy(() => toolOk(t, s.apiKey, name, args)));
+    const ran = await statementsRunBy(() => toolOk(t, s.apiKey, name, args));
+    const statements = readsOf(ran);
     const over: string[] = [];
     for (const statement of statements) {
-      const { custom, generic } = await planReads(planner, statement);
+      const { custom, generic } = await planReads(planner, statement, settingsOf(ran));
       const describe = (plan: string, r: TableRead) => `${plan} plan: ${r.node} on ${r.table} read ${r.rows} rows in\n${statement.text.slice(0, 400)}`;
       const tooMany = (r: TableRead) => GROWING.includes(r.table) && r.rows > (r.node === WINDOW_START.node ? WINDOW_START.rows : READ_BOUND);
       for (const r of custom.filter(tooMany)) over.push(describe('custom', r));

@@ -173,3 +173,33 @@ export async function fillLargeOrg(db: Queryable, spec: LargeOrgSpec): Promise<{
   for (const table of written) await db.query(`ANALYZE ${table}`);
   return { seconds: (Date.now() - started) / 1000 };
 }
+
+/**
+ * `orgs` small orgs beside the one under test, as a shared database has: each with a line, a
+ * user, and `threads` threads carrying labels of its own. The planner then sees the many labels
+ * and lines a real database has (in its statistics), not only the large org's few.
+ */
+export async function fillOtherOrgs(db: Queryable, orgs: number, threads: number): Promise<void> {
+  for (let i = 0; i < orgs; i += 1) {
+    const [org] = (await db.query(`INSERT INTO orgs (name, tier) VALUES ('Other org', 'PRO') RETURNING id`)) as Array<{ id: string }>;
+    const [user] = (await db.query(`INSERT INTO users (org_id, email, display_name, role) VALUES ($1, $2, 'Other', 'OWNER') RETURNING id`, [
+      org.id,
+      `other.${org.id}@example.com`,
+    ])) as Array<{ id: string }>;
+    const address = `+1999${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}${String(i % 1000).padStart(3, '0')}`;
+    const [line] = (await db.query(`INSERT INTO lines (org_id, type, address) VALUES ($1, 'PHONE_NUMBER', $2) RETURNING id, address`, [
+      org.id,
+      address,
+    ])) as Array<{
+      id: string;
+      address: string;
+    }>;
+    await fillLargeOrg(db, {
+      orgId: org.id,
+      lines: [{ id: line.id, address: line.address, type: 'PHONE_NUMBER' }],
+      threads,
+      messagesPerThread: 1,
+      userId: user.id,
+    });
+  }
+}

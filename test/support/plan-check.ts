@@ -27,6 +27,11 @@ export async function statementsRunBy(during: () => Promise<unknown>): Promise<R
   return ran;
 }
 
+/** The planner settings a call's transactions made (`SET LOCAL …`), to plan its reads as they were planned. */
+export function settingsOf(statements: RanStatement[]): string[] {
+  return statements.filter(({ text }) => /^SET\s+LOCAL\s+\w+/i.test(text.trim())).map(({ text }) => text.trim());
+}
+
 /** Reads: statements that start with SELECT or WITH and write nothing (the key's last-use stamp, say, is not a read). */
 export function readsOf(statements: RanStatement[]): RanStatement[] {
   return statements.filter(({ text }) => {
@@ -84,8 +89,9 @@ let prepared = 0;
  * for these values (a statement's first five calls on a connection, and every call of one
  * planned per call) and, for a statement the service prepares, generic (what a prepared statement
  * may settle on from its sixth call). Answers what each plan node read from each table.
+ * `settings` (settingsOf) are made on the planning connection first, and undone after.
  */
-export async function planReads(client: Client, statement: RanStatement): Promise<{ custom: TableRead[]; generic: TableRead[] }> {
+export async function planReads(client: Client, statement: RanStatement, settings: string[] = []): Promise<{ custom: TableRead[]; generic: TableRead[] }> {
   const explain = async (mode: 'force_custom_plan' | 'force_generic_plan') => {
     await client.query(`SET plan_cache_mode = ${mode}`);
     const name = `plan_check_${++prepared}`;
@@ -102,9 +108,12 @@ export async function planReads(client: Client, statement: RanStatement): Promis
   };
   // A statement without values, or marked planned per call, is never prepared: planned each time for its values.
   const prepares = statement.values.length > 0 && !statement.text.startsWith(PLANNED_PER_CALL);
+  const names = settings.map((s) => /^SET\s+(?:LOCAL\s+)?(\w+)/i.exec(s)![1]);
   try {
+    for (const setting of settings) await client.query(setting.replace(/^SET\s+LOCAL\s+/i, 'SET '));
     return { custom: await explain('force_custom_plan'), generic: prepares ? await explain('force_generic_plan') : [] };
   } finally {
     await client.query('RESET plan_cache_mode');
+    for (const name of names) await client.query(`RESET ${name}`);
   }
 }

@@ -4,7 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { Caller } from '../../auth/caller';
 import { callerLines } from '../../auth/line-access.sql';
 import { KeysetPosition } from '../../common/keyset-cursor';
-import { queryNamed, SqlCondition } from '../../database/sql';
+import { inIndexOrder, queryNamed, SqlCondition } from '../../database/sql';
 import { Channel } from '../../events/event-payloads';
 import { LabelRow, MessageRow } from '../message-data.repository';
 import { CallerThread } from './thread-access.repository';
@@ -86,7 +86,7 @@ function linePage(label: boolean, after: boolean): string {
              ORDER BY t.last_message_at DESC, t.id DESC LIMIT :limit`;
   }
   return `SELECT tl.thread_id AS id, tl.last_message_at FROM thread_labels tl
-           WHERE tl.label_id = (SELECT l.id FROM labels l WHERE l.org_id = :scopeOrgId AND l.name = :label) AND tl.line_id = pl.line_id
+           WHERE tl.label_id = :labelId AND tl.line_id = pl.line_id
                  ${after ? `AND (tl.last_message_at, tl.thread_id) < (:afterKey::timestamptz, :afterId::uuid)` : ''}
            ORDER BY tl.last_message_at DESC, tl.thread_id DESC LIMIT :limit`;
 }
@@ -136,11 +136,32 @@ export class ThreadsRepository {
    * join; a generic plan, which cannot know the page's size, estimated it at 1,000 rows and hashed
    * every thread of the org to join them).
    */
-  page(caller: Caller, input: { lineId?: string; label?: string; after?: KeysetPosition; limit: number }): Promise<ThreadListRow[]> {
+  async page(caller: Caller, input: { lineId?: string; label?: string; after?: KeysetPosition; limit: number }): Promise<ThreadListRow[]> {
+    // The label's id as a value, not a subquery: planned for a value, PostgreSQL knows from its
+    // statistics how many rows the label has, and reads a common one's newest from the index
+    // rather than all of them to sort (which it did for a label id it could not see).
+    if (input.label === undefined) return this.pageOf(this.dataSource.manager, caller, input, undefined);
+    const label = input.label;
+    return inIndexOrder(this.dataSource, async (manager) => {
+      const [found] = await queryNamed<Array<{ id: string }>>(manager, `SELECT id FROM labels WHERE org_id = :orgId AND name = :label`, {
+        orgId: caller.orgId,
+        label,
+      });
+      return found ? this.pageOf(manager, caller, input, found.id) : [];
+    });
+  }
+
+  /** page()'s statement, with the label resolved to its id (labelId: undefined for no label filter). */
+  private pageOf(
+    manager: EntityManager,
+    caller: Caller,
+    input: { lineId?: string; after?: KeysetPosition; limit: number },
+    labelId: string | undefined,
+  ): Promise<ThreadListRow[]> {
     const scope = callerLines(caller, 'pl.line_id');
     const lines = input.lineId === undefined ? scope.sql : `${scope.sql} AND pl.line_id = :lineId`;
     return queryNamed(
-      this.dataSource.manager,
+      manager,
       `SELECT t.id, left(t.subject, :subjectChars) AS subject, t.last_message_at, t.message_count, t.channel, t.line_id,
               t.partner_value, t.identity_name, t.contact_id, t.contact_name,
               ARRAY(SELECT l.name FROM thread_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.thread_id = t.id ORDER BY l.name) AS labels,
@@ -148,7 +169,7 @@ export class ThreadsRepository {
               left(lm.body, :previewSource) AS m_body, char_length(lm.body) > :previewSource AS m_body_cut, lm.created_at AS m_created_at, lm.sent_at AS m_sent_at, lm.from_value AS m_from_value,
               lm.from_kind AS m_from_kind, lm.to_value AS m_to_value, lm.to_kind AS m_to_kind, lm.error AS m_error
          FROM (SELECT p.id FROM unnest(:scopeLineIds::uuid[]) AS pl(line_id)
-                CROSS JOIN LATERAL (${linePage(input.label !== undefined, input.after !== undefined)}) p
+                CROSS JOIN LATERAL (${linePage(labelId !== undefined, input.after !== undefined)}) p
                 WHERE ${lines}
                 ORDER BY p.last_message_at DESC, p.id DESC
                 LIMIT :limit) page
@@ -169,7 +190,7 @@ export class ThreadsRepository {
         previewSource: PREVIEW_SOURCE_CHARS,
         subjectChars: RESULT_BOUNDS.subjectChars,
         ...(input.lineId !== undefined && { lineId: input.lineId }),
-        ...(input.label !== undefined && { label: input.label }),
+        ...(labelId !== undefined && { labelId }),
         ...(input.after && { afterKey: input.after.key, afterId: input.after.id }),
       },
     );
@@ -262,14 +283,16 @@ export class ThreadsRepository {
   /** Up to `limit` labels of the caller's org in view for it (labelInView), by name then id, after the keyset position `after`. */
   labelPage(caller: Caller, input: { after?: KeysetPosition; limit: number }): Promise<Array<{ id: string; name: string }>> {
     const inView = labelInView(caller);
-    return queryNamed(
-      this.dataSource.manager,
-      `SELECT l.id, l.name FROM labels l
+    return inIndexOrder(this.dataSource, (manager) =>
+      queryNamed(
+        manager,
+        `SELECT l.id, l.name FROM labels l
         WHERE l.org_id = :orgId AND ${inView.sql}
           AND (:afterKey::text IS NULL OR (l.name, l.id) > (:afterKey::text, :afterId::uuid))
         ORDER BY l.name, l.id
         LIMIT :limit`,
-      { orgId: caller.orgId, ...inView.parameters, afterKey: input.after?.key ?? null, afterId: input.after?.id ?? null, limit: input.limit },
+        { orgId: caller.orgId, ...inView.parameters, afterKey: input.after?.key ?? null, afterId: input.after?.id ?? null, limit: input.limit },
+      ),
     );
   }
 
