@@ -74,8 +74,10 @@ pre.body { max-height: 10rem; overflow: auto; }
 .notice.warning { border-color: #b7791f; color: #6b4a0f; background: #fff8e6; }
 .muted, .hint { color: var(--muted); }
 .hint { margin: 0; font-size: 0.875rem; }
-/* Dates and ids read as one value: never broken across lines (a table scrolls instead). */
-.nowrap, .nowrap.mono, time { white-space: nowrap; word-break: normal; }
+/* Ids read as one value: never broken across lines (a table scrolls instead). A date breaks only
+   between its words (date, time, zone), never inside one, so a table of dates still fits a desktop. */
+.nowrap, .nowrap.mono { white-space: nowrap; word-break: normal; }
+time { word-break: keep-all; overflow-wrap: normal; }
 .outbox-subject, .outbox-body { display: block; }
 .outbox-body { white-space: pre-wrap; overflow-wrap: anywhere; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
