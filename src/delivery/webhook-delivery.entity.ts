@@ -17,6 +17,8 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 })
 // Created as (endpoint_id, created_at DESC, id DESC): @Index has no column direction (see test/database/schema.e2e-spec.ts).
 @Index('webhook_deliveries_endpoint_page_idx', ['endpointId', 'createdAt', 'id'])
+// The log filtered by a status other than succeeded: (endpoint_id, status, created_at DESC, id DESC), partial.
+@Index('webhook_deliveries_endpoint_status_idx', ['endpointId', 'status', 'createdAt', 'id'], { where: "status <> 'succeeded'" })
 @Index('webhook_deliveries_due_idx', ['nextAttemptAt'], { where: "status IN ('pending', 'retrying')" })
 @Index('webhook_deliveries_payload_idx', ['payloadId'])
 @Index('webhook_deliveries_finished_idx', ['createdAt'], { where: "status IN ('succeeded', 'failed', 'cancelled')" })

@@ -19,6 +19,7 @@ import { createTestApp, TestApp } from '../support/app';
 const DESCENDING_INDEXES = [
   'endpoint_cap_audit_org_idx', // (org_id, created_at DESC)
   'webhook_deliveries_endpoint_page_idx', // (endpoint_id, created_at DESC, id DESC)
+  'webhook_deliveries_endpoint_status_idx', // (endpoint_id, status, created_at DESC, id DESC) WHERE status <> 'succeeded'
   'threads_line_recent_idx', // (line_id, last_message_at DESC, id DESC)
   'email_opens_message_idx', // (message_id, opened_at DESC)
   'agent_turns_thread_idx', // (thread_id, created_at DESC)

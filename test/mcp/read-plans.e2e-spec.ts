@@ -102,6 +102,12 @@ describe('read tools on a large org: no statement reads more than its page', () 
     ['list_agent_turns of one thread', 'list_agent_turns', async () => ({ threadId: largeOrgId(s.orgId, 'thread', 40) })],
     ['list_webhook_deliveries', 'list_webhook_deliveries', async () => ({ endpointId })],
     ['list_webhook_deliveries, a later page', 'list_webhook_deliveries', () => next('list_webhook_deliveries', { endpointId })],
+    ['list_webhook_deliveries that failed (none did)', 'list_webhook_deliveries', async () => ({ endpointId, status: 'failed' })],
+    [
+      'list_webhook_deliveries that succeeded, a later page',
+      'list_webhook_deliveries',
+      () => next('list_webhook_deliveries', { endpointId, status: 'succeeded' }),
+    ],
     ['list_webhooks', 'list_webhooks', async () => ({})],
     ['list_phone_numbers', 'list_phone_numbers', async () => ({})],
     ['search_messages, a rare word', 'search_messages', async () => ({ query: 'r4242' })],

@@ -176,8 +176,9 @@ export async function fillLargeOrg(db: Queryable, spec: LargeOrgSpec): Promise<{
 
 /**
  * `orgs` small orgs beside the one under test, as a shared database has: each with a line, a
- * user, and `threads` threads carrying labels of its own. The planner then sees the many labels
- * and lines a real database has (in its statistics), not only the large org's few.
+ * user, `threads` threads carrying labels of its own, and an endpoint with a delivery per thread.
+ * The planner then sees the many labels, lines and endpoints
+ * a real database has (in its statistics), not only the large org's few.
  */
 export async function fillOtherOrgs(db: Queryable, orgs: number, threads: number): Promise<void> {
   for (let i = 0; i < orgs; i += 1) {
@@ -194,12 +195,19 @@ export async function fillOtherOrgs(db: Queryable, orgs: number, threads: number
       id: string;
       address: string;
     }>;
+    // An endpoint taking every message, as a shared database's deliveries come from many endpoints.
+    const [endpoint] = (await db.query(
+      `INSERT INTO webhook_endpoints (user_id, org_id, url, events, mode, message_history_count, status, all_channels, secret_sealed)
+       VALUES ($1, $2, 'https://hooks.example.com/other', ARRAY['message.received'], 'concise', 0, 'active', true, 'sealed') RETURNING id`,
+      [user.id, org.id],
+    )) as Array<{ id: string }>;
     await fillLargeOrg(db, {
       orgId: org.id,
       lines: [{ id: line.id, address: line.address, type: 'PHONE_NUMBER' }],
       threads,
       messagesPerThread: 1,
       userId: user.id,
+      endpoint: { id: endpoint.id, deliveries: threads },
     });
   }
 }

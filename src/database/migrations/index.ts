@@ -25,6 +25,7 @@ import { ThreadLabelsByLabel1763800670000 } from './1763800670000-ThreadLabelsBy
 import { ApiKeyPermissions1763800680000 } from './1763800680000-ApiKeyPermissions';
 import { OAuth1763800690000 } from './1763800690000-OAuth';
 import { BoundedReads1763800700000 } from './1763800700000-BoundedReads';
+import { DeliveryLogByStatus1763800710000 } from './1763800710000-DeliveryLogByStatus';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -55,4 +56,5 @@ export const MIGRATIONS = [
   ApiKeyPermissions1763800680000,
   OAuth1763800690000,
   BoundedReads1763800700000,
+  DeliveryLogByStatus1763800710000,
 ];
