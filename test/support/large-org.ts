@@ -17,6 +17,11 @@ export interface Queryable {
   query(text: string, values?: unknown[]): Promise<unknown>;
 }
 
+/** The rows of a query's answer: a DataSource answers them, a pg Client a result holding them. */
+function rowsOf(answer: unknown): unknown[] {
+  return Array.isArray(answer) ? answer : (answer as { rows: unknown[] }).rows;
+}
+
 export interface LargeOrgLine {
   id: string;
   type: 'PHONE_NUMBER' | 'EMAIL_ACCOUNT';
@@ -182,25 +187,28 @@ export async function fillLargeOrg(db: Queryable, spec: LargeOrgSpec): Promise<{
  */
 export async function fillOtherOrgs(db: Queryable, orgs: number, threads: number): Promise<void> {
   for (let i = 0; i < orgs; i += 1) {
-    const [org] = (await db.query(`INSERT INTO orgs (name, tier) VALUES ('Other org', 'PRO') RETURNING id`)) as Array<{ id: string }>;
-    const [user] = (await db.query(`INSERT INTO users (org_id, email, display_name, role) VALUES ($1, $2, 'Other', 'OWNER') RETURNING id`, [
-      org.id,
-      `other.${org.id}@example.com`,
-    ])) as Array<{ id: string }>;
+    const [org] = rowsOf(await db.query(`INSERT INTO orgs (name, tier) VALUES ('Other org', 'PRO') RETURNING id`)) as Array<{ id: string }>;
+    const [user] = rowsOf(
+      await db.query(`INSERT INTO users (org_id, email, display_name, role) VALUES ($1, $2, 'Other', 'OWNER') RETURNING id`, [
+        org.id,
+        `other.${org.id}@example.com`,
+      ]),
+    ) as Array<{ id: string }>;
     const address = `+1999${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}${String(i % 1000).padStart(3, '0')}`;
-    const [line] = (await db.query(`INSERT INTO lines (org_id, type, address) VALUES ($1, 'PHONE_NUMBER', $2) RETURNING id, address`, [
-      org.id,
-      address,
-    ])) as Array<{
+    const [line] = rowsOf(
+      await db.query(`INSERT INTO lines (org_id, type, address) VALUES ($1, 'PHONE_NUMBER', $2) RETURNING id, address`, [org.id, address]),
+    ) as Array<{
       id: string;
       address: string;
     }>;
     // An endpoint taking every message, as a shared database's deliveries come from many endpoints.
-    const [endpoint] = (await db.query(
-      `INSERT INTO webhook_endpoints (user_id, org_id, url, events, mode, message_history_count, status, all_channels, secret_sealed)
+    const [endpoint] = rowsOf(
+      await db.query(
+        `INSERT INTO webhook_endpoints (user_id, org_id, url, events, mode, message_history_count, status, all_channels, secret_sealed)
        VALUES ($1, $2, 'https://hooks.example.com/other', ARRAY['message.received'], 'concise', 0, 'active', true, 'sealed') RETURNING id`,
-      [user.id, org.id],
-    )) as Array<{ id: string }>;
+        [user.id, org.id],
+      ),
+    ) as Array<{ id: string }>;
     await fillLargeOrg(db, {
       orgId: org.id,
       lines: [{ id: line.id, address: line.address, type: 'PHONE_NUMBER' }],
