@@ -197,6 +197,24 @@ export class AgentsRepository {
   }
 
   /**
+   * Which threads have a turn AWAITING_APPROVAL whose agent is on a line the caller may see
+   * (callerLines): among `threadIds` when given (a page of threads), else any, at most `limit`.
+   * Read from agent_turns_awaiting_idx (drafts only), per agent of the caller's lines.
+   */
+  async threadsAwaitingApproval(caller: Caller, threadIds: string[] | undefined, limit: number): Promise<string[]> {
+    const scope = callerLines(caller, 'a.line_id', 'a.org_id');
+    const rows = await queryNamed<Array<{ thread_id: string }>>(
+      this.dataSource.manager,
+      `SELECT DISTINCT t.thread_id FROM agents a
+         JOIN agent_turns t ON t.agent_id = a.id AND t.status = 'AWAITING_APPROVAL'
+        WHERE ${scope.sql} ${threadIds !== undefined ? 'AND t.thread_id = ANY (:threadIds::uuid[])' : ''}
+        LIMIT :limit`,
+      { ...scope.parameters, limit, ...(threadIds !== undefined && { threadIds }) },
+    );
+    return rows.map((r) => r.thread_id);
+  }
+
+  /**
    * A turn by id alone, with no caller condition: for a turn this service has just written or
    * checked for the caller (its event, its view in the answer).
    */

@@ -19,6 +19,9 @@ export interface TurnFilter extends TurnListFilter {
 
 const LIST_TOOL = 'list_agent_turns';
 
+/** At most this many threads answer threadsAwaitingApproval without thread ids (drafts wait for a human: far fewer in practice). */
+export const AWAITING_THREADS_LIMIT = 1_000;
+
 /**
  * Agents (one line each) and their turns. The rules live here once, for the REST routes and the
  * tools alike: an agent, a thread or a turn off the caller's lines reads as not found; a DRAFT
@@ -130,6 +133,16 @@ export class AgentsService {
       turns: page.map(toTurnView),
       nextCursor: rows.length > TURNS_PAGE_SIZE && last ? this.cursors.encode(LIST_TOOL, { key: last.created_at.toISOString(), id: last.id }) : null,
     };
+  }
+
+  /**
+   * The threads with a draft awaiting a human (a turn AWAITING_APPROVAL on the caller's lines, the
+   * rule of list_agent_turns): among `threadIds` when given, else all of them, at most
+   * AWAITING_THREADS_LIMIT (the web app's marker and filter on Conversations).
+   */
+  threadsAwaitingApproval(caller: Caller, threadIds?: string[]): Promise<string[]> {
+    if (threadIds !== undefined && threadIds.length === 0) return Promise.resolve([]);
+    return this.agents.threadsAwaitingApproval(caller, threadIds, AWAITING_THREADS_LIMIT);
   }
 
   /** The agent if its line is one the caller may use; anything else reads as not found. */

@@ -3,11 +3,14 @@ import { AuthModule } from '../auth/auth.module';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { ConversationsModule } from '../conversations/conversations.module';
+import { AgentsModule } from '../agents/agents.module';
+import { AttachmentsModule } from '../attachments/attachments.module';
 import { DeliveryModule } from '../delivery/delivery.module';
 import { EmailChannelModule } from '../channels/email/email-channel.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { pageHeaders } from './page-headers';
 import { ApiKeysController } from './pages/api-keys.controller';
+import { ConversationsController } from './pages/conversations.controller';
 import { ConnectedAppsController } from './pages/connected-apps.controller';
 import { ConsentController } from './pages/consent.controller';
 import { DevOutboxController } from './pages/dev-outbox.controller';
@@ -29,6 +32,7 @@ export const PAGE_CONTROLLERS = [
   ConnectedAppsController,
   WebhooksController,
   MailboxesController,
+  ConversationsController,
   DevOutboxController,
   StaticController,
   SettingsFallbackController,
@@ -39,7 +43,8 @@ export const PAGE_CONTROLLERS = [
   controllers: PAGE_CONTROLLERS,
   // The pages call the services the MCP tools and admin routes call (API keys: AuthModule; webhooks: WebhooksModule, DeliveryModule;
   // mailboxes: EmailChannelModule; the development outbox: ConversationsModule).
-  imports: [WebSessionsModule, AuthModule, WebhooksModule, DeliveryModule, EmailChannelModule, ConversationsModule],
+  // Conversations: ConversationsModule, AgentsModule (drafts awaiting approval), AttachmentsModule (read_attachment's reads).
+  imports: [WebSessionsModule, AuthModule, WebhooksModule, DeliveryModule, EmailChannelModule, ConversationsModule, AgentsModule, AttachmentsModule],
 })
 export class WebModule implements NestModule {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}

@@ -1,3 +1,4 @@
+import { argumentCheck } from '../../common/tools/tool-arguments';
 import { Caller } from '../../auth/caller';
 import { McpTool, McpToolHandler, ToolArgs } from '../../common/tools/tool.decorator';
 import { contactSchema } from '../conversation.schemas';
@@ -202,3 +203,6 @@ export class MergeContactsTool implements McpToolHandler<ToolArgs<typeof mergeCo
 }
 
 export const CONTACT_TOOLS = [ListContactsTool, GetContactTool, CreateContactTool, UpdateContactTool, MergeContactsTool];
+
+/** The contact tools' argument checks for the other surfaces (the web pages): the tools' own input schemas. */
+export const contactArguments = { create: argumentCheck(createContactInput), update: argumentCheck(updateContactInput) };

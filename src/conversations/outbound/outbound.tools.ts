@@ -1,3 +1,4 @@
+import { argumentCheck } from '../../common/tools/tool-arguments';
 import { E164 } from '../../accounts/account.types';
 import { Caller } from '../../auth/caller';
 import { McpTool, McpToolHandler, ToolArgs } from '../../common/tools/tool.decorator';
@@ -97,3 +98,6 @@ export class ReplyToThreadTool implements McpToolHandler<ToolArgs<typeof replyTo
     return this.outbound.queueThreadReply(caller, { tool: 'reply_to_thread', args });
   }
 }
+
+/** reply_to_thread's argument check for the other surfaces (the web pages): the tool's own input schema. */
+export const outboundArguments = { reply: argumentCheck(replyToThreadInput) };

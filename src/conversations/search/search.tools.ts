@@ -1,3 +1,4 @@
+import { argumentCheck } from '../../common/tools/tool-arguments';
 import { Caller } from '../../auth/caller';
 import { cursorArgument, nextCursorResult, nullable, nullableString } from '../../common/tools/tool-schemas';
 import { McpTool, McpToolHandler, ToolArgs } from '../../common/tools/tool.decorator';
@@ -106,3 +107,6 @@ export class SearchMessagesTool implements McpToolHandler<ToolArgs<typeof search
     return this.search.find(caller, args);
   }
 }
+
+/** search_messages' argument check for the other surfaces (the web pages): the tool's own input schema. */
+export const searchArguments = { find: argumentCheck(searchMessagesInput) };

@@ -76,18 +76,21 @@ const PREVIEW_SOURCE_CHARS = 1_000;
  * list_threads' page of one line `pl.line_id`, newest activity first: from the line's recency index
  * (threads_line_recent_idx), or with a label from the label's (thread_labels_label_recent_idx,
  * whose rows carry their thread's line and last activity). Each reads at most the page's rows.
- * The texts are fixed, so each of the eight statements (label or not, line or not, cursor or not)
- * stays prepared.
+ * The texts are fixed, so each of the statements (label or not, line or not, cursor or not, among
+ * given threads or not) stays prepared. `among`: only the threads of :threadIds (the web app's
+ * "awaiting approval" filter, whose ids the agents feature answers; a short list).
  */
-function linePage(label: boolean, after: boolean): string {
+function linePage(label: boolean, after: boolean, among = false): string {
   if (!label) {
     return `SELECT t.id, t.last_message_at FROM threads t
              WHERE t.line_id = pl.line_id ${after ? `AND (t.last_message_at, t.id) < (:afterKey::timestamptz, :afterId::uuid)` : ''}
+                   ${among ? 'AND t.id = ANY (:threadIds::uuid[])' : ''}
              ORDER BY t.last_message_at DESC, t.id DESC LIMIT :limit`;
   }
   return `SELECT tl.thread_id AS id, tl.last_message_at FROM thread_labels tl
            WHERE tl.label_id = :labelId AND tl.line_id = pl.line_id
                  ${after ? `AND (tl.last_message_at, tl.thread_id) < (:afterKey::timestamptz, :afterId::uuid)` : ''}
+                 ${among ? 'AND tl.thread_id = ANY (:threadIds::uuid[])' : ''}
            ORDER BY tl.last_message_at DESC, tl.thread_id DESC LIMIT :limit`;
 }
 
@@ -136,7 +139,10 @@ export class ThreadsRepository {
    * join; a generic plan, which cannot know the page's size, estimated it at 1,000 rows and hashed
    * every thread of the org to join them).
    */
-  async page(caller: Caller, input: { lineId?: string; label?: string; after?: KeysetPosition; limit: number }): Promise<ThreadListRow[]> {
+  async page(
+    caller: Caller,
+    input: { lineId?: string; label?: string; threadIds?: string[]; after?: KeysetPosition; limit: number },
+  ): Promise<ThreadListRow[]> {
     // The label's id as a value, not a subquery: planned for a value, PostgreSQL knows from its
     // statistics how many rows the label has, and reads a common one's newest from the index
     // rather than all of them to sort (which it did for a label id it could not see).
@@ -155,7 +161,7 @@ export class ThreadsRepository {
   private pageOf(
     manager: EntityManager,
     caller: Caller,
-    input: { lineId?: string; after?: KeysetPosition; limit: number },
+    input: { lineId?: string; threadIds?: string[]; after?: KeysetPosition; limit: number },
     labelId: string | undefined,
   ): Promise<ThreadListRow[]> {
     const scope = callerLines(caller, 'pl.line_id');
@@ -169,7 +175,7 @@ export class ThreadsRepository {
               left(lm.body, :previewSource) AS m_body, char_length(lm.body) > :previewSource AS m_body_cut, lm.created_at AS m_created_at, lm.sent_at AS m_sent_at, lm.from_value AS m_from_value,
               lm.from_kind AS m_from_kind, lm.to_value AS m_to_value, lm.to_kind AS m_to_kind, lm.error AS m_error
          FROM (SELECT p.id FROM unnest(:scopeLineIds::uuid[]) AS pl(line_id)
-                CROSS JOIN LATERAL (${linePage(labelId !== undefined, input.after !== undefined)}) p
+                CROSS JOIN LATERAL (${linePage(labelId !== undefined, input.after !== undefined, input.threadIds !== undefined)}) p
                 WHERE ${lines}
                 ORDER BY p.last_message_at DESC, p.id DESC
                 LIMIT :limit) page
@@ -190,6 +196,7 @@ export class ThreadsRepository {
         previewSource: PREVIEW_SOURCE_CHARS,
         subjectChars: RESULT_BOUNDS.subjectChars,
         ...(input.lineId !== undefined && { lineId: input.lineId }),
+        ...(input.threadIds !== undefined && { threadIds: input.threadIds }),
         ...(labelId !== undefined && { labelId }),
         ...(input.after && { afterKey: input.after.key, afterId: input.after.id }),
       },

@@ -85,15 +85,20 @@ export class ThreadsService {
     private readonly cursors: KeysetCursors,
   ) {}
 
-  /** Newest activity first (last_message_at DESC, id DESC), keyset paged. */
+  /**
+   * Newest activity first (last_message_at DESC, id DESC), keyset paged. `threadIds` (not a tool
+   * argument: the web app's "awaiting approval" filter) keeps to those threads; an empty list
+   * answers no thread.
+   */
   async list(
     caller: Caller,
-    filter: { lineId?: string; label?: string; cursor?: string; limit?: number },
+    filter: { lineId?: string; label?: string; threadIds?: string[]; cursor?: string; limit?: number },
   ): Promise<{ threads: ThreadListItem[]; nextCursor: string | null }> {
     const limit = filter.limit ?? THREADS_PAGE_SIZE;
     const after = filter.cursor === undefined ? undefined : this.cursors.decode('list_threads', filter.cursor, isIsoTimestamp);
     if (filter.lineId !== undefined && !caller.lines.some((l) => l.id === filter.lineId)) throw NotFoundError.of('line', filter.lineId, 'lineId');
-    const rows = await this.threads.page(caller, { lineId: filter.lineId, label: filter.label?.trim(), after, limit: limit + 1 });
+    if (filter.threadIds !== undefined && filter.threadIds.length === 0) return { threads: [], nextCursor: null };
+    const rows = await this.threads.page(caller, { lineId: filter.lineId, label: filter.label?.trim(), threadIds: filter.threadIds, after, limit: limit + 1 });
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {

@@ -1,3 +1,4 @@
+import { argumentCheck } from '../../common/tools/tool-arguments';
 import { Caller } from '../../auth/caller';
 import { McpTool, McpToolHandler, ToolArgs } from '../../common/tools/tool.decorator';
 import { attachmentRefSchema, labelWithConfidenceSchema, messageSchema, personConciseSchema, personSchema, threadSummarySchema } from '../conversation.schemas';
@@ -273,3 +274,13 @@ export class LabelThreadTool implements McpToolHandler<ToolArgs<typeof labelThre
 }
 
 export const THREAD_TOOLS = [ListThreadsTool, GetThreadTool, GetMessageTool, LabelThreadTool];
+
+/**
+ * The thread tools' argument checks for the other surfaces (the web pages): the tools' own input
+ * schemas, judged as the MCP registry judges them, so a page accepts exactly what the tool does.
+ */
+export const threadArguments = {
+  list: argumentCheck(listThreadsInput),
+  get: argumentCheck(getThreadInput),
+  label: argumentCheck(labelThreadInput),
+};

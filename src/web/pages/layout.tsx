@@ -29,10 +29,11 @@ export function Document(props: { title: string; children: ComponentChildren }) 
 export function Layout(props: {
   title: string;
   person: Person;
-  current?: '/settings/api-keys' | '/settings/connected-apps' | '/settings/webhooks' | '/settings/mailboxes';
+  current?: '/conversations' | '/settings/api-keys' | '/settings/connected-apps' | '/settings/webhooks' | '/settings/mailboxes';
   children: ComponentChildren;
 }) {
   const nav: Array<[string, string]> = [
+    ['/conversations', 'Conversations'],
     ['/settings/api-keys', 'API keys'],
     ['/settings/connected-apps', 'Connected apps'],
     ['/settings/webhooks', 'Webhooks'],

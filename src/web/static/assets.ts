@@ -126,6 +126,64 @@ button:disabled { opacity: 0.75; cursor: progress; }
 .notice .detail { color: var(--fg); font-size: 0.875rem; word-break: break-word; }
 ul.row-actions { display: flex; flex-direction: column; gap: 0.25rem; white-space: nowrap; }
 .nowrap { white-space: nowrap; }
+/* Conversations pages */
+textarea { font: inherit; width: 100%; padding: 0.5rem 0.625rem; border: 1px solid var(--line); border-radius: 6px; background: var(--card); resize: vertical; }
+input[type="search"] { font: inherit; padding: 0.5rem 0.625rem; border: 1px solid var(--line); border-radius: 6px; background: var(--card); min-width: 0; }
+.conversation-tools { display: flex; flex-wrap: wrap; gap: 0 2rem; margin-bottom: 0.5rem; }
+.conversation-tools .inline-form { margin: 0 0 0.75rem; }
+.search-form .field { flex: 1 1 16rem; }
+.filter-form select { max-width: 100%; }
+.filter-form .choice { margin: 0 0 0.5rem; }
+ul.thread-list { list-style: none; margin: 0; padding: 0; background: var(--card); border: 1px solid var(--line); border-radius: 6px; }
+.thread-row { display: grid; grid-template-columns: minmax(0, 1fr) auto; gap: 0.25rem 1rem; padding: 0.75rem 1rem; border-bottom: 1px solid var(--line); }
+.thread-row:last-child { border-bottom: 0; }
+.thread-link { display: flex; flex-direction: column; min-width: 0; text-decoration: none; color: var(--fg); }
+.thread-link .partner { font-weight: 600; color: var(--accent); overflow-wrap: anywhere; }
+.thread-link:hover .partner { text-decoration: underline; }
+.thread-link .preview { color: var(--muted); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.thread-row .meta { display: flex; flex-wrap: wrap; justify-content: flex-end; align-items: baseline; gap: 0.25rem 0.75rem; font-size: 0.875rem; color: var(--muted); }
+.thread-row .chips, .thread-row .snippet { grid-column: 1 / -1; }
+.snippet { margin: 0; font-size: 0.9375rem; overflow-wrap: anywhere; }
+mark { background: #fff1a8; color: inherit; padding: 0 0.1em; border-radius: 2px; }
+.channel { font-weight: 600; color: var(--fg); }
+.awaiting { display: inline-block; padding: 0 0.5rem; border-radius: 999px; background: #fff8e6; border: 1px solid #b7791f; color: #6b4a0f; font-size: 0.8125rem; font-weight: 600; }
+ul.chips { display: flex; flex-wrap: wrap; gap: 0.375rem; list-style: none; margin: 0; padding: 0; }
+.chip { display: inline-flex; align-items: center; gap: 0.25rem; padding: 0.0625rem 0.625rem; border-radius: 999px; background: #e8eefc; color: #1b3f94; font-size: 0.8125rem; overflow-wrap: anywhere; }
+.chip form { margin: 0; display: inline; }
+button.chip-remove { background: none; color: #1b3f94; padding: 0 0.375rem; min-width: 1.75rem; min-height: 1.75rem; font-size: 1rem; line-height: 1; }
+.pager { margin: 1rem 0; }
+.thread-meta { color: var(--muted); overflow-wrap: anywhere; }
+.thread-layout { display: grid; grid-template-columns: minmax(0, 1fr) 18rem; gap: 1.5rem; align-items: start; }
+.thread-side section { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 0 1rem 1rem; margin-bottom: 1rem; }
+.thread-side h2 { margin-top: 0.75rem; }
+ol.messages { list-style: none; margin: 0; padding: 0; display: flex; flex-direction: column; gap: 0.75rem; }
+.message { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 0.75rem 1rem; }
+.message.outbound { border-left: 4px solid var(--accent); }
+.message.inbound { border-left: 4px solid #8a94a6; }
+.message.status-failed { border-color: var(--error); }
+.message-head { display: flex; flex-wrap: wrap; gap: 0.25rem 0.75rem; font-size: 0.875rem; color: var(--muted); margin-bottom: 0.5rem; }
+.message-head .direction { font-weight: 600; color: var(--fg); }
+.message-head .sender { overflow-wrap: anywhere; }
+.message-status { font-weight: 600; }
+.message-status.status-failed { color: var(--error); }
+.message-status.status-delivered, .message-status.status-sent { color: #1e5c39; }
+.message-subject { margin: 0 0 0.5rem; font-weight: 600; overflow-wrap: anywhere; }
+.message-body { white-space: pre-wrap; overflow-wrap: anywhere; }
+ul.attachments { list-style: none; margin: 0.75rem 0 0; padding: 0; display: flex; flex-direction: column; gap: 0.5rem; }
+.attachment { border-top: 1px solid var(--line); padding-top: 0.5rem; overflow-wrap: anywhere; }
+details.extracted summary { cursor: pointer; margin: 0.375rem 0; }
+pre.extracted-text { max-height: 16rem; overflow: auto; padding: 0.5rem; background: var(--bg); border: 1px solid var(--line); border-radius: 6px; }
+dl.invite { margin: 0.5rem 0 0; grid-template-columns: max-content minmax(0, 1fr); }
+dl.invite dd { overflow-wrap: anywhere; }
+.reply { margin-top: 1.5rem; }
+textarea:focus-visible, summary:focus-visible { outline: 3px solid #9bb8f5; outline-offset: 2px; }
+@media (max-width: 48rem) {
+  main { margin: 1rem auto; padding: 0 1rem; }
+  .thread-layout { grid-template-columns: minmax(0, 1fr); }
+  .thread-row { grid-template-columns: minmax(0, 1fr); }
+  .thread-row .meta { justify-content: flex-start; }
+  .conversation-tools .inline-form { width: 100%; }
+}
 `;
 
 /**
