@@ -75,7 +75,7 @@ describe('web: the conversations pages', () => {
   const phoneOf = (s: Session) => s.lines.find((l) => l.type === 'PHONE_NUMBER')!.address;
   const emailOf = (s: Session) => s.lines.find((l) => l.type === 'EMAIL_ACCOUNT')!.address;
 
-  it('lists the threads of the person\'s lines, newest first, with the nav link first and the live section', async () => {
+  it("lists the threads of the person's lines, newest first, with the nav link first and the live section", async () => {
     const older = await inboundSms(phoneOf(owner), 'Older question about the booking');
     const newer = await inboundSms(phoneOf(owner), 'Newer: is the table for two still free?');
     const res = await get(ownerBrowser, '/conversations').expect(200);
@@ -87,7 +87,7 @@ describe('web: the conversations pages', () => {
     expect(res.text).toContain('Newer: is the table for two still free?');
   });
 
-  it('a MEMBER sees only their lines\' threads: not by list, search or URL; a deleted line fails closed', async () => {
+  it("a MEMBER sees only their lines' threads: not by list, search or URL; a deleted line fails closed", async () => {
     const word = `zebra${randomUUID().slice(0, 6)}`;
     const ownerThread = await inboundSms(phoneOf(owner), `owner secret ${word}`);
     const memberThread = await inboundSms(phoneOf(member), `member note ${word}`);
@@ -171,6 +171,12 @@ describe('web: the conversations pages', () => {
     expect(after.text).toContain('Your reply is queued');
     expect(replyKey(after.text)).not.toBe(key);
 
+    // A FAILED message shows why (get_thread's error).
+    await db.query(`UPDATE messages SET status = 'FAILED', error = 'carrier refused: unknown number' WHERE thread_id = $1 AND direction = 'OUTBOUND'`, [
+      threadId,
+    ]);
+    expect((await get(ownerBrowser, `/conversations/${threadId}`).expect(200)).text).toContain('Failed: carrier refused: unknown number');
+
     // The same key with another text is refused (the tool's rule), next to the form, keeping the text.
     const reused = await postForm(t, ownerBrowser, `/conversations/${threadId}/reply`, { body: 'Something else', idempotencyKey: key }).expect(409);
     expect(reused.text).toContain('idempotencyKey');
@@ -204,7 +210,7 @@ describe('web: the conversations pages', () => {
     expect((await get(ownerBrowser, `/conversations?label=${label}`).expect(200)).text).not.toContain(`/conversations/${threadId}`);
   });
 
-  it('edits the partner\'s notes; too long notes are refused naming the field', async () => {
+  it("edits the partner's notes; too long notes are refused naming the field", async () => {
     const threadId = await inboundSms(phoneOf(owner), 'Notes please');
     await postForm(t, ownerBrowser, `/conversations/${threadId}/contact`, { displayName: 'Ada Lovelace' }).expect(303);
     const notFirst = await get(ownerBrowser, `/conversations/${threadId}`).expect(200);

@@ -105,7 +105,12 @@ export class ConversationsController {
   }
 
   @Get(':threadId')
-  async thread(@CurrentPerson() person: Person, @Param('threadId') threadId: string, @Query() raw: Record<string, unknown>, @Res() response: Response): Promise<void> {
+  async thread(
+    @CurrentPerson() person: Person,
+    @Param('threadId') threadId: string,
+    @Query() raw: Record<string, unknown>,
+    @Res() response: Response,
+  ): Promise<void> {
     const cursor = typeof raw.cursor === 'string' && raw.cursor !== '' ? raw.cursor : undefined;
     await this.sendThread(response, person, threadId, { status: 200, cursor, notice: notice(raw.done) });
   }
@@ -181,7 +186,10 @@ export class ConversationsController {
       await this.threads.label(callerOf(person), id, args);
     } catch (error) {
       const refusal = refusalOf(error, ['add', 'remove']);
-      return this.sendThread(response, person, threadId, { status: refusal.status, errors: { label: refusal.message.replace(/^(add\[0\]\.name|remove\[0\])/, 'label') } });
+      return this.sendThread(response, person, threadId, {
+        status: refusal.status,
+        errors: { label: refusal.message.replace(/^(add\[0\]\.name|remove\[0\])/, 'label') },
+      });
     }
     seeOther(response, `${BASE}/${threadId}?done=labelled`);
   }

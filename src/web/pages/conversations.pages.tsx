@@ -35,8 +35,7 @@ export type ThreadErrors = Partial<Record<ThreadField, string>>;
 
 /** An attachment as the thread page shows it: what read_attachment answers, or why it cannot be read. */
 export type AttachmentBlock = { id: string; filename: string; mimeType: string; sizeBytes: number } & (
-  | { read: AttachmentReadResult; problem?: undefined }
-  | { read?: undefined; problem: string }
+  { read: AttachmentReadResult; problem?: undefined } | { read?: undefined; problem: string }
 );
 
 /** What the thread page shows of a message beyond get_thread's: its subject (email) and its attachments, read. */
@@ -265,8 +264,8 @@ export function formatSize(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
 
+/** An outbound message's status (Queued, Sent, Delivered), or `Failed: <why>` (get_thread's error). */
 function statusText(m: ThreadMessage): string {
-  if (m.direction === 'INBOUND') return 'Received';
   const status = m.status.charAt(0) + m.status.slice(1).toLowerCase();
   return m.status === 'FAILED' && m.error ? `Failed: ${m.error}` : status;
 }
@@ -341,7 +340,13 @@ export function ThreadPage(props: {
                 <label for="body">
                   {thread.channel === 'EMAIL' ? 'Email' : 'SMS'} to {partner}
                 </label>
-                <textarea id="body" name="body" rows={5} required aria-invalid={errors.body ? 'true' : undefined} aria-describedby={described('body', 'body-hint')}
+                <textarea
+                  id="body"
+                  name="body"
+                  rows={5}
+                  required
+                  aria-invalid={errors.body ? 'true' : undefined}
+                  aria-describedby={described('body', 'body-hint')}
                   value={props.replyBody}
                 />
                 <p class="hint" id="body-hint">
@@ -430,7 +435,13 @@ function ContactBox(props: {
           <CsrfField person={props.person} />
           <div class="field">
             <label for="notes">Notes</label>
-            <textarea id="notes" name="notes" rows={5} maxLength={10_000} aria-invalid={errors.notes ? 'true' : undefined} aria-describedby={described('notes')}
+            <textarea
+              id="notes"
+              name="notes"
+              rows={5}
+              maxLength={10_000}
+              aria-invalid={errors.notes ? 'true' : undefined}
+              aria-describedby={described('notes')}
               value={contact.notes ?? ''}
             />
             <FieldError id="notes-error" error={errors.notes} />
@@ -486,7 +497,7 @@ function MessageItem(props: { message: ThreadMessage; extras?: MessageExtras; de
           <span class="mono">{inbound ? m.fromIdentity.value : m.toIdentity.value}</span>
         </span>
         <Time iso={m.createdAt} />
-        <span class={`message-status status-${m.status.toLowerCase()}`}>{statusText(m)}</span>
+        {inbound ? null : <span class={`message-status status-${m.status.toLowerCase()}`}>{statusText(m)}</span>}
       </div>
       {m.channel === 'EMAIL' && props.extras?.subject ? <p class="message-subject">{props.extras.subject}</p> : null}
       <div class="message-body">{m.body}</div>

@@ -1,0 +1,171 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer, Server } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { PDF_LINES } from '../fixtures/attachments/make-fixtures';
+import { mixedEmail } from '../fixtures/emails/make-invite-email';
+import { createSession, Session, uniquePhone } from '../support/session';
+import { INGEST_TOKEN, privateQueuePrefix } from '../support/test-env';
+import { waitUntil } from '../support/wait';
+import { expectAccessible, PHONE_VIEWPORT, screenshot, useBrowser } from './support/browser';
+
+jest.setTimeout(120_000);
+
+/**
+ * Conversations and a thread in chromium: read a thread, reply from the keyboard with the button
+ * pressed twice (the carrier stand-in, SMS_CARRIER_URL, is handed the SMS once), and an email with
+ * a PDF whose extracted text shows on the thread. Screenshots at desktop and phone width.
+ */
+describe('conversations pages in a browser', () => {
+  /** The carrier stand-in: every SMS the service hands it. */
+  const carried: Array<{ from: string; to: string; body: string }> = [];
+  let carrier: Server;
+  const env: Record<string, string> = { APP_ENV: 'development', QUEUE_PREFIX: privateQueuePrefix('conversations-browser') };
+
+  // Before useBrowser's own beforeAll: the app starts with the carrier's URL.
+  beforeAll(async () => {
+    carrier = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        carried.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ providerMessageId: `carrier-${randomBytes(6).toString('hex')}` }));
+      });
+    });
+    await new Promise<void>((resolve) => carrier.listen(0, '127.0.0.1', resolve));
+    env.SMS_CARRIER_URL = `http://127.0.0.1:${(carrier.address() as AddressInfo).port}/sms`;
+  });
+  afterAll(async () => {
+    carrier.closeAllConnections();
+    await new Promise<void>((resolve) => carrier.close(() => resolve()));
+  });
+  const b = useBrowser({ app: { env } });
+
+  async function signIn(page: Page, lines: Array<'EMAIL_ACCOUNT' | 'PHONE_NUMBER'>): Promise<Session> {
+    const session = await createSession(b.app.admin, { lines });
+    const link = await b.app.admin.post(`/admin/users/${session.userId}/sign-in-links`).expect(201);
+    await page.goto(new URL(link.body.url).pathname + new URL(link.body.url).search);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL('**/settings/api-keys');
+    return session;
+  }
+
+  async function inboundSms(to: string, from: string, body: string): Promise<string> {
+    const res = await b.app
+      .http()
+      .post('/ingest/sms/inbound')
+      .set('Authorization', `Bearer ${INGEST_TOKEN}`)
+      .send({ to, from, body, providerMessageId: `p-${randomUUID()}` })
+      .expect(201);
+    return res.body.threadId;
+  }
+
+  /** Reloads until `text` shows on the page (bounded): the page itself has no live update without the stream. */
+  async function reloadUntil(page: Page, text: string | RegExp): Promise<void> {
+    await waitUntil(
+      async () => {
+        if ((await page.getByText(text).count()) > 0) return true;
+        await page.reload();
+        return false;
+      },
+      `the page to show ${String(text)}`,
+      { timeoutMs: 45_000, intervalMs: 300 },
+    );
+  }
+
+  it('reads a thread and replies from the keyboard; pressed twice, the carrier gets the SMS once', async () => {
+    const page = b.page;
+    const session = await signIn(page, ['PHONE_NUMBER']);
+    const phone = session.lines[0].address;
+    const partner = uniquePhone();
+    await inboundSms(phone, partner, 'Hi! Is the table for two still free at 8?');
+    const threadId = await inboundSms(phone, partner, 'We could also come at 8:30.');
+    await inboundSms(phone, uniquePhone(), 'Do you deliver on Sundays?');
+
+    await page.getByRole('link', { name: 'Conversations' }).click();
+    await page.waitForURL('**/conversations');
+    await expect(page.getByRole('heading', { level: 1, name: 'Conversations' }).isVisible()).resolves.toBe(true);
+    await expect(page.locator('#live-threads .thread-row').count()).resolves.toBe(2);
+    await expectAccessible(page, 'Conversations');
+    await screenshot(page, 'conversations');
+    await screenshot(page, 'conversations-phone', { viewport: PHONE_VIEWPORT });
+    await expectAccessible(page, 'Conversations at phone width');
+
+    await page.getByLabel('Search messages').fill('table');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect(page.locator('#live-threads mark').first().textContent()).resolves.toBe('table');
+    await expectAccessible(page, 'Conversations search');
+    await screenshot(page, 'conversations-search');
+
+    await page.goto('/conversations');
+    await page.getByRole('link', { name: /We could also come at 8:30/ }).click();
+    await page.waitForURL(`**/conversations/${threadId}`);
+    const messages = page.locator('#live-messages li.message');
+    await expect(messages.count()).resolves.toBe(2);
+    await expect(messages.first().textContent()).resolves.toContain('Is the table for two still free at 8?');
+    await expectAccessible(page, 'Thread');
+
+    // Keyboard: to the reply box, type, Tab to the button, Enter twice.
+    await page.getByLabel(/^SMS to/).focus();
+    await page.keyboard.type('Yes, see you at 8:30!');
+    await page.keyboard.press('Tab');
+    await expect(page.evaluate(() => document.activeElement?.textContent)).resolves.toBe('Send reply');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Enter').catch(() => undefined);
+    await page.waitForURL(`**/conversations/${threadId}?done=sent`);
+    await expect(page.getByRole('status').textContent()).resolves.toContain('Your reply is queued');
+
+    await waitUntil(() => carried.some((m) => m.body === 'Yes, see you at 8:30!'), 'the carrier to get the reply', { timeoutMs: 20_000 });
+    await reloadUntil(page, /^Sent$|^Delivered$/);
+    expect(carried.filter((m) => m.body === 'Yes, see you at 8:30!')).toEqual([{ from: phone, to: partner, body: 'Yes, see you at 8:30!' }]);
+
+    // Labels and notes from the keyboard-usable forms.
+    await page.getByLabel('Add a label').fill('booking');
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    await page.getByLabel('Name').fill('Ada Lovelace');
+    await page.getByRole('button', { name: 'Save contact' }).click();
+    await page.getByLabel('Notes').fill('Prefers the window table.');
+    await page.getByRole('button', { name: 'Save notes' }).click();
+    await expect(page.getByRole('status').textContent()).resolves.toContain('The notes were saved.');
+    await expect(page.getByRole('button', { name: 'Remove label booking' }).isVisible()).resolves.toBe(true);
+    await expectAccessible(page, 'Thread with a reply, a label and notes');
+    await screenshot(page, 'thread');
+    await screenshot(page, 'thread-phone', { viewport: PHONE_VIEWPORT });
+    await expectAccessible(page, 'Thread at phone width');
+    expect(carried.filter((m) => m.body === 'Yes, see you at 8:30!')).toHaveLength(1);
+  });
+
+  it('an email with a PDF shows its extracted text, and the file downloads through its signed link', async () => {
+    const page = b.page;
+    const session = await signIn(page, ['EMAIL_ACCOUNT']);
+    const pdf = readFileSync(join(__dirname, '../fixtures/attachments/invoice.pdf'));
+    const res = await b.app
+      .http()
+      .post('/ingest/email/inbound')
+      .set('Authorization', `Bearer ${INGEST_TOKEN}`)
+      .set('Content-Type', 'message/rfc822')
+      .send(
+        mixedEmail(session.lines[0].address, [{ filename: 'invoice.pdf', mimeType: 'application/pdf', content: pdf }], {
+          messageId: `<invoice-${randomUUID()}@partner.example>`,
+          subject: 'Invoice 4521',
+          text: 'Hello, the invoice for this quarter is attached.',
+        }),
+      )
+      .expect(201);
+    await page.goto(`/conversations/${res.body.threadId}`);
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Invoice 4521');
+    await reloadUntil(page, PDF_LINES[0]);
+    await expect(page.locator('pre.extracted-text').textContent()).resolves.toContain(PDF_LINES[1]);
+    await expect(page.locator('.message-head .sender').first().textContent()).resolves.toContain('Maria Lopez');
+
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'invoice.pdf' }).click()]);
+    expect(download.suggestedFilename()).toBe('invoice.pdf');
+    expect(readFileSync((await download.path())!)).toEqual(pdf);
+    await expectAccessible(page, 'Thread with a PDF');
+    await screenshot(page, 'thread-email');
+    await screenshot(page, 'thread-email-phone', { viewport: PHONE_VIEWPORT });
+  });
+});
