@@ -12,6 +12,8 @@ import { createTestApp, TestApp } from '../support/app';
 import { MutableResolver } from '../support/delivery';
 import { listen } from '../support/raw-http';
 import { createSession, Session } from '../support/session';
+import { INGEST_TOKEN } from '../support/test-env';
+import { waitUntil } from '../support/wait';
 import { PAGE_ORIGIN, signInBrowser } from '../support/web';
 
 /** The origin of PUBLIC_BASE_URL in the test environment (test/support/env.ts). */
@@ -117,7 +119,7 @@ describe('web: hardening of the page forms', () => {
         if (kind === 'session') expect({ route, csrf: guards.includes(CsrfTokenGuard) }).toEqual({ route, csrf: true });
       }
     }
-    expect(seen.filter((route) => route.startsWith('POST')).length).toBe(18);
+    expect(seen.filter((route) => route.startsWith('POST')).length).toBe(23);
   });
 
   it('every POST of the web app refuses a cross-site Origin, a missing Origin, a missing or wrong _csrf, and changes nothing', async () => {
@@ -151,6 +153,16 @@ describe('web: hardening of the page forms', () => {
       clientId,
       `${ORIGIN}/api/mcp`,
     ]);
+    // A conversation (an inbound SMS) for the Conversations forms.
+    const inbound = await t
+      .http()
+      .post('/ingest/sms/inbound')
+      .set('Authorization', `Bearer ${INGEST_TOKEN}`)
+      .send({ to: b.session.lines[0].address, from: '+15550001234', body: 'hello', providerMessageId: `p-${randomUUID()}` })
+      .expect(201);
+    const threadId = inbound.body.threadId as string;
+    // Its message.received is delivered to the endpoint above: wait for that before taking the state.
+    await waitUntil(async () => (await db.query('SELECT id FROM webhook_deliveries WHERE endpoint_id = $1', [endpointId])).length === 1, 'the SMS delivery');
     const state = async () => ({
       endpoints: await db.query('SELECT id, url, status, events, secret_sealed FROM webhook_endpoints WHERE user_id = $1 ORDER BY id', [b.session.userId]),
       keys: await db.query('SELECT id, channel_access_mode, allowed_addresses FROM api_keys WHERE user_id = $1 ORDER BY id', [b.session.userId]),
@@ -158,6 +170,9 @@ describe('web: hardening of the page forms', () => {
       sessions: await db.query('SELECT id, revoked_at FROM web_sessions WHERE user_id = $1 ORDER BY id', [b.session.userId]),
       links: await db.query('SELECT used_at FROM sign_in_links WHERE user_id = $1 ORDER BY id', [b.session.userId]),
       mailboxes: await db.query('SELECT * FROM mailboxes WHERE line_id = $1', [mailboxLine]),
+      messages: await db.query('SELECT id, status FROM messages WHERE thread_id = $1 ORDER BY id', [threadId]),
+      labels: await db.query('SELECT label_id FROM thread_labels WHERE thread_id = $1', [threadId]),
+      contacts: await db.query('SELECT id, notes FROM contacts WHERE org_id = $1', [b.session.orgId]),
       grants: await db.query('SELECT g.id, (SELECT count(*)::int FROM oauth_codes c WHERE c.grant_id = g.id) AS codes FROM oauth_grants g WHERE user_id = $1', [
         b.session.userId,
       ]),
@@ -186,12 +201,17 @@ describe('web: hardening of the page forms', () => {
       ],
       [`/settings/mailboxes/${mailboxLine}/disconnect`, ''],
       [`/settings/connected-apps/${grantId}/revoke`, ''],
+      [`/conversations/${threadId}/reply`, `body=forged&idempotencyKey=${randomUUID()}`],
+      [`/conversations/${threadId}/labels`, 'label=forged'],
+      [`/conversations/${threadId}/labels/remove`, 'label=forged'],
+      [`/conversations/${threadId}/contact`, 'displayName=Forged'],
+      [`/conversations/${threadId}/contact/notes`, 'notes=forged'],
       [
         '/oauth/authorize',
         `client_id=${clientId}&redirect_uri=${encodeURIComponent('http://127.0.0.1:9/callback')}&response_type=code&code_challenge=${'a'.repeat(43)}&code_challenge_method=S256&resource=${encodeURIComponent(`${ORIGIN}/api/mcp`)}&decision=allow&access=ALL&permissions-shown=on&permission-read=on`,
       ],
     ];
-    const signedIn = (path: string) => path.startsWith('/settings') || path === '/sign-out' || path === '/oauth/authorize';
+    const signedIn = (path: string) => path.startsWith('/settings') || path.startsWith('/conversations') || path === '/sign-out' || path === '/oauth/authorize';
     for (const [path, fields] of routes) {
       const variants: Array<{ what: string; origin?: string; fetchSite?: string; csrf?: string }> = [
         { what: 'cross-site Origin', origin: 'https://evil.example', csrf: b.csrf },

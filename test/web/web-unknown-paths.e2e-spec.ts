@@ -16,7 +16,7 @@ describe('pages: unknown paths typed into a browser, and the add-endpoint hint',
   });
 
   it('an unknown path typed into a browser gets the 404 page; API clients still get JSON', async () => {
-    for (const path of ['/conversations', '/inbox/some/thing', '/settings/nope']) {
+    for (const path of ['/no-such-page', '/inbox/some/thing', '/settings/nope']) {
       const page = await t.http().get(path).set('Accept', BROWSER_ACCEPT);
       // /settings/* asks a signed-out person to sign in first (docs/web.md); the others are the page at once.
       if (path.startsWith('/settings')) {
@@ -31,11 +31,11 @@ describe('pages: unknown paths typed into a browser, and the add-endpoint hint',
       expect(page.text).toContain('<a href="/">Back to the start</a>');
       expect(page.text).not.toContain('links at the top');
     }
-    const json = await t.http().get('/conversations').set('Accept', 'application/json').expect(404);
+    const json = await t.http().get('/no-such-page').set('Accept', 'application/json').expect(404);
     expect(json.body).toMatchObject({ statusCode: 404, error: 'Not Found' });
-    const anything = await t.http().get('/conversations').set('Accept', '*/*').expect(404);
+    const anything = await t.http().get('/no-such-page').set('Accept', '*/*').expect(404);
     expect(anything.headers['content-type']).toMatch(/^application\/json/);
-    const post = await t.http().post('/conversations').set('Accept', BROWSER_ACCEPT).send({}).expect(404);
+    const post = await t.http().post('/no-such-page').set('Accept', BROWSER_ACCEPT).send({}).expect(404);
     expect(post.headers['content-type']).toMatch(/^application\/json/);
   });
 
