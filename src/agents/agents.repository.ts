@@ -34,6 +34,9 @@ export interface TurnRow {
   line_id: string;
 }
 
+/** Which turns come first: list_agent_turns shows the newest, the Approvals page the oldest waiting. */
+export type TurnOrder = 'newest' | 'oldest';
+
 /** list_agent_turns' filters (undefined: any). */
 export interface TurnListFilter {
   threadId?: string;
@@ -150,20 +153,22 @@ export class AgentsRepository {
   }
 
   /**
-   * Up to `limit` turns whose agent is on a line the caller may see, newest first, after the keyset
-   * position `after` (created_at, id). Of one thread: from the thread's turns
+   * Up to `limit` turns whose agent is on a line the caller may see, newest first (or oldest first
+   * with `order` 'oldest'), after the keyset position `after` (created_at, id). Of one thread: from the thread's turns
    * (agent_turns_thread_idx). Otherwise each of the caller's agents' newest `limit` turns are read
    * from an index and merged (agent_turns_agent_recent_idx, or agent_turns_awaiting_idx for the
    * drafts awaiting approval), so a page costs the page times the caller's agents, not the org's
    * turns. Each filter present gives its own fixed text (the status as a literal of
    * TURN_STATUSES, so a generic plan can use the partial index): every statement stays prepared.
    */
-  list(caller: Caller, filter: TurnListFilter, after: KeysetPosition | null, limit: number): Promise<TurnRow[]> {
+  list(caller: Caller, filter: TurnListFilter, after: KeysetPosition | null, limit: number, order: TurnOrder = 'newest'): Promise<TurnRow[]> {
     const status = TURN_STATUSES.find((s) => s === filter.status);
+    // Two fixed texts: newest first (the tools) or oldest first (the Approvals page), the same indexes read backwards.
+    const [direction, past] = order === 'oldest' ? ['ASC', '>'] : ['DESC', '<'];
     const turnConditions = [
       ...(status ? [`t.status = '${status}'`] : []),
       ...(filter.agentId !== undefined ? ['t.agent_id = :agentId'] : []),
-      ...(after ? ['(t.created_at, t.id) < (:afterKey::timestamptz, :afterId::uuid)'] : []),
+      ...(after ? [`(t.created_at, t.id) ${past} (:afterKey::timestamptz, :afterId::uuid)`] : []),
     ];
     const parameters = {
       limit,
@@ -177,7 +182,7 @@ export class AgentsRepository {
         this.dataSource.manager,
         `SELECT ${TURN_COLUMNS} FROM agent_turns t JOIN agents a ON a.id = t.agent_id
           WHERE t.thread_id = :threadId AND ${[scope.sql, ...turnConditions].join(' AND ')}
-          ORDER BY t.created_at DESC, t.id DESC LIMIT :limit`,
+          ORDER BY t.created_at ${direction}, t.id ${direction} LIMIT :limit`,
         { ...scope.parameters, ...parameters },
       );
     }
@@ -188,12 +193,23 @@ export class AgentsRepository {
         `SELECT ${TURN_COLUMNS} FROM agents a
         CROSS JOIN LATERAL (SELECT t.* FROM agent_turns t
                              WHERE ${['t.agent_id = a.id', ...turnConditions].join(' AND ')}
-                             ORDER BY t.created_at DESC, t.id DESC LIMIT :limit) t
+                             ORDER BY t.created_at ${direction}, t.id ${direction} LIMIT :limit) t
         WHERE ${scope.sql} ${filter.agentId !== undefined ? 'AND a.id = :agentId' : ''}
-        ORDER BY t.created_at DESC, t.id DESC LIMIT :limit`,
+        ORDER BY t.created_at ${direction}, t.id ${direction} LIMIT :limit`,
         { ...scope.parameters, ...parameters },
       ),
     );
+  }
+
+  /** Who decided a turn (as turnForCaller answered it): a user of the turn's org, or null while undecided. */
+  async deciderOf(manager: EntityManager, turn: TurnRow): Promise<{ email: string; displayName: string } | null> {
+    if (turn.decided_by === null) return null;
+    const [user] = await queryNamed<Array<{ email: string; displayName: string }>>(
+      manager,
+      `SELECT email, display_name AS "displayName" FROM users WHERE id = :userId AND org_id = :orgId`,
+      { userId: turn.decided_by, orgId: turn.org_id },
+    );
+    return user ?? null;
   }
 
   /**

@@ -18,6 +18,8 @@ export interface TurnFilter extends TurnListFilter {
 }
 
 const LIST_TOOL = 'list_agent_turns';
+/** The cursors of awaitingOldestFirst: a list_agent_turns cursor runs the other way, so each refuses the other's. */
+const AWAITING_LIST = 'awaiting_agent_turns';
 
 /** At most this many threads answer threadsAwaitingApproval without thread ids (drafts wait for a human: far fewer in practice). */
 export const AWAITING_THREADS_LIMIT = 1_000;
@@ -143,6 +145,29 @@ export class AgentsService {
   threadsAwaitingApproval(caller: Caller, threadIds?: string[]): Promise<string[]> {
     if (threadIds !== undefined && threadIds.length === 0) return Promise.resolve([]);
     return this.agents.threadsAwaitingApproval(caller, threadIds, AWAITING_THREADS_LIMIT);
+  }
+
+  /**
+   * The drafts awaiting a human on the caller's lines, oldest first (the Approvals page: the one
+   * waiting longest comes first), `limit` a page; nextCursor pages on. list's rule of which turns a
+   * caller sees, in the other order.
+   */
+  async awaitingOldestFirst(caller: Caller, input: { cursor?: string; limit: number }): Promise<{ turns: AgentTurnView[]; nextCursor: string | null }> {
+    const after = input.cursor === undefined ? null : this.cursors.decode(AWAITING_LIST, input.cursor, isIsoTimestamp);
+    const rows = await this.agents.list(caller, { status: 'AWAITING_APPROVAL' }, after, input.limit + 1, 'oldest');
+    const page = rows.slice(0, input.limit);
+    const last = page[page.length - 1];
+    return {
+      turns: page.map(toTurnView),
+      nextCursor: rows.length > input.limit && last ? this.cursors.encode(AWAITING_LIST, { key: last.created_at.toISOString(), id: last.id }) : null,
+    };
+  }
+
+  /** A turn on the caller's lines (getTurn's rule) with who decided it, by name and email: what a refused second decision tells the person. */
+  async decision(caller: Caller, turnId: string): Promise<{ turn: AgentTurnView; decidedBy: { email: string; displayName: string } | null }> {
+    const turn = await this.agents.turnForCaller(this.dataSource.manager, caller, turnId);
+    if (!turn) throw NotFoundError.of('agent turn', turnId, 'turnId');
+    return { turn: toTurnView(turn), decidedBy: await this.agents.deciderOf(this.dataSource.manager, turn) };
   }
 
   /** The agent if its line is one the caller may use; anything else reads as not found. */

@@ -11,6 +11,7 @@ import { WebhooksModule } from '../webhooks/webhooks.module';
 import { pageHeaders } from './page-headers';
 import { ApiKeysController } from './pages/api-keys.controller';
 import { ConversationsController } from './pages/conversations.controller';
+import { ApprovalsController } from './pages/approvals.controller';
 import { ConnectedAppsController } from './pages/connected-apps.controller';
 import { ConsentController } from './pages/consent.controller';
 import { DevOutboxController } from './pages/dev-outbox.controller';
@@ -34,6 +35,7 @@ export const PAGE_CONTROLLERS = [
   MailboxesController,
   ConversationsController,
   DevOutboxController,
+  ApprovalsController,
   StaticController,
   SettingsFallbackController,
 ];
@@ -43,7 +45,8 @@ export const PAGE_CONTROLLERS = [
   controllers: PAGE_CONTROLLERS,
   // The pages call the services the MCP tools and admin routes call (API keys: AuthModule; webhooks: WebhooksModule, DeliveryModule;
   // mailboxes: EmailChannelModule; the development outbox: ConversationsModule).
-  // Conversations: ConversationsModule, AgentsModule (drafts awaiting approval), AttachmentsModule (read_attachment's reads).
+  // Conversations: ConversationsModule, AgentsModule (drafts awaiting approval), AttachmentsModule (read_attachment's reads);
+  // Approvals: AgentsModule.
   imports: [WebSessionsModule, AuthModule, WebhooksModule, DeliveryModule, EmailChannelModule, ConversationsModule, AgentsModule, AttachmentsModule],
 })
 export class WebModule implements NestModule {

@@ -29,11 +29,12 @@ export function Document(props: { title: string; children: ComponentChildren }) 
 export function Layout(props: {
   title: string;
   person: Person;
-  current?: '/conversations' | '/settings/api-keys' | '/settings/connected-apps' | '/settings/webhooks' | '/settings/mailboxes';
+  current?: '/conversations' | '/approvals' | '/settings/api-keys' | '/settings/connected-apps' | '/settings/webhooks' | '/settings/mailboxes';
   children: ComponentChildren;
 }) {
   const nav: Array<[string, string]> = [
     ['/conversations', 'Conversations'],
+    ['/approvals', 'Approvals'],
     ['/settings/api-keys', 'API keys'],
     ['/settings/connected-apps', 'Connected apps'],
     ['/settings/webhooks', 'Webhooks'],

@@ -184,6 +184,25 @@ textarea:focus-visible, summary:focus-visible { outline: 3px solid #9bb8f5; outl
   .thread-row .meta { justify-content: flex-start; }
   .conversation-tools .inline-form { width: 100%; }
 }
+/* Approvals page */
+ol.approvals { list-style: none; margin: 1rem 0 0; padding: 0; display: flex; flex-direction: column; gap: 1.25rem; }
+.approval { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 1rem 1.25rem; margin-bottom: 1rem; }
+.approval h2 { margin: 0 0 0.25rem; font-size: 1.125rem; overflow-wrap: anywhere; }
+.approval h3 { margin: 1rem 0 0.5rem; font-size: 0.8125rem; text-transform: uppercase; letter-spacing: 0.03em; color: var(--muted); }
+.approval-meta { margin: 0; color: var(--muted); font-size: 0.9375rem; overflow-wrap: anywhere; }
+ol.approval-messages { list-style: none; margin: 0; padding: 0; display: flex; flex-direction: column; gap: 0.5rem; }
+.approval-message { padding: 0.5rem 0.75rem; border-radius: 6px; background: var(--bg); border-left: 3px solid var(--line); }
+.approval-message.outbound { border-left-color: var(--accent); margin-left: 1.5rem; }
+.approval-message p { margin: 0; }
+.approval-message-meta { color: var(--muted); font-size: 0.875rem; overflow-wrap: anywhere; }
+.message-text, .draft-text { white-space: pre-wrap; overflow-wrap: anywhere; }
+.approval-draft { padding: 0.75rem; border: 1px dashed var(--accent); border-radius: 6px; background: #f3f6fd; max-height: 16rem; overflow: auto; }
+.approval-draft:focus-visible { outline: 3px solid #9bb8f5; outline-offset: 2px; }
+.approval-actions { margin-top: 1rem; }
+.approval-actions a.button.secondary { background: var(--card); color: var(--accent); border: 1px solid var(--accent); padding: calc(0.5rem - 1px) calc(1rem - 1px); }
+.approval-form textarea { font: inherit; width: 100%; min-height: 12rem; padding: 0.5rem 0.625rem; border: 1px solid var(--line); border-radius: 6px; background: var(--card); resize: vertical; }
+.approval-form textarea[aria-invalid="true"] { border-color: var(--error); }
+nav.pager { display: flex; flex-wrap: wrap; gap: 1rem; margin-top: 1.25rem; }
 `;
 
 /**
