@@ -50,7 +50,7 @@ function DraftContext(props: { draft: Draft; headingLevel: 'h2' | 'h3' }) {
     <>
       <Heading id={`${id}-title`}>{draft.partner}</Heading>
       <p class="approval-meta">
-        {draft.thread.channel === 'SMS' ? 'SMS' : 'Email'} on <span class="mono">{draft.lineAddress}</span> · drafted by {draft.turn.agent.name}{' '}
+        {draft.thread.channel === 'SMS' ? 'SMS' : 'Email'} on <span class="mono">{draft.lineAddress}</span> · drafted by {draft.turn.agent.name} ·{' '}
         <Time iso={draft.turn.createdAt} />
       </p>
       {draft.thread.subject !== null ? <p class="approval-meta">Subject: {draft.thread.subject}</p> : null}
