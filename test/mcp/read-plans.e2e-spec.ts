@@ -5,6 +5,7 @@ import { fillLargeOrg, fillOtherOrgs, LARGE_ORG_LABELS, largeOrgId } from '../su
 import { RESULT_BOUNDS } from '../../src/common/result-bounds';
 import { SEARCH_EXPRESSIONS } from '../../src/conversations/search/search.repository';
 import { planReads, readsOf, settingsOf, statementsRunBy, TableRead } from '../support/plan-check';
+import { signInBrowser } from '../support/web';
 
 /**
  * Every statement a read tool runs costs the page it answers, not the org's size: on an org of
@@ -64,7 +65,12 @@ describe('read tools on a large org: no statement reads more than its page', () 
 
   /** What the tool call's reads read, by statement, where a plan read more than READ_BOUND rows of a growing table. */
   async function overBound(name: string, args: Record<string, unknown>): Promise<{ statements: number; over: string[] }> {
-    const ran = await statementsRunBy(() => toolOk(t, s.apiKey, name, args));
+    return overBoundDuring(() => toolOk(t, s.apiKey, name, args));
+  }
+
+  /** overBound's check of what `during` runs (a tool call, a page). */
+  async function overBoundDuring(during: () => Promise<unknown>): Promise<{ statements: number; over: string[] }> {
+    const ran = await statementsRunBy(during);
     const statements = readsOf(ran);
     const over: string[] = [];
     for (const statement of statements) {
@@ -120,6 +126,17 @@ describe('read tools on a large org: no statement reads more than its page', () 
     const { statements, over } = await overBound(name, await args());
     expect(statements).toBeGreaterThan(0);
     expect(over).toEqual([]);
+  });
+
+  it('the Approvals page (its drafts oldest first and their threads), first and a later page', async () => {
+    const browser = await signInBrowser(t, s.userId);
+    const page = (path: string) => t.http().get(path).set('Cookie', browser.cookie).expect(200);
+    const later = /href="(\/approvals\?cursor=[^"]+)">Newer drafts</.exec((await page('/approvals')).text)![1].replace(/&amp;/g, '&');
+    for (const path of ['/approvals', later]) {
+      const { statements, over } = await overBoundDuring(() => page(path));
+      expect(statements).toBeGreaterThan(0);
+      expect(over).toEqual([]);
+    }
   });
 
   /**
