@@ -11,7 +11,7 @@ import { HOST_RESOLVER } from '../../src/webhooks/url-policy/url-policy';
 import { createTestApp, TestApp } from '../support/app';
 import { MutableResolver } from '../support/delivery';
 import { listen } from '../support/raw-http';
-import { createSession, Session } from '../support/session';
+import { createSession, Session, uniquePhone } from '../support/session';
 import { INGEST_TOKEN } from '../support/test-env';
 import { waitUntil } from '../support/wait';
 import { PAGE_ORIGIN, signInBrowser } from '../support/web';
@@ -119,7 +119,7 @@ describe('web: hardening of the page forms', () => {
         if (kind === 'session') expect({ route, csrf: guards.includes(CsrfTokenGuard) }).toEqual({ route, csrf: true });
       }
     }
-    expect(seen.filter((route) => route.startsWith('POST')).length).toBe(23);
+    expect(seen.filter((route) => route.startsWith('POST')).length).toBe(26);
   });
 
   it('every POST of the web app refuses a cross-site Origin, a missing Origin, a missing or wrong _csrf, and changes nothing', async () => {
@@ -153,17 +153,23 @@ describe('web: hardening of the page forms', () => {
       clientId,
       `${ORIGIN}/api/mcp`,
     ]);
-    // A conversation (an inbound SMS) for the Conversations forms.
+    // A conversation (an inbound SMS) for the Conversations forms, and a draft awaiting approval on it (Approvals):
+    // a DRAFT agent's reply on a thread of the phone line.
+    const agentId = (await t.admin.post(`/admin/lines/${b.session.lines[0].id}/agents`, { name: 'Hardening bot', mode: 'DRAFT' }).expect(201)).body.id;
     const inbound = await t
       .http()
       .post('/ingest/sms/inbound')
       .set('Authorization', `Bearer ${INGEST_TOKEN}`)
-      .send({ to: b.session.lines[0].address, from: '+15550001234', body: 'hello', providerMessageId: `p-${randomUUID()}` })
+      .send({ to: b.session.lines[0].address, from: uniquePhone(), body: 'Hello', providerMessageId: `p-${randomUUID()}` })
       .expect(201);
     const threadId = inbound.body.threadId as string;
+    const turnId = (
+      await t.http().post(`/api/agents/${agentId}/turns`).set('Authorization', `Bearer ${b.session.apiKey}`).send({ threadId, body: 'Draft' }).expect(201)
+    ).body.turn.id;
     // Its message.received is delivered to the endpoint above: wait for that before taking the state.
     await waitUntil(async () => (await db.query('SELECT id FROM webhook_deliveries WHERE endpoint_id = $1', [endpointId])).length === 1, 'the SMS delivery');
     const state = async () => ({
+      turns: await db.query('SELECT id, status, body, message_id FROM agent_turns WHERE id = $1', [turnId]),
       endpoints: await db.query('SELECT id, url, status, events, secret_sealed FROM webhook_endpoints WHERE user_id = $1 ORDER BY id', [b.session.userId]),
       keys: await db.query('SELECT id, channel_access_mode, allowed_addresses FROM api_keys WHERE user_id = $1 ORDER BY id', [b.session.userId]),
       deliveries: await db.query('SELECT id FROM webhook_deliveries WHERE endpoint_id = $1', [endpointId]),
@@ -206,12 +212,16 @@ describe('web: hardening of the page forms', () => {
       [`/conversations/${threadId}/labels/remove`, 'label=forged'],
       [`/conversations/${threadId}/contact`, 'displayName=Forged'],
       [`/conversations/${threadId}/contact/notes`, 'notes=forged'],
+      [`/approvals/${turnId}/approve`, ''],
+      [`/approvals/${turnId}/edit`, 'body=forged'],
+      [`/approvals/${turnId}/reject`, ''],
       [
         '/oauth/authorize',
         `client_id=${clientId}&redirect_uri=${encodeURIComponent('http://127.0.0.1:9/callback')}&response_type=code&code_challenge=${'a'.repeat(43)}&code_challenge_method=S256&resource=${encodeURIComponent(`${ORIGIN}/api/mcp`)}&decision=allow&access=ALL&permissions-shown=on&permission-read=on`,
       ],
     ];
-    const signedIn = (path: string) => path.startsWith('/settings') || path.startsWith('/conversations') || path === '/sign-out' || path === '/oauth/authorize';
+    const signedIn = (path: string) =>
+      path.startsWith('/settings') || path.startsWith('/conversations') || path.startsWith('/approvals') || path === '/sign-out' || path === '/oauth/authorize';
     for (const [path, fields] of routes) {
       const variants: Array<{ what: string; origin?: string; fetchSite?: string; csrf?: string }> = [
         { what: 'cross-site Origin', origin: 'https://evil.example', csrf: b.csrf },
