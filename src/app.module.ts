@@ -24,6 +24,7 @@ import { SmsChannelModule } from './channels/sms/sms-channel.module';
 import { ConversationsModule } from './conversations/conversations.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 import { DeliveryModule } from './delivery/delivery.module';
+import { LiveModule } from './live/live.module';
 import { BackgroundWorkRunner } from './queue/background-work';
 import { QueueModule } from './queue/queue.module';
 import { AppErrorFilter } from './web/pages/app-error.filter';
@@ -56,6 +57,7 @@ import { WebModule } from './web/web.module';
     EmailChannelModule,
     AttachmentsModule,
     AgentsModule,
+    LiveModule,
     WebModule,
   ],
   // The runner is the root's: its shutdown hook runs before the features' modules close what the work uses.

@@ -15,6 +15,20 @@ export function liveLineOfUser(l: string, u: string): string {
   return `${l}.deleted_at IS NULL AND ${l}.org_id = ${u}.org_id`;
 }
 
+/**
+ * The user whose id is the SQL expression `userId` (of the org of the row `u`: a `users` row, or
+ * a row carrying its user's `org_id`) holds a membership of the line `lineId`, and that line is
+ * live and of the org: whether a person may be told of an event on the line now. The one rule
+ * behind webhook fan-out and delivery claims (delivery/endpoint-receives-line.sql.ts: the
+ * endpoint's owner) and behind the web app's live updates (live/live.repository.ts: the person).
+ */
+export function holdsLiveLine(userId: string, u: string, lineId: string): string {
+  return (
+    `EXISTS (SELECT 1 FROM line_memberships owner_m JOIN lines owner_l ON owner_l.id = owner_m.line_id` +
+    ` WHERE owner_m.line_id = ${lineId} AND owner_m.user_id = ${userId} AND ${liveLineOfUser('owner_l', u)})`
+  );
+}
+
 /** The API key `k` allows the line `l`. */
 export function keyAllowsLine(k: string, l: string): string {
   return `(${k}.channel_access_mode = 'ALL' OR ${l}.address = ANY (${k}.allowed_addresses))`;

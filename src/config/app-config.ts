@@ -9,6 +9,7 @@ import { databaseConfig } from '../database/database.config';
 import { deliveryConfig } from '../delivery/delivery.config';
 import { eventsConfig } from '../events/events.config';
 import { limitsConfig } from '../limits/limits.config';
+import { liveConfig } from '../live/live.config';
 import { mcpConfig } from '../mcp/mcp.config';
 import { oauthConfig } from '../oauth/oauth.config';
 import { opsConfig } from '../ops/ops.config';
@@ -44,6 +45,7 @@ export const SLICES = [
   deliveryConfig,
   eventsConfig,
   attachmentsConfig,
+  liveConfig,
 ] as const;
 
 /** Rules between the settings of two features. */

@@ -1,4 +1,4 @@
-import { liveLineOfUser } from '../auth/line-access.sql';
+import { holdsLiveLine } from '../auth/line-access.sql';
 
 /**
  * Whether the endpoint row `e` receives events on the line whose id is the SQL expression
@@ -10,8 +10,7 @@ import { liveLineOfUser } from '../auth/line-access.sql';
  */
 export function endpointReceivesLine(e: string, lineId: string): string {
   return (
-    `EXISTS (SELECT 1 FROM line_memberships owner_m JOIN lines owner_l ON owner_l.id = owner_m.line_id` +
-    ` WHERE owner_m.line_id = ${lineId} AND owner_m.user_id = ${e}.user_id AND ${liveLineOfUser('owner_l', e)})` +
+    holdsLiveLine(`${e}.user_id`, e, lineId) +
     ` AND (${e}.all_channels OR EXISTS (SELECT 1 FROM webhook_endpoint_channels scope_c WHERE scope_c.endpoint_id = ${e}.id AND scope_c.line_id = ${lineId}))`
   );
 }

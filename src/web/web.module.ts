@@ -19,6 +19,7 @@ import { MailboxesController } from './pages/mailboxes.controller';
 import { SettingsFallbackController } from './pages/settings-fallback.controller';
 import { SignInController } from './pages/sign-in.controller';
 import { WebhooksController } from './pages/webhooks.controller';
+import { LiveController } from './pages/live.controller';
 import { WebSessionsModule } from '../auth/web-sessions/web-sessions.module';
 import { StaticController } from './static/static.controller';
 
@@ -36,6 +37,7 @@ export const PAGE_CONTROLLERS = [
   ConversationsController,
   DevOutboxController,
   ApprovalsController,
+  LiveController,
   StaticController,
   SettingsFallbackController,
 ];

@@ -156,6 +156,16 @@ export class WebSessionsRepository {
     return rows[0] ?? null;
   }
 
+  /** Of the sessions `ids`, those live at `now` (not revoked, not past their end, seen since `idleSince`). */
+  async liveIds(ids: string[], now: Date, idleSince: Date): Promise<string[]> {
+    const rows = await queryNamed<Array<{ id: string }>>(
+      this.dataSource.manager,
+      `SELECT id FROM web_sessions WHERE id = ANY (:ids::uuid[]) AND revoked_at IS NULL AND expires_at > :now AND last_seen_at > :idleSince`,
+      { ids, now, idleSince },
+    );
+    return rows.map((r) => r.id);
+  }
+
   /** Moves last_seen_at to `now` unless it is already after `unlessAfter` (one write a minute at most). */
   async touch(sessionId: string, now: Date, unlessAfter: Date): Promise<void> {
     await queryNamed(this.dataSource.manager, `UPDATE web_sessions SET last_seen_at = :now WHERE id = :sessionId AND last_seen_at <= :unlessAfter`, {

@@ -138,6 +138,13 @@ export class WebSessionsService {
     };
   }
 
+  /** Of the sessions `ids`, those still live now (held-open pages check their session again with it: live updates). */
+  async liveSessionIds(ids: string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const now = this.clock.now();
+    return new Set(await this.repository.liveIds(ids, now, new Date(now.getTime() - this.idleMs)));
+  }
+
   async signOut(sessionId: string): Promise<void> {
     await this.repository.revoke(sessionId, this.clock.now());
   }

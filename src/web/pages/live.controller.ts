@@ -1,0 +1,54 @@
+import { Controller, Get, Query, Req, Res, UseFilters } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { Request, Response } from 'express';
+import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
+import { Person } from '../../auth/person';
+import { ValidationError } from '../../common/errors';
+import { LiveSink, LiveStreams } from '../../live/live-streams';
+import { PageErrorFilter } from './page-error.filter';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * `GET /live/events` (docs/web.md, "Live updates"): a server-sent event stream of what changes the
+ * person's conversations, for `/static/app.js`. Every rule is LiveStreams'; this turns the
+ * response into its sink. A refusal (no session, a bad threadId, too many streams) is answered
+ * before the stream starts, as a page.
+ */
+@ApiExcludeController()
+@UseFilters(PageErrorFilter)
+@SessionAuth()
+@Controller('live')
+export class LiveController {
+  constructor(private readonly live: LiveStreams) {}
+
+  @Get('events')
+  async events(@CurrentPerson() person: Person, @Query('threadId') threadId: unknown, @Req() request: Request, @Res() response: Response): Promise<void> {
+    if (threadId !== undefined && (typeof threadId !== 'string' || !UUID.test(threadId))) {
+      throw new ValidationError('threadId must be the id of a thread (a UUID)', 'threadId');
+    }
+    await this.live.open(
+      { userId: person.userId, orgId: person.orgId, sessionId: person.sessionId },
+      (threadId as string | undefined) ?? null,
+      sinkOf(request, response),
+    );
+  }
+}
+
+function sinkOf(request: Request, response: Response): LiveSink {
+  return {
+    start: (preamble) => {
+      request.socket.setTimeout(0);
+      request.socket.setNoDelay(true);
+      response.status(200);
+      response.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+      response.setHeader('X-Accel-Buffering', 'no'); // a buffering proxy (nginx) passes each event on at once
+      response.flushHeaders();
+      response.write(preamble);
+    },
+    write: (frame) => response.write(frame),
+    buffered: () => response.writableLength,
+    end: () => response.end(),
+    onClose: (listener) => response.once('close', listener),
+  };
+}
