@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: starts the service as in production (one `api` and one `worker` process on a
  * throwaway database and Bull prefix), a receiver on 127.0.0.1 and a load generator, runs the
- * eight scenarios (throughput, failure isolation, tool endpoint, backlog memory, one process, one
- * endpoint, ingest alone, reads on a large org), then writes docs/BENCHMARKS.md and docs/benchmarks.svg.
+ * nine scenarios (throughput, failure isolation, tool endpoint, backlog memory, one process, one
+ * endpoint, ingest alone, reads on a large org, live updates), then writes docs/BENCHMARKS.md and docs/benchmarks.svg.
  *
  *   npm run bench                      full run (10 to 20 minutes)
  *   npm run bench -- --quick           each scenario under a minute (figures indicative only)
@@ -27,6 +27,7 @@ import { scenario5 } from './scenarios/s5-one-process';
 import { scenario6 } from './scenarios/s6-one-endpoint';
 import { scenario7 } from './scenarios/s7-ingest';
 import { scenario8 } from './scenarios/s8-large-org';
+import { scenario9 } from './scenarios/s9-live';
 
 const ROOT = resolve(__dirname, '..');
 
@@ -35,7 +36,7 @@ const HELP = `Usage: npm run bench -- [options]
   --quick                  short windows: each scenario runs in under a minute
   --scenario N[,M]         run only these scenarios (1 throughput, 2 isolation, 3 tools, 4 memory,
                            5 one process, 6 one endpoint, 7 ingest alone, 8 reads on a large
-                           org); repeatable
+                           org, 9 live updates: 1,000 open streams); repeatable
   --endpoints K            endpoints each event fans out to in scenarios 1-2 (default 10)
   --users U                users those endpoints are dealt to (default 3)
   --ingest-concurrency C   load generator connections (default 16)
@@ -119,14 +120,14 @@ function parseArgs(argv: string[]): Options {
   const scenarios = values('--scenario')
     .flatMap((v) => v.split(','))
     .map(Number)
-    .filter((n) => n >= 1 && n <= 8);
+    .filter((n) => n >= 1 && n <= 9);
   const mode = value('--mode') ?? 'concise';
   if (mode !== 'concise' && mode !== 'verbose') throw new Error('--mode is concise or verbose');
   const npmScript = process.env.npm_lifecycle_event;
   const args = process.argv.slice(2).join(' ');
   return {
     quick,
-    scenarios: scenarios.length ? [...new Set(scenarios)].sort() : [1, 2, 3, 4, 5, 6, 7, 8],
+    scenarios: scenarios.length ? [...new Set(scenarios)].sort() : [1, 2, 3, 4, 5, 6, 7, 8, 9],
     endpoints: Math.max(2, num('--endpoints', 10)),
     users: Math.max(1, num('--users', 3)),
     ingestConcurrency: Math.max(1, num('--ingest-concurrency', 16)),
@@ -239,7 +240,7 @@ async function main(): Promise<number> {
     results,
   };
 
-  const scenarios = { 1: scenario1, 2: scenario2, 3: scenario3, 4: scenario4, 5: scenario5, 6: scenario6, 7: scenario7, 8: scenario8 } as const;
+  const scenarios = { 1: scenario1, 2: scenario2, 3: scenario3, 4: scenario4, 5: scenario5, 6: scenario6, 7: scenario7, 8: scenario8, 9: scenario9 } as const;
   for (const n of options.scenarios) {
     const refused = await checkpoint();
     if (refused) log(`  (CHECKPOINT before scenario ${n} refused: ${refused})`);
@@ -254,6 +255,7 @@ async function main(): Promise<number> {
       if (n === 6) results.s6 = result as Results['s6'];
       if (n === 7) results.s7 = result as Results['s7'];
       if (n === 8) results.s8 = result as Results['s8'];
+      if (n === 9) results.s9 = result as Results['s9'];
       log(`  scenario ${n} took ${((Date.now() - started) / 1000).toFixed(0)} s`);
     } catch (error) {
       if (isStopping()) break;

@@ -294,6 +294,25 @@ export interface Scenario8Result {
   shapes: SearchShapeResult[];
 }
 
+/** Scenario 9: live updates, open SSE streams told of inbound messages at a fixed rate. */
+export interface Scenario9Result {
+  streams: number;
+  persons: number;
+  rate: number;
+  seconds: number;
+  planned: number;
+  accepted: number;
+  failed: number;
+  /** message.received events every stream should get (accepted × streams), and those that arrived. */
+  expected: number;
+  received: number;
+  /** From the event's commit (its `at`) to its arrival at a client, over the timed streams. */
+  latency: Percentiles;
+  /** The api process: before the streams opened, once open, under load, after they closed (bytes). */
+  memory: Record<'before' | 'opened' | 'during' | 'after', { rss: number; heap: number }>;
+  cpu: CpuReport;
+}
+
 export interface Results {
   startedAt: Date;
   finishedAt?: Date;
@@ -305,5 +324,6 @@ export interface Results {
   s6?: Scenario6Result;
   s7?: Scenario7Result;
   s8?: Scenario8Result;
+  s9?: Scenario9Result;
   errors: Array<{ scenario: number; message: string }>;
 }

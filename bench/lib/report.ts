@@ -111,7 +111,7 @@ function satRow(name: string, r: SaturationResult): string {
 export function renderMarkdown(results: Results, options: Options, machine: MachineInfo): string {
   const out: string[] = [];
   const cores = Number(machine.nproc) || 0;
-  const { s1, s2, s3, s4, s5, s6, s7, s8 } = results;
+  const { s1, s2, s3, s4, s5, s6, s7, s8, s9 } = results;
   out.push('# Benchmarks', '');
   out.push(
     '> Written by `npm run bench` (`bench/run.ts`); every run overwrites this file and `docs/benchmarks.svg`. ' +
@@ -275,6 +275,11 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
         `| 8 Search | search_messages p50 / ${common ? 'p95' : 'p99'}, ${shape.label} (~${shape.matches} of ${fmtNum(s8.messages)} messages) | ${common ? `p95 ≤ ${TARGETS.commonWordSearchP95Ms} ms` : 'reported'} | ${fmtMs(shape.latency.p50)} / ${fmtMs(common ? shape.latency.p95 : shape.latency.p99)} | ${common ? status(shape.latency.p95 <= TARGETS.commonWordSearchP95Ms) : '—'} |`,
       );
     }
+  }
+  if (s9) {
+    out.push(
+      `| 9 Live | commit → live stream p50 / p99, ${fmtNum(s9.streams)} streams, ${fmtNum(s9.rate)} inbound SMS/s | reported | ${fmtMs(s9.latency.p50)} / ${fmtMs(s9.latency.p99)} | — |`,
+    );
   }
   for (const e of results.errors)
     out.push(`| ${e.scenario} | **failed to run** | | ${e.message.split('\n')[0].replace(/\|/g, '\\|').slice(0, 160)} | **error** |`);
@@ -559,6 +564,25 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
       );
     }
     out.push('');
+  }
+  if (s9) {
+    const m = s9.memory;
+    out.push('## 9. Live updates', '');
+    out.push(
+      `${fmtNum(s9.streams)} server-sent event streams (\`GET /live/events\`, ${fmtNum(s9.persons)} people signed in, ${fmtNum(s9.streams / s9.persons)} streams each, ` +
+        'all members of one line) held open on one `api` process, the relay in its `worker`, while inbound SMS arrive through the ingest route at ' +
+        `${fmtNum(s9.rate)} a second for ${s9.seconds} s. Every stream should be told of every message; latency is each \`message.received\` event's ` +
+        "`at` (the outbox row's time, as for webhooks) to its arrival at the client, taken on a tenth of the streams.",
+      '',
+    );
+    out.push('| inbound SMS accepted (failed) | events received / expected | p50 | p95 | p99 | max | cores used |', '|---|---|---|---|---|---|---|');
+    out.push(
+      `| ${fmtNum(s9.accepted)} (${fmtNum(s9.failed)}) | ${fmtNum(s9.received)} / ${fmtNum(s9.expected)} | ${fmtMs(s9.latency.p50)} | ${fmtMs(s9.latency.p95)} | ${fmtMs(s9.latency.p99)} | ${fmtMs(s9.latency.max)} | ${cpuLine(s9.cpu)} |`,
+      '',
+    );
+    out.push('| api process | before | streams open | under load | streams closed |', '|---|---|---|---|---|');
+    out.push(`| RSS | ${fmtMb(m.before.rss)} | ${fmtMb(m.opened.rss)} | ${fmtMb(m.during.rss)} | ${fmtMb(m.after.rss)} |`);
+    out.push(`| used heap | ${fmtMb(m.before.heap)} | ${fmtMb(m.opened.heap)} | ${fmtMb(m.during.heap)} | ${fmtMb(m.after.heap)} |`, '');
   }
   out.push('## How the figures are taken', '');
   out.push(

@@ -219,15 +219,18 @@ export class LiveStreams implements OnModuleDestroy {
     for (const orgId of new Set(events.map((e) => e.orgId))) for (const stream of this.byOrg.get(orgId) ?? []) userIds.add(stream.viewer.userId);
     const pairs = await this.repository.visiblePairs([...userIds], [...new Set(events.map((e) => e.lineId))]);
     const visible = new Set(pairs.map((p) => `${p.user_id} ${p.line_id}`));
+    // Each stream gets one write for the whole batch (a write is a system call and, without Nagle, a packet).
+    const out = new Map<Stream, string>();
     for (const event of events) {
       const streams = this.byOrg.get(event.orgId);
       if (!streams) continue;
       const frame = `id: ${event.id}\nevent: ${event.type}\ndata: ${liveEventData(event)}\n\n`;
-      for (const stream of [...streams]) {
+      for (const stream of streams) {
         if (stream.threadId !== null && stream.threadId !== event.threadId) continue;
-        if (visible.has(`${stream.viewer.userId} ${event.lineId}`)) this.send(stream, frame);
+        if (visible.has(`${stream.viewer.userId} ${event.lineId}`)) out.set(stream, (out.get(stream) ?? '') + frame);
       }
     }
+    for (const [stream, frames] of out) this.send(stream, frames);
   }
 
   /** The heartbeat: a comment on every stream, then the sessions checked again (one statement); ended ones are told and closed. */

@@ -203,6 +203,8 @@ ol.approval-messages { list-style: none; margin: 0; padding: 0; display: flex; f
 .approval-form textarea { font: inherit; width: 100%; min-height: 12rem; padding: 0.5rem 0.625rem; border: 1px solid var(--line); border-radius: 6px; background: var(--card); resize: vertical; }
 .approval-form textarea[aria-invalid="true"] { border-color: var(--error); }
 nav.pager { display: flex; flex-wrap: wrap; gap: 1rem; margin-top: 1.25rem; }
+/* Live updates: the polite status app.js adds ("1 new message"), read by screen readers only. */
+.live-status { position: absolute; width: 1px; height: 1px; margin: -1px; padding: 0; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
 `;
 
 /**
@@ -245,4 +247,87 @@ document.querySelectorAll('button[data-copy]').forEach(function (button) {
     else fallback();
   });
 });
+
+/**
+ * Live updates (docs/web.md, "Live updates"): a page with [data-live][id] regions listens on
+ * /live/events (narrowed with ?threadId= on a thread page) and, after a burst of events settles,
+ * fetches itself again and swaps in each region's new content by id. Without script (or
+ * EventSource) nothing happens: the page is as fresh as its last load.
+ */
+(function () {
+  var regions = document.querySelectorAll('[data-live][id]');
+  if (!regions.length || !window.EventSource || !window.DOMParser || !window.fetch) return;
+  var thread = document.querySelector('[data-live="thread"][data-thread-id]');
+  var url = '/live/events' + (thread ? '?threadId=' + encodeURIComponent(thread.getAttribute('data-thread-id')) : '');
+  var status = document.createElement('p');
+  status.className = 'live-status';
+  status.setAttribute('role', 'status');
+  status.setAttribute('aria-live', 'polite');
+  document.body.appendChild(status);
+  var KINDS = ['message.received', 'message.sent', 'message.status_changed', 'thread.created', 'attachment.extracted', 'agent_turn.awaiting_approval', 'agent_turn.sent'];
+  var newMessages = 0, timer = null, fetching = false, again = false, deferred = false, source = null, failed = false;
+
+  function editing(region) {
+    var active = document.activeElement;
+    return active && region.contains(active) && /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName) && active.type !== 'submit';
+  }
+
+  function swap(doc) {
+    var active = document.activeElement, activeId = active && active.id, bottom = window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 40;
+    document.querySelectorAll('[data-live][id]').forEach(function (region) {
+      var fresh = doc.getElementById(region.id);
+      if (!fresh) return;
+      if (editing(region)) { deferred = true; return; }
+      var scroll = region.scrollTop;
+      region.replaceChildren.apply(region, Array.prototype.map.call(fresh.childNodes, function (n) { return document.importNode(n, true); }));
+      region.scrollTop = scroll;
+      if (activeId && region.contains(document.getElementById(activeId)) && document.activeElement !== document.getElementById(activeId)) document.getElementById(activeId).focus({ preventScroll: true });
+    });
+    if (thread && bottom) window.scrollTo(0, document.documentElement.scrollHeight);
+  }
+
+  function refresh() {
+    timer = null;
+    if (fetching) { again = true; return; }
+    fetching = true;
+    var count = newMessages;
+    newMessages = 0;
+    fetch(location.href, { credentials: 'same-origin', headers: { Accept: 'text/html' } })
+      .then(function (res) {
+        if (!res.ok || res.redirected) throw new Error('page answered ' + res.status);
+        return res.text();
+      })
+      .then(function (html) {
+        swap(new DOMParser().parseFromString(html, 'text/html'));
+        if (count) status.textContent = count === 1 ? '1 new message' : count + ' new messages';
+      })
+      .catch(function () { if (source) source.close(); })
+      .then(function () {
+        fetching = false;
+        if (again) { again = false; schedule(); }
+      });
+  }
+
+  function schedule() {
+    if (!timer) timer = setTimeout(refresh, 300);
+  }
+
+  document.addEventListener('focusout', function () {
+    if (deferred) { deferred = false; setTimeout(schedule, 0); }
+  });
+
+  source = new EventSource(url);
+  KINDS.forEach(function (kind) {
+    source.addEventListener(kind, function () {
+      if (kind === 'message.received') newMessages += 1;
+      schedule();
+    });
+  });
+  source.addEventListener('session_ended', function () { source.close(); });
+  // After a dropped connection, what happened meanwhile was not told: fetch the page once it is back.
+  source.addEventListener('error', function () { failed = true; });
+  source.addEventListener('open', function () {
+    if (failed) { failed = false; schedule(); }
+  });
+})();
 `;
