@@ -22,7 +22,8 @@ describe('browser: Settings → API keys', () => {
     const link = await b.app.admin.post(`/admin/users/${session.userId}/sign-in-links`).expect(201);
     await b.page.goto(link.body.url);
     await b.page.getByRole('button', { name: 'Sign in' }).click();
-    await b.page.waitForURL('**/settings/api-keys');
+    await b.page.waitForURL('**/conversations');
+    await b.page.goto('/settings/api-keys');
   }
 
   it('New key with Specific lines → copy the secret → it reaches that line only; edit to All channels; revoke → 401', async () => {

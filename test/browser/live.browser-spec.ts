@@ -1,5 +1,3 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { inboundSms, partnerPhone } from '../support/messaging-hooks';
 import { createSession, Session } from '../support/session';
@@ -12,13 +10,9 @@ jest.setTimeout(90_000);
  * Live updates in chromium (docs/web.md, "Live updates"): an open Conversations page and an open
  * thread show new inbound messages without a reload, a polite status says so, message content
  * stays text, and a MEMBER's open page never shows another line's thread.
- *
- * It drives the Conversations and thread pages (#live-threads, #live-messages), which come with
- * the Conversations work of issue 34; until that page is in the tree this file is skipped.
+ * It drives the Conversations and thread pages (#live-threads, #live-messages).
  */
-const conversationsPage = existsSync(join(__dirname, '../../src/web/pages/conversations.controller.tsx'));
-
-(conversationsPage ? describe : describe.skip)('live updates in a browser', () => {
+describe('live updates in a browser', () => {
   const b = useBrowser({ app: { env: { QUEUE_PREFIX: privateQueuePrefix('live-browser') } } });
 
   async function signIn(page: Page, session: Session): Promise<void> {
@@ -26,7 +20,7 @@ const conversationsPage = existsSync(join(__dirname, '../../src/web/pages/conver
     const url = new URL(link.body.url);
     await page.goto(url.pathname + url.search);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL('**/settings/api-keys');
+    await page.waitForURL('**/conversations');
   }
 
   /** Marks the loaded document: still marked later means the page was updated in place, not reloaded. */

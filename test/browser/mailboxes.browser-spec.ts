@@ -47,7 +47,7 @@ describe('browser: Settings → Mailboxes', () => {
     const link = await b.app.admin.post(`/admin/users/${session.userId}/sign-in-links`).expect(201);
     await page.goto(link.body.url);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL('**/settings/api-keys');
+    await page.waitForURL('**/conversations');
   }
 
   /** Fills one server's fields, found in its fieldset. */

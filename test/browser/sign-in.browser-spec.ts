@@ -17,7 +17,8 @@ describe('browser: sign-in, sign-out and cross-site requests', () => {
   async function signIn(session: Session): Promise<void> {
     await b.page.goto(await linkFor(session));
     await b.page.getByRole('button', { name: 'Sign in' }).click();
-    await b.page.waitForURL('**/settings/api-keys');
+    await b.page.waitForURL('**/conversations');
+    await b.page.goto('/settings/api-keys');
   }
 
   it('asks for a link by email, then signs in once with a link: a second use and an expired link are refused', async () => {
@@ -41,7 +42,7 @@ describe('browser: sign-in, sign-out and cross-site requests', () => {
     await expectAccessible(page, 'sign-in link');
     await screenshot(page, 'sign-in-link');
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL('**/settings/api-keys');
+    await page.waitForURL('**/conversations');
     await page.getByText(owner.email).waitFor(); // the header says who is signed in
 
     b.problems.allow(/\b410\b/); // the refusals below answer 410 Gone, as they should
@@ -62,8 +63,8 @@ describe('browser: sign-in, sign-out and cross-site requests', () => {
     await page.getByRole('heading', { name: 'This sign-in link has expired' }).waitFor();
     await page.getByRole('link', { name: 'Request a new sign-in link' }).click();
     // Still signed in (the first link's session): the sign-in page leads on to the app.
-    await page.waitForURL('**/settings/api-keys');
-    await page.getByRole('heading', { level: 1, name: 'API keys' }).waitFor();
+    await page.waitForURL('**/conversations');
+    await page.getByRole('heading', { level: 1, name: 'Conversations' }).waitFor();
   });
 
   it('Sign out ends the session at once: the settings pages send the browser to sign in again', async () => {

@@ -30,7 +30,7 @@ describe('webhooks pages in a browser', () => {
     const link = await b.app.admin.post(`/admin/users/${session.userId}/sign-in-links`).expect(201);
     await page.goto(new URL(link.body.url).pathname + new URL(link.body.url).search);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL('**/settings/api-keys');
+    await page.waitForURL('**/conversations');
     return session;
   }
 

@@ -93,7 +93,7 @@ describe('web: sign-in links, sessions, CSRF and page headers', () => {
     expect(page.text).toContain('<form method="post" action="/sign-in/link"');
 
     const res = await useLink(token).expect(303);
-    expect(res.headers.location).toBe('/settings/api-keys');
+    expect(res.headers.location).toBe('/conversations');
     const setCookie = String(res.headers['set-cookie'][0]);
     expect(setCookie).toMatch(/^mss_session=ses_[A-Za-z0-9_-]{43}; /);
     expect(setCookie.split('; ').slice(1).sort()).toEqual(['HttpOnly', `Max-Age=${2 * 3600}`, 'Path=/', 'SameSite=Lax']);
@@ -106,7 +106,7 @@ describe('web: sign-in links, sessions, CSRF and page headers', () => {
     expect(landing.text).toMatch(/<button type="submit" class="link-button">Sign out<\/button>/);
     const webhooks = await t.http().get('/settings/webhooks').set('Cookie', cookie).expect(200);
     expect(webhooks.text).toContain('<h1>Webhooks</h1>');
-    expect((await t.http().get('/').set('Cookie', cookie).expect(303)).headers.location).toBe('/settings/api-keys');
+    expect((await t.http().get('/').set('Cookie', cookie).expect(303)).headers.location).toBe('/conversations');
     expect((await t.http().get('/').expect(303)).headers.location).toBe('/sign-in');
   });
 
@@ -187,8 +187,8 @@ describe('web: sign-in links, sessions, CSRF and page headers', () => {
   it('signed in, /sign-in leads on to the app; sign-out revokes the session at once and clears the cookie', async () => {
     const cookie = await signIn();
     // Signed in, the sign-in page and / lead on to the app.
-    expect((await t.http().get('/sign-in').set('Cookie', cookie).expect(303)).headers.location).toBe('/settings/api-keys');
-    expect((await t.http().get('/').set('Cookie', cookie).expect(303)).headers.location).toBe('/settings/api-keys');
+    expect((await t.http().get('/sign-in').set('Cookie', cookie).expect(303)).headers.location).toBe('/conversations');
+    expect((await t.http().get('/').set('Cookie', cookie).expect(303)).headers.location).toBe('/conversations');
     const csrf = await csrfOf(cookie);
     const res = await signOut(cookie, { _csrf: csrf }).expect(303);
     expect(res.headers.location).toBe('/sign-in');

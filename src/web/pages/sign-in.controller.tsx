@@ -16,7 +16,7 @@ import { LinkProblemPage, SignInLinkPage, SignInPage, SignInSentPage } from './s
 /** Page forms are small: an email address or a token, and the CSRF field. */
 export const FORM_LIMIT = 8 * 1024;
 /** Where a person lands after signing in. */
-const START_PAGE = '/settings/api-keys';
+const START_PAGE = '/conversations';
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,253}$/;
 
 type Form = Record<string, string | undefined> | undefined;
