@@ -116,7 +116,7 @@ describe('conversations pages in a browser', () => {
     await page.keyboard.press('Enter');
     await page.keyboard.press('Enter').catch(() => undefined);
     await page.waitForURL(`**/conversations/${threadId}?done=sent`);
-    await expect(page.getByRole('status').textContent()).resolves.toContain('Your reply is queued');
+    await page.getByRole('status').filter({ hasText: 'Your reply is queued' }).waitFor();
 
     await waitUntil(() => carried.some((m) => m.body === 'Yes, see you at 8:30!'), 'the carrier to get the reply', { timeoutMs: 20_000 });
     await reloadUntil(page, /^Sent$|^Delivered$/);
@@ -129,7 +129,7 @@ describe('conversations pages in a browser', () => {
     await page.getByRole('button', { name: 'Save contact' }).click();
     await page.getByLabel('Notes').fill('Prefers the window table.');
     await page.getByRole('button', { name: 'Save notes' }).click();
-    await expect(page.getByRole('status').textContent()).resolves.toContain('The notes were saved.');
+    await page.getByRole('status').filter({ hasText: 'The notes were saved.' }).waitFor();
     await expect(page.getByRole('button', { name: 'Remove label booking' }).isVisible()).resolves.toBe(true);
     await expectAccessible(page, 'Thread with a reply, a label and notes');
     await screenshot(page, 'thread');

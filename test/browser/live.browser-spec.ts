@@ -31,8 +31,6 @@ describe('live updates in a browser', () => {
 
   it('an inbound SMS appears in an open Conversations page and an open thread without reload, as text', async () => {
     const page = b.page;
-    // Leaving a page ends its open stream: chromium reports that request as aborted.
-    b.problems.allow(/^request failed: GET .*\/live\/events(\?.*)? \(net::ERR_ABORTED\)$/);
     const owner = await createSession(b.app.admin, { lines: ['PHONE_NUMBER'] });
     await signIn(page, owner);
     const partner = partnerPhone();

@@ -72,8 +72,13 @@ async function freePort(): Promise<number> {
  */
 export class PageProblems {
   private readonly seen: string[] = [];
-  // Chromium asks for /favicon.ico by itself when a page names no icon: its 404 is not the page's.
-  private readonly allowed: RegExp[] = [/^console error: Failed to load resource: .* 404 .*\/favicon\.ico:\d+\)$/];
+  private readonly allowed: RegExp[] = [
+    // Chromium asks for /favicon.ico by itself when a page names no icon: its 404 is not the page's.
+    /^console error: Failed to load resource: .* 404 .*\/favicon\.ico:\d+\)$/,
+    // A page with live updates holds its event stream open until it is left; leaving aborts it
+    // (a refused stream is still an HTTP problem).
+    /^request failed: GET .*\/live\/events(\?.*)? \(net::ERR_ABORTED\)$/,
+  ];
 
   watch(page: Page): this {
     page.on('console', (message: ConsoleMessage) => {
