@@ -138,6 +138,10 @@ describe('Approvals in a browser', () => {
     const contested = `Contested reply ${randomUUID().slice(0, 8)}`;
     const contestedId = await draft(scene, contested);
 
+    // This page gets no live updates (as without script), so the colleague's approval below leaves its card in place.
+    await page.route('**/live/events**', (route) => route.abort());
+    b.problems.allow(/^request failed: GET .*\/live\/events(\?.*)? \(net::ERR_FAILED\)$/);
+    b.problems.allow(/^console error: Failed to load resource: net::ERR_FAILED \(.*\/live\/events(\?.*)?:0\)$/);
     await page.goto('/approvals');
     await card(page, rejected).getByRole('button', { name: 'Reject' }).focus();
     await page.keyboard.press('Enter');
@@ -165,5 +169,28 @@ describe('Approvals in a browser', () => {
     expect(carried().map((c) => c.body)).not.toContain(rejected);
     await page.getByRole('link', { name: 'Back to approvals' }).click();
     await page.getByText('No drafts are waiting for approval.').waitFor();
+  });
+
+  it('an open Approvals page shows a new draft, and drops one a colleague approved, without a reload', async () => {
+    const page = b.page;
+    const scene = await signIn(page);
+    const first = `First draft ${randomUUID().slice(0, 8)}`;
+    const firstId = await draft(scene, first);
+    const streamOpen = page.waitForResponse((res) => res.url().includes('/live/events') && res.status() === 200);
+    await page.goto('/approvals');
+    await card(page, first).waitFor();
+    await streamOpen;
+    await page.evaluate(() => ((window as unknown as { loadedOnce: boolean }).loadedOnce = true)); // gone if the page reloads
+
+    const second = `Second draft ${randomUUID().slice(0, 8)}`;
+    await draft(scene, second);
+    await card(page, second).waitFor();
+    const colleague = await createSession(b.app.admin, { orgId: scene.session.orgId, role: 'MEMBER', lines: [] });
+    await b.app.admin.put(`/admin/lines/${scene.session.lines[0].id}/members/${colleague.userId}`).expect(200);
+    await b.app.http().post(`/api/agent-turns/${firstId}/approve`).set('Authorization', `Bearer ${colleague.apiKey}`).send().expect(200);
+    // Its reply is now in the thread, so the other card's context shows its text: the card is found by its draft's id.
+    await page.locator(`article[aria-labelledby="draft-${firstId}-title"]`).waitFor({ state: 'detached' });
+    await card(page, second).waitFor();
+    expect(await page.evaluate(() => (window as unknown as { loadedOnce?: boolean }).loadedOnce)).toBe(true);
   });
 });

@@ -95,49 +95,52 @@ export function ApprovalsPage(props: { person: Person; drafts: Draft[]; nextCurs
         Replies drafted by agents in DRAFT mode on your lines wait here, the one waiting longest first. Approve sends the draft as written, Edit and approve
         sends your version instead, Reject sends nothing.
       </p>
-      {props.drafts.length === 0 ? (
-        <p class="notice">{props.paged ? 'No more drafts are waiting.' : 'No drafts are waiting for approval.'}</p>
-      ) : (
-        <ol class="approvals" aria-label="Drafts waiting for approval">
-          {props.drafts.map((draft) => (
-            <li key={draft.turn.id}>
-              <article class="approval" aria-labelledby={`draft-${draft.turn.id}-title`}>
-                <DraftContext draft={draft} headingLevel="h2" />
-                <h3>Draft reply</h3>
-                <div class="approval-draft draft-text" tabindex={0} role="region" aria-label={`Draft reply to ${draft.partner}`}>
-                  {draft.turn.body}
-                </div>
-                <div class="actions approval-actions">
-                  <form method="post" action={`${CURRENT}/${draft.turn.id}/approve`}>
-                    <CsrfField person={person} />
-                    <button type="submit" aria-describedby={`draft-${draft.turn.id}-title`}>
-                      Approve
-                    </button>
-                  </form>
-                  <a class="button secondary" href={`${CURRENT}/${draft.turn.id}/edit`} aria-describedby={`draft-${draft.turn.id}-title`}>
-                    Edit and approve
-                  </a>
-                  <form method="post" action={`${CURRENT}/${draft.turn.id}/reject`}>
-                    <CsrfField person={person} />
-                    <button type="submit" class="danger" aria-describedby={`draft-${draft.turn.id}-title`}>
-                      Reject
-                    </button>
-                  </form>
-                  <a href={conversationHref(draft.turn.threadId)}>
-                    Open the conversation<span class="visually-hidden"> with {draft.partner}</span>
-                  </a>
-                </div>
-              </article>
-            </li>
-          ))}
-        </ol>
-      )}
-      {props.paged || props.nextCursor ? (
-        <nav class="pager" aria-label="More drafts">
-          {props.paged ? <a href={CURRENT}>Oldest drafts</a> : null}
-          {props.nextCursor ? <a href={`${CURRENT}?cursor=${encodeURIComponent(props.nextCursor)}`}>Newer drafts</a> : null}
-        </nav>
-      ) : null}
+      {/* Live: new drafts appear and decided ones leave without a reload (docs/web.md, "Live updates"). */}
+      <section id="live-approvals" data-live="approvals" aria-label="Drafts">
+        {props.drafts.length === 0 ? (
+          <p class="notice">{props.paged ? 'No more drafts are waiting.' : 'No drafts are waiting for approval.'}</p>
+        ) : (
+          <ol class="approvals" aria-label="Drafts waiting for approval">
+            {props.drafts.map((draft) => (
+              <li key={draft.turn.id}>
+                <article class="approval" aria-labelledby={`draft-${draft.turn.id}-title`}>
+                  <DraftContext draft={draft} headingLevel="h2" />
+                  <h3>Draft reply</h3>
+                  <div class="approval-draft draft-text" tabindex={0} role="region" aria-label={`Draft reply to ${draft.partner}`}>
+                    {draft.turn.body}
+                  </div>
+                  <div class="actions approval-actions">
+                    <form method="post" action={`${CURRENT}/${draft.turn.id}/approve`}>
+                      <CsrfField person={person} />
+                      <button type="submit" aria-describedby={`draft-${draft.turn.id}-title`}>
+                        Approve
+                      </button>
+                    </form>
+                    <a class="button secondary" href={`${CURRENT}/${draft.turn.id}/edit`} aria-describedby={`draft-${draft.turn.id}-title`}>
+                      Edit and approve
+                    </a>
+                    <form method="post" action={`${CURRENT}/${draft.turn.id}/reject`}>
+                      <CsrfField person={person} />
+                      <button type="submit" class="danger" aria-describedby={`draft-${draft.turn.id}-title`}>
+                        Reject
+                      </button>
+                    </form>
+                    <a href={conversationHref(draft.turn.threadId)}>
+                      Open the conversation<span class="visually-hidden"> with {draft.partner}</span>
+                    </a>
+                  </div>
+                </article>
+              </li>
+            ))}
+          </ol>
+        )}
+        {props.paged || props.nextCursor ? (
+          <nav class="pager" aria-label="More drafts">
+            {props.paged ? <a href={CURRENT}>Oldest drafts</a> : null}
+            {props.nextCursor ? <a href={`${CURRENT}?cursor=${encodeURIComponent(props.nextCursor)}`}>Newer drafts</a> : null}
+          </nav>
+        ) : null}
+      </section>
     </Layout>
   );
 }
