@@ -214,18 +214,28 @@ export class AgentsRepository {
 
   /**
    * Which threads have a turn AWAITING_APPROVAL whose agent is on a line the caller may see
-   * (callerLines): among `threadIds` when given (a page of threads), else any, at most `limit`.
-   * Read from agent_turns_awaiting_idx (drafts only), per agent of the caller's lines.
+   * (callerLines). Among `threadIds` (a page of threads): from each thread's turns
+   * (agent_turns_thread_idx). Without: the threads of the newest `limit` drafts, each agent's newest
+   * merged (agent_turns_awaiting_idx, drafts only), so the read is the caller's agents × `limit`
+   * entries at most, however many drafts wait.
    */
   async threadsAwaitingApproval(caller: Caller, threadIds: string[] | undefined, limit: number): Promise<string[]> {
     const scope = callerLines(caller, 'a.line_id', 'a.org_id');
     const rows = await queryNamed<Array<{ thread_id: string }>>(
       this.dataSource.manager,
-      `SELECT DISTINCT t.thread_id FROM agents a
-         JOIN agent_turns t ON t.agent_id = a.id AND t.status = 'AWAITING_APPROVAL'
-        WHERE ${scope.sql} ${threadIds !== undefined ? 'AND t.thread_id = ANY (:threadIds::uuid[])' : ''}
-        LIMIT :limit`,
-      { ...scope.parameters, limit, ...(threadIds !== undefined && { threadIds }) },
+      threadIds !== undefined
+        ? `SELECT DISTINCT t.thread_id FROM unnest(:threadIds::uuid[]) AS x(id)
+             JOIN agent_turns t ON t.thread_id = x.id AND t.status = 'AWAITING_APPROVAL'
+             JOIN agents a ON a.id = t.agent_id
+            WHERE ${scope.sql}`
+        : `SELECT DISTINCT newest.thread_id FROM (
+             SELECT t.thread_id FROM agents a
+              CROSS JOIN LATERAL (SELECT t.thread_id, t.created_at, t.id FROM agent_turns t
+                                   WHERE t.agent_id = a.id AND t.status = 'AWAITING_APPROVAL'
+                                   ORDER BY t.created_at DESC, t.id DESC LIMIT :limit) t
+              WHERE ${scope.sql}
+              ORDER BY t.created_at DESC, t.id DESC LIMIT :limit) newest`,
+      { ...scope.parameters, ...(threadIds !== undefined ? { threadIds } : { limit }) },
     );
     return rows.map((r) => r.thread_id);
   }

@@ -21,8 +21,11 @@ const LIST_TOOL = 'list_agent_turns';
 /** The cursors of awaitingOldestFirst: a list_agent_turns cursor runs the other way, so each refuses the other's. */
 const AWAITING_LIST = 'awaiting_agent_turns';
 
-/** At most this many threads answer threadsAwaitingApproval without thread ids (drafts wait for a human: far fewer in practice). */
-export const AWAITING_THREADS_LIMIT = 1_000;
+/**
+ * threadsAwaitingApproval without thread ids answers the threads of the newest this many drafts
+ * (the Conversations page's "awaiting approval" filter; the Approvals page lists every draft).
+ */
+export const AWAITING_THREADS_LIMIT = 250;
 
 /**
  * Agents (one line each) and their turns. The rules live here once, for the REST routes and the
@@ -139,8 +142,8 @@ export class AgentsService {
 
   /**
    * The threads with a draft awaiting a human (a turn AWAITING_APPROVAL on the caller's lines, the
-   * rule of list_agent_turns): among `threadIds` when given, else all of them, at most
-   * AWAITING_THREADS_LIMIT (the web app's marker and filter on Conversations).
+   * rule of list_agent_turns): among `threadIds` when given, else those of the newest
+   * AWAITING_THREADS_LIMIT drafts (the web app's marker and filter on Conversations).
    */
   threadsAwaitingApproval(caller: Caller, threadIds?: string[]): Promise<string[]> {
     if (threadIds !== undefined && threadIds.length === 0) return Promise.resolve([]);

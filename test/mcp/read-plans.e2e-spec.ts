@@ -4,7 +4,7 @@ import { createSession, Session } from '../support/session';
 import { fillLargeOrg, fillOtherOrgs, LARGE_ORG_LABELS, largeOrgId } from '../support/large-org';
 import { RESULT_BOUNDS } from '../../src/common/result-bounds';
 import { SEARCH_EXPRESSIONS } from '../../src/conversations/search/search.repository';
-import { planReads, readsOf, settingsOf, statementsRunBy, TableRead } from '../support/plan-check';
+import { planReads, readsOf, statementsRunBy, TableRead } from '../support/plan-check';
 import { signInBrowser } from '../support/web';
 
 /**
@@ -74,7 +74,7 @@ describe('read tools on a large org: no statement reads more than its page', () 
     const statements = readsOf(ran);
     const over: string[] = [];
     for (const statement of statements) {
-      const { custom, generic } = await planReads(planner, statement, settingsOf(ran));
+      const { custom, generic } = await planReads(planner, statement, statement.settings);
       const describe = (plan: string, r: TableRead) => `${plan} plan: ${r.node} on ${r.table} read ${r.rows} rows in\n${statement.text.slice(0, 400)}`;
       const tooMany = (r: TableRead) => GROWING.includes(r.table) && r.rows > (r.node === WINDOW_START.node ? WINDOW_START.rows : READ_BOUND);
       for (const r of custom.filter(tooMany)) over.push(describe('custom', r));
@@ -124,6 +124,19 @@ describe('read tools on a large org: no statement reads more than its page', () 
 
   it.each(cases)('%s', async (_label, name, args) => {
     const { statements, over } = await overBound(name, await args());
+    expect(statements).toBeGreaterThan(0);
+    expect(over).toEqual([]);
+  });
+
+  it.each([
+    ['the Conversations page', () => '/conversations'],
+    ['the Conversations page, awaiting approval', () => '/conversations?awaiting=1'],
+    ['the Conversations page, awaiting approval with a label', () => `/conversations?awaiting=1&label=${LARGE_ORG_LABELS.common}`],
+    ['the Conversations page, a search', () => '/conversations?q=c3'],
+    ['a thread page', () => `/conversations/${thread()}`],
+  ])('%s', async (_label, path) => {
+    const browser = await signInBrowser(t, s.userId);
+    const { statements, over } = await overBoundDuring(() => t.http().get(path()).set('Cookie', browser.cookie).expect(200));
     expect(statements).toBeGreaterThan(0);
     expect(over).toEqual([]);
   });

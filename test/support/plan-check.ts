@@ -5,18 +5,29 @@ import { PLANNED_PER_CALL, PreparingClient } from '../../src/database/preparing-
 export interface RanStatement {
   text: string;
   values: unknown[];
+  /** The planner settings its transaction had made before it (`SET LOCAL …`), in order. */
+  settings: string[];
 }
 
 /**
  * Records every statement the service's pool runs (PreparingClient is the pool's client class)
  * while `during` runs; the statements still run as they would, this only takes note of them.
+ * Each statement carries the `SET LOCAL` settings in force for it: those its connection's
+ * transaction made before it (a transaction's settings end with its COMMIT or ROLLBACK, and
+ * concurrent transactions run on other connections).
  */
 export async function statementsRunBy(during: () => Promise<unknown>): Promise<RanStatement[]> {
   const ran: RanStatement[] = [];
+  const settingsBy = new Map<PreparingClient, string[]>();
   const original = PreparingClient.prototype.query;
   const spy = jest.spyOn(PreparingClient.prototype, 'query').mockImplementation(function (this: PreparingClient, ...args: unknown[]) {
     const [text, values] = args;
-    if (typeof text === 'string') ran.push({ text, values: Array.isArray(values) ? values : [] });
+    if (typeof text === 'string') {
+      const statement = text.trim();
+      if (/^(BEGIN|START TRANSACTION|COMMIT|ROLLBACK)\b/i.test(statement)) settingsBy.delete(this);
+      else if (/^SET\s+LOCAL\s+\w+/i.test(statement)) settingsBy.set(this, [...(settingsBy.get(this) ?? []), statement]);
+      ran.push({ text, values: Array.isArray(values) ? values : [], settings: [...(settingsBy.get(this) ?? [])] });
+    }
     return original.apply(this, args);
   });
   try {
@@ -25,11 +36,6 @@ export async function statementsRunBy(during: () => Promise<unknown>): Promise<R
     spy.mockRestore();
   }
   return ran;
-}
-
-/** The planner settings a call's transactions made (`SET LOCAL …`), to plan its reads as they were planned. */
-export function settingsOf(statements: RanStatement[]): string[] {
-  return statements.filter(({ text }) => /^SET\s+LOCAL\s+\w+/i.test(text.trim())).map(({ text }) => text.trim());
 }
 
 /** Reads: statements that start with SELECT or WITH and write nothing (the key's last-use stamp, say, is not a read). */
@@ -89,7 +95,7 @@ let prepared = 0;
  * for these values (a statement's first five calls on a connection, and every call of one
  * planned per call) and, for a statement the service prepares, generic (what a prepared statement
  * may settle on from its sixth call). Answers what each plan node read from each table.
- * `settings` (settingsOf) are made on the planning connection first, and undone after.
+ * `settings` (a RanStatement's own) are made on the planning connection first, and undone after.
  */
 export async function planReads(client: Client, statement: RanStatement, settings: string[] = []): Promise<{ custom: TableRead[]; generic: TableRead[] }> {
   const explain = async (mode: 'force_custom_plan' | 'force_generic_plan') => {

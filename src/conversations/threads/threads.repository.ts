@@ -76,22 +76,52 @@ const PREVIEW_SOURCE_CHARS = 1_000;
  * list_threads' page of one line `pl.line_id`, newest activity first: from the line's recency index
  * (threads_line_recent_idx), or with a label from the label's (thread_labels_label_recent_idx,
  * whose rows carry their thread's line and last activity). Each reads at most the page's rows.
- * The texts are fixed, so each of the statements (label or not, line or not, cursor or not, among
- * given threads or not) stays prepared. `among`: only the threads of :threadIds (the web app's
- * "awaiting approval" filter, whose ids the agents feature answers; a short list).
+ * The texts are fixed, so each of the eight statements (label or not, line or not, cursor or not)
+ * stays prepared.
  */
-function linePage(label: boolean, after: boolean, among = false): string {
+function linePage(label: boolean, after: boolean): string {
   if (!label) {
     return `SELECT t.id, t.last_message_at FROM threads t
              WHERE t.line_id = pl.line_id ${after ? `AND (t.last_message_at, t.id) < (:afterKey::timestamptz, :afterId::uuid)` : ''}
-                   ${among ? 'AND t.id = ANY (:threadIds::uuid[])' : ''}
              ORDER BY t.last_message_at DESC, t.id DESC LIMIT :limit`;
   }
   return `SELECT tl.thread_id AS id, tl.last_message_at FROM thread_labels tl
            WHERE tl.label_id = :labelId AND tl.line_id = pl.line_id
                  ${after ? `AND (tl.last_message_at, tl.thread_id) < (:afterKey::timestamptz, :afterId::uuid)` : ''}
-                 ${among ? 'AND tl.thread_id = ANY (:threadIds::uuid[])' : ''}
            ORDER BY tl.last_message_at DESC, tl.thread_id DESC LIMIT :limit`;
+}
+
+/**
+ * The page's thread ids, newest activity first, `:limit` of them: each line's newest merged
+ * (linePage), or, among given threads (`:threadIds`, the web app's "awaiting approval" filter: a
+ * bounded list the agents feature answers), those threads read by key and sorted, so a line's
+ * other threads are never walked to find them.
+ */
+function pageIds(caller: Caller, input: { lineId?: string; threadIds?: string[]; after?: KeysetPosition }, label: boolean): SqlCondition {
+  if (input.threadIds === undefined) {
+    const scope = callerLines(caller, 'pl.line_id');
+    return {
+      sql: `SELECT p.id FROM unnest(:scopeLineIds::uuid[]) AS pl(line_id)
+             CROSS JOIN LATERAL (${linePage(label, input.after !== undefined)}) p
+             WHERE ${scope.sql} ${input.lineId === undefined ? '' : 'AND pl.line_id = :lineId'}
+             ORDER BY p.last_message_at DESC, p.id DESC
+             LIMIT :limit`,
+      parameters: scope.parameters,
+    };
+  }
+  // Each given thread by key (an OFFSET 0 lateral, which the planner cannot turn into a join that
+  // reads every thread), its label by key too (a scalar subquery, probed per thread).
+  const scope = callerLines(caller, 't.line_id');
+  return {
+    sql: `SELECT t.id FROM unnest(:threadIds::uuid[]) AS x(id)
+           CROSS JOIN LATERAL (SELECT t.id, t.line_id, t.last_message_at FROM threads t WHERE t.id = x.id OFFSET 0) t
+           WHERE ${scope.sql} ${input.lineId === undefined ? '' : 'AND t.line_id = :lineId'}
+                 ${label ? 'AND (SELECT true FROM thread_labels tl WHERE tl.thread_id = t.id AND tl.label_id = :labelId)' : ''}
+                 ${input.after === undefined ? '' : 'AND (t.last_message_at, t.id) < (:afterKey::timestamptz, :afterId::uuid)'}
+           ORDER BY t.last_message_at DESC, t.id DESC
+           LIMIT :limit`,
+    parameters: { ...scope.parameters, threadIds: input.threadIds },
+  };
 }
 
 /**
@@ -164,8 +194,7 @@ export class ThreadsRepository {
     input: { lineId?: string; threadIds?: string[]; after?: KeysetPosition; limit: number },
     labelId: string | undefined,
   ): Promise<ThreadListRow[]> {
-    const scope = callerLines(caller, 'pl.line_id');
-    const lines = input.lineId === undefined ? scope.sql : `${scope.sql} AND pl.line_id = :lineId`;
+    const ids = pageIds(caller, input, labelId !== undefined);
     return queryNamed(
       manager,
       `SELECT t.id, left(t.subject, :subjectChars) AS subject, t.last_message_at, t.message_count, t.channel, t.line_id,
@@ -174,11 +203,7 @@ export class ThreadsRepository {
               lm.id AS m_id, lm.thread_id AS m_thread_id, lm.channel AS m_channel, lm.direction AS m_direction, lm.status AS m_status,
               left(lm.body, :previewSource) AS m_body, char_length(lm.body) > :previewSource AS m_body_cut, lm.created_at AS m_created_at, lm.sent_at AS m_sent_at, lm.from_value AS m_from_value,
               lm.from_kind AS m_from_kind, lm.to_value AS m_to_value, lm.to_kind AS m_to_kind, lm.error AS m_error
-         FROM (SELECT p.id FROM unnest(:scopeLineIds::uuid[]) AS pl(line_id)
-                CROSS JOIN LATERAL (${linePage(labelId !== undefined, input.after !== undefined, input.threadIds !== undefined)}) p
-                WHERE ${lines}
-                ORDER BY p.last_message_at DESC, p.id DESC
-                LIMIT :limit) page
+         FROM (${ids.sql}) page
         CROSS JOIN LATERAL (
               SELECT t.id, t.subject, t.last_message_at, t.message_count, t.channel, t.line_id, i.value AS partner_value,
                      i.display_name AS identity_name, c.id AS contact_id, c.display_name AS contact_name
@@ -191,12 +216,11 @@ export class ThreadsRepository {
                              ORDER BY m.created_at DESC, m.id DESC LIMIT 1) lm ON true
         ORDER BY t.last_message_at DESC, t.id DESC`,
       {
-        ...scope.parameters,
+        ...ids.parameters,
         limit: input.limit,
         previewSource: PREVIEW_SOURCE_CHARS,
         subjectChars: RESULT_BOUNDS.subjectChars,
         ...(input.lineId !== undefined && { lineId: input.lineId }),
-        ...(input.threadIds !== undefined && { threadIds: input.threadIds }),
         ...(labelId !== undefined && { labelId }),
         ...(input.after && { afterKey: input.after.key, afterId: input.after.id }),
       },
