@@ -2,6 +2,7 @@ import { createMessagingTestApp, MessagingTestApp } from '../../support/messagin
 import { accessEnded } from './access-ended';
 import { agentRoutes } from './agent-routes';
 import { foreignCallers } from './foreign-callers';
+import { inboxPages } from './inbox-pages';
 import { linesKeyOnWebhooks } from './lines-key-webhooks';
 import { createVictim, Victim } from './matrix';
 import { MatrixReport } from './report';
@@ -20,7 +21,7 @@ import { readOnlyKey } from './read-only-key';
  * One case, by a word of its name (the row is left as it was; the figures are printed):
  *   npx jest -c test/reliability/jest.config.js test/reliability/authz --runInBand -t 'OAuth'
  * Words that pick one case each: 'foreign callers', 'read-only key', 'LINES key', 'removed member',
- * 'permission set', 'OAuth'. The first three share the victim's data (planted once, when one of
+ * 'permission set', 'OAuth', 'inbox pages'. The first three share the victim's data (planted once, when one of
  * them runs); the others plant their own.
  */
 describe('reliability: authorization matrix', () => {
@@ -58,4 +59,7 @@ describe('reliability: authorization matrix', () => {
 
   it('OAuth access tokens with one line and Read only × every tool; tokens on the agent REST routes', () =>
     report.run('OAuth tokens', () => oauthTokens(t, report)));
+
+  it('the inbox pages and live stream × callers who may not see line A (another member, another org, removed, line deleted): nothing leaks or changes', () =>
+    report.run('inbox pages', () => inboxPages(t, report)));
 });
