@@ -580,7 +580,7 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
       `| ${fmtNum(s9.accepted)} (${fmtNum(s9.failed)}) | ${fmtNum(s9.received)} / ${fmtNum(s9.expected)} | ${fmtMs(s9.latency.p50)} | ${fmtMs(s9.latency.p95)} | ${fmtMs(s9.latency.p99)} | ${fmtMs(s9.latency.max)} | ${cpuLine(s9.cpu)} |`,
       '',
     );
-    out.push('| api process | before | streams open | under load | streams closed |', '|---|---|---|---|---|');
+    out.push('| api process | before | streams open | under load | streams closed (lowest heap within 15 s) |', '|---|---|---|---|---|');
     out.push(`| RSS | ${fmtMb(m.before.rss)} | ${fmtMb(m.opened.rss)} | ${fmtMb(m.during.rss)} | ${fmtMb(m.after.rss)} |`);
     out.push(`| used heap | ${fmtMb(m.before.heap)} | ${fmtMb(m.opened.heap)} | ${fmtMb(m.during.heap)} | ${fmtMb(m.after.heap)} |`, '');
   }
