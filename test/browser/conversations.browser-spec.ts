@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { PDF_LINES } from '../fixtures/attachments/make-fixtures';
 import { mixedEmail } from '../fixtures/emails/make-invite-email';
+import { toolOk } from '../support/mcp';
 import { createSession, Session, uniquePhone } from '../support/session';
 import { INGEST_TOKEN, privateQueuePrefix } from '../support/test-env';
 import { waitUntil } from '../support/wait';
@@ -84,11 +85,23 @@ describe('conversations pages in a browser', () => {
     await inboundSms(phone, partner, 'Hi! Is the table for two still free at 8?');
     const threadId = await inboundSms(phone, partner, 'We could also come at 8:30.');
     await inboundSms(phone, uniquePhone(), 'Do you deliver on Sundays?');
+    // A label and an agent's draft awaiting approval on the thread: its chip and marker in the list.
+    await toolOk(b.app, session.apiKey, 'label_thread', { threadId, add: [{ name: 'booking' }] });
+    const agentId = (await b.app.admin.post(`/admin/lines/${session.lines[0].id}/agents`, { name: 'Front desk', mode: 'DRAFT' }).expect(201)).body.id;
+    await b.app
+      .http()
+      .post(`/api/agents/${agentId}/turns`)
+      .set('Authorization', `Bearer ${session.apiKey}`)
+      .send({ threadId, body: 'Yes, 8:30 works.' })
+      .expect(201);
 
     await page.getByRole('link', { name: 'Conversations' }).click();
     await page.waitForURL('**/conversations');
     await expect(page.getByRole('heading', { level: 1, name: 'Conversations' }).isVisible()).resolves.toBe(true);
     await expect(page.locator('#live-threads .thread-row').count()).resolves.toBe(2);
+    const labelled = page.locator('#live-threads .thread-row', { hasText: 'We could also come at 8:30.' });
+    await labelled.getByText('booking').waitFor();
+    await labelled.getByText('Awaiting approval').waitFor();
     await expectAccessible(page, 'Conversations');
     await screenshot(page, 'conversations');
     await screenshot(page, 'conversations-phone', { viewport: PHONE_VIEWPORT });
