@@ -215,22 +215,32 @@ export class LiveStreams implements OnModuleDestroy {
   }
 
   private async tell(events: LiveEvent[]): Promise<void> {
-    const userIds = new Set<string>();
-    for (const orgId of new Set(events.map((e) => e.orgId))) for (const stream of this.byOrg.get(orgId) ?? []) userIds.add(stream.viewer.userId);
+    const orgIds = new Set(events.map((e) => e.orgId));
+    const streams: Stream[] = [];
+    for (const orgId of orgIds) for (const stream of this.byOrg.get(orgId) ?? []) streams.push(stream);
+    const userIds = new Set(streams.map((stream) => stream.viewer.userId));
     const pairs = await this.repository.visiblePairs([...userIds], [...new Set(events.map((e) => e.lineId))]);
     const visible = new Set(pairs.map((p) => `${p.user_id} ${p.line_id}`));
-    // Each stream gets one write for the whole batch (a write is a system call and, without Nagle, a packet).
-    const out = new Map<Stream, string>();
-    for (const event of events) {
-      const streams = this.byOrg.get(event.orgId);
-      if (!streams) continue;
-      const frame = `id: ${event.id}\nevent: ${event.type}\ndata: ${liveEventData(event)}\n\n`;
-      for (const stream of streams) {
-        if (stream.threadId !== null && stream.threadId !== event.threadId) continue;
-        if (visible.has(`${stream.viewer.userId} ${event.lineId}`)) out.set(stream, (out.get(stream) ?? '') + frame);
+    const frames = events.map((event) => `id: ${event.id}\nevent: ${event.type}\ndata: ${liveEventData(event)}\n\n`);
+    // Each stream gets one write for the whole batch (a write is a system call and, without Nagle,
+    // a packet). Streams of one person narrowed alike (a person's tabs) get the same text: it is
+    // made once for them, not once per stream.
+    const texts = new Map<string, string>();
+    for (const stream of streams) {
+      if (stream.closed) continue;
+      const { userId, orgId } = stream.viewer;
+      const key = `${userId} ${stream.threadId ?? '*'}`;
+      let text = texts.get(key);
+      if (text === undefined) {
+        text = '';
+        events.forEach((event, i) => {
+          if (event.orgId !== orgId || (stream.threadId !== null && stream.threadId !== event.threadId)) return;
+          if (visible.has(`${userId} ${event.lineId}`)) text += frames[i];
+        });
+        texts.set(key, text);
       }
+      if (text !== '') this.send(stream, text);
     }
-    for (const [stream, frames] of out) this.send(stream, frames);
   }
 
   /** The heartbeat: a comment on every stream, then the sessions checked again (one statement); ended ones are told and closed. */
