@@ -183,7 +183,9 @@ export async function fillLargeOrg(db: Queryable, spec: LargeOrgSpec): Promise<{
  * `orgs` small orgs beside the one under test, as a shared database has: each with a line, a
  * user, `threads` threads carrying labels of its own, and an endpoint with a delivery per thread.
  * The planner then sees the many labels, lines and endpoints
- * a real database has (in its statistics), not only the large org's few.
+ * a real database has (in its statistics), not only the large org's few. The endpoints' secrets
+ * are placeholders no key opens, so a service started on the database refuses to start while
+ * they are there: the caller deletes the orgs when done (`DELETE FROM orgs WHERE name = 'Other org'`).
  */
 export async function fillOtherOrgs(db: Queryable, orgs: number, threads: number): Promise<void> {
   for (let i = 0; i < orgs; i += 1) {
