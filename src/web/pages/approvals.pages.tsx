@@ -3,7 +3,7 @@ import { Person } from '../../auth/person';
 import { BODY_MAX, SMS_BODY_MAX } from '../../conversations/outbound/reply-body';
 import { ThreadDetail, ThreadMessage } from '../../conversations/threads/threads.service';
 import { CsrfField } from './csrf-field';
-import { FieldError } from './form-parts';
+import { FieldError, NoticeBox } from './form-parts';
 import { Layout } from './layout';
 import { formatTime } from './webhooks.pages';
 
@@ -75,14 +75,6 @@ function DraftContext(props: { draft: Draft; headingLevel: 'h2' | 'h3' }) {
       )}
     </>
   );
-}
-
-function NoticeBox(props: { notice?: string }) {
-  return props.notice ? (
-    <p class="notice success" role="status">
-      {props.notice}
-    </p>
-  ) : null;
 }
 
 /** The Approvals page: drafts waiting for a human, oldest first, each with its thread and the three actions. */

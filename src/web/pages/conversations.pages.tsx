@@ -5,7 +5,7 @@ import { ContactView } from '../../conversations/contacts/contacts.service';
 import { SearchHit } from '../../conversations/search/search.service';
 import { ThreadDetail, ThreadListItem, ThreadMessage } from '../../conversations/threads/threads.service';
 import { CsrfField } from './csrf-field';
-import { FieldError } from './form-parts';
+import { FieldError, NoticeBox } from './form-parts';
 import { Layout } from './layout';
 import { formatTime } from './webhooks.pages';
 
@@ -48,23 +48,6 @@ export interface MessageExtras {
 function Time(props: { iso: string | null }) {
   if (!props.iso) return <>—</>;
   return <time datetime={props.iso}>{formatTime(props.iso)}</time>;
-}
-
-function Notices(props: { notice?: string; error?: string }) {
-  return (
-    <>
-      {props.notice ? (
-        <p class="notice success" role="status">
-          {props.notice}
-        </p>
-      ) : null}
-      {props.error ? (
-        <p class="notice error" role="alert">
-          {props.error}
-        </p>
-      ) : null}
-    </>
-  );
 }
 
 /** A search snippet: the words between `**` markers (search_messages' highlight) in <mark>, all of it as escaped text. */
@@ -186,7 +169,7 @@ export function ConversationsPage(props: {
   return (
     <Layout title="Conversations" person={person} current={CURRENT}>
       <Filters person={person} labels={props.labels} query={query} errorField={props.error?.field} />
-      <Notices error={props.error?.message} />
+      <NoticeBox error={props.error?.message} />
       <section id="live-threads" data-live="threads" aria-label={props.hits ? 'Search results' : 'Threads'}>
         {props.hits ? (
           <SearchResults hits={props.hits} query={query} />
@@ -300,7 +283,7 @@ export function ThreadPage(props: {
           </li>
         </ol>
       </nav>
-      <Notices notice={props.notice} error={errors.form} />
+      <NoticeBox notice={props.notice} error={errors.form} />
       <p class="thread-meta">
         <span class={`channel channel-${thread.channel.toLowerCase()}`}>{channelName(thread.channel)}</span> with <strong>{partner}</strong> on{' '}
         {lineName(person.lines, thread.lineId)} · {thread.messageCount} message{thread.messageCount === 1 ? '' : 's'}

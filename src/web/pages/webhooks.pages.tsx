@@ -5,7 +5,7 @@ import { EndpointView, FailingRunView } from '../../webhooks/webhook-endpoints.r
 import { EVENT_KINDS, MAX_MESSAGE_HISTORY_COUNT } from '../../webhooks/webhook.types';
 import { AUTO_DISABLE_CONSECUTIVE_FAILURES, MANUAL_DISABLE_REASON } from '../../webhooks/webhooks.service';
 import { CsrfField } from './csrf-field';
-import { ConfirmForm, FieldError } from './form-parts';
+import { ConfirmForm, FieldError, NoticeBox } from './form-parts';
 import { Layout } from './layout';
 
 const CURRENT = '/settings/webhooks';
@@ -71,23 +71,6 @@ function Breadcrumb(props: { trail: Array<[string, string]> }) {
         ))}
       </ol>
     </nav>
-  );
-}
-
-function NoticeBox(props: { notice?: string; error?: string }) {
-  return (
-    <>
-      {props.notice ? (
-        <p class="notice success" role="status">
-          {props.notice}
-        </p>
-      ) : null}
-      {props.error ? (
-        <p class="notice error" role="alert">
-          {props.error}
-        </p>
-      ) : null}
-    </>
   );
 }
 
