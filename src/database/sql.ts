@@ -45,18 +45,26 @@ export function plannedPerCall(sql: string): string {
 }
 
 /**
- * Runs `read` in a transaction planned without bitmap scans (`SET LOCAL enable_bitmapscan = off`),
- * for statements that take a key's newest rows from an index in order (`ORDER BY … LIMIT`) where
- * the key is a value PostgreSQL cannot see when it plans: a lateral's column (each of the caller's
- * lines, each agent), or a prepared statement's parameter. It then estimates the key's rows from
- * the column's distinct values across every org, a handful, and reading them all through a bitmap
- * and sorting them looks as cheap as reading the page from the index; for a label on a fifth of a
- * large org's threads, or an agent with thousands of turns, it is thousands of rows instead of 25
- * (test/mcp/read-plans.e2e-spec.ts, with other orgs in the database, found it).
+ * Runs `read` in a transaction planned without bitmap or sequential scans (`SET LOCAL
+ * enable_bitmapscan = off`, `enable_seqscan = off`), for statements that take a key's newest rows
+ * from an index in order (`ORDER BY … LIMIT`):
+ * - where the key is a value PostgreSQL cannot see when it plans (a lateral's column: each of the
+ *   caller's lines, each agent; or a prepared statement's parameter), it estimates the key's rows
+ *   from the column's distinct values across every org, a handful, and reading them all through a
+ *   bitmap and sorting them looks as cheap as reading the page from the index; for a label on a
+ *   fifth of a large org's threads, or an agent with thousands of turns, it is thousands of rows
+ *   instead of 25.
+ * - where a filter's estimate is far below the page (an endpoint's failed deliveries, estimated
+ *   from the whole table's failure rate times the endpoint's share, then the filters on top), no
+ *   LIMIT shortens the index scan's cost, and a whole-table scan and sort of a table the endpoint
+ *   fills looks cheaper than fetching the estimated rows from the index; it reads every delivery
+ *   of every endpoint to answer none.
+ * test/mcp/read-plans.e2e-spec.ts, with other orgs (and their failed deliveries) in the database,
+ * found both. The settings only cost a path when an index answers the statement.
  */
 export function inIndexOrder<T>(dataSource: DataSource, read: (manager: EntityManager) => Promise<T>): Promise<T> {
   return dataSource.transaction(async (manager) => {
-    await manager.query('SET LOCAL enable_bitmapscan = off');
+    await manager.query('SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off');
     return read(manager);
   });
 }

@@ -36,7 +36,8 @@ export interface LargeOrgSpec {
   /** Every fifth thread gets an agent turn (one agent per line); decided turns name this user. */
   userId: string;
   /** Webhook deliveries to write for this endpoint of the user (one per message, up to `deliveries`). */
-  endpoint?: { id: string; deliveries: number };
+  /** Deliveries of message.received to the endpoint; every `failedEvery`th failed (none by default). */
+  endpoint?: { id: string; deliveries: number; failedEvery?: number };
 }
 
 /**
@@ -156,20 +157,21 @@ export async function fillLargeOrg(db: Queryable, spec: LargeOrgSpec): Promise<{
     [orgId, spec.userId],
   );
   if (spec.endpoint) {
-    // Deliveries of message.received to the endpoint, one per message from the newest, all
-    // succeeded, sharing one stored payload.
+    // Deliveries of message.received to the endpoint, one per message from the newest, succeeded
+    // but every failedEvery-th (a 500), sharing one stored payload.
     await db.query(
       `WITH payload AS (
          INSERT INTO webhook_payloads (digest, data) VALUES (sha256(convert_to($1::text || ':large-org', 'UTF8')), '{"type":"message.received"}')
          ON CONFLICT (digest) DO UPDATE SET digest = EXCLUDED.digest RETURNING id)
        INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, event_type, mode, event_created_at, status, attempt_count,
                                        last_status_code, last_attempt_at, created_at, updated_at, payload_id, line_id)
-       SELECT 'evt_' || md5($1::uuid::text || ':delivery:' || d), $2, $3, 'message.received', 'concise', t.last_at, 'succeeded', 1,
-              200, t.last_at, t.last_at, t.last_at, payload.id, t.line_id
+       SELECT 'evt_' || md5($1::uuid::text || ':delivery:' || d), $2, $3, 'message.received', 'concise', t.last_at,
+              CASE WHEN d % $6 = $6 - 1 THEN 'failed' ELSE 'succeeded' END, 1,
+              CASE WHEN d % $6 = $6 - 1 THEN 500 ELSE 200 END, t.last_at, t.last_at, t.last_at, payload.id, t.line_id
          FROM generate_series(0, $4 - 1) d
          JOIN large_org_threads t ON t.n = d % $5
         CROSS JOIN payload`,
-      [orgId, spec.endpoint.id, spec.userId, spec.endpoint.deliveries, threads],
+      [orgId, spec.endpoint.id, spec.userId, spec.endpoint.deliveries, threads, spec.endpoint.failedEvery ?? 2 ** 31 - 1],
     );
   }
   await db.query(`DROP TABLE large_org_threads`);
@@ -203,7 +205,8 @@ export async function fillOtherOrgs(db: Queryable, orgs: number, threads: number
       id: string;
       address: string;
     }>;
-    // An endpoint taking every message, as a shared database's deliveries come from many endpoints.
+    // An endpoint taking every message, as a shared database's deliveries come from many endpoints,
+    // a share of them failed (as other tests leave, and a receiver that was down does).
     const [endpoint] = rowsOf(
       await db.query(
         `INSERT INTO webhook_endpoints (user_id, org_id, url, events, mode, message_history_count, status, all_channels, secret_sealed)
@@ -217,7 +220,7 @@ export async function fillOtherOrgs(db: Queryable, orgs: number, threads: number
       threads,
       messagesPerThread: 1,
       userId: user.id,
-      endpoint: { id: endpoint.id, deliveries: threads },
+      endpoint: { id: endpoint.id, deliveries: threads, failedEvery: 4 },
     });
   }
 }

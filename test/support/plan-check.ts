@@ -25,7 +25,14 @@ export async function statementsRunBy(during: () => Promise<unknown>): Promise<R
     if (typeof text === 'string') {
       const statement = text.trim();
       if (/^(BEGIN|START TRANSACTION|COMMIT|ROLLBACK)\b/i.test(statement)) settingsBy.delete(this);
-      else if (/^SET\s+LOCAL\s+\w+/i.test(statement)) settingsBy.set(this, [...(settingsBy.get(this) ?? []), statement]);
+      else if (/^SET\s+LOCAL\s+\w+/i.test(statement)) {
+        // One query may make several settings (`SET LOCAL a = off; SET LOCAL b = off`): each is recorded on its own.
+        const made = statement
+          .split(';')
+          .map((part) => part.trim())
+          .filter(Boolean);
+        settingsBy.set(this, [...(settingsBy.get(this) ?? []), ...made]);
+      }
       ran.push({ text, values: Array.isArray(values) ? values : [], settings: [...(settingsBy.get(this) ?? [])] });
     }
     return original.apply(this, args);
