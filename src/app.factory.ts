@@ -11,6 +11,7 @@ import { applyHttpServerLimits } from './common/http-server-limits';
 import { RequestInputGuard } from './common/request-body';
 import { createValidationPipe } from './common/validation';
 import { KeyActionGuard } from './limits/key-action.guard';
+import { SessionActionGuard } from './limits/session-action.guard';
 import { AppConfig } from './config/app-config';
 import { APP_CONFIG } from './config/config.module';
 import { httpMetrics } from './ops/metrics/http-metrics';
@@ -36,9 +37,9 @@ export function configureHttpApp(app: INestApplication): void {
   app.useLogger(app.get(Logger));
   applyHttpServerLimits(app.getHttpServer(), config.http);
   // These run after AuthGuard (APP_GUARD providers come before guards added here), in this order:
-  // what the route does for an API key (permission, rate, running calls), before any body is read;
-  // then the body is read and its text checked; then pipes validate it.
-  app.useGlobalGuards(app.get(KeyActionGuard), new RequestInputGuard(app.get(Reflector), config));
+  // what the route does for an API key (permission, rate, running calls) and a person's web action
+  // (rate), before any body is read; then the body is read and its text checked; then pipes validate it.
+  app.useGlobalGuards(app.get(KeyActionGuard), app.get(SessionActionGuard), new RequestInputGuard(app.get(Reflector), config));
   app.useGlobalPipes(createValidationPipe());
   app.enableShutdownHooks();
   // Swagger's routes live outside Nest's router (no guard): in production the admin token guards them.

@@ -100,6 +100,7 @@ describe('loadConfig', () => {
       oauthRegister: { limit: 60, windowSeconds: 60, variable: 'OAUTH_REGISTER_RATE_LIMIT' },
       signInAddress: { limit: 5, windowSeconds: 900, variable: 'SIGN_IN_RATE_LIMIT_PER_ADDRESS' },
       signInIp: { limit: 20, windowSeconds: 900, variable: 'SIGN_IN_RATE_LIMIT_PER_IP' },
+      webActions: { limit: 120, windowSeconds: 60, variable: 'WEB_ACTION_RATE_LIMIT' },
     });
     const given = loadConfig({
       ...BASE,
@@ -111,6 +112,8 @@ describe('loadConfig', () => {
       OAUTH_TOKEN_RATE_LIMIT: '0',
       OAUTH_REGISTER_RATE_LIMIT: '5000',
       PUBLIC_RATE_WINDOW_SECONDS: '10',
+      WEB_ACTION_RATE_LIMIT: '0',
+      WEB_ACTION_RATE_WINDOW_SECONDS: '5',
     });
     expect(given.mcp.keyConcurrency).toBe(64);
     expect(given.rateLimits).toEqual({
@@ -122,6 +125,7 @@ describe('loadConfig', () => {
       oauthRegister: { limit: 5000, windowSeconds: 10, variable: 'OAUTH_REGISTER_RATE_LIMIT' },
       signInAddress: { limit: 5, windowSeconds: 900, variable: 'SIGN_IN_RATE_LIMIT_PER_ADDRESS' },
       signInIp: { limit: 20, windowSeconds: 900, variable: 'SIGN_IN_RATE_LIMIT_PER_IP' },
+      webActions: { limit: 0, windowSeconds: 5, variable: 'WEB_ACTION_RATE_LIMIT' },
     });
   });
 

@@ -23,7 +23,7 @@ const SIGN_IN_RATE_WINDOW_SECONDS = windowSeconds('SIGN_IN_RATE_WINDOW_SECONDS',
 
 /**
  * The limits counted in Redis (shared by every replica): per API key on /api/mcp, per client IP on
- * public routes, per address and IP on sign-in (docs/configuration.md).
+ * public routes, per address and IP on sign-in, per person on web actions (docs/configuration.md).
  */
 export const limitsConfig = defineSlice({
   rateLimits: {
@@ -39,5 +39,7 @@ export const limitsConfig = defineSlice({
     signInAddress: rateLimit('SIGN_IN_RATE_LIMIT_PER_ADDRESS', 5, SIGN_IN_RATE_WINDOW_SECONDS),
     /** Sign-in requests one client IP may make. */
     signInIp: rateLimit('SIGN_IN_RATE_LIMIT_PER_IP', 20, SIGN_IN_RATE_WINDOW_SECONDS),
+    /** State-changing web requests (replies, approvals, labels, settings) one signed-in person may make. */
+    webActions: rateLimit('WEB_ACTION_RATE_LIMIT', 120, windowSeconds('WEB_ACTION_RATE_WINDOW_SECONDS', 60)),
   },
 });

@@ -7,6 +7,7 @@ import { PersonApiKeysService, PersonApiKeyView, PersonChannelAccess } from '../
 import { KeyPermission } from '../../auth/key-permissions';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
+import { RevokesAccess } from '../../limits/session-action.guard';
 import {
   ApiKeyCreatedPage,
   ApiKeyProblemPage,
@@ -162,6 +163,7 @@ export class ApiKeysController {
     sendPage(response, 200, <RevokeApiKeyPage person={person} apiKey={apiKey} />);
   }
 
+  @RevokesAccess()
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/revoke')
   async revoke(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {

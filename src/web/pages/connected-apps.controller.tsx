@@ -5,6 +5,7 @@ import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
 import { Person } from '../../auth/person';
 import { NotFoundError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
+import { RevokesAccess } from '../../limits/session-action.guard';
 import { OAuthService } from '../../oauth/oauth.service';
 import { ConnectedAppNotFoundPage, ConnectedAppsListPage, NOTICES, NoticeKind, RevokeConnectedAppPage } from './connected-apps.pages';
 import { PageErrorFilter } from './page-error.filter';
@@ -37,6 +38,7 @@ export class ConnectedAppsController {
     sendPage(response, 200, <RevokeConnectedAppPage person={person} grant={grant} />);
   }
 
+  @RevokesAccess()
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/revoke')
   async revoke(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
