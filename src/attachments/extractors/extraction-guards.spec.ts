@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { deflateSync } from 'node:zlib';
 import { makeDocx, makePdf, makePng, makeXlsx, PDF_LINES } from '../../../test/fixtures/attachments/make-fixtures';
@@ -244,6 +245,35 @@ describe('extraction guards', () => {
     } finally {
       await small.onApplicationShutdown();
     }
+  });
+
+  it('the per-thread limit holds in a process started with a larger heap (--max-old-space-size, which V8 applies to every isolate)', async () => {
+    // A child process, as an operator would start the service: the flag cannot be set on this one.
+    const script = `
+      const { ExtractionPool } = require(${JSON.stringify(require.resolve('./extraction-pool'))});
+      const { TextExtractor } = require(${JSON.stringify(require.resolve('./text-extractor'))});
+      const { DEFAULT_EXTRACTION_LIMITS } = require(${JSON.stringify(require.resolve('./extraction.types'))});
+      const { makeDocx } = require(${JSON.stringify(require.resolve('../../../test/fixtures/attachments/make-fixtures'))});
+      (async () => {
+        const pool = new ExtractionPool({ threads: 1, threadMemoryMb: 64, limits: DEFAULT_EXTRACTION_LIMITS });
+        const big = await makeDocx(Array.from({ length: 50000 }, (_, i) => 'Paragraph ' + i + ' of a long report, with enough words to weigh something.'));
+        const outcome = await new TextExtractor({ recognize: async () => '' }, pool)
+          .extract({ filename: 'big.docx', mimeType: '${OFFICE_MIME.docx}', content: big })
+          .then((r) => 'extracted ' + r.text.length, (e) => e.message);
+        await pool.onApplicationShutdown();
+        process.stdout.write(JSON.stringify({ outcome, heapMb: Math.round(require('node:v8').getHeapStatistics().heap_size_limit / 1048576) }));
+      })();`;
+    const child = spawnSync(process.execPath, ['--max-old-space-size=3072', '-r', require.resolve('ts-node/register/transpile-only'), '-e', script], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    expect(child.stderr).toBe('');
+    expect(JSON.parse(child.stdout)).toEqual({
+      outcome: 'docx extraction needed more than the 64 MB of memory a thread may use; its thread was stopped',
+      heapMb: expect.any(Number),
+    });
+    // The process itself keeps the heap it was started with.
+    expect(JSON.parse(child.stdout).heapMb).toBeGreaterThan(3000);
   });
 
   it('a thread failing after its file was settled (out of memory while being stopped at the time limit) does not end the process', async () => {

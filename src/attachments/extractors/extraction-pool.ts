@@ -1,4 +1,5 @@
 import { extname, join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { MessageChannel } from 'node:worker_threads';
 import { Logger, OnApplicationShutdown } from '@nestjs/common';
 import { Piscina } from 'piscina';
@@ -27,13 +28,26 @@ const WORKER_FILE = join(__dirname, `extraction.worker${extname(__filename)}`);
 const WORKER_EXEC_ARGV = extname(__filename) === '.ts' ? ['--require', require.resolve('ts-node/register/transpile-only')] : undefined;
 
 /**
+ * V8's heap-size flags (`--max-old-space-size`, `--max-heap-size`, on the command line or in
+ * NODE_OPTIONS) are process-wide and take precedence over a Worker's resourceLimits: with one set,
+ * every extraction thread got the process's heap (4 GB instead of 128 MB) and a file that should be
+ * refused for memory was extracted (test/attachments/attachment-bombs found it). V8 reads them only
+ * when it sets up a new isolate's heap, so clearing them before the first thread starts gives each
+ * thread its own limit back and leaves the process's heap, set up at start, as the operator asked.
+ */
+function leaveThreadHeapsToResourceLimits(): void {
+  setFlagsFromString('--max-old-space-size=0');
+  setFlagsFromString('--max-heap-size=0');
+}
+
+/**
  * Text extraction off the main thread: a piscina pool of worker threads (created on first use, so
  * api processes never start one). Each file gets:
  *
  * - a time limit, counted from when its thread starts on it: past it the thread is terminated
  *   (piscina aborts the task) and a fresh one takes the next file;
  * - a memory limit per thread (resourceLimits): a file that needs more kills its thread, not the
- *   process;
+ *   process, whatever heap flags the process was started with (leaveThreadHeapsToResourceLimits);
  * - in the thread, the unzipped-size and entry caps of zip-based files, the unzipped-size cap of a
  *   PDF's compressed streams, and the text cap.
  *
@@ -105,6 +119,7 @@ export class ExtractionPool implements OnApplicationShutdown {
 
   private ensurePool(): Piscina<ExtractionTask, ExtractionTaskResult> {
     if (this.pool) return this.pool;
+    leaveThreadHeapsToResourceLimits();
     const pool = new Piscina<ExtractionTask, ExtractionTaskResult>({
       filename: WORKER_FILE,
       name: 'default',
