@@ -43,6 +43,7 @@ export const ORDER = [
   'authz-matrix',
   'abuse-bodies',
   'mcp-flood',
+  'web-flood',
   'extraction-bombs',
 ];
 
