@@ -41,14 +41,16 @@ export const FAST_DELIVERY_ENV: Record<string, string> = {
 };
 
 /**
- * The per-key and per-IP limits out of the way (the fuzzer sends thousands of calls with one key,
- * and every request comes from 127.0.0.1); the test of the limits (mcp-flood) sets its own.
+ * The per-key, per-person and per-IP limits out of the way (the fuzzer sends thousands of calls
+ * with one key, the authorization matrix hundreds of forms per person, and every request comes from
+ * 127.0.0.1); the tests of the limits (mcp-flood, web-flood) set their own.
  */
 export const ROOMY_LIMITS_ENV: Record<string, string> = {
   MCP_KEY_CONCURRENCY: '1000',
   MCP_RATE_LIMIT: '100000000',
   PIXEL_RATE_LIMIT: '100000000',
   ATTACHMENT_RATE_LIMIT: '100000000',
+  WEB_ACTION_RATE_LIMIT: '100000000',
 };
 
 export async function startStack(options: StackOptions): Promise<Stack> {
