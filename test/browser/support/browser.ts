@@ -87,9 +87,14 @@ export class PageProblems {
       this.add(`console error: ${message.text()}${url ? ` (${url}:${lineNumber})` : ''}`);
     });
     page.on('pageerror', (error: Error) => this.add(`uncaught exception: ${error.message}`));
-    page.on('requestfailed', (request: Request) =>
-      this.add(`request failed: ${request.method()} ${request.url()} (${request.failure()?.errorText ?? 'unknown error'})`),
-    );
+    page.on('requestfailed', (request: Request) => {
+      const error = request.failure()?.errorText ?? 'unknown error';
+      // A live page fetching itself again (/static/app.js) when the person leaves it: the browser
+      // cancels the fetch, as it cancels the event stream above. Only the cancellation is let
+      // through; a fetch the server broke fails with another error.
+      if (request.resourceType() === 'fetch' && error === 'net::ERR_ABORTED') return;
+      this.add(`request failed: ${request.method()} ${request.url()} (${error})`);
+    });
     page.on('response', (response: Response) => {
       if (response.status() >= 400) this.add(`HTTP ${response.status()}: ${response.request().method()} ${response.url()}`);
     });
