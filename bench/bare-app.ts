@@ -1,16 +1,23 @@
 /**
- * The limit of scenario 3: a bare Nest app (same framework, same Express adapter, same pg pool
- * size) doing the same database read as list_webhooks / get_webhook, with no authentication, no
- * JSON-RPC/MCP protocol work, no validation and no logging. Started by bench/run.ts. Its pool
- * uses the service's PreparingClient, so both sides run the read as a prepared statement.
+ * The limit of scenarios 3 and 8: a bare Nest app (same framework, same Express adapter, same pg
+ * pool size) doing the same database read as a tool, with no authentication, no JSON-RPC/MCP
+ * protocol work, no validation and no logging. Started by the scenarios. Its pool uses the
+ * service's PreparingClient, so both sides run the read as a prepared statement.
  *
- *   GET /webhooks?userId=<uuid>            the user's endpoints with their channels
- *   GET /webhooks/<id>?userId=<uuid>       one endpoint of the user
+ *   GET /webhooks?userId=<uuid>            the user's endpoints with their channels (list_webhooks)
+ *   GET /webhooks/<id>?userId=<uuid>       one endpoint of the user (get_webhook)
+ *   GET /threads?userId=<uuid>             list_threads' first page for the user: the service's own
+ *                                          statement (ThreadsRepository.page) and rows as the tool lists
+ *                                          them, answered as the tool's result carries them (the
+ *                                          structured page and its JSON text), so the answer is as large
  */
 import 'reflect-metadata';
 import { Controller, Get, Inject, Module, NotFoundException, Param, Query } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
+import { Caller } from '../src/auth/caller';
+import { threadListItem } from '../src/conversations/threads/threads.service';
+import { ThreadsRepository } from '../src/conversations/threads/threads.repository';
 import { PreparingClient } from '../src/database/preparing-client';
 
 const DATA_SOURCE = Symbol('DATA_SOURCE');
@@ -85,6 +92,43 @@ class BareController {
   }
 }
 
+/** list_threads' page size, plus one to know whether there is a next page (ThreadsService.list). */
+const THREADS_PAGE = 25;
+
+@Controller('threads')
+class BareThreadsController {
+  private readonly threads: ThreadsRepository;
+  /** The user's caller, read once: the limit has no per-call authentication. */
+  private readonly callers = new Map<string, Promise<Caller>>();
+
+  constructor(@Inject(DATA_SOURCE) private readonly db: DataSource) {
+    this.threads = new ThreadsRepository(db);
+  }
+
+  @Get()
+  async list(@Query('userId') userId: string) {
+    const rows = await this.threads.page(await this.callerOf(userId), { limit: THREADS_PAGE + 1 });
+    const page = { threads: rows.slice(0, THREADS_PAGE).map(threadListItem), nextCursor: rows.length > THREADS_PAGE ? 'next' : null };
+    return { structuredContent: page, content: [{ type: 'text', text: JSON.stringify(page) }] };
+  }
+
+  private callerOf(userId: string): Promise<Caller> {
+    let caller = this.callers.get(userId);
+    if (!caller) {
+      caller = (async () => {
+        const [user]: Array<{ org_id: string; role: Caller['role'] }> = await this.db.query(`SELECT org_id, role FROM users WHERE id = $1`, [userId]);
+        const lines: Caller['lines'] = await this.db.query(
+          `SELECT l.id, l.type, l.address FROM line_memberships m JOIN lines l ON l.id = m.line_id WHERE m.user_id = $1 AND l.deleted_at IS NULL ORDER BY l.id`,
+          [userId],
+        );
+        return { keyId: null, userId, orgId: user.org_id, orgTier: 'PRO', role: user.role, channelAccess: 'ALL', lines, permissions: ['read'] };
+      })();
+      this.callers.set(userId, caller);
+    }
+    return caller;
+  }
+}
+
 @Controller('health')
 class HealthController {
   @Get()
@@ -94,7 +138,7 @@ class HealthController {
 }
 
 @Module({
-  controllers: [BareController, HealthController],
+  controllers: [BareController, BareThreadsController, HealthController],
   providers: [
     {
       provide: DATA_SOURCE,

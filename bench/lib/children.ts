@@ -1,7 +1,7 @@
 import { ChildProcess, fork, spawn } from 'node:child_process';
 import { createWriteStream, readFileSync, WriteStream } from 'node:fs';
 import { join } from 'node:path';
-import { log, sleep } from './util';
+import { FatalError, freePort, log, sleep, waitUntil } from './util';
 
 export interface Child {
   name: string;
@@ -156,4 +156,21 @@ export function tailOf(child: Child, lines = 30): string {
 
 export function childAlive(child: Child): boolean {
   return child.exitCode === undefined;
+}
+
+/** bench/bare-app.ts started on a free port against `databaseUrl`, once it answers /health: the limit scenarios 3 and 8 compare with. */
+export async function startBareApp(root: string, databaseUrl: string): Promise<{ child: Child; url: string }> {
+  const port = await freePort();
+  const child = forkTs('bare-app', join(root, 'bench/bare-app.ts'), { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port) }, root);
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntil(
+    'the bare app',
+    async () => {
+      if (child.exitCode !== undefined) throw new FatalError(`bare app exited (${child.exitCode}); see ${child.logFile}`);
+      return (await fetch(`${url}/health`)).ok;
+    },
+    60_000,
+    200,
+  );
+  return { child, url };
 }

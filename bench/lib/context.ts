@@ -291,6 +291,11 @@ export interface Scenario8Result {
   reads: ReadShapeResult[];
   /** list_threads at c=32 on the small org (first) and on the large one. */
   throughput: Array<{ threads: number; concurrency: number; reqPerSec: number; latency: Percentiles; errors: number; cpu: CpuReport }>;
+  /**
+   * The limit in the same run: list_threads' statement and answer on the large org from a bare
+   * Nest route (bench/bare-app.ts), at the same concurrency; the answers' sizes, bare and the tool's.
+   */
+  bare?: { concurrency: number; reqPerSec: number; latency: Percentiles; errors: number; cpu: CpuReport; bytes: number; toolBytes: number };
   shapes: SearchShapeResult[];
 }
 

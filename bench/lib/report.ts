@@ -268,6 +268,10 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
         out.push(
           `| 8 | list_threads req/s at ${fmtNum(large.threads)} threads ÷ at ${fmtNum(small.threads)} (${fmtNum(small.reqPerSec)} req/s) | ≥ 50 % | ${fmtPct(large.reqPerSec / small.reqPerSec)} | ${status(large.reqPerSec / small.reqPerSec >= TARGETS.listThreadsScaleRatio)} |`,
         );
+      if (s8.bare)
+        out.push(
+          `| 8 | list_threads req/s at c=${large.concurrency} ÷ the same-run limit: a bare Nest route running its statement and answer, ${fmtNum(large.threads)} threads (${fmtNum(s8.bare.reqPerSec)} req/s) | reported | ${fmtPct(large.reqPerSec / s8.bare.reqPerSec)} | — |`,
+        );
     }
     for (const shape of s8.shapes) {
       const common = shape.label === 'word in 10 %';
@@ -552,6 +556,14 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
       for (const t of s8.throughput) {
         out.push(
           `| ${fmtNum(t.threads)} threads | ${t.concurrency} | ${fmtNum(t.reqPerSec)} | ${fmtMs(t.latency.p50)} | ${fmtMs(t.latency.p99)} | ${t.errors} | ${cpuLine(t.cpu)} |`,
+        );
+      }
+      const b = s8.bare;
+      if (b) {
+        out.push(
+          `| the limit: a bare Nest route, ${fmtNum(s8.threads)} threads | ${b.concurrency} | ${fmtNum(b.reqPerSec)} | ${fmtMs(b.latency.p50)} | ${fmtMs(b.latency.p99)} | ${b.errors} | ${cpuLine(b.cpu)} |`,
+          '',
+          `The limit is \`GET /threads\` of \`bench/bare-app.ts\`: the same Express adapter and pg pool of 20, the service's own statement (\`ThreadsRepository.page\`) and rows listed as the tool lists them (\`threadListItem\`), answered as the tool's result carries them (the page and its JSON text: ${fmtNum(b.bytes)} bytes, the tool's whole JSON-RPC answer ${fmtNum(b.toolBytes)}), with no authentication, JSON-RPC, validation, rate limit or logging; it lists the same threads as the tool (checked before the clock starts).`,
         );
       }
       out.push('');

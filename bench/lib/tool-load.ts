@@ -68,6 +68,11 @@ export function checkToolAnswer(text: string): void {
 
 /** One raw JSON-RPC tools/call over `pool` with `bearer`; throws unless the tool answered with structured content. */
 export async function rawToolCall(pool: Pool, bearer: string, id: number, name: string, args: Record<string, unknown>): Promise<void> {
+  checkToolAnswer(await rawToolText(pool, bearer, id, name, args));
+}
+
+/** rawToolCall's request; the answer's body as sent (HTTP 200 only). */
+export async function rawToolText(pool: Pool, bearer: string, id: number, name: string, args: Record<string, unknown>): Promise<string> {
   const res = await pool.request({
     method: 'POST',
     path: '/api/mcp',
@@ -81,5 +86,5 @@ export async function rawToolCall(pool: Pool, bearer: string, id: number, name: 
   });
   const text = await res.body.text();
   if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}: ${text.slice(0, 200)}`);
-  checkToolAnswer(text);
+  return text;
 }

@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -7,11 +6,11 @@ import { Pool } from 'undici';
 import { fillLargeOrg, LARGE_ORG_WORDS, largeOrgId } from '../../test/support/large-org';
 import { connectOverHttp } from '../../test/support/oauth-http';
 import { seedLineWithEndpoints, ServiceApi } from '../lib/api';
-import { Child, forkTs, stopChild } from '../lib/children';
+import { Child, startBareApp, stopChild } from '../lib/children';
 import { RunContext, Scenario3Result, startScenarioService, ToolLevelResult, windows } from '../lib/context';
 import { Monitor } from '../lib/monitor';
 import { Call, drive, rawToolCall } from '../lib/tool-load';
-import { FatalError, fmtMs, fmtNum, freePort, log, percentilesOf, resetProgress, waitUntil } from '../lib/util';
+import { fmtMs, fmtNum, log, percentilesOf, resetProgress } from '../lib/util';
 
 /** The per-key limits scenario 3 runs with: as many calls at once as its highest level, no practical rate limit. */
 export const s3LimitsEnv = (levels: number[]): Record<string, string> => ({
@@ -86,19 +85,9 @@ export async function scenario3(ctx: RunContext): Promise<Scenario3Result> {
     const user = seeded.users[0];
     const endpointIds = user.endpoints.map((e) => e.id);
 
-    const barePort = await freePort();
-    bare = forkTs('bare-app', join(ctx.root, 'bench/bare-app.ts'), { ...process.env, DATABASE_URL: ctx.databaseUrl, PORT: String(barePort) }, ctx.root);
-    const bareUrl = `http://127.0.0.1:${barePort}`;
-    await waitUntil(
-      'the bare app',
-      async () => {
-        if (bare!.exitCode !== undefined) throw new FatalError(`bare app exited (${bare!.exitCode}); see ${bare!.logFile}`);
-        const res = await fetch(`${bareUrl}/health`);
-        return res.ok;
-      },
-      60_000,
-      200,
-    );
+    const started = await startBareApp(ctx.root, ctx.databaseUrl);
+    bare = started.child;
+    const bareUrl = started.url;
     // The bare read must answer the same endpoints as the tool.
     const bareList = (await (await fetch(`${bareUrl}/webhooks?userId=${user.userId}`)).json()) as { endpoints: unknown[] };
     const toolList = await api.tool<{ endpoints: unknown[] }>(user.apiKey, 'list_webhooks', {});

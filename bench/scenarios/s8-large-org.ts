@@ -3,9 +3,10 @@ import { Client } from 'pg';
 import { Pool } from 'undici';
 import { fillLargeOrg, fillOtherOrgs, LARGE_ORG_LABELS, LARGE_ORG_WORDS, LargeOrgLine, largeOrgId } from '../../test/support/large-org';
 import { ServiceApi } from '../lib/api';
+import { Child, startBareApp, stopChild } from '../lib/children';
 import { ReadShapeResult, RunContext, Scenario8Result, SearchShapeResult, startScenarioService } from '../lib/context';
 import { Monitor } from '../lib/monitor';
-import { drive, rawToolCall } from '../lib/tool-load';
+import { drive, rawToolCall, rawToolText } from '../lib/tool-load';
 import { fmtMs, fmtNum, log, percentilesOf, resetProgress } from '../lib/util';
 
 /** Small orgs filled first (fillOtherOrgs). */
@@ -41,6 +42,7 @@ export async function scenario8(ctx: RunContext): Promise<Scenario8Result> {
   const api = new ServiceApi(svc.baseUrl, ctx.secrets.adminToken, ctx.secrets.ingestToken);
   const db = new Client({ connectionString: ctx.databaseUrl });
   await db.connect();
+  let bare: Child | undefined;
   try {
     const large = await seedOrg(api, 's8', 3, true);
     const endpoint = await api.registerWebhook(large.apiKey, ctx.receiver.url(0, '/ok/s8'));
@@ -126,6 +128,7 @@ export async function scenario8(ctx: RunContext): Promise<Scenario8Result> {
     }
 
     const throughput: Scenario8Result['throughput'] = [];
+    const monitor = (extra: Record<string, number> = {}) => new Monitor(ctx.database, { api: svc.api.pid, worker: svc.worker.pid, ...extra });
     for (const org of [small, large]) {
       resetProgress();
       const pool = new Pool(svc.baseUrl, { connections: CONCURRENCY, keepAliveTimeout: 30_000 });
@@ -138,7 +141,7 @@ export async function scenario8(ctx: RunContext): Promise<Scenario8Result> {
         Array(CONCURRENCY).fill(call),
         2_000,
         loadMs,
-        new Monitor(ctx.database, { api: svc.api.pid, worker: svc.worker.pid }),
+        monitor(),
       );
       await pool.close();
       throughput.push({ threads, concurrency: CONCURRENCY, reqPerSec: r.reqPerSec, latency: r.latency, errors: r.errors, cpu: r.cpu });
@@ -146,6 +149,54 @@ export async function scenario8(ctx: RunContext): Promise<Scenario8Result> {
         `  S8 list_threads at c=${CONCURRENCY}, ${fmtNum(threads)} threads: ${fmtNum(r.reqPerSec)} req/s, p99 ${fmtMs(r.latency.p99)}${r.errors ? `, ${r.errors} errors (${r.lastError})` : ''}`,
       );
     }
+
+    // The limit: list_threads' own statement and answer on the large org, from a bare Nest route
+    // (no authentication, protocol, validation or logging: bench/bare-app.ts), in this run.
+    const started = await startBareApp(ctx.root, ctx.databaseUrl);
+    bare = started.child;
+    const barePath = `/threads?userId=${large.userId}`;
+    const answerPool = new Pool(svc.baseUrl, { connections: 1 });
+    const toolAnswer = await rawToolText(answerPool, large.apiKey, 1, 'list_threads', {});
+    await answerPool.close();
+    const bareAnswer = await (await fetch(`${started.url}${barePath}`)).text();
+    const toolIds = (JSON.parse(toolAnswer).result.structuredContent.threads as Array<{ thread: { id: string } }>).map((t) => t.thread.id);
+    const bareIds = (JSON.parse(bareAnswer).structuredContent.threads as Array<{ thread: { id: string } }>).map((t) => t.thread.id);
+    if (toolIds.join() !== bareIds.join())
+      throw new Error(`the bare route lists other threads than list_threads (${bareIds.length} against ${toolIds.length})`);
+    let bareLimit: Scenario8Result['bare'];
+    {
+      resetProgress();
+      const pool = new Pool(started.url, { connections: CONCURRENCY, keepAliveTimeout: 30_000 });
+      const call = async () => {
+        const res = await pool.request({ method: 'GET', path: barePath });
+        const text = await res.body.text();
+        if (res.statusCode !== 200) throw new Error(`bare ${res.statusCode}`);
+        JSON.parse(text);
+      };
+      const r = await drive(
+        `S8 bare route c=${CONCURRENCY}, ${fmtNum(THREADS)} threads`,
+        CONCURRENCY,
+        Array(CONCURRENCY).fill(call),
+        2_000,
+        loadMs,
+        monitor({ 'bare app': bare.pid }),
+      );
+      await pool.close();
+      bareLimit = {
+        concurrency: CONCURRENCY,
+        reqPerSec: r.reqPerSec,
+        latency: r.latency,
+        errors: r.errors,
+        cpu: r.cpu,
+        bytes: Buffer.byteLength(bareAnswer),
+        toolBytes: Buffer.byteLength(toolAnswer),
+      };
+      log(
+        `  S8 bare route (same statement and answer) at c=${CONCURRENCY}: ${fmtNum(r.reqPerSec)} req/s, p99 ${fmtMs(r.latency.p99)}; answers ${fmtNum(bareLimit.bytes)} B (tool ${fmtNum(bareLimit.toolBytes)} B)`,
+      );
+    }
+    await stopChild(bare, 3000);
+    bare = undefined;
 
     const searchThread = largeOrgId(large.orgId, 'thread', 42);
     const searchShapes: Array<{ label: string; matches: string; args: Args }> = [
@@ -188,9 +239,11 @@ export async function scenario8(ctx: RunContext): Promise<Scenario8Result> {
       tableMb: Math.round(size.table / 1048576),
       reads,
       throughput,
+      bare: bareLimit,
       shapes,
     };
   } finally {
+    if (bare) await stopChild(bare, 3000);
     // The other orgs' endpoints hold placeholder secrets no service key opens: a later scenario's
     // service would refuse to start (its start-up check of the stored secrets). Their rows go with them.
     await db.query(`DELETE FROM orgs WHERE name = 'Other org'`).catch(() => undefined);

@@ -102,14 +102,7 @@ export class ThreadsService {
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {
-      threads: page.map((r) => ({
-        thread: summary(r),
-        person: r.contact_id
-          ? { id: r.contact_id, displayName: r.contact_name ?? r.identity_name ?? r.partner_value }
-          : { id: null, displayName: r.identity_name ?? r.partner_value },
-        labels: r.labels,
-        lastMessage: r.m_id ? lastMessageOf(r) : null,
-      })),
+      threads: page.map(threadListItem),
       nextCursor: rows.length > limit && last ? this.cursors.encode('list_threads', { key: last.last_message_at.toISOString(), id: last.id }) : null,
     };
   }
@@ -237,6 +230,18 @@ export class ThreadsService {
 }
 
 /** The last message of a list_threads row, with a preview in place of its body. */
+/** One row of page() as list_threads lists it (exported for bench/bare-app.ts, whose limit answers the same). */
+export function threadListItem(r: ThreadListRow): ThreadListItem {
+  return {
+    thread: summary(r),
+    person: r.contact_id
+      ? { id: r.contact_id, displayName: r.contact_name ?? r.identity_name ?? r.partner_value }
+      : { id: null, displayName: r.identity_name ?? r.partner_value },
+    labels: r.labels,
+    lastMessage: r.m_id ? lastMessageOf(r) : null,
+  };
+}
+
 function lastMessageOf(r: ThreadListRow): MessagePreview {
   // serializeMessage's fields (MessagePreview's type holds them to it), written out: a page builds 25
   // of these, and building a row for serializeMessage, then spreading the body out and the preview
