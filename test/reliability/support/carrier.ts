@@ -1,5 +1,4 @@
-import { createServer, Server } from 'node:http';
-import { AddressInfo } from 'node:net';
+import { TestReceiver } from '../../support/receiver';
 
 /** One SMS as the service handed it to the carrier. */
 export interface CarriedSms {
@@ -12,28 +11,31 @@ export interface CarriedSms {
 
 /**
  * An SMS carrier's HTTP API on 127.0.0.1, as SMS_CARRIER_URL expects it (src/channels/sms/
- * sms-gateways.ts, HttpSmsGateway): takes every POST {from, to, body}, keeps it with its
- * Idempotency-Key, and answers {providerMessageId}. Every request is kept, a repeated hand-off too.
+ * sms-gateways.ts, HttpSmsGateway): the suites' recording receiver (test/support/receiver.ts)
+ * answering {providerMessageId}. Every request is kept, a repeated hand-off too.
  */
 export class CarrierStandIn {
-  readonly carried: CarriedSms[] = [];
-  private server?: Server;
+  private readonly receiver = new TestReceiver();
+
+  constructor() {
+    this.receiver.respond = () => ({
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ providerMessageId: `carrier-${this.receiver.requests.length}` }),
+    });
+  }
+
+  /** Every SMS handed over, in order. */
+  get carried(): CarriedSms[] {
+    return this.receiver.requests.map((r) => {
+      const sms = JSON.parse(r.body) as Omit<CarriedSms, 'messageId'>;
+      return { messageId: String(r.headers['idempotency-key'] ?? ''), from: sms.from, to: sms.to, body: sms.body };
+    });
+  }
 
   /** Starts listening; returns the URL to give the service as SMS_CARRIER_URL. */
   async start(): Promise<string> {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const sms = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Omit<CarriedSms, 'messageId'>;
-        const messageId = String(req.headers['idempotency-key'] ?? '');
-        this.carried.push({ messageId, from: sms.from, to: sms.to, body: sms.body });
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ providerMessageId: `carrier-${this.carried.length}` }));
-      });
-    });
-    await new Promise<void>((done) => this.server!.listen(0, '127.0.0.1', done));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/sms`;
+    return `${await this.receiver.start()}/sms`;
   }
 
   /** How many requests carried each message id. */
@@ -43,8 +45,7 @@ export class CarrierStandIn {
     return counts;
   }
 
-  async stop(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise<void>((done) => (this.server ? this.server.close(() => done()) : done()));
+  stop(): Promise<void> {
+    return this.receiver.stop();
   }
 }
