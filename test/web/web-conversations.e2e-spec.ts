@@ -1,8 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { DataSource } from 'typeorm';
+import { mixedEmail } from '../fixtures/emails/make-invite-email';
 import { createTestApp, TestApp } from '../support/app';
 import { createSession, Session, uniquePhone } from '../support/session';
 import { INGEST_TOKEN } from '../support/test-env';
+import { waitUntil } from '../support/wait';
 import { PageBrowser, postForm, signInBrowser } from '../support/web';
 
 /** Conversations and a thread: pages over the services the MCP tools call (docs/web.md, "Conversations"). */
@@ -154,6 +158,39 @@ describe('web: the conversations pages', () => {
     expect(contactPage).toContain('<p class="contact-name">&lt;script>alert(1)&lt;/script></p>');
     const search = (await get(ownerBrowser, `/conversations?q=${encodeURIComponent('Body')}`).expect(200)).text;
     expect(search).not.toContain('<script>alert');
+  });
+
+  it("shows an .ics attachment's invitation on the thread: title, times, organizer, attendees and status", async () => {
+    const ics = readFileSync(join(__dirname, '../fixtures/attachments/invite.ics'));
+    const res = await t
+      .http()
+      .post('/ingest/email/inbound')
+      .set('Authorization', `Bearer ${INGEST_TOKEN}`)
+      .set('Content-Type', 'message/rfc822')
+      .send(
+        mixedEmail(emailOf(owner), [{ filename: 'invite.ics', mimeType: 'text/calendar; method=REQUEST; charset=UTF-8', content: ics }], {
+          messageId: `<kickoff-${randomUUID()}@partner.example>`,
+          subject: 'Kickoff invitation',
+          text: 'Please join the kickoff.',
+        }),
+      )
+      .expect(201);
+    const path = `/conversations/${res.body.threadId}`;
+    // The invitation is read by the extraction in the background: until then the page says why there is none yet.
+    const page = await waitUntil(async () => {
+      const html = (await get(ownerBrowser, path).expect(200)).text;
+      return html.includes('<dt>Invitation</dt>') && html;
+    }, 'the thread page to show the invitation');
+    const invite = /<dl class="details invite">([\s\S]*?)<\/dl>/.exec(page)![1];
+    const text = invite
+      .replace(/<[^>]+>/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim();
+    expect(text).toBe(
+      'Invitation Project kickoff When 2026-03-02 15:00:00 UTC – 2026-03-02 16:00:00 UTC Organizer ana.perez@example.org ' +
+        'Attendees bob@example.com, carla@example.net Status REQUEST, CONFIRMED',
+    );
+    expect(page).toContain('>invite.ics</a>');
   });
 
   it('a reply posted twice with the same key queues one outbound message, then 303s back to the thread', async () => {
