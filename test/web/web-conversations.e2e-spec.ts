@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { simpleParser } from 'mailparser';
 import { DataSource } from 'typeorm';
 import { mixedEmail } from '../fixtures/emails/make-invite-email';
 import { createTestApp, TestApp } from '../support/app';
 import { createSession, Session, uniquePhone } from '../support/session';
+import { CapturingMailServer, startCapturingSmtp } from '../support/smtp';
 import { INGEST_TOKEN } from '../support/test-env';
 import { waitUntil } from '../support/wait';
 import { PageBrowser, postForm, signInBrowser } from '../support/web';
@@ -17,9 +19,11 @@ describe('web: the conversations pages', () => {
   let member: Session;
   let ownerBrowser: PageBrowser;
   let memberBrowser: PageBrowser;
+  let smtp: CapturingMailServer;
 
   beforeAll(async () => {
-    t = await createTestApp();
+    smtp = await startCapturingSmtp();
+    t = await createTestApp({ env: { SMTP_URL: `smtp://127.0.0.1:${smtp.port}` } });
     db = t.app.get(DataSource);
     owner = await createSession(t.admin, { lines: ['EMAIL_ACCOUNT', 'PHONE_NUMBER'] });
     member = await createSession(t.admin, { orgId: owner.orgId, role: 'MEMBER', lines: ['PHONE_NUMBER'] });
@@ -28,6 +32,7 @@ describe('web: the conversations pages', () => {
   });
   afterAll(async () => {
     await t?.close();
+    await smtp?.close();
   });
 
   const get = (b: PageBrowser, path: string) => t.http().get(path).set('Cookie', b.cookie);
@@ -191,6 +196,29 @@ describe('web: the conversations pages', () => {
         'Attendees bob@example.com, carla@example.net Status REQUEST, CONFIRMED',
     );
     expect(page).toContain('>invite.ics</a>');
+  });
+
+  it("a reply on an email thread leaves from the thread's own mailbox as Re: <subject>, threaded by In-Reply-To and References", async () => {
+    const messageId = `<question-${randomUUID()}@partner.example>`;
+    const res = await t
+      .http()
+      .post('/ingest/email/inbound')
+      .set('Authorization', `Bearer ${INGEST_TOKEN}`)
+      .set('Content-Type', 'message/rfc822')
+      .send(mixedEmail(emailOf(owner), [], { messageId, subject: 'Opening hours', text: 'Are you open on Sunday?' }))
+      .expect(201);
+    const path = `/conversations/${res.body.threadId}`;
+    const key = replyKey((await get(ownerBrowser, path).expect(200)).text);
+    const answer = `We open at ten on Sundays (${randomUUID()}).`;
+    await postForm(t, ownerBrowser, `${path}/reply`, { body: answer, idempotencyKey: key }).expect(303);
+    const raw = await waitUntil(() => smtp.mails.find((m) => m.includes(answer)), 'the reply at the SMTP server');
+    const mail = await simpleParser(raw);
+    expect(mail.from?.value[0].address).toBe(emailOf(owner));
+    expect(mail.to).toMatchObject({ value: [{ address: 'maria@partner.example' }] });
+    expect(mail.subject).toBe('Re: Opening hours');
+    expect(mail.inReplyTo).toBe(messageId);
+    expect(mail.references).toBe(messageId);
+    expect(mail.text?.trim()).toBe(answer);
   });
 
   it('a reply posted twice with the same key queues one outbound message, then 303s back to the thread', async () => {
