@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Page } from 'playwright-core';
+import { DataSource } from 'typeorm';
 import { verifyWebhook, WebhookEnvelope } from '../../src/sdk';
 import { deliveryEnv } from '../support/delivery';
 import { inboundSms } from '../support/messaging-hooks';
@@ -192,5 +193,31 @@ describe('Approvals in a browser', () => {
     await page.locator(`article[aria-labelledby="draft-${firstId}-title"]`).waitFor({ state: 'detached' });
     await card(page, second).waitFor();
     expect(await page.evaluate(() => (window as unknown as { loadedOnce?: boolean }).loadedOnce)).toBe(true);
+  });
+
+  it("an open thread shows its agent's new draft without a reload; Approve there (by keyboard) sends it once and returns to the thread", async () => {
+    const page = b.page;
+    const scene = await signIn(page, 'Could we move to 8:30?');
+    const streamOpen = page.waitForResponse((res) => res.url().includes('/live/events') && res.status() === 200);
+    await page.goto(`/conversations/${scene.threadId}`);
+    await streamOpen;
+    const body = `Yes, 8:30 is fine. See you then! ${randomUUID().slice(0, 8)}`;
+    const turnId = await draft(scene, body);
+    const drafts = page.getByRole('list', { name: 'Waiting for your approval' });
+    await drafts.getByText(body).waitFor();
+    await page.getByText('Awaiting approval').waitFor();
+    await expectAccessible(page, 'Thread with a draft');
+    await screenshot(page, 'thread-draft');
+    await screenshot(page, 'thread-draft-phone', { viewport: PHONE_VIEWPORT });
+
+    await drafts.getByRole('button', { name: 'Approve' }).focus();
+    await page.keyboard.press('Enter');
+    await page.waitForURL(`**/conversations/${scene.threadId}?done=approved`);
+    await page.getByText('The reply was approved and is on its way.').waitFor();
+    await page.locator('#live-messages li.message', { hasText: body }).waitFor();
+    expect(await page.getByRole('heading', { name: 'Waiting for your approval' }).count()).toBe(0);
+    await carrierGot(body);
+    expect(carried().filter((c) => c.body === body)).toHaveLength(1);
+    expect((await b.app.app.get(DataSource).query(`SELECT status FROM agent_turns WHERE id = $1`, [turnId]))[0].status).toBe('SENT');
   });
 });

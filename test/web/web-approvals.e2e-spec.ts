@@ -217,6 +217,53 @@ describe('web: the Approvals page', () => {
     expect(await turnRow(id)).toMatchObject({ status: 'AWAITING_APPROVAL' });
   });
 
+  it("a thread's drafts show on its page with the three actions; deciding there returns to the thread", async () => {
+    const o = await org();
+    const approved = `From the thread: see you at 7 (${randomUUID()})`;
+    const edited = `Edited on the thread page (${randomUUID()})`;
+    const first = await draft(o, approved);
+    const second = await draft(o, `Will be edited ${randomUUID()}`);
+    const third = await draft(o, `Will be rejected <script>alert(1)</script> ${randomUUID()}`);
+    const path = `/conversations/${o.threadId}`;
+    const page = (await get(o.browser, path).expect(200)).text;
+    expect(page).toContain('<h2 id="drafts-heading">Waiting for your approval</h2>');
+    expect(page).toContain('Drafted by Front desk');
+    expect(page).toContain('Will be rejected &lt;script>alert(1)&lt;/script>');
+    expect(page).not.toContain('<script>alert');
+    // oldest first, inside the live region, each with Approvals' forms saying where to return
+    expect(page.indexOf(approved)).toBeLessThan(page.indexOf(`action="/approvals/${second}/approve"`));
+    expect(page.indexOf('id="live-messages"')).toBeLessThan(page.indexOf('drafts-heading'));
+    for (const id of [first, second, third]) {
+      expect(page).toMatch(
+        new RegExp(`action="/approvals/${id}/approve"><input type="hidden" name="_csrf" value="[^"]+"/><input type="hidden" name="back" value="thread"/>`),
+      );
+      expect(page).toContain(`href="/approvals/${id}/edit?back=thread"`);
+    }
+
+    const approve = await postForm(t, o.browser, `/approvals/${first}/approve`, { back: 'thread' }).expect(303);
+    expect(approve.headers.location).toBe(`${path}?done=approved`);
+    expect(await carrierGot(approved)).toMatchObject({ to: o.partner });
+    expect((await get(o.browser, `${path}?done=approved`).expect(200)).text).toContain('The reply was approved and is on its way.');
+
+    const form = (await get(o.browser, `/approvals/${second}/edit?back=thread`).expect(200)).text;
+    expect(form).toContain('<input type="hidden" name="back" value="thread"/>');
+    expect(form).toContain(`<a href="${path}">Cancel</a>`);
+    const blank = await postForm(t, o.browser, `/approvals/${second}/edit`, { body: ' ', back: 'thread' }).expect(400);
+    expect(blank.text).toContain('<input type="hidden" name="back" value="thread"/>');
+    const edit = await postForm(t, o.browser, `/approvals/${second}/edit`, { body: edited, back: 'thread' }).expect(303);
+    expect(edit.headers.location).toBe(`${path}?done=edited`);
+    expect(await carrierGot(edited)).toMatchObject({ to: o.partner });
+
+    // `back` names a place, never a URL: anything else returns to Approvals
+    const reject = await postForm(t, o.browser, `/approvals/${third}/reject`, { back: 'https://evil.example/' }).expect(303);
+    expect(reject.headers.location).toBe('/approvals?done=rejected');
+    expect(await turnRow(third)).toMatchObject({ status: 'REJECTED', message_id: null });
+
+    const after = (await get(o.browser, path).expect(200)).text;
+    expect(after).not.toContain('drafts-heading');
+    expect(after).not.toContain('Awaiting approval');
+  });
+
   it('pages of ten, oldest first: Newer drafts carries on where the page ended', async () => {
     const o = await org();
     const ids: string[] = [];

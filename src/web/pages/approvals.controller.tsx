@@ -13,7 +13,7 @@ import { UuidParam } from '../../common/uuid-param';
 import { BODY_MAX } from '../../conversations/outbound/reply-body';
 import { ThreadsService } from '../../conversations/threads/threads.service';
 import { callerOf } from '../caller-of';
-import { AlreadyDecidedPage, ApprovalsPage, Draft, EditDraftPage, Notice, NOTICES } from './approvals.pages';
+import { AlreadyDecidedPage, ApprovalsPage, conversationHref, decidedFrom, Draft, EditDraftPage, Notice, NOTICES } from './approvals.pages';
 import { PageErrorFilter } from './page-error.filter';
 import { seeOther, sendPage } from './render';
 import { FORM_LIMIT } from './sign-in.controller';
@@ -63,24 +63,35 @@ export class ApprovalsController {
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':turnId/approve')
-  async approve(@CurrentPerson() person: Person, @Param('turnId', UuidParam('turnId')) turnId: string, @Res() response: Response): Promise<void> {
+  async approve(
+    @CurrentPerson() person: Person,
+    @Param('turnId', UuidParam('turnId')) turnId: string,
+    @Body() form: Form,
+    @Res() response: Response,
+  ): Promise<void> {
     const caller = callerOf(person);
+    let turn: AgentTurnView;
     try {
-      await this.agents.approve(caller, turnId);
+      turn = await this.agents.approve(caller, turnId);
     } catch (error) {
       return this.refuse(error, caller, person, turnId, 'approve', response);
     }
-    seeOther(response, `${BASE}?done=approved`);
+    seeOther(response, decidedPath(turn, form?.back, 'approved'));
   }
 
   @Get(':turnId/edit')
-  async editForm(@CurrentPerson() person: Person, @Param('turnId', UuidParam('turnId')) turnId: string, @Res() response: Response): Promise<void> {
+  async editForm(
+    @CurrentPerson() person: Person,
+    @Param('turnId', UuidParam('turnId')) turnId: string,
+    @Query('back') back: unknown,
+    @Res() response: Response,
+  ): Promise<void> {
     const caller = callerOf(person);
     const decision = await this.agents.decision(caller, turnId);
     if (decision.turn.status !== 'AWAITING_APPROVAL')
       return sendPage(response, 409, <AlreadyDecidedPage person={person} decision={decision} attempted="edit" />);
     const draft = await this.draftOf(caller, person, decision.turn);
-    sendPage(response, 200, <EditDraftPage person={person} draft={draft} body={draft.turn.body} />);
+    sendPage(response, 200, <EditDraftPage person={person} draft={draft} body={draft.turn.body} from={decidedFrom(back)} />);
   }
 
   /** Edit and approve: the text of the form is what is sent (approve_agent_turn's `body`). */
@@ -95,26 +106,37 @@ export class ApprovalsController {
     const caller = callerOf(person);
     // A form sends a textarea's line breaks as CRLF (HTML's form encoding); the person typed LF.
     const body = (form?.body ?? '').replace(/\r\n?/g, '\n');
+    let turn: AgentTurnView;
     try {
-      await this.agents.approve(caller, turnId, body);
+      turn = await this.agents.approve(caller, turnId, body);
     } catch (error) {
       if (!(error instanceof ValidationError && error.field === 'body')) return this.refuse(error, caller, person, turnId, 'edit', response);
       const draft = await this.draftOf(caller, person, await this.agents.getTurn(caller, turnId));
-      return sendPage(response, httpStatusOf(error), <EditDraftPage person={person} draft={draft} body={body} error={error.message} />);
+      return sendPage(
+        response,
+        httpStatusOf(error),
+        <EditDraftPage person={person} draft={draft} body={body} error={error.message} from={decidedFrom(form?.back)} />,
+      );
     }
-    seeOther(response, `${BASE}?done=edited`);
+    seeOther(response, decidedPath(turn, form?.back, 'edited'));
   }
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':turnId/reject')
-  async reject(@CurrentPerson() person: Person, @Param('turnId', UuidParam('turnId')) turnId: string, @Res() response: Response): Promise<void> {
+  async reject(
+    @CurrentPerson() person: Person,
+    @Param('turnId', UuidParam('turnId')) turnId: string,
+    @Body() form: Form,
+    @Res() response: Response,
+  ): Promise<void> {
     const caller = callerOf(person);
+    let turn: AgentTurnView;
     try {
-      await this.agents.reject(caller, turnId);
+      turn = await this.agents.reject(caller, turnId);
     } catch (error) {
       return this.refuse(error, caller, person, turnId, 'reject', response);
     }
-    seeOther(response, `${BASE}?done=rejected`);
+    seeOther(response, decidedPath(turn, form?.back, 'rejected'));
   }
 
   /** A turn decided before (by anyone, or by this very form sent twice): 409 with who decided it; any other error goes to the error page. */
@@ -143,6 +165,11 @@ export class ApprovalsController {
       recent: [...detail.messages].reverse(),
     };
   }
+}
+
+/** Where a decision sends the person: back to the draft's own conversation when decided there, else the Approvals list; with the notice. */
+function decidedPath(turn: AgentTurnView, back: unknown, done: Notice): string {
+  return decidedFrom(back) === 'thread' ? `${conversationHref(turn.threadId)}?done=${done}` : `${BASE}?done=${done}`;
 }
 
 /** A draft whose thread left the person's lines between the list and its thread's read is left out, as the next load would. */

@@ -1,3 +1,4 @@
+import type { ComponentChildren } from 'preact';
 import { AgentTurnView } from '../../agents/agent.types';
 import { Person } from '../../auth/person';
 import { BODY_MAX, SMS_BODY_MAX } from '../../conversations/outbound/reply-body';
@@ -77,6 +78,46 @@ function DraftContext(props: { draft: Draft; headingLevel: 'h2' | 'h3' }) {
   );
 }
 
+/**
+ * Where a decision returns the person: the Approvals list, or (`thread`) the draft's conversation,
+ * when it was decided there. A fixed word, never a URL from the form: the conversation is the
+ * turn's own.
+ */
+export type DecidedFrom = 'approvals' | 'thread';
+
+/** `back` of a form or query: `thread` or, for anything else, the Approvals list. */
+export function decidedFrom(back: unknown): DecidedFrom {
+  return back === 'thread' ? 'thread' : 'approvals';
+}
+
+/** Approve, Edit and approve, Reject for one draft (the forms post to Approvals' routes), then `children`. */
+export function DraftActions(props: { person: Person; turnId: string; describedBy: string; from?: DecidedFrom; children?: ComponentChildren }) {
+  const { person, turnId, describedBy } = props;
+  const back = props.from === 'thread' ? <input type="hidden" name="back" value="thread" /> : null;
+  return (
+    <div class="actions approval-actions">
+      <form method="post" action={`${CURRENT}/${turnId}/approve`}>
+        <CsrfField person={person} />
+        {back}
+        <button type="submit" aria-describedby={describedBy}>
+          Approve
+        </button>
+      </form>
+      <a class="button secondary" href={`${CURRENT}/${turnId}/edit${props.from === 'thread' ? '?back=thread' : ''}`} aria-describedby={describedBy}>
+        Edit and approve
+      </a>
+      <form method="post" action={`${CURRENT}/${turnId}/reject`}>
+        <CsrfField person={person} />
+        {back}
+        <button type="submit" class="danger" aria-describedby={describedBy}>
+          Reject
+        </button>
+      </form>
+      {props.children}
+    </div>
+  );
+}
+
 /** The Approvals page: drafts waiting for a human, oldest first, each with its thread and the three actions. */
 export function ApprovalsPage(props: { person: Person; drafts: Draft[]; nextCursor: string | null; paged: boolean; notice?: string }) {
   const { person } = props;
@@ -101,26 +142,11 @@ export function ApprovalsPage(props: { person: Person; drafts: Draft[]; nextCurs
                   <div class="approval-draft draft-text" tabindex={0} role="region" aria-label={`Draft reply to ${draft.partner}`}>
                     {draft.turn.body}
                   </div>
-                  <div class="actions approval-actions">
-                    <form method="post" action={`${CURRENT}/${draft.turn.id}/approve`}>
-                      <CsrfField person={person} />
-                      <button type="submit" aria-describedby={`draft-${draft.turn.id}-title`}>
-                        Approve
-                      </button>
-                    </form>
-                    <a class="button secondary" href={`${CURRENT}/${draft.turn.id}/edit`} aria-describedby={`draft-${draft.turn.id}-title`}>
-                      Edit and approve
-                    </a>
-                    <form method="post" action={`${CURRENT}/${draft.turn.id}/reject`}>
-                      <CsrfField person={person} />
-                      <button type="submit" class="danger" aria-describedby={`draft-${draft.turn.id}-title`}>
-                        Reject
-                      </button>
-                    </form>
+                  <DraftActions person={person} turnId={draft.turn.id} describedBy={`draft-${draft.turn.id}-title`}>
                     <a href={conversationHref(draft.turn.threadId)}>
                       Open the conversation<span class="visually-hidden"> with {draft.partner}</span>
                     </a>
-                  </div>
+                  </DraftActions>
                 </article>
               </li>
             ))}
@@ -138,16 +164,15 @@ export function ApprovalsPage(props: { person: Person; drafts: Draft[]; nextCurs
 }
 
 /** Edit and approve: the thread, and the draft in a text box; what is in the box when the form is sent is what is sent. */
-export function EditDraftPage(props: { person: Person; draft: Draft; body: string; error?: string }) {
+export function EditDraftPage(props: { person: Person; draft: Draft; body: string; error?: string; from: DecidedFrom }) {
   const { person, draft } = props;
+  const cancel = props.from === 'thread' ? conversationHref(draft.turn.threadId) : CURRENT;
   const max = draft.thread.channel === 'SMS' ? SMS_BODY_MAX : BODY_MAX;
   return (
     <Layout title="Edit and approve" person={person} current={CURRENT}>
       <nav aria-label="Breadcrumb" class="breadcrumb">
         <ol>
-          <li>
-            <a href={CURRENT}>Approvals</a>
-          </li>
+          <li>{props.from === 'thread' ? <a href={cancel}>Conversation with {draft.partner}</a> : <a href={CURRENT}>Approvals</a>}</li>
         </ol>
       </nav>
       <section class="approval" aria-labelledby={`draft-${draft.turn.id}-title`}>
@@ -155,6 +180,7 @@ export function EditDraftPage(props: { person: Person; draft: Draft; body: strin
       </section>
       <form method="post" action={`${CURRENT}/${draft.turn.id}/edit`} class="approval-form stack wide">
         <CsrfField person={person} />
+        {props.from === 'thread' ? <input type="hidden" name="back" value="thread" /> : null}
         <div class="field">
           <label for="body">Reply to send</label>
           <p class="hint" id="body-hint">
@@ -176,7 +202,7 @@ export function EditDraftPage(props: { person: Person; draft: Draft; body: strin
         </div>
         <div class="actions">
           <button type="submit">Approve and send</button>
-          <a href={CURRENT}>Cancel</a>
+          <a href={cancel}>Cancel</a>
         </div>
       </form>
     </Layout>

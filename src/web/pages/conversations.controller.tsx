@@ -204,10 +204,10 @@ export class ConversationsController {
     const caller = callerOf(person);
     const args = threadArguments.get({ threadId, ...(view.cursor !== undefined && { cursor: view.cursor }) });
     const detail = await this.threads.get(caller, args.threadId, { cursor: args.cursor, maxBodyChars: PAGE_BODY_CHARS });
-    const [extras, contact, awaiting] = await Promise.all([
+    const [extras, contact, drafts] = await Promise.all([
       this.extrasOf(caller, detail.messages),
       detail.person?.id ? this.contacts.get(caller, detail.person.id).then((c) => c.contact) : Promise.resolve(null),
-      this.agents.threadsAwaitingApproval(caller, [detail.thread.id]),
+      this.agents.list(caller, { threadId: detail.thread.id, status: 'AWAITING_APPROVAL' }),
     ]);
     sendPage(
       response,
@@ -217,7 +217,7 @@ export class ConversationsController {
         detail={detail}
         extras={extras}
         contact={contact}
-        awaiting={awaiting.length > 0}
+        drafts={drafts.turns}
         replyKey={`web-reply:${randomUUID()}`}
         replyBody={view.replyBody ?? ''}
         errors={view.errors ?? {}}

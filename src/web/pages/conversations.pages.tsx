@@ -1,9 +1,11 @@
 import { LineRef } from '../../accounts/accounts.service';
+import { AgentTurnView } from '../../agents/agent.types';
 import { Person } from '../../auth/person';
 import { AttachmentReadResult } from '../../attachments/attachments.service';
 import { ContactView } from '../../conversations/contacts/contacts.service';
 import { SearchHit } from '../../conversations/search/search.service';
 import { ThreadDetail, ThreadListItem, ThreadMessage } from '../../conversations/threads/threads.service';
+import { DraftActions, NOTICES } from './approvals.pages';
 import { CsrfField } from './csrf-field';
 import { FieldError, NoticeBox } from './form-parts';
 import { Layout } from './layout';
@@ -26,6 +28,8 @@ export const THREAD_NOTICES = {
   labelled: 'The labels were saved.',
   notes: 'The notes were saved.',
   contact: 'The contact was saved.',
+  // A draft decided on the thread page returns here with the Approvals page's notice.
+  ...NOTICES,
 } as const;
 export type ThreadNotice = keyof typeof THREAD_NOTICES;
 
@@ -253,13 +257,37 @@ function statusText(m: ThreadMessage): string {
   return m.status === 'FAILED' && m.error ? `Failed: ${m.error}` : status;
 }
 
+/** The drafts an agent wrote on this thread and a human must decide, oldest first, after the messages: Approvals' actions, returning here. */
+function ThreadDrafts(props: { person: Person; drafts: AgentTurnView[] }) {
+  if (props.drafts.length === 0) return null;
+  return (
+    <div class="thread-drafts">
+      <h2 id="drafts-heading">Waiting for your approval</h2>
+      <ol class="drafts" aria-labelledby="drafts-heading">
+        {props.drafts.map((turn) => (
+          <li key={turn.id} class="approval">
+            <p class="approval-meta" id={`draft-${turn.id}-title`}>
+              Drafted by {turn.agent.name} · <Time iso={turn.createdAt} />
+            </p>
+            <div class="approval-draft draft-text" tabindex={0} role="region" aria-label={`Draft reply by ${turn.agent.name}`}>
+              {turn.body}
+            </div>
+            <DraftActions person={props.person} turnId={turn.id} describedBy={`draft-${turn.id}-title`} from="thread" />
+          </li>
+        ))}
+      </ol>
+    </div>
+  );
+}
+
 /** The thread page: messages oldest first, the reply form, labels and the partner's contact. */
 export function ThreadPage(props: {
   person: Person;
   detail: ThreadDetail;
   extras: Map<string, MessageExtras>;
   contact: ContactView | null;
-  awaiting: boolean;
+  /** The thread's drafts awaiting a human (agents in DRAFT mode), newest first. */
+  drafts: AgentTurnView[];
   replyKey: string;
   replyBody: string;
   errors: ThreadErrors;
@@ -284,10 +312,11 @@ export function ThreadPage(props: {
         </ol>
       </nav>
       <NoticeBox notice={props.notice} error={errors.form} />
-      <p class="thread-meta">
+      {/* Live too: the message count and the awaiting-approval marker follow the messages. */}
+      <p class="thread-meta" id="live-thread-meta" data-live="thread-meta">
         <span class={`channel channel-${thread.channel.toLowerCase()}`}>{channelName(thread.channel)}</span> with <strong>{partner}</strong> on{' '}
         {lineName(person.lines, thread.lineId)} · {thread.messageCount} message{thread.messageCount === 1 ? '' : 's'}
-        {props.awaiting ? (
+        {props.drafts.length > 0 ? (
           <>
             {' '}
             · <AwaitingMarker />
@@ -312,7 +341,9 @@ export function ThreadPage(props: {
               <p class="pager">
                 <a href={base}>Latest messages</a>
               </p>
-            ) : null}
+            ) : (
+              <ThreadDrafts person={person} drafts={[...props.drafts].reverse()} />
+            )}
           </section>
           <section aria-labelledby="reply-heading" class="reply">
             <h2 id="reply-heading">Reply</h2>

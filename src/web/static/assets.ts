@@ -176,6 +176,9 @@ pre.extracted-text { max-height: 16rem; overflow: auto; padding: 0.5rem; backgro
 dl.invite { margin: 0.5rem 0 0; grid-template-columns: max-content minmax(0, 1fr); }
 dl.invite dd { overflow-wrap: anywhere; }
 .reply { margin-top: 1.5rem; }
+.thread-drafts { margin-top: 1.5rem; }
+ol.drafts { list-style: none; margin: 0; padding: 0; }
+ol.drafts .approval-meta { margin-bottom: 0.5rem; }
 textarea:focus-visible, summary:focus-visible { outline: 3px solid #9bb8f5; outline-offset: 2px; }
 @media (max-width: 48rem) {
   main { margin: 1rem auto; padding: 0 1rem; }
