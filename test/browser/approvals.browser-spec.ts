@@ -210,6 +210,12 @@ describe('Approvals in a browser', () => {
     await screenshot(page, 'thread-draft');
     await screenshot(page, 'thread-draft-phone', { viewport: PHONE_VIEWPORT });
 
+    // By keyboard: the first Tab offers to skip the header's links, Enter goes to the page itself.
+    await page.locator('body').focus();
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    await page.keyboard.press('Enter');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('main');
     await drafts.getByRole('button', { name: 'Approve' }).focus();
     await page.keyboard.press('Enter');
     await page.waitForURL(`**/conversations/${scene.threadId}?done=approved`);

@@ -42,6 +42,10 @@ export function Layout(props: {
   ];
   return (
     <Document title={props.title}>
+      {/* The first stop of the keyboard: past the header's links to the page itself (shown only when focused). */}
+      <a class="skip-link" href="#main">
+        Skip to content
+      </a>
       <header class="site-header">
         <a class="brand" href="/">
           {PRODUCT_NAME}
@@ -67,7 +71,7 @@ export function Layout(props: {
           </form>
         </div>
       </header>
-      <main>
+      <main id="main" tabindex={-1}>
         <h1>{props.title}</h1>
         {props.children}
       </main>

@@ -17,6 +17,9 @@ a { color: var(--accent); }
 .account .email { overflow-wrap: anywhere; }
 .account form { margin: 0; }
 main { max-width: 60rem; margin: 2rem auto; padding: 0 1.5rem; }
+main:focus { outline: none; }
+.skip-link { position: absolute; left: 1rem; top: -3rem; z-index: 10; padding: 0.5rem 1rem; background: var(--card); border: 2px solid var(--accent); border-radius: 6px; }
+.skip-link:focus { top: 0.5rem; }
 main.narrow { max-width: 28rem; }
 h1 { font-size: 1.5rem; margin: 0 0 1rem; }
 .stack { display: flex; flex-direction: column; gap: 0.5rem; }
