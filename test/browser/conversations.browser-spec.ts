@@ -10,14 +10,16 @@ import { toolOk } from '../support/mcp';
 import { createSession, Session, uniquePhone } from '../support/session';
 import { INGEST_TOKEN, privateQueuePrefix } from '../support/test-env';
 import { waitUntil } from '../support/wait';
-import { expectAccessible, PHONE_VIEWPORT, screenshot, useBrowser } from './support/browser';
+import { expectAccessible, PHONE_VIEWPORT, screenshot, signInAs, useBrowser } from './support/browser';
 
 jest.setTimeout(120_000);
 
 /**
  * Conversations and a thread in chromium: read a thread, reply from the keyboard with the button
- * pressed twice (the carrier stand-in, SMS_CARRIER_URL, is handed the SMS once), and an email with
- * a PDF whose extracted text shows on the thread. Screenshots at desktop and phone width.
+ * pressed twice (the carrier stand-in, SMS_CARRIER_URL, is handed the SMS once), an email with
+ * a PDF whose extracted text shows on the thread, and markup a sender wrote (display name, subject,
+ * body, file name and text, an HTML-only body) shown as text and never run. Screenshots at desktop
+ * and phone width. (A MEMBER of another line: inbox-access.browser-spec.ts.)
  */
 describe('conversations pages in a browser', () => {
   /** The carrier stand-in: every SMS the service hands it. */
@@ -47,10 +49,7 @@ describe('conversations pages in a browser', () => {
 
   async function signIn(page: Page, lines: Array<'EMAIL_ACCOUNT' | 'PHONE_NUMBER'>): Promise<Session> {
     const session = await createSession(b.app.admin, { lines });
-    const link = await b.app.admin.post(`/admin/users/${session.userId}/sign-in-links`).expect(201);
-    await page.goto(new URL(link.body.url).pathname + new URL(link.body.url).search);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL('**/conversations');
+    await signInAs(b.app, page, session.userId);
     return session;
   }
 
@@ -60,6 +59,18 @@ describe('conversations pages in a browser', () => {
       .post('/ingest/sms/inbound')
       .set('Authorization', `Bearer ${INGEST_TOKEN}`)
       .send({ to, from, body, providerMessageId: `p-${randomUUID()}` })
+      .expect(201);
+    return res.body.threadId;
+  }
+
+  /** An inbound email (a whole RFC 5322 message) through the ingest route; its thread's id. */
+  async function inboundEmail(raw: Buffer): Promise<string> {
+    const res = await b.app
+      .http()
+      .post('/ingest/email/inbound')
+      .set('Authorization', `Bearer ${INGEST_TOKEN}`)
+      .set('Content-Type', 'message/rfc822')
+      .send(raw)
       .expect(201);
     return res.body.threadId;
   }
@@ -155,20 +166,14 @@ describe('conversations pages in a browser', () => {
     const page = b.page;
     const session = await signIn(page, ['EMAIL_ACCOUNT']);
     const pdf = readFileSync(join(__dirname, '../fixtures/attachments/invoice.pdf'));
-    const res = await b.app
-      .http()
-      .post('/ingest/email/inbound')
-      .set('Authorization', `Bearer ${INGEST_TOKEN}`)
-      .set('Content-Type', 'message/rfc822')
-      .send(
-        mixedEmail(session.lines[0].address, [{ filename: 'invoice.pdf', mimeType: 'application/pdf', content: pdf }], {
-          messageId: `<invoice-${randomUUID()}@partner.example>`,
-          subject: 'Invoice 4521',
-          text: 'Hello, the invoice for this quarter is attached.',
-        }),
-      )
-      .expect(201);
-    await page.goto(`/conversations/${res.body.threadId}`);
+    const threadId = await inboundEmail(
+      mixedEmail(session.lines[0].address, [{ filename: 'invoice.pdf', mimeType: 'application/pdf', content: pdf }], {
+        messageId: `<invoice-${randomUUID()}@partner.example>`,
+        subject: 'Invoice 4521',
+        text: 'Hello, the invoice for this quarter is attached.',
+      }),
+    );
+    await page.goto(`/conversations/${threadId}`);
     await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Invoice 4521');
     await reloadUntil(page, PDF_LINES[0]);
     await expect(page.locator('pre.extracted-text').textContent()).resolves.toContain(PDF_LINES[1]);
@@ -180,5 +185,125 @@ describe('conversations pages in a browser', () => {
     await expectAccessible(page, 'Thread with a PDF');
     await screenshot(page, 'thread-email');
     await screenshot(page, 'thread-email-phone', { viewport: PHONE_VIEWPORT });
+  });
+
+  /**
+   * Records the page's Content-Security-Policy violations in `window.cspViolations` from before
+   * any script of the page runs: markup that got into the DOM (an inline script, an `onerror`
+   * handler) would be blocked by the CSP and show here, as well as in the console.
+   */
+  async function recordCspViolations(page: Page): Promise<() => Promise<string[]>> {
+    await page.context().addInitScript(() => {
+      const w = window as unknown as { cspViolations: string[] };
+      w.cspViolations = [];
+      document.addEventListener('securitypolicyviolation', (e) => w.cspViolations.push(`${e.violatedDirective} ${e.blockedURI} ${e.sample}`));
+    });
+    return () => page.evaluate(() => (window as unknown as { cspViolations: string[] }).cspViolations);
+  }
+
+  /** Nothing the sender wrote ran or became an element: no `window.pwned*`, no <script> or <img> in main, no CSP violation. */
+  async function expectInert(page: Page, violations: () => Promise<string[]>, where: string): Promise<void> {
+    const pwned = await page.evaluate(() => Object.keys(window).filter((k) => k.startsWith('pwned')));
+    const elements = await page.locator('main script, main img, main b').count();
+    expect({ where, pwned, elements, csp: await violations() }).toEqual({ where, pwned: [], elements: 0, csp: [] });
+    expect(b.problems.list).toEqual([]);
+  }
+
+  it('markup in a display name, subject, body, file name, extracted text or search is shown as text, never run', async () => {
+    const page = b.page;
+    const violations = await recordCspViolations(page);
+    const session = await signIn(page, ['EMAIL_ACCOUNT']);
+    const word = `quokka${randomBytes(4).toString('hex')}`;
+    const markup = (name: string) => `<script>window.pwned${name}=1</script><img src=x onerror=window.pwned${name}Img=1>`;
+    const name = `${markup('Name')} Mallory`;
+    const subject = `Invoice ${markup('Subject')}`;
+    const body = `Body ${word} ${markup('Body')}`;
+    const filename = `${markup('File')}.txt`;
+    const fileText = `File ${word} ${markup('Extracted')}`;
+    const threadId = await inboundEmail(
+      mixedEmail(session.lines[0].address, [{ filename, mimeType: 'text/plain', content: Buffer.from(fileText) }], {
+        messageId: `<markup-${randomUUID()}@partner.example>`,
+        from: `"${name}" <mallory@partner.example>`,
+        subject,
+        text: body,
+      }),
+    );
+
+    // The thread: each field as the sender wrote it, once the file's text is extracted.
+    await page.goto(`/conversations/${threadId}`);
+    await reloadUntil(page, fileText);
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe(subject);
+    const message = page.locator('#live-messages li.message').first();
+    await expect(message.locator('.sender').textContent()).resolves.toContain(name);
+    await expect(message.locator('.message-subject').textContent()).resolves.toBe(subject);
+    // (the text part ends with a line break)
+    await expect(message.locator('.message-body').textContent()).resolves.toBe(`${body}\n`);
+    await message.getByRole('link', { name: filename }).waitFor();
+    await expect(message.locator('pre.extracted-text').textContent()).resolves.toBe(fileText);
+    await expect(page.locator('.contact-name').textContent()).resolves.toBe(name);
+    await expectInert(page, violations, 'thread');
+
+    // The list: the display name and the subject.
+    await page.goto('/conversations');
+    const row = page.locator('#live-threads .thread-row').filter({ hasText: subject });
+    await expect(row.locator('.partner').textContent()).resolves.toBe(name);
+    await expectInert(page, violations, 'list');
+
+    // A search for the word: the body's hit and the file's, names and snippets as text, the word marked.
+    await page.getByLabel('Search messages').fill(word);
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.waitForURL(`**/conversations?q=${word}`);
+    const hits = page.locator('#live-threads .search-hits .thread-row');
+    await hits.nth(1).waitFor();
+    expect(await hits.locator('.partner').allTextContents()).toEqual([name, name]);
+    expect(await hits.locator('mark').allTextContents()).toEqual([word, word]);
+    expect(await hits.locator('.preview').allTextContents()).toEqual([subject, subject]);
+    // The snippets are ts_headline's: it leaves tag-shaped text out (docs/mcp.md, "Snippets"); the file's name is the page's, whole.
+    const snippets = (await hits.locator('.snippet').allTextContents()).sort();
+    expect(snippets).toEqual([`In ${filename}: File ${word}`, `Invoice window.pwnedSubject=1 Body ${word}`]);
+    await expectInert(page, violations, 'search results');
+
+    // The query itself, echoed in the search box and the no-hit sentence.
+    const query = `${markup('Query')} nothing${word}`;
+    await page.getByLabel('Search messages').fill(query);
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByText(`No messages match “${query}”.`).waitFor();
+    await expect(page.getByLabel('Search messages').inputValue()).resolves.toBe(query);
+    await expectInert(page, violations, 'search without hits');
+
+    // An HTML-only email: shown as its sanitised text (scripts and images dropped, tags gone, entities as text).
+    const html = [
+      '<html><body>',
+      `<p>Hello <b>bold ${word}</b></p>`,
+      '<script>window.pwnedHtml=1</script>',
+      '<img src=x onerror=window.pwnedHtmlImg=1>',
+      '<p>&lt;script&gt;window.pwnedHtmlText=1&lt;/script&gt;</p>',
+      '</body></html>',
+    ].join('\r\n');
+    const htmlOnly = await inboundEmail(
+      Buffer.from(
+        [
+          'From: "Newsletter" <news@partner.example>',
+          `To: <${session.lines[0].address}>`,
+          `Subject: HTML only ${word}`,
+          'Date: Sun, 22 Nov 2026 09:12:00 +0000',
+          `Message-ID: <html-${randomUUID()}@partner.example>`,
+          'MIME-Version: 1.0',
+          'Content-Type: text/html; charset=UTF-8',
+          '',
+          html,
+          '',
+        ].join('\r\n'),
+      ),
+    );
+    await page.goto(`/conversations/${htmlOnly}`);
+    const htmlBody = page.locator('#live-messages li.message .message-body');
+    await htmlBody.waitFor();
+    const shown = await htmlBody.textContent();
+    expect(shown).toContain(`Hello bold ${word}`);
+    expect(shown).toContain('<script>window.pwnedHtmlText=1</script>');
+    expect(shown).not.toContain('pwnedHtml=1');
+    expect(shown).not.toContain('onerror');
+    await expectInert(page, violations, 'HTML-only email');
   });
 });

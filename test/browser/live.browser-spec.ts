@@ -2,7 +2,7 @@ import type { Page } from 'playwright-core';
 import { inboundSms, partnerPhone } from '../support/messaging-hooks';
 import { createSession, Session } from '../support/session';
 import { privateQueuePrefix } from '../support/test-env';
-import { expectAccessible, useBrowser } from './support/browser';
+import { expectAccessible, signInAs, useBrowser } from './support/browser';
 
 jest.setTimeout(90_000);
 
@@ -15,13 +15,7 @@ jest.setTimeout(90_000);
 describe('live updates in a browser', () => {
   const b = useBrowser({ app: { env: { QUEUE_PREFIX: privateQueuePrefix('live-browser') } } });
 
-  async function signIn(page: Page, session: Session): Promise<void> {
-    const link = await b.app.admin.post(`/admin/users/${session.userId}/sign-in-links`).expect(201);
-    const url = new URL(link.body.url);
-    await page.goto(url.pathname + url.search);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL('**/conversations');
-  }
+  const signIn = (page: Page, session: Session) => signInAs(b.app, page, session.userId);
 
   /** Marks the loaded document: still marked later means the page was updated in place, not reloaded. */
   const mark = (page: Page) => page.evaluate(() => ((window as unknown as { liveMark: number }).liveMark = 1));

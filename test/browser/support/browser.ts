@@ -175,6 +175,18 @@ export async function screenshot(
   return file;
 }
 
+/**
+ * Signs the user in on `page` as a person does: a sign-in link the admin API makes, opened, and
+ * its **Sign in** button pressed; resolves on the Conversations page it lands on.
+ */
+export async function signInAs(app: StartedApp, page: Page, userId: string): Promise<void> {
+  const res = await app.admin.post(`/admin/users/${userId}/sign-in-links`).expect(201);
+  const url = new URL(res.body.url);
+  await page.goto(url.pathname + url.search);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL('**/conversations');
+}
+
 export interface BrowserFixture {
   /** One chromium for the file. */
   readonly browser: Browser;
