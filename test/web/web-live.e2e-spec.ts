@@ -1,8 +1,8 @@
-import { request, Server } from 'node:http';
+import { request } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { DataSource } from 'typeorm';
 import { LiveStreams } from '../../src/live/live-streams';
 import { createTestApp, TestApp } from '../support/app';
+import { hangUpWhileLocked, settled } from '../support/hang-up';
 import { inboundSms, partnerPhone } from '../support/messaging-hooks';
 import { createSession, Session } from '../support/session';
 import { SseClient } from '../support/sse';
@@ -139,34 +139,18 @@ describe('web: live updates', () => {
     const owner = await createSession(t.admin, { lines: ['PHONE_NUMBER'] });
     const b = await signInBrowser(t, owner.userId);
     const before = live.size;
-    const db = t.app.get(DataSource);
-    const server = t.app.getHttpServer() as Server;
-    const connections = () => new Promise<number>((resolve, reject) => server.getConnections((error, n) => (error ? reject(error) : resolve(n))));
     const opening = jest.spyOn(live, 'open');
-    // The session lookup waits on a lock, the client hangs up meanwhile, then the lookup goes on.
-    const lock = db.createQueryRunner();
-    await lock.connect();
     try {
-      await lock.startTransaction();
-      await lock.query('LOCK TABLE web_sessions IN ACCESS EXCLUSIVE MODE');
-      const idle = await connections();
-      const req = request(new URL('/live/events', baseUrl), { headers: { accept: 'text/event-stream', cookie: b.cookie } });
-      req.on('error', () => undefined);
-      req.end();
-      await waitUntil(
-        async () =>
-          (await db.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%s.token_hash = %'`))[0].n === 1,
-        'the session lookup waiting on the lock',
-      );
-      req.destroy();
-      await waitUntil(async () => (await connections()) === idle, 'the server to see the client gone');
-      await lock.commitTransaction();
-      await waitUntil(() => opening.mock.results.length === 1, 'the stream opened after the lookup');
-      await (opening.mock.results[0].value as Promise<void>).catch(() => undefined);
+      // The session lookup waits on a lock, the client hangs up meanwhile, then the lookup goes on.
+      await hangUpWhileLocked(t.app, 'web_sessions', '%s.token_hash = %', () => {
+        const req = request(new URL('/live/events', baseUrl), { agent: false, headers: { accept: 'text/event-stream', cookie: b.cookie } });
+        req.on('error', () => undefined);
+        req.end();
+        return () => req.destroy();
+      });
+      await settled(opening, 1, 'the stream opened after the lookup');
     } finally {
       opening.mockRestore();
-      if (lock.isTransactionActive) await lock.rollbackTransaction();
-      await lock.release();
     }
     // the person still has both their streams (LIVE_STREAMS_PER_PERSON = 2), and only those are held
     const [one, two] = [await open(b), await open(b)];
