@@ -65,7 +65,9 @@ Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/post
 and drop mss_bench_<time>), BENCH_REDIS_URL (default redis://127.0.0.1:6379), BENCH_PROFILE_DIR (write
 a CPU profile of each service process there; summarise with
 \`npx ts-node --transpile-only bench/profile-summary.ts <file>.cpuprofile\`), BENCH_NODE_ARGS (extra
-node flags for the service processes).
+node flags for the service processes), BENCH_HEAP_SNAPSHOTS=1 (scenario 9 writes a heap snapshot of its
+api at each forced full GC, <logs>/heap/s9-api-<n>.heapsnapshot; compare two with
+\`npx ts-node --transpile-only bench/heap-summary.ts <before> <after>\` or DevTools).
 `;
 
 function parseArgs(argv: string[]): Options {

@@ -78,7 +78,13 @@ export function queuePrefix(ctx: RunContext, label: string): string {
   return `{mssb_${ctx.runId}_${label}}`;
 }
 
-export function startScenarioService(ctx: RunContext, label: string, env: Record<string, string>, roles: 'split' | 'all' = 'split'): Promise<Service> {
+export function startScenarioService(
+  ctx: RunContext,
+  label: string,
+  env: Record<string, string>,
+  roles: 'split' | 'all' = 'split',
+  extra: { heapProbe?: boolean } = {},
+): Promise<Service> {
   return startService({
     root: ctx.root,
     databaseUrl: ctx.databaseUrl,
@@ -92,6 +98,7 @@ export function startScenarioService(ctx: RunContext, label: string, env: Record
     label,
     roles,
     scrapeSeconds: ctx.options.scrapeSeconds,
+    heapProbe: extra.heapProbe,
   });
 }
 
@@ -313,8 +320,10 @@ export interface Scenario9Result {
   received: number;
   /** From the event's commit (its `at`) to its arrival at a client, over the timed streams. */
   latency: Percentiles;
-  /** The api process: before the streams opened, once open, under load, after they closed (bytes). */
+  /** The api process: before the streams opened, once open, under load, after they closed (bytes; the heap as it is, garbage included). */
   memory: Record<'before' | 'opened' | 'during' | 'after', { rss: number; heap: number }>;
+  /** The api's used heap right after a forced full garbage collection (bytes): what it holds. */
+  heapAfterGc: Record<'before' | 'opened' | 'after', number>;
   cpu: CpuReport;
 }
 

@@ -1,6 +1,7 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { Child, childAlive, startProcess, stopChild, tailOf } from './children';
+import { Child, childAlive, logDirectory, startProcess, stopChild, tailOf } from './children';
 import { REDIS_URL } from './infra';
 import { FatalError, freePort, sleep, waitUntil } from './util';
 
@@ -22,6 +23,17 @@ export interface ServiceOptions {
   roles?: 'split' | 'all';
   /** Read every process's GET /metrics this often, as Prometheus would (0 or unset: never). */
   scrapeSeconds?: number;
+  /** Preload bench/lib/heap-preload.js into the api process, so `Service.apiHeapAfterGc()` works. */
+  heapProbe?: boolean;
+}
+
+/** What the api process holds right after a forced full garbage collection (bench/lib/heap-preload.js). */
+export interface HeapAfterGc {
+  /** Bytes (process.memoryUsage()). */
+  heapUsed: number;
+  rss: number;
+  /** The heap snapshot written with it (BENCH_HEAP_SNAPSHOTS=1). */
+  snapshot?: string;
 }
 
 export interface Service {
@@ -35,6 +47,8 @@ export interface Service {
   stop: () => Promise<void>;
   /** Throws with the log tails when a process has died. */
   assertAlive: () => void;
+  /** With `heapProbe`: forces a full garbage collection in the api process and reads its memory then. */
+  apiHeapAfterGc: () => Promise<HeapAfterGc>;
 }
 
 /**
@@ -77,12 +91,22 @@ export async function startService(options: ServiceOptions): Promise<Service> {
           env: { BENCH_PROFILE_DIR: profileDir, BENCH_PROFILE_NAME: `${options.label}-${role}` },
         }
       : { args: [], env: {} };
+  // heapProbe: the api process forces a full GC on SIGURG and writes its memory then (and, with
+  // BENCH_HEAP_SNAPSHOTS=1, a heap snapshot) to <logdir>/heap/<label>-api-<n>.json.
+  const heapDir = join(logDirectory(), 'heap');
+  const heapProbe = (role: string) =>
+    options.heapProbe && role !== 'worker'
+      ? {
+          args: ['-r', join(options.root, 'bench/lib/heap-preload.js')],
+          env: { BENCH_HEAP_DIR: heapDir, BENCH_HEAP_NAME: `${options.label}-${role}`, BENCH_HEAP_SNAPSHOTS: process.env.BENCH_HEAP_SNAPSHOTS ?? '' },
+        }
+      : { args: [], env: {} };
   const start = (role: 'api' | 'worker' | 'all', port: string, extra: Record<string, string> = {}) =>
     startProcess(
       `${options.label}-${role}`,
       process.execPath,
-      [...nodeArgs(role), ...profiling(role).args, main],
-      { ...base, ...profiling(role).env, PROCESS_ROLE: role, PORT: port, ...extra },
+      [...nodeArgs(role), ...profiling(role).args, ...heapProbe(role).args, main],
+      { ...base, ...profiling(role).env, ...heapProbe(role).env, PROCESS_ROLE: role, PORT: port, ...extra },
       options.root,
     );
   const allInOne = options.roles === 'all';
@@ -102,6 +126,24 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   };
   const scraper =
     scrapeMs > 0 ? scrapeEvery(scrapeMs, [`${baseUrl}/metrics`, ...(workerMetricsPort ? [`http://127.0.0.1:${workerMetricsPort}/metrics`] : [])]) : undefined;
+  let probes = 0;
+  const apiHeapAfterGc = async (): Promise<HeapAfterGc> => {
+    if (!options.heapProbe) throw new Error('apiHeapAfterGc needs the service started with heapProbe');
+    assertAlive();
+    probes += 1;
+    const file = join(heapDir, `${api.name}-${probes}.json`);
+    api.proc.kill('SIGURG');
+    const memory = await waitUntil(
+      `${file} (the api's memory after a full GC)`,
+      async () => {
+        assertAlive();
+        return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as HeapAfterGc) : undefined;
+      },
+      300_000,
+      100,
+    );
+    return { heapUsed: memory.heapUsed, rss: memory.rss, snapshot: memory.snapshot };
+  };
   const stop = async () => {
     scraper?.stop();
     if (profileDir && children.every(childAlive)) {
@@ -129,7 +171,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     await stop();
     throw error;
   }
-  return { api, worker, processes, baseUrl, env, stop, assertAlive };
+  return { api, worker, processes, baseUrl, env, stop, assertAlive, apiHeapAfterGc };
 }
 
 /** Reads each URL every `everyMs`, as a Prometheus scrape would (the body read whole, then dropped); a failed read is retried at the next tick. */

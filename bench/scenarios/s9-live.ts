@@ -68,7 +68,7 @@ class LiveClient {
   }
 }
 
-/** RSS (from /proc) and used heap (the process's /metrics) of the api process. */
+/** RSS (from /proc) and used heap (the process's /metrics) of the api process, as they are (garbage not yet collected included). */
 async function apiMemory(baseUrl: string, pid: number): Promise<{ rss: number; heap: number }> {
   const res = await request(`${baseUrl}/metrics`, { headersTimeout: 10_000, bodyTimeout: 10_000 });
   const text = await res.body.text();
@@ -82,12 +82,14 @@ async function apiMemory(baseUrl: string, pid: number): Promise<{ rss: number; h
  * 200 a second through the real ingest route. Each stream should be told of every message: what
  * arrives is counted, and on 100 of the streams each event's time from its commit (the outbox row's
  * occurred_at, sent as `at`) to its arrival is taken. The api's memory before the streams open,
- * with them open under load, and after they closed.
+ * with them open, under load, and after they closed; before, open and closed also right after a
+ * full garbage collection forced in the api (bench/lib/heap-preload.js): what it holds, apart from
+ * garbage V8 had not collected yet. Not under load: the collection would pause the streams measured.
  */
 export async function scenario9(ctx: RunContext): Promise<Scenario9Result> {
   const w = windows(ctx.options);
   log(`\nScenario 9: live updates, ${STREAMS} streams of ${PERSONS} people, ${RATE} inbound SMS/s`);
-  const svc = await startScenarioService(ctx, 's9', { LIVE_STREAMS_PER_PERSON: String(STREAMS_PER_PERSON) });
+  const svc = await startScenarioService(ctx, 's9', { LIVE_STREAMS_PER_PERSON: String(STREAMS_PER_PERSON) }, 'split', { heapProbe: true });
   const api = new ServiceApi(svc.baseUrl, ctx.secrets.adminToken, ctx.secrets.ingestToken);
   const ingest = new Ingestor(svc.baseUrl, ctx.secrets.ingestToken, Math.max(ctx.options.ingestConcurrency, 32), ctx.options.smsBytes);
   const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
@@ -113,13 +115,18 @@ export async function scenario9(ctx: RunContext): Promise<Scenario9Result> {
     }
     await sleep(2000);
     const before = await apiMemory(svc.baseUrl, svc.api.pid);
+    const retainedBefore = (await svc.apiHeapAfterGc()).heapUsed;
     for (let i = 0; i < STREAMS; i += 1) {
       const client = new LiveClient(i % (STREAMS / TIMED_STREAMS) === 0, latencies);
       await client.open(svc.baseUrl, cookies[i % PERSONS], agent);
       clients.push(client);
     }
     const opened = await apiMemory(svc.baseUrl, svc.api.pid);
-    log(`  ${STREAMS} streams open: api RSS ${fmtMb(before.rss)} → ${fmtMb(opened.rss)}, heap ${fmtMb(before.heap)} → ${fmtMb(opened.heap)}`);
+    const retainedOpened = (await svc.apiHeapAfterGc()).heapUsed;
+    log(
+      `  ${STREAMS} streams open: api RSS ${fmtMb(before.rss)} → ${fmtMb(opened.rss)}, heap ${fmtMb(before.heap)} → ${fmtMb(opened.heap)}, ` +
+        `after a full GC ${fmtMb(retainedBefore)} → ${fmtMb(retainedOpened)} (${fmtNum((retainedOpened - retainedBefore) / STREAMS / 1024, 1)} KB a stream)`,
+    );
 
     const seconds = w.fixed / 1000;
     const monitor = new Monitor(ctx.database, procsOf(ctx, svc));
@@ -151,15 +158,12 @@ export async function scenario9(ctx: RunContext): Promise<Scenario9Result> {
     const received = total();
     const latency = percentilesOf(latencies);
     for (const client of clients) client.close();
-    // What the streams leave behind: the lowest used heap over 15 s once they closed (V8 collects
-    // when it allocates or, idle, when its memory reducer runs: right after the close the heap
-    // still holds the load's garbage).
-    let after = await apiMemory(svc.baseUrl, svc.api.pid);
-    for (let second = 0; second < 15; second += 1) {
-      await sleep(1000);
-      const now = await apiMemory(svc.baseUrl, svc.api.pid);
-      if (now.heap < after.heap) after = now;
-    }
+    // What the streams leave behind: the used heap as it is then still holds the load's garbage
+    // (V8 collects when it allocates or, idle, when its memory reducer runs), so the figure that
+    // counts is the one after a full collection.
+    await sleep(2000);
+    const after = await apiMemory(svc.baseUrl, svc.api.pid);
+    const retainedAfter = (await svc.apiHeapAfterGc()).heapUsed;
     const result: Scenario9Result = {
       streams: STREAMS,
       persons: PERSONS,
@@ -172,6 +176,7 @@ export async function scenario9(ctx: RunContext): Promise<Scenario9Result> {
       received,
       latency,
       memory: { before, opened, during, after },
+      heapAfterGc: { before: retainedBefore, opened: retainedOpened, after: retainedAfter },
       cpu,
     };
     log(
@@ -180,7 +185,8 @@ export async function scenario9(ctx: RunContext): Promise<Scenario9Result> {
     );
     log(
       `  api memory: before ${fmtMb(before.rss)} RSS / ${fmtMb(before.heap)} heap; streams open ${fmtMb(opened.rss)} / ${fmtMb(opened.heap)}; ` +
-        `under load ${fmtMb(during.rss)} / ${fmtMb(during.heap)}; closed ${fmtMb(after.rss)} / ${fmtMb(after.heap)}`,
+        `under load ${fmtMb(during.rss)} / ${fmtMb(during.heap)}; closed ${fmtMb(after.rss)} / ${fmtMb(after.heap)}; ` +
+        `heap after a full GC: before ${fmtMb(retainedBefore)}, streams open ${fmtMb(retainedOpened)}, closed ${fmtMb(retainedAfter)}`,
     );
     return result;
   } finally {

@@ -9,6 +9,7 @@ import { APP_CONFIG } from '../config/config.module';
 import { BodyBudget } from './body-budget';
 import { clientKey } from './client-address';
 import { exceedsJsonDepth, JSON_TOO_DEEP_MESSAGE } from './json-depth';
+import { whenResponseCloses } from './response-close';
 import { assertWellFormedRequest } from './well-formed-request';
 
 /**
@@ -221,8 +222,9 @@ export class RequestInputGuard implements CanActivate {
         'Retry-After': String(BUDGET_RETRY_AFTER_SECONDS),
       });
     }
-    // Held until the answer is done: the body (and what is parsed from it) lives that long.
-    response.once('close', release);
+    // Held until the answer is done: the body (and what is parsed from it) lives that long. Its
+    // client may have gone during the authentication already: then given back at once.
+    whenResponseCloses(response, release);
     // A client that asked (Expect: 100-continue) is told to send the body only now, authenticated.
     if (/100-continue/i.test(String(request.headers.expect ?? '')) && !response.headersSent) response.writeContinue();
 

@@ -5,6 +5,7 @@ import { Request, Response } from 'express';
 import { AuthenticatedRequest, KEY_ACTION, KeyActionKind, routeAuthKind } from '../auth/auth.decorators';
 import { bearerToken } from '../auth/auth.guard';
 import { ForbiddenError } from '../common/errors';
+import { whenResponseCloses } from '../common/response-close';
 import { ApiKeyLimits } from './api-key-limits.service';
 
 /**
@@ -43,7 +44,8 @@ export class KeyActionGuard implements CanActivate {
       );
     }
     const ticket = this.limits.enter(token);
-    http.getResponse<Response>().once('close', () => ticket.release());
+    // After the key's lookup: its client may have gone already (then the slot is given back at once).
+    whenResponseCloses(http.getResponse<Response>(), () => ticket.release());
     try {
       await this.limits.spend(caller.keyId, 1);
     } catch (error) {

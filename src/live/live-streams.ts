@@ -16,7 +16,7 @@ export interface LiveSink {
   /** Bytes written but not yet taken by the client's connection. */
   buffered(): number;
   end(): void;
-  /** Called once when the client goes away (or the stream is ended). */
+  /** Called once when the client goes away (or the stream is ended); at once when it has gone already. */
   onClose(listener: () => void): void;
 }
 

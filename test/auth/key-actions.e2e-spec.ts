@@ -1,6 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { connect, Socket } from 'node:net';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import { ApiKeyLimits } from '../../src/limits/api-key-limits.service';
 import { apiKeyRoutes } from '../../src/limits/key-action.guard';
+import { hangUpWhileLocked, settled } from '../support/hang-up';
 import { rpc } from '../support/mcp';
 import { createMessagingTestApp, inboundSms, MessagingTestApp, partnerPhone } from '../support/messaging-hooks';
 import { createSession, Session } from '../support/session';
@@ -180,5 +183,27 @@ describe('API-key routes: one check of permission, rate and running calls', () =
     } finally {
       for (const socket of held) socket.destroy();
     }
+  });
+
+  it('a REST call whose client hung up while its key was looked up gives its running-call slot back', async () => {
+    const key = await keyWith(['read', 'send']);
+    const { port } = new URL(m.baseUrl);
+    const spending = jest.spyOn(m.app.get(ApiKeyLimits), 'spend');
+    try {
+      for (let i = 1; i <= KEY_CONCURRENCY; i++) {
+        await hangUpWhileLocked(m.app, 'api_keys', '%SELECT k.key_hash, k.id AS key_id%', () => {
+          const socket = connect(Number(port), '127.0.0.1');
+          socket.on('error', () => undefined);
+          socket.write(`POST /api/agent-turns/${randomUUID()}/reject HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nContent-Length: 0\r\n\r\n`);
+          return () => socket.destroy();
+        });
+        await settled(spending, i, 'the hung-up call past its slot and rate check');
+      }
+    } finally {
+      spending.mockRestore();
+    }
+    // Each took a slot after its client had gone: both are free again.
+    const ping = await rpc(m, key, 'ping');
+    expect([ping.status, ping.body.error?.message]).toEqual([200, undefined]);
   });
 });

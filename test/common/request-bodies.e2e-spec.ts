@@ -1,8 +1,10 @@
 import { connect } from 'node:net';
 import { gzipSync, deflateSync, brotliCompressSync } from 'node:zlib';
 import { DataSource } from 'typeorm';
+import { BodyBudget } from '../../src/common/body-budget';
 import { MAX_JSON_DEPTH } from '../../src/common/json-depth';
 import { createTestApp, TestApp } from '../support/app';
+import { hangUpWhileLocked, settled } from '../support/hang-up';
 import { MCP_URL } from '../support/mcp';
 import { listen, RawConnection } from '../support/raw-http';
 import { createSession, Session } from '../support/session';
@@ -373,6 +375,23 @@ describe('request bodies: memory budget and timeouts', () => {
       'a large body to be read again (not 503)',
       { timeoutMs: 5000, intervalMs: 100 },
     );
+    expect(answer?.status).toBe(400);
+    expect(JSON.parse(answer!.body).error.code).toBe(-32700);
+  });
+
+  it('a client that hangs up while its key is looked up gives its budget share back', async () => {
+    const reserving = jest.spyOn(BodyBudget.prototype, 'tryReserve');
+    try {
+      await hangUpWhileLocked(t.app, 'api_keys', '%SELECT k.key_hash, k.id AS key_id%', async () => {
+        const c = await declareLarge(0);
+        return () => c.destroy();
+      });
+      await settled(reserving, 1, 'the hung-up request to reserve its 20 of the 32 MB');
+    } finally {
+      reserving.mockRestore();
+    }
+    // Its 20 MB came back: another 20 MB body is read (and answered -32700), not refused with 503.
+    const answer = await sendLarge();
     expect(answer?.status).toBe(400);
     expect(JSON.parse(answer!.body).error.code).toBe(-32700);
   });

@@ -1,6 +1,8 @@
+import { request } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { LiveStreams } from '../../src/live/live-streams';
 import { createTestApp, TestApp } from '../support/app';
+import { hangUpWhileLocked, settled } from '../support/hang-up';
 import { inboundSms, partnerPhone } from '../support/messaging-hooks';
 import { createSession, Session } from '../support/session';
 import { SseClient } from '../support/sse';
@@ -130,6 +132,30 @@ describe('web: live updates', () => {
     two.disconnect();
     again.disconnect();
     await waitUntil(() => live.size === before, 'every stream forgotten');
+  });
+
+  it('forgets a stream whose client left while its session was looked up (the response closed before the stream opened)', async () => {
+    const live = t.app.get(LiveStreams);
+    const owner = await createSession(t.admin, { lines: ['PHONE_NUMBER'] });
+    const b = await signInBrowser(t, owner.userId);
+    const before = live.size;
+    const opening = jest.spyOn(live, 'open');
+    try {
+      // The session lookup waits on a lock, the client hangs up meanwhile, then the lookup goes on.
+      await hangUpWhileLocked(t.app, 'web_sessions', '%s.token_hash = %', () => {
+        const req = request(new URL('/live/events', baseUrl), { agent: false, headers: { accept: 'text/event-stream', cookie: b.cookie } });
+        req.on('error', () => undefined);
+        req.end();
+        return () => req.destroy();
+      });
+      await settled(opening, 1, 'the stream opened after the lookup');
+    } finally {
+      opening.mockRestore();
+    }
+    // the person still has both their streams (LIVE_STREAMS_PER_PERSON = 2), and only those are held
+    const [one, two] = [await open(b), await open(b)];
+    expect([one.status, two.status]).toEqual([200, 200]);
+    expect(live.size).toBe(before + 2);
   });
 
   it('ends the stream when its session ends (sign-out)', async () => {

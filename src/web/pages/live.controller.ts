@@ -4,6 +4,7 @@ import { Request, Response } from 'express';
 import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
 import { Person } from '../../auth/person';
 import { ValidationError } from '../../common/errors';
+import { whenResponseCloses } from '../../common/response-close';
 import { LiveSink, LiveStreams } from '../../live/live-streams';
 import { PageErrorFilter } from './page-error.filter';
 
@@ -49,6 +50,7 @@ function sinkOf(request: Request, response: Response): LiveSink {
     write: (frame) => response.write(frame),
     buffered: () => response.writableLength,
     end: () => response.end(),
-    onClose: (listener) => response.once('close', listener),
+    // The client may have left while the session was looked up: the listener is then called at once.
+    onClose: (listener) => whenResponseCloses(response, listener),
   };
 }
