@@ -94,6 +94,11 @@ export default tseslint.config(
           selector: "CallExpression[callee.name='queryNamed']",
           message: 'SQL belongs in a *.repository.ts of the feature (docs/decisions.md, "SQL"), not in a service.',
         },
+        {
+          // A response that closed before the listener was added never calls it: what it would give back stays taken.
+          selector: "CallExpression[callee.property.name=/^(on|once|addListener)$/][callee.object.name=/^(res|response)$/][arguments.0.value='close']",
+          message: 'Use whenResponseCloses (src/common/response-close.ts): it also answers a response that closed already (a client gone during an await).',
+        },
       ],
     },
   },

@@ -9,5 +9,6 @@ import { ServerResponse } from 'node:http';
  */
 export function whenResponseCloses(response: ServerResponse, listener: () => void): void {
   if (response.closed) listener();
+  // eslint-disable-next-line no-restricted-syntax -- the one place that adds the listener, after the check above
   else response.once('close', listener);
 }

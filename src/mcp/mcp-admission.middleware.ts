@@ -2,6 +2,7 @@ import { Injectable, NestMiddleware } from '@nestjs/common';
 import { NextFunction, Request, Response } from 'express';
 import { bearerToken } from '../auth/auth.guard';
 import { RateLimitedError } from '../common/errors';
+import { whenResponseCloses } from '../common/response-close';
 import { ApiKeyLimits, KeyTicket } from '../limits/api-key-limits.service';
 import { rateLimitedAnswer, sendAnswer } from './mcp-answer';
 
@@ -30,7 +31,7 @@ export class McpAdmissionMiddleware implements NestMiddleware {
       throw error;
     }
     req.mcpTicket = ticket;
-    res.once('close', () => ticket.release());
+    whenResponseCloses(res, () => ticket.release());
     next();
   }
 }

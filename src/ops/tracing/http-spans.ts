@@ -1,4 +1,5 @@
 import { NextFunction, Request, Response } from 'express';
+import { whenResponseCloses } from '../../common/response-close';
 import { routeOf } from '../metrics/http-metrics';
 import { linkTo, SpanKind, startSpan, within } from './traces';
 
@@ -18,7 +19,7 @@ export function httpSpans() {
       links: linkTo(typeof header === 'string' ? header : undefined),
     });
     if (!span) return next();
-    response.once('close', () => {
+    whenResponseCloses(response, () => {
       const route = routeOf(request);
       span.updateName(`${request.method} ${route}`);
       span.setAttributes({ 'http.route': route, 'http.response.status_code': response.statusCode });
