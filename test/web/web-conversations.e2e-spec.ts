@@ -5,6 +5,7 @@ import { simpleParser } from 'mailparser';
 import { DataSource } from 'typeorm';
 import { mixedEmail } from '../fixtures/emails/make-invite-email';
 import { createTestApp, TestApp } from '../support/app';
+import { callTool } from '../support/mcp';
 import { createSession, Session, uniquePhone } from '../support/session';
 import { CapturingMailServer, startCapturingSmtp } from '../support/smtp';
 import { INGEST_TOKEN } from '../support/test-env';
@@ -253,6 +254,36 @@ describe('web: the conversations pages', () => {
     const long = await postForm(t, ownerBrowser, `/conversations/${threadId}/reply`, { body: 'x'.repeat(1601), idempotencyKey: randomUUID() }).expect(400);
     expect(long.text).toContain('body must be at most 1600 characters');
     expect(await db.query(`SELECT count(*)::int AS n FROM messages WHERE thread_id = $1 AND direction = 'OUTBOUND'`, [threadId])).toEqual([{ n: 1 }]);
+  });
+
+  it("a reply key repeated by someone who may not see the thread is the unknown thread's 404, never the first reply", async () => {
+    const threadId = await inboundSms(phoneOf(owner), 'Private question');
+    const key = replyKey((await get(ownerBrowser, `/conversations/${threadId}`).expect(200)).text);
+    const body = `Private answer ${randomUUID()}`;
+    await postForm(t, ownerBrowser, `/conversations/${threadId}/reply`, { body, idempotencyKey: key }).expect(303);
+
+    // The member (another line) repeats the form exactly: the same page as any thread they may not see.
+    const replayed = await postForm(t, memberBrowser, `/conversations/${threadId}/reply`, { body, idempotencyKey: key }).expect(404);
+    const guessed = await postForm(t, memberBrowser, `/conversations/${threadId}/reply`, { body: 'a guess', idempotencyKey: key }).expect(404);
+    expect(replayed.text).toBe(guessed.text);
+    // Through the tool, with the member's key: not the owner's message (its status, its partner), only "not found".
+    const tool = await callTool(t, member.apiKey, 'reply_to_thread', { threadId, body, idempotencyKey: key });
+    expect(tool.isError).toBe(true);
+    expect(tool.content[0].text).toBe(`thread ${threadId} not found`);
+    expect(JSON.stringify(tool)).not.toContain('Private answer');
+
+    // The owner, who lost the line since, is refused alike; nothing is sent again.
+    const later = await createSession(t.admin, { orgId: owner.orgId, role: 'MEMBER', lines: ['PHONE_NUMBER'] });
+    const laterBrowser = await signInBrowser(t, later.userId);
+    const own = await inboundSms(phoneOf(later), 'Mine for now');
+    const ownKey = replyKey((await get(laterBrowser, `/conversations/${own}`).expect(200)).text);
+    await postForm(t, laterBrowser, `/conversations/${own}/reply`, { body: 'Sent once', idempotencyKey: ownKey }).expect(303);
+    await postForm(t, laterBrowser, `/conversations/${own}/reply`, { body: 'Sent once', idempotencyKey: ownKey }).expect(303);
+    await t.admin.delete(`/admin/lines/${later.lines[0].id}/members/${later.userId}`).expect(204);
+    await postForm(t, laterBrowser, `/conversations/${own}/reply`, { body: 'Sent once', idempotencyKey: ownKey }).expect(404);
+    expect(await db.query(`SELECT count(*)::int AS n FROM messages WHERE thread_id = ANY ($1) AND direction = 'OUTBOUND'`, [[threadId, own]])).toEqual([
+      { n: 2 },
+    ]);
   });
 
   it('adds and removes labels; the list shows them as chips and filters by them', async () => {

@@ -178,6 +178,16 @@ export class OutboundRepository {
     return updated[0];
   }
 
+  /** Whether the message is on a line the caller may see now (callerLines): a send tool's repeat answers it only then. */
+  async onCallerLines(manager: EntityManager, caller: Caller, messageId: string): Promise<boolean> {
+    const scope = callerLines(caller, 'm.line_id', 'm.org_id');
+    const [row] = await queryNamed<Array<{ id: string }>>(manager, `SELECT m.id FROM messages m WHERE m.id = :messageId AND ${scope.sql}`, {
+      messageId,
+      ...scope.parameters,
+    });
+    return row !== undefined;
+  }
+
   /** The message as tools show it; null once it is gone (its thread deleted since it was queued). */
   async view(messageId: string): Promise<SerializedMessage | null> {
     const [row] = await queryNamed<Array<Parameters<typeof serializeMessage>[0]>>(

@@ -16,7 +16,7 @@ import { OutboundChannels } from './outbound-channels';
 import { CallerThread, ThreadAccessRepository } from '../threads/thread-access.repository';
 import { OutboundRepository, QueuedMessage } from './outbound.repository';
 import { MessageStatus } from '../message.entity';
-import { SendIdempotencyKeysRepository } from './send-idempotency-keys.repository';
+import { ClaimedKeyRow, SendIdempotencyKeysRepository } from './send-idempotency-keys.repository';
 import { checkReplyBody } from './reply-body';
 import { sendingLine } from './sending-line';
 
@@ -160,14 +160,15 @@ export class OutboundService {
    * enqueued once it has committed. With an idempotencyKey, the key is claimed in the same
    * transaction: a key used in the last 24 hours with the same tool and arguments answers its
    * first message (replayed, nothing queued), with other arguments it is refused. Calls that
-   * fail queue nothing and leave the key unused.
+   * fail queue nothing and leave the key unused. A repeat answers the first message only to a
+   * caller who may see its line now (replayable).
    */
   async send(caller: Caller, call: SendCall, insert: (tx: EntityManager) => Promise<string>): Promise<SendOutcome> {
     const key = call.args.idempotencyKey;
     const { messageId, replayed } = await this.dataSource.transaction(async (tx) => {
       if (key !== undefined) {
         const first = await this.keys.claim(tx, caller.orgId, key, call.tool, requestDigest(call), IDEMPOTENCY_KEY_LIVE_MS);
-        if (first) return { messageId: replayedMessage(key, call, first), replayed: true };
+        if (first) return { messageId: await this.replayable(tx, caller, key, call, first), replayed: true };
       }
       const id = await insert(tx);
       if (key !== undefined) await this.keys.record(tx, caller.orgId, key, id);
@@ -176,6 +177,22 @@ export class OutboundService {
     if (!replayed) await this.enqueue(messageId);
     const message = await this.view(messageId);
     return key === undefined ? { message } : { message, replayed };
+  }
+
+  /**
+   * The message of a key's first call, for a repeat of that call. Keys are the org's, but the
+   * message is told only to a caller who may see its line now (callerLines): to anyone else (a
+   * person of another line who came by the key, the sender after losing the line, a key scoped to
+   * other lines) the repeat fails as the call would without a key, `thread … not found` when it
+   * names a thread, and nothing is sent. So a key never shows a message its line keeps from the
+   * caller, nor confirms what was written on a thread the caller may not see.
+   */
+  private async replayable(tx: EntityManager, caller: Caller, key: string, call: SendCall, first: ClaimedKeyRow): Promise<string> {
+    const messageId = replayedMessage(key, call, first);
+    if (await this.messages.onCallerLines(tx, caller, messageId)) return messageId;
+    const { threadId } = call.args;
+    if (typeof threadId === 'string') throw NotFoundError.of('thread', threadId, 'threadId');
+    throw new NotFoundError(`the message sent with idempotencyKey "${key}" is on a line you may not use`, 'idempotencyKey');
   }
 
   /**
@@ -279,7 +296,7 @@ function requestDigest({ tool, args }: SendCall): string {
 }
 
 /** The message a key's first call queued, if this call repeats that call. */
-function replayedMessage(key: string, call: SendCall, first: { tool: string; request_digest: string; message_id: string | null }): string {
+function replayedMessage(key: string, call: SendCall, first: ClaimedKeyRow): string {
   if (first.tool !== call.tool || first.request_digest !== requestDigest(call)) {
     const where = first.tool === call.tool ? 'with other arguments' : `by ${first.tool}`;
     throw new ConflictError(
