@@ -33,7 +33,7 @@ export interface RequestBodyOptions {
   /**
    * `json`: parsed into `req.body` (application/json only); `raw`: the bytes as a Buffer in `req.body`;
    * `form`: an HTML form (application/x-www-form-urlencoded, UTF-8) parsed into an object of strings
-   * (the first value of a repeated name).
+   * (the first value of a repeated name), line breaks as the person typed them (LF, see parseForm).
    */
   as: 'json' | 'raw' | 'form';
   /** Largest body in bytes, or how to find it in the configuration. */
@@ -280,7 +280,11 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 /**
  * A urlencoded form as an object of strings; a name given twice keeps its first value. Parsed as
  * URLSearchParams parses it, except that bytes which are not UTF-8 (raw, or percent-encoded) are
- * refused (400 naming the field) rather than turned into U+FFFD behind the person's back.
+ * refused (400 naming the field) rather than turned into U+FFFD behind the person's back, and that
+ * line breaks are LF again: HTML's form encoding sends every line break of every field (a
+ * textarea's, a hidden field's) as CRLF, so a reply, a note or a draft is kept, counted and sent as
+ * it was typed, one character per line break, and a hidden value carrying a line break comes back
+ * as it was rendered. A lone CR becomes LF too.
  */
 function parseForm(bytes: Buffer): Record<string, string> {
   let text: string;
@@ -299,8 +303,9 @@ function parseForm(bytes: Buffer): Record<string, string> {
       const shown = [...new URLSearchParams(rawName).keys()][0] ?? rawName;
       throw new RequestBodyError(HttpStatus.BAD_REQUEST, `the name of the field ${JSON.stringify(shown)} is not UTF-8 text`, {}, 'body');
     }
-    const value = decodeFormText(at === -1 ? '' : pair.slice(at + 1));
-    if (value === null) throw new RequestBodyError(HttpStatus.BAD_REQUEST, `the field ${JSON.stringify(name)} is not UTF-8 text`, {}, name);
+    const decoded = decodeFormText(at === -1 ? '' : pair.slice(at + 1));
+    if (decoded === null) throw new RequestBodyError(HttpStatus.BAD_REQUEST, `the field ${JSON.stringify(name)} is not UTF-8 text`, {}, name);
+    const value = decoded.replace(/\r\n?/g, '\n');
     if (!Object.prototype.hasOwnProperty.call(fields, name))
       Object.defineProperty(fields, name, { value, enumerable: true, writable: true, configurable: true });
   }

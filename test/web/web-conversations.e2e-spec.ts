@@ -286,6 +286,22 @@ describe('web: the conversations pages', () => {
     ]);
   });
 
+  it("line breaks are sent and kept as typed, not as the form's CRLF: a reply's length and the notes", async () => {
+    const threadId = await inboundSms(phoneOf(owner), 'Send me the list');
+    // 1,599 characters as typed (LF); a browser posts each line break as CRLF (2,398 characters).
+    const typed = 'x\n'.repeat(799) + 'y';
+    await postForm(t, ownerBrowser, `/conversations/${threadId}/reply`, { body: typed.replace(/\n/g, '\r\n'), idempotencyKey: randomUUID() }).expect(303);
+    expect(await db.query(`SELECT body FROM messages WHERE thread_id = $1 AND direction = 'OUTBOUND'`, [threadId])).toEqual([{ body: typed }]);
+
+    await postForm(t, ownerBrowser, `/conversations/${threadId}/contact`, { displayName: 'List Keeper' }).expect(303);
+    await postForm(t, ownerBrowser, `/conversations/${threadId}/contact/notes`, { notes: 'Line one\r\nLine two' }).expect(303);
+    const [contact] = await db.query(
+      `SELECT c.notes FROM threads t JOIN identities i ON i.id = t.partner_identity_id JOIN contacts c ON c.id = i.contact_id WHERE t.id = $1`,
+      [threadId],
+    );
+    expect(contact.notes).toBe('Line one\nLine two');
+  });
+
   it('adds and removes labels; the list shows them as chips and filters by them', async () => {
     const threadId = await inboundSms(phoneOf(owner), 'Label me');
     const label = `vip-${randomUUID().slice(0, 6)}`;

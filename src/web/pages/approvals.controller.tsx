@@ -104,8 +104,8 @@ export class ApprovalsController {
     @Res() response: Response,
   ): Promise<void> {
     const caller = callerOf(person);
-    // A form sends a textarea's line breaks as CRLF (HTML's form encoding); the person typed LF.
-    const body = (form?.body ?? '').replace(/\r\n?/g, '\n');
+    // Line breaks as typed (LF): the form reader undoes HTML's CRLF encoding (request-body.ts).
+    const body = form?.body ?? '';
     let turn: AgentTurnView;
     try {
       turn = await this.agents.approve(caller, turnId, body);
