@@ -89,6 +89,23 @@ export function textWindowArguments<M extends number>(what: string, defaultChars
 }
 
 /**
+ * How many characters `text` has, in Unicode code points: as the tools' input schemas count a
+ * `maxLength` (Ajv), and PostgreSQL's length(). Every rule that bounds a text in characters counts
+ * with this, so an emoji is one character everywhere, never the two UTF-16 units `.length` sees.
+ */
+export function charLength(text: string): number {
+  let pairs = 0;
+  for (let i = 1; i < text.length; i++) {
+    const low = text.charCodeAt(i);
+    if (low >= 0xdc00 && low <= 0xdfff) {
+      const high = text.charCodeAt(i - 1);
+      if (high >= 0xd800 && high <= 0xdbff) pairs += 1;
+    }
+  }
+  return text.length - pairs;
+}
+
+/**
  * `maxChars` characters of `text` from `offset`, and the whole text's length, in Unicode code
  * points as PostgreSQL's left() and length() count them: for a text already in memory.
  */

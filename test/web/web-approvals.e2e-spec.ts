@@ -125,6 +125,11 @@ describe('web: the Approvals page', () => {
     expect(tooLong.text).toContain(`>\n${long}</textarea>`); // what was typed, to fix
     expect(await turnRow(id)).toMatchObject({ status: 'AWAITING_APPROVAL', body: 'Original draft', message_id: null });
     expect(await sentEvents(id)).toBe(0);
+    // Characters, not UTF-16 units: 1,601 emoji are too many, 1,600 are sent.
+    const emoji = await postForm(t, o.browser, `/approvals/${id}/edit`, { body: '🎉'.repeat(1601) }).expect(400);
+    expect(emoji.text).toContain('body must be at most 1600 characters on an SMS thread');
+    await postForm(t, o.browser, `/approvals/${id}/edit`, { body: '🎉'.repeat(1600) }).expect(303);
+    expect(await carrierGot('🎉'.repeat(1600))).toMatchObject({ to: o.partner });
   });
 
   it('Reject sends nothing; a second decision is a 409 page saying who decided first, and sends nothing again', async () => {

@@ -302,6 +302,21 @@ describe('web: the conversations pages', () => {
     expect(contact.notes).toBe('Line one\nLine two');
   });
 
+  it('limits count characters, as the tools do: an emoji is one, not two UTF-16 units', async () => {
+    const threadId = await inboundSms(phoneOf(owner), 'Send emoji');
+    const reply = (body: string) => postForm(t, ownerBrowser, `/conversations/${threadId}/reply`, { body, idempotencyKey: randomUUID() });
+    await reply('🎉'.repeat(1600)).expect(303);
+    const over = await reply('🎉'.repeat(1601)).expect(400);
+    expect(over.text).toContain('body must be at most 1600 characters on an SMS thread');
+    await postForm(t, ownerBrowser, `/conversations/${threadId}/labels`, { label: '⭐'.repeat(50) + '🌟'.repeat(50) }).expect(303);
+    await postForm(t, ownerBrowser, `/conversations/${threadId}/contact`, { displayName: '🙂'.repeat(200) }).expect(303);
+    const page = (await get(ownerBrowser, `/conversations/${threadId}`).expect(200)).text;
+    expect(page).toContain(`<span>${'⭐'.repeat(50)}${'🌟'.repeat(50)}</span>`);
+    expect(page).toContain(`<p class="contact-name">${'🙂'.repeat(200)}</p>`);
+    const label = await postForm(t, ownerBrowser, `/conversations/${threadId}/labels`, { label: '🌟'.repeat(101) }).expect(400);
+    expect(label.text).toContain('label must NOT have more than 100 characters');
+  });
+
   it('adds and removes labels; the list shows them as chips and filters by them', async () => {
     const threadId = await inboundSms(phoneOf(owner), 'Label me');
     const label = `vip-${randomUUID().slice(0, 6)}`;

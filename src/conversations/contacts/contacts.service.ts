@@ -9,7 +9,7 @@ import { EventBus } from '../../events/event-bus';
 import { IdentityData, IdentityKind } from '../../events/event-payloads';
 import { toIdentity } from '../message-data.builder';
 import { containsPattern, KeysetCursors } from '../../common/keyset-cursor';
-import { RESULT_BOUNDS, textWindow } from '../../common/result-bounds';
+import { charLength, RESULT_BOUNDS, textWindow } from '../../common/result-bounds';
 import { ContactsRepository } from './contacts.repository';
 
 export const CONTACTS_PAGE_SIZE = 25;
@@ -141,7 +141,7 @@ export class ContactsService {
       const mergedContactIds = input.contactIds.filter((id) => id !== survivor.id);
       const displayName = survivor.display_name ?? others.find((c) => c.display_name)?.display_name ?? null;
       const notes = [...new Set([survivor, ...others].map((c) => c.notes?.trim()).filter((n): n is string => !!n))].join('\n\n') || null;
-      const notesLength = notes === null ? 0 : Array.from(notes).length;
+      const notesLength = notes === null ? 0 : charLength(notes);
       if (notesLength > MAX_NOTES_CHARS) {
         // Refused rather than cut: a merge must not lose what someone wrote about the person.
         throw new ValidationError(
@@ -196,7 +196,7 @@ export class ContactsService {
 
 function text(raw: string, field: string, max: number): string {
   const value = raw.trim();
-  if (value.length === 0 || value.length > max) throw new ValidationError(`${field} must be 1 to ${max} characters (not only spaces)`, field);
+  if (value.length === 0 || charLength(value) > max) throw new ValidationError(`${field} must be 1 to ${max} characters (not only spaces)`, field);
   return value;
 }
 

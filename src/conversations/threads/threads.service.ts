@@ -7,7 +7,7 @@ import { AttachmentRef, Channel, PersonData, SerializedMessage } from '../../eve
 import { MessageDataBuilder, serializeMessage } from '../message-data.builder';
 import { ThreadAccessRepository } from './thread-access.repository';
 import { MessageAttachmentRow, ThreadListRow, ThreadRow, ThreadsRepository } from './threads.repository';
-import { nextOffsetOf, previewOf, RESULT_BOUNDS } from '../../common/result-bounds';
+import { charLength, nextOffsetOf, previewOf, RESULT_BOUNDS } from '../../common/result-bounds';
 import { isIsoTimestamp, KeysetCursors } from '../../common/keyset-cursor';
 
 export const THREADS_PAGE_SIZE = 25;
@@ -283,9 +283,9 @@ function summary(r: ThreadRow): ThreadSummary {
   };
 }
 
-/** Label names are kept as given, without surrounding spaces; 1 to 100 characters. */
+/** Label names are kept as given, without surrounding spaces; 1 to 100 characters (code points). */
 function labelName(raw: string, field: string): string {
   const name = raw.trim();
-  if (name.length === 0 || name.length > 100) throw new ValidationError(`${field} must be 1 to 100 characters (not only spaces)`, field);
+  if (name.length === 0 || charLength(name) > 100) throw new ValidationError(`${field} must be 1 to 100 characters (not only spaces)`, field);
   return name;
 }
