@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { simpleParser } from 'mailparser';
 import { DataSource } from 'typeorm';
+import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
 import { mixedEmail } from '../fixtures/emails/make-invite-email';
 import { createTestApp, TestApp } from '../support/app';
 import { callTool } from '../support/mcp';
@@ -351,6 +352,31 @@ describe('web: the conversations pages', () => {
     expect(tooLong.text).toMatch(/notes must NOT have more than 10000 characters/);
     const blankName = await postForm(t, ownerBrowser, `/conversations/${await inboundSms(phoneOf(owner), 'who?')}/contact`, { displayName: '' }).expect(400);
     expect(blankName.text).toContain('id="displayName-error"');
+  });
+
+  it('a label filter tells nothing of a label only on lines the person may not see: the same page and the same work as no such label', async () => {
+    const hidden = `reorg-${randomUUID().slice(0, 8)}`;
+    const ownerThread = await inboundSms(phoneOf(owner), 'For the owner only');
+    await postForm(t, ownerBrowser, `/conversations/${ownerThread}/labels`, { label: hidden }).expect(303);
+    const none = `never-${randomUUID().slice(0, 8)}`;
+
+    // Timing would tell the two apart if one ran statements the other does not: record what each runs on thread_labels.
+    const spy = jest.spyOn(PostgresQueryRunner.prototype, 'query');
+    const statements = async (label: string) => {
+      spy.mockClear();
+      const res = await get(memberBrowser, `/conversations?label=${label}`).expect(200);
+      const run = spy.mock.calls.map(([sql]) => String(sql)).filter((sql) => sql.includes('thread_labels tl'));
+      return { text: res.text.replaceAll(label, 'LABEL'), run };
+    };
+    try {
+      const [exists, absent] = [await statements(hidden), await statements(none)];
+      expect(exists.text).toContain('No conversations match these filters.');
+      expect(exists.text).toBe(absent.text);
+      expect(exists.run.length).toBeGreaterThan(0);
+      expect(exists.run).toEqual(absent.run);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('bad filters and ids are refused naming the field', async () => {

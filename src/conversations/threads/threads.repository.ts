@@ -69,6 +69,9 @@ const MESSAGE_COLUMNS = `m.id, m.thread_id, m.channel, m.direction, m.status, m.
 const BOUNDED_MESSAGE_COLUMNS = `m.id, m.thread_id, m.channel, m.direction, m.status, left(m.body, :maxBodyChars) AS body,
   char_length(m.body) > :maxBodyChars AS body_truncated, m.created_at, m.sent_at, m.from_value, m.from_kind, m.to_value, m.to_kind, ${FAILURE_REASON}`;
 
+/** A label id no label has (labels' ids are random UUIDs): the label filter's page of a name the org does not know. */
+const NO_LABEL_ID = '00000000-0000-0000-0000-000000000000';
+
 /** How much of the last message's body list_threads reads to make its preview (whitespace folds away). */
 const PREVIEW_SOURCE_CHARS = 1_000;
 
@@ -183,7 +186,10 @@ export class ThreadsRepository {
         orgId: caller.orgId,
         label,
       });
-      return found ? this.pageOf(manager, caller, input, found.id) : [];
+      // A name the org does not know reads the page as a label found only on other lines does (an
+      // id no row has), so neither the page nor its time tells whether the name is used where the
+      // caller may not look (list_labels hides such a label for that reason).
+      return this.pageOf(manager, caller, input, found?.id ?? NO_LABEL_ID);
     });
   }
 
