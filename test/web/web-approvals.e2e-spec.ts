@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createMessagingTestApp, inboundSms, MessagingTestApp } from '../support/messaging-hooks';
+import { toolOk } from '../support/mcp';
 import { createSession, Session, uniquePhone } from '../support/session';
 import { waitUntil } from '../support/wait';
 import { PageBrowser, postForm, signInBrowser } from '../support/web';
@@ -130,6 +131,26 @@ describe('web: the Approvals page', () => {
     expect(emoji.text).toContain('body must be at most 1600 characters on an SMS thread');
     await postForm(t, o.browser, `/approvals/${id}/edit`, { body: '🎉'.repeat(1600) }).expect(303);
     expect(await carrierGot('🎉'.repeat(1600))).toMatchObject({ to: o.partner });
+  });
+
+  it("the longest email reply in characters reaches the reply rule, not a 413: up to 100,000 emoji are the form's to send", async () => {
+    const owner = await createSession(t.admin, { lines: ['EMAIL_ACCOUNT'] });
+    const agentId = (await t.admin.post(`/admin/lines/${owner.lines[0].id}/agents`, { name: 'Mail desk', mode: 'DRAFT' }).expect(201)).body.id as string;
+    const sent = await toolOk(t, owner.apiKey, 'send_email', { to: `guest.${randomUUID().slice(0, 8)}@example.com`, subject: 'Menu', body: 'Hello' });
+    const turn = await t
+      .http()
+      .post(`/api/agents/${agentId}/turns`)
+      .set('Authorization', `Bearer ${owner.apiKey}`)
+      .send({ threadId: sent.message.threadId, body: 'Draft' })
+      .expect(201);
+    const browser = await signInBrowser(t, owner.userId);
+    // 100,001 emoji: 1.2 MB percent-encoded, each 4 UTF-8 bytes written as 12.
+    const over = await postForm(t, browser, `/approvals/${turn.body.turn.id}/edit`, { body: '🎉'.repeat(100_001) }).expect(400);
+    expect(over.text).toContain('body must be at most 100000 characters on an email thread');
+    expect(await turnRow(turn.body.turn.id)).toMatchObject({ status: 'AWAITING_APPROVAL', body: 'Draft' });
+    await postForm(t, browser, `/approvals/${turn.body.turn.id}/edit`, { body: '🎉'.repeat(100_000) }).expect(303);
+    const [message] = await t.db.query(`SELECT char_length(body) AS n FROM messages WHERE thread_id = $1 AND body LIKE '🎉%'`, [sent.message.threadId]);
+    expect(message).toEqual({ n: 100_000 });
   });
 
   it('Reject sends nothing; a second decision is a 409 page saying who decided first, and sends nothing again', async () => {

@@ -26,10 +26,10 @@ const CONTEXT_MESSAGES = 3;
 const CONTEXT_BODY_CHARS = 600;
 /**
  * The edit form's body limit: the longest reply (BODY_MAX characters, on an email thread), each
- * character percent-encoded as up to 9 bytes, and the CSRF field. A longer reply is then refused by
- * the reply rule next to its field, not by a 413 page.
+ * character (a code point: up to 4 UTF-8 bytes) percent-encoded as up to 12 bytes, and the CSRF
+ * field. A longer reply is then refused by the reply rule next to its field, not by a 413 page.
  */
-export const EDIT_FORM_LIMIT = BODY_MAX * 9 + FORM_LIMIT;
+export const EDIT_FORM_LIMIT = BODY_MAX * 12 + FORM_LIMIT;
 
 type Form = Record<string, string | undefined> | undefined;
 
