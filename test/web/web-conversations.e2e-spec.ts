@@ -6,7 +6,7 @@ import { DataSource } from 'typeorm';
 import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
 import { mixedEmail } from '../fixtures/emails/make-invite-email';
 import { createTestApp, TestApp } from '../support/app';
-import { callTool } from '../support/mcp';
+import { callTool, toolOk } from '../support/mcp';
 import { createSession, Session, uniquePhone } from '../support/session';
 import { CapturingMailServer, startCapturingSmtp } from '../support/smtp';
 import { INGEST_TOKEN } from '../support/test-env';
@@ -377,6 +377,17 @@ describe('web: the conversations pages', () => {
     } finally {
       spy.mockRestore();
     }
+  });
+
+  it("a search hit marks the words that matched, even in text that has ** of its own (an agent's markdown)", async () => {
+    const word = `quokka${randomUUID().slice(0, 6)}`;
+    await inboundSms(phoneOf(owner), `Your table is **confirmed** for ${word}`);
+    const page = (await get(ownerBrowser, `/conversations?q=${word}`).expect(200)).text;
+    const snippet = /<p class="snippet">(.*?)<\/p>/s.exec(page)![1];
+    expect(snippet).toBe(`Your table is **confirmed** for <mark>${word}</mark>`);
+    // The tool's snippet keeps its ** marks.
+    const hits = (await toolOk(t, owner.apiKey, 'search_messages', { query: word })).hits as Array<{ snippet: string }>;
+    expect(hits.map((h) => h.snippet)).toEqual([`Your table is **confirmed** for **${word}**`]);
   });
 
   it('bad filters and ids are refused naming the field', async () => {

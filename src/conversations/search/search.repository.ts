@@ -28,9 +28,19 @@ export const SEARCH_EXPRESSIONS = { messageVector: MESSAGE_VECTOR, attachmentVec
  */
 const RANK_NORMALIZATION = 1;
 
-const HEADLINE_OPTIONS =
-  `MaxWords=${RESULT_BOUNDS.snippetMaxWords}, MinWords=${RESULT_BOUNDS.snippetMinWords}, MaxFragments=${RESULT_BOUNDS.snippetFragments}, ` +
-  `FragmentDelimiter=" … ", StartSel="**", StopSel="**"`;
+/** What ts_headline writes before and after each matched word of a snippet (SearchService.find's `marks`). */
+export interface SnippetMarks {
+  start: string;
+  stop: string;
+}
+
+/** ts_headline's options: a parameter, so snippets with other marks keep the statement's one prepared text. */
+function headlineOptions(marks: SnippetMarks): string {
+  return (
+    `MaxWords=${RESULT_BOUNDS.snippetMaxWords}, MinWords=${RESULT_BOUNDS.snippetMinWords}, MaxFragments=${RESULT_BOUNDS.snippetFragments}, ` +
+    `FragmentDelimiter=" … ", StartSel="${marks.start}", StopSel="${marks.stop}"`
+  );
+}
 
 /** A hit of search_messages: its message, the partner of its thread, where it matched, its rank and its snippet. */
 export type SearchHitRow = Omit<MessageRow, 'body'> & {
@@ -60,6 +70,8 @@ export interface SearchFilter {
   /** The (rank, hit id) of the last hit of the previous page. */
   after?: { rank: string; id: string };
   limit: number;
+  /** Around each matched word of a snippet. */
+  marks: SnippetMarks;
 }
 
 /**
@@ -170,7 +182,7 @@ export class SearchRepository {
         ...scope.parameters,
         limit: filter.limit,
         rankedAtMost: RESULT_BOUNDS.searchRankedMatches,
-        headlineOptions: HEADLINE_OPTIONS,
+        headlineOptions: headlineOptions(filter.marks),
         ...(filter.threadId !== undefined && { threadId: filter.threadId }),
         ...(filter.channel !== undefined && { channel: filter.channel }),
         ...(filter.since !== undefined && { since: filter.since }),

@@ -9,7 +9,7 @@ import { Channel, Direction, IdentityKind } from '../../events/event-payloads';
 import { serializeMessage } from '../message-data.builder';
 import { ThreadAccessRepository } from '../threads/thread-access.repository';
 import { RESULT_BOUNDS } from '../../common/result-bounds';
-import { SearchFilter, SearchHitRow, SearchRepository } from './search.repository';
+import { SearchFilter, SearchHitRow, SearchRepository, SnippetMarks } from './search.repository';
 
 export interface SearchArgs {
   query: string;
@@ -37,6 +37,9 @@ export interface SearchHit {
   rank: number;
 }
 
+/** search_messages' snippets: each matched word in **double asterisks** (the tool's output schema says so). */
+export const TOOL_SNIPPET_MARKS: SnippetMarks = { start: '**', stop: '**' };
+
 /** A rank as PostgreSQL writes a real: 0.0607927, 1e-20, 6.07927e-05. */
 const RANK_TEXT = /^\d+(\.\d+)?(e[-+]?\d+)?$/;
 const DIGEST_CHARS = 16;
@@ -63,7 +66,12 @@ export class SearchService {
     private readonly cursors: KeysetCursors,
   ) {}
 
-  async find(caller: Caller, args: SearchArgs): Promise<{ hits: SearchHit[]; nextCursor: string | null }> {
+  /**
+   * `marks` go around each matched word of the snippets: the tool's `**` by default; a surface
+   * that must tell a mark from the same characters in the text (the web page, where a message's
+   * own `**bold**` would read as a match) passes characters of its own.
+   */
+  async find(caller: Caller, args: SearchArgs, marks: SnippetMarks = TOOL_SNIPPET_MARKS): Promise<{ hits: SearchHit[]; nextCursor: string | null }> {
     const query = args.query.trim();
     if (query.length === 0) throw new ValidationError('query is blank: give at least one word to search for', 'query');
     const digest = searchDigest({ ...args, query });
@@ -73,7 +81,7 @@ export class SearchService {
     if (!parsed.searchable) throw new ValidationError('query only excludes words (-word): give at least one word the messages must contain', 'query');
     if (args.threadId !== undefined) await this.threadAccess.threadForCaller(this.dataSource.manager, caller, args.threadId);
     const limit = RESULT_BOUNDS.searchHits;
-    const filter = { query, threadId: args.threadId, channel: args.channel, since: args.since, after, limit: limit + 1 };
+    const filter = { query, threadId: args.threadId, channel: args.channel, since: args.since, after, limit: limit + 1, marks };
     const rows = args.threadId === undefined ? await this.newestMatchesRanked(caller, filter) : await this.search.search(caller, filter);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];

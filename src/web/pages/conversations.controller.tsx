@@ -25,6 +25,7 @@ import {
   ConversationsPage,
   ConversationsQuery,
   MessageExtras,
+  SNIPPET_MARKS,
   THREAD_NOTICES,
   ThreadErrors,
   ThreadField,
@@ -82,7 +83,7 @@ export class ConversationsController {
     try {
       if (query.q.trim() !== '') {
         const args = searchArguments.find({ query: query.q, ...(query.cursor !== undefined && { cursor: query.cursor }) });
-        const found = await this.search.find(caller, args);
+        const found = await this.search.find(caller, args, SNIPPET_MARKS);
         return sendPage(response, 200, <ConversationsPage {...page} hits={found.hits} nextCursor={found.nextCursor} />);
       }
       const args = threadArguments.list({

@@ -54,10 +54,33 @@ function Time(props: { iso: string | null }) {
   return <time datetime={props.iso}>{formatTime(props.iso)}</time>;
 }
 
-/** A search snippet: the words between `**` markers (search_messages' highlight) in <mark>, all of it as escaped text. */
+/**
+ * The marks the page asks search_messages' service to put around matched words: two private-use
+ * characters, one to start and one to stop, where the tool writes `**` both times. A message's own
+ * `**bold**` (an agent's markdown) is then text, never a match, and a mark cut off by the snippet's
+ * end still closes.
+ */
+export const SNIPPET_MARKS = { start: '\ue000', stop: '\ue001' } as const;
+const MARKED = /\ue000([^\ue000\ue001]*)(?:\ue001|$)/g;
+
+/** A search snippet: each marked run (SNIPPET_MARKS) in <mark>, all of it as escaped text; a stray mark character is dropped. */
 export function Snippet(props: { text: string }) {
-  const parts = props.text.split('**');
-  return <>{parts.map((part, i) => (i % 2 === 1 && i < parts.length - 1 ? <mark key={i}>{part}</mark> : part))}</>;
+  const parts: Array<string | ReturnType<typeof Mark>> = [];
+  let at = 0;
+  for (const match of props.text.matchAll(MARKED)) {
+    parts.push(unmarked(props.text.slice(at, match.index)), <Mark key={match.index} text={match[1]} />);
+    at = match.index + match[0].length;
+  }
+  parts.push(unmarked(props.text.slice(at)));
+  return <>{parts}</>;
+}
+
+function Mark(props: { text: string }) {
+  return <mark>{props.text}</mark>;
+}
+
+function unmarked(text: string): string {
+  return text.replace(/[\ue000\ue001]/g, '');
 }
 
 function lineName(lines: LineRef[], lineId: string): string {
