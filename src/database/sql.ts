@@ -68,3 +68,17 @@ export function inIndexOrder<T>(dataSource: DataSource, read: (manager: EntityMa
     return read(manager);
   });
 }
+
+/**
+ * Runs `work` inside the transaction `tx` and undoes whatever it wrote (a savepoint rolled back
+ * once it ends, whether it returned or threw): for a call that must be judged as it would run,
+ * without its effects. Its error, if any, is thrown on; the transaction goes on either way.
+ */
+export async function rolledBack<T>(tx: EntityManager, work: () => Promise<T>): Promise<T> {
+  await tx.query('SAVEPOINT rolled_back_work');
+  try {
+    return await work();
+  } finally {
+    await tx.query('ROLLBACK TO SAVEPOINT rolled_back_work');
+  }
+}

@@ -272,6 +272,20 @@ describe('web: the conversations pages', () => {
     expect(tool.isError).toBe(true);
     expect(tool.content[0].text).toBe(`thread ${threadId} not found`);
     expect(JSON.stringify(tool)).not.toContain('Private answer');
+    // A wrong guess of the text, and the key on a thread that does not exist, answer alike: the key confirms nothing.
+    const guess = await callTool(t, member.apiKey, 'reply_to_thread', { threadId, body: 'a guess', idempotencyKey: key });
+    expect(guess.content[0].text).toBe(`thread ${threadId} not found`);
+    const ghost = randomUUID();
+    const nowhere = await callTool(t, member.apiKey, 'reply_to_thread', { threadId: ghost, body, idempotencyKey: key });
+    expect(nowhere.content[0].text).toBe(`thread ${ghost} not found`);
+    // On a thread of their own the key is one in use (nothing sent), the same whatever its first call was.
+    const mine = await inboundSms(phoneOf(member), 'A question on my line');
+    const taken = await callTool(t, member.apiKey, 'reply_to_thread', { threadId: mine, body, idempotencyKey: key });
+    expect(taken).toMatchObject({
+      isError: true,
+      content: [{ text: `idempotencyKey "${key}" is in use for another message; a key stands for one message: use a new key for a new message` }],
+    });
+    expect(await db.query(`SELECT count(*)::int AS n FROM messages WHERE thread_id = $1 AND direction = 'OUTBOUND'`, [mine])).toEqual([{ n: 0 }]);
 
     // The owner, who lost the line since, is refused alike; nothing is sent again.
     const later = await createSession(t.admin, { orgId: owner.orgId, role: 'MEMBER', lines: ['PHONE_NUMBER'] });

@@ -19,6 +19,7 @@ import { MessageStatus } from '../message.entity';
 import { ClaimedKeyRow, SendIdempotencyKeysRepository } from './send-idempotency-keys.repository';
 import { checkReplyBody } from './reply-body';
 import { sendingLine } from './sending-line';
+import { rolledBack } from '../../database/sql';
 
 export const OUTBOUND_QUEUE = 'outbound-messages';
 
@@ -168,7 +169,7 @@ export class OutboundService {
     const { messageId, replayed } = await this.dataSource.transaction(async (tx) => {
       if (key !== undefined) {
         const first = await this.keys.claim(tx, caller.orgId, key, call.tool, requestDigest(call), IDEMPOTENCY_KEY_LIVE_MS);
-        if (first) return { messageId: await this.replayable(tx, caller, key, call, first), replayed: true };
+        if (first) return { messageId: await this.replayable(tx, caller, key, call, first, insert), replayed: true };
       }
       const id = await insert(tx);
       if (key !== undefined) await this.keys.record(tx, caller.orgId, key, id);
@@ -181,18 +182,27 @@ export class OutboundService {
 
   /**
    * The message of a key's first call, for a repeat of that call. Keys are the org's, but the
-   * message is told only to a caller who may see its line now (callerLines): to anyone else (a
-   * person of another line who came by the key, the sender after losing the line, a key scoped to
-   * other lines) the repeat fails as the call would without a key, `thread … not found` when it
-   * names a thread, and nothing is sent. So a key never shows a message its line keeps from the
-   * caller, nor confirms what was written on a thread the caller may not see.
+   * first message is told only to a caller who may see its line now (callerLines). To anyone else
+   * (a person of another line who came by the key, the sender after losing the line, a key scoped
+   * to other lines) the key answers the same whatever the arguments, so it never confirms what was
+   * written: the call is run as it would be without a key, under a savepoint rolled back at once,
+   * so it fails with its own error (`thread … not found` for a thread they may not see), and where
+   * it would have sent, the key is refused as one in use. Nothing is sent either way.
    */
-  private async replayable(tx: EntityManager, caller: Caller, key: string, call: SendCall, first: ClaimedKeyRow): Promise<string> {
-    const messageId = replayedMessage(key, call, first);
-    if (await this.messages.onCallerLines(tx, caller, messageId)) return messageId;
-    const { threadId } = call.args;
-    if (typeof threadId === 'string') throw NotFoundError.of('thread', threadId, 'threadId');
-    throw new NotFoundError(`the message sent with idempotencyKey "${key}" is on a line you may not use`, 'idempotencyKey');
+  private async replayable(
+    tx: EntityManager,
+    caller: Caller,
+    key: string,
+    call: SendCall,
+    first: ClaimedKeyRow,
+    insert: (tx: EntityManager) => Promise<string>,
+  ): Promise<string> {
+    if (first.message_id === null || (await this.messages.onCallerLines(tx, caller, first.message_id))) return replayedMessage(key, call, first);
+    await rolledBack(tx, () => insert(tx));
+    throw new ConflictError(
+      `idempotencyKey "${key}" is in use for another message; a key stands for one message: use a new key for a new message`,
+      'idempotencyKey',
+    );
   }
 
   /**

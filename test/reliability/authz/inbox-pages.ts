@@ -168,10 +168,9 @@ export async function inboxPages(t: MessagingTestApp, report: MatrixReport): Pro
     }
   }
   // The owner's reply on the SMS thread, handed to the carrier: after line A is deleted, the carrier's report of it is an event of line A.
-  const replied = await postForm(t, browsers.owner, `/conversations/${sms.threadId}/reply`, {
-    body: `inbox reply ${K}`,
-    idempotencyKey: `web-reply:${randomUUID()}`,
-  });
+  // Its send key: replayed later by the callers with the owner's very arguments (a key is unique in the org).
+  const ownerKey = `web-reply:${randomUUID()}`;
+  const replied = await postForm(t, browsers.owner, `/conversations/${sms.threadId}/reply`, { body: `inbox reply ${K}`, idempotencyKey: ownerKey });
   if (replied.status !== 303) problems.push(`control: the owner's reply answered ${replied.status}`);
   const reply: { id: string; provider_message_id: string } = await waitFor(
     async () => {
@@ -280,6 +279,17 @@ export async function inboxPages(t: MessagingTestApp, report: MatrixReport): Pro
       ];
       for (const [route, send] of routes) await asUnknown(route, threadId, randomUUID(), send);
     }
+    // The owner's send key replayed with the owner's arguments, by the form and by the tool: the thread unknown, never the owner's message.
+    await asUnknown("POST reply with the owner's send key", sms.threadId, randomUUID(), (id) =>
+      form(`/conversations/${id}/reply`, { body: `inbox reply ${K}`, idempotencyKey: ownerKey }),
+    );
+    await asUnknown("reply_to_thread with the owner's send key", sms.threadId, randomUUID(), (id) => {
+      const args = { threadId: id, body: `inbox reply ${K}`, idempotencyKey: ownerKey };
+      return call('tools/call reply_to_thread', JSON.stringify(args), async () => {
+        const r = await rpc(t, c.session.apiKey, 'tools/call', { name: 'reply_to_thread', arguments: args });
+        return { status: r.status, text: JSON.stringify(r.body.result ?? r.body.error ?? null) };
+      });
+    });
     // The draft, by URL.
     const decisions: Array<[string, (id: string) => Promise<Answer>]> = [
       ['GET /approvals/:turnId/edit', (id) => page(`/approvals/${id}/edit`)],
