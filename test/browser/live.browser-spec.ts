@@ -53,6 +53,32 @@ describe('live updates in a browser', () => {
     expect(await page.locator('#live-messages b').count()).toBe(0);
   });
 
+  it('a thread shown again for a refused form (its address the POST route) still updates live', async () => {
+    const page = b.page;
+    const owner = await createSession(b.app.admin, { lines: ['PHONE_NUMBER'] });
+    await signIn(page, owner);
+    const partner = partnerPhone();
+    const { threadId } = await inboundSms(b.app, owner.lines[0].address, partner, 'a question before the refused form');
+    await page.goto(`/conversations/${threadId}`);
+    // A label of 101 characters, past the field's own limit in the browser: the server refuses it and shows the thread again.
+    await page.locator('#label').evaluate((input) => input.removeAttribute('maxlength'));
+    await page.locator('#label').fill('x'.repeat(101));
+    b.problems.allow(/\b400\b/); // the refusal this test asks for
+    const opened = streamOpen(page);
+    const [refused] = await Promise.all([
+      page.waitForResponse((res) => res.url().endsWith(`/conversations/${threadId}/labels`) && res.request().method() === 'POST'),
+      page.getByRole('button', { name: 'Add' }).click(),
+    ]);
+    expect(refused.status()).toBe(400);
+    await opened;
+    expect(page.url()).toMatch(new RegExp(`/conversations/${threadId}/labels$`));
+    await page.getByText('label must NOT have more than 100 characters').waitFor();
+    await mark(page);
+    await inboundSms(b.app, owner.lines[0].address, partner, 'live-three after the refused form');
+    await page.locator('#live-messages').getByText('live-three after the refused form').waitFor();
+    expect(await stillMarked(page)).toBe(true);
+  });
+
   it("a MEMBER's open Conversations page never shows another line's thread", async () => {
     const page = b.page;
     const owner = await createSession(b.app.admin, { lines: ['PHONE_NUMBER'] });

@@ -348,7 +348,14 @@ export function ThreadPage(props: {
       </p>
       <div class="thread-layout">
         <div class="thread-main">
-          <section id="live-messages" data-live="thread" data-thread-id={thread.id} aria-label="Messages">
+          {/* data-live-src: the page a live refresh fetches, also when this one answered a refused form (its address is then the POST route). */}
+          <section
+            id="live-messages"
+            data-live="thread"
+            data-thread-id={thread.id}
+            data-live-src={props.cursor ? `${base}?cursor=${encodeURIComponent(props.cursor)}` : base}
+            aria-label="Messages"
+          >
             {detail.nextCursor ? (
               <p class="pager">
                 <a href={`${base}?cursor=${encodeURIComponent(detail.nextCursor)}`}>Earlier messages</a>

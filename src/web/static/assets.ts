@@ -264,6 +264,8 @@ document.querySelectorAll('button[data-copy]').forEach(function (button) {
   var regions = document.querySelectorAll('[data-live][id]');
   if (!regions.length || !window.EventSource || !window.DOMParser || !window.fetch) return;
   var thread = document.querySelector('[data-live="thread"][data-thread-id]');
+  // The page to fetch again: its own address, unless it names another (a page that answered a POST has the form's route as address).
+  var page = document.querySelector('[data-live-src]');
   var url = '/live/events' + (thread ? '?threadId=' + encodeURIComponent(thread.getAttribute('data-thread-id')) : '');
   var status = document.createElement('p');
   status.className = 'live-status';
@@ -298,7 +300,7 @@ document.querySelectorAll('button[data-copy]').forEach(function (button) {
     fetching = true;
     var count = newMessages;
     newMessages = 0;
-    fetch(location.href, { credentials: 'same-origin', headers: { Accept: 'text/html' } })
+    fetch(page ? page.getAttribute('data-live-src') : location.href, { credentials: 'same-origin', headers: { Accept: 'text/html' } })
       .then(function (res) {
         if (!res.ok || res.redirected) throw new Error('page answered ' + res.status);
         return res.text();
