@@ -251,6 +251,8 @@ async function main(): Promise<void> {
     DELIVERY_SWEEP_GRACE_MS: '5000',
     LOG_LEVEL: 'warn',
     PROCESS_ROLE: 'all',
+    // The demo feeds its own messages and narrates each of their events: the seed's sample conversations would add events of their own.
+    SEED_CONVERSATIONS: 'false',
   };
 
   step(2, 'The development seed (src/seed/seed.ts, as npm run seed)');
