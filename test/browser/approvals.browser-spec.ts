@@ -113,6 +113,7 @@ describe('Approvals in a browser', () => {
     await box.fill(edited);
     await expectAccessible(page, 'edit and approve');
     await screenshot(page, 'approvals-edit');
+    await screenshot(page, 'approvals-edit-phone', { viewport: PHONE_VIEWPORT });
     await page.getByRole('button', { name: 'Approve and send' }).click();
     await page.getByText('Your edited reply was approved and is on its way.').waitFor();
     await page.getByText('No drafts are waiting for approval.').waitFor();
@@ -164,6 +165,7 @@ describe('Approvals in a browser', () => {
     await page.getByText(`This draft was already approved by Test User (${colleague.email}) at`).waitFor();
     await expectAccessible(page, 'already decided');
     await screenshot(page, 'approvals-conflict');
+    await screenshot(page, 'approvals-conflict-phone', { viewport: PHONE_VIEWPORT });
 
     await carrierGot(contested); // the approved reply arrived once; by then the rejected one would have too
     expect(carried().filter((c) => c.body === contested)).toHaveLength(1);

@@ -123,6 +123,7 @@ describe('conversations pages in a browser', () => {
     await expect(page.locator('#live-threads mark').first().textContent()).resolves.toBe('table');
     await expectAccessible(page, 'Conversations search');
     await screenshot(page, 'conversations-search');
+    await screenshot(page, 'conversations-search-phone', { viewport: PHONE_VIEWPORT });
 
     await page.goto('/conversations');
     await page.getByRole('link', { name: /We could also come at 8:30/ }).click();
