@@ -6,7 +6,7 @@ import { ThreadDetail, ThreadMessage } from '../../conversations/threads/threads
 import { CsrfField } from './csrf-field';
 import { FieldError, NoticeBox } from './form-parts';
 import { Layout } from './layout';
-import { formatTime } from './webhooks.pages';
+import { Time } from './webhooks.pages';
 
 const CURRENT = '/approvals';
 
@@ -31,10 +31,6 @@ export type Notice = keyof typeof NOTICES;
 export interface Decision {
   turn: AgentTurnView;
   decidedBy: { email: string; displayName: string } | null;
-}
-
-function Time(props: { iso: string }) {
-  return <time datetime={props.iso}>{formatTime(props.iso)}</time>;
 }
 
 export function conversationHref(threadId: string): string {

@@ -9,7 +9,7 @@ import { DraftActions, NOTICES } from './approvals.pages';
 import { CsrfField } from './csrf-field';
 import { FieldError, NoticeBox } from './form-parts';
 import { Layout } from './layout';
-import { formatTime } from './webhooks.pages';
+import { Time } from './webhooks.pages';
 
 const CURRENT = '/conversations';
 
@@ -47,11 +47,6 @@ export interface MessageExtras {
   subject: string | null;
   attachments: AttachmentBlock[];
   attachmentCount: number;
-}
-
-function Time(props: { iso: string | null }) {
-  if (!props.iso) return <>—</>;
-  return <time datetime={props.iso}>{formatTime(props.iso)}</time>;
 }
 
 /**

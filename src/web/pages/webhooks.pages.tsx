@@ -47,8 +47,8 @@ export function formOf(endpoint: EndpointView): EndpointForm {
   };
 }
 
-/** `2026-01-31 09:00:00 UTC`, in a <time> element. */
-function Time(props: { iso: string | null; none?: string }) {
+/** `2026-01-31 09:00:00 UTC`, in a <time> element (`none`, or a dash, without a time). */
+export function Time(props: { iso: string | null; none?: string }) {
   if (!props.iso) return <>{props.none ?? '—'}</>;
   return <time datetime={props.iso}>{formatTime(props.iso)}</time>;
 }
