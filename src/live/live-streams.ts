@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, OnModuleDestroy, ServiceUnavailableExceptio
 import Redis from 'ioredis';
 import { WebSessionsService } from '../auth/web-sessions/web-sessions.service';
 import { RateLimitedError } from '../common/errors';
+import { EventStreamSink } from '../common/event-stream';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { LiveEvent, liveEventData } from './live-event';
@@ -9,16 +10,7 @@ import { liveChannel } from './live-publisher';
 import { LiveRepository } from './live.repository';
 
 /** Where a stream's frames go (the HTTP response, for the controller). */
-export interface LiveSink {
-  /** Sends the status and headers, and the first frames. */
-  start(preamble: string): void;
-  write(frame: string): void;
-  /** Bytes written but not yet taken by the client's connection. */
-  buffered(): number;
-  end(): void;
-  /** Called once when the client goes away (or the stream is ended); at once when it has gone already. */
-  onClose(listener: () => void): void;
-}
+export type LiveSink = EventStreamSink;
 
 /** Who a stream is for: the signed-in person's user, org and session. */
 export interface LiveViewer {

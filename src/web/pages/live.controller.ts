@@ -4,8 +4,8 @@ import { Request, Response } from 'express';
 import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
 import { Person } from '../../auth/person';
 import { ValidationError } from '../../common/errors';
-import { whenResponseCloses } from '../../common/response-close';
-import { LiveSink, LiveStreams } from '../../live/live-streams';
+import { eventStreamOf } from '../../common/event-stream';
+import { LiveStreams } from '../../live/live-streams';
 import { PageErrorFilter } from './page-error.filter';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -31,26 +31,7 @@ export class LiveController {
     await this.live.open(
       { userId: person.userId, orgId: person.orgId, sessionId: person.sessionId },
       (threadId as string | undefined) ?? null,
-      sinkOf(request, response),
+      eventStreamOf(request, response),
     );
   }
-}
-
-function sinkOf(request: Request, response: Response): LiveSink {
-  return {
-    start: (preamble) => {
-      request.socket.setTimeout(0);
-      request.socket.setNoDelay(true);
-      response.status(200);
-      response.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
-      response.setHeader('X-Accel-Buffering', 'no'); // a buffering proxy (nginx) passes each event on at once
-      response.flushHeaders();
-      response.write(preamble);
-    },
-    write: (frame) => response.write(frame),
-    buffered: () => response.writableLength,
-    end: () => response.end(),
-    // The client may have left while the session was looked up: the listener is then called at once.
-    onClose: (listener) => whenResponseCloses(response, listener),
-  };
 }
