@@ -7,8 +7,9 @@ import { NotFoundError } from '../common/errors';
 import { MicroBatcher, rowsPerKey } from '../common/micro-batcher';
 import { ApiKey } from './api-key.entity';
 import { ApiKeysRepository, CallerRow, KeyCallerRow } from './api-keys.repository';
-import { KeyCaller } from './caller';
-import { GrantCallers, isGrantId } from './grant-callers';
+import { isGrantId, KeyCaller } from './caller';
+import { CredentialChanges } from './credential-changes';
+import { GrantCallers } from './grant-callers';
 import { LastUseStamps } from './last-use-stamps';
 import { ALL_KEY_PERMISSIONS, canonicalPermissions, KeyPermission } from './key-permissions';
 
@@ -50,6 +51,7 @@ export class ApiKeysService implements BeforeApplicationShutdown {
   constructor(
     private readonly keys: ApiKeysRepository,
     private readonly accounts: AccountsService,
+    private readonly changes: CredentialChanges,
     clock: Clock,
     /** OAuth grants act as keys on the MCP endpoint (oauth/): isActive answers for them too. */
     @Optional() private readonly grants?: GrantCallers,
@@ -84,12 +86,15 @@ export class ApiKeysService implements BeforeApplicationShutdown {
     if (!key) throw NotFoundError.of('api key', keyId, 'keyId');
     if (change.channelAccess) Object.assign(key, accessColumns(change.channelAccess));
     if (change.permissions) key.permissions = canonicalPermissions(change.permissions);
-    return toView(await this.keys.save(key));
+    const saved = toView(await this.keys.save(key));
+    this.changes.changed(keyId);
+    return saved;
   }
 
   /** Revoking deletes the key at once; the next request with it is refused. */
   async revoke(keyId: string): Promise<void> {
     if (!(await this.keys.delete(keyId))) throw NotFoundError.of('api key', keyId, 'keyId');
+    this.changes.changed(keyId);
   }
 
   /**

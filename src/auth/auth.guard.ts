@@ -8,6 +8,7 @@ import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { API_KEY_PATTERN, ApiKeysService } from './api-keys.service';
 import { AuthenticatedRequest, AuthKind, routeAuthKind, SIGNATURE_HEADER } from './auth.decorators';
+import { KeyCaller } from './caller';
 import { GrantCallers } from './grant-callers';
 import { PageAuthenticator } from './person';
 
@@ -70,11 +71,20 @@ export class AuthGuard implements CanActivate {
     }
     // The challenge (where OAuth clients start) is worked out only for a refusal.
     if (token === null) throw new UnauthorizedError('an API key is required: Authorization: Bearer csk_...', false, this.grants?.challengeFor(request));
-    const caller = API_KEY_PATTERN.test(token) ? await this.apiKeys.resolve(token) : ((await this.grants?.resolve(token, request)) ?? null);
+    const caller = await this.callerOf(token, request);
     if (!caller) {
       throw new UnauthorizedError('the API key or access token is malformed, unknown, expired or revoked', true, this.grants?.challengeFor(request));
     }
     request.caller = caller;
+  }
+
+  /**
+   * The caller of an API key or OAuth access token presented on `request` (its URL decides a
+   * token's resource), as it is now; null when it no longer works (unknown, revoked, expired, its
+   * user gone). For the API-key routes, and for long requests that check their credential again.
+   */
+  async callerOf(token: string, request: Request): Promise<KeyCaller | null> {
+    return API_KEY_PATTERN.test(token) ? this.apiKeys.resolve(token) : ((await this.grants?.resolve(token, request)) ?? null);
   }
 
   /** Whether `token` is the admin or ingest token (constant time). Also for the queue dashboard's Basic credentials. */

@@ -28,3 +28,17 @@ export interface Caller {
 
 /** A caller through an API key (the MCP endpoint): its rate limit and revocation checks are per key. */
 export type KeyCaller = Caller & { keyId: string };
+
+/**
+ * How a message names what the caller acts through: "this API key", "this app" (an OAuth grant:
+ * the person connected an app, they never saw a key) or "you" (a person's own web session).
+ */
+export function actingThrough(caller: Pick<Caller, 'keyId'>): 'this API key' | 'this app' | 'you' {
+  if (caller.keyId === null) return 'you';
+  return isGrantId(caller.keyId) ? 'this app' : 'this API key';
+}
+
+/** A grant's id (UUID version 8), as opposed to an API key's (version 4). */
+export function isGrantId(id: string): boolean {
+  return id.length === 36 && id[14] === '8';
+}

@@ -16,8 +16,3 @@ export abstract class GrantCallers {
   /** What a 401 from `request`'s URL names, when it is a protected resource: its metadata URL (RFC 9728) and scopes. */
   abstract challengeFor(request: Request): ResourceChallenge | undefined;
 }
-
-/** A grant's id (UUID version 8), as opposed to an API key's (version 4). */
-export function isGrantId(id: string): boolean {
-  return id.length === 36 && id[14] === '8';
-}

@@ -6,6 +6,7 @@ import { apiKeyNameProblem } from './api-key-rules';
 import { ApiKey } from './api-key.entity';
 import { ApiKeysRepository, PersonKeyRow } from './api-keys.repository';
 import { generateApiKey, hashApiKey } from './api-keys.service';
+import { CredentialChanges } from './credential-changes';
 import { ALL_KEY_PERMISSIONS, canonicalPermissions, KeyPermission, keyPermissionsProblem } from './key-permissions';
 import { PersonRef } from './person';
 
@@ -46,6 +47,7 @@ export class PersonApiKeysService {
   constructor(
     private readonly keys: ApiKeysRepository,
     private readonly accounts: AccountsService,
+    private readonly changes: CredentialChanges,
   ) {}
 
   /** The person's own keys first, then (OWNER, ADMIN) the org's other keys; oldest first within each. */
@@ -88,6 +90,7 @@ export class PersonApiKeysService {
     if (!current.mine) throw new ForbiddenError(`api key ${keyId} belongs to ${current.owner_email}: only its owner may change its channel access`, 'keyId');
     const access = await this.accessColumns(person, channelAccess);
     if (!(await this.keys.updateOwnAccess(person, keyId, { ...access, permissions: checked }))) throw NotFoundError.of('api key', keyId, 'keyId');
+    this.changes.changed(keyId);
     const row = await this.keys.findVisibleTo(person, keyId);
     if (!row) throw NotFoundError.of('api key', keyId, 'keyId');
     return toPersonView(row);
@@ -96,6 +99,7 @@ export class PersonApiKeysService {
   /** Revokes (deletes) one of the person's keys, or, for an OWNER or ADMIN, any key of the org; the next request with it gets 401. */
   async revokeFor(person: PersonRef, keyId: string): Promise<void> {
     if (!UUID.test(keyId) || !(await this.keys.deleteVisibleTo(person, keyId))) throw NotFoundError.of('api key', keyId, 'keyId');
+    this.changes.changed(keyId);
   }
 
   /**

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
+import { isGrantId } from '../auth/caller';
 import { RateLimitedError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -43,6 +44,13 @@ export class KeyTicket {
     }
   }
 
+  /** Gives the slots back now, whoever still holds the ticket: for a request that stops running calls but stays open (a subscription stream). */
+  releaseAll(): void {
+    if (this.holders === 0) return;
+    this.holders = 1;
+    this.release();
+  }
+
   /** Takes more of the key's free slots, up to `wanted` in all (a batch); answers how many it holds (at least 1). */
   widen(wanted: number): number {
     if (this.holders > 0 && wanted > this.slots) this.slots += this.gate.tryTake(this.key, wanted - this.slots);
@@ -62,34 +70,36 @@ export class KeyTicket {
 @Injectable()
 export class ApiKeyLimits {
   private readonly running: ConcurrencyGate;
-  /** One instance for every such refusal: a flood of them should not build a stack trace each. */
-  private readonly refusal: RateLimitedError;
+  /** One instance for every such refusal (an API key's, an app's): a flood of them should not build a stack trace each. */
+  private readonly refusals: Record<'key' | 'app', RateLimitedError>;
 
   constructor(
     private readonly rateLimits: RateLimits,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.running = new ConcurrencyGate(config.mcp.keyConcurrency);
-    this.refusal = new RateLimitedError(
-      `too many calls at once: this API key may have ${this.running.limit} calls running at the same time (MCP_KEY_CONCURRENCY); retry after ${BUSY_RETRY_AFTER_SECONDS} s`,
-      BUSY_RETRY_AFTER_SECONDS,
-    );
+    const refusal = (who: string) =>
+      new RateLimitedError(
+        `too many calls at once: ${who} may have ${this.running.limit} calls running at the same time (MCP_KEY_CONCURRENCY); retry after ${BUSY_RETRY_AFTER_SECONDS} s`,
+        BUSY_RETRY_AFTER_SECONDS,
+      );
+    this.refusals = { key: refusal('this API key'), app: refusal('this app') };
   }
 
   /** The slot of a request made with this bearer token, or RateLimitedError when the key has none free. */
   enter(token: string): KeyTicket {
     const key = createHash('sha256').update(`mcp-slots:${token}`).digest('base64url');
-    if (this.running.tryTake(key, 1) === 0) throw this.busy();
+    if (this.running.tryTake(key, 1) === 0) throw this.busy(token.startsWith('csa_'));
     return new KeyTicket(this.running, key);
   }
 
-  /** The refusal of a request whose key has every slot in use. */
-  busy(): RateLimitedError {
-    return this.refusal;
+  /** The refusal of a request whose key (or an OAuth app's token, `app`) has every slot in use. */
+  busy(app = false): RateLimitedError {
+    return this.refusals[app ? 'app' : 'key'];
   }
 
   /** Counts `calls` against the key's budget of the window; RateLimitedError when they do not fit (then nothing may run). */
   async spend(keyId: string, calls: number): Promise<void> {
-    await this.rateLimits.consume('mcp', keyId, calls, 'this API key');
+    await this.rateLimits.consume('mcp', keyId, calls, isGrantId(keyId) ? 'this app' : 'this API key');
   }
 }

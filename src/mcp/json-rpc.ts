@@ -12,6 +12,14 @@ export const INTERNAL_ERROR = -32603;
  */
 export const TOO_MANY_REQUESTS = -32000;
 export const UNAUTHORIZED = -32001;
+/**
+ * Errors the MCP specification defines (revision 2026-07-28 reserves -32020 to -32099 for them):
+ * the HTTP headers disagree with the body, or are missing or malformed (`HeaderMismatch`), and a
+ * protocol version the server does not speak (`UnsupportedProtocolVersion`, with
+ * `data.supported` and `data.requested`).
+ */
+export const HEADER_MISMATCH = -32020;
+export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 
 export interface JsonRpcRequest {
   jsonrpc: '2.0';
@@ -38,13 +46,14 @@ export class JsonRpcError extends Error {
   constructor(
     readonly code: number,
     message: string,
+    readonly data?: unknown,
   ) {
     super(message);
   }
 }
 
-export function failure(id: JsonRpcId | null, code: number, message: string): JsonRpcFailure {
-  return { jsonrpc: '2.0', id, error: { code, message } };
+export function failure(id: JsonRpcId | null, code: number, message: string, data?: unknown): JsonRpcFailure {
+  return { jsonrpc: '2.0', id, error: data === undefined ? { code, message } : { code, message, data } };
 }
 
 /** The id of a message, when it has a usable one (for answering even an invalid request). */

@@ -1,6 +1,7 @@
 import { Response } from 'express';
 import { RateLimitedError } from '../common/errors';
-import { failure, JsonRpcResponse, TOO_MANY_REQUESTS } from './json-rpc';
+import { failure, JsonRpcId, JsonRpcResponse, TOO_MANY_REQUESTS } from './json-rpc';
+import { HonoredFilter } from './listen-filter';
 
 export interface McpAnswer {
   /** HTTP status; 202 with no body when every message was a notification or response. */
@@ -8,6 +9,8 @@ export interface McpAnswer {
   body?: JsonRpcResponse | JsonRpcResponse[];
   /** Headers the answer must carry (WWW-Authenticate on a 401, Retry-After on a 429). */
   headers?: Record<string, string>;
+  /** A subscriptions/listen the service accepted: the answer is its stream (McpSubscriptions), not a body. */
+  listen?: { id: JsonRpcId; honored: HonoredFilter };
 }
 
 /** A request refused by a per-key limit: 429, Retry-After, one JSON-RPC -32000 error. */

@@ -2,7 +2,7 @@ import { All, Controller, HttpCode, Inject, Post, Req, Res, UseFilters } from '@
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Request, Response } from 'express';
 import { CurrentCaller, KeyAction, Public } from '../auth/auth.decorators';
-import { KeyCaller } from '../auth/caller';
+import { isGrantId, KeyCaller } from '../auth/caller';
 import { ReadsBody } from '../common/request-body';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -12,11 +12,20 @@ import { McpBodyErrorFilter } from './mcp-body-error.filter';
 import { AdmittedRequest } from './mcp-admission.middleware';
 import { rateLimitedAnswer, sendAnswer } from './mcp-answer';
 import { OriginPolicy } from '../common/origin-policy';
-import { McpService, SUPPORTED_PROTOCOL_VERSIONS } from './mcp.service';
+import { McpService, SERVER_INFO } from './mcp.service';
+import { McpSubscriptions } from './mcp-subscriptions';
+import { mcpHeadersOf } from './protocol-eras';
+import { bearerToken } from '../auth/auth.guard';
+import { RateLimitedError } from '../common/errors';
+import { eventStreamOf } from '../common/event-stream';
 
 export const MCP_PATH = 'api/mcp';
 
-/** Streamable HTTP, stateless: one POST in, one JSON answer out; no SSE stream, no session. */
+/**
+ * Streamable HTTP, stateless, both eras on one URL (docs/mcp.md, "Protocol revisions"): one POST
+ * in, one JSON answer out, no session; a 2026-07-28 subscriptions/listen is answered with a
+ * server-sent event stream (McpSubscriptions).
+ */
 @ApiExcludeController()
 @Controller(MCP_PATH)
 export class McpController {
@@ -24,6 +33,7 @@ export class McpController {
 
   constructor(
     private readonly server: McpService,
+    private readonly subscriptions: McpSubscriptions,
     private readonly limits: ApiKeyLimits,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
@@ -34,7 +44,7 @@ export class McpController {
     });
   }
 
-  /** The body is taken raw: McpService parses it itself, to answer bad JSON with -32700. */
+  /** The body is taken raw: McpService parses it itself, to answer bad JSON with -32700, and chooses the era per request. */
   @Post()
   @HttpCode(200)
   // Each tool's permission is checked per call and each message of a batch counts (McpService).
@@ -47,29 +57,33 @@ export class McpController {
       res.status(403).json(failure(null, INVALID_REQUEST, `Origin ${origin} is not allowed`));
       return;
     }
-    const version = req.headers['mcp-protocol-version'];
-    if (version !== undefined && !(SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(String(version))) {
-      res
-        .status(400)
-        .json(failure(null, INVALID_REQUEST, `Unsupported MCP-Protocol-Version ${String(version)}; supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`));
-      return;
-    }
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     // The handler holds the key's slot too: a client that hangs up does not free it while its calls run.
     const ticket = req.mcpTicket;
     if (!ticket) throw new Error('McpAdmissionMiddleware did not run for this request');
     if (!ticket.hold()) {
-      sendAnswer(res, rateLimitedAnswer(this.limits.busy()));
+      sendAnswer(res, rateLimitedAnswer(this.limits.busy(isGrantId(caller.keyId))));
       return;
     }
+    let answer;
     try {
-      sendAnswer(res, await this.server.handle(body, caller, ticket));
+      answer = await this.server.handle(body, caller, ticket, mcpHeadersOf(req.headers));
     } finally {
       ticket.release();
     }
+    if (!answer.listen) return sendAnswer(res, answer);
+    // A listen stream runs no calls: it gives its running-call slot back and is bounded on its own (McpSubscriptions).
+    ticket.releaseAll();
+    const listen = { ...answer.listen, caller, credential: { token: bearerToken(req)!, request: req }, serverInfo: SERVER_INFO };
+    try {
+      await this.subscriptions.open(listen, eventStreamOf(req, res));
+    } catch (error) {
+      if (!(error instanceof RateLimitedError)) throw error;
+      sendAnswer(res, rateLimitedAnswer(error));
+    }
   }
 
-  /** No server-initiated stream and no sessions: GET and DELETE are not offered. */
+  /** No GET stream and no sessions in either era: GET and DELETE are not offered (2026-07-28 listens by POST). */
   @All()
   @Public()
   notAllowed(@Res() res: Response): void {

@@ -4,13 +4,14 @@ import { AuthModule } from '../auth/auth.module';
 import { McpAdmissionMiddleware } from './mcp-admission.middleware';
 import { MCP_PATH, McpController } from './mcp.controller';
 import { McpService } from './mcp.service';
+import { McpSubscriptions } from './mcp-subscriptions';
 import { ToolRegistry } from './tool-registry';
 
 /** The JSON-RPC / MCP protocol only. Tools live in their feature modules and are discovered. */
 @Module({
   imports: [DiscoveryModule, AuthModule],
   controllers: [McpController],
-  providers: [ToolRegistry, McpService],
+  providers: [ToolRegistry, McpService, McpSubscriptions],
 })
 export class McpModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ApiKeysService } from '../auth/api-keys.service';
-import { Caller, KeyCaller } from '../auth/caller';
+import { actingThrough, Caller, KeyCaller } from '../auth/caller';
 import { DomainError, isDatabaseUnavailable, RateLimitedError } from '../common/errors';
 import { bearerChallenge } from '../common/http-error.filter';
 import { exceedsJsonDepth, JSON_TOO_DEEP_MESSAGE } from '../common/json-depth';
@@ -28,12 +28,23 @@ import {
 import { McpAnswer, rateLimitedAnswer, serializedAs } from './mcp-answer';
 import { describeArgumentError } from '../common/tools/tool-arguments';
 import { describeResultError, refusal, ToolRegistry } from './tool-registry';
-import { inSpan, SpanKind, SpanStatusCode } from '../ops/tracing/traces';
+import { inCallerTrace, SpanKind, SpanStatusCode } from '../ops/tracing/traces';
 import { visibleResult, visibleText } from './visible-text';
-
-/** Protocol revisions we speak, newest first. */
-export const SUPPORTED_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
-export const LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[0];
+import {
+  checkModern,
+  claimsModern,
+  eraOf,
+  LATEST_LEGACY_VERSION,
+  LEGACY_PROTOCOL_VERSIONS,
+  McpHeaders,
+  META,
+  metaOf,
+  ModernContext,
+  modernBatch,
+  ProtocolRefusal,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from './protocol-eras';
+import { listenFilterOf } from './listen-filter';
 
 export const SERVER_INFO = { name: 'messaging-sync', title: 'Messaging Sync', version: '0.1.0' };
 
@@ -42,14 +53,32 @@ const INSTRUCTIONS =
   'Register a webhook (register_webhook) to be woken by events instead of polling; list_email_accounts and ' +
   'list_phone_numbers give the line ids a channelScope takes.';
 
-/** The methods dispatch() answers; any other is labelled "other" in the metrics. */
-const KNOWN_METHODS = new Set(['initialize', 'ping', 'tools/list', 'tools/call']);
+/**
+ * How long a client may keep a 2026-07-28 tools/list (`ttlMs`): the list changes only when the
+ * credential's permissions or the person's role do, and a listening client hears of that at once
+ * (notifications/tools/list_changed). `private`: the list depends on who asks (docs/mcp.md).
+ */
+export const TOOLS_LIST_TTL_MS = 5 * 60 * 1000;
+/** How long a client may keep server/discover: it changes only when the service is upgraded. `public`: the same for every caller. */
+export const DISCOVER_TTL_MS = 60 * 60 * 1000;
+
+/** The methods either era answers; any other is labelled "other" in the metrics. */
+const KNOWN_METHODS = new Set(['initialize', 'ping', 'tools/list', 'tools/call', 'server/discover', 'subscriptions/listen']);
+/** Methods of the legacy era that revision 2026-07-28 removed, and what a modern client does instead. */
+const REMOVED_IN_MODERN: Record<string, string> = {
+  initialize: 'there is no handshake: every request carries its version and capabilities in params._meta; server/discover tells what this server speaks',
+  ping: 'ping was removed; any request (server/discover, say) shows the server answers',
+  'logging/setLevel': 'the log level is per request: params._meta["io.modelcontextprotocol/logLevel"]',
+};
 
 export interface CallToolResult {
   content: Array<{ type: 'text'; text: string }>;
   structuredContent?: object;
   isError?: boolean;
 }
+
+/** Dispatches one request of its era to its result (JsonRpcError for a protocol fault). */
+type Dispatch = (request: JsonRpcRequest, caller: Caller) => Promise<object>;
 
 /** JSON-RPC 2.0 / MCP over one stateless POST: parses, dispatches, and shapes every answer. */
 @Injectable()
@@ -73,10 +102,13 @@ export class McpService {
   }
 
   /**
-   * Answers one POST. `ticket` holds the request's running-calls slot (McpAdmissionMiddleware
-   * took it); a batch widens it to run up to MCP_BATCH_CONCURRENCY messages at once.
+   * Answers one POST, of either era (docs/mcp.md, "Protocol revisions"): the body's `_meta`, else
+   * the MCP-Protocol-Version header, says which. `ticket` holds the request's running-calls slot
+   * (McpAdmissionMiddleware took it); a legacy batch widens it to run up to MCP_BATCH_CONCURRENCY
+   * messages at once. A modern subscriptions/listen is answered with `listen` set: the controller
+   * turns the response into its stream (McpSubscriptions).
    */
-  async handle(raw: Buffer, caller: KeyCaller, ticket: KeyTicket): Promise<McpAnswer> {
+  async handle(raw: Buffer, caller: KeyCaller, ticket: KeyTicket, headers: McpHeaders = {}): Promise<McpAnswer> {
     if (exceedsJsonDepth(raw)) return { status: 400, body: failure(null, PARSE_ERROR, `Parse error: ${JSON_TOO_DEEP_MESSAGE}`) };
     let payload: unknown;
     try {
@@ -84,9 +116,22 @@ export class McpService {
     } catch {
       return { status: 400, body: failure(null, PARSE_ERROR, 'Parse error: the body is not valid JSON') };
     }
-    if (!Array.isArray(payload)) {
-      return (await this.spend(caller, 1)) ?? this.runOne(payload, caller);
+    try {
+      if (Array.isArray(payload)) {
+        if (claimsModern(payload, headers)) throw modernBatch();
+        if (headers.protocolVersion !== undefined) eraOf(undefined, headers); // an unknown header version is refused as for one message
+        return await this.legacyBatch(payload, caller, ticket);
+      }
+      const era = eraOf(payload, headers);
+      if (era.era === 'modern') return (await this.spend(caller, 1)) ?? (await this.runModern(payload, caller, era.version, headers));
+      return (await this.spend(caller, 1)) ?? (await this.runOne(payload, caller));
+    } catch (error) {
+      if (error instanceof ProtocolRefusal) return { status: error.status, body: failure(idOf(payload), error.code, error.message, error.data) };
+      throw error;
     }
+  }
+
+  private async legacyBatch(payload: unknown[], caller: KeyCaller, ticket: KeyTicket): Promise<McpAnswer> {
     if (payload.length === 0) return { status: 400, body: failure(null, INVALID_REQUEST, 'an empty batch is not a valid request') };
     if (payload.length > this.maxBatch) {
       const message = `a batch may hold at most ${this.maxBatch} messages (MCP_MAX_BATCH); this one holds ${payload.length}, and none of them ran`;
@@ -114,6 +159,42 @@ export class McpService {
   }
 
   /**
+   * One request of the modern era (revision 2026-07-28): one message per POST, checked before it is
+   * dispatched (checkModern: envelope, then headers; 400 on either), answered with `resultType` and
+   * the server's identity in `_meta`; a method this era does not have is 404. A notification is
+   * accepted (202) as the transport page says, unchecked (the revision defines no header rules for one).
+   */
+  private async runModern(message: unknown, caller: Caller, version: string, headers: McpHeaders): Promise<McpAnswer> {
+    if (isClientResponse(message)) return { status: 202 };
+    let request: JsonRpcRequest;
+    try {
+      request = asRequest(message);
+    } catch (error) {
+      return { status: 400, body: failure(idOf(message), INVALID_REQUEST, (error as Error).message) };
+    }
+    const id = request.id;
+    if (id === undefined) return { status: 202 };
+    let context: ModernContext;
+    try {
+      context = checkModern(request, version, headers);
+    } catch (error) {
+      if (!(error instanceof ProtocolRefusal)) throw error;
+      return { status: error.status, body: failure(id, error.code, error.message, error.data) };
+    }
+    if (request.method === 'subscriptions/listen') {
+      try {
+        return { status: 200, listen: { id, honored: listenFilterOf(request.params) } };
+      } catch (error) {
+        if (error instanceof JsonRpcError) return { status: 200, body: failure(id, error.code, error.message, error.data) };
+        throw error;
+      }
+    }
+    const response = await this.traced(request, id, caller, (r, c) => this.dispatchModern(r, c, context));
+    if ('error' in response) return { status: response.error.code === METHOD_NOT_FOUND ? 404 : 200, body: response };
+    return { status: 200, body: { ...response, result: modernResult(response.result) } };
+  }
+
+  /**
    * A few messages at a time, so one batch never takes more than its share of the database pool.
    * The key is checked again before each message: once it is revoked, nothing more runs.
    */
@@ -125,14 +206,15 @@ export class McpService {
       () => this.apiKeys.isActive(caller.keyId),
     );
     if (run.stopped) {
-      const message = `the API key was revoked while this batch ran: ${run.ran} of its ${messages.length} messages had started, the others did not run`;
+      const what = actingThrough(caller) === 'this app' ? "the app's access was revoked" : 'the API key was revoked';
+      const message = `${what} while this batch ran: ${run.ran} of its ${messages.length} messages had started, the others did not run`;
       return { status: 401, headers: { 'WWW-Authenticate': bearerChallenge(true) }, body: failure(null, UNAUTHORIZED, message) };
     }
     const responses = run.results.filter((a): a is JsonRpcResponse => a !== undefined);
     return responses.length ? { status: 200, body: responses } : { status: 202 };
   }
 
-  /** Answers one message; undefined for notifications and for responses sent to us. */
+  /** Answers one message of the legacy era; undefined for notifications and for responses sent to us. */
   private async answer(message: unknown, caller: Caller): Promise<JsonRpcResponse | undefined> {
     if (isClientResponse(message)) return undefined;
     let request: JsonRpcRequest;
@@ -143,10 +225,20 @@ export class McpService {
     }
     const id = request.id;
     if (id === undefined) return undefined; // a notification: nothing to answer
+    return this.traced(request, id, caller, (r, c) => this.dispatch(r, c));
+  }
+
+  /**
+   * Answers a request in its span (a child of the caller's trace when `params._meta` carries a
+   * W3C traceparent, in either era) and counts it in the metrics.
+   */
+  private traced(request: JsonRpcRequest, id: JsonRpcId, caller: Caller, dispatch: Dispatch): Promise<JsonRpcResponse> {
     const { method, tool } = this.namesOf(request);
     const attributes = { 'mcp.method.name': method, ...(method === 'tools/call' ? { 'gen_ai.tool.name': tool } : {}) };
-    return inSpan(method === 'tools/call' ? `${method} ${tool}` : method, { kind: SpanKind.SERVER, attributes }, (span) =>
-      this.answerRequest(request, id, caller, (outcome, started) => {
+    const meta = metaOf(request);
+    const trace = { traceParent: meta?.traceparent, traceState: meta?.tracestate };
+    return inCallerTrace(trace, method === 'tools/call' ? `${method} ${tool}` : method, { kind: SpanKind.SERVER, attributes }, (span) =>
+      this.answerRequest(request, id, caller, dispatch, (outcome, started) => {
         span?.setAttribute('mcp.outcome', outcome);
         if (outcome !== 'ok') span?.setStatus({ code: SpanStatusCode.ERROR, message: outcome });
         this.metrics.mcpAnswered(method, tool, outcome, (performance.now() - started) / 1000);
@@ -159,6 +251,7 @@ export class McpService {
     request: JsonRpcRequest,
     id: JsonRpcId,
     caller: Caller,
+    dispatch: Dispatch,
     record: (outcome: 'ok' | 'tool_error' | 'rpc_error', started: number) => void,
   ): Promise<JsonRpcResponse> {
     const started = performance.now();
@@ -167,9 +260,9 @@ export class McpService {
       return response;
     };
     try {
-      return measured({ jsonrpc: '2.0', id, result: await this.dispatch(request, caller) });
+      return measured({ jsonrpc: '2.0', id, result: await dispatch(request, caller) });
     } catch (error) {
-      if (error instanceof JsonRpcError) return measured(failure(id, error.code, error.message));
+      if (error instanceof JsonRpcError) return measured(failure(id, error.code, error.message, error.data));
       // Not the request's fault and worth repeating: the HTTP error filter answers 503 with Retry-After.
       if (isDatabaseUnavailable(error)) {
         record('rpc_error', started);
@@ -191,6 +284,7 @@ export class McpService {
     return { method, tool: typeof name === 'string' && this.tools.get(name) ? name : 'unknown' };
   }
 
+  /** The legacy era's methods (2025-11-25 and earlier): the handshake, ping, and the tools. */
   private async dispatch(request: JsonRpcRequest, caller: Caller): Promise<object> {
     switch (request.method) {
       case 'initialize':
@@ -206,10 +300,38 @@ export class McpService {
     }
   }
 
+  /** The modern era's methods (2026-07-28): discovery and the tools; subscriptions/listen is the controller's stream. */
+  private async dispatchModern(request: JsonRpcRequest, caller: Caller, context: ModernContext): Promise<object> {
+    switch (request.method) {
+      case 'server/discover':
+        return this.discover();
+      case 'tools/list':
+        return { tools: this.tools.listFor(caller), ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'private' };
+      case 'tools/call':
+        return this.callTool(request.params, caller);
+      default: {
+        const instead = REMOVED_IN_MODERN[request.method];
+        const why = instead ? `: ${request.method} is not part of ${context.version}; ${instead}` : '';
+        throw new JsonRpcError(METHOD_NOT_FOUND, `Method not found: ${request.method}${why}`);
+      }
+    }
+  }
+
+  /** server/discover: every revision served here, what a modern client may subscribe to, and how to use the tools. */
+  private discover(): object {
+    return {
+      supportedVersions: SUPPORTED_PROTOCOL_VERSIONS,
+      capabilities: { tools: { listChanged: true } },
+      instructions: INSTRUCTIONS,
+      ttlMs: DISCOVER_TTL_MS,
+      cacheScope: 'public',
+    };
+  }
+
   private initialize(params: unknown): object {
     const requested = isObject(params) ? params.protocolVersion : undefined;
     if (typeof requested !== 'string') throw new JsonRpcError(INVALID_PARAMS, 'params.protocolVersion must be a string');
-    const protocolVersion = (SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
+    const protocolVersion = (LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(requested) ? requested : LATEST_LEGACY_VERSION;
     return {
       protocolVersion,
       capabilities: { tools: { listChanged: false } },
@@ -259,6 +381,12 @@ export class McpService {
       throw error;
     }
   }
+}
+
+/** A modern era result: `resultType` (every result of this service is complete) and the server's identity in `_meta`. */
+function modernResult(result: object): object {
+  const meta = (result as { _meta?: Record<string, unknown> })._meta;
+  return { ...result, resultType: 'complete', _meta: { ...meta, [META.serverInfo]: SERVER_INFO } };
 }
 
 /** What the text block says in place of a field given only in structuredContent. */

@@ -2,7 +2,7 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, Reflector } from '@nestjs/core';
 import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { Caller } from '../auth/caller';
+import { Caller, isGrantId } from '../auth/caller';
 import { KeyPermission } from '../auth/key-permissions';
 import { roleAtLeast } from '../auth/roles';
 import { argumentValidator } from '../common/tools/tool-arguments';
@@ -82,11 +82,16 @@ export class ToolRegistry implements OnModuleInit {
  * (which leaves the tool out) and tools/call (which answers this as a tool error). The role first,
  * then the key's permissions: a permission never lifts what the role forbids.
  */
-export function refusal(tool: Pick<RegisteredTool, 'spec' | 'permission'>, caller: Pick<Caller, 'role' | 'permissions'>): string | null {
+export function refusal(
+  tool: Pick<RegisteredTool, 'spec' | 'permission'>,
+  caller: Pick<Caller, 'role' | 'permissions'> & { keyId?: string | null },
+): string | null {
   const { name, minRole } = tool.spec;
-  if (!roleAtLeast(caller.role, minRole)) return `${name} needs the ${minRole} role or higher; this key acts as a ${caller.role}`;
+  const app = typeof caller.keyId === 'string' && isGrantId(caller.keyId); // an OAuth grant: the person connected an app, never saw a key
+  if (!roleAtLeast(caller.role, minRole)) return `${name} needs the ${minRole} role or higher; ${app ? 'this app' : 'this key'} acts as a ${caller.role}`;
   if (!caller.permissions.includes(tool.permission)) {
-    return `${name} needs the ${tool.permission} permission, which this API key does not have (it has ${caller.permissions.join(', ')})`;
+    const lacks = app ? 'which this app was not granted' : 'which this API key does not have';
+    return `${name} needs the ${tool.permission} permission, ${lacks} (it has ${caller.permissions.join(', ')})`;
   }
   return null;
 }

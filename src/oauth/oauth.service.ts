@@ -18,6 +18,7 @@ import { Request } from 'express';
 import { AccountsService } from '../accounts/accounts.service';
 import { callerOfRows } from '../auth/api-keys.service';
 import { KeyCaller } from '../auth/caller';
+import { CredentialChanges } from '../auth/credential-changes';
 import { GrantCallers } from '../auth/grant-callers';
 import { LastUseStamps } from '../auth/last-use-stamps';
 import { ALL_KEY_PERMISSIONS, KeyPermission } from '../auth/key-permissions';
@@ -120,6 +121,7 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
     private readonly personKeys: PersonApiKeysService,
     private readonly documents: ClientMetadataDocuments,
     private readonly accounts: AccountsService,
+    private readonly changes: CredentialChanges,
     clock: Clock,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
@@ -326,11 +328,13 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
    */
   async revokeGrant(userId: string, grantId: string): Promise<void> {
     if (!UUID.test(grantId) || !(await this.repository.deleteGrantOf(userId, grantId))) throw NotFoundError.of('oauth grant', grantId, 'grantId');
+    this.changes.changed(grantId);
   }
 
   /** Revokes any grant (the operators); unknown is not found (field grantId). */
   async revokeAnyGrant(grantId: string): Promise<void> {
     if (!UUID.test(grantId) || !(await this.repository.deleteGrantOf(null, grantId))) throw NotFoundError.of('oauth grant', grantId, 'grantId');
+    this.changes.changed(grantId);
   }
 
   /** Deletes registrations older than `maxAgeMs` that never got a grant (OAuthClientsRetention); returns how many. */
@@ -349,7 +353,7 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
     const row = await this.repository.findCode(sha256(code));
     if (!row || row.client_id !== client.client_id) throw new InvalidGrantError('the authorization code is unknown');
     if (row.used) {
-      await this.repository.deleteGrant(row.grant_id);
+      await this.revokeWholeGrant(row.grant_id);
       throw new InvalidGrantError('the authorization code was already used: what it issued is revoked');
     }
     if (row.expired) throw new InvalidGrantError('the authorization code expired');
@@ -373,7 +377,7 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
       throw new InvalidTargetError(`resource must be ${grant.resource}`);
     }
     if (!(await this.repository.useCode(hash))) {
-      await this.repository.deleteGrant(row.grant_id);
+      await this.revokeWholeGrant(row.grant_id);
       throw new InvalidGrantError('the authorization code was already used or expired');
     }
     return this.issueTokens(grant.id, grant.permissions);
@@ -391,9 +395,10 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
     // statement (grants have one live access token: their running-call slots are the grant's).
     const { tokens, pair } = newTokens(grant.permissions);
     if (!(await this.repository.rotateTokens(hash, grant.id, pair))) {
-      if (row.used) await this.repository.deleteGrant(row.grant_id);
+      if (row.used) await this.revokeWholeGrant(row.grant_id);
       throw new InvalidGrantError(row.used ? 'the refresh token was already used: its grant is revoked' : 'the refresh token expired');
     }
+    this.changes.changed(grant.id); // the grant's previous access token has ended
     return tokens;
   }
 
@@ -416,6 +421,13 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
     if (!row || row.client_id !== client.client_id) return;
     if (row.kind === 'refresh') await this.repository.deleteGrant(row.grant_id);
     else await this.repository.deleteToken(hash);
+    this.changes.changed(row.grant_id);
+  }
+
+  /** Deletes a grant with its codes and tokens (a code or refresh token presented twice), and says so to what holds its token. */
+  private async revokeWholeGrant(grantId: string): Promise<void> {
+    await this.repository.deleteGrant(grantId);
+    this.changes.changed(grantId);
   }
 
   // ---- the MCP endpoint (GrantCallers, for the AuthGuard) ----

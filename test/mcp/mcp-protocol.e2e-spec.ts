@@ -410,18 +410,30 @@ describe('MCP protocol over raw HTTP', () => {
       expect(res.body).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
     });
 
-    it.each(['2024-11-05', '2099-01-01', 'garbage', ''])('refuses MCP-Protocol-Version "%s" with 400 before running anything', async (version) => {
-      const res = await rpc(
-        t,
-        s.apiKey,
-        'tools/call',
-        { name: 'register_webhook', arguments: { url: 'https://hooks.example.com/v', events: ['message.received'] } },
-        1,
-      ).set('MCP-Protocol-Version', version);
-      expectRpcError(res, 400, null, -32600);
-      expect(res.body.error.message).toContain('MCP-Protocol-Version');
-      expect((await toolOk(t, s.apiKey, 'list_webhooks', {})).endpoints).toEqual([]);
-    });
+    it.each(['2024-11-05', '2099-01-01', 'garbage', ''])(
+      'refuses MCP-Protocol-Version "%s" with 400 UnsupportedProtocolVersion, listing what it speaks, before running anything',
+      async (version) => {
+        const res = await rpc(
+          t,
+          s.apiKey,
+          'tools/call',
+          { name: 'register_webhook', arguments: { url: 'https://hooks.example.com/v', events: ['message.received'] } },
+          1,
+        ).set('MCP-Protocol-Version', version);
+        expect(res.status).toBe(400);
+        expectJson(res);
+        expect(res.body).toEqual({
+          jsonrpc: '2.0',
+          id: 1,
+          error: {
+            code: -32022,
+            message: expect.stringContaining('Unsupported protocol version'),
+            data: { supported: ['2026-07-28', ...VERSIONS], requested: version },
+          },
+        });
+        expect((await toolOk(t, s.apiKey, 'list_webhooks', {})).endpoints).toEqual([]);
+      },
+    );
 
     it('refuses a request whose Origin is not allowed (none are, by default) with 403', async () => {
       const res = await rpc(t, s.apiKey, 'ping', undefined, 1).set('Origin', 'https://evil.example');

@@ -1,6 +1,6 @@
 import { LineRef } from '../../accounts/accounts.service';
 import { LineType, normalizeAddress } from '../../accounts/account.types';
-import { Caller } from '../../auth/caller';
+import { actingThrough, Caller } from '../../auth/caller';
 import { NotFoundError, ValidationError } from '../../common/errors';
 
 /** How a send tool names the line a new thread goes from. */
@@ -24,6 +24,7 @@ export interface LineChoice {
  * choose, and refuse, alike.
  */
 export function sendingLine(caller: Caller, choice: LineChoice): LineRef {
+  const who = actingThrough(caller);
   const lines = caller.lines.filter((l) => l.type === choice.type);
   if (choice.id !== undefined && choice.address !== undefined) {
     throw new ValidationError(`give at most one of ${choice.idField} and ${choice.addressField}`, choice.addressField);
@@ -36,13 +37,13 @@ export function sendingLine(caller: Caller, choice: LineChoice): LineRef {
   if (choice.address !== undefined) {
     const address = normalizeAddress(choice.address);
     const line = lines.find((l) => l.address === address);
-    if (!line) throw new NotFoundError(`${choice.noun} ${address} not found among the lines this API key may use`, choice.addressField);
+    if (!line) throw new NotFoundError(`${choice.noun} ${address} not found among the lines ${who} may use`, choice.addressField);
     return line;
   }
-  if (lines.length === 0) throw new ValidationError(`this API key may use no ${choice.noun}`, choice.idField);
+  if (lines.length === 0) throw new ValidationError(`${who} may use no ${choice.noun}`, choice.idField);
   if (lines.length > 1) {
     throw new ValidationError(
-      `${choice.idField} is required: this API key may use ${lines.length} ${choice.noun}s (${choice.listTool} gives their ids)`,
+      `${choice.idField} is required: ${who} may use ${lines.length} ${choice.noun}s (${choice.listTool} gives their ids)`,
       choice.idField,
     );
   }

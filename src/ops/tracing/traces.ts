@@ -52,9 +52,11 @@ export function traceParentOf(span: Span): string | null {
   return carrier.traceparent ?? null;
 }
 
-/** The context of a stored (or received) traceparent; undefined when it is not a valid one. */
-function contextOf(traceParent: string): Context | undefined {
-  const extracted = w3c.extract(ROOT_CONTEXT, { traceparent: traceParent }, defaultTextMapGetter);
+/** The context of a stored (or received) traceparent (and tracestate); undefined when it is not a valid one. */
+function contextOf(traceParent: string, traceState?: string): Context | undefined {
+  const carrier: Record<string, string> = { traceparent: traceParent };
+  if (traceState !== undefined) carrier.tracestate = traceState;
+  const extracted = w3c.extract(ROOT_CONTEXT, carrier, defaultTextMapGetter);
   return trace.getSpanContext(extracted) ? extracted : undefined;
 }
 
@@ -86,6 +88,35 @@ export function inStoredTrace<T>(traceParent: string | null, name: string, optio
 /** Starts a span (a child of the active one) for the caller to end and to run code in (`within`); undefined when off. */
 export function startSpan(name: string, options: SpanOptions): Span | undefined {
   return enabled ? trace.getTracer(TRACER).startSpan(name, options) : undefined;
+}
+
+/**
+ * Runs `fn` in a new span that continues a caller's own trace: the W3C `traceparent` (and
+ * `tracestate`) an MCP request carries in `params._meta` (the MCP specification's trace context
+ * convention). The span is a child of the caller's span, so the call and everything it causes
+ * (events, deliveries) are in the caller's trace; the sampling decision stays the service's (the
+ * flags are those of the active span, the request's server span, which is linked). Without a valid
+ * traceparent it is `inSpan`. Off: `fn(undefined)`.
+ */
+export function inCallerTrace<T>(
+  caller: { traceParent?: unknown; traceState?: unknown },
+  name: string,
+  options: SpanOptions,
+  fn: (span: Span | undefined) => Promise<T>,
+): Promise<T> {
+  if (!enabled) return fn(undefined);
+  const traceState = typeof caller.traceState === 'string' ? caller.traceState : undefined;
+  const remote = typeof caller.traceParent === 'string' ? contextOf(caller.traceParent, traceState) : undefined;
+  const remoteSpan = remote && trace.getSpanContext(remote);
+  if (!remoteSpan) return inSpan(name, options, fn);
+  const active = trace.getActiveSpan();
+  const parent = trace.setSpanContext(context.active(), {
+    ...remoteSpan,
+    traceFlags: active ? active.spanContext().traceFlags : remoteSpan.traceFlags,
+    isRemote: true,
+  });
+  const links = [...(options.links ?? []), ...(active ? [{ context: active.spanContext() }] : [])];
+  return run(trace.getTracer(TRACER).startSpan(name, { ...options, links }, parent), parent, fn);
 }
 
 /** Runs `fn` with the span active, so what it starts (and awaits) is the span's child. */
