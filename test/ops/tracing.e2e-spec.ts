@@ -248,6 +248,48 @@ describe('OpenTelemetry traces', () => {
     expect(otlp.parentOf(resent)).toMatchObject({ name: 'tools/call resend_webhook_delivery' });
   });
 
+  it.each(['2026-07-28', '2025-11-25'])(
+    'a traceparent in params._meta (%s) continues the caller’s trace: the tool call and what it causes are in it, the HTTP span linked, sampling the service’s',
+    async (version) => {
+      const traceId = randomBytes(16).toString('hex');
+      const callerSpan = randomBytes(8).toString('hex');
+      const { endpoint } = await toolOk(app, s.apiKey, 'register_webhook', { url: `${hooksBase}/traced-${version}`, events: ['contact.merged'] });
+      const a = await toolOk(app, s.apiKey, 'create_contact', { displayName: 'Grace', identities: [{ kind: 'PHONE', value: uniquePhone() }] });
+      const b = await toolOk(app, s.apiKey, 'create_contact', { displayName: 'Grace H.', identities: [{ kind: 'PHONE', value: uniquePhone() }] });
+      const modern = version === '2026-07-28';
+      // The legacy case's caller did not sample its span (flags 00): the service samples by its own decision all the same.
+      const meta: Record<string, unknown> = { traceparent: `00-${traceId}-${callerSpan}-${modern ? '01' : '00'}`, tracestate: 'vendor=agent' };
+      if (modern) Object.assign(meta, { 'io.modelcontextprotocol/protocolVersion': version, 'io.modelcontextprotocol/clientCapabilities': {} });
+      let call = request(base)
+        .post('/api/mcp')
+        .set('Authorization', `Bearer ${s.apiKey}`)
+        .set('Accept', 'application/json, text/event-stream')
+        .set('MCP-Protocol-Version', version);
+      if (modern) call = call.set('Mcp-Method', 'tools/call').set('Mcp-Name', 'merge_contacts');
+      const res = await call.send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'merge_contacts', arguments: { contactIds: [a.contact.id, b.contact.id] }, _meta: meta },
+      });
+      expect(res.status).toBe(200);
+      expect(res.body.result.isError).toBeUndefined();
+      await waitForRequests(hooks, `/traced-${version}`, 1);
+
+      const attempt = await otlp.find(
+        'the attempt span of the traced merge',
+        (span) => span.name === 'webhook attempt' && span.attributes['webhook.endpoint_id'] === endpoint.id,
+      );
+      expect(attempt.traceId).toBe(traceId);
+      const tool = otlp.parentOf(otlp.parentOf(attempt)!)!;
+      expect(tool).toMatchObject({ name: 'tools/call merge_contacts', traceId, parentSpanId: callerSpan });
+      const [link] = tool.links;
+      const server = otlp.spans.find((span) => span.spanId === link.spanId)!;
+      expect(server).toMatchObject({ name: 'POST /api/mcp', parentSpanId: '' });
+      expect(server.traceId).not.toBe(traceId);
+    },
+  );
+
   it('names server spans by route pattern, so a token in a path never reaches a trace', async () => {
     const token = randomBytes(18).toString('base64url');
     expect((await fetch(`${base}/t/o/${token}`)).status).toBe(200);
