@@ -21,6 +21,11 @@ import { Hints, JsonSchema, objectFor } from './support/schema-arbitrary';
  * names (each must be a tool error naming the argument), forged list cursors (impossible dates,
  * year 0000, unsigned, another tool's, a real one re-encoded with another id), and JSON nested
  * up to 400,000 deep (refused before parsing: HTTP 400, -32700).
+ *
+ * Issue 42 adds MCP 2026-07-28 requests: the `_meta` envelope with the headers that mirror the
+ * body (MCP-Protocol-Version, Mcp-Method, Mcp-Name), as the v2 client sends them and broken one way
+ * at a time, and `server/discover`. (subscriptions/listen answers a stream that stays open: it has
+ * tests of its own.)
  */
 const RUNS = Number(process.env.RELIABILITY_FUZZ_RUNS ?? 10_000);
 const SEED = Number(process.env.RELIABILITY_FUZZ_SEED ?? Date.now() % 2 ** 31);
@@ -55,6 +60,33 @@ function isRpcResponse(x: unknown): boolean {
     return !!e && Number.isInteger(e.code) && typeof e.message === 'string';
   }
   return !!r.result && typeof r.result === 'object';
+}
+
+type ModernShape = 'none' | 'valid' | 'no headers' | 'wrong name' | 'wrong method' | 'envelope only' | 'bad envelope';
+type Body = { raw: string | Buffer; m: Record<string, unknown> | undefined; label: string };
+
+/**
+ * A single request made a 2026-07-28 one (issue 42): the `_meta` envelope in its params and the
+ * headers that mirror it, as the v2 client sends them, or broken in one way (headers left out, a
+ * wrong Mcp-Name or Mcp-Method, an envelope without headers, an envelope without
+ * clientCapabilities). Anything else is left as generated.
+ */
+function modernized(b: Body, shape: ModernShape): Body & { headers: Record<string, string> } {
+  const m = b.m;
+  if (shape === 'none' || !m || typeof m.params !== 'object' || m.params === null || Array.isArray(m.params)) return { ...b, headers: {} };
+  const envelope: Record<string, unknown> = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+  if (shape === 'bad envelope') delete envelope['io.modelcontextprotocol/clientCapabilities'];
+  const params: Record<string, unknown> = { ...(m.params as Record<string, unknown>), _meta: envelope };
+  const message = { ...m, params };
+  const headers: Record<string, string> = {};
+  if (shape !== 'no headers' && shape !== 'envelope only') {
+    headers['mcp-protocol-version'] = '2026-07-28';
+    headers['mcp-method'] = shape === 'wrong method' ? 'tools/list' : String(m.method).replace(/[^\x20-\x7e]/g, '');
+    const name = typeof params.name === 'string' ? params.name : '';
+    headers['mcp-name'] =
+      shape === 'wrong name' ? 'not_this_tool' : /^[\x21-\x7e]*$/.test(name) ? name : `=?base64?${Buffer.from(name, 'utf8').toString('base64')}?=`;
+  }
+  return { raw: JSON.stringify(message), m: message, label: `2026-07-28 ${shape}`, headers };
 }
 
 describe('reliability: fuzzing POST /api/mcp', () => {
@@ -157,6 +189,7 @@ describe('reliability: fuzzing POST /api/mcp', () => {
           'initialize',
           'ping',
           'tools/list',
+          'server/discover',
           'notifications/initialized',
           'resources/list',
           'prompts/list',
@@ -274,18 +307,34 @@ describe('reliability: fuzzing POST /api/mcp', () => {
         accept: header(['application/json, text/event-stream', 'application/json', 'text/event-stream', '*/*', 'text/html'], 2, 3),
         origin: header(['https://evil.example', 'null', 'http://localhost:3000', 'https://app.example.com'], 24, 1),
         version: fc.oneof(
-          { arbitrary: header(['2025-11-25', '2025-06-18', '2025-03-26'], 6, 4), weight: 9 },
+          { arbitrary: header(['2025-11-25', '2025-06-18', '2025-03-26', '2026-07-28'], 6, 4), weight: 9 },
           { arbitrary: fc.constantFrom('2024-11-05', '2099-01-01', '2025-11-25, 2025-06-18'), weight: 1 },
         ),
+        // A 2026-07-28 request (issue 42): envelope and mirrored headers as a client sends them, or broken one way.
+        modern: fc.oneof(
+          { arbitrary: fc.constant('none' as const), weight: 6 },
+          { arbitrary: fc.constant('valid' as const), weight: 3 },
+          {
+            arbitrary: fc.constantFrom(
+              'no headers' as const,
+              'wrong name' as const,
+              'wrong method' as const,
+              'envelope only' as const,
+              'bad envelope' as const,
+            ),
+            weight: 2,
+          },
+        ),
       })
-      .map(({ body: b, authorization: auth, contentType, contentEncoding, accept, origin, version }) => {
-        const headers: Record<string, string> = {};
+      .map(({ body: original, authorization: auth, contentType, contentEncoding, accept, origin, version, modern }) => {
+        const b = modernized(original, modern);
+        const headers: Record<string, string> = { ...b.headers };
         if (auth !== undefined) headers.authorization = auth;
         if (contentType !== undefined) headers['content-type'] = contentType;
         if (contentEncoding !== undefined) headers['content-encoding'] = contentEncoding;
         if (accept !== undefined) headers.accept = accept;
         if (origin !== undefined) headers.origin = origin;
-        if (version !== undefined) headers['mcp-protocol-version'] = version;
+        if (version !== undefined && headers['mcp-protocol-version'] === undefined) headers['mcp-protocol-version'] = version;
         const m = b.m as Record<string, unknown> | undefined;
         const id = m?.id;
         const wellFormedId =
