@@ -24,7 +24,7 @@ export function eventStreamOf(request: Request, response: Response): EventStream
       request.socket.setNoDelay(true);
       response.status(200);
       response.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
-      response.setHeader('Cache-Control', 'no-cache, no-transform');
+      if (!response.hasHeader('Cache-Control')) response.setHeader('Cache-Control', 'no-cache, no-transform'); // pages keep their no-store
       response.setHeader('X-Accel-Buffering', 'no');
       response.flushHeaders();
       response.write(preamble);
