@@ -31,13 +31,23 @@ describe('eraOf', () => {
   });
 
   it('refuses an unknown version with -32022, listing every revision served', () => {
-    expect(refusalOf(() => eraOf(call({ _meta: { ...ENVELOPE, [META.protocolVersion]: '2099-01-01' } }), HEADERS))).toEqual({
+    const unknown = call({ _meta: { ...ENVELOPE, [META.protocolVersion]: '2099-01-01' } });
+    expect(refusalOf(() => eraOf(unknown, { ...HEADERS, protocolVersion: '2099-01-01' }))).toEqual({
       status: 400,
       code: -32022,
       message: expect.stringContaining('2099-01-01'),
       data: { supported: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26'], requested: '2099-01-01' },
     });
     expect(refusalOf(() => eraOf({ jsonrpc: '2.0', id: 1, method: 'ping' }, { protocolVersion: '2024-11-05' })).code).toBe(-32022);
+    expect(refusalOf(() => eraOf(unknown, { ...HEADERS, protocolVersion: undefined })).code).toBe(-32022);
+  });
+
+  it('refuses a body whose _meta version differs from a 2026-07-28 header with HeaderMismatch -32020, even a version it does not speak', () => {
+    for (const version of ['2099-01-01', '2025-11-25']) {
+      const refused = refusalOf(() => eraOf(call({ _meta: { ...ENVELOPE, [META.protocolVersion]: version } }), HEADERS));
+      expect(refused).toMatchObject({ status: 400, code: -32020 });
+      expect(refused.message).toContain(`MCP-Protocol-Version header "2026-07-28" does not match _meta ${META.protocolVersion} "${version}"`);
+    }
   });
 });
 

@@ -82,15 +82,25 @@ const NAMED_METHODS: Record<string, 'name' | 'uri'> = { 'tools/call': 'name', 'p
  * legacy version is the legacy era too, envelope or not, and is served without a session as every
  * legacy request here is. A modern version is the modern era, whose envelope and headers
  * checkModern then judges. Any other version is refused: UnsupportedProtocolVersion, 400.
+ *
+ * A request whose `MCP-Protocol-Version` header names a modern revision is held to that revision's
+ * rule first: the header must match the body's `_meta` version, else HeaderMismatch, 400
+ * (2026-07-28 transports, "Protocol Version Header" and "Server Validation"), even when the body's
+ * version is one this server does not speak: the request disagrees with itself, and which of its
+ * two versions is "the requested one" cannot be told (the official conformance suite's
+ * sep-2575-http-server-header-mismatch-400 expects -32020 here, not -32022).
  */
 export function eraOf(message: unknown, headers: McpHeaders): Era {
   const meta = metaOf(message);
   const claimed: unknown = meta !== undefined && META.protocolVersion in meta ? meta[META.protocolVersion] : headers.protocolVersion;
   if (claimed === undefined) return { era: 'legacy' };
   if (typeof claimed !== 'string') return { era: 'modern', version: '' }; // a malformed envelope: checkModern names it
-  if ((MODERN_PROTOCOL_VERSIONS as readonly string[]).includes(claimed)) return { era: 'modern', version: claimed };
+  const header = headers.protocolVersion;
+  if (header !== undefined && header !== claimed && isModern(header)) {
+    throw mismatch(`the MCP-Protocol-Version header ${quote(header)} does not match _meta ${META.protocolVersion} ${quote(claimed)}`);
+  }
+  if (isModern(claimed)) return { era: 'modern', version: claimed };
   if ((LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(claimed)) {
-    const header = headers.protocolVersion;
     if (header !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(header)) throw unsupported(header);
     return { era: 'legacy' };
   }
@@ -99,8 +109,11 @@ export function eraOf(message: unknown, headers: McpHeaders): Era {
 
 /** Whether any message of a batch claims the modern era (a batch is a legacy form: 2026-07-28 takes one message per POST). */
 export function claimsModern(messages: unknown[], headers: McpHeaders): boolean {
-  const modern = (version: unknown) => typeof version === 'string' && (MODERN_PROTOCOL_VERSIONS as readonly string[]).includes(version);
-  return modern(headers.protocolVersion) || messages.some((message) => modern(metaOf(message)?.[META.protocolVersion]));
+  return isModern(headers.protocolVersion) || messages.some((message) => isModern(metaOf(message)?.[META.protocolVersion]));
+}
+
+function isModern(version: unknown): boolean {
+  return typeof version === 'string' && (MODERN_PROTOCOL_VERSIONS as readonly string[]).includes(version);
 }
 
 /** The refusal of a version the server does not speak, listing what it does. */
