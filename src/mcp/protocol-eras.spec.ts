@@ -30,6 +30,19 @@ describe('eraOf', () => {
     expect(eraOf({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { protocolVersion: '2026-07-28' })).toEqual({ era: 'modern', version: '2026-07-28' });
   });
 
+  it('refuses a header that names another version than _meta, above all a 2026-07-28 header over a legacy claim (-32020)', () => {
+    const legacyClaim = call({ _meta: { ...ENVELOPE, [META.protocolVersion]: '2025-11-25' } });
+    for (const header of ['2026-07-28', '2025-06-18', '2099-01-01']) {
+      expect(refusalOf(() => eraOf(legacyClaim, { ...HEADERS, protocolVersion: header }))).toEqual({
+        status: 400,
+        code: -32020,
+        message: `Header mismatch: the MCP-Protocol-Version header "${header}" does not match _meta io.modelcontextprotocol/protocolVersion "2025-11-25"`,
+        data: undefined,
+      });
+    }
+    expect(eraOf(legacyClaim, { protocolVersion: '2025-11-25' })).toEqual({ era: 'legacy' });
+  });
+
   it('refuses an unknown version with -32022, listing every revision served', () => {
     expect(refusalOf(() => eraOf(call({ _meta: { ...ENVELOPE, [META.protocolVersion]: '2099-01-01' } }), HEADERS))).toEqual({
       status: 400,
@@ -67,7 +80,7 @@ describe('checkModern', () => {
     ['MCP-Protocol-Version differing', { ...HEADERS, protocolVersion: '2025-11-25' }, /"2025-11-25" does not match/],
     ['Mcp-Method missing', { ...HEADERS, method: undefined }, /Mcp-Method header is required/],
     ['Mcp-Method differing', { ...HEADERS, method: 'tools/list' }, /"tools\/list" does not match the body's method "tools\/call"/],
-    ['Mcp-Name missing', { ...HEADERS, name: undefined }, /Mcp-Name header is required/],
+    ['Mcp-Name missing', { ...HEADERS, name: undefined }, /Mcp-Name header is required on every 2026-07-28 tools\/call request/],
     ['Mcp-Name differing', { ...HEADERS, name: 'get_webhook' }, /"get_webhook" does not match the body's params\.name "list_webhooks"/],
     ['Mcp-Name not valid Base64', { ...HEADERS, name: '=?base64?%%%?=' }, /Mcp-Name header is not valid/],
     ['a header with characters a header may not hold', { ...HEADERS, method: 'tools/call\u00e9' }, /contains characters/],
