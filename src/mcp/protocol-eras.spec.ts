@@ -1,4 +1,4 @@
-import { checkModern, decodeHeaderValue, eraOf, META, ProtocolRefusal } from './protocol-eras';
+import { checkModern, checkModernNotification, decodeHeaderValue, eraOf, META, ProtocolRefusal } from './protocol-eras';
 import { JsonRpcRequest } from './json-rpc';
 
 const ENVELOPE = { [META.protocolVersion]: '2026-07-28', [META.clientCapabilities]: {} };
@@ -100,6 +100,25 @@ describe('checkModern', () => {
   it('needs no Mcp-Name for methods that do not name anything, and leaves a nameless tools/call to its own -32602', () => {
     expect(() => checkModern(call({}, 'tools/list'), '2026-07-28', { ...HEADERS, method: 'tools/list', name: undefined })).not.toThrow();
     expect(() => checkModern(call({ name: undefined }), '2026-07-28', { ...HEADERS, name: undefined })).not.toThrow();
+  });
+});
+
+describe('checkModernNotification', () => {
+  it('asks no header of a notification, but refuses one that does not mirror it', () => {
+    expect(() => checkModernNotification('notifications/cancelled', '2026-07-28', {})).not.toThrow();
+    expect(() =>
+      checkModernNotification('notifications/cancelled', '2026-07-28', { protocolVersion: '2026-07-28', method: 'notifications/cancelled' }),
+    ).not.toThrow();
+    expect(refusalOf(() => checkModernNotification('notifications/cancelled', '2026-07-28', { protocolVersion: '2025-11-25' }))).toMatchObject({
+      status: 400,
+      code: -32020,
+      message: expect.stringContaining('MCP-Protocol-Version header "2025-11-25"'),
+    });
+    expect(refusalOf(() => checkModernNotification('notifications/cancelled', '2026-07-28', { method: 'tools/call' }))).toMatchObject({
+      status: 400,
+      code: -32020,
+      message: expect.stringContaining('Mcp-Method header "tools/call"'),
+    });
   });
 });
 

@@ -152,6 +152,15 @@ export function checkModern(request: JsonRpcRequest, version: string, headers: M
   return context;
 }
 
+/**
+ * Checks the headers of a modern notification: the revision requires none of them on a notification
+ * POST, but one that is sent must mirror the body as on a request (MCP-Protocol-Version, Mcp-Method).
+ */
+export function checkModernNotification(method: string, version: string, headers: McpHeaders): void {
+  if (headers.protocolVersion !== undefined && headers.protocolVersion !== version) throw versionMismatch(headers.protocolVersion, version);
+  if (headers.method !== undefined && headers.method !== method) throw methodMismatch(headers.method, method);
+}
+
 /** Visible ASCII, space and tab (RFC 9110 field values as the transport page allows them unencoded). */
 const HEADER_TEXT = /^[\t\x20-\x7e]*$/;
 const SENTINEL = /^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$/;
