@@ -36,7 +36,8 @@ export interface JsonRpcSuccess {
 
 export interface JsonRpcFailure {
   jsonrpc: '2.0';
-  id: JsonRpcId | null;
+  /** null when the request's id could not be read (JSON-RPC 2.0); left out in the 2026-07-28 era, whose error responses have no null id. */
+  id?: JsonRpcId | null;
   error: { code: number; message: string; data?: unknown };
 }
 
@@ -52,8 +53,10 @@ export class JsonRpcError extends Error {
   }
 }
 
-export function failure(id: JsonRpcId | null, code: number, message: string, data?: unknown): JsonRpcFailure {
-  return { jsonrpc: '2.0', id, error: data === undefined ? { code, message } : { code, message, data } };
+/** An error response; an `undefined` id is left out (a 2026-07-28 answer whose request had no readable id). */
+export function failure(id: JsonRpcId | null | undefined, code: number, message: string, data?: unknown): JsonRpcFailure {
+  const error = data === undefined ? { code, message } : { code, message, data };
+  return id === undefined ? { jsonrpc: '2.0', error } : { jsonrpc: '2.0', id, error };
 }
 
 /** The id of a message, when it has a usable one (for answering even an invalid request). */

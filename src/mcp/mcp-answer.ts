@@ -13,9 +13,9 @@ export interface McpAnswer {
   listen?: { id: JsonRpcId; honored: HonoredFilter };
 }
 
-/** A request refused by a per-key limit: 429, Retry-After, one JSON-RPC -32000 error. */
-export function rateLimitedAnswer(error: RateLimitedError): McpAnswer {
-  return { status: 429, headers: { 'Retry-After': String(error.retryAfterSeconds) }, body: failure(null, TOO_MANY_REQUESTS, error.message) };
+/** A request refused by a per-key limit: 429, Retry-After, one JSON-RPC -32000 error answering `id` (null when no one request's id is known). */
+export function rateLimitedAnswer(error: RateLimitedError, id: JsonRpcId | null = null): McpAnswer {
+  return { status: 429, headers: { 'Retry-After': String(error.retryAfterSeconds) }, body: failure(id, TOO_MANY_REQUESTS, error.message) };
 }
 
 /**

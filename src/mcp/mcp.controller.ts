@@ -79,7 +79,7 @@ export class McpController {
       await this.subscriptions.open(listen, eventStreamOf(req, res));
     } catch (error) {
       if (!(error instanceof RateLimitedError)) throw error;
-      sendAnswer(res, rateLimitedAnswer(error));
+      sendAnswer(res, rateLimitedAnswer(error, listen.id)); // the listen request's id was read: the refusal answers it
     }
   }
 

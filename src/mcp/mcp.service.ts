@@ -32,6 +32,7 @@ import { inCallerTrace, SpanKind, SpanStatusCode } from '../ops/tracing/traces';
 import { visibleResult, visibleText } from './visible-text';
 import {
   checkModern,
+  checkModernNotification,
   claimsModern,
   eraOf,
   LATEST_LEGACY_VERSION,
@@ -118,7 +119,8 @@ export class McpService {
     }
     try {
       if (Array.isArray(payload)) {
-        if (claimsModern(payload, headers)) throw modernBatch();
+        // No one id answers a batch, and a 2026-07-28 error response has none rather than a null one.
+        if (claimsModern(payload, headers)) return refusalAnswer(modernBatch(), undefined);
         if (headers.protocolVersion !== undefined) eraOf(undefined, headers); // an unknown header version is refused as for one message
         return await this.legacyBatch(payload, caller, ticket);
       }
@@ -126,7 +128,7 @@ export class McpService {
       if (era.era === 'modern') return (await this.spend(caller, 1)) ?? (await this.runModern(payload, caller, era.version, headers));
       return (await this.spend(caller, 1)) ?? (await this.runOne(payload, caller));
     } catch (error) {
-      if (error instanceof ProtocolRefusal) return { status: error.status, body: failure(idOf(payload), error.code, error.message, error.data) };
+      if (error instanceof ProtocolRefusal) return refusalAnswer(error, idOf(payload));
       throw error;
     }
   }
@@ -162,7 +164,8 @@ export class McpService {
    * One request of the modern era (revision 2026-07-28): one message per POST, checked before it is
    * dispatched (checkModern: envelope, then headers; 400 on either), answered with `resultType` and
    * the server's identity in `_meta`; a method this era does not have is 404. A notification is
-   * accepted (202) as the transport page says, unchecked (the revision defines no header rules for one).
+   * accepted (202) as the transport page says, once the headers it sends mirror it (the revision
+   * requires none on a notification). An error whose request has no readable id has no id.
    */
   private async runModern(message: unknown, caller: Caller, version: string, headers: McpHeaders): Promise<McpAnswer> {
     if (isClientResponse(message)) return { status: 202 };
@@ -170,16 +173,19 @@ export class McpService {
     try {
       request = asRequest(message);
     } catch (error) {
-      return { status: 400, body: failure(idOf(message), INVALID_REQUEST, (error as Error).message) };
+      return { status: 400, body: failure(idOf(message) ?? undefined, INVALID_REQUEST, (error as Error).message) };
     }
     const id = request.id;
-    if (id === undefined) return { status: 202 };
     let context: ModernContext;
     try {
+      if (id === undefined) {
+        checkModernNotification(request.method, version, headers);
+        return { status: 202 };
+      }
       context = checkModern(request, version, headers);
     } catch (error) {
       if (!(error instanceof ProtocolRefusal)) throw error;
-      return { status: error.status, body: failure(id, error.code, error.message, error.data) };
+      return refusalAnswer(error, id);
     }
     if (request.method === 'subscriptions/listen') {
       try {
@@ -381,6 +387,11 @@ export class McpService {
       throw error;
     }
   }
+}
+
+/** The answer to a request refused before it ran: the refusal's HTTP status and JSON-RPC error, with `id` (left out when undefined). */
+function refusalAnswer(refusal: ProtocolRefusal, id: JsonRpcId | null | undefined): McpAnswer {
+  return { status: refusal.status, body: failure(id, refusal.code, refusal.message, refusal.data) };
 }
 
 /** A modern era result: `resultType` (every result of this service is complete) and the server's identity in `_meta`. */

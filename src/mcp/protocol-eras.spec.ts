@@ -1,4 +1,4 @@
-import { checkModern, decodeHeaderValue, eraOf, META, ProtocolRefusal } from './protocol-eras';
+import { checkModern, checkModernNotification, decodeHeaderValue, eraOf, META, ProtocolRefusal } from './protocol-eras';
 import { JsonRpcRequest } from './json-rpc';
 
 const ENVELOPE = { [META.protocolVersion]: '2026-07-28', [META.clientCapabilities]: {} };
@@ -28,6 +28,19 @@ describe('eraOf', () => {
   it('is modern for 2026-07-28 claimed by _meta or by the header alone', () => {
     expect(eraOf(call(), {})).toEqual({ era: 'modern', version: '2026-07-28' });
     expect(eraOf({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { protocolVersion: '2026-07-28' })).toEqual({ era: 'modern', version: '2026-07-28' });
+  });
+
+  it('refuses a header that names another version than _meta, above all a 2026-07-28 header over a legacy claim (-32020)', () => {
+    const legacyClaim = call({ _meta: { ...ENVELOPE, [META.protocolVersion]: '2025-11-25' } });
+    for (const header of ['2026-07-28', '2025-06-18', '2099-01-01']) {
+      expect(refusalOf(() => eraOf(legacyClaim, { ...HEADERS, protocolVersion: header }))).toEqual({
+        status: 400,
+        code: -32020,
+        message: `Header mismatch: the MCP-Protocol-Version header "${header}" does not match _meta io.modelcontextprotocol/protocolVersion "2025-11-25"`,
+        data: undefined,
+      });
+    }
+    expect(eraOf(legacyClaim, { protocolVersion: '2025-11-25' })).toEqual({ era: 'legacy' });
   });
 
   it('refuses an unknown version with -32022, listing every revision served', () => {
@@ -77,7 +90,7 @@ describe('checkModern', () => {
     ['MCP-Protocol-Version differing', { ...HEADERS, protocolVersion: '2025-11-25' }, /"2025-11-25" does not match/],
     ['Mcp-Method missing', { ...HEADERS, method: undefined }, /Mcp-Method header is required/],
     ['Mcp-Method differing', { ...HEADERS, method: 'tools/list' }, /"tools\/list" does not match the body's method "tools\/call"/],
-    ['Mcp-Name missing', { ...HEADERS, name: undefined }, /Mcp-Name header is required/],
+    ['Mcp-Name missing', { ...HEADERS, name: undefined }, /Mcp-Name header is required on every 2026-07-28 tools\/call request/],
     ['Mcp-Name differing', { ...HEADERS, name: 'get_webhook' }, /"get_webhook" does not match the body's params\.name "list_webhooks"/],
     ['Mcp-Name not valid Base64', { ...HEADERS, name: '=?base64?%%%?=' }, /Mcp-Name header is not valid/],
     ['a header with characters a header may not hold', { ...HEADERS, method: 'tools/call\u00e9' }, /contains characters/],
@@ -97,6 +110,25 @@ describe('checkModern', () => {
   it('needs no Mcp-Name for methods that do not name anything, and leaves a nameless tools/call to its own -32602', () => {
     expect(() => checkModern(call({}, 'tools/list'), '2026-07-28', { ...HEADERS, method: 'tools/list', name: undefined })).not.toThrow();
     expect(() => checkModern(call({ name: undefined }), '2026-07-28', { ...HEADERS, name: undefined })).not.toThrow();
+  });
+});
+
+describe('checkModernNotification', () => {
+  it('asks no header of a notification, but refuses one that does not mirror it', () => {
+    expect(() => checkModernNotification('notifications/cancelled', '2026-07-28', {})).not.toThrow();
+    expect(() =>
+      checkModernNotification('notifications/cancelled', '2026-07-28', { protocolVersion: '2026-07-28', method: 'notifications/cancelled' }),
+    ).not.toThrow();
+    expect(refusalOf(() => checkModernNotification('notifications/cancelled', '2026-07-28', { protocolVersion: '2025-11-25' }))).toMatchObject({
+      status: 400,
+      code: -32020,
+      message: expect.stringContaining('MCP-Protocol-Version header "2025-11-25"'),
+    });
+    expect(refusalOf(() => checkModernNotification('notifications/cancelled', '2026-07-28', { method: 'tools/call' }))).toMatchObject({
+      status: 400,
+      code: -32020,
+      message: expect.stringContaining('Mcp-Method header "tools/call"'),
+    });
   });
 });
 

@@ -83,12 +83,13 @@ const NAMED_METHODS: Record<string, 'name' | 'uri'> = { 'tools/call': 'name', 'p
  * legacy request here is. A modern version is the modern era, whose envelope and headers
  * checkModern then judges. Any other version is refused: UnsupportedProtocolVersion, 400.
  *
- * A request whose `MCP-Protocol-Version` header names a modern revision is held to that revision's
- * rule first: the header must match the body's `_meta` version, else HeaderMismatch, 400
- * (2026-07-28 transports, "Protocol Version Header" and "Server Validation"), even when the body's
- * version is one this server does not speak: the request disagrees with itself, and which of its
+ * A header that names another version than the body's `_meta` does not mirror it: HeaderMismatch,
+ * 400 ("Protocol Version Header": the header MUST match `_meta`; "Server Validation"), in either
+ * era, and before the body's version is judged: the request disagrees with itself, and which of its
  * two versions is "the requested one" cannot be told (the official conformance suite's
- * sep-2575-http-server-header-mismatch-400 expects -32020 here, not -32022).
+ * sep-2575-http-server-header-mismatch-400 expects -32020 there, not -32022). Above all a
+ * 2026-07-28 header over a body that claims a legacy revision: an intermediary trusts such a header
+ * as checked against the body (its Mcp-Method, its Mcp-Name), and the legacy era checks none of them.
  */
 export function eraOf(message: unknown, headers: McpHeaders): Era {
   const meta = metaOf(message);
@@ -96,12 +97,10 @@ export function eraOf(message: unknown, headers: McpHeaders): Era {
   if (claimed === undefined) return { era: 'legacy' };
   if (typeof claimed !== 'string') return { era: 'modern', version: '' }; // a malformed envelope: checkModern names it
   const header = headers.protocolVersion;
-  if (header !== undefined && header !== claimed && isModern(header)) {
-    throw mismatch(`the MCP-Protocol-Version header ${quote(header)} does not match _meta ${META.protocolVersion} ${quote(claimed)}`);
-  }
+  if (header !== undefined && header !== claimed && isModern(header)) throw versionMismatch(header, claimed);
   if (isModern(claimed)) return { era: 'modern', version: claimed };
   if ((LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(claimed)) {
-    if (header !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(header)) throw unsupported(header);
+    if (header !== undefined && header !== claimed) throw versionMismatch(header, claimed);
     return { era: 'legacy' };
   }
   throw unsupported(claimed);
@@ -137,22 +136,20 @@ export function unsupported(requested: string): ProtocolRefusal {
  */
 export function checkModern(request: JsonRpcRequest, version: string, headers: McpHeaders): ModernContext {
   const context = envelopeOf(request, version);
-  const header = (name: string, value: string | undefined): string => {
-    if (value === undefined) throw mismatch(`the ${name} header is required on every ${version} request`);
+  const header = (name: string, value: string | undefined, requiredOn = `every ${version} request`): string => {
+    if (value === undefined) throw mismatch(`the ${name} header is required on ${requiredOn}`);
     if (!HEADER_TEXT.test(value)) throw mismatch(`the ${name} header contains characters a header value may not hold`);
     return value;
   };
   const headerVersion = header('MCP-Protocol-Version', headers.protocolVersion);
-  if (headerVersion !== version) {
-    throw mismatch(`the MCP-Protocol-Version header ${quote(headerVersion)} does not match _meta ${META.protocolVersion} ${quote(version)}`);
-  }
+  if (headerVersion !== version) throw versionMismatch(headerVersion, version);
   const method = header('Mcp-Method', headers.method);
-  if (method !== request.method) throw mismatch(`the Mcp-Method header ${quote(method)} does not match the body's method ${quote(request.method)}`);
+  if (method !== request.method) throw methodMismatch(method, request.method);
   const field = NAMED_METHODS[request.method];
   const body = field === undefined ? undefined : (request.params as Record<string, unknown> | undefined)?.[field];
   // A body without the name is the method's own -32602 (params.name must be a string), unless a header names one.
   if (field !== undefined && (typeof body === 'string' || headers.name !== undefined)) {
-    const raw = header('Mcp-Name', headers.name);
+    const raw = header('Mcp-Name', headers.name, `every ${version} ${request.method} request`);
     const name = decodeHeaderValue(raw);
     if (name === null) throw mismatch('the Mcp-Name header is not valid: a =?base64?...?= value must hold Base64 of UTF-8 text');
     if (name !== body) {
@@ -161,6 +158,15 @@ export function checkModern(request: JsonRpcRequest, version: string, headers: M
     }
   }
   return context;
+}
+
+/**
+ * Checks the headers of a modern notification: the revision requires none of them on a notification
+ * POST, but one that is sent must mirror the body as on a request (MCP-Protocol-Version, Mcp-Method).
+ */
+export function checkModernNotification(method: string, version: string, headers: McpHeaders): void {
+  if (headers.protocolVersion !== undefined && headers.protocolVersion !== version) throw versionMismatch(headers.protocolVersion, version);
+  if (headers.method !== undefined && headers.method !== method) throw methodMismatch(headers.method, method);
 }
 
 /** Visible ASCII, space and tab (RFC 9110 field values as the transport page allows them unencoded). */
@@ -229,6 +235,14 @@ function invalidEnvelope(message: string): ProtocolRefusal {
 
 function mismatch(message: string): ProtocolRefusal {
   return new ProtocolRefusal(400, HEADER_MISMATCH, `Header mismatch: ${message}`);
+}
+
+function versionMismatch(header: string, body: string): ProtocolRefusal {
+  return mismatch(`the MCP-Protocol-Version header ${quote(header)} does not match _meta ${META.protocolVersion} ${quote(body)}`);
+}
+
+function methodMismatch(header: string, body: string): ProtocolRefusal {
+  return mismatch(`the Mcp-Method header ${quote(header)} does not match the body's method ${quote(body)}`);
 }
 
 /** A refusal of a batch that claims the modern era. */

@@ -51,7 +51,9 @@ function isRpcResponse(x: unknown): boolean {
   if (!x || typeof x !== 'object' || Array.isArray(x)) return false;
   const r = x as Record<string, unknown>;
   if (r.jsonrpc !== '2.0') return false;
-  if (!(r.id === null || typeof r.id === 'string' || (typeof r.id === 'number' && Number.isFinite(r.id)))) return false;
+  // A 2026-07-28 error whose id could not be read leaves the id out (its schema has no null id).
+  if (!(r.id === null || r.id === undefined || typeof r.id === 'string' || (typeof r.id === 'number' && Number.isFinite(r.id)))) return false;
+  if (r.id === undefined && !('error' in r)) return false;
   const hasResult = 'result' in r;
   const hasError = 'error' in r;
   if (hasResult === hasError) return false;

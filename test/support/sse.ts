@@ -17,6 +17,8 @@ export class SseClient {
   readonly comments: string[] = [];
   retry: number | null = null;
   ended = false;
+  /** Everything the server sent, as it came (the body of an answer that is not a stream, too). */
+  text = '';
   private buffer = '';
 
   private constructor(
@@ -24,7 +26,10 @@ export class SseClient {
     private readonly close: () => void,
   ) {
     response.setEncoding('utf8');
-    response.on('data', (chunk: string) => this.take(chunk));
+    response.on('data', (chunk: string) => {
+      this.text += chunk;
+      this.take(chunk);
+    });
     response.on('end', () => (this.ended = true));
     response.on('close', () => (this.ended = true));
   }
@@ -37,6 +42,21 @@ export class SseClient {
       );
       req.on('error', reject);
       req.end();
+    });
+  }
+
+  /**
+   * POSTs `body` to `path` of `baseUrl` with `headers`, on a connection of its own that is not kept
+   * for another request (so the server closes it once its answer ends); resolves with the answer's
+   * head and its body read as a stream.
+   */
+  static post(baseUrl: string, path: string, headers: Record<string, string>, body: string): Promise<SseClient> {
+    return new Promise((resolve, reject) => {
+      const req = request(new URL(path, baseUrl), { method: 'POST', agent: false, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) =>
+        resolve(new SseClient(res, () => req.destroy())),
+      );
+      req.on('error', reject);
+      req.end(body);
     });
   }
 

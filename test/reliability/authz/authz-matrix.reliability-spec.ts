@@ -14,7 +14,9 @@ import { readOnlyKey } from './read-only-key';
  * lines, MEMBER vs the roles a tool needs, a revoked key: nothing leaks, nothing changes", grown
  * by issues 10, 16, 30 and 31. One case per `it`, its body in a module of this folder named after
  * it; the cases share one app, the victim's data (matrix.ts) and one row of docs/RELIABILITY.md
- * (report.ts: the same row, names and figures, as when the matrix was a single test).
+ * (report.ts: the same row, names and figures, as when the matrix was a single test). Every tool
+ * call a case judges is made in both eras of /api/mcp, the legacy JSON-RPC request and then the
+ * same call as a 2026-07-28 request (matrix.ts, callInBothEras), which must be refused alike.
  *
  * The whole matrix (and its row):
  *   npx jest -c test/reliability/jest.config.js test/reliability/authz --runInBand

@@ -1,8 +1,7 @@
 import { MessagingTestApp } from '../../support/messaging-hooks';
-import { rpc } from '../../support/mcp';
 import { createSession } from '../../support/session';
 import { fmt } from '../support/results';
-import { leaks, tableChecksums, Victim } from './matrix';
+import { callInBothEras, leaks, tableChecksums, toolsInBothEras, Victim } from './matrix';
 import { CALLERS, FIGURE, MatrixReport } from './report';
 
 interface Call {
@@ -41,22 +40,26 @@ export async function foreignCallers(t: MessagingTestApp, v: Victim, report: Mat
   await admin.delete(`/admin/api-keys/${revoked.id}`).expect(204);
   const keys = [sameOrgOwner.apiKey, linesKey, member.apiKey, v.otherOrg.apiKey, revoked.key];
   const actors = CALLERS.map((name, i) => ({ name, key: keys[i], sameOrg: name !== 'other-org OWNER' }));
-  const memberList = (await rpc(t, member.apiKey, 'tools/list')).body.result.tools.map((x: { name: string }) => x.name);
+  const memberTools = await toolsInBothEras(t, report, member.apiKey);
+  const memberList = memberTools.tools.map((x: { name: string }) => x.name);
   const contactWrites = new Set(['create_contact', 'update_contact', 'merge_contacts']);
 
   const calls: Call[] = [];
   const problems: string[] = [];
+  if (memberTools.differs) problems.push(`same-org MEMBER tools/list: the 2026-07-28 request ${memberTools.differs}`);
   let before = await tableChecksums(t);
   for (const actor of actors) {
-    for (const { name, inputSchema } of tools) {
+    for (const { name, inputSchema, annotations } of tools) {
       if (actor.name !== 'revoked key') {
         // create_contact takes nobody's ids (it only creates in the caller's own org); same-org contact writes are allowed by design.
         if (name === 'create_contact') continue;
         if (actor.sameOrg && contactWrites.has(name)) continue;
       }
       for (const args of v.variants(inputSchema, name)) {
-        const res = await rpc(t, actor.key, 'tools/call', { name, arguments: args });
+        // In both eras, back to back: the tables are compared after both.
+        const { res, differs } = await callInBothEras(t, report, actor.key, name, args, !annotations.readOnlyHint);
         const request = JSON.stringify(args);
+        if (differs) problems.push(`${actor.name} ${name} ${request}: the 2026-07-28 request ${differs}`);
         const markers = actor.sameOrg ? common : { ...common, ...orgOnly };
         const leaked = leaks(res.text, request, markers);
         const after = await tableChecksums(t);
@@ -89,7 +92,8 @@ export async function foreignCallers(t: MessagingTestApp, v: Victim, report: Mat
   for (const { name, inputSchema, annotations } of tools) {
     if (!annotations.readOnlyHint) continue;
     const args = v.variants(inputSchema, name)[0];
-    const res = await rpc(t, victim.apiKey, 'tools/call', { name, arguments: args });
+    const { res, differs } = await callInBothEras(t, report, victim.apiKey, name, args, false);
+    if (differs) problems.push(`control: the victim's own ${name}: the 2026-07-28 request ${differs}`);
     if (leaks(res.text, JSON.stringify(args), { ...common, ...orgOnly }).length > 0) controls += 1;
     else blind.push(name);
   }

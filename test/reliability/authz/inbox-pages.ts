@@ -8,6 +8,7 @@ import { SseClient } from '../../support/sse';
 import { INGEST_TOKEN } from '../../support/test-env';
 import { PageBrowser, postForm, signInBrowser } from '../../support/web';
 import { waitFor } from '../support/stack';
+import { callInBothEras } from './matrix';
 import { FIGURE, MatrixReport } from './report';
 
 /** A caller of the inbox pages: who they are, their browser, and a phone line of their own (for the stream's liveness). */
@@ -286,7 +287,8 @@ export async function inboxPages(t: MessagingTestApp, report: MatrixReport): Pro
     await asUnknown("reply_to_thread with the owner's send key", sms.threadId, randomUUID(), (id) => {
       const args = { threadId: id, body: `inbox reply ${K}`, idempotencyKey: ownerKey };
       return call('tools/call reply_to_thread', JSON.stringify(args), async () => {
-        const r = await rpc(t, c.session.apiKey, 'tools/call', { name: 'reply_to_thread', arguments: args });
+        const { res: r, differs } = await callInBothEras(t, report, c.session.apiKey, 'reply_to_thread', args, true);
+        if (differs) problems.push(`${where('reply_to_thread')} ${JSON.stringify(args)}: the 2026-07-28 request ${differs}`);
         return { status: r.status, text: JSON.stringify(r.body.result ?? r.body.error ?? null) };
       });
     });

@@ -4,7 +4,7 @@ import { rpc } from '../../support/mcp';
 import { INGEST_TOKEN } from '../../support/test-env';
 import { fmt } from '../support/results';
 import { waitFor } from '../support/stack';
-import { leaks, M, Scope, SCOPES, tableChecksums, Victim } from './matrix';
+import { callInBothEras, leaks, M, Scope, SCOPES, tableChecksums, Victim } from './matrix';
 import { FIGURE, MatrixReport } from './report';
 
 /** The ten webhook tools; delete_webhook last, so the visible endpoint answers every other tool first. */
@@ -102,8 +102,9 @@ export async function linesKeyOnWebhooks(t: MessagingTestApp, v: Victim, report:
   for (const scope of SCOPES) {
     for (const name of WEBHOOK_TOOLS) {
       if (name === 'list_webhooks' && scope !== 'its line') continue; // takes no id: once is enough
+      const write = !v.tools.find((x) => x.name === name)!.annotations.readOnlyHint;
       for (const args of scopedArgs(name, scope)) {
-        const res = await rpc(t, scopedKey, 'tools/call', { name, arguments: args });
+        const { res, differs } = await callInBothEras(t, report, scopedKey, name, args, write);
         const request = JSON.stringify(args);
         const after = await tableChecksums(t);
         const changed = Object.keys(after).filter((k) => after[k] !== before[k]);
@@ -113,6 +114,7 @@ export async function linesKeyOnWebhooks(t: MessagingTestApp, v: Victim, report:
         const leaked = leaks(res.text, request, hiddenMarkers);
         if (leaked.length) problems.push(`${scope}: ${name} ${request}: LEAKED ${leaked.join(', ')}: ${res.text.slice(0, 200)}`);
         const where = `LINES key on its user's endpoint scoped to ${scope}: ${name} ${request}`;
+        if (differs) problems.push(`${where}: the 2026-07-28 request ${differs}`);
         if (res.status !== 200 || res.body?.error) {
           problems.push(`${where}: HTTP ${res.status} ${res.text.slice(0, 200)}`);
           continue;

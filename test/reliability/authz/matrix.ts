@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import request from 'supertest';
 import { MessagingTestApp, partnerPhone } from '../../support/messaging-hooks';
 import { rpc } from '../../support/mcp';
+import { modernRpc, withoutModernFields } from '../../support/mcp-modern';
 import { createSession, Session, SessionLine } from '../../support/session';
 import { INGEST_TOKEN } from '../../support/test-env';
 import { emailWithPdf } from '../support/clients';
@@ -39,6 +42,81 @@ export function plainArgs(url: string, partner: string, query: string): Record<s
     // recover_webhook_deliveries: a window the victim's deliveries fall in (an hour back, within every bound).
     since: new Date(Date.now() - 3_600_000).toISOString(),
   };
+}
+
+/** What a call in both eras came to, for the row's figure (MatrixReport.eraCall). */
+export interface EraOutcome {
+  /** The call was made again as a 2026-07-28 request (not when the legacy call answered a write: it would run twice). */
+  repeated: boolean;
+  /** The legacy answer was a refusal: an HTTP error, a JSON-RPC error or a tool error. */
+  refused: boolean;
+  /** How the 2026-07-28 answer differed from the legacy one; null when alike (or not repeated). */
+  differs: string | null;
+}
+
+/** Counts the calls made in both eras; MatrixReport implements it. */
+export interface EraTally {
+  eraCall(outcome: EraOutcome): void;
+}
+
+/**
+ * tools/call `name` with `args` by `token` as the matrix has always made it (legacy JSON-RPC, no
+ * version), then the same call as a 2026-07-28 request (the `_meta` envelope and the mirrored
+ * MCP-Protocol-Version, Mcp-Method and Mcp-Name headers), unless the first answered a `write` tool:
+ * that would run it twice. The two must answer alike: the same HTTP status and the same refusal (a
+ * JSON-RPC error, a tool error, a 401), or the same result but for what the modern era adds
+ * (resultType "complete", the server's identity in _meta). Answers the legacy response, which the
+ * case judges as before; `differs` says how the modern one differed (counted in `tally`).
+ */
+export async function callInBothEras(
+  t: MessagingTestApp,
+  tally: EraTally,
+  token: string,
+  name: string,
+  args: Record<string, unknown>,
+  write: boolean,
+): Promise<{ res: request.Response; differs: string | null }> {
+  const res = await rpc(t, token, 'tools/call', { name, arguments: args });
+  const refused = res.status !== 200 || Boolean(res.body?.error) || Boolean(res.body?.result?.isError);
+  if (write && !refused) {
+    tally.eraCall({ repeated: false, refused, differs: null });
+    return { res, differs: null };
+  }
+  const modern = await modernRpc(t, token, 'tools/call', { name, arguments: args });
+  const differs = eraDifference(res, modern);
+  tally.eraCall({ repeated: true, refused, differs });
+  return { res, differs };
+}
+
+/**
+ * tools/list by `token` in both eras: the legacy tools, and how the 2026-07-28 list differed (null
+ * when it lists the same tools alike, as a list cacheable by this caller only).
+ */
+export async function toolsInBothEras(t: MessagingTestApp, tally: EraTally, token: string): Promise<{ tools: any[]; differs: string | null }> {
+  const [legacy, modern] = [await rpc(t, token, 'tools/list'), await modernRpc(t, token, 'tools/list')];
+  const { ttlMs, cacheScope, ...rest } = modern.body?.result ?? {};
+  const alike =
+    modern.status === 200 &&
+    cacheScope === 'private' &&
+    typeof ttlMs === 'number' &&
+    !eraDifference(legacy, { ...modern, body: { ...modern.body, result: rest } } as request.Response);
+  const differs = alike
+    ? null
+    : `answered HTTP ${modern.status} ${modern.text.slice(0, 160)} where the legacy request answered HTTP ${legacy.status} ${legacy.text.slice(0, 160)}`;
+  tally.eraCall({ repeated: true, refused: false, differs });
+  return { tools: legacy.body.result.tools, differs };
+}
+
+/** How a 2026-07-28 answer differs from the legacy answer to the same call; null when alike. */
+function eraDifference(legacy: request.Response, modern: request.Response): string | null {
+  const shown = (res: request.Response) => `HTTP ${res.status} ${res.text.slice(0, 160)}`;
+  const differ = () => `answered ${shown(modern)} where the legacy request answered ${shown(legacy)}`;
+  if (modern.status !== legacy.status || modern.headers['www-authenticate'] !== legacy.headers['www-authenticate']) return differ();
+  if (legacy.body?.jsonrpc === undefined) return isDeepStrictEqual(modern.body, legacy.body) ? null : differ(); // a 401: no JSON-RPC
+  if (legacy.body.error) return isDeepStrictEqual(modern.body?.error, legacy.body.error) && modern.body.id !== undefined ? null : differ();
+  const result = modern.body?.result;
+  if (!result || result.resultType !== 'complete' || !result._meta?.['io.modelcontextprotocol/serverInfo']) return differ();
+  return isDeepStrictEqual(withoutModernFields(result), legacy.body.result) ? null : differ();
 }
 
 /** An md5 of every table's rows, by table name: a call that changed anything changes one. */

@@ -9,7 +9,7 @@ import { INGEST_TOKEN } from '../../support/test-env';
 import { PAGE_ORIGIN } from '../../support/web';
 import { emailWithPdf } from '../support/clients';
 import { ROOT, waitFor } from '../support/stack';
-import { M, plainArgs, tableChecksums } from './matrix';
+import { callInBothEras, M, plainArgs, tableChecksums, toolsInBothEras } from './matrix';
 import { FIGURE, MatrixReport } from './report';
 
 /**
@@ -120,9 +120,11 @@ export async function oauthTokens(t: MessagingTestApp, report: MatrixReport): Pr
   ];
 
   // Every tool of the OWNER's tools/list, with the victim's ids (one call per further id of a field).
-  const tools: Array<{ name: string; inputSchema: { properties?: Record<string, { format?: string }>; required?: string[] } }> = (
-    await rpc(t, victim.apiKey, 'tools/list')
-  ).body.result.tools;
+  const tools: Array<{
+    name: string;
+    inputSchema: { properties?: Record<string, { format?: string }>; required?: string[] };
+    annotations: { readOnlyHint: boolean };
+  }> = (await rpc(t, victim.apiKey, 'tools/list')).body.result.tools;
   const ids: Record<string, unknown[]> = {
     threadId: [sms.threadId, mail.threadId],
     messageId: [sms.messageId, mail.messageId],
@@ -162,15 +164,18 @@ export async function oauthTokens(t: MessagingTestApp, report: MatrixReport): Pr
   let changed = 0;
   let before = await checksum();
   for (const caller of callers) {
-    const listed: Array<{ name: string; annotations: { readOnlyHint: boolean } }> = (await rpc(t, caller.token, 'tools/list')).body.result.tools;
+    const list = await toolsInBothEras(t, report, caller.token);
+    if (list.differs) problems.push(`${caller.name}: tools/list: the 2026-07-28 request ${list.differs}`);
+    const listed: Array<{ name: string; annotations: { readOnlyHint: boolean } }> = list.tools;
     const wrong = listed.filter((x) => !x.annotations.readOnlyHint || x.name.includes('webhook')).map((x) => x.name);
     if (wrong.length || listed.length === 0) problems.push(`${caller.name}: tools/list shows ${wrong.join(', ') || 'nothing'}`);
-    for (const { name, inputSchema } of tools) {
+    for (const { name, inputSchema, annotations } of tools) {
       for (const args of variants(name, inputSchema)) {
-        const res = await rpc(t, caller.token, 'tools/call', { name, arguments: args });
+        const { res, differs } = await callInBothEras(t, report, caller.token, name, args, !annotations.readOnlyHint);
         const request = JSON.stringify(args);
         const after = await checksum();
         const where = `${caller.name}: ${name} ${request}`;
+        if (differs) problems.push(`${where}: the 2026-07-28 request ${differs}`);
         calls += 1;
         if (after !== before) {
           changed += 1;
@@ -185,7 +190,7 @@ export async function oauthTokens(t: MessagingTestApp, report: MatrixReport): Pr
         const r = res.body?.result;
         if (res.status !== 200 || !r) problems.push(`${where}: HTTP ${res.status} ${res.text.slice(0, 160)}`);
         else if (listed.some((x) => x.name === name)) answered += 1;
-        else if (r.isError && /^\w+ needs the (send|webhooks) permission, which this API key does not have \(it has read\)$/.test(r.content[0].text))
+        else if (r.isError && /^\w+ needs the (send|webhooks) permission, which this app was not granted \(it has read\)$/.test(r.content[0].text))
           refusedForPermission += 1;
         else problems.push(`${where}: outside its tools/list, not refused for its permission: ${res.text.slice(0, 160)}`);
       }

@@ -1,7 +1,6 @@
 import { MessagingTestApp } from '../../support/messaging-hooks';
-import { rpc } from '../../support/mcp';
 import { fmt } from '../support/results';
-import { leaks, tableChecksums, Victim } from './matrix';
+import { callInBothEras, leaks, tableChecksums, toolsInBothEras, Victim } from './matrix';
 import { FIGURE, MatrixReport } from './report';
 
 /**
@@ -12,7 +11,9 @@ import { FIGURE, MatrixReport } from './report';
 export async function readOnlyKey(t: MessagingTestApp, v: Victim, report: MatrixReport): Promise<void> {
   const problems: string[] = [];
   const readOnlyKey = (await t.admin.post(`/admin/users/${v.session.userId}/api-keys`, { name: 'read only', permissions: ['read'] }).expect(201)).body.key;
-  const readOnlyList: Array<{ name: string; annotations: { readOnlyHint: boolean } }> = (await rpc(t, readOnlyKey, 'tools/list')).body.result.tools;
+  const listed = await toolsInBothEras(t, report, readOnlyKey);
+  if (listed.differs) problems.push(`read-only key: tools/list: the 2026-07-28 request ${listed.differs}`);
+  const readOnlyList: Array<{ name: string; annotations: { readOnlyHint: boolean } }> = listed.tools;
   for (const listedTool of readOnlyList) {
     if (!listedTool.annotations.readOnlyHint || listedTool.name.includes('webhook')) problems.push(`read-only key: tools/list shows ${listedTool.name}`);
   }
@@ -20,9 +21,9 @@ export async function readOnlyKey(t: MessagingTestApp, v: Victim, report: Matrix
   let readOnlyCalls = 0;
   let readOnlyRefused = 0;
   let before = await tableChecksums(t);
-  for (const { name, inputSchema } of gated) {
+  for (const { name, inputSchema, annotations } of gated) {
     for (const args of v.variants(inputSchema, name)) {
-      const res = await rpc(t, readOnlyKey, 'tools/call', { name, arguments: args });
+      const { res, differs } = await callInBothEras(t, report, readOnlyKey, name, args, !annotations.readOnlyHint);
       const request = JSON.stringify(args);
       const after = await tableChecksums(t);
       const changed = Object.keys(after).filter((k) => after[k] !== before[k]);
@@ -31,6 +32,7 @@ export async function readOnlyKey(t: MessagingTestApp, v: Victim, report: Matrix
       const r = res.body?.result;
       const text: string = r?.isError ? r.content[0].text : '';
       const where = `read-only key: ${name} ${request}`;
+      if (differs) problems.push(`${where}: the 2026-07-28 request ${differs}`);
       if (
         res.status === 200 &&
         r?.isError &&

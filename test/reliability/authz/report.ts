@@ -1,4 +1,5 @@
 import { ResultBuilder } from '../support/results';
+import type { EraOutcome, EraTally } from './matrix';
 
 /** The cases, in the order they run and report. */
 export type MatrixCase = 'foreign callers' | 'read-only key' | 'LINES key' | 'access ended' | 'agent routes' | 'OAuth tokens' | 'inbox pages';
@@ -31,6 +32,7 @@ export const FIGURE = {
   oauthRoutes: 'issue 31, OAuth access tokens on the agent REST routes: refused 401 with nothing changed',
   inboxPages:
     "issue 34, the inbox pages (Conversations, a thread, Approvals, a download, the live stream) × callers who may not see line A: calls, leaks, victim ids answered as an unknown id, calls after which the victim's rows changed, stream frames of line A",
+  eras: 'every tool call (and tools/list) of the cases also made as a 2026-07-28 request (envelope, mirrored headers): calls repeated / refused alike / answered alike / answers that differed; answered writes not repeated',
 };
 const FIGURE_ORDER = [
   FIGURE.ownerTools,
@@ -50,6 +52,7 @@ const FIGURE_ORDER = [
   FIGURE.oauthTools,
   FIGURE.oauthRoutes,
   FIGURE.inboxPages,
+  FIGURE.eras,
 ];
 
 /**
@@ -58,7 +61,7 @@ const FIGURE_ORDER = [
  * in case order, passed when every case passed. Recorded only when every case ran; a run of some
  * cases (`-t`) prints what they found and leaves the document's row as it was.
  */
-export class MatrixReport {
+export class MatrixReport implements EraTally {
   private readonly result = new ResultBuilder('authz-matrix', 'Authorization matrix: every tool × foreign ids, LINES key, MEMBER, revoked key');
   private readonly ran = new Set<MatrixCase>();
   private readonly passed = new Set<MatrixCase>();
@@ -66,6 +69,7 @@ export class MatrixReport {
   private readonly notes = new Map<MatrixCase, string[]>();
   /** The problems of the three cases on the victim's data, counted together in the LEAKED / CHANGED / write figures. */
   private readonly victimProblems: string[] = [];
+  private readonly eras = { repeated: 0, refused: 0, answered: 0, differed: 0, notRepeated: 0 };
 
   /** Runs one case: it passed if `body` returns (its expectations held). */
   async run(name: MatrixCase, body: () => Promise<void>): Promise<void> {
@@ -95,6 +99,17 @@ export class MatrixReport {
     this.result.figure(FIGURE.leaked, count('LEAKED'));
     this.result.figure(FIGURE.changed, count('CHANGED'));
     this.result.figure(FIGURE.writesNotRefused, count('write tool'));
+  }
+
+  /** A call the cases made in both eras (matrix.ts, callInBothEras): the eras figure; a difference is the case's problem to report. */
+  eraCall(outcome: EraOutcome): void {
+    const e = this.eras;
+    if (!outcome.repeated) e.notRepeated += 1;
+    else if (outcome.differs) e.differed += 1;
+    else if (outcome.refused) e.refused += 1;
+    else e.answered += 1;
+    if (outcome.repeated) e.repeated += 1;
+    this.result.figure(FIGURE.eras, `${e.repeated} / ${e.refused} / ${e.answered} / ${e.differed}; ${e.notRepeated}`);
   }
 
   /** After every case: records the row when every case ran, else only prints what ran. */
