@@ -4,7 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { LineType } from '../accounts/account.types';
 import { AccountsService } from '../accounts/accounts.service';
-import { Caller } from '../auth/caller';
+import { actingThrough, Caller } from '../auth/caller';
 import { CapReachedError, NotFoundError, ValidationError } from '../common/errors';
 import { Clock } from '../common/clock';
 import { Hooks } from '../common/hooks';
@@ -256,7 +256,7 @@ export class WebhooksService implements OnModuleInit {
       }
       if (caller.channelAccess === 'LINES') {
         throw new ValidationError(
-          'channelScope: this API key is limited to specific lines, so allChannels must be false with channels chosen from those lines',
+          `channelScope: ${actingThrough(caller)} is limited to specific lines, so allChannels must be false with channels chosen from those lines`,
           'channelScope.allChannels',
         );
       }
@@ -269,7 +269,7 @@ export class WebhooksService implements OnModuleInit {
       const line = caller.lines.find((l) => l.id === channel.channelId);
       if (!line) {
         throw new ValidationError(
-          `channelScope.channels[${i}].channelId: ${channel.channelId} is not a line this key may use (see list_email_accounts, list_phone_numbers)`,
+          `channelScope.channels[${i}].channelId: ${channel.channelId} is not a line ${actingThrough(caller)} may use (see list_email_accounts, list_phone_numbers)`,
           `channelScope.channels[${i}].channelId`,
         );
       }

@@ -139,6 +139,31 @@ describe('MCP 2026-07-28 and 2025-11-25 on one URL, through the official clients
         await client.close();
       }
     });
+
+    it('an app limited to one line hears of its limit as the app’s, not a key’s', async () => {
+      const browser = await signInBrowser(m, s.userId);
+      const choice = { access: 'LINES', [`line-${s.lines[0].id}`]: 'on', 'permissions-shown': 'on', 'permission-read': 'on', 'permission-webhooks': 'on' };
+      const app = await connectApp(m, browser, { clientName: 'Line Agent', choice });
+      const client = await modern({ pin: '2026-07-28' })(app.accessToken);
+      try {
+        const all = await client.call('register_webhook', { url: 'https://hooks.example.com/app', events: ['message.received'] });
+        expect(all.content[0].text).toBe(
+          'channelScope: this app is limited to specific lines, so allChannels must be false with channels chosen from those lines',
+        );
+        const other = await client.call('register_webhook', {
+          url: 'https://hooks.example.com/app',
+          events: ['message.received'],
+          channelScope: { allChannels: false, channels: [{ channelType: 'PHONE_NUMBER', channelId: s.lines[1].id }] },
+        });
+        expect(other.content[0].text).toBe(
+          `channelScope.channels[0].channelId: ${s.lines[1].id} is not a line this app may use (see list_email_accounts, list_phone_numbers)`,
+        );
+        const from = await client.call('list_phone_numbers', {});
+        expect(from.structuredContent!.phoneNumbers).toHaveLength(1);
+      } finally {
+        await client.close();
+      }
+    });
   });
 
   describe('subscriptions/listen through the v2 client', () => {
