@@ -1,7 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
 import {
-  InvalidClientError,
   InvalidClientMetadataError,
   InvalidGrantError,
   InvalidRequestError,
@@ -136,19 +135,14 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
   // ---- clients (RFC 7591) ----
 
   /**
-   * A client_id that is a URL is its metadata document's (client-metadata-documents.ts), fetched
-   * or cached, never a row: a document that can no longer be fetched or used is invalid_client,
-   * naming why. Any other client_id is a self-registration's row.
+   * The client the token and revocation endpoints (the SDK's handlers) authenticate, from a row
+   * only, never a fetch: a self-registration's, or, for a client_id that is a URL, the registration
+   * its metadata document made when a person last approved it (upserted by `approve`; a code or a
+   * refresh token exists only after an approval). A URL no person approved here is unknown at once
+   * (the SDK answers invalid_client): only the authorization endpoint, limited per address, fetches
+   * documents, so nobody can make the service fetch a URL by naming it at these endpoints.
    */
   async getClient(clientId: string): Promise<OAuthClientInformationFull | undefined> {
-    if (isDocumentClientId(clientId)) {
-      try {
-        return (await this.documents.resolve(clientId)).information;
-      } catch (error) {
-        if (error instanceof ClientDocumentError) throw new InvalidClientError(error.message);
-        throw error;
-      }
-    }
     const row = await this.repository.findClient(clientId);
     return row ? toClientInformation(row) : undefined;
   }

@@ -113,7 +113,7 @@ describe('OAuth Client ID Metadata Documents (a client_id that is the URL of its
   /**
    * The authorization request with this client_id is answered by a page naming the problem (400,
    * never a redirect: the document's redirect URIs cannot be trusted), the token endpoint refuses
-   * the client (invalid_client), and no grant exists for it.
+   * the client (invalid_client: no person approved it, so it is not known there), and no grant exists for it.
    */
   async function refused(clientId: string, params: Record<string, string | undefined> = {}): Promise<string> {
     const page = await t.http().get(authorizePath(clientId, params));
@@ -125,6 +125,7 @@ describe('OAuth Client ID Metadata Documents (a client_id that is the URL of its
       .type('form')
       .send({ grant_type: 'authorization_code', client_id: clientId, code: 'x'.repeat(43), code_verifier: 'y'.repeat(43), redirect_uri: REDIRECT });
     expect(token.status).toBe(400);
+    expect(token.body).toEqual({ error: 'invalid_client', error_description: 'Invalid client_id' });
     expect(await grantsOf(clientId)).toBe(0);
     return page.text.replace(/&#39;/g, "'").replace(/&quot;/g, '"');
   }
@@ -194,6 +195,42 @@ describe('OAuth Client ID Metadata Documents (a client_id that is the URL of its
 
     await t.http().post('/oauth/revoke').type('form').send({ token: second.refresh_token, client_id: documentUrl }).expect(200);
     expect((await tools(second.access_token)).status).toBe(401);
+  });
+
+  it('the token and revocation endpoints never fetch a document: a URL no person approved is invalid_client at once', async () => {
+    // Documents that would validate, at 200 distinct URLs: naming one at these endpoints must not fetch it.
+    const urls = Array.from({ length: 200 }, () => docs.json((url) => registration(url)));
+    const answers: Array<{ status: number; body: unknown }> = [];
+    for (let i = 0; i < urls.length; i += 20) {
+      const batch = urls.slice(i, i + 20).map((clientId, j) =>
+        t
+          .http()
+          .post('/oauth/token')
+          .type('form')
+          .send(
+            j % 2 === 0
+              ? { grant_type: 'authorization_code', client_id: clientId, code: 'x'.repeat(43), code_verifier: 'y'.repeat(43), redirect_uri: REDIRECT }
+              : { grant_type: 'refresh_token', client_id: clientId, refresh_token: `csr_${'0'.repeat(48)}` },
+          ),
+      );
+      answers.push(...(await Promise.all(batch)).map((res) => ({ status: res.status, body: res.body })));
+    }
+    const revoked = await Promise.all(
+      urls.slice(0, 20).map((clientId) =>
+        t
+          .http()
+          .post('/oauth/revoke')
+          .type('form')
+          .send({ client_id: clientId, token: `csr_${'0'.repeat(48)}` }),
+      ),
+    );
+    answers.push(...revoked.map((res) => ({ status: res.status, body: res.body })));
+    expect(answers).toHaveLength(220);
+    for (const answer of answers) expect(answer).toEqual({ status: 400, body: { error: 'invalid_client', error_description: 'Invalid client_id' } });
+    expect(urls.reduce((n, url) => n + docs.count(url), 0)).toBe(0);
+    // The control: the authorization endpoint does fetch one of them.
+    await t.http().get(authorizePath(urls[0])).expect(303);
+    expect(docs.count(urls[0])).toBe(1);
   });
 
   it('refuses a redirect_uri the document does not list, and names it', async () => {
