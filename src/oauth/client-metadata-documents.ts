@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { OAuthClientInformationFull } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { Agent, request } from 'undici';
+import { Clock } from '../common/clock';
 import { UrlRefusedError } from '../common/errors';
 import { pinnedLookup, UrlPolicy } from '../webhooks/url-policy';
 
@@ -14,6 +15,10 @@ export const CACHE_FLOOR_SECONDS = 5 * 60;
 export const CACHE_CEILING_SECONDS = 24 * 60 * 60;
 /** Documents kept at once; the oldest goes first. */
 export const CACHE_ENTRIES = 1000;
+/** A document that could not be fetched or used is not fetched again for this long (the negative cache)... */
+export const FAILURE_CACHE_SECONDS = 60;
+/** ... in at most this many entries; the oldest goes first. */
+export const FAILURE_CACHE_ENTRIES = 1000;
 const MAX_REDIRECT_URIS = 10;
 const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost']);
 
@@ -100,32 +105,46 @@ export function clientIdUrlProblem(clientId: string): string | null {
  * exception, http in development only) and connects to the address it checked (pinned); no
  * redirect is followed; at most MAX_DOCUMENT_BYTES within DOCUMENT_TIMEOUT_MS. A good document is
  * cached as its Cache-Control max-age or Expires say, between CACHE_FLOOR_SECONDS and
- * CACHE_CEILING_SECONDS, in at most CACHE_ENTRIES entries; a failure is not cached (a fixed
- * document works at once), and concurrent requests for one URL share one fetch.
+ * CACHE_CEILING_SECONDS, in at most CACHE_ENTRIES entries; a failure is cached too, for
+ * FAILURE_CACHE_SECONDS in at most FAILURE_CACHE_ENTRIES entries, so that repeated authorization
+ * requests naming a failing URL do not fetch it each time. Concurrent requests for one URL share
+ * one fetch. Only the authorization endpoint calls this (OAuthService.checkRequest and approve).
  */
 @Injectable()
 export class ClientMetadataDocuments {
-  private readonly cache = new Map<string, { client: DocumentClient; until: number }>();
-  private readonly pending = new Map<string, Promise<{ client: DocumentClient; seconds: number }>>();
+  private readonly documents = new ExpiringEntries<DocumentClient>(CACHE_ENTRIES);
+  private readonly failures = new ExpiringEntries<ClientDocumentError>(FAILURE_CACHE_ENTRIES);
+  private readonly pending = new Map<string, Promise<DocumentClient>>();
 
-  constructor(private readonly policy: UrlPolicy) {}
+  constructor(
+    private readonly policy: UrlPolicy,
+    private readonly clock: Clock,
+  ) {}
 
   /** The client the document at `clientId` registers; throws ClientDocumentError naming what is wrong. */
   async resolve(clientId: string): Promise<DocumentClient> {
-    const cached = this.cache.get(clientId);
-    if (cached && cached.until > Date.now()) return cached.client;
-    if (cached) this.cache.delete(clientId);
+    const now = this.clock.now().getTime();
+    const cached = this.documents.get(clientId, now);
+    if (cached) return cached;
+    const failed = this.failures.get(clientId, now);
+    if (failed) throw failed;
     let fetching = this.pending.get(clientId);
     if (!fetching) {
-      fetching = this.fetchDocument(clientId).finally(() => this.pending.delete(clientId));
+      fetching = this.fetchDocument(clientId)
+        .then(
+          ({ client, seconds }) => {
+            this.documents.set(clientId, client, this.clock.now().getTime() + seconds * 1000);
+            return client;
+          },
+          (error: unknown) => {
+            if (error instanceof ClientDocumentError) this.failures.set(clientId, error, this.clock.now().getTime() + FAILURE_CACHE_SECONDS * 1000);
+            throw error;
+          },
+        )
+        .finally(() => this.pending.delete(clientId));
       this.pending.set(clientId, fetching);
     }
-    const { client, seconds } = await fetching;
-    if (!this.cache.has(clientId)) {
-      if (this.cache.size >= CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
-      this.cache.set(clientId, { client, until: Date.now() + seconds * 1000 });
-    }
-    return client;
+    return fetching;
   }
 
   private async fetchDocument(clientId: string): Promise<{ client: DocumentClient; seconds: number }> {
@@ -175,7 +194,7 @@ export class ClientMetadataDocuments {
         throw new ClientDocumentError('bad_json', `${where} is not valid JSON.`);
       }
       const information = registrationOf(document, clientId, where);
-      return { client: { information, host: checked.url.host }, seconds: cacheSeconds(response.headers) };
+      return { client: { information, host: checked.url.host }, seconds: cacheSeconds(response.headers, this.clock.now().getTime()) };
     } finally {
       void dispatcher.close().catch(() => undefined);
     }
@@ -248,8 +267,31 @@ function registrationOf(document: unknown, clientId: string, where: string): OAu
   } as OAuthClientInformationFull;
 }
 
+/**
+ * Entries that end at a time each was given, at most `capacity` of them (the oldest set goes
+ * first): the documents and the failures of ClientMetadataDocuments.
+ */
+class ExpiringEntries<V> {
+  private readonly entries = new Map<string, { value: V; until: number }>();
+
+  constructor(private readonly capacity: number) {}
+
+  get(key: string, now: number): V | undefined {
+    const entry = this.entries.get(key);
+    if (entry && entry.until > now) return entry.value;
+    if (entry) this.entries.delete(key);
+    return undefined;
+  }
+
+  set(key: string, value: V, until: number): void {
+    this.entries.delete(key);
+    if (this.entries.size >= this.capacity) this.entries.delete(this.entries.keys().next().value as string);
+    this.entries.set(key, { value, until });
+  }
+}
+
 /** Cache-Control max-age (no-store and no-cache count as 0), else Expires, else the floor; always within floor and ceiling. */
-function cacheSeconds(headers: Record<string, string | string[] | undefined>): number {
+function cacheSeconds(headers: Record<string, string | string[] | undefined>, now: number): number {
   const header = (name: string) =>
     [headers[name]]
       .flat()
@@ -262,7 +304,7 @@ function cacheSeconds(headers: Record<string, string | string[] | undefined>): n
   else if (maxAge) seconds = Number(maxAge[1]);
   else if (header('expires')) {
     const at = Date.parse(header('expires'));
-    if (!Number.isNaN(at)) seconds = Math.floor((at - Date.now()) / 1000);
+    if (!Number.isNaN(at)) seconds = Math.floor((at - now) / 1000);
   }
   return Math.max(CACHE_FLOOR_SECONDS, Math.min(CACHE_CEILING_SECONDS, seconds ?? CACHE_FLOOR_SECONDS));
 }

@@ -5,10 +5,14 @@ import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { DataSource } from 'typeorm';
+import { Clock } from '../../src/common/clock';
+import { ClientMetadataDocuments, FAILURE_CACHE_SECONDS } from '../../src/oauth/client-metadata-documents';
 import { createTestApp, TestApp } from '../support/app';
+import { MovableClock } from '../support/last-use';
 import { inboundSms, partnerPhone } from '../support/messaging-hooks';
 import { authorizationUrl, freePort, Host, oauthBrowser, REDIRECT, s256 } from '../support/oauth';
 import { createSession, Session } from '../support/session';
+import { waitUntil } from '../support/wait';
 
 type Route = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -82,14 +86,19 @@ describe('OAuth Client ID Metadata Documents (a client_id that is the URL of its
   let base: string;
   let s: Session;
   const docs = new DocumentServer();
+  const clock = new MovableClock();
   const { browserTo, consent, tools } = oauthBrowser(() => ({ t, base, userId: s.userId }));
 
   beforeAll(async () => {
     await docs.start();
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    // Development with the loopback allowlist, as for webhooks: the test's http document server is admitted.
-    t = await createTestApp({ env: { PUBLIC_BASE_URL: base, APP_ENV: 'development', WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8' } });
+    // Development with the loopback allowlist, as for webhooks: the test's http document server is
+    // admitted. The authorization limit (its own test) is out of the way of this file's many requests.
+    t = await createTestApp({
+      env: { PUBLIC_BASE_URL: base, APP_ENV: 'development', WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8', OAUTH_AUTHORIZE_RATE_LIMIT: '1000' },
+      overrides: (b) => b.overrideProvider(Clock).useValue(clock),
+    });
     await t.app.listen(port, '127.0.0.1');
     db = t.app.get(DataSource);
     s = await createSession(t.admin, { lines: ['PHONE_NUMBER', 'PHONE_NUMBER'] });
@@ -231,6 +240,51 @@ describe('OAuth Client ID Metadata Documents (a client_id that is the URL of its
     // The control: the authorization endpoint does fetch one of them.
     await t.http().get(authorizePath(urls[0])).expect(303);
     expect(docs.count(urls[0])).toBe(1);
+  });
+
+  it('fetches a failing document once per negative-cache window at the authorization endpoint, and a fixed one after the window', async () => {
+    let fixed = false;
+    let documentUrl = '';
+    documentUrl = docs.at((_req, res) => {
+      if (fixed) res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(registration(documentUrl)));
+      else res.writeHead(404).end();
+    });
+    for (let i = 0; i < 5; i++) expect((await t.http().get(authorizePath(documentUrl))).status).toBe(400);
+    expect(docs.count(documentUrl)).toBe(1);
+    // Fixed within the window: still the failure kept, and no fetch.
+    fixed = true;
+    expect((await t.http().get(authorizePath(documentUrl))).status).toBe(400);
+    expect(docs.count(documentUrl)).toBe(1);
+    // Once the window has passed, the next request fetches again and gets the fixed document (sign-in next).
+    clock.offsetMs += (FAILURE_CACHE_SECONDS + 1) * 1000;
+    try {
+      await t.http().get(authorizePath(documentUrl)).expect(303);
+      await t.http().get(authorizePath(documentUrl)).expect(303);
+    } finally {
+      clock.offsetMs = 0;
+    }
+    expect(docs.count(documentUrl)).toBe(2);
+  });
+
+  it('concurrent authorization requests for a failing document share one fetch', async () => {
+    const documents = t.app.get(ClientMetadataDocuments);
+    let resolving = 0;
+    const resolve = documents.resolve.bind(documents);
+    const spy = jest.spyOn(documents, 'resolve').mockImplementation((clientId) => {
+      resolving += 1;
+      return resolve(clientId);
+    });
+    try {
+      // The document's host answers only once all ten requests are waiting for the one fetch.
+      const documentUrl = docs.at((_req, res) => {
+        void waitUntil(() => resolving >= 10, 'ten authorization requests resolving the document').then(() => res.writeHead(500).end());
+      });
+      const answers = await Promise.all(Array.from({ length: 10 }, () => t.http().get(authorizePath(documentUrl))));
+      expect(answers.map((res) => res.status)).toEqual(Array(10).fill(400));
+      expect(docs.count(documentUrl)).toBe(1);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('refuses a redirect_uri the document does not list, and names it', async () => {
