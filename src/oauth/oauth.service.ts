@@ -75,6 +75,12 @@ export interface GrantView {
   lastUsedAt: Date | null;
 }
 
+/**
+ * All a person not signed in reads when the app's client_id cannot be used, whatever the reason
+ * (OAuthService.checkRequest): the error of OAuth, invalid_client, and nothing that tells one failure from another.
+ */
+export const UNUSABLE_CLIENT_PAGE = 'This app cannot be connected: its client ID is not valid here (invalid_client). Sign in to this service to see why.';
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Where the person's browser goes: a page naming the problem (no redirect URI to trust), or the client with an error. */
@@ -106,6 +112,7 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
   readonly issuer: string;
   readonly resource: string;
   private readonly lastUse: LastUseStamps;
+  private readonly logger = new Logger(OAuthService.name);
   /**
    * Token lookups of concurrent requests share one query, as API keys' (each still reads the
    * token after its request arrived, so a revoked grant or an expired token is refused at once).
@@ -123,7 +130,7 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     super();
-    this.lastUse = new LastUseStamps((grantId, now) => this.repository.touchGrant(grantId, now), clock, new Logger(OAuthService.name), 'OAuth grant');
+    this.lastUse = new LastUseStamps((grantId, now) => this.repository.touchGrant(grantId, now), clock, this.logger, 'OAuth grant');
     this.issuer = config.publicBaseUrl;
     this.resource = `${config.publicBaseUrl}${MCP_RESOURCE_PATH}`;
   }
@@ -147,22 +154,24 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
     return row ? toClientInformation(row) : undefined;
   }
 
-  /** The client as the authorization request sees it, or the page naming why it cannot be used. */
+  /** The client as the authorization request sees it, or why it cannot be used (invalid_client). */
   private async knownClient(
     clientId: string,
-  ): Promise<{ client: Pick<AuthorizationRequest['client'], 'name' | 'registration'> & { documentHost?: string; redirectUris: string[] } } | { page: string }> {
+  ): Promise<
+    { client: Pick<AuthorizationRequest['client'], 'name' | 'registration'> & { documentHost?: string; redirectUris: string[] } } | { invalid: string }
+  > {
     if (isDocumentClientId(clientId)) {
       try {
         const { information, host } = await this.documents.resolve(clientId);
         const name = typeof information.client_name === 'string' ? information.client_name : null;
         return { client: { name, registration: 'metadata-document', documentHost: host, redirectUris: information.redirect_uris } };
       } catch (error) {
-        if (error instanceof ClientDocumentError) return { page: `${error.message} (invalid_client)` };
+        if (error instanceof ClientDocumentError) return { invalid: `${error.message} (invalid_client)` };
         throw error;
       }
     }
     const row = await this.repository.findClient(clientId);
-    if (!row) return { page: `No client ${clientId} is registered here (invalid_client).` };
+    if (!row) return { invalid: `No app ${clientId} is registered here (invalid_client).` };
     return { client: { name: row.client_name, registration: 'self-registered', redirectUris: row.redirect_uris } };
   }
 
@@ -199,13 +208,21 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
    * Checks an authorization request as the consent page receives it (RFC 6749 §4.1.1, PKCE S256
    * required, RFC 8707 `resource` required and equal to the MCP endpoint). Without a known client
    * and a registered redirect URI (exact match), nothing is redirected: the page names the problem.
+   *
+   * Why a client cannot be used (a metadata document not found, refused, too slow, on a private
+   * address, not JSON…) is said to a signed-in person only, who may be the developer of the app;
+   * the request is checked before sign-in, and to anybody else the page says UNUSABLE_CLIENT_PAGE
+   * alone, so the public page cannot tell which hosts and ports answer. The log keeps the reason.
    */
-  async checkRequest(query: Record<string, unknown>): Promise<AuthorizationCheck> {
+  async checkRequest(query: Record<string, unknown>, viewer: { signedIn: boolean }): Promise<AuthorizationCheck> {
     const text = (name: string): string | undefined => (typeof query[name] === 'string' ? (query[name] as string) : undefined);
     const clientId = text('client_id');
-    if (!clientId) return { page: 'The request names no client (client_id is missing).' };
+    if (!clientId) return { page: 'The request names no app (client_id is missing).' };
     const known = await this.knownClient(clientId);
-    if ('page' in known) return known;
+    if ('invalid' in known) {
+      this.logger.log(`authorization request refused: ${known.invalid}`);
+      return { page: viewer.signedIn ? known.invalid : UNUSABLE_CLIENT_PAGE };
+    }
     const { client } = known;
     let redirectUri = text('redirect_uri');
     if (redirectUri === undefined) {

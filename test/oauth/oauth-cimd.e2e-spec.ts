@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo, Socket } from 'node:net';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -7,12 +7,14 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { DataSource } from 'typeorm';
 import { Clock } from '../../src/common/clock';
 import { ClientMetadataDocuments, FAILURE_CACHE_SECONDS } from '../../src/oauth/client-metadata-documents';
+import { UNUSABLE_CLIENT_PAGE } from '../../src/oauth/oauth.service';
 import { createTestApp, TestApp } from '../support/app';
 import { MovableClock } from '../support/last-use';
 import { inboundSms, partnerPhone } from '../support/messaging-hooks';
-import { authorizationUrl, freePort, Host, oauthBrowser, REDIRECT, s256 } from '../support/oauth';
+import { authorizationUrl, decodeHtml, freePort, Host, oauthBrowser, REDIRECT, s256 } from '../support/oauth';
 import { createSession, Session } from '../support/session';
 import { waitUntil } from '../support/wait';
+import { signInBrowser } from '../support/web';
 
 type Route = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -85,6 +87,8 @@ describe('OAuth Client ID Metadata Documents (a client_id that is the URL of its
   let db: DataSource;
   let base: string;
   let s: Session;
+  /** A signed-in person's session cookie: the pages that refuse a client tell them why. */
+  let cookie: string;
   const docs = new DocumentServer();
   const clock = new MovableClock();
   const { browserTo, consent, tools } = oauthBrowser(() => ({ t, base, userId: s.userId }));
@@ -102,6 +106,7 @@ describe('OAuth Client ID Metadata Documents (a client_id that is the URL of its
     await t.app.listen(port, '127.0.0.1');
     db = t.app.get(DataSource);
     s = await createSession(t.admin, { lines: ['PHONE_NUMBER', 'PHONE_NUMBER'] });
+    cookie = (await signInBrowser(t, s.userId, base)).cookie;
   });
   afterAll(async () => {
     await t?.close();
@@ -119,15 +124,37 @@ describe('OAuth Client ID Metadata Documents (a client_id that is the URL of its
     return rows[0].n;
   }
 
+  /** What a person not signed in reads when the client cannot be used, whatever the reason. */
+  const PUBLIC_REFUSAL = `This authorization request cannot be used ${UNUSABLE_CLIENT_PAGE} Back to the start`;
+
+  /** The text of a page's main element, as a person reads it. */
+  function mainText(html: string): string {
+    return decodeHtml(/<main[^>]*>([\s\S]*)<\/main>/.exec(html)![1].replace(/<[^>]+>/g, ' '))
+      .replace(/\s+/g, ' ')
+      .trim();
+  }
+
   /**
-   * The authorization request with this client_id is answered by a page naming the problem (400,
-   * never a redirect: the document's redirect URIs cannot be trusted), the token endpoint refuses
-   * the client (invalid_client: no person approved it, so it is not known there), and no grant exists for it.
+   * The authorization request with this client_id is answered by a page (400, never a redirect:
+   * the document's redirect URIs cannot be trusted) that names the problem to a signed-in person,
+   * and says only invalid_client to anybody else (unless `shownToAnyone`: a problem of the request,
+   * not of the client); the token endpoint refuses the client (invalid_client: no person approved
+   * it, so it is not known there), and no grant exists for it. Returns what the signed-in person reads.
    */
-  async function refused(clientId: string, params: Record<string, string | undefined> = {}): Promise<string> {
-    const page = await t.http().get(authorizePath(clientId, params));
+  async function refused(clientId: string, params: Record<string, string | undefined> = {}, shownToAnyone = false): Promise<string> {
+    const path = authorizePath(clientId, params);
+    const anonymous = await t.http().get(path);
+    expect(anonymous.status).toBe(400);
+    expect(anonymous.headers.location).toBeUndefined();
+    const page = await t.http().get(path).set('Cookie', cookie);
     expect(page.status).toBe(400);
     expect(page.headers.location).toBeUndefined();
+    const reason = mainText(page.text);
+    if (shownToAnyone) expect(mainText(anonymous.text)).toBe(reason);
+    else {
+      expect(mainText(anonymous.text)).toBe(PUBLIC_REFUSAL);
+      expect(reason).not.toContain(UNUSABLE_CLIENT_PAGE);
+    }
     const token = await t
       .http()
       .post('/oauth/token')
@@ -136,7 +163,7 @@ describe('OAuth Client ID Metadata Documents (a client_id that is the URL of its
     expect(token.status).toBe(400);
     expect(token.body).toEqual({ error: 'invalid_client', error_description: 'Invalid client_id' });
     expect(await grantsOf(clientId)).toBe(0);
-    return page.text.replace(/&#39;/g, "'").replace(/&quot;/g, '"');
+    return reason;
   }
 
   it('advertises client_id_metadata_document_supported, and the SDK client then uses an https document URL as its client_id', async () => {
@@ -287,9 +314,35 @@ describe('OAuth Client ID Metadata Documents (a client_id that is the URL of its
     }
   });
 
+  it('tells a person not signed in only "invalid client", whatever failed: 404, refused, bad JSON, a private address, an unknown id', async () => {
+    const closedPort = await freePort();
+    const notJson = docs.at((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"client_id": '));
+    const failing = [
+      `${docs.origin}/clients/nobody/metadata.json`,
+      `http://127.0.0.1:${closedPort}/clients/metadata.json`,
+      notJson,
+      'http://10.1.2.3:8080/clients/agent.json',
+      `${docs.origin}/`,
+      randomUUID(),
+    ];
+    const reasons = new Set<string>();
+    for (const clientId of failing) {
+      const anonymous = await t.http().get(authorizePath(clientId)).expect(400);
+      expect(mainText(anonymous.text)).toBe(PUBLIC_REFUSAL);
+      expect(anonymous.text).not.toContain(new URL(docs.origin).port);
+      expect(anonymous.text).not.toMatch(/404|ECONNREFUSED|JSON|10\.1\.2\.3|private/);
+      reasons.add(mainText((await t.http().get(authorizePath(clientId)).set('Cookie', cookie).expect(400)).text));
+    }
+    // Signed in, each reason is told apart.
+    expect(reasons.size).toBe(failing.length);
+    expect([...reasons].join('\n')).toMatch(
+      /was not found \(404\)[\s\S]*ECONNREFUSED[\s\S]*is not valid JSON[\s\S]*private \(RFC 1918\)[\s\S]*must have a path[\s\S]*No app .* is registered here/,
+    );
+  });
+
   it('refuses a redirect_uri the document does not list, and names it', async () => {
     const documentUrl = docs.json((url) => registration(url));
-    const text = await refused(documentUrl, { redirect_uri: 'http://127.0.0.1:10/callback' });
+    const text = await refused(documentUrl, { redirect_uri: 'http://127.0.0.1:10/callback' }, true);
     expect(text).toContain('http://127.0.0.1:10/callback is not registered for this client');
   });
 
