@@ -4,6 +4,7 @@ import { Agent, request } from 'undici';
 import { Clock } from '../common/clock';
 import { UrlRefusedError } from '../common/errors';
 import { pinnedLookup, UrlPolicy } from '../webhooks/url-policy';
+import { clientMetadataOf, ClientMetadataProblem } from './client-metadata';
 
 /** Largest document read (the draft's recommendation: 5 KB); a longer one is refused, not cut. */
 export const MAX_DOCUMENT_BYTES = 5 * 1024;
@@ -19,8 +20,6 @@ export const CACHE_ENTRIES = 1000;
 export const FAILURE_CACHE_SECONDS = 60;
 /** ... in at most this many entries; the oldest goes first. */
 export const FAILURE_CACHE_ENTRIES = 1000;
-const MAX_REDIRECT_URIS = 10;
-const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost']);
 
 /** What went wrong with a client's metadata document: the consent page's error and the token endpoint's invalid_client name it. */
 export type DocumentProblem =
@@ -50,20 +49,6 @@ export class ClientDocumentError extends Error {
 export interface DocumentClient {
   information: OAuthClientInformationFull;
   host: string;
-}
-
-/** A redirect URI a public client may register: https, or http on a loopback address; absolute, no fragment. */
-export function redirectUriProblem(uri: string): string | null {
-  let url: URL;
-  try {
-    url = new URL(uri);
-  } catch {
-    return `redirect_uris: ${uri} is not an absolute URL`;
-  }
-  if (url.hash) return `redirect_uris: ${uri} must not have a fragment`;
-  if (url.protocol === 'https:') return null;
-  if (url.protocol === 'http:' && LOOPBACK.has(url.hostname)) return null;
-  return `redirect_uris: ${uri} must be https, or http on a loopback address (127.0.0.1, [::1], localhost)`;
 }
 
 /** A client_id naming a metadata document (an http(s) URL); every other client_id is a self-registration's. */
@@ -222,9 +207,9 @@ async function readLimited(body: AsyncIterable<Buffer> & { destroy: (error?: Err
 }
 
 /**
- * The document as a client registration (RFC 7591 metadata): its client_id equal to the URL (simple
- * string comparison), 1 to 10 redirect_uris (https, or http on loopback: the rule of self-registration),
- * a public client (token_endpoint_auth_method none, no client_secret), the code and refresh grants only.
+ * The document as a client registration: its client_id equal to the URL (simple string
+ * comparison), and its metadata by the rule of every registration (client-metadata.ts, as a
+ * document: a public client, no secret, `https` URIs), fields the service does not understand left out.
  */
 function registrationOf(document: unknown, clientId: string, where: string): OAuthClientInformationFull {
   if (typeof document !== 'object' || document === null || Array.isArray(document)) throw new ClientDocumentError('bad_json', `${where} is not a JSON object.`);
@@ -233,38 +218,12 @@ function registrationOf(document: unknown, clientId: string, where: string): OAu
     const named = typeof d.client_id === 'string' ? d.client_id : JSON.stringify(d.client_id ?? null);
     throw new ClientDocumentError('client_id_differs', `${where} names client_id ${named}, not its own URL.`);
   }
-  const uris = d.redirect_uris;
-  if (!Array.isArray(uris) || uris.length === 0 || uris.length > MAX_REDIRECT_URIS || uris.some((u) => typeof u !== 'string')) {
-    throw new ClientDocumentError('bad_redirect_uris', `${where}: redirect_uris must list between 1 and ${MAX_REDIRECT_URIS} URLs.`);
+  try {
+    return { ...clientMetadataOf(d, 'document'), client_id: clientId };
+  } catch (error) {
+    if (!(error instanceof ClientMetadataProblem)) throw error;
+    throw new ClientDocumentError(error.field === 'redirect_uris' ? 'bad_redirect_uris' : 'bad_metadata', `${where}: ${error.message}.`);
   }
-  for (const uri of uris as string[]) {
-    const problem = redirectUriProblem(uri);
-    if (problem) throw new ClientDocumentError('bad_redirect_uris', `${where}: ${problem}.`);
-  }
-  const bad = (message: string): never => {
-    throw new ClientDocumentError('bad_metadata', `${where}: ${message}.`);
-  };
-  if ('client_secret' in d || 'client_secret_expires_at' in d) bad('it must not contain client_secret (a metadata document client is public)');
-  const method = d.token_endpoint_auth_method ?? 'none';
-  if (method !== 'none') bad(`token_endpoint_auth_method must be none (public client); ${JSON.stringify(method)} is not supported here`);
-  const grantTypes = d.grant_types ?? ['authorization_code'];
-  if (!Array.isArray(grantTypes) || grantTypes.some((g) => g !== 'authorization_code' && g !== 'refresh_token')) {
-    bad('grant_types: only authorization_code and refresh_token are supported');
-  }
-  const responseTypes = d.response_types ?? ['code'];
-  if (!Array.isArray(responseTypes) || responseTypes.some((r) => r !== 'code')) bad('response_types: only code is supported');
-  if (d.client_name !== undefined && typeof d.client_name !== 'string') bad('client_name must be a string');
-  for (const field of ['client_uri', 'logo_uri', 'tos_uri', 'policy_uri']) {
-    if (d[field] !== undefined && !(typeof d[field] === 'string' && /^https:\/\//i.test(d[field] as string))) bad(`${field} must be an https URL`);
-  }
-  return {
-    ...d,
-    client_id: clientId,
-    redirect_uris: uris as string[],
-    token_endpoint_auth_method: 'none',
-    grant_types: grantTypes as string[],
-    response_types: responseTypes as string[],
-  } as OAuthClientInformationFull;
 }
 
 /**

@@ -1,12 +1,18 @@
 import { INestApplication } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
-import { clientRegistrationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/register.js';
 import { revocationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/revoke.js';
 import { tokenHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/token.js';
 import { metadataHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/metadata.js';
-import { InvalidRequestError, OAuthError, TemporarilyUnavailableError, TooManyRequestsError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import {
+  InvalidRequestError,
+  OAuthError,
+  ServerError,
+  TemporarilyUnavailableError,
+  TooManyRequestsError,
+} from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import { allowedMethods } from '@modelcontextprotocol/sdk/server/auth/middleware/allowedMethods.js';
 import { OAuthMetadata, OAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { RequestHandler, Response } from 'express';
+import { RequestHandler, Response, Router } from 'express';
 import { clientKey } from '../common/client-address';
 import { RateLimitedError } from '../common/errors';
 import { BodyReader, closeIfBodyUnread, RequestBodyError, RequestBodyOptions } from '../common/request-body';
@@ -74,7 +80,7 @@ export function mountOAuth(app: INestApplication, bodies: BodyReader): void {
     REGISTER_PATH,
     perAddress(limits, 'oauthRegister'),
     readBody(bodies, { as: 'json', limit: OAUTH_REGISTRATION_LIMIT }),
-    clientRegistrationHandler({ clientsStore: oauth, clientSecretExpirySeconds: 0, rateLimit: false }),
+    registrationHandler(oauth),
   );
   express.use(REVOKE_PATH, perAddress(limits, 'oauthToken'), readBody(bodies, form), revocationHandler({ provider: oauth, rateLimit: false }));
 }
@@ -109,6 +115,45 @@ function readBody(bodies: BodyReader, options: RequestBodyOptions): RequestHandl
         answer(res, status, refusal, error.headers);
       },
     );
+  };
+}
+
+/**
+ * Dynamic Client Registration (RFC 7591), the service's own handler rather than the SDK's
+ * clientRegistrationHandler: the SDK's schema drops what it does not know (application_type, which
+ * the MCP authorization revision 2026-07-28 asks clients to send) and keeps any JSON under `jwks`;
+ * here the body goes whole to OAuthService.register, which holds the rule. As the SDK's handlers:
+ * POST only (405 otherwise), any origin (CORS, preflights answered), 201 with the registration, 400
+ * with the OAuth error (invalid_client_metadata naming the field), never cached.
+ */
+function registrationHandler(oauth: OAuthService): Router {
+  const router = Router();
+  router.use(anyOrigin('POST'));
+  router.use(allowedMethods(['POST']));
+  router.post('/', (req, res, next) => {
+    res.setHeader('Cache-Control', 'no-store');
+    oauth.register(req.body).then(
+      (client) => res.status(201).json(client),
+      (error: unknown) => (error instanceof OAuthError ? answer(res, error instanceof ServerError ? 500 : 400, error) : next(error)),
+    );
+  });
+  return router;
+}
+
+/**
+ * CORS as the SDK's handlers allow it (the `cors` package's defaults there): any origin may read
+ * the answers; a preflight is answered 204 with the route's methods and the headers it asked for.
+ */
+function anyOrigin(methods: string): RequestHandler {
+  return (req, res, next) => {
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    if (req.method !== 'OPTIONS') return next();
+    res.setHeader('Access-Control-Allow-Methods', methods);
+    const asked = req.headers['access-control-request-headers'];
+    if (asked) res.setHeader('Access-Control-Allow-Headers', asked);
+    res.setHeader('Vary', 'Access-Control-Request-Headers');
+    res.setHeader('Content-Length', '0');
+    res.status(204).end();
   };
 }
 

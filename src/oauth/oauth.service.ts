@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
 import {
   InvalidClientMetadataError,
@@ -27,7 +27,8 @@ import { APP_CONFIG } from '../config/config.module';
 import { Clock } from '../common/clock';
 import { NotFoundError, ResourceChallenge } from '../common/errors';
 import { MicroBatcher, rowsPerKey } from '../common/micro-batcher';
-import { ClientDocumentError, ClientMetadataDocuments, isDocumentClientId, redirectUriProblem } from './client-metadata-documents';
+import { ClientMetadata, clientMetadataOf, ClientMetadataProblem } from './client-metadata';
+import { ClientDocumentError, ClientMetadataDocuments, isDocumentClientId } from './client-metadata-documents';
 import { ClientRow, GrantListRow, OAuthRepository, TokenCallerRow, TokenPair } from './oauth.repository';
 
 export const ACCESS_TOKEN_SECONDS = 60 * 60;
@@ -126,7 +127,7 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
     private readonly personKeys: PersonApiKeysService,
     private readonly documents: ClientMetadataDocuments,
     private readonly accounts: AccountsService,
-    clock: Clock,
+    private readonly clock: Clock,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     super();
@@ -175,31 +176,26 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
     return { client: { name: row.client_name, registration: 'self-registered', redirectUris: row.redirect_uris } };
   }
 
-  /** Public clients only: whatever authentication method was asked for, the client gets none and no secret. */
-  async registerClient(client: Omit<OAuthClientInformationFull, 'client_id' | 'client_id_issued_at'>): Promise<OAuthClientInformationFull> {
-    const clientId = (client as OAuthClientInformationFull).client_id;
-    if (!clientId) throw new InvalidClientMetadataError('client_id could not be issued');
-    if (client.redirect_uris.length === 0 || client.redirect_uris.length > 10)
-      throw new InvalidClientMetadataError('redirect_uris: between 1 and 10 are required');
-    for (const uri of client.redirect_uris) {
-      const problem = redirectUriProblem(uri);
-      if (problem) throw new InvalidClientMetadataError(problem);
+  /**
+   * Dynamic Client Registration (RFC 7591; POST /oauth/register, oauth-routes.ts): the metadata
+   * by the one rule of client metadata (client-metadata.ts: the fields understood, each bounded,
+   * the whole at most 8 KB; others dropped), refused with invalid_client_metadata naming the field.
+   * Public clients only: whatever authentication method was asked for, the client gets none and no
+   * secret. Answers the registration as stored, with its new client_id.
+   */
+  async register(body: unknown): Promise<OAuthClientInformationFull> {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidClientMetadataError('the registration must be a JSON object');
+    let metadata: ClientMetadata;
+    try {
+      metadata = clientMetadataOf(body as Record<string, unknown>, 'registration');
+    } catch (error) {
+      if (error instanceof ClientMetadataProblem) throw new InvalidClientMetadataError(error.message);
+      throw error;
     }
-    const grantTypes = client.grant_types ?? ['authorization_code', 'refresh_token'];
-    if (grantTypes.some((g) => g !== 'authorization_code' && g !== 'refresh_token')) {
-      throw new InvalidClientMetadataError('grant_types: only authorization_code and refresh_token are supported');
-    }
-    const metadata = {
-      ...client,
-      client_secret: undefined,
-      client_secret_expires_at: undefined,
-      token_endpoint_auth_method: 'none',
-      grant_types: grantTypes,
-      response_types: ['code'],
-    };
-    const { client_id: _id, client_id_issued_at: _at, ...stored } = metadata as OAuthClientInformationFull;
-    await this.repository.insertClient({ clientId, clientName: client.client_name ?? null, redirectUris: client.redirect_uris, metadata: stored });
-    return JSON.parse(JSON.stringify({ ...stored, client_id: clientId, client_id_issued_at: (client as OAuthClientInformationFull).client_id_issued_at }));
+    const clientId = randomUUID();
+    const issuedAt = Math.floor(this.clock.now().getTime() / 1000);
+    await this.repository.insertClient({ clientId, clientName: metadata.client_name ?? null, redirectUris: metadata.redirect_uris, metadata });
+    return { ...metadata, client_id: clientId, client_id_issued_at: issuedAt };
   }
 
   // ---- the authorization request and consent ----

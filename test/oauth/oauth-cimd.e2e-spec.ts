@@ -185,7 +185,8 @@ describe('OAuth Client ID Metadata Documents (a client_id that is the URL of its
     const [line, other] = s.lines;
     const onLine = await inboundSms(t, line.address, partnerPhone(), 'on the granted line');
     await inboundSms(t, other.address, partnerPhone(), 'on the other line');
-    const documentUrl = docs.json((url) => registration(url), { 'cache-control': 'max-age=600' });
+    // A field the service does not understand is left out of what it keeps.
+    const documentUrl = docs.json((url) => registration(url, { 'x-vendor': { anything: 'x'.repeat(500) } }), { 'cache-control': 'max-age=600' });
 
     // The SDK client takes an https clientMetadataUrl only; the test's document is http (development), so the host holds it as its client information.
     const host = new Host();
@@ -205,6 +206,10 @@ describe('OAuth Client ID Metadata Documents (a client_id that is the URL of its
     expect(response.origin + response.pathname).toBe(REDIRECT);
     expect(response.searchParams.get('iss')).toBe(base);
     const code = response.searchParams.get('code')!;
+    // The grant's client row: the document's registration as approved, without what the service does not understand.
+    const [row] = await db.query(`SELECT client_name, metadata FROM oauth_clients WHERE client_id = $1`, [documentUrl]);
+    const { client_id: _id, ...understood } = registration(documentUrl);
+    expect(row).toEqual({ client_name: 'Document Agent', metadata: { ...understood, metadata_document: true } });
 
     expect(await auth(host, { serverUrl, authorizationCode: code })).toBe('AUTHORIZED');
     const first = host.saved!;
@@ -384,6 +389,9 @@ describe('OAuth Client ID Metadata Documents (a client_id that is the URL of its
     expect(await refused(secret)).toContain('must not contain client_secret');
     const jwt = docs.json((url) => registration(url, { token_endpoint_auth_method: 'private_key_jwt' }));
     expect(await refused(jwt)).toContain('token_endpoint_auth_method must be none');
+    // The bounds of every registration (client-metadata.ts) hold for documents too.
+    const longName = docs.json((url) => registration(url, { client_name: 'n'.repeat(201) }));
+    expect(await refused(longName)).toContain('client_name must be at most 200 characters (it has 201)');
   });
 
   it('refuses client_id URLs the draft forbids, before any fetch', async () => {
