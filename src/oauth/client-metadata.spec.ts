@@ -56,6 +56,17 @@ describe('clientMetadataOf', () => {
     expect(problemOf({ redirect_uris: uris.slice(0, 3) })).toBeNull();
   });
 
+  it('keeps application_type native or web as sent, refuses any other, and adds none when absent', () => {
+    expect(clientMetadataOf({ redirect_uris: [REDIRECT], application_type: 'native' }, 'registration').application_type).toBe('native');
+    expect(clientMetadataOf({ redirect_uris: [REDIRECT], application_type: 'web' }, 'document').application_type).toBe('web');
+    expect(clientMetadataOf({ redirect_uris: [REDIRECT] }, 'registration')).not.toHaveProperty('application_type');
+    for (const other of ['desktop', 'Native', '', 1, null])
+      expect(problemOf({ redirect_uris: [REDIRECT], application_type: other })).toEqual({
+        field: 'application_type',
+        message: 'application_type must be native or web',
+      });
+  });
+
   it('names the redirect URI at fault', () => {
     expect(problemOf({ redirect_uris: [REDIRECT, 'http://agent.example/cb'] })).toEqual({
       field: 'redirect_uris',

@@ -51,7 +51,17 @@ export interface ClientMetadata {
   contacts?: string[];
   software_id?: string;
   software_version?: string;
+  /**
+   * What kind of app the client says it is (OpenID Connect Dynamic Client Registration; the MCP
+   * authorization revision 2026-07-28 asks clients to send it): `native` (desktop, mobile, CLI, a
+   * web app on localhost) or `web`. Kept and answered as sent; absent when not sent. The service
+   * is not an OpenID provider and applies no redirect rule of its own by type (docs/mcp.md).
+   */
+  application_type?: ApplicationType;
 }
+
+export const APPLICATION_TYPES = ['native', 'web'] as const;
+export type ApplicationType = (typeof APPLICATION_TYPES)[number];
 
 /** A field of the metadata that breaks the rule: its name, and a message that starts with it. */
 export class ClientMetadataProblem extends Error {
@@ -100,6 +110,7 @@ export function clientMetadataOf(input: Record<string, unknown>, source: Metadat
   if (input.contacts !== undefined) metadata.contacts = contacts(input.contacts);
   if (input.software_id !== undefined) metadata.software_id = text('software_id', input.software_id, SHORT_TEXT_MAX_LENGTH);
   if (input.software_version !== undefined) metadata.software_version = text('software_version', input.software_version, SHORT_TEXT_MAX_LENGTH);
+  if (input.application_type !== undefined) metadata.application_type = applicationType(input.application_type);
   const bytes = Buffer.byteLength(JSON.stringify(metadata), 'utf8');
   if (bytes > CLIENT_METADATA_MAX_BYTES) {
     throw new ClientMetadataProblem('metadata', `the client metadata together must be at most ${CLIENT_METADATA_MAX_BYTES} bytes of JSON (it is ${bytes})`);
@@ -147,6 +158,11 @@ function responseTypes(value: unknown): string[] {
     throw new ClientMetadataProblem('response_types', 'response_types: only code is supported');
   }
   return ['code'];
+}
+
+function applicationType(value: unknown): ApplicationType {
+  if (!APPLICATION_TYPES.includes(value as ApplicationType)) throw new ClientMetadataProblem('application_type', 'application_type must be native or web');
+  return value as ApplicationType;
 }
 
 function clientName(value: unknown): string {

@@ -392,6 +392,8 @@ describe('OAuth Client ID Metadata Documents (a client_id that is the URL of its
     // The bounds of every registration (client-metadata.ts) hold for documents too.
     const longName = docs.json((url) => registration(url, { client_name: 'n'.repeat(201) }));
     expect(await refused(longName)).toContain('client_name must be at most 200 characters (it has 201)');
+    const desktop = docs.json((url) => registration(url, { application_type: 'desktop' }));
+    expect(await refused(desktop)).toContain('application_type must be native or web');
   });
 
   it('refuses client_id URLs the draft forbids, before any fetch', async () => {

@@ -168,6 +168,22 @@ describe('OAuth Dynamic Client Registration: bounded metadata', () => {
     expect(row.metadata).toEqual(expected);
   });
 
+  it('keeps application_type (native or web, MCP 2026-07-28) as sent and answers it; any other value is invalid_client_metadata', async () => {
+    for (const type of ['native', 'web']) {
+      const { name, res } = register({ application_type: type });
+      const answer = await res.expect(201);
+      expect(answer.body.application_type).toBe(type);
+      const [row] = await db.query(`SELECT metadata FROM oauth_clients WHERE client_name = $1`, [name]);
+      expect(row.metadata.application_type).toBe(type);
+    }
+    const { name, res } = register({});
+    expect((await res.expect(201)).body).not.toHaveProperty('application_type');
+    const [row] = await db.query(`SELECT metadata FROM oauth_clients WHERE client_name = $1`, [name]);
+    expect(row.metadata).not.toHaveProperty('application_type');
+    await refused({ application_type: 'desktop' }, 'application_type must be native or web');
+    await refused({ application_type: ['native'] }, 'application_type must be native or web');
+  });
+
   it('refuses a body that is not a JSON object; answers CORS preflights and 405 to other methods, as the SDK did', async () => {
     const array = await t
       .http()
