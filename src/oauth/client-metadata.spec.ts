@@ -1,4 +1,4 @@
-import { CLIENT_METADATA_MAX_BYTES, clientMetadataOf, ClientMetadataProblem, redirectUriProblem } from './client-metadata';
+import { CLIENT_METADATA_MAX_BYTES, clientMetadataOf, ClientMetadataProblem, isLoopbackHost, redirectUriProblem } from './client-metadata';
 
 const REDIRECT = 'http://127.0.0.1:9/callback';
 
@@ -89,5 +89,24 @@ describe('redirectUriProblem', () => {
     const found = redirectUriProblem(uri);
     if (problem === null) expect(found).toBeNull();
     else expect(found).toContain(problem);
+  });
+});
+
+describe('isLoopbackHost', () => {
+  it.each([
+    ['127.0.0.1', true],
+    ['127.8.9.10', true],
+    ['[::1]', true],
+    ['[::ffff:7f00:1]', true],
+    ['localhost', true],
+    ['LOCALHOST', true],
+    ['app.localhost', true],
+    ['localhost.', true],
+    ['10.0.0.1', false],
+    ['[::2]', false],
+    ['localhost.example.com', false],
+    ['agent.example', false],
+  ])('%s: %s', (host, loopback) => {
+    expect(isLoopbackHost(host)).toBe(loopback);
   });
 });

@@ -1,3 +1,4 @@
+import * as ipaddr from 'ipaddr.js';
 import { stringFault } from '../common/well-formed';
 
 /**
@@ -130,6 +131,22 @@ export function redirectUriProblem(uri: string): string | null {
   if (url.protocol === 'https:') return null;
   if (url.protocol === 'http:' && LOOPBACK_REDIRECT_HOSTS.has(url.hostname)) return null;
   return `redirect_uris: ${uri} must be https, or http on a loopback address (127.0.0.1, [::1], localhost)`;
+}
+
+/**
+ * True when a redirect URI's host is this computer: `localhost` (and names under it), or an
+ * address of the loopback ranges (127.0.0.0/8, ::1, their IPv4-mapped forms). Any program on the
+ * person's computer can listen there and claim to be the app, so the consent page warns
+ * (MCP authorization 2026-07-28, "Localhost Redirect URI Risks").
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '');
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  if (!ipaddr.isValid(host)) return false;
+  return ipaddr.process(host).range() === 'loopback';
 }
 
 function redirectUris(value: unknown): string[] {

@@ -27,7 +27,7 @@ import { APP_CONFIG } from '../config/config.module';
 import { Clock } from '../common/clock';
 import { NotFoundError, ResourceChallenge } from '../common/errors';
 import { MicroBatcher, rowsPerKey } from '../common/micro-batcher';
-import { ClientMetadata, clientMetadataOf, ClientMetadataProblem } from './client-metadata';
+import { ClientMetadata, clientMetadataOf, ClientMetadataProblem, isLoopbackHost } from './client-metadata';
 import { ClientDocumentError, ClientMetadataDocuments, isDocumentClientId } from './client-metadata-documents';
 import { ClientRow, GrantListRow, OAuthRepository, TokenCallerRow, TokenPair } from './oauth.repository';
 
@@ -48,9 +48,15 @@ export interface AuthorizationRequest {
    * How the client is known: it registered itself (Dynamic Client Registration), or its client_id
    * is the URL of its metadata document, fetched from `documentHost`.
    */
-  client: { id: string; name: string | null; redirectHost: string } & (
-    { registration: 'self-registered' } | { registration: 'metadata-document'; documentHost: string }
-  );
+  client: {
+    id: string;
+    name: string | null;
+    /** Where the person returns: the redirect URI's host (with its port), and its hostname alone. */
+    redirectHost: string;
+    redirectHostname: string;
+    /** The redirect URI is on the person's own computer (isLoopbackHost): any program there could claim to be this app. */
+    loopbackRedirect: boolean;
+  } & ({ registration: 'self-registered' } | { registration: 'metadata-document'; documentHost: string });
   clientId: string;
   redirectUri: string;
   codeChallenge: string;
@@ -239,6 +245,7 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
     const resource = text('resource');
     if (resource === undefined) return refuse(new InvalidTargetError(`resource is required: ${this.resource}`));
     if (resource !== this.resource) return refuse(new InvalidTargetError(`resource must be ${this.resource}`));
+    const returnsTo = new URL(redirectUri);
     const scope = text('scope');
     const scopes = scope === undefined || scope.trim() === '' ? [...SCOPES] : scope.trim().split(/\s+/);
     const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
@@ -248,7 +255,9 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
         client: {
           id: clientId,
           name: client.name,
-          redirectHost: new URL(redirectUri).host,
+          redirectHost: returnsTo.host,
+          redirectHostname: returnsTo.hostname,
+          loopbackRedirect: isLoopbackHost(returnsTo.hostname),
           ...(client.registration === 'metadata-document'
             ? { registration: client.registration, documentHost: client.documentHost! }
             : { registration: client.registration }),
