@@ -142,11 +142,11 @@ export class ClientMetadataDocuments {
       if (!(error instanceof UrlRefusedError)) throw error;
       const reason = error.message.replace(/;\s*webhook URLs must be public$/, '').replace(/^url /, '');
       if (/could not be resolved|does not resolve/.test(reason))
-        throw new ClientDocumentError('unreachable', `The client's metadata document ${clientId} cannot be fetched: ${reason}.`);
+        throw new ClientDocumentError('unreachable', `The app's metadata document ${clientId} cannot be fetched: ${reason}.`);
       const publicOnly = /address/.test(reason) ? ' Documents must be on public addresses.' : '';
-      throw new ClientDocumentError('private_address', `The client's metadata document ${clientId} is refused: ${reason}.${publicOnly}`);
+      throw new ClientDocumentError('private_address', `The app's metadata document ${clientId} is refused: ${reason}.${publicOnly}`);
     }
-    const where = `The client's metadata document ${clientId}`;
+    const where = `The app's metadata document ${clientId}`;
     const signal = AbortSignal.timeout(DOCUMENT_TIMEOUT_MS);
     const dispatcher = new Agent({ connect: { lookup: pinnedLookup(checked.addresses[0]), timeout: DOCUMENT_TIMEOUT_MS } as object });
     try {

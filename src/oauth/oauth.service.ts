@@ -228,10 +228,10 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
     const { client } = known;
     let redirectUri = text('redirect_uri');
     if (redirectUri === undefined) {
-      if (client.redirectUris.length !== 1) return { page: 'redirect_uri is required: the client registered more than one.' };
+      if (client.redirectUris.length !== 1) return { page: 'redirect_uri is required: the app registered more than one.' };
       redirectUri = client.redirectUris[0];
     } else if (!client.redirectUris.includes(redirectUri)) {
-      return { page: `redirect_uri ${redirectUri} is not registered for this client (invalid_request).` };
+      return { page: `redirect_uri ${redirectUri} is not registered for this app (invalid_request).` };
     }
     const state = text('state');
     const refuse = (error: OAuthError): AuthorizationCheck => ({

@@ -348,7 +348,7 @@ describe('OAuth Client ID Metadata Documents (a client_id that is the URL of its
   it('refuses a redirect_uri the document does not list, and names it', async () => {
     const documentUrl = docs.json((url) => registration(url));
     const text = await refused(documentUrl, { redirect_uri: 'http://127.0.0.1:10/callback' }, true);
-    expect(text).toContain('http://127.0.0.1:10/callback is not registered for this client');
+    expect(text).toContain('http://127.0.0.1:10/callback is not registered for this app');
   });
 
   it('refuses a document on an address outside the allowlist (a private network), without fetching', async () => {

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { createTestApp, TestApp } from '../support/app';
-import { authorizationUrl, freePort, oauthBrowser, s256 } from '../support/oauth';
+import { authorizationUrl, decodeHtml, freePort, oauthBrowser, postConsent, s256 } from '../support/oauth';
 import { createSession, Session } from '../support/session';
 
 /**
  * The consent page shows where the app returns, its hostname in bold (MCP authorization
  * 2026-07-28: the redirect URI hostname MUST be clearly displayed), and warns when that is the
  * person's own computer: any program there could claim to be the app ("Localhost Redirect URI
- * Risks": SHOULD display additional warnings).
+ * Risks": SHOULD display additional warnings). It speaks of the app, never of a key.
  */
 describe('OAuth consent page: where the app returns, and the warning for this computer', () => {
   let t: TestApp;
@@ -67,5 +67,27 @@ describe('OAuth consent page: where the app returns, and the warning for this co
     expect(page).toContain('<p>After you choose, you return to</p><p class="return-host"><strong>app.example</strong></p>');
     expect(page).not.toContain('loopback-warning');
     expect(page).not.toContain('your own computer');
+  });
+
+  /** The page's main text as a person reads it. */
+  function mainText(html: string): string {
+    return decodeHtml(/<main[^>]*>([\s\S]*)<\/main>/.exec(html)![1].replace(/<[^>]+>/g, ' '))
+      .replace(/\s+/g, ' ')
+      .trim();
+  }
+
+  it('speaks of the app, not of a key: the page, and the form shown again when no permission was chosen', async () => {
+    const page = await consentFor('http://127.0.0.1:9/callback');
+    const text = mainText(page);
+    expect(text).toContain('This app registered itself (Dynamic Client Registration)');
+    expect(text).toContain('What the app may do on these channels, never more than you may. Tools the app may not use are hidden from it.');
+    expect(text).not.toMatch(/\bkeys?\b/i);
+    // "Dynamic Client Registration" is the name of the protocol; otherwise the caller is "the app".
+    expect(text.replace('Dynamic Client Registration', '')).not.toMatch(/\bclient\b/i);
+    const again = await postConsent(t, cookie!, page, { decision: 'allow', access: 'ALL', 'permissions-shown': 'on' }, base);
+    expect(again.status).toBe(400);
+    const refused = mainText(again.text);
+    expect(refused).toContain('Choose at least one permission: an app without any could not call any tool.');
+    expect(refused).not.toMatch(/\bkeys?\b/i);
   });
 });

@@ -69,7 +69,7 @@ export class ConsentController {
     try {
       seeOther(response, await this.oauth.approve(person, check.ok, { channelAccess: accessOf(choice), permissions: permissions as KeyPermission[] }));
     } catch (error) {
-      const errors = error instanceof ValidationError ? formErrorsOf(error) : null;
+      const errors = error instanceof ValidationError ? formErrorsOf(error, 'app') : null;
       if (!errors) throw error;
       this.consent(response, 400, person, check.ok, paramsOf(form ?? {}), { choice, permissions, errors });
     }

@@ -51,12 +51,12 @@ export function ConsentPage(props: {
         ) : null}
         {request.client.registration === 'metadata-document' ? (
           <p class="hint">
-            This client's identity comes from its metadata document at <strong>{request.client.documentHost}</strong> (its client ID is that document's
-            address): the name is what that host publishes. Check it is the app you are connecting.
+            This app's identity comes from its metadata document at <strong>{request.client.documentHost}</strong> (its client ID is that document's address):
+            the name is what that host publishes. Check it is the app you are connecting.
           </p>
         ) : (
           <p class="hint">
-            This client registered itself (Dynamic Client Registration): its name is its own claim. Check the host above is the app you are connecting.
+            This app registered itself (Dynamic Client Registration): its name is its own claim. Check the host above is the app you are connecting.
           </p>
         )}
       </div>
@@ -69,7 +69,7 @@ export function ConsentPage(props: {
         <CsrfField person={person} />
         {REQUEST_FIELDS.map((field) => (params[field] === undefined ? null : <input type="hidden" name={field} value={params[field]} key={field} />))}
         <ChannelAccessFields lines={person.lines} choice={props.choice ?? { mode: 'ALL', lineIds: [] }} error={errors.channelAccess} />
-        <PermissionsFields chosen={props.permissions ?? request.scopes} error={errors.permissions} />
+        <PermissionsFields chosen={props.permissions ?? request.scopes} error={errors.permissions} holder="app" />
         <div class="actions">
           <button type="submit" name="decision" value="allow">
             Allow
