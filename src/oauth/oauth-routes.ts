@@ -69,6 +69,9 @@ export function mountOAuth(app: INestApplication, bodies: BodyReader): void {
     revocation_endpoint_auth_methods_supported: ['none'],
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,
+    // MCP 2026-07-28: Client ID Metadata Documents are the preferred registration; a host that
+    // supports both uses them when this is true. Dynamic Client Registration is deprecated but kept
+    // (registration_endpoint above) for hosts without them: OAuth metadata has no "deprecated" field.
     client_id_metadata_document_supported: true,
   };
   express.use(`/.well-known/oauth-protected-resource${MCP_RESOURCE_PATH}`, metadataHandler(resourceMetadata));

@@ -167,13 +167,18 @@ describe('OAuth Client ID Metadata Documents (a client_id that is the URL of its
   }
 
   it('advertises client_id_metadata_document_supported, and the SDK client then uses an https document URL as its client_id', async () => {
+    // Metadata documents preferred, Dynamic Client Registration (deprecated by MCP 2026-07-28) still offered.
     const as = await t.http().get('/.well-known/oauth-authorization-server').expect(200);
     expect(as.body.client_id_metadata_document_supported).toBe(true);
+    expect(as.body.registration_endpoint).toBe(`${base}/oauth/register`);
 
+    const [{ count: registrations }] = await db.query(`SELECT count(*)::int AS count FROM oauth_clients`);
     const host = new Host();
     host.clientMetadataUrl = 'https://client.invalid/oauth/client.json';
     expect(await auth(host, { serverUrl: `${base}/api/mcp` })).toBe('REDIRECT');
     expect(host.info?.client_id).toBe(host.clientMetadataUrl);
+    // The SDK client offered both chose the document: it did not register.
+    expect((await db.query(`SELECT count(*)::int AS count FROM oauth_clients`))[0].count).toBe(registrations);
     expect(host.authorizationUrl!.searchParams.get('client_id')).toBe(host.clientMetadataUrl);
     // No such host: the page says the document could not be fetched, and nothing is redirected.
     const text = await refused(host.clientMetadataUrl);
