@@ -1,4 +1,4 @@
-import { INestApplication } from '@nestjs/common';
+import { INestApplication, Logger } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { revocationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/revoke.js';
 import { tokenHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/token.js';
@@ -24,6 +24,7 @@ export const AUTHORIZE_PATH = '/oauth/authorize';
 const TOKEN_PATH = '/oauth/token';
 const REGISTER_PATH = '/oauth/register';
 const REVOKE_PATH = '/oauth/revoke';
+const logger = new Logger('OAuthRoutes');
 
 /**
  * The largest token or revocation request: a form of a few hundred bytes (a code or a refresh
@@ -133,11 +134,15 @@ function registrationHandler(oauth: OAuthService): Router {
   const router = Router();
   router.use(anyOrigin('POST'));
   router.use(allowedMethods(['POST']));
-  router.post('/', (req, res, next) => {
+  router.post('/', (req, res) => {
     res.setHeader('Cache-Control', 'no-store');
     oauth.register(req.body).then(
       (client) => res.status(201).json(client),
-      (error: unknown) => (error instanceof OAuthError ? answer(res, error instanceof ServerError ? 500 : 400, error) : next(error)),
+      (error: unknown) => {
+        if (error instanceof OAuthError && !(error instanceof ServerError)) return answer(res, 400, error);
+        logger.error(`registration failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+        answer(res, 500, new ServerError('Internal Server Error'));
+      },
     );
   });
   return router;

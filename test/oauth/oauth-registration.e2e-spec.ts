@@ -11,6 +11,7 @@ import {
   URI_MAX_LENGTH,
 } from '../../src/oauth/client-metadata';
 import { OAUTH_REGISTRATION_LIMIT } from '../../src/oauth/oauth-routes';
+import { OAuthRepository } from '../../src/oauth/oauth.repository';
 import { createTestApp, TestApp } from '../support/app';
 import { REDIRECT } from '../support/oauth';
 
@@ -182,6 +183,17 @@ describe('OAuth Dynamic Client Registration: bounded metadata', () => {
     expect(row.metadata).not.toHaveProperty('application_type');
     await refused({ application_type: 'desktop' }, 'application_type must be native or web');
     await refused({ application_type: ['native'] }, 'application_type must be native or web');
+  });
+
+  it('a registration that fails for the service, not the client, is 500 server_error as the SDK answered it (and nothing else is said)', async () => {
+    const failing = jest.spyOn(OAuthRepository.prototype, 'insertClient').mockRejectedValueOnce(new Error('connection terminated unexpectedly'));
+    try {
+      const res = await register({}).res;
+      expect({ status: res.status, body: res.body }).toEqual({ status: 500, body: { error: 'server_error', error_description: 'Internal Server Error' } });
+      expect(res.headers['access-control-allow-origin']).toBe('*');
+    } finally {
+      failing.mockRestore();
+    }
   });
 
   it('refuses a body that is not a JSON object; answers CORS preflights and 405 to other methods, as the SDK did', async () => {
