@@ -21,7 +21,7 @@ export const FAILURE_CACHE_SECONDS = 60;
 /** ... in at most this many entries; the oldest goes first. */
 export const FAILURE_CACHE_ENTRIES = 1000;
 
-/** What went wrong with a client's metadata document: the consent page's error and the token endpoint's invalid_client name it. */
+/** What went wrong with a client's metadata document: the authorization page names it to a signed-in person (OAuthService.checkRequest). */
 export type DocumentProblem =
   | 'bad_client_id'
   | 'private_address'

@@ -280,7 +280,7 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
   ): Promise<string> {
     const access = await this.personKeys.checkedAccessFor(person, choice);
     if (request.client.registration === 'metadata-document') {
-      // The grant's client row: the document's registration as last seen, for the grant's reference and its listing; never read as the client.
+      // The grant's client row: the document's registration as approved now. The token and revocation endpoints know the client by it (getClient), never by a fetch.
       const { information } = await this.documents.resolve(request.clientId);
       await this.repository.upsertDocumentClient({
         clientId: request.clientId,
