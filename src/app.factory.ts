@@ -8,7 +8,7 @@ import { AppModule } from './app.module';
 import { AuthGuard } from './auth/auth.guard';
 import { HttpErrorFilter } from './common/http-error.filter';
 import { applyHttpServerLimits } from './common/http-server-limits';
-import { RequestInputGuard } from './common/request-body';
+import { BodyReader, RequestInputGuard } from './common/request-body';
 import { createValidationPipe } from './common/validation';
 import { KeyActionGuard } from './limits/key-action.guard';
 import { SessionActionGuard } from './limits/session-action.guard';
@@ -39,7 +39,9 @@ export function configureHttpApp(app: INestApplication): void {
   // These run after AuthGuard (APP_GUARD providers come before guards added here), in this order:
   // what the route does for an API key (permission, rate, running calls) and a person's web action
   // (rate), before any body is read; then the body is read and its text checked; then pipes validate it.
-  app.useGlobalGuards(app.get(KeyActionGuard), app.get(SessionActionGuard), new RequestInputGuard(app.get(Reflector), config));
+  // One BodyReader, so its budgets hold every body of the process: the routes' and the OAuth protocol routes'.
+  const bodies = new BodyReader(config);
+  app.useGlobalGuards(app.get(KeyActionGuard), app.get(SessionActionGuard), new RequestInputGuard(app.get(Reflector), bodies));
   app.useGlobalPipes(createValidationPipe());
   app.enableShutdownHooks();
   // Swagger's routes live outside Nest's router (no guard): in production the admin token guards them.
@@ -52,7 +54,7 @@ export function configureHttpApp(app: INestApplication): void {
     .build();
   SwaggerModule.setup(ADMIN_DOCS_PATH, app, () => SwaggerModule.createDocument(app, openApi));
   mountQueueBoard(app);
-  mountOAuth(app);
+  mountOAuth(app, bodies);
 }
 
 /** Every path that starts with `prefix` (`/admin/docs`, `/admin/docs-json`, the UI's assets) needs the admin token. */

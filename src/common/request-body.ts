@@ -1,11 +1,10 @@
 import { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
-import { CanActivate, ExecutionContext, HttpException, HttpStatus, Inject, Injectable, SetMetadata } from '@nestjs/common';
+import { CanActivate, ExecutionContext, HttpException, HttpStatus, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { Request, Response } from 'express';
 import getRawBody from 'raw-body';
 import { AppConfig } from '../config/app-config';
-import { APP_CONFIG } from '../config/config.module';
 import { BodyBudget } from './body-budget';
 import { clientKey } from './client-address';
 import { exceedsJsonDepth, JSON_TOO_DEEP_MESSAGE } from './json-depth';
@@ -36,6 +35,17 @@ export interface RequestBodyOptions {
    * (the first value of a repeated name), line breaks as the person typed them (LF, see parseForm).
    */
   as: 'json' | 'raw' | 'form';
+  /**
+   * `form` only: what a name given twice means. `first` (the default): its first value, as the
+   * pages read their forms; `refused`: 400 naming the field (OAuth's rule, RFC 6749 §3.1: request
+   * parameters MUST NOT be included more than once).
+   */
+  repeated?: 'first' | 'refused';
+  /**
+   * `json` and `form`: a body of another Content-Type is `unread` (the default: the route's
+   * validation then names what is missing) or `refused` (415 naming the type wanted).
+   */
+  otherTypes?: 'unread' | 'refused';
   /** Largest body in bytes, or how to find it in the configuration. */
   limit: number | ((config: AppConfig) => number);
   /**
@@ -144,39 +154,22 @@ function lingerBeforeClosing(socket: Socket): void {
 }
 
 /**
- * What every request goes through after the auth guard and before the pipes: its body is read
- * (above), then its text is checked (assertWellFormedRequest). A global guard, registered after
- * AuthGuard (configureHttpApp), rather than an interceptor: guards run in order and finish before
- * `@Body()` is read, and any global interceptor puts every request through rxjs and async-context
- * binds in Nest (about 0.15 ms of CPU per tool call, measured).
+ * Reads request bodies by the rules above, holding them in the process's budgets: one instance
+ * per app (configureHttpApp), shared by RequestInputGuard and the OAuth protocol routes, which
+ * live outside Nest's router (oauth/oauth-routes.ts) and read their small bodies unauthenticated.
  */
-@Injectable()
-export class RequestInputGuard implements CanActivate {
+export class BodyReader {
   private readonly budget: BodyBudget;
   private readonly unauthenticatedBudget: BodyBudget;
 
-  constructor(
-    private readonly reflector: Reflector,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {
+  constructor(private readonly config: AppConfig) {
     this.budget = new BodyBudget(config.http.bodyBudgetBytes);
     this.unauthenticatedBudget = new BodyBudget(UNAUTHENTICATED_BODY_BUDGET_BYTES, config.http.unauthenticatedBodyBytesPerIp);
   }
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
-    if (context.getType() === 'http') {
-      const http = context.switchToHttp();
-      const request = http.getRequest<Request>();
-      if (bodyReadAllowed(request) && hasBody(request)) {
-        const options = this.reflector.getAllAndOverride<RequestBodyOptions>(REQUEST_BODY, [context.getHandler(), context.getClass()]) ?? DEFAULT_BODY;
-        request.body = await this.read(request, http.getResponse<Response>(), options);
-      }
-      assertWellFormedRequest(this.reflector, context);
-    }
-    return true;
-  }
-
-  private async read(request: Request, response: Response, options: RequestBodyOptions): Promise<unknown> {
+  /** The request's body as `options` say; undefined when it has none, or is not of the route's type and left unread. Throws RequestBodyError. */
+  async read(request: Request, response: Response, options: RequestBodyOptions): Promise<unknown> {
+    if (!hasBody(request)) return undefined;
     const encoding = (request.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
     if (encoding !== 'identity') {
       throw new RequestBodyError(
@@ -186,20 +179,18 @@ export class RequestInputGuard implements CanActivate {
         'Content-Encoding',
       );
     }
-    if (options.as === 'json') {
-      // Not JSON: left unread, as body-parser did; the route's validation then names what is missing.
-      if (!request.is('application/json')) return undefined;
-      const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();
-      if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
-        throw new RequestBodyError(HttpStatus.UNSUPPORTED_MEDIA_TYPE, `charset ${charset} is not accepted: JSON must be UTF-8`, {}, 'Content-Type');
+    if (options.as !== 'raw') {
+      // Not of the route's type: left unread, as body-parser did; the route's validation then names
+      // what is missing (a page's form its fields and its `_csrf`). Or refused, when the route says so.
+      const type = options.as === 'json' ? 'application/json' : 'application/x-www-form-urlencoded';
+      if (!request.is(type)) {
+        if (options.otherTypes !== 'refused') return undefined;
+        throw new RequestBodyError(HttpStatus.UNSUPPORTED_MEDIA_TYPE, `the request body must be ${type}`, {}, 'Content-Type');
       }
-    }
-    if (options.as === 'form') {
-      // Not a form: left unread; the route then finds its fields (and its `_csrf`) missing.
-      if (!request.is('application/x-www-form-urlencoded')) return undefined;
       const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();
       if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
-        throw new RequestBodyError(HttpStatus.UNSUPPORTED_MEDIA_TYPE, `charset ${charset} is not accepted: forms must be UTF-8`, {}, 'Content-Type');
+        const what = options.as === 'json' ? 'JSON' : 'forms';
+        throw new RequestBodyError(HttpStatus.UNSUPPORTED_MEDIA_TYPE, `charset ${charset} is not accepted: ${what} must be UTF-8`, {}, 'Content-Type');
       }
     }
     const limit = typeof options.limit === 'function' ? options.limit(this.config) : options.limit;
@@ -246,8 +237,36 @@ export class RequestInputGuard implements CanActivate {
       clearTimeout(deadline);
     }
     if (options.as === 'raw') return bytes;
-    if (options.as === 'form') return parseForm(bytes);
+    if (options.as === 'form') return parseForm(bytes, options.repeated ?? 'first');
     return parseJson(bytes);
+  }
+}
+
+/**
+ * What every request goes through after the auth guard and before the pipes: its body is read
+ * (BodyReader, above), then its text is checked (assertWellFormedRequest). A global guard,
+ * registered after AuthGuard (configureHttpApp), rather than an interceptor: guards run in order
+ * and finish before `@Body()` is read, and any global interceptor puts every request through rxjs
+ * and async-context binds in Nest (about 0.15 ms of CPU per tool call, measured).
+ */
+@Injectable()
+export class RequestInputGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly bodies: BodyReader,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (context.getType() === 'http') {
+      const http = context.switchToHttp();
+      const request = http.getRequest<Request>();
+      if (bodyReadAllowed(request) && hasBody(request)) {
+        const options = this.reflector.getAllAndOverride<RequestBodyOptions>(REQUEST_BODY, [context.getHandler(), context.getClass()]) ?? DEFAULT_BODY;
+        request.body = await this.bodies.read(request, http.getResponse<Response>(), options);
+      }
+      assertWellFormedRequest(this.reflector, context);
+    }
+    return true;
   }
 }
 
@@ -278,7 +297,8 @@ function readFailure(error: { type?: string }, limit: number): RequestBodyError 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
- * A urlencoded form as an object of strings; a name given twice keeps its first value. Parsed as
+ * A urlencoded form as an object of strings; a name given twice keeps its first value, or is
+ * refused (400 naming it) when `repeated` says so. Parsed as
  * URLSearchParams parses it, except that bytes which are not UTF-8 (raw, or percent-encoded) are
  * refused (400 naming the field) rather than turned into U+FFFD behind the person's back, and that
  * line breaks are LF again: HTML's form encoding sends every line break of every field (a
@@ -286,7 +306,7 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  * it was typed, one character per line break, and a hidden value carrying a line break comes back
  * as it was rendered. A lone CR becomes LF too.
  */
-function parseForm(bytes: Buffer): Record<string, string> {
+function parseForm(bytes: Buffer, repeated: 'first' | 'refused'): Record<string, string> {
   let text: string;
   try {
     text = UTF8.decode(bytes);
@@ -308,6 +328,7 @@ function parseForm(bytes: Buffer): Record<string, string> {
     const value = decoded.replace(/\r\n?/g, '\n');
     if (!Object.prototype.hasOwnProperty.call(fields, name))
       Object.defineProperty(fields, name, { value, enumerable: true, writable: true, configurable: true });
+    else if (repeated === 'refused') throw new RequestBodyError(HttpStatus.BAD_REQUEST, `the field ${JSON.stringify(name)} is given more than once`, {}, name);
   }
   return fields;
 }

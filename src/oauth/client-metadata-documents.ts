@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { OAuthClientInformationFull } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { Agent, request } from 'undici';
+import { Clock } from '../common/clock';
 import { UrlRefusedError } from '../common/errors';
 import { pinnedLookup, UrlPolicy } from '../webhooks/url-policy';
+import { clientMetadataOf, ClientMetadataProblem } from './client-metadata';
 
 /** Largest document read (the draft's recommendation: 5 KB); a longer one is refused, not cut. */
 export const MAX_DOCUMENT_BYTES = 5 * 1024;
@@ -14,10 +16,12 @@ export const CACHE_FLOOR_SECONDS = 5 * 60;
 export const CACHE_CEILING_SECONDS = 24 * 60 * 60;
 /** Documents kept at once; the oldest goes first. */
 export const CACHE_ENTRIES = 1000;
-const MAX_REDIRECT_URIS = 10;
-const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost']);
+/** A document that could not be fetched or used is not fetched again for this long (the negative cache)... */
+export const FAILURE_CACHE_SECONDS = 60;
+/** ... in at most this many entries; the oldest goes first. */
+export const FAILURE_CACHE_ENTRIES = 1000;
 
-/** What went wrong with a client's metadata document: the consent page's error and the token endpoint's invalid_client name it. */
+/** What went wrong with a client's metadata document: the authorization page names it to a signed-in person (OAuthService.checkRequest). */
 export type DocumentProblem =
   | 'bad_client_id'
   | 'private_address'
@@ -45,20 +49,6 @@ export class ClientDocumentError extends Error {
 export interface DocumentClient {
   information: OAuthClientInformationFull;
   host: string;
-}
-
-/** A redirect URI a public client may register: https, or http on a loopback address; absolute, no fragment. */
-export function redirectUriProblem(uri: string): string | null {
-  let url: URL;
-  try {
-    url = new URL(uri);
-  } catch {
-    return `redirect_uris: ${uri} is not an absolute URL`;
-  }
-  if (url.hash) return `redirect_uris: ${uri} must not have a fragment`;
-  if (url.protocol === 'https:') return null;
-  if (url.protocol === 'http:' && LOOPBACK.has(url.hostname)) return null;
-  return `redirect_uris: ${uri} must be https, or http on a loopback address (127.0.0.1, [::1], localhost)`;
 }
 
 /** A client_id naming a metadata document (an http(s) URL); every other client_id is a self-registration's. */
@@ -100,32 +90,46 @@ export function clientIdUrlProblem(clientId: string): string | null {
  * exception, http in development only) and connects to the address it checked (pinned); no
  * redirect is followed; at most MAX_DOCUMENT_BYTES within DOCUMENT_TIMEOUT_MS. A good document is
  * cached as its Cache-Control max-age or Expires say, between CACHE_FLOOR_SECONDS and
- * CACHE_CEILING_SECONDS, in at most CACHE_ENTRIES entries; a failure is not cached (a fixed
- * document works at once), and concurrent requests for one URL share one fetch.
+ * CACHE_CEILING_SECONDS, in at most CACHE_ENTRIES entries; a failure is cached too, for
+ * FAILURE_CACHE_SECONDS in at most FAILURE_CACHE_ENTRIES entries, so that repeated authorization
+ * requests naming a failing URL do not fetch it each time. Concurrent requests for one URL share
+ * one fetch. Only the authorization endpoint calls this (OAuthService.checkRequest and approve).
  */
 @Injectable()
 export class ClientMetadataDocuments {
-  private readonly cache = new Map<string, { client: DocumentClient; until: number }>();
-  private readonly pending = new Map<string, Promise<{ client: DocumentClient; seconds: number }>>();
+  private readonly documents = new ExpiringEntries<DocumentClient>(CACHE_ENTRIES);
+  private readonly failures = new ExpiringEntries<ClientDocumentError>(FAILURE_CACHE_ENTRIES);
+  private readonly pending = new Map<string, Promise<DocumentClient>>();
 
-  constructor(private readonly policy: UrlPolicy) {}
+  constructor(
+    private readonly policy: UrlPolicy,
+    private readonly clock: Clock,
+  ) {}
 
   /** The client the document at `clientId` registers; throws ClientDocumentError naming what is wrong. */
   async resolve(clientId: string): Promise<DocumentClient> {
-    const cached = this.cache.get(clientId);
-    if (cached && cached.until > Date.now()) return cached.client;
-    if (cached) this.cache.delete(clientId);
+    const now = this.clock.now().getTime();
+    const cached = this.documents.get(clientId, now);
+    if (cached) return cached;
+    const failed = this.failures.get(clientId, now);
+    if (failed) throw failed;
     let fetching = this.pending.get(clientId);
     if (!fetching) {
-      fetching = this.fetchDocument(clientId).finally(() => this.pending.delete(clientId));
+      fetching = this.fetchDocument(clientId)
+        .then(
+          ({ client, seconds }) => {
+            this.documents.set(clientId, client, this.clock.now().getTime() + seconds * 1000);
+            return client;
+          },
+          (error: unknown) => {
+            if (error instanceof ClientDocumentError) this.failures.set(clientId, error, this.clock.now().getTime() + FAILURE_CACHE_SECONDS * 1000);
+            throw error;
+          },
+        )
+        .finally(() => this.pending.delete(clientId));
       this.pending.set(clientId, fetching);
     }
-    const { client, seconds } = await fetching;
-    if (!this.cache.has(clientId)) {
-      if (this.cache.size >= CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
-      this.cache.set(clientId, { client, until: Date.now() + seconds * 1000 });
-    }
-    return client;
+    return fetching;
   }
 
   private async fetchDocument(clientId: string): Promise<{ client: DocumentClient; seconds: number }> {
@@ -138,11 +142,11 @@ export class ClientMetadataDocuments {
       if (!(error instanceof UrlRefusedError)) throw error;
       const reason = error.message.replace(/;\s*webhook URLs must be public$/, '').replace(/^url /, '');
       if (/could not be resolved|does not resolve/.test(reason))
-        throw new ClientDocumentError('unreachable', `The client's metadata document ${clientId} cannot be fetched: ${reason}.`);
+        throw new ClientDocumentError('unreachable', `The app's metadata document ${clientId} cannot be fetched: ${reason}.`);
       const publicOnly = /address/.test(reason) ? ' Documents must be on public addresses.' : '';
-      throw new ClientDocumentError('private_address', `The client's metadata document ${clientId} is refused: ${reason}.${publicOnly}`);
+      throw new ClientDocumentError('private_address', `The app's metadata document ${clientId} is refused: ${reason}.${publicOnly}`);
     }
-    const where = `The client's metadata document ${clientId}`;
+    const where = `The app's metadata document ${clientId}`;
     const signal = AbortSignal.timeout(DOCUMENT_TIMEOUT_MS);
     const dispatcher = new Agent({ connect: { lookup: pinnedLookup(checked.addresses[0]), timeout: DOCUMENT_TIMEOUT_MS } as object });
     try {
@@ -175,7 +179,7 @@ export class ClientMetadataDocuments {
         throw new ClientDocumentError('bad_json', `${where} is not valid JSON.`);
       }
       const information = registrationOf(document, clientId, where);
-      return { client: { information, host: checked.url.host }, seconds: cacheSeconds(response.headers) };
+      return { client: { information, host: checked.url.host }, seconds: cacheSeconds(response.headers, this.clock.now().getTime()) };
     } finally {
       void dispatcher.close().catch(() => undefined);
     }
@@ -203,9 +207,9 @@ async function readLimited(body: AsyncIterable<Buffer> & { destroy: (error?: Err
 }
 
 /**
- * The document as a client registration (RFC 7591 metadata): its client_id equal to the URL (simple
- * string comparison), 1 to 10 redirect_uris (https, or http on loopback: the rule of self-registration),
- * a public client (token_endpoint_auth_method none, no client_secret), the code and refresh grants only.
+ * The document as a client registration: its client_id equal to the URL (simple string
+ * comparison), and its metadata by the rule of every registration (client-metadata.ts, as a
+ * document: a public client, no secret, `https` URIs), fields the service does not understand left out.
  */
 function registrationOf(document: unknown, clientId: string, where: string): OAuthClientInformationFull {
   if (typeof document !== 'object' || document === null || Array.isArray(document)) throw new ClientDocumentError('bad_json', `${where} is not a JSON object.`);
@@ -214,42 +218,39 @@ function registrationOf(document: unknown, clientId: string, where: string): OAu
     const named = typeof d.client_id === 'string' ? d.client_id : JSON.stringify(d.client_id ?? null);
     throw new ClientDocumentError('client_id_differs', `${where} names client_id ${named}, not its own URL.`);
   }
-  const uris = d.redirect_uris;
-  if (!Array.isArray(uris) || uris.length === 0 || uris.length > MAX_REDIRECT_URIS || uris.some((u) => typeof u !== 'string')) {
-    throw new ClientDocumentError('bad_redirect_uris', `${where}: redirect_uris must list between 1 and ${MAX_REDIRECT_URIS} URLs.`);
+  try {
+    return { ...clientMetadataOf(d, 'document'), client_id: clientId };
+  } catch (error) {
+    if (!(error instanceof ClientMetadataProblem)) throw error;
+    throw new ClientDocumentError(error.field === 'redirect_uris' ? 'bad_redirect_uris' : 'bad_metadata', `${where}: ${error.message}.`);
   }
-  for (const uri of uris as string[]) {
-    const problem = redirectUriProblem(uri);
-    if (problem) throw new ClientDocumentError('bad_redirect_uris', `${where}: ${problem}.`);
+}
+
+/**
+ * Entries that end at a time each was given, at most `capacity` of them (the oldest set goes
+ * first): the documents and the failures of ClientMetadataDocuments.
+ */
+class ExpiringEntries<V> {
+  private readonly entries = new Map<string, { value: V; until: number }>();
+
+  constructor(private readonly capacity: number) {}
+
+  get(key: string, now: number): V | undefined {
+    const entry = this.entries.get(key);
+    if (entry && entry.until > now) return entry.value;
+    if (entry) this.entries.delete(key);
+    return undefined;
   }
-  const bad = (message: string): never => {
-    throw new ClientDocumentError('bad_metadata', `${where}: ${message}.`);
-  };
-  if ('client_secret' in d || 'client_secret_expires_at' in d) bad('it must not contain client_secret (a metadata document client is public)');
-  const method = d.token_endpoint_auth_method ?? 'none';
-  if (method !== 'none') bad(`token_endpoint_auth_method must be none (public client); ${JSON.stringify(method)} is not supported here`);
-  const grantTypes = d.grant_types ?? ['authorization_code'];
-  if (!Array.isArray(grantTypes) || grantTypes.some((g) => g !== 'authorization_code' && g !== 'refresh_token')) {
-    bad('grant_types: only authorization_code and refresh_token are supported');
+
+  set(key: string, value: V, until: number): void {
+    this.entries.delete(key);
+    if (this.entries.size >= this.capacity) this.entries.delete(this.entries.keys().next().value as string);
+    this.entries.set(key, { value, until });
   }
-  const responseTypes = d.response_types ?? ['code'];
-  if (!Array.isArray(responseTypes) || responseTypes.some((r) => r !== 'code')) bad('response_types: only code is supported');
-  if (d.client_name !== undefined && typeof d.client_name !== 'string') bad('client_name must be a string');
-  for (const field of ['client_uri', 'logo_uri', 'tos_uri', 'policy_uri']) {
-    if (d[field] !== undefined && !(typeof d[field] === 'string' && /^https:\/\//i.test(d[field] as string))) bad(`${field} must be an https URL`);
-  }
-  return {
-    ...d,
-    client_id: clientId,
-    redirect_uris: uris as string[],
-    token_endpoint_auth_method: 'none',
-    grant_types: grantTypes as string[],
-    response_types: responseTypes as string[],
-  } as OAuthClientInformationFull;
 }
 
 /** Cache-Control max-age (no-store and no-cache count as 0), else Expires, else the floor; always within floor and ceiling. */
-function cacheSeconds(headers: Record<string, string | string[] | undefined>): number {
+function cacheSeconds(headers: Record<string, string | string[] | undefined>, now: number): number {
   const header = (name: string) =>
     [headers[name]]
       .flat()
@@ -262,7 +263,7 @@ function cacheSeconds(headers: Record<string, string | string[] | undefined>): n
   else if (maxAge) seconds = Number(maxAge[1]);
   else if (header('expires')) {
     const at = Date.parse(header('expires'));
-    if (!Number.isNaN(at)) seconds = Math.floor((at - Date.now()) / 1000);
+    if (!Number.isNaN(at)) seconds = Math.floor((at - now) / 1000);
   }
   return Math.max(CACHE_FLOOR_SECONDS, Math.min(CACHE_CEILING_SECONDS, seconds ?? CACHE_FLOOR_SECONDS));
 }

@@ -1,6 +1,6 @@
 import { Check, Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
 
-/** A self-registered public OAuth client (docs/mcp.md "Connecting Claude, ChatGPT and other OAuth clients"). */
+/** A public OAuth client: self-registered, or known by its metadata document and approved once (docs/mcp.md "Connecting Claude, ChatGPT and other OAuth clients"). */
 @Entity({ name: 'oauth_clients' })
 @Check('oauth_clients_redirect_uris_check', 'cardinality(redirect_uris) BETWEEN 1 AND 10')
 export class OAuthClient {
@@ -13,7 +13,7 @@ export class OAuthClient {
   @Column({ name: 'redirect_uris', type: 'text', array: true })
   redirectUris: string[];
 
-  /** The client's registration metadata (without its id), or its metadata document's as last seen. */
+  /** The client's registration metadata (without its id), or, for a metadata document client, the document's registration as last approved. */
   @Column({ type: 'jsonb' })
   metadata: Record<string, unknown>;
 

@@ -1,7 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
 import {
-  InvalidClientError,
   InvalidClientMetadataError,
   InvalidGrantError,
   InvalidRequestError,
@@ -29,7 +28,8 @@ import { APP_CONFIG } from '../config/config.module';
 import { Clock } from '../common/clock';
 import { NotFoundError, ResourceChallenge } from '../common/errors';
 import { MicroBatcher, rowsPerKey } from '../common/micro-batcher';
-import { ClientDocumentError, ClientMetadataDocuments, isDocumentClientId, redirectUriProblem } from './client-metadata-documents';
+import { ClientMetadata, clientMetadataOf, ClientMetadataProblem, isLoopbackHost } from './client-metadata';
+import { ClientDocumentError, ClientMetadataDocuments, isDocumentClientId } from './client-metadata-documents';
 import { ClientRow, GrantListRow, OAuthRepository, TokenCallerRow, TokenPair } from './oauth.repository';
 
 export const ACCESS_TOKEN_SECONDS = 60 * 60;
@@ -49,9 +49,15 @@ export interface AuthorizationRequest {
    * How the client is known: it registered itself (Dynamic Client Registration), or its client_id
    * is the URL of its metadata document, fetched from `documentHost`.
    */
-  client: { id: string; name: string | null; redirectHost: string } & (
-    { registration: 'self-registered' } | { registration: 'metadata-document'; documentHost: string }
-  );
+  client: {
+    id: string;
+    name: string | null;
+    /** Where the person returns: the redirect URI's host (with its port), and its hostname alone. */
+    redirectHost: string;
+    redirectHostname: string;
+    /** The redirect URI is on the person's own computer (isLoopbackHost): any program there could claim to be this app. */
+    loopbackRedirect: boolean;
+  } & ({ registration: 'self-registered' } | { registration: 'metadata-document'; documentHost: string });
   clientId: string;
   redirectUri: string;
   codeChallenge: string;
@@ -76,6 +82,12 @@ export interface GrantView {
   /** To the minute (written at most once a minute); null until its first access token was used. */
   lastUsedAt: Date | null;
 }
+
+/**
+ * All a person not signed in reads when the app's client_id cannot be used, whatever the reason
+ * (OAuthService.checkRequest): the error of OAuth, invalid_client, and nothing that tells one failure from another.
+ */
+export const UNUSABLE_CLIENT_PAGE = 'This app cannot be connected: its client ID is not valid here (invalid_client). Sign in to this service to see why.';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -108,6 +120,7 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
   readonly issuer: string;
   readonly resource: string;
   private readonly lastUse: LastUseStamps;
+  private readonly logger = new Logger(OAuthService.name);
   /**
    * Token lookups of concurrent requests share one query, as API keys' (each still reads the
    * token after its request arrived, so a revoked grant or an expired token is refused at once).
@@ -122,11 +135,11 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
     private readonly documents: ClientMetadataDocuments,
     private readonly accounts: AccountsService,
     private readonly changes: CredentialChanges,
-    clock: Clock,
+    private readonly clock: Clock,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     super();
-    this.lastUse = new LastUseStamps((grantId, now) => this.repository.touchGrant(grantId, now), clock, new Logger(OAuthService.name), 'OAuth grant');
+    this.lastUse = new LastUseStamps((grantId, now) => this.repository.touchGrant(grantId, now), clock, this.logger, 'OAuth grant');
     this.issuer = config.publicBaseUrl;
     this.resource = `${config.publicBaseUrl}${MCP_RESOURCE_PATH}`;
   }
@@ -138,67 +151,59 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
   // ---- clients (RFC 7591) ----
 
   /**
-   * A client_id that is a URL is its metadata document's (client-metadata-documents.ts), fetched
-   * or cached, never a row: a document that can no longer be fetched or used is invalid_client,
-   * naming why. Any other client_id is a self-registration's row.
+   * The client the token and revocation endpoints (the SDK's handlers) authenticate, from a row
+   * only, never a fetch: a self-registration's, or, for a client_id that is a URL, the registration
+   * its metadata document made when a person last approved it (upserted by `approve`; a code or a
+   * refresh token exists only after an approval). A URL no person approved here is unknown at once
+   * (the SDK answers invalid_client): only the authorization endpoint, limited per address, fetches
+   * documents, so nobody can make the service fetch a URL by naming it at these endpoints.
    */
   async getClient(clientId: string): Promise<OAuthClientInformationFull | undefined> {
-    if (isDocumentClientId(clientId)) {
-      try {
-        return (await this.documents.resolve(clientId)).information;
-      } catch (error) {
-        if (error instanceof ClientDocumentError) throw new InvalidClientError(error.message);
-        throw error;
-      }
-    }
     const row = await this.repository.findClient(clientId);
     return row ? toClientInformation(row) : undefined;
   }
 
-  /** The client as the authorization request sees it, or the page naming why it cannot be used. */
+  /** The client as the authorization request sees it, or why it cannot be used (invalid_client). */
   private async knownClient(
     clientId: string,
-  ): Promise<{ client: Pick<AuthorizationRequest['client'], 'name' | 'registration'> & { documentHost?: string; redirectUris: string[] } } | { page: string }> {
+  ): Promise<
+    { client: Pick<AuthorizationRequest['client'], 'name' | 'registration'> & { documentHost?: string; redirectUris: string[] } } | { invalid: string }
+  > {
     if (isDocumentClientId(clientId)) {
       try {
         const { information, host } = await this.documents.resolve(clientId);
         const name = typeof information.client_name === 'string' ? information.client_name : null;
         return { client: { name, registration: 'metadata-document', documentHost: host, redirectUris: information.redirect_uris } };
       } catch (error) {
-        if (error instanceof ClientDocumentError) return { page: `${error.message} (invalid_client)` };
+        if (error instanceof ClientDocumentError) return { invalid: `${error.message} (invalid_client)` };
         throw error;
       }
     }
     const row = await this.repository.findClient(clientId);
-    if (!row) return { page: `No client ${clientId} is registered here (invalid_client).` };
+    if (!row) return { invalid: `No app ${clientId} is registered here (invalid_client).` };
     return { client: { name: row.client_name, registration: 'self-registered', redirectUris: row.redirect_uris } };
   }
 
-  /** Public clients only: whatever authentication method was asked for, the client gets none and no secret. */
-  async registerClient(client: Omit<OAuthClientInformationFull, 'client_id' | 'client_id_issued_at'>): Promise<OAuthClientInformationFull> {
-    const clientId = (client as OAuthClientInformationFull).client_id;
-    if (!clientId) throw new InvalidClientMetadataError('client_id could not be issued');
-    if (client.redirect_uris.length === 0 || client.redirect_uris.length > 10)
-      throw new InvalidClientMetadataError('redirect_uris: between 1 and 10 are required');
-    for (const uri of client.redirect_uris) {
-      const problem = redirectUriProblem(uri);
-      if (problem) throw new InvalidClientMetadataError(problem);
+  /**
+   * Dynamic Client Registration (RFC 7591; POST /oauth/register, oauth-routes.ts): the metadata
+   * by the one rule of client metadata (client-metadata.ts: the fields understood, each bounded,
+   * the whole at most 8 KB; others dropped), refused with invalid_client_metadata naming the field.
+   * Public clients only: whatever authentication method was asked for, the client gets none and no
+   * secret. Answers the registration as stored, with its new client_id.
+   */
+  async register(body: unknown): Promise<OAuthClientInformationFull> {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidClientMetadataError('the registration must be a JSON object');
+    let metadata: ClientMetadata;
+    try {
+      metadata = clientMetadataOf(body as Record<string, unknown>, 'registration');
+    } catch (error) {
+      if (error instanceof ClientMetadataProblem) throw new InvalidClientMetadataError(error.message);
+      throw error;
     }
-    const grantTypes = client.grant_types ?? ['authorization_code', 'refresh_token'];
-    if (grantTypes.some((g) => g !== 'authorization_code' && g !== 'refresh_token')) {
-      throw new InvalidClientMetadataError('grant_types: only authorization_code and refresh_token are supported');
-    }
-    const metadata = {
-      ...client,
-      client_secret: undefined,
-      client_secret_expires_at: undefined,
-      token_endpoint_auth_method: 'none',
-      grant_types: grantTypes,
-      response_types: ['code'],
-    };
-    const { client_id: _id, client_id_issued_at: _at, ...stored } = metadata as OAuthClientInformationFull;
-    await this.repository.insertClient({ clientId, clientName: client.client_name ?? null, redirectUris: client.redirect_uris, metadata: stored });
-    return JSON.parse(JSON.stringify({ ...stored, client_id: clientId, client_id_issued_at: (client as OAuthClientInformationFull).client_id_issued_at }));
+    const clientId = randomUUID();
+    const issuedAt = Math.floor(this.clock.now().getTime() / 1000);
+    await this.repository.insertClient({ clientId, clientName: metadata.client_name ?? null, redirectUris: metadata.redirect_uris, metadata });
+    return { ...metadata, client_id: clientId, client_id_issued_at: issuedAt };
   }
 
   // ---- the authorization request and consent ----
@@ -207,20 +212,28 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
    * Checks an authorization request as the consent page receives it (RFC 6749 §4.1.1, PKCE S256
    * required, RFC 8707 `resource` required and equal to the MCP endpoint). Without a known client
    * and a registered redirect URI (exact match), nothing is redirected: the page names the problem.
+   *
+   * Why a client cannot be used (a metadata document not found, refused, too slow, on a private
+   * address, not JSON…) is said to a signed-in person only, who may be the developer of the app;
+   * the request is checked before sign-in, and to anybody else the page says UNUSABLE_CLIENT_PAGE
+   * alone, so the public page cannot tell which hosts and ports answer. The log keeps the reason.
    */
-  async checkRequest(query: Record<string, unknown>): Promise<AuthorizationCheck> {
+  async checkRequest(query: Record<string, unknown>, viewer: { signedIn: boolean }): Promise<AuthorizationCheck> {
     const text = (name: string): string | undefined => (typeof query[name] === 'string' ? (query[name] as string) : undefined);
     const clientId = text('client_id');
-    if (!clientId) return { page: 'The request names no client (client_id is missing).' };
+    if (!clientId) return { page: 'The request names no app (client_id is missing).' };
     const known = await this.knownClient(clientId);
-    if ('page' in known) return known;
+    if ('invalid' in known) {
+      this.logger.log(`authorization request refused: ${known.invalid}`);
+      return { page: viewer.signedIn ? known.invalid : UNUSABLE_CLIENT_PAGE };
+    }
     const { client } = known;
     let redirectUri = text('redirect_uri');
     if (redirectUri === undefined) {
-      if (client.redirectUris.length !== 1) return { page: 'redirect_uri is required: the client registered more than one.' };
+      if (client.redirectUris.length !== 1) return { page: 'redirect_uri is required: the app registered more than one.' };
       redirectUri = client.redirectUris[0];
     } else if (!client.redirectUris.includes(redirectUri)) {
-      return { page: `redirect_uri ${redirectUri} is not registered for this client (invalid_request).` };
+      return { page: `redirect_uri ${redirectUri} is not registered for this app (invalid_request).` };
     }
     const state = text('state');
     const refuse = (error: OAuthError): AuthorizationCheck => ({
@@ -234,6 +247,7 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
     const resource = text('resource');
     if (resource === undefined) return refuse(new InvalidTargetError(`resource is required: ${this.resource}`));
     if (resource !== this.resource) return refuse(new InvalidTargetError(`resource must be ${this.resource}`));
+    const returnsTo = new URL(redirectUri);
     const scope = text('scope');
     const scopes = scope === undefined || scope.trim() === '' ? [...SCOPES] : scope.trim().split(/\s+/);
     const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
@@ -243,7 +257,9 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
         client: {
           id: clientId,
           name: client.name,
-          redirectHost: new URL(redirectUri).host,
+          redirectHost: returnsTo.host,
+          redirectHostname: returnsTo.hostname,
+          loopbackRedirect: isLoopbackHost(returnsTo.hostname),
           ...(client.registration === 'metadata-document'
             ? { registration: client.registration, documentHost: client.documentHost! }
             : { registration: client.registration }),
@@ -266,7 +282,7 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
   ): Promise<string> {
     const access = await this.personKeys.checkedAccessFor(person, choice);
     if (request.client.registration === 'metadata-document') {
-      // The grant's client row: the document's registration as last seen, for the grant's reference and its listing; never read as the client.
+      // The grant's client row: the document's registration as approved now. The token and revocation endpoints know the client by it (getClient), never by a fetch.
       const { information } = await this.documents.resolve(request.clientId);
       await this.repository.upsertDocumentClient({
         clientId: request.clientId,

@@ -54,7 +54,7 @@ describe('browser: an MCP host by its metadata document, and Revoke in Settings 
     expect(host.authorizationUrl!.searchParams.get('client_id')).toBe(documentUrl);
     await signInBackToConsent(b, owner, host);
     const consent = await page.locator('main').innerText();
-    expect(consent).toContain(`This client's identity comes from its metadata document at ${new URL(documentUrl).host}`);
+    expect(consent).toContain(`This app's identity comes from its metadata document at ${new URL(documentUrl).host}`);
     expect(consent).not.toContain('registered itself');
 
     await page.getByRole('radio', { name: 'Specific lines' }).check();

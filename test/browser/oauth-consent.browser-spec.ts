@@ -31,6 +31,13 @@ describe('browser: OAuth consent for an MCP host', () => {
     expect(text).toContain('Browser Agent');
     expect(text).toContain(new URL(target.redirectUri).host);
     expect(text).toContain('registered itself');
+    // The host's redirect URI is on this computer (127.0.0.1): its hostname in bold, and the warning.
+    const returnsTo = page.locator('#return-host .return-host strong');
+    expect(await returnsTo.innerText()).toBe('127.0.0.1');
+    const warning = page.locator('#loopback-warning');
+    expect(await warning.isVisible()).toBe(true);
+    expect(await warning.innerText()).toContain('This app returns to your own computer (127.0.0.1).');
+    expect(await warning.innerText()).toContain('Any program running on this computer can listen there and claim to be Browser Agent.');
 
     await page.getByRole('radio', { name: 'Specific lines' }).check();
     await page.getByRole('checkbox', { name: line.address }).check();
@@ -40,8 +47,15 @@ describe('browser: OAuth consent for an MCP host', () => {
     await expectAccessible(page, 'consent (desktop)');
     await screenshot(page, 'oauth-consent');
     await page.setViewportSize(PHONE_VIEWPORT);
-    // At a phone's width nothing is wider than the screen (a host's app opens this page on phones).
+    // At a phone's width nothing is wider than the screen (a host's app opens this page on phones),
+    // and the hostname and the warning are there in full.
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(PHONE_VIEWPORT.width);
+    for (const shown of [returnsTo, warning]) {
+      expect(await shown.isVisible()).toBe(true);
+      const box = (await shown.boundingBox())!;
+      expect(box.x).toBeGreaterThanOrEqual(0);
+      expect(box.x + box.width).toBeLessThanOrEqual(PHONE_VIEWPORT.width);
+    }
     await expectAccessible(page, 'consent (phone)');
     await screenshot(page, 'oauth-consent-phone', { viewport: PHONE_VIEWPORT });
     await page.setViewportSize(VIEWPORT);

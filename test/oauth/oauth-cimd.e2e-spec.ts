@@ -1,14 +1,20 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo, Socket } from 'node:net';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { DataSource } from 'typeorm';
+import { Clock } from '../../src/common/clock';
+import { ClientMetadataDocuments, FAILURE_CACHE_SECONDS } from '../../src/oauth/client-metadata-documents';
+import { UNUSABLE_CLIENT_PAGE } from '../../src/oauth/oauth.service';
 import { createTestApp, TestApp } from '../support/app';
+import { MovableClock } from '../support/last-use';
 import { inboundSms, partnerPhone } from '../support/messaging-hooks';
-import { authorizationUrl, freePort, Host, oauthBrowser, REDIRECT, s256 } from '../support/oauth';
+import { authorizationUrl, decodeHtml, freePort, Host, oauthBrowser, REDIRECT, s256 } from '../support/oauth';
 import { createSession, Session } from '../support/session';
+import { waitUntil } from '../support/wait';
+import { signInBrowser } from '../support/web';
 
 type Route = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -81,18 +87,26 @@ describe('OAuth Client ID Metadata Documents (a client_id that is the URL of its
   let db: DataSource;
   let base: string;
   let s: Session;
+  /** A signed-in person's session cookie: the pages that refuse a client tell them why. */
+  let cookie: string;
   const docs = new DocumentServer();
+  const clock = new MovableClock();
   const { browserTo, consent, tools } = oauthBrowser(() => ({ t, base, userId: s.userId }));
 
   beforeAll(async () => {
     await docs.start();
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    // Development with the loopback allowlist, as for webhooks: the test's http document server is admitted.
-    t = await createTestApp({ env: { PUBLIC_BASE_URL: base, APP_ENV: 'development', WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8' } });
+    // Development with the loopback allowlist, as for webhooks: the test's http document server is
+    // admitted. The authorization limit (its own test) is out of the way of this file's many requests.
+    t = await createTestApp({
+      env: { PUBLIC_BASE_URL: base, APP_ENV: 'development', WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8', OAUTH_AUTHORIZE_RATE_LIMIT: '1000' },
+      overrides: (b) => b.overrideProvider(Clock).useValue(clock),
+    });
     await t.app.listen(port, '127.0.0.1');
     db = t.app.get(DataSource);
     s = await createSession(t.admin, { lines: ['PHONE_NUMBER', 'PHONE_NUMBER'] });
+    cookie = (await signInBrowser(t, s.userId, base)).cookie;
   });
   afterAll(async () => {
     await t?.close();
@@ -110,33 +124,61 @@ describe('OAuth Client ID Metadata Documents (a client_id that is the URL of its
     return rows[0].n;
   }
 
+  /** What a person not signed in reads when the client cannot be used, whatever the reason. */
+  const PUBLIC_REFUSAL = `This authorization request cannot be used ${UNUSABLE_CLIENT_PAGE} Back to the start`;
+
+  /** The text of a page's main element, as a person reads it. */
+  function mainText(html: string): string {
+    return decodeHtml(/<main[^>]*>([\s\S]*)<\/main>/.exec(html)![1].replace(/<[^>]+>/g, ' '))
+      .replace(/\s+/g, ' ')
+      .trim();
+  }
+
   /**
-   * The authorization request with this client_id is answered by a page naming the problem (400,
-   * never a redirect: the document's redirect URIs cannot be trusted), the token endpoint refuses
-   * the client (invalid_client), and no grant exists for it.
+   * The authorization request with this client_id is answered by a page (400, never a redirect:
+   * the document's redirect URIs cannot be trusted) that names the problem to a signed-in person,
+   * and says only invalid_client to anybody else (unless `shownToAnyone`: a problem of the request,
+   * not of the client); the token endpoint refuses the client (invalid_client: no person approved
+   * it, so it is not known there), and no grant exists for it. Returns what the signed-in person reads.
    */
-  async function refused(clientId: string, params: Record<string, string | undefined> = {}): Promise<string> {
-    const page = await t.http().get(authorizePath(clientId, params));
+  async function refused(clientId: string, params: Record<string, string | undefined> = {}, shownToAnyone = false): Promise<string> {
+    const path = authorizePath(clientId, params);
+    const anonymous = await t.http().get(path);
+    expect(anonymous.status).toBe(400);
+    expect(anonymous.headers.location).toBeUndefined();
+    const page = await t.http().get(path).set('Cookie', cookie);
     expect(page.status).toBe(400);
     expect(page.headers.location).toBeUndefined();
+    const reason = mainText(page.text);
+    if (shownToAnyone) expect(mainText(anonymous.text)).toBe(reason);
+    else {
+      expect(mainText(anonymous.text)).toBe(PUBLIC_REFUSAL);
+      expect(reason).not.toContain(UNUSABLE_CLIENT_PAGE);
+    }
     const token = await t
       .http()
       .post('/oauth/token')
       .type('form')
       .send({ grant_type: 'authorization_code', client_id: clientId, code: 'x'.repeat(43), code_verifier: 'y'.repeat(43), redirect_uri: REDIRECT });
     expect(token.status).toBe(400);
+    expect(token.body).toEqual({ error: 'invalid_client', error_description: 'Invalid client_id' });
     expect(await grantsOf(clientId)).toBe(0);
-    return page.text.replace(/&#39;/g, "'").replace(/&quot;/g, '"');
+    return reason;
   }
 
   it('advertises client_id_metadata_document_supported, and the SDK client then uses an https document URL as its client_id', async () => {
+    // Metadata documents preferred, Dynamic Client Registration (deprecated by MCP 2026-07-28) still offered.
     const as = await t.http().get('/.well-known/oauth-authorization-server').expect(200);
     expect(as.body.client_id_metadata_document_supported).toBe(true);
+    expect(as.body.registration_endpoint).toBe(`${base}/oauth/register`);
 
+    const [{ count: registrations }] = await db.query(`SELECT count(*)::int AS count FROM oauth_clients`);
     const host = new Host();
     host.clientMetadataUrl = 'https://client.invalid/oauth/client.json';
     expect(await auth(host, { serverUrl: `${base}/api/mcp` })).toBe('REDIRECT');
     expect(host.info?.client_id).toBe(host.clientMetadataUrl);
+    // The SDK client offered both chose the document: it did not register.
+    expect((await db.query(`SELECT count(*)::int AS count FROM oauth_clients`))[0].count).toBe(registrations);
     expect(host.authorizationUrl!.searchParams.get('client_id')).toBe(host.clientMetadataUrl);
     // No such host: the page says the document could not be fetched, and nothing is redirected.
     const text = await refused(host.clientMetadataUrl);
@@ -148,7 +190,8 @@ describe('OAuth Client ID Metadata Documents (a client_id that is the URL of its
     const [line, other] = s.lines;
     const onLine = await inboundSms(t, line.address, partnerPhone(), 'on the granted line');
     await inboundSms(t, other.address, partnerPhone(), 'on the other line');
-    const documentUrl = docs.json((url) => registration(url), { 'cache-control': 'max-age=600' });
+    // A field the service does not understand is left out of what it keeps.
+    const documentUrl = docs.json((url) => registration(url, { 'x-vendor': { anything: 'x'.repeat(500) } }), { 'cache-control': 'max-age=600' });
 
     // The SDK client takes an https clientMetadataUrl only; the test's document is http (development), so the host holds it as its client information.
     const host = new Host();
@@ -168,6 +211,10 @@ describe('OAuth Client ID Metadata Documents (a client_id that is the URL of its
     expect(response.origin + response.pathname).toBe(REDIRECT);
     expect(response.searchParams.get('iss')).toBe(base);
     const code = response.searchParams.get('code')!;
+    // The grant's client row: the document's registration as approved, without what the service does not understand.
+    const [row] = await db.query(`SELECT client_name, metadata FROM oauth_clients WHERE client_id = $1`, [documentUrl]);
+    const { client_id: _id, ...understood } = registration(documentUrl);
+    expect(row).toEqual({ client_name: 'Document Agent', metadata: { ...understood, metadata_document: true } });
 
     expect(await auth(host, { serverUrl, authorizationCode: code })).toBe('AUTHORIZED');
     const first = host.saved!;
@@ -196,10 +243,117 @@ describe('OAuth Client ID Metadata Documents (a client_id that is the URL of its
     expect((await tools(second.access_token)).status).toBe(401);
   });
 
+  it('the token and revocation endpoints never fetch a document: a URL no person approved is invalid_client at once', async () => {
+    // Documents that would validate, at 200 distinct URLs: naming one at these endpoints must not fetch it.
+    const urls = Array.from({ length: 200 }, () => docs.json((url) => registration(url)));
+    const answers: Array<{ status: number; body: unknown }> = [];
+    for (let i = 0; i < urls.length; i += 20) {
+      const batch = urls.slice(i, i + 20).map((clientId, j) =>
+        t
+          .http()
+          .post('/oauth/token')
+          .type('form')
+          .send(
+            j % 2 === 0
+              ? { grant_type: 'authorization_code', client_id: clientId, code: 'x'.repeat(43), code_verifier: 'y'.repeat(43), redirect_uri: REDIRECT }
+              : { grant_type: 'refresh_token', client_id: clientId, refresh_token: `csr_${'0'.repeat(48)}` },
+          ),
+      );
+      answers.push(...(await Promise.all(batch)).map((res) => ({ status: res.status, body: res.body })));
+    }
+    const revoked = await Promise.all(
+      urls.slice(0, 20).map((clientId) =>
+        t
+          .http()
+          .post('/oauth/revoke')
+          .type('form')
+          .send({ client_id: clientId, token: `csr_${'0'.repeat(48)}` }),
+      ),
+    );
+    answers.push(...revoked.map((res) => ({ status: res.status, body: res.body })));
+    expect(answers).toHaveLength(220);
+    for (const answer of answers) expect(answer).toEqual({ status: 400, body: { error: 'invalid_client', error_description: 'Invalid client_id' } });
+    expect(urls.reduce((n, url) => n + docs.count(url), 0)).toBe(0);
+    // The control: the authorization endpoint does fetch one of them.
+    await t.http().get(authorizePath(urls[0])).expect(303);
+    expect(docs.count(urls[0])).toBe(1);
+  });
+
+  it('fetches a failing document once per negative-cache window at the authorization endpoint, and a fixed one after the window', async () => {
+    let fixed = false;
+    let documentUrl = '';
+    documentUrl = docs.at((_req, res) => {
+      if (fixed) res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(registration(documentUrl)));
+      else res.writeHead(404).end();
+    });
+    for (let i = 0; i < 5; i++) expect((await t.http().get(authorizePath(documentUrl))).status).toBe(400);
+    expect(docs.count(documentUrl)).toBe(1);
+    // Fixed within the window: still the failure kept, and no fetch.
+    fixed = true;
+    expect((await t.http().get(authorizePath(documentUrl))).status).toBe(400);
+    expect(docs.count(documentUrl)).toBe(1);
+    // Once the window has passed, the next request fetches again and gets the fixed document (sign-in next).
+    clock.offsetMs += (FAILURE_CACHE_SECONDS + 1) * 1000;
+    try {
+      await t.http().get(authorizePath(documentUrl)).expect(303);
+      await t.http().get(authorizePath(documentUrl)).expect(303);
+    } finally {
+      clock.offsetMs = 0;
+    }
+    expect(docs.count(documentUrl)).toBe(2);
+  });
+
+  it('concurrent authorization requests for a failing document share one fetch', async () => {
+    const documents = t.app.get(ClientMetadataDocuments);
+    let resolving = 0;
+    const resolve = documents.resolve.bind(documents);
+    const spy = jest.spyOn(documents, 'resolve').mockImplementation((clientId) => {
+      resolving += 1;
+      return resolve(clientId);
+    });
+    try {
+      // The document's host answers only once all ten requests are waiting for the one fetch.
+      const documentUrl = docs.at((_req, res) => {
+        void waitUntil(() => resolving >= 10, 'ten authorization requests resolving the document').then(() => res.writeHead(500).end());
+      });
+      const answers = await Promise.all(Array.from({ length: 10 }, () => t.http().get(authorizePath(documentUrl))));
+      expect(answers.map((res) => res.status)).toEqual(Array(10).fill(400));
+      expect(docs.count(documentUrl)).toBe(1);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('tells a person not signed in only "invalid client", whatever failed: 404, refused, bad JSON, a private address, an unknown id', async () => {
+    const closedPort = await freePort();
+    const notJson = docs.at((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"client_id": '));
+    const failing = [
+      `${docs.origin}/clients/nobody/metadata.json`,
+      `http://127.0.0.1:${closedPort}/clients/metadata.json`,
+      notJson,
+      'http://10.1.2.3:8080/clients/agent.json',
+      `${docs.origin}/`,
+      randomUUID(),
+    ];
+    const reasons = new Set<string>();
+    for (const clientId of failing) {
+      const anonymous = await t.http().get(authorizePath(clientId)).expect(400);
+      expect(mainText(anonymous.text)).toBe(PUBLIC_REFUSAL);
+      expect(anonymous.text).not.toContain(new URL(docs.origin).port);
+      expect(anonymous.text).not.toMatch(/404|ECONNREFUSED|JSON|10\.1\.2\.3|private/);
+      reasons.add(mainText((await t.http().get(authorizePath(clientId)).set('Cookie', cookie).expect(400)).text));
+    }
+    // Signed in, each reason is told apart.
+    expect(reasons.size).toBe(failing.length);
+    expect([...reasons].join('\n')).toMatch(
+      /was not found \(404\)[\s\S]*ECONNREFUSED[\s\S]*is not valid JSON[\s\S]*private \(RFC 1918\)[\s\S]*must have a path[\s\S]*No app .* is registered here/,
+    );
+  });
+
   it('refuses a redirect_uri the document does not list, and names it', async () => {
     const documentUrl = docs.json((url) => registration(url));
-    const text = await refused(documentUrl, { redirect_uri: 'http://127.0.0.1:10/callback' });
-    expect(text).toContain('http://127.0.0.1:10/callback is not registered for this client');
+    const text = await refused(documentUrl, { redirect_uri: 'http://127.0.0.1:10/callback' }, true);
+    expect(text).toContain('http://127.0.0.1:10/callback is not registered for this app');
   });
 
   it('refuses a document on an address outside the allowlist (a private network), without fetching', async () => {
@@ -240,6 +394,11 @@ describe('OAuth Client ID Metadata Documents (a client_id that is the URL of its
     expect(await refused(secret)).toContain('must not contain client_secret');
     const jwt = docs.json((url) => registration(url, { token_endpoint_auth_method: 'private_key_jwt' }));
     expect(await refused(jwt)).toContain('token_endpoint_auth_method must be none');
+    // The bounds of every registration (client-metadata.ts) hold for documents too.
+    const longName = docs.json((url) => registration(url, { client_name: 'n'.repeat(201) }));
+    expect(await refused(longName)).toContain('client_name must be at most 200 characters (it has 201)');
+    const desktop = docs.json((url) => registration(url, { application_type: 'desktop' }));
+    expect(await refused(desktop)).toContain('application_type must be native or web');
   });
 
   it('refuses client_id URLs the draft forbids, before any fetch', async () => {

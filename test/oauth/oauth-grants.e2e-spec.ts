@@ -234,7 +234,7 @@ describe('OAuth: registrations never used expire', () => {
       resource: `${PAGE_ORIGIN}/api/mcp`,
     });
     const res = await t.http().get(`/oauth/authorize?${query.toString()}`).set('Cookie', cookie);
-    if (res.status === 400) expect(res.text).toContain(`No client ${clientId} is registered here`);
+    if (res.status === 400) expect(res.text).toContain(`No app ${clientId} is registered here`);
     else expect(res.status).toBe(200);
     return res.status === 200;
   }

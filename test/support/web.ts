@@ -10,10 +10,10 @@ export interface PageBrowser {
 }
 
 /** Signs the user in through an admin-made link, as a browser would (Origin set), and reads the CSRF token from a page. */
-export async function signInBrowser(t: TestApp, userId: string): Promise<PageBrowser> {
+export async function signInBrowser(t: TestApp, userId: string, origin = PAGE_ORIGIN): Promise<PageBrowser> {
   const link = await t.admin.post(`/admin/users/${userId}/sign-in-links`).expect(201);
   const token = new URL(link.body.url).searchParams.get('token')!;
-  const res = await t.http().post('/sign-in/link').set('Origin', PAGE_ORIGIN).type('form').send({ token }).expect(303);
+  const res = await t.http().post('/sign-in/link').set('Origin', origin).type('form').send({ token }).expect(303);
   const cookie = String(res.headers['set-cookie'][0]).split(';')[0];
   const page = await t.http().get('/settings/api-keys').set('Cookie', cookie).expect(200);
   return { cookie, csrf: /name="_csrf" value="([^"]+)"/.exec(page.text)![1] };

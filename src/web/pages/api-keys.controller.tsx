@@ -20,6 +20,7 @@ import {
   NoticeKind,
   PERMISSION_FIELD,
   PERMISSIONS_SHOWN,
+  PermissionsHolder,
   RevokeApiKeyPage,
 } from './api-keys.pages';
 import { PageErrorFilter } from './page-error.filter';
@@ -60,12 +61,14 @@ export function accessOf(choice: ChannelAccessChoice): PersonChannelAccess {
 
 /**
  * The service's validation error, in words for the form, next to the field it names (`name`, or
- * `channelAccess…` for the channel-access controls). Null when it names neither.
+ * `channelAccess…` for the channel-access controls), speaking of the key or (at consent) the app.
+ * Null when it names neither.
  */
-export function formErrorsOf(error: ValidationError): KeyFormErrors | null {
+export function formErrorsOf(error: ValidationError, holder: PermissionsHolder = 'key'): KeyFormErrors | null {
   const field = error.field ?? '';
   if (field === 'permissions') {
-    if (/at least one/.test(error.message)) return { permissions: 'Choose at least one permission: a key without any could not call any tool.' };
+    if (/at least one/.test(error.message))
+      return { permissions: `Choose at least one permission: ${holder === 'app' ? 'an app' : 'a key'} without any could not call any tool.` };
     return { permissions: `Permissions: ${error.message}` };
   }
   if (field === 'name') {

@@ -214,14 +214,22 @@ export function ChannelAccessFields(props: { lines: LineRef[]; choice: ChannelAc
   );
 }
 
+/** Who is given the permissions: an API key, or an app (an OAuth client, at consent); the form speaks of it. */
+export type PermissionsHolder = 'key' | 'app';
+
+const PERMISSIONS_HINT: Record<PermissionsHolder, string> = {
+  key: 'What the key may do on its channels, never more than you may. Tools a key may not use are hidden from it.',
+  app: 'What the app may do on these channels, never more than you may. Tools the app may not use are hidden from it.',
+};
+
 /** Read, Send, Webhooks: one checkbox each (all ticked for a new key), and the hidden field saying they were shown. */
-export function PermissionsFields(props: { chosen: readonly string[]; error?: string }) {
+export function PermissionsFields(props: { chosen: readonly string[]; error?: string; holder?: PermissionsHolder }) {
   const { chosen, error } = props;
   return (
     <fieldset class="permissions" aria-describedby={error ? 'permissions-error' : 'permissions-hint'} aria-invalid={error ? 'true' : undefined}>
       <legend>Permissions</legend>
       <p class="hint" id="permissions-hint">
-        What the key may do on its channels, never more than you may. Tools a key may not use are hidden from it.
+        {PERMISSIONS_HINT[props.holder ?? 'key']}
       </p>
       <FieldError id="permissions-error" message={error} />
       <input type="hidden" name={PERMISSIONS_SHOWN} value="on" />

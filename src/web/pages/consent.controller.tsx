@@ -37,17 +37,18 @@ export class ConsentController {
   /**
    * Public, and it may fetch a Client ID Metadata Document from the URL it is given: each client
    * address may open it OAUTH_AUTHORIZE_RATE_LIMIT times a window, so nobody can make the service
-   * fetch public URLs at will.
+   * fetch public URLs at will. The request is checked before sign-in; why an app cannot be used is
+   * told to a signed-in person only (OAuthService.checkRequest).
    */
   @Public()
   @RateLimitPerIp('oauthAuthorize')
   @Get()
   async page(@Req() request: Request, @Query() query: Record<string, unknown>, @Res() response: Response): Promise<void> {
-    const check = await this.oauth.checkRequest(query);
-    if ('page' in check) return sendPage(response, 400, <ErrorPage title="This authorization request cannot be used" message={check.page} />);
-    if ('redirect' in check) return found(response, check.redirect);
     const token = this.sessions.cookie.read(request);
     const person = token === null ? null : await this.sessions.person(token);
+    const check = await this.oauth.checkRequest(query, { signedIn: person !== null });
+    if ('page' in check) return sendPage(response, 400, <ErrorPage title="This authorization request cannot be used" message={check.page} />);
+    if ('redirect' in check) return found(response, check.redirect);
     if (!person) {
       response.setHeader('Set-Cookie', returnToCookie(request.originalUrl, this.sessions.cookie.name.startsWith('__Host-')));
       return seeOther(response, '/sign-in');
@@ -59,7 +60,7 @@ export class ConsentController {
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post()
   async decide(@CurrentPerson() person: Person, @Body() form: Form, @Res() response: Response): Promise<void> {
-    const check = await this.oauth.checkRequest(form ?? {});
+    const check = await this.oauth.checkRequest(form ?? {}, { signedIn: true });
     if ('page' in check) return sendPage(response, 400, <ErrorPage title="This authorization request cannot be used" message={check.page} />);
     if ('redirect' in check) return seeOther(response, check.redirect);
     if (form?.decision !== 'allow') return seeOther(response, this.oauth.deny(check.ok));
@@ -68,7 +69,7 @@ export class ConsentController {
     try {
       seeOther(response, await this.oauth.approve(person, check.ok, { channelAccess: accessOf(choice), permissions: permissions as KeyPermission[] }));
     } catch (error) {
-      const errors = error instanceof ValidationError ? formErrorsOf(error) : null;
+      const errors = error instanceof ValidationError ? formErrorsOf(error, 'app') : null;
       if (!errors) throw error;
       this.consent(response, 400, person, check.ok, paramsOf(form ?? {}), { choice, permissions, errors });
     }

@@ -8,8 +8,10 @@ import { Layout } from './layout';
 export const REQUEST_FIELDS = ['client_id', 'redirect_uri', 'response_type', 'code_challenge', 'code_challenge_method', 'state', 'resource', 'scope'] as const;
 
 /**
- * Consent (docs/mcp.md, "Connecting Claude, ChatGPT and other OAuth clients"): the client, the host
- * it returns to and how it is known; channel access and permissions as for an API key; Allow or Deny.
+ * Consent (docs/mcp.md, "Connecting Claude, ChatGPT and other OAuth clients"): the app, the host
+ * it returns to (its hostname in bold: MCP authorization 2026-07-28 asks that it be clearly shown)
+ * with a warning when that host is the person's own computer, and how the app is known; channel
+ * access and permissions as for an API key; Allow or Deny.
  */
 export function ConsentPage(props: {
   person: Person;
@@ -22,22 +24,42 @@ export function ConsentPage(props: {
   const { person, request, params } = props;
   const errors = props.errors ?? {};
   const name = request.client.name ?? request.client.id;
+  const { redirectHost, redirectHostname } = request.client;
   return (
     <Layout title={`Connect ${name}`} person={person}>
-      <p>
-        <strong>{name}</strong> asks to act for you on this service's MCP endpoint. After you choose, you return to{' '}
-        <strong>{request.client.redirectHost}</strong>.
-      </p>
-      {request.client.registration === 'metadata-document' ? (
-        <p class="hint">
-          This client's identity comes from its metadata document at <strong>{request.client.documentHost}</strong> (its client ID is that document's address):
-          the name is what that host publishes. Check it is the app you are connecting.
+      <div class="stack consent-app">
+        <p>
+          <strong>{name}</strong> asks to act for you on this service's MCP endpoint.
         </p>
-      ) : (
-        <p class="hint">
-          This client registered itself (Dynamic Client Registration): its name is its own claim. Check the host above is the app you are connecting.
-        </p>
-      )}
+        <div class="notice" id="return-host">
+          <p>After you choose, you return to</p>
+          <p class="return-host">
+            <strong>{redirectHostname}</strong>
+            {redirectHost.length > redirectHostname.length ? <span class="muted">{redirectHost.slice(redirectHostname.length)}</span> : null}
+          </p>
+        </div>
+        {request.client.loopbackRedirect ? (
+          <div class="notice warning" id="loopback-warning">
+            <p>
+              <strong>This app returns to your own computer ({redirectHostname}).</strong>
+            </p>
+            <p>
+              Any program running on this computer can listen there and claim to be {name}. Allow only if you started connecting {name} yourself, just now, from
+              a program on this computer.
+            </p>
+          </div>
+        ) : null}
+        {request.client.registration === 'metadata-document' ? (
+          <p class="hint">
+            This app's identity comes from its metadata document at <strong>{request.client.documentHost}</strong> (its client ID is that document's address):
+            the name is what that host publishes. Check it is the app you are connecting.
+          </p>
+        ) : (
+          <p class="hint">
+            This app registered itself (Dynamic Client Registration): its name is its own claim. Check the host above is the app you are connecting.
+          </p>
+        )}
+      </div>
       {errors.channelAccess || errors.permissions ? (
         <p class="notice error" role="alert">
           Nothing was allowed yet: see below.
@@ -47,7 +69,7 @@ export function ConsentPage(props: {
         <CsrfField person={person} />
         {REQUEST_FIELDS.map((field) => (params[field] === undefined ? null : <input type="hidden" name={field} value={params[field]} key={field} />))}
         <ChannelAccessFields lines={person.lines} choice={props.choice ?? { mode: 'ALL', lineIds: [] }} error={errors.channelAccess} />
-        <PermissionsFields chosen={props.permissions ?? request.scopes} error={errors.permissions} />
+        <PermissionsFields chosen={props.permissions ?? request.scopes} error={errors.permissions} holder="app" />
         <div class="actions">
           <button type="submit" name="decision" value="allow">
             Allow

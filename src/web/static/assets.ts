@@ -209,6 +209,10 @@ ol.approval-messages { list-style: none; margin: 0; padding: 0; display: flex; f
 .approval-form textarea { font: inherit; width: 100%; min-height: 12rem; padding: 0.5rem 0.625rem; border: 1px solid var(--line); border-radius: 6px; background: var(--card); resize: vertical; }
 .approval-form textarea[aria-invalid="true"] { border-color: var(--error); }
 nav.pager { display: flex; flex-wrap: wrap; gap: 1rem; margin-top: 1.25rem; }
+/* OAuth consent: the app, where it returns (the hostname large, never cut), the warning for this computer */
+.consent-app { margin-bottom: 1rem; }
+.consent-app p { margin: 0; }
+.return-host { font-size: 1.25rem; overflow-wrap: anywhere; }
 /* Live updates: the polite status app.js adds ("1 new message"), read by screen readers only. */
 .live-status { position: absolute; width: 1px; height: 1px; margin: -1px; padding: 0; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
 `;

@@ -6,6 +6,7 @@ import { inboxPages } from './inbox-pages';
 import { linesKeyOnWebhooks } from './lines-key-webhooks';
 import { createVictim, Victim } from './matrix';
 import { MatrixReport } from './report';
+import { oauthEndpoints } from './oauth-endpoints';
 import { oauthTokens } from './oauth-tokens';
 import { readOnlyKey } from './read-only-key';
 
@@ -23,7 +24,7 @@ import { readOnlyKey } from './read-only-key';
  * One case, by a word of its name (the row is left as it was; the figures are printed):
  *   npx jest -c test/reliability/jest.config.js test/reliability/authz --runInBand -t 'OAuth'
  * Words that pick one case each: 'foreign callers', 'read-only key', 'LINES key', 'removed member',
- * 'permission set', 'OAuth', 'inbox pages'. The first three share the victim's data (planted once, when one of
+ * 'permission set', 'OAuth access', 'OAuth endpoints', 'inbox pages'. The first three share the victim's data (planted once, when one of
  * them runs); the others plant their own.
  */
 describe('reliability: authorization matrix', () => {
@@ -61,6 +62,9 @@ describe('reliability: authorization matrix', () => {
 
   it('OAuth access tokens with one line and Read only × every tool; tokens on the agent REST routes', () =>
     report.run('OAuth tokens', () => oauthTokens(t, report)));
+
+  it('the OAuth endpoints × requests without credentials: never-approved documents not fetched, bad bodies and registrations refused with their OAuth error', () =>
+    report.run('OAuth endpoints', () => oauthEndpoints(t, report)));
 
   it('the inbox pages and live stream × callers who may not see line A (another member, another org, removed, line deleted): nothing leaks or changes', () =>
     report.run('inbox pages', () => inboxPages(t, report)));

@@ -2,8 +2,9 @@ import { ResultBuilder } from '../support/results';
 import type { EraOutcome, EraTally } from './matrix';
 
 /** The cases, in the order they run and report. */
-export type MatrixCase = 'foreign callers' | 'read-only key' | 'LINES key' | 'access ended' | 'agent routes' | 'OAuth tokens' | 'inbox pages';
-const CASES: MatrixCase[] = ['foreign callers', 'read-only key', 'LINES key', 'access ended', 'agent routes', 'OAuth tokens', 'inbox pages'];
+export type MatrixCase =
+  'foreign callers' | 'read-only key' | 'LINES key' | 'access ended' | 'agent routes' | 'OAuth tokens' | 'OAuth endpoints' | 'inbox pages';
+const CASES: MatrixCase[] = ['foreign callers', 'read-only key', 'LINES key', 'access ended', 'agent routes', 'OAuth tokens', 'OAuth endpoints', 'inbox pages'];
 
 /** The callers of the foreign-callers case, in their figures' order. */
 export const CALLERS = ['same-org OWNER', 'LINES key outside its lines', 'same-org MEMBER', 'other-org OWNER', 'revoked key'] as const;
@@ -30,6 +31,8 @@ export const FIGURE = {
   oauthTools:
     'issue 31, OAuth access tokens with one line and Read only × every tool: calls / answered (in its tools/list) / refused for the permission / answers holding what the token may not reach / calls after which a table changed',
   oauthRoutes: 'issue 31, OAuth access tokens on the agent REST routes: refused 401 with nothing changed',
+  oauthEndpoints:
+    'OAuth endpoints without credentials (never-approved document URLs at token and revocation, bad bodies, registrations past the bounds): requests / answered with their own OAuth error / 5xx / documents fetched by token and revocation / distinct public authorization pages for 4 failing client_ids / a table changed',
   inboxPages:
     "issue 34, the inbox pages (Conversations, a thread, Approvals, a download, the live stream) × callers who may not see line A: calls, leaks, victim ids answered as an unknown id, calls after which the victim's rows changed, stream frames of line A",
   eras: 'every tool call (and tools/list) of the cases also made as a 2026-07-28 request (envelope, mirrored headers): calls repeated / refused alike / answered alike / answers that differed; answered writes not repeated',
@@ -51,6 +54,7 @@ const FIGURE_ORDER = [
   FIGURE.agentRoutes,
   FIGURE.oauthTools,
   FIGURE.oauthRoutes,
+  FIGURE.oauthEndpoints,
   FIGURE.inboxPages,
   FIGURE.eras,
 ];
