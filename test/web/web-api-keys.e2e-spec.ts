@@ -232,7 +232,7 @@ describe('web: Settings → API keys pages', () => {
       ['access', 'ALL'],
       ['permissions-shown', 'on'],
     ]).expect(400);
-    expect(none.text).toMatch(/<p id="permissions-error" class="field-error">Choose at least one permission/);
+    expect(none.text).toMatch(/<p class="field-error" id="permissions-error">Choose at least one permission/);
     expect(none.text).toContain('The key was not created');
     expect(none.text).toContain('value="nothing"');
     expect(none.text).not.toMatch(/id="permission-read" name="permission-read" value="on" checked/);
@@ -242,7 +242,7 @@ describe('web: Settings → API keys pages', () => {
       ['permission-admin', 'on'],
     ]).expect(400);
     expect(odd.text).toMatch(
-      /<p id="permissions-error" class="field-error">Permissions: permissions must each be one of read, send, webhooks; &quot;admin&quot; is not/,
+      /<p class="field-error" id="permissions-error">Permissions: permissions must each be one of read, send, webhooks; &quot;admin&quot; is not/,
     );
     expect(await keyCount(owner.userId)).toBe(before);
 
@@ -281,7 +281,7 @@ describe('web: Settings → API keys pages', () => {
       ['access', 'LINES'],
       [`line-${phoneA.id}`, 'on'],
     ]).expect(400);
-    expect(empty.text).toMatch(/<p id="name-error" class="field-error">The name should not be empty\.<\/p>/);
+    expect(empty.text).toMatch(/<p class="field-error" id="name-error">The name should not be empty\.<\/p>/);
     expect(empty.text).toMatch(/aria-describedby="name-error name-hint"/);
     expect(empty.text).toMatch(/id="access-lines" name="access" value="LINES" checked/);
     expect(empty.text).toMatch(new RegExp(`id="line-${phoneA.id}" name="line-${phoneA.id}" value="on" checked`));
@@ -294,7 +294,7 @@ describe('web: Settings → API keys pages', () => {
       ['name', 'no line'],
       ['access', 'LINES'],
     ]).expect(400);
-    expect(noLine.text).toMatch(/<p id="access-error" class="field-error">Choose at least one line/);
+    expect(noLine.text).toMatch(/<p class="field-error" id="access-error">Choose at least one line/);
     expect(noLine.text).toContain('value="no line"');
 
     const foreign = await post(b, '/settings/api-keys', [
@@ -302,7 +302,7 @@ describe('web: Settings → API keys pages', () => {
       ['access', 'LINES'],
       [`line-${member.lines[0].id}`, 'on'],
     ]).expect(400);
-    expect(foreign.text).toMatch(/<p id="access-error" class="field-error">One of the chosen lines is not one of your lines/);
+    expect(foreign.text).toMatch(/<p class="field-error" id="access-error">One of the chosen lines is not one of your lines/);
     const unknown = await post(b, '/settings/api-keys', [
       ['name', 'unknown'],
       ['access', 'LINES'],

@@ -3,87 +3,15 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
 import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
 import { Person } from '../../auth/person';
-import { PersonApiKeysService, PersonApiKeyView, PersonChannelAccess } from '../../auth/person-api-keys.service';
-import { KeyPermission } from '../../auth/key-permissions';
+import { PersonApiKeysService, PersonApiKeyView } from '../../auth/person-api-keys.service';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
 import { RevokesAccess } from '../../limits/session-action.guard';
-import {
-  ApiKeyCreatedPage,
-  ApiKeyProblemPage,
-  ApiKeysListPage,
-  ChannelAccessChoice,
-  EditApiKeyPage,
-  KeyFormErrors,
-  NewApiKeyPage,
-  NOTICES,
-  NoticeKind,
-  PERMISSION_FIELD,
-  PERMISSIONS_SHOWN,
-  PermissionsHolder,
-  RevokeApiKeyPage,
-} from './api-keys.pages';
+import { accessOf, choiceOf, choiceOfAccess, Form, formErrorsOf, permissionsOf } from './access-form';
+import { ApiKeyCreatedPage, ApiKeyProblemPage, ApiKeysListPage, EditApiKeyPage, NewApiKeyPage, NOTICES, NoticeKind, RevokeApiKeyPage } from './api-keys.pages';
 import { PageErrorFilter } from './page-error.filter';
 import { seeOther, sendPage } from './render';
 import { FORM_LIMIT } from './sign-in.controller';
-
-type Form = Record<string, string | undefined> | undefined;
-
-const LINE_FIELD = 'line-';
-
-/** The channel access a form asks for: `access` (ALL or LINES) and one `line-<id>` checkbox per chosen line. */
-export function choiceOf(form: Form): ChannelAccessChoice {
-  const fields = form ?? {};
-  const lineIds = Object.keys(fields)
-    .filter((name) => name.startsWith(LINE_FIELD))
-    .map((name) => name.slice(LINE_FIELD.length));
-  return { mode: fields.access ?? 'ALL', lineIds };
-}
-
-/**
- * The permissions a form asks for: the ticked `permission-<name>` boxes, in the form's order, or
- * undefined when the form did not show them (a create then gets all, an edit keeps the key's). An
- * unknown name is passed on for the service to refuse.
- */
-export function permissionsOf(form: Form): string[] | undefined {
-  const fields = form ?? {};
-  if (fields[PERMISSIONS_SHOWN] === undefined) return undefined;
-  return Object.keys(fields)
-    .filter((name) => name.startsWith(PERMISSION_FIELD))
-    .map((name) => name.slice(PERMISSION_FIELD.length));
-}
-
-/** The choice as the service takes it; an unknown mode is passed on for the service to refuse. */
-export function accessOf(choice: ChannelAccessChoice): PersonChannelAccess {
-  if (choice.mode === 'LINES') return { mode: 'LINES', lineIds: choice.lineIds };
-  return { mode: choice.mode } as PersonChannelAccess;
-}
-
-/**
- * The service's validation error, in words for the form, next to the field it names (`name`, or
- * `channelAccess…` for the channel-access controls), speaking of the key or (at consent) the app.
- * Null when it names neither.
- */
-export function formErrorsOf(error: ValidationError, holder: PermissionsHolder = 'key'): KeyFormErrors | null {
-  const field = error.field ?? '';
-  if (field === 'permissions') {
-    if (/at least one/.test(error.message))
-      return { permissions: `Choose at least one permission: ${holder === 'app' ? 'an app' : 'a key'} without any could not call any tool.` };
-    return { permissions: `Permissions: ${error.message}` };
-  }
-  if (field === 'name') {
-    const text = error.message.replace(/^name /, '');
-    return { name: `The name ${text}.` };
-  }
-  if (!field.startsWith('channelAccess')) return null;
-  if (/at least one line/.test(error.message)) return { channelAccess: 'Choose at least one line for Specific lines, or choose All channels.' };
-  if (/is not one of your lines/.test(error.message))
-    return { channelAccess: 'One of the chosen lines is not one of your lines: choose among the lines below.' };
-  if (/not found$/.test(error.message))
-    return { channelAccess: 'One of the chosen lines was not found: it may have been removed. Choose among the lines below.' };
-  if (/must be one of ALL, LINES/.test(error.message)) return { channelAccess: 'Choose All channels or Specific lines.' };
-  return { channelAccess: `Channel access: ${error.message}` };
-}
 
 /**
  * Settings → API keys (docs/web.md): the person's keys (and, for an OWNER or ADMIN, the org's),
@@ -121,7 +49,7 @@ export class ApiKeysController {
     const choice = choiceOf(form);
     const permissions = permissionsOf(form);
     try {
-      const created = await this.keys.createFor(person, { name, channelAccess: accessOf(choice), permissions: permissions as KeyPermission[] | undefined });
+      const created = await this.keys.createFor(person, { name, channelAccess: accessOf(choice), permissions });
       sendPage(response, 200, <ApiKeyCreatedPage person={person} secret={created.key} apiKey={created.apiKey} />);
     } catch (error) {
       const errors = error instanceof ValidationError ? formErrorsOf(error) : null;
@@ -134,7 +62,7 @@ export class ApiKeysController {
   async editForm(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
     const apiKey = await this.visible(person, id, response, { mustBeMine: true });
     if (!apiKey) return;
-    sendPage(response, 200, <EditApiKeyPage person={person} apiKey={apiKey} choice={choiceOfKey(apiKey)} permissions={apiKey.permissions} />);
+    sendPage(response, 200, <EditApiKeyPage person={person} apiKey={apiKey} choice={choiceOfAccess(apiKey.channelAccess)} permissions={apiKey.permissions} />);
   }
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
@@ -143,7 +71,7 @@ export class ApiKeysController {
     const choice = choiceOf(form);
     const permissions = permissionsOf(form);
     try {
-      await this.keys.updateChannelAccessFor(person, id, accessOf(choice), permissions as KeyPermission[] | undefined);
+      await this.keys.updateChannelAccessFor(person, id, accessOf(choice), permissions);
       seeOther(response, '/settings/api-keys?notice=saved');
     } catch (error) {
       if (this.answeredProblem(person, error, response)) return;
@@ -213,9 +141,4 @@ export class ApiKeysController {
     }
     return false;
   }
-}
-
-function choiceOfKey(apiKey: PersonApiKeyView): ChannelAccessChoice {
-  if (apiKey.channelAccess.mode === 'ALL') return { mode: 'ALL', lineIds: [] };
-  return { mode: 'LINES', lineIds: apiKey.channelAccess.lines.flatMap((line) => (line.id === null ? [] : [line.id])) };
 }

@@ -1,40 +1,21 @@
-import { LineRef } from '../../accounts/accounts.service';
 import { API_KEY_NAME_MAX_LENGTH } from '../../auth/api-key-rules';
-import { KEY_PERMISSIONS, KeyPermission } from '../../auth/key-permissions';
+import { KEY_PERMISSIONS } from '../../auth/key-permissions';
 import { Person } from '../../auth/person';
 import { PersonApiKeyView } from '../../auth/person-api-keys.service';
+import {
+  AccessEditForm,
+  AccessFormErrors,
+  ChannelAccessChoice,
+  ChannelAccessFields,
+  ChannelAccessText,
+  PermissionsFields,
+  PermissionsText,
+} from './access-form';
 import { CsrfField } from './csrf-field';
-import { ConfirmForm } from './form-parts';
+import { ConfirmForm, FieldError } from './form-parts';
 import { Layout } from './layout';
 
 const BASE = '/settings/api-keys';
-
-/** What the channel-access controls show: the chosen mode and the ticked lines (ids). */
-export interface ChannelAccessChoice {
-  mode: string;
-  lineIds: string[];
-}
-
-/** Errors of a key form, by the field they name: the name field, the channel-access or the permissions fieldset. */
-export interface KeyFormErrors {
-  name?: string;
-  channelAccess?: string;
-  permissions?: string;
-}
-
-/**
- * The permission checkboxes are `permission-<name>`; the hidden PERMISSIONS_SHOWN field says the
- * form showed them, so that none ticked means none (refused), not "left out" (all, or unchanged).
- */
-export const PERMISSION_FIELD = 'permission-';
-export const PERMISSIONS_SHOWN = 'permissions-shown';
-
-/** How the form and the list name each permission, and what it allows. */
-const PERMISSION_TEXT: Record<KeyPermission, { label: string; hint: string }> = {
-  read: { label: 'Read', hint: 'Read threads, messages, attachments, contacts, agent turns and lines.' },
-  send: { label: 'Send', hint: 'Send SMS and email, reply, and change contacts, labels and agent turns.' },
-  webhooks: { label: 'Webhooks', hint: 'Register, change and delete webhooks, and read and resend their deliveries.' },
-};
 
 /** The notices the list shows after a change (the `notice` query parameter; nothing from it is echoed). */
 export const NOTICES = {
@@ -51,25 +32,6 @@ function formatDate(date: Date): string {
 export function DateCell(props: { date: Date | null }) {
   if (props.date === null) return <span class="muted">never</span>;
   return <time dateTime={props.date.toISOString()}>{formatDate(props.date)}</time>;
-}
-
-/** All channels, or the chosen lines by address (an API key's or an OAuth grant's); an address that is no longer a line is said so. */
-export function ChannelAccessText(props: { access: { mode: 'ALL' } | { mode: 'LINES'; lines: Array<{ id: string | null; address: string }> } }) {
-  if (props.access.mode === 'ALL') return <>All channels</>;
-  return (
-    <ul class="plain">
-      {props.access.lines.map((line) => (
-        <li key={line.address}>
-          {line.address}
-          {line.id === null ? <span class="muted"> (no longer a line: grants nothing)</span> : null}
-        </li>
-      ))}
-    </ul>
-  );
-}
-
-export function PermissionsText(props: { permissions: KeyPermission[] }) {
-  return <>{props.permissions.map((permission) => PERMISSION_TEXT[permission].label).join(', ')}</>;
 }
 
 function PencilIcon() {
@@ -166,95 +128,14 @@ export function ApiKeysListPage(props: { person: Person; keys: PersonApiKeyView[
   );
 }
 
-function FieldError(props: { id: string; message?: string }) {
-  if (!props.message) return null;
-  return (
-    <p id={props.id} class="field-error">
-      {props.message}
-    </p>
-  );
-}
-
-function lineLabel(line: LineRef): string {
-  return line.type === 'EMAIL_ACCOUNT' ? 'email' : 'phone';
-}
-
-/** All channels, or some of the person's own lines: a radio pair, then one checkbox per line. Works without script. */
-export function ChannelAccessFields(props: { lines: LineRef[]; choice: ChannelAccessChoice; error?: string }) {
-  const { lines, choice, error } = props;
-  const specific = choice.mode === 'LINES';
-  return (
-    <fieldset class="channel-access" aria-describedby={error ? 'access-error' : undefined} aria-invalid={error ? 'true' : undefined}>
-      <legend>Channel access</legend>
-      <FieldError id="access-error" message={error} />
-      <div class="choice">
-        <input type="radio" id="access-all" name="access" value="ALL" checked={!specific} />
-        <label for="access-all">All channels</label>
-        <p class="hint">Every line you can use, now and later.</p>
-      </div>
-      <div class="choice">
-        <input type="radio" id="access-lines" name="access" value="LINES" checked={specific} />
-        <label for="access-lines">Specific lines</label>
-        <p class="hint">Only the lines ticked below.</p>
-      </div>
-      {lines.length === 0 ? (
-        <p class="hint">You are not a member of any line yet.</p>
-      ) : (
-        <fieldset class="lines">
-          <legend class="visually-hidden">Lines for Specific lines</legend>
-          {lines.map((line) => (
-            <div class="choice" key={line.id}>
-              <input type="checkbox" id={`line-${line.id}`} name={`line-${line.id}`} value="on" checked={choice.lineIds.includes(line.id)} />
-              <label for={`line-${line.id}`}>{line.address}</label> <span class="muted">({lineLabel(line)})</span>
-            </div>
-          ))}
-        </fieldset>
-      )}
-    </fieldset>
-  );
-}
-
-/** Who is given the permissions: an API key, or an app (an OAuth client, at consent); the form speaks of it. */
-export type PermissionsHolder = 'key' | 'app';
-
-const PERMISSIONS_HINT: Record<PermissionsHolder, string> = {
-  key: 'What the key may do on its channels, never more than you may. Tools a key may not use are hidden from it.',
-  app: 'What the app may do on these channels, never more than you may. Tools the app may not use are hidden from it.',
-};
-
-/** Read, Send, Webhooks: one checkbox each (all ticked for a new key), and the hidden field saying they were shown. */
-export function PermissionsFields(props: { chosen: readonly string[]; error?: string; holder?: PermissionsHolder }) {
-  const { chosen, error } = props;
-  return (
-    <fieldset class="permissions" aria-describedby={error ? 'permissions-error' : 'permissions-hint'} aria-invalid={error ? 'true' : undefined}>
-      <legend>Permissions</legend>
-      <p class="hint" id="permissions-hint">
-        {PERMISSIONS_HINT[props.holder ?? 'key']}
-      </p>
-      <FieldError id="permissions-error" message={error} />
-      <input type="hidden" name={PERMISSIONS_SHOWN} value="on" />
-      {KEY_PERMISSIONS.map((permission) => (
-        <div class="choice" key={permission}>
-          <input
-            type="checkbox"
-            id={`${PERMISSION_FIELD}${permission}`}
-            name={`${PERMISSION_FIELD}${permission}`}
-            value="on"
-            checked={chosen.includes(permission)}
-            aria-describedby={`${PERMISSION_FIELD}${permission}-hint`}
-          />
-          <label for={`${PERMISSION_FIELD}${permission}`}>{PERMISSION_TEXT[permission].label}</label>
-          <p class="hint" id={`${PERMISSION_FIELD}${permission}-hint`}>
-            {PERMISSION_TEXT[permission].hint}
-          </p>
-        </div>
-      ))}
-    </fieldset>
-  );
-}
-
 /** New key: a name, channel access, permissions, Create key. */
-export function NewApiKeyPage(props: { person: Person; name?: string; choice?: ChannelAccessChoice; permissions?: readonly string[]; errors?: KeyFormErrors }) {
+export function NewApiKeyPage(props: {
+  person: Person;
+  name?: string;
+  choice?: ChannelAccessChoice;
+  permissions?: readonly string[];
+  errors?: AccessFormErrors;
+}) {
   const errors = props.errors ?? {};
   return (
     <Layout title="New API key" person={props.person} current={BASE}>
@@ -269,7 +150,7 @@ export function NewApiKeyPage(props: { person: Person; name?: string; choice?: C
         <p class="hint" id="name-hint">
           How you will tell this key apart, such as the program that uses it.
         </p>
-        <FieldError id="name-error" message={errors.name} />
+        <FieldError id="name-error" error={errors.name} />
         <input
           id="name"
           name="name"
@@ -334,29 +215,22 @@ export function EditApiKeyPage(props: {
   apiKey: PersonApiKeyView;
   choice: ChannelAccessChoice;
   permissions: readonly string[];
-  errors?: KeyFormErrors;
+  errors?: AccessFormErrors;
 }) {
-  const errors = props.errors ?? {};
   const { apiKey } = props;
   return (
     <Layout title={`Access of “${apiKey.name}”`} person={props.person} current={BASE}>
       <p class="muted">
         Key <code>{apiKey.keyHint}</code>. A change applies to the next request made with the key.
       </p>
-      {errors.channelAccess || errors.permissions ? (
-        <p class="notice error" role="alert">
-          Nothing was changed: see below.
-        </p>
-      ) : null}
-      <form method="post" action={`${BASE}/${apiKey.id}/edit`} class="stack form">
-        <CsrfField person={props.person} />
-        <ChannelAccessFields lines={props.person.lines} choice={props.choice} error={errors.channelAccess} />
-        <PermissionsFields chosen={props.permissions} error={errors.permissions} />
-        <div class="actions">
-          <button type="submit">Save</button>
-          <a href={BASE}>Cancel</a>
-        </div>
-      </form>
+      <AccessEditForm
+        person={props.person}
+        action={`${BASE}/${apiKey.id}/edit`}
+        cancel={BASE}
+        choice={props.choice}
+        permissions={props.permissions}
+        errors={props.errors}
+      />
     </Layout>
   );
 }

@@ -1,6 +1,7 @@
 import { Person } from '../../auth/person';
 import { GrantView } from '../../oauth/oauth.service';
-import { ChannelAccessText, DateCell, PermissionsText } from './api-keys.pages';
+import { ChannelAccessText, PermissionsText } from './access-form';
+import { DateCell } from './api-keys.pages';
 import { ConfirmForm } from './form-parts';
 import { Layout } from './layout';
 

@@ -2,22 +2,19 @@ import { Body, Controller, Get, Post, Query, Req, Res, UseFilters } from '@nestj
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Request, Response } from 'express';
 import { CurrentPerson, Public, SessionAuth } from '../../auth/auth.decorators';
-import { KeyPermission } from '../../auth/key-permissions';
 import { Person } from '../../auth/person';
 import { ValidationError } from '../../common/errors';
 import { RateLimitPerIp } from '../../limits/ip-rate-limit.guard';
 import { AuthorizationRequest, OAuthService } from '../../oauth/oauth.service';
 import { ReadsBody } from '../../common/request-body';
 import { WebSessionsService } from '../../auth/web-sessions/web-sessions.service';
-import { accessOf, choiceOf, formErrorsOf, permissionsOf } from './api-keys.controller';
+import { accessOf, choiceOf, Form, formErrorsOf, permissionsOf } from './access-form';
 import { ConsentPage, REQUEST_FIELDS } from './consent.pages';
 import { PageErrorFilter } from './page-error.filter';
 import { seeOther, sendPage } from './render';
 import { returnToCookie } from './return-to';
 import { FORM_LIMIT } from './sign-in.controller';
 import { ErrorPage } from './sign-in.pages';
-
-type Form = Record<string, string | undefined> | undefined;
 
 /**
  * The OAuth authorization endpoint as the person meets it (docs/mcp.md, "Connecting Claude,
@@ -67,7 +64,7 @@ export class ConsentController {
     const choice = choiceOf(form);
     const permissions = permissionsOf(form) ?? [];
     try {
-      seeOther(response, await this.oauth.approve(person, check.ok, { channelAccess: accessOf(choice), permissions: permissions as KeyPermission[] }));
+      seeOther(response, await this.oauth.approve(person, check.ok, { channelAccess: accessOf(choice), permissions }));
     } catch (error) {
       const errors = error instanceof ValidationError ? formErrorsOf(error, 'app') : null;
       if (!errors) throw error;

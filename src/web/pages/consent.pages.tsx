@@ -1,6 +1,6 @@
 import { Person } from '../../auth/person';
 import { AuthorizationRequest } from '../../oauth/oauth.service';
-import { ChannelAccessChoice, ChannelAccessFields, KeyFormErrors, PermissionsFields } from './api-keys.pages';
+import { AccessFormErrors, ChannelAccessChoice, ChannelAccessFields, PermissionsFields } from './access-form';
 import { CsrfField } from './csrf-field';
 import { Layout } from './layout';
 
@@ -19,7 +19,7 @@ export function ConsentPage(props: {
   params: Record<string, string | undefined>;
   choice?: ChannelAccessChoice;
   permissions?: readonly string[];
-  errors?: KeyFormErrors;
+  errors?: AccessFormErrors;
 }) {
   const { person, request, params } = props;
   const errors = props.errors ?? {};
