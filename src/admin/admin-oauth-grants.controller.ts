@@ -40,6 +40,8 @@ class OAuthGrantResponse {
   @ApiProperty({ type: OAuthClientResponse }) client: OAuthClientResponse;
   @ApiProperty({ type: GrantChannelAccessResponse }) channelAccess: GrantChannelAccessResponse;
   @ApiProperty({ enum: KEY_PERMISSIONS, isArray: true }) permissions: KeyPermission[];
+  @ApiProperty({ enum: KEY_PERMISSIONS, isArray: true, description: 'The scope the app asked for when it was connected: permissions never hold more' })
+  requestedScopes: KeyPermission[];
   @ApiProperty({ type: String, format: 'date-time' }) createdAt: Date;
   @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'Updated at most once a minute.' }) lastUsedAt: Date | null;
 }

@@ -6,7 +6,8 @@ import { OAuthClient } from './oauth-client.entity';
 
 /**
  * A person's consent to an OAuth client: channel access and permissions with the rules of an API
- * key, bound to the MCP resource. Its id is a UUID of version 8 (an API key's is version 4).
+ * key, bound to the MCP resource, never more permissions than the client asked for (its scope).
+ * Its id is a UUID of version 8 (an API key's is version 4).
  */
 @Entity({ name: 'oauth_grants' })
 @Index('oauth_grants_user_id_idx', ['userId'])
@@ -15,6 +16,7 @@ import { OAuthClient } from './oauth-client.entity';
 @Check('oauth_grants_channel_access_mode_check', "channel_access_mode IN ('ALL', 'LINES')")
 @Check('oauth_grants_permissions_check', "cardinality(permissions) >= 1 AND permissions <@ ARRAY['read', 'send', 'webhooks']::text[]")
 @Check('oauth_grants_check', "channel_access_mode = 'LINES' OR cardinality(allowed_addresses) = 0")
+@Check('oauth_grants_requested_scopes_check', "requested_scopes <@ ARRAY['read', 'send', 'webhooks']::text[] AND permissions <@ requested_scopes")
 export class OAuthGrant {
   @PrimaryColumn({ type: 'uuid' })
   id: string;
@@ -47,6 +49,13 @@ export class OAuthGrant {
   /** What the grant's tokens may do beside its lines (auth/key-permissions.ts); never empty. */
   @Column({ type: 'text', array: true })
   permissions: KeyPermission[];
+
+  /**
+   * The scope the client asked for in its authorization request (all three when it named none):
+   * the most `permissions` may ever hold, at consent and when the person changes them later.
+   */
+  @Column({ name: 'requested_scopes', type: 'text', array: true })
+  requestedScopes: KeyPermission[];
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

@@ -26,6 +26,7 @@ export interface GrantListRow {
   channel_access_mode: ChannelAccessMode;
   lines: Array<{ id: string | null; address: string }>;
   permissions: KeyPermission[];
+  requested_scopes: KeyPermission[];
   created_at: Date;
   last_used_at: Date | null;
 }
@@ -45,7 +46,12 @@ export interface GrantRow {
   channel_access_mode: ChannelAccessMode;
   allowed_addresses: string[];
   permissions: KeyPermission[];
+  /** The scope the client asked for: `permissions` never hold more. */
+  requested_scopes: KeyPermission[];
 }
+
+/** A grant's channel access and permissions, as the columns hold them. */
+export type GrantAccess = Pick<GrantRow, 'channel_access_mode' | 'allowed_addresses' | 'permissions'>;
 
 /** OAuth clients, grants, codes and tokens (docs/mcp.md "Connecting Claude, ChatGPT and other OAuth clients"); secrets only as SHA-256 hashes. */
 /** A new access and refresh token of a grant, as stored: their hashes and when they end. */
@@ -88,8 +94,8 @@ export class OAuthRepository {
     await queryNamed(
       this.dataSource.manager,
       `WITH used AS (UPDATE oauth_clients SET last_used_at = now() WHERE client_id = :client_id)
-       INSERT INTO oauth_grants (id, user_id, client_id, resource, channel_access_mode, allowed_addresses, permissions)
-       VALUES (:id, :user_id, :client_id, :resource, :channel_access_mode, :allowed_addresses::text[], :permissions::text[])`,
+       INSERT INTO oauth_grants (id, user_id, client_id, resource, channel_access_mode, allowed_addresses, permissions, requested_scopes)
+       VALUES (:id, :user_id, :client_id, :resource, :channel_access_mode, :allowed_addresses::text[], :permissions::text[], :requested_scopes::text[])`,
       { ...grant },
     );
   }
@@ -106,7 +112,7 @@ export class OAuthRepository {
   grantsOfUser(userId: string): Promise<GrantListRow[]> {
     return queryNamed(
       this.dataSource.manager,
-      `SELECT g.id, g.user_id, g.client_id, c.client_name, g.channel_access_mode, g.permissions, g.created_at, g.last_used_at,
+      `SELECT g.id, g.user_id, g.client_id, c.client_name, g.channel_access_mode, g.permissions, g.requested_scopes, g.created_at, g.last_used_at,
               COALESCE((SELECT k.redirect_uri FROM oauth_codes k WHERE k.grant_id = g.id ORDER BY k.expires_at LIMIT 1), c.redirect_uris[1]) AS redirect_uri,
               COALESCE((SELECT json_agg(json_build_object('id', l.id, 'address', a.address) ORDER BY a.ord)
                           FROM unnest(g.allowed_addresses) WITH ORDINALITY AS a(address, ord)

@@ -26,11 +26,11 @@ import { PersonApiKeysService, PersonChannelAccess } from '../auth/person-api-ke
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { Clock } from '../common/clock';
-import { NotFoundError, ResourceChallenge } from '../common/errors';
+import { NotFoundError, ResourceChallenge, ValidationError } from '../common/errors';
 import { MicroBatcher, rowsPerKey } from '../common/micro-batcher';
 import { ClientMetadata, clientMetadataOf, ClientMetadataProblem, isLoopbackHost } from './client-metadata';
 import { ClientDocumentError, ClientMetadataDocuments, isDocumentClientId } from './client-metadata-documents';
-import { ClientRow, GrantListRow, OAuthRepository, TokenCallerRow, TokenPair } from './oauth.repository';
+import { ClientRow, GrantAccess, GrantListRow, OAuthRepository, TokenCallerRow, TokenPair } from './oauth.repository';
 
 export const ACCESS_TOKEN_SECONDS = 60 * 60;
 export const REFRESH_TOKEN_SECONDS = 30 * 24 * 60 * 60;
@@ -78,6 +78,8 @@ export interface GrantView {
   /** LINES: the chosen lines by address, with the org's live line at each (id null when none: it grants nothing). */
   channelAccess: { mode: 'ALL' } | { mode: 'LINES'; lines: Array<{ id: string | null; address: string }> };
   permissions: KeyPermission[];
+  /** The scope the app asked for when it was connected: `permissions` never hold more. */
+  requestedScopes: KeyPermission[];
   createdAt: Date;
   /** To the minute (written at most once a minute); null until its first access token was used. */
   lastUsedAt: Date | null;
@@ -93,6 +95,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Where the person's browser goes: a page naming the problem (no redirect URI to trust), or the client with an error. */
 export type AuthorizationCheck = { ok: AuthorizationRequest } | { page: string } | { redirect: string };
+
+/** What a person chooses for an app at consent: as for an API key. */
+export interface GrantChoice {
+  channelAccess: PersonChannelAccess;
+  permissions: KeyPermission[];
+}
 
 function sha256(value: string): string {
   return createHash('sha256').update(value, 'utf8').digest('hex');
@@ -274,13 +282,12 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
     };
   }
 
-  /** The person allowed: a grant with the access they chose (the rules of an API key), and a code for the client. */
-  async approve(
-    person: PersonRef,
-    request: AuthorizationRequest,
-    choice: { channelAccess: PersonChannelAccess; permissions: KeyPermission[] },
-  ): Promise<string> {
-    const access = await this.personKeys.checkedAccessFor(person, choice);
+  /**
+   * The person allowed: a grant with the access they chose (the rules of an API key, and no
+   * permission the client did not ask for: grantAccess), and a code for the client.
+   */
+  async approve(person: PersonRef, request: AuthorizationRequest, choice: GrantChoice): Promise<string> {
+    const access = await this.grantAccess(person, choice, request.scopes);
     if (request.client.registration === 'metadata-document') {
       // The grant's client row: the document's registration as approved now. The token and revocation endpoints know the client by it (getClient), never by a fetch.
       const { information } = await this.documents.resolve(request.clientId);
@@ -297,9 +304,8 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
       user_id: person.userId,
       client_id: request.clientId,
       resource: request.resource,
-      channel_access_mode: access.channelAccessMode,
-      allowed_addresses: access.allowedAddresses,
-      permissions: access.permissions,
+      ...access,
+      requested_scopes: request.scopes,
     });
     const code = randomBytes(32).toString('base64url');
     await this.repository.insertCode({
@@ -310,6 +316,25 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
       expiresAt: new Date(Date.now() + CODE_SECONDS * 1000),
     });
     return this.responseUrl(request.redirectUri, { code, state: request.state });
+  }
+
+  /**
+   * The grant's columns for the person's choice: channel access and permissions by the rules of an
+   * API key (PersonApiKeysService.checkedAccessFor: the lines must be the person's own), and only
+   * permissions the client asked for (`scope`): OAuth lets the person grant less than the client
+   * asked for (RFC 6749 §3.3), and this service never grants more, so a client that asked only to
+   * read is never handed send. Refused with a ValidationError naming `permissions`.
+   */
+  private async grantAccess(person: PersonRef, choice: GrantChoice, scope: readonly KeyPermission[]): Promise<GrantAccess> {
+    const access = await this.personKeys.checkedAccessFor(person, choice);
+    const unasked = access.permissions.filter((permission) => !scope.includes(permission));
+    if (unasked.length > 0) {
+      throw new ValidationError(
+        `this app did not ask for ${unasked.join(', ')} (it asked for ${scope.join(', ')}): an app may be given only the permissions it asked for`,
+        'permissions',
+      );
+    }
+    return { channel_access_mode: access.channelAccessMode, allowed_addresses: access.allowedAddresses, permissions: access.permissions };
   }
 
   /** The person denied: the client hears access_denied. */
@@ -485,6 +510,7 @@ function toGrantView(row: GrantListRow): GrantView {
     client: { id: row.client_id, name: row.client_name, redirectHost: new URL(row.redirect_uri).host, registration: registrationOf(row) },
     channelAccess: row.channel_access_mode === 'ALL' ? { mode: 'ALL' } : { mode: 'LINES', lines: row.lines },
     permissions: row.permissions,
+    requestedScopes: row.requested_scopes,
     createdAt: row.created_at,
     lastUsedAt: row.last_used_at,
   };

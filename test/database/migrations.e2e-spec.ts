@@ -261,5 +261,34 @@ describe('migrations under the advisory lock', () => {
       await runMigrations(url);
       expect(await lineOf(deliveries[0].id)).toBe(lineId);
     });
+
+    it('OAuthGrantScopes: a grant made before takes its permissions as the scope it asked for; no grant may then hold more than its scope', async () => {
+      await downThrough('OAuthGrantScopes1763800720000');
+      const [{ id: userId }] = await query<{ id: string }>(url, 'SELECT id FROM users LIMIT 1');
+      await query(
+        url,
+        `INSERT INTO oauth_clients (client_id, client_name, redirect_uris, metadata) VALUES ('migrated-client', 'M', '{http://127.0.0.1:9/callback}', '{}')`,
+      );
+      const grantId = '00000000-0000-8000-8000-000000000001';
+      await query(
+        url,
+        `INSERT INTO oauth_grants (id, user_id, client_id, resource, channel_access_mode, permissions)
+         VALUES ($1, $2, 'migrated-client', 'http://127.0.0.1:3000/api/mcp', 'ALL', '{read,send}')`,
+        [grantId, userId],
+      );
+      await runMigrations(url);
+      const scopeOf = async () =>
+        (await query<{ scope: string[] }>(url, 'SELECT requested_scopes AS scope FROM oauth_grants WHERE id = $1', [grantId]))[0].scope;
+      expect(await scopeOf()).toEqual(['read', 'send']);
+      await query(url, `UPDATE oauth_grants SET permissions = '{read}' WHERE id = $1`, [grantId]);
+      await expect(query(url, `UPDATE oauth_grants SET permissions = '{read,webhooks}' WHERE id = $1`, [grantId])).rejects.toThrow(
+        /oauth_grants_requested_scopes_check/,
+      );
+
+      await downThrough('OAuthGrantScopes1763800720000');
+      expect(await columns('oauth_grants')).not.toContain('requested_scopes');
+      await runMigrations(url);
+      expect(await scopeOf()).toEqual(['read']);
+    });
   });
 });

@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { createTestApp, TestApp } from '../support/app';
-import { authorizationUrl, decodeHtml, freePort, oauthBrowser, postConsent, s256 } from '../support/oauth';
+import { authorizationUrl, decodeHtml, freePort, hiddenFields, oauthBrowser, postConsent, s256 } from '../support/oauth';
 import { createSession, Session } from '../support/session';
 
 /**
  * The consent page shows where the app returns, its hostname in bold (MCP authorization
  * 2026-07-28: the redirect URI hostname MUST be clearly displayed), and warns when that is the
  * person's own computer: any program there could claim to be the app ("Localhost Redirect URI
- * Risks": SHOULD display additional warnings). It speaks of the app, never of a key.
+ * Risks": SHOULD display additional warnings). It speaks of the app, never of a key, and offers
+ * only the permissions the app asked for (its scope).
  */
 describe('OAuth consent page: where the app returns, and the warning for this computer', () => {
   let t: TestApp;
@@ -27,8 +28,8 @@ describe('OAuth consent page: where the app returns, and the warning for this co
     await t?.close();
   });
 
-  /** The consent page of a new client registered with `redirectUri`, signed in. */
-  async function consentFor(redirectUri: string): Promise<string> {
+  /** The consent page of a new client registered with `redirectUri` (asking for `scope`, when given), signed in. */
+  async function consentFor(redirectUri: string, scope?: string): Promise<string> {
     const registered = await t
       .http()
       .post('/oauth/register')
@@ -39,6 +40,7 @@ describe('OAuth consent page: where the app returns, and the warning for this co
       redirect_uri: redirectUri,
       code_challenge: s256(randomBytes(32).toString('base64url')),
       code_challenge_method: 'S256',
+      scope,
     });
     const b = await browserTo(url.href, cookie);
     cookie = b.cookie;
@@ -89,5 +91,35 @@ describe('OAuth consent page: where the app returns, and the warning for this co
     const refused = mainText(again.text);
     expect(refused).toContain('Choose at least one permission: an app without any could not call any tool.');
     expect(refused).not.toMatch(/\bkeys?\b/i);
+  });
+
+  it('offers only the permissions the app asked for: one it did not ask for cannot be ticked, and a form that sends it allows nothing', async () => {
+    const page = await consentFor('http://127.0.0.1:9/callback', 'read');
+    expect(page).toMatch(/<input type="checkbox" id="permission-read" name="permission-read" value="on" checked aria-describedby/);
+    for (const unasked of ['send', 'webhooks'])
+      expect(page).toMatch(new RegExp(`<input type="checkbox" id="permission-${unasked}" name="permission-${unasked}" value="on" disabled aria-describedby`));
+    expect(mainText(page).split('This app did not ask for this permission, so it cannot be given it.')).toHaveLength(3);
+
+    const forged = await postConsent(
+      t,
+      cookie!,
+      page,
+      { decision: 'allow', access: 'ALL', 'permissions-shown': 'on', 'permission-read': 'on', 'permission-webhooks': 'on' },
+      base,
+    );
+    expect(forged.status).toBe(400);
+    expect(mainText(forged.text)).toContain('Nothing was allowed yet: see below.');
+    expect(forged.text).toContain(
+      '<p class="field-error" id="permissions-error">This app did not ask for webhooks (it asked for read): an app may be given only the permissions it asked for.</p>',
+    );
+    const clientId = hiddenFields(page).client_id;
+    const grantsOf = async () => (await t.admin.get(`/admin/users/${s.userId}/oauth-grants`).expect(200)).body.filter((g: any) => g.client.id === clientId);
+    expect(await grantsOf()).toEqual([]);
+
+    // What it asked for is allowed: the grant keeps its scope beside its permissions.
+    const allowed = await postConsent(t, cookie!, page, { decision: 'allow', access: 'ALL', 'permissions-shown': 'on', 'permission-read': 'on' }, base);
+    expect(allowed.status).toBe(303);
+    expect(new URL(allowed.headers.location).searchParams.get('code')).toEqual(expect.any(String));
+    expect(await grantsOf()).toEqual([expect.objectContaining({ permissions: ['read'], requestedScopes: ['read'] })]);
   });
 });

@@ -59,12 +59,10 @@ async function formsOf(t: TestApp, db: DataSource, b: Browser) {
     clientId,
     ['http://127.0.0.1:9/callback'],
   ]);
-  await db.query(`INSERT INTO oauth_grants (id, user_id, client_id, resource, channel_access_mode, permissions) VALUES ($1, $2, $3, $4, 'ALL', '{read}')`, [
-    grantId,
-    b.session.userId,
-    clientId,
-    `${ORIGIN}/api/mcp`,
-  ]);
+  await db.query(
+    `INSERT INTO oauth_grants (id, user_id, client_id, resource, channel_access_mode, permissions, requested_scopes) VALUES ($1, $2, $3, $4, 'ALL', '{read}', '{read,send}')`,
+    [grantId, b.session.userId, clientId, `${ORIGIN}/api/mcp`],
+  );
   // A conversation (an inbound SMS) for the Conversations forms, and a draft awaiting approval on it (Approvals):
   // a DRAFT agent's reply on a thread of the phone line.
   const agentId = (await t.admin.post(`/admin/lines/${b.session.lines[0].id}/agents`, { name: 'Hardening bot', mode: 'DRAFT' }).expect(201)).body.id;

@@ -26,6 +26,7 @@ import { ApiKeyPermissions1763800680000 } from './1763800680000-ApiKeyPermission
 import { OAuth1763800690000 } from './1763800690000-OAuth';
 import { BoundedReads1763800700000 } from './1763800700000-BoundedReads';
 import { DeliveryLogByStatus1763800710000 } from './1763800710000-DeliveryLogByStatus';
+import { OAuthGrantScopes1763800720000 } from './1763800720000-OAuthGrantScopes';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -57,4 +58,5 @@ export const MIGRATIONS = [
   OAuth1763800690000,
   BoundedReads1763800700000,
   DeliveryLogByStatus1763800710000,
+  OAuthGrantScopes1763800720000,
 ];

@@ -1,5 +1,7 @@
+import { h } from 'preact';
+import { renderToString } from 'preact-render-to-string';
 import { ValidationError } from '../../common/errors';
-import { choiceOf, choiceOfAccess, formErrorsOf, permissionsOf } from './access-form';
+import { choiceOf, choiceOfAccess, formErrorsOf, NOT_ASKED_HINT, permissionsOf, PermissionsFields } from './access-form';
 
 describe('the access form', () => {
   it('reads the posted choice: the mode and the ticked lines; permissions only when the form showed them', () => {
@@ -23,7 +25,20 @@ describe('the access form', () => {
     ).toEqual({ mode: 'LINES', lineIds: ['l1'] });
   });
 
+  it('shows a permission outside what an app asked for unticked and disabled, saying why', () => {
+    const html = renderToString(h(PermissionsFields, { chosen: ['read', 'send'], holder: 'app', offered: ['read'] }));
+    expect(html).toContain('<input type="checkbox" id="permission-read" name="permission-read" value="on" checked aria-describedby="permission-read-hint"/>');
+    expect(html).toContain('<input type="checkbox" id="permission-send" name="permission-send" value="on" disabled aria-describedby="permission-send-hint"/>');
+    expect(html.split(NOT_ASKED_HINT)).toHaveLength(3); // under Send and under Webhooks
+    expect(html).not.toContain('disabled aria-describedby="permission-read-hint"');
+  });
+
   it.each([
+    [
+      new ValidationError('this app did not ask for webhooks (it asked for read): an app may be given only the permissions it asked for', 'permissions'),
+      'app',
+      { permissions: 'This app did not ask for webhooks (it asked for read): an app may be given only the permissions it asked for.' },
+    ],
     [
       new ValidationError('permissions must hold at least one of read, send, webhooks: a key without any could call no tool', 'permissions'),
       'app',

@@ -109,9 +109,17 @@ const PERMISSIONS_HINT: Record<PermissionsHolder, string> = {
   app: 'What the app may do on these channels, never more than you may. Tools the app may not use are hidden from it.',
 };
 
-/** Read, Send, Webhooks: one checkbox each, ticked as `chosen`, and the hidden field saying they were shown. */
-export function PermissionsFields(props: { chosen: readonly string[]; error?: string; holder?: PermissionsHolder }) {
+/** Under a permission an app did not ask for (its box cannot be ticked): an app is given at most what it asked for. */
+export const NOT_ASKED_HINT = 'This app did not ask for this permission, so it cannot be given it.';
+
+/**
+ * Read, Send, Webhooks: one checkbox each, ticked as `chosen`, and the hidden field saying they
+ * were shown. A permission outside `offered` (an app's scope: what it asked for) is shown
+ * unticked and disabled, with NOT_ASKED_HINT under it.
+ */
+export function PermissionsFields(props: { chosen: readonly string[]; error?: string; holder?: PermissionsHolder; offered?: readonly KeyPermission[] }) {
   const { chosen, error } = props;
+  const offered = props.offered ?? KEY_PERMISSIONS;
   return (
     <fieldset class="permissions" aria-describedby={error ? 'permissions-error' : 'permissions-hint'} aria-invalid={error ? 'true' : undefined}>
       <legend>Permissions</legend>
@@ -122,12 +130,21 @@ export function PermissionsFields(props: { chosen: readonly string[]; error?: st
       <input type="hidden" name={PERMISSIONS_SHOWN} value="on" />
       {KEY_PERMISSIONS.map((permission) => {
         const id = `${PERMISSION_FIELD}${permission}`;
+        const asked = offered.includes(permission);
         return (
           <div class="choice" key={permission}>
-            <input type="checkbox" id={id} name={id} value="on" checked={chosen.includes(permission)} aria-describedby={`${id}-hint`} />
+            <input
+              type="checkbox"
+              id={id}
+              name={id}
+              value="on"
+              checked={asked && chosen.includes(permission)}
+              disabled={!asked}
+              aria-describedby={`${id}-hint`}
+            />
             <label for={id}>{PERMISSION_TEXT[permission].label}</label>
             <p class="hint" id={`${id}-hint`}>
-              {PERMISSION_TEXT[permission].hint}
+              {asked ? PERMISSION_TEXT[permission].hint : `${PERMISSION_TEXT[permission].hint} ${NOT_ASKED_HINT}`}
             </p>
           </div>
         );
@@ -220,7 +237,8 @@ export function formErrorsOf(error: ValidationError, holder: PermissionsHolder =
   if (field === 'permissions') {
     if (/at least one/.test(error.message))
       return { permissions: `Choose at least one permission: ${holder === 'app' ? 'an app' : 'a key'} without any could not call any tool.` };
-    return { permissions: `Permissions: ${error.message}` };
+    if (error.message.startsWith('permissions')) return { permissions: `Permissions: ${error.message}` };
+    return { permissions: `${error.message.charAt(0).toUpperCase()}${error.message.slice(1)}.` };
   }
   if (field === 'name') {
     const text = error.message.replace(/^name /, '');

@@ -11,7 +11,8 @@ export const REQUEST_FIELDS = ['client_id', 'redirect_uri', 'response_type', 'co
  * Consent (docs/mcp.md, "Connecting Claude, ChatGPT and other OAuth clients"): the app, the host
  * it returns to (its hostname in bold: MCP authorization 2026-07-28 asks that it be clearly shown)
  * with a warning when that host is the person's own computer, and how the app is known; channel
- * access and permissions as for an API key; Allow or Deny.
+ * access and permissions as for an API key, a permission the app did not ask for (scope) shown but
+ * not to be ticked; Allow or Deny.
  */
 export function ConsentPage(props: {
   person: Person;
@@ -69,7 +70,7 @@ export function ConsentPage(props: {
         <CsrfField person={person} />
         {REQUEST_FIELDS.map((field) => (params[field] === undefined ? null : <input type="hidden" name={field} value={params[field]} key={field} />))}
         <ChannelAccessFields lines={person.lines} choice={props.choice ?? { mode: 'ALL', lineIds: [] }} error={errors.channelAccess} />
-        <PermissionsFields chosen={props.permissions ?? request.scopes} error={errors.permissions} holder="app" />
+        <PermissionsFields chosen={props.permissions ?? request.scopes} error={errors.permissions} holder="app" offered={request.scopes} />
         <div class="actions">
           <button type="submit" name="decision" value="allow">
             Allow
