@@ -50,7 +50,7 @@ export interface GrantRow {
   requested_scopes: KeyPermission[];
 }
 
-/** A grant's channel access and permissions, as the columns hold them. */
+/** What a person may change of a grant: its channel access and permissions, as the columns hold them. */
 export type GrantAccess = Pick<GrantRow, 'channel_access_mode' | 'allowed_addresses' | 'permissions'>;
 
 /** OAuth clients, grants, codes and tokens (docs/mcp.md "Connecting Claude, ChatGPT and other OAuth clients"); secrets only as SHA-256 hashes. */
@@ -106,10 +106,11 @@ export class OAuthRepository {
   }
 
   /**
-   * The user's grants, newest first. Where the client returns: the redirect URI of the grant's
-   * authorization code (a code lives as long as its grant), else the client's first one.
+   * The user's grants, newest first, or only `grantId` when given (none when it is another's).
+   * Where the client returns: the redirect URI of the grant's authorization code (a code lives as
+   * long as its grant), else the client's first one.
    */
-  grantsOfUser(userId: string): Promise<GrantListRow[]> {
+  grantsOfUser(userId: string, grantId: string | null = null): Promise<GrantListRow[]> {
     return queryNamed(
       this.dataSource.manager,
       `SELECT g.id, g.user_id, g.client_id, c.client_name, g.channel_access_mode, g.permissions, g.requested_scopes, g.created_at, g.last_used_at,
@@ -120,10 +121,25 @@ export class OAuthRepository {
          FROM oauth_grants g
          JOIN oauth_clients c ON c.client_id = g.client_id
          JOIN users u ON u.id = g.user_id
-        WHERE g.user_id = :userId
+        WHERE g.user_id = :userId AND (:grantId::uuid IS NULL OR g.id = :grantId::uuid)
         ORDER BY g.created_at DESC, g.id`,
-      { userId },
+      { userId, grantId },
     );
+  }
+
+  /**
+   * Sets the channel access and permissions of `userId`'s grant `grantId`: true when it did (false
+   * for a grant revoked meanwhile, or another's). Its access tokens read the grant on every request
+   * (callerRows), so the next one sees the change.
+   */
+  async updateGrantAccessOf(userId: string, grantId: string, access: GrantAccess): Promise<boolean> {
+    const [, count] = await queryNamed<[unknown[], number]>(
+      this.dataSource.manager,
+      `UPDATE oauth_grants SET channel_access_mode = :channel_access_mode, allowed_addresses = :allowed_addresses::text[], permissions = :permissions::text[]
+        WHERE id = :grantId AND user_id = :userId`,
+      { ...access, grantId, userId },
+    );
+    return count > 0;
   }
 
   /** Deletes the grant (and its codes and tokens) when it is `userId`'s, or anyone's when `userId` is null: true when it did. */

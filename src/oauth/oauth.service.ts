@@ -78,7 +78,7 @@ export interface GrantView {
   /** LINES: the chosen lines by address, with the org's live line at each (id null when none: it grants nothing). */
   channelAccess: { mode: 'ALL' } | { mode: 'LINES'; lines: Array<{ id: string | null; address: string }> };
   permissions: KeyPermission[];
-  /** The scope the app asked for when it was connected: `permissions` never hold more. */
+  /** The scope the app asked for when it was connected: `permissions` never hold more (updateGrantAccess). */
   requestedScopes: KeyPermission[];
   createdAt: Date;
   /** To the minute (written at most once a minute); null until its first access token was used. */
@@ -96,7 +96,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Where the person's browser goes: a page naming the problem (no redirect URI to trust), or the client with an error. */
 export type AuthorizationCheck = { ok: AuthorizationRequest } | { page: string } | { redirect: string };
 
-/** What a person chooses for an app at consent: as for an API key. */
+/** What a person chooses for an app, at consent and in Settings → Connected apps: as for an API key. */
 export interface GrantChoice {
   channelAccess: PersonChannelAccess;
   permissions: KeyPermission[];
@@ -354,6 +354,33 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
   /** The person's grants, newest first (Settings → Connected apps). */
   async listGrants(userId: string): Promise<GrantView[]> {
     return (await this.repository.grantsOfUser(userId)).map(toGrantView);
+  }
+
+  /** One of the person's grants; another person's, a revoked one or none is not found (field grantId), exactly alike. */
+  async grantOf(userId: string, grantId: string): Promise<GrantView> {
+    const [row] = UUID.test(grantId) ? await this.repository.grantsOfUser(userId, grantId) : [];
+    if (!row) throw NotFoundError.of('oauth grant', grantId, 'grantId');
+    return toGrantView(row);
+  }
+
+  /**
+   * Changes what one of the person's grants may reach and do (Settings → Connected apps), as an
+   * API key's owner changes the key's: the channel access and permissions by the rules of consent
+   * (grantAccess: the person's own lines, and no permission the app did not ask for when it was
+   * connected). `permissions` left out: they stay. Its access tokens read the grant on every
+   * request, so the app's next request sees the change, and its listening streams are told now
+   * (CredentialChanges). Another person's grant, a revoked one or none is not found (field grantId),
+   * exactly alike, before anything of the choice is looked at.
+   */
+  async updateGrantAccess(person: PersonRef, grantId: string, choice: { channelAccess: PersonChannelAccess; permissions?: KeyPermission[] }): Promise<void> {
+    const grant = await this.grantOf(person.userId, grantId);
+    const access = await this.grantAccess(
+      person,
+      { channelAccess: choice.channelAccess, permissions: choice.permissions ?? grant.permissions },
+      grant.requestedScopes,
+    );
+    if (!(await this.repository.updateGrantAccessOf(person.userId, grant.id, access))) throw NotFoundError.of('oauth grant', grantId, 'grantId');
+    this.changes.changed(grant.id);
   }
 
   /** A user's grants for the operators: a user that does not exist is not found (field userId). */

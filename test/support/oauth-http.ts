@@ -25,15 +25,22 @@ export function hiddenFields(page: string): Record<string, string> {
   return Object.fromEntries([...page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1], decodeHtml(m[2])]));
 }
 
-/** The consent form's fields for a choice: Specific lines (by id) or All channels, and the permissions ticked. */
-export function consentChoice(choice: { lineIds?: string[]; permissions: string[] }): Record<string, string> {
+/**
+ * The access form's fields for a choice (consent, a connected app's Change access, an API key's
+ * edit): Specific lines (by id) or All channels, and the permissions ticked; none of the permission
+ * fields when `permissions` is left out (the form did not show them).
+ */
+export function accessChoice(choice: { lineIds?: string[]; permissions?: string[] }): Record<string, string> {
   return {
-    decision: 'allow',
     access: choice.lineIds ? 'LINES' : 'ALL',
     ...Object.fromEntries((choice.lineIds ?? []).map((id) => [`line-${id}`, 'on'])),
-    'permissions-shown': 'on',
-    ...Object.fromEntries(choice.permissions.map((p) => [`permission-${p}`, 'on'])),
+    ...(choice.permissions ? { 'permissions-shown': 'on', ...Object.fromEntries(choice.permissions.map((p) => [`permission-${p}`, 'on'])) } : {}),
   };
+}
+
+/** The consent form's fields for a choice: Allow, and accessChoice's. */
+export function consentChoice(choice: { lineIds?: string[]; permissions: string[] }): Record<string, string> {
+  return { decision: 'allow', ...accessChoice(choice) };
 }
 
 export interface ConnectedClient {

@@ -6,7 +6,7 @@ import { TestApp } from './app';
 import { PAGE_ORIGIN, PageBrowser } from './web';
 import { hiddenFields, s256 } from './oauth-http';
 
-export { connectOverHttp, consentChoice, decodeHtml, hiddenFields, s256 } from './oauth-http';
+export { accessChoice, connectOverHttp, consentChoice, decodeHtml, hiddenFields, s256 } from './oauth-http';
 export type { ConnectedClient } from './oauth-http';
 
 /** Where the test's MCP hosts say they return: nothing listens there, the test reads the redirect. */
@@ -174,14 +174,15 @@ export interface ConnectedApp {
 
 /**
  * An app connected as a person does it, over HTTP: the client registers (unless `clientId` is
- * given), the signed-in browser opens the authorization request and posts the consent form with
- * `choice` (All channels, Read unless told), and the client exchanges the code with its verifier.
- * The app's PUBLIC_BASE_URL must be the test default (PAGE_ORIGIN).
+ * given), the signed-in browser opens the authorization request (asking for `scope`, all
+ * permissions when left out) and posts the consent form with `choice` (All channels, Read unless
+ * told), and the client exchanges the code with its verifier. The app's PUBLIC_BASE_URL must be
+ * the test default (PAGE_ORIGIN).
  */
 export async function connectApp(
   t: TestApp,
   browser: PageBrowser,
-  options: { clientName?: string; clientId?: string; choice?: Record<string, string> } = {},
+  options: { clientName?: string; clientId?: string; scope?: string; choice?: Record<string, string> } = {},
 ): Promise<ConnectedApp> {
   const clientId = options.clientId ?? (await registerClient(t, options.clientName));
   const verifier = randomBytes(32).toString('base64url');
@@ -194,6 +195,7 @@ export async function connectApp(
     code_challenge_method: 'S256',
     resource: `${PAGE_ORIGIN}/api/mcp`,
   });
+  if (options.scope !== undefined) query.set('scope', options.scope);
   const page = await t.http().get(`/oauth/authorize?${query.toString()}`).set('Cookie', browser.cookie).expect(200);
   const choice = options.choice ?? { access: 'ALL', 'permissions-shown': 'on', 'permission-read': 'on' };
   const consent = await postConsent(t, browser.cookie, page.text, { decision: 'allow', ...choice }).expect(303);

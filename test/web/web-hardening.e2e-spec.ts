@@ -89,9 +89,11 @@ async function formsOf(t: TestApp, db: DataSource, b: Browser) {
     messages: await db.query('SELECT id, status FROM messages WHERE thread_id = $1 ORDER BY id', [threadId]),
     labels: await db.query('SELECT label_id FROM thread_labels WHERE thread_id = $1', [threadId]),
     contacts: await db.query('SELECT id, notes FROM contacts WHERE org_id = $1', [b.session.orgId]),
-    grants: await db.query('SELECT g.id, (SELECT count(*)::int FROM oauth_codes c WHERE c.grant_id = g.id) AS codes FROM oauth_grants g WHERE user_id = $1', [
-      b.session.userId,
-    ]),
+    grants: await db.query(
+      `SELECT g.id, g.channel_access_mode, g.allowed_addresses, g.permissions, (SELECT count(*)::int FROM oauth_codes c WHERE c.grant_id = g.id) AS codes
+         FROM oauth_grants g WHERE user_id = $1`,
+      [b.session.userId],
+    ),
   });
 
   const base = `/settings/webhooks/${endpointId}`;
@@ -115,6 +117,7 @@ async function formsOf(t: TestApp, db: DataSource, b: Browser) {
       'imap.host=evil.example&imap.port=993&imap.tls=implicit&imap.username=x&imap.password=x&smtp.host=evil.example&smtp.port=465&smtp.tls=implicit&smtp.username=x&smtp.password=x',
     ],
     [`/settings/mailboxes/${mailboxLine}/disconnect`, ''],
+    [`/settings/connected-apps/${grantId}/edit`, `access=LINES&line-${b.session.lines[0].id}=on&permissions-shown=on&permission-send=on`],
     [`/settings/connected-apps/${grantId}/revoke`, ''],
     [`/conversations/${threadId}/reply`, `body=forged&idempotencyKey=${randomUUID()}`],
     [`/conversations/${threadId}/labels`, 'label=forged'],
@@ -224,7 +227,7 @@ describe('web: hardening of the page forms', () => {
         if (kind === 'session') expect({ route, csrf: guards.includes(CsrfTokenGuard) }).toEqual({ route, csrf: true });
       }
     }
-    expect(seen.filter((route) => route.startsWith('POST')).length).toBe(26);
+    expect(seen.filter((route) => route.startsWith('POST')).length).toBe(27);
   });
 
   it('every POST of the web app refuses a cross-site Origin, a missing Origin, a missing or wrong _csrf, and changes nothing', async () => {
@@ -305,7 +308,7 @@ describe('web: a person’s budget of actions', () => {
     const other: Browser = { ...(await signInBrowser(t, session.userId)), session };
     const before = await state();
     const counted = routes.filter(([path]) => !path.startsWith('/sign-') && !path.endsWith('/revoke'));
-    expect(counted.length).toBe(21);
+    expect(counted.length).toBe(22);
     for (const [path, fields] of counted) {
       for (const browser of [b, other]) {
         const res = await postBody(t, browser, path, [`_csrf=${encodeURIComponent(browser.csrf)}`, fields].filter(Boolean).join('&'));

@@ -165,6 +165,7 @@ export function AccessEditForm(props: {
   permissions: readonly string[];
   errors?: AccessFormErrors;
   holder?: PermissionsHolder;
+  offered?: readonly KeyPermission[];
 }) {
   const errors = props.errors ?? {};
   return (
@@ -177,7 +178,7 @@ export function AccessEditForm(props: {
       <form method="post" action={props.action} class="stack form">
         <CsrfField person={props.person} />
         <ChannelAccessFields lines={props.person.lines} choice={props.choice} error={errors.channelAccess} />
-        <PermissionsFields chosen={props.permissions} error={errors.permissions} holder={props.holder} />
+        <PermissionsFields chosen={props.permissions} error={errors.permissions} holder={props.holder} offered={props.offered} />
         <div class="actions">
           <button type="submit">Save</button>
           <a href={props.cancel}>Cancel</a>

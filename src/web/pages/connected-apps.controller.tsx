@@ -1,21 +1,23 @@
-import { Controller, Get, Param, Post, Query, Res, UseFilters } from '@nestjs/common';
+import { Body, Controller, Get, Param, Post, Query, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
 import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
 import { Person } from '../../auth/person';
-import { NotFoundError } from '../../common/errors';
+import { NotFoundError, ValidationError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
 import { RevokesAccess } from '../../limits/session-action.guard';
 import { OAuthService } from '../../oauth/oauth.service';
-import { ConnectedAppNotFoundPage, ConnectedAppsListPage, NOTICES, NoticeKind, RevokeConnectedAppPage } from './connected-apps.pages';
+import { accessOf, choiceOf, choiceOfAccess, Form, formErrorsOf, permissionsOf } from './access-form';
+import { ConnectedAppNotFoundPage, ConnectedAppsListPage, EditConnectedAppPage, NOTICES, NoticeKind, RevokeConnectedAppPage } from './connected-apps.pages';
 import { PageErrorFilter } from './page-error.filter';
 import { seeOther, sendPage } from './render';
 import { FORM_LIMIT } from './sign-in.controller';
 
 /**
  * Settings → Connected apps (docs/web.md): the OAuth clients the person allowed on the MCP
- * endpoint (their grants), and Revoke. Every rule is OAuthService's (which grants are the
- * person's, what revoking ends); this only turns its answers into pages.
+ * endpoint (their grants), Change access and Revoke. Every rule is OAuthService's (which grants
+ * are the person's, what an app may be given, what revoking ends); this only turns forms into its
+ * calls and its answers into pages.
  */
 @ApiExcludeController()
 @UseFilters(PageErrorFilter)
@@ -31,11 +33,52 @@ export class ConnectedAppsController {
     sendPage(response, 200, <ConnectedAppsListPage person={person} grants={grants} mcpUrl={this.oauth.resource} notice={kind} />);
   }
 
+  @Get(':id/edit')
+  async editForm(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
+    try {
+      const grant = await this.oauth.grantOf(person.userId, id);
+      sendPage(
+        response,
+        200,
+        <EditConnectedAppPage person={person} grant={grant} choice={choiceOfAccess(grant.channelAccess)} permissions={grant.permissions} />,
+      );
+    } catch (error) {
+      this.notFound(person, error, response);
+    }
+  }
+
+  /** Saves the app's channel access and permissions; a refused field is the form again (400) with what was chosen. */
+  @ReadsBody({ as: 'form', limit: FORM_LIMIT })
+  @Post(':id/edit')
+  async saveAccess(@CurrentPerson() person: Person, @Param('id') id: string, @Body() form: Form, @Res() response: Response): Promise<void> {
+    const choice = choiceOf(form);
+    const permissions = permissionsOf(form);
+    try {
+      await this.oauth.updateGrantAccess(person, id, { channelAccess: accessOf(choice), permissions });
+      seeOther(response, '/settings/connected-apps?notice=saved');
+    } catch (error) {
+      const errors = error instanceof ValidationError ? formErrorsOf(error, 'app') : null;
+      if (!errors) return this.notFound(person, error, response);
+      try {
+        const grant = await this.oauth.grantOf(person.userId, id);
+        sendPage(
+          response,
+          400,
+          <EditConnectedAppPage person={person} grant={grant} choice={choice} permissions={permissions ?? grant.permissions} errors={errors} />,
+        );
+      } catch (again) {
+        this.notFound(person, again, response);
+      }
+    }
+  }
+
   @Get(':id/revoke')
   async revokeForm(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
-    const grant = (await this.oauth.listGrants(person.userId)).find((g) => g.id === id.toLowerCase());
-    if (!grant) return sendPage(response, 404, <ConnectedAppNotFoundPage person={person} />);
-    sendPage(response, 200, <RevokeConnectedAppPage person={person} grant={grant} />);
+    try {
+      sendPage(response, 200, <RevokeConnectedAppPage person={person} grant={await this.oauth.grantOf(person.userId, id)} />);
+    } catch (error) {
+      this.notFound(person, error, response);
+    }
   }
 
   @RevokesAccess()
@@ -45,9 +88,14 @@ export class ConnectedAppsController {
     try {
       await this.oauth.revokeGrant(person.userId, id);
     } catch (error) {
-      if (!(error instanceof NotFoundError)) throw error;
-      return sendPage(response, 404, <ConnectedAppNotFoundPage person={person} />);
+      return this.notFound(person, error, response);
     }
     seeOther(response, '/settings/connected-apps?notice=revoked');
+  }
+
+  /** A grant that is not the person's (or none): the one 404 page; any other error goes on to the filter. */
+  private notFound(person: Person, error: unknown, response: Response): void {
+    if (!(error instanceof NotFoundError)) throw error;
+    sendPage(response, 404, <ConnectedAppNotFoundPage person={person} />);
   }
 }

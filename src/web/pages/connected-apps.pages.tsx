@@ -1,6 +1,7 @@
+import { KEY_PERMISSIONS } from '../../auth/key-permissions';
 import { Person } from '../../auth/person';
 import { GrantView } from '../../oauth/oauth.service';
-import { ChannelAccessText, PermissionsText } from './access-form';
+import { AccessEditForm, AccessFormErrors, ChannelAccessChoice, ChannelAccessText, PermissionsText } from './access-form';
 import { DateCell } from './api-keys.pages';
 import { ConfirmForm } from './form-parts';
 import { Layout } from './layout';
@@ -9,6 +10,7 @@ const BASE = '/settings/connected-apps';
 
 /** The notices the list shows after a change (the `notice` query parameter; nothing from it is echoed). */
 export const NOTICES = {
+  saved: "The app's channel access and permissions were saved. Its next request uses them.",
   revoked: 'The app was disconnected. Its next request is refused, and it cannot renew its access.',
 } as const;
 export type NoticeKind = keyof typeof NOTICES;
@@ -30,7 +32,7 @@ function Introduction(props: { mcpUrl: string; empty: boolean }) {
     <div class="stack">
       <p class="muted">
         Connected apps are AI assistants such as Claude or ChatGPT that you allowed to use your channels through the MCP endpoint, by signing in and choosing
-        what they may reach. Each acts as you, with the channel access and permissions you chose, until you disconnect it here.
+        what they may reach. Each acts as you, with the channel access and permissions you chose: change them here at any time, or disconnect the app.
       </p>
       {props.empty ? (
         <>
@@ -46,7 +48,7 @@ function Introduction(props: { mcpUrl: string; empty: boolean }) {
   );
 }
 
-/** Settings → Connected apps: the person's OAuth grants, newest first, each with Revoke. */
+/** Settings → Connected apps: the person's OAuth grants, newest first, each with Change access and Revoke. */
 export function ConnectedAppsListPage(props: { person: Person; grants: GrantView[]; mcpUrl: string; notice?: NoticeKind }) {
   const { grants } = props;
   return (
@@ -96,9 +98,18 @@ export function ConnectedAppsListPage(props: { person: Person; grants: GrantView
                     <DateCell date={grant.lastUsedAt} />
                   </td>
                   <td>
-                    <a class="danger-link" href={`${BASE}/${grant.id}/revoke`}>
-                      Revoke<span class="visually-hidden"> {clientName(grant)}</span>
-                    </a>
+                    <ul class="plain row-links">
+                      <li>
+                        <a href={`${BASE}/${grant.id}/edit`}>
+                          Change access<span class="visually-hidden"> of {clientName(grant)}</span>
+                        </a>
+                      </li>
+                      <li>
+                        <a class="danger-link" href={`${BASE}/${grant.id}/revoke`}>
+                          Revoke<span class="visually-hidden"> {clientName(grant)}</span>
+                        </a>
+                      </li>
+                    </ul>
                   </td>
                 </tr>
               ))}
@@ -106,6 +117,44 @@ export function ConnectedAppsListPage(props: { person: Person; grants: GrantView
           </table>
         </div>
       )}
+    </Layout>
+  );
+}
+
+/**
+ * Change access: the channel access and permissions of one of the person's apps, in the form of
+ * an API key's (AccessEditForm). A permission the app did not ask for when it was connected is
+ * shown but cannot be ticked (OAuthService.updateGrantAccess: a grant never exceeds its scope).
+ */
+export function EditConnectedAppPage(props: {
+  person: Person;
+  grant: GrantView;
+  choice: ChannelAccessChoice;
+  permissions: readonly string[];
+  errors?: AccessFormErrors;
+}) {
+  const { grant } = props;
+  const unasked = KEY_PERMISSIONS.some((permission) => !grant.requestedScopes.includes(permission));
+  return (
+    <Layout title={`Access of “${clientName(grant)}”`} person={props.person} current={BASE}>
+      <p class="muted">
+        The app returning to <strong>{grant.client.redirectHost}</strong> ({REGISTRATION_TEXT[grant.client.registration].toLowerCase()}). A change applies to
+        its next request, without connecting it again; an app that listens for changes is told at once.
+      </p>
+      <p class="muted">
+        It asked for <PermissionsText permissions={grant.requestedScopes} /> when you connected it, and can be given no more than that
+        {unasked ? ': to give it a permission it did not ask for, connect it again from the app, asking for it.' : '.'}
+      </p>
+      <AccessEditForm
+        person={props.person}
+        action={`${BASE}/${grant.id}/edit`}
+        cancel={BASE}
+        choice={props.choice}
+        permissions={props.permissions}
+        errors={props.errors}
+        holder="app"
+        offered={grant.requestedScopes}
+      />
     </Layout>
   );
 }

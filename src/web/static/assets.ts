@@ -128,6 +128,8 @@ button:disabled { opacity: 0.75; cursor: progress; }
 .notice p + p { margin-top: 0.375rem; }
 .notice .detail { color: var(--fg); font-size: 0.875rem; word-break: break-word; }
 ul.row-actions { display: flex; flex-direction: column; gap: 0.25rem; white-space: nowrap; }
+/* A row's links that may wrap (Connected apps: Change access, Revoke), apart enough to read as two. */
+ul.row-links { display: flex; flex-direction: column; gap: 0.5rem; }
 .nowrap { white-space: nowrap; }
 /* Conversations pages */
 textarea { font: inherit; width: 100%; padding: 0.5rem 0.625rem; border: 1px solid var(--line); border-radius: 6px; background: var(--card); resize: vertical; }
