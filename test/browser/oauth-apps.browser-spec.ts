@@ -26,17 +26,19 @@ async function toolsList(serverUrl: string, token: string): Promise<{ status: nu
 /**
  * An MCP host known by its Client ID Metadata Document (docs/mcp.md), in a real chromium: the
  * host's web server on loopback serves the document (the app in development with the loopback
- * allowlist admits an http one, as for webhooks); the person signs in, the consent page says the
- * identity comes from that document, Allow; the SDK lists tools and calls one. Then Settings →
- * Connected apps shows the grant, Revoke (its confirmation page, then the list) cuts it off: the
- * next MCP call is 401 and the SDK's refresh gets invalid_grant. Screenshots of the list with one
- * grant and empty, at desktop and phone widths (docs/ui/connected-apps*.png).
+ * allowlist admits an http one, as for webhooks) and asks to read and send; the person signs in,
+ * the consent page says the identity comes from that document (Webhooks, not asked for, cannot
+ * be ticked), Allow; the SDK lists tools and calls one. Then Settings → Connected apps shows the
+ * grant; Change access takes Send away, and the host's next tools/list lacks the send tools;
+ * Revoke (its confirmation page, then the list) cuts it off: the next MCP call is 401 and the
+ * SDK's refresh gets invalid_grant. Screenshots of the list with one grant and empty, and of the
+ * Change access form, at desktop and phone widths (docs/ui/connected-apps*.png).
  */
-describe('browser: an MCP host by its metadata document, and Revoke in Settings → Connected apps', () => {
+describe('browser: an MCP host by its metadata document, Change access and Revoke in Settings → Connected apps', () => {
   const b = useBrowser({ app: { env: { APP_ENV: 'development', WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8' } } });
   const redirectTarget = useRedirectTarget();
 
-  it('metadata document → sign-in → consent names the document → Allow → tools; Connected apps lists it; Revoke → 401 and invalid_grant', async () => {
+  it('metadata document → sign-in → consent names the document → Allow → tools; Connected apps lists it; Change access → fewer tools; Revoke → 401 and invalid_grant', async () => {
     const { owner, line, onLine } = await ownerWithTwoLines(b);
     const page = b.page;
     const target = redirectTarget();
@@ -50,7 +52,7 @@ describe('browser: an MCP host by its metadata document, and Revoke in Settings 
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
     }));
-    const { host, serverUrl } = await startConnecting(b, target, 'Document Agent', documentUrl);
+    const { host, serverUrl } = await startConnecting(b, target, 'Document Agent', documentUrl, 'read send');
     expect(host.authorizationUrl!.searchParams.get('client_id')).toBe(documentUrl);
     await signInBackToConsent(b, owner, host);
     const consent = await page.locator('main').innerText();
@@ -61,7 +63,9 @@ describe('browser: an MCP host by its metadata document, and Revoke in Settings 
     await page.getByRole('checkbox', { name: line.address }).check();
     await page.getByRole('checkbox', { name: 'Read' }).check();
     await page.getByRole('checkbox', { name: 'Send' }).check();
-    await page.getByRole('checkbox', { name: 'Webhooks' }).uncheck();
+    // The host asked to read and send: Webhooks is there, unticked, and cannot be ticked.
+    const webhooks = page.getByRole('checkbox', { name: 'Webhooks' });
+    expect([await webhooks.isChecked(), await webhooks.isDisabled()]).toEqual([false, true]);
     await page.getByRole('button', { name: 'Allow' }).click();
     await page.waitForURL((url) => url.href.startsWith(target.redirectUri));
     await page.getByText('You can close this window').waitFor();
@@ -92,6 +96,32 @@ describe('browser: an MCP host by its metadata document, and Revoke in Settings 
       await screenshot(page, 'connected-apps');
       await expectNoHorizontalScrollOnPhone(page, 'connected apps');
       await screenshot(page, 'connected-apps-phone', { viewport: PHONE_VIEWPORT });
+
+      // Change access: the link, the form with the app's access (Webhooks, never asked for, cannot be ticked), Send taken away.
+      await page.getByRole('link', { name: 'Change access of Document Agent' }).click();
+      await page.getByRole('heading', { name: 'Access of “Document Agent”' }).waitFor();
+      expect(await page.getByRole('radio', { name: 'Specific lines' }).isChecked()).toBe(true);
+      expect(await page.getByRole('checkbox', { name: line.address }).isChecked()).toBe(true);
+      expect([await page.getByRole('checkbox', { name: 'Read' }).isChecked(), await page.getByRole('checkbox', { name: 'Send' }).isChecked()]).toEqual([
+        true,
+        true,
+      ]);
+      expect(await page.getByRole('checkbox', { name: 'Webhooks' }).isDisabled()).toBe(true);
+      expect(await page.locator('main').innerText()).toContain('It asked for Read, Send when you connected it, and can be given no more than that');
+      await expectAccessible(page, 'change access of a connected app (desktop)');
+      await screenshot(page, 'connected-apps-edit');
+      await expectNoHorizontalScrollOnPhone(page, 'change access of a connected app');
+      await screenshot(page, 'connected-apps-edit-phone', { viewport: PHONE_VIEWPORT });
+      await page.getByRole('checkbox', { name: 'Send' }).uncheck();
+      await page.getByRole('button', { name: 'Save' }).click();
+      await page.waitForURL((url) => url.pathname === '/settings/connected-apps' && url.searchParams.get('notice') === 'saved');
+      await page.getByRole('status').filter({ hasText: "The app's channel access and permissions were saved." }).waitFor();
+      expect((await row.getByRole('cell').allInnerTexts()).slice(1, 3)).toEqual([line.address, 'Read']);
+      // The host's next request, with the access token it holds, sees it: the send tools are gone.
+      const narrowed = (await client.listTools()).tools.map((tool) => tool.name);
+      expect(narrowed).toContain('list_threads');
+      expect(narrowed).not.toContain('send_sms');
+      expect(host.saved!.access_token).toBe(issued.access_token);
 
       // Revoke: the link, its confirmation page, then the list, empty.
       await page.getByRole('link', { name: 'Revoke Document Agent' }).click();

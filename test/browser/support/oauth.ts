@@ -53,13 +53,15 @@ export class RedirectTarget {
 
 /**
  * The SDK's first step: (unless `clientId` names a metadata document the host already holds)
- * registration, then the browser sent to the authorization URL, which lands on sign-in.
+ * registration, then the browser sent to the authorization URL, which lands on sign-in. The host
+ * asks for `scope` (left out: what the server's metadata lists, every permission).
  */
 export async function startConnecting(
   b: BrowserFixture,
   target: RedirectTarget,
   name: string,
   clientId?: string,
+  scope?: string,
 ): Promise<{ host: McpHost; serverUrl: string }> {
   const serverUrl = `${b.baseUrl}/api/mcp`;
   const host = new McpHost(target.redirectUri, name, async (url) => {
@@ -67,7 +69,7 @@ export async function startConnecting(
   });
   // The SDK client takes an https clientMetadataUrl only; a test's document is http (development), so the host holds it as its client information.
   if (clientId) host.info = { client_id: clientId, issuer: b.baseUrl } as McpHost['info'];
-  expect(await auth(host, { serverUrl })).toBe('REDIRECT');
+  expect(await auth(host, { serverUrl, scope })).toBe('REDIRECT');
   await b.page.waitForURL('**/sign-in');
   return { host, serverUrl };
 }
