@@ -3,6 +3,7 @@ import { AttachmentUrls } from '../../../src/common/attachment-urls';
 import { mixedEmail } from '../../fixtures/emails/make-invite-email';
 import { inboundSms, MessagingTestApp, partnerPhone } from '../../support/messaging-hooks';
 import { rpc } from '../../support/mcp';
+import { accessChoice, connectApp, consentChoice } from '../../support/oauth';
 import { createSession, Session } from '../../support/session';
 import { SseClient } from '../../support/sse';
 import { INGEST_TOKEN } from '../../support/test-env';
@@ -42,7 +43,8 @@ interface Tally {
  * another org, a member whose memberships of line A were removed after signing in; then everyone
  * (the owner too) after line A is deleted. Each route × each caller: no marker of the victim in the
  * answer, a victim id answered exactly as a random unknown id (status, location and page, the id
- * replaced), the victim's rows unchanged, and the stream tells nothing of line A.
+ * replaced), the victim's rows unchanged, and the stream tells nothing of line A. The owner's
+ * connected app (an OAuth grant of line A) is in it too: its Change access page and form, by URL.
  */
 export async function inboxPages(t: MessagingTestApp, report: MatrixReport): Promise<void> {
   const problems: string[] = [];
@@ -137,6 +139,13 @@ export async function inboxPages(t: MessagingTestApp, report: MatrixReport): Pro
     removed: await signInBrowser(t, removed.userId),
     other: await signInBrowser(t, other.userId),
   };
+  // The owner's connected app, reading line A's phone: its grant id is what the callers try on Change access.
+  const ownerApp = await connectApp(t, browsers.owner, {
+    clientName: `Inbox App ${K}`,
+    choice: consentChoice({ lineIds: [phone.id], permissions: ['read'] }),
+  });
+  const [{ id: grantId }] = await t.db.query(`SELECT id FROM oauth_grants WHERE client_id = $1`, [ownerApp.clientId]);
+  markers.appName = `Inbox App ${K}`;
   const get = (b: PageBrowser, path: string) => t.http().get(path).set('Cookie', b.cookie);
   const downloadOf = (html: string) => {
     const href = /href="([^"]*\/attachments\/[^"]+\/download[^"]*)"/.exec(html)?.[1].replaceAll('&amp;', '&');
@@ -206,6 +215,7 @@ export async function inboxPages(t: MessagingTestApp, report: MatrixReport): Pro
         sum('attachments'),
         sum('send_idempotency_keys'),
         sum('outbox_events', 'org_id = ANY ($1::uuid[])', 'x.id::text'),
+        sum('oauth_grants', 'user_id IN (SELECT id FROM users WHERE org_id = ANY ($1::uuid[]))'),
       ].join(' || ')} AS sum`,
       [orgs],
     );
@@ -300,6 +310,12 @@ export async function inboxPages(t: MessagingTestApp, report: MatrixReport): Pro
       ['POST reject', (id) => form(`/approvals/${id}/reject`)],
     ];
     for (const [route, send] of decisions) await asUnknown(route, turnId, randomUUID(), send);
+    // The owner's connected app, by URL: Change access, its form posted to give it Send on line A (the owner's own page is theirs).
+    if (c.session.userId !== owner.userId) {
+      const access = accessChoice({ lineIds: [phone.id], permissions: ['send'] });
+      await asUnknown('GET /settings/connected-apps/:id/edit', grantId, randomUUID(), (id) => page(`/settings/connected-apps/${id}/edit`));
+      await asUnknown('POST /settings/connected-apps/:id/edit', grantId, randomUUID(), (id) => form(`/settings/connected-apps/${id}/edit`, access));
+    }
     // The attachment: a link minted for the caller (as the thread page would have), and one the caller really got while it could see line A.
     const minted = (id: string) => {
       const url = new URL(urls.sign(id, { userId: c.session.userId, keyId: null }, new Date()));
@@ -449,7 +465,7 @@ export async function inboxPages(t: MessagingTestApp, report: MatrixReport): Pro
   if (turn.status !== 'AWAITING_APPROVAL') problems.push(`the victim's draft is ${turn.status}`);
   report.badInputs(
     'inbox pages',
-    `the inbox pages (Conversations, a thread and its 5 forms, Approvals and its 3 forms, a download, the live stream) × 3 callers of a line they may not see, then 4 after it was deleted`,
+    `the inbox pages (Conversations, a thread and its 5 forms, Approvals and its 3 forms, a download, the live stream) and the owner's connected app's Change access page and form × 3 callers of a line they may not see, then 4 after it was deleted`,
   );
   report.figure(FIGURE.inboxPages, figures.join('; '));
   report.note('inbox pages', ...problems.slice(0, 10));
