@@ -19,7 +19,8 @@ describe('OAuth grants: Settings → Connected apps, Change access, admin routes
   let db: DataSource;
 
   beforeAll(async () => {
-    t = await createTestApp({ env: { SIGN_IN_RATE_LIMIT_PER_IP: '1000' } });
+    // The listen streams' periodic recheck at its longest (5 min): within a test, only the word of a change can tell a stream.
+    t = await createTestApp({ env: { SIGN_IN_RATE_LIMIT_PER_IP: '1000', MCP_LISTEN_KEEPALIVE_MS: '300000' } });
     db = t.app.get(DataSource);
   });
   afterAll(async () => {
