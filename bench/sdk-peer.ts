@@ -23,73 +23,26 @@
  */
 import 'reflect-metadata';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
-import { join, resolve } from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import { AuthInfo, CallToolResult, createMcpHandler, fromJsonSchema, McpServer } from '@modelcontextprotocol/server';
-import type { KeyCaller } from '../src/auth/caller';
-
-/** The built service: the same code the service's processes run. */
-const DIST = resolve(__dirname, '..', 'dist', 'src');
+import { AuthInfo } from '@modelcontextprotocol/server';
+import { loadServiceBuild, sdkMcpHandler } from './lib/sdk-server';
 
 async function main(): Promise<void> {
-  const [
-    { AppModule },
-    { ToolRegistry, refusal },
-    { ApiKeysService },
-    { ApiKeyLimits },
-    { visibleResult, visibleText },
-    { findIllFormed },
-    { RateLimitedError },
-  ] = await Promise.all([
-    import(join(DIST, 'app.module.js')) as Promise<typeof import('../src/app.module')>,
-    import(join(DIST, 'mcp/tool-registry.js')) as Promise<typeof import('../src/mcp/tool-registry')>,
-    import(join(DIST, 'auth/api-keys.service.js')) as Promise<typeof import('../src/auth/api-keys.service')>,
-    import(join(DIST, 'limits/api-key-limits.service.js')) as Promise<typeof import('../src/limits/api-key-limits.service')>,
-    import(join(DIST, 'mcp/visible-text.js')) as Promise<typeof import('../src/mcp/visible-text')>,
-    import(join(DIST, 'common/well-formed.js')) as Promise<typeof import('../src/common/well-formed')>,
-    import(join(DIST, 'common/errors.js')) as Promise<typeof import('../src/common/errors')>,
-  ]);
+  const build = await loadServiceBuild();
+  const { AppModule, ToolRegistry, ApiKeysService, ApiKeyLimits, RateLimitedError } = build;
   const context = await NestFactory.createApplicationContext(AppModule, { logger: ['error', 'warn'] });
   const registry = context.get(ToolRegistry);
   const apiKeys = context.get(ApiKeysService);
   const limits = context.get(ApiKeyLimits);
 
-  // The tools to serve, each prepared once (the SDK's factory runs per request; a schema compiled in it would be compiled per call).
   const names = (process.env.PEER_TOOLS ?? 'list_webhooks,get_thread').split(',').filter(Boolean);
   const tools = names.map((name) => {
     const tool = registry.get(name);
     if (!tool) throw new Error(`no tool named ${name}`);
-    // The tool's own compiled validator (the service's argument rules: formats, defaults, ...) behind the SDK's validation step.
-    const validator = {
-      getValidator: <T>() => {
-        return (input: unknown) =>
-          tool.validate(input)
-            ? { valid: true as const, data: input as T, errorMessage: undefined }
-            : { valid: false as const, data: undefined, errorMessage: `invalid arguments: ${tool.validate.errors?.[0]?.message ?? 'invalid'}` };
-      },
-    };
-    return { tool, inputSchema: fromJsonSchema(tool.advertised.inputSchema as Parameters<typeof fromJsonSchema>[0], validator) };
+    return tool;
   });
-  const toolError = (message: string): CallToolResult => ({ content: [{ type: 'text', text: visibleText(message) }], isError: true });
-
-  const handler = createMcpHandler(() => {
-    const server = new McpServer({ name: 'messaging-sync-sdk-peer', version: '0.1.0' }, { capabilities: { tools: {} } });
-    for (const { tool, inputSchema } of tools) {
-      const { name, title, description, annotations } = tool.advertised;
-      server.registerTool(name, { title, description, inputSchema, annotations }, async (args, ctx) => {
-        const caller = ctx.http?.authInfo?.extra?.caller as KeyCaller | undefined;
-        if (!caller) throw new Error('no caller: the request was not authenticated');
-        const refused = refusal(tool, caller);
-        if (refused) return toolError(refused);
-        const illFormed = findIllFormed(args);
-        if (illFormed) return toolError(`invalid arguments: ${illFormed.message}`);
-        const { json, value } = visibleResult(await tool.handler.execute(args as Record<string, unknown>, caller));
-        return { content: [{ type: 'text', text: json }], structuredContent: value as Record<string, unknown> };
-      });
-    }
-    return server;
-  });
+  const handler = sdkMcpHandler(build, tools);
   const mcp = toNodeHandler(handler);
 
   const answer = (res: ServerResponse, status: number, body: object, headers: Record<string, string> = {}) => {
