@@ -56,8 +56,8 @@ const HELP = `Usage: npm run bench -- [options]
                            does not stop them (default 50; 0 = never)
   --levels 1,8,32,64       scenario 3 concurrency levels
   --s10-levels 1,32        scenario 10 concurrency levels
-  --s10-rounds N           scenario 10: rounds of every path, in turning order (default 4, one per path; 2 with --quick)
-  --s10-calls N            scenario 10: calls per path and round (default 7500; 2000 with --quick; a fifth at c=1)
+  --s10-rounds N           scenario 10: rounds of every path, in turning order (default 12; 4 with --quick)
+  --s10-calls N            scenario 10: calls per path and round (default 2500; 1000 with --quick; a fifth at c=1)
   --duration-scale X       multiply every window by X
   --scrape-seconds S       GET /metrics from every service process every S seconds, as Prometheus
                            would (default 15, deploy/prometheus/prometheus.yml's interval; 0 = never)
@@ -160,8 +160,8 @@ function parseArgs(argv: string[]): Options {
       .split(',')
       .map(Number)
       .filter((n) => n >= 1),
-    s10Rounds: value('--s10-rounds') === undefined ? undefined : Math.max(1, num('--s10-rounds', 4)),
-    s10Calls: value('--s10-calls') === undefined ? undefined : Math.max(100, num('--s10-calls', 7_500)),
+    s10Rounds: value('--s10-rounds') === undefined ? undefined : Math.max(1, num('--s10-rounds', 12)),
+    s10Calls: value('--s10-calls') === undefined ? undefined : Math.max(100, num('--s10-calls', 2_500)),
     build: !has('--no-build'),
     keep: has('--keep'),
     s6OneProcess: has('--s6-one-process'),

@@ -35,9 +35,9 @@ export interface Options {
   levels: number[];
   /** Scenario 10's concurrency levels. */
   s10Levels: number[];
-  /** Scenario 10: rounds of every path (default 4, one per path; 2 with --quick). */
+  /** Scenario 10: rounds of every path (default 12; 4 with --quick). */
   s10Rounds?: number;
-  /** Scenario 10: calls per path and round at the concurrent levels (a fifth at c=1; default 7,500; 2,000 with --quick). */
+  /** Scenario 10: calls per path and round at the concurrent levels (a fifth at c=1; default 2,500; 1,000 with --quick). */
   s10Calls?: number;
   build: boolean;
   keep: boolean;

@@ -3,7 +3,7 @@ import { EraPath, EraPathResult, FixedRateResult, Options, Results, SaturationRe
 const windowsWarmup = (options: Options) => windows(options).warmup;
 import { MachineInfo } from './infra';
 import { CpuReport } from './monitor';
-import { fmtMb, fmtMs, fmtNum, fmtPct } from './util';
+import { fmtMb, fmtMs, fmtNum, fmtPct, percentile } from './util';
 
 export const TARGETS = {
   deliveriesPerSec: 2000,
@@ -644,6 +644,18 @@ function eraResult(s10: Scenario10Result, tool: string, concurrency: number, pat
 
 const fmtCpu = (ms: number) => (Number.isFinite(ms) ? `${ms.toFixed(3)} ms` : 'n/a');
 
+/** `median (min – max)` of some values. */
+function spread(values: number[], fmt: (v: number) => string): string {
+  if (values.length === 0) return 'n/a';
+  const sorted = [...values].sort((a, b) => a - b);
+  return `${fmt(percentile(sorted, 50))} (${fmt(sorted[0])} – ${fmt(sorted[sorted.length - 1])})`;
+}
+
+/** CPU a call of `x` ÷ that of `y`, round by round (the same round ran both, close together). */
+function paired(x: EraPathResult, y: EraPathResult): number[] {
+  return x.rounds.map((round, i) => round.serverCpuMs / y.rounds[i]?.serverCpuMs).filter(Number.isFinite);
+}
+
 /** Scenario 10's rows of the summary: modern ÷ legacy (the target) and the service ÷ the SDK's server, at the highest level. */
 function erasSummary(s10: Scenario10Result): string[] {
   const rows: string[] = [];
@@ -697,7 +709,7 @@ function erasSection(s10: Scenario10Result): string[] {
     '',
   );
   out.push(
-    '| Tool | c | Path | req/s | p50 | p99 | CPU a call: server | PostgreSQL | load generator | server CPU a call, each round | request / answer bytes | errors |',
+    '| Tool | c | Path | req/s | p50 | p99 | CPU a call: server | PostgreSQL | load generator | server CPU a call, rounds: median (min – max) | request / answer bytes | errors |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|',
   );
   for (const { name } of s10.tools) {
@@ -708,7 +720,10 @@ function erasSection(s10: Scenario10Result): string[] {
         const size = s10.sizes.find((x) => x.tool === name && x.path === path);
         out.push(
           `| ${name} | ${level} | ${ERA_LABELS[path]} | ${fmtNum(r.reqPerSec)} | ${fmtMs(r.latency.p50)} | ${fmtMs(r.latency.p99)} | ${fmtCpu(r.serverCpuMs)} | ` +
-            `${fmtCpu(r.postgresCpuMs)} | ${fmtCpu(r.harnessCpuMs)} | ${r.rounds.map((x) => x.serverCpuMs.toFixed(3)).join(' · ')} | ` +
+            `${fmtCpu(r.postgresCpuMs)} | ${fmtCpu(r.harnessCpuMs)} | ${spread(
+              r.rounds.map((x) => x.serverCpuMs),
+              (v) => v.toFixed(3),
+            )} | ` +
             `${size ? `${fmtNum(size.requestBytes)} / ${fmtNum(size.answerBytes)}` : 'n/a'} | ${r.errors ? `${r.errors} (${r.lastError ?? ''})` : '0'} |`,
         );
       }
@@ -717,14 +732,15 @@ function erasSection(s10: Scenario10Result): string[] {
   out.push('');
   const ratios = (title: string, a: EraPath, b: EraPath) => {
     out.push(title, '');
-    out.push('| Tool | c | CPU a call | req/s | p50 | p99 |', '|---|---|---|---|---|---|');
+    out.push('| Tool | c | CPU a call | CPU a call, round by round: median (min – max) | req/s | p50 | p99 |', '|---|---|---|---|---|---|---|');
     for (const { name } of s10.tools) {
       for (const level of s10.levels) {
         const x = eraResult(s10, name, level, a);
         const y = eraResult(s10, name, level, b);
         if (!x || !y) continue;
         out.push(
-          `| ${name} | ${level} | ${fmtPct(x.serverCpuMs / y.serverCpuMs)} | ${fmtPct(x.reqPerSec / y.reqPerSec)} | ${fmtPct(x.latency.p50 / y.latency.p50)} | ${fmtPct(x.latency.p99 / y.latency.p99)} |`,
+          `| ${name} | ${level} | ${fmtPct(x.serverCpuMs / y.serverCpuMs)} | ${spread(paired(x, y), fmtPct)} | ${fmtPct(x.reqPerSec / y.reqPerSec)} | ` +
+            `${fmtPct(x.latency.p50 / y.latency.p50)} | ${fmtPct(x.latency.p99 / y.latency.p99)} |`,
         );
       }
     }

@@ -136,7 +136,7 @@ class PathClient {
 
 /** Calls per path and round at `level`, and the warm-up before each: a fifth of them one at a time, where each call takes longer. */
 export function s10Calls(ctx: RunContext, level: number): { calls: number; warmup: number } {
-  const full = ctx.options.s10Calls ?? (ctx.options.quick ? 2_000 : 7_500);
+  const full = ctx.options.s10Calls ?? (ctx.options.quick ? 1_000 : 2_500);
   const calls = Math.max(100, Math.round((level === 1 ? full / 5 : full) * ctx.options.durationScale));
   return { calls, warmup: Math.max(100, Math.round(calls / 10)) };
 }
@@ -153,8 +153,9 @@ export function s10Calls(ctx: RunContext, level: number): { calls: number; warmu
 export async function scenario10(ctx: RunContext): Promise<Scenario10Result> {
   const { options } = ctx;
   const levels = options.s10Levels;
-  // As many rounds as paths: each path takes each place in the order once.
-  const rounds = options.s10Rounds ?? (options.quick ? 2 : ERA_PATHS.length);
+  // Short rounds, a multiple of the paths: each path takes each place in the order as often, and a
+  // machine whose other work comes and goes weighs on every path alike.
+  const rounds = options.s10Rounds ?? ERA_PATHS.length * (options.quick ? 1 : 3);
   log(
     `\nScenario 10: protocol eras (levels ${levels.join(', ')}; ${rounds} rounds of ${levels.map((l) => fmtNum(s10Calls(ctx, l).calls)).join(' / ')} calls per path)`,
   );
