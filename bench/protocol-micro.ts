@@ -17,7 +17,7 @@
  * protocol layer does with a request. CPU time per call (process.cpuUsage), rounds in turning
  * order, the median round of each path.
  *
- *   npm run build && npx ts-node --transpile-only bench/protocol-micro.ts [calls per round, default 20000] [rounds, default 8]
+ *   npm run build && npx ts-node --transpile-only bench/protocol-micro.ts [calls per round, default 20000] [rounds, default 8] [calls at once, default 1]
  */
 import 'reflect-metadata';
 import { toNodeHandler } from '@modelcontextprotocol/node';
@@ -61,6 +61,7 @@ type Path = 'service legacy' | 'service modern' | 'SDK modern' | 'SDK legacy';
 async function main(): Promise<void> {
   const calls = Number(process.argv[2] ?? 20_000);
   const rounds = Number(process.argv[3] ?? 8);
+  const concurrency = Math.max(1, Number(process.argv[4] ?? 1));
   const build = await loadServiceBuild();
   const { McpService, answerText, argumentValidator, mcpHeadersOf } = build;
   const noArguments = { type: 'object', properties: {}, additionalProperties: false } as const;
@@ -188,7 +189,7 @@ async function main(): Promise<void> {
   let id = 2;
   const run = async (path: Path, n: number) => {
     const started = process.cpuUsage();
-    for (let i = 0; i < n; i += 1) await paths[path](id++);
+    for (let i = 0; i < n; i += concurrency) await Promise.all(Array.from({ length: Math.min(concurrency, n - i) }, () => paths[path](id++)));
     const used = process.cpuUsage(started);
     return (used.user + used.system) / n;
   };
