@@ -56,8 +56,10 @@ const HELP = `Usage: npm run bench -- [options]
                            does not stop them (default 50; 0 = never)
   --levels 1,8,32,64       scenario 3 concurrency levels
   --s10-levels 1,32        scenario 10 concurrency levels
-  --s10-rounds N           scenario 10: rounds of every path, in turning order (default 12; 4 with --quick)
-  --s10-calls N            scenario 10: calls per path and round (default 2500; 1000 with --quick; a fifth at c=1)
+  --s10-rounds N           scenario 10: rounds of every path, in turning order (default 4 per path measured; 1 per path with --quick)
+  --s10-calls N            scenario 10: calls per path and round (default 2000; 1000 with --quick; a fifth at c=1)
+  --s10-paths P[,Q]        scenario 10: only these paths (legacy, modern, sdk-modern, sdk-legacy; default all)
+  --s10-tools T[,U]        scenario 10: only these tools (list_webhooks, get_thread; default both)
   --duration-scale X       multiply every window by X
   --scrape-seconds S       GET /metrics from every service process every S seconds, as Prometheus
                            would (default 15, deploy/prometheus/prometheus.yml's interval; 0 = never)
@@ -114,6 +116,8 @@ function parseArgs(argv: string[]): Options {
     '--s10-levels',
     '--s10-rounds',
     '--s10-calls',
+    '--s10-paths',
+    '--s10-tools',
     '--duration-scale',
     '--scrape-seconds',
     '--no-build',
@@ -160,8 +164,10 @@ function parseArgs(argv: string[]): Options {
       .split(',')
       .map(Number)
       .filter((n) => n >= 1),
-    s10Rounds: value('--s10-rounds') === undefined ? undefined : Math.max(1, num('--s10-rounds', 12)),
-    s10Calls: value('--s10-calls') === undefined ? undefined : Math.max(100, num('--s10-calls', 2_500)),
+    s10Rounds: value('--s10-rounds') === undefined ? undefined : Math.max(1, num('--s10-rounds', 16)),
+    s10Calls: value('--s10-calls') === undefined ? undefined : Math.max(100, num('--s10-calls', 2_000)),
+    s10Paths: value('--s10-paths')?.split(',').filter(Boolean),
+    s10Tools: value('--s10-tools')?.split(',').filter(Boolean),
     build: !has('--no-build'),
     keep: has('--keep'),
     s6OneProcess: has('--s6-one-process'),

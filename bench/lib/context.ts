@@ -35,10 +35,13 @@ export interface Options {
   levels: number[];
   /** Scenario 10's concurrency levels. */
   s10Levels: number[];
-  /** Scenario 10: rounds of every path (default 12; 4 with --quick). */
+  /** Scenario 10: rounds of every path (default 4 per path measured, 16 for all four; 1 per path with --quick). */
   s10Rounds?: number;
-  /** Scenario 10: calls per path and round at the concurrent levels (a fifth at c=1; default 2,500; 1,000 with --quick). */
+  /** Scenario 10: calls per path and round at the concurrent levels (a fifth at c=1; default 2,000; 1,000 with --quick). */
   s10Calls?: number;
+  /** Scenario 10: only these paths (legacy, modern, sdk-modern, sdk-legacy), and only these tools (list_webhooks, get_thread). */
+  s10Paths?: string[];
+  s10Tools?: string[];
   build: boolean;
   keep: boolean;
   /** Scenario 6 on one PROCESS_ROLE=all process instead of the api + worker pair. */

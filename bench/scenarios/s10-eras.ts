@@ -136,7 +136,7 @@ class PathClient {
 
 /** Calls per path and round at `level`, and the warm-up before each: a fifth of them one at a time, where each call takes longer. */
 export function s10Calls(ctx: RunContext, level: number): { calls: number; warmup: number } {
-  const full = ctx.options.s10Calls ?? (ctx.options.quick ? 1_000 : 2_500);
+  const full = ctx.options.s10Calls ?? (ctx.options.quick ? 1_000 : 2_000);
   const calls = Math.max(100, Math.round((level === 1 ? full / 5 : full) * ctx.options.durationScale));
   return { calls, warmup: Math.max(100, Math.round(calls / 10)) };
 }
@@ -155,7 +155,10 @@ export async function scenario10(ctx: RunContext): Promise<Scenario10Result> {
   const levels = options.s10Levels;
   // Short rounds, a multiple of the paths: each path takes each place in the order as often, and a
   // machine whose other work comes and goes weighs on every path alike.
-  const rounds = options.s10Rounds ?? ERA_PATHS.length * (options.quick ? 1 : 3);
+  // --s10-paths: some of the paths only (to compare two closely, or to profile one alone).
+  const paths = ERA_PATHS.filter((p) => !options.s10Paths || options.s10Paths.includes(p.path));
+  if (paths.length === 0) throw new Error(`--s10-paths names none of ${ERA_PATHS.map((p) => p.path).join(', ')}`);
+  const rounds = options.s10Rounds ?? paths.length * (options.quick ? 1 : 4);
   log(
     `\nScenario 10: protocol eras (levels ${levels.join(', ')}; ${rounds} rounds of ${levels.map((l) => fmtNum(s10Calls(ctx, l).calls)).join(' / ')} calls per path)`,
   );
@@ -182,18 +185,22 @@ export async function scenario10(ctx: RunContext): Promise<Scenario10Result> {
     const tools: Array<{ name: string; args: Record<string, unknown> }> = [
       { name: 'list_webhooks', args: {} },
       { name: 'get_thread', args: { threadId: largeOrgId(seeded.orgId, 'thread', 7) } },
-    ];
+    ].filter((t) => !options.s10Tools || options.s10Tools.includes(t.name));
+    if (tools.length === 0) throw new Error('--s10-tools names neither list_webhooks nor get_thread');
 
-    const started = await startSdkPeer(ctx.root, {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      NODE_ENV: 'production',
-      ...svc.env,
-      PROCESS_ROLE: 'api',
-      PEER_TOOLS: tools.map((t) => t.name).join(','),
-    });
-    peer = started.child;
-    const baseOf = { service: { url: svc.baseUrl, path: '/api/mcp' }, peer: { url: started.url, path: '/mcp' } };
+    // The peer, unless every path measured is the service's.
+    const started = paths.some((p) => p.server === 'peer')
+      ? await startSdkPeer(ctx.root, {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          NODE_ENV: 'production',
+          ...svc.env,
+          PROCESS_ROLE: 'api',
+          PEER_TOOLS: tools.map((t) => t.name).join(','),
+        })
+      : undefined;
+    peer = started?.child;
+    const baseOf = { service: { url: svc.baseUrl, path: '/api/mcp' }, peer: { url: started?.url ?? '', path: '/mcp' } };
     const clientOf = (p: (typeof ERA_PATHS)[number], connections: number) =>
       new PathClient(baseOf[p.server].url, baseOf[p.server].path, p.era, user.apiKey, connections);
 
@@ -201,7 +208,7 @@ export async function scenario10(ctx: RunContext): Promise<Scenario10Result> {
     const sizes: Scenario10Result['sizes'] = [];
     for (const tool of tools) {
       let expected: string | undefined;
-      for (const p of ERA_PATHS) {
+      for (const p of paths) {
         const client = clientOf(p, 1);
         try {
           await client.handshake();
@@ -216,14 +223,14 @@ export async function scenario10(ctx: RunContext): Promise<Scenario10Result> {
       }
     }
 
-    const procs = { api: svc.api.pid, worker: svc.worker.pid, 'sdk peer': peer.pid };
+    const procs = { api: svc.api.pid, worker: svc.worker.pid, ...(peer ? { 'sdk peer': peer.pid } : {}) };
     const results: EraPathResult[] = [];
     for (const tool of tools) {
       for (const level of levels) {
         const { calls, warmup } = s10Calls(ctx, level);
-        const clients = new Map(ERA_PATHS.map((p) => [p.path, clientOf(p, level)]));
+        const clients = new Map(paths.map((p) => [p.path, clientOf(p, level)]));
         // One initialize per concurrent client of a legacy path, before the clock.
-        for (const p of ERA_PATHS) await Promise.all(Array.from({ length: level }, () => clients.get(p.path)!.handshake()));
+        for (const p of paths) await Promise.all(Array.from({ length: level }, () => clients.get(p.path)!.handshake()));
         const acc = new Map<
           EraPath,
           {
@@ -237,10 +244,10 @@ export async function scenario10(ctx: RunContext): Promise<Scenario10Result> {
             lastError?: string;
             rounds: EraPathResult['rounds'];
           }
-        >(ERA_PATHS.map((p) => [p.path, { latencies: [], seconds: 0, calls: 0, server: 0, postgres: 0, harness: 0, errors: 0, rounds: [] }]));
+        >(paths.map((p) => [p.path, { latencies: [], seconds: 0, calls: 0, server: 0, postgres: 0, harness: 0, errors: 0, rounds: [] }]));
         for (let round = 0; round < rounds; round += 1) {
-          for (let k = 0; k < ERA_PATHS.length; k += 1) {
-            const p = ERA_PATHS[(k + round) % ERA_PATHS.length];
+          for (let k = 0; k < paths.length; k += 1) {
+            const p = paths[(k + round) % paths.length];
             const client = clients.get(p.path)!;
             const call: Call = async () => void (await client.call(tool.name, tool.args));
             const label = `S10 ${tool.name} ${p.label.padEnd(22)} c=${level} round ${round + 1}`;
@@ -272,7 +279,7 @@ export async function scenario10(ctx: RunContext): Promise<Scenario10Result> {
           }
         }
         await Promise.all([...clients.values()].map((c) => c.close()));
-        for (const p of ERA_PATHS) {
+        for (const p of paths) {
           const a = acc.get(p.path)!;
           const perCall = (seconds: number) => (a.calls ? (seconds * 1000) / a.calls : NaN);
           results.push({
