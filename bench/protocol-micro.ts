@@ -198,6 +198,8 @@ async function main(): Promise<void> {
     for (let k = 0; k < names.length; k += 1) {
       const path = names[(k + round) % names.length];
       perCall[path].push(await run(path, calls));
+      const heap = process.memoryUsage().heapUsed / 2 ** 20;
+      process.stdout.write(`round ${round + 1} ${path.padEnd(15)} ${perCall[path].at(-1)!.toFixed(1).padStart(6)} µs a call, heap ${heap.toFixed(0)} MB\n`);
     }
   }
   const median = (values: number[]) =>
