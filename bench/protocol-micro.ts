@@ -15,11 +15,17 @@
  * No socket, HTTP parser, database or Redis (the service's rate limit and key lookup are stubs),
  * none of the service's HTTP stack (Express, Nest, pino-http) and no metrics: only what each
  * protocol layer does with a request. CPU time per call (process.cpuUsage), rounds in turning
- * order, the median round of each path.
+ * order, a full garbage collection between rounds (outside them: the SDK's paths leave hundreds of
+ * megabytes of garbage that a later round would otherwise pay for), the median round of each path.
  *
- *   npm run build && npx ts-node --transpile-only bench/protocol-micro.ts [calls per round, default 20000] [rounds, default 8] [calls at once, default 1]
+ *   npm run build && npx ts-node --transpile-only bench/protocol-micro.ts [--calls 20000] [--rounds 8] [--at-once 1] [--paths service]
+ *
+ * --calls: calls per path and round; --rounds; --at-once: calls started together (a loaded server
+ * overlaps them); --paths: only the paths whose name holds one of these words (service, SDK, legacy, modern).
  */
 import 'reflect-metadata';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { AuthInfo } from '@modelcontextprotocol/server';
 import type { KeyCaller } from '../src/auth/caller';
@@ -59,9 +65,14 @@ function endpoints() {
 type Path = 'service legacy' | 'service modern' | 'SDK modern' | 'SDK legacy';
 
 async function main(): Promise<void> {
-  const calls = Number(process.argv[2] ?? 20_000);
-  const rounds = Number(process.argv[3] ?? 8);
-  const concurrency = Math.max(1, Number(process.argv[4] ?? 1));
+  const flag = (name: string) => {
+    const i = process.argv.indexOf(`--${name}`);
+    return i < 0 ? undefined : process.argv[i + 1];
+  };
+  const calls = Number(flag('calls') ?? 20_000);
+  const rounds = Number(flag('rounds') ?? 8);
+  const concurrency = Math.max(1, Number(flag('at-once') ?? 1));
+  const only = flag('paths')?.toLowerCase().split(',');
   const build = await loadServiceBuild();
   const { McpService, answerText, argumentValidator, mcpHeadersOf } = build;
   const noArguments = { type: 'object', properties: {}, additionalProperties: false } as const;
@@ -184,7 +195,10 @@ async function main(): Promise<void> {
     process.stdout.write(`${name.padEnd(15)} answer ${Buffer.byteLength(text)} bytes\n`);
   }
 
-  const names = Object.keys(paths) as Path[];
+  const names = (Object.keys(paths) as Path[]).filter((path) => !only || only.some((word) => path.toLowerCase().includes(word)));
+  // A full collection between rounds, so that no round pays for the garbage of the one before.
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
   const perCall: Record<Path, number[]> = { 'service legacy': [], 'service modern': [], 'SDK modern': [], 'SDK legacy': [] };
   let id = 2;
   const run = async (path: Path, n: number) => {
@@ -197,6 +211,7 @@ async function main(): Promise<void> {
   for (let round = 0; round < rounds; round += 1) {
     for (let k = 0; k < names.length; k += 1) {
       const path = names[(k + round) % names.length];
+      gc();
       perCall[path].push(await run(path, calls));
       const heap = process.memoryUsage().heapUsed / 2 ** 20;
       process.stdout.write(`round ${round + 1} ${path.padEnd(15)} ${perCall[path].at(-1)!.toFixed(1).padStart(6)} µs a call, heap ${heap.toFixed(0)} MB\n`);
@@ -207,13 +222,13 @@ async function main(): Promise<void> {
       [...values].sort((a, b) => a - b),
       50,
     );
-  const legacy = median(perCall['service legacy']);
+  const base = median(perCall[names[0]]);
   process.stdout.write(`\n${calls} calls a round, ${rounds} rounds; CPU µs a call, median round (min – max):\n`);
   for (const path of names) {
     const values = perCall[path];
     process.stdout.write(
       `${path.padEnd(15)} ${median(values).toFixed(1).padStart(6)} µs  (${Math.min(...values).toFixed(1)} – ${Math.max(...values).toFixed(1)})  ` +
-        `${((median(values) / legacy) * 100).toFixed(0)} % of the service's 2025-11-25\n`,
+        `${((median(values) / base) * 100).toFixed(1)} % of ${names[0]}\n`,
     );
   }
 }
