@@ -56,7 +56,7 @@ const HELP = `Usage: npm run bench -- [options]
                            does not stop them (default 50; 0 = never)
   --levels 1,8,32,64       scenario 3 concurrency levels
   --s10-levels 1,32        scenario 10 concurrency levels
-  --s10-rounds N           scenario 10: rounds of every path, in turning order (default 4 per path measured; 1 per path with --quick)
+  --s10-rounds N           scenario 10: rounds of every path, their orders a Williams square (default 4 per path; 1 with --quick)
   --s10-calls N            scenario 10: calls per path and round (default 2000; 1000 with --quick; a fifth at c=1)
   --s10-paths P[,Q]        scenario 10: only these paths (legacy, modern, sdk-modern, sdk-legacy; default all)
   --s10-tools T[,U]        scenario 10: only these tools (list_webhooks, get_thread; default both)

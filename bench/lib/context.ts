@@ -35,7 +35,7 @@ export interface Options {
   levels: number[];
   /** Scenario 10's concurrency levels. */
   s10Levels: number[];
-  /** Scenario 10: rounds of every path (default 4 per path measured, 16 for all four; 1 per path with --quick). */
+  /** Scenario 10: rounds of every path, their orders a Williams square (default 4 per path measured, 16 for all four; 1 per path with --quick). */
   s10Rounds?: number;
   /** Scenario 10: calls per path and round at the concurrent levels (a fifth at c=1; default 2,000; 1,000 with --quick). */
   s10Calls?: number;

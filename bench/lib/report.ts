@@ -700,8 +700,9 @@ function erasSection(s10: Scenario10Result): string[] {
   );
   out.push(
     'One load generator for all four (undici, raw HTTP, one connection per concurrent caller; every answer parsed and checked, server-sent events included). ' +
-      `Each path gets the same number of calls at each level: ${calls}, in each of ${s10.rounds} rounds; the order turns from round to round (round 2 starts with ` +
-      "the second path), so a machine that grows busier or quieter weighs on every path alike. **CPU a call** is the serving process's user + system time " +
+      `Each path gets the same number of calls at each level: ${calls}, in each of ${s10.rounds} rounds, whose orders make a Williams square ` +
+      '(every path takes every place in a round, and follows every other path, equally often), so a machine that grows busier or quieter weighs on ' +
+      "every path alike and no path always follows the same one (a path after the peer's starts on an api that idled). **CPU a call** is the serving process's user + system time " +
       "over its windows (`/proc/<pid>/stat`: the service's `api`, or the peer) ÷ its calls; PostgreSQL's is its backends serving the bench database, " +
       "the load generator's the harness's own. Tools: " +
       s10.tools.map((t) => `\`${t.name}\` (${t.name === 'list_webhooks' ? "the caller's 10 endpoints" : 'one thread of ten messages'})`).join(', ') +
