@@ -58,6 +58,7 @@ const HELP = `Usage: npm run bench -- [options]
   --s10-levels 1,32        scenario 10 concurrency levels
   --s10-rounds N           scenario 10: rounds of every path, their orders a Williams square (default 4 per path; 1 with --quick)
   --s10-calls N            scenario 10: calls per path and round (default 2000; 1000 with --quick; a fifth at c=1)
+  --s10-warmup X           scenario 10: warm-up calls before each measured round, a share of its calls (default 0.1)
   --s10-paths P[,Q]        scenario 10: only these paths (legacy, modern, sdk-modern, sdk-legacy; default all)
   --s10-tools T[,U]        scenario 10: only these tools (list_webhooks, get_thread; default both)
   --duration-scale X       multiply every window by X
@@ -117,6 +118,7 @@ function parseArgs(argv: string[]): Options {
     '--s10-rounds',
     '--s10-calls',
     '--s10-paths',
+    '--s10-warmup',
     '--s10-tools',
     '--duration-scale',
     '--scrape-seconds',
@@ -167,6 +169,7 @@ function parseArgs(argv: string[]): Options {
     s10Rounds: value('--s10-rounds') === undefined ? undefined : Math.max(1, num('--s10-rounds', 16)),
     s10Calls: value('--s10-calls') === undefined ? undefined : Math.max(100, num('--s10-calls', 2_000)),
     s10Paths: value('--s10-paths')?.split(',').filter(Boolean),
+    s10Warmup: value('--s10-warmup') === undefined ? undefined : num('--s10-warmup', 0.1),
     s10Tools: value('--s10-tools')?.split(',').filter(Boolean),
     build: !has('--no-build'),
     keep: has('--keep'),

@@ -41,6 +41,8 @@ export interface Options {
   s10Calls?: number;
   /** Scenario 10: only these paths (legacy, modern, sdk-modern, sdk-legacy), and only these tools (list_webhooks, get_thread). */
   s10Paths?: string[];
+  /** Scenario 10: warm-up calls before each measured round, as a share of its calls (default 0.1). */
+  s10Warmup?: number;
   s10Tools?: string[];
   build: boolean;
   keep: boolean;

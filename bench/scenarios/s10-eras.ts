@@ -154,7 +154,8 @@ export function roundOrders(n: number): number[][] {
 export function s10Calls(ctx: RunContext, level: number): { calls: number; warmup: number } {
   const full = ctx.options.s10Calls ?? (ctx.options.quick ? 1_000 : 2_000);
   const calls = Math.max(100, Math.round((level === 1 ? full / 5 : full) * ctx.options.durationScale));
-  return { calls, warmup: Math.max(100, Math.round(calls / 10)) };
+  const warmup = ctx.options.s10Warmup ?? 0.1;
+  return { calls, warmup: Math.max(100, Math.round(calls * warmup)) };
 }
 
 /**
