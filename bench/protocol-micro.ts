@@ -22,6 +22,13 @@
  *
  * --calls: calls per path and round; --rounds; --at-once: calls started together (a loaded server
  * overlaps them); --paths: only the paths whose name holds one of these words (service, SDK, legacy, modern).
+ *
+ * Run the service's paths and the SDK's apart (--paths service, --paths sdk): in one process they
+ * slow each other (the service's 24-25 µs read 45-100 µs beside the SDK's rounds, which share its
+ * visibleResult and leave the heap large). The service's two eras are what this measures closely
+ * (rounds within a few %). The SDK's figures swing by half with the collector's state (0.27 to 0.9
+ * ms a call) and exceed what scenario 10's peer spends on its whole call (0.40-0.49 ms of CPU at
+ * c=32, database and HTTP included): an order of magnitude, not a figure to quote.
  */
 import 'reflect-metadata';
 import { setFlagsFromString } from 'node:v8';
@@ -196,6 +203,9 @@ async function main(): Promise<void> {
   }
 
   const names = (Object.keys(paths) as Path[]).filter((path) => !only || only.some((word) => path.toLowerCase().includes(word)));
+  if (names.some((n) => n.startsWith('service')) && names.some((n) => n.startsWith('SDK'))) {
+    process.stdout.write('(the service and the SDK in one process slow each other: for figures, run --paths service and --paths sdk apart)\n');
+  }
   // A full collection between rounds, so that no round pays for the garbage of the one before.
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as () => void;
