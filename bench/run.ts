@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: starts the service as in production (one `api` and one `worker` process on a
  * throwaway database and Bull prefix), a receiver on 127.0.0.1 and a load generator, runs the
- * nine scenarios (throughput, failure isolation, tool endpoint, backlog memory, one process, one
- * endpoint, ingest alone, reads on a large org, live updates), then writes docs/BENCHMARKS.md and docs/benchmarks.svg.
+ * ten scenarios (throughput, failure isolation, tool endpoint, backlog memory, one process, one
+ * endpoint, ingest alone, reads on a large org, live updates, protocol eras), then writes docs/BENCHMARKS.md and docs/benchmarks.svg.
  *
  *   npm run bench                      full run (10 to 20 minutes)
  *   npm run bench -- --quick           each scenario under a minute (figures indicative only)
@@ -28,6 +28,7 @@ import { scenario6 } from './scenarios/s6-one-endpoint';
 import { scenario7 } from './scenarios/s7-ingest';
 import { scenario8 } from './scenarios/s8-large-org';
 import { scenario9 } from './scenarios/s9-live';
+import { scenario10 } from './scenarios/s10-eras';
 
 const ROOT = resolve(__dirname, '..');
 
@@ -36,7 +37,8 @@ const HELP = `Usage: npm run bench -- [options]
   --quick                  short windows: each scenario runs in under a minute
   --scenario N[,M]         run only these scenarios (1 throughput, 2 isolation, 3 tools, 4 memory,
                            5 one process, 6 one endpoint, 7 ingest alone, 8 reads on a large
-                           org, 9 live updates: 1,000 open streams); repeatable
+                           org, 9 live updates: 1,000 open streams, 10 protocol eras: one tool call in
+                           2025-11-25 and 2026-07-28, the service against the official SDK's server); repeatable
   --endpoints K            endpoints each event fans out to in scenarios 1-2 (default 10)
   --users U                users those endpoints are dealt to (default 3)
   --ingest-concurrency C   load generator connections (default 16)
@@ -53,6 +55,12 @@ const HELP = `Usage: npm run bench -- [options]
   --fail-ok-every N        failing/hanging endpoints answer 200 every N-th request so auto-disable
                            does not stop them (default 50; 0 = never)
   --levels 1,8,32,64       scenario 3 concurrency levels
+  --s10-levels 1,32        scenario 10 concurrency levels
+  --s10-rounds N           scenario 10: rounds of every path, their orders a Williams square (default 4 per path; 1 with --quick)
+  --s10-calls N            scenario 10: calls per path and round (default 2000; 1000 with --quick; a fifth at c=1)
+  --s10-warmup X           scenario 10: warm-up calls before each measured round, a share of its calls (default 0.1)
+  --s10-paths P[,Q]        scenario 10: only these paths (legacy, modern, sdk-modern, sdk-legacy; default all)
+  --s10-tools T[,U]        scenario 10: only these tools (list_webhooks, get_thread; default both)
   --duration-scale X       multiply every window by X
   --scrape-seconds S       GET /metrics from every service process every S seconds, as Prometheus
                            would (default 15, deploy/prometheus/prometheus.yml's interval; 0 = never)
@@ -106,6 +114,12 @@ function parseArgs(argv: string[]): Options {
     '--retry-schedule',
     '--fail-ok-every',
     '--levels',
+    '--s10-levels',
+    '--s10-rounds',
+    '--s10-calls',
+    '--s10-paths',
+    '--s10-warmup',
+    '--s10-tools',
     '--duration-scale',
     '--scrape-seconds',
     '--no-build',
@@ -122,14 +136,14 @@ function parseArgs(argv: string[]): Options {
   const scenarios = values('--scenario')
     .flatMap((v) => v.split(','))
     .map(Number)
-    .filter((n) => n >= 1 && n <= 9);
+    .filter((n) => n >= 1 && n <= 10);
   const mode = value('--mode') ?? 'concise';
   if (mode !== 'concise' && mode !== 'verbose') throw new Error('--mode is concise or verbose');
   const npmScript = process.env.npm_lifecycle_event;
   const args = process.argv.slice(2).join(' ');
   return {
     quick,
-    scenarios: scenarios.length ? [...new Set(scenarios)].sort() : [1, 2, 3, 4, 5, 6, 7, 8, 9],
+    scenarios: scenarios.length ? [...new Set(scenarios)].sort((a, b) => a - b) : [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
     endpoints: Math.max(2, num('--endpoints', 10)),
     users: Math.max(1, num('--users', 3)),
     ingestConcurrency: Math.max(1, num('--ingest-concurrency', 16)),
@@ -148,6 +162,15 @@ function parseArgs(argv: string[]): Options {
       .split(',')
       .map(Number)
       .filter((n) => n >= 1),
+    s10Levels: (value('--s10-levels') ?? '1,32')
+      .split(',')
+      .map(Number)
+      .filter((n) => n >= 1),
+    s10Rounds: value('--s10-rounds') === undefined ? undefined : Math.max(1, num('--s10-rounds', 16)),
+    s10Calls: value('--s10-calls') === undefined ? undefined : Math.max(100, num('--s10-calls', 2_000)),
+    s10Paths: value('--s10-paths')?.split(',').filter(Boolean),
+    s10Warmup: value('--s10-warmup') === undefined ? undefined : num('--s10-warmup', 0.1),
+    s10Tools: value('--s10-tools')?.split(',').filter(Boolean),
     build: !has('--no-build'),
     keep: has('--keep'),
     s6OneProcess: has('--s6-one-process'),
@@ -242,7 +265,18 @@ async function main(): Promise<number> {
     results,
   };
 
-  const scenarios = { 1: scenario1, 2: scenario2, 3: scenario3, 4: scenario4, 5: scenario5, 6: scenario6, 7: scenario7, 8: scenario8, 9: scenario9 } as const;
+  const scenarios = {
+    1: scenario1,
+    2: scenario2,
+    3: scenario3,
+    4: scenario4,
+    5: scenario5,
+    6: scenario6,
+    7: scenario7,
+    8: scenario8,
+    9: scenario9,
+    10: scenario10,
+  } as const;
   for (const n of options.scenarios) {
     const refused = await checkpoint();
     if (refused) log(`  (CHECKPOINT before scenario ${n} refused: ${refused})`);
@@ -258,6 +292,7 @@ async function main(): Promise<number> {
       if (n === 7) results.s7 = result as Results['s7'];
       if (n === 8) results.s8 = result as Results['s8'];
       if (n === 9) results.s9 = result as Results['s9'];
+      if (n === 10) results.s10 = result as Results['s10'];
       log(`  scenario ${n} took ${((Date.now() - started) / 1000).toFixed(0)} s`);
     } catch (error) {
       if (isStopping()) break;

@@ -56,11 +56,11 @@ export function startProcess(name: string, command: string, args: string[], env:
 }
 
 /** A TypeScript child of the harness (receiver, bare app) with an IPC channel. */
-export function forkTs(name: string, script: string, env: NodeJS.ProcessEnv, cwd: string): Child {
+export function forkTs(name: string, script: string, env: NodeJS.ProcessEnv, cwd: string, execArgv: string[] = []): Child {
   const proc = fork(script, [], {
     cwd,
     env,
-    execArgv: ['-r', 'ts-node/register/transpile-only'],
+    execArgv: [...execArgv, '-r', 'ts-node/register/transpile-only'],
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   return track(name, proc);
@@ -159,17 +159,43 @@ export function childAlive(child: Child): boolean {
 }
 
 /** bench/bare-app.ts started on a free port against `databaseUrl`, once it answers /health: the limit scenarios 3 and 8 compare with. */
-export async function startBareApp(root: string, databaseUrl: string): Promise<{ child: Child; url: string }> {
+export function startBareApp(root: string, databaseUrl: string): Promise<{ child: Child; url: string }> {
+  return startTsApp(root, 'bare-app', 'bench/bare-app.ts', { ...process.env, DATABASE_URL: databaseUrl });
+}
+
+/**
+ * bench/sdk-peer.ts (scenario 10's peer: the official SDK's server over the service's built code)
+ * with the service's environment `env`, once it answers /health. With BENCH_PROFILE_DIR it is
+ * CPU-profiled like the service's processes (bench/lib/profile-preload.js): stop it with stopProfiled.
+ */
+export function startSdkPeer(root: string, env: NodeJS.ProcessEnv): Promise<{ child: Child; url: string }> {
+  const profileDir = process.env.BENCH_PROFILE_DIR;
+  const profiling = profileDir ? { BENCH_PROFILE_DIR: profileDir, BENCH_PROFILE_NAME: 's10-sdk-peer' } : {};
+  const preload = profileDir ? ['-r', join(root, 'bench/lib/profile-preload.js')] : [];
+  return startTsApp(root, 'sdk-peer', 'bench/sdk-peer.ts', { ...env, ...profiling }, preload);
+}
+
+/** Stops a child started with the profile preload: SIGWINCH (the profile is written), then stopChild. */
+export async function stopProfiled(child: Child, graceMs?: number): Promise<void> {
+  if (process.env.BENCH_PROFILE_DIR && childAlive(child)) {
+    child.proc.kill('SIGWINCH');
+    await sleep(2000);
+  }
+  await stopChild(child, graceMs);
+}
+
+/** A TypeScript app of the bench (`script`, relative to `root`) on a free port, once it answers GET /health. */
+async function startTsApp(root: string, name: string, script: string, env: NodeJS.ProcessEnv, execArgv: string[] = []): Promise<{ child: Child; url: string }> {
   const port = await freePort();
-  const child = forkTs('bare-app', join(root, 'bench/bare-app.ts'), { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port) }, root);
+  const child = forkTs(name, join(root, script), { ...env, PORT: String(port) }, root, execArgv);
   const url = `http://127.0.0.1:${port}`;
   await waitUntil(
-    'the bare app',
+    `the ${name}`,
     async () => {
-      if (child.exitCode !== undefined) throw new FatalError(`bare app exited (${child.exitCode}); see ${child.logFile}`);
+      if (child.exitCode !== undefined) throw new FatalError(`${name} exited (${child.exitCode}); see ${child.logFile}`);
       return (await fetch(`${url}/health`)).ok;
     },
-    60_000,
+    120_000,
     200,
   );
   return { child, url };

@@ -33,6 +33,17 @@ export interface Options {
   /** Scenario 2's DELIVERY_RETRY_SCHEDULE. */
   retrySchedule: string;
   levels: number[];
+  /** Scenario 10's concurrency levels. */
+  s10Levels: number[];
+  /** Scenario 10: rounds of every path, their orders a Williams square (default 4 per path measured, 16 for all four; 1 per path with --quick). */
+  s10Rounds?: number;
+  /** Scenario 10: calls per path and round at the concurrent levels (a fifth at c=1; default 2,000; 1,000 with --quick). */
+  s10Calls?: number;
+  /** Scenario 10: only these paths (legacy, modern, sdk-modern, sdk-legacy), and only these tools (list_webhooks, get_thread). */
+  s10Paths?: string[];
+  /** Scenario 10: warm-up calls before each measured round, as a share of its calls (default 0.1). */
+  s10Warmup?: number;
+  s10Tools?: string[];
   build: boolean;
   keep: boolean;
   /** Scenario 6 on one PROCESS_ROLE=all process instead of the api + worker pair. */
@@ -327,6 +338,43 @@ export interface Scenario9Result {
   cpu: CpuReport;
 }
 
+/**
+ * Scenario 10's paths: the service in each era, and the official SDK's server (bench/sdk-peer.ts)
+ * in each era.
+ */
+export type EraPath = 'legacy' | 'modern' | 'sdk-modern' | 'sdk-legacy';
+
+/** One path of scenario 10 for one tool at one concurrency, over every round. */
+export interface EraPathResult {
+  tool: string;
+  path: EraPath;
+  concurrency: number;
+  /** Calls answered in the measured windows, every round. */
+  calls: number;
+  reqPerSec: number;
+  latency: Percentiles;
+  /** CPU per call (ms): the process that serves the path (the service's api, or the peer), PostgreSQL's backends, the load generator. */
+  serverCpuMs: number;
+  postgresCpuMs: number;
+  harnessCpuMs: number;
+  errors: number;
+  lastError?: string;
+  /** Each round alone: the spread behind the totals. */
+  rounds: Array<{ reqPerSec: number; serverCpuMs: number; machineBusy: number }>;
+}
+
+/** Scenario 10: one read tool call on four paths (two eras of the service, two of the SDK's server). */
+export interface Scenario10Result {
+  tools: Array<{ name: string; args: Record<string, unknown> }>;
+  levels: number[];
+  rounds: number;
+  /** Calls and warm-up calls per path and round, by level. */
+  calls: Record<number, { calls: number; warmup: number }>;
+  /** Bytes of one request and its answer, per tool and path. */
+  sizes: Array<{ tool: string; path: EraPath; requestBytes: number; answerBytes: number }>;
+  results: EraPathResult[];
+}
+
 export interface Results {
   startedAt: Date;
   finishedAt?: Date;
@@ -339,5 +387,6 @@ export interface Results {
   s7?: Scenario7Result;
   s8?: Scenario8Result;
   s9?: Scenario9Result;
+  s10?: Scenario10Result;
   errors: Array<{ scenario: number; message: string }>;
 }

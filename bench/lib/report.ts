@@ -1,9 +1,9 @@
-import { FixedRateResult, Options, Results, SaturationResult, ToolLevelResult, windows } from './context';
+import { EraPath, EraPathResult, FixedRateResult, Options, Results, SaturationResult, Scenario10Result, ToolLevelResult, windows } from './context';
 
 const windowsWarmup = (options: Options) => windows(options).warmup;
 import { MachineInfo } from './infra';
 import { CpuReport } from './monitor';
-import { fmtMb, fmtMs, fmtNum, fmtPct } from './util';
+import { fmtMb, fmtMs, fmtNum, fmtPct, percentile } from './util';
 
 export const TARGETS = {
   deliveriesPerSec: 2000,
@@ -34,6 +34,8 @@ export const TARGETS = {
   readP99Ms: 30,
   /** search_messages, a word in 10 % of a million messages. */
   commonWordSearchP95Ms: 100,
+  /** Scenario 10: a 2026-07-28 tools/call costs the api at most 5 % more CPU than a 2025-11-25 one. */
+  modernOverLegacy: 1.05,
 };
 
 /** The service's processes as the monitor names them (`service`: the all-in-one process); the receiver and the harness are the bench's own. */
@@ -111,7 +113,7 @@ function satRow(name: string, r: SaturationResult): string {
 export function renderMarkdown(results: Results, options: Options, machine: MachineInfo): string {
   const out: string[] = [];
   const cores = Number(machine.nproc) || 0;
-  const { s1, s2, s3, s4, s5, s6, s7, s8, s9 } = results;
+  const { s1, s2, s3, s4, s5, s6, s7, s8, s9, s10 } = results;
   out.push('# Benchmarks', '');
   out.push(
     '> Written by `npm run bench` (`bench/run.ts`); every run overwrites this file and `docs/benchmarks.svg`. ' +
@@ -141,7 +143,7 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
   out.push('');
   out.push(
     'Everything runs on this one machine: PostgreSQL, Redis, the service (one `api` and one `worker` process, ' +
-      '`node dist/src/main.js`; one `PROCESS_ROLE=all` process in scenario 5), the receiver (a child process) and the load generator (the harness). ' +
+      "`node dist/src/main.js`; one `PROCESS_ROLE=all` process in scenario 5), the receiver (a child process), scenario 10's server on the official MCP SDK (a child process) and the load generator (the harness). " +
       'The "machine busy" figures below count every process on the machine, including other work that was running. ' +
       "Each scenario starts after a `CHECKPOINT`, so that one scenario's write-ahead log does not put a checkpoint in the next one's window.",
     '',
@@ -285,6 +287,7 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
       `| 9 Live | commit → live stream p50 / p99, ${fmtNum(s9.streams)} streams, ${fmtNum(s9.rate)} inbound SMS/s | reported | ${fmtMs(s9.latency.p50)} / ${fmtMs(s9.latency.p99)} | — |`,
     );
   }
+  if (s10) out.push(...erasSummary(s10));
   for (const e of results.errors)
     out.push(`| ${e.scenario} | **failed to run** | | ${e.message.split('\n')[0].replace(/\|/g, '\\|').slice(0, 160)} | **error** |`);
   out.push('', '![Throughput against its limit, latency percentiles against 250 ms, worker memory against 300 MB](benchmarks.svg)', '');
@@ -602,6 +605,7 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
     out.push(`| used heap, as it is | ${fmtMb(m.before.heap)} | ${fmtMb(m.opened.heap)} | ${fmtMb(m.during.heap)} | ${fmtMb(m.after.heap)} |`);
     out.push(`| used heap after a full GC | ${fmtMb(g.before)} | ${fmtMb(g.opened)} | — | ${fmtMb(g.after)} |`, '');
   }
+  if (s10) out.push(...erasSection(s10));
   out.push('## How the figures are taken', '');
   out.push(
     "- **Latency** is the receiver's arrival time (it answers 200 at once, so this is its 2xx) minus the envelope's `createdAt`. `createdAt` is the outbox row's time, PostgreSQL's `now()` " +
@@ -613,7 +617,7 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
     '- **Memory** is `VmRSS` and `VmHWM` from `/proc/<pid>/status` of the `node dist/src/main.js` processes.',
     `- Every run uses a throwaway database (\`mss_bench_<time>\`) and its own Bull key prefix; both are removed at the end. ` +
       'The service processes run with `APP_ENV=development`, `WEBHOOK_ALLOWED_CIDRS=127.0.0.0/8`, `LOG_LEVEL=warn` and generated tokens.',
-    '- Run it: `npm run bench` (full, 15 to 25 minutes), `npm run bench:quick` (each scenario about a minute), ' +
+    '- Run it: `npm run bench` (full, 20 to 30 minutes), `npm run bench:quick` (each scenario about a minute), ' +
       '`npm run bench -- --scenario 3`, `npm run bench -- --help` for every option.',
     '',
   );
@@ -623,6 +627,134 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
     out.push('');
   }
   return out.join('\n');
+}
+
+// ---- scenario 10 -----------------------------------------------------------------------------
+
+const ERA_LABELS: Record<EraPath, string> = {
+  legacy: 'service, 2025-11-25',
+  modern: 'service, 2026-07-28',
+  'sdk-modern': 'official SDK server, 2026-07-28',
+  'sdk-legacy': 'official SDK server, 2025-11-25',
+};
+
+function eraResult(s10: Scenario10Result, tool: string, concurrency: number, path: EraPath): EraPathResult | undefined {
+  return s10.results.find((r) => r.tool === tool && r.concurrency === concurrency && r.path === path);
+}
+
+const fmtCpu = (ms: number) => (Number.isFinite(ms) ? `${ms.toFixed(3)} ms` : 'n/a');
+
+/** `median (min – max)` of some values. */
+function spread(values: number[], fmt: (v: number) => string): string {
+  if (values.length === 0) return 'n/a';
+  const sorted = [...values].sort((a, b) => a - b);
+  return `${fmt(percentile(sorted, 50))} (${fmt(sorted[0])} – ${fmt(sorted[sorted.length - 1])})`;
+}
+
+/** CPU a call of `x` ÷ that of `y`, round by round (the same round ran both, close together). */
+function paired(x: EraPathResult, y: EraPathResult): number[] {
+  return x.rounds.map((round, i) => round.serverCpuMs / y.rounds[i]?.serverCpuMs).filter(Number.isFinite);
+}
+
+/** Scenario 10's rows of the summary: modern ÷ legacy (the target) and the service ÷ the SDK's server, at the highest level. */
+function erasSummary(s10: Scenario10Result): string[] {
+  const rows: string[] = [];
+  const top = Math.max(...s10.levels);
+  s10.tools.forEach(({ name }, i) => {
+    const legacy = eraResult(s10, name, top, 'legacy');
+    const modern = eraResult(s10, name, top, 'modern');
+    const sdk = eraResult(s10, name, top, 'sdk-modern');
+    if (legacy && modern) {
+      const ratio = modern.serverCpuMs / legacy.serverCpuMs;
+      rows.push(
+        `| ${i === 0 ? '10 Protocol eras' : '10'} | \`tools/call\` ${name}, 2026-07-28 ÷ 2025-11-25: the api's CPU a call at c=${top} (${fmtCpu(modern.serverCpuMs)} / ${fmtCpu(legacy.serverCpuMs)}) | ≤ ${fmtPct(TARGETS.modernOverLegacy)} | ${fmtPct(ratio)} | ${status(ratio <= TARGETS.modernOverLegacy)} |`,
+      );
+    }
+    if (modern && sdk) {
+      rows.push(
+        `| 10 | ${name}, 2026-07-28, req/s at c=${top}: the service ÷ the official SDK's server (\`createMcpHandler\`) on the same tool code (${fmtNum(modern.reqPerSec)} / ${fmtNum(sdk.reqPerSec)}; CPU a call ${fmtCpu(modern.serverCpuMs)} / ${fmtCpu(sdk.serverCpuMs)}) | reported | ${fmtPct(modern.reqPerSec / sdk.reqPerSec)} | — |`,
+      );
+    }
+  });
+  return rows;
+}
+
+/** Scenario 10's section. */
+function erasSection(s10: Scenario10Result): string[] {
+  const out: string[] = ['## 10. Protocol eras', ''];
+  const calls = s10.levels.map((l) => `${fmtNum(s10.calls[l].calls)} at c=${l} (after ${fmtNum(s10.calls[l].warmup)} warm-up calls)`).join(', ');
+  out.push(
+    '`tools/call` of one read tool, the same arguments with the same API key, on four paths. **The service in 2025-11-25**: each concurrent client first ' +
+      "sends `initialize` and `notifications/initialized`, as the v1 SDK's client does, then plain JSON-RPC with `MCP-Protocol-Version: 2025-11-25`. " +
+      '**The service in 2026-07-28**: no handshake; every request carries the `_meta` envelope the official v2 client sends (protocol version, clientInfo, ' +
+      'clientCapabilities `{}`) and the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers, which the service checks against the body; ' +
+      "every result carries `resultType` and the server's identity in `_meta`. **The peer to beat**, `bench/sdk-peer.ts`: a server built on the official " +
+      'v2 SDK, `createMcpHandler` (`@modelcontextprotocol/server` 2.4.0) on `node:http` through `toNodeHandler` (`@modelcontextprotocol/node` 2.1.2), in both eras ' +
+      "(2025-era requests go to its stateless fallback, a fresh server per request, as 2026-07-28 ones get). Only its protocol layer is the SDK's: it boots a " +
+      "Nest application context of the service's own build (`dist/`, `PROCESS_ROLE=api`), and a call goes through the service's API-key lookup (the same " +
+      "batched statement), its running-call slot and rate limit (one Redis round trip), the tool's permission rule, its compiled argument validator " +
+      '(handed to the SDK through `fromJsonSchema`), its handler and `visibleResult`: every path answers the same `structuredContent` (checked before the clock). ' +
+      "The peer is spared what the service's HTTP stack does besides: Express and Nest's router and guards, pino-http's request log, the HTTP and per-call " +
+      'metrics, the Origin check.',
+    '',
+  );
+  out.push(
+    'One load generator for all four (undici, raw HTTP, one connection per concurrent caller; every answer parsed and checked, server-sent events included). ' +
+      `Each path gets the same number of calls at each level: ${calls}, in each of ${s10.rounds} rounds, whose orders make a Williams square ` +
+      '(every path takes every place in a round, and follows every other path, equally often), so a machine that grows busier or quieter weighs on ' +
+      "every path alike and no path always follows the same one (a path after the peer's starts on an api that idled). **CPU a call** is the serving process's user + system time " +
+      "over its windows (`/proc/<pid>/stat`: the service's `api`, or the peer) ÷ its calls; PostgreSQL's is its backends serving the bench database, " +
+      "the load generator's the harness's own. Tools: " +
+      s10.tools.map((t) => `\`${t.name}\` (${t.name === 'list_webhooks' ? "the caller's 10 endpoints" : 'one thread of ten messages'})`).join(', ') +
+      '.',
+    '',
+  );
+  out.push(
+    '| Tool | c | Path | req/s | p50 | p99 | CPU a call: server | PostgreSQL | load generator | server CPU a call, rounds: median (min – max) | request / answer bytes | errors |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+  );
+  for (const { name } of s10.tools) {
+    for (const level of s10.levels) {
+      for (const path of Object.keys(ERA_LABELS) as EraPath[]) {
+        const r = eraResult(s10, name, level, path);
+        if (!r) continue;
+        const size = s10.sizes.find((x) => x.tool === name && x.path === path);
+        out.push(
+          `| ${name} | ${level} | ${ERA_LABELS[path]} | ${fmtNum(r.reqPerSec)} | ${fmtMs(r.latency.p50)} | ${fmtMs(r.latency.p99)} | ${fmtCpu(r.serverCpuMs)} | ` +
+            `${fmtCpu(r.postgresCpuMs)} | ${fmtCpu(r.harnessCpuMs)} | ${spread(
+              r.rounds.map((x) => x.serverCpuMs),
+              (v) => v.toFixed(3),
+            )} | ` +
+            `${size ? `${fmtNum(size.requestBytes)} / ${fmtNum(size.answerBytes)}` : 'n/a'} | ${r.errors ? `${r.errors} (${r.lastError ?? ''})` : '0'} |`,
+        );
+      }
+    }
+  }
+  out.push('');
+  const ratios = (title: string, a: EraPath, b: EraPath) => {
+    out.push(title, '');
+    out.push('| Tool | c | CPU a call | CPU a call, round by round: median (min – max) | req/s | p50 | p99 |', '|---|---|---|---|---|---|---|');
+    for (const { name } of s10.tools) {
+      for (const level of s10.levels) {
+        const x = eraResult(s10, name, level, a);
+        const y = eraResult(s10, name, level, b);
+        if (!x || !y) continue;
+        out.push(
+          `| ${name} | ${level} | ${fmtPct(x.serverCpuMs / y.serverCpuMs)} | ${spread(paired(x, y), fmtPct)} | ${fmtPct(x.reqPerSec / y.reqPerSec)} | ` +
+            `${fmtPct(x.latency.p50 / y.latency.p50)} | ${fmtPct(x.latency.p99 / y.latency.p99)} |`,
+        );
+      }
+    }
+    out.push('');
+  };
+  ratios(`**The service, 2026-07-28 ÷ 2025-11-25** (target: CPU a call ≤ ${fmtPct(TARGETS.modernOverLegacy)}):`, 'modern', 'legacy');
+  ratios(
+    "**The service ÷ the official SDK's server, both in 2026-07-28** (below 100 % the service spends less CPU a call, above it serves more calls a second):",
+    'modern',
+    'sdk-modern',
+  );
+  ratios("**The service ÷ the official SDK's server, both in 2025-11-25:**", 'legacy', 'sdk-legacy');
+  return out;
 }
 
 // ---- SVG --------------------------------------------------------------------------------------

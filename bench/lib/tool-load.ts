@@ -88,3 +88,46 @@ export async function rawToolText(pool: Pool, bearer: string, id: number, name: 
   if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}: ${text.slice(0, 200)}`);
   return text;
 }
+
+/** What runCalls measured: each call's duration (ms) and the wall time the calls took. */
+export interface CallsRun {
+  seconds: number;
+  latencies: number[];
+  errors: number;
+  lastError?: string;
+}
+
+/**
+ * Exactly `count` calls of `call` over `concurrency` loops (a fixed request count, where drive runs
+ * for a fixed time): every path of scenario 10 gets the same calls.
+ */
+export async function runCalls(label: string, concurrency: number, call: Call, count: number): Promise<CallsRun> {
+  const latencies: number[] = [];
+  let errors = 0;
+  let lastError: string | undefined;
+  let next = 0;
+  let lastT = performance.now();
+  let lastCount = 0;
+  const started = performance.now();
+  const loop = async () => {
+    while (next < count) {
+      const i = next++;
+      const t0 = performance.now();
+      try {
+        await call(i);
+        latencies.push(performance.now() - t0);
+      } catch (error) {
+        errors += 1;
+        lastError = (error as Error).message;
+      }
+      const t = performance.now();
+      if (t - lastT >= 1000) {
+        progress(`${label}  ${fmtNum(((latencies.length - lastCount) * 1000) / (t - lastT))} req/s  ${latencies.length + errors}/${count}  errors ${errors}`);
+        lastT = t;
+        lastCount = latencies.length;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, loop));
+  return { seconds: (performance.now() - started) / 1000, latencies, errors, lastError };
+}

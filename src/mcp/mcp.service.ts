@@ -394,10 +394,22 @@ function refusalAnswer(refusal: ProtocolRefusal, id: JsonRpcId | null | undefine
   return { status: refusal.status, body: failure(id, refusal.code, refusal.message, refusal.data) };
 }
 
-/** A modern era result: `resultType` (every result of this service is complete) and the server's identity in `_meta`. */
+/** The `_meta` of a modern result that brings none of its own (none does today): the server's identity, made once. */
+const SERVER_META: Readonly<Record<string, unknown>> = Object.freeze({ [META.serverInfo]: SERVER_INFO });
+
+/**
+ * A modern era result: `resultType` (every result of this service is complete) and the server's
+ * identity in `_meta`, after the result's own members, as `{ ...result, resultType, _meta }` would
+ * give them. Copied with Object.assign and two assignments: that literal (a spread followed by new
+ * members) took V8 about 1 µs a call, a quarter of what the modern era costs beyond the legacy one
+ * (PERFORMANCE.md, "Protocol eras").
+ */
 function modernResult(result: object): object {
   const meta = (result as { _meta?: Record<string, unknown> })._meta;
-  return { ...result, resultType: 'complete', _meta: { ...meta, [META.serverInfo]: SERVER_INFO } };
+  const modern = Object.assign({}, result) as Record<string, unknown>;
+  modern.resultType = 'complete';
+  modern._meta = meta === undefined ? SERVER_META : { ...meta, [META.serverInfo]: SERVER_INFO };
+  return modern;
 }
 
 /** What the text block says in place of a field given only in structuredContent. */

@@ -442,6 +442,35 @@ describe('MCP protocol over raw HTTP', () => {
     });
   });
 
+  describe('answers of revision 2026-07-28', () => {
+    const envelope = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+    const serverMeta = { 'io.modelcontextprotocol/serverInfo': { name: 'messaging-sync', title: 'Messaging Sync', version: '0.1.0' } };
+    const modern = (method: string, params: Record<string, unknown>, name?: string) => {
+      const req = rpc(t, s.apiKey, method, { ...params, _meta: envelope }, 7)
+        .set('MCP-Protocol-Version', '2026-07-28')
+        .set('Mcp-Method', method);
+      return name === undefined ? req : req.set('Mcp-Name', name);
+    };
+
+    it("carry the 2025-11-25 result's members, then resultType and the server's identity in _meta", async () => {
+      const legacy = await rpc(t, s.apiKey, 'tools/call', { name: 'list_webhooks', arguments: {} }, 7).set('MCP-Protocol-Version', NEWEST);
+      const res = await modern('tools/call', { name: 'list_webhooks', arguments: {} }, 'list_webhooks');
+      expect([legacy.status, res.status]).toEqual([200, 200]);
+      expectJson(res);
+      expect(res.body).toEqual({ ...legacy.body, result: { ...legacy.body.result, resultType: 'complete', _meta: serverMeta } });
+      // structuredContent is written last, from the text the tool's result was checked as (mcp-answer.ts).
+      expect(Object.keys(res.body.result)).toEqual(['content', 'resultType', '_meta', 'structuredContent']);
+    });
+
+    it('give server/discover the same two members after its own', async () => {
+      const res = await modern('server/discover', {});
+      expect(res.status).toBe(200);
+      expect(Object.keys(res.body.result)).toEqual(['supportedVersions', 'capabilities', 'instructions', 'ttlMs', 'cacheScope', 'resultType', '_meta']);
+      expect(res.body.result._meta).toEqual(serverMeta);
+      expect(res.body.result.resultType).toBe('complete');
+    });
+  });
+
   describe('authentication', () => {
     function expect401(res: request.Response) {
       expect(res.status).toBe(401);
