@@ -159,10 +159,15 @@ export class DeliveriesRepository {
    * `after` (created_at, id); `limit` rows at most. The caller must have been shown the endpoint.
    * Read in index order (inIndexOrder): the endpoint is a prepared statement's parameter, and with
    * many endpoints in the table the generic plan guessed a few hundred rows for it and read a busy
-   * endpoint's whole log through a bitmap to sort it (test/mcp/read-plans.e2e-spec.ts).
+   * endpoint's whole log through a bitmap to sort it (test/mcp/read-plans.e2e-spec.ts). Filtered
+   * by a status other than succeeded, the statement's generic plan is used from its first call: it
+   * reads webhook_deliveries_endpoint_status_idx, where a plan for the status's value may walk the
+   * index of every endpoint's finished deliveries by time (pageQuery).
    */
   page(caller: Caller, endpointId: string, limit: number, after?: { key: string; id: string }, status?: DeliveryStatus): Promise<DeliveryRow[]> {
-    return inIndexOrder(this.dataSource, (manager) => this.pageQuery(caller, endpointId, limit, after, status, manager).getMany());
+    return inIndexOrder(this.dataSource, (manager) => this.pageQuery(caller, endpointId, limit, after, status, manager).getMany(), {
+      genericPlan: status !== undefined && status !== 'succeeded',
+    });
   }
 
   /**

@@ -122,9 +122,14 @@ export async function planReads(client: Client, statement: RanStatement, setting
   // A statement without values, or marked planned per call, is never prepared: planned each time for its values.
   const prepares = statement.values.length > 0 && !statement.text.startsWith(PLANNED_PER_CALL);
   const names = settings.map((s) => /^SET\s+(?:LOCAL\s+)?(\w+)/i.exec(s)![1]);
+  // A transaction that forces one kind of plan (`plan_cache_mode`) never runs the other.
+  const forced = settings.map((s) => /^SET\s+(?:LOCAL\s+)?plan_cache_mode\s*(?:=|TO)\s*(\w+)/i.exec(s)?.[1]).find((mode) => mode !== undefined);
   try {
     for (const setting of settings) await client.query(setting.replace(/^SET\s+LOCAL\s+/i, 'SET '));
-    return { custom: await explain('force_custom_plan'), generic: prepares ? await explain('force_generic_plan') : [] };
+    return {
+      custom: prepares && forced === 'force_generic_plan' ? [] : await explain('force_custom_plan'),
+      generic: prepares && forced !== 'force_custom_plan' ? await explain('force_generic_plan') : [],
+    };
   } finally {
     await client.query('RESET plan_cache_mode');
     for (const name of names) await client.query(`RESET ${name}`);
