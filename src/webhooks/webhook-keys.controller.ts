@@ -3,11 +3,8 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Response } from 'express';
 import { Public } from '../auth/auth.decorators';
 import { RateLimitPerIp } from '../limits/ip-rate-limit.guard';
-import { publicKeysAsJwkSet } from './webhook-keys';
+import { JWKS_MAX_AGE_SECONDS, publicKeysAsJwkSet } from './webhook-keys';
 import { WebhooksService } from './webhooks.service';
-
-/** How long a receiver (or a cache between) may keep a JWK Set: the signature tolerance. */
-export const JWKS_MAX_AGE_SECONDS = 300;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -23,6 +20,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export class WebhookKeysController {
   constructor(private readonly webhooks: WebhooksService) {}
 
+  // The path is jwksPath(endpointId).
   @Get(':endpointId/jwks.json')
   @ApiOperation({
     summary:

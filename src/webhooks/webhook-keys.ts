@@ -1,6 +1,14 @@
 import { createHash } from 'node:crypto';
 import { PUBLIC_KEY_PREFIX } from '../sdk';
 
+/** How long a receiver (or a cache between) may keep a JWK Set: the signature tolerance. */
+export const JWKS_MAX_AGE_SECONDS = 300;
+
+/** Where an endpoint's JWK Set is published (WebhookKeysController), from the service's base URL. */
+export function jwksPath(endpointId: string): string {
+  return `/webhooks/${endpointId}/jwks.json`;
+}
+
 /** An Ed25519 public key as a JWK (RFC 8037), with its RFC 7638 thumbprint as `kid`. */
 export interface Ed25519Jwk {
   kty: 'OKP';

@@ -3,6 +3,7 @@ import { DeliveryDetail, DeliveryView, RecoverResult } from '../../delivery/deli
 import { DELIVERY_STATUSES } from '../../delivery/webhook-delivery.entity';
 import { EndpointView, FailingRunView } from '../../webhooks/webhook-endpoints.repository';
 import { EVENT_KINDS, MAX_MESSAGE_HISTORY_COUNT } from '../../webhooks/webhook.types';
+import { JWKS_MAX_AGE_SECONDS, jwksPath } from '../../webhooks/webhook-keys';
 import { AUTO_DISABLE_CONSECUTIVE_FAILURES, MANUAL_DISABLE_REASON } from '../../webhooks/webhooks.service';
 import { CsrfField } from './csrf-field';
 import { ConfirmForm, FieldError, NoticeBox } from './form-parts';
@@ -18,10 +19,12 @@ export interface EndpointForm {
   messageHistoryCount: string;
   allChannels: boolean;
   lineIds: string[];
+  signatureVersion: string;
+  legacySignature: boolean;
 }
 
 /** The form fields an error can be shown next to; `form` is the form as a whole. */
-export type FormField = 'url' | 'events' | 'mode' | 'messageHistoryCount' | 'channelScope' | 'since' | 'until' | 'form';
+export type FormField = 'url' | 'events' | 'mode' | 'messageHistoryCount' | 'channelScope' | 'signatureVersion' | 'legacySignature' | 'since' | 'until' | 'form';
 export type FieldErrors = Partial<Record<FormField, string>>;
 
 /** Notices after a 303, by the key in `?done=` (never free text from the URL). */
@@ -34,7 +37,16 @@ export const NOTICES = {
 } as const;
 export type Notice = keyof typeof NOTICES;
 
-export const EMPTY_FORM: EndpointForm = { url: '', events: [], mode: 'concise', messageHistoryCount: '10', allChannels: true, lineIds: [] };
+export const EMPTY_FORM: EndpointForm = {
+  url: '',
+  events: [],
+  mode: 'concise',
+  messageHistoryCount: '10',
+  allChannels: true,
+  lineIds: [],
+  signatureVersion: 'v1',
+  legacySignature: true,
+};
 
 export function formOf(endpoint: EndpointView): EndpointForm {
   return {
@@ -44,6 +56,8 @@ export function formOf(endpoint: EndpointView): EndpointForm {
     messageHistoryCount: String(endpoint.messageHistoryCount),
     allChannels: endpoint.channelScope.allChannels,
     lineIds: endpoint.channelScope.channels.map((c) => c.channelId),
+    signatureVersion: endpoint.signatureVersion,
+    legacySignature: endpoint.legacySignature,
   };
 }
 
@@ -238,6 +252,42 @@ function EndpointFields(props: { person: Person; form: EndpointForm; errors: Fie
         </ul>
         <FieldError id="channelScope-error" error={errors.channelScope} />
       </fieldset>
+      <fieldset aria-describedby={described('signatureVersion', 'signature-hint')}>
+        <legend>Signature</legend>
+        <ul class="checks">
+          <li>
+            <input type="radio" id="signature-v1" name="signatureVersion" value="v1" checked={form.signatureVersion !== 'v1a'} />
+            <label for="signature-v1">v1: HMAC-SHA256 with the signing secret</label>
+          </li>
+          <li>
+            <input type="radio" id="signature-v1a" name="signatureVersion" value="v1a" checked={form.signatureVersion === 'v1a'} />
+            <label for="signature-v1a">v1a: ed25519, verified with a public key</label>
+          </li>
+        </ul>
+        <p class="hint" id="signature-hint">
+          The Standard Webhooks webhook-signature header. v1a needs no shared secret on your side: the public key is shown on the endpoint.
+        </p>
+        <FieldError id="signatureVersion-error" error={errors.signatureVersion} />
+      </fieldset>
+      <div class="field">
+        <ul class="checks">
+          <li>
+            <input
+              type="checkbox"
+              id="legacySignature"
+              name="legacySignature"
+              value="on"
+              checked={form.legacySignature}
+              aria-describedby={described('legacySignature', 'legacy-hint')}
+            />
+            <label for="legacySignature">Also send the legacy X-Service-Signature header</label>
+          </li>
+        </ul>
+        <p class="hint" id="legacy-hint">
+          Untick once your receiver verifies the Standard Webhooks headers.
+        </p>
+        <FieldError id="legacySignature-error" error={errors.legacySignature} />
+      </div>
     </>
   );
 }
@@ -279,7 +329,7 @@ export function EditEndpointPage(props: { person: Person; endpoint: EndpointView
 }
 
 /** The signing secret, shown once: after Add endpoint, and after Rotate secret. */
-export function SecretPage(props: { person: Person; endpoint: EndpointView; secret: string; previousExpiresAt?: string }) {
+export function SecretPage(props: { person: Person; endpoint: EndpointView; secret: string; signingSecret: string; previousExpiresAt?: string }) {
   const base = `${CURRENT}/${props.endpoint.id}`;
   return (
     <Layout title={props.previousExpiresAt ? 'New signing secret' : 'Endpoint added'} person={props.person} current={CURRENT}>
@@ -300,6 +350,28 @@ export function SecretPage(props: { person: Person; endpoint: EndpointView; secr
           This is the only time the secret is shown. Store it in your secret store now; if you lose it, rotate the secret.
         </p>
       </div>
+      <div class="field secret">
+        <label for="signingSecret">The same secret for Standard Webhooks libraries</label>
+        <div class="copy-row">
+          <input
+            id="signingSecret"
+            type="text"
+            readOnly
+            value={props.signingSecret}
+            aria-describedby="signingSecret-hint"
+            autocomplete="off"
+            spellcheck={false}
+          />
+          <button type="button" data-copy="signingSecret">
+            Copy
+          </button>
+          <span class="copy-status" role="status" data-copy-status="signingSecret"></span>
+        </div>
+        <p class="hint" id="signingSecret-hint">
+          whsec_ followed by the base64 of the secret above: one key, two spellings.
+        </p>
+      </div>
+      {props.endpoint.publicKey ? <PublicKeyField endpoint={props.endpoint} /> : null}
       {props.previousExpiresAt ? (
         <p>
           The previous secret keeps signing deliveries, beside the new one, until <Time iso={props.previousExpiresAt} />.
@@ -309,6 +381,26 @@ export function SecretPage(props: { person: Person; endpoint: EndpointView; secr
         <a href={base}>Open the endpoint</a>
       </p>
     </Layout>
+  );
+}
+
+/** A v1a endpoint's public key with a Copy button and its JWK Set URL. */
+function PublicKeyField(props: { endpoint: EndpointView }) {
+  return (
+    <div class="field secret">
+      <label for="publicKey">Public key (v1a)</label>
+      <div class="copy-row">
+        <input id="publicKey" type="text" readOnly value={props.endpoint.publicKey ?? ''} aria-describedby="publicKey-hint" autocomplete="off" spellcheck={false} />
+        <button type="button" data-copy="publicKey">
+          Copy
+        </button>
+        <span class="copy-status" role="status" data-copy-status="publicKey"></span>
+      </div>
+      <p class="hint" id="publicKey-hint">
+        Not a secret. Also published as a JWK Set at <a href={jwksPath(props.endpoint.id)}>{jwksPath(props.endpoint.id)}</a> (cached up to{' '}
+        {JWKS_MAX_AGE_SECONDS / 60} minutes).
+      </p>
+    </div>
   );
 }
 
@@ -361,11 +453,17 @@ export function EndpointPage(props: {
         <dd>{endpoint.mode === 'verbose' ? `verbose, message history ${endpoint.messageHistoryCount}` : 'concise'}</dd>
         <dt>Channel scope</dt>
         <dd>{scopeText(endpoint, person)}</dd>
+        <dt>Signature</dt>
+        <dd>
+          {endpoint.signatureVersion === 'v1a' ? 'v1a (ed25519)' : 'v1 (HMAC-SHA256)'}
+          {endpoint.legacySignature ? ', and the legacy X-Service-Signature' : ', legacy X-Service-Signature off'}
+        </dd>
         <dt>Added</dt>
         <dd>
           <Time iso={endpoint.createdAt} />
         </dd>
       </dl>
+      {endpoint.publicKey ? <PublicKeyField endpoint={endpoint} /> : null}
       <div class="actions">
         <a class="button" href={`${base}/edit`}>
           Edit
