@@ -1,3 +1,4 @@
+import type { ComponentChildren } from 'preact';
 import { Person } from '../../auth/person';
 import { DeliveryDetail, DeliveryView, RecoverResult } from '../../delivery/deliveries.service';
 import { DELIVERY_STATUSES } from '../../delivery/webhook-delivery.entity';
@@ -24,7 +25,8 @@ export interface EndpointForm {
 }
 
 /** The form fields an error can be shown next to; `form` is the form as a whole. */
-export type FormField = 'url' | 'events' | 'mode' | 'messageHistoryCount' | 'channelScope' | 'signatureVersion' | 'legacySignature' | 'since' | 'until' | 'form';
+export type FormField =
+  'url' | 'events' | 'mode' | 'messageHistoryCount' | 'channelScope' | 'signatureVersion' | 'legacySignature' | 'since' | 'until' | 'form';
 export type FieldErrors = Partial<Record<FormField, string>>;
 
 /** Notices after a 303, by the key in `?done=` (never free text from the URL). */
@@ -337,40 +339,12 @@ export function SecretPage(props: { person: Person; endpoint: EndpointView; secr
       <p class="notice success" role="status">
         {props.previousExpiresAt ? 'The endpoint has a new signing secret.' : `Events are sent to ${props.endpoint.url} from now on, signed with this secret.`}
       </p>
-      <div class="field secret">
-        <label for="secret">Signing secret</label>
-        <div class="copy-row">
-          <input id="secret" type="text" readOnly value={props.secret} aria-describedby="secret-hint" autocomplete="off" spellcheck={false} />
-          <button type="button" data-copy="secret">
-            Copy
-          </button>
-          <span class="copy-status" role="status" data-copy-status="secret"></span>
-        </div>
-        <p class="hint" id="secret-hint">
-          This is the only time the secret is shown. Store it in your secret store now; if you lose it, rotate the secret.
-        </p>
-      </div>
-      <div class="field secret">
-        <label for="signingSecret">The same secret for Standard Webhooks libraries</label>
-        <div class="copy-row">
-          <input
-            id="signingSecret"
-            type="text"
-            readOnly
-            value={props.signingSecret}
-            aria-describedby="signingSecret-hint"
-            autocomplete="off"
-            spellcheck={false}
-          />
-          <button type="button" data-copy="signingSecret">
-            Copy
-          </button>
-          <span class="copy-status" role="status" data-copy-status="signingSecret"></span>
-        </div>
-        <p class="hint" id="signingSecret-hint">
-          whsec_ followed by the base64 of the secret above: one key, two spellings.
-        </p>
-      </div>
+      <CopyField id="secret" label="Signing secret" value={props.secret}>
+        This is the only time the secret is shown. Store it in your secret store now; if you lose it, rotate the secret.
+      </CopyField>
+      <CopyField id="signingSecret" label="The same secret for Standard Webhooks libraries" value={props.signingSecret}>
+        whsec_ followed by the base64 of the secret above: one key, two spellings.
+      </CopyField>
       {props.endpoint.publicKey ? <PublicKeyField endpoint={props.endpoint} /> : null}
       {props.previousExpiresAt ? (
         <p>
@@ -384,23 +358,32 @@ export function SecretPage(props: { person: Person; endpoint: EndpointView; secr
   );
 }
 
-/** A v1a endpoint's public key with a Copy button and its JWK Set URL. */
-function PublicKeyField(props: { endpoint: EndpointView }) {
+/** A read-only value with a Copy button (`/static/app.js`) and a hint under it. */
+function CopyField(props: { id: string; label: string; value: string; children: ComponentChildren }) {
   return (
     <div class="field secret">
-      <label for="publicKey">Public key (v1a)</label>
+      <label for={props.id}>{props.label}</label>
       <div class="copy-row">
-        <input id="publicKey" type="text" readOnly value={props.endpoint.publicKey ?? ''} aria-describedby="publicKey-hint" autocomplete="off" spellcheck={false} />
-        <button type="button" data-copy="publicKey">
+        <input id={props.id} type="text" readOnly value={props.value} aria-describedby={`${props.id}-hint`} autocomplete="off" spellcheck={false} />
+        <button type="button" data-copy={props.id}>
           Copy
         </button>
-        <span class="copy-status" role="status" data-copy-status="publicKey"></span>
+        <span class="copy-status" role="status" data-copy-status={props.id}></span>
       </div>
-      <p class="hint" id="publicKey-hint">
-        Not a secret. Also published as a JWK Set at <a href={jwksPath(props.endpoint.id)}>{jwksPath(props.endpoint.id)}</a> (cached up to{' '}
-        {JWKS_MAX_AGE_SECONDS / 60} minutes).
+      <p class="hint" id={`${props.id}-hint`}>
+        {props.children}
       </p>
     </div>
+  );
+}
+
+/** A v1a endpoint's public key with a Copy button and its JWK Set URL. */
+function PublicKeyField(props: { endpoint: EndpointView }) {
+  const jwks = jwksPath(props.endpoint.id);
+  return (
+    <CopyField id="publicKey" label="Public key (v1a)" value={props.endpoint.publicKey ?? ''}>
+      Not a secret. Also published as a JWK Set at <a href={jwks}>{jwks}</a> (cached up to {JWKS_MAX_AGE_SECONDS / 60} minutes).
+    </CopyField>
   );
 }
 
