@@ -119,7 +119,8 @@ export function createReceiverApp(options: { secrets: string[]; jwks?: JwksKeys;
           event = verify(req).envelope;
         } catch (error) {
           // Maybe the v1a keys were rotated (or not fetched yet): fetch the JWK Set once and try again.
-          const retry = error instanceof WebhookVerificationError && ['SIGNATURE_MISMATCH', 'NO_SECRETS'].includes(error.code) && jwks && (await jwks.refresh());
+          const retry =
+            error instanceof WebhookVerificationError && ['SIGNATURE_MISMATCH', 'NO_SECRETS'].includes(error.code) && jwks && (await jwks.refresh());
           if (!retry) throw error;
           event = verify(req).envelope;
         }

@@ -353,10 +353,15 @@ describe('signWebhook', () => {
 
 describe('Standard Webhooks', () => {
   const ID = envelope.id;
-  const headersOf = (signature: string, id = ID, t: number | string = T) => ({ 'webhook-id': id, 'webhook-timestamp': String(t), 'webhook-signature': signature });
+  const headersOf = (signature: string, id = ID, t: number | string = T) => ({
+    'webhook-id': id,
+    'webhook-timestamp': String(t),
+    'webhook-signature': signature,
+  });
   /** Independent of the code under test: the specification's formula written out with node:crypto. */
   const v1 = (key: Buffer, id = ID, t: number | string = T, body = BODY) => `v1,${createHmac('sha256', key).update(`${id}.${t}.${body}`).digest('base64')}`;
-  const v1a = (privateKey: KeyObject, id = ID, t: number | string = T, body = BODY) => `v1a,${cryptoSign(null, Buffer.from(`${id}.${t}.${body}`), privateKey).toString('base64')}`;
+  const v1a = (privateKey: KeyObject, id = ID, t: number | string = T, body = BODY) =>
+    `v1a,${cryptoSign(null, Buffer.from(`${id}.${t}.${body}`), privateKey).toString('base64')}`;
   const pair = generateKeyPairSync('ed25519');
   const otherPair = generateKeyPairSync('ed25519');
   const whpk = (key: KeyObject) => `whpk_${Buffer.from(key.export({ format: 'jwk' }).x!, 'base64url').toString('base64')}`;
@@ -409,7 +414,10 @@ describe('Standard Webhooks', () => {
 
   it('refuses a tampered body, id or timestamp, an old or future timestamp, and missing or malformed headers', () => {
     const good = v1(Buffer.from(CURRENT));
-    const verify = (body: string, headers: Record<string, string>, now = AT_T) => () => verifyStandardWebhook(body, headers, [CURRENT], { now });
+    const verify =
+      (body: string, headers: Record<string, string>, now = AT_T) =>
+      () =>
+        verifyStandardWebhook(body, headers, [CURRENT], { now });
     expect(codeOf(verify(`${BODY} `, headersOf(good)))).toBe('SIGNATURE_MISMATCH');
     expect(codeOf(verify(BODY, headersOf(good, 'evt_other')))).toBe('SIGNATURE_MISMATCH');
     expect(codeOf(verify(BODY, headersOf(v1(Buffer.from(CURRENT), ID, T - 10), ID, T - 10), new Date((T + 301) * 1000)))).toBe('TIMESTAMP_OUT_OF_TOLERANCE');

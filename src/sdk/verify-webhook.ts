@@ -413,7 +413,10 @@ export function verifyStandardWebhook<T = unknown>(
   }
   if (entries.length === 0) throw new WebhookVerificationError('NO_SIGNATURES', `${STANDARD_HEADERS.signature} carries no signature`);
   // Signatures of a version the receiver holds no key for: the receiver's keys cannot verify this delivery.
-  throw new WebhookVerificationError('SIGNATURE_MISMATCH', `no ${secrets.length > 0 ? 'v1' : 'v1a'} signature for the keys given (signed with ${[...new Set(entries.map((e) => e.version))].join(', ')})`);
+  throw new WebhookVerificationError(
+    'SIGNATURE_MISMATCH',
+    `no ${secrets.length > 0 ? 'v1' : 'v1a'} signature for the keys given (signed with ${[...new Set(entries.map((e) => e.version))].join(', ')})`,
+  );
 }
 
 /**

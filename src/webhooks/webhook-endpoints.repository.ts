@@ -155,7 +155,10 @@ export class WebhookEndpointsRepository {
       { endpointId, ...visible.parameters },
     );
     if (!row) return null;
-    return { secretSealed: row.secret_sealed, keyPair: row.signing_key_sealed && row.public_key ? { sealed: row.signing_key_sealed, publicKey: row.public_key } : null };
+    return {
+      secretSealed: row.secret_sealed,
+      keyPair: row.signing_key_sealed && row.public_key ? { sealed: row.signing_key_sealed, publicKey: row.public_key } : null,
+    };
   }
 
   /** A rotation: new secret (and key pair, for v1a); the current ones become the previous ones until `previousExpiresAt`. */

@@ -143,7 +143,9 @@ describe('SECRETS_KEY: refusing a key that cannot open stored secrets, and rotat
     expect(result.code).toBe(1);
     expect(result.output).toContain(`SECRETS_KEY (key id ${secretsKeyId(K1)}) cannot open secrets already stored in the database`);
     expect(result.output).toContain(`2 webhook signing secrets (webhook_endpoints.secret_sealed) sealed under key id ${secretsKeyId(K0)}`);
-    expect(result.output).toContain(`1 ed25519 signing keys of v1a webhook endpoints (webhook_endpoints.signing_key_sealed) sealed under key id ${secretsKeyId(K0)}`);
+    expect(result.output).toContain(
+      `1 ed25519 signing keys of v1a webhook endpoints (webhook_endpoints.signing_key_sealed) sealed under key id ${secretsKeyId(K0)}`,
+    );
     expect(result.output).toContain(
       '1 previous webhook signing secrets (24 h after a rotation) (webhook_endpoints.previous_secret_sealed) sealed without a key id',
     );

@@ -665,7 +665,12 @@ describe('webhook-management tools', () => {
       expect(off).toMatchObject({ legacySignature: false, signatureVersion: 'v1a', publicKey: v1a.publicKey });
       const back = (await toolOk(t, s.apiKey, 'update_webhook', { endpointId: endpoint.id, signatureVersion: 'v1', legacySignature: true })).endpoint;
       expect(back).toMatchObject({ signatureVersion: 'v1', legacySignature: true, publicKey: null });
-      expect(await row(endpoint.id)).toMatchObject({ signing_key_sealed: null, public_key: null, previous_signing_key_sealed: null, previous_public_key: null });
+      expect(await row(endpoint.id)).toMatchObject({
+        signing_key_sealed: null,
+        public_key: null,
+        previous_signing_key_sealed: null,
+        previous_public_key: null,
+      });
     });
 
     it('refuses a bad signatureVersion or legacySignature at registration, naming the field, and registers nothing', async () => {
