@@ -532,39 +532,41 @@ export function EndpointPage(props: {
         {props.deliveries.length === 0 ? (
           <p>No deliveries{props.query.status ? ` with status ${props.query.status}` : ''} yet.</p>
         ) : (
-          <table class="data">
-            <caption>Deliveries, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Event kind</th>
-                <th scope="col">Event id</th>
-                <th scope="col">Status</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Last HTTP status</th>
-                <th scope="col">Duration</th>
-                <th scope="col">Next retry</th>
-              </tr>
-            </thead>
-            <tbody>
-              {props.deliveries.map((d) => (
-                <tr key={d.id}>
-                  <td>{d.eventType}</td>
-                  <td class="mono nowrap">
-                    <a href={`${base}/deliveries/${d.id}`}>{d.eventId}</a>
-                  </td>
-                  <td>
-                    <span class={`status status-${d.status}`}>{d.status}</span>
-                  </td>
-                  <td>{d.attempts}</td>
-                  <td>{d.lastStatusCode ?? d.lastError ?? '—'}</td>
-                  <td>{d.lastDurationMs === null ? '—' : `${d.lastDurationMs} ms`}</td>
-                  <td>
-                    <Time iso={d.nextAttemptAt} />
-                  </td>
+          <div class="table-scroll">
+            <table class="data">
+              <caption>Deliveries, newest first</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Event kind</th>
+                  <th scope="col">Event id</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Attempts</th>
+                  <th scope="col">Last HTTP status</th>
+                  <th scope="col">Duration</th>
+                  <th scope="col">Next retry</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {props.deliveries.map((d) => (
+                  <tr key={d.id}>
+                    <td>{d.eventType}</td>
+                    <td class="mono nowrap">
+                      <a href={`${base}/deliveries/${d.id}`}>{d.eventId}</a>
+                    </td>
+                    <td>
+                      <span class={`status status-${d.status}`}>{d.status}</span>
+                    </td>
+                    <td>{d.attempts}</td>
+                    <td>{d.lastStatusCode ?? d.lastError ?? '—'}</td>
+                    <td>{d.lastDurationMs === null ? '—' : `${d.lastDurationMs} ms`}</td>
+                    <td>
+                      <Time iso={d.nextAttemptAt} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         )}
         {olderHref || props.query.cursor ? (
           <p class="actions">
