@@ -261,12 +261,25 @@ def verify_standard_webhook(raw_body, headers, keys, tolerance_seconds=DEFAULT_T
 
 
 def verify_webhook_request(raw_body, headers, keys, tolerance_seconds=DEFAULT_TOLERANCE_SECONDS, now=None, is_new_id=None):
-    """Standard Webhooks when the request carries webhook-signature, else the legacy header (whose
-    secrets may be given in hex or whsec_ form)."""
-    if _header(headers, "webhook-signature") is not None:
-        return verify_standard_webhook(raw_body, headers, keys, tolerance_seconds, now, is_new_id)
+    """Standard Webhooks when the request carries webhook-signature, else (or when that fails and
+    the legacy header is there too) the legacy header, whose secrets may be given in hex or whsec_ form."""
     secrets = [symmetric_key(k).decode("utf-8") for k in keys if not k.startswith("whpk_")]
     header = _header(headers, SIGNATURE_HEADER.lower())
+    if _header(headers, "webhook-signature") is not None:
+        try:
+            return verify_standard_webhook(raw_body, headers, keys, tolerance_seconds, now, is_new_id)
+        except WebhookVerificationError as error:
+            # A v1a delivery with the legacy header on: a receiver holding only the secret verifies that.
+            if error.code != "SIGNATURE_MISMATCH" or header is None or not secrets:
+                raise
+            try:
+                return _verify_legacy(raw_body, header, secrets, tolerance_seconds, now, is_new_id)
+            except WebhookVerificationError:
+                raise error
+    return _verify_legacy(raw_body, header, secrets, tolerance_seconds, now, is_new_id)
+
+
+def _verify_legacy(raw_body, header, secrets, tolerance_seconds, now, is_new_id):
     envelope = verify_webhook(raw_body, header, secrets, tolerance_seconds, now)
     raw_t = [item.partition("=")[2].strip() for item in header.split(",") if item.partition("=")[0].strip() == "t"][0]
     remember_until_ms = (int(raw_t) + tolerance_seconds + 1) * 1000

@@ -444,6 +444,13 @@ describe('Standard Webhooks', () => {
     const legacy = { 'x-service-signature': `t=${T},v1=${hmac(CURRENT, T, BODY)}` };
     expect(verifyWebhookRequest(BODY, legacy, [toStandardSecret(CURRENT)], { now: AT_T }).version).toBe('legacy');
     expect(verifyWebhookRequest(BODY, new Headers(headersOf(v1a(pair.privateKey))), [whpk(pair.publicKey)], { now: AT_T }).version).toBe('v1a');
+    // A v1a delivery with the legacy header on verifies for a receiver holding only the secret, through the legacy header.
+    const both = { ...headersOf(v1a(pair.privateKey)), ...legacy };
+    expect(verifyWebhookRequest(BODY, both, [CURRENT], { now: AT_T }).version).toBe('legacy');
+    expect(verifyWebhookRequest(BODY, both, [whpk(pair.publicKey)], { now: AT_T }).version).toBe('v1a');
+    // Both fail: the Standard Webhooks error is the one thrown.
+    expect(codeOf(() => verifyWebhookRequest(`${BODY} `, both, [CURRENT], { now: AT_T }))).toBe('SIGNATURE_MISMATCH');
+    expect(codeOf(() => verifyWebhookRequest(BODY, both, [OTHER], { now: AT_T }))).toBe('SIGNATURE_MISMATCH');
     const isNewId = rememberedIds(() => T * 1000);
     verifyWebhookRequest(BODY, legacy, [CURRENT], { now: AT_T, isNewId });
     expect(codeOf(() => verifyWebhookRequest(BODY, legacy, [CURRENT], { now: AT_T, isNewId }))).toBe('REPLAYED_ID');

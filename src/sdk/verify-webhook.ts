@@ -437,7 +437,11 @@ export function rememberedIds(clock: () => number = Date.now): (webhookId: strin
 
 /**
  * Verifies a delivery in whichever form it carries: Standard Webhooks when `webhook-signature` is
- * present (keys: secrets and/or public keys), else the legacy `X-Service-Signature` (secrets only).
+ * present (keys: secrets and/or public keys), else the legacy `X-Service-Signature` (secrets
+ * only). When the Standard Webhooks check fails and the legacy header is there too, the secrets
+ * are tried on it: a receiver holding only the secret keeps working when its endpoint switches to
+ * v1a with the legacy header on. The same key signs both, so this accepts nothing the secret did
+ * not sign; the Standard Webhooks error is the one thrown when both fail.
  */
 export function verifyWebhookRequest<T = unknown>(
   rawBody: RawBody,
@@ -445,9 +449,30 @@ export function verifyWebhookRequest<T = unknown>(
   keys: Array<string | KeyObject>,
   options: VerifyStandardWebhookOptions = {},
 ): VerifiedWebhook<T> | { webhookId: string; timestamp: number; version: 'legacy'; rememberUntilMs: number; envelope: WebhookEnvelope<T> } {
-  if (header(headers, STANDARD_HEADERS.signature) !== undefined) return verifyStandardWebhook<T>(rawBody, headers, keys, options);
-  const secrets = keys.filter((key): key is string => typeof key === 'string' && !key.startsWith(PUBLIC_KEY_PREFIX));
   const legacy = header(headers, SIGNATURE_HEADER.toLowerCase());
+  const secrets = keys.filter((key): key is string => typeof key === 'string' && !key.startsWith(PUBLIC_KEY_PREFIX));
+  if (header(headers, STANDARD_HEADERS.signature) !== undefined) {
+    try {
+      return verifyStandardWebhook<T>(rawBody, headers, keys, options);
+    } catch (error) {
+      const retry = error instanceof WebhookVerificationError && error.code === 'SIGNATURE_MISMATCH' && legacy !== undefined && secrets.length > 0;
+      if (!retry) throw error;
+      try {
+        return verifyLegacy<T>(rawBody, legacy, secrets, options);
+      } catch {
+        throw error;
+      }
+    }
+  }
+  return verifyLegacy<T>(rawBody, legacy, secrets, options);
+}
+
+function verifyLegacy<T>(
+  rawBody: RawBody,
+  legacy: string | undefined,
+  secrets: string[],
+  options: VerifyStandardWebhookOptions,
+): { webhookId: string; timestamp: number; version: 'legacy'; rememberUntilMs: number; envelope: WebhookEnvelope<T> } {
   const envelope = verifyWebhook<T>(rawBody, legacy, secrets, options);
   const { timestamp } = parseSignatureHeader(legacy);
   const rememberUntilMs = (timestamp + toleranceOf(options) + 1) * 1000;
