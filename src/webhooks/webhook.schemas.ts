@@ -1,6 +1,6 @@
 import { argumentCheck } from '../common/tools/tool-arguments';
 import { ToolArgs } from '../common/tools/tool.decorator';
-import { nullableString } from '../common/tools/tool-schemas';
+import { nullable, nullableString } from '../common/tools/tool-schemas';
 import { LINE_TYPES } from '../accounts/account.types';
 import { ENDPOINT_STATUSES, EVENT_KINDS, MAX_MESSAGE_HISTORY_COUNT, PAYLOAD_MODES, SIGNATURE_VERSIONS } from './webhook.types';
 
@@ -143,10 +143,7 @@ export const endpointSchema = {
     },
     signatureVersion: { type: 'string', enum: [...SIGNATURE_VERSIONS], description: 'v1 (HMAC-SHA256) or v1a (ed25519) webhook-signature entries.' },
     legacySignature: { type: 'boolean', description: 'Whether deliveries carry the legacy X-Service-Signature header.' },
-    publicKey: {
-      type: ['string', 'null'],
-      description: 'v1a: the ed25519 public key (whpk_ + base64 of 32 bytes) that verifies webhook-signature; null for v1.',
-    },
+    publicKey: nullable({ type: 'string' } as const, 'v1a: the ed25519 public key (whpk_ + base64 of 32 bytes) that verifies webhook-signature; null for v1.'),
     disabledReason: nullableString,
     createdAt: { type: 'string', format: 'date-time' },
     updatedAt: { type: 'string', format: 'date-time' },
