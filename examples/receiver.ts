@@ -1,26 +1,35 @@
 /**
- * Example webhook receiver (Express).
+ * Example webhook receiver (Express) for all three signature forms: Standard Webhooks `v1`
+ * (HMAC-SHA256) and `v1a` (ed25519) in `webhook-signature`, and the legacy `X-Service-Signature`.
  *
- *   WEBHOOK_SECRETS=<newest>,<previous> RECEIVER_PORT=4000 npx ts-node examples/receiver.ts
+ *   WEBHOOK_KEYS=<newest>,<previous> RECEIVER_PORT=4000 npx ts-node examples/receiver.ts
+ *   WEBHOOK_JWKS_URL=https://sync.example.com/webhooks/<endpointId>/jwks.json npx ts-node examples/receiver.ts
  *
  * RECEIVER_PORT (default 4000) is the receiver's own port: the service itself listens on 3000.
  * In development the service delivers to loopback addresses, so register
  * http://127.0.0.1:4000/webhooks with register_webhook.
  *
- * WEBHOOK_SECRETS: the endpoint secrets, comma-separated, newest first. Each is the 64-character hex
- * string returned by register_webhook / rotate_webhook_secret, used as-is (not hex-decoded). After
- * a rotation, list the new secret first and keep the previous one for the 24 h overlap.
+ * WEBHOOK_KEYS (WEBHOOK_SECRETS is read too): comma-separated, newest first, any of
+ * - the 64-character hex `secret` of register_webhook / rotate_webhook_secret (used as-is, not
+ *   hex-decoded), or its `whsec_` form (`signingSecret`): the same key; verifies v1 and legacy;
+ * - a v1a endpoint's public key `whpk_...` (endpoint.publicKey): verifies v1a.
+ * After a rotation, list the new one first and keep the previous one for the 24 h overlap.
+ * WEBHOOK_JWKS_URL instead (or as well) fetches a v1a endpoint's public keys from its JWK Set, and
+ * fetches them again (at most once a minute) when a delivery matches none of them: a rotation
+ * needs no change on this side.
  *
  * What it shows:
  * - the signature is checked on the raw body bytes (`express.raw`), before anything parses them;
  *   a global `express.json()` in front of this route would make verification impossible;
+ * - a request with `webhook-signature` is verified as Standard Webhooks, one without as legacy;
  * - any verification failure answers 400 and logs the error code;
  * - deliveries are de-duplicated on the envelope `id` (retries reuse it);
  * - the answer (200) goes out at once and the event is handled afterwards: the service counts
  *   anything but a 2xx within 10 s as a failure and retries.
  */
+import type { KeyObject } from 'node:crypto';
 import express, { type Request, type Response } from 'express';
-import { SIGNATURE_HEADER, WebhookVerificationError, verifyWebhook, type WebhookEnvelope } from '../src/sdk';
+import { publicKeyFromJwk, WebhookVerificationError, verifyWebhookRequest, type WebhookEnvelope } from '../src/sdk';
 
 export type EventHandler = (event: WebhookEnvelope) => Promise<void> | void;
 
@@ -49,6 +58,7 @@ export class RecentIds {
   }
 }
 
+/** Comma-separated keys (hex or whsec_ secrets, whpk_ public keys), newest first. */
 export function parseSecrets(value: string | undefined): string[] {
   return (value ?? '')
     .split(',')
@@ -56,16 +66,47 @@ export function parseSecrets(value: string | undefined): string[] {
     .filter((secret) => secret !== '');
 }
 
-export function createReceiverApp(options: { secrets: string[]; handleEvent: EventHandler; seen?: RecentIds }): express.Express {
-  const { secrets, handleEvent } = options;
+/**
+ * A v1a endpoint's public keys from its JWK Set URL, fetched again on demand at most once per
+ * `minIntervalMs` (a delivery that matches no key may mean the keys were rotated).
+ */
+export class JwksKeys {
+  private keys: KeyObject[] = [];
+  private fetchedAt = 0;
+
+  constructor(
+    private readonly url: string,
+    private readonly minIntervalMs = 60_000,
+  ) {}
+
+  current(): KeyObject[] {
+    return this.keys;
+  }
+
+  /** Fetches the set unless it was fetched less than `minIntervalMs` ago; answers whether the keys changed. */
+  async refresh(): Promise<boolean> {
+    if (Date.now() - this.fetchedAt < this.minIntervalMs) return false;
+    this.fetchedAt = Date.now();
+    const response = await fetch(this.url, { headers: { accept: 'application/jwk-set+json, application/json' } });
+    if (!response.ok) throw new Error(`JWK Set ${this.url} answered ${response.status}`);
+    const set = (await response.json()) as { keys?: Array<{ kty: string; crv: string; x: string }> };
+    const before = this.keys.map((k) => k.export({ format: 'jwk' }).x).join();
+    this.keys = (set.keys ?? []).map((jwk) => publicKeyFromJwk(jwk));
+    return this.keys.map((k) => k.export({ format: 'jwk' }).x).join() !== before;
+  }
+}
+
+export function createReceiverApp(options: { secrets: string[]; jwks?: JwksKeys; handleEvent: EventHandler; seen?: RecentIds }): express.Express {
+  const { secrets, jwks, handleEvent } = options;
   const seen = options.seen ?? new RecentIds();
+  const verify = (req: Request) => verifyWebhookRequest(req.body as Buffer, req.headers, [...secrets, ...(jwks?.current() ?? [])]);
   const app = express();
 
   app.post(
     '/webhooks',
     // Raw bytes for this route only. The limit is generous: verbose payloads carry message history.
     express.raw({ type: 'application/json', limit: '5mb' }),
-    (req: Request, res: Response) => {
+    async (req: Request, res: Response) => {
       // express.raw leaves req.body unset when the Content-Type is not application/json.
       if (!Buffer.isBuffer(req.body)) {
         res.status(415).json({ error: 'expected application/json' });
@@ -74,7 +115,15 @@ export function createReceiverApp(options: { secrets: string[]; handleEvent: Eve
 
       let event: WebhookEnvelope;
       try {
-        event = verifyWebhook(req.body, req.get(SIGNATURE_HEADER), secrets);
+        try {
+          event = verify(req).envelope;
+        } catch (error) {
+          // Maybe the v1a keys were rotated (or not fetched yet): fetch the JWK Set once and try again.
+          const retry =
+            error instanceof WebhookVerificationError && ['SIGNATURE_MISMATCH', 'NO_SECRETS'].includes(error.code) && jwks && (await jwks.refresh());
+          if (!retry) throw error;
+          event = verify(req).envelope;
+        }
       } catch (error) {
         if (error instanceof WebhookVerificationError) {
           console.warn(`webhook rejected: ${error.code} (${error.message})`);
@@ -84,6 +133,7 @@ export function createReceiverApp(options: { secrets: string[]; handleEvent: Eve
         throw error; // a bug here, not a bad request: Express answers 500 and the service retries
       }
 
+      // The envelope id is the webhook-id: retries reuse it, and a replay of a captured request has it too.
       if (!seen.add(event.id)) {
         console.info(`webhook ${event.id} (${event.type}) already received; acknowledged again`);
         res.status(200).json({ received: true, duplicate: true });
@@ -111,13 +161,16 @@ async function handleEvent(event: WebhookEnvelope): Promise<void> {
 }
 
 if (require.main === module) {
-  const secrets = parseSecrets(process.env.WEBHOOK_SECRETS);
-  if (secrets.length === 0) {
-    console.error('WEBHOOK_SECRETS is not set (comma-separated secrets, newest first)');
+  const secrets = parseSecrets(process.env.WEBHOOK_KEYS ?? process.env.WEBHOOK_SECRETS);
+  const jwks = process.env.WEBHOOK_JWKS_URL ? new JwksKeys(process.env.WEBHOOK_JWKS_URL) : undefined;
+  if (secrets.length === 0 && !jwks) {
+    console.error('set WEBHOOK_KEYS (comma-separated secrets or whpk_ public keys, newest first) or WEBHOOK_JWKS_URL');
     process.exit(1);
   }
   const port = Number(process.env.RECEIVER_PORT ?? 4000);
-  createReceiverApp({ secrets, handleEvent }).listen(port, () => {
-    console.info(`webhook receiver listening on http://127.0.0.1:${port}/webhooks`);
-  });
+  void (jwks ? jwks.refresh() : Promise.resolve(false)).then(() =>
+    createReceiverApp({ secrets, jwks, handleEvent }).listen(port, () => {
+      console.info(`webhook receiver listening on http://127.0.0.1:${port}/webhooks`);
+    }),
+  );
 }

@@ -5,6 +5,8 @@ import { SecretBox } from '../common/secret-box';
 export const SEALED_COLUMNS: ReadonlyArray<{ table: string; column: string; what: string }> = [
   { table: 'webhook_endpoints', column: 'secret_sealed', what: 'webhook signing secrets' },
   { table: 'webhook_endpoints', column: 'previous_secret_sealed', what: 'previous webhook signing secrets (24 h after a rotation)' },
+  { table: 'webhook_endpoints', column: 'signing_key_sealed', what: 'ed25519 signing keys of v1a webhook endpoints' },
+  { table: 'webhook_endpoints', column: 'previous_signing_key_sealed', what: 'previous ed25519 signing keys (24 h after a rotation)' },
   { table: 'mailboxes', column: 'imap_password_sealed', what: 'IMAP passwords of mailboxes' },
   { table: 'mailboxes', column: 'smtp_password_sealed', what: 'SMTP passwords of mailboxes' },
   { table: 'sms_providers', column: 'auth_token_sealed', what: 'auth tokens of SMS provider accounts' },

@@ -114,7 +114,8 @@ export class DeliveryAttemptsRepository {
       this.dataSource.manager,
       plannedPerCall(`WITH due AS (
              SELECT d.id, x.attempt, (d.line_id IS NULL OR ${endpointReceivesLine('e', 'd.line_id')}) AS may_send,
-                    e.user_id, e.url, e.status AS endpoint_status, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at
+                    e.user_id, e.url, e.status AS endpoint_status, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at,
+                    e.signature_version, e.legacy_signature, e.signing_key_sealed, e.previous_signing_key_sealed
                FROM webhook_deliveries d JOIN unnest(:deliveryIds::uuid[], :attempts::int[]) AS x(id, attempt) ON d.id = x.id
                JOIN webhook_endpoints e ON e.id = d.endpoint_id
               WHERE d.attempt_count = x.attempt - 1 AND d.status IN ('pending', 'retrying')
@@ -132,7 +133,7 @@ export class DeliveryAttemptsRepository {
         WHERE d.id = due.id AND p.id = d.payload_id
         RETURNING d.id, due.attempt AS attempt_count, NOT due.may_send AS refused, d.event_id, d.endpoint_id, due.user_id, d.event_type, d.mode, p.data,
                   d.event_created_at, d.trace_parent, due.url, due.endpoint_status AS status, due.secret_sealed, due.previous_secret_sealed,
-                  due.previous_secret_expires_at`),
+                  due.previous_secret_expires_at, due.signature_version, due.legacy_signature, due.signing_key_sealed, due.previous_signing_key_sealed`),
       { deliveryIds: items.map((i) => i.deliveryId), attempts: items.map((i) => i.attempt), now, leaseUntil, refusedError: REFUSED_ERROR },
     );
     return rows ?? [];

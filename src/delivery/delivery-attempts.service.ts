@@ -8,7 +8,6 @@ import { DomainError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { ServiceMetrics } from '../ops/metrics/service-metrics';
-import { signWebhook, SIGNATURE_HEADER } from '../sdk';
 import { UrlPolicy } from '../webhooks/url-policy/url-policy';
 import { SealedSecrets, WebhooksService } from '../webhooks/webhooks.service';
 import { ClaimedRow, ClaimResult, DeliveryAttemptsRepository } from './delivery-attempts.repository';
@@ -16,6 +15,7 @@ import { DeliveryQueue } from './delivery-queue';
 import { nextRetryDelayMs } from './retry-after';
 import { inStoredTrace, Span, SpanKind, SpanStatusCode } from '../ops/tracing/traces';
 import { SendResult, WebhookSender } from './webhook-sender';
+import { signatureHeaders } from './signature-headers';
 
 export const USER_AGENT = 'MessagingSync-Webhooks/1.0';
 
@@ -167,7 +167,7 @@ export class DeliveryAttemptsService implements OnModuleInit {
         headers: {
           'content-type': 'application/json',
           'user-agent': USER_AGENT,
-          [SIGNATURE_HEADER.toLowerCase()]: signWebhook(body, this.webhooks.signingSecrets(endpoint, now), timestamp),
+          ...signatureHeaders(body, delivery.eventId, timestamp, this.webhooks.signingKeys(endpoint, now)),
           'x-service-event-id': delivery.eventId,
           'x-service-event-type': delivery.eventType,
         },

@@ -30,6 +30,8 @@ export const limitsConfig = defineSlice({
     mcp: rateLimit('MCP_RATE_LIMIT', 600, windowSeconds('MCP_RATE_WINDOW_SECONDS', 60)),
     pixel: rateLimit('PIXEL_RATE_LIMIT', 600, PUBLIC_RATE_WINDOW_SECONDS),
     attachment: rateLimit('ATTACHMENT_RATE_LIMIT', 120, PUBLIC_RATE_WINDOW_SECONDS),
+    /** Requests for webhook endpoints' public signing keys (their JWK Sets) one client IP may make. */
+    webhookKeys: rateLimit('WEBHOOK_KEYS_RATE_LIMIT', 120, PUBLIC_RATE_WINDOW_SECONDS),
     oauthAuthorize: rateLimit('OAUTH_AUTHORIZE_RATE_LIMIT', 60, PUBLIC_RATE_WINDOW_SECONDS),
     /** Requests to the OAuth token and revocation endpoints one client IP may make. */
     oauthToken: rateLimit('OAUTH_TOKEN_RATE_LIMIT', 600, PUBLIC_RATE_WINDOW_SECONDS),

@@ -1,12 +1,21 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, generateKeyPairSync, KeyObject, sign as cryptoSign, verify as cryptoVerify } from 'node:crypto';
 import {
   DEFAULT_TOLERANCE_SECONDS,
   SIGNATURE_HEADER,
   WebhookVerificationError,
   WebhookVerificationErrorCode,
   parseSignatureHeader,
+  publicKeyFromJwk,
+  publicKeyFromString,
+  rememberedIds,
+  signStandardWebhook,
   signWebhook,
+  symmetricKey,
+  toPublicKeyString,
+  toStandardSecret,
+  verifyStandardWebhook,
   verifyWebhook,
+  verifyWebhookRequest,
 } from './index';
 
 // Secrets as handed out by register_webhook / rotate_webhook_secret: 64 hex characters.
@@ -339,5 +348,111 @@ describe('signWebhook', () => {
     expect(() => signWebhook(BODY, [''], T)).toThrow(TypeError);
     expect(() => signWebhook(BODY, [CURRENT], 1.5)).toThrow(RangeError);
     expect(() => signWebhook(BODY, [CURRENT], -1)).toThrow(RangeError);
+  });
+});
+
+describe('Standard Webhooks', () => {
+  const ID = envelope.id;
+  const headersOf = (signature: string, id = ID, t: number | string = T) => ({
+    'webhook-id': id,
+    'webhook-timestamp': String(t),
+    'webhook-signature': signature,
+  });
+  /** Independent of the code under test: the specification's formula written out with node:crypto. */
+  const v1 = (key: Buffer, id = ID, t: number | string = T, body = BODY) => `v1,${createHmac('sha256', key).update(`${id}.${t}.${body}`).digest('base64')}`;
+  const v1a = (privateKey: KeyObject, id = ID, t: number | string = T, body = BODY) =>
+    `v1a,${cryptoSign(null, Buffer.from(`${id}.${t}.${body}`), privateKey).toString('base64')}`;
+  const pair = generateKeyPairSync('ed25519');
+  const otherPair = generateKeyPairSync('ed25519');
+  const whpk = (key: KeyObject) => `whpk_${Buffer.from(key.export({ format: 'jwk' }).x!, 'base64url').toString('base64')}`;
+
+  it('maps a hex secret to whsec_ + base64 of its UTF-8 bytes, and back to the same HMAC key', () => {
+    const whsec = toStandardSecret(CURRENT);
+    expect(whsec).toBe(`whsec_${Buffer.from(CURRENT, 'utf8').toString('base64')}`);
+    expect(symmetricKey(whsec)).toEqual(Buffer.from(CURRENT, 'utf8'));
+    expect(symmetricKey(CURRENT)).toEqual(Buffer.from(CURRENT, 'utf8'));
+    expect(codeOf(() => symmetricKey('whsec_not base64!'))).toBe('INVALID_KEY');
+  });
+
+  it('signs v1 entries as the specification says, current key first, space-separated', () => {
+    const header = signStandardWebhook(BODY, ID, T, [
+      { version: 'v1', secret: Buffer.from(CURRENT) },
+      { version: 'v1', secret: Buffer.from(PREVIOUS) },
+    ]);
+    expect(header).toBe(`${v1(Buffer.from(CURRENT))} ${v1(Buffer.from(PREVIOUS))}`);
+    expect(() => signStandardWebhook(BODY, 'evt.1', T, [{ version: 'v1', secret: Buffer.from(CURRENT) }])).toThrow(TypeError);
+  });
+
+  it('signs v1a entries that node:crypto verifies with the public key', () => {
+    const header = signStandardWebhook(BODY, ID, T, [{ version: 'v1a', privateKey: pair.privateKey }]);
+    const [version, signature] = header.split(',');
+    expect(version).toBe('v1a');
+    expect(cryptoVerify(null, Buffer.from(`${ID}.${T}.${BODY}`), pair.publicKey, Buffer.from(signature, 'base64'))).toBe(true);
+    expect(toPublicKeyString(pair.publicKey)).toBe(whpk(pair.publicKey));
+  });
+
+  it('verifies v1 with the whsec_ form or the hex secret, from either entry during a rotation', () => {
+    const signature = `${v1(Buffer.from(CURRENT))} ${v1(Buffer.from(PREVIOUS))}`;
+    for (const key of [CURRENT, toStandardSecret(CURRENT), PREVIOUS, toStandardSecret(PREVIOUS)]) {
+      const result = verifyStandardWebhook(BODY, headersOf(signature), [key], { now: AT_T });
+      expect(result).toEqual({ webhookId: ID, timestamp: T, version: 'v1', rememberUntilMs: (T + 301) * 1000, envelope });
+    }
+    expect(codeOf(() => verifyStandardWebhook(BODY, headersOf(signature), [OTHER], { now: AT_T }))).toBe('SIGNATURE_MISMATCH');
+  });
+
+  it('verifies v1a with a whpk_ public key or a key from a JWK, and refuses another key', () => {
+    const signature = `${v1a(pair.privateKey)} ${v1a(otherPair.privateKey)}`;
+    expect(verifyStandardWebhook(BODY, headersOf(signature), [whpk(otherPair.publicKey)], { now: AT_T }).version).toBe('v1a');
+    const jwk = pair.publicKey.export({ format: 'jwk' }) as { kty: string; crv: string; x: string };
+    expect(verifyStandardWebhook(BODY, headersOf(v1a(pair.privateKey)), [publicKeyFromJwk(jwk)], { now: AT_T }).envelope).toEqual(envelope);
+    expect(codeOf(() => verifyStandardWebhook(BODY, headersOf(v1a(pair.privateKey)), [whpk(otherPair.publicKey)], { now: AT_T }))).toBe('SIGNATURE_MISMATCH');
+    // A secret cannot verify a v1a-only delivery, and a public key no v1 one.
+    expect(codeOf(() => verifyStandardWebhook(BODY, headersOf(v1a(pair.privateKey)), [CURRENT], { now: AT_T }))).toBe('SIGNATURE_MISMATCH');
+    expect(codeOf(() => verifyStandardWebhook(BODY, headersOf(v1(Buffer.from(CURRENT))), [whpk(pair.publicKey)], { now: AT_T }))).toBe('SIGNATURE_MISMATCH');
+    expect(codeOf(() => publicKeyFromString('whpk_AAAA'))).toBe('INVALID_KEY');
+  });
+
+  it('refuses a tampered body, id or timestamp, an old or future timestamp, and missing or malformed headers', () => {
+    const good = v1(Buffer.from(CURRENT));
+    const verify =
+      (body: string, headers: Record<string, string>, now = AT_T) =>
+      () =>
+        verifyStandardWebhook(body, headers, [CURRENT], { now });
+    expect(codeOf(verify(`${BODY} `, headersOf(good)))).toBe('SIGNATURE_MISMATCH');
+    expect(codeOf(verify(BODY, headersOf(good, 'evt_other')))).toBe('SIGNATURE_MISMATCH');
+    expect(codeOf(verify(BODY, headersOf(v1(Buffer.from(CURRENT), ID, T - 10), ID, T - 10), new Date((T + 301) * 1000)))).toBe('TIMESTAMP_OUT_OF_TOLERANCE');
+    expect(codeOf(verify(BODY, headersOf(good), new Date((T - 301) * 1000)))).toBe('TIMESTAMP_OUT_OF_TOLERANCE');
+    expect(codeOf(verify(BODY, { 'webhook-timestamp': String(T), 'webhook-signature': good }))).toBe('MISSING_HEADER');
+    expect(codeOf(verify(BODY, headersOf(good, 'evt.1')))).toBe('INVALID_ID');
+    expect(codeOf(verify(BODY, headersOf(good, ID, '17e8')))).toBe('INVALID_TIMESTAMP');
+    expect(codeOf(verify(BODY, headersOf('v1')))).toBe('MALFORMED_HEADER');
+    expect(codeOf(() => verifyStandardWebhook(BODY, headersOf(good), [], { now: AT_T }))).toBe('NO_SECRETS');
+  });
+
+  it('answers when to forget the id, and refuses a replayed id through isNewId', () => {
+    let clock = T * 1000;
+    const isNewId = rememberedIds(() => clock);
+    const headers = headersOf(v1(Buffer.from(CURRENT)));
+    expect(verifyStandardWebhook(BODY, headers, [CURRENT], { now: AT_T, isNewId }).webhookId).toBe(ID);
+    expect(codeOf(() => verifyStandardWebhook(BODY, headers, [CURRENT], { now: AT_T, isNewId }))).toBe('REPLAYED_ID');
+    // Forgotten once the timestamp is out of tolerance, when the signature check refuses it anyway.
+    clock = (T + 302) * 1000;
+    expect(codeOf(() => verifyStandardWebhook(BODY, headers, [CURRENT], { now: clock, isNewId }))).toBe('TIMESTAMP_OUT_OF_TOLERANCE');
+  });
+
+  it('verifyWebhookRequest picks the form a request carries, and reads fetch Headers too', () => {
+    const legacy = { 'x-service-signature': `t=${T},v1=${hmac(CURRENT, T, BODY)}` };
+    expect(verifyWebhookRequest(BODY, legacy, [toStandardSecret(CURRENT)], { now: AT_T }).version).toBe('legacy');
+    expect(verifyWebhookRequest(BODY, new Headers(headersOf(v1a(pair.privateKey))), [whpk(pair.publicKey)], { now: AT_T }).version).toBe('v1a');
+    // A v1a delivery with the legacy header on verifies for a receiver holding only the secret, through the legacy header.
+    const both = { ...headersOf(v1a(pair.privateKey)), ...legacy };
+    expect(verifyWebhookRequest(BODY, both, [CURRENT], { now: AT_T }).version).toBe('legacy');
+    expect(verifyWebhookRequest(BODY, both, [whpk(pair.publicKey)], { now: AT_T }).version).toBe('v1a');
+    // Both fail: the Standard Webhooks error is the one thrown.
+    expect(codeOf(() => verifyWebhookRequest(`${BODY} `, both, [CURRENT], { now: AT_T }))).toBe('SIGNATURE_MISMATCH');
+    expect(codeOf(() => verifyWebhookRequest(BODY, both, [OTHER], { now: AT_T }))).toBe('SIGNATURE_MISMATCH');
+    const isNewId = rememberedIds(() => T * 1000);
+    verifyWebhookRequest(BODY, legacy, [CURRENT], { now: AT_T, isNewId });
+    expect(codeOf(() => verifyWebhookRequest(BODY, legacy, [CURRENT], { now: AT_T, isNewId }))).toBe('REPLAYED_ID');
   });
 });

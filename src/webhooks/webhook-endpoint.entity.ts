@@ -1,7 +1,7 @@
 import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, OneToMany, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 import { Org } from '../accounts/org.entity';
 import { User } from '../accounts/user.entity';
-import { EndpointStatus, EventKind, PayloadMode } from './webhook.types';
+import { EndpointStatus, EventKind, PayloadMode, SignatureVersion } from './webhook.types';
 import { WebhookEndpointChannel } from './webhook-endpoint-channel.entity';
 
 @Entity({ name: 'webhook_endpoints' })
@@ -18,6 +18,15 @@ import { WebhookEndpointChannel } from './webhook-endpoint-channel.entity';
 @Check('webhook_endpoints_status_check', "status IN ('active', 'disabled')")
 @Check('webhook_endpoints_consecutive_failures_check', 'consecutive_failures >= 0')
 @Check('webhook_endpoints_check', '(previous_secret_sealed IS NULL) = (previous_secret_expires_at IS NULL)')
+@Check('webhook_endpoints_signature_version_check', "signature_version IN ('v1', 'v1a')")
+@Check(
+  'webhook_endpoints_signing_key_check',
+  "(signing_key_sealed IS NULL) = (public_key IS NULL) AND (signing_key_sealed IS NOT NULL) = (signature_version = 'v1a')",
+)
+@Check(
+  'webhook_endpoints_previous_signing_key_check',
+  '(previous_signing_key_sealed IS NULL) = (previous_public_key IS NULL) AND (previous_signing_key_sealed IS NULL OR previous_secret_expires_at IS NOT NULL)',
+)
 export class WebhookEndpoint {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -66,6 +75,29 @@ export class WebhookEndpoint {
 
   @Column({ name: 'previous_secret_expires_at', type: 'timestamptz', nullable: true })
   previousSecretExpiresAt: Date | null;
+
+  /** The Standard Webhooks signature version of `webhook-signature`: v1 (HMAC with the secret) or v1a (ed25519). */
+  @Column({ name: 'signature_version', type: 'text', default: 'v1' })
+  signatureVersion: SignatureVersion;
+
+  /** Whether deliveries still carry the legacy X-Service-Signature header. */
+  @Column({ name: 'legacy_signature', type: 'boolean', default: true })
+  legacySignature: boolean;
+
+  /** v1a only: the ed25519 private key (PKCS#8 DER, base64), sealed with SecretBox. */
+  @Column({ name: 'signing_key_sealed', type: 'text', nullable: true, select: false })
+  signingKeySealed: string | null;
+
+  /** v1a only: the public key, `whpk_` + base64 of its 32 raw bytes (published in the JWK Set). */
+  @Column({ name: 'public_key', type: 'text', nullable: true })
+  publicKey: string | null;
+
+  /** The key pair before the last rotation, signing until previous_secret_expires_at. */
+  @Column({ name: 'previous_signing_key_sealed', type: 'text', nullable: true, select: false })
+  previousSigningKeySealed: string | null;
+
+  @Column({ name: 'previous_public_key', type: 'text', nullable: true })
+  previousPublicKey: string | null;
 
   /** Failed attempts in a row since the last success (auto-disable at 100). */
   @Column({ name: 'consecutive_failures', type: 'int', default: 0 })

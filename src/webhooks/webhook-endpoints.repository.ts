@@ -8,7 +8,7 @@ import { visibleEndpoint } from './endpoint-visibility';
 import { END_RUN, RUNS_ENDED_BY_ANSWERS } from './failing-runs.sql';
 import { WebhookEndpointChannel } from './webhook-endpoint-channel.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
-import { ChannelScope, EndpointStatus, EventKind, PayloadMode } from './webhook.types';
+import { ChannelScope, EndpointStatus, EventKind, PayloadMode, SignatureVersion } from './webhook.types';
 
 /** An endpoint as tools show it: no secrets, no failure counters. */
 export interface EndpointView {
@@ -19,9 +19,27 @@ export interface EndpointView {
   messageHistoryCount: number;
   status: EndpointStatus;
   channelScope: ChannelScope;
+  /** The version of the webhook-signature entries: v1 (HMAC with the secret) or v1a (ed25519). */
+  signatureVersion: SignatureVersion;
+  /** Whether deliveries still carry the legacy X-Service-Signature header. */
+  legacySignature: boolean;
+  /** v1a: the public key (`whpk_`) that verifies the v1a entries; null for v1. */
+  publicKey: string | null;
   disabledReason: string | null;
   createdAt: string;
   updatedAt: string;
+}
+
+/** A v1a endpoint's ed25519 key pair as stored: the private key sealed, the public key as `whpk_`. */
+export interface StoredKeyPair {
+  sealed: string;
+  publicKey: string;
+}
+
+/** An endpoint's current signing material, locked for a rotation. */
+export interface LockedSigning {
+  secretSealed: string;
+  keyPair: StoredKeyPair | null;
 }
 
 /** What a new endpoint is made of (rules applied: URL checked, scope resolved, secret sealed). */
@@ -33,6 +51,10 @@ export interface NewEndpoint {
   /** null: all channels. */
   channels: Array<{ channelType: LineType; channelId: string }> | null;
   secretSealed: string;
+  signatureVersion: SignatureVersion;
+  legacySignature: boolean;
+  /** v1a: the key pair; null for v1. */
+  keyPair: StoredKeyPair | null;
 }
 
 /** An endpoint's current failing run, as the web app shows it. */
@@ -124,23 +146,74 @@ export class WebhookEndpointsRepository {
     return manager.getRepository(WebhookEndpoint).findOne({ where: { id: endpointId }, relations: { channels: true } });
   }
 
-  /** Locks the visible endpoint row and answers its sealed current secret; null when not visible. */
-  async lockSecret(manager: EntityManager, caller: Caller, endpointId: string): Promise<string | null> {
+  /** Locks the visible endpoint row and answers its sealed current secret and key pair; null when not visible. */
+  async lockSigning(manager: EntityManager, caller: Caller, endpointId: string): Promise<LockedSigning | null> {
     const visible = visibleEndpoint(caller);
-    const [row] = await queryNamed<Array<{ secret_sealed: string }>>(
+    const [row] = await queryNamed<Array<{ secret_sealed: string; signing_key_sealed: string | null; public_key: string | null }>>(
       manager,
-      `SELECT e.secret_sealed FROM webhook_endpoints e WHERE e.id = :endpointId AND ${visible.sql} FOR UPDATE`,
+      `SELECT e.secret_sealed, e.signing_key_sealed, e.public_key FROM webhook_endpoints e WHERE e.id = :endpointId AND ${visible.sql} FOR UPDATE`,
       { endpointId, ...visible.parameters },
     );
-    return row?.secret_sealed ?? null;
+    if (!row) return null;
+    return {
+      secretSealed: row.secret_sealed,
+      keyPair: row.signing_key_sealed && row.public_key ? { sealed: row.signing_key_sealed, publicKey: row.public_key } : null,
+    };
   }
 
-  async replaceSecret(manager: EntityManager, endpointId: string, secrets: { sealed: string; previousSealed: string; previousExpiresAt: Date }): Promise<void> {
+  /** A rotation: new secret (and key pair, for v1a); the current ones become the previous ones until `previousExpiresAt`. */
+  async rotateSigning(
+    manager: EntityManager,
+    endpointId: string,
+    next: { secretSealed: string; keyPair: StoredKeyPair | null; previous: LockedSigning; previousExpiresAt: Date },
+  ): Promise<void> {
     await manager.update(
       WebhookEndpoint,
       { id: endpointId },
-      { secretSealed: secrets.sealed, previousSecretSealed: secrets.previousSealed, previousSecretExpiresAt: secrets.previousExpiresAt },
+      {
+        secretSealed: next.secretSealed,
+        previousSecretSealed: next.previous.secretSealed,
+        previousSecretExpiresAt: next.previousExpiresAt,
+        signingKeySealed: next.keyPair?.sealed ?? null,
+        publicKey: next.keyPair?.publicKey ?? null,
+        previousSigningKeySealed: next.keyPair ? (next.previous.keyPair?.sealed ?? null) : null,
+        previousPublicKey: next.keyPair ? (next.previous.keyPair?.publicKey ?? null) : null,
+      },
     );
+  }
+
+  /**
+   * A change of signature version: v1a with its key pair, or v1 (null), which drops the key pairs,
+   * current and previous, so a key that no longer signs is no longer published.
+   */
+  async setSignatureVersion(manager: EntityManager, endpointId: string, version: SignatureVersion, keyPair: StoredKeyPair | null): Promise<void> {
+    await manager.update(
+      WebhookEndpoint,
+      { id: endpointId },
+      {
+        signatureVersion: version,
+        signingKeySealed: keyPair?.sealed ?? null,
+        publicKey: keyPair?.publicKey ?? null,
+        previousSigningKeySealed: null,
+        previousPublicKey: null,
+      },
+    );
+  }
+
+  /**
+   * The public keys a v1a endpoint signs with now, current first (the previous one while its 24 h
+   * run); empty for an unknown or v1 endpoint. Public on purpose: the JWK Set route answers anyone.
+   */
+  async publicKeys(endpointId: string, now: Date): Promise<string[]> {
+    const [row] = await queryNamed<Array<{ public_key: string | null; previous_public_key: string | null; previous_secret_expires_at: Date | null }>>(
+      this.dataSource.manager,
+      `SELECT public_key, previous_public_key, previous_secret_expires_at FROM webhook_endpoints
+        WHERE id = :endpointId AND signature_version = 'v1a'`,
+      { endpointId },
+    );
+    if (!row?.public_key) return [];
+    const previousValid = row.previous_public_key !== null && row.previous_secret_expires_at !== null && row.previous_secret_expires_at > now;
+    return previousValid ? [row.public_key, row.previous_public_key!] : [row.public_key];
   }
 
   /** Deletes the visible endpoint (its scope and deliveries cascade); false when not visible. */
@@ -178,6 +251,12 @@ export class WebhookEndpointsRepository {
         secretSealed: endpoint.secretSealed,
         previousSecretSealed: null,
         previousSecretExpiresAt: null,
+        signatureVersion: endpoint.signatureVersion,
+        legacySignature: endpoint.legacySignature,
+        signingKeySealed: endpoint.keyPair?.sealed ?? null,
+        publicKey: endpoint.keyPair?.publicKey ?? null,
+        previousSigningKeySealed: null,
+        previousPublicKey: null,
         consecutiveFailures: 0,
         failingSince: null,
         disabledNoticeDue: false,
@@ -307,6 +386,7 @@ export class WebhookEndpointsRepository {
 
 const VIEW_SELECT = `
   SELECT e.id, e.url, e.events, e.mode, e.message_history_count, e.status, e.all_channels, e.disabled_reason, e.created_at, e.updated_at,
+         e.signature_version, e.legacy_signature, e.public_key,
          COALESCE((SELECT json_agg(json_build_object('channelType', c.channel_type, 'channelId', c.line_id) ORDER BY c.line_id)
                      FROM webhook_endpoint_channels c WHERE c.endpoint_id = e.id), '[]') AS channels
     FROM webhook_endpoints e`;
@@ -319,6 +399,9 @@ interface EndpointViewRow {
   message_history_count: number;
   status: EndpointStatus;
   all_channels: boolean;
+  signature_version: SignatureVersion;
+  legacy_signature: boolean;
+  public_key: string | null;
   disabled_reason: string | null;
   created_at: Date;
   updated_at: Date;
@@ -335,6 +418,9 @@ function toView(row: EndpointViewRow): EndpointView {
     messageHistoryCount: row.message_history_count,
     status: row.status,
     channelScope: { allChannels: row.all_channels, channels: row.channels },
+    signatureVersion: row.signature_version,
+    legacySignature: row.legacy_signature,
+    publicKey: row.public_key,
     disabledReason: row.disabled_reason,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),

@@ -1,8 +1,8 @@
 import { argumentCheck } from '../common/tools/tool-arguments';
 import { ToolArgs } from '../common/tools/tool.decorator';
-import { nullableString } from '../common/tools/tool-schemas';
+import { nullable, nullableString } from '../common/tools/tool-schemas';
 import { LINE_TYPES } from '../accounts/account.types';
-import { ENDPOINT_STATUSES, EVENT_KINDS, MAX_MESSAGE_HISTORY_COUNT, PAYLOAD_MODES } from './webhook.types';
+import { ENDPOINT_STATUSES, EVENT_KINDS, MAX_MESSAGE_HISTORY_COUNT, PAYLOAD_MODES, SIGNATURE_VERSIONS } from './webhook.types';
 
 /** JSON Schemas of the webhook tools: one source for validation and for tools/list. */
 export const endpointIdSchema = { type: 'string', format: 'uuid', description: 'The endpoint id (from register_webhook or list_webhooks).' } as const;
@@ -56,6 +56,19 @@ export const channelScopeSchema = {
   additionalProperties: false,
 } as const;
 
+export const signatureVersionSchema = {
+  type: 'string',
+  enum: [...SIGNATURE_VERSIONS],
+  description:
+    'Standard Webhooks webhook-signature version: v1 (default) is HMAC-SHA256 with the secret; v1a is ed25519, verified with the public key ' +
+    '(publicKey, also published as a JWK Set at /webhooks/{endpointId}/jwks.json).',
+} as const;
+
+export const legacySignatureSchema = {
+  type: 'boolean',
+  description: 'Whether deliveries also carry the legacy X-Service-Signature header (default true). false turns it off for this endpoint.',
+} as const;
+
 /** The arguments of the tools that take only an endpoint id (get, rotate, delete), and of a page's path id. */
 export const byEndpointId = { type: 'object', properties: { endpointId: endpointIdSchema }, required: ['endpointId'], additionalProperties: false } as const;
 export type ByEndpointId = ToolArgs<typeof byEndpointId>;
@@ -69,6 +82,8 @@ export const registerInput = {
     mode: modeSchema,
     messageHistoryCount: messageHistoryCountSchema,
     channelScope: channelScopeSchema,
+    signatureVersion: signatureVersionSchema,
+    legacySignature: legacySignatureSchema,
   },
   required: ['url', 'events'],
   additionalProperties: false,
@@ -85,6 +100,8 @@ export const updateInput = {
     messageHistoryCount: messageHistoryCountSchema,
     status: { type: 'string', enum: ENDPOINT_STATUSES, description: 'disabled stops delivery (events are kept); active resumes it.' },
     channelScope: channelScopeSchema,
+    signatureVersion: signatureVersionSchema,
+    legacySignature: legacySignatureSchema,
   },
   required: ['endpointId'],
   additionalProperties: false,
@@ -124,11 +141,37 @@ export const endpointSchema = {
       },
       required: ['allChannels', 'channels'],
     },
+    signatureVersion: { type: 'string', enum: [...SIGNATURE_VERSIONS], description: 'v1 (HMAC-SHA256) or v1a (ed25519) webhook-signature entries.' },
+    legacySignature: { type: 'boolean', description: 'Whether deliveries carry the legacy X-Service-Signature header.' },
+    publicKey: nullable({ type: 'string' } as const, 'v1a: the ed25519 public key (whpk_ + base64 of 32 bytes) that verifies webhook-signature; null for v1.'),
     disabledReason: nullableString,
     createdAt: { type: 'string', format: 'date-time' },
     updatedAt: { type: 'string', format: 'date-time' },
   },
-  required: ['id', 'url', 'events', 'mode', 'messageHistoryCount', 'status', 'channelScope', 'createdAt', 'updatedAt'],
+  required: [
+    'id',
+    'url',
+    'events',
+    'mode',
+    'messageHistoryCount',
+    'status',
+    'channelScope',
+    'signatureVersion',
+    'legacySignature',
+    'publicKey',
+    'createdAt',
+    'updatedAt',
+  ],
 } as const;
 
-export const secretSchema = { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'Signing secret, 32 bytes as hex. Shown only now.' } as const;
+export const secretSchema = {
+  type: 'string',
+  pattern: '^[0-9a-f]{64}$',
+  description: 'Signing secret, 32 bytes as hex (the HMAC key is this string, as UTF-8). Shown only now.',
+} as const;
+
+export const signingSecretSchema = {
+  type: 'string',
+  pattern: '^whsec_[A-Za-z0-9+/]+={0,2}$',
+  description: 'The same secret in Standard Webhooks form for its libraries: whsec_ + base64 of the UTF-8 bytes of secret. Shown only now.',
+} as const;

@@ -1,6 +1,6 @@
 import { Caller } from '../auth/caller';
 import { McpTool, McpToolHandler, ToolArgs } from '../common/tools/tool.decorator';
-import { ByEndpointId, byEndpointId, endpointSchema, registerInput, secretSchema, updateInput } from './webhook.schemas';
+import { ByEndpointId, byEndpointId, endpointSchema, registerInput, secretSchema, signingSecretSchema, updateInput } from './webhook.schemas';
 import { EndpointView } from './webhook-endpoints.repository';
 import { WebhooksService } from './webhooks.service';
 import { noArguments } from '../common/tools/tool-schemas';
@@ -8,8 +8,8 @@ import { noArguments } from '../common/tools/tool-schemas';
 const endpointResult = { type: 'object', properties: { endpoint: endpointSchema }, required: ['endpoint'] } as const;
 const endpointWithSecret = {
   type: 'object',
-  properties: { endpoint: endpointSchema, secret: secretSchema },
-  required: ['endpoint', 'secret'],
+  properties: { endpoint: endpointSchema, secret: secretSchema, signingSecret: signingSecretSchema },
+  required: ['endpoint', 'secret', 'signingSecret'],
 } as const;
 
 @McpTool({
@@ -54,11 +54,13 @@ export class GetWebhookTool implements McpToolHandler<ByEndpointId, { endpoint: 
   name: 'register_webhook',
   title: 'Register a webhook',
   description:
-    'Registers an endpoint that receives signed event POSTs. Returns the endpoint and its signing secret; the secret is shown only here. ' +
+    'Registers an endpoint that receives signed event POSTs (Standard Webhooks headers, and X-Service-Signature unless legacySignature is false). ' +
+    'Returns the endpoint and its signing secret, as hex (secret) and as whsec_ (signingSecret); both are shown only here. ' +
+    'signatureVersion v1a signs with ed25519 instead: endpoint.publicKey verifies. ' +
     'Endpoints per user are capped by the org tier (STARTER 1, PRO 3, POWER 10) or an administrator grant.',
   kind: 'write',
   openWorld: true,
-  withheldFromText: ['secret'],
+  withheldFromText: ['secret', 'signingSecret'],
   minRole: 'MEMBER',
   permission: 'webhooks',
   inputSchema: registerInput,
@@ -77,7 +79,8 @@ export class RegisterWebhookTool implements McpToolHandler<ToolArgs<typeof regis
   title: 'Update a webhook',
   description:
     'Changes an endpoint. A supplied channelScope replaces the previous scope wholesale. status "disabled" stops delivery; ' +
-    '"active" re-enables it and resets the consecutive-failure counter.',
+    '"active" re-enables it and resets the consecutive-failure counter. signatureVersion v1a makes an ed25519 key pair (endpoint.publicKey); ' +
+    'v1 drops it. legacySignature false stops the X-Service-Signature header.',
   kind: 'write',
   overwrites: true,
   openWorld: true,
@@ -98,9 +101,11 @@ export class UpdateWebhookTool implements McpToolHandler<ToolArgs<typeof updateI
 @McpTool({
   name: 'rotate_webhook_secret',
   title: 'Rotate a webhook secret',
-  description: 'Issues a new signing secret, returned only here. For 24 hours deliveries carry a signature with the new and with the previous secret.',
+  description:
+    'Issues a new signing secret (hex and whsec_), returned only here, and for a v1a endpoint a new ed25519 key pair (endpoint.publicKey). ' +
+    'For 24 hours deliveries carry signatures with the new and with the previous secret (and key).',
   kind: 'write',
-  withheldFromText: ['secret'],
+  withheldFromText: ['secret', 'signingSecret'],
   minRole: 'MEMBER',
   permission: 'webhooks',
   inputSchema: byEndpointId,

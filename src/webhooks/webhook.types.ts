@@ -20,3 +20,8 @@ export const DEFAULT_MESSAGE_HISTORY_COUNT = 10;
 export const MAX_MESSAGE_HISTORY_COUNT = 50;
 /** How long the previous secret keeps signing after a rotation (spec: Limits). */
 export const PREVIOUS_SECRET_VALIDITY_MS = 24 * 60 * 60 * 1000;
+
+/** Standard Webhooks signature versions an endpoint may choose for `webhook-signature`. */
+export const SIGNATURE_VERSIONS = ['v1', 'v1a'] as const;
+export type SignatureVersion = (typeof SIGNATURE_VERSIONS)[number];
+export const DEFAULT_SIGNATURE_VERSION: SignatureVersion = 'v1';

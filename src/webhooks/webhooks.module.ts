@@ -5,11 +5,13 @@ import { APP_CONFIG } from '../config/config.module';
 import { DnsHostResolver, HOST_RESOLVER, HostResolver, URL_POLICY_OPTIONS, UrlPolicy, UrlPolicyOptions } from './url-policy/url-policy';
 import { EndpointHealthMonitor } from './endpoint-health.monitor';
 import { WEBHOOK_TOOLS } from './webhook.tools';
+import { WebhookKeysController } from './webhook-keys.controller';
 import { WebhookEndpointsRepository } from './webhook-endpoints.repository';
 import { WebhooksService } from './webhooks.service';
 
 @Module({
   imports: [AccountsModule],
+  controllers: [WebhookKeysController],
   providers: [
     { provide: HOST_RESOLVER, useClass: DnsHostResolver },
     {

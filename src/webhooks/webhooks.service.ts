@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
@@ -10,9 +10,19 @@ import { Clock } from '../common/clock';
 import { Hooks } from '../common/hooks';
 import { SecretBox } from '../common/secret-box';
 import { ServiceMetrics } from '../ops/metrics/service-metrics';
+import { privateKeyFromPkcs8, SigningKey, toPublicKeyString, toStandardSecret } from '../sdk';
 import { UrlPolicy } from './url-policy/url-policy';
-import { EndpointView, FailingRunView, FailureCount, WebhookEndpointsRepository } from './webhook-endpoints.repository';
-import { DEFAULT_MESSAGE_HISTORY_COUNT, DEFAULT_MODE, EndpointStatus, EventKind, PayloadMode, PREVIOUS_SECRET_VALIDITY_MS } from './webhook.types';
+import { EndpointView, FailingRunView, FailureCount, StoredKeyPair, WebhookEndpointsRepository } from './webhook-endpoints.repository';
+import {
+  DEFAULT_MESSAGE_HISTORY_COUNT,
+  DEFAULT_MODE,
+  DEFAULT_SIGNATURE_VERSION,
+  EndpointStatus,
+  EventKind,
+  PayloadMode,
+  PREVIOUS_SECRET_VALIDITY_MS,
+  SignatureVersion,
+} from './webhook.types';
 
 export interface RegisterInput {
   url: string;
@@ -20,6 +30,19 @@ export interface RegisterInput {
   mode?: PayloadMode;
   messageHistoryCount?: number;
   channelScope?: { allChannels: boolean; channels?: Array<{ channelType: LineType; channelId: string }> };
+  /** The webhook-signature version: v1 (default) or v1a (ed25519). */
+  signatureVersion?: SignatureVersion;
+  /** false turns the legacy X-Service-Signature header off (default true). */
+  legacySignature?: boolean;
+}
+
+/** What register_webhook and rotate_webhook_secret hand out once: the secret in both forms. */
+export interface IssuedSecret {
+  endpoint: EndpointView;
+  /** 32 random bytes as 64 lowercase hex (spec): the legacy HMAC key is this string's UTF-8 bytes. */
+  secret: string;
+  /** The same key for Standard Webhooks libraries: `whsec_` + base64(UTF-8 bytes of `secret`). */
+  signingSecret: string;
 }
 
 export interface UpdateInput extends Partial<RegisterInput> {
@@ -33,11 +56,23 @@ export const MANUAL_DISABLE_REASON = 'disabled with update_webhook';
 export const AUTO_DISABLE_CONSECUTIVE_FAILURES = 100;
 export const AUTO_DISABLE_FAILING_FOR_MS = 24 * 60 * 60 * 1000;
 
-/** The sealed signing-secret columns of an endpoint row. */
+/** The signing columns of an endpoint row (the delivery worker reads them with its claim). */
 export interface SealedSecrets {
   secret_sealed: string;
   previous_secret_sealed: string | null;
   previous_secret_expires_at: Date | null;
+  signature_version: SignatureVersion;
+  legacy_signature: boolean;
+  signing_key_sealed: string | null;
+  previous_signing_key_sealed: string | null;
+}
+
+/** What signs a delivery now, current first (then the previous ones while their 24 h run). */
+export interface DeliverySigning {
+  /** The keys of the legacy X-Service-Signature (64-hex secrets); empty when the header is off. */
+  legacySecrets: string[];
+  /** The keys of webhook-signature. */
+  standardKeys: SigningKey[];
 }
 
 /** Signing secrets: 32 random bytes as 64 lowercase hex (spec: Webhook endpoint). */
@@ -85,10 +120,11 @@ export class WebhooksService implements OnModuleInit {
     return this.endpoints.failingRunVisible(caller, endpointId);
   }
 
-  async register(caller: Caller, input: RegisterInput): Promise<{ endpoint: EndpointView; secret: string }> {
+  async register(caller: Caller, input: RegisterInput): Promise<IssuedSecret> {
     const channels = this.resolveScope(caller, input.channelScope);
     const { url } = await this.urlPolicy.check(input.url);
     const secret = generateSigningSecret();
+    const signatureVersion = input.signatureVersion ?? DEFAULT_SIGNATURE_VERSION;
     const endpoint = await this.dataSource.transaction(async (tx) => {
       // Registrations of one user are serialised, so two at once cannot both pass the cap.
       const [count, cap] = await Promise.all([this.endpoints.lockOwnerAndCount(tx, caller), this.accounts.effectiveEndpointCap(caller.orgId)]);
@@ -106,10 +142,13 @@ export class WebhooksService implements OnModuleInit {
         messageHistoryCount: input.messageHistoryCount ?? DEFAULT_MESSAGE_HISTORY_COUNT,
         channels,
         secretSealed: this.secrets.seal(secret),
+        signatureVersion,
+        legacySignature: input.legacySignature ?? true,
+        keyPair: signatureVersion === 'v1a' ? this.newKeyPair() : null,
       });
       return this.get(caller, id, tx);
     });
-    return { endpoint, secret };
+    return { endpoint, secret, signingSecret: toStandardSecret(secret) };
   }
 
   async update(caller: Caller, endpointId: string, input: UpdateInput): Promise<EndpointView> {
@@ -122,6 +161,7 @@ export class WebhooksService implements OnModuleInit {
       if (input.events !== undefined) endpoint.events = input.events;
       if (input.mode !== undefined) endpoint.mode = input.mode;
       if (input.messageHistoryCount !== undefined) endpoint.messageHistoryCount = input.messageHistoryCount;
+      if (input.legacySignature !== undefined) endpoint.legacySignature = input.legacySignature;
       if (input.status === 'disabled' && endpoint.status !== 'disabled') {
         endpoint.status = 'disabled';
         endpoint.disabledReason = MANUAL_DISABLE_REASON;
@@ -140,24 +180,40 @@ export class WebhooksService implements OnModuleInit {
       }
       // A supplied scope replaces the previous one wholesale.
       await this.endpoints.save(tx, endpoint, channels);
+      if (input.signatureVersion !== undefined && input.signatureVersion !== endpoint.signatureVersion) {
+        // Switching to v1a makes a key pair (its public key is in the answer); back to v1 drops it.
+        await this.endpoints.setSignatureVersion(tx, endpoint.id, input.signatureVersion, input.signatureVersion === 'v1a' ? this.newKeyPair() : null);
+      }
       return this.get(caller, endpointId, tx);
     });
   }
 
-  /** A new secret, returned once; the previous one keeps signing for 24 hours. */
-  async rotateSecret(caller: Caller, endpointId: string, now = this.clock.now()): Promise<{ endpoint: EndpointView; secret: string }> {
+  /**
+   * A new secret, returned once, and for a v1a endpoint a new key pair (its public key in the
+   * endpoint); the previous secret and key pair keep signing for 24 hours.
+   */
+  async rotateSecret(caller: Caller, endpointId: string, now = this.clock.now()): Promise<IssuedSecret> {
     const secret = generateSigningSecret();
     const endpoint = await this.dataSource.transaction(async (tx) => {
-      const current = await this.endpoints.lockSecret(tx, caller, endpointId);
+      const current = await this.endpoints.lockSigning(tx, caller, endpointId);
       if (current === null) throw NotFoundError.of('webhook endpoint', endpointId, 'endpointId');
-      await this.endpoints.replaceSecret(tx, endpointId, {
-        sealed: this.secrets.seal(secret),
-        previousSealed: current,
+      await this.endpoints.rotateSigning(tx, endpointId, {
+        secretSealed: this.secrets.seal(secret),
+        keyPair: current.keyPair ? this.newKeyPair() : null,
+        previous: current,
         previousExpiresAt: new Date(now.getTime() + PREVIOUS_SECRET_VALIDITY_MS),
       });
       return this.get(caller, endpointId, tx);
     });
-    return { endpoint, secret };
+    return { endpoint, secret, signingSecret: toStandardSecret(secret) };
+  }
+
+  /**
+   * The public keys (`whpk_`) of a v1a endpoint that sign now, current first; empty for an
+   * unknown or v1 endpoint. Anyone may ask (the JWK Set route): public keys are not secrets.
+   */
+  publicKeys(endpointId: string, now = this.clock.now()): Promise<string[]> {
+    return this.endpoints.publicKeys(endpointId, now);
   }
 
   /** Irreversible: the endpoint, its scope and its deliveries go. */
@@ -167,16 +223,31 @@ export class WebhooksService implements OnModuleInit {
   }
 
   /**
-   * The secrets that sign a delivery now, from an endpoint row's sealed columns (the sender reads
-   * them in the statement that claims the attempt): current first, then the previous one while it
-   * is under 24 h old.
+   * What signs a delivery now, from an endpoint row's signing columns (the sender reads them in
+   * the statement that claims the attempt): current first, then the previous secret and key pair
+   * while they are under 24 h old. The legacy header carries the secrets unless switched off;
+   * webhook-signature carries v1 entries (the same secrets) for a v1 endpoint, and only v1a
+   * entries for a v1a one (docs/decisions.md, "Standard Webhooks": no v1 beside v1a).
    */
-  signingSecrets(row: SealedSecrets, now: Date): string[] {
+  signingKeys(row: SealedSecrets, now: Date): DeliverySigning {
+    const previousValid = row.previous_secret_expires_at !== null && row.previous_secret_expires_at > now;
     const secrets = [this.secrets.open(row.secret_sealed)];
-    if (row.previous_secret_sealed && row.previous_secret_expires_at && row.previous_secret_expires_at > now) {
-      secrets.push(this.secrets.open(row.previous_secret_sealed));
+    if (row.previous_secret_sealed && previousValid) secrets.push(this.secrets.open(row.previous_secret_sealed));
+    const legacySecrets = row.legacy_signature ? secrets : [];
+    if (row.signature_version !== 'v1a' || !row.signing_key_sealed) {
+      return { legacySecrets, standardKeys: secrets.map((secret) => ({ version: 'v1', secret: Buffer.from(secret, 'utf8') })) };
     }
-    return secrets;
+    const sealedKeys = [row.signing_key_sealed, ...(row.previous_signing_key_sealed && previousValid ? [row.previous_signing_key_sealed] : [])];
+    return { legacySecrets, standardKeys: sealedKeys.map((sealed) => ({ version: 'v1a', privateKey: privateKeyFromPkcs8(this.secrets.open(sealed)) })) };
+  }
+
+  /** A fresh ed25519 key pair for a v1a endpoint: the private key sealed (PKCS#8 DER, base64), the public key as `whpk_`. */
+  private newKeyPair(): StoredKeyPair {
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+    return {
+      sealed: this.secrets.seal(privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64')),
+      publicKey: toPublicKeyString(publicKey),
+    };
   }
 
   /**

@@ -4,7 +4,8 @@ import { deliveryEnv } from '../support/delivery';
 import { TestReceiver } from '../support/receiver';
 import { createSession, Session, uniquePhone } from '../support/session';
 import { INGEST_TOKEN } from '../support/test-env';
-import { expectAccessible, screenshot, useBrowser } from './support/browser';
+import { verifyWebhookRequest } from '../../src/sdk';
+import { expectAccessible, PHONE_VIEWPORT, screenshot, useBrowser, VIEWPORT } from './support/browser';
 
 jest.setTimeout(120_000);
 
@@ -85,15 +86,25 @@ describe('webhooks pages in a browser', () => {
     await page.getByLabel('Message history').fill('5');
     await page.getByLabel(session.lines[0].address).check();
     await page.getByLabel('Only these lines:').check();
+    await page.getByLabel('v1a: ed25519, verified with a public key').check();
+    await page.getByLabel('Also send the legacy X-Service-Signature header').uncheck();
     await screenshot(page, 'webhooks-new');
+    await screenshot(page, 'webhooks-new-phone', { viewport: PHONE_VIEWPORT });
+    await expectAccessible(page, 'add endpoint at phone width');
+    await page.setViewportSize(VIEWPORT);
     await page.getByRole('button', { name: 'Add endpoint' }).click();
 
     const secret = await page.getByLabel('Signing secret').inputValue();
     expect(secret).toMatch(/^[0-9a-f]{64}$/);
     expect(page.url()).not.toContain(secret);
-    await page.getByRole('button', { name: 'Copy' }).click();
+    await page.locator('button[data-copy="secret"]').click();
     await page.getByText('Copied').waitFor();
     expect(await page.evaluate('navigator.clipboard.readText()')).toBe(secret);
+    await expect(page.getByLabel('The same secret for Standard Webhooks libraries').inputValue()).resolves.toBe(
+      `whsec_${Buffer.from(secret, 'utf8').toString('base64')}`,
+    );
+    const publicKey = await page.getByLabel('Public key (v1a)').inputValue();
+    expect(publicKey).toMatch(/^whpk_[A-Za-z0-9+/]{43}=$/);
     await expectAccessible(page, 'secret shown once');
     await page.getByRole('link', { name: 'Open the endpoint' }).click();
 
@@ -101,6 +112,12 @@ describe('webhooks pages in a browser', () => {
     await reloadUntilLogShows(page, 'succeeded');
     const first = requestsTo('/main')[0];
     expect(first.headers['x-service-event-type']).toBe('message.received');
+    // Signed as the form asked: v1a entries only, verified with the public key the page showed; no legacy header.
+    expect(first.headers['x-service-signature']).toBeUndefined();
+    expect(first.headers['webhook-signature']).toMatch(/^v1a,/);
+    expect(verifyWebhookRequest(first.body, first.headers as Record<string, string>, [publicKey]).version).toBe('v1a');
+    expect(await page.getByLabel('Public key (v1a)').inputValue()).toBe(publicKey);
+    expect(await page.locator('dl').textContent()).toContain('v1a (ed25519), legacy X-Service-Signature off');
     // The log row, read by its column headings as a person reads it.
     const headings = await page.locator('table.data thead th').allTextContents();
     const cells = await page.locator('table.data tbody tr').first().locator('td').allTextContents();
@@ -116,6 +133,9 @@ describe('webhooks pages in a browser', () => {
     });
     await expectAccessible(page, 'endpoint');
     await screenshot(page, 'webhooks-endpoint');
+    await screenshot(page, 'webhooks-endpoint-phone', { viewport: PHONE_VIEWPORT });
+    await expectAccessible(page, 'endpoint at phone width');
+    await page.setViewportSize(VIEWPORT);
 
     await page.getByRole('link', { name: String(first.headers['x-service-event-id']) }).click();
     await page.getByRole('heading', { name: 'Payload' }).waitFor();
@@ -142,18 +162,29 @@ describe('webhooks pages in a browser', () => {
     expect(rotated).toMatch(/^[0-9a-f]{64}$/);
     expect(rotated).not.toBe(secret);
     await page.getByText('The previous secret keeps signing deliveries').waitFor();
+    const rotatedKey = await page.getByLabel('Public key (v1a)').inputValue();
+    expect(rotatedKey).not.toBe(publicKey);
     await expectAccessible(page, 'new signing secret');
     await screenshot(page, 'webhooks-rotated');
+    await screenshot(page, 'webhooks-rotated-phone', { viewport: PHONE_VIEWPORT });
+    await page.setViewportSize(VIEWPORT);
     await page.getByRole('link', { name: 'Open the endpoint' }).click();
 
     await page.getByRole('link', { name: 'Edit', exact: true }).click();
     await page.getByRole('heading', { level: 1, name: 'Edit endpoint' }).waitFor();
     await expectAccessible(page, 'edit endpoint');
     await screenshot(page, 'webhooks-edit');
+    await screenshot(page, 'webhooks-edit-phone', { viewport: PHONE_VIEWPORT });
+    await page.setViewportSize(VIEWPORT);
+    expect(await page.getByLabel('v1a: ed25519, verified with a public key').isChecked()).toBe(true);
     await page.getByLabel('Concise').check();
+    await page.getByLabel('v1: HMAC-SHA256 with the signing secret').check();
+    await page.getByLabel('Also send the legacy X-Service-Signature header').check();
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByRole('heading', { level: 2, name: 'Delivery log' }).waitFor();
     expect(await page.locator('dl').textContent()).toContain('concise');
+    expect(await page.locator('dl').textContent()).toContain('v1 (HMAC-SHA256), and the legacy X-Service-Signature');
+    expect(await page.getByLabel('Public key (v1a)').count()).toBe(0);
 
     await page.getByRole('button', { name: 'Disable' }).click();
     await page.getByText('The endpoint is disabled').waitFor();

@@ -1,5 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { createCipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createPrivateKey, createPublicKey, randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { Client } from 'pg';
 import request from 'supertest';
@@ -88,6 +88,9 @@ describe('SECRETS_KEY: refusing a key that cannot open stored secrets, and rotat
   let session: Session;
   let endpointId: string;
   let secret: string;
+  /** A v1a endpoint: its ed25519 private key is sealed too. */
+  let v1aEndpointId: string;
+  let v1aPublicKey: string;
   const receiver = new TestReceiver();
   let base: string;
 
@@ -111,6 +114,9 @@ describe('SECRETS_KEY: refusing a key that cannot open stored secrets, and rotat
         endpoint: { id: endpointId },
         secret,
       } = await register(t, session.apiKey, { url: `${base}/hook`, events: ['message.received'] }));
+      const v1a = await register(t, session.apiKey, { url: `${base}/v1a`, events: ['contact.merged'], signatureVersion: 'v1a' });
+      v1aEndpointId = v1a.endpoint.id;
+      v1aPublicKey = v1a.endpoint.publicKey!;
     } finally {
       await closeDeliveryTestApp(t);
     }
@@ -136,7 +142,10 @@ describe('SECRETS_KEY: refusing a key that cannot open stored secrets, and rotat
     const result = await run('src/main.ts', [], processEnv({ SECRETS_KEY: hex(K1), PORT: String(await freePort()) }));
     expect(result.code).toBe(1);
     expect(result.output).toContain(`SECRETS_KEY (key id ${secretsKeyId(K1)}) cannot open secrets already stored in the database`);
-    expect(result.output).toContain(`1 webhook signing secrets (webhook_endpoints.secret_sealed) sealed under key id ${secretsKeyId(K0)}`);
+    expect(result.output).toContain(`2 webhook signing secrets (webhook_endpoints.secret_sealed) sealed under key id ${secretsKeyId(K0)}`);
+    expect(result.output).toContain(
+      `1 ed25519 signing keys of v1a webhook endpoints (webhook_endpoints.signing_key_sealed) sealed under key id ${secretsKeyId(K0)}`,
+    );
     expect(result.output).toContain(
       '1 previous webhook signing secrets (24 h after a rotation) (webhook_endpoints.previous_secret_sealed) sealed without a key id',
     );
@@ -156,18 +165,24 @@ describe('SECRETS_KEY: refusing a key that cannot open stored secrets, and rotat
     const reseal = await run('src/database/secrets-cli.ts', ['reseal'], processEnv({ SECRETS_KEY: hex(K1), SECRETS_KEY_FALLBACKS: hex(K0) }));
     expect(reseal.code).toBe(0);
     expect(reseal.output).toContain(`re-sealing stored secrets under SECRETS_KEY (key id ${secretsKeyId(K1)})`);
-    expect(reseal.output).toContain('done: 2 sealed values scanned, 2 re-sealed');
+    expect(reseal.output).toContain('done: 4 sealed values scanned, 4 re-sealed');
     const [row] = (await db.query('SELECT secret_sealed, previous_secret_sealed FROM webhook_endpoints WHERE id = $1', [endpointId])).rows;
     const onlyNew = new SecretBox({ secretsKey: K1, secretsKeyFallbacks: [] });
     expect(SecretBox.keyIdOf(row.secret_sealed)).toBe(secretsKeyId(K1));
     expect(SecretBox.keyIdOf(row.previous_secret_sealed)).toBe(secretsKeyId(K1));
     expect(onlyNew.open(row.secret_sealed)).toBe(secret);
     expect(onlyNew.open(row.previous_secret_sealed)).toBe('previous-secret');
+    // The v1a endpoint's private key too: it opens under the new key and is still the pair of the published public key.
+    const [v1aRow] = (await db.query('SELECT signing_key_sealed FROM webhook_endpoints WHERE id = $1', [v1aEndpointId])).rows;
+    expect(SecretBox.keyIdOf(v1aRow.signing_key_sealed)).toBe(secretsKeyId(K1));
+    const privateKey = createPrivateKey({ key: Buffer.from(onlyNew.open(v1aRow.signing_key_sealed), 'base64'), format: 'der', type: 'pkcs8' });
+    const x = createPublicKey(privateKey).export({ format: 'jwk' }).x!;
+    expect(`whpk_${Buffer.from(x, 'base64url').toString('base64')}`).toBe(v1aPublicKey);
 
     // A second run finds nothing to do.
     const again = await run('src/database/secrets-cli.ts', ['reseal'], processEnv({ SECRETS_KEY: hex(K1) }));
     expect(again.code).toBe(0);
-    expect(again.output).toContain('done: 2 sealed values scanned, 0 re-sealed');
+    expect(again.output).toContain('done: 4 sealed values scanned, 0 re-sealed');
 
     // Step 4: the old key is gone; the service starts and signs with the subscriber's secret.
     const port = await freePort();

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { AttachmentUrls } from '../../src/common/attachment-urls';
 import { createTestApp, TestApp, TestEnv } from '../support/app';
 import { createSession } from '../support/session';
@@ -45,6 +45,7 @@ describe('per-IP limits on the public routes', () => {
       t = await appWith({
         PIXEL_RATE_LIMIT: String(PIXEL_LIMIT),
         ATTACHMENT_RATE_LIMIT: String(ATTACHMENT_LIMIT),
+        WEBHOOK_KEYS_RATE_LIMIT: String(ATTACHMENT_LIMIT),
         PUBLIC_RATE_WINDOW_SECONDS: String(WINDOW_SECONDS),
       });
     });
@@ -91,6 +92,12 @@ describe('per-IP limits on the public routes', () => {
       expect429(await t.http().get(path), 'ATTACHMENT_RATE_LIMIT', ATTACHMENT_LIMIT);
       // A bad signature counts as a request too, and is refused the same way.
       expect((await t.http().get(`${url.pathname}?expires=1&sig=00`)).status).toBe(429);
+    });
+
+    it('serves WEBHOOK_KEYS_RATE_LIMIT JWK Set requests per window and address, found or not, then 429 with Retry-After', async () => {
+      const path = `/webhooks/${randomUUID()}/jwks.json`;
+      for (let i = 0; i < ATTACHMENT_LIMIT; i++) expect((await t.http().get(path)).status).toBe(404);
+      expect429(await t.http().get(path), 'WEBHOOK_KEYS_RATE_LIMIT', ATTACHMENT_LIMIT);
     });
   });
 

@@ -180,10 +180,13 @@ describe('MCP protocol over raw HTTP', () => {
       expect(args('delete_webhook')).toEqual([['endpointId'], ['endpointId']]);
       expect(args('rotate_webhook_secret')).toEqual([['endpointId'], ['endpointId']]);
       expect(args('register_webhook')).toEqual([
-        ['channelScope', 'events', 'messageHistoryCount', 'mode', 'url'],
+        ['channelScope', 'events', 'legacySignature', 'messageHistoryCount', 'mode', 'signatureVersion', 'url'],
         ['events', 'url'],
       ]);
-      expect(args('update_webhook')).toEqual([['channelScope', 'endpointId', 'events', 'messageHistoryCount', 'mode', 'status', 'url'], ['endpointId']]);
+      expect(args('update_webhook')).toEqual([
+        ['channelScope', 'endpointId', 'events', 'legacySignature', 'messageHistoryCount', 'mode', 'signatureVersion', 'status', 'url'],
+        ['endpointId'],
+      ]);
       expect(args('list_webhook_deliveries')).toEqual([['cursor', 'endpointId', 'status'], ['endpointId']]);
       expect(args('resend_webhook_delivery')).toEqual([['deliveryId'], ['deliveryId']]);
       expect(args('get_webhook_delivery')).toEqual([['deliveryId', 'maxChars', 'offset'], ['deliveryId']]);
@@ -196,6 +199,8 @@ describe('MCP protocol over raw HTTP', () => {
       expect(register.mode).toMatchObject({ type: 'string', enum: ['concise', 'verbose'] });
       expect(register.events).toMatchObject({ type: 'array', minItems: 1, description: expect.stringContaining('No item may appear twice.') });
       expect(register.events.items.enum).toHaveLength(10);
+      expect(register.signatureVersion).toMatchObject({ type: 'string', enum: ['v1', 'v1a'] });
+      expect(register.legacySignature).toMatchObject({ type: 'boolean' });
     });
 
     it('gives message.status as an enum of the statuses a message can have', async () => {

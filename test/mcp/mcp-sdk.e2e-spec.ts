@@ -97,6 +97,7 @@ describe('MCP with the official SDK client', () => {
         channelScope: { allChannels: false, channels: [{ channelType: 'EMAIL_ACCOUNT', channelId: email.id }] },
       });
       expect(registered.secret).toMatch(/^[0-9a-f]{64}$/);
+      expect(registered.signingSecret).toBe(`whsec_${Buffer.from(registered.secret, 'utf8').toString('base64')}`);
       const endpoint = registered.endpoint;
       expect(endpoint).toEqual({
         id: expect.stringMatching(UUID),
@@ -106,6 +107,9 @@ describe('MCP with the official SDK client', () => {
         messageHistoryCount: 5,
         status: 'active',
         channelScope: { allChannels: false, channels: [{ channelType: 'EMAIL_ACCOUNT', channelId: email.id }] },
+        signatureVersion: 'v1',
+        legacySignature: true,
+        publicKey: null,
         disabledReason: null,
         createdAt: expect.stringMatching(ISO_MS),
         updatedAt: expect.stringMatching(ISO_MS),

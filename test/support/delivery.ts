@@ -100,8 +100,10 @@ export async function publishAll(t: DeliveryTestApp, events: DomainEvent[]): Pro
 }
 
 export interface Registered {
-  endpoint: { id: string; url: string; status: string; disabledReason: string | null; [key: string]: unknown };
+  endpoint: { id: string; url: string; status: string; disabledReason: string | null; publicKey: string | null; [key: string]: unknown };
   secret: string;
+  /** The secret in Standard Webhooks form (whsec_). */
+  signingSecret: string;
 }
 
 /** register_webhook through the JSON-RPC endpoint (supertest); the endpoint is tracked for cleanup. */

@@ -93,9 +93,12 @@ export async function callTool(t: TestApp, key: string, name: string, args?: Rec
   return res.body.result as ToolResult;
 }
 
-/** A successful result's text block: the JSON of structuredContent, but a webhook secret is only in structuredContent (docs/mcp.md). */
+/** A successful result's text block: the JSON of structuredContent, but a webhook secret (both forms) is only in structuredContent (docs/mcp.md). */
 export function expectedToolText(structured: Record<string, unknown>): string {
-  return JSON.stringify('secret' in structured ? { ...structured, secret: 'withheld from this text; read it from structuredContent' } : structured);
+  const withheld = 'withheld from this text; read it from structuredContent';
+  return JSON.stringify(
+    'secret' in structured ? { ...structured, secret: withheld, ...('signingSecret' in structured ? { signingSecret: withheld } : {}) } : structured,
+  );
 }
 
 /** A tool call that must succeed: checks the MCP result shape and returns structuredContent. */

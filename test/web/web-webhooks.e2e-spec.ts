@@ -91,6 +91,55 @@ describe('web: the webhooks pages', () => {
     expect(page.text).not.toContain(secret);
   });
 
+  it('Standard Webhooks: the form chooses v1a and turns the legacy header off; the answer shows both secret forms and the public key; edit switches back', async () => {
+    const b = await signIn(await createSession(t.admin));
+    const form = await get(b, '/settings/webhooks/new').expect(200);
+    expect(form.text).toMatch(/id="signature-v1" name="signatureVersion" value="v1" checked\/>/);
+    expect(form.text).toMatch(/id="legacySignature" name="legacySignature" value="on" checked/);
+
+    const res = await post(b, '/settings/webhooks', {
+      url: 'https://hooks.example.org/v1a',
+      'events.message.received': 'on',
+      scope: 'all',
+      signatureVersion: 'v1a',
+    }).expect(201);
+    const secret = /id="secret" type="text" readonly value="([0-9a-f]{64})"/.exec(res.text)![1];
+    expect(res.text).toContain(`id="signingSecret" type="text" readonly value="whsec_${Buffer.from(secret).toString('base64')}"`);
+    const publicKey = /id="publicKey" type="text" readonly value="(whpk_[A-Za-z0-9+/=]+)"/.exec(res.text)![1];
+    const id = /href="\/settings\/webhooks\/([0-9a-f-]{36})"/.exec(res.text)![1];
+    expect(res.text).toContain(`href="/webhooks/${id}/jwks.json"`);
+    expect((await db.query(`SELECT signature_version, legacy_signature, public_key FROM webhook_endpoints WHERE id = $1`, [id]))[0]).toEqual({
+      signature_version: 'v1a',
+      legacy_signature: false,
+      public_key: publicKey,
+    });
+
+    const page = await get(b, `/settings/webhooks/${id}`).expect(200);
+    expect(page.text).toContain('v1a (ed25519), legacy X-Service-Signature off');
+    expect(page.text).toContain(`value="${publicKey}"`);
+    expect(page.text).not.toContain(secret);
+
+    const edit = await get(b, `/settings/webhooks/${id}/edit`).expect(200);
+    expect(edit.text).toMatch(/id="signature-v1a" name="signatureVersion" value="v1a" checked\/>/);
+    const refused = await post(b, `/settings/webhooks/${id}/edit`, {
+      url: 'https://hooks.example.org/v1a',
+      'events.message.received': 'on',
+      scope: 'all',
+      signatureVersion: 'v2',
+    }).expect(400);
+    expect(refused.text).toMatch(/<p class="field-error" id="signatureVersion-error">signatureVersion must be [^<]*<\/p>/);
+    await post(b, `/settings/webhooks/${id}/edit`, {
+      url: 'https://hooks.example.org/v1a',
+      'events.message.received': 'on',
+      scope: 'all',
+      signatureVersion: 'v1',
+      legacySignature: 'on',
+    }).expect(303);
+    const back = await get(b, `/settings/webhooks/${id}`).expect(200);
+    expect(back.text).toContain('v1 (HMAC-SHA256), and the legacy X-Service-Signature');
+    expect(back.text).not.toContain('id="publicKey"');
+  });
+
   it('a private URL is refused with the service reason next to the field, 400, the form re-filled; nothing is stored', async () => {
     const b = await signIn(await createSession(t.admin));
     const res = await post(b, '/settings/webhooks', {

@@ -69,8 +69,10 @@ describe('webhook-management tools', () => {
       const s = await createSession(t.admin);
       const url = hookUrl();
       const answer = await toolOk(t, s.apiKey, 'register_webhook', { url, events: ['message.received', 'contact.merged'] });
-      expect(Object.keys(answer).sort()).toEqual(['endpoint', 'secret']);
+      expect(Object.keys(answer).sort()).toEqual(['endpoint', 'secret', 'signingSecret']);
       expect(answer.secret).toMatch(/^[0-9a-f]{64}$/);
+      // The same key in Standard Webhooks form: whsec_ + base64 of the hex string's UTF-8 bytes.
+      expect(answer.signingSecret).toBe(`whsec_${Buffer.from(answer.secret, 'utf8').toString('base64')}`);
       expect(answer.endpoint).toEqual({
         id: expect.stringMatching(UUID),
         url,
@@ -79,6 +81,9 @@ describe('webhook-management tools', () => {
         messageHistoryCount: 10,
         status: 'active',
         channelScope: { allChannels: true, channels: [] },
+        signatureVersion: 'v1',
+        legacySignature: true,
+        publicKey: null,
         disabledReason: null,
         createdAt: expect.stringMatching(ISO_MS),
         updatedAt: expect.stringMatching(ISO_MS),
@@ -96,6 +101,10 @@ describe('webhook-management tools', () => {
         consecutive_failures: 0,
         previous_secret_sealed: null,
         previous_secret_expires_at: null,
+        signature_version: 'v1',
+        legacy_signature: true,
+        signing_key_sealed: null,
+        public_key: null,
       });
       expect(await scopeRows(answer.endpoint.id)).toEqual([]);
     });
@@ -535,6 +544,8 @@ describe('webhook-management tools', () => {
         [{ messageHistoryCount: 51 }, 'messageHistoryCount'],
         [{ messageHistoryCount: -1 }, 'messageHistoryCount'],
         [{ status: 'paused' }, 'status'],
+        [{ signatureVersion: 'v2' }, 'signatureVersion'],
+        [{ legacySignature: 'no' }, 'legacySignature'],
         [{ secret: 'x' }, 'secret is not a known argument'],
         [{ endpointId: 'not-a-uuid' }, 'endpointId'],
       ];
@@ -579,7 +590,10 @@ describe('webhook-management tools', () => {
       expect(secret).toMatch(/^[0-9a-f]{64}$/);
       expect(result.content).toHaveLength(1);
       expect(result.content[0].text).not.toContain(secret);
-      expect(JSON.parse(result.content[0].text)).toEqual({ ...result.structuredContent, secret: 'withheld from this text; read it from structuredContent' });
+      const signingSecret = (result.structuredContent as { signingSecret: string }).signingSecret;
+      expect(result.content[0].text).not.toContain(signingSecret);
+      const withheld = 'withheld from this text; read it from structuredContent';
+      expect(JSON.parse(result.content[0].text)).toEqual({ ...result.structuredContent, secret: withheld, signingSecret: withheld });
     }
   });
 
@@ -591,7 +605,8 @@ describe('webhook-management tools', () => {
       const before = Date.now();
       const rotated = await toolOk(t, s.apiKey, 'rotate_webhook_secret', { endpointId: endpoint.id });
       const after = Date.now();
-      expect(Object.keys(rotated).sort()).toEqual(['endpoint', 'secret']);
+      expect(Object.keys(rotated).sort()).toEqual(['endpoint', 'secret', 'signingSecret']);
+      expect(rotated.signingSecret).toBe(`whsec_${Buffer.from(rotated.secret, 'utf8').toString('base64')}`);
       expect(rotated.secret).toMatch(/^[0-9a-f]{64}$/);
       expect(rotated.secret).not.toBe(first);
       expect(rotated.endpoint).toEqual({ ...endpoint, updatedAt: expect.stringMatching(ISO_MS) });
@@ -616,6 +631,67 @@ describe('webhook-management tools', () => {
       const [latest] = await t.db.query('SELECT secret_sealed, previous_secret_sealed FROM webhook_endpoints WHERE id = $1', [endpoint.id]);
       expect(box.open(latest.secret_sealed)).toBe(again.secret);
       expect(box.open(latest.previous_secret_sealed)).toBe(rotated.secret);
+    });
+  });
+
+  describe('Standard Webhooks settings', () => {
+    const WHPK = /^whpk_[A-Za-z0-9+/]{43}=$/;
+
+    it('register_webhook with signatureVersion v1a shows the public key, seals the private key, and get/list show it', async () => {
+      const s = await createSession(t.admin);
+      const box = t.app.get(SecretBox);
+      const answer = await register(s, { signatureVersion: 'v1a', legacySignature: false });
+      expect(answer.endpoint).toMatchObject({ signatureVersion: 'v1a', legacySignature: false, publicKey: expect.stringMatching(WHPK) });
+      const stored = await row(answer.endpoint.id);
+      expect(stored).toMatchObject({ signature_version: 'v1a', legacy_signature: false, public_key: answer.endpoint.publicKey });
+      // The private key is sealed: it opens to a PKCS#8 key whose public half is the one shown.
+      const { createPrivateKey, createPublicKey } = await import('node:crypto');
+      const privateKey = createPrivateKey({ key: Buffer.from(box.open(stored!.signing_key_sealed), 'base64'), format: 'der', type: 'pkcs8' });
+      const x = createPublicKey(privateKey).export({ format: 'jwk' }).x!;
+      expect(answer.endpoint.publicKey).toBe(`whpk_${Buffer.from(x, 'base64url').toString('base64')}`);
+      expect((await toolOk(t, s.apiKey, 'get_webhook', { endpointId: answer.endpoint.id })).endpoint).toEqual(answer.endpoint);
+      expect((await toolOk(t, s.apiKey, 'list_webhooks', {})).endpoints).toEqual([answer.endpoint]);
+      expect(JSON.stringify(await toolOk(t, s.apiKey, 'list_webhooks', {}))).not.toContain(stored!.signing_key_sealed);
+    });
+
+    it('update_webhook switches to v1a (a new key pair) and back to v1 (the keys dropped), and turns the legacy header off and on', async () => {
+      const s = await createSession(t.admin);
+      const { endpoint } = await register(s);
+      const v1a = (await toolOk(t, s.apiKey, 'update_webhook', { endpointId: endpoint.id, signatureVersion: 'v1a' })).endpoint;
+      expect(v1a).toEqual({ ...endpoint, signatureVersion: 'v1a', publicKey: expect.stringMatching(WHPK), updatedAt: expect.stringMatching(ISO_MS) });
+      // Asking for v1a again keeps the key.
+      expect((await toolOk(t, s.apiKey, 'update_webhook', { endpointId: endpoint.id, signatureVersion: 'v1a' })).endpoint.publicKey).toBe(v1a.publicKey);
+      const off = (await toolOk(t, s.apiKey, 'update_webhook', { endpointId: endpoint.id, legacySignature: false })).endpoint;
+      expect(off).toMatchObject({ legacySignature: false, signatureVersion: 'v1a', publicKey: v1a.publicKey });
+      const back = (await toolOk(t, s.apiKey, 'update_webhook', { endpointId: endpoint.id, signatureVersion: 'v1', legacySignature: true })).endpoint;
+      expect(back).toMatchObject({ signatureVersion: 'v1', legacySignature: true, publicKey: null });
+      expect(await row(endpoint.id)).toMatchObject({
+        signing_key_sealed: null,
+        public_key: null,
+        previous_signing_key_sealed: null,
+        previous_public_key: null,
+      });
+    });
+
+    it('refuses a bad signatureVersion or legacySignature at registration, naming the field, and registers nothing', async () => {
+      const s = await createSession(t.admin);
+      expect(await registerError(s, { signatureVersion: 'v2' })).toContain('signatureVersion');
+      expect(await registerError(s, { legacySignature: 'false' })).toContain('legacySignature');
+      expect(await endpointCount(s.userId)).toBe(0);
+    });
+
+    it('rotate_webhook_secret of a v1a endpoint rotates its key pair too, keeping the previous one for 24 hours', async () => {
+      const s = await createSession(t.admin);
+      const box = t.app.get(SecretBox);
+      const { endpoint } = await register(s, { signatureVersion: 'v1a' });
+      const before = await row(endpoint.id);
+      const rotated = await toolOk(t, s.apiKey, 'rotate_webhook_secret', { endpointId: endpoint.id });
+      expect(rotated.endpoint.publicKey).toMatch(WHPK);
+      expect(rotated.endpoint.publicKey).not.toBe(endpoint.publicKey);
+      const after = await row(endpoint.id);
+      expect(after).toMatchObject({ public_key: rotated.endpoint.publicKey, previous_public_key: endpoint.publicKey });
+      expect(box.open(after!.previous_signing_key_sealed)).toBe(box.open(before!.signing_key_sealed));
+      expect(after!.previous_secret_expires_at).not.toBeNull();
     });
   });
 

@@ -37,7 +37,7 @@ import {
 
 type Form = Record<string, string | undefined> | undefined;
 const BASE = '/settings/webhooks';
-const FIELDS: FormField[] = ['url', 'events', 'mode', 'messageHistoryCount', 'channelScope', 'since', 'until'];
+const FIELDS: FormField[] = ['url', 'events', 'mode', 'messageHistoryCount', 'channelScope', 'signatureVersion', 'legacySignature', 'since', 'until'];
 
 /**
  * Settings → Webhooks (docs/web.md): the person's endpoints and their delivery logs. Every action
@@ -80,8 +80,8 @@ export class WebhooksController {
     const form = readEndpointForm(body, person);
     try {
       const input = webhookArguments.register(endpointArgs(form, person));
-      const { endpoint, secret } = await this.webhooks.register(callerOf(person), input);
-      sendPage(response, 201, <SecretPage person={person} endpoint={endpoint} secret={secret} />);
+      const { endpoint, secret, signingSecret } = await this.webhooks.register(callerOf(person), input);
+      sendPage(response, 201, <SecretPage person={person} endpoint={endpoint} secret={secret} signingSecret={signingSecret} />);
     } catch (error) {
       const { status, errors } = refusalOf(error);
       sendPage(response, status, <NewEndpointPage person={person} form={form} errors={errors} urlRule={this.urlPolicy.rule()} />);
@@ -145,9 +145,13 @@ export class WebhooksController {
   @Post(':id/rotate-secret')
   async rotate(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
     const now = this.clock.now();
-    const { endpoint, secret } = await this.webhooks.rotateSecret(callerOf(person), this.endpointId(id), now);
+    const { endpoint, secret, signingSecret } = await this.webhooks.rotateSecret(callerOf(person), this.endpointId(id), now);
     const previousExpiresAt = new Date(now.getTime() + PREVIOUS_SECRET_VALIDITY_MS).toISOString();
-    sendPage(response, 200, <SecretPage person={person} endpoint={endpoint} secret={secret} previousExpiresAt={previousExpiresAt} />);
+    sendPage(
+      response,
+      200,
+      <SecretPage person={person} endpoint={endpoint} secret={secret} signingSecret={signingSecret} previousExpiresAt={previousExpiresAt} />,
+    );
   }
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
@@ -258,6 +262,9 @@ function readEndpointForm(body: Form, person: Person): EndpointForm {
     messageHistoryCount: body?.messageHistoryCount ?? '',
     allChannels: body?.scope !== 'lines',
     lineIds: person.lines.filter((line) => body?.[`lines.${line.id}`] !== undefined).map((line) => line.id),
+    // Absent (not from the form): left as it is, never a silent switch that would drop a key pair.
+    signatureVersion: body?.signatureVersion ?? '',
+    legacySignature: body?.legacySignature !== undefined,
   };
 }
 
@@ -269,6 +276,8 @@ function endpointArgs(form: EndpointForm, person: Person): Record<string, unknow
     events: form.events,
     mode: form.mode,
     ...(history === '' ? {} : { messageHistoryCount: /^-?\d+$/.test(history) ? Number(history) : history }),
+    ...(form.signatureVersion === '' ? {} : { signatureVersion: form.signatureVersion }),
+    legacySignature: form.legacySignature,
     channelScope: form.allChannels
       ? { allChannels: true }
       : {

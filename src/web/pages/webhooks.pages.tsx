@@ -1,8 +1,10 @@
+import type { ComponentChildren } from 'preact';
 import { Person } from '../../auth/person';
 import { DeliveryDetail, DeliveryView, RecoverResult } from '../../delivery/deliveries.service';
 import { DELIVERY_STATUSES } from '../../delivery/webhook-delivery.entity';
 import { EndpointView, FailingRunView } from '../../webhooks/webhook-endpoints.repository';
 import { EVENT_KINDS, MAX_MESSAGE_HISTORY_COUNT } from '../../webhooks/webhook.types';
+import { JWKS_MAX_AGE_SECONDS, jwksPath } from '../../webhooks/webhook-keys';
 import { AUTO_DISABLE_CONSECUTIVE_FAILURES, MANUAL_DISABLE_REASON } from '../../webhooks/webhooks.service';
 import { CsrfField } from './csrf-field';
 import { ConfirmForm, FieldError, NoticeBox } from './form-parts';
@@ -18,10 +20,13 @@ export interface EndpointForm {
   messageHistoryCount: string;
   allChannels: boolean;
   lineIds: string[];
+  signatureVersion: string;
+  legacySignature: boolean;
 }
 
 /** The form fields an error can be shown next to; `form` is the form as a whole. */
-export type FormField = 'url' | 'events' | 'mode' | 'messageHistoryCount' | 'channelScope' | 'since' | 'until' | 'form';
+export type FormField =
+  'url' | 'events' | 'mode' | 'messageHistoryCount' | 'channelScope' | 'signatureVersion' | 'legacySignature' | 'since' | 'until' | 'form';
 export type FieldErrors = Partial<Record<FormField, string>>;
 
 /** Notices after a 303, by the key in `?done=` (never free text from the URL). */
@@ -34,7 +39,16 @@ export const NOTICES = {
 } as const;
 export type Notice = keyof typeof NOTICES;
 
-export const EMPTY_FORM: EndpointForm = { url: '', events: [], mode: 'concise', messageHistoryCount: '10', allChannels: true, lineIds: [] };
+export const EMPTY_FORM: EndpointForm = {
+  url: '',
+  events: [],
+  mode: 'concise',
+  messageHistoryCount: '10',
+  allChannels: true,
+  lineIds: [],
+  signatureVersion: 'v1',
+  legacySignature: true,
+};
 
 export function formOf(endpoint: EndpointView): EndpointForm {
   return {
@@ -44,6 +58,8 @@ export function formOf(endpoint: EndpointView): EndpointForm {
     messageHistoryCount: String(endpoint.messageHistoryCount),
     allChannels: endpoint.channelScope.allChannels,
     lineIds: endpoint.channelScope.channels.map((c) => c.channelId),
+    signatureVersion: endpoint.signatureVersion,
+    legacySignature: endpoint.legacySignature,
   };
 }
 
@@ -238,6 +254,42 @@ function EndpointFields(props: { person: Person; form: EndpointForm; errors: Fie
         </ul>
         <FieldError id="channelScope-error" error={errors.channelScope} />
       </fieldset>
+      <fieldset aria-describedby={described('signatureVersion', 'signature-hint')}>
+        <legend>Signature</legend>
+        <ul class="checks">
+          <li>
+            <input type="radio" id="signature-v1" name="signatureVersion" value="v1" checked={form.signatureVersion !== 'v1a'} />
+            <label for="signature-v1">v1: HMAC-SHA256 with the signing secret</label>
+          </li>
+          <li>
+            <input type="radio" id="signature-v1a" name="signatureVersion" value="v1a" checked={form.signatureVersion === 'v1a'} />
+            <label for="signature-v1a">v1a: ed25519, verified with a public key</label>
+          </li>
+        </ul>
+        <p class="hint" id="signature-hint">
+          The Standard Webhooks webhook-signature header. v1a needs no shared secret on your side: the public key is shown on the endpoint.
+        </p>
+        <FieldError id="signatureVersion-error" error={errors.signatureVersion} />
+      </fieldset>
+      <div class="field">
+        <ul class="checks">
+          <li>
+            <input
+              type="checkbox"
+              id="legacySignature"
+              name="legacySignature"
+              value="on"
+              checked={form.legacySignature}
+              aria-describedby={described('legacySignature', 'legacy-hint')}
+            />
+            <label for="legacySignature">Also send the legacy X-Service-Signature header</label>
+          </li>
+        </ul>
+        <p class="hint" id="legacy-hint">
+          Untick once your receiver verifies the Standard Webhooks headers.
+        </p>
+        <FieldError id="legacySignature-error" error={errors.legacySignature} />
+      </div>
     </>
   );
 }
@@ -279,7 +331,7 @@ export function EditEndpointPage(props: { person: Person; endpoint: EndpointView
 }
 
 /** The signing secret, shown once: after Add endpoint, and after Rotate secret. */
-export function SecretPage(props: { person: Person; endpoint: EndpointView; secret: string; previousExpiresAt?: string }) {
+export function SecretPage(props: { person: Person; endpoint: EndpointView; secret: string; signingSecret: string; previousExpiresAt?: string }) {
   const base = `${CURRENT}/${props.endpoint.id}`;
   return (
     <Layout title={props.previousExpiresAt ? 'New signing secret' : 'Endpoint added'} person={props.person} current={CURRENT}>
@@ -287,19 +339,13 @@ export function SecretPage(props: { person: Person; endpoint: EndpointView; secr
       <p class="notice success" role="status">
         {props.previousExpiresAt ? 'The endpoint has a new signing secret.' : `Events are sent to ${props.endpoint.url} from now on, signed with this secret.`}
       </p>
-      <div class="field secret">
-        <label for="secret">Signing secret</label>
-        <div class="copy-row">
-          <input id="secret" type="text" readOnly value={props.secret} aria-describedby="secret-hint" autocomplete="off" spellcheck={false} />
-          <button type="button" data-copy="secret">
-            Copy
-          </button>
-          <span class="copy-status" role="status" data-copy-status="secret"></span>
-        </div>
-        <p class="hint" id="secret-hint">
-          This is the only time the secret is shown. Store it in your secret store now; if you lose it, rotate the secret.
-        </p>
-      </div>
+      <CopyField id="secret" label="Signing secret" value={props.secret}>
+        This is the only time the secret is shown. Store it in your secret store now; if you lose it, rotate the secret.
+      </CopyField>
+      <CopyField id="signingSecret" label="The same secret for Standard Webhooks libraries" value={props.signingSecret}>
+        whsec_ followed by the base64 of the secret above: one key, two spellings.
+      </CopyField>
+      {props.endpoint.publicKey ? <PublicKeyField endpoint={props.endpoint} /> : null}
       {props.previousExpiresAt ? (
         <p>
           The previous secret keeps signing deliveries, beside the new one, until <Time iso={props.previousExpiresAt} />.
@@ -309,6 +355,35 @@ export function SecretPage(props: { person: Person; endpoint: EndpointView; secr
         <a href={base}>Open the endpoint</a>
       </p>
     </Layout>
+  );
+}
+
+/** A read-only value with a Copy button (`/static/app.js`) and a hint under it. */
+function CopyField(props: { id: string; label: string; value: string; children: ComponentChildren }) {
+  return (
+    <div class="field secret">
+      <label for={props.id}>{props.label}</label>
+      <div class="copy-row">
+        <input id={props.id} type="text" readOnly value={props.value} aria-describedby={`${props.id}-hint`} autocomplete="off" spellcheck={false} />
+        <button type="button" data-copy={props.id}>
+          Copy
+        </button>
+        <span class="copy-status" role="status" data-copy-status={props.id}></span>
+      </div>
+      <p class="hint" id={`${props.id}-hint`}>
+        {props.children}
+      </p>
+    </div>
+  );
+}
+
+/** A v1a endpoint's public key with a Copy button and its JWK Set URL. */
+function PublicKeyField(props: { endpoint: EndpointView }) {
+  const jwks = jwksPath(props.endpoint.id);
+  return (
+    <CopyField id="publicKey" label="Public key (v1a)" value={props.endpoint.publicKey ?? ''}>
+      Not a secret. Also published as a JWK Set at <a href={jwks}>{jwks}</a> (cached up to {JWKS_MAX_AGE_SECONDS / 60} minutes).
+    </CopyField>
   );
 }
 
@@ -361,11 +436,17 @@ export function EndpointPage(props: {
         <dd>{endpoint.mode === 'verbose' ? `verbose, message history ${endpoint.messageHistoryCount}` : 'concise'}</dd>
         <dt>Channel scope</dt>
         <dd>{scopeText(endpoint, person)}</dd>
+        <dt>Signature</dt>
+        <dd>
+          {endpoint.signatureVersion === 'v1a' ? 'v1a (ed25519)' : 'v1 (HMAC-SHA256)'}
+          {endpoint.legacySignature ? ', and the legacy X-Service-Signature' : ', legacy X-Service-Signature off'}
+        </dd>
         <dt>Added</dt>
         <dd>
           <Time iso={endpoint.createdAt} />
         </dd>
       </dl>
+      {endpoint.publicKey ? <PublicKeyField endpoint={endpoint} /> : null}
       <div class="actions">
         <a class="button" href={`${base}/edit`}>
           Edit
@@ -451,39 +532,41 @@ export function EndpointPage(props: {
         {props.deliveries.length === 0 ? (
           <p>No deliveries{props.query.status ? ` with status ${props.query.status}` : ''} yet.</p>
         ) : (
-          <table class="data">
-            <caption>Deliveries, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Event kind</th>
-                <th scope="col">Event id</th>
-                <th scope="col">Status</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Last HTTP status</th>
-                <th scope="col">Duration</th>
-                <th scope="col">Next retry</th>
-              </tr>
-            </thead>
-            <tbody>
-              {props.deliveries.map((d) => (
-                <tr key={d.id}>
-                  <td>{d.eventType}</td>
-                  <td class="mono nowrap">
-                    <a href={`${base}/deliveries/${d.id}`}>{d.eventId}</a>
-                  </td>
-                  <td>
-                    <span class={`status status-${d.status}`}>{d.status}</span>
-                  </td>
-                  <td>{d.attempts}</td>
-                  <td>{d.lastStatusCode ?? d.lastError ?? '—'}</td>
-                  <td>{d.lastDurationMs === null ? '—' : `${d.lastDurationMs} ms`}</td>
-                  <td>
-                    <Time iso={d.nextAttemptAt} />
-                  </td>
+          <div class="table-scroll">
+            <table class="data">
+              <caption>Deliveries, newest first</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Event kind</th>
+                  <th scope="col">Event id</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Attempts</th>
+                  <th scope="col">Last HTTP status</th>
+                  <th scope="col">Duration</th>
+                  <th scope="col">Next retry</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {props.deliveries.map((d) => (
+                  <tr key={d.id}>
+                    <td>{d.eventType}</td>
+                    <td class="mono nowrap">
+                      <a href={`${base}/deliveries/${d.id}`}>{d.eventId}</a>
+                    </td>
+                    <td>
+                      <span class={`status status-${d.status}`}>{d.status}</span>
+                    </td>
+                    <td>{d.attempts}</td>
+                    <td>{d.lastStatusCode ?? d.lastError ?? '—'}</td>
+                    <td>{d.lastDurationMs === null ? '—' : `${d.lastDurationMs} ms`}</td>
+                    <td>
+                      <Time iso={d.nextAttemptAt} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         )}
         {olderHref || props.query.cursor ? (
           <p class="actions">
