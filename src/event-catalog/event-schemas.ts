@@ -76,7 +76,7 @@ const SHARED: Record<string, JsonSchema> = {
   threadConcise: threadSchema('concise'),
   threadVerbose: threadSchema('verbose'),
   identity: object('Identity', 'A phone number or email address of a person.', {
-    id: ref('uuid'),
+    id: { ...ref('uuid'), description: 'The identity id.' },
     kind: ref('identityKind'),
     value: text('The phone number (E.164) or the email address.'),
     displayName: nullableText('The name this identity goes by, or null.'),
@@ -183,15 +183,15 @@ const SHARED: Record<string, JsonSchema> = {
 
 function messageSchema(title: string, description: string, bodyChars: number): JsonSchema {
   return object(title, description, {
-    id: ref('uuid'),
-    threadId: ref('uuid'),
+    id: { ...ref('uuid'), description: 'The message id (get_message reads the whole message).' },
+    threadId: { ...ref('uuid'), description: 'The thread the message belongs to.' },
     channel: { type: 'string', enum: ['SMS', 'EMAIL'], description: 'The channel of the message.' },
     direction: { type: 'string', enum: ['INBOUND', 'OUTBOUND'], description: 'Whether the message came in or went out.' },
     status: text(`One of ${MESSAGE_STATUSES.map((s) => `\`${s}\``).join(', ')} (\`RECEIVED\` for every inbound message). Handle unknown values.`, {
       examples: MESSAGE_STATUSES,
     }),
     body: text('The text of the message, cut to the limit.', { maxLength: bodyChars }),
-    createdAt: ref('timestamp'),
+    createdAt: { ...ref('timestamp'), description: 'When the message was recorded.' },
     sentAt: { ...ref('nullableTimestamp'), description: 'When the message was sent, or null.' },
     fromIdentity: ref('address'),
     toIdentity: ref('address'),
@@ -201,9 +201,9 @@ function messageSchema(title: string, description: string, bodyChars: number): J
 
 function threadSchema(mode: PayloadMode): JsonSchema {
   const base: Record<string, JsonSchema> = {
-    id: ref('uuid'),
+    id: { ...ref('uuid'), description: 'The thread id.' },
     subject: nullableText('The subject (SMS threads usually have none), at most 998 characters, or null.', { maxLength: EVENT_LIMITS.headerChars }),
-    lastMessageAt: ref('timestamp'),
+    lastMessageAt: { ...ref('timestamp'), description: 'When the newest message of the thread was created.' },
     messageCount: { type: 'integer', minimum: 1, description: 'How many messages the thread holds.' },
   };
   if (mode === 'concise') return object('Thread', 'The conversation the event belongs to.', base);
