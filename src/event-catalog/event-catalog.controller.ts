@@ -23,7 +23,7 @@ export class EventCatalogController {
 
   @Get(CATALOG_PATH)
   index(@Res() res: Response): void {
-    send(res, 'application/json', { kinds: this.catalog.index(), asyncapi: `${ASYNCAPI_PATH}` });
+    send(res, 'application/json', this.catalog.index());
   }
 
   @Get(`${CATALOG_PATH}/:kind/:mode`)

@@ -3,7 +3,7 @@ import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { EventKind } from '../events/event-kinds';
 import { PayloadMode } from '../webhooks/webhook.types';
-import { asyncApiDocument } from './asyncapi-document';
+import { ASYNCAPI_PATH, asyncApiDocument } from './asyncapi-document';
 import { CatalogEntry, catalogIndex, dataSchema, JsonSchema, payloadSchema } from './event-schemas';
 
 /** The catalog's documents with `$id`s under this service's PUBLIC_BASE_URL, built once. */
@@ -23,8 +23,9 @@ export class EventCatalog {
     return this.once(`data:${kind}:${mode}`, () => dataSchema(kind, mode, this.config.publicBaseUrl));
   }
 
-  index(): CatalogEntry[] {
-    return this.once('index', () => catalogIndex(this.config.publicBaseUrl));
+  /** Every kind with the URLs of its documents, and the URL of the AsyncAPI document. */
+  index(): { kinds: CatalogEntry[]; asyncapi: string } {
+    return this.once('index', () => ({ kinds: catalogIndex(this.config.publicBaseUrl), asyncapi: `${this.config.publicBaseUrl}${ASYNCAPI_PATH}` }));
   }
 
   asyncApi(): JsonSchema {

@@ -18,7 +18,7 @@ describe('the event catalog is served without credentials, cacheable', () => {
     const res = await t.http().get('/events/schemas');
     expect(res.status).toBe(200);
     expect(res.headers['cache-control']).toBe('public, max-age=3600');
-    expect(res.body.asyncapi).toBe('/events/asyncapi.json');
+    expect(res.body.asyncapi).toBe(`${BASE}/events/asyncapi.json`);
     expect(res.body.kinds.map((k: { kind: string }) => k.kind)).toEqual([...EVENT_KINDS]);
     expect(res.body.kinds[0]).toEqual({
       kind: 'message.received',
