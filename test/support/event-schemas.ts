@@ -45,7 +45,7 @@ function validatorOf(kind: EventKind, mode: PayloadMode): ValidateFunction {
 
 export class EventSchemaError extends Error {}
 
-function describe(errors: ErrorObject[] | null | undefined): string {
+function explain(errors: ErrorObject[] | null | undefined): string {
   return (errors ?? [])
     .map((e) => `${e.instancePath || '/'} ${e.message}${e.keyword === 'unevaluatedProperties' ? ` (${String(e.params.unevaluatedProperty)})` : ''}`)
     .join('; ');
@@ -64,6 +64,6 @@ export function validatedEnvelope(body: string | object): Record<string, any> {
     throw new EventSchemaError(`webhook body has no catalog schema: type ${JSON.stringify(type)}, mode ${JSON.stringify(mode)}`);
   }
   const validate = validatorOf(type as EventKind, mode as PayloadMode);
-  if (!validate(envelope)) throw new EventSchemaError(`${String(type)} (${String(mode)}) drifts from its schema: ${describe(validate.errors)}`);
+  if (!validate(envelope)) throw new EventSchemaError(`${String(type)} (${String(mode)}) drifts from its schema: ${explain(validate.errors)}`);
   return envelope as Record<string, any>;
 }
