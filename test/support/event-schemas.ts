@@ -35,12 +35,20 @@ export function newAjv(): Ajv2020 {
 
 let validators: Map<string, ValidateFunction> | undefined;
 
-function validatorOf(kind: EventKind, mode: PayloadMode): ValidateFunction {
+/**
+ * Compiles the twenty validators (about a second, more on a loaded machine). Receivers call it in
+ * start(), before they listen, so no delivery waits on it (a sender's timeout would count that).
+ */
+export function loadEventSchemas(): Map<string, ValidateFunction> {
   if (!validators) {
     const ajv = newAjv();
     validators = new Map(EVENT_KINDS.flatMap((k) => PAYLOAD_MODES.map((m) => [`${k}:${m}`, ajv.compile(strict(payloadSchema(k, m, BASE)) as JsonSchema)])));
   }
-  return validators.get(`${kind}:${mode}`)!;
+  return validators;
+}
+
+function validatorOf(kind: EventKind, mode: PayloadMode): ValidateFunction {
+  return loadEventSchemas().get(`${kind}:${mode}`)!;
 }
 
 export class EventSchemaError extends Error {}

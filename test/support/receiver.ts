@@ -1,6 +1,6 @@
 import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { validatedEnvelope } from './event-schemas';
+import { loadEventSchemas, validatedEnvelope } from './event-schemas';
 
 export interface ReceivedRequest {
   method: string;
@@ -36,6 +36,7 @@ export class TestReceiver {
   respond: Responder = () => ({ status: 200, body: 'ok' });
 
   async start(): Promise<string> {
+    loadEventSchemas();
     this.server = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));

@@ -1,7 +1,7 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { SIGNATURE_HEADER, verifyWebhook, WebhookEnvelope } from '../../../src/sdk';
-import { validatedEnvelope } from '../../support/event-schemas';
+import { loadEventSchemas, validatedEnvelope } from '../../support/event-schemas';
 
 export interface Arrival {
   path: string;
@@ -36,6 +36,7 @@ export class LoadReceiver {
   private server?: Server;
 
   async start(): Promise<string> {
+    loadEventSchemas();
     this.server = createServer((req, res) => this.handle(req, res));
     this.server.keepAliveTimeout = 30_000;
     this.server.maxRequestsPerSocket = 0;
