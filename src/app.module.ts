@@ -13,6 +13,7 @@ import { dataSourceOptions } from './database/data-source-options';
 import { HealthModule } from './health/health.module';
 import { LimitsModule } from './limits/limits.module';
 import { EventsModule } from './events/events.module';
+import { EventCatalogModule } from './event-catalog/event-catalog.module';
 import { McpModule } from './mcp/mcp.module';
 import { OAuthModule } from './oauth/oauth.module';
 import { MetricsModule } from './ops/metrics/metrics.module';
@@ -49,6 +50,7 @@ import { WebModule } from './web/web.module';
     AdminModule,
     HealthModule,
     EventsModule,
+    EventCatalogModule,
     McpModule,
     WebhooksModule,
     DeliveryModule,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { verifyWebhook } from '../../src/sdk';
-import { fixtureEvent } from '../fixtures/events';
+import { fixtureData, fixtureEvent } from '../fixtures/events';
 import {
   closeDeliveryTestApp,
   createDeliveryTestApp,
@@ -89,7 +89,7 @@ describe('recovering failed webhook deliveries', () => {
     eventAt: number,
     extra: { lineId?: string | null; nextAttemptAt?: number | null } = {},
   ): Promise<{ id: string; data: object }> {
-    const data = { contact: { id: randomUUID(), displayName: 'Row', identities: [] }, mergedContactIds: [] };
+    const data = { contact: { id: randomUUID(), displayName: 'Row', identities: [] }, mergedContactIds: [randomUUID()] };
     const [row] = await t.db.query(
       `INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, line_id, event_type, mode, payload_id, event_created_at, status, attempt_count, next_attempt_at)
        VALUES ('evt_' || md5(random()::text), $1, $2, $3, 'contact.merged', 'concise', $4, $5, $6, $7, $8) RETURNING id`,
@@ -352,7 +352,7 @@ describe('recovering failed webhook deliveries', () => {
       `INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, event_type, mode, payload_id, event_created_at, status, attempt_count)
        SELECT 'evt_' || md5(random()::text || i::text), $1, $2, 'contact.merged', 'concise', $3, $4::timestamptz + i * interval '1 second', 'failed', 2
          FROM generate_series(0, 1002) AS i`,
-      [endpoint.id, s.userId, await storePayload(t.db, { bulk: true }), new Date(start)],
+      [endpoint.id, s.userId, await storePayload(t.db, fixtureData('contact.merged')), new Date(start)],
     );
     const since = iso(start - 1);
     const first = await recover(s.apiKey, { endpointId: endpoint.id, since });
@@ -445,21 +445,22 @@ describe('get_webhook_delivery and the status filter', () => {
   });
 
   it('a recovered delivery shows recoveredAt, and its copy resentFromId', async () => {
+    const recovered = { contact: { id: randomUUID(), displayName: 'Recovered', identities: [] }, mergedContactIds: [randomUUID()] };
     routes.set('/recovered', () => ({ status: 200, body: 'ok' }));
     const { endpoint } = await register(t, s.apiKey, { url: `${base}/recovered`, events: ['contact.merged'] });
     const [original] = await t.db.query(
       `INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, event_type, mode, payload_id, event_created_at, status, attempt_count)
        VALUES ('evt_' || md5(random()::text), $1, $2, 'contact.merged', 'concise', $3, now() - interval '1 minute', 'failed', 2) RETURNING id`,
-      [endpoint.id, s.userId, await storePayload(t.db, { recovered: true })],
+      [endpoint.id, s.userId, await storePayload(t.db, recovered)],
     );
     await toolOk(t, s.apiKey, 'recover_webhook_deliveries', { endpointId: endpoint.id, since: iso(Date.now() - HOUR) });
     const detail = await toolOk<Detail>(t, s.apiKey, 'get_webhook_delivery', { deliveryId: original.id });
     expect(detail.delivery.recoveredAt).toEqual(expect.any(String));
-    expect(detail.envelope.data).toEqual({ recovered: true });
+    expect(detail.envelope.data).toEqual(recovered);
     const [copy] = await t.db.query(`SELECT id FROM webhook_deliveries WHERE resent_from_id = $1`, [original.id]);
     const copyDetail = await toolOk<Detail>(t, s.apiKey, 'get_webhook_delivery', { deliveryId: copy.id });
     expect(copyDetail.delivery).toMatchObject({ resentFromId: original.id, recoveredAt: null });
-    expect(copyDetail.envelope.data).toEqual({ recovered: true });
+    expect(copyDetail.envelope.data).toEqual(recovered);
     expect(copyDetail.envelope.id).not.toBe(detail.envelope.id);
     await waitForRequests(receiver, '/recovered', 1);
   });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { EventBus } from '../../src/events/event-bus';
 import { verifyWebhook } from '../../src/sdk';
@@ -47,7 +48,7 @@ describe('delivery smoke', () => {
           type: 'contact.merged',
           orgId: s.orgId,
           lineId: null,
-          data: { contact: { id: 'c1', displayName: 'Ann', identities: [] }, mergedContactIds: ['c2'] },
+          data: { contact: { id: randomUUID(), displayName: 'Ann', identities: [] }, mergedContactIds: [randomUUID()] },
         },
         m,
       ),
@@ -79,22 +80,23 @@ describe('delivery smoke', () => {
       type: 'contact.merged' as const,
       orgId: s.orgId,
       lineId: null,
-      data: { contact: { id, displayName: 'Ann', identities: [] }, mergedContactIds: ['c2'] },
+      data: { contact: { id, displayName: 'Ann', identities: [] }, mergedContactIds: [randomUUID()] },
     });
     await expect(
       ds.transaction(async (m) => {
-        await bus.publish(merged('rolled-back'), m);
+        await bus.publish(merged(randomUUID()), m);
         throw new Error('the change failed');
       }),
     ).rejects.toThrow('the change failed');
     const before = receiver.requests.length;
-    for (const id of ['one', 'two', 'three']) {
+    const published = [randomUUID(), randomUUID(), randomUUID()];
+    for (const [n, id] of published.entries()) {
       const started = Date.now();
       await ds.transaction((m) => bus.publish(merged(id), m));
-      await receiver.waitFor(before + ['one', 'two', 'three'].indexOf(id) + 1);
+      await receiver.waitFor(before + n + 1);
       expect(receiver.requests.at(-1)!.receivedAt - started).toBeLessThan(2000);
     }
     const ids = receiver.requests.slice(before).map((r) => JSON.parse(r.body.toString()).data.contact.id);
-    expect(ids).toEqual(['one', 'two', 'three']);
+    expect(ids).toEqual(published);
   });
 });

@@ -1,5 +1,6 @@
 import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
+import { loadEventSchemas, validatedEnvelope } from './event-schemas';
 
 export interface ReceivedRequest {
   method: string;
@@ -20,14 +21,22 @@ export interface Answer {
 
 export type Responder = (req: ReceivedRequest) => Answer | void;
 
-/** A real HTTP receiver on 127.0.0.1 that records every request and answers as told. */
+/**
+ * A real HTTP receiver on 127.0.0.1 that records every request and answers as told. Every webhook
+ * delivery it receives (a request with X-Service-Event-Type) is validated against the event
+ * catalog's schema on arrival; once one has drifted, reading `requests` (and so every wait and
+ * assertion on them) and `stop()` throw that mismatch, so the test that made it fails.
+ */
 export class TestReceiver {
-  readonly requests: ReceivedRequest[] = [];
+  private readonly received: ReceivedRequest[] = [];
+  /** Schema mismatches of the deliveries received so far. */
+  readonly schemaErrors: string[] = [];
   private server?: Server;
   private waiters: Array<{ count: number; resolve: () => void }> = [];
   respond: Responder = () => ({ status: 200, body: 'ok' });
 
   async start(): Promise<string> {
+    loadEventSchemas();
     this.server = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
@@ -39,8 +48,9 @@ export class TestReceiver {
           body: Buffer.concat(chunks).toString('utf8'),
           receivedAt: Date.now(),
         };
-        this.requests.push(received);
-        this.waiters = this.waiters.filter((w) => (this.requests.length >= w.count ? (w.resolve(), false) : true));
+        this.check(received);
+        this.received.push(received);
+        this.waiters = this.waiters.filter((w) => (this.received.length >= w.count ? (w.resolve(), false) : true));
         const answer = this.respond(received) ?? {};
         const send = () => {
           if (res.destroyed) return;
@@ -57,17 +67,43 @@ export class TestReceiver {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
+  /** Every request so far, in arrival order; throws if a webhook delivery among them drifted from its schema. */
+  get requests(): ReceivedRequest[] {
+    this.assertSchemas();
+    return this.received;
+  }
+
   /** Resolves once at least `count` requests have arrived, or rejects after `timeoutMs`. */
   waitFor(count: number, timeoutMs = 15_000): Promise<void> {
-    if (this.requests.length >= count) return Promise.resolve();
+    if (this.received.length >= count) return this.schemaErrors.length ? Promise.reject(this.schemaFailure()) : Promise.resolve();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`expected ${count} requests, got ${this.requests.length}`)), timeoutMs);
-      this.waiters.push({ count, resolve: () => (clearTimeout(timer), resolve()) });
+      const timer = setTimeout(() => reject(new Error(`expected ${count} requests, got ${this.received.length}`)), timeoutMs);
+      this.waiters.push({ count, resolve: () => (clearTimeout(timer), this.schemaErrors.length ? reject(this.schemaFailure()) : resolve()) });
     });
   }
 
+  assertSchemas(): void {
+    if (this.schemaErrors.length > 0) throw this.schemaFailure();
+  }
+
+  private schemaFailure(): Error {
+    const more = this.schemaErrors.length > 5 ? `\n… and ${this.schemaErrors.length - 5} more` : '';
+    return new Error(`webhook deliveries that drift from the event catalog:\n${this.schemaErrors.slice(0, 5).join('\n')}${more}`);
+  }
+
+  private check(req: ReceivedRequest): void {
+    if (req.headers['x-service-event-type'] === undefined) return;
+    try {
+      validatedEnvelope(req.body);
+    } catch (error) {
+      this.schemaErrors.push(`${req.method} ${req.url}: ${(error as Error).message}`);
+    }
+  }
+
+  /** Closes the server; then throws if a delivery drifted from its schema, so afterAll fails the file even if no test read it. */
   async stop(): Promise<void> {
     this.server?.closeAllConnections();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    this.assertSchemas();
   }
 }

@@ -1,7 +1,8 @@
-import { fixtureEvent } from '../fixtures/events';
+import { fixtureData, fixtureEvent } from '../fixtures/events';
 import { closeDeliveryTestApp, createDeliveryTestApp, DeliveryTestApp, publishAll, register, waitDeliveryIdle, waitRelayed } from '../support/delivery';
 import { callTool } from '../support/mcp';
 import { storePayload } from '../support/payloads';
+import { buildEventData } from '../../src/delivery/payloads';
 import { TestReceiver } from '../support/receiver';
 import { createSession, Session } from '../support/session';
 import { sleep, waitUntil } from '../support/wait';
@@ -36,7 +37,7 @@ describe('delete_webhook while attempts are being recorded', () => {
       const [original] = await t.db.query(
         `INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, event_type, mode, payload_id, event_created_at, status)
          VALUES ('evt_' || md5(random()::text), $1, $2, 'message.received', 'concise', $3, now(), 'succeeded') RETURNING id`,
-        [endpoint.id, s.userId, await storePayload(t.db, {})],
+        [endpoint.id, s.userId, await storePayload(t.db, buildEventData('message.received', fixtureData('message.received'), 'concise', 0))],
       );
       // Every attempt is held by the receiver until all are in flight, then they fail (500) at once.
       let release = () => {};

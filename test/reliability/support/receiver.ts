@@ -1,6 +1,7 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { SIGNATURE_HEADER, verifyWebhook, WebhookEnvelope } from '../../../src/sdk';
+import { loadEventSchemas, validatedEnvelope } from '../../support/event-schemas';
 
 export interface Arrival {
   path: string;
@@ -21,10 +22,13 @@ export type Answerer = (arrival: Omit<Arrival, 'answered'>, seen: number) => num
 /**
  * A lean webhook receiver on 127.0.0.1 for load: each request is verified with the project's
  * helper (src/sdk) against the secret registered for its path, counted per event id, and
- * answered as `answer` says (200 by default). Bodies are not kept.
+ * answered as `answer` says (200 by default). Bodies are not kept, but each is checked against the
+ * event catalog on arrival, as TestReceiver does: after a drift, reading arrivals and stop() throw.
  */
 export class LoadReceiver {
-  readonly arrivals: Arrival[] = [];
+  private readonly arrived: Arrival[] = [];
+  /** Schema mismatches so far (the first 20). */
+  readonly schemaErrors: string[] = [];
   readonly perEvent = new Map<string, number>();
   readonly secrets = new Map<string, string[]>();
   badSignatures = 0;
@@ -32,6 +36,7 @@ export class LoadReceiver {
   private server?: Server;
 
   async start(): Promise<string> {
+    loadEventSchemas();
     this.server = createServer((req, res) => this.handle(req, res));
     this.server.keepAliveTimeout = 30_000;
     this.server.maxRequestsPerSocket = 0;
@@ -62,6 +67,7 @@ export class LoadReceiver {
           envelope = undefined;
         }
       }
+      this.check(path, body);
       const eventId = String(req.headers['x-service-event-id'] ?? envelope?.id ?? '');
       const seen = (this.perEvent.get(eventId) ?? 0) + 1;
       this.perEvent.set(eventId, seen);
@@ -75,7 +81,7 @@ export class LoadReceiver {
       };
       const decided = this.answer(base, seen);
       const { status, delayMs, headers } = typeof decided === 'number' ? { status: decided, delayMs: 0, headers: undefined } : decided;
-      this.arrivals.push({ ...base, answered: status });
+      this.arrived.push({ ...base, answered: status });
       const reply = () => {
         if (res.destroyed) return;
         res.writeHead(status, { 'content-type': 'text/plain', ...(headers ?? {}) });
@@ -84,6 +90,24 @@ export class LoadReceiver {
       if (delayMs) setTimeout(reply, delayMs);
       else reply();
     });
+  }
+
+  /** Every arrival so far; throws if a delivery drifted from its schema. */
+  get arrivals(): Arrival[] {
+    this.assertSchemas();
+    return this.arrived;
+  }
+
+  assertSchemas(): void {
+    if (this.schemaErrors.length > 0) throw new Error(`webhook deliveries that drift from the event catalog:\n${this.schemaErrors.join('\n')}`);
+  }
+
+  private check(path: string, body: Buffer): void {
+    try {
+      validatedEnvelope(body.toString('utf8'));
+    } catch (error) {
+      if (this.schemaErrors.length < 20) this.schemaErrors.push(`${path}: ${(error as Error).message}`);
+    }
   }
 
   on(path: string): Arrival[] {
@@ -107,5 +131,6 @@ export class LoadReceiver {
   async stop(): Promise<void> {
     this.server?.closeAllConnections();
     await new Promise<void>((done) => (this.server ? this.server.close(() => done()) : done()));
+    this.assertSchemas();
   }
 }
