@@ -18,7 +18,7 @@ const TIMESTAMP_SECONDS = '^[0-9]+$';
 const HEADERS: JsonSchema = {
   type: 'object',
   description: 'The HTTP headers of a delivery. Header names are not case sensitive.',
-  required: ['Content-Type', 'X-Service-Event-Id', 'X-Service-Event-Type'],
+  required: ['Content-Type', 'X-Service-Event-Id', 'X-Service-Event-Type', 'webhook-id', 'webhook-timestamp', 'webhook-signature'],
   properties: {
     'Content-Type': { type: 'string', const: 'application/json', description: 'The body is one compact JSON object in UTF-8.' },
     'User-Agent': { type: 'string', description: 'The service, as `MessagingSync-Webhooks/1.0`.' },
@@ -28,7 +28,7 @@ const HEADERS: JsonSchema = {
       type: 'string',
       pattern: '^t=[0-9]+(,v1=[0-9a-f]{64})+$',
       description:
-        'The service\'s own signature: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "{t}.{body}">`, with a second `v1` during a secret rotation. Kept for existing receivers.',
+        'The service\'s own signature: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "{t}.{body}">`, with a second `v1` during a secret rotation. Kept for existing receivers; absent when the endpoint switched it off (`legacySignature: false`).',
     },
     'webhook-id': {
       type: 'string',
