@@ -46,6 +46,8 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from './protocol-eras';
 import { listenFilterOf } from './listen-filter';
+import { EventFeedService } from '../event-feed/event-feed.service';
+import { answerEvents, EVENTS_CAPABILITIES } from './mcp-events';
 
 export const SERVER_INFO = { name: 'messaging-sync', title: 'Messaging Sync', version: '0.1.0' };
 
@@ -64,7 +66,7 @@ export const TOOLS_LIST_TTL_MS = 5 * 60 * 1000;
 export const DISCOVER_TTL_MS = 60 * 60 * 1000;
 
 /** The methods either era answers; any other is labelled "other" in the metrics. */
-const KNOWN_METHODS = new Set(['initialize', 'ping', 'tools/list', 'tools/call', 'server/discover', 'subscriptions/listen']);
+const KNOWN_METHODS = new Set(['initialize', 'ping', 'tools/list', 'tools/call', 'server/discover', 'subscriptions/listen', 'events/list', 'events/poll']);
 /** Methods of the legacy era that revision 2026-07-28 removed, and what a modern client does instead. */
 const REMOVED_IN_MODERN: Record<string, string> = {
   initialize: 'there is no handshake: every request carries its version and capabilities in params._meta; server/discover tells what this server speaks',
@@ -96,6 +98,7 @@ export class McpService {
     private readonly limits: ApiKeyLimits,
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly metrics: ServiceMetrics,
+    private readonly events: EventFeedService,
   ) {
     this.maxBatch = config.mcp.maxBatch;
     this.batchConcurrency = config.mcp.batchConcurrency;
@@ -301,6 +304,9 @@ export class McpService {
         return { tools: this.tools.listFor(caller) };
       case 'tools/call':
         return this.callTool(request.params, caller);
+      case 'events/list':
+      case 'events/poll':
+        return answerEvents(this.events, request.method, request.params, caller);
       default:
         throw new JsonRpcError(METHOD_NOT_FOUND, `Method not found: ${request.method}`);
     }
@@ -315,6 +321,9 @@ export class McpService {
         return { tools: this.tools.listFor(caller), ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'private' };
       case 'tools/call':
         return this.callTool(request.params, caller);
+      case 'events/list':
+      case 'events/poll':
+        return answerEvents(this.events, request.method, request.params, caller);
       default: {
         const instead = REMOVED_IN_MODERN[request.method];
         const why = instead ? `: ${request.method} is not part of ${context.version}; ${instead}` : '';
@@ -327,7 +336,7 @@ export class McpService {
   private discover(): object {
     return {
       supportedVersions: SUPPORTED_PROTOCOL_VERSIONS,
-      capabilities: { tools: { listChanged: true } },
+      capabilities: { tools: { listChanged: true }, ...EVENTS_CAPABILITIES },
       instructions: INSTRUCTIONS,
       ttlMs: DISCOVER_TTL_MS,
       cacheScope: 'public',
@@ -340,7 +349,7 @@ export class McpService {
     const protocolVersion = (LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(requested) ? requested : LATEST_LEGACY_VERSION;
     return {
       protocolVersion,
-      capabilities: { tools: { listChanged: false } },
+      capabilities: { tools: { listChanged: false }, ...EVENTS_CAPABILITIES },
       serverInfo: SERVER_INFO,
       instructions: INSTRUCTIONS,
     };
