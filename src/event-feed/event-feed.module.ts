@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
 import { EventFeedController } from './event-feed.controller';
 import { EventFeedRepository } from './event-feed.repository';
 import { EventFeedService } from './event-feed.service';
@@ -10,6 +11,7 @@ import { FeedWakes } from './feed-wakes';
  * and the HTTP feed (GET /api/events) both call EventFeedService.
  */
 @Module({
+  imports: [AuthModule],
   controllers: [EventFeedController],
   providers: [EventFeedRepository, EventFeedService, FeedWakes],
   exports: [EventFeedService],

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { ValidateFunction } from 'ajv';
+import { ApiKeysService } from '../auth/api-keys.service';
 import { Caller } from '../auth/caller';
+import { CredentialChanges } from '../auth/credential-changes';
 import { KeyPermission } from '../auth/key-permissions';
 import { describeArgumentError, argumentValidator } from '../common/tools/tool-arguments';
 import { buildEventData } from '../delivery/payloads';
@@ -86,6 +88,8 @@ export class EventFeedService {
   constructor(
     private readonly repository: EventFeedRepository,
     private readonly wakes: FeedWakes,
+    private readonly keys: ApiKeysService,
+    private readonly credentials: CredentialChanges,
   ) {
     const ajv = argumentValidator();
     for (const kind of EVENT_KINDS) this.validators.set(kind, ajv.compile(inputSchemaOf(kind)));
@@ -119,24 +123,48 @@ export class EventFeedService {
     const after = decodeCursor(request.cursor, subscription.scope);
     const deadline = Date.now() + timeoutMs;
     let slotKey: string | undefined;
+    let wakeNow = () => {};
+    // The caller was resolved when the request came in: once its credential changes (revoked,
+    // narrowed, a permission taken away) a waiting poll answers at once without reading, and the
+    // client's next poll is resolved afresh. Without Redis, each recheck asks the database whether
+    // the credential still works.
+    let credentialChanged = false;
+    let stopListening: (() => void) | undefined;
     try {
-      for (;;) {
-        let woken!: () => void;
-        const wake = new Promise<void>((resolve) => (woken = resolve));
-        const stopWaiting = this.wakes.waitFor(caller.orgId, woken);
+      for (let round = 0; ; round += 1) {
+        if (round > 0 && caller.keyId !== null && !(await this.keys.isActive(caller.keyId))) {
+          throw new FeedRefusal('forbidden', 'the credential of this poll was revoked while it waited', { reason: 'access_revoked' });
+        }
+        if (credentialChanged) return this.result(subscription, [], after, false, false, 0);
+        const wake = new Promise<void>((resolve) => (wakeNow = resolve));
+        const stopWaiting = this.wakes.waitFor(caller.orgId, () => wakeNow());
         try {
           const answer = await this.readOnce(caller, subscription, after, maxEvents, maxAgeMs);
           const left = deadline - Date.now();
           if (answer.events.length > 0 || answer.truncated || left <= 0 || signal?.aborted) return answer;
-          if (slotKey === undefined) slotKey = this.takeLongPollSlot(caller);
+          if (slotKey === undefined) {
+            slotKey = this.takeLongPollSlot(caller);
+            stopListening = await this.listenForChanges(caller, () => {
+              credentialChanged = true;
+              wakeNow();
+            });
+          }
           await waitFirst(wake, Math.min(left, RECHECK_MS), signal);
         } finally {
           stopWaiting();
         }
       }
     } finally {
+      stopListening?.();
       if (slotKey !== undefined) this.longPolls.give(slotKey, 1);
     }
+  }
+
+  /** Calls `changed` when the caller's credential changes; nothing when Redis cannot be had (the rechecks ask the database). */
+  private async listenForChanges(caller: Caller, changed: () => void): Promise<(() => void) | undefined> {
+    if (caller.keyId === null) return undefined;
+    const keyId = caller.keyId;
+    return this.credentials.listen((id) => id === keyId && changed()).catch(() => undefined);
   }
 
   private async readOnce(caller: Caller, subscription: Subscription, after: bigint, maxEvents: number, maxAgeMs: number | undefined): Promise<PollResult> {
@@ -154,13 +182,20 @@ export class EventFeedService {
     return this.result(subscription, kept, position, truncated, hasMore);
   }
 
-  private result(subscription: Subscription, rows: FeedRow[], position: bigint, truncated: boolean, hasMore: boolean): PollResult {
+  private result(
+    subscription: Subscription,
+    rows: FeedRow[],
+    position: bigint,
+    truncated: boolean,
+    hasMore: boolean,
+    nextPollMs = hasMore ? 0 : NEXT_POLL_MS,
+  ): PollResult {
     return {
       events: rows.map((row) => occurrenceOf(row, subscription)),
       cursor: encodeCursor({ position, scope: subscription.scope }),
       truncated,
       hasMore,
-      nextPollMs: hasMore ? 0 : NEXT_POLL_MS,
+      nextPollMs,
     };
   }
 

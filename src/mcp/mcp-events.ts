@@ -13,7 +13,7 @@ export const EVENTS_EXTENSION = 'io.modelcontextprotocol/events';
  */
 export const EVENTS_CAPABILITIES = {
   events: { listChanged: false },
-  extensions: { [EVENTS_EXTENSION]: { listChanged: false, delivery: ['poll'] } },
+  extensions: { [EVENTS_EXTENSION]: { listChanged: false } },
 };
 
 /**

@@ -151,6 +151,31 @@ describe('event feed: events/list, events/poll and GET /api/events', () => {
     }
   });
 
+  it('a waiting poll whose key is revoked is refused at once, and so is the next request', async () => {
+    const key = (await m.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'revoked mid-wait', channelAccess: { mode: 'ALL' } })).body;
+    const c = await connectLegacy(m.baseUrl, key.key);
+    try {
+      const { cursor } = await c.request('events/poll', { name: 'thread.created', cursor: null });
+      const wakes = m.app.get(FeedWakes);
+      const waiting = wakes.waitingFor(s.orgId);
+      const polled = c.request('events/poll', { name: 'thread.created', cursor, timeoutMs: 30_000 });
+      await waitUntil(() => wakes.waitingFor(s.orgId) > waiting, 'the poll to wait');
+      const revokedAt = Date.now();
+      expect((await m.admin.delete(`/admin/api-keys/${key.id}`)).status).toBeLessThan(300);
+      // The draft's termination of a poll: Forbidden, at once (the credential change is heard over Redis), not at the timeout.
+      expect(await refusal(polled)).toEqual({ code: -32012, data: expect.objectContaining({ reason: 'access_revoked' }) });
+      expect(Date.now() - revokedAt).toBeLessThan(RECHECK_MS);
+      const next = await m
+        .http()
+        .post('/api/mcp')
+        .set('Authorization', `Bearer ${key.key}`)
+        .send({ jsonrpc: '2.0', id: 1, method: 'events/poll', params: { name: 'thread.created', cursor } });
+      expect(next.status).toBe(401);
+    } finally {
+      await c.close().catch(() => undefined);
+    }
+  });
+
   it('filters by line, direction and thread; a cursor of another subscription is refused', async () => {
     const c = await connectLegacy(m.baseUrl, s.apiKey);
     try {

@@ -22,7 +22,9 @@ export class EventFeedPositions1763800730000 implements MigrationInterface {
                 FROM (SELECT id FROM outbox_events WHERE relayed_at IS NOT NULL ORDER BY id) ordered) n
        WHERE o.id = n.id`);
     await createIndexUnlessBuilt(q, 'outbox_events_feed_idx', 'ON outbox_events (org_id, feed_position) WHERE feed_position IS NOT NULL');
-    await q.query(`CREATE TABLE outbox_feed_horizon (only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row), deleted_through bigint NOT NULL)`);
+    await q.query(
+      `CREATE TABLE outbox_feed_horizon (only_row boolean PRIMARY KEY DEFAULT true CONSTRAINT outbox_feed_horizon_only_row_check CHECK (only_row), deleted_through bigint NOT NULL)`,
+    );
     await q.query(`INSERT INTO outbox_feed_horizon (deleted_through) VALUES (0)`);
   }
 
