@@ -7,6 +7,8 @@ import { LONG_POLLS_PER_KEY, RECHECK_MS } from '../../src/event-feed/event-feed.
 import { OutboxRepository } from '../../src/events/outbox.repository';
 import { createMessagingTestApp, inboundSms, MessagingTestApp, partnerPhone } from '../support/messaging-hooks';
 import { modernRpc } from '../support/mcp-modern';
+import { connectApp } from '../support/oauth';
+import { signInBrowser } from '../support/web';
 import { createSession, Session } from '../support/session';
 import { waitUntil } from '../support/wait';
 
@@ -301,6 +303,41 @@ describe('event feed: events/list, events/poll and GET /api/events', () => {
     const reader = (await m.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'reader2', channelAccess: { mode: 'ALL' }, permissions: ['read'] })).body
       .key as string;
     expect((await m.http().get('/api/events').set('Authorization', `Bearer ${reader}`)).status).toBe(403);
+  });
+
+  it('an OAuth app with the webhooks permission polls over MCP, one without it is refused; its token is bound to /api/mcp, not the HTTP feed', async () => {
+    const browser = await signInBrowser(m, s.userId);
+    const app = await connectApp(m, browser, { choice: { access: 'ALL', 'permissions-shown': 'on', 'permission-read': 'on', 'permission-webhooks': 'on' } });
+    const c = await connectModern(m.baseUrl, app.accessToken);
+    const reader = await connectApp(m, browser, { clientName: 'reader app' }); // read only
+    const r = await connectLegacy(m.baseUrl, reader.accessToken);
+    try {
+      expect(await c.request('events/poll', { name: 'message.received', cursor: null })).toMatchObject({ events: [], truncated: false });
+      expect(await refusal(r.request('events/poll', { name: 'message.received', cursor: null }))).toEqual({
+        code: -32012,
+        data: expect.objectContaining({ permission: 'webhooks' }),
+      });
+    } finally {
+      await c.close();
+      await r.close();
+    }
+    // An access token's audience is the MCP endpoint (RFC 8707): the HTTP feed takes API keys.
+    expect((await m.http().get('/api/events').set('Authorization', `Bearer ${app.accessToken}`)).status).toBe(401);
+  });
+
+  it('maxAgeMs skips older events and says so (truncated), moving the cursor past them', async () => {
+    const c = await connectLegacy(m.baseUrl, s.apiKey);
+    try {
+      const subscription = { name: 'message.received', arguments: { line: s.lines[0].id } };
+      const { cursor } = await c.request('events/poll', { ...subscription, cursor: null });
+      await inboundSms(m, phone(0), partnerPhone(), 'old news');
+      const whole = await c.request('events/poll', { ...subscription, cursor, timeoutMs: 10_000 });
+      expect(whole.events).toHaveLength(1);
+      const floored = await c.request('events/poll', { ...subscription, cursor, maxAgeMs: 0, timeoutMs: 0 });
+      expect(floored).toMatchObject({ events: [], truncated: true, cursor: whole.cursor });
+    } finally {
+      await c.close();
+    }
   });
 
   it('resumes from a cursor after a restart of the service: every event once, in order', async () => {
