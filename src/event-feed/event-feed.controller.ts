@@ -1,8 +1,9 @@
-import { Controller, Get, Query, Req } from '@nestjs/common';
+import { Controller, Get, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { Request } from 'express';
+import { Response } from 'express';
 import { CurrentCaller, KeyAction } from '../auth/auth.decorators';
 import { Caller } from '../auth/caller';
+import { whenResponseCloses } from '../common/response-close';
 import { DomainError, ForbiddenError, NotFoundError, RateLimitedError, ValidationError } from '../common/errors';
 import { FeedRefusal } from './event-feed.errors';
 import { EventFeedService, FEED_PERMISSION, PollResult } from './event-feed.service';
@@ -24,13 +25,13 @@ export class EventFeedController {
 
   @Get()
   @KeyAction(FEED_PERMISSION)
-  async list(@Query() query: Record<string, unknown>, @Req() req: Request, @CurrentCaller() caller: Caller): Promise<PollResult> {
+  async list(@Query() query: Record<string, unknown>, @Res({ passthrough: true }) res: Response, @CurrentCaller() caller: Caller): Promise<PollResult> {
     const args: Record<string, unknown> = {};
     for (const name of ARGUMENT_PARAMETERS) if (query[name] !== undefined) args[name] = single(query[name], name);
     if (query.messageHistoryCount !== undefined) args.messageHistoryCount = integerParameter(query.messageHistoryCount, 'messageHistoryCount');
     const wait = query.wait === undefined ? 0 : integerParameter(query.wait, 'wait');
     const aborted = new AbortController();
-    req.once('close', () => aborted.abort());
+    whenResponseCloses(res, () => aborted.abort()); // the client hung up: a waiting read ends
     try {
       return await this.feed.poll(
         caller,

@@ -30,11 +30,17 @@ const CODES: Record<FeedRefusalKind, { code: number; name: string }> = {
 };
 
 /** events/list and events/poll in either protocol era: the feed's answer, or its refusal as the draft's JSON-RPC error. */
-export async function answerEvents(feed: EventFeedService, method: 'events/list' | 'events/poll', params: unknown, caller: Caller): Promise<object> {
+export async function answerEvents(
+  feed: EventFeedService,
+  method: 'events/list' | 'events/poll',
+  params: unknown,
+  caller: Caller,
+  hangUp?: AbortSignal,
+): Promise<object> {
   try {
     if (method === 'events/list') return feed.list();
     const request = (typeof params === 'object' && params !== null && !Array.isArray(params) ? params : {}) as PollRequest;
-    return await feed.poll(caller, request);
+    return await feed.poll(caller, request, { signal: hangUp });
   } catch (error) {
     if (!(error instanceof FeedRefusal)) throw error;
     const { code, name } = CODES[error.kind];

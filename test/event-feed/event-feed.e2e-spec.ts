@@ -1,11 +1,13 @@
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { request as httpRequest } from 'node:http';
 import { z } from 'zod';
 import { FeedWakes } from '../../src/event-feed/feed-wakes';
 import { LONG_POLLS_PER_KEY, RECHECK_MS } from '../../src/event-feed/event-feed.service';
 import { OutboxRepository } from '../../src/events/outbox.repository';
 import { createMessagingTestApp, inboundSms, MessagingTestApp, partnerPhone } from '../support/messaging-hooks';
+import { rpc } from '../support/mcp';
 import { modernRpc } from '../support/mcp-modern';
 import { connectApp } from '../support/oauth';
 import { signInBrowser } from '../support/web';
@@ -176,6 +178,55 @@ describe('event feed: events/list, events/poll and GET /api/events', () => {
     } finally {
       await c.close().catch(() => undefined);
     }
+  });
+
+  it('a client that hangs up ends its waiting poll, over MCP and over HTTP: its place among the waiting polls is given back', async () => {
+    const wakes = m.app.get(FeedWakes);
+    const before = wakes.waitingFor(s.orgId);
+    /** Starts a request on its own connection and answers how to hang it up. */
+    const start = (method: string, path: string, body?: object) => {
+      const req = httpRequest(`${m.baseUrl}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${s.apiKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      });
+      req.on('error', () => undefined);
+      req.end(body === undefined ? undefined : JSON.stringify(body));
+      return () => req.destroy();
+    };
+    const { cursor } = (await rpc(m, s.apiKey, 'events/poll', { name: 'agent_turn.awaiting_approval', cursor: null })).body.result;
+    const hangUpMcp = start('POST', '/api/mcp', {
+      jsonrpc: '2.0',
+      id: 'wait',
+      method: 'events/poll',
+      params: { name: 'agent_turn.awaiting_approval', cursor, timeoutMs: 30_000 },
+    });
+    await waitUntil(() => wakes.waitingFor(s.orgId) === before + 1, 'the MCP poll to wait');
+    hangUpMcp();
+    await waitUntil(() => wakes.waitingFor(s.orgId) === before, 'the MCP poll to stop waiting');
+    const feedCursor = (await m.http().get('/api/events').set('Authorization', `Bearer ${s.apiKey}`)).body.cursor as string;
+    const hangUpHttp = start('GET', `/api/events?cursor=${encodeURIComponent(feedCursor)}&wait=30`);
+    await waitUntil(() => wakes.waitingFor(s.orgId) === before + 1, 'the HTTP poll to wait');
+    hangUpHttp();
+    await waitUntil(() => wakes.waitingFor(s.orgId) === before, 'the HTTP poll to stop waiting');
+  });
+
+  it('GET /api/events with wait holds the request until an event commits', async () => {
+    const wakes = m.app.get(FeedWakes);
+    const before = wakes.waitingFor(s.orgId);
+    const auth = `Bearer ${s.apiKey}`;
+    const { cursor } = (await m.http().get('/api/events').query({ line: s.lines[1].id }).set('Authorization', auth)).body;
+    const held = m
+      .http()
+      .get('/api/events')
+      .query({ line: s.lines[1].id, cursor, wait: '30' })
+      .set('Authorization', auth)
+      .then((res) => res);
+    await waitUntil(() => wakes.waitingFor(s.orgId) > before, 'the HTTP poll to wait');
+    const sms = await inboundSms(m, phone(1), partnerPhone(), 'held request');
+    const res = await held;
+    expect(res.status).toBe(200);
+    // thread.created may come first when the partner is new: the message is among the events.
+    expect(res.body.events.map((e: Result) => e.data.data.message?.id)).toContain(sms.messageId);
   });
 
   it('filters by line, direction and thread; a cursor of another subscription is refused', async () => {
