@@ -41,7 +41,7 @@ export class EventFeedController {
           cursor: query.cursor === undefined ? null : single(query.cursor, 'cursor'),
           maxEvents: query.limit === undefined ? undefined : integerParameter(query.limit, 'limit'),
           maxAgeMs: query.maxAgeMs === undefined ? undefined : integerParameter(query.maxAgeMs, 'maxAgeMs'),
-          timeoutMs: Number.isSafeInteger(wait) && wait >= 0 && wait <= 30 ? wait * 1000 : invalidWait(),
+          timeoutMs: wait <= Math.floor(this.feed.maxWaitMs / 1000) ? wait * 1000 : invalidWait(Math.floor(this.feed.maxWaitMs / 1000)),
         },
         { signal: aborted.signal, allKinds: true },
       );
@@ -81,6 +81,6 @@ function integerParameter(value: unknown, name: string): number {
   return Number(text);
 }
 
-function invalidWait(): never {
-  throw new ValidationError('wait must be a whole number of seconds from 0 to 30', 'wait');
+function invalidWait(maxSeconds: number): never {
+  throw new ValidationError(`wait must be a whole number of seconds from 0 to ${maxSeconds}`, 'wait');
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { ValidateFunction } from 'ajv';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { Caller } from '../auth/caller';
@@ -8,6 +8,8 @@ import { KeyPermission } from '../auth/key-permissions';
 import { describeArgumentError, argumentValidator } from '../common/tools/tool-arguments';
 import { buildEventData } from '../delivery/payloads';
 import { EVENT_KINDS, EventKind } from '../events/event-kinds';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
 import { ConcurrencyGate } from '../limits/concurrency-gate';
 import { PayloadMode } from '../webhooks/webhook.types';
 import { EVENT_CATALOG, EventDescriptor, FeedFilter, FILTERS_BY_KIND, inputSchemaOf } from './event-catalog';
@@ -26,16 +28,12 @@ export const FEED_PERMISSION: KeyPermission = 'webhooks';
 export const MAX_EVENTS = 100;
 export const DEFAULT_MAX_EVENTS = 50;
 /**
- * How long a poll with nothing new may wait for an event, at most and by default. Below the 60 s
- * after which the official SDKs time a request out and common proxies close an idle connection,
- * and short enough that a waiting poll holds its key's running-call slot for a bounded time.
+ * How long an events/poll with nothing new waits when it gives no timeoutMs (at most
+ * EVENT_FEED_MAX_WAIT_MS, 30 s by default: below the 60 s after which the official SDKs time a
+ * request out and common proxies close an idle connection, and short enough that a waiting poll
+ * holds its key's running-call slot for a bounded time).
  */
-export const LONG_POLL_MAX_MS = 30_000;
 export const LONG_POLL_DEFAULT_MS = 20_000;
-/** A waiting poll reads the database again this often even without a wake (a lost wake costs at most this). */
-export const RECHECK_MS = 5_000;
-/** Polls of one key waiting at once in one process; one more is refused (-32013 / 429). */
-export const LONG_POLLS_PER_KEY = 4;
 /** What a poll answers as nextPollMs when it has no more to give: the client's usual floor; the next poll waits server-side anyway. */
 export const NEXT_POLL_MS = 1_000;
 
@@ -83,14 +81,21 @@ interface Subscription {
 @Injectable()
 export class EventFeedService {
   private readonly validators = new Map<EventKind | typeof ALL_KINDS, ValidateFunction>();
-  private readonly longPolls = new ConcurrencyGate(LONG_POLLS_PER_KEY);
+  private readonly longPolls: ConcurrencyGate;
+  /** The longest a poll may wait (EVENT_FEED_MAX_WAIT_MS). */
+  readonly maxWaitMs: number;
+  private readonly recheckMs: number;
 
   constructor(
     private readonly repository: EventFeedRepository,
     private readonly wakes: FeedWakes,
     private readonly keys: ApiKeysService,
     private readonly credentials: CredentialChanges,
+    @Inject(APP_CONFIG) config: AppConfig,
   ) {
+    this.longPolls = new ConcurrencyGate(config.eventFeed.longPollsPerKey);
+    this.maxWaitMs = config.eventFeed.maxWaitMs;
+    this.recheckMs = config.eventFeed.recheckMs;
     const ajv = argumentValidator();
     for (const kind of EVENT_KINDS) this.validators.set(kind, ajv.compile(inputSchemaOf(kind)));
     this.validators.set(ALL_KINDS, ajv.compile(inputSchemaOf(null)));
@@ -112,7 +117,7 @@ export class EventFeedService {
     requirePermission(caller);
     const maxAgeMs = optionalInteger(request.maxAgeMs, 'maxAgeMs', 0, Number.MAX_SAFE_INTEGER);
     const maxEvents = optionalInteger(request.maxEvents, 'maxEvents', 1, MAX_EVENTS) ?? DEFAULT_MAX_EVENTS;
-    const timeoutMs = optionalInteger(request.timeoutMs, 'timeoutMs', 0, LONG_POLL_MAX_MS) ?? LONG_POLL_DEFAULT_MS;
+    const timeoutMs = optionalInteger(request.timeoutMs, 'timeoutMs', 0, this.maxWaitMs) ?? Math.min(LONG_POLL_DEFAULT_MS, this.maxWaitMs);
     if (request.cursor !== undefined && request.cursor !== null && typeof request.cursor !== 'string') {
       throw FeedRefusal.invalid('cursor', 'cursor must be a string this server gave out, or null to start from now');
     }
@@ -149,7 +154,7 @@ export class EventFeedService {
               wakeNow();
             });
           }
-          await waitFirst(wake, Math.min(left, RECHECK_MS), signal);
+          await waitFirst(wake, Math.min(left, this.recheckMs), signal);
         } finally {
           stopWaiting();
         }
@@ -199,18 +204,13 @@ export class EventFeedService {
     };
   }
 
-  /** The key's slot among LONG_POLLS_PER_KEY waiting polls, or the draft's ResourceExhausted. */
+  /** The key's slot among EVENT_FEED_LONG_POLLS_PER_KEY waiting polls, or the draft's ResourceExhausted. */
   private takeLongPollSlot(caller: Caller): string {
     const key = caller.keyId ?? `user:${caller.userId}`;
     if (this.longPolls.tryTake(key, 1) === 0) {
-      throw new FeedRefusal(
-        'exhausted',
-        `at most ${LONG_POLLS_PER_KEY} polls of one credential may wait at once; poll with timeoutMs 0, or wait for one to return`,
-        {
-          limit: 'concurrentLongPolls',
-          max: LONG_POLLS_PER_KEY,
-        },
-      );
+      const max = this.longPolls.limit;
+      const message = `at most ${max} polls of one credential may wait at once (EVENT_FEED_LONG_POLLS_PER_KEY); poll with timeoutMs 0, or wait for one to return`;
+      throw new FeedRefusal('exhausted', message, { limit: 'concurrentLongPolls', max });
     }
     return key;
   }

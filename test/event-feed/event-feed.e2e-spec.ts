@@ -4,7 +4,6 @@ import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextp
 import { request as httpRequest } from 'node:http';
 import { z } from 'zod';
 import { FeedWakes } from '../../src/event-feed/feed-wakes';
-import { LONG_POLLS_PER_KEY, RECHECK_MS } from '../../src/event-feed/event-feed.service';
 import { OutboxRepository } from '../../src/events/outbox.repository';
 import { createMessagingTestApp, inboundSms, MessagingTestApp, partnerPhone } from '../support/messaging-hooks';
 import { rpc } from '../support/mcp';
@@ -148,7 +147,7 @@ describe('event feed: events/list, events/poll and GET /api/events', () => {
       const sms = await inboundSms(m, phone(1), partnerPhone(), 'wake up');
       const answer = await polled;
       // Well under the recheck: the wake, not the timer, ended the wait.
-      expect(Date.now() - sentAt).toBeLessThan(RECHECK_MS);
+      expect(Date.now() - sentAt).toBeLessThan(m.config.eventFeed.recheckMs);
       expect(answer.events.map((e: Result) => e.data.data.message.id)).toEqual([sms.messageId]);
     } finally {
       await c.close();
@@ -168,7 +167,7 @@ describe('event feed: events/list, events/poll and GET /api/events', () => {
       expect((await m.admin.delete(`/admin/api-keys/${key.id}`)).status).toBeLessThan(300);
       // The draft's termination of a poll: Forbidden, at once (the credential change is heard over Redis), not at the timeout.
       expect(await refusal(polled)).toEqual({ code: -32012, data: expect.objectContaining({ reason: 'access_revoked' }) });
-      expect(Date.now() - revokedAt).toBeLessThan(RECHECK_MS);
+      expect(Date.now() - revokedAt).toBeLessThan(m.config.eventFeed.recheckMs);
       const next = await m
         .http()
         .post('/api/mcp')
@@ -280,11 +279,13 @@ describe('event feed: events/list, events/poll and GET /api/events', () => {
       const { cursor } = await c.request('events/poll', { name: 'agent_turn.sent', cursor: null });
       const wakes = m.app.get(FeedWakes);
       const before = wakes.waitingFor(s.orgId);
-      const waiting = Array.from({ length: LONG_POLLS_PER_KEY }, () => c.request('events/poll', { name: 'agent_turn.sent', cursor, timeoutMs: 5_000 }));
-      await waitUntil(() => wakes.waitingFor(s.orgId) >= before + LONG_POLLS_PER_KEY, 'the polls to wait');
+      const waiting = Array.from({ length: m.config.eventFeed.longPollsPerKey }, () =>
+        c.request('events/poll', { name: 'agent_turn.sent', cursor, timeoutMs: 5_000 }),
+      );
+      await waitUntil(() => wakes.waitingFor(s.orgId) >= before + m.config.eventFeed.longPollsPerKey, 'the polls to wait');
       expect(await refusal(c.request('events/poll', { name: 'agent_turn.sent', cursor, timeoutMs: 5_000 }))).toEqual({
         code: -32013,
-        data: expect.objectContaining({ limit: 'concurrentLongPolls', max: LONG_POLLS_PER_KEY }),
+        data: expect.objectContaining({ limit: 'concurrentLongPolls', max: m.config.eventFeed.longPollsPerKey }),
       });
       for (const answer of await Promise.all(waiting)) expect(answer.events).toEqual([]);
     } finally {
