@@ -137,6 +137,7 @@ export class EventFeedService {
     let stopListening: (() => void) | undefined;
     try {
       for (let round = 0; ; round += 1) {
+        if (signal?.aborted) return this.result(subscription, [], after, false, false); // the client is gone: nobody reads this
         if (round > 0 && caller.keyId !== null && !(await this.keys.isActive(caller.keyId))) {
           throw new FeedRefusal('forbidden', 'the credential of this poll was revoked while it waited', { reason: 'access_revoked' });
         }
@@ -146,7 +147,7 @@ export class EventFeedService {
         try {
           const answer = await this.readOnce(caller, subscription, after, maxEvents, maxAgeMs);
           const left = deadline - Date.now();
-          if (answer.events.length > 0 || answer.truncated || left <= 0 || signal?.aborted) return answer;
+          if (answer.events.length > 0 || answer.truncated || left <= 0) return answer;
           if (slotKey === undefined) {
             slotKey = this.takeLongPollSlot(caller);
             stopListening = await this.listenForChanges(caller, () => {
