@@ -63,7 +63,8 @@ export interface PollResult {
   nextPollMs: number;
 }
 
-interface Subscription {
+/** A checked subscription: what to read and how to shape it. events/stream and events/subscribe (to come) take it too. */
+export interface Subscription {
   /** One kind (events/poll), or null for every kind (the HTTP feed without `type`). */
   kind: EventKind | null;
   filters: Partial<Record<FeedFilter, string>>;
@@ -145,7 +146,7 @@ export class EventFeedService {
         const wake = new Promise<void>((resolve) => (wakeNow = resolve));
         const stopWaiting = this.wakes.waitFor(caller.orgId, () => wakeNow());
         try {
-          const answer = await this.readOnce(caller, subscription, after, maxEvents, maxAgeMs);
+          const answer = await this.readPage(caller, subscription, after, maxEvents, maxAgeMs);
           const left = deadline - Date.now();
           if (answer.events.length > 0 || answer.truncated || left <= 0) return answer;
           if (slotKey === undefined) {
@@ -173,7 +174,12 @@ export class EventFeedService {
     return this.credentials.listen((id) => id === keyId && changed()).catch(() => undefined);
   }
 
-  private async readOnce(caller: Caller, subscription: Subscription, after: bigint, maxEvents: number, maxAgeMs: number | undefined): Promise<PollResult> {
+  /**
+   * One read of the caller's events after `after`: at most maxEvents, the cursor past them (or up to
+   * the head), truncated when retention or maxAgeMs skipped some. The step every mode repeats:
+   * poll once per request, a stream (to come) on each wake, as `waitFor` of FeedWakes tells.
+   */
+  async readPage(caller: Caller, subscription: Subscription, after: bigint, maxEvents: number, maxAgeMs: number | undefined): Promise<PollResult> {
     const page = await this.repository.read(caller, { after, kind: subscription.kind, filters: subscription.filters, limit: maxEvents + 1 });
     const hasMore = page.rows.length > maxEvents;
     const rows = hasMore ? page.rows.slice(0, maxEvents) : page.rows;
@@ -220,7 +226,7 @@ export class EventFeedService {
    * The event name and arguments, checked: an unknown name is NotFound, bad arguments name the one
    * at fault. `allKinds`: a missing name means every kind (the HTTP feed), with every filter.
    */
-  private subscriptionOf(request: PollRequest, allKinds: boolean): Subscription {
+  subscriptionOf(request: Pick<PollRequest, 'name' | 'arguments'>, allKinds: boolean): Subscription {
     if (request.name === undefined && allKinds) return this.checkedArguments(null, request.arguments);
     if (typeof request.name !== 'string') throw FeedRefusal.invalid('name', 'name must be the name of an event kind (events/list)');
     if (!this.validators.has(request.name as EventKind)) {
