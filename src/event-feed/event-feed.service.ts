@@ -114,8 +114,8 @@ export class EventFeedService {
    */
   async poll(caller: Caller, request: PollRequest, options: { signal?: AbortSignal; allKinds?: boolean } = {}): Promise<PollResult> {
     const { signal } = options;
+    requirePermission(caller); // first: a credential that may not receive events learns nothing more
     const subscription = this.subscriptionOf(request, options.allKinds ?? false);
-    requirePermission(caller);
     const maxAgeMs = optionalInteger(request.maxAgeMs, 'maxAgeMs', 0, Number.MAX_SAFE_INTEGER);
     const maxEvents = optionalInteger(request.maxEvents, 'maxEvents', 1, MAX_EVENTS) ?? DEFAULT_MAX_EVENTS;
     const timeoutMs = optionalInteger(request.timeoutMs, 'timeoutMs', 0, this.maxWaitMs) ?? Math.min(LONG_POLL_DEFAULT_MS, this.maxWaitMs);
