@@ -455,3 +455,33 @@ describe('discover', () => {
     }
   });
 });
+
+describe('event feed without its Redis wakes', () => {
+  it('a lost wake costs a waiting poll latency (up to EVENT_FEED_RECHECK_MS), never the event', async () => {
+    const m = await createMessagingTestApp({ EVENT_FEED_RECHECK_MS: '300' });
+    const c = await (async () => {
+      const s = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
+      return { s, client: await connectModern(m.baseUrl, s.apiKey) };
+    })();
+    try {
+      const wakes = m.app.get(FeedWakes);
+      const { cursor } = await c.client.request('events/poll', { name: 'message.received', cursor: null });
+      const first = c.client.request('events/poll', { name: 'message.received', cursor, timeoutMs: 1_000 });
+      await waitUntil(() => wakes.waitingFor(c.s.orgId) === 1, 'the poll to wait (and the process to subscribe)');
+      await first;
+      // This process hears no more wakes: its subscriber connection is gone, as in a Redis outage.
+      wakes.onModuleDestroy();
+      const polled = c.client.request('events/poll', { name: 'message.received', cursor, timeoutMs: 20_000 });
+      await waitUntil(() => wakes.waitingFor(c.s.orgId) === 1, 'the poll to wait');
+      const sentAt = Date.now();
+      const sms = await inboundSms(m, c.s.lines[0].address, partnerPhone(), 'no wake for this one');
+      const answer = await polled;
+      // Found by a recheck, long before the poll's 20 s would have run out.
+      expect(Date.now() - sentAt).toBeLessThan(5_000);
+      expect(answer.events.map((e: Result) => e.data.data.message.id)).toEqual([sms.messageId]);
+    } finally {
+      await c.client.close();
+      await m.close();
+    }
+  });
+});
