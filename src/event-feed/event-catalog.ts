@@ -1,4 +1,5 @@
 import { EVENT_KINDS, EventKind } from '../events/event-kinds';
+import { DEFAULT_MESSAGE_HISTORY_COUNT, MAX_MESSAGE_HISTORY_COUNT } from '../webhooks/webhook.types';
 
 /** How an event kind may be delivered (the draft's `delivery`): poll today; push (events/stream) and webhook (events/subscribe) are to come. */
 export type DeliveryMode = 'poll' | 'push' | 'webhook';
@@ -60,9 +61,9 @@ const SHAPE_SCHEMAS = {
   messageHistoryCount: {
     type: 'integer',
     minimum: 0,
-    maximum: 50,
-    default: 5,
-    description: 'Verbose mode: how many recent messages of the thread to include.',
+    maximum: MAX_MESSAGE_HISTORY_COUNT,
+    default: DEFAULT_MESSAGE_HISTORY_COUNT,
+    description: "Verbose mode: how many recent messages of the thread to include (as a webhook endpoint's messageHistoryCount).",
   },
 };
 

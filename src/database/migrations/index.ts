@@ -27,7 +27,7 @@ import { OAuth1763800690000 } from './1763800690000-OAuth';
 import { BoundedReads1763800700000 } from './1763800700000-BoundedReads';
 import { DeliveryLogByStatus1763800710000 } from './1763800710000-DeliveryLogByStatus';
 import { OAuthGrantScopes1763800720000 } from './1763800720000-OAuthGrantScopes';
-import { EventFeedPositions1763800730000 } from './1763800730000-EventFeedPositions';
+import { EventFeedPositions1763800740000 } from './1763800740000-EventFeedPositions';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -60,5 +60,5 @@ export const MIGRATIONS = [
   BoundedReads1763800700000,
   DeliveryLogByStatus1763800710000,
   OAuthGrantScopes1763800720000,
-  EventFeedPositions1763800730000,
+  EventFeedPositions1763800740000,
 ];

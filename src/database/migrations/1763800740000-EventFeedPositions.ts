@@ -11,8 +11,8 @@ import { createIndexUnlessBuilt } from './prebuilt-index';
  * relay. `outbox_feed_horizon` keeps the highest position retention has deleted, so a cursor
  * behind it is answered as truncated instead of silently skipping.
  */
-export class EventFeedPositions1763800730000 implements MigrationInterface {
-  name = 'EventFeedPositions1763800730000';
+export class EventFeedPositions1763800740000 implements MigrationInterface {
+  name = 'EventFeedPositions1763800740000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`CREATE SEQUENCE outbox_feed_position_seq AS bigint`);
