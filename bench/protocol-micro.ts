@@ -126,6 +126,7 @@ async function main(): Promise<void> {
     { spend: async () => undefined } as never,
     config as never,
     { mcpAnswered: () => undefined } as never,
+    {} as never, // the event feed: this bench calls no events/* method
   );
   const ticket = { widen: () => 1 } as unknown as KeyTicket;
 

@@ -26,6 +26,7 @@ import { ConversationsModule } from './conversations/conversations.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 import { DeliveryModule } from './delivery/delivery.module';
 import { LiveModule } from './live/live.module';
+import { EventFeedModule } from './event-feed/event-feed.module';
 import { BackgroundWorkRunner } from './queue/background-work';
 import { QueueModule } from './queue/queue.module';
 import { AppErrorFilter } from './web/pages/app-error.filter';
@@ -60,6 +61,7 @@ import { WebModule } from './web/web.module';
     AttachmentsModule,
     AgentsModule,
     LiveModule,
+    EventFeedModule,
     WebModule,
   ],
   // The runner is the root's: its shutdown hook runs before the features' modules close what the work uses.

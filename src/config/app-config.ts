@@ -7,6 +7,7 @@ import { smsConfig } from '../channels/sms/sms.config';
 import { commonConfig } from '../common/common.config';
 import { databaseConfig } from '../database/database.config';
 import { deliveryConfig } from '../delivery/delivery.config';
+import { eventFeedConfig } from '../event-feed/event-feed.config';
 import { eventsConfig } from '../events/events.config';
 import { limitsConfig } from '../limits/limits.config';
 import { liveConfig } from '../live/live.config';
@@ -44,6 +45,7 @@ export const SLICES = [
   webhooksConfig,
   deliveryConfig,
   eventsConfig,
+  eventFeedConfig,
   attachmentsConfig,
   liveConfig,
 ] as const;

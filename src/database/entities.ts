@@ -8,6 +8,7 @@ import { WebhookDeliveryAttempt } from '../delivery/webhook-delivery-attempt.ent
 import { WebhookDelivery } from '../delivery/webhook-delivery.entity';
 import { WebhookPayload } from '../delivery/webhook-payload.entity';
 import { OutboxEvent } from '../events/outbox-event.entity';
+import { OutboxFeedHorizon } from '../events/outbox-feed-horizon.entity';
 import { AgentTurn } from '../agents/agent-turn.entity';
 import { Agent } from '../agents/agent.entity';
 import { Attachment } from '../attachments/attachment.entity';
@@ -49,6 +50,7 @@ export const ENTITIES = [
   WebhookDeliveryAttempt,
   WebhookPayload,
   OutboxEvent,
+  OutboxFeedHorizon,
   EmailAccountHealth,
   Contact,
   Identity,

@@ -7,6 +7,7 @@ import { EventKind } from './event-kinds';
 @Entity({ name: 'outbox_events' })
 @Index('outbox_events_pending_idx', ['id'], { where: 'relayed_at IS NULL' })
 @Index('outbox_events_relayed_idx', ['relayedAt'], { where: 'relayed_at IS NOT NULL' })
+@Index('outbox_events_feed_idx', ['orgId', 'feedPosition'], { where: 'feed_position IS NOT NULL' })
 export class OutboxEvent {
   @PrimaryGeneratedColumn('increment', { type: 'bigint' })
   id: string;
@@ -37,6 +38,13 @@ export class OutboxEvent {
   /** The W3C traceparent of the span that published the event; null when tracing is off (migration TraceParents). */
   @Column({ name: 'trace_parent', type: 'text', nullable: true })
   traceParent: string | null;
+
+  /**
+   * The event's position in the committed event log (the event feed's cursors), drawn when the
+   * relay claims it, in commit order (OutboxRepository.markRelayed); null until then.
+   */
+  @Column({ name: 'feed_position', type: 'bigint', nullable: true })
+  feedPosition: string | null;
 
   /** Set once every subscriber has taken the event. */
   @Column({ name: 'relayed_at', type: 'timestamptz', nullable: true })

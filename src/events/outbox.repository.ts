@@ -9,6 +9,9 @@ import { EventKind } from './event-kinds';
 /** The parameters insertFrom names itself, which the data statement's may not. */
 const INSERT_FROM_PARAMETERS = new Set(['types', 'orgIds', 'lineIds', 'dataKeys', 'traceParents']);
 
+/** Arbitrary constant naming the lock under which the relay draws feed positions (migrate.ts has another). */
+const FEED_POSITION_LOCK_KEY = 727_100_043;
+
 /** The NOTIFY channel that wakes the relay when events were committed. */
 export const OUTBOX_CHANNEL = 'outbox_events';
 
@@ -111,8 +114,24 @@ export class OutboxRepository {
     );
   }
 
+  /**
+   * Marks the claimed events relayed and gives each its position in the committed event log, as
+   * the last statement of the claiming transaction (docs/decisions.md, "Event feed positions"):
+   * the transaction-scoped advisory lock is held from here to the commit, so two relays draw
+   * positions one after the other and each one's positions are visible (committed, or gone with
+   * a rollback) before the next draws any. A reader of `feed_position > p` therefore never sees
+   * p + 1 before p, and the lock is held only for this statement and the commit.
+   */
   async markRelayed(manager: EntityManager, ids: string[]): Promise<void> {
-    await queryNamed(manager, 'UPDATE outbox_events SET relayed_at = now() WHERE id = ANY (:ids::bigint[])', { ids });
+    await queryNamed(manager, 'SELECT pg_advisory_xact_lock(:key)', { key: FEED_POSITION_LOCK_KEY });
+    await queryNamed(
+      manager,
+      `UPDATE outbox_events o SET relayed_at = now(), feed_position = n.position
+         FROM (SELECT id, nextval('outbox_feed_position_seq') AS position
+                 FROM (SELECT unnest(:ids::bigint[]) AS id ORDER BY 1) ordered) n
+        WHERE o.id = n.id`,
+      { ids },
+    );
   }
 
   /** How many committed events wait for the relay, and the oldest one's age (metrics). */
@@ -124,12 +143,21 @@ export class OutboxRepository {
     return { count: row.count, oldestAgeSeconds: row.age ?? 0 };
   }
 
-  /** Deletes events relayed more than `retentionMs` ago, in small batches; answers how many. */
+  /**
+   * Deletes events relayed more than `retentionMs` ago, in small batches; answers how many. Each
+   * batch raises the feed's horizon (outbox_feed_horizon) to the highest position it deletes, in
+   * the same statement: a feed cursor behind it may have lost events and is answered as truncated.
+   */
   async deleteRelayedBefore(retentionMs: number, options: { batchSize: number; pauseMs: number }): Promise<number> {
     const { rows } = await deleteInBatches(
       this.dataSource,
-      `DELETE FROM outbox_events WHERE id = ANY (ARRAY(
-         SELECT id FROM outbox_events WHERE relayed_at < now() - $1::interval ORDER BY relayed_at LIMIT $2 FOR UPDATE SKIP LOCKED))`,
+      `WITH batch AS MATERIALIZED (
+              SELECT id, feed_position FROM outbox_events WHERE relayed_at < now() - $1::interval
+               ORDER BY relayed_at LIMIT $2 FOR UPDATE SKIP LOCKED),
+            horizon AS (
+              UPDATE outbox_feed_horizon SET deleted_through = GREATEST(deleted_through, (SELECT max(feed_position) FROM batch))
+               WHERE EXISTS (SELECT 1 FROM batch))
+       DELETE FROM outbox_events WHERE id IN (SELECT id FROM batch)`,
       [`${retentionMs} milliseconds`],
       options,
     );

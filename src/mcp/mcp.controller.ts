@@ -18,6 +18,7 @@ import { mcpHeadersOf } from './protocol-eras';
 import { bearerToken } from '../auth/auth.guard';
 import { RateLimitedError } from '../common/errors';
 import { eventStreamOf } from '../common/event-stream';
+import { whenResponseCloses } from '../common/response-close';
 
 export const MCP_PATH = 'api/mcp';
 
@@ -65,9 +66,11 @@ export class McpController {
       sendAnswer(res, rateLimitedAnswer(this.limits.busy(isGrantId(caller.keyId))));
       return;
     }
+    const hangUp = new AbortController();
+    whenResponseCloses(res, () => hangUp.abort()); // before an answer is written: the client is gone
     let answer;
     try {
-      answer = await this.server.handle(body, caller, ticket, mcpHeadersOf(req.headers));
+      answer = await this.server.handle(body, caller, ticket, mcpHeadersOf(req.headers), hangUp.signal);
     } finally {
       ticket.release();
     }

@@ -1,6 +1,7 @@
 import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { AuthModule } from '../auth/auth.module';
+import { EventFeedModule } from '../event-feed/event-feed.module';
 import { McpAdmissionMiddleware } from './mcp-admission.middleware';
 import { MCP_PATH, McpController } from './mcp.controller';
 import { McpService } from './mcp.service';
@@ -9,7 +10,7 @@ import { ToolRegistry } from './tool-registry';
 
 /** The JSON-RPC / MCP protocol only. Tools live in their feature modules and are discovered. */
 @Module({
-  imports: [DiscoveryModule, AuthModule],
+  imports: [DiscoveryModule, AuthModule, EventFeedModule],
   controllers: [McpController],
   providers: [ToolRegistry, McpService, McpSubscriptions],
 })

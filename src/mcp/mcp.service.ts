@@ -46,12 +46,15 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from './protocol-eras';
 import { listenFilterOf } from './listen-filter';
+import { EventFeedService } from '../event-feed/event-feed.service';
+import { answerEvents, EVENTS_CAPABILITIES } from './mcp-events';
 
 export const SERVER_INFO = { name: 'messaging-sync', title: 'Messaging Sync', version: '0.1.0' };
 
 const INSTRUCTIONS =
   'Tools act on the SMS and email conversations of the user who owns the API key, limited to the lines the key may use. ' +
-  'Register a webhook (register_webhook) to be woken by events instead of polling; list_email_accounts and ' +
+  'Register a webhook (register_webhook) to be woken by events instead of polling, or, without a URL, wait on ' +
+  'events/poll (MCP Events: events/list names the kinds); list_email_accounts and ' +
   'list_phone_numbers give the line ids a channelScope takes.';
 
 /**
@@ -64,7 +67,7 @@ export const TOOLS_LIST_TTL_MS = 5 * 60 * 1000;
 export const DISCOVER_TTL_MS = 60 * 60 * 1000;
 
 /** The methods either era answers; any other is labelled "other" in the metrics. */
-const KNOWN_METHODS = new Set(['initialize', 'ping', 'tools/list', 'tools/call', 'server/discover', 'subscriptions/listen']);
+const KNOWN_METHODS = new Set(['initialize', 'ping', 'tools/list', 'tools/call', 'server/discover', 'subscriptions/listen', 'events/list', 'events/poll']);
 /** Methods of the legacy era that revision 2026-07-28 removed, and what a modern client does instead. */
 const REMOVED_IN_MODERN: Record<string, string> = {
   initialize: 'there is no handshake: every request carries its version and capabilities in params._meta; server/discover tells what this server speaks',
@@ -96,6 +99,7 @@ export class McpService {
     private readonly limits: ApiKeyLimits,
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly metrics: ServiceMetrics,
+    private readonly events: EventFeedService,
   ) {
     this.maxBatch = config.mcp.maxBatch;
     this.batchConcurrency = config.mcp.batchConcurrency;
@@ -107,9 +111,10 @@ export class McpService {
    * the MCP-Protocol-Version header, says which. `ticket` holds the request's running-calls slot
    * (McpAdmissionMiddleware took it); a legacy batch widens it to run up to MCP_BATCH_CONCURRENCY
    * messages at once. A modern subscriptions/listen is answered with `listen` set: the controller
-   * turns the response into its stream (McpSubscriptions).
+   * turns the response into its stream (McpSubscriptions). `hangUp` aborts when the client is gone:
+   * a waiting events/poll stops waiting.
    */
-  async handle(raw: Buffer, caller: KeyCaller, ticket: KeyTicket, headers: McpHeaders = {}): Promise<McpAnswer> {
+  async handle(raw: Buffer, caller: KeyCaller, ticket: KeyTicket, headers: McpHeaders = {}, hangUp?: AbortSignal): Promise<McpAnswer> {
     if (exceedsJsonDepth(raw)) return { status: 400, body: failure(null, PARSE_ERROR, `Parse error: ${JSON_TOO_DEEP_MESSAGE}`) };
     let payload: unknown;
     try {
@@ -125,8 +130,8 @@ export class McpService {
         return await this.legacyBatch(payload, caller, ticket);
       }
       const era = eraOf(payload, headers);
-      if (era.era === 'modern') return (await this.spend(caller, 1)) ?? (await this.runModern(payload, caller, era.version, headers));
-      return (await this.spend(caller, 1)) ?? (await this.runOne(payload, caller));
+      if (era.era === 'modern') return (await this.spend(caller, 1)) ?? (await this.runModern(payload, caller, era.version, headers, hangUp));
+      return (await this.spend(caller, 1)) ?? (await this.runOne(payload, caller, hangUp));
     } catch (error) {
       if (error instanceof ProtocolRefusal) return refusalAnswer(error, idOf(payload));
       throw error;
@@ -153,8 +158,8 @@ export class McpService {
     }
   }
 
-  private async runOne(message: unknown, caller: Caller): Promise<McpAnswer> {
-    const response = await this.answer(message, caller);
+  private async runOne(message: unknown, caller: Caller, hangUp?: AbortSignal): Promise<McpAnswer> {
+    const response = await this.answer(message, caller, hangUp);
     if (!response) return { status: 202 };
     const invalid = 'error' in response && response.error.code === INVALID_REQUEST;
     return { status: invalid ? 400 : 200, body: response };
@@ -167,7 +172,7 @@ export class McpService {
    * accepted (202) as the transport page says, once the headers it sends mirror it (the revision
    * requires none on a notification). An error whose request has no readable id has no id.
    */
-  private async runModern(message: unknown, caller: Caller, version: string, headers: McpHeaders): Promise<McpAnswer> {
+  private async runModern(message: unknown, caller: Caller, version: string, headers: McpHeaders, hangUp?: AbortSignal): Promise<McpAnswer> {
     if (isClientResponse(message)) return { status: 202 };
     let request: JsonRpcRequest;
     try {
@@ -195,7 +200,7 @@ export class McpService {
         throw error;
       }
     }
-    const response = await this.traced(request, id, caller, (r, c) => this.dispatchModern(r, c, context));
+    const response = await this.traced(request, id, caller, (r, c) => this.dispatchModern(r, c, context, hangUp));
     if ('error' in response) return { status: response.error.code === METHOD_NOT_FOUND ? 404 : 200, body: response };
     return { status: 200, body: { ...response, result: modernResult(response.result) } };
   }
@@ -221,7 +226,7 @@ export class McpService {
   }
 
   /** Answers one message of the legacy era; undefined for notifications and for responses sent to us. */
-  private async answer(message: unknown, caller: Caller): Promise<JsonRpcResponse | undefined> {
+  private async answer(message: unknown, caller: Caller, hangUp?: AbortSignal): Promise<JsonRpcResponse | undefined> {
     if (isClientResponse(message)) return undefined;
     let request: JsonRpcRequest;
     try {
@@ -231,7 +236,7 @@ export class McpService {
     }
     const id = request.id;
     if (id === undefined) return undefined; // a notification: nothing to answer
-    return this.traced(request, id, caller, (r, c) => this.dispatch(r, c));
+    return this.traced(request, id, caller, (r, c) => this.dispatch(r, c, hangUp));
   }
 
   /**
@@ -291,7 +296,7 @@ export class McpService {
   }
 
   /** The legacy era's methods (2025-11-25 and earlier): the handshake, ping, and the tools. */
-  private async dispatch(request: JsonRpcRequest, caller: Caller): Promise<object> {
+  private async dispatch(request: JsonRpcRequest, caller: Caller, hangUp?: AbortSignal): Promise<object> {
     switch (request.method) {
       case 'initialize':
         return this.initialize(request.params);
@@ -301,13 +306,16 @@ export class McpService {
         return { tools: this.tools.listFor(caller) };
       case 'tools/call':
         return this.callTool(request.params, caller);
+      case 'events/list':
+      case 'events/poll':
+        return answerEvents(this.events, request.method, request.params, caller, hangUp);
       default:
         throw new JsonRpcError(METHOD_NOT_FOUND, `Method not found: ${request.method}`);
     }
   }
 
   /** The modern era's methods (2026-07-28): discovery and the tools; subscriptions/listen is the controller's stream. */
-  private async dispatchModern(request: JsonRpcRequest, caller: Caller, context: ModernContext): Promise<object> {
+  private async dispatchModern(request: JsonRpcRequest, caller: Caller, context: ModernContext, hangUp?: AbortSignal): Promise<object> {
     switch (request.method) {
       case 'server/discover':
         return this.discover();
@@ -315,6 +323,9 @@ export class McpService {
         return { tools: this.tools.listFor(caller), ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'private' };
       case 'tools/call':
         return this.callTool(request.params, caller);
+      case 'events/list':
+      case 'events/poll':
+        return answerEvents(this.events, request.method, request.params, caller, hangUp);
       default: {
         const instead = REMOVED_IN_MODERN[request.method];
         const why = instead ? `: ${request.method} is not part of ${context.version}; ${instead}` : '';
@@ -327,7 +338,7 @@ export class McpService {
   private discover(): object {
     return {
       supportedVersions: SUPPORTED_PROTOCOL_VERSIONS,
-      capabilities: { tools: { listChanged: true } },
+      capabilities: { tools: { listChanged: true }, ...EVENTS_CAPABILITIES },
       instructions: INSTRUCTIONS,
       ttlMs: DISCOVER_TTL_MS,
       cacheScope: 'public',
@@ -340,7 +351,7 @@ export class McpService {
     const protocolVersion = (LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(requested) ? requested : LATEST_LEGACY_VERSION;
     return {
       protocolVersion,
-      capabilities: { tools: { listChanged: false } },
+      capabilities: { tools: { listChanged: false }, ...EVENTS_CAPABILITIES },
       serverInfo: SERVER_INFO,
       instructions: INSTRUCTIONS,
     };

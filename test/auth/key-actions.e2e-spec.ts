@@ -25,6 +25,7 @@ const API_KEY_ROUTES = [
   { name: 'AgentsController.createTurn', path: '/api/agents/:agentId/turns', action: 'send' },
   { name: 'AgentsController.approve', path: '/api/agent-turns/:turnId/approve', action: 'send' },
   { name: 'AgentsController.reject', path: '/api/agent-turns/:turnId/reject', action: 'send' },
+  { name: 'EventFeedController.list', path: '/api/events', action: 'webhooks' },
 ];
 
 const PERMISSION_SETS = [['read'], ['webhooks'], ['read', 'webhooks'], ['send'], ['read', 'send', 'webhooks']];

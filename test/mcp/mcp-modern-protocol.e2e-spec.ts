@@ -476,7 +476,11 @@ describe('MCP 2026-07-28 over raw HTTP', () => {
         id: 'discover-1',
         result: {
           supportedVersions: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26'],
-          capabilities: { tools: { listChanged: true } },
+          capabilities: {
+            tools: { listChanged: true },
+            events: { listChanged: false },
+            extensions: { 'io.modelcontextprotocol/events': { listChanged: false } },
+          },
           instructions: legacy.body.result.instructions,
           ttlMs: 3_600_000,
           cacheScope: 'public',

@@ -86,7 +86,11 @@ describe('MCP protocol over raw HTTP', () => {
         id: 'init-1',
         result: {
           protocolVersion: version,
-          capabilities: { tools: { listChanged: false } },
+          capabilities: {
+            tools: { listChanged: false },
+            events: { listChanged: false },
+            extensions: { 'io.modelcontextprotocol/events': { listChanged: false } },
+          },
           serverInfo: { name: 'messaging-sync', title: 'Messaging Sync', version: '0.1.0' },
           instructions: expect.stringContaining('register_webhook'),
         },

@@ -59,7 +59,11 @@ describe('MCP with the official SDK client', () => {
     try {
       expect(LATEST_PROTOCOL_VERSION).toBe('2025-11-25');
       expect(client.getServerVersion()).toEqual({ name: 'messaging-sync', title: 'Messaging Sync', version: '0.1.0' });
-      expect(client.getServerCapabilities()).toEqual({ tools: { listChanged: false } });
+      // The SDK keeps the extensions map (MCP Events, docs/mcp.md "Events") and drops the draft's top-level `events`.
+      expect(client.getServerCapabilities()).toEqual({
+        tools: { listChanged: false },
+        extensions: { 'io.modelcontextprotocol/events': { listChanged: false } },
+      });
       expect(client.getInstructions()).toContain('list_email_accounts');
       await expect(client.ping()).resolves.toEqual({});
     } finally {

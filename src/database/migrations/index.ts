@@ -28,6 +28,7 @@ import { BoundedReads1763800700000 } from './1763800700000-BoundedReads';
 import { DeliveryLogByStatus1763800710000 } from './1763800710000-DeliveryLogByStatus';
 import { OAuthGrantScopes1763800720000 } from './1763800720000-OAuthGrantScopes';
 import { StandardWebhooks1763800730000 } from './1763800730000-StandardWebhooks';
+import { EventFeedPositions1763800740000 } from './1763800740000-EventFeedPositions';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -61,4 +62,5 @@ export const MIGRATIONS = [
   DeliveryLogByStatus1763800710000,
   OAuthGrantScopes1763800720000,
   StandardWebhooks1763800730000,
+  EventFeedPositions1763800740000,
 ];

@@ -1,0 +1,318 @@
+import { createHash } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { ValidateFunction } from 'ajv';
+import { ApiKeysService } from '../auth/api-keys.service';
+import { Caller } from '../auth/caller';
+import { CredentialChanges } from '../auth/credential-changes';
+import { KeyPermission } from '../auth/key-permissions';
+import { describeArgumentError, argumentValidator } from '../common/tools/tool-arguments';
+import { buildEventData } from '../delivery/payloads';
+import { EVENT_KINDS, EventKind } from '../events/event-kinds';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { ConcurrencyGate } from '../limits/concurrency-gate';
+import { PayloadMode } from '../webhooks/webhook.types';
+import { EVENT_CATALOG, EventDescriptor, FeedFilter, FILTERS_BY_KIND, inputSchemaOf } from './event-catalog';
+import { FeedRefusal } from './event-feed.errors';
+import { EventFeedRepository, FeedRow } from './event-feed.repository';
+import { decodeCursor, encodeCursor } from './feed-cursor';
+import { FeedWakes } from './feed-wakes';
+
+/** The validator of the HTTP feed's arguments when no kind is named. */
+const ALL_KINDS = '*';
+const ALL_FILTERS: FeedFilter[] = ['line', 'thread', 'direction', 'label'];
+
+/** The permission every way of receiving events needs (docs/mcp.md, "Events": why `webhooks`). */
+export const FEED_PERMISSION: KeyPermission = 'webhooks';
+/** Events one poll answers at most, and when maxEvents is not given. */
+export const MAX_EVENTS = 100;
+export const DEFAULT_MAX_EVENTS = 50;
+/**
+ * How long an events/poll with nothing new waits when it gives no timeoutMs (at most
+ * EVENT_FEED_MAX_WAIT_MS, 30 s by default: below the 60 s after which the official SDKs time a
+ * request out and common proxies close an idle connection, and short enough that a waiting poll
+ * holds its key's running-call slot for a bounded time).
+ */
+export const LONG_POLL_DEFAULT_MS = 20_000;
+/** What a poll answers as nextPollMs when it has no more to give: the client's usual floor; the next poll waits server-side anyway. */
+export const NEXT_POLL_MS = 1_000;
+
+/** events/poll's request (the draft's), as it came: checked by poll. */
+export interface PollRequest {
+  name?: unknown;
+  arguments?: unknown;
+  cursor?: unknown;
+  maxAgeMs?: unknown;
+  maxEvents?: unknown;
+  timeoutMs?: unknown;
+}
+
+/** One event as the draft's EventOccurrence: `data` is the webhook envelope of the event, in the subscription's mode. */
+export interface EventOccurrence {
+  eventId: string;
+  name: EventKind;
+  timestamp: string;
+  data: { id: string; type: EventKind; createdAt: string; mode: PayloadMode; data: object };
+}
+
+export interface PollResult {
+  events: EventOccurrence[];
+  cursor: string;
+  truncated: boolean;
+  hasMore: boolean;
+  nextPollMs: number;
+}
+
+/** A checked subscription: what to read and how to shape it. events/stream and events/subscribe (to come) take it too. */
+export interface Subscription {
+  /** One kind (events/poll), or null for every kind (the HTTP feed without `type`). */
+  kind: EventKind | null;
+  filters: Partial<Record<FeedFilter, string>>;
+  mode: PayloadMode;
+  messageHistoryCount: number;
+  /** What cursors of this subscription are bound to (feed-cursor.ts). */
+  scope: string;
+}
+
+/**
+ * The event feed (docs/mcp.md, "Events"; docs/events-feed.md): the committed events a caller may
+ * see, read from a cursor, one implementation behind events/poll and GET /api/events (and the
+ * stream and webhook modes to come). Holds no state per client: the cursor says where to go on.
+ */
+@Injectable()
+export class EventFeedService {
+  private readonly validators = new Map<EventKind | typeof ALL_KINDS, ValidateFunction>();
+  private readonly longPolls: ConcurrencyGate;
+  /** The longest a poll may wait (EVENT_FEED_MAX_WAIT_MS). */
+  readonly maxWaitMs: number;
+  private readonly recheckMs: number;
+
+  constructor(
+    private readonly repository: EventFeedRepository,
+    private readonly wakes: FeedWakes,
+    private readonly keys: ApiKeysService,
+    private readonly credentials: CredentialChanges,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.longPolls = new ConcurrencyGate(config.eventFeed.longPollsPerKey);
+    this.maxWaitMs = config.eventFeed.maxWaitMs;
+    this.recheckMs = config.eventFeed.recheckMs;
+    const ajv = argumentValidator();
+    for (const kind of EVENT_KINDS) this.validators.set(kind, ajv.compile(inputSchemaOf(kind)));
+    this.validators.set(ALL_KINDS, ajv.compile(inputSchemaOf(null)));
+  }
+
+  /** events/list: the catalog; the same for every caller (it holds no data). */
+  list(): { events: readonly EventDescriptor[] } {
+    return { events: EVENT_CATALOG };
+  }
+
+  /**
+   * One poll: the caller's events after the cursor (none and the head for a null cursor), waiting
+   * up to timeoutMs when there are none, returning as soon as one commits. `signal` ends a wait
+   * early (the client hung up).
+   */
+  async poll(caller: Caller, request: PollRequest, options: { signal?: AbortSignal; allKinds?: boolean } = {}): Promise<PollResult> {
+    const { signal } = options;
+    requirePermission(caller); // first: a credential that may not receive events learns nothing more
+    const subscription = this.subscriptionOf(request, options.allKinds ?? false);
+    const maxAgeMs = optionalInteger(request.maxAgeMs, 'maxAgeMs', 0, Number.MAX_SAFE_INTEGER);
+    const maxEvents = optionalInteger(request.maxEvents, 'maxEvents', 1, MAX_EVENTS) ?? DEFAULT_MAX_EVENTS;
+    const timeoutMs = optionalInteger(request.timeoutMs, 'timeoutMs', 0, this.maxWaitMs) ?? Math.min(LONG_POLL_DEFAULT_MS, this.maxWaitMs);
+    if (request.cursor !== undefined && request.cursor !== null && typeof request.cursor !== 'string') {
+      throw FeedRefusal.invalid('cursor', 'cursor must be a string this server gave out, or null to start from now');
+    }
+    if (request.cursor === undefined || request.cursor === null) {
+      const page = await this.repository.read(caller, { after: 0n, kind: subscription.kind, filters: subscription.filters, limit: 0 });
+      return this.result(subscription, [], BigInt(page.head ?? '0'), false, false);
+    }
+    const after = decodeCursor(request.cursor, subscription.scope);
+    const deadline = Date.now() + timeoutMs;
+    let slotKey: string | undefined;
+    let wakeNow = () => {};
+    // The caller was resolved when the request came in: once its credential changes (revoked,
+    // narrowed, a permission taken away) a waiting poll answers at once without reading, and the
+    // client's next poll is resolved afresh. Without Redis, each recheck asks the database whether
+    // the credential still works.
+    let credentialChanged = false;
+    let stopListening: (() => void) | undefined;
+    try {
+      for (let round = 0; ; round += 1) {
+        if (signal?.aborted) return this.result(subscription, [], after, false, false); // the client is gone: nobody reads this
+        if (round > 0 && caller.keyId !== null && !(await this.keys.isActive(caller.keyId))) {
+          throw new FeedRefusal('forbidden', 'the credential of this poll was revoked while it waited', { reason: 'access_revoked' });
+        }
+        if (credentialChanged) return this.result(subscription, [], after, false, false, 0);
+        const wake = new Promise<void>((resolve) => (wakeNow = resolve));
+        const stopWaiting = this.wakes.waitFor(caller.orgId, () => wakeNow());
+        try {
+          const answer = await this.readPage(caller, subscription, after, maxEvents, maxAgeMs);
+          const left = deadline - Date.now();
+          if (answer.events.length > 0 || answer.truncated || left <= 0) return answer;
+          if (slotKey === undefined) {
+            slotKey = this.takeLongPollSlot(caller);
+            stopListening = await this.listenForChanges(caller, () => {
+              credentialChanged = true;
+              wakeNow();
+            });
+          }
+          await waitFirst(wake, Math.min(left, this.recheckMs), signal);
+        } finally {
+          stopWaiting();
+        }
+      }
+    } finally {
+      stopListening?.();
+      if (slotKey !== undefined) this.longPolls.give(slotKey, 1);
+    }
+  }
+
+  /** Calls `changed` when the caller's credential changes; nothing when Redis cannot be had (the rechecks ask the database). */
+  private async listenForChanges(caller: Caller, changed: () => void): Promise<(() => void) | undefined> {
+    if (caller.keyId === null) return undefined;
+    const keyId = caller.keyId;
+    return this.credentials.listen((id) => id === keyId && changed()).catch(() => undefined);
+  }
+
+  /**
+   * One read of the caller's events after `after`: at most maxEvents, the cursor past them (or up to
+   * the head), truncated when retention or maxAgeMs skipped some. The step every mode repeats:
+   * poll once per request, a stream (to come) on each wake, as `waitFor` of FeedWakes tells.
+   */
+  async readPage(caller: Caller, subscription: Subscription, after: bigint, maxEvents: number, maxAgeMs: number | undefined): Promise<PollResult> {
+    const page = await this.repository.read(caller, { after, kind: subscription.kind, filters: subscription.filters, limit: maxEvents + 1 });
+    const hasMore = page.rows.length > maxEvents;
+    const rows = hasMore ? page.rows.slice(0, maxEvents) : page.rows;
+    let truncated = after < BigInt(page.horizon);
+    const floor = maxAgeMs === undefined ? undefined : Date.now() - maxAgeMs;
+    const kept = floor === undefined ? rows : rows.filter((r) => r.occurred_at.getTime() >= floor);
+    if (kept.length < rows.length) truncated = true;
+    // Past the last event given, or (none left) up to the head read in the same snapshot: a quiet
+    // subscription's cursor keeps up with the log, so it does not fall behind retention.
+    const last = rows.length > 0 ? BigInt(rows[rows.length - 1].position) : after;
+    const position = hasMore ? last : maxOf(last, after, BigInt(page.head ?? '0'));
+    return this.result(subscription, kept, position, truncated, hasMore);
+  }
+
+  private result(
+    subscription: Subscription,
+    rows: FeedRow[],
+    position: bigint,
+    truncated: boolean,
+    hasMore: boolean,
+    nextPollMs = hasMore ? 0 : NEXT_POLL_MS,
+  ): PollResult {
+    return {
+      events: rows.map((row) => occurrenceOf(row, subscription)),
+      cursor: encodeCursor({ position, scope: subscription.scope }),
+      truncated,
+      hasMore,
+      nextPollMs,
+    };
+  }
+
+  /** The key's slot among EVENT_FEED_LONG_POLLS_PER_KEY waiting polls, or the draft's ResourceExhausted. */
+  private takeLongPollSlot(caller: Caller): string {
+    const key = caller.keyId ?? `user:${caller.userId}`;
+    if (this.longPolls.tryTake(key, 1) === 0) {
+      const max = this.longPolls.limit;
+      const message = `at most ${max} polls of one credential may wait at once (EVENT_FEED_LONG_POLLS_PER_KEY); poll with timeoutMs 0, or wait for one to return`;
+      throw new FeedRefusal('exhausted', message, { limit: 'concurrentLongPolls', max });
+    }
+    return key;
+  }
+
+  /**
+   * The event name and arguments, checked: an unknown name is NotFound, bad arguments name the one
+   * at fault. `allKinds`: a missing name means every kind (the HTTP feed), with every filter.
+   */
+  subscriptionOf(request: Pick<PollRequest, 'name' | 'arguments'>, allKinds: boolean): Subscription {
+    if (request.name === undefined && allKinds) return this.checkedArguments(null, request.arguments);
+    if (typeof request.name !== 'string') throw FeedRefusal.invalid('name', 'name must be the name of an event kind (events/list)');
+    if (!this.validators.has(request.name as EventKind)) {
+      throw new FeedRefusal('not_found', `no event kind is named ${JSON.stringify(request.name).slice(0, 80)}; events/list names them`, {
+        kind: 'event',
+        field: 'name',
+      });
+    }
+    return this.checkedArguments(request.name as EventKind, request.arguments);
+  }
+
+  private checkedArguments(kind: EventKind | null, given: unknown): Subscription {
+    const validate = this.validators.get(kind ?? ALL_KINDS)!;
+    const applicable = kind === null ? ALL_FILTERS : FILTERS_BY_KIND[kind];
+    const raw = given === undefined || given === null ? {} : given;
+    if (typeof raw !== 'object' || Array.isArray(raw)) throw FeedRefusal.invalid('arguments', 'arguments must be an object');
+    const args = JSON.parse(JSON.stringify(raw)) as Record<string, unknown>;
+    if (!validate(args)) {
+      const error = validate.errors?.[0];
+      const at = error?.instancePath ? error.instancePath.slice(1).replace(/\//g, '.') : (error?.params as { additionalProperty?: string })?.additionalProperty;
+      const takes = Object.keys((inputSchemaOf(kind) as { properties: object }).properties).join(', ');
+      throw FeedRefusal.invalid(at ? `arguments.${at}` : 'arguments', `arguments: ${describeArgumentError(error)} (${kind ?? 'the feed'} takes ${takes})`);
+    }
+    const filters: Partial<Record<FeedFilter, string>> = {};
+    for (const filter of applicable) if (typeof args[filter] === 'string') filters[filter] = args[filter];
+    const canonical = JSON.stringify([kind ?? '*', ...ALL_FILTERS.map((f) => filters[f] ?? null)]);
+    return {
+      kind,
+      filters,
+      mode: args.mode as PayloadMode,
+      messageHistoryCount: args.messageHistoryCount as number,
+      scope: createHash('sha256').update(canonical).digest('hex').slice(0, 16),
+    };
+  }
+}
+
+/** The one check of every way in: a credential without the `webhooks` permission receives no events. */
+export function requirePermission(caller: Caller): void {
+  if (!caller.permissions.includes(FEED_PERMISSION)) {
+    throw new FeedRefusal('forbidden', `receiving events needs the ${FEED_PERMISSION} permission, which this credential does not have`, {
+      reason: 'missing_permission',
+      permission: FEED_PERMISSION,
+    });
+  }
+}
+
+function occurrenceOf(row: FeedRow, subscription: Subscription): EventOccurrence {
+  const eventId = `evt_${row.id}`;
+  const timestamp = row.occurred_at.toISOString();
+  return {
+    eventId,
+    name: row.type,
+    timestamp,
+    data: {
+      id: eventId,
+      type: row.type,
+      createdAt: timestamp,
+      mode: subscription.mode,
+      data: buildEventData(row.type, row.data, subscription.mode, subscription.messageHistoryCount),
+    },
+  };
+}
+
+function optionalInteger(value: unknown, field: string, min: number, max: number): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw FeedRefusal.invalid(field, `${field} must be an integer from ${min} to ${max}`);
+  }
+  return value;
+}
+
+function maxOf(...values: bigint[]): bigint {
+  return values.reduce((a, b) => (b > a ? b : a));
+}
+
+/** Resolves on the wake, after `ms`, or when `signal` aborts, whichever is first. */
+function waitFirst(wake: Promise<void>, ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    const onAbort = () => done();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    void wake.then(done);
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }
+  });
+}

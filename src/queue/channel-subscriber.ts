@@ -1,0 +1,40 @@
+import Redis from 'ioredis';
+
+/**
+ * One Redis pub/sub subscription of a process: its connection is made on the first `subscribe()`
+ * (which callers may await, or not), and ioredis subscribes again after a reconnect. A failed
+ * attempt is forgotten, so the next `subscribe()` tries again.
+ */
+export class ChannelSubscriber {
+  private subscriber?: Redis;
+  private subscribing?: Promise<void>;
+
+  constructor(
+    private readonly redisUrl: string,
+    private readonly channel: string,
+    private readonly onMessage: (message: string) => void,
+  ) {}
+
+  subscribe(): Promise<void> {
+    if (!this.subscribing) {
+      const subscriber = (this.subscriber ??= this.connection());
+      this.subscribing = (async () => {
+        if (subscriber.status === 'wait') await subscriber.connect();
+        await subscriber.subscribe(this.channel);
+      })();
+      this.subscribing.catch(() => (this.subscribing = undefined));
+    }
+    return this.subscribing;
+  }
+
+  disconnect(): void {
+    this.subscriber?.disconnect();
+  }
+
+  private connection(): Redis {
+    const subscriber = new Redis(this.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    subscriber.on('error', () => undefined); // reconnects on its own
+    subscriber.on('message', (_channel: string, message: string) => this.onMessage(message));
+    return subscriber;
+  }
+}
