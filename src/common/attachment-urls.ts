@@ -56,6 +56,18 @@ export class AttachmentUrls {
     );
   }
 
+  /**
+   * An event's `data` with a download link signed for `holder` on each of its `attachments` (the
+   * verbose payload's; other data as given): valid 1 hour from `now`. The one place event payloads
+   * get their links: the delivery engine (for the endpoint's owner, at every attempt) and the event
+   * feed (for the caller, at every read).
+   */
+  withSignedLinks<T extends object>(data: T, holder: LinkHolder, now: Date): T {
+    const attachments = (data as { attachments?: unknown }).attachments;
+    if (!Array.isArray(attachments)) return data;
+    return { ...data, attachments: attachments.map((a: { id: string }) => ({ ...a, url: this.sign(a.id, holder, now) })) };
+  }
+
   /** The holder the link was minted for, if its signature is good and it has not expired; else null. */
   verify(attachmentId: string, query: SignedLinkQuery, now: Date): LinkHolder | null {
     const { expires, sig } = query;

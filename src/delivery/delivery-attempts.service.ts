@@ -207,10 +207,7 @@ export class DeliveryAttemptsService implements OnModuleInit {
 
   /** Envelope bytes for this attempt; attachment links are signed afresh for the endpoint's owner, valid 1 h from now. */
   private serialize(delivery: ClaimedDelivery, now: Date): string {
-    const data = delivery.data as { attachments?: Array<{ id: string }> };
-    const withUrls = Array.isArray(data.attachments)
-      ? { ...data, attachments: data.attachments.map((a) => ({ ...a, url: this.attachmentUrls.sign(a.id, { userId: delivery.userId, keyId: null }, now) })) }
-      : data;
+    const withUrls = this.attachmentUrls.withSignedLinks(delivery.data, { userId: delivery.userId, keyId: null }, now);
     return JSON.stringify({
       id: delivery.eventId,
       type: delivery.eventType,

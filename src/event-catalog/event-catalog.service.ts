@@ -4,7 +4,7 @@ import { APP_CONFIG } from '../config/config.module';
 import { EventKind } from '../events/event-kinds';
 import { PayloadMode } from '../webhooks/webhook.types';
 import { ASYNCAPI_PATH, asyncApiDocument } from './asyncapi-document';
-import { CatalogEntry, catalogIndex, dataSchema, JsonSchema, payloadSchema } from './event-schemas';
+import { CatalogEntry, catalogIndex, dataSchema, feedPayloadSchema, JsonSchema, payloadSchema } from './event-schemas';
 
 /** The catalog's documents with `$id`s under this service's PUBLIC_BASE_URL, built once. */
 @Injectable()
@@ -21,6 +21,11 @@ export class EventCatalog {
   /** The schema of the envelope's `data` alone. */
   dataSchema(kind: EventKind, mode: PayloadMode): JsonSchema {
     return this.once(`data:${kind}:${mode}`, () => dataSchema(kind, mode, this.config.publicBaseUrl));
+  }
+
+  /** The schema of an event feed occurrence's `data` (events/list's payloadSchema): either mode, by its `mode`. */
+  feedPayloadSchema(kind: EventKind): JsonSchema {
+    return this.once(`feed:${kind}`, () => feedPayloadSchema(kind));
   }
 
   /** Every kind with the URLs of its documents, and the URL of the AsyncAPI document. */

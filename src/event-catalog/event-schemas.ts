@@ -424,3 +424,38 @@ export function catalogIndex(baseUrl: string): CatalogEntry[] {
     ) as CatalogEntry['schemas'],
   }));
 }
+
+/**
+ * The schema of an event feed occurrence's `data` (events/poll, GET /api/events; the `payloadSchema`
+ * of events/list): the envelope a webhook endpoint receives, without `endpointId` (a feed has no
+ * endpoint) and with the event's id in the log (`evt_` + its number, the same on every read) in
+ * place of a delivery's id. Which of the two modes: the subscription's `mode` argument, so the
+ * schema is `oneOf` the concise and the verbose envelope, told apart by their `mode` (docs/mcp.md,
+ * "events/list"). A standalone document without `$id` (it is served inside events/list).
+ */
+export function feedPayloadSchema(kind: EventKind): JsonSchema {
+  const info = KIND_INFO[kind];
+  const data = Object.fromEntries(PAYLOAD_MODES.map((mode) => [`${mode}Data`, dataBody(kind, mode)]));
+  const envelopes = PAYLOAD_MODES.map((mode) =>
+    object(`${info.title} (${mode})`, `The event in ${mode} mode: what a subscription with \`mode: "${mode}"\` receives.`, {
+      id: {
+        type: 'string',
+        pattern: '^evt_[0-9]+$',
+        description: 'The event id (`evt_` + its number in the log): the same on every read, the dedup key; the eventId of the occurrence.',
+      },
+      type: { const: kind, description: 'The event kind.' },
+      createdAt: { ...ref('timestamp'), description: 'When the event happened (the time of its database transaction).' },
+      mode: { const: mode, description: 'The detail level `data` was built in: the subscription’s `mode` argument.' },
+      data: ref(`${mode}Data`),
+    }),
+  );
+  return {
+    $schema: JSON_SCHEMA_DIALECT,
+    title: `${info.title} (event feed)`,
+    description:
+      `The \`data\` of a ${kind} occurrence, in the subscription's mode (\`concise\` unless its \`mode\` argument says \`verbose\`): ` +
+      `the webhook envelope of that mode without \`endpointId\`. Fires when ${info.firesWhen}.`,
+    oneOf: envelopes,
+    $defs: { ...data, ...defsOf({ envelopes, data }) },
+  };
+}

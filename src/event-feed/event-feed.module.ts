@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module';
+import { EventCatalogModule } from '../event-catalog/event-catalog.module';
 import { EventFeedController } from './event-feed.controller';
 import { EventFeedRepository } from './event-feed.repository';
 import { EventFeedService } from './event-feed.service';
@@ -11,7 +12,7 @@ import { FeedWakes } from './feed-wakes';
  * and the HTTP feed (GET /api/events) both call EventFeedService.
  */
 @Module({
-  imports: [AuthModule],
+  imports: [AuthModule, EventCatalogModule],
   controllers: [EventFeedController],
   providers: [EventFeedRepository, EventFeedService, FeedWakes],
   exports: [EventFeedService],

@@ -5,7 +5,7 @@ import { Caller } from '../auth/caller';
 import { queryNamed } from '../database/sql';
 import { EventKind } from '../events/event-kinds';
 import { visibleDelivery } from '../webhooks/endpoint-visibility';
-import { FeedFilter } from './event-catalog';
+import { FeedFilter } from './event-descriptors';
 
 export interface FeedRow {
   position: string;

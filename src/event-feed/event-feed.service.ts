@@ -5,14 +5,16 @@ import { ApiKeysService } from '../auth/api-keys.service';
 import { Caller } from '../auth/caller';
 import { CredentialChanges } from '../auth/credential-changes';
 import { KeyPermission } from '../auth/key-permissions';
+import { AttachmentUrls } from '../common/attachment-urls';
 import { describeArgumentError, argumentValidator } from '../common/tools/tool-arguments';
 import { buildEventData } from '../delivery/payloads';
+import { EventCatalog } from '../event-catalog/event-catalog.service';
 import { EVENT_KINDS, EventKind } from '../events/event-kinds';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { ConcurrencyGate } from '../limits/concurrency-gate';
 import { PayloadMode } from '../webhooks/webhook.types';
-import { EVENT_CATALOG, EventDescriptor, FeedFilter, FILTERS_BY_KIND, inputSchemaOf } from './event-catalog';
+import { EventDescriptor, eventDescriptors, FeedFilter, FILTERS_BY_KIND, inputSchemaOf } from './event-descriptors';
 import { FeedRefusal } from './event-feed.errors';
 import { EventFeedRepository, FeedRow } from './event-feed.repository';
 import { decodeCursor, encodeCursor } from './feed-cursor';
@@ -86,12 +88,15 @@ export class EventFeedService {
   /** The longest a poll may wait (EVENT_FEED_MAX_WAIT_MS). */
   readonly maxWaitMs: number;
   private readonly recheckMs: number;
+  private readonly descriptors: readonly EventDescriptor[];
 
   constructor(
     private readonly repository: EventFeedRepository,
     private readonly wakes: FeedWakes,
     private readonly keys: ApiKeysService,
     private readonly credentials: CredentialChanges,
+    private readonly attachmentUrls: AttachmentUrls,
+    catalog: EventCatalog,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.longPolls = new ConcurrencyGate(config.eventFeed.longPollsPerKey);
@@ -100,11 +105,12 @@ export class EventFeedService {
     const ajv = argumentValidator();
     for (const kind of EVENT_KINDS) this.validators.set(kind, ajv.compile(inputSchemaOf(kind)));
     this.validators.set(ALL_KINDS, ajv.compile(inputSchemaOf(null)));
+    this.descriptors = eventDescriptors((kind) => catalog.feedPayloadSchema(kind));
   }
 
   /** events/list: the catalog; the same for every caller (it holds no data). */
   list(): { events: readonly EventDescriptor[] } {
-    return { events: EVENT_CATALOG };
+    return { events: this.descriptors };
   }
 
   /**
@@ -124,7 +130,7 @@ export class EventFeedService {
     }
     if (request.cursor === undefined || request.cursor === null) {
       const page = await this.repository.read(caller, { after: 0n, kind: subscription.kind, filters: subscription.filters, limit: 0 });
-      return this.result(subscription, [], BigInt(page.head ?? '0'), false, false);
+      return this.result(caller, subscription, [], BigInt(page.head ?? '0'), false, false);
     }
     const after = decodeCursor(request.cursor, subscription.scope);
     const deadline = Date.now() + timeoutMs;
@@ -138,11 +144,11 @@ export class EventFeedService {
     let stopListening: (() => void) | undefined;
     try {
       for (let round = 0; ; round += 1) {
-        if (signal?.aborted) return this.result(subscription, [], after, false, false); // the client is gone: nobody reads this
+        if (signal?.aborted) return this.result(caller, subscription, [], after, false, false); // the client is gone: nobody reads this
         if (round > 0 && caller.keyId !== null && !(await this.keys.isActive(caller.keyId))) {
           throw new FeedRefusal('forbidden', 'the credential of this poll was revoked while it waited', { reason: 'access_revoked' });
         }
-        if (credentialChanged) return this.result(subscription, [], after, false, false, 0);
+        if (credentialChanged) return this.result(caller, subscription, [], after, false, false, 0);
         const wake = new Promise<void>((resolve) => (wakeNow = resolve));
         const stopWaiting = this.wakes.waitFor(caller.orgId, () => wakeNow());
         try {
@@ -191,10 +197,11 @@ export class EventFeedService {
     // subscription's cursor keeps up with the log, so it does not fall behind retention.
     const last = rows.length > 0 ? BigInt(rows[rows.length - 1].position) : after;
     const position = hasMore ? last : maxOf(last, after, BigInt(page.head ?? '0'));
-    return this.result(subscription, kept, position, truncated, hasMore);
+    return this.result(caller, subscription, kept, position, truncated, hasMore);
   }
 
   private result(
+    caller: Caller,
     subscription: Subscription,
     rows: FeedRow[],
     position: bigint,
@@ -202,8 +209,11 @@ export class EventFeedService {
     hasMore: boolean,
     nextPollMs = hasMore ? 0 : NEXT_POLL_MS,
   ): PollResult {
+    // Verbose attachments get download links signed for the caller at this read, as read_attachment signs them.
+    const holder = { userId: caller.userId, keyId: caller.keyId };
+    const now = new Date();
     return {
-      events: rows.map((row) => occurrenceOf(row, subscription)),
+      events: rows.map((row) => occurrenceOf(row, subscription, (data) => this.attachmentUrls.withSignedLinks(data, holder, now))),
       cursor: encodeCursor({ position, scope: subscription.scope }),
       truncated,
       hasMore,
@@ -273,7 +283,7 @@ export function requirePermission(caller: Caller): void {
   }
 }
 
-function occurrenceOf(row: FeedRow, subscription: Subscription): EventOccurrence {
+function occurrenceOf(row: FeedRow, subscription: Subscription, signLinks: (data: object) => object): EventOccurrence {
   const eventId = `evt_${row.id}`;
   const timestamp = row.occurred_at.toISOString();
   return {
@@ -285,7 +295,7 @@ function occurrenceOf(row: FeedRow, subscription: Subscription): EventOccurrence
       type: row.type,
       createdAt: timestamp,
       mode: subscription.mode,
-      data: buildEventData(row.type, row.data, subscription.mode, subscription.messageHistoryCount),
+      data: signLinks(buildEventData(row.type, row.data, subscription.mode, subscription.messageHistoryCount)),
     },
   };
 }

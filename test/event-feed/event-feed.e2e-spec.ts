@@ -5,6 +5,8 @@ import { request as httpRequest } from 'node:http';
 import { z } from 'zod';
 import { FeedWakes } from '../../src/event-feed/feed-wakes';
 import { OutboxRepository } from '../../src/events/outbox.repository';
+import { getEvents } from '../support/event-feed';
+import { validatedEventsResult } from '../support/event-schemas';
 import { createMessagingTestApp, inboundSms, MessagingTestApp, partnerPhone } from '../support/messaging-hooks';
 import { rpc } from '../support/mcp';
 import { modernRpc } from '../support/mcp-modern';
@@ -28,7 +30,8 @@ async function connectLegacy(baseUrl: string, token: string): Promise<EventsClie
   const client = new LegacyClient({ name: 'e2e-events-v1', version: '1.0.0' });
   await client.connect(new LegacyTransport(new URL(`${baseUrl}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
   return {
-    request: (method, params) => client.request({ method, params }, ANY_RESULT as never, { timeout: 60_000 }) as Promise<Result>,
+    request: async (method, params) =>
+      validatedEventsResult(method, (await client.request({ method, params }, ANY_RESULT as never, { timeout: 60_000 })) as Result),
     capabilities: () => client.getServerCapabilities() as Result | undefined,
     close: () => client.close(),
   };
@@ -38,7 +41,8 @@ async function connectModern(baseUrl: string, token: string): Promise<EventsClie
   const client = new ModernClient({ name: 'e2e-events-v2', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
   await client.connect(new ModernTransport(new URL(`${baseUrl}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
   return {
-    request: (method, params) => client.request({ method, params } as never, ANY_RESULT, { timeout: 60_000 }) as Promise<Result>,
+    request: async (method, params) =>
+      validatedEventsResult(method, (await client.request({ method, params } as never, ANY_RESULT, { timeout: 60_000 })) as Result),
     capabilities: () => client.getServerCapabilities() as Result | undefined,
     close: () => client.close(),
   };
@@ -107,7 +111,11 @@ describe('event feed: events/list, events/poll and GET /api/events', () => {
       expect(received.delivery).toEqual(['poll']);
       expect(Object.keys(received.inputSchema.properties)).toEqual(['line', 'thread', 'direction', 'label', 'mode', 'messageHistoryCount']);
       expect(Object.keys(events[6].inputSchema.properties)).toEqual(['mode', 'messageHistoryCount']);
-      expect(received.payloadSchema.required).toEqual(['id', 'type', 'createdAt', 'mode', 'data']);
+      // The catalog's envelope of each mode, told apart by `mode` (the client's helper checked it is EventCatalog's, and compiles).
+      expect(received.payloadSchema.oneOf.map((branch: Result) => [branch.properties.mode.const, branch.properties.data.$ref])).toEqual([
+        ['concise', '#/$defs/conciseData'],
+        ['verbose', '#/$defs/verboseData'],
+      ]);
     });
 
     it('polls from now, gets an inbound SMS once, in the webhook envelope of the asked mode', async () => {
@@ -202,7 +210,7 @@ describe('event feed: events/list, events/poll and GET /api/events', () => {
     await waitUntil(() => wakes.waitingFor(s.orgId) === before + 1, 'the MCP poll to wait');
     hangUpMcp();
     await waitUntil(() => wakes.waitingFor(s.orgId) === before, 'the MCP poll to stop waiting');
-    const feedCursor = (await m.http().get('/api/events').set('Authorization', `Bearer ${s.apiKey}`)).body.cursor as string;
+    const feedCursor = (await getEvents(m, `Bearer ${s.apiKey}`)).body.cursor as string;
     const hangUpHttp = start('GET', `/api/events?cursor=${encodeURIComponent(feedCursor)}&wait=30`);
     await waitUntil(() => wakes.waitingFor(s.orgId) === before + 1, 'the HTTP poll to wait');
     hangUpHttp();
@@ -213,13 +221,8 @@ describe('event feed: events/list, events/poll and GET /api/events', () => {
     const wakes = m.app.get(FeedWakes);
     const before = wakes.waitingFor(s.orgId);
     const auth = `Bearer ${s.apiKey}`;
-    const { cursor } = (await m.http().get('/api/events').query({ line: s.lines[1].id }).set('Authorization', auth)).body;
-    const held = m
-      .http()
-      .get('/api/events')
-      .query({ line: s.lines[1].id, cursor, wait: '30' })
-      .set('Authorization', auth)
-      .then((res) => res);
+    const { cursor } = (await getEvents(m, auth, { line: s.lines[1].id })).body;
+    const held = getEvents(m, auth, { line: s.lines[1].id, cursor, wait: '30' }).then((res) => res);
     await waitUntil(() => wakes.waitingFor(s.orgId) > before, 'the HTTP poll to wait');
     const sms = await inboundSms(m, phone(1), partnerPhone(), 'held request');
     const res = await held;
@@ -330,31 +333,27 @@ describe('event feed: events/list, events/poll and GET /api/events', () => {
   });
 
   it('the HTTP feed: same reads, same auth, errors naming the parameter', async () => {
-    const start = await m.http().get('/api/events').set('Authorization', `Bearer ${s.apiKey}`);
+    const start = await getEvents(m, `Bearer ${s.apiKey}`);
     expect(start.status).toBe(200);
     expect(start.body).toMatchObject({ events: [], truncated: false, hasMore: false });
     const sms = await inboundSms(m, phone(0), partnerPhone(), 'over plain HTTP');
-    const got = await m
-      .http()
-      .get('/api/events')
-      .query({ cursor: start.body.cursor, type: 'message.received', wait: '10' })
-      .set('Authorization', `Bearer ${s.apiKey}`);
+    const got = await getEvents(m, `Bearer ${s.apiKey}`, { cursor: start.body.cursor, type: 'message.received', wait: '10' });
     // A cursor of the all-kinds feed is not one of message.received's: refused, naming it.
     expect(got.status).toBe(400);
     expect(got.body).toMatchObject({ field: 'cursor' });
-    const all = await m.http().get('/api/events').query({ cursor: start.body.cursor, wait: '10', limit: '100' }).set('Authorization', `Bearer ${s.apiKey}`);
+    const all = await getEvents(m, `Bearer ${s.apiKey}`, { cursor: start.body.cursor, wait: '10', limit: '100' });
     expect(all.status).toBe(200);
     expect(all.body.events.map((e: Result) => e.data.data.message?.id)).toContain(sms.messageId);
-    const bad = (query: Record<string, string>) => m.http().get('/api/events').query(query).set('Authorization', `Bearer ${s.apiKey}`);
+    const bad = (query: Record<string, string>) => getEvents(m, `Bearer ${s.apiKey}`, query);
     expect((await bad({ limit: 'lots' })).body).toMatchObject({ statusCode: 400, field: 'limit' });
     expect((await bad({ limit: '1000' })).body).toMatchObject({ statusCode: 400, field: 'limit' });
     expect((await bad({ wait: '31' })).body).toMatchObject({ statusCode: 400, field: 'wait' });
     expect((await bad({ type: 'message.deleted' })).body).toMatchObject({ statusCode: 404, field: 'type' });
     expect((await bad({ direction: 'UP' })).body).toMatchObject({ statusCode: 400, field: 'direction' });
-    expect((await m.http().get('/api/events')).status).toBe(401);
+    expect((await getEvents(m, null)).status).toBe(401);
     const reader = (await m.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'reader2', channelAccess: { mode: 'ALL' }, permissions: ['read'] })).body
       .key as string;
-    expect((await m.http().get('/api/events').set('Authorization', `Bearer ${reader}`)).status).toBe(403);
+    expect((await getEvents(m, `Bearer ${reader}`)).status).toBe(403);
   });
 
   it('an OAuth app with the webhooks permission polls over MCP, one without it is refused; its token is bound to /api/mcp, not the HTTP feed', async () => {
@@ -374,7 +373,7 @@ describe('event feed: events/list, events/poll and GET /api/events', () => {
       await r.close();
     }
     // An access token's audience is the MCP endpoint (RFC 8707): the HTTP feed takes API keys.
-    expect((await m.http().get('/api/events').set('Authorization', `Bearer ${app.accessToken}`)).status).toBe(401);
+    expect((await getEvents(m, `Bearer ${app.accessToken}`)).status).toBe(401);
   });
 
   it('maxAgeMs skips older events and says so (truncated), moving the cursor past them', async () => {

@@ -1,6 +1,6 @@
 import Ajv2020, { ErrorObject, ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { PAYLOAD_MODES, JsonSchema, payloadSchema } from '../../src/event-catalog/event-schemas';
+import { feedPayloadSchema, PAYLOAD_MODES, JsonSchema, payloadSchema } from '../../src/event-catalog/event-schemas';
 import { EVENT_KINDS, EventKind } from '../../src/events/event-kinds';
 import { PayloadMode } from '../../src/webhooks/webhook.types';
 
@@ -74,4 +74,62 @@ export function validatedEnvelope(body: string | object): Record<string, any> {
   const validate = validatorOf(type as EventKind, mode as PayloadMode);
   if (!validate(envelope)) throw new EventSchemaError(`${String(type)} (${String(mode)}) drifts from its schema: ${explain(validate.errors)}`);
   return envelope as Record<string, any>;
+}
+
+let feedValidators: Map<EventKind, ValidateFunction> | undefined;
+
+/** The strict validator of an event feed occurrence's `data` of `kind`: events/list's payloadSchema (EventCatalog.feedPayloadSchema), strict as above. */
+function feedValidatorOf(kind: EventKind): ValidateFunction {
+  if (!feedValidators) {
+    const ajv = newAjv();
+    feedValidators = new Map(EVENT_KINDS.map((k) => [k, ajv.compile(strict(feedPayloadSchema(k)) as JsonSchema)]));
+  }
+  return feedValidators.get(kind)!;
+}
+
+/**
+ * An event feed answer (events/poll's result, GET /api/events' body; a stream's event in an array
+ * of one), after checking every occurrence: its `data` against the payloadSchema events/list
+ * advertises for its `name`, strictly, and `eventId`/`name`/`timestamp` against the envelope's
+ * `id`/`type`/`createdAt`. Throws EventSchemaError naming each mismatch.
+ */
+export function validatedFeedAnswer<T>(answer: T): T {
+  const events = (answer as { events?: unknown } | undefined)?.events;
+  if (!Array.isArray(events)) throw new EventSchemaError(`a feed answer has no events array: ${JSON.stringify(answer).slice(0, 200)}`);
+  for (const event of events as Array<Record<string, any>>) {
+    const kind = event?.name as EventKind;
+    if (!(EVENT_KINDS as readonly unknown[]).includes(kind)) throw new EventSchemaError(`a feed event names no kind: ${JSON.stringify(event).slice(0, 200)}`);
+    const validate = feedValidatorOf(kind);
+    if (!validate(event.data))
+      throw new EventSchemaError(`feed event ${String(event.eventId)} (${kind}) drifts from its payloadSchema: ${explain(validate.errors)}`);
+    const { id, type, createdAt } = event.data as Record<string, unknown>;
+    if (event.eventId !== id || type !== kind || event.timestamp !== createdAt || Object.keys(event).sort().join() !== 'data,eventId,name,timestamp') {
+      throw new EventSchemaError(
+        `feed event ${String(event.eventId)} disagrees with its envelope: ${JSON.stringify({ ...event, data: { id, type, createdAt } })}`,
+      );
+    }
+  }
+  return answer;
+}
+
+/** An events/list result, after checking that each kind advertises the catalog's payloadSchema and that it compiles as JSON Schema 2020-12. */
+export function validatedEventList<T>(result: T): T {
+  const listed = (result as { events?: Array<{ name: EventKind; payloadSchema: unknown }> }).events ?? [];
+  if (listed.map((e) => e.name).join() !== EVENT_KINDS.join()) throw new EventSchemaError(`events/list names ${listed.map((e) => e.name).join(', ')}`);
+  const ajv = newAjv();
+  for (const { name, payloadSchema: advertised } of listed) {
+    // As JSON: what went over the wire, whatever realm the client parsed it in.
+    if (JSON.stringify(advertised) !== JSON.stringify(feedPayloadSchema(name)))
+      throw new EventSchemaError(`events/list advertises a payloadSchema of ${name} that is not the catalog's`);
+    ajv.compile(advertised as JsonSchema);
+  }
+  return result;
+}
+
+/** What the e2e helpers call on every events/* result they read: events/list and events/poll are checked, other methods passed through. */
+export function validatedEventsResult<T>(method: string, result: T): T {
+  if (result === undefined || result === null) return result;
+  if (method === 'events/list') return validatedEventList(result);
+  if (method === 'events/poll') return validatedFeedAnswer(result);
+  return result;
 }

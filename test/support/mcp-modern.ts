@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { TestApp } from './app';
-import { mcpPost } from './mcp';
+import { checkedEvents, mcpPost } from './mcp';
 
 /**
  * MCP revision 2026-07-28 on the wire, spelled out as a client sends it (the test's own copy of
@@ -79,7 +79,7 @@ export function modernPost(t: TestApp, key: string, body: Record<string, any>, h
 
 /** One 2026-07-28 request, as a conforming client sends it unless `options` says otherwise; the raw HTTP answer. */
 export function modernRpc(t: TestApp, key: string, method: string, params: Record<string, unknown> = {}, options: ModernOptions = {}): request.Test {
-  return modernPost(t, key, modernMessage(method, params, options), options.headers);
+  return checkedEvents(method, modernPost(t, key, modernMessage(method, params, options), options.headers));
 }
 
 /** A 2026-07-28 result without what the era adds to every result (`resultType`, the server's identity in `_meta`). */

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { FORBIDDEN_URLS, resolverFor } from '../fixtures/forbidden-urls';
 import { HOST_RESOLVER, HostResolver } from '../../src/webhooks/url-policy/url-policy';
 import { createTestApp, TestApp, TestEnv } from './app';
+import { validatedEventsResult } from './event-schemas';
 
 export const MCP_URL = '/api/mcp';
 /** What the fake resolver answers for every name the corpus does not mention (example.com's address). */
@@ -73,7 +74,12 @@ let nextId = 1;
 export function rpc(t: TestApp, key: string, method: string, params?: unknown, id: string | number = nextId++): request.Test {
   const body: Record<string, unknown> = { jsonrpc: '2.0', id, method };
   if (params !== undefined) body.params = params;
-  return mcpPost(t, key).send(body);
+  return checkedEvents(method, mcpPost(t, key).send(body));
+}
+
+/** A request of an events/* method whose result, when it succeeds, is checked against the event catalog (test/support/event-schemas.ts). */
+export function checkedEvents(method: string, test: request.Test): request.Test {
+  return method.startsWith('events/') ? test.expect((res) => void validatedEventsResult(method, res.body?.result)) : test;
 }
 
 export interface ToolResult {

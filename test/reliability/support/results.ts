@@ -36,6 +36,7 @@ export const ORDER = [
   'worker-sigkill',
   'redis-outage',
   'postgres-restart',
+  'event-feed-faults',
   'replicas',
   'mcp-fuzz',
   'rest-fuzz',

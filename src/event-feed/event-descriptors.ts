@@ -79,27 +79,6 @@ export function inputSchemaOf(kind: EventKind | null): object {
   return { type: 'object', properties: { ...properties, ...SHAPE_SCHEMAS }, additionalProperties: false };
 }
 
-/**
- * THE place the event catalog plugs in: the JSON Schema of an event kind's `data` in events/list.
- * `data` is the webhook envelope (`{ id, type, createdAt, mode, data }`) whose inner `data` is the
- * payload of the kind in the asked mode. Until the catalog (one JSON Schema per kind and mode)
- * lands, this answers the envelope with the inner payload left open; replace the `data` member
- * with the catalog's schema of (kind, mode) and nothing else changes.
- */
-export function payloadSchemaOf(kind: EventKind): object {
-  return {
-    type: 'object',
-    required: ['id', 'type', 'createdAt', 'mode', 'data'],
-    properties: {
-      id: { type: 'string', description: 'The event id (the eventId of the occurrence).' },
-      type: { type: 'string', const: kind },
-      createdAt: { type: 'string', format: 'date-time' },
-      mode: { type: 'string', enum: ['concise', 'verbose'] },
-      data: { type: 'object', description: `The ${kind} payload, as a webhook endpoint of this mode receives it (docs/webhooks.md).` },
-    },
-  };
-}
-
 export interface EventDescriptor {
   name: EventKind;
   description: string;
@@ -108,11 +87,17 @@ export interface EventDescriptor {
   payloadSchema: object;
 }
 
-/** events/list: the ten kinds, each with its filters, payload and delivery modes; made once. */
-export const EVENT_CATALOG: readonly EventDescriptor[] = EVENT_KINDS.map((name) => ({
-  name,
-  description: DESCRIPTIONS[name],
-  delivery: [...DELIVERY_MODES],
-  inputSchema: inputSchemaOf(name),
-  payloadSchema: payloadSchemaOf(name),
-}));
+/**
+ * events/list: the ten kinds, each with its filters, delivery modes and payload; `payloadSchemaOf`
+ * is the event catalog's schema of an occurrence's `data` (EventCatalog.feedPayloadSchema: both
+ * modes, `oneOf` by `mode`). Built once by EventFeedService.
+ */
+export function eventDescriptors(payloadSchemaOf: (kind: EventKind) => object): readonly EventDescriptor[] {
+  return EVENT_KINDS.map((name) => ({
+    name,
+    description: DESCRIPTIONS[name],
+    delivery: [...DELIVERY_MODES],
+    inputSchema: inputSchemaOf(name),
+    payloadSchema: payloadSchemaOf(name),
+  }));
+}

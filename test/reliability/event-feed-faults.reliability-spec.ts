@@ -1,0 +1,221 @@
+import { Client } from 'pg';
+import { validatedFeedAnswer } from '../support/event-schemas';
+import { createTenant, ingestSms, IngestOutcome, json, rpc, send, steadyTraffic, Tenant } from './support/clients';
+import { startStack, Stack } from './support/fixture';
+import { fmt, ResultBuilder, tally } from './support/results';
+import { sleep, waitFor } from './support/stack';
+
+/**
+ * Issue 43: "a service restart and a Redis outage during a poll loop: every event reaches the
+ * client once per cursor, none lost."
+ *
+ * One `api` and one `worker` process, a private redis-server. Inbound SMS arrive at a steady rate
+ * while two clients follow message.received with long polls, each on one cursor chain: one over
+ * MCP `events/poll`, one over `GET /api/events`. Both processes are SIGKILLed and started again;
+ * later Redis is stopped and started again (empty). A client retries a failed poll with the cursor
+ * it holds. At the end each client's events must be exactly the org's message.received events in
+ * the database, in feed-position order: none lost, none twice. Every answer is checked against the
+ * event catalog (test/support/event-schemas.ts) as in e2e.
+ */
+const SMS_PER_SECOND = 10;
+const PHASE_MS = 4_000;
+const OUTAGE_MS = 8_000;
+/** How long a poll waits server-side: short, so the loops end soon after the traffic. */
+const WAIT_SECONDS = 5;
+/** A client's pause after a failed poll (connection refused while the api restarts, a 5xx). */
+const RETRY_MS = 250;
+
+interface Page {
+  events: Array<{ eventId: string; data: { data: { message: { id: string } } } }>;
+  cursor: string;
+}
+
+/** One client on one cursor chain: what it received, in order, and how its polls went. */
+class FeedClient {
+  readonly eventIds: string[] = [];
+  readonly messageIds: string[] = [];
+  /** When each event reached the client. */
+  readonly receivedAt: number[] = [];
+  readonly failures = new Map<string, number>();
+  pages = 0;
+  /** Set when an answer broke the catalog or the loop itself failed: the test fails with it. */
+  fatal?: Error;
+  private stopped = false;
+  private loop?: Promise<void>;
+
+  constructor(
+    readonly name: string,
+    private cursor: string,
+    private readonly poll: (cursor: string, waitSeconds: number) => Promise<Page | string>,
+  ) {}
+
+  start(): void {
+    this.loop = (async () => {
+      while (!this.stopped) {
+        const page = await this.poll(this.cursor, WAIT_SECONDS);
+        if (typeof page === 'string') {
+          this.failures.set(page, (this.failures.get(page) ?? 0) + 1);
+          await sleep(RETRY_MS);
+          continue;
+        }
+        validatedFeedAnswer(page);
+        this.pages += 1;
+        for (const event of page.events) {
+          this.eventIds.push(event.eventId);
+          this.messageIds.push(event.data.data.message.id);
+          this.receivedAt.push(Date.now());
+        }
+        this.cursor = page.cursor;
+      }
+    })().catch((error: Error) => {
+      this.fatal = error;
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.loop;
+  }
+
+  /** One more poll without waiting, from the last cursor: nothing may come after the end. */
+  async tail(): Promise<Page | string> {
+    return this.poll(this.cursor, 0);
+  }
+
+  duplicates(): number {
+    return this.eventIds.length - new Set(this.eventIds).size;
+  }
+}
+
+describe('reliability: the event feed across a service restart and a Redis outage', () => {
+  let stack: Stack;
+  let tenant: Tenant;
+  const result = new ResultBuilder('event-feed-faults', 'Event feed poll loops (MCP and HTTP) across a SIGKILL of the service and a Redis outage');
+
+  beforeAll(async () => {
+    stack = await startStack({ tag: 'feed' });
+    tenant = await createTenant(stack.apis[0].baseUrl, { lines: ['PHONE_NUMBER'] });
+  });
+  afterAll(async () => {
+    result.record();
+    await stack?.stop();
+  });
+
+  it('gives each cursor chain every committed event once, in position order', async () => {
+    const [api] = stack.apis;
+    const [worker] = stack.workers;
+    const auth = { authorization: `Bearer ${tenant.apiKey}` };
+    const failureOf = (status: number, error: string | undefined, text: string) =>
+      status === 0 ? String(error).split(':')[0] : `HTTP ${status}${text.includes('"code"') ? ` ${String(JSON.parse(text).error?.code ?? '')}` : ''}`;
+
+    const mcpPoll = async (cursor: string | null, waitSeconds: number): Promise<Page | string> => {
+      const params = { name: 'message.received', cursor, maxEvents: 100, timeoutMs: waitSeconds * 1000 };
+      const answer = await rpc(api.baseUrl, tenant.apiKey, 'events/poll', params, (waitSeconds + 10) * 1000);
+      if (answer.status !== 200) return failureOf(answer.status, answer.error, answer.text);
+      const body = json(answer);
+      return body.result ?? `JSON-RPC ${body.error?.code}`;
+    };
+    const httpPoll = async (cursor: string | null, waitSeconds: number): Promise<Page | string> => {
+      const query = new URLSearchParams({ type: 'message.received', limit: '100', wait: String(waitSeconds), ...(cursor ? { cursor } : {}) });
+      const answer = await send('GET', `${api.baseUrl}/api/events?${query}`, { headers: auth, timeoutMs: (waitSeconds + 10) * 1000 });
+      return answer.status === 200 ? json(answer) : failureOf(answer.status, answer.error, answer.text);
+    };
+    const startCursor = async (poll: typeof mcpPoll): Promise<string> => {
+      const page = await poll(null, 0);
+      if (typeof page === 'string') throw new Error(`the first poll failed: ${page}`);
+      return page.cursor;
+    };
+    const clients = [
+      new FeedClient('MCP events/poll', await startCursor(mcpPoll), mcpPoll),
+      new FeedClient('GET /api/events', await startCursor(httpPoll), httpPoll),
+    ];
+    for (const client of clients) client.start();
+
+    const phone = tenant.lines[0].address;
+    const sms = steadyTraffic<IngestOutcome>(SMS_PER_SECOND, (i) =>
+      ingestSms(
+        api.baseUrl,
+        { to: phone, from: `+1666${String(3_000_000 + (i % 40)).padStart(7, '0')}`, body: `feed ${i}`, providerMessageId: `feed-${i}` },
+        10_000,
+      ),
+    );
+
+    await sleep(PHASE_MS);
+    const killedAt = Date.now();
+    await Promise.all([api.stop('SIGKILL'), worker.stop('SIGKILL')]);
+    const [apiStartMs, workerStartMs] = await Promise.all([api.restart(), worker.restart()]);
+    const restartedAt = Date.now();
+    await sleep(PHASE_MS);
+    await stack.redis.stop('SIGTERM');
+    const redisStoppedAt = Date.now();
+    await sleep(OUTAGE_MS);
+    await stack.redis.start();
+    const redisBackAt = Date.now();
+    await sleep(PHASE_MS);
+    const outcomes = await sms.stop();
+    const accepted = outcomes.filter((o) => o.status === 201 || o.status === 200).map((o) => o.messageId!);
+
+    const missing = (client: FeedClient) => {
+      const seen = new Set(client.messageIds);
+      return accepted.filter((id) => !seen.has(id));
+    };
+    try {
+      await waitFor(() => clients.every((c) => c.fatal !== undefined || missing(c).length === 0), 'every accepted SMS at both clients', 60_000, 250);
+    } finally {
+      await Promise.all(clients.map((c) => c.stop()));
+    }
+
+    // The truth: the org's message.received events in the database, in feed-position order.
+    const db = new Client({ connectionString: stack.databaseUrl });
+    await db.connect();
+    let committed: string[];
+    try {
+      const rows = await db.query(
+        `SELECT 'evt_' || id AS "eventId" FROM outbox_events WHERE org_id = $1 AND type = 'message.received' AND feed_position IS NOT NULL ORDER BY feed_position`,
+        [tenant.orgId],
+      );
+      committed = rows.rows.map((r: { eventId: string }) => r.eventId);
+      const [{ unrelayed }] = (
+        await db.query(`SELECT count(*)::int AS unrelayed FROM outbox_events WHERE org_id = $1 AND feed_position IS NULL`, [tenant.orgId])
+      ).rows;
+      result.figure('events without a feed position at the end', fmt(unrelayed));
+      expect(unrelayed).toBe(0);
+    } finally {
+      await db.end();
+    }
+
+    const duringOutage = (client: FeedClient) => client.receivedAt.filter((at) => at > redisStoppedAt && at < redisBackAt).length;
+    result.load = `${fmt(outcomes.length)} inbound SMS at ${SMS_PER_SECOND}/s; 2 clients long-polling message.received (MCP events/poll, GET /api/events), 1 api + 1 worker`;
+    result.faults = `api and worker SIGKILLed and restarted; Redis stopped ${OUTAGE_MS / 1000} s, restarted empty`;
+    result.lost = Math.max(...clients.map((c) => missing(c).length));
+    result.duplicates = clients.map((c) => `${c.duplicates()} (${c.name})`).join(', ');
+    result.figure('inbound SMS answered 2xx / sent', `${fmt(accepted.length)} / ${fmt(outcomes.length)}`);
+    result.figure('events committed (message.received)', fmt(committed.length));
+    result.figure(
+      'restart after SIGKILL: api / worker ready in',
+      `${fmt(apiStartMs)} / ${fmt(workerStartMs)} ms (${fmt(restartedAt - killedAt)} ms from the kill)`,
+    );
+    for (const client of clients) {
+      const failed = client.failures.size ? tally(client.failures) : 'none';
+      result.figure(
+        `${client.name}: events / answered polls / failed polls (retried with the same cursor)`,
+        `${fmt(client.eventIds.length)} / ${fmt(client.pages)} / ${failed}`,
+      );
+      result.figure(`${client.name}: events received while Redis was down`, fmt(duringOutage(client)));
+    }
+
+    for (const client of clients) {
+      expect(client.fatal).toBeUndefined();
+      expect(missing(client)).toEqual([]);
+      // Exactly the committed events, each once, in the order of their feed positions.
+      expect(client.eventIds).toEqual(committed);
+      const tail = await client.tail();
+      expect(typeof tail === 'string' ? tail : tail.events).toEqual([]);
+      // The faults happened to the loops: polls failed while the api was down.
+      expect(client.failures.size).toBeGreaterThan(0);
+      // Without Redis (no wakes) the waiting polls still found new events by reading the database again.
+      expect(duringOutage(client)).toBeGreaterThan(0);
+    }
+    result.passed = true;
+  });
+});
