@@ -17,6 +17,7 @@ import { FeedRefusal } from './event-feed.errors';
 import { EventFeedRepository, FeedRow } from './event-feed.repository';
 import { decodeCursor, encodeCursor } from './feed-cursor';
 import { FeedWakes } from './feed-wakes';
+import { withWebhookMode } from './event-subscription-delivery';
 
 /** The validator of the HTTP feed's arguments when no kind is named. */
 const ALL_KINDS = '*';
@@ -104,7 +105,7 @@ export class EventFeedService {
 
   /** events/list: the catalog; the same for every caller (it holds no data). */
   list(): { events: readonly EventDescriptor[] } {
-    return { events: EVENT_CATALOG };
+    return { events: EVENT_CATALOG.map(withWebhookMode) };
   }
 
   /**

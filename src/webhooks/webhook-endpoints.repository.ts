@@ -8,7 +8,7 @@ import { visibleEndpoint } from './endpoint-visibility';
 import { END_RUN, RUNS_ENDED_BY_ANSWERS } from './failing-runs.sql';
 import { WebhookEndpointChannel } from './webhook-endpoint-channel.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
-import { ChannelScope, EndpointStatus, EventKind, PayloadMode, SignatureVersion } from './webhook.types';
+import { ChannelScope, EndpointPurpose, EndpointStatus, EventKind, PayloadMode, SignatureVersion } from './webhook.types';
 
 /** An endpoint as tools show it: no secrets, no failure counters. */
 export interface EndpointView {
@@ -55,6 +55,8 @@ export interface NewEndpoint {
   legacySignature: boolean;
   /** v1a: the key pair; null for v1. */
   keyPair: StoredKeyPair | null;
+  /** `webhook` unless told: an MCP Events subscription's endpoint row says `event_subscription`. */
+  purpose?: EndpointPurpose;
 }
 
 /** An endpoint's current failing run, as the web app shows it. */
@@ -231,7 +233,7 @@ export class WebhookEndpointsRepository {
   /** Serialises the caller's registrations (its user row locked), then counts the endpoints it owns. */
   async lockOwnerAndCount(manager: EntityManager, caller: Caller): Promise<number> {
     await queryNamed(manager, 'SELECT id FROM users WHERE id = :userId FOR UPDATE', { userId: caller.userId });
-    return manager.getRepository(WebhookEndpoint).countBy({ userId: caller.userId });
+    return manager.getRepository(WebhookEndpoint).countBy({ userId: caller.userId, purpose: 'webhook' });
   }
 
   /** A new active endpoint of the caller; answers its id. */
@@ -262,6 +264,7 @@ export class WebhookEndpointsRepository {
         disabledNoticeDue: false,
         failingNoticeSentAt: null,
         disabledReason: null,
+        purpose: endpoint.purpose ?? 'webhook',
       }),
     );
     return saved.id;

@@ -23,7 +23,8 @@ export type Responder = (req: ReceivedRequest) => Answer | void;
 
 /**
  * A real HTTP receiver on 127.0.0.1 that records every request and answers as told. Every webhook
- * delivery it receives (a request with X-Service-Event-Type) is validated against the event
+ * delivery it receives (a request with X-Service-Event-Type, or an MCP Events subscription's
+ * occurrence, whose `data` is the envelope) is validated against the event
  * catalog's schema on arrival; once one has drifted, reading `requests` (and so every wait and
  * assertion on them) and `stop()` throw that mismatch, so the test that made it fails.
  */
@@ -92,9 +93,11 @@ export class TestReceiver {
   }
 
   private check(req: ReceivedRequest): void {
-    if (req.headers['x-service-event-type'] === undefined) return;
+    // An MCP Events subscription's delivery carries the envelope as its occurrence's `data` (its verification challenge carries none).
+    const occurrence = req.headers['x-mcp-subscription-id'] !== undefined && !req.body.includes('"type":"verification"');
+    if (req.headers['x-service-event-type'] === undefined && !occurrence) return;
     try {
-      validatedEnvelope(req.body);
+      validatedEnvelope(occurrence ? asEndpointEnvelope(req.body) : req.body);
     } catch (error) {
       this.schemaErrors.push(`${req.method} ${req.url}: ${(error as Error).message}`);
     }
@@ -106,4 +109,14 @@ export class TestReceiver {
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
     this.assertSchemas();
   }
+}
+
+/**
+ * An occurrence's envelope as an endpoint would get it, so its payload is held to the webhook
+ * schema: the feed's envelope names the event by its feed id (`evt_<outbox id>`, as events/poll
+ * does) and no endpoint, the two fields the webhook schema fixes; everything else is checked as sent.
+ */
+function asEndpointEnvelope(body: string): object {
+  const { data } = JSON.parse(body) as { data: object };
+  return { ...data, id: `evt_${'0'.repeat(32)}`, endpointId: '00000000-0000-4000-8000-000000000000' };
 }

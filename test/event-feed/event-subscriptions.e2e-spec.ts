@@ -1,0 +1,207 @@
+import { randomBytes } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import { createMessagingTestApp, inboundSms, MessagingTestApp, partnerPhone } from '../support/messaging-hooks';
+import { connectLegacy, connectModern, EventsClient, refusal, Result } from '../support/mcp-events-clients';
+import { ReceivedRequest, TestReceiver } from '../support/receiver';
+import { createSession, Session } from '../support/session';
+import { waitUntil } from '../support/wait';
+
+const MAX_PER_KEY = 3;
+
+function newSecret(bytes = 32): string {
+  return `whsec_${randomBytes(bytes).toString('base64')}`;
+}
+
+/** The receiver's answer: the draft's verification challenge echoed (unless the path says otherwise), 200 to every delivery. */
+function answer(req: ReceivedRequest): { status: number; body: string; headers: Record<string, string> } {
+  const json = { 'content-type': 'application/json' };
+  if (!req.body.includes('"type":"verification"')) return { status: 200, body: 'ok', headers: json };
+  if (req.url.startsWith('/fails')) return { status: 503, body: 'down', headers: json };
+  if (req.url.startsWith('/wrong')) return { status: 200, body: JSON.stringify({ challenge: 'not-it' }), headers: json };
+  return { status: 200, body: JSON.stringify({ challenge: (JSON.parse(req.body) as { challenge: string }).challenge }), headers: json };
+}
+
+/**
+ * MCP Events webhook mode (events/subscribe, events/unsubscribe) end to end: a real app, a real
+ * receiver, the official clients of both SDK lines sending raw requests. Deliveries go through the
+ * delivery engine and are verified with the npm standardwebhooks package and the client's secret.
+ */
+describe('event subscriptions: events/subscribe and events/unsubscribe (webhook mode)', () => {
+  let m: MessagingTestApp;
+  let s: Session;
+  let receiver: TestReceiver;
+  let base: string;
+
+  beforeAll(async () => {
+    m = await createMessagingTestApp({
+      EVENT_SUBSCRIPTIONS_PER_KEY: String(MAX_PER_KEY),
+      EVENT_SUBSCRIPTION_MIN_TTL_MS: '1000',
+      EVENT_SUBSCRIPTION_SWEEP_MS: '200',
+    });
+    s = await createSession(m.admin, { lines: ['PHONE_NUMBER', 'PHONE_NUMBER'] });
+    receiver = new TestReceiver();
+    receiver.respond = answer;
+    base = await receiver.start();
+  });
+  afterAll(async () => {
+    await m?.close();
+    await receiver?.stop();
+  });
+
+  const at = (path: string) => receiver.requests.filter((r) => r.url === path);
+  const deliveriesAt = (path: string) => at(path).filter((r) => !r.body.includes('"type":"verification"'));
+  const rows = async (id: string) => (await m.db.query(`SELECT id FROM event_subscriptions WHERE id = $1`, [id])).length;
+
+  describe.each([
+    ['v1 client (2025-11-25)', connectLegacy],
+    ['v2 client (2026-07-28)', connectModern],
+  ])('%s', (name, connect) => {
+    let c: EventsClient;
+    const path = `/sub-${name.slice(0, 2)}`;
+    beforeAll(async () => {
+      c = await connect(m.baseUrl, s.apiKey);
+    });
+    afterAll(async () => {
+      await c?.close();
+    });
+
+    it('subscribes after the URL answers the challenge; an inbound SMS is delivered as an EventOccurrence, signed with the client secret', async () => {
+      const { events } = await c.request('events/list');
+      expect(events.every((e: Result) => e.delivery.includes('webhook'))).toBe(true);
+
+      const secret = newSecret();
+      const params = { name: 'message.received', arguments: { mode: 'concise' }, delivery: { mode: 'webhook', url: `${base}${path}`, secret }, ttlMs: 60_000 };
+      const before = Date.now();
+      const sub = await c.request('events/subscribe', params);
+      expect(sub).toMatchObject({ id: expect.stringMatching(/^sub_[0-9a-f]{32}$/), truncated: false, cursor: expect.any(String) });
+      expect(Date.parse(sub.refreshBefore)).toBeGreaterThanOrEqual(before + 60_000);
+      expect(Date.parse(sub.refreshBefore)).toBeLessThanOrEqual(Date.now() + 60_000);
+      const [challenge] = at(path);
+      expect(JSON.parse(challenge.body)).toMatchObject({ type: 'verification', challenge: expect.any(String) });
+      expect(challenge.headers['x-mcp-subscription-id']).toBe(sub.id);
+      expect(() => new Webhook(secret).verify(challenge.body, challenge.headers as Record<string, string>)).not.toThrow();
+
+      const sms = await inboundSms(m, s.lines[0].address, partnerPhone(), `to the subscription of ${name}`);
+      await waitUntil(() => deliveriesAt(path).length >= 1, 'the event delivered to the subscription');
+      const [delivery] = deliveriesAt(path);
+      expect(delivery.headers['x-mcp-subscription-id']).toBe(sub.id);
+      expect(delivery.headers['x-service-signature']).toBeUndefined();
+      const verified = new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>) as Result;
+      expect(verified).toMatchObject({ name: 'message.received', eventId: expect.stringMatching(/^evt_\d+$/), cursor: expect.any(String) });
+      expect(verified.data).toMatchObject({ id: verified.eventId, type: 'message.received', mode: 'concise' });
+      expect(verified.data.data.message).toMatchObject({ id: sms.messageId, direction: 'INBOUND' });
+      expect(delivery.headers['webhook-id']).toBe(verified.eventId);
+      expect(() => new Webhook(newSecret()).verify(delivery.body, delivery.headers as Record<string, string>)).toThrow();
+      // The occurrence's cursor is the feed's: a poll from it resumes after this event.
+      const after = await c.request('events/poll', { name: 'message.received', arguments: { mode: 'concise' }, cursor: verified.cursor, timeoutMs: 0 });
+      expect(after.events).toEqual([]);
+      // The delivery went through the engine's log, on the subscription's endpoint row (hidden from webhook tools).
+      await waitUntil(
+        async () =>
+          (
+            await m.db.query(
+              `SELECT 1 FROM webhook_deliveries d JOIN event_subscriptions s ON s.endpoint_id = d.endpoint_id WHERE s.id = $1 AND d.status = 'succeeded'`,
+              [sub.id],
+            )
+          ).length === 1,
+        'the delivery logged as succeeded',
+      );
+
+      // A refresh: same id, later refreshBefore, the delivery status; no second challenge.
+      const challenges = at(path).length - deliveriesAt(path).length;
+      const refreshed = await c.request('events/subscribe', { ...params, ttlMs: 120_000 });
+      expect(refreshed.id).toBe(sub.id);
+      expect(Date.parse(refreshed.refreshBefore)).toBeGreaterThan(Date.parse(sub.refreshBefore));
+      expect(refreshed.deliveryStatus).toMatchObject({ active: true, consecutiveFailures: 0, lastError: null });
+      expect(at(path).length - deliveriesAt(path).length).toBe(challenges);
+
+      // Unsubscribe; then the same id is NotFound, and the row is gone.
+      await c.request('events/unsubscribe', { id: sub.id });
+      expect(await rows(sub.id)).toBe(0);
+      expect(await refusal(c.request('events/unsubscribe', { id: sub.id }))).toMatchObject({ code: -32011, data: { kind: 'subscription' } });
+    });
+
+    it('answers each error code of the draft', async () => {
+      const ok = { name: 'message.received', delivery: { mode: 'webhook', url: `${base}${path}-errors`, secret: newSecret() } };
+      const bad = (delivery: object) => c.request('events/subscribe', { ...ok, delivery: { ...ok.delivery, ...delivery } });
+      expect(await refusal(bad({ secret: 'not-a-secret' }))).toMatchObject({ code: -32602, data: { field: 'delivery.secret' } });
+      expect(await refusal(bad({ secret: newSecret(16) }))).toMatchObject({ code: -32602, data: { field: 'delivery.secret' } });
+      expect(await refusal(bad({ secret: newSecret(65) }))).toMatchObject({ code: -32602, data: { field: 'delivery.secret' } });
+      expect(await refusal(bad({ url: 'ftp://example.com/hook' }))).toMatchObject({ code: -32602, data: { field: 'delivery.url' } });
+      expect(await refusal(bad({ url: 'https://localhost/hook' }))).toMatchObject({ code: -32602, data: { field: 'delivery.url' } });
+      expect(await refusal(bad({ mode: 'push' }))).toMatchObject({ code: -32014, data: { feature: 'delivery.mode', value: 'push' } });
+      expect(await refusal(c.request('events/subscribe', { ...ok, name: 'message.nope' }))).toMatchObject({ code: -32011, data: { kind: 'event' } });
+      expect(await refusal(bad({ url: `${base}/fails` }))).toMatchObject({ code: -32015, data: { reason: 'http_5xx' } });
+      expect(await refusal(bad({ url: `${base}/wrong` }))).toMatchObject({ code: -32015, data: { reason: 'challenge_failed' } });
+      expect(await refusal(bad({ url: 'http://127.0.0.1:1/closed' }))).toMatchObject({ code: -32015, data: { reason: 'connection_refused' } });
+      expect(await refusal(c.request('events/unsubscribe', { id: 'sub_00000000000000000000000000000000' }))).toMatchObject({
+        code: -32011,
+        data: { kind: 'subscription' },
+      });
+    });
+  });
+
+  it('refuses a credential without the webhooks permission (-32012) and a subscription past the per-key limit (-32013)', async () => {
+    const reader = (await m.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'no-webhooks', channelAccess: { mode: 'ALL' }, permissions: ['read'] }))
+      .body;
+    const r = await connectModern(m.baseUrl, reader.key);
+    const capped = (await m.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'capped', channelAccess: { mode: 'ALL' }, permissions: ['webhooks'] }))
+      .body;
+    const c = await connectModern(m.baseUrl, capped.key);
+    try {
+      const params = (i: number) => ({ name: 'message.sent', delivery: { mode: 'webhook', url: `${base}/cap-${i}`, secret: newSecret() } });
+      expect(await refusal(r.request('events/subscribe', params(0)))).toMatchObject({ code: -32012, data: { permission: 'webhooks' } });
+      for (let i = 0; i < MAX_PER_KEY; i += 1) await c.request('events/subscribe', params(i));
+      expect(await refusal(c.request('events/subscribe', params(MAX_PER_KEY)))).toMatchObject({
+        code: -32013,
+        data: { limit: 'subscriptions', max: MAX_PER_KEY },
+      });
+      // A refresh of one it holds is not a new one.
+      expect((await c.request('events/subscribe', params(0))).deliveryStatus).toMatchObject({ active: true });
+      // Hidden from the webhook tools: list_webhooks sees none of them.
+      const listed = await m.db.query(`SELECT count(*)::int AS n FROM webhook_endpoints WHERE user_id = $1 AND purpose = 'event_subscription'`, [s.userId]);
+      expect(listed[0].n).toBeGreaterThanOrEqual(MAX_PER_KEY);
+    } finally {
+      await r.close();
+      await c.close();
+    }
+  });
+
+  it('a subscription whose TTL ran out receives nothing and its row goes; one still live receives', async () => {
+    const c = await connectModern(m.baseUrl, s.apiKey);
+    try {
+      const short = await c.request('events/subscribe', {
+        name: 'message.received',
+        delivery: { mode: 'webhook', url: `${base}/short`, secret: newSecret() },
+        ttlMs: 1,
+      });
+      const long = await c.request('events/subscribe', { name: 'message.received', delivery: { mode: 'webhook', url: `${base}/long`, secret: newSecret() } });
+      // ttlMs 1 is raised to EVENT_SUBSCRIPTION_MIN_TTL_MS (1 s here); ttlMs absent gets the longest (7 days).
+      expect(Date.parse(short.refreshBefore) - Date.now()).toBeLessThanOrEqual(1000);
+      expect(Date.parse(long.refreshBefore) - Date.now()).toBeGreaterThan(6 * 86_400_000);
+      await waitUntil(async () => (await rows(short.id)) === 0, 'the expired subscription swept');
+      const sms = await inboundSms(m, s.lines[1].address, partnerPhone(), 'after the short one expired');
+      await waitUntil(() => deliveriesAt('/long').some((r) => r.body.includes(sms.messageId)), 'the live subscription delivered');
+      expect(deliveriesAt('/short')).toEqual([]);
+      await c.request('events/unsubscribe', { id: long.id });
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('a MEMBER who loses a line stops receiving its events at once; the other line still delivers', async () => {
+    const member = await createSession(m.admin, { role: 'MEMBER', lines: ['PHONE_NUMBER', 'PHONE_NUMBER'] });
+    const c = await connectLegacy(m.baseUrl, member.apiKey);
+    try {
+      const sub = await c.request('events/subscribe', { name: 'message.received', delivery: { mode: 'webhook', url: `${base}/member`, secret: newSecret() } });
+      expect(sub.id).toMatch(/^sub_/);
+      expect((await m.admin.delete(`/admin/lines/${member.lines[0].id}/members/${member.userId}`)).status).toBeLessThan(300);
+      const lost = await inboundSms(m, member.lines[0].address, partnerPhone(), 'lost line');
+      const kept = await inboundSms(m, member.lines[1].address, partnerPhone(), 'kept line');
+      await waitUntil(() => deliveriesAt('/member').some((r) => r.body.includes(kept.messageId)), 'the kept line delivered');
+      expect(deliveriesAt('/member').some((r) => r.body.includes(lost.messageId))).toBe(false);
+    } finally {
+      await c.close();
+    }
+  });
+});
