@@ -204,4 +204,41 @@ describe('event subscriptions: events/subscribe and events/unsubscribe (webhook 
       await c.close();
     }
   });
+
+  it('a credential narrowed to another line, or stripped of the webhooks permission, stops deliveries at once; a revoked one loses its subscription', async () => {
+    const key = (await m.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'subscriber', channelAccess: { mode: 'ALL' }, permissions: ['webhooks'] }))
+      .body;
+    const c = await connectModern(m.baseUrl, key.key);
+    try {
+      const sub = await c.request('events/subscribe', {
+        name: 'message.received',
+        delivery: { mode: 'webhook', url: `${base}/narrowed`, secret: newSecret() },
+      });
+      const first = await inboundSms(m, s.lines[0].address, partnerPhone(), 'before narrowing');
+      await waitUntil(() => deliveriesAt('/narrowed').some((r) => r.body.includes(first.messageId)), 'delivered while the key allows the line');
+      // Narrowed to line 1: line 0's events stop, line 1's still come.
+      expect((await m.admin.patch(`/admin/api-keys/${key.id}`, { channelAccess: { mode: 'LINES', lines: [s.lines[1].address] } })).status).toBe(200);
+      const hidden = await inboundSms(m, s.lines[0].address, partnerPhone(), 'outside the narrowed key');
+      const shown = await inboundSms(m, s.lines[1].address, partnerPhone(), 'inside the narrowed key');
+      await waitUntil(() => deliveriesAt('/narrowed').some((r) => r.body.includes(shown.messageId)), 'the allowed line delivered');
+      expect(deliveriesAt('/narrowed').some((r) => r.body.includes(hidden.messageId))).toBe(false);
+      // Without the webhooks permission nothing is delivered (the event still goes to another subscriber, which proves it was relayed).
+      const witness = await connectModern(m.baseUrl, s.apiKey);
+      const other = await witness.request('events/subscribe', {
+        name: 'message.received',
+        delivery: { mode: 'webhook', url: `${base}/witness`, secret: newSecret() },
+      });
+      expect((await m.admin.patch(`/admin/api-keys/${key.id}`, { permissions: ['read'] })).status).toBe(200);
+      const stripped = await inboundSms(m, s.lines[1].address, partnerPhone(), 'after the permission went');
+      await waitUntil(() => deliveriesAt('/witness').some((r) => r.body.includes(stripped.messageId)), 'the witness delivered');
+      expect(deliveriesAt('/narrowed').some((r) => r.body.includes(stripped.messageId))).toBe(false);
+      await witness.request('events/unsubscribe', { id: other.id });
+      await witness.close();
+      // Revoked: the sweep deletes the subscription.
+      expect((await m.admin.delete(`/admin/api-keys/${key.id}`)).status).toBeLessThan(300);
+      await waitUntil(async () => (await rows(sub.id)) === 0, "the revoked key's subscription swept");
+    } finally {
+      await c.close().catch(() => undefined);
+    }
+  });
 });
