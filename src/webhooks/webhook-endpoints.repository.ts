@@ -360,7 +360,9 @@ export class WebhookEndpointsRepository {
   /**
    * Endpoints whose owner is to be told something, locked (others' locks skipped), with what the
    * email needs: disabled by the service and not told yet, or failing since `failingBefore` or
-   * earlier and not told of this run yet.
+   * earlier and not told of this run yet. Registered webhooks only: an MCP Events subscription's
+   * agent learns its delivery state from deliveryStatus when it refreshes, and its owner never
+   * saw that endpoint (the webhook pages do not show it), so no email is sent for one.
    */
   async lockNoticesDue(manager: EntityManager, failingBefore: Date, limit: number): Promise<EndpointNotice[]> {
     return queryNamed<EndpointNotice[]>(
@@ -368,8 +370,8 @@ export class WebhookEndpointsRepository {
       `SELECT e.id, e.url, e.status, e.disabled_reason AS "disabledReason", e.failing_since AS "failingSince",
               e.consecutive_failures AS "consecutiveFailures", e.disabled_notice_due AS "disabledNoticeDue", u.email AS "ownerEmail"
          FROM webhook_endpoints e JOIN users u ON u.id = e.user_id
-        WHERE e.disabled_notice_due
-           OR (e.status = 'active' AND e.failing_since <= :failingBefore AND e.failing_notice_sent_at IS NULL)
+        WHERE e.purpose = 'webhook'
+          AND (e.disabled_notice_due OR (e.status = 'active' AND e.failing_since <= :failingBefore AND e.failing_notice_sent_at IS NULL))
         ORDER BY e.id LIMIT :limit FOR UPDATE OF e SKIP LOCKED`,
       { failingBefore, limit },
     );

@@ -15,7 +15,8 @@ function newSecret(bytes = 32): string {
 /** The receiver's answer: the draft's verification challenge echoed (unless the path says otherwise), 200 to every delivery. */
 function answer(req: ReceivedRequest): { status: number; body: string; headers: Record<string, string> } {
   const json = { 'content-type': 'application/json' };
-  if (!req.body.includes('"type":"verification"')) return { status: 200, body: 'ok', headers: json };
+  if (!req.body.includes('"type":"verification"'))
+    return req.url.startsWith('/flaky') ? { status: 500, body: 'nope', headers: json } : { status: 200, body: 'ok', headers: json };
   if (req.url.startsWith('/fails')) return { status: 503, body: 'down', headers: json };
   if (req.url.startsWith('/wrong')) return { status: 200, body: JSON.stringify({ challenge: 'not-it' }), headers: json };
   return { status: 200, body: JSON.stringify({ challenge: (JSON.parse(req.body) as { challenge: string }).challenge }), headers: json };
@@ -239,6 +240,31 @@ describe('event subscriptions: events/subscribe and events/unsubscribe (webhook 
       await waitUntil(async () => (await rows(sub.id)) === 0, "the revoked key's subscription swept");
     } finally {
       await c.close().catch(() => undefined);
+    }
+  });
+
+  it('a failing subscription is disabled by the engine like an endpoint; a refresh reports it and turns it back on', async () => {
+    const c = await connectModern(m.baseUrl, s.apiKey);
+    try {
+      const params = { name: 'message.received', delivery: { mode: 'webhook', url: `${base}/flaky`, secret: newSecret() } };
+      const sub = await c.request('events/subscribe', params);
+      const [{ endpoint_id: endpointId }] = await m.db.query(`SELECT endpoint_id FROM event_subscriptions WHERE id = $1`, [sub.id]);
+      await m.db.query(`UPDATE webhook_endpoints SET consecutive_failures = 99, failing_since = now() WHERE id = $1`, [endpointId]);
+      await inboundSms(m, s.lines[0].address, partnerPhone(), 'to a failing subscriber');
+      await waitUntil(
+        async () => (await m.db.query(`SELECT status FROM webhook_endpoints WHERE id = $1`, [endpointId]))[0].status === 'disabled',
+        'the subscription disabled at 100 failures',
+      );
+      expect(deliveriesAt('/flaky')).toHaveLength(1);
+      const refreshed = await c.request('events/subscribe', params);
+      expect(refreshed.id).toBe(sub.id);
+      expect(refreshed.deliveryStatus).toMatchObject({ active: false, consecutiveFailures: 100, disabledReason: expect.stringMatching(/100 consecutive/) });
+      expect(refreshed.deliveryStatus.lastError).toMatch(/500/);
+      const [row] = await m.db.query(`SELECT status, consecutive_failures, disabled_notice_due FROM webhook_endpoints WHERE id = $1`, [endpointId]);
+      expect(row).toEqual({ status: 'active', consecutive_failures: 0, disabled_notice_due: false });
+      await c.request('events/unsubscribe', { id: sub.id });
+    } finally {
+      await c.close();
     }
   });
 });
