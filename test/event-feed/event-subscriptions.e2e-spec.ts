@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { createMessagingTestApp, inboundSms, MessagingTestApp, partnerPhone } from '../support/messaging-hooks';
 import { connectLegacy, connectModern, EventsClient, refusal, Result } from '../support/mcp-events-clients';
+import { toolOk } from '../support/mcp';
 import { ReceivedRequest, TestReceiver } from '../support/receiver';
 import { createSession, Session } from '../support/session';
 import { waitUntil } from '../support/wait';
@@ -159,9 +160,11 @@ describe('event subscriptions: events/subscribe and events/unsubscribe (webhook 
       });
       // A refresh of one it holds is not a new one.
       expect((await c.request('events/subscribe', params(0))).deliveryStatus).toMatchObject({ active: true });
-      // Hidden from the webhook tools: list_webhooks sees none of them.
-      const listed = await m.db.query(`SELECT count(*)::int AS n FROM webhook_endpoints WHERE user_id = $1 AND purpose = 'event_subscription'`, [s.userId]);
-      expect(listed[0].n).toBeGreaterThanOrEqual(MAX_PER_KEY);
+      // Hidden from the webhook tools: the rows exist, list_webhooks shows none of them.
+      const stored = await m.db.query(`SELECT count(*)::int AS n FROM webhook_endpoints WHERE user_id = $1 AND url LIKE '%/cap-%'`, [s.userId]);
+      expect(stored[0].n).toBe(MAX_PER_KEY);
+      const { endpoints } = await toolOk(m, s.apiKey, 'list_webhooks', {});
+      expect(endpoints.filter((e: Result) => e.url.includes('/cap-'))).toEqual([]);
     } finally {
       await r.close();
       await c.close();
@@ -184,7 +187,9 @@ describe('event subscriptions: events/subscribe and events/unsubscribe (webhook 
       const sms = await inboundSms(m, s.lines[1].address, partnerPhone(), 'after the short one expired');
       await waitUntil(() => deliveriesAt('/long').some((r) => r.body.includes(sms.messageId)), 'the live subscription delivered');
       expect(deliveriesAt('/short')).toEqual([]);
-      await c.request('events/unsubscribe', { id: long.id });
+      // Unsubscribe by what it was made with (name, arguments, delivery.url) instead of its id.
+      await c.request('events/unsubscribe', { name: 'message.received', delivery: { url: `${base}/long` } });
+      expect(await rows(long.id)).toBe(0);
     } finally {
       await c.close();
     }
