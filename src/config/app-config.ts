@@ -8,6 +8,7 @@ import { commonConfig } from '../common/common.config';
 import { databaseConfig } from '../database/database.config';
 import { deliveryConfig } from '../delivery/delivery.config';
 import { eventFeedConfig } from '../event-feed/event-feed.config';
+import { eventSubscriptionsConfig } from '../event-feed/event-subscriptions.config';
 import { eventsConfig } from '../events/events.config';
 import { limitsConfig } from '../limits/limits.config';
 import { liveConfig } from '../live/live.config';
@@ -46,6 +47,7 @@ export const SLICES = [
   deliveryConfig,
   eventsConfig,
   eventFeedConfig,
+  eventSubscriptionsConfig,
   attachmentsConfig,
   liveConfig,
 ] as const;
@@ -59,6 +61,9 @@ const RULES = [
     limit > 0 && limit < maxBatch
       ? `${limit} is below MCP_MAX_BATCH (${maxBatch}), so a full batch could never run; raise it or lower MCP_MAX_BATCH (0 turns the limit off)`
       : undefined,
+  ),
+  check(eventSubscriptionsConfig.tree.eventSubscriptions.maxTtlMs, [eventSubscriptionsConfig.tree.eventSubscriptions.minTtlMs], (max, min) =>
+    max < min ? `must be at least EVENT_SUBSCRIPTION_MIN_TTL_MS (${min})` : undefined,
   ),
 ];
 

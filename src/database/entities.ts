@@ -8,6 +8,7 @@ import { WebhookDeliveryAttempt } from '../delivery/webhook-delivery-attempt.ent
 import { WebhookDelivery } from '../delivery/webhook-delivery.entity';
 import { WebhookPayload } from '../delivery/webhook-payload.entity';
 import { OutboxEvent } from '../events/outbox-event.entity';
+import { EventSubscription } from '../event-feed/event-subscription.entity';
 import { OutboxFeedHorizon } from '../events/outbox-feed-horizon.entity';
 import { AgentTurn } from '../agents/agent-turn.entity';
 import { Agent } from '../agents/agent.entity';
@@ -50,6 +51,7 @@ export const ENTITIES = [
   WebhookDeliveryAttempt,
   WebhookPayload,
   OutboxEvent,
+  EventSubscription,
   OutboxFeedHorizon,
   EmailAccountHealth,
   Contact,

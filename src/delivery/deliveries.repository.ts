@@ -8,6 +8,7 @@ import { visibleDelivery, visibleEndpoint } from '../webhooks/endpoint-visibilit
 import { PayloadMode } from '../webhooks/webhook.types';
 import { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
 import { endpointReceivesLine } from './endpoint-receives-line.sql';
+import { subscriptionFiltersPass, subscriptionStillReceives } from '../event-feed/event-subscriptions.sql';
 
 /** An endpoint that receives one of a batch's events. */
 export interface FanOutTarget {
@@ -95,7 +96,9 @@ export class DeliveriesRepository {
    * The endpoints that receive each event: active, subscribed to its kind, of its org, and for a
    * line event with the owner's live access to the line and a scope of all channels or that line
    * (endpoint-receives-line.sql.ts, checked again at each attempt's claim); an org-wide event (no
-   * line) goes to all-channels endpoints only.
+   * line) goes to all-channels endpoints only. The endpoint of an MCP Events subscription also
+   * needs its subscription live, its credential still allowing the line, and its filters passed
+   * (event-feed/event-subscriptions.sql.ts).
    */
   fanOutTargets(manager: EntityManager, events: PublishedEvent[]): Promise<FanOutTarget[]> {
     return queryNamed(
@@ -106,7 +109,9 @@ export class DeliveriesRepository {
         WHERE CASE
           WHEN o.line_id IS NULL THEN e.all_channels
           ELSE ${endpointReceivesLine('e', 'o.line_id')}
-        END`,
+        END
+          AND ${subscriptionStillReceives('e', 'o.line_id')}
+          AND (e.purpose = 'webhook' OR EXISTS (SELECT 1 FROM outbox_events sub_o WHERE sub_o.id = o.id AND ${subscriptionFiltersPass('e', 'sub_o')}))`,
       { ids: events.map((e) => e.id), types: events.map((e) => e.type), orgIds: events.map((e) => e.orgId), lineIds: events.map((e) => e.lineId) },
     );
   }

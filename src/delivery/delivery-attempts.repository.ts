@@ -5,6 +5,7 @@ import { plannedPerCall, queryNamed } from '../database/sql';
 import { SealedSecrets } from '../webhooks/webhooks.service';
 import { EndpointStatus } from '../webhooks/webhook.types';
 import { endpointReceivesLine } from './endpoint-receives-line.sql';
+import { subscriptionStillReceives } from '../event-feed/event-subscriptions.sql';
 
 /** A claimed attempt: its delivery, its payload and what sending needs of its endpoint. */
 export interface ClaimedRow extends SealedSecrets {
@@ -21,6 +22,12 @@ export interface ClaimedRow extends SealedSecrets {
   trace_parent: string | null;
   url: string;
   status: EndpointStatus;
+  /** The outbox event the delivery came from (null for none). */
+  source_event_id: string | null;
+  /** For the endpoint of an MCP Events subscription: its id, its cursors' scope, and the event's feed position (null once retention removed the event). */
+  subscription_id: string | null;
+  subscription_scope: string | null;
+  feed_position: string | null;
 }
 
 /**
@@ -30,7 +37,9 @@ export interface ClaimedRow extends SealedSecrets {
 export type ClaimResult = ClaimedRow & { refused: boolean };
 
 /** The last_error of a delivery cancelled at its claim because its endpoint no longer receives the event's line. */
-const REFUSED_ERROR = "not sent: the endpoint no longer receives this line's events (its owner's access to the line ended, or the line left its scope)";
+const REFUSED_ERROR =
+  "not sent: the endpoint no longer receives this line's events (its owner's access to the line ended, or the line left its scope), " +
+  'or its MCP Events subscription expired or its credential lost access';
 
 /** A 2xx answer to record. */
 export interface SuccessRow {
@@ -107,17 +116,22 @@ export class DeliveryAttemptsRepository {
    * can end, or the endpoint's scope narrow, while it waits for a retry, and its URL can have been
    * changed since. Such a row is not taken but cancelled for good, with REFUSED_ERROR, by the same
    * UPDATE (`refused: true` in the answer; its attempt count stays). A delivery of no line
-   * (contact.merged) is not held to it.
+   * (contact.merged) is not held to it. The endpoint of an MCP Events subscription is held, line
+   * or not, to its subscription being live and its credential's access (subscriptionStillReceives).
    */
   async claim(items: Array<{ deliveryId: string; attempt: number }>, now: Date, leaseUntil: Date): Promise<ClaimResult[]> {
     const [rows] = await queryNamed<[ClaimResult[], number]>(
       this.dataSource.manager,
       plannedPerCall(`WITH due AS (
-             SELECT d.id, x.attempt, (d.line_id IS NULL OR ${endpointReceivesLine('e', 'd.line_id')}) AS may_send,
+             SELECT d.id, x.attempt,
+                    (d.line_id IS NULL OR ${endpointReceivesLine('e', 'd.line_id')}) AND ${subscriptionStillReceives('e', 'd.line_id')} AS may_send,
                     e.user_id, e.url, e.status AS endpoint_status, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at,
-                    e.signature_version, e.legacy_signature, e.signing_key_sealed, e.previous_signing_key_sealed
+                    e.signature_version, e.legacy_signature, e.signing_key_sealed, e.previous_signing_key_sealed,
+                    sub.id AS subscription_id, sub.scope AS subscription_scope, ob.feed_position AS feed_position
                FROM webhook_deliveries d JOIN unnest(:deliveryIds::uuid[], :attempts::int[]) AS x(id, attempt) ON d.id = x.id
                JOIN webhook_endpoints e ON e.id = d.endpoint_id
+               LEFT JOIN event_subscriptions sub ON sub.endpoint_id = e.id
+               LEFT JOIN outbox_events ob ON sub.id IS NOT NULL AND ob.id = d.source_event_id
               WHERE d.attempt_count = x.attempt - 1 AND d.status IN ('pending', 'retrying')
                 FOR NO KEY UPDATE OF d SKIP LOCKED)
        UPDATE webhook_deliveries d
@@ -133,7 +147,8 @@ export class DeliveryAttemptsRepository {
         WHERE d.id = due.id AND p.id = d.payload_id
         RETURNING d.id, due.attempt AS attempt_count, NOT due.may_send AS refused, d.event_id, d.endpoint_id, due.user_id, d.event_type, d.mode, p.data,
                   d.event_created_at, d.trace_parent, due.url, due.endpoint_status AS status, due.secret_sealed, due.previous_secret_sealed,
-                  due.previous_secret_expires_at, due.signature_version, due.legacy_signature, due.signing_key_sealed, due.previous_signing_key_sealed`),
+                  due.previous_secret_expires_at, due.signature_version, due.legacy_signature, due.signing_key_sealed, due.previous_signing_key_sealed,
+                  d.source_event_id::text AS source_event_id, due.subscription_id, due.subscription_scope, due.feed_position::text AS feed_position`),
       { deliveryIds: items.map((i) => i.deliveryId), attempts: items.map((i) => i.attempt), now, leaseUntil, refusedError: REFUSED_ERROR },
     );
     return rows ?? [];

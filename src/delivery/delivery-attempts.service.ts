@@ -16,6 +16,7 @@ import { nextRetryDelayMs } from './retry-after';
 import { inStoredTrace, Span, SpanKind, SpanStatusCode } from '../ops/tracing/traces';
 import { SendResult, WebhookSender } from './webhook-sender';
 import { signatureHeaders } from './signature-headers';
+import { subscriptionOccurrence, SUBSCRIPTION_ID_HEADER } from '../event-feed/event-subscription-delivery';
 
 export const USER_AGENT = 'MessagingSync-Webhooks/1.0';
 
@@ -38,6 +39,9 @@ interface ClaimedDelivery {
   eventCreatedAt: Date;
   /** The relay's span for the event (tracing); null when off. */
   traceParent: string | null;
+  sourceEventId: string | null;
+  /** Set when the endpoint is an MCP Events subscription's: the body is the draft's EventOccurrence. */
+  subscription: { id: string; scope: string; feedPosition: string | null } | null;
 }
 
 type ClaimedEndpoint = Pick<ClaimedRow, 'url' | 'status' | keyof SealedSecrets>;
@@ -157,7 +161,7 @@ export class DeliveryAttemptsService implements OnModuleInit {
     let result: SendResult;
     try {
       const { url, addresses } = await this.urlPolicy.check(endpoint.url);
-      const body = this.serialize(delivery, now);
+      const { body, webhookId, extraHeaders } = this.serialize(delivery, now);
       const timestamp = Math.floor(now.getTime() / 1000);
       result = await this.sender.send({
         url,
@@ -167,9 +171,8 @@ export class DeliveryAttemptsService implements OnModuleInit {
         headers: {
           'content-type': 'application/json',
           'user-agent': USER_AGENT,
-          ...signatureHeaders(body, delivery.eventId, timestamp, this.webhooks.signingKeys(endpoint, now)),
-          'x-service-event-id': delivery.eventId,
-          'x-service-event-type': delivery.eventType,
+          ...signatureHeaders(body, webhookId, timestamp, this.webhooks.signingKeys(endpoint, now)),
+          ...extraHeaders,
         },
       });
     } catch (error) {
@@ -205,10 +208,28 @@ export class DeliveryAttemptsService implements OnModuleInit {
     return outcome;
   }
 
-  /** Envelope bytes for this attempt; attachment links are signed afresh for the endpoint's owner, valid 1 h from now. */
-  private serialize(delivery: ClaimedDelivery, now: Date): string {
+  /**
+   * Body bytes for this attempt, the webhook-id that signs them and the headers beside the
+   * signature: the envelope with X-Service-Event-Id/-Type for an endpoint; for an MCP Events
+   * subscription the draft's EventOccurrence with X-MCP-Subscription-Id. Attachment links are
+   * signed afresh for the endpoint's owner, valid 1 h from now.
+   */
+  private serialize(delivery: ClaimedDelivery, now: Date): { body: string; webhookId: string; extraHeaders: Record<string, string> } {
     const withUrls = this.attachmentUrls.withSignedLinks(delivery.data, { userId: delivery.userId, keyId: null }, now);
-    return JSON.stringify({
+    if (delivery.subscription) {
+      const { eventId, body } = subscriptionOccurrence({
+        sourceEventId: delivery.sourceEventId,
+        eventType: delivery.eventType,
+        createdAt: delivery.eventCreatedAt,
+        mode: delivery.mode,
+        data: withUrls,
+        subscriptionScope: delivery.subscription.scope,
+        feedPosition: delivery.subscription.feedPosition,
+      });
+      return { body: JSON.stringify(body), webhookId: eventId, extraHeaders: { [SUBSCRIPTION_ID_HEADER]: delivery.subscription.id } };
+    }
+    const extraHeaders = { 'x-service-event-id': delivery.eventId, 'x-service-event-type': delivery.eventType };
+    const body = JSON.stringify({
       id: delivery.eventId,
       type: delivery.eventType,
       createdAt: delivery.eventCreatedAt.toISOString(),
@@ -216,6 +237,7 @@ export class DeliveryAttemptsService implements OnModuleInit {
       mode: delivery.mode,
       data: withUrls,
     });
+    return { body, webhookId: delivery.eventId, extraHeaders };
   }
 
   /**
@@ -252,6 +274,8 @@ export class DeliveryAttemptsService implements OnModuleInit {
           data: row.data,
           eventCreatedAt: row.event_created_at,
           traceParent: row.trace_parent,
+          sourceEventId: row.source_event_id,
+          subscription: row.subscription_id === null ? null : { id: row.subscription_id, scope: row.subscription_scope!, feedPosition: row.feed_position },
         },
         endpoint: row,
       };

@@ -3,7 +3,7 @@
  * the draft's JSON-RPC code (McpService maps them), the HTTP feed with a status (EventFeedController).
  * `field` names the parameter at fault where one is.
  */
-export type FeedRefusalKind = 'invalid' | 'not_found' | 'forbidden' | 'exhausted' | 'unsupported';
+export type FeedRefusalKind = 'invalid' | 'not_found' | 'forbidden' | 'exhausted' | 'unsupported' | 'callback';
 
 export class FeedRefusal extends Error {
   constructor(

@@ -6,6 +6,7 @@ import { queryNamed } from '../database/sql';
 import { EventKind } from '../events/event-kinds';
 import { visibleDelivery } from '../webhooks/endpoint-visibility';
 import { FeedFilter } from './event-descriptors';
+import { feedFilterSql } from './feed-filters.sql';
 
 export interface FeedRow {
   position: string;
@@ -32,13 +33,6 @@ export interface FeedQuery {
   limit: number;
 }
 
-/** The SQL of each filter on the outbox row `o` (its data is json; see events/event-payloads.ts). */
-const FILTER_SQL: Record<FeedFilter, string> = {
-  line: 'o.line_id = :filterLine::uuid',
-  thread: "o.data -> 'thread' ->> 'id' = :filterThread",
-  direction: "o.data -> 'message' ->> 'direction' = :filterDirection",
-  label: "(o.data -> 'labels')::jsonb ? :filterLabel",
-};
 const FILTER_PARAMETER: Record<FeedFilter, string> = { line: 'filterLine', thread: 'filterThread', direction: 'filterDirection', label: 'filterLabel' };
 
 /**
@@ -73,7 +67,7 @@ export class EventFeedRepository {
       `o.feed_position > :after::bigint`,
       ...(query.kind ? ['o.type = :kind'] : []),
       scope.sql,
-      ...filters.map((f) => FILTER_SQL[f]),
+      ...filters.map((f) => feedFilterSql(f, 'o', `:${FILTER_PARAMETER[f]}`)),
     ];
     const [row] = await queryNamed<Array<{ events: FeedRow[] | null; head: string | null; horizon: string }>>(
       this.dataSource.manager,

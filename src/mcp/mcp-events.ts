@@ -19,7 +19,7 @@ export const EVENTS_CAPABILITIES = {
 /**
  * The draft's error codes (design sketch, "Error Codes"); the message is the draft's name, the
  * refusal's own words go in `data.detail` beside its typed data. -32015 (CallbackEndpointError)
- * belongs to webhook mode, which is not served yet.
+ * is webhook mode's (events/subscribe, mcp-event-subscriptions.ts).
  */
 const CODES: Record<FeedRefusalKind, { code: number; name: string }> = {
   invalid: { code: INVALID_PARAMS, name: 'InvalidParams' },
@@ -27,7 +27,15 @@ const CODES: Record<FeedRefusalKind, { code: number; name: string }> = {
   forbidden: { code: -32012, name: 'Forbidden' },
   exhausted: { code: -32013, name: 'ResourceExhausted' },
   unsupported: { code: -32014, name: 'Unsupported' },
+  callback: { code: -32015, name: 'CallbackEndpointError' },
 };
+
+/** A feed refusal as the draft's JSON-RPC error; anything else as it is. */
+export function asEventsError(error: unknown): unknown {
+  if (!(error instanceof FeedRefusal)) return error;
+  const { code, name } = CODES[error.kind];
+  return new JsonRpcError(code, `${name}: ${error.message}`, { ...error.data, detail: error.message });
+}
 
 /** events/list and events/poll in either protocol era: the feed's answer, or its refusal as the draft's JSON-RPC error. */
 export async function answerEvents(
@@ -42,8 +50,6 @@ export async function answerEvents(
     const request = (typeof params === 'object' && params !== null && !Array.isArray(params) ? params : {}) as PollRequest;
     return await feed.poll(caller, request, { signal: hangUp });
   } catch (error) {
-    if (!(error instanceof FeedRefusal)) throw error;
-    const { code, name } = CODES[error.kind];
-    throw new JsonRpcError(code, `${name}: ${error.message}`, { ...error.data, detail: error.message });
+    throw asEventsError(error);
   }
 }

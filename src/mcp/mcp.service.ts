@@ -47,6 +47,8 @@ import {
 } from './protocol-eras';
 import { listenFilterOf } from './listen-filter';
 import { EventFeedService } from '../event-feed/event-feed.service';
+import { EventSubscriptionsService } from '../event-feed/event-subscriptions.service';
+import { answerEventSubscriptions, SUBSCRIPTION_METHODS } from './mcp-event-subscriptions';
 import { answerEvents, EVENTS_CAPABILITIES } from './mcp-events';
 
 export const SERVER_INFO = { name: 'messaging-sync', title: 'Messaging Sync', version: '0.1.0' };
@@ -67,7 +69,17 @@ export const TOOLS_LIST_TTL_MS = 5 * 60 * 1000;
 export const DISCOVER_TTL_MS = 60 * 60 * 1000;
 
 /** The methods either era answers; any other is labelled "other" in the metrics. */
-const KNOWN_METHODS = new Set(['initialize', 'ping', 'tools/list', 'tools/call', 'server/discover', 'subscriptions/listen', 'events/list', 'events/poll']);
+const KNOWN_METHODS = new Set([
+  'initialize',
+  'ping',
+  'tools/list',
+  'tools/call',
+  'server/discover',
+  'subscriptions/listen',
+  'events/list',
+  'events/poll',
+  ...SUBSCRIPTION_METHODS,
+]);
 /** Methods of the legacy era that revision 2026-07-28 removed, and what a modern client does instead. */
 const REMOVED_IN_MODERN: Record<string, string> = {
   initialize: 'there is no handshake: every request carries its version and capabilities in params._meta; server/discover tells what this server speaks',
@@ -100,6 +112,7 @@ export class McpService {
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly metrics: ServiceMetrics,
     private readonly events: EventFeedService,
+    private readonly subscriptions: EventSubscriptionsService,
   ) {
     this.maxBatch = config.mcp.maxBatch;
     this.batchConcurrency = config.mcp.batchConcurrency;
@@ -309,6 +322,9 @@ export class McpService {
       case 'events/list':
       case 'events/poll':
         return answerEvents(this.events, request.method, request.params, caller, hangUp);
+      case 'events/subscribe':
+      case 'events/unsubscribe':
+        return answerEventSubscriptions(this.subscriptions, request.method, request.params, caller);
       default:
         throw new JsonRpcError(METHOD_NOT_FOUND, `Method not found: ${request.method}`);
     }
@@ -326,6 +342,9 @@ export class McpService {
       case 'events/list':
       case 'events/poll':
         return answerEvents(this.events, request.method, request.params, caller, hangUp);
+      case 'events/subscribe':
+      case 'events/unsubscribe':
+        return answerEventSubscriptions(this.subscriptions, request.method, request.params, caller);
       default: {
         const instead = REMOVED_IN_MODERN[request.method];
         const why = instead ? `: ${request.method} is not part of ${context.version}; ${instead}` : '';

@@ -12,11 +12,14 @@ import { SqlCondition } from '../database/sql';
  *   all-channels endpoints, endpoints naming any other line (one outside the allowlist, one the
  *   user has lost, a deleted line) and endpoints whose scope emptied when its lines were removed.
  *
+ * - the endpoint was registered as a webhook: the endpoint row of an MCP Events subscription
+ *   (purpose `event_subscription`) is reached through events/subscribe and events/unsubscribe only.
+ *
  * Every statement that reads or acts on an endpoint, or on its deliveries, carries this condition,
  * so a hidden endpoint and its deliveries answer exactly as ids that never existed.
  */
 export function visibleEndpoint(caller: Caller, alias = 'e'): SqlCondition {
-  const own = `${alias}.user_id = :visibleToUserId`;
+  const own = `${alias}.user_id = :visibleToUserId AND ${alias}.purpose = 'webhook'`;
   if (caller.channelAccess === 'ALL') return { sql: own, parameters: { visibleToUserId: caller.userId } };
   const scope = `webhook_endpoint_channels visible_scope WHERE visible_scope.endpoint_id = ${alias}.id`;
   const seen = callerLines(caller, 'visible_scope.line_id');

@@ -1,7 +1,7 @@
 import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, OneToMany, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 import { Org } from '../accounts/org.entity';
 import { User } from '../accounts/user.entity';
-import { EndpointStatus, EventKind, PayloadMode, SignatureVersion } from './webhook.types';
+import { EndpointPurpose, EndpointStatus, EventKind, PayloadMode, SignatureVersion } from './webhook.types';
 import { WebhookEndpointChannel } from './webhook-endpoint-channel.entity';
 
 @Entity({ name: 'webhook_endpoints' })
@@ -18,6 +18,7 @@ import { WebhookEndpointChannel } from './webhook-endpoint-channel.entity';
 @Check('webhook_endpoints_status_check', "status IN ('active', 'disabled')")
 @Check('webhook_endpoints_consecutive_failures_check', 'consecutive_failures >= 0')
 @Check('webhook_endpoints_check', '(previous_secret_sealed IS NULL) = (previous_secret_expires_at IS NULL)')
+@Check('webhook_endpoints_purpose_check', "purpose IN ('webhook', 'event_subscription')")
 @Check('webhook_endpoints_signature_version_check', "signature_version IN ('v1', 'v1a')")
 @Check(
   'webhook_endpoints_signing_key_check',
@@ -98,6 +99,14 @@ export class WebhookEndpoint {
 
   @Column({ name: 'previous_public_key', type: 'text', nullable: true })
   previousPublicKey: string | null;
+
+  /**
+   * `webhook`: registered by a person or key (register_webhook, the portal); `event_subscription`:
+   * the delivery side of an MCP Events subscription (event-feed/event-subscription.entity.ts),
+   * hidden from every webhook tool and page and outside the endpoint cap (endpoint-visibility.ts).
+   */
+  @Column({ type: 'text', default: 'webhook' })
+  purpose: EndpointPurpose;
 
   /** Failed attempts in a row since the last success (auto-disable at 100). */
   @Column({ name: 'consecutive_failures', type: 'int', default: 0 })

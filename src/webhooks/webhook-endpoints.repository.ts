@@ -8,7 +8,7 @@ import { visibleEndpoint } from './endpoint-visibility';
 import { END_RUN, RUNS_ENDED_BY_ANSWERS } from './failing-runs.sql';
 import { WebhookEndpointChannel } from './webhook-endpoint-channel.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
-import { ChannelScope, EndpointStatus, EventKind, PayloadMode, SignatureVersion } from './webhook.types';
+import { ChannelScope, EndpointPurpose, EndpointStatus, EventKind, PayloadMode, SignatureVersion } from './webhook.types';
 
 /** An endpoint as tools show it: no secrets, no failure counters. */
 export interface EndpointView {
@@ -55,6 +55,8 @@ export interface NewEndpoint {
   legacySignature: boolean;
   /** v1a: the key pair; null for v1. */
   keyPair: StoredKeyPair | null;
+  /** `webhook` unless told: an MCP Events subscription's endpoint row says `event_subscription`. */
+  purpose?: EndpointPurpose;
 }
 
 /** An endpoint's current failing run, as the web app shows it. */
@@ -231,7 +233,7 @@ export class WebhookEndpointsRepository {
   /** Serialises the caller's registrations (its user row locked), then counts the endpoints it owns. */
   async lockOwnerAndCount(manager: EntityManager, caller: Caller): Promise<number> {
     await queryNamed(manager, 'SELECT id FROM users WHERE id = :userId FOR UPDATE', { userId: caller.userId });
-    return manager.getRepository(WebhookEndpoint).countBy({ userId: caller.userId });
+    return manager.getRepository(WebhookEndpoint).countBy({ userId: caller.userId, purpose: 'webhook' });
   }
 
   /** A new active endpoint of the caller; answers its id. */
@@ -262,6 +264,7 @@ export class WebhookEndpointsRepository {
         disabledNoticeDue: false,
         failingNoticeSentAt: null,
         disabledReason: null,
+        purpose: endpoint.purpose ?? 'webhook',
       }),
     );
     return saved.id;
@@ -357,7 +360,9 @@ export class WebhookEndpointsRepository {
   /**
    * Endpoints whose owner is to be told something, locked (others' locks skipped), with what the
    * email needs: disabled by the service and not told yet, or failing since `failingBefore` or
-   * earlier and not told of this run yet.
+   * earlier and not told of this run yet. Registered webhooks only: an MCP Events subscription's
+   * agent learns its delivery state from deliveryStatus when it refreshes, and its owner never
+   * saw that endpoint (the webhook pages do not show it), so no email is sent for one.
    */
   async lockNoticesDue(manager: EntityManager, failingBefore: Date, limit: number): Promise<EndpointNotice[]> {
     return queryNamed<EndpointNotice[]>(
@@ -365,8 +370,8 @@ export class WebhookEndpointsRepository {
       `SELECT e.id, e.url, e.status, e.disabled_reason AS "disabledReason", e.failing_since AS "failingSince",
               e.consecutive_failures AS "consecutiveFailures", e.disabled_notice_due AS "disabledNoticeDue", u.email AS "ownerEmail"
          FROM webhook_endpoints e JOIN users u ON u.id = e.user_id
-        WHERE e.disabled_notice_due
-           OR (e.status = 'active' AND e.failing_since <= :failingBefore AND e.failing_notice_sent_at IS NULL)
+        WHERE e.purpose = 'webhook'
+          AND (e.disabled_notice_due OR (e.status = 'active' AND e.failing_since <= :failingBefore AND e.failing_notice_sent_at IS NULL))
         ORDER BY e.id LIMIT :limit FOR UPDATE OF e SKIP LOCKED`,
       { failingBefore, limit },
     );

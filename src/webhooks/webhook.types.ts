@@ -10,6 +10,9 @@ export type PayloadMode = (typeof PAYLOAD_MODES)[number];
 export const ENDPOINT_STATUSES = ['active', 'disabled'] as const;
 export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number];
 
+/** What an endpoint row is for: a registered webhook, or the delivery side of an MCP Events subscription. */
+export type EndpointPurpose = 'webhook' | 'event_subscription';
+
 export interface ChannelScope {
   allChannels: boolean;
   channels: Array<{ channelType: LineType; channelId: string }>;

@@ -29,6 +29,6 @@ import { WebhooksService } from './webhooks.service';
     EndpointHealthMonitor,
     ...WEBHOOK_TOOLS,
   ],
-  exports: [WebhooksService, UrlPolicy, HOST_RESOLVER],
+  exports: [WebhooksService, UrlPolicy, HOST_RESOLVER, WebhookEndpointsRepository],
 })
 export class WebhooksModule {}

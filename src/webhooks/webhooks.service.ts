@@ -10,7 +10,7 @@ import { Clock } from '../common/clock';
 import { Hooks } from '../common/hooks';
 import { SecretBox } from '../common/secret-box';
 import { ServiceMetrics } from '../ops/metrics/service-metrics';
-import { privateKeyFromPkcs8, SigningKey, toPublicKeyString, toStandardSecret } from '../sdk';
+import { privateKeyFromPkcs8, SigningKey, symmetricKey, toPublicKeyString, toStandardSecret } from '../sdk';
 import { UrlPolicy } from './url-policy/url-policy';
 import { EndpointView, FailingRunView, FailureCount, StoredKeyPair, WebhookEndpointsRepository } from './webhook-endpoints.repository';
 import {
@@ -227,7 +227,8 @@ export class WebhooksService implements OnModuleInit {
    * the statement that claims the attempt): current first, then the previous secret and key pair
    * while they are under 24 h old. The legacy header carries the secrets unless switched off;
    * webhook-signature carries v1 entries (the same secrets) for a v1 endpoint, and only v1a
-   * entries for a v1a one (docs/decisions.md, "Standard Webhooks": no v1 beside v1a).
+   * entries for a v1a one (docs/decisions.md, "Standard Webhooks": no v1 beside v1a). A secret stored
+   * in its `whsec_` form (an MCP Events subscription's, the client's own) signs with the bytes it names.
    */
   signingKeys(row: SealedSecrets, now: Date): DeliverySigning {
     const previousValid = row.previous_secret_expires_at !== null && row.previous_secret_expires_at > now;
@@ -235,7 +236,7 @@ export class WebhooksService implements OnModuleInit {
     if (row.previous_secret_sealed && previousValid) secrets.push(this.secrets.open(row.previous_secret_sealed));
     const legacySecrets = row.legacy_signature ? secrets : [];
     if (row.signature_version !== 'v1a' || !row.signing_key_sealed) {
-      return { legacySecrets, standardKeys: secrets.map((secret) => ({ version: 'v1', secret: Buffer.from(secret, 'utf8') })) };
+      return { legacySecrets, standardKeys: secrets.map((secret) => ({ version: 'v1', secret: symmetricKey(secret) })) };
     }
     const sealedKeys = [row.signing_key_sealed, ...(row.previous_signing_key_sealed && previousValid ? [row.previous_signing_key_sealed] : [])];
     return { legacySecrets, standardKeys: sealedKeys.map((sealed) => ({ version: 'v1a', privateKey: privateKeyFromPkcs8(this.secrets.open(sealed)) })) };

@@ -1,12 +1,7 @@
-import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
-import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { request as httpRequest } from 'node:http';
-import { z } from 'zod';
 import { FeedWakes } from '../../src/event-feed/feed-wakes';
 import { OutboxRepository } from '../../src/events/outbox.repository';
 import { getEvents } from '../support/event-feed';
-import { validatedEventsResult } from '../support/event-schemas';
 import { createMessagingTestApp, inboundSms, MessagingTestApp, partnerPhone } from '../support/messaging-hooks';
 import { rpc } from '../support/mcp';
 import { modernRpc } from '../support/mcp-modern';
@@ -14,50 +9,7 @@ import { connectApp } from '../support/oauth';
 import { signInBrowser } from '../support/web';
 import { createSession, Session } from '../support/session';
 import { waitUntil } from '../support/wait';
-
-type Result = Record<string, any>;
-
-/** What a client of either SDK line does with the events extension: raw events/* requests (no SDK helper exists yet). */
-interface EventsClient {
-  request(method: string, params?: Record<string, unknown>): Promise<Result>;
-  capabilities(): Result | undefined;
-  close(): Promise<void>;
-}
-
-const ANY_RESULT = z.object({}).passthrough();
-
-async function connectLegacy(baseUrl: string, token: string): Promise<EventsClient> {
-  const client = new LegacyClient({ name: 'e2e-events-v1', version: '1.0.0' });
-  await client.connect(new LegacyTransport(new URL(`${baseUrl}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
-  return {
-    request: async (method, params) =>
-      validatedEventsResult(method, (await client.request({ method, params }, ANY_RESULT as never, { timeout: 60_000 })) as Result),
-    capabilities: () => client.getServerCapabilities() as Result | undefined,
-    close: () => client.close(),
-  };
-}
-
-async function connectModern(baseUrl: string, token: string): Promise<EventsClient> {
-  const client = new ModernClient({ name: 'e2e-events-v2', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-  await client.connect(new ModernTransport(new URL(`${baseUrl}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
-  return {
-    request: async (method, params) =>
-      validatedEventsResult(method, (await client.request({ method, params } as never, ANY_RESULT, { timeout: 60_000 })) as Result),
-    capabilities: () => client.getServerCapabilities() as Result | undefined,
-    close: () => client.close(),
-  };
-}
-
-/** The JSON-RPC error a request was refused with, as the SDK hands it to the caller. */
-async function refusal(promise: Promise<unknown>): Promise<{ code: number; data: Result }> {
-  try {
-    await promise;
-  } catch (error) {
-    const e = error as { code?: number; data?: Result };
-    return { code: e.code!, data: e.data! };
-  }
-  throw new Error('the request was not refused');
-}
+import { connectLegacy, connectModern, EventsClient, refusal, Result } from '../support/mcp-events-clients';
 
 /**
  * MCP Events (the working group's draft) and the HTTP feed over the committed event log, through
@@ -108,7 +60,7 @@ describe('event feed: events/list, events/poll and GET /api/events', () => {
         'agent_turn.sent',
       ]);
       const received = events[0];
-      expect(received.delivery).toEqual(['poll']);
+      expect(received.delivery).toEqual(['poll', 'webhook']);
       expect(Object.keys(received.inputSchema.properties)).toEqual(['line', 'thread', 'direction', 'label', 'mode', 'messageHistoryCount']);
       expect(Object.keys(events[6].inputSchema.properties)).toEqual(['mode', 'messageHistoryCount']);
       // The catalog's envelope of each mode, told apart by `mode` (the client's helper checked it is EventCatalog's, and compiles).

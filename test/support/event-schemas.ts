@@ -43,6 +43,7 @@ export function loadEventSchemas(): Map<string, ValidateFunction> {
   if (!validators) {
     const ajv = newAjv();
     validators = new Map(EVENT_KINDS.flatMap((k) => PAYLOAD_MODES.map((m) => [`${k}:${m}`, ajv.compile(strict(payloadSchema(k, m, BASE)) as JsonSchema)])));
+    feedValidatorOf(EVENT_KINDS[0]); // the feed's too: an MCP Events subscription's deliveries are checked on arrival as well
   }
   return validators;
 }
@@ -96,20 +97,35 @@ function feedValidatorOf(kind: EventKind): ValidateFunction {
 export function validatedFeedAnswer<T>(answer: T): T {
   const events = (answer as { events?: unknown } | undefined)?.events;
   if (!Array.isArray(events)) throw new EventSchemaError(`a feed answer has no events array: ${JSON.stringify(answer).slice(0, 200)}`);
-  for (const event of events as Array<Record<string, any>>) {
-    const kind = event?.name as EventKind;
-    if (!(EVENT_KINDS as readonly unknown[]).includes(kind)) throw new EventSchemaError(`a feed event names no kind: ${JSON.stringify(event).slice(0, 200)}`);
-    const validate = feedValidatorOf(kind);
-    if (!validate(event.data))
-      throw new EventSchemaError(`feed event ${String(event.eventId)} (${kind}) drifts from its payloadSchema: ${explain(validate.errors)}`);
-    const { id, type, createdAt } = event.data as Record<string, unknown>;
-    if (event.eventId !== id || type !== kind || event.timestamp !== createdAt || Object.keys(event).sort().join() !== 'data,eventId,name,timestamp') {
-      throw new EventSchemaError(
-        `feed event ${String(event.eventId)} disagrees with its envelope: ${JSON.stringify({ ...event, data: { id, type, createdAt } })}`,
-      );
-    }
-  }
+  for (const event of events as Array<Record<string, any>>) validatedOccurrence(event, false);
   return answer;
+}
+
+/**
+ * One EventOccurrence, checked as validatedFeedAnswer checks each of its events; `withCursor`: it
+ * carries its own `cursor` (a string), as occurrences pushed on a stream or POSTed to a
+ * subscription's URL do, while a poll's carry none (the answer has it).
+ */
+export function validatedOccurrence<T extends Record<string, any>>(event: T, withCursor: boolean): T {
+  const kind = event?.name as EventKind;
+  if (!(EVENT_KINDS as readonly unknown[]).includes(kind)) throw new EventSchemaError(`a feed event names no kind: ${JSON.stringify(event).slice(0, 200)}`);
+  const validate = feedValidatorOf(kind);
+  if (!validate(event.data))
+    throw new EventSchemaError(`feed event ${String(event.eventId)} (${kind}) drifts from its payloadSchema: ${explain(validate.errors)}`);
+  const { id, type, createdAt } = event.data as Record<string, unknown>;
+  const keys = withCursor ? 'cursor,data,eventId,name,timestamp' : 'data,eventId,name,timestamp';
+  if (
+    event.eventId !== id ||
+    type !== kind ||
+    event.timestamp !== createdAt ||
+    Object.keys(event).sort().join() !== keys ||
+    (withCursor && typeof event.cursor !== 'string')
+  ) {
+    throw new EventSchemaError(
+      `feed event ${String(event.eventId)} disagrees with its envelope: ${JSON.stringify({ ...event, data: { id, type, createdAt } })}`,
+    );
+  }
+  return event;
 }
 
 /** An events/list result, after checking that each kind advertises the catalog's payloadSchema and that it compiles as JSON Schema 2020-12. */

@@ -1,6 +1,6 @@
 import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { loadEventSchemas, validatedEnvelope } from './event-schemas';
+import { loadEventSchemas, validatedEnvelope, validatedOccurrence } from './event-schemas';
 
 export interface ReceivedRequest {
   method: string;
@@ -23,8 +23,9 @@ export type Responder = (req: ReceivedRequest) => Answer | void;
 
 /**
  * A real HTTP receiver on 127.0.0.1 that records every request and answers as told. Every webhook
- * delivery it receives (a request with X-Service-Event-Type) is validated against the event
- * catalog's schema on arrival; once one has drifted, reading `requests` (and so every wait and
+ * delivery it receives (a request with X-Service-Event-Type against the event catalog's schema of
+ * its kind and mode; an MCP Events subscription's occurrence against events/list's payloadSchema)
+ * is validated on arrival; once one has drifted, reading `requests` (and so every wait and
  * assertion on them) and `stop()` throw that mismatch, so the test that made it fails.
  */
 export class TestReceiver {
@@ -92,9 +93,12 @@ export class TestReceiver {
   }
 
   private check(req: ReceivedRequest): void {
-    if (req.headers['x-service-event-type'] === undefined) return;
+    // An MCP Events subscription's delivery carries the envelope as its occurrence's `data` (its verification challenge carries none).
+    const occurrence = req.headers['x-mcp-subscription-id'] !== undefined && !req.body.includes('"type":"verification"');
+    if (req.headers['x-service-event-type'] === undefined && !occurrence) return;
     try {
-      validatedEnvelope(req.body);
+      if (occurrence) validatedOccurrence(JSON.parse(req.body) as Record<string, unknown>, true);
+      else validatedEnvelope(req.body);
     } catch (error) {
       this.schemaErrors.push(`${req.method} ${req.url}: ${(error as Error).message}`);
     }

@@ -29,6 +29,7 @@ import { DeliveryLogByStatus1763800710000 } from './1763800710000-DeliveryLogByS
 import { OAuthGrantScopes1763800720000 } from './1763800720000-OAuthGrantScopes';
 import { StandardWebhooks1763800730000 } from './1763800730000-StandardWebhooks';
 import { EventFeedPositions1763800740000 } from './1763800740000-EventFeedPositions';
+import { EventSubscriptions1763800750000 } from './1763800750000-EventSubscriptions';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -63,4 +64,5 @@ export const MIGRATIONS = [
   OAuthGrantScopes1763800720000,
   StandardWebhooks1763800730000,
   EventFeedPositions1763800740000,
+  EventSubscriptions1763800750000,
 ];

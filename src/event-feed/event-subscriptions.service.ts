@@ -1,0 +1,311 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Caller } from '../auth/caller';
+import { UrlRefusedError } from '../common/errors';
+import { SecretBox } from '../common/secret-box';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { signatureHeaders } from '../delivery/signature-headers';
+import { WebhookSender } from '../delivery/webhook-sender';
+import { USER_AGENT } from '../delivery/delivery-attempts.service';
+import { BackgroundWork, WORKER_ROLES } from '../queue/background-work';
+import { symmetricKey } from '../sdk';
+import { UrlPolicy } from '../webhooks/url-policy/url-policy';
+import { FeedRefusal } from './event-feed.errors';
+import { EventFeedService, requirePermission } from './event-feed.service';
+import { SUBSCRIPTION_ID_HEADER } from './event-subscription-delivery';
+import { EventSubscriptionsRepository, SubscriptionState } from './event-subscriptions.repository';
+
+/** A `whsec_` secret's key: 24 to 64 bytes (192 to 512 bits), as the draft asks of a client's secret. */
+const SECRET_PATTERN = /^whsec_[A-Za-z0-9+/]+={0,2}$/;
+const MIN_SECRET_BYTES = 24;
+const MAX_SECRET_BYTES = 64;
+/** How long the callback's verification answer may take (the draft's callback verification). */
+export const VERIFY_TIMEOUT_MS = 5_000;
+const SWEEP_BATCH = 500;
+
+/** events/subscribe's request (the draft's), as it came: checked by subscribe. */
+export interface SubscribeRequest {
+  name?: unknown;
+  arguments?: unknown;
+  delivery?: unknown;
+  cursor?: unknown;
+  maxAgeMs?: unknown;
+  ttlMs?: unknown;
+}
+
+export interface SubscribeResult {
+  id: string;
+  refreshBefore: string;
+  cursor: string;
+  truncated: boolean;
+  /** On a refresh: how deliveries to the URL have gone (the draft's deliveryStatus). */
+  deliveryStatus?: { active: boolean; consecutiveFailures: number; lastError: string | null; lastAttemptAt: string | null; disabledReason: string | null };
+}
+
+/**
+ * MCP Events webhook mode (docs/mcp.md, "Webhook mode"): events/subscribe and events/unsubscribe.
+ * A subscription is a durable row joined to an endpoint row the delivery engine sends through
+ * (docs/decisions.md, "Event subscriptions ride on endpoint rows"); fan-out and each attempt check
+ * its TTL and its credential (event-subscriptions.sql.ts). Scope, permission, event names and
+ * arguments are the feed's (EventFeedService.subscriptionOf, requirePermission).
+ */
+@Injectable()
+export class EventSubscriptionsService implements OnModuleInit {
+  private readonly logger = new Logger(EventSubscriptionsService.name);
+
+  constructor(
+    private readonly repository: EventSubscriptionsRepository,
+    private readonly feed: EventFeedService,
+    private readonly urlPolicy: UrlPolicy,
+    private readonly sender: WebhookSender,
+    private readonly secrets: SecretBox,
+    private readonly work: BackgroundWork,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  onModuleInit(): void {
+    this.work.every({
+      name: 'event subscription sweep',
+      roles: WORKER_ROLES,
+      everyMs: this.config.eventSubscriptions.sweepMs,
+      setting: 'EVENT_SUBSCRIPTION_SWEEP_MS',
+      logger: this.logger,
+      run: () => this.sweep(),
+    });
+  }
+
+  /**
+   * Creates the subscription, or refreshes the one the same credential made with the same url,
+   * name and arguments (its id is derived from them): a new expiry, the secret given now, a
+   * disabled delivery made active again. A new URL is verified first (the draft's challenge).
+   */
+  async subscribe(caller: Caller, request: SubscribeRequest): Promise<SubscribeResult> {
+    requirePermission(caller);
+    const keyId = principalOf(caller);
+    const subscription = this.feed.subscriptionOf(request, false);
+    const { url: rawUrl, secret } = checkedDelivery(request.delivery);
+    const url = await this.checkedUrl(rawUrl);
+    const ttlMs = this.grantedTtl(request.ttlMs);
+    const { name, arguments: given } = request;
+    // A cursor is checked (and refused, naming `cursor`) by the feed exactly as a poll's.
+    let truncated = false;
+    if (request.cursor !== undefined && request.cursor !== null) {
+      const behind = await this.feed.poll(caller, { name, arguments: given, cursor: request.cursor, maxAgeMs: request.maxAgeMs, maxEvents: 1, timeoutMs: 0 });
+      truncated = behind.events.length > 0 || behind.truncated;
+    }
+    const args = canonical(request.arguments ?? {});
+    const id = subscriptionId(keyId, url, subscription.kind!, args);
+    const expiresAt = new Date(Date.now() + ttlMs);
+    const secretSealed = this.secrets.seal(secret);
+
+    let existing = await this.repository.transaction((tx) => this.repository.find(tx, keyId, id));
+    if (!existing) await this.verifyCallback(url, secret, id);
+    existing = await this.repository.transaction(async (tx) => {
+      const found = await this.repository.find(tx, keyId, id);
+      if (found) {
+        await this.repository.refresh(tx, found, secretSealed, expiresAt);
+        return found;
+      }
+      const count = await this.repository.lockKeyAndCount(tx, keyId);
+      const max = this.config.eventSubscriptions.perKey;
+      if (count >= max) {
+        throw new FeedRefusal(
+          'exhausted',
+          `this credential holds ${count} subscriptions, the most it may (EVENT_SUBSCRIPTIONS_PER_KEY); events/unsubscribe one, or let one expire`,
+          { limit: 'subscriptions', max },
+        );
+      }
+      await this.repository.insert(tx, caller, {
+        id,
+        keyId,
+        name: subscription.kind!,
+        arguments: args,
+        scope: subscription.scope,
+        filters: {
+          line: subscription.filters.line ?? null,
+          thread: subscription.filters.thread ?? null,
+          direction: subscription.filters.direction ?? null,
+          label: subscription.filters.label ?? null,
+        },
+        url,
+        secretSealed,
+        mode: subscription.mode,
+        messageHistoryCount: subscription.messageHistoryCount,
+        expiresAt,
+      });
+      return null;
+    });
+    // Deliveries carry the events committed from now on (the subscription exists before the head
+    // is read, so nothing falls between). What a given cursor leaves behind the head is the
+    // client's to fetch with events/poll from that cursor, and `truncated` says so.
+    const head = await this.feed.poll(caller, { name, arguments: given, cursor: null });
+    const result: SubscribeResult = { id, refreshBefore: expiresAt.toISOString(), cursor: head.cursor, truncated };
+    if (existing) result.deliveryStatus = deliveryStatusOf(existing);
+    return result;
+  }
+
+  /** Deletes the caller's subscription named by `id`, or by the url, name and arguments it was made with; NotFound if it has none such. */
+  async unsubscribe(caller: Caller, request: SubscribeRequest & { id?: unknown }): Promise<object> {
+    requirePermission(caller);
+    const keyId = principalOf(caller);
+    let id: string;
+    if (request.id !== undefined) {
+      if (typeof request.id !== 'string') throw FeedRefusal.invalid('id', 'id must be the id events/subscribe answered');
+      id = request.id;
+    } else {
+      const subscription = this.feed.subscriptionOf(request, false);
+      const delivery = request.delivery as { url?: unknown } | undefined;
+      if (typeof delivery?.url !== 'string')
+        throw FeedRefusal.invalid('delivery.url', 'give the id events/subscribe answered, or name, arguments and delivery.url');
+      id = subscriptionId(keyId, normalisedUrl(delivery.url), subscription.kind!, canonical(request.arguments ?? {}));
+    }
+    if (!(await this.repository.delete(keyId, id))) {
+      throw new FeedRefusal('not_found', 'this credential has no such subscription (it may have expired)', { kind: 'subscription', field: 'id' });
+    }
+    return {};
+  }
+
+  /** Deletes subscriptions that expired or whose credential is gone; how many. */
+  async sweep(): Promise<number> {
+    let total = 0;
+    for (let n = SWEEP_BATCH; n === SWEEP_BATCH; total += n) n = await this.repository.deleteEnded(SWEEP_BATCH);
+    return total;
+  }
+
+  private async checkedUrl(raw: string): Promise<string> {
+    try {
+      return (await this.urlPolicy.check(raw)).url.href;
+    } catch (error) {
+      if (error instanceof UrlRefusedError) throw FeedRefusal.invalid('delivery.url', `delivery.${error.message}`);
+      throw error;
+    }
+  }
+
+  private grantedTtl(value: unknown): number {
+    const { minTtlMs, maxTtlMs } = this.config.eventSubscriptions;
+    if (value === undefined || value === null) return maxTtlMs;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+      throw FeedRefusal.invalid('ttlMs', `ttlMs must be a positive integer (granted between ${minTtlMs} and ${maxTtlMs}), or null for the longest`);
+    }
+    return Math.min(maxTtlMs, Math.max(minTtlMs, value));
+  }
+
+  /**
+   * The draft's callback verification: a signed `{"type":"verification","challenge":…}` POSTed to
+   * the URL (through the URL policy's pinned address, as every delivery), answered 2xx with the
+   * same challenge; otherwise CallbackEndpointError with the draft's reason.
+   */
+  private async verifyCallback(url: string, secret: string, id: string): Promise<void> {
+    const checked = await this.urlPolicy.check(url);
+    const challenge = randomBytes(24).toString('base64url');
+    const body = JSON.stringify({ type: 'verification', challenge });
+    const now = Math.floor(Date.now() / 1000);
+    const webhookId = `msg_verify_${randomBytes(12).toString('hex')}`;
+    const result = await this.sender.send({
+      url: checked.url,
+      address: checked.addresses[0],
+      body,
+      timeoutMs: VERIFY_TIMEOUT_MS,
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': USER_AGENT,
+        ...signatureHeaders(body, webhookId, now, { legacySecrets: [], standardKeys: [{ version: 'v1', secret: symmetricKey(secret) }] }),
+        [SUBSCRIPTION_ID_HEADER]: id,
+      },
+    });
+    const refuse = (reason: string, detail: string) => new FeedRefusal('callback', `the callback URL did not pass verification: ${detail}`, { reason });
+    if (result.statusCode === null) {
+      const reason = { timeout: 'timeout', connection_refused: 'connection_refused', tls: 'tls_error' }[result.errorKind as string] ?? 'connection_refused';
+      throw refuse(reason, result.error);
+    }
+    if (result.statusCode >= 500) throw refuse('http_5xx', `it answered HTTP ${result.statusCode}`);
+    if (result.statusCode >= 300) throw refuse('http_4xx', `it answered HTTP ${result.statusCode}`);
+    let echoed: unknown;
+    try {
+      echoed = (JSON.parse('responseBody' in result ? result.responseBody : '') as { challenge?: unknown }).challenge;
+    } catch {
+      echoed = undefined;
+    }
+    if (typeof echoed !== 'string' || echoed.length !== challenge.length || !timingSafeEqual(Buffer.from(echoed), Buffer.from(challenge))) {
+      throw refuse('challenge_failed', 'it did not answer {"challenge": …} with the challenge it was sent');
+    }
+  }
+}
+
+/** The credential a subscription belongs to (its principal): MCP callers always have one. */
+function principalOf(caller: Caller): string {
+  if (caller.keyId === null) throw new FeedRefusal('forbidden', 'subscriptions belong to an API key or a connected app', { reason: 'no_credential' });
+  return caller.keyId;
+}
+
+/** `delivery`, checked: webhook mode with an https URL (as the webhooks' URL policy allows) and a `whsec_` secret of 24 to 64 bytes. */
+function checkedDelivery(value: unknown): { url: string; secret: string } {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw FeedRefusal.invalid('delivery', 'delivery must be {mode: "webhook", url, secret}');
+  }
+  const { mode, url, secret } = value as Record<string, unknown>;
+  if (mode !== 'webhook') {
+    throw new FeedRefusal(
+      'unsupported',
+      `delivery.mode ${JSON.stringify(mode)?.slice(0, 40)} is not served by events/subscribe; it takes "webhook" (poll with events/poll)`,
+      {
+        feature: 'delivery.mode',
+        value: mode ?? null,
+        field: 'delivery.mode',
+      },
+    );
+  }
+  if (typeof url !== 'string') throw FeedRefusal.invalid('delivery.url', 'delivery.url must be the https URL to deliver to');
+  if (typeof secret !== 'string' || !SECRET_PATTERN.test(secret)) {
+    throw FeedRefusal.invalid('delivery.secret', 'delivery.secret must be whsec_ followed by the standard base64 of 24 to 64 random bytes');
+  }
+  const bytes = Buffer.from(secret.slice('whsec_'.length), 'base64').length;
+  if (bytes < MIN_SECRET_BYTES || bytes > MAX_SECRET_BYTES) {
+    throw FeedRefusal.invalid('delivery.secret', `delivery.secret names ${bytes} bytes; it must name 24 to 64 (whsec_ + base64)`);
+  }
+  return { url, secret };
+}
+
+function normalisedUrl(raw: string): string {
+  try {
+    const url = new URL(raw);
+    url.hash = '';
+    return url.href;
+  } catch {
+    throw FeedRefusal.invalid('delivery.url', 'delivery.url is not a URL');
+  }
+}
+
+/** The arguments as canonical JSON (keys sorted), so the same arguments in another order name the same subscription. */
+function canonical(value: unknown): object {
+  const sort = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(sort)
+      : v !== null && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, sort((v as Record<string, unknown>)[k])]),
+          )
+        : v;
+  return sort(value) as object;
+}
+
+/** `sub_` + 32 hex of SHA-256 over (credential, url, name, arguments): stable across restarts and refreshes. */
+export function subscriptionId(keyId: string, url: string, name: string, args: object): string {
+  return `sub_${createHash('sha256')
+    .update(JSON.stringify([keyId, url, name, args]))
+    .digest('hex')
+    .slice(0, 32)}`;
+}
+
+function deliveryStatusOf(state: SubscriptionState): NonNullable<SubscribeResult['deliveryStatus']> {
+  return {
+    active: state.status === 'active',
+    consecutiveFailures: state.consecutiveFailures,
+    lastError: state.lastError,
+    lastAttemptAt: state.lastAttemptAt?.toISOString() ?? null,
+    disabledReason: state.disabledReason,
+  };
+}

@@ -1,0 +1,275 @@
+import { randomBytes } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import { createMessagingTestApp, inboundSms, MessagingTestApp, partnerPhone } from '../support/messaging-hooks';
+import { connectLegacy, connectModern, EventsClient, refusal, Result } from '../support/mcp-events-clients';
+import { toolOk } from '../support/mcp';
+import { ReceivedRequest, TestReceiver } from '../support/receiver';
+import { createSession, Session } from '../support/session';
+import { waitUntil } from '../support/wait';
+
+const MAX_PER_KEY = 3;
+
+function newSecret(bytes = 32): string {
+  return `whsec_${randomBytes(bytes).toString('base64')}`;
+}
+
+/** The receiver's answer: the draft's verification challenge echoed (unless the path says otherwise), 200 to every delivery. */
+function answer(req: ReceivedRequest): { status: number; body: string; headers: Record<string, string> } {
+  const json = { 'content-type': 'application/json' };
+  if (!req.body.includes('"type":"verification"'))
+    return req.url.startsWith('/flaky') ? { status: 500, body: 'nope', headers: json } : { status: 200, body: 'ok', headers: json };
+  if (req.url.startsWith('/fails')) return { status: 503, body: 'down', headers: json };
+  if (req.url.startsWith('/wrong')) return { status: 200, body: JSON.stringify({ challenge: 'not-it' }), headers: json };
+  return { status: 200, body: JSON.stringify({ challenge: (JSON.parse(req.body) as { challenge: string }).challenge }), headers: json };
+}
+
+/**
+ * MCP Events webhook mode (events/subscribe, events/unsubscribe) end to end: a real app, a real
+ * receiver, the official clients of both SDK lines sending raw requests. Deliveries go through the
+ * delivery engine and are verified with the npm standardwebhooks package and the client's secret.
+ */
+describe('event subscriptions: events/subscribe and events/unsubscribe (webhook mode)', () => {
+  let m: MessagingTestApp;
+  let s: Session;
+  let receiver: TestReceiver;
+  let base: string;
+
+  beforeAll(async () => {
+    m = await createMessagingTestApp({
+      EVENT_SUBSCRIPTIONS_PER_KEY: String(MAX_PER_KEY),
+      EVENT_SUBSCRIPTION_MIN_TTL_MS: '1000',
+      EVENT_SUBSCRIPTION_SWEEP_MS: '200',
+    });
+    s = await createSession(m.admin, { lines: ['PHONE_NUMBER', 'PHONE_NUMBER'] });
+    receiver = new TestReceiver();
+    receiver.respond = answer;
+    base = await receiver.start();
+  });
+  afterAll(async () => {
+    await m?.close();
+    await receiver?.stop();
+  });
+
+  const at = (path: string) => receiver.requests.filter((r) => r.url === path);
+  const deliveriesAt = (path: string) => at(path).filter((r) => !r.body.includes('"type":"verification"'));
+  const rows = async (id: string) => (await m.db.query(`SELECT id FROM event_subscriptions WHERE id = $1`, [id])).length;
+
+  describe.each([
+    ['v1 client (2025-11-25)', connectLegacy],
+    ['v2 client (2026-07-28)', connectModern],
+  ])('%s', (name, connect) => {
+    let c: EventsClient;
+    const path = `/sub-${name.slice(0, 2)}`;
+    beforeAll(async () => {
+      c = await connect(m.baseUrl, s.apiKey);
+    });
+    afterAll(async () => {
+      await c?.close();
+    });
+
+    it('subscribes after the URL answers the challenge; an inbound SMS is delivered as an EventOccurrence, signed with the client secret', async () => {
+      const { events } = await c.request('events/list');
+      expect(events.every((e: Result) => e.delivery.includes('webhook'))).toBe(true);
+
+      const secret = newSecret();
+      const params = { name: 'message.received', arguments: { mode: 'concise' }, delivery: { mode: 'webhook', url: `${base}${path}`, secret }, ttlMs: 60_000 };
+      const before = Date.now();
+      const sub = await c.request('events/subscribe', params);
+      expect(sub).toMatchObject({ id: expect.stringMatching(/^sub_[0-9a-f]{32}$/), truncated: false, cursor: expect.any(String) });
+      expect(Date.parse(sub.refreshBefore)).toBeGreaterThanOrEqual(before + 60_000);
+      expect(Date.parse(sub.refreshBefore)).toBeLessThanOrEqual(Date.now() + 60_000);
+      const [challenge] = at(path);
+      expect(JSON.parse(challenge.body)).toMatchObject({ type: 'verification', challenge: expect.any(String) });
+      expect(challenge.headers['x-mcp-subscription-id']).toBe(sub.id);
+      expect(() => new Webhook(secret).verify(challenge.body, challenge.headers as Record<string, string>)).not.toThrow();
+
+      const sms = await inboundSms(m, s.lines[0].address, partnerPhone(), `to the subscription of ${name}`);
+      await waitUntil(() => deliveriesAt(path).length >= 1, 'the event delivered to the subscription');
+      const [delivery] = deliveriesAt(path);
+      expect(delivery.headers['x-mcp-subscription-id']).toBe(sub.id);
+      expect(delivery.headers['x-service-signature']).toBeUndefined();
+      const verified = new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>) as Result;
+      expect(verified).toMatchObject({ name: 'message.received', eventId: expect.stringMatching(/^evt_\d+$/), cursor: expect.any(String) });
+      expect(verified.data).toMatchObject({ id: verified.eventId, type: 'message.received', mode: 'concise' });
+      expect(verified.data.data.message).toMatchObject({ id: sms.messageId, direction: 'INBOUND' });
+      expect(delivery.headers['webhook-id']).toBe(verified.eventId);
+      expect(() => new Webhook(newSecret()).verify(delivery.body, delivery.headers as Record<string, string>)).toThrow();
+      // The occurrence's cursor is the feed's: a poll from it resumes after this event.
+      const after = await c.request('events/poll', { name: 'message.received', arguments: { mode: 'concise' }, cursor: verified.cursor, timeoutMs: 0 });
+      expect(after.events).toEqual([]);
+      // The delivery went through the engine's log, on the subscription's endpoint row (hidden from webhook tools).
+      await waitUntil(
+        async () =>
+          (
+            await m.db.query(
+              `SELECT 1 FROM webhook_deliveries d JOIN event_subscriptions s ON s.endpoint_id = d.endpoint_id WHERE s.id = $1 AND d.status = 'succeeded'`,
+              [sub.id],
+            )
+          ).length === 1,
+        'the delivery logged as succeeded',
+      );
+
+      // A refresh: same id, later refreshBefore, the delivery status; no second challenge.
+      const challenges = at(path).length - deliveriesAt(path).length;
+      const refreshed = await c.request('events/subscribe', { ...params, ttlMs: 120_000 });
+      expect(refreshed.id).toBe(sub.id);
+      expect(Date.parse(refreshed.refreshBefore)).toBeGreaterThan(Date.parse(sub.refreshBefore));
+      expect(refreshed.deliveryStatus).toMatchObject({ active: true, consecutiveFailures: 0, lastError: null });
+      expect(at(path).length - deliveriesAt(path).length).toBe(challenges);
+
+      // Unsubscribe; then the same id is NotFound, and the row is gone.
+      await c.request('events/unsubscribe', { id: sub.id });
+      expect(await rows(sub.id)).toBe(0);
+      expect(await refusal(c.request('events/unsubscribe', { id: sub.id }))).toMatchObject({ code: -32011, data: { kind: 'subscription' } });
+    });
+
+    it('answers each error code of the draft', async () => {
+      const ok = { name: 'message.received', delivery: { mode: 'webhook', url: `${base}${path}-errors`, secret: newSecret() } };
+      const bad = (delivery: object) => c.request('events/subscribe', { ...ok, delivery: { ...ok.delivery, ...delivery } });
+      expect(await refusal(bad({ secret: 'not-a-secret' }))).toMatchObject({ code: -32602, data: { field: 'delivery.secret' } });
+      expect(await refusal(bad({ secret: newSecret(16) }))).toMatchObject({ code: -32602, data: { field: 'delivery.secret' } });
+      expect(await refusal(bad({ secret: newSecret(65) }))).toMatchObject({ code: -32602, data: { field: 'delivery.secret' } });
+      expect(await refusal(bad({ url: 'ftp://example.com/hook' }))).toMatchObject({ code: -32602, data: { field: 'delivery.url' } });
+      expect(await refusal(bad({ url: 'https://localhost/hook' }))).toMatchObject({ code: -32602, data: { field: 'delivery.url' } });
+      expect(await refusal(bad({ mode: 'push' }))).toMatchObject({ code: -32014, data: { feature: 'delivery.mode', value: 'push' } });
+      expect(await refusal(c.request('events/subscribe', { ...ok, name: 'message.nope' }))).toMatchObject({ code: -32011, data: { kind: 'event' } });
+      expect(await refusal(bad({ url: `${base}/fails` }))).toMatchObject({ code: -32015, data: { reason: 'http_5xx' } });
+      expect(await refusal(bad({ url: `${base}/wrong` }))).toMatchObject({ code: -32015, data: { reason: 'challenge_failed' } });
+      expect(await refusal(bad({ url: 'http://127.0.0.1:1/closed' }))).toMatchObject({ code: -32015, data: { reason: 'connection_refused' } });
+      expect(await refusal(c.request('events/unsubscribe', { id: 'sub_00000000000000000000000000000000' }))).toMatchObject({
+        code: -32011,
+        data: { kind: 'subscription' },
+      });
+    });
+  });
+
+  it('refuses a credential without the webhooks permission (-32012) and a subscription past the per-key limit (-32013)', async () => {
+    const reader = (await m.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'no-webhooks', channelAccess: { mode: 'ALL' }, permissions: ['read'] }))
+      .body;
+    const r = await connectModern(m.baseUrl, reader.key);
+    const capped = (await m.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'capped', channelAccess: { mode: 'ALL' }, permissions: ['webhooks'] }))
+      .body;
+    const c = await connectModern(m.baseUrl, capped.key);
+    try {
+      const params = (i: number) => ({ name: 'message.sent', delivery: { mode: 'webhook', url: `${base}/cap-${i}`, secret: newSecret() } });
+      expect(await refusal(r.request('events/subscribe', params(0)))).toMatchObject({ code: -32012, data: { permission: 'webhooks' } });
+      for (let i = 0; i < MAX_PER_KEY; i += 1) await c.request('events/subscribe', params(i));
+      expect(await refusal(c.request('events/subscribe', params(MAX_PER_KEY)))).toMatchObject({
+        code: -32013,
+        data: { limit: 'subscriptions', max: MAX_PER_KEY },
+      });
+      // A refresh of one it holds is not a new one.
+      expect((await c.request('events/subscribe', params(0))).deliveryStatus).toMatchObject({ active: true });
+      // Hidden from the webhook tools: the rows exist, list_webhooks shows none of them.
+      const stored = await m.db.query(`SELECT count(*)::int AS n FROM webhook_endpoints WHERE user_id = $1 AND url LIKE '%/cap-%'`, [s.userId]);
+      expect(stored[0].n).toBe(MAX_PER_KEY);
+      const { endpoints } = await toolOk(m, s.apiKey, 'list_webhooks', {});
+      expect(endpoints.filter((e: Result) => e.url.includes('/cap-'))).toEqual([]);
+    } finally {
+      await r.close();
+      await c.close();
+    }
+  });
+
+  it('a subscription whose TTL ran out receives nothing and its row goes; one still live receives', async () => {
+    const c = await connectModern(m.baseUrl, s.apiKey);
+    try {
+      const short = await c.request('events/subscribe', {
+        name: 'message.received',
+        delivery: { mode: 'webhook', url: `${base}/short`, secret: newSecret() },
+        ttlMs: 1,
+      });
+      const long = await c.request('events/subscribe', { name: 'message.received', delivery: { mode: 'webhook', url: `${base}/long`, secret: newSecret() } });
+      // ttlMs 1 is raised to EVENT_SUBSCRIPTION_MIN_TTL_MS (1 s here); ttlMs absent gets the longest (7 days).
+      expect(Date.parse(short.refreshBefore) - Date.now()).toBeLessThanOrEqual(1000);
+      expect(Date.parse(long.refreshBefore) - Date.now()).toBeGreaterThan(6 * 86_400_000);
+      await waitUntil(async () => (await rows(short.id)) === 0, 'the expired subscription swept');
+      const sms = await inboundSms(m, s.lines[1].address, partnerPhone(), 'after the short one expired');
+      await waitUntil(() => deliveriesAt('/long').some((r) => r.body.includes(sms.messageId)), 'the live subscription delivered');
+      expect(deliveriesAt('/short')).toEqual([]);
+      // Unsubscribe by what it was made with (name, arguments, delivery.url) instead of its id.
+      await c.request('events/unsubscribe', { name: 'message.received', delivery: { url: `${base}/long` } });
+      expect(await rows(long.id)).toBe(0);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('a MEMBER who loses a line stops receiving its events at once; the other line still delivers', async () => {
+    const member = await createSession(m.admin, { role: 'MEMBER', lines: ['PHONE_NUMBER', 'PHONE_NUMBER'] });
+    const c = await connectLegacy(m.baseUrl, member.apiKey);
+    try {
+      const sub = await c.request('events/subscribe', { name: 'message.received', delivery: { mode: 'webhook', url: `${base}/member`, secret: newSecret() } });
+      expect(sub.id).toMatch(/^sub_/);
+      expect((await m.admin.delete(`/admin/lines/${member.lines[0].id}/members/${member.userId}`)).status).toBeLessThan(300);
+      const lost = await inboundSms(m, member.lines[0].address, partnerPhone(), 'lost line');
+      const kept = await inboundSms(m, member.lines[1].address, partnerPhone(), 'kept line');
+      await waitUntil(() => deliveriesAt('/member').some((r) => r.body.includes(kept.messageId)), 'the kept line delivered');
+      expect(deliveriesAt('/member').some((r) => r.body.includes(lost.messageId))).toBe(false);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('a credential narrowed to another line, or stripped of the webhooks permission, stops deliveries at once; a revoked one loses its subscription', async () => {
+    const key = (await m.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'subscriber', channelAccess: { mode: 'ALL' }, permissions: ['webhooks'] }))
+      .body;
+    const c = await connectModern(m.baseUrl, key.key);
+    try {
+      const sub = await c.request('events/subscribe', {
+        name: 'message.received',
+        delivery: { mode: 'webhook', url: `${base}/narrowed`, secret: newSecret() },
+      });
+      const first = await inboundSms(m, s.lines[0].address, partnerPhone(), 'before narrowing');
+      await waitUntil(() => deliveriesAt('/narrowed').some((r) => r.body.includes(first.messageId)), 'delivered while the key allows the line');
+      // Narrowed to line 1: line 0's events stop, line 1's still come.
+      expect((await m.admin.patch(`/admin/api-keys/${key.id}`, { channelAccess: { mode: 'LINES', lines: [s.lines[1].address] } })).status).toBe(200);
+      const hidden = await inboundSms(m, s.lines[0].address, partnerPhone(), 'outside the narrowed key');
+      const shown = await inboundSms(m, s.lines[1].address, partnerPhone(), 'inside the narrowed key');
+      await waitUntil(() => deliveriesAt('/narrowed').some((r) => r.body.includes(shown.messageId)), 'the allowed line delivered');
+      expect(deliveriesAt('/narrowed').some((r) => r.body.includes(hidden.messageId))).toBe(false);
+      // Without the webhooks permission nothing is delivered (the event still goes to another subscriber, which proves it was relayed).
+      const witness = await connectModern(m.baseUrl, s.apiKey);
+      const other = await witness.request('events/subscribe', {
+        name: 'message.received',
+        delivery: { mode: 'webhook', url: `${base}/witness`, secret: newSecret() },
+      });
+      expect((await m.admin.patch(`/admin/api-keys/${key.id}`, { permissions: ['read'] })).status).toBe(200);
+      const stripped = await inboundSms(m, s.lines[1].address, partnerPhone(), 'after the permission went');
+      await waitUntil(() => deliveriesAt('/witness').some((r) => r.body.includes(stripped.messageId)), 'the witness delivered');
+      expect(deliveriesAt('/narrowed').some((r) => r.body.includes(stripped.messageId))).toBe(false);
+      await witness.request('events/unsubscribe', { id: other.id });
+      await witness.close();
+      // Revoked: the sweep deletes the subscription.
+      expect((await m.admin.delete(`/admin/api-keys/${key.id}`)).status).toBeLessThan(300);
+      await waitUntil(async () => (await rows(sub.id)) === 0, "the revoked key's subscription swept");
+    } finally {
+      await c.close().catch(() => undefined);
+    }
+  });
+
+  it('a failing subscription is disabled by the engine like an endpoint; a refresh reports it and turns it back on', async () => {
+    const c = await connectModern(m.baseUrl, s.apiKey);
+    try {
+      const params = { name: 'message.received', delivery: { mode: 'webhook', url: `${base}/flaky`, secret: newSecret() } };
+      const sub = await c.request('events/subscribe', params);
+      const [{ endpoint_id: endpointId }] = await m.db.query(`SELECT endpoint_id FROM event_subscriptions WHERE id = $1`, [sub.id]);
+      await m.db.query(`UPDATE webhook_endpoints SET consecutive_failures = 99, failing_since = now() WHERE id = $1`, [endpointId]);
+      await inboundSms(m, s.lines[0].address, partnerPhone(), 'to a failing subscriber');
+      await waitUntil(
+        async () => (await m.db.query(`SELECT status FROM webhook_endpoints WHERE id = $1`, [endpointId]))[0].status === 'disabled',
+        'the subscription disabled at 100 failures',
+      );
+      expect(deliveriesAt('/flaky')).toHaveLength(1);
+      const refreshed = await c.request('events/subscribe', params);
+      expect(refreshed.id).toBe(sub.id);
+      expect(refreshed.deliveryStatus).toMatchObject({ active: false, consecutiveFailures: 100, disabledReason: expect.stringMatching(/100 consecutive/) });
+      expect(refreshed.deliveryStatus.lastError).toMatch(/500/);
+      const [row] = await m.db.query(`SELECT status, consecutive_failures, disabled_notice_due FROM webhook_endpoints WHERE id = $1`, [endpointId]);
+      expect(row).toEqual({ status: 'active', consecutive_failures: 0, disabled_notice_due: false });
+      await c.request('events/unsubscribe', { id: sub.id });
+    } finally {
+      await c.close();
+    }
+  });
+});
