@@ -127,6 +127,7 @@ async function main(): Promise<void> {
     config as never,
     { mcpAnswered: () => undefined } as never,
     {} as never, // the event feed: this bench calls no events/* method
+    {} as never, // nor events/stream
   );
   const ticket = { widen: () => 1 } as unknown as KeyTicket;
 

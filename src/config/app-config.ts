@@ -8,6 +8,7 @@ import { commonConfig } from '../common/common.config';
 import { databaseConfig } from '../database/database.config';
 import { deliveryConfig } from '../delivery/delivery.config';
 import { eventFeedConfig } from '../event-feed/event-feed.config';
+import { eventStreamsConfig } from '../event-feed/event-streams.config';
 import { eventsConfig } from '../events/events.config';
 import { limitsConfig } from '../limits/limits.config';
 import { liveConfig } from '../live/live.config';
@@ -46,6 +47,7 @@ export const SLICES = [
   deliveryConfig,
   eventsConfig,
   eventFeedConfig,
+  eventStreamsConfig,
   attachmentsConfig,
   liveConfig,
 ] as const;

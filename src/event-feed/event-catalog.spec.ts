@@ -2,10 +2,10 @@ import { EVENT_KINDS } from '../events/event-kinds';
 import { EVENT_CATALOG, FILTERS_BY_KIND, inputSchemaOf } from './event-catalog';
 
 describe('the event catalog (events/list)', () => {
-  it('lists the ten kinds, each with poll delivery, its filters and the payload shape options', () => {
+  it('lists the ten kinds, each with poll and push delivery, its filters and the payload shape options', () => {
     expect(EVENT_CATALOG.map((e) => e.name)).toEqual([...EVENT_KINDS]);
     for (const descriptor of EVENT_CATALOG) {
-      expect(descriptor.delivery).toEqual(['poll']);
+      expect(descriptor.delivery).toEqual(['poll', 'push']);
       const schema = descriptor.inputSchema as { properties: Record<string, unknown>; additionalProperties: boolean };
       expect(Object.keys(schema.properties)).toEqual([...FILTERS_BY_KIND[descriptor.name], 'mode', 'messageHistoryCount']);
       expect(schema.additionalProperties).toBe(false);

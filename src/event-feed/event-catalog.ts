@@ -1,9 +1,9 @@
 import { EVENT_KINDS, EventKind } from '../events/event-kinds';
 import { DEFAULT_MESSAGE_HISTORY_COUNT, MAX_MESSAGE_HISTORY_COUNT } from '../webhooks/webhook.types';
 
-/** How an event kind may be delivered (the draft's `delivery`): poll today; push (events/stream) and webhook (events/subscribe) are to come. */
+/** How an event kind may be delivered (the draft's `delivery`): poll (events/poll) and push (events/stream); webhook (events/subscribe) is to come. */
 export type DeliveryMode = 'poll' | 'push' | 'webhook';
-export const DELIVERY_MODES: readonly DeliveryMode[] = ['poll'];
+export const DELIVERY_MODES: readonly DeliveryMode[] = ['poll', 'push'];
 
 /** The filters a subscription may narrow an event kind by (its `arguments`), and which kinds each applies to. */
 export type FeedFilter = 'line' | 'thread' | 'direction' | 'label';

@@ -3,6 +3,7 @@ import { AuthModule } from '../auth/auth.module';
 import { EventFeedController } from './event-feed.controller';
 import { EventFeedRepository } from './event-feed.repository';
 import { EventFeedService } from './event-feed.service';
+import { EventStreams } from './event-streams';
 import { FeedWakes } from './feed-wakes';
 
 /**
@@ -13,7 +14,7 @@ import { FeedWakes } from './feed-wakes';
 @Module({
   imports: [AuthModule],
   controllers: [EventFeedController],
-  providers: [EventFeedRepository, EventFeedService, FeedWakes],
-  exports: [EventFeedService],
+  providers: [EventFeedRepository, EventFeedService, FeedWakes, EventStreams],
+  exports: [EventFeedService, EventStreams],
 })
 export class EventFeedModule {}

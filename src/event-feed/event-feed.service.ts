@@ -273,7 +273,7 @@ export function requirePermission(caller: Caller): void {
   }
 }
 
-function occurrenceOf(row: FeedRow, subscription: Subscription): EventOccurrence {
+export function occurrenceOf(row: FeedRow, subscription: Subscription): EventOccurrence {
   const eventId = `evt_${row.id}`;
   const timestamp = row.occurred_at.toISOString();
   return {
@@ -303,7 +303,7 @@ function maxOf(...values: bigint[]): bigint {
 }
 
 /** Resolves on the wake, after `ms`, or when `signal` aborts, whichever is first. */
-function waitFirst(wake: Promise<void>, ms: number, signal?: AbortSignal): Promise<void> {
+export function waitFirst(wake: Promise<void>, ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise<void>((resolve) => {
     const timer = setTimeout(done, ms);
     const onAbort = () => done();

@@ -43,7 +43,12 @@ export async function answerEvents(
     return await feed.poll(caller, request, { signal: hangUp });
   } catch (error) {
     if (!(error instanceof FeedRefusal)) throw error;
-    const { code, name } = CODES[error.kind];
-    throw new JsonRpcError(code, `${name}: ${error.message}`, { ...error.data, detail: error.message });
+    throw rpcErrorOf(error);
   }
+}
+
+/** A refusal of the feed as the draft's JSON-RPC error (events/stream's `terminated` carries it too). */
+export function rpcErrorOf(refusal: FeedRefusal): JsonRpcError {
+  const { code, name } = CODES[refusal.kind];
+  return new JsonRpcError(code, `${name}: ${refusal.message}`, { ...refusal.data, detail: refusal.message });
 }

@@ -47,7 +47,9 @@ import {
 } from './protocol-eras';
 import { listenFilterOf } from './listen-filter';
 import { EventFeedService } from '../event-feed/event-feed.service';
+import { EventStreams } from '../event-feed/event-streams';
 import { answerEvents, EVENTS_CAPABILITIES } from './mcp-events';
+import { streamAnswer } from './mcp-event-streams';
 
 export const SERVER_INFO = { name: 'messaging-sync', title: 'Messaging Sync', version: '0.1.0' };
 
@@ -67,7 +69,17 @@ export const TOOLS_LIST_TTL_MS = 5 * 60 * 1000;
 export const DISCOVER_TTL_MS = 60 * 60 * 1000;
 
 /** The methods either era answers; any other is labelled "other" in the metrics. */
-const KNOWN_METHODS = new Set(['initialize', 'ping', 'tools/list', 'tools/call', 'server/discover', 'subscriptions/listen', 'events/list', 'events/poll']);
+const KNOWN_METHODS = new Set([
+  'initialize',
+  'ping',
+  'tools/list',
+  'tools/call',
+  'server/discover',
+  'subscriptions/listen',
+  'events/list',
+  'events/poll',
+  'events/stream',
+]);
 /** Methods of the legacy era that revision 2026-07-28 removed, and what a modern client does instead. */
 const REMOVED_IN_MODERN: Record<string, string> = {
   initialize: 'there is no handshake: every request carries its version and capabilities in params._meta; server/discover tells what this server speaks',
@@ -100,6 +112,7 @@ export class McpService {
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly metrics: ServiceMetrics,
     private readonly events: EventFeedService,
+    private readonly streams: EventStreams,
   ) {
     this.maxBatch = config.mcp.maxBatch;
     this.batchConcurrency = config.mcp.batchConcurrency;
@@ -159,6 +172,7 @@ export class McpService {
   }
 
   private async runOne(message: unknown, caller: Caller, hangUp?: AbortSignal): Promise<McpAnswer> {
+    if (isStreamRequest(message)) return streamAnswer(this.streams, message.id, message.params, caller, 'legacy');
     const response = await this.answer(message, caller, hangUp);
     if (!response) return { status: 202 };
     const invalid = 'error' in response && response.error.code === INVALID_REQUEST;
@@ -200,6 +214,7 @@ export class McpService {
         throw error;
       }
     }
+    if (request.method === 'events/stream') return streamAnswer(this.streams, id, request.params, caller, 'modern');
     const response = await this.traced(request, id, caller, (r, c) => this.dispatchModern(r, c, context, hangUp));
     if ('error' in response) return { status: response.error.code === METHOD_NOT_FOUND ? 404 : 200, body: response };
     return { status: 200, body: { ...response, result: modernResult(response.result) } };
@@ -309,6 +324,8 @@ export class McpService {
       case 'events/list':
       case 'events/poll':
         return answerEvents(this.events, request.method, request.params, caller, hangUp);
+      case 'events/stream': // alone in its POST it is answered with its stream (runOne)
+        throw new JsonRpcError(INVALID_REQUEST, 'events/stream opens a stream of its own: send it alone, not in a batch');
       default:
         throw new JsonRpcError(METHOD_NOT_FOUND, `Method not found: ${request.method}`);
     }
@@ -445,4 +462,11 @@ function isObject(value: unknown): value is Record<string, unknown> {
 /** A JSON-RPC response sent by the client (we never send requests, so it needs no answer). */
 function isClientResponse(message: unknown): boolean {
   return isObject(message) && !('method' in message) && ('result' in message || 'error' in message) && message.jsonrpc === '2.0';
+}
+
+/** A legacy events/stream request (an id, the method): answered with its stream, not by dispatch. */
+function isStreamRequest(message: unknown): message is { id: string | number; params?: unknown } {
+  if (typeof message !== 'object' || message === null || Array.isArray(message)) return false;
+  const m = message as Record<string, unknown>;
+  return m.jsonrpc === '2.0' && m.method === 'events/stream' && (typeof m.id === 'string' || (typeof m.id === 'number' && Number.isFinite(m.id)));
 }

@@ -104,7 +104,7 @@ describe('event feed: events/list, events/poll and GET /api/events', () => {
         'agent_turn.sent',
       ]);
       const received = events[0];
-      expect(received.delivery).toEqual(['poll']);
+      expect(received.delivery).toEqual(['poll', 'push']);
       expect(Object.keys(received.inputSchema.properties)).toEqual(['line', 'thread', 'direction', 'label', 'mode', 'messageHistoryCount']);
       expect(Object.keys(events[6].inputSchema.properties)).toEqual(['mode', 'messageHistoryCount']);
       expect(received.payloadSchema.required).toEqual(['id', 'type', 'createdAt', 'mode', 'data']);
