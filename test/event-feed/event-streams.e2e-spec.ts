@@ -1,3 +1,6 @@
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
+import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
 import { EventStreams } from '../../src/event-feed/event-streams';
@@ -9,9 +12,11 @@ import { createSession, Session } from '../support/session';
 import { SseClient } from '../support/sse';
 import { TwilioStandIn, twilioSignature } from '../support/twilio';
 import { waitUntil } from '../support/wait';
+import { z } from 'zod';
 
 type Result = Record<string, any>;
 type Era = 'legacy' | 'modern';
+const ANY_RESULT = z.object({}).passthrough();
 
 const ACCOUNT = `AC${randomBytes(16).toString('hex')}`;
 const TOKEN = randomBytes(16).toString('hex');
@@ -354,5 +359,93 @@ describe('event feed: events/stream', () => {
     await waitUntil(() => resumed.notifications('heartbeat').length > beats, 'a heartbeat');
     expect([one.messageId, ...resumed.messageIds()]).toEqual([one.messageId, two.messageId, three.messageId]);
     expect(resumed.notifications('event')[0].cursor).toBe(cursorTwo);
+  });
+});
+
+/**
+ * With the heartbeat at its longest (30 s), what happens within a few seconds is not the
+ * heartbeat's doing: events come on the relay's wake, a revocation is heard over Redis. And the
+ * official SDK clients, which have no helper for events/stream, receive its notifications when
+ * they send it as a raw request.
+ */
+describe('event feed: events/stream woken over Redis, through the official SDK clients', () => {
+  let m: MessagingTestApp;
+  let s: Session;
+
+  beforeAll(async () => {
+    m = await createMessagingTestApp({ EVENT_FEED_HEARTBEAT_MS: '30000' });
+    s = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
+  });
+  afterAll(async () => {
+    await m?.close();
+  });
+
+  it.each<Era>(['legacy', 'modern'])('%s SDK client: active, then the inbound SMS as it commits; a revoked key is terminated at once', async (era) => {
+    const key = (await m.admin.post(`/admin/users/${s.userId}/api-keys`, { name: `sdk ${era}`, channelAccess: { mode: 'ALL' } })).body;
+    const notifications: Result[] = [];
+    const transportOptions = { requestInit: { headers: { Authorization: `Bearer ${key.key}` } } };
+    const url = new URL(`${m.baseUrl}/api/mcp`);
+    let client: LegacyClient | ModernClient;
+    if (era === 'legacy') {
+      client = new LegacyClient({ name: 'e2e-stream-v1', version: '1.0.0' });
+      client.fallbackNotificationHandler = async (notification) => void notifications.push(notification);
+      await client.connect(new LegacyTransport(url, transportOptions));
+    } else {
+      client = new ModernClient({ name: 'e2e-stream-v2', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+      client.fallbackNotificationHandler = async (notification) => void notifications.push(notification);
+      await client.connect(new ModernTransport(url, transportOptions));
+    }
+    try {
+      const ofMethod = (method: string) => notifications.filter((n) => n.method === `notifications/events/${method}`).map((n) => n.params);
+      const request = { method: 'events/stream', params: { name: 'message.received', cursor: null } };
+      const answered = (client as LegacyClient).request(request as never, ANY_RESULT as never, { timeout: 60_000 }) as Promise<Result>;
+      await waitUntil(() => ofMethod('active')[0], 'the stream to be active');
+      const sentAt = Date.now();
+      const sms = await inboundSms(m, s.lines[0].address, partnerPhone(), `to the ${era} SDK`);
+      const [event] = await waitUntil(() => ofMethod('event').length > 0 && ofMethod('event'), 'the event');
+      expect(Date.now() - sentAt).toBeLessThan(m.config.eventFeed.recheckMs);
+      expect(event.data.data.message.id).toBe(sms.messageId);
+      expect(event._meta).toEqual({ [SUBSCRIPTION_ID]: expect.anything() });
+      const revokedAt = Date.now();
+      expect((await m.admin.delete(`/admin/api-keys/${key.id}`)).status).toBe(204);
+      // The request is answered with the stream's final frame, after terminated.
+      await answered;
+      expect(Date.now() - revokedAt).toBeLessThan(5_000);
+      expect(ofMethod('terminated')).toEqual([expect.objectContaining({ error: expect.objectContaining({ code: -32012 }) })]);
+      expect(ofMethod('heartbeat')).toEqual([]);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('event feed: events/stream per process', () => {
+  it('one stream more than EVENT_FEED_STREAMS_PER_PROCESS, whatever the key, is 429 with ResourceExhausted naming the limit', async () => {
+    const m = await createMessagingTestApp({ EVENT_FEED_STREAMS_PER_PROCESS: '2' });
+    const streams: EventStream[] = [];
+    try {
+      const s = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
+      const keys = [];
+      for (const name of ['a', 'b', 'c'])
+        keys.push((await m.admin.post(`/admin/users/${s.userId}/api-keys`, { name, channelAccess: { mode: 'ALL' } })).body.key);
+      for (const key of keys.slice(0, 2)) {
+        const stream = await EventStream.open(m, key, { name: 'message.sent', cursor: null }, 'modern');
+        streams.push(stream);
+        await stream.active();
+      }
+      const extra = await EventStream.open(m, keys[2], { name: 'message.sent', cursor: null }, 'modern');
+      streams.push(extra);
+      await extra.ended();
+      expect(extra.sse.status).toBe(429);
+      expect(JSON.parse(extra.sse.text).error).toEqual({
+        code: -32013,
+        message: expect.stringMatching(/^ResourceExhausted: /),
+        data: expect.objectContaining({ limit: 'streamsPerProcess', max: 2 }),
+      });
+      expect(m.app.get(EventStreams).size).toBe(2);
+    } finally {
+      for (const stream of streams) stream.close();
+      await m.close();
+    }
   });
 });
