@@ -10,12 +10,14 @@ import {
   EventOccurrence,
   FEED_PERMISSION,
   occurrenceOf,
+  optionalInteger,
   PollRequest,
   requirePermission,
   Subscription,
   waitFirst,
 } from './event-feed.service';
 import { decodeCursor, encodeCursor } from './feed-cursor';
+import { readSpan } from './feed-span';
 import { FeedWakes } from './feed-wakes';
 
 /** events/stream's request (the draft's), as it came: checked by EventStreams.check. */
@@ -117,16 +119,13 @@ export class EventStreams implements BeforeApplicationShutdown {
   check(caller: Caller, request: StreamRequest): CheckedStream {
     requirePermission(caller);
     const subscription = this.feed.subscriptionOf(request, false);
-    const maxAgeMs = request.maxAgeMs;
-    if (maxAgeMs !== undefined && maxAgeMs !== null && (typeof maxAgeMs !== 'number' || !Number.isSafeInteger(maxAgeMs) || maxAgeMs < 0)) {
-      throw FeedRefusal.invalid('maxAgeMs', 'maxAgeMs must be a whole number of milliseconds, 0 or more');
-    }
+    const maxAgeMs = optionalInteger(request.maxAgeMs, 'maxAgeMs', 0, Number.MAX_SAFE_INTEGER);
     const cursor = request.cursor;
     if (cursor !== undefined && cursor !== null && typeof cursor !== 'string') {
       throw FeedRefusal.invalid('cursor', 'cursor must be a string this server gave out, or null to start from now');
     }
     const after = typeof cursor === 'string' ? decodeCursor(cursor, subscription.scope) : null;
-    return { subscription, after, maxAgeMs: (maxAgeMs as number | null | undefined) ?? undefined };
+    return { subscription, after, maxAgeMs };
   }
 
   /**
@@ -256,14 +255,7 @@ export class EventStreams implements BeforeApplicationShutdown {
     }
     for (;;) {
       const after = stream.position;
-      const page = await this.repository.read(stream.caller, { after, kind: subscription.kind, filters: subscription.filters, limit: PAGE + 1 });
-      const hasMore = page.rows.length > PAGE;
-      const rows = hasMore ? page.rows.slice(0, PAGE) : page.rows;
-      const floor = maxAgeMs === undefined ? undefined : Date.now() - maxAgeMs;
-      const kept = floor === undefined ? rows : rows.filter((row) => row.occurred_at.getTime() >= floor);
-      const truncated = after < BigInt(page.horizon) || kept.length < rows.length;
-      const last = rows.length > 0 ? BigInt(rows[rows.length - 1].position) : after;
-      const position = hasMore ? last : [last, after, BigInt(page.head ?? '0')].reduce((a, b) => (b > a ? b : a));
+      const { rows: kept, position, truncated, hasMore } = await readSpan(this.repository, stream.caller, subscription, after, PAGE, maxAgeMs);
       if (kept.length > 0 && !checked) {
         // What the caller may see is decided now, before a single event of this read goes out.
         if (!(await this.stillAllowed(stream))) return;
