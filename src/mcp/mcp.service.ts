@@ -56,7 +56,7 @@ export const SERVER_INFO = { name: 'messaging-sync', title: 'Messaging Sync', ve
 const INSTRUCTIONS =
   'Tools act on the SMS and email conversations of the user who owns the API key, limited to the lines the key may use. ' +
   'Register a webhook (register_webhook) to be woken by events instead of polling, or, without a URL, wait on ' +
-  'events/poll (MCP Events: events/list names the kinds); list_email_accounts and ' +
+  'events/poll or events/stream (MCP Events: events/list names the kinds); list_email_accounts and ' +
   'list_phone_numbers give the line ids a channelScope takes.';
 
 /**
