@@ -8,10 +8,12 @@ import { OutboxRepository } from '../../src/events/outbox.repository';
 import { createMessagingTestApp, inboundSms, MessagingTestApp, partnerPhone } from '../support/messaging-hooks';
 import { MCP_URL } from '../support/mcp';
 import { mirroredHeaders, modernMessage, SERVER_IDENTITY, SERVER_INFO, SUBSCRIPTION_ID } from '../support/mcp-modern';
+import { connectApp } from '../support/oauth';
 import { createSession, Session } from '../support/session';
 import { SseClient } from '../support/sse';
 import { TwilioStandIn, twilioSignature } from '../support/twilio';
 import { waitUntil } from '../support/wait';
+import { signInBrowser } from '../support/web';
 import { z } from 'zod';
 
 type Result = Record<string, any>;
@@ -415,6 +417,30 @@ describe('event feed: events/stream woken over Redis, through the official SDK c
       expect(ofMethod('heartbeat')).toEqual([]);
     } finally {
       await client.close();
+    }
+  });
+  it('an OAuth app with the webhooks permission streams; revoking its grant terminates the stream at once', async () => {
+    const browser = await signInBrowser(m, s.userId);
+    const app = await connectApp(m, browser, {
+      clientName: 'Stream Agent',
+      choice: { access: 'ALL', 'permissions-shown': 'on', 'permission-read': 'on', 'permission-webhooks': 'on' },
+    });
+    const stream = await EventStream.open(m, app.accessToken, { name: 'message.received', cursor: null }, 'modern');
+    try {
+      await stream.active();
+      const sms = await inboundSms(m, s.lines[0].address, partnerPhone(), 'to the app');
+      await waitUntil(() => stream.messageIds().includes(sms.messageId), 'the event');
+      const grants: Array<{ id: string; client: { name: string } }> = (await m.admin.get(`/admin/users/${s.userId}/oauth-grants`)).body;
+      const grant = grants.find((g) => g.client.name === 'Stream Agent')!;
+      const revokedAt = Date.now();
+      expect((await m.admin.delete(`/admin/oauth-grants/${grant.id}`)).status).toBe(204);
+      await stream.ended();
+      expect(Date.now() - revokedAt).toBeLessThan(5_000);
+      expect(stream.notifications('terminated')).toEqual([
+        expect.objectContaining({ error: expect.objectContaining({ code: -32012, data: expect.objectContaining({ reason: 'access_revoked' }) }) }),
+      ]);
+    } finally {
+      stream.close();
     }
   });
 });
