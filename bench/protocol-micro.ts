@@ -128,6 +128,7 @@ async function main(): Promise<void> {
     { mcpAnswered: () => undefined } as never,
     {} as never, // the event feed: this bench calls no events/* method
     {} as never, // the event subscriptions: nor events/subscribe
+    {} as never, // nor events/stream
   );
   const ticket = { widen: () => 1 } as unknown as KeyTicket;
 

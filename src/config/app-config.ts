@@ -9,6 +9,7 @@ import { databaseConfig } from '../database/database.config';
 import { deliveryConfig } from '../delivery/delivery.config';
 import { eventFeedConfig } from '../event-feed/event-feed.config';
 import { eventSubscriptionsConfig } from '../event-feed/event-subscriptions.config';
+import { eventStreamsConfig } from '../event-feed/event-streams.config';
 import { eventsConfig } from '../events/events.config';
 import { limitsConfig } from '../limits/limits.config';
 import { liveConfig } from '../live/live.config';
@@ -48,6 +49,7 @@ export const SLICES = [
   eventsConfig,
   eventFeedConfig,
   eventSubscriptionsConfig,
+  eventStreamsConfig,
   attachmentsConfig,
   liveConfig,
 ] as const;

@@ -1,9 +1,9 @@
 import { EVENT_KINDS, EventKind } from '../events/event-kinds';
 import { DEFAULT_MESSAGE_HISTORY_COUNT, MAX_MESSAGE_HISTORY_COUNT } from '../webhooks/webhook.types';
 
-/** How an event kind may be delivered (the draft's `delivery`): poll (events/poll) and webhook (events/subscribe); push (events/stream) is to come. */
+/** How an event kind may be delivered (the draft's `delivery`): poll (events/poll), push (events/stream) and webhook (events/subscribe). */
 export type DeliveryMode = 'poll' | 'push' | 'webhook';
-export const DELIVERY_MODES: readonly DeliveryMode[] = ['poll', 'webhook'];
+export const DELIVERY_MODES: readonly DeliveryMode[] = ['poll', 'push', 'webhook'];
 
 /** The filters a subscription may narrow an event kind by (its `arguments`), and which kinds each applies to. */
 export type FeedFilter = 'line' | 'thread' | 'direction' | 'label';

@@ -8,6 +8,7 @@ import { EventSubscriptionsService } from './event-subscriptions.service';
 import { EventFeedController } from './event-feed.controller';
 import { EventFeedRepository } from './event-feed.repository';
 import { EventFeedService } from './event-feed.service';
+import { EventStreams } from './event-streams';
 import { FeedWakes } from './feed-wakes';
 
 /**
@@ -15,12 +16,12 @@ import { FeedWakes } from './feed-wakes';
  * event log read from a cursor, scoped as webhook fan-out is. The MCP endpoint's events/* methods
  * and the HTTP feed (GET /api/events) both call EventFeedService; events/subscribe and
  * events/unsubscribe (webhook mode) call EventSubscriptionsService, which delivers through the
- * delivery engine.
+ * delivery engine; events/stream (push mode) runs in EventStreams.
  */
 @Module({
   imports: [AuthModule, EventCatalogModule, WebhooksModule, DeliveryModule],
   controllers: [EventFeedController],
-  providers: [EventFeedRepository, EventFeedService, FeedWakes, EventSubscriptionsRepository, EventSubscriptionsService],
-  exports: [EventFeedService, EventSubscriptionsService],
+  providers: [EventFeedRepository, EventFeedService, FeedWakes, EventSubscriptionsRepository, EventSubscriptionsService, EventStreams],
+  exports: [EventFeedService, EventSubscriptionsService, EventStreams],
 })
 export class EventFeedModule {}

@@ -18,6 +18,7 @@ import { EventDescriptor, eventDescriptors, FeedFilter, FILTERS_BY_KIND, inputSc
 import { FeedRefusal } from './event-feed.errors';
 import { EventFeedRepository, FeedRow } from './event-feed.repository';
 import { decodeCursor, encodeCursor } from './feed-cursor';
+import { readSpan } from './feed-span';
 import { FeedWakes } from './feed-wakes';
 
 /** The validator of the HTTP feed's arguments when no kind is named. */
@@ -65,7 +66,7 @@ export interface PollResult {
   nextPollMs: number;
 }
 
-/** A checked subscription: what to read and how to shape it. events/stream and events/subscribe (to come) take it too. */
+/** A checked subscription: what to read and how to shape it. events/stream (event-streams.ts) and events/subscribe (event-subscriptions.service.ts) take it too. */
 export interface Subscription {
   /** One kind (events/poll), or null for every kind (the HTTP feed without `type`). */
   kind: EventKind | null;
@@ -78,8 +79,8 @@ export interface Subscription {
 
 /**
  * The event feed (docs/mcp.md, "Events"; docs/events-feed.md): the committed events a caller may
- * see, read from a cursor, one implementation behind events/poll and GET /api/events (and the
- * stream and webhook modes to come). Holds no state per client: the cursor says where to go on.
+ * see, read from a cursor, one implementation behind events/poll and GET /api/events, and
+ * read by the stream and webhook modes too. Holds no state per client: the cursor says where to go on.
  */
 @Injectable()
 export class EventFeedService {
@@ -180,24 +181,10 @@ export class EventFeedService {
     return this.credentials.listen((id) => id === keyId && changed()).catch(() => undefined);
   }
 
-  /**
-   * One read of the caller's events after `after`: at most maxEvents, the cursor past them (or up to
-   * the head), truncated when retention or maxAgeMs skipped some. The step every mode repeats:
-   * poll once per request, a stream (to come) on each wake, as `waitFor` of FeedWakes tells.
-   */
+  /** One read of the caller's events after `after` (readSpan), as a poll answers it. */
   async readPage(caller: Caller, subscription: Subscription, after: bigint, maxEvents: number, maxAgeMs: number | undefined): Promise<PollResult> {
-    const page = await this.repository.read(caller, { after, kind: subscription.kind, filters: subscription.filters, limit: maxEvents + 1 });
-    const hasMore = page.rows.length > maxEvents;
-    const rows = hasMore ? page.rows.slice(0, maxEvents) : page.rows;
-    let truncated = after < BigInt(page.horizon);
-    const floor = maxAgeMs === undefined ? undefined : Date.now() - maxAgeMs;
-    const kept = floor === undefined ? rows : rows.filter((r) => r.occurred_at.getTime() >= floor);
-    if (kept.length < rows.length) truncated = true;
-    // Past the last event given, or (none left) up to the head read in the same snapshot: a quiet
-    // subscription's cursor keeps up with the log, so it does not fall behind retention.
-    const last = rows.length > 0 ? BigInt(rows[rows.length - 1].position) : after;
-    const position = hasMore ? last : maxOf(last, after, BigInt(page.head ?? '0'));
-    return this.result(caller, subscription, kept, position, truncated, hasMore);
+    const span = await readSpan(this.repository, caller, subscription, after, maxEvents, maxAgeMs);
+    return this.result(caller, subscription, span.rows, span.position, span.truncated, span.hasMore);
   }
 
   private result(
@@ -209,16 +196,23 @@ export class EventFeedService {
     hasMore: boolean,
     nextPollMs = hasMore ? 0 : NEXT_POLL_MS,
   ): PollResult {
-    // Verbose attachments get download links signed for the caller at this read, as read_attachment signs them.
-    const holder = { userId: caller.userId, keyId: caller.keyId };
     const now = new Date();
     return {
-      events: rows.map((row) => occurrenceOf(row, subscription, (data) => this.attachmentUrls.withSignedLinks(data, holder, now))),
+      events: rows.map((row) => this.occurrence(caller, subscription, row, now)),
       cursor: encodeCursor({ position, scope: subscription.scope }),
       truncated,
       hasMore,
       nextPollMs,
     };
+  }
+
+  /**
+   * One event as the caller receives it (a poll's, a stream's): verbose attachments get download
+   * links signed for the caller at this read, as read_attachment signs them.
+   */
+  occurrence(caller: Caller, subscription: Subscription, row: FeedRow, now = new Date()): EventOccurrence {
+    const holder = { userId: caller.userId, keyId: caller.keyId };
+    return occurrenceOf(row, subscription, (data) => this.attachmentUrls.withSignedLinks(data, holder, now));
   }
 
   /** The key's slot among EVENT_FEED_LONG_POLLS_PER_KEY waiting polls, or the draft's ResourceExhausted. */
@@ -300,7 +294,8 @@ function occurrenceOf(row: FeedRow, subscription: Subscription, signLinks: (data
   };
 }
 
-function optionalInteger(value: unknown, field: string, min: number, max: number): number | undefined {
+/** An optional integer parameter from `min` to `max`, or the refusal naming it. */
+export function optionalInteger(value: unknown, field: string, min: number, max: number): number | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     throw FeedRefusal.invalid(field, `${field} must be an integer from ${min} to ${max}`);
@@ -308,12 +303,8 @@ function optionalInteger(value: unknown, field: string, min: number, max: number
   return value;
 }
 
-function maxOf(...values: bigint[]): bigint {
-  return values.reduce((a, b) => (b > a ? b : a));
-}
-
 /** Resolves on the wake, after `ms`, or when `signal` aborts, whichever is first. */
-function waitFirst(wake: Promise<void>, ms: number, signal?: AbortSignal): Promise<void> {
+export function waitFirst(wake: Promise<void>, ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise<void>((resolve) => {
     const timer = setTimeout(done, ms);
     const onAbort = () => done();

@@ -2,6 +2,7 @@ import { Response } from 'express';
 import { RateLimitedError } from '../common/errors';
 import { failure, JsonRpcId, JsonRpcResponse, TOO_MANY_REQUESTS } from './json-rpc';
 import { HonoredFilter } from './listen-filter';
+import type { AcceptedStream } from './mcp-event-streams';
 
 export interface McpAnswer {
   /** HTTP status; 202 with no body when every message was a notification or response. */
@@ -11,6 +12,8 @@ export interface McpAnswer {
   headers?: Record<string, string>;
   /** A subscriptions/listen the service accepted: the answer is its stream (McpSubscriptions), not a body. */
   listen?: { id: JsonRpcId; honored: HonoredFilter };
+  /** An events/stream whose checks passed: the answer is its stream (EventStreams), not a body. */
+  eventStream?: AcceptedStream;
 }
 
 /** A request refused by a per-key limit: 429, Retry-After, one JSON-RPC -32000 error answering `id` (null when no one request's id is known). */

@@ -32,9 +32,7 @@ const CODES: Record<FeedRefusalKind, { code: number; name: string }> = {
 
 /** A feed refusal as the draft's JSON-RPC error; anything else as it is. */
 export function asEventsError(error: unknown): unknown {
-  if (!(error instanceof FeedRefusal)) return error;
-  const { code, name } = CODES[error.kind];
-  return new JsonRpcError(code, `${name}: ${error.message}`, { ...error.data, detail: error.message });
+  return error instanceof FeedRefusal ? rpcErrorOf(error) : error;
 }
 
 /** events/list and events/poll in either protocol era: the feed's answer, or its refusal as the draft's JSON-RPC error. */
@@ -52,4 +50,10 @@ export async function answerEvents(
   } catch (error) {
     throw asEventsError(error);
   }
+}
+
+/** A refusal of the feed as the draft's JSON-RPC error (events/stream's `terminated` carries it too). */
+export function rpcErrorOf(refusal: FeedRefusal): JsonRpcError {
+  const { code, name } = CODES[refusal.kind];
+  return new JsonRpcError(code, `${name}: ${refusal.message}`, { ...refusal.data, detail: refusal.message });
 }

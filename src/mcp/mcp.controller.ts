@@ -14,8 +14,10 @@ import { rateLimitedAnswer, sendAnswer } from './mcp-answer';
 import { OriginPolicy } from '../common/origin-policy';
 import { McpService, SERVER_INFO } from './mcp.service';
 import { McpSubscriptions } from './mcp-subscriptions';
+import { openEventStream } from './mcp-event-streams';
+import { EventStreams } from '../event-feed/event-streams';
+import { AuthGuard, bearerToken } from '../auth/auth.guard';
 import { mcpHeadersOf } from './protocol-eras';
-import { bearerToken } from '../auth/auth.guard';
 import { RateLimitedError } from '../common/errors';
 import { eventStreamOf } from '../common/event-stream';
 import { whenResponseCloses } from '../common/response-close';
@@ -25,7 +27,7 @@ export const MCP_PATH = 'api/mcp';
 /**
  * Streamable HTTP, stateless, both eras on one URL (docs/mcp.md, "Protocol revisions"): one POST
  * in, one JSON answer out, no session; a 2026-07-28 subscriptions/listen is answered with a
- * server-sent event stream (McpSubscriptions).
+ * server-sent event stream (McpSubscriptions), and so is an events/stream of either era (EventStreams).
  */
 @ApiExcludeController()
 @Controller(MCP_PATH)
@@ -35,6 +37,8 @@ export class McpController {
   constructor(
     private readonly server: McpService,
     private readonly subscriptions: McpSubscriptions,
+    private readonly streams: EventStreams,
+    private readonly guard: AuthGuard,
     private readonly limits: ApiKeyLimits,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
@@ -73,6 +77,15 @@ export class McpController {
       answer = await this.server.handle(body, caller, ticket, mcpHeadersOf(req.headers), hangUp.signal);
     } finally {
       ticket.release();
+    }
+    if (answer.eventStream) {
+      // An event stream runs no calls either (the draft exempts it from the concurrency cap): bounded on its own (EventStreams).
+      ticket.releaseAll();
+      const token = bearerToken(req)!;
+      const recheck = () => this.guard.callerOf(token, req);
+      const refused = openEventStream(this.streams, answer.eventStream, caller, recheck, req, res, SERVER_INFO);
+      if (refused) sendAnswer(res, refused);
+      return;
     }
     if (!answer.listen) return sendAnswer(res, answer);
     // A listen stream runs no calls: it gives its running-call slot back and is bounded on its own (McpSubscriptions).

@@ -49,14 +49,16 @@ import { listenFilterOf } from './listen-filter';
 import { EventFeedService } from '../event-feed/event-feed.service';
 import { EventSubscriptionsService } from '../event-feed/event-subscriptions.service';
 import { answerEventSubscriptions, SUBSCRIPTION_METHODS } from './mcp-event-subscriptions';
+import { EventStreams } from '../event-feed/event-streams';
 import { answerEvents, EVENTS_CAPABILITIES } from './mcp-events';
+import { streamAnswer } from './mcp-event-streams';
 
 export const SERVER_INFO = { name: 'messaging-sync', title: 'Messaging Sync', version: '0.1.0' };
 
 const INSTRUCTIONS =
   'Tools act on the SMS and email conversations of the user who owns the API key, limited to the lines the key may use. ' +
   'Register a webhook (register_webhook) to be woken by events instead of polling, or, without a URL, wait on ' +
-  'events/poll (MCP Events: events/list names the kinds); list_email_accounts and ' +
+  'events/poll or events/stream (MCP Events: events/list names the kinds); list_email_accounts and ' +
   'list_phone_numbers give the line ids a channelScope takes.';
 
 /**
@@ -79,6 +81,7 @@ const KNOWN_METHODS = new Set([
   'events/list',
   'events/poll',
   ...SUBSCRIPTION_METHODS,
+  'events/stream',
 ]);
 /** Methods of the legacy era that revision 2026-07-28 removed, and what a modern client does instead. */
 const REMOVED_IN_MODERN: Record<string, string> = {
@@ -113,6 +116,7 @@ export class McpService {
     private readonly metrics: ServiceMetrics,
     private readonly events: EventFeedService,
     private readonly subscriptions: EventSubscriptionsService,
+    private readonly streams: EventStreams,
   ) {
     this.maxBatch = config.mcp.maxBatch;
     this.batchConcurrency = config.mcp.batchConcurrency;
@@ -172,6 +176,7 @@ export class McpService {
   }
 
   private async runOne(message: unknown, caller: Caller, hangUp?: AbortSignal): Promise<McpAnswer> {
+    if (isStreamRequest(message)) return streamAnswer(this.streams, message.id, message.params, caller, 'legacy');
     const response = await this.answer(message, caller, hangUp);
     if (!response) return { status: 202 };
     const invalid = 'error' in response && response.error.code === INVALID_REQUEST;
@@ -213,6 +218,7 @@ export class McpService {
         throw error;
       }
     }
+    if (request.method === 'events/stream') return streamAnswer(this.streams, id, request.params, caller, 'modern');
     const response = await this.traced(request, id, caller, (r, c) => this.dispatchModern(r, c, context, hangUp));
     if ('error' in response) return { status: response.error.code === METHOD_NOT_FOUND ? 404 : 200, body: response };
     return { status: 200, body: { ...response, result: modernResult(response.result) } };
@@ -325,6 +331,8 @@ export class McpService {
       case 'events/subscribe':
       case 'events/unsubscribe':
         return answerEventSubscriptions(this.subscriptions, request.method, request.params, caller);
+      case 'events/stream': // alone in its POST it is answered with its stream (runOne)
+        throw new JsonRpcError(INVALID_REQUEST, 'events/stream opens a stream of its own: send it alone, not in a batch');
       default:
         throw new JsonRpcError(METHOD_NOT_FOUND, `Method not found: ${request.method}`);
     }
@@ -464,4 +472,11 @@ function isObject(value: unknown): value is Record<string, unknown> {
 /** A JSON-RPC response sent by the client (we never send requests, so it needs no answer). */
 function isClientResponse(message: unknown): boolean {
   return isObject(message) && !('method' in message) && ('result' in message || 'error' in message) && message.jsonrpc === '2.0';
+}
+
+/** A legacy events/stream request (an id, the method): answered with its stream, not by dispatch. */
+function isStreamRequest(message: unknown): message is { id: string | number; params?: unknown } {
+  if (typeof message !== 'object' || message === null || Array.isArray(message)) return false;
+  const m = message as Record<string, unknown>;
+  return m.jsonrpc === '2.0' && m.method === 'events/stream' && (typeof m.id === 'string' || (typeof m.id === 'number' && Number.isFinite(m.id)));
 }

@@ -60,7 +60,7 @@ describe('event feed: events/list, events/poll and GET /api/events', () => {
         'agent_turn.sent',
       ]);
       const received = events[0];
-      expect(received.delivery).toEqual(['poll', 'webhook']);
+      expect(received.delivery).toEqual(['poll', 'push', 'webhook']);
       expect(Object.keys(received.inputSchema.properties)).toEqual(['line', 'thread', 'direction', 'label', 'mode', 'messageHistoryCount']);
       expect(Object.keys(events[6].inputSchema.properties)).toEqual(['mode', 'messageHistoryCount']);
       // The catalog's envelope of each mode, told apart by `mode` (the client's helper checked it is EventCatalog's, and compiles).
