@@ -653,7 +653,7 @@ function eventsSummary(s11: Scenario11Result): string[] {
     .filter((p) => p.agents === top)
     .map((p) => {
       const met = p.latency.p95 <= EVENTS_P95_TARGET_MS && p.seen === p.expected;
-      return `| 11 Events | inbound SMS → seen by \`events/${p.mode}\`, p95, ${fmtNum(p.agents)} agents | ≤ ${fmtMs(EVENTS_P95_TARGET_MS)} | ${fmtMs(p.latency.p95)} | ${met ? 'met' : '**short**'} |`;
+      return `| 11 Events | inbound SMS → seen by \`events/${p.mode}\`, p95, ${fmtNum(p.agents)} agents | ≤ ${fmtMs(EVENTS_P95_TARGET_MS)} | ${fmtMs(p.latency.p95)} | ${status(met)} |`;
     });
 }
 
