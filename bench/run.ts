@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: starts the service as in production (one `api` and one `worker` process on a
  * throwaway database and Bull prefix), a receiver on 127.0.0.1 and a load generator, runs the
- * ten scenarios (throughput, failure isolation, tool endpoint, backlog memory, one process, one
- * endpoint, ingest alone, reads on a large org, live updates, protocol eras), then writes docs/BENCHMARKS.md and docs/benchmarks.svg.
+ * eleven scenarios (throughput, failure isolation, tool endpoint, backlog memory, one process, one
+ * endpoint, ingest alone, reads on a large org, live updates, protocol eras, events for agents), then writes docs/BENCHMARKS.md and docs/benchmarks.svg.
  *
  *   npm run bench                      full run (10 to 20 minutes)
  *   npm run bench -- --quick           each scenario under a minute (figures indicative only)
@@ -29,6 +29,7 @@ import { scenario7 } from './scenarios/s7-ingest';
 import { scenario8 } from './scenarios/s8-large-org';
 import { scenario9 } from './scenarios/s9-live';
 import { scenario10 } from './scenarios/s10-eras';
+import { scenario11 } from './scenarios/s11-events';
 
 const ROOT = resolve(__dirname, '..');
 
@@ -38,7 +39,8 @@ const HELP = `Usage: npm run bench -- [options]
   --scenario N[,M]         run only these scenarios (1 throughput, 2 isolation, 3 tools, 4 memory,
                            5 one process, 6 one endpoint, 7 ingest alone, 8 reads on a large
                            org, 9 live updates: 1,000 open streams, 10 protocol eras: one tool call in
-                           2025-11-25 and 2026-07-28, the service against the official SDK's server); repeatable
+                           2025-11-25 and 2026-07-28, the service against the official SDK's server, 11 events for agents:
+                           inbound SMS to events/poll and events/stream); repeatable
   --endpoints K            endpoints each event fans out to in scenarios 1-2 (default 10)
   --users U                users those endpoints are dealt to (default 3)
   --ingest-concurrency C   load generator connections (default 16)
@@ -61,6 +63,7 @@ const HELP = `Usage: npm run bench -- [options]
   --s10-warmup X           scenario 10: warm-up calls before each measured round, a share of its calls (default 0.1)
   --s10-paths P[,Q]        scenario 10: only these paths (legacy, modern, sdk-modern, sdk-legacy; default all)
   --s10-tools T[,U]        scenario 10: only these tools (list_webhooks, get_thread; default both)
+  --s11-agents 1,100       scenario 11: agents waiting at once, each with its own API key (a poll pass and a stream pass per level)
   --duration-scale X       multiply every window by X
   --scrape-seconds S       GET /metrics from every service process every S seconds, as Prometheus
                            would (default 15, deploy/prometheus/prometheus.yml's interval; 0 = never)
@@ -120,6 +123,7 @@ function parseArgs(argv: string[]): Options {
     '--s10-paths',
     '--s10-warmup',
     '--s10-tools',
+    '--s11-agents',
     '--duration-scale',
     '--scrape-seconds',
     '--no-build',
@@ -136,14 +140,14 @@ function parseArgs(argv: string[]): Options {
   const scenarios = values('--scenario')
     .flatMap((v) => v.split(','))
     .map(Number)
-    .filter((n) => n >= 1 && n <= 10);
+    .filter((n) => n >= 1 && n <= 11);
   const mode = value('--mode') ?? 'concise';
   if (mode !== 'concise' && mode !== 'verbose') throw new Error('--mode is concise or verbose');
   const npmScript = process.env.npm_lifecycle_event;
   const args = process.argv.slice(2).join(' ');
   return {
     quick,
-    scenarios: scenarios.length ? [...new Set(scenarios)].sort((a, b) => a - b) : [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+    scenarios: scenarios.length ? [...new Set(scenarios)].sort((a, b) => a - b) : [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
     endpoints: Math.max(2, num('--endpoints', 10)),
     users: Math.max(1, num('--users', 3)),
     ingestConcurrency: Math.max(1, num('--ingest-concurrency', 16)),
@@ -171,6 +175,10 @@ function parseArgs(argv: string[]): Options {
     s10Paths: value('--s10-paths')?.split(',').filter(Boolean),
     s10Warmup: value('--s10-warmup') === undefined ? undefined : num('--s10-warmup', 0.1),
     s10Tools: value('--s10-tools')?.split(',').filter(Boolean),
+    s11Agents: (value('--s11-agents') ?? '1,100')
+      .split(',')
+      .map(Number)
+      .filter((n) => Number.isInteger(n) && n >= 1),
     build: !has('--no-build'),
     keep: has('--keep'),
     s6OneProcess: has('--s6-one-process'),
@@ -276,6 +284,7 @@ async function main(): Promise<number> {
     8: scenario8,
     9: scenario9,
     10: scenario10,
+    11: scenario11,
   } as const;
   for (const n of options.scenarios) {
     const refused = await checkpoint();
@@ -293,6 +302,7 @@ async function main(): Promise<number> {
       if (n === 8) results.s8 = result as Results['s8'];
       if (n === 9) results.s9 = result as Results['s9'];
       if (n === 10) results.s10 = result as Results['s10'];
+      if (n === 11) results.s11 = result as Results['s11'];
       log(`  scenario ${n} took ${((Date.now() - started) / 1000).toFixed(0)} s`);
     } catch (error) {
       if (isStopping()) break;

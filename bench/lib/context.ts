@@ -44,6 +44,8 @@ export interface Options {
   /** Scenario 10: warm-up calls before each measured round, as a share of its calls (default 0.1). */
   s10Warmup?: number;
   s10Tools?: string[];
+  /** Scenario 11: how many agents wait at once, each level a poll pass and a stream pass (default 1 and 100). */
+  s11Agents: number[];
   build: boolean;
   keep: boolean;
   /** Scenario 6 on one PROCESS_ROLE=all process instead of the api + worker pair. */
@@ -375,6 +377,34 @@ export interface Scenario10Result {
   results: EraPathResult[];
 }
 
+/** Scenario 11: one pass of N agents waiting for events by `events/poll` (long poll) or `events/stream`. */
+export interface EventsPass {
+  mode: 'poll' | 'stream';
+  agents: number;
+  seconds: number;
+  /** Inbound SMS accepted (and refused) by the ingest route during the pass. */
+  accepted: number;
+  failed: number;
+  /** accepted × agents: every agent should see every event; and the sightings that came. */
+  expected: number;
+  seen: number;
+  /** From sending the SMS to an agent seeing its event, over every agent and event. */
+  latency: Percentiles;
+  /** Polls answered with an error (pass A). */
+  errors: number;
+  lastError?: string;
+  /** Pass B: the api process before the streams opened and with them open (bytes). */
+  memory?: { rssBefore: number; rssOpened: number; heapBefore: number; heapOpened: number; heapAfterGcBefore: number; heapAfterGcOpened: number };
+}
+
+export interface Scenario11Result {
+  /** Inbound SMS per second during each pass. */
+  rate: number;
+  pollTimeoutMs: number;
+  levels: number[];
+  passes: EventsPass[];
+}
+
 export interface Results {
   startedAt: Date;
   finishedAt?: Date;
@@ -388,5 +418,6 @@ export interface Results {
   s8?: Scenario8Result;
   s9?: Scenario9Result;
   s10?: Scenario10Result;
+  s11?: Scenario11Result;
   errors: Array<{ scenario: number; message: string }>;
 }

@@ -1,4 +1,15 @@
-import { EraPath, EraPathResult, FixedRateResult, Options, Results, SaturationResult, Scenario10Result, ToolLevelResult, windows } from './context';
+import {
+  EraPath,
+  EraPathResult,
+  FixedRateResult,
+  Options,
+  Results,
+  SaturationResult,
+  Scenario10Result,
+  Scenario11Result,
+  ToolLevelResult,
+  windows,
+} from './context';
 
 const windowsWarmup = (options: Options) => windows(options).warmup;
 import { MachineInfo } from './infra';
@@ -113,7 +124,7 @@ function satRow(name: string, r: SaturationResult): string {
 export function renderMarkdown(results: Results, options: Options, machine: MachineInfo): string {
   const out: string[] = [];
   const cores = Number(machine.nproc) || 0;
-  const { s1, s2, s3, s4, s5, s6, s7, s8, s9, s10 } = results;
+  const { s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11 } = results;
   out.push('# Benchmarks', '');
   out.push(
     '> Written by `npm run bench` (`bench/run.ts`); every run overwrites this file and `docs/benchmarks.svg`. ' +
@@ -288,6 +299,7 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
     );
   }
   if (s10) out.push(...erasSummary(s10));
+  if (s11) out.push(...eventsSummary(s11));
   for (const e of results.errors)
     out.push(`| ${e.scenario} | **failed to run** | | ${e.message.split('\n')[0].replace(/\|/g, '\\|').slice(0, 160)} | **error** |`);
   out.push('', '![Throughput against its limit, latency percentiles against 250 ms, worker memory against 300 MB](benchmarks.svg)', '');
@@ -606,6 +618,7 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
     out.push(`| used heap after a full GC | ${fmtMb(g.before)} | ${fmtMb(g.opened)} | — | ${fmtMb(g.after)} |`, '');
   }
   if (s10) out.push(...erasSection(s10));
+  if (s11) out.push(...eventsSection(s11));
   out.push('## How the figures are taken', '');
   out.push(
     "- **Latency** is the receiver's arrival time (it answers 200 at once, so this is its 2xx) minus the envelope's `createdAt`. `createdAt` is the outbox row's time, PostgreSQL's `now()` " +
@@ -627,6 +640,60 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
     out.push('');
   }
   return out.join('\n');
+}
+
+// ---- scenario 11 -----------------------------------------------------------------------------
+
+/** The target of issue 43: an agent waiting on events/poll or events/stream sees an inbound SMS within a second (p95), 100 agents waiting. */
+const EVENTS_P95_TARGET_MS = 1000;
+
+function eventsSummary(s11: Scenario11Result): string[] {
+  const top = Math.max(...s11.levels);
+  return s11.passes
+    .filter((p) => p.agents === top)
+    .map((p) => {
+      const met = p.latency.p95 <= EVENTS_P95_TARGET_MS && p.seen === p.expected;
+      return `| 11 Events | inbound SMS → seen by \`events/${p.mode}\`, p95, ${fmtNum(p.agents)} agents | ≤ ${fmtMs(EVENTS_P95_TARGET_MS)} | ${fmtMs(p.latency.p95)} | ${status(met)} |`;
+    });
+}
+
+function eventsSection(s11: Scenario11Result): string[] {
+  const out: string[] = ['## 11. Events for agents', ''];
+  out.push(
+    `Agents wait for the \`message.received\` events of one phone line, each with an API key of its own holding only the \`webhooks\` ` +
+      'permission (so no per-key limit is reached: `EVENT_FEED_LONG_POLLS_PER_KEY`, `EVENT_FEED_STREAMS_PER_KEY` and `MCP_KEY_CONCURRENCY` ' +
+      "keep the service's defaults). Pass `poll`: each agent runs an `events/poll` long-poll loop (raw JSON-RPC over POST /api/mcp on a " +
+      `keep-alive connection, \`timeoutMs\` ${fmtNum(s11.pollTimeoutMs)}, polling again as soon as an answer comes); pass \`stream\`: each holds an ` +
+      `\`events/stream\`. Meanwhile inbound SMS arrive through the ingest route at ${fmtNum(s11.rate)} a second, each numbered in its text. ` +
+      'Latency is from sending an SMS to an agent seeing its event, over every agent and every event (every agent should see every one). ' +
+      "Memory per stream: the api's RSS and used heap with the streams open minus just before they opened, divided by the streams; " +
+      'both states are read right after a full GC forced in the api (as in scenario 9), the used heap once from the collection itself ' +
+      "and once from the api's `/metrics` just after it. With one stream the difference is noise; the figure is the one at the most streams.",
+    '',
+  );
+  out.push('| pass | agents | SMS accepted (failed) | seen / expected | p50 | p95 | p99 | max | errors |', '|---|---|---|---|---|---|---|---|---|');
+  for (const p of s11.passes) {
+    out.push(
+      `| \`events/${p.mode}\` | ${fmtNum(p.agents)} | ${fmtNum(p.accepted)} (${fmtNum(p.failed)}) | ${fmtNum(p.seen)} / ${fmtNum(p.expected)} | ${fmtMs(p.latency.p50)} | ${fmtMs(p.latency.p95)} | ${fmtMs(p.latency.p99)} | ${fmtMs(p.latency.max)} | ${p.errors}${p.lastError ? ` (\`${p.lastError.slice(0, 80)}\`)` : ''} |`,
+    );
+  }
+  out.push('');
+  const streamed = s11.passes.filter((p) => p.mode === 'stream' && p.memory);
+  if (streamed.length) {
+    out.push(
+      '| streams open | api RSS before → open | per stream | used heap (/metrics) before → open | per stream | heap after the GC before → open | per stream |',
+      '|---|---|---|---|---|---|---|',
+    );
+    for (const p of streamed) {
+      const m = p.memory!;
+      const per = (a: number, b: number) => `${fmtNum((b - a) / p.agents / 1024, 1)} KB`;
+      out.push(
+        `| ${fmtNum(p.agents)} | ${fmtMb(m.rssBefore)} → ${fmtMb(m.rssOpened)} | ${per(m.rssBefore, m.rssOpened)} | ${fmtMb(m.heapBefore)} → ${fmtMb(m.heapOpened)} | ${per(m.heapBefore, m.heapOpened)} | ${fmtMb(m.heapAfterGcBefore)} → ${fmtMb(m.heapAfterGcOpened)} | ${per(m.heapAfterGcBefore, m.heapAfterGcOpened)} |`,
+      );
+    }
+    out.push('');
+  }
+  return out;
 }
 
 // ---- scenario 10 -----------------------------------------------------------------------------

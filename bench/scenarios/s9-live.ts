@@ -69,7 +69,7 @@ class LiveClient {
 }
 
 /** RSS (from /proc) and used heap (the process's /metrics) of the api process, as they are (garbage not yet collected included). */
-async function apiMemory(baseUrl: string, pid: number): Promise<{ rss: number; heap: number }> {
+export async function apiMemory(baseUrl: string, pid: number): Promise<{ rss: number; heap: number }> {
   const res = await request(`${baseUrl}/metrics`, { headersTimeout: 10_000, bodyTimeout: 10_000 });
   const text = await res.body.text();
   const heap = Number(/^nodejs_heap_size_used_bytes (\S+)$/m.exec(text)?.[1] ?? NaN);
