@@ -335,6 +335,9 @@ describe('event feed: events/list, events/poll and GET /api/events', () => {
     expect((await bad({ wait: '31' })).body).toMatchObject({ statusCode: 400, field: 'wait' });
     expect((await bad({ type: 'message.deleted' })).body).toMatchObject({ statusCode: 404, field: 'type' });
     expect((await bad({ direction: 'UP' })).body).toMatchObject({ statusCode: 400, field: 'direction' });
+    // A misspelt filter is refused, naming it, rather than answering every event unfiltered.
+    expect((await bad({ lines: s.lines[0].id })).body).toMatchObject({ statusCode: 400, field: 'lines' });
+    expect((await bad({ 'type[]': 'message.received' })).body).toMatchObject({ statusCode: 400, field: 'type[]' });
     expect((await getEvents(m, null)).status).toBe(401);
     const reader = (await m.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'reader2', channelAccess: { mode: 'ALL' }, permissions: ['read'] })).body
       .key as string;
