@@ -17,6 +17,7 @@ import { inStoredTrace, Span, SpanKind, SpanStatusCode } from '../ops/tracing/tr
 import { SendResult, WebhookSender } from './webhook-sender';
 import { signatureHeaders } from './signature-headers';
 import { subscriptionOccurrence, SUBSCRIPTION_ID_HEADER } from '../event-feed/event-subscription-delivery';
+import { FeedCursors } from '../event-feed/feed-cursor';
 
 export const USER_AGENT = 'MessagingSync-Webhooks/1.0';
 
@@ -82,6 +83,8 @@ export type AttemptOutcome = 'succeeded' | 'retrying' | 'failed' | 'cancelled' |
 export class DeliveryAttemptsService implements OnModuleInit {
   private readonly logger = new Logger(DeliveryAttemptsService.name);
   private readonly maxAttempts: number;
+  /** The cursors of webhook-mode deliveries, sealed as events/poll's (event-feed/feed-cursor.ts). */
+  private readonly feedCursors: FeedCursors;
   /** Concurrent attempts share round trips and commits: one claim statement and one success statement per batch. */
   private readonly claims: MicroBatcher<{ deliveryId: string; attempt: number }, Claimed | 'refused' | null>;
   private readonly successes: MicroBatcher<Success, boolean>;
@@ -100,6 +103,7 @@ export class DeliveryAttemptsService implements OnModuleInit {
     private readonly metrics: ServiceMetrics,
   ) {
     this.maxAttempts = config.delivery.retryScheduleMs.length + 1;
+    this.feedCursors = new FeedCursors(config);
     this.claims = new MicroBatcher((items) => this.claimBatch(items));
     this.successes = new MicroBatcher((items) => this.recordSuccessBatch(items));
     this.failures = new MicroBatcher((items) => this.recordFailureBatch(items));
@@ -217,15 +221,18 @@ export class DeliveryAttemptsService implements OnModuleInit {
   private serialize(delivery: ClaimedDelivery, now: Date): { body: string; webhookId: string; extraHeaders: Record<string, string> } {
     const withUrls = this.attachmentUrls.withSignedLinks(delivery.data, { userId: delivery.userId, keyId: null }, now);
     if (delivery.subscription) {
-      const { eventId, body } = subscriptionOccurrence({
-        sourceEventId: delivery.sourceEventId,
-        eventType: delivery.eventType,
-        createdAt: delivery.eventCreatedAt,
-        mode: delivery.mode,
-        data: withUrls,
-        subscriptionScope: delivery.subscription.scope,
-        feedPosition: delivery.subscription.feedPosition,
-      });
+      const { eventId, body } = subscriptionOccurrence(
+        {
+          sourceEventId: delivery.sourceEventId,
+          eventType: delivery.eventType,
+          createdAt: delivery.eventCreatedAt,
+          mode: delivery.mode,
+          data: withUrls,
+          subscriptionScope: delivery.subscription.scope,
+          feedPosition: delivery.subscription.feedPosition,
+        },
+        this.feedCursors,
+      );
       return { body: JSON.stringify(body), webhookId: eventId, extraHeaders: { [SUBSCRIPTION_ID_HEADER]: delivery.subscription.id } };
     }
     const extraHeaders = { 'x-service-event-id': delivery.eventId, 'x-service-event-type': delivery.eventType };

@@ -10,6 +10,12 @@ import { EventFeedService, FEED_PERMISSION, PollResult } from './event-feed.serv
 
 /** The query parameters that are filters or payload options (the `arguments` of events/poll). */
 const ARGUMENT_PARAMETERS = ['line', 'thread', 'direction', 'label', 'mode'] as const;
+/**
+ * Every query parameter the feed takes (docs/events-feed.md): any other is refused, naming it, as
+ * the API's DTO-validated routes refuse one (forbidNonWhitelisted), so a misspelt filter
+ * (`lines=`, `type[]=`) is an error rather than an answer with every event unfiltered.
+ */
+const KNOWN_PARAMETERS: ReadonlySet<string> = new Set([...ARGUMENT_PARAMETERS, 'messageHistoryCount', 'type', 'cursor', 'limit', 'maxAgeMs', 'wait']);
 
 /**
  * The event feed for clients that do not speak MCP (docs/events-feed.md): `GET /api/events`, the
@@ -26,6 +32,10 @@ export class EventFeedController {
   @Get()
   @KeyAction(FEED_PERMISSION)
   async list(@Query() query: Record<string, unknown>, @Res({ passthrough: true }) res: Response, @CurrentCaller() caller: Caller): Promise<PollResult> {
+    const unknown = Object.keys(query).find((name) => !KNOWN_PARAMETERS.has(name));
+    if (unknown !== undefined) {
+      throw new ValidationError(`${unknown.slice(0, 80)} is not a parameter of this feed; it takes ${[...KNOWN_PARAMETERS].join(', ')}`, unknown.slice(0, 80));
+    }
     const args: Record<string, unknown> = {};
     for (const name of ARGUMENT_PARAMETERS) if (query[name] !== undefined) args[name] = single(query[name], name);
     if (query.messageHistoryCount !== undefined) args.messageHistoryCount = integerParameter(query.messageHistoryCount, 'messageHistoryCount');

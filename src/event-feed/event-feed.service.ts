@@ -17,7 +17,7 @@ import { PayloadMode } from '../webhooks/webhook.types';
 import { EventDescriptor, eventDescriptors, FeedFilter, FILTERS_BY_KIND, inputSchemaOf } from './event-descriptors';
 import { FeedRefusal } from './event-feed.errors';
 import { EventFeedRepository, FeedRow } from './event-feed.repository';
-import { decodeCursor, encodeCursor } from './feed-cursor';
+import { FeedCursors } from './feed-cursor';
 import { readSpan } from './feed-span';
 import { FeedWakes } from './feed-wakes';
 
@@ -90,6 +90,8 @@ export class EventFeedService {
   readonly maxWaitMs: number;
   private readonly recheckMs: number;
   private readonly descriptors: readonly EventDescriptor[];
+  /** The cursors every mode mints and opens (sealed: feed-cursor.ts). */
+  readonly cursors: FeedCursors;
 
   constructor(
     private readonly repository: EventFeedRepository,
@@ -103,6 +105,7 @@ export class EventFeedService {
     this.longPolls = new ConcurrencyGate(config.eventFeed.longPollsPerKey);
     this.maxWaitMs = config.eventFeed.maxWaitMs;
     this.recheckMs = config.eventFeed.recheckMs;
+    this.cursors = new FeedCursors(config);
     const ajv = argumentValidator();
     for (const kind of EVENT_KINDS) this.validators.set(kind, ajv.compile(inputSchemaOf(kind)));
     this.validators.set(ALL_KINDS, ajv.compile(inputSchemaOf(null)));
@@ -133,7 +136,7 @@ export class EventFeedService {
       const page = await this.repository.read(caller, { after: 0n, kind: subscription.kind, filters: subscription.filters, limit: 0 });
       return this.result(caller, subscription, [], BigInt(page.head ?? '0'), false, false);
     }
-    const after = decodeCursor(request.cursor, subscription.scope);
+    const after = this.cursors.decode(request.cursor, subscription.scope);
     const deadline = Date.now() + timeoutMs;
     let slotKey: string | undefined;
     let wakeNow = () => {};
@@ -199,7 +202,7 @@ export class EventFeedService {
     const now = new Date();
     return {
       events: rows.map((row) => this.occurrence(caller, subscription, row, now)),
-      cursor: encodeCursor({ position, scope: subscription.scope }),
+      cursor: this.cursors.encode({ position, scope: subscription.scope }),
       truncated,
       hasMore,
       nextPollMs,

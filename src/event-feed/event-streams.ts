@@ -15,7 +15,6 @@ import {
   Subscription,
   waitFirst,
 } from './event-feed.service';
-import { decodeCursor, encodeCursor } from './feed-cursor';
 import { readSpan } from './feed-span';
 import { FeedWakes } from './feed-wakes';
 
@@ -123,7 +122,7 @@ export class EventStreams implements BeforeApplicationShutdown {
     if (cursor !== undefined && cursor !== null && typeof cursor !== 'string') {
       throw FeedRefusal.invalid('cursor', 'cursor must be a string this server gave out, or null to start from now');
     }
-    const after = typeof cursor === 'string' ? decodeCursor(cursor, subscription.scope) : null;
+    const after = typeof cursor === 'string' ? this.feed.cursors.decode(cursor, subscription.scope) : null;
     return { subscription, after, maxAgeMs };
   }
 
@@ -308,7 +307,7 @@ export class EventStreams implements BeforeApplicationShutdown {
   }
 
   private cursorOf(stream: OpenStream, position: bigint): string {
-    return encodeCursor({ position, scope: stream.checked.subscription.scope });
+    return this.feed.cursors.encode({ position, scope: stream.checked.subscription.scope });
   }
 
   private occurrence(stream: OpenStream, row: FeedRow): EventOccurrence & { cursor: string } {

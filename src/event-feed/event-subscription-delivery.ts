@@ -1,4 +1,4 @@
-import { encodeCursor } from './feed-cursor';
+import { FeedCursors } from './feed-cursor';
 
 /** The header naming the subscription a webhook-mode delivery is for (the draft's "Webhook-Based Delivery"). */
 export const SUBSCRIPTION_ID_HEADER = 'x-mcp-subscription-id';
@@ -22,10 +22,10 @@ export interface SubscriptionDeliveryInput {
  * past it, bound to the subscription's scope: a client that falls back to events/poll resumes
  * from the last delivery it handled. Null cursor when retention has removed the event.
  */
-export function subscriptionOccurrence(input: SubscriptionDeliveryInput): { eventId: string; body: object } {
+export function subscriptionOccurrence(input: SubscriptionDeliveryInput, cursors: FeedCursors): { eventId: string; body: object } {
   const eventId = `evt_${input.sourceEventId}`;
   const timestamp = input.createdAt.toISOString();
-  const cursor = input.feedPosition === null ? null : encodeCursor({ position: BigInt(input.feedPosition), scope: input.subscriptionScope });
+  const cursor = input.feedPosition === null ? null : cursors.encode({ position: BigInt(input.feedPosition), scope: input.subscriptionScope });
   return {
     eventId,
     body: {

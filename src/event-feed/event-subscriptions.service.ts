@@ -100,22 +100,19 @@ export class EventSubscriptionsService implements OnModuleInit {
     const secretSealed = this.secrets.seal(secret);
 
     let existing = await this.repository.transaction((tx) => this.repository.find(tx, keyId, id));
-    if (!existing) await this.verifyCallback(url, secret, id);
+    if (!existing) {
+      // The limit first: a credential at its limit makes the service send nothing (the challenge
+      // is a request to a URL of the caller's choosing). Counted again under the lock below.
+      await this.repository.transaction(async (tx) => this.refuseAtLimit(await this.repository.lockKeyAndCount(tx, keyId)));
+      await this.verifyCallback(url, secret, id);
+    }
     existing = await this.repository.transaction(async (tx) => {
       const found = await this.repository.find(tx, keyId, id);
       if (found) {
         await this.repository.refresh(tx, found, secretSealed, expiresAt);
         return found;
       }
-      const count = await this.repository.lockKeyAndCount(tx, keyId);
-      const max = this.config.eventSubscriptions.perKey;
-      if (count >= max) {
-        throw new FeedRefusal(
-          'exhausted',
-          `this credential holds ${count} subscriptions, the most it may (EVENT_SUBSCRIPTIONS_PER_KEY); events/unsubscribe one, or let one expire`,
-          { limit: 'subscriptions', max },
-        );
-      }
+      this.refuseAtLimit(await this.repository.lockKeyAndCount(tx, keyId));
       await this.repository.insert(tx, caller, {
         id,
         keyId,
@@ -171,6 +168,18 @@ export class EventSubscriptionsService implements OnModuleInit {
     let total = 0;
     for (let n = SWEEP_BATCH; n === SWEEP_BATCH; total += n) n = await this.repository.deleteEnded(SWEEP_BATCH);
     return total;
+  }
+
+  /** The draft's ResourceExhausted when a credential holding `count` subscriptions may hold no more. */
+  private refuseAtLimit(count: number): void {
+    const max = this.config.eventSubscriptions.perKey;
+    if (count >= max) {
+      throw new FeedRefusal(
+        'exhausted',
+        `this credential holds ${count} subscriptions, the most it may (EVENT_SUBSCRIPTIONS_PER_KEY); events/unsubscribe one, or let one expire`,
+        { limit: 'subscriptions', max },
+      );
+    }
   }
 
   private async checkedUrl(raw: string): Promise<string> {

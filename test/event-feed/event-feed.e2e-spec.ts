@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { FeedWakes } from '../../src/event-feed/feed-wakes';
 import { OutboxRepository } from '../../src/events/outbox.repository';
@@ -284,6 +285,38 @@ describe('event feed: events/list, events/poll and GET /api/events', () => {
     }
   });
 
+  it('a cursor reveals no position: a scoped caller cannot read the org head from it, and a cursor written by hand is refused', async () => {
+    // A MEMBER of the same org holding only its own line; an SMS arrives on a line it does not hold.
+    const member = await createSession(m.admin, { orgId: s.orgId, role: 'MEMBER', lines: ['PHONE_NUMBER'] });
+    await inboundSms(m, phone(0), partnerPhone(), 'not for the member');
+    const headOf = async () =>
+      (await m.db.query(`SELECT max(feed_position)::text AS head FROM outbox_events WHERE org_id = $1 AND feed_position IS NOT NULL`, [s.orgId]))[0].head as
+        string | null;
+    await waitUntil(async () => {
+      const [row] = await m.db.query(
+        `SELECT count(*) FILTER (WHERE feed_position IS NULL)::int AS pending, count(*) FILTER (WHERE line_id = $2)::int AS n FROM outbox_events WHERE org_id = $1`,
+        [s.orgId, s.lines[0].id],
+      );
+      return row.pending === 0 && row.n > 0;
+    }, 'every event of the org relayed, the hidden one included');
+    const head = await headOf();
+    const start = await getEvents(m, `Bearer ${member.apiKey}`);
+    expect(start.status).toBe(200);
+    const text = Buffer.from(String(start.body.cursor).slice('ecur1_'.length), 'base64url').toString('latin1');
+    expect(text).not.toMatch(new RegExp(`^${head}\\.`));
+    // The documented scope of the all-kinds feed without filters, and a position chosen by hand.
+    const scope = createHash('sha256')
+      .update(JSON.stringify(['*', null, null, null, null]))
+      .digest('hex')
+      .slice(0, 16);
+    const forged = 'ecur1_' + Buffer.from(`1.${scope}`, 'utf8').toString('base64url');
+    const refused = await getEvents(m, `Bearer ${member.apiKey}`, { cursor: forged });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ field: 'cursor' });
+    // The real cursor still works.
+    expect((await getEvents(m, `Bearer ${member.apiKey}`, { cursor: start.body.cursor })).status).toBe(200);
+  });
+
   it('the HTTP feed: same reads, same auth, errors naming the parameter', async () => {
     const start = await getEvents(m, `Bearer ${s.apiKey}`);
     expect(start.status).toBe(200);
@@ -302,6 +335,9 @@ describe('event feed: events/list, events/poll and GET /api/events', () => {
     expect((await bad({ wait: '31' })).body).toMatchObject({ statusCode: 400, field: 'wait' });
     expect((await bad({ type: 'message.deleted' })).body).toMatchObject({ statusCode: 404, field: 'type' });
     expect((await bad({ direction: 'UP' })).body).toMatchObject({ statusCode: 400, field: 'direction' });
+    // A misspelt filter is refused, naming it, rather than answering every event unfiltered.
+    expect((await bad({ lines: s.lines[0].id })).body).toMatchObject({ statusCode: 400, field: 'lines' });
+    expect((await bad({ 'type[]': 'message.received' })).body).toMatchObject({ statusCode: 400, field: 'type[]' });
     expect((await getEvents(m, null)).status).toBe(401);
     const reader = (await m.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'reader2', channelAccess: { mode: 'ALL' }, permissions: ['read'] })).body
       .key as string;

@@ -158,6 +158,8 @@ describe('event subscriptions: events/subscribe and events/unsubscribe (webhook 
         code: -32013,
         data: { limit: 'subscriptions', max: MAX_PER_KEY },
       });
+      // Refused before any request leaves: a key at its limit cannot make the service POST verification challenges to URLs of its choosing.
+      expect(at(`/cap-${MAX_PER_KEY}`)).toEqual([]);
       // A refresh of one it holds is not a new one.
       expect((await c.request('events/subscribe', params(0))).deliveryStatus).toMatchObject({ active: true });
       // Hidden from the webhook tools: the rows exist, list_webhooks shows none of them.
