@@ -48,7 +48,7 @@ import {
 import { listenFilterOf } from './listen-filter';
 import { EventFeedService } from '../event-feed/event-feed.service';
 import { EventSubscriptionsService } from '../event-feed/event-subscriptions.service';
-import { answerEventSubscriptions, SUBSCRIPTION_METHODS } from './mcp-event-subscriptions';
+import { answerEventSubscriptions, SUBSCRIPTION_METHODS, SubscriptionMethod } from './mcp-event-subscriptions';
 import { EventStreams } from '../event-feed/event-streams';
 import { answerEvents, EVENTS_CAPABILITIES } from './mcp-events';
 import { streamAnswer } from './mcp-event-streams';
@@ -327,15 +327,20 @@ export class McpService {
         return this.callTool(request.params, caller);
       case 'events/list':
       case 'events/poll':
-        return answerEvents(this.events, request.method, request.params, caller, hangUp);
       case 'events/subscribe':
       case 'events/unsubscribe':
-        return answerEventSubscriptions(this.subscriptions, request.method, request.params, caller);
+        return this.answerEventsMethod(request, caller, hangUp);
       case 'events/stream': // alone in its POST it is answered with its stream (runOne)
         throw new JsonRpcError(INVALID_REQUEST, 'events/stream opens a stream of its own: send it alone, not in a batch');
       default:
         throw new JsonRpcError(METHOD_NOT_FOUND, `Method not found: ${request.method}`);
     }
+  }
+
+  /** The MCP Events methods answered in one request, alike in both eras (events/stream is the controller's stream). */
+  private answerEventsMethod(request: JsonRpcRequest, caller: Caller, hangUp?: AbortSignal): Promise<object> {
+    if (request.method === 'events/list' || request.method === 'events/poll') return answerEvents(this.events, request.method, request.params, caller, hangUp);
+    return answerEventSubscriptions(this.subscriptions, request.method as SubscriptionMethod, request.params, caller);
   }
 
   /** The modern era's methods (2026-07-28): discovery and the tools; subscriptions/listen is the controller's stream. */
@@ -349,10 +354,9 @@ export class McpService {
         return this.callTool(request.params, caller);
       case 'events/list':
       case 'events/poll':
-        return answerEvents(this.events, request.method, request.params, caller, hangUp);
       case 'events/subscribe':
       case 'events/unsubscribe':
-        return answerEventSubscriptions(this.subscriptions, request.method, request.params, caller);
+        return this.answerEventsMethod(request, caller, hangUp);
       default: {
         const instead = REMOVED_IN_MODERN[request.method];
         const why = instead ? `: ${request.method} is not part of ${context.version}; ${instead}` : '';
