@@ -28,7 +28,7 @@ export class WebhookKeysController {
   })
   async jwks(@Param('endpointId') endpointId: string, @Res({ passthrough: true }) res: Response): Promise<{ keys: object[] }> {
     const keys = UUID.test(endpointId) ? await this.webhooks.publicKeys(endpointId.toLowerCase()) : [];
-    if (keys.length === 0) throw new NotFoundException(`no webhook signing keys for endpoint ${endpointId}`);
+    if (keys.length === 0) throw new NotFoundException('no webhook signing keys at this URL: the endpoint is unknown, or it signs with v1');
     res.setHeader('Content-Type', 'application/jwk-set+json; charset=utf-8');
     res.setHeader('Cache-Control', `public, max-age=${JWKS_MAX_AGE_SECONDS}`);
     res.setHeader('Access-Control-Allow-Origin', '*');

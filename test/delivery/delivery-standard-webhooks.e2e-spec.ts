@@ -223,8 +223,9 @@ describe('Standard Webhooks signing of deliveries', () => {
     const ids = ['00000000-0000-4000-8000-000000000000', 'not-a-uuid', v1.endpoint.id];
     const answers = await Promise.all(ids.map((id) => jwks(id)));
     expect(answers.map((a) => a.status)).toEqual([404, 404, 404]);
-    // The same answer whatever the id: nothing tells a v1 endpoint from none.
-    expect(new Set(answers.map((a, i) => a.text.replace(ids[i], '<id>'))).size).toBe(1);
+    // The same answer whatever the id, which it does not repeat: nothing tells a v1 endpoint from none.
+    expect(new Set(answers.map((a) => JSON.stringify(a.body))).size).toBe(1);
+    expect(answers.every((a, i) => !a.text.includes(ids[i]))).toBe(true);
   });
 
   it('legacySignature false drops X-Service-Signature and keeps the Standard Webhooks headers; true brings it back', async () => {
