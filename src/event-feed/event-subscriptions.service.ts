@@ -225,8 +225,13 @@ export class EventSubscriptionsService implements OnModuleInit {
     });
     const refuse = (reason: string, detail: string) => new FeedRefusal('callback', `the callback URL did not pass verification: ${detail}`, { reason });
     if (result.statusCode === null) {
+      // The draft's category only, never the network error's own words (addresses, ports, TLS
+      // details): the answer must not turn the challenge into a probe of other hosts.
       const reason = { timeout: 'timeout', connection_refused: 'connection_refused', tls: 'tls_error' }[result.errorKind as string] ?? 'connection_refused';
-      throw refuse(reason, result.error);
+      const said = { timeout: `no answer within ${VERIFY_TIMEOUT_MS} ms`, connection_refused: 'the connection failed', tls_error: 'the TLS handshake failed' }[
+        reason
+      ]!;
+      throw refuse(reason, said);
     }
     if (result.statusCode >= 500) throw refuse('http_5xx', `it answered HTTP ${result.statusCode}`);
     if (result.statusCode >= 300) throw refuse('http_4xx', `it answered HTTP ${result.statusCode}`);

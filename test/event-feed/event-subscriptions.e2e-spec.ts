@@ -135,7 +135,13 @@ describe('event subscriptions: events/subscribe and events/unsubscribe (webhook 
       expect(await refusal(c.request('events/subscribe', { ...ok, name: 'message.nope' }))).toMatchObject({ code: -32011, data: { kind: 'event' } });
       expect(await refusal(bad({ url: `${base}/fails` }))).toMatchObject({ code: -32015, data: { reason: 'http_5xx' } });
       expect(await refusal(bad({ url: `${base}/wrong` }))).toMatchObject({ code: -32015, data: { reason: 'challenge_failed' } });
-      expect(await refusal(bad({ url: 'http://127.0.0.1:1/closed' }))).toMatchObject({ code: -32015, data: { reason: 'connection_refused' } });
+      const closed = await refusal(bad({ url: 'http://127.0.0.1:1/closed' }));
+      expect(closed).toMatchObject({
+        code: -32015,
+        data: { reason: 'connection_refused', detail: 'the callback URL did not pass verification: the connection failed' },
+      });
+      // The network error's own words (address, port) are not handed back: the challenge is no probe.
+      expect(JSON.stringify(closed)).not.toMatch(/ECONNREFUSED|127\.0\.0\.1/);
       expect(await refusal(c.request('events/unsubscribe', { id: 'sub_00000000000000000000000000000000' }))).toMatchObject({
         code: -32011,
         data: { kind: 'subscription' },
