@@ -4,6 +4,7 @@ import { agentRoutes } from './agent-routes';
 import { foreignCallers } from './foreign-callers';
 import { inboxPages } from './inbox-pages';
 import { linesKeyOnWebhooks } from './lines-key-webhooks';
+import { eventsFeed } from './events-feed';
 import { createVictim, Victim } from './matrix';
 import { MatrixReport } from './report';
 import { oauthEndpoints } from './oauth-endpoints';
@@ -13,7 +14,7 @@ import { readOnlyKey } from './read-only-key';
 /**
  * Issue 6: "An authorization matrix: every tool × another user's ids, a LINES key outside its
  * lines, MEMBER vs the roles a tool needs, a revoked key: nothing leaks, nothing changes", grown
- * by issues 10, 16, 30 and 31. One case per `it`, its body in a module of this folder named after
+ * by issues 10, 16, 30, 31 and 43. One case per `it`, its body in a module of this folder named after
  * it; the cases share one app, the victim's data (matrix.ts) and one row of docs/RELIABILITY.md
  * (report.ts: the same row, names and figures, as when the matrix was a single test). Every tool
  * call a case judges is made in both eras of /api/mcp, the legacy JSON-RPC request and then the
@@ -24,7 +25,7 @@ import { readOnlyKey } from './read-only-key';
  * One case, by a word of its name (the row is left as it was; the figures are printed):
  *   npx jest -c test/reliability/jest.config.js test/reliability/authz --runInBand -t 'OAuth'
  * Words that pick one case each: 'foreign callers', 'read-only key', 'LINES key', 'removed member',
- * 'permission set', 'OAuth access', 'OAuth endpoints', 'inbox pages'. The first three share the victim's data (planted once, when one of
+ * 'permission set', 'OAuth access', 'OAuth endpoints', 'inbox pages', 'MCP Events'. The first three share the victim's data (planted once, when one of
  * them runs); the others plant their own.
  */
 describe('reliability: authorization matrix', () => {
@@ -68,4 +69,7 @@ describe('reliability: authorization matrix', () => {
 
   it('the inbox pages and live stream × callers who may not see line A (another member, another org, removed, line deleted): nothing leaks or changes', () =>
     report.run('inbox pages', () => inboxPages(t, report)));
+
+  it('the MCP Events surfaces (events/poll, events/stream, events/subscribe in both eras; GET /api/events) × callers outside line A: none gets its event; without webhooks refused', () =>
+    report.run('events', () => eventsFeed(t, report)));
 });

@@ -1,7 +1,7 @@
 import { MessagingTestApp } from '../../support/messaging-hooks';
 import { createSession } from '../../support/session';
 import { fmt } from '../support/results';
-import { callInBothEras, leaks, tableChecksums, toolsInBothEras, Victim } from './matrix';
+import { callInBothEras, leaks, linesKeyOutside, tableChecksums, toolsInBothEras, Victim } from './matrix';
 import { CALLERS, FIGURE, MatrixReport } from './report';
 
 interface Call {
@@ -28,13 +28,7 @@ export async function foreignCallers(t: MessagingTestApp, v: Victim, report: Mat
   const { tools, common, orgOnly } = v;
 
   const sameOrgOwner = await createSession(admin, { orgId: victim.orgId, lines: ['PHONE_NUMBER'] });
-  const linesUser = await createSession(admin, { orgId: victim.orgId, lines: ['PHONE_NUMBER'] });
-  for (const line of victim.lines) await admin.put(`/admin/lines/${line.id}/members/${linesUser.userId}`).expect(200);
-  const linesKey = (
-    await admin
-      .post(`/admin/users/${linesUser.userId}/api-keys`, { name: 'own line only', channelAccess: { mode: 'LINES', lines: [linesUser.lines[0].address] } })
-      .expect(201)
-  ).body.key;
+  const { key: linesKey } = await linesKeyOutside(t, victim);
   const member = await createSession(admin, { orgId: victim.orgId, role: 'MEMBER', lines: ['PHONE_NUMBER'] });
   const revoked = (await admin.post(`/admin/users/${victim.userId}/api-keys`, { name: 'to revoke', channelAccess: { mode: 'ALL' } }).expect(201)).body;
   await admin.delete(`/admin/api-keys/${revoked.id}`).expect(204);

@@ -133,6 +133,21 @@ export async function tableChecksums(t: MessagingTestApp): Promise<Record<string
   return sums;
 }
 
+/**
+ * A user of `victim`'s org who is a member of every line of the victim's, with a key limited
+ * (LINES) to a line of their own: the matrix's "LINES key outside its lines".
+ */
+export async function linesKeyOutside(t: MessagingTestApp, victim: Session): Promise<{ user: Session; key: string }> {
+  const user = await createSession(t.admin, { orgId: victim.orgId, lines: ['PHONE_NUMBER'] });
+  for (const line of victim.lines) await t.admin.put(`/admin/lines/${line.id}/members/${user.userId}`).expect(200);
+  const key = (
+    await t.admin
+      .post(`/admin/users/${user.userId}/api-keys`, { name: 'own line only', channelAccess: { mode: 'LINES', lines: [user.lines[0].address] } })
+      .expect(201)
+  ).body.key;
+  return { user, key };
+}
+
 /** The names of the markers `text` holds that the caller did not send itself (`request`). */
 export function leaks(text: string, request: string, markers: Record<string, string>): string[] {
   return Object.entries(markers)

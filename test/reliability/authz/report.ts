@@ -3,8 +3,18 @@ import type { EraOutcome, EraTally } from './matrix';
 
 /** The cases, in the order they run and report. */
 export type MatrixCase =
-  'foreign callers' | 'read-only key' | 'LINES key' | 'access ended' | 'agent routes' | 'OAuth tokens' | 'OAuth endpoints' | 'inbox pages';
-const CASES: MatrixCase[] = ['foreign callers', 'read-only key', 'LINES key', 'access ended', 'agent routes', 'OAuth tokens', 'OAuth endpoints', 'inbox pages'];
+  'foreign callers' | 'read-only key' | 'LINES key' | 'access ended' | 'agent routes' | 'OAuth tokens' | 'OAuth endpoints' | 'inbox pages' | 'events';
+const CASES: MatrixCase[] = [
+  'foreign callers',
+  'read-only key',
+  'LINES key',
+  'access ended',
+  'agent routes',
+  'OAuth tokens',
+  'OAuth endpoints',
+  'inbox pages',
+  'events',
+];
 
 /** The callers of the foreign-callers case, in their figures' order. */
 export const CALLERS = ['same-org OWNER', 'LINES key outside its lines', 'same-org MEMBER', 'other-org OWNER', 'revoked key'] as const;
@@ -35,6 +45,8 @@ export const FIGURE = {
     'OAuth endpoints without credentials (never-approved document URLs at token and revocation, bad bodies, registrations past the bounds): requests / answered with their own OAuth error / 5xx / documents fetched by token and revocation / distinct public authorization pages for 4 failing client_ids / a table changed',
   inboxPages:
     "issue 34, the inbox pages (Conversations, a thread, Approvals, a download, the live stream) × callers who may not see line A: calls, leaks, victim ids answered as an unknown id, calls after which the victim's rows changed, stream frames of line A",
+  events:
+    "issue 43, MCP Events (events/poll, events/stream, events/subscribe in both eras; GET /api/events) × callers outside line A: surfaces holding line A's event, of surfaces, per caller; control: the victim's own key; calls without webhooks refused with -32012 (the feed: 403, 401 for a grant)",
   eras: 'every tool call (and tools/list) of the cases also made as a 2026-07-28 request (envelope, mirrored headers): calls repeated / refused alike / answered alike / answers that differed; answered writes not repeated',
 };
 const FIGURE_ORDER = [
@@ -56,6 +68,7 @@ const FIGURE_ORDER = [
   FIGURE.oauthRoutes,
   FIGURE.oauthEndpoints,
   FIGURE.inboxPages,
+  FIGURE.events,
   FIGURE.eras,
 ];
 
