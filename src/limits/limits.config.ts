@@ -26,6 +26,11 @@ const SIGN_IN_RATE_WINDOW_SECONDS = windowSeconds('SIGN_IN_RATE_WINDOW_SECONDS',
  * public routes, per address and IP on sign-in, per person on web actions (docs/configuration.md).
  */
 export const limitsConfig = defineSlice({
+  /**
+   * How long a rate-limit check waits for Redis before it lets the call through (the counter's
+   * outage must not take the API down): RATE_LIMIT_REDIS_TIMEOUT_MS, 250 ms by default.
+   */
+  rateLimitRedisTimeoutMs: integer('RATE_LIMIT_REDIS_TIMEOUT_MS', { min: 10, max: 10_000, default: 250 }),
   rateLimits: {
     mcp: rateLimit('MCP_RATE_LIMIT', 600, windowSeconds('MCP_RATE_WINDOW_SECONDS', 60)),
     pixel: rateLimit('PIXEL_RATE_LIMIT', 600, PUBLIC_RATE_WINDOW_SECONDS),

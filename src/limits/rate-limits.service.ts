@@ -6,7 +6,6 @@ import { APP_CONFIG } from '../config/config.module';
 import { RedisClient } from '../queue/queue.module';
 
 /** How long a limit check may wait for Redis before the call is let through. */
-const REDIS_TIMEOUT_MS = 250;
 /** At most one warning per this many ms while Redis cannot count (the limits are then off). */
 const WARN_EVERY_MS = 30_000;
 /** The largest lease (see leaseSize). */
@@ -47,7 +46,7 @@ interface Limiter {
  * (rate-limiter-flexible: one atomic INCRBY per check, weighted, so a batch of N calls takes N).
  * Each process takes the budget in small leases (leaseSize) and spends them from memory.
  *
- * When Redis cannot answer (down, reconnecting, or slower than 250 ms) the check lets the call
+ * When Redis cannot answer (down, reconnecting, or slower than RATE_LIMIT_REDIS_TIMEOUT_MS, 250 ms) the check lets the call
  * through and logs a warning: an outage of the counter must not take the API down with it.
  * Once a key is over its limit, this process refuses it from memory until the window ends, so a
  * flood of refused calls costs no Redis round trip.
@@ -70,7 +69,7 @@ export class RateLimits {
       });
       this.limiters.set(name, {
         limit,
-        store: new RLWrapperTimeouts({ limiter: store, timeoutMs: REDIS_TIMEOUT_MS }),
+        store: new RLWrapperTimeouts({ limiter: store, timeoutMs: config.rateLimitRedisTimeoutMs }),
         lease: leaseSize(limit.limit),
         leases: new Map(),
       });

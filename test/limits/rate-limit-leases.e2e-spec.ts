@@ -17,6 +17,9 @@ function limits(limit: number): { rateLimits: RateLimits; client: RedisClient } 
   const config = {
     redisUrl: REDIS_URL,
     queuePrefix: PREFIX,
+    // This file counts calls: a check that waited out the default 250 ms (a pause of this busy
+    // process) would be let through uncounted and the totals would be off.
+    rateLimitRedisTimeoutMs: 5000,
     rateLimits: {
       mcp: { limit, windowSeconds: 60, variable: 'MCP_RATE_LIMIT' },
       pixel: { limit: 0, windowSeconds: 60, variable: 'PIXEL_RATE_LIMIT' },
