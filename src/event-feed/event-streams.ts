@@ -26,6 +26,8 @@ export interface CheckedStream {
   subscription: Subscription;
   /** The position to deliver after; null: from now (the head when the stream opens). */
   after: bigint | null;
+  /** The cursor `after` came from, as the client gave it: a resumed stream's `active` gives it back. */
+  cursor: string | null;
   maxAgeMs: number | undefined;
 }
 
@@ -123,7 +125,7 @@ export class EventStreams implements BeforeApplicationShutdown {
       throw FeedRefusal.invalid('cursor', 'cursor must be a string this server gave out, or null to start from now');
     }
     const after = typeof cursor === 'string' ? this.feed.cursors.decode(cursor, subscription.scope) : null;
-    return { subscription, after, maxAgeMs };
+    return { subscription, after, cursor: typeof cursor === 'string' ? cursor : null, maxAgeMs };
   }
 
   /**
@@ -261,9 +263,11 @@ export class EventStreams implements BeforeApplicationShutdown {
       }
       if (stream.closed) return;
       if (first || truncated) {
-        // A gap is no error: a fresh cursor (just before the first event sent, or where the read ended) and the stream goes on.
+        // A gap is no error: a fresh cursor (just before the first event sent, or where the read ended)
+        // and the stream goes on. Resumed with no gap: the client's own cursor back, so it can tell.
         const fresh = truncated ? (kept.length > 0 ? BigInt(kept[0].position) - 1n : position) : after;
-        stream.output.active(this.cursorOf(stream, fresh), truncated);
+        const resumed = !truncated && stream.checked.cursor !== null && fresh === stream.checked.after;
+        stream.output.active(resumed ? stream.checked.cursor! : this.cursorOf(stream, fresh), truncated);
         first = false;
       }
       for (const row of kept) stream.output.event(this.occurrence(stream, row));

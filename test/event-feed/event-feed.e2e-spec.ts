@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { FeedWakes } from '../../src/event-feed/feed-wakes';
 import { OutboxRepository } from '../../src/events/outbox.repository';
-import { getEvents } from '../support/event-feed';
+import { cursorPosition, getEvents } from '../support/event-feed';
 import { createMessagingTestApp, inboundSms, MessagingTestApp, partnerPhone } from '../support/messaging-hooks';
 import { rpc } from '../support/mcp';
 import { modernRpc } from '../support/mcp-modern';
@@ -302,19 +302,33 @@ describe('event feed: events/list, events/poll and GET /api/events', () => {
     const head = await headOf();
     const start = await getEvents(m, `Bearer ${member.apiKey}`);
     expect(start.status).toBe(200);
-    const text = Buffer.from(String(start.body.cursor).slice('ecur1_'.length), 'base64url').toString('latin1');
+    const text = Buffer.from(String(start.body.cursor).slice('ecur2_'.length), 'base64url').toString('latin1');
     expect(text).not.toMatch(new RegExp(`^${head}\\.`));
     // The documented scope of the all-kinds feed without filters, and a position chosen by hand.
     const scope = createHash('sha256')
       .update(JSON.stringify(['*', null, null, null, null]))
       .digest('hex')
       .slice(0, 16);
-    const forged = 'ecur1_' + Buffer.from(`1.${scope}`, 'utf8').toString('base64url');
+    const forged = 'ecur2_' + Buffer.from(`1.${scope}`, 'utf8').toString('base64url');
     const refused = await getEvents(m, `Bearer ${member.apiKey}`, { cursor: forged });
     expect(refused.status).toBe(400);
     expect(refused.body).toMatchObject({ field: 'cursor' });
     // The real cursor still works.
-    expect((await getEvents(m, `Bearer ${member.apiKey}`, { cursor: start.body.cursor })).status).toBe(200);
+    const quiet = await getEvents(m, `Bearer ${member.apiKey}`, { cursor: start.body.cursor });
+    expect(quiet.status).toBe(200);
+    expect(quiet.body.events).toEqual([]);
+    // Nothing the member may see happens, but the org's head moves (an SMS on the line it does not
+    // hold): its next cursor cannot tell it so. Each answer mints a fresh cursor of one length,
+    // whether the org was quiet or not.
+    const before = await headOf();
+    await inboundSms(m, phone(0), partnerPhone(), 'again not for the member');
+    await waitUntil(async () => (await headOf()) !== before, 'the hidden event relayed');
+    const moved = await getEvents(m, `Bearer ${member.apiKey}`, { cursor: quiet.body.cursor });
+    const still = await getEvents(m, `Bearer ${member.apiKey}`, { cursor: quiet.body.cursor });
+    expect(moved.body.events).toEqual([]);
+    const cursors = [start.body.cursor, quiet.body.cursor, moved.body.cursor, still.body.cursor] as string[];
+    expect(new Set(cursors).size).toBe(cursors.length);
+    expect(new Set(cursors.map((c) => c.length)).size).toBe(1);
   });
 
   it('the HTTP feed: same reads, same auth, errors naming the parameter', async () => {
@@ -373,7 +387,8 @@ describe('event feed: events/list, events/poll and GET /api/events', () => {
       const whole = await c.request('events/poll', { ...subscription, cursor, timeoutMs: 10_000 });
       expect(whole.events).toHaveLength(1);
       const floored = await c.request('events/poll', { ...subscription, cursor, maxAgeMs: 0, timeoutMs: 0 });
-      expect(floored).toMatchObject({ events: [], truncated: true, cursor: whole.cursor });
+      expect(floored).toMatchObject({ events: [], truncated: true });
+      expect(cursorPosition(m, floored.cursor, subscription)).toBe(cursorPosition(m, whole.cursor, subscription));
     } finally {
       await c.close();
     }
