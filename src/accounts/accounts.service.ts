@@ -36,6 +36,11 @@ export class AccountsService {
    * (soft delete, history kept), so ON DELETE CASCADE does not apply.
    */
   readonly lineDeleted = new Hooks<[tx: EntityManager, lineId: string]>('line deleted');
+  /**
+   * Run after people lost a line (removed from it, or the line deleted), once that is stored:
+   * requests that hold one of their credentials open (event streams) look again at once.
+   */
+  readonly linesLost = new Hooks<[userIds: string[]]>('lines lost');
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -114,11 +119,14 @@ export class AccountsService {
   /** Deletes a line: nobody can use it any more and scopes naming it stop matching. */
   async deleteLine(lineId: string): Promise<void> {
     const line = await this.getLine(lineId);
-    await this.dataSource.transaction(async (tx) => {
+    const members = await this.dataSource.transaction(async (tx) => {
+      const gone = await tx.find(LineMembership, { where: { lineId: line.id }, select: { userId: true } });
       await tx.delete(LineMembership, { lineId: line.id });
       await tx.softDelete(Line, { id: line.id });
       await this.lineDeleted.run(tx, line.id);
+      return gone.map((m) => m.userId);
     });
+    await this.linesLost.run(members);
   }
 
   async addMember(lineId: string, userId: string): Promise<{ lineId: string; userId: string }> {
@@ -134,6 +142,7 @@ export class AccountsService {
     await Promise.all([this.getLine(lineId), this.getUser(userId)]);
     const result = await this.memberships.delete({ lineId, userId });
     if (!result.affected) throw new NotFoundError(`user ${userId} is not a member of line ${lineId}`, 'userId');
+    await this.linesLost.run([userId]);
   }
 
   /** The lines a user may use now: live memberships on lines not deleted. */

@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ValidateFunction } from 'ajv';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { Caller } from '../auth/caller';
-import { CredentialChanges } from '../auth/credential-changes';
+import { concerns, CredentialChanges } from '../auth/credential-changes';
 import { KeyPermission } from '../auth/key-permissions';
 import { AttachmentUrls } from '../common/attachment-urls';
 import { describeArgumentError, argumentValidator } from '../common/tools/tool-arguments';
@@ -179,9 +179,7 @@ export class EventFeedService {
 
   /** Calls `changed` when the caller's credential changes; nothing when Redis cannot be had (the rechecks ask the database). */
   private async listenForChanges(caller: Caller, changed: () => void): Promise<(() => void) | undefined> {
-    if (caller.keyId === null) return undefined;
-    const keyId = caller.keyId;
-    return this.credentials.listen((id) => id === keyId && changed()).catch(() => undefined);
+    return this.credentials.listen((id) => concerns(caller, id) && changed()).catch(() => undefined);
   }
 
   /** One read of the caller's events after `after` (readSpan), as a poll answers it. */

@@ -1,6 +1,6 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
 import { Caller } from '../auth/caller';
-import { CredentialChanges } from '../auth/credential-changes';
+import { concerns, CredentialChanges } from '../auth/credential-changes';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { FeedRefusal } from './event-feed.errors';
@@ -190,9 +190,9 @@ export class EventStreams implements BeforeApplicationShutdown {
     last();
   }
 
-  private changed(credentialId: string): void {
+  private changed(changedId: string): void {
     for (const stream of this.streams) {
-      if (stream.caller.keyId !== credentialId) continue;
+      if (!concerns(stream.caller, changedId)) continue;
       stream.credentialChanged = true;
       stream.wake();
     }

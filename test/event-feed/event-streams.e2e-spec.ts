@@ -445,6 +445,27 @@ describe('event feed: events/stream woken over Redis, through the official SDK c
       stream.close();
     }
   });
+
+  it.each([
+    ['removed from one of its lines', (t: MessagingTestApp, member: Session) => t.admin.delete(`/admin/lines/${member.lines[0].id}/members/${member.userId}`)],
+    ['whose line is deleted', (t: MessagingTestApp, member: Session) => t.admin.delete(`/admin/lines/${member.lines[0].id}`)],
+  ])('a MEMBER %s is terminated at once, with no event needed to notice (heartbeat 30 s)', async (_how, narrow) => {
+    const member = await createSession(m.admin, { orgId: s.orgId, role: 'MEMBER', lines: ['PHONE_NUMBER', 'PHONE_NUMBER'] });
+    const stream = await EventStream.open(m, member.apiKey, { name: 'message.received', cursor: null }, 'modern');
+    try {
+      await stream.active();
+      const narrowedAt = Date.now();
+      expect((await narrow(m, member)).status).toBeLessThan(300);
+      await stream.ended();
+      // Far sooner than the next heartbeat: the change was heard over Redis.
+      expect(Date.now() - narrowedAt).toBeLessThan(5_000);
+      expect(stream.notifications('terminated')).toEqual([
+        expect.objectContaining({ error: expect.objectContaining({ code: -32012, data: expect.objectContaining({ reason: 'access_narrowed' }) }) }),
+      ]);
+    } finally {
+      stream.close();
+    }
+  });
 });
 
 describe('event feed: events/stream per process', () => {
