@@ -101,6 +101,7 @@ describe('loadConfig', () => {
       oauthRegister: { limit: 60, windowSeconds: 60, variable: 'OAUTH_REGISTER_RATE_LIMIT' },
       signInAddress: { limit: 5, windowSeconds: 900, variable: 'SIGN_IN_RATE_LIMIT_PER_ADDRESS' },
       signInIp: { limit: 20, windowSeconds: 900, variable: 'SIGN_IN_RATE_LIMIT_PER_IP' },
+      callbackVerifications: { limit: 20, windowSeconds: 3600, variable: 'EVENT_SUBSCRIPTION_VERIFICATIONS_LIMIT' },
       webActions: { limit: 120, windowSeconds: 60, variable: 'WEB_ACTION_RATE_LIMIT' },
     });
     const given = loadConfig({
@@ -116,6 +117,8 @@ describe('loadConfig', () => {
       PUBLIC_RATE_WINDOW_SECONDS: '10',
       WEB_ACTION_RATE_LIMIT: '0',
       WEB_ACTION_RATE_WINDOW_SECONDS: '5',
+      EVENT_SUBSCRIPTION_VERIFICATIONS_LIMIT: '3',
+      EVENT_SUBSCRIPTION_VERIFICATIONS_WINDOW_SECONDS: '60',
     });
     expect(given.mcp.keyConcurrency).toBe(64);
     expect(given.rateLimits).toEqual({
@@ -128,6 +131,7 @@ describe('loadConfig', () => {
       oauthRegister: { limit: 5000, windowSeconds: 10, variable: 'OAUTH_REGISTER_RATE_LIMIT' },
       signInAddress: { limit: 5, windowSeconds: 900, variable: 'SIGN_IN_RATE_LIMIT_PER_ADDRESS' },
       signInIp: { limit: 20, windowSeconds: 900, variable: 'SIGN_IN_RATE_LIMIT_PER_IP' },
+      callbackVerifications: { limit: 3, windowSeconds: 60, variable: 'EVENT_SUBSCRIPTION_VERIFICATIONS_LIMIT' },
       webActions: { limit: 0, windowSeconds: 5, variable: 'WEB_ACTION_RATE_LIMIT' },
     });
   });

@@ -1,7 +1,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
-import { Caller } from '../auth/caller';
-import { UrlRefusedError } from '../common/errors';
+import { Caller, isGrantId } from '../auth/caller';
+import { RateLimitedError, UrlRefusedError } from '../common/errors';
+import { RateLimits } from '../limits/rate-limits.service';
 import { SecretBox } from '../common/secret-box';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -61,6 +62,7 @@ export class EventSubscriptionsService implements OnModuleInit {
     private readonly sender: WebhookSender,
     private readonly secrets: SecretBox,
     private readonly work: BackgroundWork,
+    private readonly rateLimits: RateLimits,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -104,6 +106,7 @@ export class EventSubscriptionsService implements OnModuleInit {
       // The limit first: a credential at its limit makes the service send nothing (the challenge
       // is a request to a URL of the caller's choosing). Counted again under the lock below.
       await this.repository.transaction(async (tx) => this.refuseAtLimit(await this.repository.lockKeyAndCount(tx, keyId)));
+      await this.spendVerification(keyId);
       await this.verifyCallback(url, secret, id);
     }
     existing = await this.repository.transaction(async (tx) => {
@@ -168,6 +171,22 @@ export class EventSubscriptionsService implements OnModuleInit {
     let total = 0;
     for (let n = SWEEP_BATCH; n === SWEEP_BATCH; total += n) n = await this.repository.deleteEnded(SWEEP_BATCH);
     return total;
+  }
+
+  /** One of the credential's verifications of a new callback URL (EVENT_SUBSCRIPTION_VERIFICATIONS_LIMIT), or the draft's ResourceExhausted. */
+  private async spendVerification(keyId: string): Promise<void> {
+    try {
+      await this.rateLimits.consume('callbackVerifications', keyId, 1, isGrantId(keyId) ? 'this app' : 'this API key');
+    } catch (error) {
+      if (!(error instanceof RateLimitedError)) throw error;
+      const { limit, windowSeconds } = this.config.rateLimits.callbackVerifications;
+      throw new FeedRefusal('exhausted', `${error.message}; a refresh of an existing subscription needs no verification`, {
+        limit: 'callbackVerifications',
+        max: limit,
+        windowSeconds,
+        retryAfterSeconds: error.retryAfterSeconds,
+      });
+    }
   }
 
   /** The draft's ResourceExhausted when a credential holding `count` subscriptions may hold no more. */

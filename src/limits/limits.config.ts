@@ -46,6 +46,12 @@ export const limitsConfig = defineSlice({
     signInAddress: rateLimit('SIGN_IN_RATE_LIMIT_PER_ADDRESS', 5, SIGN_IN_RATE_WINDOW_SECONDS),
     /** Sign-in requests one client IP may make. */
     signInIp: rateLimit('SIGN_IN_RATE_LIMIT_PER_IP', 20, SIGN_IN_RATE_WINDOW_SECONDS),
+    /**
+     * New callback URLs one credential may have verified by events/subscribe: each is a POST to a
+     * URL of the caller's choosing whose failure category (timeout, refused, TLS, 4xx, 5xx) it
+     * learns, so the budget keeps subscribe from serving as a probe of other hosts.
+     */
+    callbackVerifications: rateLimit('EVENT_SUBSCRIPTION_VERIFICATIONS_LIMIT', 20, windowSeconds('EVENT_SUBSCRIPTION_VERIFICATIONS_WINDOW_SECONDS', 3600)),
     /** State-changing web requests (replies, approvals, labels, settings) one signed-in person may make. */
     webActions: rateLimit('WEB_ACTION_RATE_LIMIT', 120, windowSeconds('WEB_ACTION_RATE_WINDOW_SECONDS', 60)),
   },

@@ -39,6 +39,8 @@ describe('event subscriptions: events/subscribe and events/unsubscribe (webhook 
       EVENT_SUBSCRIPTIONS_PER_KEY: String(MAX_PER_KEY),
       EVENT_SUBSCRIPTION_MIN_TTL_MS: '1000',
       EVENT_SUBSCRIPTION_SWEEP_MS: '200',
+      // These tests verify many URLs with one key; the budget has a test of its own below.
+      EVENT_SUBSCRIPTION_VERIFICATIONS_LIMIT: '0',
     });
     s = await createSession(m.admin, { lines: ['PHONE_NUMBER', 'PHONE_NUMBER'] });
     receiver = new TestReceiver();
@@ -278,6 +280,40 @@ describe('event subscriptions: events/subscribe and events/unsubscribe (webhook 
       await c.request('events/unsubscribe', { id: sub.id });
     } finally {
       await c.close();
+    }
+  });
+});
+
+describe('event subscriptions: the budget of new callback URLs per credential', () => {
+  it('verifies at most EVENT_SUBSCRIPTION_VERIFICATIONS_LIMIT new URLs per window, passed or failed; past it -32013 and nothing is sent, while refreshes go on', async () => {
+    const m = await createMessagingTestApp({ EVENT_SUBSCRIPTION_VERIFICATIONS_LIMIT: '3', EVENT_SUBSCRIPTION_VERIFICATIONS_WINDOW_SECONDS: '3600' });
+    const receiver = new TestReceiver();
+    receiver.respond = answer;
+    const base = await receiver.start();
+    const s = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
+    const other = (await m.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'other', channelAccess: { mode: 'ALL' } })).body;
+    const c = await connectModern(m.baseUrl, s.apiKey);
+    const o = await connectModern(m.baseUrl, other.key);
+    try {
+      const params = (path: string) => ({ name: 'message.received', delivery: { mode: 'webhook', url: `${base}${path}`, secret: newSecret() } });
+      await c.request('events/subscribe', params('/budget-1'));
+      // A failed verification spends the budget too: it is the probe the budget is about.
+      expect(await refusal(c.request('events/subscribe', params('/fails-budget')))).toMatchObject({ code: -32015 });
+      await c.request('events/subscribe', params('/budget-2'));
+      const past = await refusal(c.request('events/subscribe', params('/budget-3')));
+      expect(past).toMatchObject({
+        code: -32013,
+        data: { limit: 'callbackVerifications', max: 3, windowSeconds: 3600, retryAfterSeconds: expect.any(Number) },
+      });
+      expect(receiver.requests.filter((r) => r.url === '/budget-3')).toEqual([]);
+      // A refresh verifies nothing and is not refused; another credential has a budget of its own.
+      expect((await c.request('events/subscribe', params('/budget-1'))).deliveryStatus).toMatchObject({ active: true });
+      expect((await o.request('events/subscribe', params('/budget-3'))).id).toMatch(/^sub_/);
+    } finally {
+      await c.close();
+      await o.close();
+      await m.close();
+      await receiver.stop();
     }
   });
 });
