@@ -336,6 +336,51 @@ describe('event feed: events/stream', () => {
     expect(stale.messageIds()).toEqual([next.messageId]);
   });
 
+  it('a client that stops reading is cut off once more than 64 KB sit unread past a heartbeat; it reads what came, and its last cursor resumes the rest, each event once', async () => {
+    const streams = m.app.get(EventStreams);
+    // The earlier tests' streams, closed by their clients, are gone first: the count below is this stream's.
+    await waitUntil(() => streams.size === 0, 'no stream open');
+    const reader = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
+    const line = reader.lines[0];
+    const partner = partnerPhone();
+    // Verbose, with the thread's last 50 messages: each event is tens of KB, so a few hundred
+    // fill the loopback socket's buffers (several MB) and the 64 KB the process holds on top.
+    const subscription = { name: 'message.received', arguments: { line: line.id, mode: 'verbose', messageHistoryCount: 50 } };
+    const stream = await start(reader.apiKey, { ...subscription, cursor: null });
+    await stream.active();
+    const sent = [(await inboundSms(m, line.address, partner, 'read before the stall')).messageId];
+    await waitUntil(() => stream.messageIds().length === 1, 'the first event');
+    expect(streams.size).toBe(1);
+    stream.sse.pause();
+    const body = (n: number) => `${n} `.padEnd(10_000, 'lorem ipsum dolor sit amet ');
+    while (streams.size === 1) {
+      if (sent.length > 400) throw new Error(`${sent.length} events sent and the stalled stream is still open`);
+      sent.push((await inboundSms(m, line.address, partner, body(sent.length))).messageId);
+    }
+    // Events that commit once the stream is gone: the resumed stream must bring them too.
+    for (let i = 0; i < 3; i += 1) sent.push((await inboundSms(m, line.address, partner, `after the cut ${i}`)).messageId);
+    // The client reads again: what the server wrote before it gave up comes in, whole frames, then the end (no final frame).
+    stream.sse.resume();
+    await stream.ended();
+    const read = stream.messageIds();
+    expect(read.length).toBeGreaterThan(1);
+    expect(read.length).toBeLessThan(sent.length);
+    expect(sent).toEqual(expect.arrayContaining(read));
+    expect(stream.messages().at(-1)).toMatchObject({ method: 'notifications/events/event' });
+    expect(stream.messages().filter((msg) => msg.id !== undefined)).toEqual([]);
+    // Opened again from the cursor of the last event it read: the rest, each once, in order.
+    const { cursor } = stream.notifications('event').at(-1)!;
+    const resumed = await start(reader.apiKey, { ...subscription, cursor });
+    await waitUntil(() => resumed.messageIds().length >= sent.length - read.length, 'the events after the cut', { timeoutMs: 30_000 });
+    const beats = resumed.notifications('heartbeat').length;
+    await waitUntil(() => resumed.notifications('heartbeat').length > beats, 'a heartbeat after them');
+    // Every event once. Compared as sets: the feed's order is the one the relay numbered them in,
+    // not promised to be the order the ingest requests were answered in (a run saw two swapped).
+    const all = [...read, ...resumed.messageIds()];
+    expect(all).toHaveLength(sent.length);
+    expect(new Set(all)).toEqual(new Set(sent));
+  }, 120_000);
+
   it('shutting down ends each stream with its final frame; after a restart the stream resumes from its cursor, no loss, no duplicate', async () => {
     const subscription = { name: 'message.received', arguments: { line: s.lines[1].id } };
     const stream = await start(s.apiKey, { ...subscription, cursor: null });
