@@ -9,7 +9,8 @@ import { cursorPosition } from '../support/event-feed';
 import { createMessagingTestApp, inboundSms, MessagingTestApp, partnerPhone } from '../support/messaging-hooks';
 import { MCP_URL, rpc } from '../support/mcp';
 import { sample, scrapeMetrics } from '../support/metrics';
-import { mirroredHeaders, modernMessage, SERVER_IDENTITY, SERVER_INFO, SUBSCRIPTION_ID } from '../support/mcp-modern';
+import { openEventStream } from '../support/mcp-events-clients';
+import { SERVER_IDENTITY, SERVER_INFO, SUBSCRIPTION_ID } from '../support/mcp-modern';
 import { connectApp } from '../support/oauth';
 import { createSession, Session } from '../support/session';
 import { SseClient } from '../support/sse';
@@ -47,14 +48,7 @@ class EventStream {
 
   static async open(m: MessagingTestApp, token: string, params: Record<string, unknown>, era: Era): Promise<EventStream> {
     const id = nextId++;
-    const body = era === 'modern' ? modernMessage('events/stream', params, { id }) : { jsonrpc: '2.0', id, method: 'events/stream', params };
-    const headers = {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      ...(era === 'modern' ? mirroredHeaders(body) : {}),
-    };
-    return new EventStream(id, await SseClient.post(m.baseUrl, MCP_URL, headers, JSON.stringify(body)));
+    return new EventStream(id, await openEventStream(m.baseUrl, era, token, id, params));
   }
 
   /** The JSON-RPC messages of the stream, in order. */
