@@ -13,6 +13,7 @@ import { EVENT_KINDS, EventKind } from '../events/event-kinds';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { ConcurrencyGate } from '../limits/concurrency-gate';
+import { ServiceMetrics } from '../ops/metrics/service-metrics';
 import { PayloadMode } from '../webhooks/webhook.types';
 import { EventDescriptor, eventDescriptors, FeedFilter, FILTERS_BY_KIND, inputSchemaOf } from './event-descriptors';
 import { FeedRefusal } from './event-feed.errors';
@@ -99,6 +100,7 @@ export class EventFeedService {
     private readonly keys: ApiKeysService,
     private readonly credentials: CredentialChanges,
     private readonly attachmentUrls: AttachmentUrls,
+    private readonly metrics: ServiceMetrics,
     catalog: EventCatalog,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
@@ -169,6 +171,7 @@ export class EventFeedService {
           if (answer.events.length > 0 || answer.truncated || left <= 0) return answer;
           if (slotKey === undefined) {
             slotKey = this.takeLongPollSlot(caller);
+            this.metrics.longPollWaiting(1);
             stopListening = await this.listenForChanges(caller, () => {
               credentialChanged = true;
               wakeNow();
@@ -181,7 +184,10 @@ export class EventFeedService {
       }
     } finally {
       stopListening?.();
-      if (slotKey !== undefined) this.longPolls.give(slotKey, 1);
+      if (slotKey !== undefined) {
+        this.longPolls.give(slotKey, 1);
+        this.metrics.longPollWaiting(-1);
+      }
     }
   }
 

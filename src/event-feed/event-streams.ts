@@ -3,6 +3,7 @@ import { Caller } from '../auth/caller';
 import { concerns, CredentialChanges } from '../auth/credential-changes';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { EventStreamEndReason, ServiceMetrics } from '../ops/metrics/service-metrics';
 import { FeedRefusal } from './event-feed.errors';
 import { EventFeedRepository, FeedRow } from './event-feed.repository';
 import {
@@ -105,6 +106,7 @@ export class EventStreams implements BeforeApplicationShutdown {
     private readonly repository: EventFeedRepository,
     private readonly wakes: FeedWakes,
     private readonly credentials: CredentialChanges,
+    private readonly metrics: ServiceMetrics,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.recheckMs = config.eventFeed.recheckMs;
@@ -161,7 +163,8 @@ export class EventStreams implements BeforeApplicationShutdown {
     };
     this.streams.add(stream);
     this.perKey.set(slotKey, held + 1);
-    output.onClose(() => this.remove(stream));
+    this.metrics.eventStreamOpened();
+    output.onClose(() => this.remove(stream, 'client_closed'));
     // Word of credential changes from every process; without Redis, the heartbeat's check still comes.
     this.unlisten ??= this.credentials.listen((id) => this.changed(id)).catch(() => (this.unlisten = undefined));
     void this.run(stream);
@@ -169,14 +172,16 @@ export class EventStreams implements BeforeApplicationShutdown {
 
   /** Ends every stream as the draft asks of a server that closes one: the final frame, then the end. */
   beforeApplicationShutdown(): void {
-    for (const stream of [...this.streams]) this.end(stream, () => stream.output.finish());
+    for (const stream of [...this.streams]) this.end(stream, 'shutdown', () => stream.output.finish());
     void this.unlisten?.then((stop) => stop?.()).catch(() => undefined);
     this.unlisten = undefined;
   }
 
-  private remove(stream: OpenStream): void {
+  /** Forgets the stream, once, whoever ends it first: the reason is the first one's. */
+  private remove(stream: OpenStream, reason: EventStreamEndReason): void {
     if (stream.closed) return;
     stream.closed = true;
+    this.metrics.eventStreamEnded(reason);
     stream.stop.abort();
     this.streams.delete(stream);
     const left = (this.perKey.get(stream.slotKey) ?? 1) - 1;
@@ -184,9 +189,9 @@ export class EventStreams implements BeforeApplicationShutdown {
     else this.perKey.delete(stream.slotKey);
   }
 
-  private end(stream: OpenStream, last: () => void): void {
+  private end(stream: OpenStream, reason: EventStreamEndReason, last: () => void): void {
     if (stream.closed) return;
-    this.remove(stream);
+    this.remove(stream, reason);
     last();
   }
 
@@ -235,7 +240,7 @@ export class EventStreams implements BeforeApplicationShutdown {
       }
     } catch (error) {
       this.logger.warn(`an event stream did not start: ${(error as Error).message}`);
-      this.end(stream, () => stream.output.cut());
+      this.end(stream, 'error', () => stream.output.cut());
     }
   }
 
@@ -273,7 +278,7 @@ export class EventStreams implements BeforeApplicationShutdown {
       for (const row of kept) stream.output.event(this.occurrence(stream, row));
       stream.position = position;
       if (stream.output.buffered() > MAX_BUFFERED_BYTES && !(await stream.output.drained(this.config.eventStreams.heartbeatMs))) {
-        this.end(stream, () => stream.output.cut());
+        this.end(stream, 'slow_reader', () => stream.output.cut());
         return;
       }
       if (stream.closed || !hasMore) break;
@@ -300,7 +305,7 @@ export class EventStreams implements BeforeApplicationShutdown {
     if (stream.closed) return false;
     const refusal = endedAccess(stream.caller, now);
     if (refusal) {
-      this.end(stream, () => {
+      this.end(stream, 'access_ended', () => {
         stream.output.terminated(refusal);
         stream.output.finish();
       });

@@ -1,10 +1,10 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, ServiceUnavailableException } from '@nestjs/common';
-import Redis from 'ioredis';
 import { WebSessionsService } from '../auth/web-sessions/web-sessions.service';
 import { RateLimitedError } from '../common/errors';
 import { EventStreamSink } from '../common/event-stream';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { ChannelSubscriber } from '../queue/channel-subscriber';
 import { LiveEvent, liveEventData } from './live-event';
 import { liveChannel } from './live-publisher';
 import { LiveRepository } from './live.repository';
@@ -54,8 +54,8 @@ export class LiveStreams implements OnModuleDestroy {
   private readonly byOrg = new Map<string, Set<Stream>>();
   private readonly perUser = new Map<string, number>();
   private count = 0;
-  private subscriber?: Redis;
-  private subscribing?: Promise<void>;
+  /** One subscriber connection per process, made when the first stream opens. */
+  private readonly subscriber: ChannelSubscriber;
   private heartbeat?: NodeJS.Timeout;
   private checkingSessions = false;
   private pending: LiveEvent[] = [];
@@ -66,7 +66,9 @@ export class LiveStreams implements OnModuleDestroy {
     private readonly repository: LiveRepository,
     private readonly sessions: WebSessionsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.subscriber = new ChannelSubscriber(config.redisUrl, liveChannel(config), (message) => this.received(message));
+  }
 
   /** Streams open in this process now. */
   get size(): number {
@@ -91,7 +93,7 @@ export class LiveStreams implements OnModuleDestroy {
     this.add(stream);
     sink.onClose(() => this.remove(stream));
     try {
-      await this.subscribe();
+      await this.subscriber.subscribe();
     } catch (error) {
       this.remove(stream);
       throw new ServiceUnavailableException(`live updates are unavailable: ${(error as Error).message}`);
@@ -105,7 +107,7 @@ export class LiveStreams implements OnModuleDestroy {
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = undefined;
     for (const streams of [...this.byOrg.values()]) for (const stream of [...streams]) this.end(stream);
-    this.subscriber?.disconnect();
+    this.subscriber.disconnect();
   }
 
   private add(stream: Stream): void {
@@ -148,26 +150,6 @@ export class LiveStreams implements OnModuleDestroy {
     if (!stream.started || stream.closed) return;
     stream.sink.write(frame);
     if (stream.sink.buffered() > MAX_BUFFERED_BYTES) this.end(stream);
-  }
-
-  /** One subscriber connection per process, made when the first stream opens; ioredis subscribes again after a reconnect. */
-  private subscribe(): Promise<void> {
-    if (!this.subscribing) {
-      const subscriber = (this.subscriber ??= this.newSubscriber());
-      this.subscribing = (async () => {
-        if (subscriber.status === 'wait') await subscriber.connect();
-        await subscriber.subscribe(liveChannel(this.config));
-      })();
-      this.subscribing.catch(() => (this.subscribing = undefined));
-    }
-    return this.subscribing;
-  }
-
-  private newSubscriber(): Redis {
-    const subscriber = new Redis(this.config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
-    subscriber.on('error', () => undefined); // reconnects on its own
-    subscriber.on('message', (_channel: string, message: string) => this.received(message));
-    return subscriber;
   }
 
   /** A batch of committed events from a relay: the ones of orgs with streams here wait for their access check. */

@@ -7,8 +7,10 @@ import { EventStreams } from '../../src/event-feed/event-streams';
 import { OutboxRepository } from '../../src/events/outbox.repository';
 import { cursorPosition } from '../support/event-feed';
 import { createMessagingTestApp, inboundSms, MessagingTestApp, partnerPhone } from '../support/messaging-hooks';
-import { MCP_URL } from '../support/mcp';
-import { mirroredHeaders, modernMessage, SERVER_IDENTITY, SERVER_INFO, SUBSCRIPTION_ID } from '../support/mcp-modern';
+import { MCP_URL, rpc } from '../support/mcp';
+import { sample, scrapeMetrics } from '../support/metrics';
+import { openEventStream } from '../support/mcp-events-clients';
+import { SERVER_IDENTITY, SERVER_INFO, SUBSCRIPTION_ID } from '../support/mcp-modern';
 import { connectApp } from '../support/oauth';
 import { createSession, Session } from '../support/session';
 import { SseClient } from '../support/sse';
@@ -46,14 +48,7 @@ class EventStream {
 
   static async open(m: MessagingTestApp, token: string, params: Record<string, unknown>, era: Era): Promise<EventStream> {
     const id = nextId++;
-    const body = era === 'modern' ? modernMessage('events/stream', params, { id }) : { jsonrpc: '2.0', id, method: 'events/stream', params };
-    const headers = {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      ...(era === 'modern' ? mirroredHeaders(body) : {}),
-    };
-    return new EventStream(id, await SseClient.post(m.baseUrl, MCP_URL, headers, JSON.stringify(body)));
+    return new EventStream(id, await openEventStream(m.baseUrl, era, token, id, params));
   }
 
   /** The JSON-RPC messages of the stream, in order. */
@@ -335,6 +330,109 @@ describe('event feed: events/stream', () => {
     await waitUntil(() => stale.messageIds().length > 0, 'the next event');
     expect(stale.messageIds()).toEqual([next.messageId]);
   });
+
+  it('/metrics counts streams: open now, opened, ended by reason; and the long polls waiting', async () => {
+    const streams = m.app.get(EventStreams);
+    await waitUntil(() => streams.size === 0, 'no stream open');
+    const before = await scrapeMetrics(m);
+    expect(sample(before, 'event_streams_open')).toBe(0);
+    for (const reason of ['client_closed', 'access_ended', 'slow_reader', 'shutdown', 'error']) {
+      expect(sample(before, 'event_streams_ended_total', { reason })).toEqual(expect.any(Number));
+    }
+    const delta = (text: string, name: string, labels: Record<string, string> = {}) => sample(text, name, labels)! - sample(before, name, labels)!;
+
+    const key = (await m.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'metrics', channelAccess: { mode: 'ALL' } })).body;
+    const closed = await start(s.apiKey, { name: 'message.sent', cursor: null });
+    const revoked = await start(key.key, { name: 'message.sent', cursor: null }, 'legacy');
+    await closed.active();
+    await revoked.active();
+    const opened = await scrapeMetrics(m);
+    expect(sample(opened, 'event_streams_open')).toBe(2);
+    expect(delta(opened, 'event_streams_opened_total')).toBe(2);
+
+    closed.close();
+    const afterClose = await waitUntil(async () => {
+      const text = await scrapeMetrics(m);
+      return sample(text, 'event_streams_open') === 1 && text;
+    }, 'the closed stream to be gone from event_streams_open');
+    expect(delta(afterClose, 'event_streams_ended_total', { reason: 'client_closed' })).toBe(1);
+    expect(delta(afterClose, 'event_streams_ended_total', { reason: 'access_ended' })).toBe(0);
+
+    expect((await m.admin.delete(`/admin/api-keys/${key.id}`)).status).toBe(204);
+    await revoked.ended();
+    const afterRevoke = await waitUntil(async () => {
+      const text = await scrapeMetrics(m);
+      return sample(text, 'event_streams_open') === 0 && text;
+    }, 'the terminated stream to be gone from event_streams_open');
+    expect(delta(afterRevoke, 'event_streams_ended_total', { reason: 'access_ended' })).toBe(1);
+    expect(delta(afterRevoke, 'event_streams_ended_total', { reason: 'client_closed' })).toBe(1);
+    expect(delta(afterRevoke, 'event_streams_opened_total')).toBe(2);
+    // A refused request opens no stream and counts none.
+    const refused = await start(s.apiKey, { name: 'message.deleted', cursor: null });
+    await refused.ended();
+    expect(delta(await scrapeMetrics(m), 'event_streams_opened_total')).toBe(2);
+
+    // A long poll waiting for an event holds a slot: counted while it waits, no longer once answered.
+    expect(sample(before, 'event_feed_long_polls_waiting')).toBe(0);
+    const poll = { name: 'message.received', arguments: { line: s.lines[0].id } };
+    const { cursor } = (await rpc(m, s.apiKey, 'events/poll', { ...poll, cursor: null }).expect(200)).body.result;
+    // Sent now (then() sends it), answered once an event commits.
+    const waiting = rpc(m, s.apiKey, 'events/poll', { ...poll, cursor, timeoutMs: 20_000 }).then((res) => res.body.result as Result);
+    await waitUntil(async () => sample(await scrapeMetrics(m), 'event_feed_long_polls_waiting') === 1, 'the poll to be counted as waiting');
+    const sms = await inboundSms(m, s.lines[0].address, partnerPhone(), 'ends the long poll');
+    const answered = await waiting;
+    expect(answered.events.map((e: Result) => e.data.data.message.id)).toEqual([sms.messageId]);
+    expect(sample(await scrapeMetrics(m), 'event_feed_long_polls_waiting')).toBe(0);
+  });
+
+  it('a client that stops reading is cut off once more than 64 KB sit unread past a heartbeat; it reads what came, and its last cursor resumes the rest, each event once', async () => {
+    const streams = m.app.get(EventStreams);
+    // The earlier tests' streams, closed by their clients, are gone first: the count below is this stream's.
+    await waitUntil(() => streams.size === 0, 'no stream open');
+    const reader = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
+    const line = reader.lines[0];
+    const partner = partnerPhone();
+    // Verbose, with the thread's last 50 messages: each event is tens of KB, so a few hundred
+    // fill the loopback socket's buffers (several MB) and the 64 KB the process holds on top.
+    const subscription = { name: 'message.received', arguments: { line: line.id, mode: 'verbose', messageHistoryCount: 50 } };
+    const stream = await start(reader.apiKey, { ...subscription, cursor: null });
+    await stream.active();
+    const sent = [(await inboundSms(m, line.address, partner, 'read before the stall')).messageId];
+    await waitUntil(() => stream.messageIds().length === 1, 'the first event');
+    expect(streams.size).toBe(1);
+    stream.sse.pause();
+    const cutBefore = sample(await scrapeMetrics(m), 'event_streams_ended_total', { reason: 'slow_reader' })!;
+    const body = (n: number) => `${n} `.padEnd(10_000, 'lorem ipsum dolor sit amet ');
+    while (streams.size === 1) {
+      if (sent.length > 400) throw new Error(`${sent.length} events sent and the stalled stream is still open`);
+      sent.push((await inboundSms(m, line.address, partner, body(sent.length))).messageId);
+    }
+    const cut = await scrapeMetrics(m);
+    expect(sample(cut, 'event_streams_ended_total', { reason: 'slow_reader' })).toBe(cutBefore + 1);
+    expect(sample(cut, 'event_streams_open')).toBe(0);
+    // Events that commit once the stream is gone: the resumed stream must bring them too.
+    for (let i = 0; i < 3; i += 1) sent.push((await inboundSms(m, line.address, partner, `after the cut ${i}`)).messageId);
+    // The client reads again: what the server wrote before it gave up comes in, whole frames, then the end (no final frame).
+    stream.sse.resume();
+    await stream.ended();
+    const read = stream.messageIds();
+    expect(read.length).toBeGreaterThan(1);
+    expect(read.length).toBeLessThan(sent.length);
+    expect(sent).toEqual(expect.arrayContaining(read));
+    expect(stream.messages().at(-1)).toMatchObject({ method: 'notifications/events/event' });
+    expect(stream.messages().filter((msg) => msg.id !== undefined)).toEqual([]);
+    // Opened again from the cursor of the last event it read: the rest, each once, in order.
+    const { cursor } = stream.notifications('event').at(-1)!;
+    const resumed = await start(reader.apiKey, { ...subscription, cursor });
+    await waitUntil(() => resumed.messageIds().length >= sent.length - read.length, 'the events after the cut', { timeoutMs: 30_000 });
+    const beats = resumed.notifications('heartbeat').length;
+    await waitUntil(() => resumed.notifications('heartbeat').length > beats, 'a heartbeat after them');
+    // Every event once. Compared as sets: the feed's order is the one the relay numbered them in,
+    // not promised to be the order the ingest requests were answered in (a run saw two swapped).
+    const all = [...read, ...resumed.messageIds()];
+    expect(all).toHaveLength(sent.length);
+    expect(new Set(all)).toEqual(new Set(sent));
+  }, 120_000);
 
   it('shutting down ends each stream with its final frame; after a restart the stream resumes from its cursor, no loss, no duplicate', async () => {
     const subscription = { name: 'message.received', arguments: { line: s.lines[1].id } };

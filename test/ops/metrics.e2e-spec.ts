@@ -16,6 +16,7 @@ import {
   waitForRequests,
 } from '../support/delivery';
 import { rpc } from '../support/mcp';
+import { sample } from '../support/metrics';
 import { TestReceiver } from '../support/receiver';
 import { createSession, Session, uniquePhone } from '../support/session';
 import { INGEST_TOKEN } from '../support/test-env';
@@ -24,17 +25,6 @@ import { waitUntil } from '../support/wait';
 const METRICS_TOKEN = 'test-metrics-token-0123456789';
 const AUTH = { Authorization: `Bearer ${METRICS_TOKEN}` };
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
-
-/** Prometheus text exposition → the value of one sample (`name{a="b",...}`, labels in any order), or undefined. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  for (const line of text.split('\n')) {
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match || match[1] !== name) continue;
-    const found = Object.fromEntries([...(match[2] ?? '').matchAll(/([a-zA-Z_]+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
-    if (Object.entries(labels).every(([key, value]) => found[key] === value)) return Number(match[3]);
-  }
-  return undefined;
-}
 
 /**
  * GET /metrics as Prometheus scrapes it: behind METRICS_TOKEN, on the api's port and on

@@ -3,6 +3,9 @@ import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.j
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { z } from 'zod';
 import { validatedEventsResult } from './event-schemas';
+import { MCP_URL } from './mcp';
+import { mirroredHeaders, modernMessage } from './mcp-modern';
+import { SseClient } from './sse';
 
 /** MCP Events through the official clients of both SDK lines, sending raw events/* requests; every answer is checked against the event catalog (event-schemas.ts). */
 export type Result = Record<string, any>;
@@ -47,4 +50,20 @@ export async function refusal(promise: Promise<unknown>): Promise<{ code: number
     return { code: e.code!, data: e.data! };
   }
   throw new Error('the request was not refused');
+}
+
+/**
+ * POSTs events/stream with id `id` as a client of either era sends it (a 2026-07-28 request carries
+ * its `_meta` envelope and the headers mirrored from its body), on a connection of its own, and
+ * reads the answer as raw server-sent events.
+ */
+export function openEventStream(baseUrl: string, era: 'legacy' | 'modern', token: string, id: number, params: Record<string, unknown>): Promise<SseClient> {
+  const body = era === 'modern' ? modernMessage('events/stream', params, { id }) : { jsonrpc: '2.0', id, method: 'events/stream', params };
+  const headers = {
+    authorization: `Bearer ${token}`,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    ...(era === 'modern' ? mirroredHeaders(body) : {}),
+  };
+  return SseClient.post(baseUrl, MCP_URL, headers, JSON.stringify(body));
 }

@@ -69,6 +69,19 @@ export class SseClient {
     return this.events.find((e) => e.event === event && where(JSON.parse(e.data) as Record<string, unknown>));
   }
 
+  /**
+   * Stops reading, as a client that has stalled: what the server sends waits in the socket's
+   * buffers (the kernel's, then the server's), and nothing more is collected until `resume()`.
+   */
+  pause(): void {
+    this.response.pause();
+  }
+
+  /** Reads again: what waited comes in, in order, then the end if the server ended the answer meanwhile. */
+  resume(): void {
+    this.response.resume();
+  }
+
   /** Closes the connection, as a browser leaving the page. */
   disconnect(): void {
     this.close();

@@ -8,6 +8,10 @@ const LAG_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 3
 /** A collector that has not answered by then leaves its gauges as they were. */
 const COLLECT_TIMEOUT_MS = 5_000;
 
+/** Why an event stream ended (event_streams_ended_total's `reason`). */
+export const EVENT_STREAM_END_REASONS = ['client_closed', 'access_ended', 'slow_reader', 'shutdown', 'error'] as const;
+export type EventStreamEndReason = (typeof EVENT_STREAM_END_REASONS)[number];
+
 /** A gauge's values by its one label, set whole at every scrape (a label absent now reads 0). */
 export type LabelledValues = Record<string, number>;
 
@@ -93,6 +97,27 @@ export class ServiceMetrics {
     help: "Extraction jobs that stepped aside because their org already held its share of a worker process's extraction threads (EXTRACTION_ORG_MAX_THREADS).",
     registers: [this.registry],
   });
+  private readonly eventStreamsOpen = new Gauge({
+    name: 'event_streams_open',
+    help: 'MCP events/stream streams this process holds open now.',
+    registers: [this.registry],
+  });
+  private readonly eventStreamsOpened = new Counter({
+    name: 'event_streams_opened_total',
+    help: 'MCP events/stream streams opened (past every check and bound).',
+    registers: [this.registry],
+  });
+  private readonly eventStreamsEnded = new Counter({
+    name: 'event_streams_ended_total',
+    help: 'MCP events/stream streams ended, by reason: client_closed, access_ended (terminated), slow_reader (cut off), shutdown, error (did not start).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  private readonly longPollsWaiting = new Gauge({
+    name: 'event_feed_long_polls_waiting',
+    help: 'events/poll requests of this process waiting for an event now (each holds a slot of EVENT_FEED_LONG_POLLS_PER_KEY).',
+    registers: [this.registry],
+  });
   private readonly httpDuration = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP requests by route pattern (unmatched paths are "other") and status code.',
@@ -103,6 +128,8 @@ export class ServiceMetrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+    // Every reason from the start, so a rate over one that has not happened yet reads 0, not nothing.
+    for (const reason of EVENT_STREAM_END_REASONS) this.eventStreamsEnded.inc({ reason }, 0);
   }
 
   /** One delivery attempt's end. `durationMs` is the request's; `lagMs` the event's commit to this 2xx. */
@@ -127,6 +154,22 @@ export class ServiceMetrics {
 
   attachmentExtractionDeferred(): void {
     this.extractionDeferrals.inc();
+  }
+
+  eventStreamOpened(): void {
+    this.eventStreamsOpened.inc();
+    this.eventStreamsOpen.inc();
+  }
+
+  /** Once per stream that eventStreamOpened counted. */
+  eventStreamEnded(reason: EventStreamEndReason): void {
+    this.eventStreamsEnded.inc({ reason });
+    this.eventStreamsOpen.dec();
+  }
+
+  /** A long poll starts (+1) or stops (-1) waiting. */
+  longPollWaiting(change: 1 | -1): void {
+    this.longPollsWaiting.inc(change);
   }
 
   httpAnswered(route: string, status: number, seconds: number): void {

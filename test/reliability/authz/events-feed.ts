@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { getEvents } from '../../support/event-feed';
 import { MessagingTestApp, partnerPhone } from '../../support/messaging-hooks';
-import { MCP_URL, rpc } from '../../support/mcp';
-import { mirroredHeaders, modernMessage, modernRpc } from '../../support/mcp-modern';
+import { rpc } from '../../support/mcp';
+import { openEventStream } from '../../support/mcp-events-clients';
+import { modernRpc } from '../../support/mcp-modern';
 import { connectOverHttp } from '../../support/oauth';
 import { createSession } from '../../support/session';
 import { SseClient } from '../../support/sse';
@@ -90,16 +91,7 @@ export async function eventsFeed(t: MessagingTestApp, report: MatrixReport): Pro
   const mcp = (era: Era, token: string, method: string, params: Record<string, unknown>) =>
     era === 'legacy' ? rpc(t, token, method, params) : modernRpc(t, token, method, params);
   const openStream = async (era: Era, token: string) => {
-    const id = nextId++;
-    const params = { name: KIND, cursor: null };
-    const body = era === 'modern' ? modernMessage('events/stream', params, { id }) : { jsonrpc: '2.0', id, method: 'events/stream', params };
-    const headers = {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      ...(era === 'modern' ? mirroredHeaders(body) : {}),
-    };
-    const sse = await SseClient.post(t.baseUrl, MCP_URL, headers, JSON.stringify(body));
+    const sse = await openEventStream(t.baseUrl, era, token, nextId++, { name: KIND, cursor: null });
     streams.push(sse);
     return sse;
   };
