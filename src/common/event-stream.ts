@@ -9,6 +9,11 @@ export interface EventStreamSink {
   /** Bytes written but not yet taken by the client's connection. */
   buffered(): number;
   end(): void;
+  /**
+   * Ends the connection without waiting for the client to take what is buffered: for a client that
+   * does not read (a graceful end would keep its socket and the unread bytes here until it goes).
+   */
+  cut(): void;
   /** Called once when the client goes away (or the stream is ended); at once when it has gone already. */
   onClose(listener: () => void): void;
 }
@@ -32,6 +37,7 @@ export function eventStreamOf(request: Request, response: Response): EventStream
     write: (frame) => response.write(frame),
     buffered: () => response.writableLength,
     end: () => response.end(),
+    cut: () => response.destroy(),
     // The client may have left while its credential was looked up: the listener is then called at once.
     onClose: (listener) => whenResponseCloses(response, listener),
   };

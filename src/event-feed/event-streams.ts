@@ -275,13 +275,17 @@ export class EventStreams implements BeforeApplicationShutdown {
         stream.output.active(resumed ? stream.checked.cursor! : this.cursorOf(stream, fresh), truncated);
         first = false;
       }
-      for (const row of kept) stream.output.event(this.occurrence(stream, row));
-      stream.position = position;
-      if (stream.output.buffered() > MAX_BUFFERED_BYTES && !(await stream.output.drained(this.config.eventStreams.heartbeatMs))) {
-        this.end(stream, 'slow_reader', () => stream.output.cut());
-        return;
+      for (const row of kept) {
+        stream.output.event(this.occurrence(stream, row));
+        // Checked after each event, not each page: a page of verbose events can be megabytes.
+        if (stream.output.buffered() > MAX_BUFFERED_BYTES && !(await stream.output.drained(this.config.eventStreams.heartbeatMs))) {
+          this.end(stream, 'slow_reader', () => stream.output.cut());
+          return;
+        }
+        if (stream.closed) return;
       }
-      if (stream.closed || !hasMore) break;
+      stream.position = position;
+      if (!hasMore) break;
     }
     if (beatDue) {
       stream.output.heartbeat(this.cursorOf(stream, stream.position));

@@ -149,7 +149,11 @@ export class LiveStreams implements OnModuleDestroy {
   private send(stream: Stream, frame: string): void {
     if (!stream.started || stream.closed) return;
     stream.sink.write(frame);
-    if (stream.sink.buffered() > MAX_BUFFERED_BYTES) this.end(stream);
+    if (stream.sink.buffered() > MAX_BUFFERED_BYTES) {
+      // Cut, not ended: a client that does not read would keep a gracefully ended response, its socket and its unread frames.
+      this.remove(stream);
+      stream.sink.cut();
+    }
   }
 
   /** A batch of committed events from a relay: the ones of orgs with streams here wait for their access check. */

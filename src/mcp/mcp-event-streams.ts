@@ -81,7 +81,7 @@ function outputOf(sink: EventStreamSink, res: Response, accepted: AcceptedStream
       if (started) send({ jsonrpc: '2.0', id: accepted.id, result });
       sink.end();
     },
-    cut: () => sink.end(),
+    cut: () => sink.cut(),
     buffered: () => sink.buffered(),
     // A response that closes meanwhile ends the stream by itself (onClose); the wait then just times out.
     drained: (ms) =>

@@ -2,6 +2,8 @@ import { Client as ModernClient, StreamableHTTPClientTransport as ModernTranspor
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { randomBytes } from 'node:crypto';
+import { Server } from 'node:http';
+import { Socket } from 'node:net';
 import { request } from 'undici';
 import { EventStreams } from '../../src/event-feed/event-streams';
 import { OutboxRepository } from '../../src/events/outbox.repository';
@@ -395,8 +397,16 @@ describe('event feed: events/stream', () => {
     // Verbose, with the thread's last 50 messages: each event is tens of KB, so a few hundred
     // fill the loopback socket's buffers (several MB) and the 64 KB the process holds on top.
     const subscription = { name: 'message.received', arguments: { line: line.id, mode: 'verbose', messageHistoryCount: 50 } };
+    const serverSockets: Socket[] = [];
+    const server = m.app.getHttpServer() as Server;
+    const onConnection = (socket: Socket) => serverSockets.push(socket);
+    server.on('connection', onConnection);
     const stream = await start(reader.apiKey, { ...subscription, cursor: null });
+    server.off('connection', onConnection);
     await stream.active();
+    const clientPort = stream.sse.response.socket.localPort;
+    const serverSide = serverSockets.find((socket) => socket.remotePort === clientPort)!;
+    expect(serverSide).toBeDefined();
     const sent = [(await inboundSms(m, line.address, partner, 'read before the stall')).messageId];
     await waitUntil(() => stream.messageIds().length === 1, 'the first event');
     expect(streams.size).toBe(1);
@@ -410,6 +420,9 @@ describe('event feed: events/stream', () => {
     const cut = await scrapeMetrics(m);
     expect(sample(cut, 'event_streams_ended_total', { reason: 'slow_reader' })).toBe(cutBefore + 1);
     expect(sample(cut, 'event_streams_open')).toBe(0);
+    // Cut, not ended: the server let go of the connection while the client still does not read
+    // (an ended response would hold its socket and the unread bytes until the client went away).
+    await waitUntil(() => serverSide.destroyed, 'the server to close the stalled connection');
     // Events that commit once the stream is gone: the resumed stream must bring them too.
     for (let i = 0; i < 3; i += 1) sent.push((await inboundSms(m, line.address, partner, `after the cut ${i}`)).messageId);
     // The client reads again: what the server wrote before it gave up comes in, whole frames, then the end (no final frame).
