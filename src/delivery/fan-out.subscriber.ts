@@ -5,6 +5,7 @@ import { OutboxRelay } from '../events/outbox-relay';
 import { DeliveriesRepository } from './deliveries.repository';
 import { newEventId } from './deliveries.service';
 import { DeliveryQueue } from './delivery-queue';
+import { holdFanOutShared } from './fan-out-lock.sql';
 import { PayloadVariants } from './payloads';
 
 /**
@@ -14,7 +15,8 @@ import { PayloadVariants } from './payloads';
  *   or lists that line (a deleted line gives no access and so matches nothing);
  * - for an org-wide event (contact.merged): its scope is all channels.
  * The unique (source event, endpoint) index makes a replayed batch create nothing twice. The
- * endpoints that get the same variant of an event share one stored payload.
+ * endpoints that get the same variant of an event share one stored payload. This is the only
+ * place deliveries are made from events (resends and recoveries copy existing deliveries).
  */
 @Injectable()
 export class FanOutSubscriber implements OnModuleInit {
@@ -29,6 +31,9 @@ export class FanOutSubscriber implements OnModuleInit {
   }
 
   async handle(events: PublishedEvent[], manager: EntityManager): Promise<() => Promise<void>> {
+    // First, before the targets are read: a subscription being created waits for this batch to
+    // commit, or this batch waits for it and sees it (fan-out-lock.sql.ts).
+    await holdFanOutShared(manager);
     const targets = await this.deliveries.fanOutTargets(manager, events);
     if (targets.length === 0) return async () => undefined;
     const byId = new Map(events.map((e) => [e.id, e]));

@@ -1,10 +1,12 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
 import { Caller } from '../auth/caller';
 import { UrlRefusedError } from '../common/errors';
 import { SecretBox } from '../common/secret-box';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { holdFanOutExclusive } from '../delivery/fan-out-lock.sql';
 import { signatureHeaders } from '../delivery/signature-headers';
 import { WebhookSender } from '../delivery/webhook-sender';
 import { USER_AGENT } from '../delivery/delivery-attempts.service';
@@ -12,7 +14,8 @@ import { BackgroundWork, WORKER_ROLES } from '../queue/background-work';
 import { symmetricKey } from '../sdk';
 import { UrlPolicy } from '../webhooks/url-policy/url-policy';
 import { FeedRefusal } from './event-feed.errors';
-import { EventFeedService, requirePermission } from './event-feed.service';
+import { EventFeedRepository } from './event-feed.repository';
+import { EventFeedService, requirePermission, Subscription } from './event-feed.service';
 import { SUBSCRIPTION_ID_HEADER } from './event-subscription-delivery';
 import { EventSubscriptionsRepository, SubscriptionState } from './event-subscriptions.repository';
 
@@ -57,6 +60,7 @@ export class EventSubscriptionsService implements OnModuleInit {
   constructor(
     private readonly repository: EventSubscriptionsRepository,
     private readonly feed: EventFeedService,
+    private readonly feedEvents: EventFeedRepository,
     private readonly urlPolicy: UrlPolicy,
     private readonly sender: WebhookSender,
     private readonly secrets: SecretBox,
@@ -99,47 +103,63 @@ export class EventSubscriptionsService implements OnModuleInit {
     const expiresAt = new Date(Date.now() + ttlMs);
     const secretSealed = this.secrets.seal(secret);
 
-    let existing = await this.repository.transaction((tx) => this.repository.find(tx, keyId, id));
-    if (!existing) {
+    const known = await this.repository.transaction((tx) => this.repository.find(tx, keyId, id));
+    if (!known) {
       // The limit first: a credential at its limit makes the service send nothing (the challenge
       // is a request to a URL of the caller's choosing). Counted again under the lock below.
       await this.repository.transaction(async (tx) => this.refuseAtLimit(await this.repository.lockKeyAndCount(tx, keyId)));
       await this.verifyCallback(url, secret, id);
     }
-    existing = await this.repository.transaction(async (tx) => {
-      const found = await this.repository.find(tx, keyId, id);
-      if (found) {
-        await this.repository.refresh(tx, found, secretSealed, expiresAt);
-        return found;
+    const answered = await this.repository.transaction(async (tx) => {
+      let found = await this.repository.find(tx, keyId, id);
+      if (!found) {
+        // A subscription is created: first the fan-out lock, exclusively (fan-out-lock.sql.ts), so the
+        // head read below is after every event fanned out without this subscription; then the
+        // credential's lock, under which it is counted.
+        await holdFanOutExclusive(tx);
+        const count = await this.repository.lockKeyAndCount(tx, keyId);
+        // The same subscribe, sent twice at once, may have created it while this one waited.
+        found = await this.repository.find(tx, keyId, id);
+        if (!found) {
+          this.refuseAtLimit(count);
+          await this.repository.insert(tx, caller, {
+            id,
+            keyId,
+            name: subscription.kind!,
+            arguments: args,
+            scope: subscription.scope,
+            filters: {
+              line: subscription.filters.line ?? null,
+              thread: subscription.filters.thread ?? null,
+              direction: subscription.filters.direction ?? null,
+              label: subscription.filters.label ?? null,
+            },
+            url,
+            secretSealed,
+            mode: subscription.mode,
+            messageHistoryCount: subscription.messageHistoryCount,
+            expiresAt,
+          });
+          return { existing: null, head: await this.headOf(caller, subscription, tx) };
+        }
       }
-      this.refuseAtLimit(await this.repository.lockKeyAndCount(tx, keyId));
-      await this.repository.insert(tx, caller, {
-        id,
-        keyId,
-        name: subscription.kind!,
-        arguments: args,
-        scope: subscription.scope,
-        filters: {
-          line: subscription.filters.line ?? null,
-          thread: subscription.filters.thread ?? null,
-          direction: subscription.filters.direction ?? null,
-          label: subscription.filters.label ?? null,
-        },
-        url,
-        secretSealed,
-        mode: subscription.mode,
-        messageHistoryCount: subscription.messageHistoryCount,
-        expiresAt,
-      });
-      return null;
+      await this.repository.refresh(tx, found, secretSealed, expiresAt);
+      return { existing: found, head: await this.headOf(caller, subscription, tx) };
     });
-    // Deliveries carry the events committed from now on (the subscription exists before the head
-    // is read, so nothing falls between). What a given cursor leaves behind the head is the
-    // client's to fetch with events/poll from that cursor, and `truncated` says so.
-    const head = await this.feed.poll(caller, { name, arguments: given, cursor: null });
-    const result: SubscribeResult = { id, refreshBefore: expiresAt.toISOString(), cursor: head.cursor, truncated };
+    // Deliveries carry the events after the head read under the fan-out lock: every event is at
+    // or before it, or fanned out to the subscription. What a given cursor leaves behind the head
+    // is the client's to fetch with events/poll from that cursor, and `truncated` says so.
+    const { existing } = answered;
+    const cursor = this.feed.cursors.encode({ position: answered.head, scope: subscription.scope });
+    const result: SubscribeResult = { id, refreshBefore: expiresAt.toISOString(), cursor, truncated };
     if (existing) result.deliveryStatus = deliveryStatusOf(existing);
     return result;
+  }
+
+  /** The org's newest feed position, read in `manager`'s transaction (events/subscribe's, under the fan-out lock when it creates one). */
+  private async headOf(caller: Caller, subscription: Subscription, manager: EntityManager): Promise<bigint> {
+    const page = await this.feedEvents.read(caller, { after: 0n, kind: subscription.kind, filters: subscription.filters, limit: 0 }, manager);
+    return BigInt(page.head ?? '0');
   }
 
   /** Deletes the caller's subscription named by `id`, or by the url, name and arguments it was made with; NotFound if it has none such. */

@@ -6,6 +6,10 @@ import { toolOk } from '../support/mcp';
 import { ReceivedRequest, TestReceiver } from '../support/receiver';
 import { createSession, Session } from '../support/session';
 import { waitUntil } from '../support/wait';
+import { FAN_OUT_LOCK_KEY } from '../../src/delivery/fan-out-lock.sql';
+import { FanOutSubscriber } from '../../src/delivery/fan-out.subscriber';
+import { PublishedEvent } from '../../src/events/domain-event';
+import { OutboxRepository } from '../../src/events/outbox.repository';
 
 const MAX_PER_KEY = 3;
 
@@ -175,6 +179,68 @@ describe('event subscriptions: events/subscribe and events/unsubscribe (webhook 
       expect(endpoints.filter((e: Result) => e.url.includes('/cap-'))).toEqual([]);
     } finally {
       await r.close();
+      await c.close();
+    }
+  });
+
+  it('no event falls between subscribe and the first delivery: a subscribe waits for a fan-out under way, whose event is then before the answered cursor', async () => {
+    const c = await connectModern(m.baseUrl, s.apiKey);
+    const runner = m.db.createQueryRunner();
+    await runner.connect();
+    try {
+      // A real event's data, to publish again as a new event in a relay transaction held open here.
+      const seed = await inboundSms(m, s.lines[0].address, partnerPhone(), 'the data of the in-flight event');
+      const [source] = await waitUntil(
+        () =>
+          m.db.query(`SELECT type, org_id, line_id, data FROM outbox_events WHERE type = 'message.received' AND data->'message'->>'id' = $1`, [seed.messageId]),
+        'the seed event in the outbox',
+      );
+      // An in-flight relay: the event is written and claimed, fanned out (the shared lock taken,
+      // the targets read: the subscription does not exist yet), not yet numbered nor committed.
+      await runner.startTransaction();
+      const [outboxId] = await m.app
+        .get(OutboxRepository)
+        .insert(runner.manager, [{ type: source.type, orgId: source.org_id, lineId: source.line_id, data: source.data }]);
+      const event = {
+        id: outboxId,
+        type: source.type,
+        orgId: source.org_id,
+        lineId: source.line_id,
+        data: source.data,
+        occurredAt: new Date(),
+        traceParent: null,
+      };
+      const enqueue = await m.app.get(FanOutSubscriber).handle([event as PublishedEvent], runner.manager);
+
+      const params = { name: 'message.received', delivery: { mode: 'webhook', url: `${base}/race`, secret: newSecret() } };
+      let settled = false;
+      const subscribing = c.request('events/subscribe', params).finally(() => (settled = true));
+      await waitUntil(
+        async () => (await m.db.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND NOT granted`, [FAN_OUT_LOCK_KEY])).length > 0,
+        'the subscribe waiting for the fan-out under way',
+      );
+      expect(settled).toBe(false);
+      expect(
+        await m.db.query(`SELECT 1 FROM event_subscriptions e JOIN webhook_endpoints w ON w.id = e.endpoint_id WHERE w.url = $1`, [`${base}/race`]),
+      ).toEqual([]);
+
+      // The relay numbers its event and commits; only then is the subscription created.
+      await m.app.get(OutboxRepository).markRelayed(runner.manager, [outboxId]);
+      await runner.commitTransaction();
+      await enqueue();
+      const sub = await subscribing;
+      // The event is at or before the answered cursor (the client has it from before), and the
+      // subscription was not among its targets; a poll from the cursor does not give it either.
+      const poll = await c.request('events/poll', { name: 'message.received', cursor: sub.cursor, timeoutMs: 0 });
+      expect(poll.events.map((e: Result) => e.eventId)).not.toContain(`evt_${outboxId}`);
+      // The next event is delivered.
+      const live = await inboundSms(m, s.lines[0].address, partnerPhone(), 'after the subscribe');
+      await waitUntil(() => deliveriesAt('/race').some((r) => r.body.includes(live.messageId)), 'the live event delivered');
+      expect(deliveriesAt('/race').some((r) => r.body.includes(`"evt_${outboxId}"`))).toBe(false);
+      await c.request('events/unsubscribe', { id: sub.id });
+    } finally {
+      if (runner.isTransactionActive) await runner.rollbackTransaction();
+      await runner.release();
       await c.close();
     }
   });
