@@ -70,9 +70,10 @@ export class EventFeedRepository {
       scope.sql,
       ...filters.map((f) => feedFilterSql(f, 'o', `:${FILTER_PARAMETER[f]}`)),
     ];
+    // The aggregate orders by the position as a number: `position` is text there, and "100" sorts before "99".
     const [row] = await queryNamed<Array<{ events: FeedRow[] | null; head: string | null; horizon: string }>>(
       manager,
-      `SELECT (SELECT json_agg(e ORDER BY e.position) FROM (
+      `SELECT (SELECT json_agg(e ORDER BY e.position::bigint) FROM (
                  SELECT o.feed_position::text AS position, o.id::text AS id, o.type, o.data, o.occurred_at
                    FROM outbox_events o WHERE ${where.join(' AND ')}
                   ORDER BY o.feed_position LIMIT :limit) e) AS events,
