@@ -12,6 +12,8 @@ export interface FeedRow {
   position: string;
   id: string;
   type: EventKind;
+  /** The event's line; null for an org-wide event. */
+  line_id: string | null;
   data: object;
   occurred_at: Date;
 }
@@ -74,7 +76,7 @@ export class EventFeedRepository {
     const [row] = await queryNamed<Array<{ events: FeedRow[] | null; head: string | null; horizon: string }>>(
       manager,
       `SELECT (SELECT json_agg(e ORDER BY e.position::bigint) FROM (
-                 SELECT o.feed_position::text AS position, o.id::text AS id, o.type, o.data, o.occurred_at
+                 SELECT o.feed_position::text AS position, o.id::text AS id, o.type, o.line_id, o.data, o.occurred_at
                    FROM outbox_events o WHERE ${where.join(' AND ')}
                   ORDER BY o.feed_position LIMIT :limit) e) AS events,
               GREATEST((SELECT max(feed_position) FROM outbox_events WHERE org_id = :orgId AND feed_position IS NOT NULL), h.deleted_through)::text AS head,

@@ -32,6 +32,8 @@ export interface SubscriptionState {
   disabledReason: string | null;
   lastError: string | null;
   lastAttemptAt: Date | null;
+  /** Past it the subscription has lapsed: it receives nothing, and a subscribe makes it anew. */
+  expiresAt: Date;
 }
 
 /**
@@ -63,7 +65,7 @@ export class EventSubscriptionsRepository {
   async find(manager: EntityManager, keyId: string, id: string): Promise<SubscriptionState | null> {
     const [row] = await queryNamed<SubscriptionState[]>(
       manager,
-      `SELECT s.id, s.endpoint_id AS "endpointId", e.status, e.consecutive_failures AS "consecutiveFailures", e.disabled_reason AS "disabledReason",
+      `SELECT s.id, s.endpoint_id AS "endpointId", s.expires_at AS "expiresAt", e.status, e.consecutive_failures AS "consecutiveFailures", e.disabled_reason AS "disabledReason",
               last.last_error AS "lastError", last.last_attempt_at AS "lastAttemptAt"
          FROM event_subscriptions s JOIN webhook_endpoints e ON e.id = s.endpoint_id
          LEFT JOIN LATERAL (SELECT d.last_error, d.last_attempt_at FROM webhook_deliveries d WHERE d.endpoint_id = e.id AND d.last_attempt_at IS NOT NULL
@@ -75,8 +77,8 @@ export class EventSubscriptionsRepository {
     return row ?? null;
   }
 
-  /** The endpoint row (purpose event_subscription, all channels: the subscription's filters and credential narrow it) and the subscription. */
-  async insert(manager: EntityManager, caller: Caller, s: NewSubscription): Promise<void> {
+  /** The endpoint row (purpose event_subscription, all channels: the subscription's filters and credential narrow it) and the subscription; answers the endpoint's id. */
+  async insert(manager: EntityManager, caller: Caller, s: NewSubscription): Promise<string> {
     const endpointId = await this.endpoints.insert(manager, caller, {
       url: s.url,
       events: [s.name],
@@ -102,6 +104,12 @@ export class EventSubscriptionsRepository {
       label: s.filters.label,
       expiresAt: s.expiresAt,
     });
+    return endpointId;
+  }
+
+  /** Deletes a lapsed subscription found (and locked) by find, in the caller's transaction: its endpoint row, so its deliveries, go with it. */
+  async deleteLapsed(manager: EntityManager, state: SubscriptionState): Promise<void> {
+    await queryNamed(manager, `DELETE FROM webhook_endpoints WHERE id = :endpointId`, { endpointId: state.endpointId });
   }
 
   /**

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { createMessagingTestApp, inboundSms, MessagingTestApp, partnerPhone } from '../support/messaging-hooks';
 import { connectLegacy, connectModern, EventsClient, refusal, Result } from '../support/mcp-events-clients';
@@ -10,6 +10,7 @@ import { FAN_OUT_LOCK_KEY } from '../../src/delivery/fan-out-lock.sql';
 import { FanOutSubscriber } from '../../src/delivery/fan-out.subscriber';
 import { PublishedEvent } from '../../src/events/domain-event';
 import { OutboxRepository } from '../../src/events/outbox.repository';
+import { REPLAY_MAX } from '../../src/event-feed/event-subscriptions.service';
 
 const MAX_PER_KEY = 3;
 
@@ -241,6 +242,113 @@ describe('event subscriptions: events/subscribe and events/unsubscribe (webhook 
     } finally {
       if (runner.isTransactionActive) await runner.rollbackTransaction();
       await runner.release();
+      await c.close();
+    }
+  });
+
+  it("a subscription made with a poll's cursor is delivered every event after it once, then live ones; made again after it lapsed, again", async () => {
+    const r = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
+    const c = await connectModern(m.baseUrl, r.apiKey);
+    try {
+      const feed = { name: 'message.received', arguments: { mode: 'concise' } };
+      const start = await c.request('events/poll', { ...feed, cursor: null });
+      const sent = [];
+      for (const word of ['one', 'two', 'three']) sent.push(await inboundSms(m, r.lines[0].address, partnerPhone(), `before the subscribe: ${word}`));
+      const before = await waitUntil(async () => {
+        const page = await c.request('events/poll', { ...feed, cursor: start.cursor, timeoutMs: 0 });
+        return page.events.length === sent.length && page;
+      }, 'the three events in the feed');
+      const ids = before.events.map((e: Result) => e.eventId);
+
+      const secret = newSecret();
+      const params = { ...feed, delivery: { mode: 'webhook', url: `${base}/replay`, secret }, cursor: start.cursor };
+      const sub = await c.request('events/subscribe', params);
+      expect(sub.truncated).toBe(false);
+      // The answer's cursor is where deliveries start after: a poll from it gives the events replayed.
+      const fromAnswer = await c.request('events/poll', { ...feed, cursor: sub.cursor, timeoutMs: 0 });
+      expect(fromAnswer.events.map((e: Result) => e.eventId)).toEqual(ids);
+
+      const occurrences = () => deliveriesAt('/replay').map((d) => new Webhook(secret).verify(d.body, d.headers as Record<string, string>) as Result);
+      await waitUntil(() => occurrences().length >= ids.length, 'the replayed events delivered');
+      expect(occurrences().map((o) => o.eventId)).toEqual(expect.arrayContaining(ids));
+      // One row of the delivery engine per event, as fan-out makes them.
+      const made = await m.db.query(
+        `SELECT 'evt_' || d.source_event_id AS "eventId" FROM webhook_deliveries d JOIN event_subscriptions s ON s.endpoint_id = d.endpoint_id
+          WHERE s.id = $1 ORDER BY d.source_event_id`,
+        [sub.id],
+      );
+      expect(made.map((d: Result) => d.eventId)).toEqual(ids);
+
+      // Then the live ones; a refresh with the same cursor replays nothing (its deliveries exist).
+      const live = await inboundSms(m, r.lines[0].address, partnerPhone(), 'after the subscribe');
+      await waitUntil(() => occurrences().some((o) => o.data.data.message.id === live.messageId), 'the live event delivered');
+      const refreshed = await c.request('events/subscribe', params);
+      expect(refreshed).toMatchObject({ id: sub.id, truncated: false, deliveryStatus: { active: true } });
+      const all = [...ids, occurrences().find((o) => o.data.data.message.id === live.messageId)!.eventId];
+      await waitUntil(
+        async () =>
+          (
+            await m.db.query(
+              `SELECT count(*)::int AS n FROM webhook_deliveries d JOIN event_subscriptions s ON s.endpoint_id = d.endpoint_id WHERE s.id = $1 AND d.status = 'succeeded'`,
+              [sub.id],
+            )
+          )[0].n === all.length,
+        'every delivery succeeded',
+      );
+      expect(
+        occurrences()
+          .map((o) => o.eventId)
+          .sort(),
+      ).toEqual([...all].sort()); // each once
+
+      // Lapsed (expired, not swept yet, or swept): subscribing again with the first cursor replays all four, once each.
+      await m.db.query(`UPDATE event_subscriptions SET expires_at = now() - interval '1 second' WHERE id = $1`, [sub.id]);
+      const again = await c.request('events/subscribe', params);
+      expect(again).toMatchObject({ id: sub.id, truncated: false });
+      expect(again.deliveryStatus).toBeUndefined();
+      await waitUntil(() => occurrences().length >= 2 * all.length, 'the lapsed subscription replayed');
+      const counts = new Map<string, number>();
+      for (const o of occurrences()) counts.set(o.eventId, (counts.get(o.eventId) ?? 0) + 1);
+      expect(Object.fromEntries(counts)).toEqual(Object.fromEntries(all.map((id) => [id, 2])));
+      await c.request('events/unsubscribe', { id: sub.id });
+    } finally {
+      await c.close();
+    }
+  });
+
+  it(`a cursor with more than ${REPLAY_MAX} events after it replays nothing by webhook and answers truncated, with the head`, async () => {
+    const r = await createSession(m.admin, { lines: [] });
+    const c = await connectModern(m.baseUrl, r.apiKey);
+    try {
+      const feed = { name: 'contact.merged', arguments: {} };
+      const start = await c.request('events/poll', { ...feed, cursor: null });
+      const merged = () => ({
+        type: 'contact.merged' as const,
+        orgId: r.orgId,
+        lineId: null,
+        data: { contact: { id: randomUUID(), displayName: null, identities: [] }, mergedContactIds: [randomUUID()] },
+      });
+      await m.db.transaction((manager) => m.app.get(OutboxRepository).insert(manager, Array.from({ length: REPLAY_MAX + 1 }, merged)));
+      await m.app.get(OutboxRepository).notify();
+      await waitUntil(
+        async () =>
+          (await m.db.query(`SELECT count(*)::int AS n FROM outbox_events WHERE org_id = $1 AND feed_position IS NOT NULL`, [r.orgId]))[0].n === REPLAY_MAX + 1,
+        'the events relayed',
+      );
+      const sub = await c.request('events/subscribe', {
+        ...feed,
+        delivery: { mode: 'webhook', url: `${base}/too-many`, secret: newSecret() },
+        cursor: start.cursor,
+      });
+      expect(sub.truncated).toBe(true);
+      expect((await c.request('events/poll', { ...feed, cursor: sub.cursor, timeoutMs: 0 })).events).toEqual([]);
+      expect(
+        await m.db.query(`SELECT 1 FROM webhook_deliveries d JOIN event_subscriptions s ON s.endpoint_id = d.endpoint_id WHERE s.id = $1`, [sub.id]),
+      ).toEqual([]);
+      // The client fetches them with events/poll from its own cursor.
+      expect((await c.request('events/poll', { ...feed, cursor: start.cursor, timeoutMs: 0, maxEvents: 100 })).hasMore).toBe(true);
+      await c.request('events/unsubscribe', { id: sub.id });
+    } finally {
       await c.close();
     }
   });
