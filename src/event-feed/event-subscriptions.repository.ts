@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Caller } from '../auth/caller';
 import { queryNamed } from '../database/sql';
+import { lowestWaitingPosition } from '../delivery/waiting-position.sql';
 import { EventKind } from '../events/event-kinds';
 import { WebhookEndpointsRepository } from '../webhooks/webhook-endpoints.repository';
 import { PayloadMode } from '../webhooks/webhook.types';
@@ -105,6 +106,14 @@ export class EventSubscriptionsRepository {
       expiresAt: s.expiresAt,
     });
     return endpointId;
+  }
+
+  /** The lowest feed position whose delivery to the subscription's endpoint still waits (lowestWaitingPosition); null when none. */
+  async lowestWaiting(manager: EntityManager, endpointId: string): Promise<bigint | null> {
+    const [row] = await queryNamed<Array<{ position: string | null }>>(manager, `SELECT ${lowestWaitingPosition(':endpointId')}::text AS position`, {
+      endpointId,
+    });
+    return row.position === null ? null : BigInt(row.position);
   }
 
   /** Deletes a lapsed subscription found (and locked) by find, in the caller's transaction: its endpoint row, so its deliveries, go with it. */

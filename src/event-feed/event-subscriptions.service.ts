@@ -167,9 +167,13 @@ export class EventSubscriptionsService implements OnModuleInit {
         }
       }
       // A refresh of a live subscription: its deliveries exist, so a cursor given replays nothing
-      // (the draft: at or behind its in-flight position, a no-op).
+      // (the draft: at or behind its in-flight position, a no-op). Its cursor is the deliveries'
+      // watermark: the head, or just before the earliest event whose delivery still waits.
       await this.repository.refresh(tx, found!, secretSealed, expiresAt);
-      return { existing: found, position: await this.headOf(caller, subscription, tx), truncated: false, enqueue: async () => undefined };
+      const head = await this.headOf(caller, subscription, tx);
+      const waiting = await this.repository.lowestWaiting(tx, found!.endpointId);
+      const position = waiting !== null && waiting - 1n < head ? waiting - 1n : head;
+      return { existing: found, position, truncated: false, enqueue: async () => undefined };
     });
     // If Redis refuses, the replayed rows are owed all the same: the delivery sweep enqueues them.
     await answered.enqueue().catch((error: unknown) => this.logger.warn(`could not enqueue a replay: ${(error as Error).message}`));

@@ -44,6 +44,8 @@ describe('event subscriptions: events/subscribe and events/unsubscribe (webhook 
       EVENT_SUBSCRIPTIONS_PER_KEY: String(MAX_PER_KEY),
       EVENT_SUBSCRIPTION_MIN_TTL_MS: '1000',
       EVENT_SUBSCRIPTION_SWEEP_MS: '200',
+      // Retries come soon, for the watermark's test.
+      DELIVERY_RETRY_SCHEDULE: '1s,1s,1s,1s,1s',
     });
     s = await createSession(m.admin, { lines: ['PHONE_NUMBER', 'PHONE_NUMBER'] });
     receiver = new TestReceiver();
@@ -349,6 +351,71 @@ describe('event subscriptions: events/subscribe and events/unsubscribe (webhook 
       expect((await c.request('events/poll', { ...feed, cursor: start.cursor, timeoutMs: 0, maxEvents: 100 })).hasMore).toBe(true);
       await c.request('events/unsubscribe', { id: sub.id });
     } finally {
+      await c.close();
+    }
+  });
+
+  it("a delivery's cursor is a watermark: while an earlier event is retried it stays before that event; once it succeeds, past both", async () => {
+    const r = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
+    const c = await connectModern(m.baseUrl, r.apiKey);
+    const tag = randomBytes(4).toString('hex');
+    let holdFirst = true;
+    const previous = receiver.respond;
+    // Event 1 is answered 500 (retried) until told otherwise; everything else as usual.
+    receiver.respond = (req) =>
+      req.url === '/watermark' && holdFirst && req.body.includes(`${tag} one`) && !req.body.includes('"type":"verification"')
+        ? { status: 500, body: 'not yet', headers: { 'content-type': 'text/plain' } }
+        : answer(req);
+    try {
+      const feed = { name: 'message.received', arguments: { mode: 'concise' } };
+      const secret = newSecret();
+      const sub = await c.request('events/subscribe', { ...feed, delivery: { mode: 'webhook', url: `${base}/watermark`, secret } });
+      const bodies = (word: string) =>
+        deliveriesAt('/watermark')
+          .filter((d) => d.body.includes(`${tag} ${word}`))
+          .map((d) => new Webhook(secret).verify(d.body, d.headers as Record<string, string>) as Result);
+      await inboundSms(m, r.lines[0].address, partnerPhone(), `${tag} one`);
+      await waitUntil(
+        async () =>
+          (
+            await m.db.query(
+              `SELECT 1 FROM webhook_deliveries d JOIN event_subscriptions s ON s.endpoint_id = d.endpoint_id WHERE s.id = $1 AND d.status = 'retrying'`,
+              [sub.id],
+            )
+          ).length === 1,
+        'event 1 answered 500 and waiting for its retry',
+      );
+      const first = bodies('one')[0].eventId;
+      await inboundSms(m, r.lines[0].address, partnerPhone(), `${tag} two`);
+      const [second] = await waitUntil(() => bodies('two').length > 0 && bodies('two'), 'event 2 delivered');
+      // Event 2's cursor, given to events/poll, gives event 1 (then 2): persisting it skips nothing.
+      const fromSecond = await c.request('events/poll', { ...feed, cursor: second.cursor, timeoutMs: 0 });
+      expect(fromSecond.events.map((e: Result) => e.eventId)).toEqual([first, second.eventId]);
+      // A refresh answers the same watermark.
+      const refreshed = await c.request('events/subscribe', { ...feed, delivery: { mode: 'webhook', url: `${base}/watermark`, secret } });
+      expect((await c.request('events/poll', { ...feed, cursor: refreshed.cursor, timeoutMs: 0 })).events.map((e: Result) => e.eventId)).toEqual([
+        first,
+        second.eventId,
+      ]);
+
+      // Event 1 succeeds on a retry: its cursor is past both.
+      holdFirst = false;
+      await waitUntil(
+        async () =>
+          (
+            await m.db.query(
+              `SELECT 1 FROM webhook_deliveries d JOIN event_subscriptions s ON s.endpoint_id = d.endpoint_id WHERE s.id = $1 AND d.status = 'succeeded'`,
+              [sub.id],
+            )
+          ).length === 2,
+        'event 1 succeeded on a retry',
+      );
+      const retried = bodies('one').at(-1)!;
+      expect(retried.eventId).toBe(first);
+      expect((await c.request('events/poll', { ...feed, cursor: retried.cursor, timeoutMs: 0 })).events).toEqual([]);
+      await c.request('events/unsubscribe', { id: sub.id });
+    } finally {
+      receiver.respond = previous;
       await c.close();
     }
   });
