@@ -6,6 +6,7 @@ import { SealedSecrets } from '../webhooks/webhooks.service';
 import { EndpointStatus } from '../webhooks/webhook.types';
 import { endpointReceivesLine } from './endpoint-receives-line.sql';
 import { subscriptionStillReceives } from '../event-feed/event-subscriptions.sql';
+import { feedHead, lowestWaitingPosition } from './waiting-position.sql';
 
 /** A claimed attempt: its delivery, its payload and what sending needs of its endpoint. */
 export interface ClaimedRow extends SealedSecrets {
@@ -28,6 +29,11 @@ export interface ClaimedRow extends SealedSecrets {
   subscription_id: string | null;
   subscription_scope: string | null;
   feed_position: string | null;
+  /**
+   * For a subscription's delivery: the safe-to-persist watermark, just before the lowest position
+   * whose delivery to the endpoint still waits, other than this one; the org's feed head when none waits.
+   */
+  watermark: string | null;
 }
 
 /**
@@ -117,7 +123,9 @@ export class DeliveryAttemptsRepository {
    * changed since. Such a row is not taken but cancelled for good, with REFUSED_ERROR, by the same
    * UPDATE (`refused: true` in the answer; its attempt count stays). A delivery of no line
    * (contact.merged) is not held to it. The endpoint of an MCP Events subscription is held, line
-   * or not, to its subscription being live and its credential's access (subscriptionStillReceives).
+   * or not, to its subscription being live and its credential's access (subscriptionStillReceives),
+   * and its body's cursor is a watermark the claim reads: just before the lowest position whose
+   * delivery to the endpoint still waits (lowestWaitingPosition), else the feed's head (feedHead).
    */
   async claim(items: Array<{ deliveryId: string; attempt: number }>, now: Date, leaseUntil: Date): Promise<ClaimResult[]> {
     const [rows] = await queryNamed<[ClaimResult[], number]>(
@@ -127,7 +135,8 @@ export class DeliveryAttemptsRepository {
                     (d.line_id IS NULL OR ${endpointReceivesLine('e', 'd.line_id')}) AND ${subscriptionStillReceives('e', 'd.line_id')} AS may_send,
                     e.user_id, e.url, e.status AS endpoint_status, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at,
                     e.signature_version, e.legacy_signature, e.signing_key_sealed, e.previous_signing_key_sealed,
-                    sub.id AS subscription_id, sub.scope AS subscription_scope, ob.feed_position AS feed_position
+                    sub.id AS subscription_id, sub.scope AS subscription_scope, ob.feed_position AS feed_position,
+                    CASE WHEN ob.feed_position IS NOT NULL THEN COALESCE(${lowestWaitingPosition('d.endpoint_id', 'd.id')} - 1, ${feedHead('e.org_id')}) END AS watermark
                FROM webhook_deliveries d JOIN unnest(:deliveryIds::uuid[], :attempts::int[]) AS x(id, attempt) ON d.id = x.id
                JOIN webhook_endpoints e ON e.id = d.endpoint_id
                LEFT JOIN event_subscriptions sub ON sub.endpoint_id = e.id
@@ -148,7 +157,8 @@ export class DeliveryAttemptsRepository {
         RETURNING d.id, due.attempt AS attempt_count, NOT due.may_send AS refused, d.event_id, d.endpoint_id, due.user_id, d.event_type, d.mode, p.data,
                   d.event_created_at, d.trace_parent, due.url, due.endpoint_status AS status, due.secret_sealed, due.previous_secret_sealed,
                   due.previous_secret_expires_at, due.signature_version, due.legacy_signature, due.signing_key_sealed, due.previous_signing_key_sealed,
-                  d.source_event_id::text AS source_event_id, due.subscription_id, due.subscription_scope, due.feed_position::text AS feed_position`),
+                  d.source_event_id::text AS source_event_id, due.subscription_id, due.subscription_scope, due.feed_position::text AS feed_position,
+                  due.watermark::text AS watermark`),
       { deliveryIds: items.map((i) => i.deliveryId), attempts: items.map((i) => i.attempt), now, leaseUntil, refusedError: REFUSED_ERROR },
     );
     return rows ?? [];

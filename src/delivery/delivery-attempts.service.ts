@@ -42,7 +42,7 @@ interface ClaimedDelivery {
   traceParent: string | null;
   sourceEventId: string | null;
   /** Set when the endpoint is an MCP Events subscription's: the body is the draft's EventOccurrence. */
-  subscription: { id: string; scope: string; feedPosition: string | null } | null;
+  subscription: { id: string; scope: string; feedPosition: string | null; watermark: string | null } | null;
 }
 
 type ClaimedEndpoint = Pick<ClaimedRow, 'url' | 'status' | keyof SealedSecrets>;
@@ -230,6 +230,7 @@ export class DeliveryAttemptsService implements OnModuleInit {
           data: withUrls,
           subscriptionScope: delivery.subscription.scope,
           feedPosition: delivery.subscription.feedPosition,
+          watermark: delivery.subscription.watermark,
         },
         this.feedCursors,
       );
@@ -282,7 +283,10 @@ export class DeliveryAttemptsService implements OnModuleInit {
           eventCreatedAt: row.event_created_at,
           traceParent: row.trace_parent,
           sourceEventId: row.source_event_id,
-          subscription: row.subscription_id === null ? null : { id: row.subscription_id, scope: row.subscription_scope!, feedPosition: row.feed_position },
+          subscription:
+            row.subscription_id === null
+              ? null
+              : { id: row.subscription_id, scope: row.subscription_scope!, feedPosition: row.feed_position, watermark: row.watermark },
         },
         endpoint: row,
       };

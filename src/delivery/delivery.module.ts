@@ -41,6 +41,6 @@ import { WebhookSender } from './webhook-sender';
     GetWebhookDeliveryTool,
     RecoverWebhookDeliveriesTool,
   ],
-  exports: [DeliveriesService, DeliveryQueue, DeliveryAttemptsService, DeliverySweeper, DeliveryLogRetention, WebhookSender],
+  exports: [DeliveriesService, DeliveryQueue, FanOutSubscriber, DeliveryAttemptsService, DeliverySweeper, DeliveryLogRetention, WebhookSender],
 })
 export class DeliveryModule {}

@@ -5,7 +5,17 @@ import { OutboxRelay } from '../events/outbox-relay';
 import { DeliveriesRepository } from './deliveries.repository';
 import { newEventId } from './deliveries.service';
 import { DeliveryQueue } from './delivery-queue';
+import { holdFanOutShared } from './fan-out-lock.sql';
 import { PayloadVariants } from './payloads';
+import { PayloadMode } from '../webhooks/webhook.types';
+
+/** An endpoint as a delivery row is made for it: its id, owner and payload shape. */
+export interface FanOutEndpoint {
+  id: string;
+  userId: string;
+  mode: PayloadMode;
+  messageHistoryCount: number;
+}
 
 /**
  * Turns each committed event into one delivery row per receiving endpoint. An endpoint receives
@@ -14,7 +24,8 @@ import { PayloadVariants } from './payloads';
  *   or lists that line (a deleted line gives no access and so matches nothing);
  * - for an org-wide event (contact.merged): its scope is all channels.
  * The unique (source event, endpoint) index makes a replayed batch create nothing twice. The
- * endpoints that get the same variant of an event share one stored payload.
+ * endpoints that get the same variant of an event share one stored payload. This is the only
+ * place deliveries are made from events (resends and recoveries copy existing deliveries).
  */
 @Injectable()
 export class FanOutSubscriber implements OnModuleInit {
@@ -29,25 +40,50 @@ export class FanOutSubscriber implements OnModuleInit {
   }
 
   async handle(events: PublishedEvent[], manager: EntityManager): Promise<() => Promise<void>> {
+    // First, before the targets are read: a subscription being created waits for this batch to
+    // commit, or this batch waits for it and sees it (fan-out-lock.sql.ts).
+    await holdFanOutShared(manager);
     const targets = await this.deliveries.fanOutTargets(manager, events);
-    if (targets.length === 0) return async () => undefined;
     const byId = new Map(events.map((e) => [e.id, e]));
+    return this.insert(
+      manager,
+      targets.map((t) => ({
+        event: byId.get(t.outbox_id)!,
+        endpoint: { id: t.endpoint_id, userId: t.user_id, mode: t.mode, messageHistoryCount: t.message_history_count },
+      })),
+    );
+  }
+
+  /**
+   * Deliveries of committed events to one endpoint, made as fan-out makes them (in `manager`'s
+   * transaction; the step it answers enqueues them once that has committed): events/subscribe's
+   * replay from a cursor. The caller chose the events by the endpoint's scope (each attempt's claim
+   * checks it again); the unique (source event, endpoint) index keeps an event that fan-out
+   * delivered too from having two deliveries.
+   */
+  deliverTo(manager: EntityManager, endpoint: FanOutEndpoint, events: PublishedEvent[]): Promise<() => Promise<void>> {
+    return this.insert(
+      manager,
+      events.map((event) => ({ event, endpoint })),
+    );
+  }
+
+  /** One delivery row per (event, endpoint), payloads shared by variant, enqueued after the commit. */
+  private async insert(manager: EntityManager, pairs: Array<{ event: PublishedEvent; endpoint: FanOutEndpoint }>): Promise<() => Promise<void>> {
+    if (pairs.length === 0) return async () => undefined;
     const payloads = new PayloadVariants();
-    const rows = targets.map((t) => {
-      const event = byId.get(t.outbox_id)!;
-      return {
-        eventId: newEventId(),
-        endpointId: t.endpoint_id,
-        userId: t.user_id,
-        sourceEventId: event.id,
-        lineId: event.lineId,
-        type: event.type,
-        mode: t.mode,
-        digest: payloads.of(event, t.mode, t.message_history_count),
-        createdAt: event.occurredAt,
-        traceParent: event.traceParent,
-      };
-    });
+    const rows = pairs.map(({ event, endpoint }) => ({
+      eventId: newEventId(),
+      endpointId: endpoint.id,
+      userId: endpoint.userId,
+      sourceEventId: event.id,
+      lineId: event.lineId,
+      type: event.type,
+      mode: endpoint.mode,
+      digest: payloads.of(event, endpoint.mode, endpoint.messageHistoryCount),
+      createdAt: event.occurredAt,
+      traceParent: event.traceParent,
+    }));
     const inserted = await this.deliveries.insertFannedOut(manager, payloads.distinct(), rows);
     return () => this.queue.enqueueBatches(inserted.map((r) => ({ deliveryId: r.id, endpointId: r.endpoint_id, attempt: 1 })));
   }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { Caller } from '../auth/caller';
 import { queryNamed } from '../database/sql';
 import { EventKind } from '../events/event-kinds';
@@ -12,6 +12,8 @@ export interface FeedRow {
   position: string;
   id: string;
   type: EventKind;
+  /** The event's line; null for an org-wide event. */
+  line_id: string | null;
   data: object;
   occurred_at: Date;
 }
@@ -50,8 +52,9 @@ export class EventFeedRepository {
    * One statement, so one snapshot: the caller's next `limit` events after `after`, and the org's
    * head in the same snapshot (every position up to it is visible or will never be: positions are
    * drawn in commit order), so a cursor moved to the head skips nothing that commits later.
+   * `manager`: the transaction to read in (events/subscribe reads under the fan-out lock).
    */
-  async read(caller: Caller, query: FeedQuery): Promise<FeedPage> {
+  async read(caller: Caller, query: FeedQuery, manager: EntityManager = this.dataSource.manager): Promise<FeedPage> {
     const scope = visibleDelivery(caller, 'o');
     const filters = (Object.keys(query.filters) as FeedFilter[]).filter((f) => query.filters[f] !== undefined);
     const parameters: Record<string, unknown> = {
@@ -69,10 +72,11 @@ export class EventFeedRepository {
       scope.sql,
       ...filters.map((f) => feedFilterSql(f, 'o', `:${FILTER_PARAMETER[f]}`)),
     ];
+    // The aggregate orders by the position as a number: `position` is text there, and "100" sorts before "99".
     const [row] = await queryNamed<Array<{ events: FeedRow[] | null; head: string | null; horizon: string }>>(
-      this.dataSource.manager,
-      `SELECT (SELECT json_agg(e ORDER BY e.position) FROM (
-                 SELECT o.feed_position::text AS position, o.id::text AS id, o.type, o.data, o.occurred_at
+      manager,
+      `SELECT (SELECT json_agg(e ORDER BY e.position::bigint) FROM (
+                 SELECT o.feed_position::text AS position, o.id::text AS id, o.type, o.line_id, o.data, o.occurred_at
                    FROM outbox_events o WHERE ${where.join(' AND ')}
                   ORDER BY o.feed_position LIMIT :limit) e) AS events,
               GREATEST((SELECT max(feed_position) FROM outbox_events WHERE org_id = :orgId AND feed_position IS NOT NULL), h.deleted_through)::text AS head,

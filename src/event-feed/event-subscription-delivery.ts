@@ -13,19 +13,28 @@ export interface SubscriptionDeliveryInput {
   data: object;
   subscriptionScope: string;
   feedPosition: string | null;
+  /**
+   * The safe-to-persist watermark the claim read: just before the lowest position whose delivery
+   * to the subscription still waits (pending or retrying), other than this one; else the feed's head.
+   */
+  watermark: string | null;
 }
 
 /**
  * The body of a webhook-mode delivery: the draft's EventOccurrence `{eventId, name, timestamp,
  * data, cursor}`, the same occurrence events/poll answers for the event (eventId `evt_<outbox id>`
- * in both, so a client that polls and subscribes can tell one event by it), with the cursor just
- * past it, bound to the subscription's scope: a client that falls back to events/poll resumes
- * from the last delivery it handled. Null cursor when retention has removed the event.
+ * in both, so a client that polls and subscribes can tell one event by it), with a cursor bound
+ * to the subscription's scope that is the draft's safe-to-persist watermark: every event at or
+ * before it was acknowledged or abandoned (this one counts as acknowledged by whoever reads it).
+ * Just before the earliest event whose delivery still waits (a retry of an earlier event, or a
+ * later one in flight), so a client that persists it and resubscribes or polls from it gets that
+ * event; the feed's head when none waits. Null cursor when retention has removed the event.
  */
 export function subscriptionOccurrence(input: SubscriptionDeliveryInput, cursors: FeedCursors): { eventId: string; body: object } {
   const eventId = `evt_${input.sourceEventId}`;
   const timestamp = input.createdAt.toISOString();
-  const cursor = input.feedPosition === null ? null : cursors.encode({ position: BigInt(input.feedPosition), scope: input.subscriptionScope });
+  const position = input.feedPosition === null || input.watermark === null ? null : BigInt(input.watermark);
+  const cursor = position === null ? null : cursors.encode({ position, scope: input.subscriptionScope });
   return {
     eventId,
     body: {

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Caller } from '../auth/caller';
 import { queryNamed } from '../database/sql';
+import { lowestWaitingPosition } from '../delivery/waiting-position.sql';
 import { EventKind } from '../events/event-kinds';
 import { WebhookEndpointsRepository } from '../webhooks/webhook-endpoints.repository';
 import { PayloadMode } from '../webhooks/webhook.types';
@@ -32,6 +33,8 @@ export interface SubscriptionState {
   disabledReason: string | null;
   lastError: string | null;
   lastAttemptAt: Date | null;
+  /** Past it the subscription has lapsed: it receives nothing, and a subscribe makes it anew. */
+  expiresAt: Date;
 }
 
 /**
@@ -63,7 +66,7 @@ export class EventSubscriptionsRepository {
   async find(manager: EntityManager, keyId: string, id: string): Promise<SubscriptionState | null> {
     const [row] = await queryNamed<SubscriptionState[]>(
       manager,
-      `SELECT s.id, s.endpoint_id AS "endpointId", e.status, e.consecutive_failures AS "consecutiveFailures", e.disabled_reason AS "disabledReason",
+      `SELECT s.id, s.endpoint_id AS "endpointId", s.expires_at AS "expiresAt", e.status, e.consecutive_failures AS "consecutiveFailures", e.disabled_reason AS "disabledReason",
               last.last_error AS "lastError", last.last_attempt_at AS "lastAttemptAt"
          FROM event_subscriptions s JOIN webhook_endpoints e ON e.id = s.endpoint_id
          LEFT JOIN LATERAL (SELECT d.last_error, d.last_attempt_at FROM webhook_deliveries d WHERE d.endpoint_id = e.id AND d.last_attempt_at IS NOT NULL
@@ -75,8 +78,8 @@ export class EventSubscriptionsRepository {
     return row ?? null;
   }
 
-  /** The endpoint row (purpose event_subscription, all channels: the subscription's filters and credential narrow it) and the subscription. */
-  async insert(manager: EntityManager, caller: Caller, s: NewSubscription): Promise<void> {
+  /** The endpoint row (purpose event_subscription, all channels: the subscription's filters and credential narrow it) and the subscription; answers the endpoint's id. */
+  async insert(manager: EntityManager, caller: Caller, s: NewSubscription): Promise<string> {
     const endpointId = await this.endpoints.insert(manager, caller, {
       url: s.url,
       events: [s.name],
@@ -102,6 +105,20 @@ export class EventSubscriptionsRepository {
       label: s.filters.label,
       expiresAt: s.expiresAt,
     });
+    return endpointId;
+  }
+
+  /** The lowest feed position whose delivery to the subscription's endpoint still waits (lowestWaitingPosition); null when none. */
+  async lowestWaiting(manager: EntityManager, endpointId: string): Promise<bigint | null> {
+    const [row] = await queryNamed<Array<{ position: string | null }>>(manager, `SELECT ${lowestWaitingPosition(':endpointId')}::text AS position`, {
+      endpointId,
+    });
+    return row.position === null ? null : BigInt(row.position);
+  }
+
+  /** Deletes a lapsed subscription found (and locked) by find, in the caller's transaction: its endpoint row, so its deliveries, go with it. */
+  async deleteLapsed(manager: EntityManager, state: SubscriptionState): Promise<void> {
+    await queryNamed(manager, `DELETE FROM webhook_endpoints WHERE id = :endpointId`, { endpointId: state.endpointId });
   }
 
   /**

@@ -1,11 +1,15 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
 import { Caller, isGrantId } from '../auth/caller';
 import { RateLimitedError, UrlRefusedError } from '../common/errors';
 import { RateLimits } from '../limits/rate-limits.service';
 import { SecretBox } from '../common/secret-box';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { holdFanOutExclusive } from '../delivery/fan-out-lock.sql';
+import { FanOutSubscriber } from '../delivery/fan-out.subscriber';
+import { PublishedEvent } from '../events/domain-event';
 import { signatureHeaders } from '../delivery/signature-headers';
 import { WebhookSender } from '../delivery/webhook-sender';
 import { USER_AGENT } from '../delivery/delivery-attempts.service';
@@ -13,7 +17,8 @@ import { BackgroundWork, WORKER_ROLES } from '../queue/background-work';
 import { symmetricKey } from '../sdk';
 import { UrlPolicy } from '../webhooks/url-policy/url-policy';
 import { FeedRefusal } from './event-feed.errors';
-import { EventFeedService, requirePermission } from './event-feed.service';
+import { EventFeedRepository } from './event-feed.repository';
+import { EventFeedService, optionalInteger, requirePermission, Subscription } from './event-feed.service';
 import { SUBSCRIPTION_ID_HEADER } from './event-subscription-delivery';
 import { EventSubscriptionsRepository, SubscriptionState } from './event-subscriptions.repository';
 
@@ -24,6 +29,20 @@ const MAX_SECRET_BYTES = 64;
 /** How long the callback's verification answer may take (the draft's callback verification). */
 export const VERIFY_TIMEOUT_MS = 5_000;
 const SWEEP_BATCH = 500;
+/**
+ * The most events a subscribe with a cursor replays by webhook. Past it nothing is replayed and the
+ * answer is truncated: so many are a backlog for events/poll (100 a call, from the client's cursor),
+ * and the replay is built in the transaction that holds the fan-out lock.
+ */
+export const REPLAY_MAX = 1_000;
+
+/** What the transaction of a subscribe answers: the refreshed subscription (null: made now), its cursor's position, and the replay's rows to enqueue. */
+interface Answered {
+  existing: SubscriptionState | null;
+  position: bigint;
+  truncated: boolean;
+  enqueue: () => Promise<void>;
+}
 
 /** events/subscribe's request (the draft's), as it came: checked by subscribe. */
 export interface SubscribeRequest {
@@ -58,6 +77,8 @@ export class EventSubscriptionsService implements OnModuleInit {
   constructor(
     private readonly repository: EventSubscriptionsRepository,
     private readonly feed: EventFeedService,
+    private readonly feedEvents: EventFeedRepository,
+    private readonly fanOut: FanOutSubscriber,
     private readonly urlPolicy: UrlPolicy,
     private readonly sender: WebhookSender,
     private readonly secrets: SecretBox,
@@ -80,7 +101,9 @@ export class EventSubscriptionsService implements OnModuleInit {
   /**
    * Creates the subscription, or refreshes the one the same credential made with the same url,
    * name and arguments (its id is derived from them): a new expiry, the secret given now, a
-   * disabled delivery made active again. A new URL is verified first (the draft's challenge).
+   * disabled delivery made active again. A new URL is verified first (the draft's challenge). One
+   * that lapsed (expired, not swept yet) is made anew, as if deleted; a subscription made with a
+   * cursor is delivered the events after it first (replay).
    */
   async subscribe(caller: Caller, request: SubscribeRequest): Promise<SubscribeResult> {
     requirePermission(caller);
@@ -89,60 +112,130 @@ export class EventSubscriptionsService implements OnModuleInit {
     const { url: rawUrl, secret } = checkedDelivery(request.delivery);
     const url = await this.checkedUrl(rawUrl);
     const ttlMs = this.grantedTtl(request.ttlMs);
-    const { name, arguments: given } = request;
-    // A cursor is checked (and refused, naming `cursor`) by the feed exactly as a poll's.
-    let truncated = false;
-    if (request.cursor !== undefined && request.cursor !== null) {
-      const behind = await this.feed.poll(caller, { name, arguments: given, cursor: request.cursor, maxAgeMs: request.maxAgeMs, maxEvents: 1, timeoutMs: 0 });
-      truncated = behind.events.length > 0 || behind.truncated;
+    // A cursor is checked (and refused, naming `cursor`) as a poll's, and so is maxAgeMs.
+    if (request.cursor !== undefined && request.cursor !== null && typeof request.cursor !== 'string') {
+      throw FeedRefusal.invalid('cursor', 'cursor must be a string this server gave out, or null to start from now');
     }
+    const from = typeof request.cursor === 'string' ? this.feed.cursors.decode(request.cursor, subscription.scope) : null;
+    const maxAgeMs = optionalInteger(request.maxAgeMs, 'maxAgeMs', 0, Number.MAX_SAFE_INTEGER);
     const args = canonical(request.arguments ?? {});
     const id = subscriptionId(keyId, url, subscription.kind!, args);
     const expiresAt = new Date(Date.now() + ttlMs);
     const secretSealed = this.secrets.seal(secret);
 
-    let existing = await this.repository.transaction((tx) => this.repository.find(tx, keyId, id));
-    if (!existing) {
+    const known = await this.repository.transaction((tx) => this.repository.find(tx, keyId, id));
+    if (!isLive(known)) {
       // The limit first: a credential at its limit makes the service send nothing (the challenge
       // is a request to a URL of the caller's choosing). Counted again under the lock below.
-      await this.repository.transaction(async (tx) => this.refuseAtLimit(await this.repository.lockKeyAndCount(tx, keyId)));
+      await this.repository.transaction(async (tx) => this.refuseAtLimit((await this.repository.lockKeyAndCount(tx, keyId)) - (known ? 1 : 0)));
       await this.spendVerification(keyId);
       await this.verifyCallback(url, secret, id);
     }
-    existing = await this.repository.transaction(async (tx) => {
-      const found = await this.repository.find(tx, keyId, id);
-      if (found) {
-        await this.repository.refresh(tx, found, secretSealed, expiresAt);
-        return found;
+    const answered = await this.repository.transaction(async (tx): Promise<Answered> => {
+      let found = await this.repository.find(tx, keyId, id);
+      if (!isLive(found)) {
+        // A subscription is created: first the fan-out lock, exclusively (fan-out-lock.sql.ts), so the
+        // feed read below is after every event fanned out without this subscription; then the
+        // credential's lock, under which it is counted.
+        await holdFanOutExclusive(tx);
+        let count = await this.repository.lockKeyAndCount(tx, keyId);
+        // The same subscribe, sent twice at once, may have created it while this one waited.
+        found = await this.repository.find(tx, keyId, id);
+        if (!isLive(found)) {
+          if (found) {
+            // Lapsed (expired, not swept yet): made anew, its old deliveries gone with it.
+            await this.repository.deleteLapsed(tx, found);
+            count -= 1;
+          }
+          this.refuseAtLimit(count);
+          const endpointId = await this.repository.insert(tx, caller, {
+            id,
+            keyId,
+            name: subscription.kind!,
+            arguments: args,
+            scope: subscription.scope,
+            filters: {
+              line: subscription.filters.line ?? null,
+              thread: subscription.filters.thread ?? null,
+              direction: subscription.filters.direction ?? null,
+              label: subscription.filters.label ?? null,
+            },
+            url,
+            secretSealed,
+            mode: subscription.mode,
+            messageHistoryCount: subscription.messageHistoryCount,
+            expiresAt,
+          });
+          return { existing: null, ...(await this.replay(tx, caller, subscription, { id: endpointId, userId: caller.userId }, from, maxAgeMs)) };
+        }
       }
-      this.refuseAtLimit(await this.repository.lockKeyAndCount(tx, keyId));
-      await this.repository.insert(tx, caller, {
-        id,
-        keyId,
-        name: subscription.kind!,
-        arguments: args,
-        scope: subscription.scope,
-        filters: {
-          line: subscription.filters.line ?? null,
-          thread: subscription.filters.thread ?? null,
-          direction: subscription.filters.direction ?? null,
-          label: subscription.filters.label ?? null,
-        },
-        url,
-        secretSealed,
-        mode: subscription.mode,
-        messageHistoryCount: subscription.messageHistoryCount,
-        expiresAt,
-      });
-      return null;
+      // A refresh of a live subscription: its deliveries exist, so a cursor given replays nothing
+      // (the draft: at or behind its in-flight position, a no-op). Its cursor is the deliveries'
+      // watermark: the head, or just before the earliest event whose delivery still waits.
+      await this.repository.refresh(tx, found!, secretSealed, expiresAt);
+      const head = await this.headOf(caller, subscription, tx);
+      const waiting = await this.repository.lowestWaiting(tx, found!.endpointId);
+      const position = waiting !== null && waiting - 1n < head ? waiting - 1n : head;
+      return { existing: found, position, truncated: false, enqueue: async () => undefined };
     });
-    // Deliveries carry the events committed from now on (the subscription exists before the head
-    // is read, so nothing falls between). What a given cursor leaves behind the head is the
-    // client's to fetch with events/poll from that cursor, and `truncated` says so.
-    const head = await this.feed.poll(caller, { name, arguments: given, cursor: null });
-    const result: SubscribeResult = { id, refreshBefore: expiresAt.toISOString(), cursor: head.cursor, truncated };
-    if (existing) result.deliveryStatus = deliveryStatusOf(existing);
+    // If Redis refuses, the replayed rows are owed all the same: the delivery sweep enqueues them.
+    await answered.enqueue().catch((error: unknown) => this.logger.warn(`could not enqueue a replay: ${(error as Error).message}`));
+    const cursor = this.feed.cursors.encode({ position: answered.position, scope: subscription.scope });
+    const result: SubscribeResult = { id, refreshBefore: expiresAt.toISOString(), cursor, truncated: answered.truncated };
+    if (answered.existing) result.deliveryStatus = deliveryStatusOf(answered.existing);
     return result;
+  }
+
+  /**
+   * In the transaction that created the subscription's endpoint, under the fan-out lock (so what
+   * the feed holds now is exactly what fan-out will not bring it): without a cursor, nothing, and
+   * the answer is the head. With one, the events after it that the caller may see (the feed's own
+   * read and scope, the subscription's kind and filters), oldest first, without those older than
+   * maxAgeMs, become deliveries as fan-out makes them; the answer is the position deliveries start
+   * after. More than REPLAY_MAX events: none is replayed, the answer is the head and truncated
+   * (the client fetches them with events/poll from its cursor). A cursor behind retention
+   * replays what is left, truncated.
+   */
+  private async replay(
+    manager: EntityManager,
+    caller: Caller,
+    subscription: Subscription,
+    endpoint: { id: string; userId: string },
+    from: bigint | null,
+    maxAgeMs: number | undefined,
+  ): Promise<Omit<Answered, 'existing'>> {
+    const nothing = async () => undefined;
+    if (from === null) return { position: await this.headOf(caller, subscription, manager), truncated: false, enqueue: nothing };
+    const page = await this.feedEvents.read(caller, { after: from, kind: subscription.kind, filters: subscription.filters, limit: REPLAY_MAX + 1 }, manager);
+    const head = [from, BigInt(page.head ?? '0')].reduce((a, b) => (b > a ? b : a));
+    if (page.rows.length > REPLAY_MAX) return { position: head, truncated: true, enqueue: nothing };
+    const floor = maxAgeMs === undefined ? undefined : Date.now() - maxAgeMs;
+    const kept = floor === undefined ? page.rows : page.rows.filter((r) => r.occurred_at.getTime() >= floor);
+    const truncated = from < BigInt(page.horizon) || kept.length < page.rows.length;
+    if (kept.length === 0) return { position: head, truncated, enqueue: nothing };
+    const events: PublishedEvent[] = kept.map((r) => ({
+      id: r.id,
+      type: r.type,
+      orgId: caller.orgId,
+      lineId: r.line_id,
+      data: r.data,
+      occurredAt: r.occurred_at,
+      traceParent: null,
+    })) as PublishedEvent[];
+    const enqueue = await this.fanOut.deliverTo(
+      manager,
+      { ...endpoint, mode: subscription.mode, messageHistoryCount: subscription.messageHistoryCount },
+      events,
+    );
+    // Everything before the first event replayed is the client's already, or skipped (retention,
+    // maxAgeMs): the deliveries' own cursors carry it on from here.
+    return { position: BigInt(kept[0].position) - 1n, truncated, enqueue };
+  }
+
+  /** The org's newest feed position, read in `manager`'s transaction (events/subscribe's, under the fan-out lock when it creates one). */
+  private async headOf(caller: Caller, subscription: Subscription, manager: EntityManager): Promise<bigint> {
+    const page = await this.feedEvents.read(caller, { after: 0n, kind: subscription.kind, filters: subscription.filters, limit: 0 }, manager);
+    return BigInt(page.head ?? '0');
   }
 
   /** Deletes the caller's subscription named by `id`, or by the url, name and arguments it was made with; NotFound if it has none such. */
@@ -264,6 +357,11 @@ export class EventSubscriptionsService implements OnModuleInit {
       throw refuse('challenge_failed', 'it did not answer {"challenge": …} with the challenge it was sent');
     }
   }
+}
+
+/** Whether a subscription found is live: a lapsed one (expired, not swept yet) is made anew, as one deleted. */
+function isLive(state: SubscriptionState | null): state is SubscriptionState {
+  return state !== null && state.expiresAt.getTime() > Date.now();
 }
 
 /** The credential a subscription belongs to (its principal): MCP callers always have one. */

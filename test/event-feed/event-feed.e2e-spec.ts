@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { FeedWakes } from '../../src/event-feed/feed-wakes';
 import { OutboxRepository } from '../../src/events/outbox.repository';
@@ -436,6 +436,45 @@ describe('event feed: events/list, events/poll and GET /api/events', () => {
       expect(fresh).toMatchObject({ events: [], truncated: false });
       // A cursor at the horizon or after it is not truncated.
       expect(await c.request('events/poll', { name: 'message.received', cursor: seen.cursor, timeoutMs: 0 })).toMatchObject({ truncated: false });
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('gives events in position order where positions gain a digit (99, 100): in order and none twice across pages', async () => {
+    const r = await createSession(m.admin, { lines: [] });
+    const c = await connectModern(m.baseUrl, r.apiKey);
+    try {
+      const feed = { name: 'contact.merged', arguments: {} };
+      const start = await c.request('events/poll', { ...feed, cursor: null });
+      // The next positions drawn are just below a power of ten (the sequence only moves forward: a gap, as a rollback leaves).
+      const [{ p }] = await m.db.query(`SELECT GREATEST(last_value, 1)::text AS p FROM outbox_feed_position_seq`);
+      await m.db.query(`SELECT setval('outbox_feed_position_seq', $1::bigint)`, [`${10n ** BigInt(p.length + 1) - 3n}`]);
+      const merged = () => ({
+        type: 'contact.merged' as const,
+        orgId: r.orgId,
+        lineId: null,
+        data: { contact: { id: randomUUID(), displayName: null, identities: [] }, mergedContactIds: [randomUUID()] },
+      });
+      const written = await m.db.transaction((manager) => m.app.get(OutboxRepository).insert(manager, Array.from({ length: 5 }, merged)));
+      await m.app.get(OutboxRepository).notify();
+      const positions: Array<{ id: string; p: string }> = await waitUntil(async () => {
+        const rows = await m.db.query(
+          `SELECT id::text AS id, feed_position::text AS p FROM outbox_events WHERE org_id = $1 AND feed_position IS NOT NULL ORDER BY feed_position`,
+          [r.orgId],
+        );
+        return rows.length === written.length && rows;
+      }, 'the events relayed');
+      expect(positions.map((x) => x.p.length)).toContain(p.length + 1);
+      expect(new Set(positions.map((x) => x.p.length)).size).toBe(2);
+      const got: string[] = [];
+      let cursor = start.cursor;
+      for (let more = true; more;) {
+        const page = await c.request('events/poll', { ...feed, cursor, maxEvents: 2, timeoutMs: 0 });
+        got.push(...page.events.map((e: Result) => e.eventId));
+        ({ cursor, hasMore: more } = page);
+      }
+      expect(got).toEqual(positions.map((x) => `evt_${x.id}`));
     } finally {
       await c.close();
     }

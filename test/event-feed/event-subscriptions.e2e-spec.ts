@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { createMessagingTestApp, inboundSms, MessagingTestApp, partnerPhone } from '../support/messaging-hooks';
 import { connectLegacy, connectModern, EventsClient, refusal, Result } from '../support/mcp-events-clients';
@@ -6,6 +6,11 @@ import { toolOk } from '../support/mcp';
 import { ReceivedRequest, TestReceiver } from '../support/receiver';
 import { createSession, Session } from '../support/session';
 import { waitUntil } from '../support/wait';
+import { FAN_OUT_LOCK_KEY } from '../../src/delivery/fan-out-lock.sql';
+import { FanOutSubscriber } from '../../src/delivery/fan-out.subscriber';
+import { PublishedEvent } from '../../src/events/domain-event';
+import { OutboxRepository } from '../../src/events/outbox.repository';
+import { REPLAY_MAX } from '../../src/event-feed/event-subscriptions.service';
 
 const MAX_PER_KEY = 3;
 
@@ -41,6 +46,8 @@ describe('event subscriptions: events/subscribe and events/unsubscribe (webhook 
       EVENT_SUBSCRIPTION_SWEEP_MS: '200',
       // These tests verify many URLs with one key; the budget has a test of its own below.
       EVENT_SUBSCRIPTION_VERIFICATIONS_LIMIT: '0',
+      // Retries come soon, for the watermark's test.
+      DELIVERY_RETRY_SCHEDULE: '1s,1s,1s,1s,1s',
     });
     s = await createSession(m.admin, { lines: ['PHONE_NUMBER', 'PHONE_NUMBER'] });
     receiver = new TestReceiver();
@@ -177,6 +184,240 @@ describe('event subscriptions: events/subscribe and events/unsubscribe (webhook 
       expect(endpoints.filter((e: Result) => e.url.includes('/cap-'))).toEqual([]);
     } finally {
       await r.close();
+      await c.close();
+    }
+  });
+
+  it('no event falls between subscribe and the first delivery: a subscribe waits for a fan-out under way, whose event is then before the answered cursor', async () => {
+    const c = await connectModern(m.baseUrl, s.apiKey);
+    const runner = m.db.createQueryRunner();
+    await runner.connect();
+    try {
+      // A real event's data, to publish again as a new event in a relay transaction held open here.
+      const seed = await inboundSms(m, s.lines[0].address, partnerPhone(), 'the data of the in-flight event');
+      const [source] = await waitUntil(
+        () =>
+          m.db.query(`SELECT type, org_id, line_id, data FROM outbox_events WHERE type = 'message.received' AND data->'message'->>'id' = $1`, [seed.messageId]),
+        'the seed event in the outbox',
+      );
+      // An in-flight relay: the event is written and claimed, fanned out (the shared lock taken,
+      // the targets read: the subscription does not exist yet), not yet numbered nor committed.
+      await runner.startTransaction();
+      const [outboxId] = await m.app
+        .get(OutboxRepository)
+        .insert(runner.manager, [{ type: source.type, orgId: source.org_id, lineId: source.line_id, data: source.data }]);
+      const event = {
+        id: outboxId,
+        type: source.type,
+        orgId: source.org_id,
+        lineId: source.line_id,
+        data: source.data,
+        occurredAt: new Date(),
+        traceParent: null,
+      };
+      const enqueue = await m.app.get(FanOutSubscriber).handle([event as PublishedEvent], runner.manager);
+
+      const params = { name: 'message.received', delivery: { mode: 'webhook', url: `${base}/race`, secret: newSecret() } };
+      let settled = false;
+      const subscribing = c.request('events/subscribe', params).finally(() => (settled = true));
+      await waitUntil(
+        async () => (await m.db.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND NOT granted`, [FAN_OUT_LOCK_KEY])).length > 0,
+        'the subscribe waiting for the fan-out under way',
+      );
+      expect(settled).toBe(false);
+      expect(
+        await m.db.query(`SELECT 1 FROM event_subscriptions e JOIN webhook_endpoints w ON w.id = e.endpoint_id WHERE w.url = $1`, [`${base}/race`]),
+      ).toEqual([]);
+
+      // The relay numbers its event and commits; only then is the subscription created.
+      await m.app.get(OutboxRepository).markRelayed(runner.manager, [outboxId]);
+      await runner.commitTransaction();
+      await enqueue();
+      const sub = await subscribing;
+      // The event is at or before the answered cursor (the client has it from before), and the
+      // subscription was not among its targets; a poll from the cursor does not give it either.
+      const poll = await c.request('events/poll', { name: 'message.received', cursor: sub.cursor, timeoutMs: 0 });
+      expect(poll.events.map((e: Result) => e.eventId)).not.toContain(`evt_${outboxId}`);
+      // The next event is delivered.
+      const live = await inboundSms(m, s.lines[0].address, partnerPhone(), 'after the subscribe');
+      await waitUntil(() => deliveriesAt('/race').some((r) => r.body.includes(live.messageId)), 'the live event delivered');
+      expect(deliveriesAt('/race').some((r) => r.body.includes(`"evt_${outboxId}"`))).toBe(false);
+      await c.request('events/unsubscribe', { id: sub.id });
+    } finally {
+      if (runner.isTransactionActive) await runner.rollbackTransaction();
+      await runner.release();
+      await c.close();
+    }
+  });
+
+  it("a subscription made with a poll's cursor is delivered every event after it once, then live ones; made again after it lapsed, again", async () => {
+    const r = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
+    const c = await connectModern(m.baseUrl, r.apiKey);
+    try {
+      const feed = { name: 'message.received', arguments: { mode: 'concise' } };
+      const start = await c.request('events/poll', { ...feed, cursor: null });
+      const sent = [];
+      for (const word of ['one', 'two', 'three']) sent.push(await inboundSms(m, r.lines[0].address, partnerPhone(), `before the subscribe: ${word}`));
+      const before = await waitUntil(async () => {
+        const page = await c.request('events/poll', { ...feed, cursor: start.cursor, timeoutMs: 0 });
+        return page.events.length === sent.length && page;
+      }, 'the three events in the feed');
+      const ids = before.events.map((e: Result) => e.eventId);
+
+      const secret = newSecret();
+      const params = { ...feed, delivery: { mode: 'webhook', url: `${base}/replay`, secret }, cursor: start.cursor };
+      const sub = await c.request('events/subscribe', params);
+      expect(sub.truncated).toBe(false);
+      // The answer's cursor is where deliveries start after: a poll from it gives the events replayed.
+      const fromAnswer = await c.request('events/poll', { ...feed, cursor: sub.cursor, timeoutMs: 0 });
+      expect(fromAnswer.events.map((e: Result) => e.eventId)).toEqual(ids);
+
+      const occurrences = () => deliveriesAt('/replay').map((d) => new Webhook(secret).verify(d.body, d.headers as Record<string, string>) as Result);
+      await waitUntil(() => occurrences().length >= ids.length, 'the replayed events delivered');
+      expect(occurrences().map((o) => o.eventId)).toEqual(expect.arrayContaining(ids));
+      // One row of the delivery engine per event, as fan-out makes them.
+      const made = await m.db.query(
+        `SELECT 'evt_' || d.source_event_id AS "eventId" FROM webhook_deliveries d JOIN event_subscriptions s ON s.endpoint_id = d.endpoint_id
+          WHERE s.id = $1 ORDER BY d.source_event_id`,
+        [sub.id],
+      );
+      expect(made.map((d: Result) => d.eventId)).toEqual(ids);
+
+      // Then the live ones; a refresh with the same cursor replays nothing (its deliveries exist).
+      const live = await inboundSms(m, r.lines[0].address, partnerPhone(), 'after the subscribe');
+      await waitUntil(() => occurrences().some((o) => o.data.data.message.id === live.messageId), 'the live event delivered');
+      const refreshed = await c.request('events/subscribe', params);
+      expect(refreshed).toMatchObject({ id: sub.id, truncated: false, deliveryStatus: { active: true } });
+      const all = [...ids, occurrences().find((o) => o.data.data.message.id === live.messageId)!.eventId];
+      await waitUntil(
+        async () =>
+          (
+            await m.db.query(
+              `SELECT count(*)::int AS n FROM webhook_deliveries d JOIN event_subscriptions s ON s.endpoint_id = d.endpoint_id WHERE s.id = $1 AND d.status = 'succeeded'`,
+              [sub.id],
+            )
+          )[0].n === all.length,
+        'every delivery succeeded',
+      );
+      expect(
+        occurrences()
+          .map((o) => o.eventId)
+          .sort(),
+      ).toEqual([...all].sort()); // each once
+
+      // Lapsed (expired, not swept yet, or swept): subscribing again with the first cursor replays all four, once each.
+      await m.db.query(`UPDATE event_subscriptions SET expires_at = now() - interval '1 second' WHERE id = $1`, [sub.id]);
+      const again = await c.request('events/subscribe', params);
+      expect(again).toMatchObject({ id: sub.id, truncated: false });
+      expect(again.deliveryStatus).toBeUndefined();
+      await waitUntil(() => occurrences().length >= 2 * all.length, 'the lapsed subscription replayed');
+      const counts = new Map<string, number>();
+      for (const o of occurrences()) counts.set(o.eventId, (counts.get(o.eventId) ?? 0) + 1);
+      expect(Object.fromEntries(counts)).toEqual(Object.fromEntries(all.map((id) => [id, 2])));
+      await c.request('events/unsubscribe', { id: sub.id });
+    } finally {
+      await c.close();
+    }
+  });
+
+  it(`a cursor with more than ${REPLAY_MAX} events after it replays nothing by webhook and answers truncated, with the head`, async () => {
+    const r = await createSession(m.admin, { lines: [] });
+    const c = await connectModern(m.baseUrl, r.apiKey);
+    try {
+      const feed = { name: 'contact.merged', arguments: {} };
+      const start = await c.request('events/poll', { ...feed, cursor: null });
+      const merged = () => ({
+        type: 'contact.merged' as const,
+        orgId: r.orgId,
+        lineId: null,
+        data: { contact: { id: randomUUID(), displayName: null, identities: [] }, mergedContactIds: [randomUUID()] },
+      });
+      await m.db.transaction((manager) => m.app.get(OutboxRepository).insert(manager, Array.from({ length: REPLAY_MAX + 1 }, merged)));
+      await m.app.get(OutboxRepository).notify();
+      await waitUntil(
+        async () =>
+          (await m.db.query(`SELECT count(*)::int AS n FROM outbox_events WHERE org_id = $1 AND feed_position IS NOT NULL`, [r.orgId]))[0].n === REPLAY_MAX + 1,
+        'the events relayed',
+      );
+      const sub = await c.request('events/subscribe', {
+        ...feed,
+        delivery: { mode: 'webhook', url: `${base}/too-many`, secret: newSecret() },
+        cursor: start.cursor,
+      });
+      expect(sub.truncated).toBe(true);
+      expect((await c.request('events/poll', { ...feed, cursor: sub.cursor, timeoutMs: 0 })).events).toEqual([]);
+      expect(
+        await m.db.query(`SELECT 1 FROM webhook_deliveries d JOIN event_subscriptions s ON s.endpoint_id = d.endpoint_id WHERE s.id = $1`, [sub.id]),
+      ).toEqual([]);
+      // The client fetches them with events/poll from its own cursor.
+      expect((await c.request('events/poll', { ...feed, cursor: start.cursor, timeoutMs: 0, maxEvents: 100 })).hasMore).toBe(true);
+      await c.request('events/unsubscribe', { id: sub.id });
+    } finally {
+      await c.close();
+    }
+  });
+
+  it("a delivery's cursor is a watermark: while an earlier event is retried it stays before that event; once it succeeds, past both", async () => {
+    const r = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
+    const c = await connectModern(m.baseUrl, r.apiKey);
+    const tag = randomBytes(4).toString('hex');
+    let holdFirst = true;
+    const previous = receiver.respond;
+    // Event 1 is answered 500 (retried) until told otherwise; everything else as usual.
+    receiver.respond = (req) =>
+      req.url === '/watermark' && holdFirst && req.body.includes(`${tag} one`) && !req.body.includes('"type":"verification"')
+        ? { status: 500, body: 'not yet', headers: { 'content-type': 'text/plain' } }
+        : answer(req);
+    try {
+      const feed = { name: 'message.received', arguments: { mode: 'concise' } };
+      const secret = newSecret();
+      const sub = await c.request('events/subscribe', { ...feed, delivery: { mode: 'webhook', url: `${base}/watermark`, secret } });
+      const bodies = (word: string) =>
+        deliveriesAt('/watermark')
+          .filter((d) => d.body.includes(`${tag} ${word}`))
+          .map((d) => new Webhook(secret).verify(d.body, d.headers as Record<string, string>) as Result);
+      await inboundSms(m, r.lines[0].address, partnerPhone(), `${tag} one`);
+      await waitUntil(
+        async () =>
+          (
+            await m.db.query(
+              `SELECT 1 FROM webhook_deliveries d JOIN event_subscriptions s ON s.endpoint_id = d.endpoint_id WHERE s.id = $1 AND d.status = 'retrying'`,
+              [sub.id],
+            )
+          ).length === 1,
+        'event 1 answered 500 and waiting for its retry',
+      );
+      const first = bodies('one')[0].eventId;
+      await inboundSms(m, r.lines[0].address, partnerPhone(), `${tag} two`);
+      const [second] = await waitUntil(() => bodies('two').length > 0 && bodies('two'), 'event 2 delivered');
+      // Event 2's cursor, given to events/poll, gives event 1 (then 2): persisting it skips nothing.
+      const fromSecond = await c.request('events/poll', { ...feed, cursor: second.cursor, timeoutMs: 0 });
+      expect(fromSecond.events.map((e: Result) => e.eventId)).toEqual([first, second.eventId]);
+      // A refresh answers the same watermark.
+      const refreshed = await c.request('events/subscribe', { ...feed, delivery: { mode: 'webhook', url: `${base}/watermark`, secret } });
+      expect((await c.request('events/poll', { ...feed, cursor: refreshed.cursor, timeoutMs: 0 })).events.map((e: Result) => e.eventId)).toEqual([
+        first,
+        second.eventId,
+      ]);
+
+      // Event 1 succeeds on a retry: its cursor is past both.
+      holdFirst = false;
+      await waitUntil(
+        async () =>
+          (
+            await m.db.query(
+              `SELECT 1 FROM webhook_deliveries d JOIN event_subscriptions s ON s.endpoint_id = d.endpoint_id WHERE s.id = $1 AND d.status = 'succeeded'`,
+              [sub.id],
+            )
+          ).length === 2,
+        'event 1 succeeded on a retry',
+      );
+      const retried = bodies('one').at(-1)!;
+      expect(retried.eventId).toBe(first);
+      expect((await c.request('events/poll', { ...feed, cursor: retried.cursor, timeoutMs: 0 })).events).toEqual([]);
+      await c.request('events/unsubscribe', { id: sub.id });
+    } finally {
+      receiver.respond = previous;
       await c.close();
     }
   });
