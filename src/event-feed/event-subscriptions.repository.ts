@@ -37,6 +37,14 @@ export interface SubscriptionState {
   expiresAt: Date;
 }
 
+/** A subscription the sweep deleted: expired, or (`revoked`) live but its credential gone. */
+export interface EndedSubscription {
+  id: string;
+  url: string;
+  secretSealed: string;
+  revoked: boolean;
+}
+
 /**
  * The SQL of MCP Events subscriptions (docs/decisions.md, "Event subscriptions ride on endpoint
  * rows"). Every read and write names the credential: a subscription is only ever found by the
@@ -149,19 +157,20 @@ export class EventSubscriptionsRepository {
 
   /**
    * Deletes up to `limit` subscriptions that expired, or whose credential is gone (a revoked key, a
-   * disconnected app), with their endpoint rows and deliveries; answers how many.
+   * disconnected app), with their endpoint rows and deliveries; answers which.
    */
-  async deleteEnded(limit: number): Promise<number> {
-    const [rows] = await queryNamed<[Array<{ id: string }>, number]>(
+  async deleteEnded(limit: number): Promise<EndedSubscription[]> {
+    const [rows] = await queryNamed<[EndedSubscription[], number]>(
       this.dataSource.manager,
-      `DELETE FROM webhook_endpoints e WHERE e.id IN (
-         SELECT s.endpoint_id FROM event_subscriptions s
+      `WITH ended AS (
+         SELECT s.endpoint_id, s.id, s.expires_at > now() AS revoked FROM event_subscriptions s
           WHERE s.expires_at <= now()
              OR NOT EXISTS (SELECT 1 FROM api_keys k WHERE k.id = s.key_id) AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.id = s.key_id)
           LIMIT :limit)
-       RETURNING e.id`,
+       DELETE FROM webhook_endpoints e USING ended WHERE e.id = ended.endpoint_id
+       RETURNING ended.id, e.url, e.secret_sealed AS "secretSealed", ended.revoked`,
       { limit },
     );
-    return rows.length;
+    return rows;
   }
 }

@@ -16,11 +16,11 @@ import { USER_AGENT } from '../delivery/delivery-attempts.service';
 import { BackgroundWork, WORKER_ROLES } from '../queue/background-work';
 import { symmetricKey } from '../sdk';
 import { UrlPolicy } from '../webhooks/url-policy/url-policy';
-import { FeedRefusal } from './event-feed.errors';
+import { draftErrorOf, FeedRefusal } from './event-feed.errors';
 import { EventFeedRepository } from './event-feed.repository';
 import { EventFeedService, optionalInteger, requirePermission, Subscription } from './event-feed.service';
 import { SUBSCRIPTION_ID_HEADER } from './event-subscription-delivery';
-import { EventSubscriptionsRepository, SubscriptionState } from './event-subscriptions.repository';
+import { EndedSubscription, EventSubscriptionsRepository, SubscriptionState } from './event-subscriptions.repository';
 
 /** A `whsec_` secret's key: 24 to 64 bytes (192 to 512 bits), as the draft asks of a client's secret. */
 const SECRET_PATTERN = /^whsec_[A-Za-z0-9+/]+={0,2}$/;
@@ -29,6 +29,8 @@ const MAX_SECRET_BYTES = 64;
 /** How long the callback's verification answer may take (the draft's callback verification). */
 export const VERIFY_TIMEOUT_MS = 5_000;
 const SWEEP_BATCH = 500;
+/** `terminated` notices the sweep sends at once. */
+const TERMINATED_AT_ONCE = 10;
 /**
  * The most events a subscribe with a cursor replays by webhook. Past it nothing is replayed and the
  * answer is truncated: so many are a backlog for events/poll (100 a call, from the client's cursor),
@@ -262,8 +264,42 @@ export class EventSubscriptionsService implements OnModuleInit {
   /** Deletes subscriptions that expired or whose credential is gone; how many. */
   async sweep(): Promise<number> {
     let total = 0;
-    for (let n = SWEEP_BATCH; n === SWEEP_BATCH; total += n) n = await this.repository.deleteEnded(SWEEP_BATCH);
+    for (let n = SWEEP_BATCH; n === SWEEP_BATCH; total += n) {
+      const ended = await this.repository.deleteEnded(SWEEP_BATCH);
+      n = ended.length;
+      const revoked = ended.filter((e) => e.revoked);
+      for (let i = 0; i < revoked.length; i += TERMINATED_AT_ONCE)
+        await Promise.all(revoked.slice(i, i + TERMINATED_AT_ONCE).map((e) => this.sendTerminated(e)));
+    }
     return total;
+  }
+
+  /**
+   * The draft's `terminated` envelope to a subscription deleted because its credential is gone (a
+   * revoked key, a disconnected app): signed and headed like a delivery, sent once (no retry: the
+   * subscription no longer exists), so the client learns it must not wait for more. Expiry sends
+   * none: the client stopped refreshing. Whatever happens is only logged.
+   */
+  private async sendTerminated(ended: EndedSubscription): Promise<void> {
+    const refusal = new FeedRefusal('forbidden', 'the credential of this subscription was revoked; it no longer exists', { reason: 'access_revoked' });
+    const body = JSON.stringify({ type: 'terminated', error: draftErrorOf(refusal) });
+    try {
+      const checked = await this.urlPolicy.check(ended.url);
+      const secret = this.secrets.open(ended.secretSealed);
+      const headers = signatureHeaders(body, `msg_terminated_${randomBytes(12).toString('hex')}`, Math.floor(Date.now() / 1000), {
+        legacySecrets: [],
+        standardKeys: [{ version: 'v1', secret: symmetricKey(secret) }],
+      });
+      await this.sender.send({
+        url: checked.url,
+        address: checked.addresses[0],
+        body,
+        timeoutMs: VERIFY_TIMEOUT_MS,
+        headers: { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...headers, [SUBSCRIPTION_ID_HEADER]: ended.id },
+      });
+    } catch (error) {
+      this.logger.warn(`the terminated notice of an event subscription was not sent: ${(error as Error).message}`);
+    }
   }
 
   /** One of the credential's verifications of a new callback URL (EVENT_SUBSCRIPTION_VERIFICATIONS_LIMIT), or the draft's ResourceExhausted. */

@@ -1,7 +1,7 @@
 import { Caller } from '../auth/caller';
-import { FeedRefusal, FeedRefusalKind } from '../event-feed/event-feed.errors';
+import { draftErrorOf, FeedRefusal } from '../event-feed/event-feed.errors';
 import { EventFeedService, PollRequest } from '../event-feed/event-feed.service';
-import { INVALID_PARAMS, JsonRpcError } from './json-rpc';
+import { JsonRpcError } from './json-rpc';
 
 /** The MCP Events extension's identifier (capabilities.extensions) in revision 2026-07-28's naming. */
 export const EVENTS_EXTENSION = 'io.modelcontextprotocol/events';
@@ -14,20 +14,6 @@ export const EVENTS_EXTENSION = 'io.modelcontextprotocol/events';
 export const EVENTS_CAPABILITIES = {
   events: { listChanged: false },
   extensions: { [EVENTS_EXTENSION]: { listChanged: false } },
-};
-
-/**
- * The draft's error codes (design sketch, "Error Codes"); the message is the draft's name, the
- * refusal's own words go in `data.detail` beside its typed data. -32015 (CallbackEndpointError)
- * is webhook mode's (events/subscribe, mcp-event-subscriptions.ts).
- */
-const CODES: Record<FeedRefusalKind, { code: number; name: string }> = {
-  invalid: { code: INVALID_PARAMS, name: 'InvalidParams' },
-  not_found: { code: -32011, name: 'NotFound' },
-  forbidden: { code: -32012, name: 'Forbidden' },
-  exhausted: { code: -32013, name: 'ResourceExhausted' },
-  unsupported: { code: -32014, name: 'Unsupported' },
-  callback: { code: -32015, name: 'CallbackEndpointError' },
 };
 
 /** A feed refusal as the draft's JSON-RPC error; anything else as it is. */
@@ -54,6 +40,6 @@ export async function answerEvents(
 
 /** A refusal of the feed as the draft's JSON-RPC error (events/stream's `terminated` carries it too). */
 export function rpcErrorOf(refusal: FeedRefusal): JsonRpcError {
-  const { code, name } = CODES[refusal.kind];
-  return new JsonRpcError(code, `${name}: ${refusal.message}`, { ...refusal.data, detail: refusal.message });
+  const { code, message, data } = draftErrorOf(refusal);
+  return new JsonRpcError(code, message, data);
 }

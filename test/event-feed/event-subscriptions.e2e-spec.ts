@@ -437,7 +437,8 @@ describe('event subscriptions: events/subscribe and events/unsubscribe (webhook 
       await waitUntil(async () => (await rows(short.id)) === 0, 'the expired subscription swept');
       const sms = await inboundSms(m, s.lines[1].address, partnerPhone(), 'after the short one expired');
       await waitUntil(() => deliveriesAt('/long').some((r) => r.body.includes(sms.messageId)), 'the live subscription delivered');
-      expect(deliveriesAt('/short')).toEqual([]);
+      // Nothing at all after the challenge: an expired subscription gets no terminated notice (its client stopped refreshing).
+      expect(at('/short').map((r) => (JSON.parse(r.body) as { type?: string }).type)).toEqual(['verification']);
       // Unsubscribe by what it was made with (name, arguments, delivery.url) instead of its id.
       await c.request('events/unsubscribe', { name: 'message.received', delivery: { url: `${base}/long` } });
       expect(await rows(long.id)).toBe(0);
@@ -466,10 +467,11 @@ describe('event subscriptions: events/subscribe and events/unsubscribe (webhook 
     const key = (await m.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'subscriber', channelAccess: { mode: 'ALL' }, permissions: ['webhooks'] }))
       .body;
     const c = await connectModern(m.baseUrl, key.key);
+    const secret = newSecret();
     try {
       const sub = await c.request('events/subscribe', {
         name: 'message.received',
-        delivery: { mode: 'webhook', url: `${base}/narrowed`, secret: newSecret() },
+        delivery: { mode: 'webhook', url: `${base}/narrowed`, secret },
       });
       const first = await inboundSms(m, s.lines[0].address, partnerPhone(), 'before narrowing');
       await waitUntil(() => deliveriesAt('/narrowed').some((r) => r.body.includes(first.messageId)), 'delivered while the key allows the line');
@@ -494,6 +496,18 @@ describe('event subscriptions: events/subscribe and events/unsubscribe (webhook 
       // Revoked: the sweep deletes the subscription.
       expect((await m.admin.delete(`/admin/api-keys/${key.id}`)).status).toBeLessThan(300);
       await waitUntil(async () => (await rows(sub.id)) === 0, "the revoked key's subscription swept");
+      // And says so to the URL, once: the draft's terminated envelope, signed with the client's secret.
+      const [notice] = await waitUntil(() => {
+        const found = at('/narrowed').filter((r) => r.body.includes('"type":"terminated"'));
+        return found.length > 0 && found;
+      }, 'the terminated envelope');
+      expect(new Webhook(secret).verify(notice.body, notice.headers as Record<string, string>)).toEqual({
+        type: 'terminated',
+        error: { code: -32012, message: expect.stringMatching(/^Forbidden: /), data: expect.objectContaining({ reason: 'access_revoked' }) },
+      });
+      expect(notice.headers['x-mcp-subscription-id']).toBe(sub.id);
+      expect(notice.headers['webhook-id']).toMatch(/^msg_terminated_[0-9a-f]{24}$/);
+      expect(at('/narrowed').filter((r) => r.body.includes('"type":"terminated"'))).toHaveLength(1);
     } finally {
       await c.close().catch(() => undefined);
     }

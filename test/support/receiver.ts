@@ -93,12 +93,16 @@ export class TestReceiver {
   }
 
   private check(req: ReceivedRequest): void {
-    // An MCP Events subscription's delivery carries the envelope as its occurrence's `data` (its verification challenge carries none).
-    const occurrence = req.headers['x-mcp-subscription-id'] !== undefined && !req.body.includes('"type":"verification"');
-    if (req.headers['x-service-event-type'] === undefined && !occurrence) return;
+    // An MCP Events subscription's delivery carries the envelope as its occurrence's `data`; a body
+    // with a top-level `type` is one of the draft's control envelopes (verification, terminated, gap).
+    const subscription = req.headers['x-mcp-subscription-id'] !== undefined;
+    if (req.headers['x-service-event-type'] === undefined && !subscription) return;
     try {
-      if (occurrence) validatedOccurrence(JSON.parse(req.body) as Record<string, unknown>, true);
-      else validatedEnvelope(req.body);
+      if (subscription) {
+        const body = JSON.parse(req.body) as Record<string, unknown>;
+        if ('type' in body) controlEnvelope(body);
+        else validatedOccurrence(body, true);
+      } else validatedEnvelope(req.body);
     } catch (error) {
       this.schemaErrors.push(`${req.method} ${req.url}: ${(error as Error).message}`);
     }
@@ -110,4 +114,19 @@ export class TestReceiver {
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
     this.assertSchemas();
   }
+}
+
+/** The draft's control envelopes of webhook mode ("Non-event webhook bodies"), exactly: a drift throws. */
+function controlEnvelope(body: Record<string, unknown>): void {
+  const keys = Object.keys(body).sort().join(',');
+  const error = body.error as Record<string, unknown> | undefined;
+  const valid =
+    (body.type === 'verification' && keys === 'challenge,type' && typeof body.challenge === 'string') ||
+    (body.type === 'gap' && keys === 'cursor,type' && typeof body.cursor === 'string') ||
+    (body.type === 'terminated' &&
+      keys === 'error,type' &&
+      typeof error?.code === 'number' &&
+      typeof error?.message === 'string' &&
+      typeof error?.data === 'object');
+  if (!valid) throw new Error(`not one of the draft's control envelopes: ${JSON.stringify(body).slice(0, 200)}`);
 }
