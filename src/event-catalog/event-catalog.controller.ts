@@ -1,7 +1,8 @@
-import { Controller, Get, NotFoundException, Param, Res } from '@nestjs/common';
+import { Controller, Get, Param, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
 import { Public } from '../auth/auth.decorators';
+import { NotFoundError } from '../common/errors';
 import { EVENT_KINDS, EventKind } from '../events/event-kinds';
 import { PayloadMode } from '../webhooks/webhook.types';
 import { ASYNCAPI_PATH } from './asyncapi-document';
@@ -42,9 +43,14 @@ export class EventCatalogController {
   }
 }
 
+/** The kind and mode of a path, or a 404 naming the segment at fault (the value echoed at most 80 characters long). */
 function known(kind: string, mode: string): [EventKind, PayloadMode] {
-  if (!(EVENT_KINDS as readonly string[]).includes(kind)) throw new NotFoundException(`kind: no event kind "${kind}"; one of ${EVENT_KINDS.join(', ')}`);
-  if (!(PAYLOAD_MODES as readonly string[]).includes(mode)) throw new NotFoundException(`mode: no payload mode "${mode}"; one of ${PAYLOAD_MODES.join(', ')}`);
+  if (!(EVENT_KINDS as readonly string[]).includes(kind)) {
+    throw new NotFoundError(`no event kind ${JSON.stringify(kind.slice(0, 80))}; one of ${EVENT_KINDS.join(', ')}`, 'kind');
+  }
+  if (!(PAYLOAD_MODES as readonly string[]).includes(mode)) {
+    throw new NotFoundError(`no payload mode ${JSON.stringify(mode.slice(0, 80))}; one of ${PAYLOAD_MODES.join(', ')}`, 'mode');
+  }
   return [kind as EventKind, mode as PayloadMode];
 }
 

@@ -64,10 +64,22 @@ export class EventFeedController {
 /** The name of a parameter as this route takes it, for one the service named by its events/poll name. */
 const PARAMETER_NAMES: Record<string, string> = { name: 'type', maxEvents: 'limit', timeoutMs: 'wait' };
 
+/**
+ * `message` with the parameter `from` called `to`: whole words only, and never inside a quoted
+ * value (the caller's own input, echoed as JSON, stays as it was given).
+ */
+function renamed(message: string, from: string, to: string): string {
+  const word = new RegExp(`\\b${from}\\b`, 'g');
+  return message
+    .split(/("(?:[^"\\]|\\.)*")/)
+    .map((part, i) => (i % 2 === 1 ? part : part.replace(word, to)))
+    .join('');
+}
+
 function httpErrorOf(refusal: FeedRefusal): DomainError {
   const named = typeof refusal.data.field === 'string' ? refusal.data.field.replace(/^arguments\./, '') : undefined;
   const field = named === undefined ? undefined : (PARAMETER_NAMES[named] ?? named);
-  const message = field && named && field !== named ? refusal.message.replaceAll(named, field) : refusal.message;
+  const message = field && named && field !== named ? renamed(refusal.message, named, field) : refusal.message;
   switch (refusal.kind) {
     case 'not_found':
       return new NotFoundError(message, field);

@@ -6,6 +6,7 @@ import { Caller } from '../auth/caller';
 import { concerns, CredentialChanges } from '../auth/credential-changes';
 import { KeyPermission } from '../auth/key-permissions';
 import { AttachmentUrls } from '../common/attachment-urls';
+import { findIllFormed } from '../common/well-formed';
 import { describeArgumentError, argumentValidator } from '../common/tools/tool-arguments';
 import { buildEventData } from '../delivery/payloads';
 import { EventCatalog } from '../event-catalog/event-catalog.service';
@@ -126,7 +127,7 @@ export class EventFeedService {
    */
   async poll(caller: Caller, request: PollRequest, options: { signal?: AbortSignal; allKinds?: boolean } = {}): Promise<PollResult> {
     const { signal } = options;
-    requirePermission(caller); // first: a credential that may not receive events learns nothing more
+    admitted(caller, request); // first: a credential that may not receive events learns nothing more
     const subscription = this.subscriptionOf(request, options.allKinds ?? false);
     const maxAgeMs = optionalInteger(request.maxAgeMs, 'maxAgeMs', 0, Number.MAX_SAFE_INTEGER);
     const maxEvents = optionalInteger(request.maxEvents, 'maxEvents', 1, MAX_EVENTS) ?? DEFAULT_MAX_EVENTS;
@@ -249,7 +250,7 @@ export class EventFeedService {
     if (request.name === undefined && allKinds) return this.checkedArguments(null, request.arguments);
     if (typeof request.name !== 'string') throw FeedRefusal.invalid('name', 'name must be the name of an event kind (events/list)');
     if (!this.validators.has(request.name as EventKind)) {
-      throw new FeedRefusal('not_found', `no event kind is named ${JSON.stringify(request.name).slice(0, 80)}; events/list names them`, {
+      throw new FeedRefusal('not_found', `no event kind is named ${JSON.stringify(request.name.slice(0, 80))}; events/list names them`, {
         kind: 'event',
         field: 'name',
       });
@@ -282,8 +283,21 @@ export class EventFeedService {
   }
 }
 
-/** The one check of every way in: a credential without the `webhooks` permission receives no events. */
-export function requirePermission(caller: Caller): void {
+/**
+ * The one check of every way in (poll, stream, subscribe, unsubscribe), before anything else: a
+ * credential without the `webhooks` permission receives no events; then no string of the request
+ * (names, arguments, URLs, ids, at any depth) may hold U+0000 or a lone surrogate, which the
+ * database would refuse mid-read: refused naming where it is. (The HTTP feed's query is checked
+ * by the global request check too.)
+ */
+export function admitted(caller: Caller, request: unknown): void {
+  requirePermission(caller);
+  const illFormed = findIllFormed(request);
+  if (illFormed) throw FeedRefusal.invalid(illFormed.path || 'params', illFormed.message);
+}
+
+/** A credential without the `webhooks` permission receives no events. */
+function requirePermission(caller: Caller): void {
   if (!caller.permissions.includes(FEED_PERMISSION)) {
     throw new FeedRefusal('forbidden', `receiving events needs the ${FEED_PERMISSION} permission, which this credential does not have`, {
       reason: 'missing_permission',

@@ -6,16 +6,7 @@ import { APP_CONFIG } from '../config/config.module';
 import { EventStreamEndReason, ServiceMetrics } from '../ops/metrics/service-metrics';
 import { FeedRefusal } from './event-feed.errors';
 import { EventFeedRepository, FeedRow } from './event-feed.repository';
-import {
-  EventFeedService,
-  EventOccurrence,
-  FEED_PERMISSION,
-  optionalInteger,
-  PollRequest,
-  requirePermission,
-  Subscription,
-  waitFirst,
-} from './event-feed.service';
+import { EventFeedService, EventOccurrence, FEED_PERMISSION, optionalInteger, PollRequest, admitted, Subscription, waitFirst } from './event-feed.service';
 import { readSpan } from './feed-span';
 import { FeedWakes } from './feed-wakes';
 
@@ -119,7 +110,7 @@ export class EventStreams implements BeforeApplicationShutdown {
 
   /** Every check of the request, before a stream opens: a refusal is the request's error and no stream is opened. */
   check(caller: Caller, request: StreamRequest): CheckedStream {
-    requirePermission(caller);
+    admitted(caller, request);
     const subscription = this.feed.subscriptionOf(request, false);
     const maxAgeMs = optionalInteger(request.maxAgeMs, 'maxAgeMs', 0, Number.MAX_SAFE_INTEGER);
     const cursor = request.cursor;

@@ -64,12 +64,15 @@ describe('the event catalog is served without credentials, cacheable', () => {
   });
 
   it.each([
-    ['/events/schemas/message.deleted/concise', 'kind: no event kind "message.deleted"'],
-    ['/events/schemas/message.received/brief', 'mode: no payload mode "brief"'],
-    ['/events/schemas/message.received/brief/data', 'mode: no payload mode "brief"'],
-  ])('GET %s is 404 naming the field', async (path, message) => {
+    ['/events/schemas/message.deleted/concise', 'kind', 'no event kind "message.deleted"'],
+    ['/events/schemas/message.received/brief', 'mode', 'no payload mode "brief"'],
+    ['/events/schemas/message.received/brief/data', 'mode', 'no payload mode "brief"'],
+    [`/events/schemas/${'x'.repeat(3000)}/concise`, 'kind', `no event kind "${'x'.repeat(80)}"; one of`],
+  ])('GET %s is 404 naming the field', async (path, field, message) => {
     const res = await t.http().get(path);
     expect(res.status).toBe(404);
+    expect(res.body.field).toBe(field);
     expect(res.body.message).toContain(message);
+    expect(res.body.message.length).toBeLessThan(400);
   });
 });

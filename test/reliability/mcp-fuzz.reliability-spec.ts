@@ -3,7 +3,7 @@ import { request } from 'undici';
 import { ADMIN_TOKEN, INGEST_TOKEN } from '../support/test-env';
 import { agent, createTenant, ingestSms, json, rpc, send, Tenant, toolOk } from './support/clients';
 import { startStack, Stack } from './support/fixture';
-import { deepNesting, deepNestingFigure, errorLinesOf, forgedCursors, holdsIllFormed } from './support/hostile-input';
+import { deepNesting, deepNestingFigure, errorLinesOf, forgedCursors, holdsIllFormed, hostileString } from './support/hostile-input';
 import { fmt, ResultBuilder, tally } from './support/results';
 import { Hints, JsonSchema, objectFor } from './support/schema-arbitrary';
 
@@ -26,6 +26,11 @@ import { Hints, JsonSchema, objectFor } from './support/schema-arbitrary';
  * body (MCP-Protocol-Version, Mcp-Method, Mcp-Name), as the v2 client sends them and broken one way
  * at a time, and `server/discover`. (subscriptions/listen answers a stream that stays open: it has
  * tests of its own.)
+ *
+ * Issue 43 adds the MCP Events methods (events/list, events/poll, events/subscribe,
+ * events/unsubscribe) with hostile names, filters, cursors, secrets and ids: a review found
+ * U+0000 in a filter answered -32603 and an unpadded whsec_ secret crashing subscribe; each must
+ * be a -32602 naming the field. (events/stream answers a stream: it has tests of its own.)
  */
 const RUNS = Number(process.env.RELIABILITY_FUZZ_RUNS ?? 10_000);
 const SEED = Number(process.env.RELIABILITY_FUZZ_SEED ?? Date.now() % 2 ** 31);
@@ -184,8 +189,46 @@ describe('reliability: fuzzing POST /api/mcp', () => {
       },
       { arbitrary: anyArgs, weight: 1 },
     );
+    // The MCP Events methods' params: names, filters, cursors, secrets and ids, often hostile; never
+    // a callback URL the service would verify (each is refused by the URL rules) and never a cursor
+    // of ours (no poll waits).
+    const hostileOr = <T>(ok: fc.Arbitrary<T>) => fc.oneof({ arbitrary: ok, weight: 2 }, { arbitrary: hostileString, weight: 1 });
+    const eventsParams = fc.record(
+      {
+        name: hostileOr(fc.constantFrom('message.received', 'message.sent', 'contact.merged', 'message.deleted', '__proto__')),
+        arguments: fc.oneof(
+          fc.record(
+            {
+              line: hostileOr(fc.uuid()),
+              thread: hostileOr(fc.uuid()),
+              label: hostileOr(fc.string({ maxLength: 120 })),
+              direction: hostileOr(fc.constantFrom('INBOUND', 'OUTBOUND', 'UP')),
+              mode: fc.constantFrom('concise', 'verbose', 'loud'),
+            },
+            { requiredKeys: [] },
+          ),
+          anyArgs,
+        ),
+        cursor: fc.oneof(fc.constant(null), hostileOr(fc.constantFrom('ecur2_AAAA', 'ecur1_', 'garbage', ''))),
+        timeoutMs: fc.constantFrom(0, -1, 1.5, '10', 1e20),
+        maxEvents: fc.constantFrom(1, 0, 101, 'x'),
+        maxAgeMs: fc.constantFrom(0, -5, 'a week', 1e300),
+        delivery: fc.record(
+          {
+            mode: fc.constantFrom('webhook', 'push', 7),
+            url: hostileOr(fc.constantFrom('ftp://example.com/h', 'http://10.0.0.1/h', 'https://169.254.169.254/h', 'not a url')),
+            secret: hostileOr(fc.constantFrom('whsec_abc', `whsec_${'A'.repeat(43)}`, `whsec_${'A'.repeat(44)}`, 'plain')),
+          },
+          { requiredKeys: [] },
+        ),
+        ttlMs: fc.constantFrom(1, 0, 'long', 86_400_000),
+        id: hostileOr(fc.string({ maxLength: 40 })),
+      },
+      { requiredKeys: [] },
+    );
     const method = fc.oneof(
       { arbitrary: fc.constant('tools/call'), weight: 10 },
+      { arbitrary: fc.constantFrom('events/list', 'events/poll', 'events/subscribe', 'events/unsubscribe'), weight: 3 },
       {
         arbitrary: fc.constantFrom(
           'initialize',
@@ -211,6 +254,7 @@ describe('reliability: fuzzing POST /api/mcp', () => {
           method,
           params: fc.oneof(
             { arbitrary: toolCall, weight: 6 },
+            { arbitrary: eventsParams, weight: 3 },
             { arbitrary: fc.record({ protocolVersion: fc.constantFrom('2025-11-25', '2025-06-18', '1999-01-01', 7) }), weight: 1 },
             { arbitrary: anyArgs, weight: 1 },
           ),
