@@ -3,7 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { createMessagingTestApp, inboundSms, MessagingTestApp, partnerPhone } from '../support/messaging-hooks';
 import { connectLegacy, connectModern, EventsClient, refusal, Result } from '../support/mcp-events-clients';
 import { toolOk } from '../support/mcp';
-import { ReceivedRequest, TestReceiver } from '../support/receiver';
+import { Answer, challengeEcho, ReceivedRequest, TestReceiver } from '../support/receiver';
 import { createSession, Session } from '../support/session';
 import { waitUntil } from '../support/wait';
 import { FAN_OUT_LOCK_KEY } from '../../src/delivery/fan-out-lock.sql';
@@ -19,13 +19,22 @@ function newSecret(bytes = 32): string {
 }
 
 /** The receiver's answer: the draft's verification challenge echoed (unless the path says otherwise), 200 to every delivery. */
-function answer(req: ReceivedRequest): { status: number; body: string; headers: Record<string, string> } {
+function answer(req: ReceivedRequest): Answer {
   const json = { 'content-type': 'application/json' };
   if (!req.body.includes('"type":"verification"'))
     return req.url.startsWith('/flaky') ? { status: 500, body: 'nope', headers: json } : { status: 200, body: 'ok', headers: json };
   if (req.url.startsWith('/fails')) return { status: 503, body: 'down', headers: json };
   if (req.url.startsWith('/wrong')) return { status: 200, body: JSON.stringify({ challenge: 'not-it' }), headers: json };
-  return { status: 200, body: JSON.stringify({ challenge: (JSON.parse(req.body) as { challenge: string }).challenge }), headers: json };
+  return challengeEcho(req)!;
+}
+
+/** How many of the subscription's deliveries are in `status` (any status when undefined), as the delivery log has them. */
+async function deliveriesIn(t: MessagingTestApp, subscriptionId: string, status?: string): Promise<number> {
+  const rows = await t.db.query(
+    `SELECT 1 FROM webhook_deliveries d JOIN event_subscriptions s ON s.endpoint_id = d.endpoint_id WHERE s.id = $1 AND ($2::text IS NULL OR d.status = $2)`,
+    [subscriptionId, status ?? null],
+  );
+  return rows.length;
 }
 
 /**
@@ -107,16 +116,7 @@ describe('event subscriptions: events/subscribe and events/unsubscribe (webhook 
       const after = await c.request('events/poll', { name: 'message.received', arguments: { mode: 'concise' }, cursor: verified.cursor, timeoutMs: 0 });
       expect(after.events).toEqual([]);
       // The delivery went through the engine's log, on the subscription's endpoint row (hidden from webhook tools).
-      await waitUntil(
-        async () =>
-          (
-            await m.db.query(
-              `SELECT 1 FROM webhook_deliveries d JOIN event_subscriptions s ON s.endpoint_id = d.endpoint_id WHERE s.id = $1 AND d.status = 'succeeded'`,
-              [sub.id],
-            )
-          ).length === 1,
-        'the delivery logged as succeeded',
-      );
+      await waitUntil(async () => (await deliveriesIn(m, sub.id, 'succeeded')) === 1, 'the delivery logged as succeeded');
 
       // A refresh: same id, later refreshBefore, the delivery status; no second challenge.
       const challenges = at(path).length - deliveriesAt(path).length;
@@ -346,9 +346,7 @@ describe('event subscriptions: events/subscribe and events/unsubscribe (webhook 
       });
       expect(sub.truncated).toBe(true);
       expect((await c.request('events/poll', { ...feed, cursor: sub.cursor, timeoutMs: 0 })).events).toEqual([]);
-      expect(
-        await m.db.query(`SELECT 1 FROM webhook_deliveries d JOIN event_subscriptions s ON s.endpoint_id = d.endpoint_id WHERE s.id = $1`, [sub.id]),
-      ).toEqual([]);
+      expect(await deliveriesIn(m, sub.id)).toBe(0);
       // The client fetches them with events/poll from its own cursor.
       expect((await c.request('events/poll', { ...feed, cursor: start.cursor, timeoutMs: 0, maxEvents: 100 })).hasMore).toBe(true);
       await c.request('events/unsubscribe', { id: sub.id });
@@ -377,16 +375,7 @@ describe('event subscriptions: events/subscribe and events/unsubscribe (webhook 
           .filter((d) => d.body.includes(`${tag} ${word}`))
           .map((d) => new Webhook(secret).verify(d.body, d.headers as Record<string, string>) as Result);
       await inboundSms(m, r.lines[0].address, partnerPhone(), `${tag} one`);
-      await waitUntil(
-        async () =>
-          (
-            await m.db.query(
-              `SELECT 1 FROM webhook_deliveries d JOIN event_subscriptions s ON s.endpoint_id = d.endpoint_id WHERE s.id = $1 AND d.status = 'retrying'`,
-              [sub.id],
-            )
-          ).length === 1,
-        'event 1 answered 500 and waiting for its retry',
-      );
+      await waitUntil(async () => (await deliveriesIn(m, sub.id, 'retrying')) === 1, 'event 1 answered 500 and waiting for its retry');
       const first = bodies('one')[0].eventId;
       await inboundSms(m, r.lines[0].address, partnerPhone(), `${tag} two`);
       const [second] = await waitUntil(() => bodies('two').length > 0 && bodies('two'), 'event 2 delivered');
@@ -402,16 +391,7 @@ describe('event subscriptions: events/subscribe and events/unsubscribe (webhook 
 
       // Event 1 succeeds on a retry: its cursor is past both.
       holdFirst = false;
-      await waitUntil(
-        async () =>
-          (
-            await m.db.query(
-              `SELECT 1 FROM webhook_deliveries d JOIN event_subscriptions s ON s.endpoint_id = d.endpoint_id WHERE s.id = $1 AND d.status = 'succeeded'`,
-              [sub.id],
-            )
-          ).length === 2,
-        'event 1 succeeded on a retry',
-      );
+      await waitUntil(async () => (await deliveriesIn(m, sub.id, 'succeeded')) === 2, 'event 1 succeeded on a retry');
       const retried = bodies('one').at(-1)!;
       expect(retried.eventId).toBe(first);
       expect((await c.request('events/poll', { ...feed, cursor: retried.cursor, timeoutMs: 0 })).events).toEqual([]);

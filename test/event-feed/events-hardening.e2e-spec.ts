@@ -5,7 +5,7 @@ import { getEvents } from '../support/event-feed';
 import { rpc } from '../support/mcp';
 import { modernRpc } from '../support/mcp-modern';
 import { openEventStream } from '../support/mcp-events-clients';
-import { ReceivedRequest, TestReceiver } from '../support/receiver';
+import { challengeEcho, TestReceiver } from '../support/receiver';
 import { createSession, Session } from '../support/session';
 import { waitUntil } from '../support/wait';
 
@@ -23,13 +23,6 @@ function unpaddedSecret(): string {
   return `whsec_${encoded.replace(/=+$/, '')}`;
 }
 
-/** Echoes the verification challenge; answers 200 to every delivery. */
-function answer(req: ReceivedRequest): { status: number; body: string; headers: Record<string, string> } {
-  const json = { 'content-type': 'application/json' };
-  if (!req.body.includes('"type":"verification"')) return { status: 200, body: 'ok', headers: json };
-  return { status: 200, body: JSON.stringify({ challenge: (JSON.parse(req.body) as { challenge: string }).challenge }), headers: json };
-}
-
 describe('events for agents: bad input is refused, naming the field', () => {
   let m: MessagingTestApp;
   let s: Session;
@@ -40,7 +33,7 @@ describe('events for agents: bad input is refused, naming the field', () => {
     m = await createMessagingTestApp({ EVENT_SUBSCRIPTION_VERIFICATIONS_LIMIT: '0' });
     s = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
     receiver = new TestReceiver();
-    receiver.respond = answer;
+    receiver.respond = (req) => challengeEcho(req) ?? { status: 200, body: 'ok' };
     base = await receiver.start();
   });
   afterAll(async () => {

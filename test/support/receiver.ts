@@ -22,6 +22,16 @@ export interface Answer {
 export type Responder = (req: ReceivedRequest) => Answer | void;
 
 /**
+ * How a subscriber's URL answers the MCP Events verification challenge: 200 with the challenge
+ * echoed; undefined for any other request (the caller answers those).
+ */
+export function challengeEcho(req: ReceivedRequest): Answer | undefined {
+  if (!req.body.includes('"type":"verification"')) return undefined;
+  const { challenge } = JSON.parse(req.body) as { challenge: string };
+  return { status: 200, body: JSON.stringify({ challenge }), headers: { 'content-type': 'application/json' } };
+}
+
+/**
  * A real HTTP receiver on 127.0.0.1 that records every request and answers as told. Every webhook
  * delivery it receives (a request with X-Service-Event-Type against the event catalog's schema of
  * its kind and mode; an MCP Events subscription's occurrence against events/list's payloadSchema)
