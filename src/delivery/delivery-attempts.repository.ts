@@ -6,7 +6,7 @@ import { SealedSecrets } from '../webhooks/webhooks.service';
 import { EndpointStatus } from '../webhooks/webhook.types';
 import { endpointReceivesLine } from './endpoint-receives-line.sql';
 import { subscriptionStillReceives } from '../event-feed/event-subscriptions.sql';
-import { feedHead, lowestWaitingPosition } from './waiting-position.sql';
+import { subscriptionWatermark } from './waiting-position.sql';
 
 /** A claimed attempt: its delivery, its payload and what sending needs of its endpoint. */
 export interface ClaimedRow extends SealedSecrets {
@@ -125,7 +125,7 @@ export class DeliveryAttemptsRepository {
    * (contact.merged) is not held to it. The endpoint of an MCP Events subscription is held, line
    * or not, to its subscription being live and its credential's access (subscriptionStillReceives),
    * and its body's cursor is a watermark the claim reads: just before the lowest position whose
-   * delivery to the endpoint still waits (lowestWaitingPosition), else the feed's head (feedHead).
+   * delivery to the endpoint still waits, else the feed's head (subscriptionWatermark).
    */
   async claim(items: Array<{ deliveryId: string; attempt: number }>, now: Date, leaseUntil: Date): Promise<ClaimResult[]> {
     const [rows] = await queryNamed<[ClaimResult[], number]>(
@@ -136,7 +136,7 @@ export class DeliveryAttemptsRepository {
                     e.user_id, e.url, e.status AS endpoint_status, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at,
                     e.signature_version, e.legacy_signature, e.signing_key_sealed, e.previous_signing_key_sealed,
                     sub.id AS subscription_id, sub.scope AS subscription_scope, ob.feed_position AS feed_position,
-                    CASE WHEN ob.feed_position IS NOT NULL THEN COALESCE(${lowestWaitingPosition('d.endpoint_id', 'd.id')} - 1, ${feedHead('e.org_id')}) END AS watermark
+                    CASE WHEN ob.feed_position IS NOT NULL THEN ${subscriptionWatermark('d.endpoint_id', 'e.org_id', 'd.id')} END AS watermark
                FROM webhook_deliveries d JOIN unnest(:deliveryIds::uuid[], :attempts::int[]) AS x(id, attempt) ON d.id = x.id
                JOIN webhook_endpoints e ON e.id = d.endpoint_id
                LEFT JOIN event_subscriptions sub ON sub.endpoint_id = e.id

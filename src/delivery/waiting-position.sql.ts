@@ -26,3 +26,17 @@ export function lowestWaitingPosition(endpointId: string, exceptDelivery?: strin
 export function feedHead(orgId: string): string {
   return `(SELECT max(head_o.feed_position) FROM outbox_events head_o WHERE head_o.org_id = ${orgId} AND head_o.feed_position IS NOT NULL)`;
 }
+
+/**
+ * The safe-to-persist watermark of an MCP Events subscription whose endpoint is `endpointId`, in the
+ * org `orgId` (SQL expressions): just before the lowest position whose delivery still waits
+ * (lowestWaitingPosition, without `exceptDelivery`), else the feed's head (or the retention horizon,
+ * if higher: a cursor there is not behind what retention deleted). Each delivery's body carries it
+ * (the claim reads it) and so does a refresh's answer: one rule for both.
+ */
+export function subscriptionWatermark(endpointId: string, orgId: string, exceptDelivery?: string): string {
+  return (
+    `COALESCE(${lowestWaitingPosition(endpointId, exceptDelivery)} - 1,` +
+    ` GREATEST(${feedHead(orgId)}, (SELECT wm_h.deleted_through FROM outbox_feed_horizon wm_h)))`
+  );
+}

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Caller } from '../auth/caller';
 import { queryNamed } from '../database/sql';
-import { lowestWaitingPosition } from '../delivery/waiting-position.sql';
+import { subscriptionWatermark } from '../delivery/waiting-position.sql';
 import { EventKind } from '../events/event-kinds';
 import { WebhookEndpointsRepository } from '../webhooks/webhook-endpoints.repository';
 import { PayloadMode } from '../webhooks/webhook.types';
@@ -116,12 +116,13 @@ export class EventSubscriptionsRepository {
     return endpointId;
   }
 
-  /** The lowest feed position whose delivery to the subscription's endpoint still waits (lowestWaitingPosition); null when none. */
-  async lowestWaiting(manager: EntityManager, endpointId: string): Promise<bigint | null> {
-    const [row] = await queryNamed<Array<{ position: string | null }>>(manager, `SELECT ${lowestWaitingPosition(':endpointId')}::text AS position`, {
+  /** The subscription's safe-to-persist watermark now (subscriptionWatermark: the rule each delivery's body follows). */
+  async watermark(manager: EntityManager, endpointId: string, orgId: string): Promise<bigint> {
+    const [row] = await queryNamed<Array<{ position: string | null }>>(manager, `SELECT ${subscriptionWatermark(':endpointId', ':orgId')}::text AS position`, {
       endpointId,
+      orgId,
     });
-    return row.position === null ? null : BigInt(row.position);
+    return BigInt(row.position ?? '0');
   }
 
   /** Deletes a lapsed subscription found (and locked) by find, in the caller's transaction: its endpoint row, so its deliveries, go with it. */

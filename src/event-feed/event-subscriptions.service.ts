@@ -11,7 +11,7 @@ import { holdFanOutExclusive } from '../delivery/fan-out-lock.sql';
 import { FanOutSubscriber } from '../delivery/fan-out.subscriber';
 import { PublishedEvent } from '../events/domain-event';
 import { signatureHeaders } from '../delivery/signature-headers';
-import { WebhookSender } from '../delivery/webhook-sender';
+import { SendResult, WebhookSender } from '../delivery/webhook-sender';
 import { USER_AGENT } from '../delivery/delivery-attempts.service';
 import { BackgroundWork, WORKER_ROLES } from '../queue/background-work';
 import { symmetricKey } from '../sdk';
@@ -174,9 +174,7 @@ export class EventSubscriptionsService implements OnModuleInit {
       // (the draft: at or behind its in-flight position, a no-op). Its cursor is the deliveries'
       // watermark: the head, or just before the earliest event whose delivery still waits.
       await this.repository.refresh(tx, found!, secretSealed, expiresAt);
-      const head = await this.headOf(caller, subscription, tx);
-      const waiting = await this.repository.lowestWaiting(tx, found!.endpointId);
-      const position = waiting !== null && waiting - 1n < head ? waiting - 1n : head;
+      const position = await this.repository.watermark(tx, found!.endpointId, caller.orgId);
       return { existing: found, position, truncated: false, enqueue: async () => undefined };
     });
     // If Redis refuses, the replayed rows are owed all the same: the delivery sweep enqueues them.
@@ -283,19 +281,7 @@ export class EventSubscriptionsService implements OnModuleInit {
     const refusal = new FeedRefusal('forbidden', 'the credential of this subscription was revoked; it no longer exists', { reason: 'access_revoked' });
     const body = JSON.stringify({ type: 'terminated', error: draftErrorOf(refusal) });
     try {
-      const checked = await this.urlPolicy.check(ended.url);
-      const secret = this.secrets.open(ended.secretSealed);
-      const headers = signatureHeaders(body, `msg_terminated_${randomBytes(12).toString('hex')}`, Math.floor(Date.now() / 1000), {
-        legacySecrets: [],
-        standardKeys: [{ version: 'v1', secret: symmetricKey(secret) }],
-      });
-      await this.sender.send({
-        url: checked.url,
-        address: checked.addresses[0],
-        body,
-        timeoutMs: VERIFY_TIMEOUT_MS,
-        headers: { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...headers, [SUBSCRIPTION_ID_HEADER]: ended.id },
-      });
+      await this.postControlEnvelope(ended.url, this.secrets.open(ended.secretSealed), ended.id, 'terminated', body);
     } catch (error) {
       this.logger.warn(`the terminated notice of an event subscription was not sent: ${(error as Error).message}`);
     }
@@ -348,17 +334,15 @@ export class EventSubscriptionsService implements OnModuleInit {
   }
 
   /**
-   * The draft's callback verification: a signed `{"type":"verification","challenge":…}` POSTed to
-   * the URL (through the URL policy's pinned address, as every delivery), answered 2xx with the
-   * same challenge; otherwise CallbackEndpointError with the draft's reason.
+   * One of the draft's control envelopes POSTed to a subscription's URL (through the URL policy's
+   * pinned address, as every delivery), signed and headed like a delivery: Standard Webhooks with
+   * the client's secret, `webhook-id` `msg_<kind>_<random>`, X-MCP-Subscription-Id.
    */
-  private async verifyCallback(url: string, secret: string, id: string): Promise<void> {
+  private async postControlEnvelope(url: string, secret: string, id: string, kind: string, body: string): Promise<SendResult> {
     const checked = await this.urlPolicy.check(url);
-    const challenge = randomBytes(24).toString('base64url');
-    const body = JSON.stringify({ type: 'verification', challenge });
-    const now = Math.floor(Date.now() / 1000);
-    const webhookId = `msg_verify_${randomBytes(12).toString('hex')}`;
-    const result = await this.sender.send({
+    const webhookId = `msg_${kind}_${randomBytes(12).toString('hex')}`;
+    const keys = { legacySecrets: [], standardKeys: [{ version: 'v1' as const, secret: symmetricKey(secret) }] };
+    return this.sender.send({
       url: checked.url,
       address: checked.addresses[0],
       body,
@@ -366,10 +350,20 @@ export class EventSubscriptionsService implements OnModuleInit {
       headers: {
         'content-type': 'application/json',
         'user-agent': USER_AGENT,
-        ...signatureHeaders(body, webhookId, now, { legacySecrets: [], standardKeys: [{ version: 'v1', secret: symmetricKey(secret) }] }),
+        ...signatureHeaders(body, webhookId, Math.floor(Date.now() / 1000), keys),
         [SUBSCRIPTION_ID_HEADER]: id,
       },
     });
+  }
+
+  /**
+   * The draft's callback verification: a signed `{"type":"verification","challenge":…}` POSTed to
+   * the URL (through the URL policy's pinned address, as every delivery), answered 2xx with the
+   * same challenge; otherwise CallbackEndpointError with the draft's reason.
+   */
+  private async verifyCallback(url: string, secret: string, id: string): Promise<void> {
+    const challenge = randomBytes(24).toString('base64url');
+    const result = await this.postControlEnvelope(url, secret, id, 'verify', JSON.stringify({ type: 'verification', challenge }));
     const refuse = (reason: string, detail: string) => new FeedRefusal('callback', `the callback URL did not pass verification: ${detail}`, { reason });
     if (result.statusCode === null) {
       // The draft's category only, never the network error's own words (addresses, ports, TLS
