@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
+import { threadEmail } from '../../test/support/thread-email';
 import { ServiceApi } from '../lib/api';
 import { RunContext, Scenario12Result, startScenarioService } from '../lib/context';
 import { fmtMs, log, percentilesOf, sleep } from '../lib/util';
@@ -30,11 +31,20 @@ export async function scenario12(ctx: RunContext): Promise<Scenario12Result> {
     const root = `<s12-root-${randomBytes(6).toString('hex')}@bench.example>`;
     let threadId = '';
     for (let i = 0; i < MESSAGES; i += 1) {
-      const withAttachment = i >= MESSAGES - ATTACHMENTS;
       const res = await request(`${svc.baseUrl}/ingest/email/inbound`, {
         method: 'POST',
         headers: { authorization: `Bearer ${ctx.secrets.ingestToken}`, 'content-type': 'message/rfc822' },
-        body: email({ from: partner, to: line.address, root, n: i, withAttachment }),
+        body: threadEmail({
+          from: partner,
+          to: line.address,
+          root,
+          n: i,
+          subject: 'Benchmark thread',
+          text: `Message ${i} of the benchmark thread. ${'Some words of a reply. '.repeat(8)}`,
+          ...(i >= MESSAGES - ATTACHMENTS && {
+            attachment: { filename: `notes-${i}.txt`, text: `The notes of message ${i}. ${'A line of the attached notes. '.repeat(20)}` },
+          }),
+        }),
       });
       const text = await res.body.text();
       if (res.statusCode !== 201) throw new Error(`email ingest answered ${res.statusCode}: ${text.slice(0, 200)}`);
@@ -67,36 +77,4 @@ export async function scenario12(ctx: RunContext): Promise<Scenario12Result> {
     await api.close().catch(() => undefined);
     await svc.stop();
   }
-}
-
-/** The n-th email of the thread: the first starts it, each later one replies to it; an attachment when asked. */
-function email(e: { from: string; to: string; root: string; n: number; withAttachment: boolean }): string {
-  const boundary = `s12_${e.n}`;
-  const body = `Message ${e.n} of the benchmark thread. ${'Some words of a reply. '.repeat(8)}`;
-  const head = [
-    `From: "Bench Partner" <${e.from}>`,
-    `To: <${e.to}>`,
-    `Subject: ${e.n === 0 ? 'Benchmark thread' : 'Re: Benchmark thread'}`,
-    `Date: ${new Date(Date.UTC(2026, 10, 1, 9, e.n)).toUTCString()}`,
-    `Message-ID: ${e.n === 0 ? e.root : `<s12-${e.n}-${randomBytes(6).toString('hex')}@bench.example>`}`,
-    ...(e.n === 0 ? [] : [`In-Reply-To: ${e.root}`, `References: ${e.root}`]),
-    'MIME-Version: 1.0',
-  ];
-  if (!e.withAttachment) return [...head, 'Content-Type: text/plain; charset=UTF-8', '', body, ''].join('\r\n');
-  return [
-    ...head,
-    `Content-Type: multipart/mixed; boundary="${boundary}"`,
-    '',
-    `--${boundary}`,
-    'Content-Type: text/plain; charset=UTF-8',
-    '',
-    body,
-    `--${boundary}`,
-    `Content-Type: text/plain; name="notes-${e.n}.txt"`,
-    `Content-Disposition: attachment; filename="notes-${e.n}.txt"`,
-    '',
-    `The notes of message ${e.n}. ${'A line of the attached notes. '.repeat(20)}`,
-    `--${boundary}--`,
-    '',
-  ].join('\r\n');
 }
