@@ -1,5 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
+import { DataSource } from 'typeorm';
+import { AgentsService } from '../../src/agents/agents.service';
+import { AttachmentsService } from '../../src/attachments/attachments.service';
+import { Caller } from '../../src/auth/caller';
+import { WebSessionsService } from '../../src/auth/web-sessions/web-sessions.service';
+import { DomainError } from '../../src/common/errors';
+import { RESULT_BOUNDS } from '../../src/common/result-bounds';
+import { ContactsService } from '../../src/conversations/contacts/contacts.service';
+import { ThreadsService } from '../../src/conversations/threads/threads.service';
+import { callerOf } from '../../src/web/caller-of';
+import { AttachmentBlock, MessageExtras } from '../../src/web/pages/conversations.pages';
+import { ThreadView, ThreadViewService } from '../../src/web/pages/thread-view.service';
+import { inviteEmail } from '../fixtures/emails/make-invite-email';
 import { createTestApp, TestApp } from '../support/app';
 import { toolOk } from '../support/mcp';
 import { inboundRawEmail } from '../support/messaging-hooks';
@@ -109,6 +122,74 @@ describe('web: the thread page', () => {
     expect(html).toContain(`>${notes}</textarea>`);
     expect(html).toContain('<span>finance</span>');
     expect(html).toContain('6 messages');
+  });
+
+  /**
+   * The page's view as the page read it before ThreadViewService, call by call through the tools'
+   * services (get_thread, then get_message and read_attachment one at a time, get_contact,
+   * list_agent_turns): what the view must still equal.
+   */
+  async function viewCallByCall(caller: Caller, threadId: string): Promise<ThreadView> {
+    const [threads, attachments, contacts, agents] = [
+      t.app.get(ThreadsService),
+      t.app.get(AttachmentsService),
+      t.app.get(ContactsService),
+      t.app.get(AgentsService),
+    ];
+    const detail = await threads.get(caller, threadId, { maxBodyChars: RESULT_BOUNDS.messageChars });
+    const extras = new Map<string, MessageExtras>();
+    for (const m of detail.messages.filter((x) => x.channel === 'EMAIL' || x.attachmentCount > 0)) {
+      const { message } = await threads.message(caller, m.id, { maxChars: 1 });
+      const blocks: AttachmentBlock[] = [];
+      for (const a of message.attachments) {
+        try {
+          blocks.push({ ...a, read: await attachments.read(caller, a.id, { maxChars: 5_000 }) });
+        } catch (error) {
+          if (!(error instanceof DomainError)) throw error;
+          blocks.push({ ...a, problem: error.message });
+        }
+      }
+      extras.set(m.id, { subject: message.subject, attachments: blocks, attachmentCount: message.attachmentCount });
+    }
+    const contact = detail.person?.id ? (await contacts.get(caller, detail.person.id)).contact : null;
+    const drafts = (await agents.list(caller, { threadId, status: 'AWAITING_APPROVAL' })).turns;
+    return { detail, extras, contact, drafts };
+  }
+
+  /** A view with its signed links' times and signatures, which differ from one reading to the next, taken out. */
+  const unsigned = (view: ThreadView) =>
+    JSON.parse(
+      JSON.stringify({ ...view, extras: [...view.extras] })
+        .replace(/expires=\d+&sig=[0-9a-f]+/g, 'SIGNED')
+        .replace(/"downloadUrlExpiresAt":"[^"]+"/g, '"downloadUrlExpiresAt":"T"'),
+    );
+
+  it("reads the same view as the tools' services called one by one: messages, subjects, attachments with text and invitations, contact, labels", async () => {
+    const { threadId, partner } = await emailThread(5, 3);
+    await toolOk(t, owner.apiKey, 'create_contact', { displayName: 'Pat Partner', identities: [{ kind: 'EMAIL', value: partner }] });
+    await toolOk(t, owner.apiKey, 'label_thread', { threadId, add: [{ name: 'figures' }] });
+    // An invitation (.ics, its calendar event) beside a PDF, a scan and a memo.
+    const invite = await inboundRawEmail(t, inviteEmail(owner.lines[0].address, `<invite-${randomUUID()}@partner.example>`));
+    const db = t.app.get(DataSource);
+    await waitUntil(
+      async () =>
+        (
+          await db.query(`SELECT count(*)::int AS n FROM attachments WHERE id = ANY ($1::uuid[]) AND extraction_status IN ('pending', 'extracting')`, [
+            invite.attachmentIds,
+          ])
+        )[0].n === 0,
+      "the invitation's attachments extracted",
+    );
+    const sessionToken = decodeURIComponent(browser.cookie.slice(browser.cookie.indexOf('=') + 1));
+    const caller = callerOf((await t.app.get(WebSessionsService).person(sessionToken))!);
+    for (const id of [threadId, invite.threadId]) {
+      const view = await t.app.get(ThreadViewService).view(caller, id, {});
+      expect(unsigned(view)).toEqual(unsigned(await viewCallByCall(caller, id)));
+      expect(view.extras.size).toBeGreaterThan(0);
+    }
+    const inviteView = await t.app.get(ThreadViewService).view(caller, invite.threadId, {});
+    const reads = [...inviteView.extras.values()].flatMap((e) => e.attachments.map((a) => a.read));
+    expect(reads.flatMap((r) => r?.calendarEvents ?? [])).toHaveLength(1);
   });
 
   it('answers the same 404 for a thread on a line the person may not see as for one that never existed', async () => {
