@@ -107,6 +107,21 @@ export class ServiceApi {
     return new URL(link.url).searchParams.get('token')!;
   }
 
+  /** Signs the user in as a browser does (a sign-in link's token POSTed): the session cookie (`name=value`). */
+  async signInCookie(userId: string): Promise<string> {
+    const token = await this.signInToken(userId);
+    const res = await this.http.pool.request({
+      method: 'POST',
+      path: '/sign-in/link',
+      headers: { origin: this.http.baseUrl, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token }).toString(),
+    });
+    await res.body.text();
+    const cookie = String(res.headers['set-cookie'] ?? '').split(';')[0];
+    if (res.statusCode !== 303 || !cookie) throw new Error(`sign-in answered ${res.statusCode}`);
+    return cookie;
+  }
+
   /** tools/call over raw JSON-RPC; throws on a protocol error or a tool error. */
   async tool<T>(apiKey: string, name: string, args: Record<string, unknown>): Promise<T> {
     const answer = await this.http.json<{

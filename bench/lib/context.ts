@@ -405,6 +405,16 @@ export interface Scenario11Result {
   passes: EventsPass[];
 }
 
+/** Scenario 12: the thread page of a thread of many messages and attachments, one request at a time. */
+export interface Scenario12Result {
+  messages: number;
+  attachments: number;
+  requests: number;
+  /** Milliseconds per page, from the request's start to the last byte of the HTML. */
+  latency: Percentiles;
+  mean: number;
+}
+
 export interface Results {
   startedAt: Date;
   finishedAt?: Date;
@@ -419,5 +429,6 @@ export interface Results {
   s9?: Scenario9Result;
   s10?: Scenario10Result;
   s11?: Scenario11Result;
+  s12?: Scenario12Result;
   errors: Array<{ scenario: number; message: string }>;
 }

@@ -124,7 +124,7 @@ function satRow(name: string, r: SaturationResult): string {
 export function renderMarkdown(results: Results, options: Options, machine: MachineInfo): string {
   const out: string[] = [];
   const cores = Number(machine.nproc) || 0;
-  const { s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11 } = results;
+  const { s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12 } = results;
   out.push('# Benchmarks', '');
   out.push(
     '> Written by `npm run bench` (`bench/run.ts`); every run overwrites this file and `docs/benchmarks.svg`. ' +
@@ -300,6 +300,10 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
   }
   if (s10) out.push(...erasSummary(s10));
   if (s11) out.push(...eventsSummary(s11));
+  if (s12)
+    out.push(
+      `| 12 | thread page (${s12.messages} messages, ${s12.attachments} attachments), one request at a time, p50 / p99 | reported | ${fmtMs(s12.latency.p50)} / ${fmtMs(s12.latency.p99)} | — |`,
+    );
   for (const e of results.errors)
     out.push(`| ${e.scenario} | **failed to run** | | ${e.message.split('\n')[0].replace(/\|/g, '\\|').slice(0, 160)} | **error** |`);
   out.push('', '![Throughput against its limit, latency percentiles against 250 ms, worker memory against 300 MB](benchmarks.svg)', '');
@@ -619,6 +623,7 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
   }
   if (s10) out.push(...erasSection(s10));
   if (s11) out.push(...eventsSection(s11));
+  if (s12) out.push(...threadPageSection(s12));
   out.push('## How the figures are taken', '');
   out.push(
     "- **Latency** is the receiver's arrival time (it answers 200 at once, so this is its 2xx) minus the envelope's `createdAt`. `createdAt` is the outbox row's time, PostgreSQL's `now()` " +
@@ -1004,4 +1009,21 @@ function fixedPassText(title: string, pass: FixedRateResult, endpoints: number, 
     `**p99 ${fmtMs(pass.latency.p99)}**, max ${fmtMs(pass.latency.max)}` +
     `${pass.sent < pass.planned ? `; the ingest could not keep the rate: ${fmtNum(pass.sent)} of ${fmtNum(pass.planned)} events were sent (${fmtNum((pass.sent * pass.rate) / pass.planned)} events/s over the pass)` : ''}. Cores used: ${cpuLine(pass.cpu)}.`
   );
+}
+
+/** Scenario 12's section: the thread page's latency. */
+function threadPageSection(s12: NonNullable<Results['s12']>): string[] {
+  return [
+    '## 12. The thread page',
+    '',
+    `One person signed in; one email thread of ${s12.messages} messages, the newest ${s12.attachments} with a text attachment each, ` +
+      'extracted before timing starts. `GET /conversations/:id` (the newest 20 messages, each attachment with its text and download link, ' +
+      `the partner's contact, labels, drafts) is asked ${s12.requests} times one after another, after 20 unmeasured requests, ` +
+      'on one `all` process; the time is from the request to the last byte of the page.',
+    '',
+    '| requests | p50 | p95 | p99 | max | mean |',
+    '|---|---|---|---|---|---|',
+    `| ${s12.requests} | ${fmtMs(s12.latency.p50)} | ${fmtMs(s12.latency.p95)} | ${fmtMs(s12.latency.p99)} | ${fmtMs(s12.latency.max)} | ${fmtMs(s12.mean)} |`,
+    '',
+  ];
 }

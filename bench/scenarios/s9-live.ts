@@ -102,16 +102,7 @@ export async function scenario9(ctx: RunContext): Promise<Scenario9Result> {
     for (let i = 0; i < PERSONS; i += 1) {
       const user = await api.createUser(org.id, `s9-u${i}`);
       await api.addMember(line.id, user.id);
-      const token = await api.signInToken(user.id);
-      const res = await request(`${svc.baseUrl}/sign-in/link`, {
-        method: 'POST',
-        headers: { origin: svc.baseUrl, 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ token }).toString(),
-      });
-      await res.body.text();
-      const cookie = String(res.headers['set-cookie'] ?? '').split(';')[0];
-      if (res.statusCode !== 303 || !cookie) throw new Error(`sign-in answered ${res.statusCode}`);
-      cookies.push(cookie);
+      cookies.push(await api.signInCookie(user.id));
     }
     await sleep(2000);
     const before = await apiMemory(svc.baseUrl, svc.api.pid);

@@ -160,8 +160,17 @@ export class AgentsRepository {
    * drafts awaiting approval), so a page costs the page times the caller's agents, not the org's
    * turns. Each filter present gives its own fixed text (the status as a literal of
    * TURN_STATUSES, so a generic plan can use the partial index): every statement stays prepared.
+   * A thread's turns are read with `manager` (a transaction of the caller's: the thread page's
+   * snapshot); the merged page runs in a transaction of its own (inIndexOrder).
    */
-  list(caller: Caller, filter: TurnListFilter, after: KeysetPosition | null, limit: number, order: TurnOrder = 'newest'): Promise<TurnRow[]> {
+  list(
+    caller: Caller,
+    filter: TurnListFilter,
+    after: KeysetPosition | null,
+    limit: number,
+    order: TurnOrder = 'newest',
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<TurnRow[]> {
     const status = TURN_STATUSES.find((s) => s === filter.status);
     // Two fixed texts: newest first (the tools) or oldest first (the Approvals page), the same indexes read backwards.
     const [direction, past] = order === 'oldest' ? ['ASC', '>'] : ['DESC', '<'];
@@ -179,7 +188,7 @@ export class AgentsRepository {
     if (filter.threadId !== undefined) {
       const scope = callerLines(caller, 'a.line_id', 't.org_id');
       return queryNamed(
-        this.dataSource.manager,
+        manager,
         `SELECT ${TURN_COLUMNS} FROM agent_turns t JOIN agents a ON a.id = t.agent_id
           WHERE t.thread_id = :threadId AND ${[scope.sql, ...turnConditions].join(' AND ')}
           ORDER BY t.created_at ${direction}, t.id ${direction} LIMIT :limit`,

@@ -128,10 +128,10 @@ export class AgentsService {
     return toTurnView(turn);
   }
 
-  /** Turns on the caller's lines, newest first, TURNS_PAGE_SIZE a page; nextCursor pages on. */
-  async list(caller: Caller, filter: TurnFilter): Promise<{ turns: AgentTurnView[]; nextCursor: string | null }> {
+  /** Turns on the caller's lines, newest first, TURNS_PAGE_SIZE a page; nextCursor pages on. A thread's are read with `manager` when given. */
+  async list(caller: Caller, filter: TurnFilter, manager?: EntityManager): Promise<{ turns: AgentTurnView[]; nextCursor: string | null }> {
     const after = filter.cursor === undefined ? null : this.cursors.decode(LIST_TOOL, filter.cursor, isIsoTimestamp);
-    const rows = await this.agents.list(caller, filter, after, TURNS_PAGE_SIZE + 1);
+    const rows = await this.agents.list(caller, filter, after, TURNS_PAGE_SIZE + 1, 'newest', manager);
     const page = rows.slice(0, TURNS_PAGE_SIZE);
     const last = page[page.length - 1];
     return {

@@ -20,6 +20,7 @@ export interface CallerAttachmentRow extends AttachmentViewRow {
 /** A calendar event found in an attachment. */
 export interface CalendarEventRow {
   id: string;
+  attachment_id: string;
   uid: string;
   method: string | null;
   status: string | null;
@@ -61,11 +62,20 @@ export interface ExtractionResult {
 export class AttachmentsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** An attachment of the caller's org, of a message on a thread of a line the caller may see (callerLines). */
-  async readable(caller: Caller, attachmentId: string, window: { offset: number; maxChars: number }): Promise<CallerAttachmentRow | undefined> {
+  /**
+   * These attachments of the caller's org, each of a message on a thread of a line the caller may
+   * see (callerLines), with `manager` (the caller's transaction, or none); one the caller may not
+   * see has no row.
+   */
+  async readable(
+    caller: Caller,
+    attachmentIds: string[],
+    window: { offset: number; maxChars: number },
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<CallerAttachmentRow[]> {
     const scope = callerLines(caller, 't.line_id', 't.org_id');
-    const [row] = await queryNamed<CallerAttachmentRow[]>(
-      this.dataSource.manager,
+    return queryNamed<CallerAttachmentRow[]>(
+      manager,
       `SELECT a.id, a.filename, a.mime_type, a.size_bytes, a.message_id, a.extraction_status,
               substr(a.extracted_text, :offset + 1, :maxChars) AS extracted_text, a.text_length,
               a.extraction_error, a.extracted_at, a.content_status,
@@ -73,19 +83,31 @@ export class AttachmentsRepository {
          FROM attachments a
          JOIN messages m ON m.id = a.message_id
          JOIN threads t ON t.id = m.thread_id
-        WHERE a.id = :attachmentId AND a.org_id = :orgId AND ${scope.sql}`,
-      { attachmentId, orgId: caller.orgId, ...scope.parameters, ...window },
+        WHERE a.id = ANY (:attachmentIds::uuid[]) AND a.org_id = :orgId AND ${scope.sql}`,
+      { attachmentIds, orgId: caller.orgId, ...scope.parameters, ...window },
     );
-    return row;
   }
 
-  /** The first `limit` calendar events of an attachment readable() answered, by start; each with its first `attendees` attendees. */
-  calendarEvents(attachment: CallerAttachmentRow, limit: number, attendees: number): Promise<CalendarEventRow[]> {
+  /**
+   * The first `limit` calendar events of each attachment readable() answered, by start; each with
+   * its first `attendees` attendees.
+   */
+  calendarEvents(
+    attachments: CallerAttachmentRow[],
+    limit: number,
+    attendees: number,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<CalendarEventRow[]> {
     return queryNamed(
-      this.dataSource.manager,
-      `SELECT id, uid, method, status, summary, starts_at, ends_at, organizer_email, attendee_emails[1:(:attendees)::int] AS attendee_emails
-         FROM calendar_events WHERE attachment_id = :attachmentId ORDER BY starts_at NULLS LAST, uid, id LIMIT :limit`,
-      { attachmentId: attachment.id, limit, attendees },
+      manager,
+      `SELECT id, attachment_id, uid, method, status, summary, starts_at, ends_at, organizer_email, attendee_emails
+         FROM (SELECT id, attachment_id, uid, method, status, summary, starts_at, ends_at, organizer_email,
+                      attendee_emails[1:(:attendees)::int] AS attendee_emails,
+                      row_number() OVER (PARTITION BY attachment_id ORDER BY starts_at NULLS LAST, uid, id) AS n
+                 FROM calendar_events WHERE attachment_id = ANY (:attachmentIds::uuid[])) e
+        WHERE n <= :limit
+        ORDER BY attachment_id, n`,
+      { attachmentIds: attachments.map((a) => a.id), limit, attendees },
     );
   }
 

@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
 import { Caller } from '../auth/caller';
 import { ATTACHMENT_URL_VALIDITY_MS, AttachmentUrls, SignedLinkQuery } from '../common/attachment-urls';
 import { Clock } from '../common/clock';
-import { ForbiddenError, NotFoundError } from '../common/errors';
+import { DomainError, ForbiddenError, NotFoundError } from '../common/errors';
 import { CalendarEventData } from '../events/event-payloads';
 import { toCalendarEventData } from './attachment-extraction.service';
 import { notStoredError } from './attachment-storage';
@@ -34,42 +35,72 @@ export class AttachmentsService {
     private readonly clock: Clock,
   ) {}
 
-  /** An attachment of a message on a thread of a line the caller may use; anything else reads as not found. */
   /** read_attachment: the attachment, a window of its extracted text (code points from `offset`), and its first calendar events. */
   async read(
     caller: Caller,
     attachmentId: string,
     { offset = 0, maxChars = RESULT_BOUNDS.attachmentChars }: { offset?: number; maxChars?: number } = {},
   ): Promise<AttachmentReadResult> {
-    const row = await this.attachments.readable(caller, attachmentId, { offset, maxChars });
-    if (!row) throw NotFoundError.of('attachment', attachmentId, 'attachmentId');
-    if (row.content_status !== 'stored') throw notStoredError(row);
-    const extracted = row.extraction_status === 'extracted';
-    const nextOffset = extracted ? nextOffsetOf({ offset, maxChars }, { of: 'text', name: 'textLength', value: row.text_length }) : null;
-    const events = await this.attachments.calendarEvents(row, RESULT_BOUNDS.calendarEvents, RESULT_BOUNDS.attendeesPerEvent);
+    const [outcome] = await this.readEach(caller, [attachmentId], { offset, maxChars });
+    if (outcome instanceof DomainError) throw outcome;
+    return outcome;
+  }
+
+  /**
+   * read for each of `attachmentIds` at once (two statements, whatever their number), with
+   * `manager` (the caller's transaction: the thread page reads them in its snapshot): each one's
+   * answer, or the error read would throw for it. An attachment of a message on a thread of a line
+   * the caller may use; anything else reads as not found.
+   */
+  async readEach(
+    caller: Caller,
+    attachmentIds: string[],
+    { offset = 0, maxChars = RESULT_BOUNDS.attachmentChars }: { offset?: number; maxChars?: number },
+    manager?: EntityManager,
+  ): Promise<Array<AttachmentReadResult | DomainError>> {
+    if (attachmentIds.length === 0) return [];
+    const rows = await this.attachments.readable(caller, attachmentIds, { offset, maxChars }, manager);
+    const stored = rows.filter((row) => row.content_status === 'stored');
+    const events = stored.length ? await this.attachments.calendarEvents(stored, RESULT_BOUNDS.calendarEvents, RESULT_BOUNDS.attendeesPerEvent, manager) : [];
     const now = this.clock.now();
-    return {
-      attachment: toAttachmentView(row),
-      text: extracted ? (row.extracted_text ?? '') : null,
-      nextOffset,
-      calendarEvents: events.map((e) =>
-        toCalendarEventData({
-          id: e.id,
-          uid: e.uid,
-          method: e.method,
-          status: e.status,
-          summary: e.summary,
-          startsAt: e.starts_at,
-          endsAt: e.ends_at,
-          organizerEmail: e.organizer_email,
-          attendeeEmails: e.attendee_emails,
-        }),
-      ),
-      calendarEventCount: row.calendar_event_count,
-      downloadUrl: this.urls.sign(row.id, { userId: caller.userId, keyId: caller.keyId }, now),
-      downloadUrlExpiresAt: new Date(Math.floor((now.getTime() + ATTACHMENT_URL_VALIDITY_MS) / 1000) * 1000).toISOString(),
-      note: note(row.extraction_status, row.text_length, row.extraction_error),
-    };
+    const rowOf = new Map(rows.map((row) => [row.id, row]));
+    return attachmentIds.map((attachmentId) => {
+      const row = rowOf.get(attachmentId);
+      if (!row) return NotFoundError.of('attachment', attachmentId, 'attachmentId');
+      if (row.content_status !== 'stored') return notStoredError(row);
+      const extracted = row.extraction_status === 'extracted';
+      let nextOffset: number | null;
+      try {
+        nextOffset = extracted ? nextOffsetOf({ offset, maxChars }, { of: 'text', name: 'textLength', value: row.text_length }) : null;
+      } catch (error) {
+        if (error instanceof DomainError) return error;
+        throw error;
+      }
+      return {
+        attachment: toAttachmentView(row),
+        text: extracted ? (row.extracted_text ?? '') : null,
+        nextOffset,
+        calendarEvents: events
+          .filter((e) => e.attachment_id === row.id)
+          .map((e) =>
+            toCalendarEventData({
+              id: e.id,
+              uid: e.uid,
+              method: e.method,
+              status: e.status,
+              summary: e.summary,
+              startsAt: e.starts_at,
+              endsAt: e.ends_at,
+              organizerEmail: e.organizer_email,
+              attendeeEmails: e.attendee_emails,
+            }),
+          ),
+        calendarEventCount: row.calendar_event_count,
+        downloadUrl: this.urls.sign(row.id, { userId: caller.userId, keyId: caller.keyId }, now),
+        downloadUrlExpiresAt: new Date(Math.floor((now.getTime() + ATTACHMENT_URL_VALIDITY_MS) / 1000) * 1000).toISOString(),
+        note: note(row.extraction_status, row.text_length, row.extraction_error),
+      };
+    });
   }
 
   /**

@@ -22,6 +22,7 @@ import { WebhooksController } from './pages/webhooks.controller';
 import { LiveController } from './pages/live.controller';
 import { WebSessionsModule } from '../auth/web-sessions/web-sessions.module';
 import { StaticController } from './static/static.controller';
+import { ThreadViewService } from './pages/thread-view.service';
 
 /**
  * The controllers of the web app's pages: each gets the page headers (page-headers.ts). Add new
@@ -45,6 +46,7 @@ export const PAGE_CONTROLLERS = [
 /** The web app for people (docs/web.md): sign-in by emailed link, sessions, and the settings pages. */
 @Module({
   controllers: PAGE_CONTROLLERS,
+  providers: [ThreadViewService],
   // The pages call the services the MCP tools and admin routes call (API keys: AuthModule; webhooks: WebhooksModule, DeliveryModule;
   // mailboxes: EmailChannelModule; the development outbox: ConversationsModule).
   // Conversations: ConversationsModule, AgentsModule (drafts awaiting approval), AttachmentsModule (read_attachment's reads);

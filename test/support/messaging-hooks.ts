@@ -127,6 +127,18 @@ export async function extractedEventsPublished(t: TestApp, attachmentIds: string
   return Object.fromEntries(attachmentIds.map((id) => [id, rows.find((r) => r.id === id)?.n ?? 0]));
 }
 
+/** POST /ingest/email/inbound of a raw email, as the mail server hands it over; answers what ingest answered. */
+export async function inboundRawEmail(t: TestApp, raw: string | Buffer): Promise<{ messageId: string; threadId: string; attachmentIds: string[] }> {
+  const res = await t
+    .http()
+    .post('/ingest/email/inbound')
+    .set('Authorization', `Bearer ${INGEST_TOKEN}`)
+    .set('Content-Type', 'message/rfc822')
+    .send(typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw);
+  if (res.status !== 201) throw new Error(`inbound email failed: ${res.status} ${res.text}`);
+  return res.body;
+}
+
 /** POST /ingest/email/inbound of an email to `to` carrying `files` (subject `tag`); answers its attachment ids, in order. */
 export async function inboundEmailWithFiles(
   t: TestApp,
@@ -134,14 +146,8 @@ export async function inboundEmailWithFiles(
   files: Array<{ filename: string; mimeType: string; content: Buffer }>,
   tag: string,
 ): Promise<string[]> {
-  const res = await t
-    .http()
-    .post('/ingest/email/inbound')
-    .set('Authorization', `Bearer ${INGEST_TOKEN}`)
-    .set('Content-Type', 'message/rfc822')
-    .send(mixedEmail(to, files, { messageId: `<${tag}-${Date.now()}@partner.example>`, subject: tag, text: `files: ${tag}` }));
-  if (res.status !== 201) throw new Error(`inbound email failed: ${res.status} ${res.text}`);
-  return res.body.attachmentIds;
+  const email = mixedEmail(to, files, { messageId: `<${tag}-${Date.now()}@partner.example>`, subject: tag, text: `files: ${tag}` });
+  return (await inboundRawEmail(t, email)).attachmentIds;
 }
 
 let sequence = 0;

@@ -68,9 +68,9 @@ export class ContactsService {
     };
   }
 
-  /** One contact of the caller's org, with its notes and the identities the caller may see (as list_contacts shows it). */
-  async get(caller: Caller, contactId: string): Promise<{ contact: ContactView }> {
-    const [view] = await this.views(this.dataSource.manager, caller, [contactId]);
+  /** One contact of the caller's org, with its notes and the identities the caller may see (as list_contacts shows it); read with `manager` when given (the thread page's snapshot). */
+  async get(caller: Caller, contactId: string, manager: EntityManager = this.dataSource.manager): Promise<{ contact: ContactView }> {
+    const [view] = await this.views(manager, caller, [contactId]);
     if (!view) throw NotFoundError.of('contact', contactId, 'contactId');
     return { contact: view };
   }

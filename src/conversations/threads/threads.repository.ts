@@ -283,6 +283,15 @@ export class ThreadsRepository {
     return row;
   }
 
+  /** The subjects of these messages (of a thread the caller may see, read with `manager`), cut as get_message cuts them. */
+  subjects(manager: EntityManager, messageIds: string[]): Promise<Array<{ id: string; subject: string | null }>> {
+    if (messageIds.length === 0) return Promise.resolve([]);
+    return queryNamed(manager, `SELECT id, left(subject, :subjectChars) AS subject FROM messages WHERE id = ANY (:messageIds::uuid[])`, {
+      messageIds,
+      subjectChars: RESULT_BOUNDS.subjectChars,
+    });
+  }
+
   /**
    * Up to `perMessage` attachments of each message that messages() answered, oldest first, after
    * the first `skip`, with filename and MIME type cut to `nameChars` (code points), and each
@@ -290,7 +299,7 @@ export class ThreadsRepository {
    */
   async attachmentsOf(
     manager: EntityManager,
-    messages: MessageRow[],
+    messages: Array<{ id: string }>,
     bound: { perMessage: number; nameChars: number; skip?: number },
   ): Promise<MessageAttachmentRow[]> {
     if (messages.length === 0) return [];

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { Caller } from '../../auth/caller';
 import { NotFoundError, ValidationError } from '../../common/errors';
 import { AttachmentRef, Channel, PersonData, SerializedMessage } from '../../events/event-payloads';
@@ -50,6 +50,9 @@ export interface MessageDetail {
   /** Where the next page of attachments starts (attachmentOffset); null when this page reached the last. */
   nextAttachmentOffset: number | null;
 }
+
+/** A message's subject and its first page of attachments, as get_message answers them (ThreadsService.messageHeads). */
+export type MessageHead = Pick<MessageDetail['message'], 'subject' | 'attachments' | 'attachmentCount'>;
 
 /** get_thread's arguments. */
 export interface ThreadPage {
@@ -108,43 +111,66 @@ export class ThreadsService {
   }
 
   /** One thread with its partner (every identity), labels with confidence, and a page of messages, newest first. */
-  async get(
+  get(caller: Caller, threadId: string, page: ThreadPage = {}): Promise<ThreadDetail> {
+    // One snapshot for the thread, its partner, labels and messages.
+    return this.dataSource.transaction('REPEATABLE READ', (tx) => this.read(tx, caller, threadId, page));
+  }
+
+  /**
+   * get's answer, read with `manager`: a transaction of the caller's, so that what it reads with
+   * it (the thread page: its messages' attachments, the partner's contact) is of the same snapshot.
+   */
+  async read(
+    manager: EntityManager,
     caller: Caller,
     threadId: string,
     { cursor, limit = RESULT_BOUNDS.threadMessages, maxBodyChars = RESULT_BOUNDS.bodyChars }: ThreadPage = {},
   ): Promise<ThreadDetail> {
     const after = cursor === undefined ? undefined : this.cursors.decode('get_thread', cursor, isIsoTimestamp);
-    // One snapshot for the thread, its partner, labels and messages.
-    return this.dataSource.transaction('REPEATABLE READ', async (tx) => {
-      const access = await this.threadAccess.threadForCaller(tx, caller, threadId);
-      const thread = summary(await this.threads.summary(tx, access));
-      const person = await this.data.person(threadId, tx);
-      const labels = await this.threads.labels(tx, access);
-      const rows = await this.threads.messages(tx, access, { after, limit: limit + 1, maxBodyChars });
-      const page = rows.slice(0, limit);
-      const attachments = await this.threads.attachmentsOf(tx, page, {
-        perMessage: RESULT_BOUNDS.threadAttachments,
-        nameChars: RESULT_BOUNDS.threadAttachmentNameChars,
-      });
-      const last = page[page.length - 1];
-      return {
-        thread,
-        person,
-        labels,
-        messages: page.map((m) => ({
-          ...serializeMessage(m),
-          truncated: m.body_truncated,
-          error: m.error,
-          ...attachmentsOfMessage(attachments, m.id),
-        })),
-        nextCursor: rows.length > limit && last ? this.cursors.encode('get_thread', { key: last.created_at.toISOString(), id: last.id }) : null,
-      };
+    const access = await this.threadAccess.threadForCaller(manager, caller, threadId);
+    const thread = summary(await this.threads.summary(manager, access));
+    const person = await this.data.person(threadId, manager);
+    const labels = await this.threads.labels(manager, access);
+    const rows = await this.threads.messages(manager, access, { after, limit: limit + 1, maxBodyChars });
+    const page = rows.slice(0, limit);
+    const attachments = await this.threads.attachmentsOf(manager, page, {
+      perMessage: RESULT_BOUNDS.threadAttachments,
+      nameChars: RESULT_BOUNDS.threadAttachmentNameChars,
     });
+    const last = page[page.length - 1];
+    return {
+      thread,
+      person,
+      labels,
+      messages: page.map((m) => ({
+        ...serializeMessage(m),
+        truncated: m.body_truncated,
+        error: m.error,
+        ...attachmentsOfMessage(attachments, m.id),
+      })),
+      nextCursor: rows.length > limit && last ? this.cursors.encode('get_thread', { key: last.created_at.toISOString(), id: last.id }) : null,
+    };
+  }
+
+  /**
+   * What get_message tells of each of `messages` (read() answered them with `manager`) beyond
+   * get_thread: its subject and its first page of attachments with their count; two statements
+   * for all of them, whatever their number.
+   */
+  async messageHeads(manager: EntityManager, messages: Array<{ id: string }>): Promise<Map<string, MessageHead>> {
+    const ids = messages.map((m) => m.id);
+    const subjects = await this.threads.subjects(manager, ids);
+    const attachments = await this.threads.attachmentsOf(manager, messages, {
+      perMessage: RESULT_BOUNDS.messageAttachments,
+      nameChars: RESULT_BOUNDS.messageAttachmentNameChars,
+    });
+    const subjectOf = new Map(subjects.map((r) => [r.id, r.subject]));
+    return new Map(ids.map((id) => [id, { subject: subjectOf.get(id) ?? null, ...attachmentsOfMessage(attachments, id) }]));
   }
 
   /**
    * One message with its body from `offset` (code points), at most `maxChars` of it, a page of its
-   * attachments from `attachmentOffset`, and the failure reason when FAILED.
+   * attachments from `attachmentOffset` (messageHeads' page when 0), and the failure reason when FAILED.
    */
   async message(
     caller: Caller,

@@ -3,14 +3,11 @@ import { Body, Controller, Get, Param, Post, Query, Res, UseFilters } from '@nes
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
 import { AgentsService } from '../../agents/agents.service';
-import { AttachmentsService } from '../../attachments/attachments.service';
 import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
-import { Caller } from '../../auth/caller';
 import { Person } from '../../auth/person';
 import { httpStatusOf } from '../../common/error-status';
 import { DomainError, ValidationError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
-import { RESULT_BOUNDS } from '../../common/result-bounds';
 import { ContactsService } from '../../conversations/contacts/contacts.service';
 import { contactArguments } from '../../conversations/contacts/contacts.tools';
 import { outboundArguments } from '../../conversations/outbound/outbound.tools';
@@ -21,10 +18,8 @@ import { ThreadsService } from '../../conversations/threads/threads.service';
 import { threadArguments } from '../../conversations/threads/threads.tools';
 import { callerOf } from '../caller-of';
 import {
-  AttachmentBlock,
   ConversationsPage,
   ConversationsQuery,
-  MessageExtras,
   SNIPPET_MARKS,
   THREAD_NOTICES,
   ThreadErrors,
@@ -35,6 +30,7 @@ import {
 import { PageErrorFilter } from './page-error.filter';
 import { seeOther, sendPage } from './render';
 import { FORM_LIMIT } from './sign-in.controller';
+import { ThreadViewService } from './thread-view.service';
 
 type Form = Record<string, string | undefined> | undefined;
 
@@ -46,16 +42,12 @@ const BASE = '/conversations';
 const REPLY_FORM_LIMIT = 1_300_000;
 /** Notes of up to 10,000 characters, encoded as above. */
 const NOTES_FORM_LIMIT = 130_000;
-/** Characters of a message body the thread page shows (the rest: "The message is longer"). */
-const PAGE_BODY_CHARS = RESULT_BOUNDS.messageChars;
-/** Characters of an attachment's extracted text the thread page shows. */
-const PAGE_ATTACHMENT_CHARS = 5_000;
 
 /**
  * Conversations and a thread (docs/web.md): the person's threads, search, a thread's messages,
  * replies, labels and the partner's contact. Every read and action goes through the services the
- * MCP tools call (ThreadsService, SearchService, OutboundService, ContactsService,
- * AttachmentsService, AgentsService), with the person as caller (callerOf) and the arguments
+ * MCP tools call (ThreadsService, SearchService, OutboundService, ContactsService, AgentsService;
+ * the thread page reads through them in one snapshot: ThreadViewService), with the person as caller (callerOf) and the arguments
  * judged by the tools' own input schemas: a thread on a line the person may not see is the same
  * 404 page as one that never existed. A refusal of a form is shown next to its field.
  */
@@ -70,7 +62,7 @@ export class ConversationsController {
     private readonly outbound: OutboundService,
     private readonly contacts: ContactsService,
     private readonly agents: AgentsService,
-    private readonly attachments: AttachmentsService,
+    private readonly threadView: ThreadViewService,
   ) {}
 
   /** The list (line, label, awaiting-approval filters) or, with `q`, the search_messages hits; keyset pages either way. */
@@ -195,21 +187,15 @@ export class ConversationsController {
     seeOther(response, `${BASE}/${threadId}?done=labelled`);
   }
 
-  /** The thread page: get_thread's page of messages, each email's subject and every attachment read as read_attachment reads it. */
+  /** The thread page: its view (ThreadViewService: get_thread's page of messages, each email's subject, every attachment read, the contact, the drafts), one snapshot. */
   private async sendThread(
     response: Response,
     person: Person,
     threadId: string,
     view: { status: number; cursor?: string; notice?: string; errors?: ThreadErrors; replyBody?: string },
   ): Promise<void> {
-    const caller = callerOf(person);
     const args = threadArguments.get({ threadId, ...(view.cursor !== undefined && { cursor: view.cursor }) });
-    const detail = await this.threads.get(caller, args.threadId, { cursor: args.cursor, maxBodyChars: PAGE_BODY_CHARS });
-    const [extras, contact, drafts] = await Promise.all([
-      this.extrasOf(caller, detail.messages),
-      detail.person?.id ? this.contacts.get(caller, detail.person.id).then((c) => c.contact) : Promise.resolve(null),
-      this.agents.list(caller, { threadId: detail.thread.id, status: 'AWAITING_APPROVAL' }),
-    ]);
+    const { detail, extras, contact, drafts } = await this.threadView.view(callerOf(person), args.threadId, { cursor: args.cursor });
     sendPage(
       response,
       view.status,
@@ -218,7 +204,7 @@ export class ConversationsController {
         detail={detail}
         extras={extras}
         contact={contact}
-        drafts={drafts.turns}
+        drafts={drafts}
         replyKey={`web-reply:${randomUUID()}`}
         replyBody={view.replyBody ?? ''}
         errors={view.errors ?? {}}
@@ -226,25 +212,6 @@ export class ConversationsController {
         cursor={args.cursor}
       />,
     );
-  }
-
-  /** Each email's subject and each message's attachments (get_message's page of them), read as read_attachment reads them. */
-  private async extrasOf(caller: Caller, messages: Array<{ id: string; channel: string; attachmentCount: number }>): Promise<Map<string, MessageExtras>> {
-    const extras = new Map<string, MessageExtras>();
-    for (const m of messages.filter((x) => x.channel === 'EMAIL' || x.attachmentCount > 0)) {
-      const { message } = await this.threads.message(caller, m.id, { maxChars: 1 });
-      const attachments: AttachmentBlock[] = [];
-      for (const a of message.attachments) {
-        try {
-          attachments.push({ ...a, read: await this.attachments.read(caller, a.id, { maxChars: PAGE_ATTACHMENT_CHARS }) });
-        } catch (error) {
-          if (!(error instanceof DomainError)) throw error;
-          attachments.push({ ...a, problem: error.message });
-        }
-      }
-      extras.set(m.id, { subject: message.subject, attachments, attachmentCount: message.attachmentCount });
-    }
-    return extras;
   }
 
   /** A path id checked as get_thread checks it (a UUID); anything else is a 400 page. */
