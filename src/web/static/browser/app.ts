@@ -4,16 +4,13 @@
  * - a form's buttons are disabled once it is submitted, so a double click posts once; a button with
  *   data-busy-text shows that text meanwhile (also said by the form's [data-busy-status] region);
  * - Copy buttons copy a field's value;
+ * - times are shown in the person's time zone, relative where recent (localTimes);
  * - a page with [data-live][id] regions updates them live (docs/web.md, "Live updates").
  *
  * Type-checked against the DOM (tsconfig.json beside it) and linted with the rest of src/. It may
  * import only modules with no run-time imports of their own (the bundler refuses anything else).
  */
 import { LIVE_EVENT_KINDS, SESSION_ENDED_EVENT } from '../../../live/live-event-kinds';
-
-disableOnSubmit();
-copyButtons();
-liveUpdates();
 
 function disableOnSubmit(): void {
   document.addEventListener('submit', (event) => {
@@ -61,6 +58,37 @@ function copyButtons(): void {
   });
 }
 
+/** Below this age (or this far ahead) a relative time ("3 minutes ago"); beyond it the date and time. */
+const RELATIVE_WITHIN_MS = 24 * 60 * 60 * 1000;
+const RELATIVE_UNITS: Array<[Intl.RelativeTimeFormatUnit, number]> = [
+  ['hour', 60 * 60 * 1000],
+  ['minute', 60 * 1000],
+  ['second', 1000],
+];
+
+/**
+ * Times in the person's zone (the browser's): the server renders
+ * `<time datetime="<ISO 8601>" data-format="relative|datetime">UTC fallback</time>` and this
+ * rewrites its text: `datetime`, the local date and time; `relative` (the default, any other
+ * value), "3 minutes ago" within 24 hours and the local date and time beyond. The full local date,
+ * time and zone go in `title`. A <time> without data-format is left as the server wrote it.
+ */
+function localTimes(root: ParentNode): void {
+  const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  const full = new Intl.DateTimeFormat(undefined, { dateStyle: 'full', timeStyle: 'long' });
+  const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+  const now = Date.now();
+  root.querySelectorAll<HTMLTimeElement>('time[datetime][data-format]').forEach((time) => {
+    const at = Date.parse(time.dateTime);
+    if (Number.isNaN(at)) return;
+    const ago = at - now;
+    const [unit, size] = RELATIVE_UNITS.find(([, ms]) => Math.abs(ago) >= ms) ?? RELATIVE_UNITS[RELATIVE_UNITS.length - 1];
+    time.textContent =
+      time.dataset.format !== 'datetime' && Math.abs(ago) < RELATIVE_WITHIN_MS ? relative.format(Math.trunc(ago / size), unit) : dateTime.format(at);
+    time.title = full.format(at);
+  });
+}
+
 /**
  * Live updates (docs/web.md, "Live updates"): a page with [data-live][id] regions listens on
  * /live/events (narrowed with ?threadId= on a thread page) and, after a burst of events settles,
@@ -104,6 +132,7 @@ function liveUpdates(): void {
       }
       const scroll = region.scrollTop;
       region.replaceChildren(...Array.from(fresh.childNodes, (node) => document.importNode(node, true)));
+      localTimes(region);
       region.scrollTop = scroll;
       const focused = activeId ? document.getElementById(activeId) : null;
       if (focused && region.contains(focused) && document.activeElement !== focused) focused.focus({ preventScroll: true });
@@ -167,3 +196,11 @@ function liveUpdates(): void {
     schedule();
   });
 }
+
+// Last, once every constant above is set (a deferred script: the document is parsed).
+disableOnSubmit();
+copyButtons();
+localTimes(document);
+// Relative times age: "now" becomes "1 minute ago" while the page stays open.
+setInterval(() => localTimes(document), 30_000);
+liveUpdates();
