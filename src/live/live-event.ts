@@ -1,18 +1,7 @@
 import { PublishedEvent } from '../events/domain-event';
 import { EventKind } from '../events/event-kinds';
 import { AgentTurnData, MessageEventData, StatusChangedData } from '../events/event-payloads';
-
-/** The event kinds a page is told of live (docs/web.md, "Live updates"): what changes a conversation list or a thread. */
-export const LIVE_EVENT_KINDS = [
-  'message.received',
-  'message.sent',
-  'message.status_changed',
-  'thread.created',
-  'attachment.extracted',
-  'agent_turn.awaiting_approval',
-  'agent_turn.sent',
-] as const satisfies readonly EventKind[];
-export type LiveEventKind = (typeof LIVE_EVENT_KINDS)[number];
+import { LIVE_EVENT_KINDS, LiveEventKind } from './live-event-kinds';
 
 const LIVE_KINDS = new Set<EventKind>(LIVE_EVENT_KINDS);
 

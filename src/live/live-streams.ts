@@ -6,6 +6,7 @@ import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { ChannelSubscriber } from '../queue/channel-subscriber';
 import { LiveEvent, liveEventData } from './live-event';
+import { SESSION_ENDED_EVENT } from './live-event-kinds';
 import { liveChannel } from './live-publisher';
 import { LiveRepository } from './live.repository';
 
@@ -34,7 +35,7 @@ export const RETRY_MS = 5000;
 export const MAX_BUFFERED_BYTES = 64 * 1024;
 /** Events waiting for their access check at most; beyond, new ones are dropped (the pages catch up on reconnect). */
 const MAX_PENDING_EVENTS = 20_000;
-const SESSION_ENDED_FRAME = 'event: session_ended\ndata: {}\n\n';
+const SESSION_ENDED_FRAME = `event: ${SESSION_ENDED_EVENT}\ndata: {}\n\n`;
 
 /**
  * The live streams one API process holds open (docs/web.md, "Live updates"), and what it tells

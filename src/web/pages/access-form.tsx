@@ -2,7 +2,8 @@ import { LineRef } from '../../accounts/accounts.service';
 import { KEY_PERMISSIONS, KeyPermission } from '../../auth/key-permissions';
 import { Person } from '../../auth/person';
 import { PersonChannelAccess } from '../../auth/person-api-keys.service';
-import { ValidationError } from '../../common/errors';
+import { DomainError } from '../../common/errors';
+import { FieldTable, Refusal } from '../kit/refusal';
 import { CsrfField } from './csrf-field';
 import { FieldError } from './form-parts';
 
@@ -233,7 +234,7 @@ export function accessOf(choice: ChannelAccessChoice): PersonChannelAccess {
  * `permissions`, or `channelAccess…` for the channel-access controls), speaking of the key or of
  * the app. Null when it names none of them.
  */
-export function formErrorsOf(error: ValidationError, holder: PermissionsHolder = 'key'): AccessFormErrors | null {
+export function formErrorsOf(error: Pick<DomainError, 'field' | 'message'>, holder: PermissionsHolder = 'key'): AccessFormErrors | null {
   const field = error.field ?? '';
   if (field === 'permissions') {
     if (/at least one/.test(error.message))
@@ -253,4 +254,18 @@ export function formErrorsOf(error: ValidationError, holder: PermissionsHolder =
     return { channelAccess: 'One of the chosen lines was not found: it may have been removed. Choose among the lines below.' };
   if (/must be one of ALL, LINES/.test(error.message)) return { channelAccess: 'Choose All channels or Specific lines.' };
   return { channelAccess: `Channel access: ${error.message}` };
+}
+
+/** The access form's fields as the service's refusals name them (`channelAccess.lineIds[0]` is `channelAccess`), in the form's words (formErrorsOf). */
+export function accessFields(holder: PermissionsHolder = 'key'): FieldTable<keyof AccessFormErrors> {
+  return {
+    fields: { name: 'name', channelAccess: 'channelAccess', permissions: 'permissions' },
+    say: (error, field) => (field && formErrorsOf(error, holder)?.[field]) || error.message,
+  };
+}
+
+/** A refusal next to its field of the access form; one that names none of its fields goes on to the error page. */
+export function accessErrors(refusal: Refusal<keyof AccessFormErrors>): AccessFormErrors {
+  if (!refusal.field) throw refusal.error;
+  return { [refusal.field]: refusal.message };
 }

@@ -4,14 +4,19 @@ import { Response } from 'express';
 import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
 import { Person } from '../../auth/person';
 import { PersonApiKeysService, PersonApiKeyView } from '../../auth/person-api-keys.service';
-import { ForbiddenError, NotFoundError, ValidationError } from '../../common/errors';
+import { ForbiddenError, NotFoundError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
 import { RevokesAccess } from '../../limits/session-action.guard';
-import { accessOf, choiceOf, choiceOfAccess, Form, formErrorsOf, permissionsOf } from './access-form';
-import { ApiKeyCreatedPage, ApiKeyProblemPage, ApiKeysListPage, EditApiKeyPage, NewApiKeyPage, NOTICES, NoticeKind, RevokeApiKeyPage } from './api-keys.pages';
+import { formAction } from '../kit/form-action';
+import { noticeKind, SETTINGS_NOTICE_KEY, withNotice } from '../kit/notices';
+import { accessErrors, accessFields, accessOf, choiceOf, choiceOfAccess, Form, permissionsOf } from './access-form';
+import { ApiKeyCreatedPage, ApiKeyProblemPage, ApiKeysListPage, EditApiKeyPage, NewApiKeyPage, NOTICES, RevokeApiKeyPage } from './api-keys.pages';
 import { PageErrorFilter } from './page-error.filter';
 import { seeOther, sendPage } from './render';
 import { FORM_LIMIT } from './sign-in.controller';
+
+const BASE = '/settings/api-keys';
+const KEY_FIELDS = accessFields('key');
 
 /**
  * Settings → API keys (docs/web.md): the person's keys (and, for an OWNER or ADMIN, the org's),
@@ -26,10 +31,9 @@ export class ApiKeysController {
   constructor(private readonly keys: PersonApiKeysService) {}
 
   @Get()
-  async list(@CurrentPerson() person: Person, @Query('notice') notice: unknown, @Res() response: Response): Promise<void> {
+  async list(@CurrentPerson() person: Person, @Query(SETTINGS_NOTICE_KEY) notice: unknown, @Res() response: Response): Promise<void> {
     const keys = await this.keys.listFor(person);
-    const kind = typeof notice === 'string' && Object.hasOwn(NOTICES, notice) ? (notice as NoticeKind) : undefined;
-    sendPage(response, 200, <ApiKeysListPage person={person} keys={keys} notice={kind} />);
+    sendPage(response, 200, <ApiKeysListPage person={person} keys={keys} notice={noticeKind(NOTICES, notice)} />);
   }
 
   @Get('new')
@@ -45,80 +49,89 @@ export class ApiKeysController {
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post()
   async create(@CurrentPerson() person: Person, @Body() form: Form, @Res() response: Response): Promise<void> {
-    const name = form?.name ?? '';
-    const choice = choiceOf(form);
-    const permissions = permissionsOf(form);
-    try {
-      const created = await this.keys.createFor(person, { name, channelAccess: accessOf(choice), permissions });
-      sendPage(response, 200, <ApiKeyCreatedPage person={person} secret={created.key} apiKey={created.apiKey} />);
-    } catch (error) {
-      const errors = error instanceof ValidationError ? formErrorsOf(error) : null;
-      if (!errors) throw error;
-      sendPage(response, 400, <NewApiKeyPage person={person} name={name} choice={choice} permissions={permissions} errors={errors} />);
-    }
+    await formAction(response, {
+      read: () => ({ name: form?.name ?? '', choice: choiceOf(form), permissions: permissionsOf(form) }),
+      run: async ({ name, choice, permissions }) => {
+        const created = await this.keys.createFor(person, { name, channelAccess: accessOf(choice), permissions });
+        return { status: 200, page: <ApiKeyCreatedPage person={person} secret={created.key} apiKey={created.apiKey} /> };
+      },
+      fields: KEY_FIELDS,
+      again: ({ name, choice, permissions }, refusal) => (
+        <NewApiKeyPage person={person} name={name} choice={choice} permissions={permissions} errors={accessErrors(refusal)} />
+      ),
+    });
   }
 
   @Get(':id/edit')
   async editForm(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
-    const apiKey = await this.visible(person, id, response, { mustBeMine: true });
-    if (!apiKey) return;
-    sendPage(response, 200, <EditApiKeyPage person={person} apiKey={apiKey} choice={choiceOfAccess(apiKey.channelAccess)} permissions={apiKey.permissions} />);
+    await this.answering(person, response, async () => {
+      const apiKey = await this.visible(person, id, { mustBeMine: true });
+      sendPage(
+        response,
+        200,
+        <EditApiKeyPage person={person} apiKey={apiKey} choice={choiceOfAccess(apiKey.channelAccess)} permissions={apiKey.permissions} />,
+      );
+    });
   }
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/edit')
   async saveAccess(@CurrentPerson() person: Person, @Param('id') id: string, @Body() form: Form, @Res() response: Response): Promise<void> {
-    const choice = choiceOf(form);
-    const permissions = permissionsOf(form);
-    try {
-      await this.keys.updateChannelAccessFor(person, id, accessOf(choice), permissions);
-      seeOther(response, '/settings/api-keys?notice=saved');
-    } catch (error) {
-      if (this.answeredProblem(person, error, response)) return;
-      const errors = error instanceof ValidationError ? formErrorsOf(error) : null;
-      if (!errors) throw error;
-      const apiKey = await this.visible(person, id, response, { mustBeMine: true });
-      if (!apiKey) return;
-      sendPage(
-        response,
-        400,
-        <EditApiKeyPage person={person} apiKey={apiKey} choice={choice} permissions={permissions ?? apiKey.permissions} errors={errors} />,
-      );
-    }
+    await this.answering(person, response, () =>
+      formAction(response, {
+        read: () => ({ choice: choiceOf(form), permissions: permissionsOf(form) }),
+        run: async ({ choice, permissions }) => {
+          await this.keys.updateChannelAccessFor(person, id, accessOf(choice), permissions);
+          return { redirect: withNotice(BASE, 'saved', SETTINGS_NOTICE_KEY) };
+        },
+        fields: KEY_FIELDS,
+        again: async ({ choice, permissions }, refusal) => {
+          const apiKey = await this.visible(person, id, { mustBeMine: true });
+          return (
+            <EditApiKeyPage person={person} apiKey={apiKey} choice={choice} permissions={permissions ?? apiKey.permissions} errors={accessErrors(refusal)} />
+          );
+        },
+      }),
+    );
   }
 
   @Get(':id/revoke')
   async revokeForm(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
-    const apiKey = await this.visible(person, id, response, { mustBeMine: false });
-    if (!apiKey) return;
-    sendPage(response, 200, <RevokeApiKeyPage person={person} apiKey={apiKey} />);
+    await this.answering(person, response, async () => {
+      const apiKey = await this.visible(person, id, { mustBeMine: false });
+      sendPage(response, 200, <RevokeApiKeyPage person={person} apiKey={apiKey} />);
+    });
   }
 
   @RevokesAccess()
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/revoke')
   async revoke(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
-    try {
+    await this.answering(person, response, async () => {
       await this.keys.revokeFor(person, id);
-    } catch (error) {
-      if (this.answeredProblem(person, error, response)) return;
-      throw error;
-    }
-    seeOther(response, '/settings/api-keys?notice=revoked');
+      seeOther(response, withNotice(BASE, 'revoked', SETTINGS_NOTICE_KEY));
+    });
   }
 
-  /** The key as the person sees it, or a 404 page (not visible, or not a key at all) or 403 page (another's key, to edit); null once answered. */
-  private async visible(person: Person, id: string, response: Response, options: { mustBeMine: boolean }): Promise<PersonApiKeyView | null> {
+  /**
+   * The key as the person sees it; NotFoundError (not visible, or not a key at all) or
+   * ForbiddenError (another's key, to edit), which answering() shows as this page's own 404 / 403.
+   * A malformed id is simply no key of theirs: no separate path-id check.
+   */
+  private async visible(person: Person, id: string, options: { mustBeMine: boolean }): Promise<PersonApiKeyView> {
     const apiKey = (await this.keys.listFor(person)).find((key) => key.id === id.toLowerCase());
-    if (!apiKey) {
-      this.answeredProblem(person, NotFoundError.of('api key', id, 'keyId'), response);
-      return null;
-    }
-    if (options.mustBeMine && !apiKey.mine) {
-      this.answeredProblem(person, new ForbiddenError('only its owner may change its channel access', 'keyId'), response);
-      return null;
-    }
+    if (!apiKey) throw NotFoundError.of('api key', id, 'keyId');
+    if (options.mustBeMine && !apiKey.mine) throw new ForbiddenError('only its owner may change its channel access', 'keyId');
     return apiKey;
+  }
+
+  /** Runs a route, answering a 404 or 403 from the service (or visible()) as a page in the layout; any other error goes on to the filter. */
+  private async answering(person: Person, response: Response, route: () => Promise<void>): Promise<void> {
+    try {
+      await route();
+    } catch (error) {
+      if (!this.answeredProblem(person, error, response)) throw error;
+    }
   }
 
   /** A 404 or 403 from the service as a page in the layout; false for any other error. */

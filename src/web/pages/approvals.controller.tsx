@@ -1,21 +1,24 @@
-import { Body, Controller, Get, Param, Post, Query, Res, UseFilters } from '@nestjs/common';
+import { Body, Controller, Get, Post, Query, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
+import type { VNode } from 'preact';
 import { AgentTurnView } from '../../agents/agent.types';
 import { AgentsService } from '../../agents/agents.service';
 import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
 import { Caller } from '../../auth/caller';
 import { Person } from '../../auth/person';
-import { httpStatusOf } from '../../common/error-status';
-import { ConflictError, NotFoundError, ValidationError } from '../../common/errors';
+import { ConflictError, NotFoundError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
-import { UuidParam } from '../../common/uuid-param';
 import { BODY_MAX } from '../../conversations/outbound/reply-body';
 import { ThreadsService } from '../../conversations/threads/threads.service';
 import { callerOf } from '../caller-of';
+import { formAction, Outcome } from '../kit/form-action';
+import { NOTICE_KEY, noticeText, withNotice } from '../kit/notices';
+import { PathId } from '../kit/path-id';
+import { FieldTable, Refusal } from '../kit/refusal';
 import { AlreadyDecidedPage, ApprovalsPage, conversationHref, decidedFrom, Draft, EditDraftPage, Notice, NOTICES } from './approvals.pages';
 import { PageErrorFilter } from './page-error.filter';
-import { seeOther, sendPage } from './render';
+import { sendPage } from './render';
 import { FORM_LIMIT } from './sign-in.controller';
 
 const BASE = '/approvals';
@@ -32,6 +35,8 @@ const CONTEXT_BODY_CHARS = 600;
 export const EDIT_FORM_LIMIT = BODY_MAX * 12 + FORM_LIMIT;
 
 type Form = Record<string, string | undefined> | undefined;
+/** A decision's refusals: the turn decided before (CONFLICT on turnId), or the edited reply's text (body). */
+const FIELDS: FieldTable<'turnId' | 'body'> = { fields: { turnId: 'turnId', body: 'body' } };
 
 /**
  * Approvals (docs/web.md): the drafts of DRAFT agents waiting for a human on the person's lines,
@@ -57,35 +62,28 @@ export class ApprovalsController {
     const cursor = typeof query.cursor === 'string' && query.cursor !== '' ? query.cursor : undefined;
     const page = await this.agents.awaitingOldestFirst(caller, { cursor, limit: DRAFTS_PAGE_SIZE });
     const drafts = (await Promise.all(page.turns.map((turn) => this.draftOf(caller, person, turn).catch(goneAsNull)))).filter((d) => d !== null);
-    const done = typeof query.done === 'string' && Object.hasOwn(NOTICES, query.done) ? NOTICES[query.done as Notice] : undefined;
-    sendPage(response, 200, <ApprovalsPage person={person} drafts={drafts} nextCursor={page.nextCursor} paged={cursor !== undefined} notice={done} />);
+    sendPage(
+      response,
+      200,
+      <ApprovalsPage
+        person={person}
+        drafts={drafts}
+        nextCursor={page.nextCursor}
+        paged={cursor !== undefined}
+        notice={noticeText(NOTICES, query[NOTICE_KEY])}
+      />,
+    );
   }
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':turnId/approve')
-  async approve(
-    @CurrentPerson() person: Person,
-    @Param('turnId', UuidParam('turnId')) turnId: string,
-    @Body() form: Form,
-    @Res() response: Response,
-  ): Promise<void> {
+  async approve(@CurrentPerson() person: Person, @PathId('turnId') turnId: string, @Body() form: Form, @Res() response: Response): Promise<void> {
     const caller = callerOf(person);
-    let turn: AgentTurnView;
-    try {
-      turn = await this.agents.approve(caller, turnId);
-    } catch (error) {
-      return this.refuse(error, caller, person, turnId, 'approve', response);
-    }
-    seeOther(response, decidedPath(turn, form?.back, 'approved'));
+    await this.decide(response, caller, person, turnId, 'approve', async () => decided(await this.agents.approve(caller, turnId), form?.back, 'approved'));
   }
 
   @Get(':turnId/edit')
-  async editForm(
-    @CurrentPerson() person: Person,
-    @Param('turnId', UuidParam('turnId')) turnId: string,
-    @Query('back') back: unknown,
-    @Res() response: Response,
-  ): Promise<void> {
+  async editForm(@CurrentPerson() person: Person, @PathId('turnId') turnId: string, @Query('back') back: unknown, @Res() response: Response): Promise<void> {
     const caller = callerOf(person);
     const decision = await this.agents.decision(caller, turnId);
     if (decision.turn.status !== 'AWAITING_APPROVAL')
@@ -97,60 +95,57 @@ export class ApprovalsController {
   /** Edit and approve: the text of the form is what is sent (approve_agent_turn's `body`). */
   @ReadsBody({ as: 'form', limit: EDIT_FORM_LIMIT })
   @Post(':turnId/edit')
-  async edit(
-    @CurrentPerson() person: Person,
-    @Param('turnId', UuidParam('turnId')) turnId: string,
-    @Body() form: Form,
-    @Res() response: Response,
-  ): Promise<void> {
+  async edit(@CurrentPerson() person: Person, @PathId('turnId') turnId: string, @Body() form: Form, @Res() response: Response): Promise<void> {
     const caller = callerOf(person);
     // Line breaks as typed (LF): the form reader undoes HTML's CRLF encoding (request-body.ts).
     const body = form?.body ?? '';
-    let turn: AgentTurnView;
-    try {
-      turn = await this.agents.approve(caller, turnId, body);
-    } catch (error) {
-      if (!(error instanceof ValidationError && error.field === 'body')) return this.refuse(error, caller, person, turnId, 'edit', response);
-      const draft = await this.draftOf(caller, person, await this.agents.getTurn(caller, turnId));
-      return sendPage(
-        response,
-        httpStatusOf(error),
-        <EditDraftPage person={person} draft={draft} body={body} error={error.message} from={decidedFrom(form?.back)} />,
-      );
-    }
-    seeOther(response, decidedPath(turn, form?.back, 'edited'));
+    await this.decide(
+      response,
+      caller,
+      person,
+      turnId,
+      'edit',
+      async () => decided(await this.agents.approve(caller, turnId, body), form?.back, 'edited'),
+      async (refusal) => {
+        const draft = await this.draftOf(caller, person, await this.agents.getTurn(caller, turnId));
+        return <EditDraftPage person={person} draft={draft} body={body} error={refusal.message} from={decidedFrom(form?.back)} />;
+      },
+    );
   }
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':turnId/reject')
-  async reject(
-    @CurrentPerson() person: Person,
-    @Param('turnId', UuidParam('turnId')) turnId: string,
-    @Body() form: Form,
-    @Res() response: Response,
-  ): Promise<void> {
+  async reject(@CurrentPerson() person: Person, @PathId('turnId') turnId: string, @Body() form: Form, @Res() response: Response): Promise<void> {
     const caller = callerOf(person);
-    let turn: AgentTurnView;
-    try {
-      turn = await this.agents.reject(caller, turnId);
-    } catch (error) {
-      return this.refuse(error, caller, person, turnId, 'reject', response);
-    }
-    seeOther(response, decidedPath(turn, form?.back, 'rejected'));
+    await this.decide(response, caller, person, turnId, 'reject', async () => decided(await this.agents.reject(caller, turnId), form?.back, 'rejected'));
   }
 
-  /** A turn decided before (by anyone, or by this very form sent twice): 409 with who decided it; any other error goes to the error page. */
-  private async refuse(
-    error: unknown,
+  /**
+   * A decision as a form action: a turn decided before (by anyone, or by this very form sent twice)
+   * is 409 with who decided it; a refused edited text is the edit form again (`editAgain`); any
+   * other error goes to the error page.
+   */
+  private async decide(
+    response: Response,
     caller: Caller,
     person: Person,
     turnId: string,
     attempted: 'approve' | 'edit' | 'reject',
-    response: Response,
+    run: () => Promise<Outcome>,
+    editAgain?: (refusal: Refusal<'turnId' | 'body'>) => Promise<VNode>,
   ): Promise<void> {
-    if (!(error instanceof ConflictError)) throw error;
-    const decision = await this.agents.decision(caller, turnId);
-    sendPage(response, httpStatusOf(error), <AlreadyDecidedPage person={person} decision={decision} attempted={attempted} />);
+    await formAction(response, {
+      read: () => turnId,
+      run,
+      fields: FIELDS,
+      again: async (_turnId, refusal) => {
+        if (refusal.error instanceof ConflictError) {
+          return <AlreadyDecidedPage person={person} decision={await this.agents.decision(caller, turnId)} attempted={attempted} />;
+        }
+        if (refusal.field === 'body' && editAgain) return editAgain(refusal);
+        throw refusal.error;
+      },
+    });
   }
 
   /** The draft with its thread as get_thread gives it to the person: partner, line and the last messages, oldest of them first. */
@@ -168,8 +163,8 @@ export class ApprovalsController {
 }
 
 /** Where a decision sends the person: back to the draft's own conversation when decided there, else the Approvals list; with the notice. */
-function decidedPath(turn: AgentTurnView, back: unknown, done: Notice): string {
-  return decidedFrom(back) === 'thread' ? `${conversationHref(turn.threadId)}?done=${done}` : `${BASE}?done=${done}`;
+function decided(turn: AgentTurnView, back: unknown, done: Notice): Outcome {
+  return { redirect: withNotice(decidedFrom(back) === 'thread' ? conversationHref(turn.threadId) : BASE, done) };
 }
 
 /** A draft whose thread left the person's lines between the list and its thread's read is left out, as the next load would. */

@@ -3,15 +3,20 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
 import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
 import { Person } from '../../auth/person';
-import { NotFoundError, ValidationError } from '../../common/errors';
+import { NotFoundError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
 import { RevokesAccess } from '../../limits/session-action.guard';
 import { OAuthService } from '../../oauth/oauth.service';
-import { accessOf, choiceOf, choiceOfAccess, Form, formErrorsOf, permissionsOf } from './access-form';
-import { ConnectedAppNotFoundPage, ConnectedAppsListPage, EditConnectedAppPage, NOTICES, NoticeKind, RevokeConnectedAppPage } from './connected-apps.pages';
+import { formAction } from '../kit/form-action';
+import { noticeKind, SETTINGS_NOTICE_KEY, withNotice } from '../kit/notices';
+import { accessErrors, accessFields, accessOf, choiceOf, choiceOfAccess, Form, permissionsOf } from './access-form';
+import { ConnectedAppNotFoundPage, ConnectedAppsListPage, EditConnectedAppPage, NOTICES, RevokeConnectedAppPage } from './connected-apps.pages';
 import { PageErrorFilter } from './page-error.filter';
 import { seeOther, sendPage } from './render';
 import { FORM_LIMIT } from './sign-in.controller';
+
+const BASE = '/settings/connected-apps';
+const APP_FIELDS = accessFields('app');
 
 /**
  * Settings → Connected apps (docs/web.md): the OAuth clients the person allowed on the MCP
@@ -27,10 +32,9 @@ export class ConnectedAppsController {
   constructor(private readonly oauth: OAuthService) {}
 
   @Get()
-  async list(@CurrentPerson() person: Person, @Query('notice') notice: unknown, @Res() response: Response): Promise<void> {
+  async list(@CurrentPerson() person: Person, @Query(SETTINGS_NOTICE_KEY) notice: unknown, @Res() response: Response): Promise<void> {
     const grants = await this.oauth.listGrants(person.userId);
-    const kind = typeof notice === 'string' && Object.hasOwn(NOTICES, notice) ? (notice as NoticeKind) : undefined;
-    sendPage(response, 200, <ConnectedAppsListPage person={person} grants={grants} mcpUrl={this.oauth.resource} notice={kind} />);
+    sendPage(response, 200, <ConnectedAppsListPage person={person} grants={grants} mcpUrl={this.oauth.resource} notice={noticeKind(NOTICES, notice)} />);
   }
 
   @Get(':id/edit')
@@ -51,24 +55,23 @@ export class ConnectedAppsController {
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/edit')
   async saveAccess(@CurrentPerson() person: Person, @Param('id') id: string, @Body() form: Form, @Res() response: Response): Promise<void> {
-    const choice = choiceOf(form);
-    const permissions = permissionsOf(form);
     try {
-      await this.oauth.updateGrantAccess(person, id, { channelAccess: accessOf(choice), permissions });
-      seeOther(response, '/settings/connected-apps?notice=saved');
+      await formAction(response, {
+        read: () => ({ choice: choiceOf(form), permissions: permissionsOf(form) }),
+        run: async ({ choice, permissions }) => {
+          await this.oauth.updateGrantAccess(person, id, { channelAccess: accessOf(choice), permissions });
+          return { redirect: withNotice(BASE, 'saved', SETTINGS_NOTICE_KEY) };
+        },
+        fields: APP_FIELDS,
+        again: async ({ choice, permissions }, refusal) => {
+          const grant = await this.oauth.grantOf(person.userId, id);
+          return (
+            <EditConnectedAppPage person={person} grant={grant} choice={choice} permissions={permissions ?? grant.permissions} errors={accessErrors(refusal)} />
+          );
+        },
+      });
     } catch (error) {
-      const errors = error instanceof ValidationError ? formErrorsOf(error, 'app') : null;
-      if (!errors) return this.notFound(person, error, response);
-      try {
-        const grant = await this.oauth.grantOf(person.userId, id);
-        sendPage(
-          response,
-          400,
-          <EditConnectedAppPage person={person} grant={grant} choice={choice} permissions={permissions ?? grant.permissions} errors={errors} />,
-        );
-      } catch (again) {
-        this.notFound(person, again, response);
-      }
+      this.notFound(person, error, response);
     }
   }
 
@@ -90,7 +93,7 @@ export class ConnectedAppsController {
     } catch (error) {
       return this.notFound(person, error, response);
     }
-    seeOther(response, '/settings/connected-apps?notice=revoked');
+    seeOther(response, withNotice(BASE, 'revoked', SETTINGS_NOTICE_KEY));
   }
 
   /** A grant that is not the person's (or none): the one 404 page; any other error goes on to the filter. */

@@ -1,14 +1,15 @@
 import { Body, Controller, Get, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Request, Response } from 'express';
+import type { VNode } from 'preact';
 import { CurrentPerson, Public, SessionAuth } from '../../auth/auth.decorators';
 import { Person } from '../../auth/person';
-import { ValidationError } from '../../common/errors';
 import { RateLimitPerIp } from '../../limits/ip-rate-limit.guard';
 import { AuthorizationRequest, OAuthService } from '../../oauth/oauth.service';
 import { ReadsBody } from '../../common/request-body';
 import { WebSessionsService } from '../../auth/web-sessions/web-sessions.service';
-import { accessOf, choiceOf, Form, formErrorsOf, permissionsOf } from './access-form';
+import { formAction } from '../kit/form-action';
+import { accessErrors, accessFields, accessOf, choiceOf, Form, permissionsOf } from './access-form';
 import { ConsentPage, REQUEST_FIELDS } from './consent.pages';
 import { PageErrorFilter } from './page-error.filter';
 import { seeOther, sendPage } from './render';
@@ -50,7 +51,7 @@ export class ConsentController {
       response.setHeader('Set-Cookie', returnToCookie(request.originalUrl, this.sessions.cookie.name.startsWith('__Host-')));
       return seeOther(response, '/sign-in');
     }
-    this.consent(response, 200, person, check.ok, paramsOf(query));
+    sendPage(response, 200, this.consentPage(response, person, check.ok, paramsOf(query)));
   }
 
   @SessionAuth()
@@ -61,30 +62,30 @@ export class ConsentController {
     if ('page' in check) return sendPage(response, 400, <ErrorPage title="This authorization request cannot be used" message={check.page} />);
     if ('redirect' in check) return seeOther(response, check.redirect);
     if (form?.decision !== 'allow') return seeOther(response, this.oauth.deny(check.ok));
-    const choice = choiceOf(form);
-    const permissions = permissionsOf(form) ?? [];
-    try {
-      seeOther(response, await this.oauth.approve(person, check.ok, { channelAccess: accessOf(choice), permissions }));
-    } catch (error) {
-      const errors = error instanceof ValidationError ? formErrorsOf(error, 'app') : null;
-      if (!errors) throw error;
-      this.consent(response, 400, person, check.ok, paramsOf(form ?? {}), { choice, permissions, errors });
-    }
+    const request = check.ok;
+    await formAction(response, {
+      read: () => ({ choice: choiceOf(form), permissions: permissionsOf(form) ?? [] }),
+      run: async ({ choice, permissions }) => ({ redirect: await this.oauth.approve(person, request, { channelAccess: accessOf(choice), permissions }) }),
+      fields: accessFields('app'),
+      again: ({ choice, permissions }, refusal) => {
+        const errors = accessErrors(refusal);
+        return this.consentPage(response, person, request, paramsOf(form ?? {}), { choice, permissions, errors });
+      },
+    });
   }
 
   /** The consent page; its form may be sent on (303) to the client's redirect host, so CSP form-action admits that origin too. */
-  private consent(
+  private consentPage(
     response: Response,
-    status: number,
     person: Person,
     request: AuthorizationRequest,
     params: Record<string, string | undefined>,
     again: Partial<Pick<Parameters<typeof ConsentPage>[0], 'choice' | 'permissions' | 'errors'>> = {},
-  ): void {
+  ): VNode {
     const csp = response.getHeader('Content-Security-Policy');
     if (typeof csp === 'string')
       response.setHeader('Content-Security-Policy', csp.replace("form-action 'self'", `form-action 'self' ${new URL(request.redirectUri).origin}`));
-    sendPage(response, status, <ConsentPage person={person} request={request} params={params} {...again} />);
+    return <ConsentPage person={person} request={request} params={params} {...again} />;
   }
 }
 

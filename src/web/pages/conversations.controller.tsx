@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { Body, Controller, Get, Param, Post, Query, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
+import type { VNode } from 'preact';
 import { AgentsService } from '../../agents/agents.service';
 import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
 import { Person } from '../../auth/person';
-import { httpStatusOf } from '../../common/error-status';
-import { DomainError, ValidationError } from '../../common/errors';
+import { ValidationError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
 import { ContactsService } from '../../conversations/contacts/contacts.service';
 import { contactArguments } from '../../conversations/contacts/contacts.tools';
@@ -17,25 +17,39 @@ import { searchArguments } from '../../conversations/search/search.tools';
 import { ThreadsService } from '../../conversations/threads/threads.service';
 import { threadArguments } from '../../conversations/threads/threads.tools';
 import { callerOf } from '../caller-of';
-import {
-  ConversationsPage,
-  ConversationsQuery,
-  SNIPPET_MARKS,
-  THREAD_NOTICES,
-  ThreadErrors,
-  ThreadField,
-  ThreadNotice,
-  ThreadPage,
-} from './conversations.pages';
+import { formAction } from '../kit/form-action';
+import { NOTICE_KEY, noticeText, withNotice } from '../kit/notices';
+import { PathId } from '../kit/path-id';
+import { FieldTable, refusalOf } from '../kit/refusal';
+import { ConversationsPage, ConversationsQuery, SNIPPET_MARKS, THREAD_NOTICES, ThreadErrors, ThreadPage } from './conversations.pages';
 import { PageErrorFilter } from './page-error.filter';
-import { seeOther, sendPage } from './render';
+import { sendPage } from './render';
 import { FORM_LIMIT } from './sign-in.controller';
 import { ThreadViewService } from './thread-view.service';
 
 type Form = Record<string, string | undefined> | undefined;
+/** What the thread page shows besides the thread: its page of messages, a notice, refusals next to their fields, the reply as typed. */
+type ThreadView = { cursor?: string; notice?: string; errors?: ThreadErrors; replyBody?: string };
 
 /** The Conversations page's fields by the tool argument they are (list_threads, search_messages), as a refusal names them. */
 const FILTER_NAMES: Record<string, string> = { query: 'Search', cursor: 'Page (Older link)', lineId: 'Line', label: 'Label' };
+/** The filters as refusals name them; a line that is gone is a refusal of the Line filter. */
+const FILTER_FIELDS: FieldTable<string> = {
+  fields: { query: 'query', cursor: 'cursor', lineId: 'lineId', label: 'label' },
+  notFound: ['lineId'],
+  say: (error, field) => (field ? `${FILTER_NAMES[field]}: ${error.message}` : error.message),
+};
+/** The reply form: its text, and its idempotency key (used for another text: above the form). */
+const REPLY_FIELDS: FieldTable<'body' | 'form'> = { fields: { body: 'body', idempotencyKey: 'form' }, notFound: ['idempotencyKey'] };
+const NOTES_FIELDS: FieldTable<'notes'> = { fields: { notes: 'notes' } };
+const CONTACT_FIELDS: FieldTable<'displayName'> = { fields: { displayName: 'displayName', identities: 'displayName' } };
+/** A label added or removed; the refusal names it as the tool's argument (`add[0].name`), the form as `label`. */
+const LABEL_FIELDS: FieldTable<'label'> = {
+  fields: { add: 'label', remove: 'label' },
+  say: (error) => error.message.replace(/^(add\[0\]\.name|remove\[0\])/, 'label'),
+};
+/** A thread's id in the path, checked as get_thread checks it (a UUID); anything else is a 400 page. */
+const ThreadId = () => PathId('threadId', (id) => threadArguments.get({ threadId: id }).threadId);
 
 const BASE = '/conversations';
 /** A reply of up to 100,000 characters, each up to 4 bytes and percent-encoded (×3), with the other fields. */
@@ -91,9 +105,8 @@ export class ConversationsController {
       );
       sendPage(response, 200, <ConversationsPage {...page} threads={listed.threads} awaiting={new Set(awaiting)} nextCursor={listed.nextCursor} />);
     } catch (error) {
-      const refusal = refusalOf(error, Object.keys(FILTER_NAMES));
-      const named = refusal.field ? `${FILTER_NAMES[refusal.field]}: ${refusal.message}` : refusal.message;
-      sendPage(response, refusal.status, <ConversationsPage {...page} error={{ field: refusal.field, message: named }} />);
+      const refusal = refusalOf(error, FILTER_FIELDS);
+      sendPage(response, refusal.status, <ConversationsPage {...page} error={{ field: refusal.field, message: refusal.message }} />);
     }
   }
 
@@ -105,100 +118,97 @@ export class ConversationsController {
     @Res() response: Response,
   ): Promise<void> {
     const cursor = typeof raw.cursor === 'string' && raw.cursor !== '' ? raw.cursor : undefined;
-    await this.sendThread(response, person, threadId, { status: 200, cursor, notice: notice(raw.done) });
+    await this.sendThread(response, person, threadId, { status: 200, cursor, notice: noticeText(THREAD_NOTICES, raw[NOTICE_KEY]) });
   }
 
   /** A reply on the thread's own line, sent once per form: the form's idempotencyKey is reply_to_thread's. */
   @ReadsBody({ as: 'form', limit: REPLY_FORM_LIMIT })
   @Post(':threadId/reply')
-  async reply(@CurrentPerson() person: Person, @Param('threadId') threadId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
-    const text = body?.body ?? '';
-    const key = body?.idempotencyKey ?? '';
-    try {
-      const args = outboundArguments.reply({ threadId, body: text, ...(key !== '' && { idempotencyKey: key }) });
-      await this.outbound.queueThreadReply(callerOf(person), { tool: 'reply_to_thread', args });
-    } catch (error) {
-      const refusal = refusalOf(error, ['body', 'idempotencyKey']);
-      const field: ThreadField = refusal.field === 'body' ? 'body' : 'form';
+  async reply(@CurrentPerson() person: Person, @ThreadId() threadId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
+    await formAction(response, {
+      read: () => ({ text: body?.body ?? '', key: body?.idempotencyKey ?? '' }),
+      run: async ({ text, key }) => {
+        const args = outboundArguments.reply({ threadId, body: text, ...(key !== '' && { idempotencyKey: key }) });
+        await this.outbound.queueThreadReply(callerOf(person), { tool: 'reply_to_thread', args });
+        return { redirect: withNotice(`${BASE}/${threadId}`, 'sent') };
+      },
+      fields: REPLY_FIELDS,
       // A refused key (used for another text) gets a new one with the form, so the person can send what they typed.
-      return this.sendThread(response, person, threadId, { status: refusal.status, errors: { [field]: refusal.message }, replyBody: text });
-    }
-    seeOther(response, `${BASE}/${threadId}?done=sent`);
+      again: ({ text }, refusal) => this.threadPage(person, threadId, { errors: { [refusal.field ?? 'form']: refusal.message }, replyBody: text }),
+    });
   }
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':threadId/labels')
-  async addLabel(@CurrentPerson() person: Person, @Param('threadId') threadId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
+  async addLabel(@CurrentPerson() person: Person, @ThreadId() threadId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
     await this.label(response, person, threadId, { add: [{ name: body?.label ?? '' }] });
   }
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':threadId/labels/remove')
-  async removeLabel(@CurrentPerson() person: Person, @Param('threadId') threadId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
+  async removeLabel(@CurrentPerson() person: Person, @ThreadId() threadId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
     await this.label(response, person, threadId, { remove: [body?.label ?? ''] });
   }
 
   /** The partner's notes (update_contact); the contact is the thread's partner, never one named by the form. */
   @ReadsBody({ as: 'form', limit: NOTES_FORM_LIMIT })
   @Post(':threadId/contact/notes')
-  async notes(@CurrentPerson() person: Person, @Param('threadId') threadId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
+  async notes(@CurrentPerson() person: Person, @ThreadId() threadId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
     const caller = callerOf(person);
-    const { person: partner } = await this.threads.get(caller, this.threadId(threadId), { limit: 1, maxBodyChars: 1 });
-    try {
-      if (!partner?.id) throw new ValidationError('the partner of this thread is not a contact yet: save them as a contact first', 'notes');
-      const args = contactArguments.update({ contactId: partner.id, notes: body?.notes ?? '' });
-      await this.contacts.update(caller, args);
-    } catch (error) {
-      const refusal = refusalOf(error, ['notes']);
-      return this.sendThread(response, person, threadId, { status: refusal.status, errors: { notes: refusal.message } });
-    }
-    seeOther(response, `${BASE}/${threadId}?done=notes`);
+    const { person: partner } = await this.threads.get(caller, threadId, { limit: 1, maxBodyChars: 1 });
+    await formAction(response, {
+      read: () => body?.notes ?? '',
+      run: async (notes) => {
+        if (!partner?.id) throw new ValidationError('the partner of this thread is not a contact yet: save them as a contact first', 'notes');
+        await this.contacts.update(caller, contactArguments.update({ contactId: partner.id, notes }));
+        return { redirect: withNotice(`${BASE}/${threadId}`, 'notes') };
+      },
+      fields: NOTES_FIELDS,
+      again: (_notes, refusal) => this.threadPage(person, threadId, { errors: { notes: refusal.message } }),
+    });
   }
 
   /** Saves the thread's partner (an unknown identity) as a contact (create_contact with that identity). */
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':threadId/contact')
-  async createContact(@CurrentPerson() person: Person, @Param('threadId') threadId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
+  async createContact(@CurrentPerson() person: Person, @ThreadId() threadId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
     const caller = callerOf(person);
-    const { person: partner } = await this.threads.get(caller, this.threadId(threadId), { limit: 1, maxBodyChars: 1 });
-    try {
-      const identity = partner?.identities[0];
-      if (partner?.id || !identity) throw new ValidationError('the partner of this thread is already a contact', 'displayName');
-      const args = contactArguments.create({ displayName: body?.displayName ?? '', identities: [{ kind: identity.kind, value: identity.value }] });
-      await this.contacts.create(caller, args);
-    } catch (error) {
-      const refusal = refusalOf(error, ['displayName', 'identities']);
-      return this.sendThread(response, person, threadId, { status: refusal.status, errors: { displayName: refusal.message } });
-    }
-    seeOther(response, `${BASE}/${threadId}?done=contact`);
+    const { person: partner } = await this.threads.get(caller, threadId, { limit: 1, maxBodyChars: 1 });
+    await formAction(response, {
+      read: () => body?.displayName ?? '',
+      run: async (displayName) => {
+        const identity = partner?.identities[0];
+        if (partner?.id || !identity) throw new ValidationError('the partner of this thread is already a contact', 'displayName');
+        await this.contacts.create(caller, contactArguments.create({ displayName, identities: [{ kind: identity.kind, value: identity.value }] }));
+        return { redirect: withNotice(`${BASE}/${threadId}`, 'contact') };
+      },
+      fields: CONTACT_FIELDS,
+      again: (_name, refusal) => this.threadPage(person, threadId, { errors: { displayName: refusal.message } }),
+    });
   }
 
   private async label(response: Response, person: Person, threadId: string, change: { add?: Array<{ name: string }>; remove?: string[] }): Promise<void> {
-    try {
-      const { threadId: id, ...args } = threadArguments.label({ threadId, ...change });
-      await this.threads.label(callerOf(person), id, args);
-    } catch (error) {
-      const refusal = refusalOf(error, ['add', 'remove']);
-      return this.sendThread(response, person, threadId, {
-        status: refusal.status,
-        errors: { label: refusal.message.replace(/^(add\[0\]\.name|remove\[0\])/, 'label') },
-      });
-    }
-    seeOther(response, `${BASE}/${threadId}?done=labelled`);
+    await formAction(response, {
+      read: () => change,
+      run: async (asked) => {
+        const { threadId: id, ...args } = threadArguments.label({ threadId, ...asked });
+        await this.threads.label(callerOf(person), id, args);
+        return { redirect: withNotice(`${BASE}/${threadId}`, 'labelled') };
+      },
+      fields: LABEL_FIELDS,
+      again: (_asked, refusal) => this.threadPage(person, threadId, { errors: { label: refusal.message } }),
+    });
+  }
+
+  private async sendThread(response: Response, person: Person, threadId: string, view: ThreadView & { status: number }): Promise<void> {
+    sendPage(response, view.status, await this.threadPage(person, threadId, view));
   }
 
   /** The thread page: its view (ThreadViewService: get_thread's page of messages, each email's subject, every attachment read, the contact, the drafts), one snapshot. */
-  private async sendThread(
-    response: Response,
-    person: Person,
-    threadId: string,
-    view: { status: number; cursor?: string; notice?: string; errors?: ThreadErrors; replyBody?: string },
-  ): Promise<void> {
+  private async threadPage(person: Person, threadId: string, view: ThreadView): Promise<VNode> {
     const args = threadArguments.get({ threadId, ...(view.cursor !== undefined && { cursor: view.cursor }) });
     const { detail, extras, contact, drafts } = await this.threadView.view(callerOf(person), args.threadId, { cursor: args.cursor });
-    sendPage(
-      response,
-      view.status,
+    return (
       <ThreadPage
         person={person}
         detail={detail}
@@ -210,34 +220,13 @@ export class ConversationsController {
         errors={view.errors ?? {}}
         notice={view.notice}
         cursor={args.cursor}
-      />,
+      />
     );
   }
-
-  /** A path id checked as get_thread checks it (a UUID); anything else is a 400 page. */
-  private threadId(id: string): string {
-    return threadArguments.get({ threadId: id }).threadId;
-  }
-}
-
-/**
- * A refusal of a form's or filter's content naming one of `fields`, with the status of its code
- * (error-status.ts); anything else (a thread not found, a failure) goes to the error page.
- */
-function refusalOf(error: unknown, fields: string[]): { status: number; field?: string; message: string } {
-  if (!(error instanceof DomainError) || !['VALIDATION', 'CONFLICT', 'NOT_FOUND'].includes(error.code)) throw error;
-  const field = error.field?.split(/[.[]/)[0];
-  if (error.code === 'NOT_FOUND' && field !== 'lineId' && field !== 'idempotencyKey') throw error;
-  if (field !== undefined && !fields.includes(field)) throw error;
-  return { status: httpStatusOf(error), field, message: error.message };
 }
 
 function conversationsQuery(raw: Record<string, unknown>): ConversationsQuery {
   const text = (name: string) => (typeof raw[name] === 'string' ? (raw[name] as string) : '');
   const cursor = text('cursor');
   return { line: text('line'), label: text('label'), awaiting: text('awaiting') !== '', q: text('q'), ...(cursor !== '' && { cursor }) };
-}
-
-function notice(done: unknown): string | undefined {
-  return typeof done === 'string' && Object.prototype.hasOwnProperty.call(THREAD_NOTICES, done) ? THREAD_NOTICES[done as ThreadNotice] : undefined;
 }

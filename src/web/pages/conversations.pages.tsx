@@ -229,7 +229,7 @@ function ThreadRow(props: { item: ThreadListItem; lines: LineRef[]; awaiting: bo
       <span class="meta">
         <span class={`channel channel-${thread.channel.toLowerCase()}`}>{channelName(thread.channel)}</span>
         <span class="line">{lineName(props.lines, thread.lineId)}</span>
-        <Time iso={thread.lastMessageAt} />
+        <Time iso={thread.lastMessageAt} format="relative" />
         {props.awaiting ? <AwaitingMarker /> : null}
       </span>
       <LabelChips labels={labels} />
@@ -535,7 +535,7 @@ function MessageItem(props: { message: ThreadMessage; extras?: MessageExtras; de
           {senderName ? `${senderName} ` : ''}
           <span class="mono">{inbound ? m.fromIdentity.value : m.toIdentity.value}</span>
         </span>
-        <Time iso={m.createdAt} />
+        <Time iso={m.createdAt} format="relative" />
         {inbound ? null : <span class={`message-status status-${m.status.toLowerCase()}`}>{statusText(m)}</span>}
       </div>
       {m.channel === 'EMAIL' && props.extras?.subject ? <p class="message-subject">{props.extras.subject}</p> : null}

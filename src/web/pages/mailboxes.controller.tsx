@@ -1,12 +1,10 @@
-import { Body, Controller, Get, Param, Post, Query, Res, UseFilters } from '@nestjs/common';
+import { Body, Controller, Get, Post, Query, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
 import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
 import { Person } from '../../auth/person';
-import { httpStatusOf } from '../../common/error-status';
-import { UnprocessableError, ValidationError } from '../../common/errors';
+import { UnprocessableError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
-import { UuidParam } from '../../common/uuid-param';
 import { MailServerRole } from '../../channels/email/mailboxes/mail-servers';
 import { readMailboxSettings } from '../../channels/email/mailboxes/mailbox-settings.dto';
 import { MailboxesService } from '../../channels/email/mailboxes/mailboxes.service';
@@ -20,9 +18,12 @@ import {
   MailboxFormPage,
   MailboxesPage,
   formOf,
-  Notice,
   NOTICES,
 } from './mailboxes.pages';
+import { formAction } from '../kit/form-action';
+import { NOTICE_KEY, noticeText, withNotice } from '../kit/notices';
+import { PathId } from '../kit/path-id';
+import { FieldTable } from '../kit/refusal';
 import { PageErrorFilter } from './page-error.filter';
 import { seeOther, sendPage } from './render';
 import { FORM_LIMIT } from './sign-in.controller';
@@ -35,6 +36,13 @@ const CONNECT_FORM_LIMIT = 32 * 1024;
 
 type Form = Record<string, string | undefined> | undefined;
 const BASE = '/settings/mailboxes';
+/**
+ * The form's fields as the service's refusals name them; a failed login names its server (`imap`,
+ * `smtp`) and is told above the form.
+ */
+const FIELDS: FieldTable<MailboxField | 'form'> = {
+  fields: { ...Object.fromEntries(MAILBOX_FIELDS.map((f) => [f, f])), imap: 'form', smtp: 'form' },
+};
 
 /**
  * Settings → Mailboxes (docs/web.md): an OWNER or ADMIN connects the org's email account lines to
@@ -51,13 +59,13 @@ export class MailboxesController {
   constructor(private readonly mailboxes: MailboxesService) {}
 
   @Get()
-  async list(@CurrentPerson() person: Person, @Query('done') done: unknown, @Res() response: Response): Promise<void> {
+  async list(@CurrentPerson() person: Person, @Query(NOTICE_KEY) done: unknown, @Res() response: Response): Promise<void> {
     const accounts = await this.mailboxes.listFor(person);
-    sendPage(response, 200, <MailboxesPage person={person} accounts={accounts} notice={notice(done)} />);
+    sendPage(response, 200, <MailboxesPage person={person} accounts={accounts} notice={noticeText(NOTICES, done)} />);
   }
 
   @Get(':lineId')
-  async form(@CurrentPerson() person: Person, @Param('lineId', UuidParam('lineId')) lineId: string, @Res() response: Response): Promise<void> {
+  async form(@CurrentPerson() person: Person, @PathId('lineId') lineId: string, @Res() response: Response): Promise<void> {
     const account = await this.mailboxes.getFor(person, lineId);
     sendPage(response, 200, <MailboxFormPage person={person} account={account} form={formOf(account)} errors={{}} />);
   }
@@ -65,31 +73,30 @@ export class MailboxesController {
   /** Connects (or changes) the mailbox once both logins work; the form comes back without its passwords after a refusal. */
   @ReadsBody({ as: 'form', limit: CONNECT_FORM_LIMIT })
   @Post(':lineId')
-  async connect(
-    @CurrentPerson() person: Person,
-    @Param('lineId', UuidParam('lineId')) lineId: string,
-    @Body() body: Form,
-    @Res() response: Response,
-  ): Promise<void> {
+  async connect(@CurrentPerson() person: Person, @PathId('lineId') lineId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
     const account = await this.mailboxes.getFor(person, lineId);
-    const form = readForm(body);
-    const page = (status: number, errors: MailboxErrors, failure?: UnprocessableError) =>
-      sendPage(response, status, <MailboxFormPage person={person} account={account} form={form} errors={errors} failure={failure} />);
+    const page = (form: MailboxForm, errors: MailboxErrors, failure?: UnprocessableError) => (
+      <MailboxFormPage person={person} account={account} form={form} errors={errors} failure={failure} />
+    );
+    // The feature's rules for the settings (every broken one at once, each next to its field) before the service's.
     const judged = await readMailboxSettings(settingsOf(body));
-    if ('problems' in judged) return page(400, errorsOf(judged.problems));
-    try {
-      await this.mailboxes.connectFor(person, lineId, judged.value);
-    } catch (error) {
-      if (error instanceof UnprocessableError) return page(httpStatusOf(error), {}, error);
-      if (error instanceof ValidationError && isFormField(error.field))
-        return page(httpStatusOf(error), errorsOf([{ field: error.field, message: error.message }]));
-      throw error;
-    }
-    seeOther(response, `${BASE}?done=connected`);
+    if ('problems' in judged) return sendPage(response, 400, page(readForm(body), errorsOf(judged.problems)));
+    await formAction(response, {
+      read: () => readForm(body),
+      run: async () => {
+        await this.mailboxes.connectFor(person, lineId, judged.value);
+        return { redirect: withNotice(BASE, 'connected') };
+      },
+      fields: FIELDS,
+      again: (form, refusal) =>
+        refusal.error instanceof UnprocessableError
+          ? page(form, {}, refusal.error)
+          : page(form, errorsOf([{ field: refusal.field ?? 'form', message: refusal.message }])),
+    });
   }
 
   @Get(':lineId/disconnect')
-  async disconnectForm(@CurrentPerson() person: Person, @Param('lineId', UuidParam('lineId')) lineId: string, @Res() response: Response): Promise<void> {
+  async disconnectForm(@CurrentPerson() person: Person, @PathId('lineId') lineId: string, @Res() response: Response): Promise<void> {
     const account = await this.mailboxes.getFor(person, lineId);
     if (!account.mailbox) return seeOther(response, BASE);
     sendPage(response, 200, <DisconnectMailboxPage person={person} account={account} />);
@@ -97,9 +104,9 @@ export class MailboxesController {
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':lineId/disconnect')
-  async disconnect(@CurrentPerson() person: Person, @Param('lineId', UuidParam('lineId')) lineId: string, @Res() response: Response): Promise<void> {
+  async disconnect(@CurrentPerson() person: Person, @PathId('lineId') lineId: string, @Res() response: Response): Promise<void> {
     await this.mailboxes.disconnectFor(person, lineId);
-    seeOther(response, `${BASE}?done=disconnected`);
+    seeOther(response, withNotice(BASE, 'disconnected'));
   }
 }
 
@@ -147,8 +154,4 @@ function errorsOf(problems: Array<{ field: string; message: string }>): MailboxE
     else errors.form ??= message;
   }
   return errors;
-}
-
-function notice(done: unknown): string | undefined {
-  return typeof done === 'string' && Object.hasOwn(NOTICES, done) ? NOTICES[done as Notice] : undefined;
 }

@@ -1,11 +1,10 @@
-import { Body, Controller, Get, Param, Post, Query, Res, UseFilters } from '@nestjs/common';
+import { Body, Controller, Get, Post, Query, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
 import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
 import { Person } from '../../auth/person';
 import { Clock } from '../../common/clock';
-import { httpStatusOf } from '../../common/error-status';
-import { DomainError, NotFoundError } from '../../common/errors';
+import { NotFoundError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
 import { DeliveriesService } from '../../delivery/deliveries.service';
 import { deliveryArguments } from '../../delivery/delivery.schemas';
@@ -13,6 +12,10 @@ import { webhookArguments } from '../../webhooks/webhook.schemas';
 import { EVENT_KINDS, PREVIOUS_SECRET_VALIDITY_MS } from '../../webhooks/webhook.types';
 import { WebhooksService } from '../../webhooks/webhooks.service';
 import { callerOf } from '../caller-of';
+import { formAction } from '../kit/form-action';
+import { NOTICE_KEY, noticeText, withNotice } from '../kit/notices';
+import { PathId } from '../kit/path-id';
+import { FieldTable } from '../kit/refusal';
 import { PageErrorFilter } from './page-error.filter';
 import { seeOther, sendPage } from './render';
 import { FORM_LIMIT } from './sign-in.controller';
@@ -24,12 +27,10 @@ import {
   EMPTY_FORM,
   EndpointForm,
   EndpointPage,
-  FieldErrors,
   FormField,
   formOf,
   LogQuery,
   NewEndpointPage,
-  Notice,
   NOTICES,
   SecretPage,
   WebhooksPage,
@@ -37,7 +38,19 @@ import {
 
 type Form = Record<string, string | undefined> | undefined;
 const BASE = '/settings/webhooks';
-const FIELDS: FormField[] = ['url', 'events', 'mode', 'messageHistoryCount', 'channelScope', 'signatureVersion', 'legacySignature', 'since', 'until'];
+/**
+ * The forms' fields by the tool argument a refusal names; a refusal of anything else is shown above
+ * the form. The path ids are checked before (PathId), so a refusal never names them.
+ */
+const FIELDS: FieldTable<FormField> = {
+  fields: Object.fromEntries(
+    (['url', 'events', 'mode', 'messageHistoryCount', 'channelScope', 'signatureVersion', 'legacySignature', 'since', 'until'] as const).map((f) => [f, f]),
+  ),
+  unlisted: 'whole',
+};
+/** A path id checked as the tools check it (a UUID); anything else is a 400 page. */
+const EndpointId = () => PathId('id', (id) => webhookArguments.endpointId({ endpointId: id }).endpointId);
+const DeliveryId = () => PathId('deliveryId', (id) => deliveryArguments.detail({ deliveryId: id }).deliveryId);
 
 /**
  * Settings → Webhooks (docs/web.md): the person's endpoints and their delivery logs. Every action
@@ -59,13 +72,13 @@ export class WebhooksController {
   ) {}
 
   @Get()
-  async list(@CurrentPerson() person: Person, @Query('done') done: unknown, @Res() response: Response): Promise<void> {
+  async list(@CurrentPerson() person: Person, @Query(NOTICE_KEY) done: unknown, @Res() response: Response): Promise<void> {
     const caller = callerOf(person);
     const endpoints = await this.webhooks.list(caller);
     const rows = await Promise.all(
       endpoints.map(async (endpoint) => ({ endpoint, last: (await this.deliveries.list(caller, endpoint.id)).deliveries[0] ?? null })),
     );
-    sendPage(response, 200, <WebhooksPage person={person} endpoints={rows} notice={notice(done)} />);
+    sendPage(response, 200, <WebhooksPage person={person} endpoints={rows} notice={noticeText(NOTICES, done)} />);
   }
 
   @Get('new')
@@ -77,21 +90,23 @@ export class WebhooksController {
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post()
   async register(@CurrentPerson() person: Person, @Body() body: Form, @Res() response: Response): Promise<void> {
-    const form = readEndpointForm(body, person);
-    try {
-      const input = webhookArguments.register(endpointArgs(form, person));
-      const { endpoint, secret, signingSecret } = await this.webhooks.register(callerOf(person), input);
-      sendPage(response, 201, <SecretPage person={person} endpoint={endpoint} secret={secret} signingSecret={signingSecret} />);
-    } catch (error) {
-      const { status, errors } = refusalOf(error);
-      sendPage(response, status, <NewEndpointPage person={person} form={form} errors={errors} urlRule={this.urlPolicy.rule()} />);
-    }
+    await formAction(response, {
+      read: () => readEndpointForm(body, person),
+      run: async (form) => {
+        const { endpoint, secret, signingSecret } = await this.webhooks.register(callerOf(person), webhookArguments.register(endpointArgs(form, person)));
+        return { status: 201, page: <SecretPage person={person} endpoint={endpoint} secret={secret} signingSecret={signingSecret} /> };
+      },
+      fields: FIELDS,
+      again: (form, refusal) => (
+        <NewEndpointPage person={person} form={form} errors={{ [refusal.field ?? 'form']: refusal.message }} urlRule={this.urlPolicy.rule()} />
+      ),
+    });
   }
 
   @Get(':id')
-  async endpoint(@CurrentPerson() person: Person, @Param('id') id: string, @Query() query: Record<string, unknown>, @Res() response: Response): Promise<void> {
+  async endpoint(@CurrentPerson() person: Person, @EndpointId() id: string, @Query() query: Record<string, unknown>, @Res() response: Response): Promise<void> {
     const caller = callerOf(person);
-    const endpoint = await this.webhooks.get(caller, this.endpointId(id));
+    const endpoint = await this.webhooks.get(caller, id);
     const log = logQuery(query);
     const args = deliveryArguments.list({ endpointId: id, ...log });
     const [page, failing] = await Promise.all([
@@ -112,40 +127,49 @@ export class WebhooksController {
         deliveries={page.deliveries}
         nextCursor={page.nextCursor}
         query={log}
-        notice={notice(query.done)}
+        notice={noticeText(NOTICES, query[NOTICE_KEY])}
         recovered={recovered}
       />,
     );
   }
 
   @Get(':id/edit')
-  async editForm(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
-    const endpoint = await this.webhooks.get(callerOf(person), this.endpointId(id));
+  async editForm(@CurrentPerson() person: Person, @EndpointId() id: string, @Res() response: Response): Promise<void> {
+    const endpoint = await this.webhooks.get(callerOf(person), id);
     sendPage(response, 200, <EditEndpointPage person={person} endpoint={endpoint} form={formOf(endpoint)} errors={{}} urlRule={this.urlPolicy.rule()} />);
   }
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/edit')
-  async edit(@CurrentPerson() person: Person, @Param('id') id: string, @Body() body: Form, @Res() response: Response): Promise<void> {
+  async edit(@CurrentPerson() person: Person, @EndpointId() id: string, @Body() body: Form, @Res() response: Response): Promise<void> {
     const caller = callerOf(person);
-    const endpoint = await this.webhooks.get(caller, this.endpointId(id));
-    const form = readEndpointForm(body, person);
-    try {
-      const { endpointId, ...patch } = webhookArguments.update({ endpointId: id, ...endpointArgs(form, person) });
-      await this.webhooks.update(caller, endpointId, patch);
-    } catch (error) {
-      const { status, errors } = refusalOf(error);
-      return sendPage(response, status, <EditEndpointPage person={person} endpoint={endpoint} form={form} errors={errors} urlRule={this.urlPolicy.rule()} />);
-    }
-    seeOther(response, `${BASE}/${id}?done=saved`);
+    const endpoint = await this.webhooks.get(caller, id);
+    await formAction(response, {
+      read: () => readEndpointForm(body, person),
+      run: async (form) => {
+        const { endpointId, ...patch } = webhookArguments.update({ endpointId: id, ...endpointArgs(form, person) });
+        await this.webhooks.update(caller, endpointId, patch);
+        return { redirect: withNotice(`${BASE}/${id}`, 'saved') };
+      },
+      fields: FIELDS,
+      again: (form, refusal) => (
+        <EditEndpointPage
+          person={person}
+          endpoint={endpoint}
+          form={form}
+          errors={{ [refusal.field ?? 'form']: refusal.message }}
+          urlRule={this.urlPolicy.rule()}
+        />
+      ),
+    });
   }
 
   /** Rotate: the new secret is shown once, on the answer itself. */
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/rotate-secret')
-  async rotate(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
+  async rotate(@CurrentPerson() person: Person, @EndpointId() id: string, @Res() response: Response): Promise<void> {
     const now = this.clock.now();
-    const { endpoint, secret, signingSecret } = await this.webhooks.rotateSecret(callerOf(person), this.endpointId(id), now);
+    const { endpoint, secret, signingSecret } = await this.webhooks.rotateSecret(callerOf(person), id, now);
     const previousExpiresAt = new Date(now.getTime() + PREVIOUS_SECRET_VALIDITY_MS).toISOString();
     sendPage(
       response,
@@ -156,100 +180,92 @@ export class WebhooksController {
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/disable')
-  async disable(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
-    await this.webhooks.update(callerOf(person), this.endpointId(id), { status: 'disabled' });
-    seeOther(response, `${BASE}/${id}?done=disabled`);
+  async disable(@CurrentPerson() person: Person, @EndpointId() id: string, @Res() response: Response): Promise<void> {
+    await this.webhooks.update(callerOf(person), id, { status: 'disabled' });
+    seeOther(response, withNotice(`${BASE}/${id}`, 'disabled'));
   }
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/enable')
-  async enable(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
-    await this.webhooks.update(callerOf(person), this.endpointId(id), { status: 'active' });
-    seeOther(response, `${BASE}/${id}?done=enabled`);
+  async enable(@CurrentPerson() person: Person, @EndpointId() id: string, @Res() response: Response): Promise<void> {
+    await this.webhooks.update(callerOf(person), id, { status: 'active' });
+    seeOther(response, withNotice(`${BASE}/${id}`, 'enabled'));
   }
 
   @Get(':id/delete')
-  async deleteForm(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
-    const endpoint = await this.webhooks.get(callerOf(person), this.endpointId(id));
+  async deleteForm(@CurrentPerson() person: Person, @EndpointId() id: string, @Res() response: Response): Promise<void> {
+    const endpoint = await this.webhooks.get(callerOf(person), id);
     sendPage(response, 200, <DeleteEndpointPage person={person} endpoint={endpoint} />);
   }
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/delete')
-  async delete(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
-    await this.webhooks.delete(callerOf(person), this.endpointId(id));
-    seeOther(response, `${BASE}?done=deleted`);
+  async delete(@CurrentPerson() person: Person, @EndpointId() id: string, @Res() response: Response): Promise<void> {
+    await this.webhooks.delete(callerOf(person), id);
+    seeOther(response, withNotice(BASE, 'deleted'));
   }
 
   /** Recover failed deliveries of a window; the times of the form are UTC. */
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/recover')
-  async recover(@CurrentPerson() person: Person, @Param('id') id: string, @Body() body: Form, @Res() response: Response): Promise<void> {
+  async recover(@CurrentPerson() person: Person, @EndpointId() id: string, @Body() body: Form, @Res() response: Response): Promise<void> {
     const caller = callerOf(person);
-    const endpoint = await this.webhooks.get(caller, this.endpointId(id));
-    const recoverForm = { since: body?.since ?? '', until: body?.until ?? '' };
-    try {
-      const args = deliveryArguments.recover({
-        endpointId: id,
-        ...(recoverForm.since.trim() ? { since: utcTimestamp(recoverForm.since) } : {}),
-        ...(recoverForm.until.trim() ? { until: utcTimestamp(recoverForm.until) } : {}),
-      });
-      const result = await this.deliveries.recover(caller, args.endpointId, args.since, args.until);
-      const next = result.nextSince ? `&nextSince=${encodeURIComponent(result.nextSince)}` : '';
-      seeOther(response, `${BASE}/${id}?recovered=${result.queued}${next}`);
-    } catch (error) {
-      const { status, errors } = refusalOf(error);
-      const page = await this.deliveries.list(caller, id);
-      sendPage(
-        response,
-        status,
-        <EndpointPage
-          person={person}
-          endpoint={endpoint}
-          deliveries={page.deliveries}
-          nextCursor={page.nextCursor}
-          query={{}}
-          recoverForm={recoverForm}
-          errors={errors}
-        />,
-      );
-    }
+    const endpoint = await this.webhooks.get(caller, id);
+    await formAction(response, {
+      read: () => ({ since: body?.since ?? '', until: body?.until ?? '' }),
+      run: async (recoverForm) => {
+        const args = deliveryArguments.recover({
+          endpointId: id,
+          ...(recoverForm.since.trim() ? { since: utcTimestamp(recoverForm.since) } : {}),
+          ...(recoverForm.until.trim() ? { until: utcTimestamp(recoverForm.until) } : {}),
+        });
+        const result = await this.deliveries.recover(caller, args.endpointId, args.since, args.until);
+        const next = result.nextSince ? `&nextSince=${encodeURIComponent(result.nextSince)}` : '';
+        return { redirect: `${BASE}/${id}?recovered=${result.queued}${next}` };
+      },
+      fields: FIELDS,
+      again: async (recoverForm, refusal) => {
+        const page = await this.deliveries.list(caller, id);
+        return (
+          <EndpointPage
+            person={person}
+            endpoint={endpoint}
+            deliveries={page.deliveries}
+            nextCursor={page.nextCursor}
+            query={{}}
+            recoverForm={recoverForm}
+            errors={{ [refusal.field ?? 'form']: refusal.message }}
+          />
+        );
+      },
+    });
   }
 
   @Get(':id/deliveries/:deliveryId')
   async delivery(
     @CurrentPerson() person: Person,
-    @Param('id') id: string,
-    @Param('deliveryId') deliveryId: string,
-    @Query('done') done: unknown,
+    @EndpointId() id: string,
+    @DeliveryId() deliveryId: string,
+    @Query(NOTICE_KEY) done: unknown,
     @Res() response: Response,
   ): Promise<void> {
     const caller = callerOf(person);
-    const endpoint = await this.webhooks.get(caller, this.endpointId(id));
-    const detail = await this.deliveries.detail(caller, this.deliveryId(deliveryId));
+    const endpoint = await this.webhooks.get(caller, id);
+    const detail = await this.deliveries.detail(caller, deliveryId);
     if (detail.delivery.endpointId !== endpoint.id) throw NotFoundError.of('webhook delivery', deliveryId, 'deliveryId');
-    sendPage(response, 200, <DeliveryPage person={person} endpoint={endpoint} detail={detail} notice={notice(done)} />);
+    sendPage(response, 200, <DeliveryPage person={person} endpoint={endpoint} detail={detail} notice={noticeText(NOTICES, done)} />);
   }
 
   /** Resend: a new delivery with a new event id; the browser lands on it. */
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/deliveries/:deliveryId/resend')
-  async resend(@CurrentPerson() person: Person, @Param('id') id: string, @Param('deliveryId') deliveryId: string, @Res() response: Response): Promise<void> {
+  async resend(@CurrentPerson() person: Person, @EndpointId() id: string, @DeliveryId() deliveryId: string, @Res() response: Response): Promise<void> {
     const caller = callerOf(person);
-    const endpoint = await this.webhooks.get(caller, this.endpointId(id));
-    const detail = await this.deliveries.detail(caller, this.deliveryId(deliveryId));
+    const endpoint = await this.webhooks.get(caller, id);
+    const detail = await this.deliveries.detail(caller, deliveryId);
     if (detail.delivery.endpointId !== endpoint.id) throw NotFoundError.of('webhook delivery', deliveryId, 'deliveryId');
     const copy = await this.deliveries.resend(caller, detail.delivery.id);
-    seeOther(response, `${BASE}/${id}/deliveries/${copy.id}?done=resent`);
-  }
-
-  /** A path id checked as the tools check it (a UUID); anything else is a 400 page. */
-  private endpointId(id: string): string {
-    return webhookArguments.endpointId({ endpointId: id }).endpointId;
-  }
-
-  private deliveryId(id: string): string {
-    return deliveryArguments.detail({ deliveryId: id }).deliveryId;
+    seeOther(response, withNotice(`${BASE}/${id}/deliveries/${copy.id}`, 'resent'));
   }
 }
 
@@ -285,22 +301,6 @@ function endpointArgs(form: EndpointForm, person: Person): Record<string, unknow
           channels: person.lines.filter((line) => form.lineIds.includes(line.id)).map((line) => ({ channelType: line.type, channelId: line.id })),
         },
   };
-}
-
-/**
- * A refusal of the form's content, shown next to its field with the status of its code (the one
- * table, error-status.ts: a cap reached is 409 as from the API); anything else (not found, a
- * failure) goes to the error page.
- */
-function refusalOf(error: unknown): { status: number; errors: FieldErrors } {
-  if (!(error instanceof DomainError) || error.code === 'NOT_FOUND' || error.code === 'FORBIDDEN' || error.code === 'RATE_LIMITED') throw error;
-  const key = error.field?.split(/[.[]/)[0] as FormField | undefined;
-  if (key === ('endpointId' as FormField)) throw error;
-  return { status: httpStatusOf(error), errors: { [key && FIELDS.includes(key) ? key : 'form']: error.message } };
-}
-
-function notice(done: unknown): string | undefined {
-  return typeof done === 'string' && Object.prototype.hasOwnProperty.call(NOTICES, done) ? NOTICES[done as Notice] : undefined;
 }
 
 function logQuery(query: Record<string, unknown>): LogQuery {

@@ -63,10 +63,17 @@ export function formOf(endpoint: EndpointView): EndpointForm {
   };
 }
 
-/** `2026-01-31 09:00:00 UTC`, in a <time> element (`none`, or a dash, without a time). */
-export function Time(props: { iso: string | null; none?: string }) {
+/**
+ * `2026-01-31 09:00:00 UTC`, in a <time> element (`none`, or a dash, without a time); with a
+ * `format`, /static/app.js shows it in the person's zone (relative where recent, or date and time).
+ */
+export function Time(props: { iso: string | null; none?: string; format?: 'relative' | 'datetime' }) {
   if (!props.iso) return <>{props.none ?? '—'}</>;
-  return <time datetime={props.iso}>{formatTime(props.iso)}</time>;
+  return (
+    <time datetime={props.iso} data-format={props.format}>
+      {formatTime(props.iso)}
+    </time>
+  );
 }
 
 export function formatTime(iso: string): string {

@@ -2,7 +2,8 @@ import { Controller, Get, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
 import { Public } from '../../auth/auth.decorators';
-import { APP_CSS, APP_JS } from './assets';
+import { APP_CSS } from './assets';
+import { browserScript } from './browser-script';
 
 /** The web app's stylesheet and script; public (the sign-in pages use them too), cached for an hour. */
 @ApiExcludeController()
@@ -18,6 +19,6 @@ export class StaticController {
   @Get('app.js')
   js(@Res() response: Response): void {
     response.setHeader('Cache-Control', 'public, max-age=3600');
-    response.type('text/javascript; charset=utf-8').send(APP_JS);
+    response.type('text/javascript; charset=utf-8').send(browserScript());
   }
 }
