@@ -77,7 +77,7 @@ export default tseslint.config(
     FEATURES.filter((f) => f !== 'accounts'),
     'auth/ resolves callers from the accounts it authenticates and imports no other feature',
   ]),
-  boundary(['common', 'limits', 'queue', 'ops', 'health'], [[...SURFACES, ...FEATURES], 'shared layers import no feature and no surface']),
+  boundary(['common', 'limits', 'queue', 'ops', 'health', 'outbound-http'], [[...SURFACES, ...FEATURES], 'shared layers import no feature and no surface']),
   boundary(['mcp'], [FEATURES, 'mcp/ is the protocol: features register their tools with it (common/tools), it imports none of them']),
   {
     // SQL lives in repositories (docs/decisions.md, "SQL"); the two statements that test connections stay where they are.
