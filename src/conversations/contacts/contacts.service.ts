@@ -6,7 +6,7 @@ import { E164 } from '../../accounts/account.types';
 import { Caller } from '../../auth/caller';
 import { ConflictError, NotFoundError, ValidationError } from '../../common/errors';
 import { EventBus } from '../../events/event-bus';
-import { IdentityData, IdentityKind } from '../../events/event-payloads';
+import { IdentityData, IdentityKind } from '../conversation-vocabulary';
 import { toIdentity } from '../message-data.builder';
 import { containsPattern, KeysetCursors } from '../../common/keyset-cursor';
 import { charLength, RESULT_BOUNDS, textWindow } from '../../common/result-bounds';
