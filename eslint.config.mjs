@@ -1,5 +1,7 @@
 // Lint: typescript-eslint's recommended rules, Prettier owns formatting, and the import boundaries
 // between features (docs/decisions.md, "Code layout and boundaries") fail CI.
+import { readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import eslint from '@eslint/js';
 import prettier from 'eslint-config-prettier';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
@@ -10,14 +12,31 @@ import tseslint from 'typescript-eslint';
 const FEATURES = ['accounts', 'agents', 'attachments', 'channels', 'conversations', 'delivery', 'events', 'oauth', 'webhooks'];
 /** The surfaces people and agents reach the features through: they import features, never the reverse. */
 const SURFACES = ['mcp', 'admin', 'web'];
+/** The kernel: configuration, shared helpers, the data source and the queue. It imports nothing above it. */
+const KERNEL = ['config', 'common', 'database', 'queue'];
+/** Every folder directly under src/, read from the tree, so that a folder added later falls under the floors below. */
+const SRC = fileURLToPath(new URL('./src', import.meta.url));
+const SRC_FOLDERS = readdirSync(SRC, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => entry.name);
 /** What publishes conversation events; delivery reads them from the event bus only. */
 const MESSAGING = ['conversations', 'channels', 'attachments', 'agents'];
+
+/**
+ * Files a rule that forbids their folder still lets through: the conversation vocabulary is types
+ * only (it loads no code) and is what events carry, so delivery, which cuts it down, may read it.
+ */
+const ALWAYS_ALLOWED = { conversations: ['conversation-vocabulary'] };
 
 /** `no-restricted-imports` patterns that forbid importing the given src/ folders from anywhere below src/. */
 function forbid(folders, why) {
   return folders.map((folder) => {
     const at = folder.startsWith('../') ? folder : `**/${folder}`; // '../x': a sibling folder named relatively
-    return { group: [`${at}/*`, at], message: `${why} (imports ${folder.replace(/^\.\.\//, '')}/)` };
+    const message = `${why} (imports ${folder.replace(/^\.\.\//, '')}/)`;
+    const allowed = ALWAYS_ALLOWED[folder];
+    // A gitignore pattern cannot let a file through once its folder matched: those folders get a regex.
+    if (allowed) return { regex: `(^|/)${folder}(/(?!(${allowed.join('|')})$)|$)`, message };
+    return { group: [`${at}/*`, at], message };
   });
 }
 
@@ -77,7 +96,7 @@ export default tseslint.config(
     FEATURES.filter((f) => f !== 'accounts'),
     'auth/ resolves callers from the accounts it authenticates and imports no other feature',
   ]),
-  boundary(['common', 'limits', 'queue', 'ops', 'health'], [[...SURFACES, ...FEATURES], 'shared layers import no feature and no surface']),
+  boundary(['common', 'limits', 'queue', 'ops', 'health', 'outbound-http'], [[...SURFACES, ...FEATURES], 'shared layers import no feature and no surface']),
   boundary(['mcp'], [FEATURES, 'mcp/ is the protocol: features register their tools with it (common/tools), it imports none of them']),
   {
     // SQL lives in repositories (docs/decisions.md, "SQL"); the two statements that test connections stay where they are.
@@ -121,6 +140,42 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         { patterns: [{ regex: '^(?!(\\.\\./)+config/)', message: 'a *.config.ts imports nothing but src/config/ (the settings mechanism)' }] },
+      ],
+    },
+  },
+  {
+    // The floors of issue 44, on resolved paths (so a subfolder that shares a name with a top-level folder is not mistaken for it).
+    // One block for every zone: ESLint applies one import-x/no-restricted-paths per file (the last block wins).
+    files: ['src/**/*.{ts,tsx}'],
+    rules: {
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: [
+            {
+              // The kernel imports nothing above it. config/ is held by its own rule above (it assembles the features' *.config.ts slices, which import only config/).
+              target: KERNEL.filter((f) => f !== 'config').map((f) => `./src/${f}`),
+              from: './src',
+              except: KERNEL.map((f) => `./${f}`),
+              message: 'The kernel (config, common, database, queue) imports nothing above it.',
+            },
+            {
+              // Features (and every other folder but the surfaces) import no surface; config/ reads the surfaces' *.config.ts slices only (its own rule above).
+              target: SRC_FOLDERS.filter((f) => !SURFACES.includes(f) && f !== 'config').map((f) => `./src/${f}`),
+              from: SURFACES.map((f) => `./src/${f}`),
+              message: 'Features import no surface (mcp/, admin/, web/): surfaces import features.',
+            },
+            // ── identity imports no feature ───────────────────────────────────────────────────────────
+            // src/identity/ (issue 44: who acts and on which lines) sits above the kernel and below the
+            // features. The zone applies as soon as the folder exists; a feature folder that moves into
+            // identity/ leaves FEATURES (and so this list) with it.
+            {
+              target: './src/identity',
+              from: [...FEATURES, ...SURFACES].map((f) => `./src/${f}`),
+              message: 'identity/ imports no feature and no surface: features build on identity.',
+            },
+          ],
+        },
       ],
     },
   },

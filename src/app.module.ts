@@ -1,15 +1,13 @@
 import { Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
 import { AccountsModule } from './accounts/accounts.module';
 import { AdminModule } from './admin/admin.module';
 import { AuthModule } from './auth/auth.module';
 import { CommonModule } from './common/common.module';
 import { loggerParams } from './common/logging';
-import { AppConfig } from './config/app-config';
 import { APP_CONFIG, ConfigModule } from './config/config.module';
-import { dataSourceOptions } from './database/data-source-options';
+import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
 import { LimitsModule } from './limits/limits.module';
 import { EventsModule } from './events/events.module';
@@ -37,10 +35,7 @@ import { WebModule } from './web/web.module';
     ConfigModule,
     CommonModule,
     LoggerModule.forRootAsync({ inject: [APP_CONFIG], useFactory: loggerParams }),
-    TypeOrmModule.forRootAsync({
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => ({ ...dataSourceOptions(config.databaseUrl), retryAttempts: 3 }),
-    }),
+    DatabaseModule,
     MetricsModule,
     TracingModule,
     QueueModule,

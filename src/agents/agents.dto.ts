@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsIn, IsString, IsUUID, Matches, MaxLength } from 'class-validator';
+import { IsIn, IsString, Matches, MaxLength } from 'class-validator';
+import { IsUuid } from '../common/uuid';
 import { AGENT_MODES, AgentMode, BODY_MAX } from './agent.types';
 
 export class CreateAgentDto {
@@ -16,7 +17,7 @@ export class CreateAgentDto {
 
 export class CreateTurnDto {
   @ApiProperty({ format: 'uuid', description: "A thread on the agent's line" })
-  @IsUUID('all', { message: 'threadId must be a UUID' })
+  @IsUuid({ message: 'threadId must be a UUID' })
   threadId: string;
 
   @ApiProperty({ description: `The reply; at most ${BODY_MAX} characters (1600 on SMS threads)` })

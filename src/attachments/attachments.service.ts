@@ -10,6 +10,7 @@ import { notStoredError } from './attachment-storage';
 import { AttachmentView, ExtractionStatus, toAttachmentView } from './attachment-view';
 import { AttachmentsRepository } from './attachments.repository';
 import { nextOffsetOf, RESULT_BOUNDS } from '../common/result-bounds';
+import { isUuid } from '../common/uuid';
 
 export interface AttachmentReadResult {
   attachment: AttachmentView;
@@ -23,8 +24,6 @@ export interface AttachmentReadResult {
   downloadUrlExpiresAt: string;
   note: string | null;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Reading attachments: their extracted text for a caller (read_attachment), their bytes by signed link. */
 @Injectable()
@@ -116,7 +115,7 @@ export class AttachmentsService {
       throw new ForbiddenError('the download link is invalid or has expired; ask for a new one (read_attachment or the webhook gives one valid 1 hour)');
     }
     // read_attachment, which mints links for keys, is a `read` tool: a key must still hold that permission.
-    const row = UUID.test(attachmentId) ? await this.attachments.fileForHolder(attachmentId, holder, 'read') : undefined;
+    const row = isUuid(attachmentId) ? await this.attachments.fileForHolder(attachmentId, holder, 'read') : undefined;
     if (!row) throw NotFoundError.of('attachment', attachmentId);
     if (row.content === null) throw notStoredError({ id: attachmentId, filename: row.filename });
     return { filename: row.filename, mimeType: row.mime_type, content: row.content };

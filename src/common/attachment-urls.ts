@@ -2,6 +2,7 @@ import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { LOWERCASE_UUID_PATTERN } from './uuid';
 
 /** Attachment download links are valid this long (spec: Limits). */
 export const ATTACHMENT_URL_VALIDITY_MS = 60 * 60 * 1000;
@@ -23,7 +24,6 @@ export interface SignedLinkQuery {
   sig?: string;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** `for`: the user id, then `.` and the key id when minted through a key; each UUID as 22 base64url characters. */
 const HOLDER = /^([A-Za-z0-9_-]{22})(?:\.([A-Za-z0-9_-]{22}))?$/;
 
@@ -90,7 +90,7 @@ export class AttachmentUrls {
 
 /** A UUID as 22 base64url characters (its 16 bytes). */
 function compact(uuid: string): string {
-  if (!UUID.test(uuid)) throw new Error(`not a lowercase UUID: ${uuid}`);
+  if (!LOWERCASE_UUID_PATTERN.test(uuid)) throw new Error(`not a lowercase UUID: ${uuid}`);
   return Buffer.from(uuid.replace(/-/g, ''), 'hex').toString('base64url');
 }
 
@@ -98,7 +98,7 @@ function uuidOf(compacted: string): string | null {
   const hex = Buffer.from(compacted, 'base64url').toString('hex');
   const uuid = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
   // Only the one encoding of each id (the last character's spare bits zero).
-  return UUID.test(uuid) && compact(uuid) === compacted ? uuid : null;
+  return LOWERCASE_UUID_PATTERN.test(uuid) && compact(uuid) === compacted ? uuid : null;
 }
 
 function parseHolder(value: string | undefined): LinkHolder | null {

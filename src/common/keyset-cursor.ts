@@ -3,8 +3,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { ValidationError } from './errors';
+import { LOWERCASE_UUID_PATTERN } from './uuid';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** Bytes of HMAC-SHA256 a cursor carries: 128 bits, far beyond guessing. */
 const MAC_BYTES = 16;
 const MAC_CHARS = Math.ceil((MAC_BYTES * 4) / 3);
@@ -60,7 +60,7 @@ export class KeysetCursors {
       const parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as unknown;
       if (!Array.isArray(parsed) || parsed.length !== 3) return undefined;
       const [owner, key, id] = parsed as unknown[];
-      if (owner === tool && typeof key === 'string' && isKey(key) && typeof id === 'string' && UUID.test(id)) return { key, id };
+      if (owner === tool && typeof key === 'string' && isKey(key) && typeof id === 'string' && LOWERCASE_UUID_PATTERN.test(id)) return { key, id };
     } catch {
       // not base64url JSON: refused by the caller
     }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { queryNamed } from '../database/sql';
-import { Channel, IdentityKind } from '../events/event-payloads';
+import { Channel, IdentityKind } from './conversation-vocabulary';
 
 /** The live line an inbound message was sent to. */
 export interface InboundLine {

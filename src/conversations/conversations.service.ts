@@ -6,7 +6,7 @@ import { Hooks } from '../common/hooks';
 import { MicroBatcher } from '../common/micro-batcher';
 import { EventBus } from '../events/event-bus';
 import { ServiceMetrics } from '../ops/metrics/service-metrics';
-import { Channel, IdentityKind } from '../events/event-payloads';
+import { Channel, IdentityKind } from './conversation-vocabulary';
 import { InboundAttachment, InboundAttachments } from './inbound-attachments';
 import { MessageDataBuilder } from './message-data.builder';
 import { ConversationsRepository, InboundLine, NewInboundMessage } from './conversations.repository';

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { SqlEventData } from '../events/domain-event';
-import { IdentityData, MessageEventData, PersonData, SerializedMessage, ThreadData } from '../events/event-payloads';
+import { IdentityData, PersonData, SerializedMessage, ThreadData } from './conversation-vocabulary';
+import { MessageEventData } from '../events/event-payloads';
 import { EventDataLimits, IdentityRow, MessageDataRepository, MessageRow } from './message-data.repository';
 
 /** recentMessages carries at most this many (an endpoint trims further to its messageHistoryCount). */

@@ -2,25 +2,26 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { inValues, queryNamed } from '../database/sql';
 import { SqlEventData } from '../events/domain-event';
-import { Channel, MessageEventData, PersonData, ThreadData } from '../events/event-payloads';
+import { Channel, Direction, IdentityKind, PersonData, ThreadData } from './conversation-vocabulary';
+import { MessageEventData } from '../events/event-payloads';
 
 /** A message's columns, as serializeMessage reads them. */
 export interface MessageRow {
   id: string;
   thread_id: string;
   channel: Channel;
-  direction: 'INBOUND' | 'OUTBOUND';
+  direction: Direction;
   status: string;
   body: string;
   created_at: Date;
   sent_at: Date | null;
   from_value: string;
-  from_kind: 'PHONE' | 'EMAIL';
+  from_kind: IdentityKind;
   to_value: string;
-  to_kind: 'PHONE' | 'EMAIL';
+  to_kind: IdentityKind;
 }
 
-export type IdentityRow = { id: string; kind: 'PHONE' | 'EMAIL'; value: string; display_name: string | null };
+export type IdentityRow = { id: string; kind: IdentityKind; value: string; display_name: string | null };
 export type LabelRow = { name: string; confidence: number };
 
 /**

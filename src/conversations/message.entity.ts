@@ -1,7 +1,7 @@
 import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, Unique } from 'typeorm';
 import { Line } from '../accounts/line.entity';
 import { Org } from '../accounts/org.entity';
-import { Channel, Direction, IdentityKind } from '../events/event-payloads';
+import { Channel, Direction, IdentityKind } from './conversation-vocabulary';
 import { Thread } from './threads/thread.entity';
 
 /** RECEIVED for inbound messages; outbound ones go QUEUED → SENT → DELIVERED, or FAILED. */

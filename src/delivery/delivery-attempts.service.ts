@@ -8,7 +8,7 @@ import { DomainError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { ServiceMetrics } from '../ops/metrics/service-metrics';
-import { UrlPolicy } from '../webhooks/url-policy/url-policy';
+import { UrlPolicy } from '../outbound-http';
 import { SealedSecrets, WebhooksService } from '../webhooks/webhooks.service';
 import { ClaimedRow, ClaimResult, DeliveryAttemptsRepository } from './delivery-attempts.repository';
 import { DeliveryQueue } from './delivery-queue';

@@ -1,5 +1,6 @@
 import { BullModule } from '@nestjs/bull';
 import { Module } from '@nestjs/common';
+import { OutboundHttpModule } from '../outbound-http/outbound-http.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { DeliveriesRepository } from './deliveries.repository';
 import { DeliveriesService } from './deliveries.service';
@@ -16,6 +17,7 @@ import { WebhookSender } from './webhook-sender';
 /** Fan-out of bus events to endpoints, signing, sending, retries, the delivery log and resend. */
 @Module({
   imports: [
+    OutboundHttpModule,
     WebhooksModule,
     BullModule.registerQueue({
       name: DELIVERY_QUEUE,

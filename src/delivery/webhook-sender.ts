@@ -1,6 +1,6 @@
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { Pool } from 'undici';
-import { pinnedLookup } from '../webhooks/url-policy';
+import { pinnedLookup } from '../outbound-http';
 import { retryAfterMs } from './retry-after';
 
 /** Response bodies are kept up to this many bytes (spec: Limits, 2 KB). */

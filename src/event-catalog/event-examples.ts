@@ -1,6 +1,7 @@
 import { buildEventData } from '../delivery/payloads';
 import { EVENT_KINDS, EventKind } from '../events/event-kinds';
-import { AgentTurnData, EventDataByKind, EventMessage, IdentityData, MessageEventData } from '../events/event-payloads';
+import { EventMessage, IdentityData } from '../conversations/conversation-vocabulary';
+import { AgentTurnData, EventDataByKind, MessageEventData } from '../events/event-payloads';
 import { PayloadMode } from '../webhooks/webhook.types';
 
 /**

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module';
 import { EventCatalogModule } from '../event-catalog/event-catalog.module';
 import { DeliveryModule } from '../delivery/delivery.module';
+import { OutboundHttpModule } from '../outbound-http/outbound-http.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { EventSubscriptionsRepository } from './event-subscriptions.repository';
 import { EventSubscriptionsService } from './event-subscriptions.service';
@@ -19,7 +20,7 @@ import { FeedWakes } from './feed-wakes';
  * delivery engine; events/stream (push mode) runs in EventStreams.
  */
 @Module({
-  imports: [AuthModule, EventCatalogModule, WebhooksModule, DeliveryModule],
+  imports: [AuthModule, EventCatalogModule, OutboundHttpModule, WebhooksModule, DeliveryModule],
   controllers: [EventFeedController],
   providers: [EventFeedRepository, EventFeedService, FeedWakes, EventSubscriptionsRepository, EventSubscriptionsService, EventStreams],
   exports: [EventFeedService, EventSubscriptionsService, EventStreams],

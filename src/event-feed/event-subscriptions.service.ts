@@ -15,7 +15,7 @@ import { SendResult, WebhookSender } from '../delivery/webhook-sender';
 import { USER_AGENT } from '../delivery/delivery-attempts.service';
 import { BackgroundWork, WORKER_ROLES } from '../queue/background-work';
 import { symmetricKey } from '../sdk';
-import { UrlPolicy } from '../webhooks/url-policy/url-policy';
+import { UrlPolicy } from '../outbound-http';
 import { draftErrorOf, FeedRefusal } from './event-feed.errors';
 import { EventFeedRepository } from './event-feed.repository';
 import { admitted, EventFeedService, optionalInteger, Subscription } from './event-feed.service';

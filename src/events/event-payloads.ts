@@ -1,71 +1,9 @@
 /**
- * The shared data objects of the spec ("Shared data objects"), in their fullest (verbose) form.
- * A domain event carries these; the delivery payload builders cut them down for concise mode.
+ * The data each event kind carries, built from the conversation vocabulary
+ * (conversations/conversation-vocabulary.ts) in its fullest (verbose) form. A domain event carries
+ * these; the delivery payload builders cut them down for concise mode.
  */
-export type Channel = 'SMS' | 'EMAIL';
-export type Direction = 'INBOUND' | 'OUTBOUND';
-export type IdentityKind = 'PHONE' | 'EMAIL';
-
-export interface SerializedMessage {
-  id: string;
-  threadId: string;
-  channel: Channel;
-  direction: Direction;
-  status: string;
-  body: string;
-  createdAt: string;
-  sentAt: string | null;
-  fromIdentity: { value: string; kind: IdentityKind };
-  toIdentity: { value: string; kind: IdentityKind };
-}
-
-/**
- * A message as events carry it: `body` is cut to a limit (EVENT_LIMITS in
- * conversations/message-data.builder.ts) and `bodyTruncated` says whether it was.
- */
-export interface EventMessage extends SerializedMessage {
-  bodyTruncated: boolean;
-}
-
-export interface ThreadData {
-  id: string;
-  subject: string | null;
-  lastMessageAt: string;
-  messageCount: number;
-  /** Newest last; verbose only, trimmed to the endpoint's messageHistoryCount. */
-  recentMessages: EventMessage[];
-}
-
-export interface IdentityData {
-  id: string;
-  kind: IdentityKind;
-  value: string;
-  displayName: string | null;
-}
-
-/** A person, an orphan identity (id null, displayName set), or null. */
-export interface PersonData {
-  id: string | null;
-  displayName: string | null;
-  /** Verbose only. */
-  identities: IdentityData[];
-}
-
-/** In verbose `attachments`; `url` is added at each attempt (a signed link valid 1 hour). */
-export interface AttachmentRef {
-  id: string;
-  filename: string;
-  mimeType: string;
-  sizeBytes: number;
-}
-
-export interface EmailHeaders {
-  messageId: string | null;
-  inReplyTo: string | null;
-  references: string[];
-  listUnsubscribe: string | null;
-  authentication: { spf: string | null; dkim: string | null; dmarc: string | null };
-}
+import { AttachmentRef, EmailHeaders, EventMessage, IdentityData, PersonData, ThreadData } from '../conversations/conversation-vocabulary';
 
 /** What every message-centred event carries. */
 export interface MessageEventData {

@@ -3,7 +3,7 @@ import { OAuthClientInformationFull } from '@modelcontextprotocol/sdk/shared/aut
 import { Agent, request } from 'undici';
 import { Clock } from '../common/clock';
 import { UrlRefusedError } from '../common/errors';
-import { pinnedLookup, UrlPolicy } from '../webhooks/url-policy';
+import { pinnedLookup, UrlPolicy } from '../outbound-http';
 import { clientMetadataOf, ClientMetadataProblem } from './client-metadata';
 
 /** Largest document read (the draft's recommendation: 5 KB); a longer one is refused, not cut. */

@@ -2,7 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { AccountsModule } from '../accounts/accounts.module';
 import { AuthModule } from '../auth/auth.module';
 import { GrantCallers } from '../auth/grant-callers';
-import { WebhooksModule } from '../webhooks/webhooks.module';
+import { OutboundHttpModule } from '../outbound-http/outbound-http.module';
 import { ClientMetadataDocuments } from './client-metadata-documents';
 import { OAuthClientsRetention } from './oauth-clients-retention';
 import { OAuthRepository } from './oauth.repository';
@@ -14,7 +14,7 @@ import { OAuthService } from './oauth.service';
  */
 @Global()
 @Module({
-  imports: [AuthModule, AccountsModule, WebhooksModule],
+  imports: [AuthModule, AccountsModule, OutboundHttpModule],
   providers: [OAuthRepository, ClientMetadataDocuments, OAuthService, OAuthClientsRetention, { provide: GrantCallers, useExisting: OAuthService }],
   exports: [OAuthService, GrantCallers],
 })

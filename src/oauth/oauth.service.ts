@@ -28,6 +28,7 @@ import { APP_CONFIG } from '../config/config.module';
 import { Clock } from '../common/clock';
 import { NotFoundError, ResourceChallenge, ValidationError } from '../common/errors';
 import { MicroBatcher, rowsPerKey } from '../common/micro-batcher';
+import { isUuid } from '../common/uuid';
 import { ClientMetadata, clientMetadataOf, ClientMetadataProblem, isLoopbackHost } from './client-metadata';
 import { ClientDocumentError, ClientMetadataDocuments, isDocumentClientId } from './client-metadata-documents';
 import { ClientRow, GrantAccess, GrantListRow, OAuthRepository, TokenCallerRow, TokenPair } from './oauth.repository';
@@ -90,8 +91,6 @@ export interface GrantView {
  * (OAuthService.checkRequest): the error of OAuth, invalid_client, and nothing that tells one failure from another.
  */
 export const UNUSABLE_CLIENT_PAGE = 'This app cannot be connected: its client ID is not valid here (invalid_client). Sign in to this service to see why.';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Where the person's browser goes: a page naming the problem (no redirect URI to trust), or the client with an error. */
 export type AuthorizationCheck = { ok: AuthorizationRequest } | { page: string } | { redirect: string };
@@ -358,7 +357,7 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
 
   /** One of the person's grants; another person's, a revoked one or none is not found (field grantId), exactly alike. */
   async grantOf(userId: string, grantId: string): Promise<GrantView> {
-    const [row] = UUID.test(grantId) ? await this.repository.grantsOfUser(userId, grantId) : [];
+    const [row] = isUuid(grantId) ? await this.repository.grantsOfUser(userId, grantId) : [];
     if (!row) throw NotFoundError.of('oauth grant', grantId, 'grantId');
     return toGrantView(row);
   }
@@ -395,13 +394,13 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
    * is not found (field grantId), exactly alike.
    */
   async revokeGrant(userId: string, grantId: string): Promise<void> {
-    if (!UUID.test(grantId) || !(await this.repository.deleteGrantOf(userId, grantId))) throw NotFoundError.of('oauth grant', grantId, 'grantId');
+    if (!isUuid(grantId) || !(await this.repository.deleteGrantOf(userId, grantId))) throw NotFoundError.of('oauth grant', grantId, 'grantId');
     this.changes.changed(grantId);
   }
 
   /** Revokes any grant (the operators); unknown is not found (field grantId). */
   async revokeAnyGrant(grantId: string): Promise<void> {
-    if (!UUID.test(grantId) || !(await this.repository.deleteGrantOf(null, grantId))) throw NotFoundError.of('oauth grant', grantId, 'grantId');
+    if (!isUuid(grantId) || !(await this.repository.deleteGrantOf(null, grantId))) throw NotFoundError.of('oauth grant', grantId, 'grantId');
     this.changes.changed(grantId);
   }
 

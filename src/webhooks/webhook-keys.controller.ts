@@ -2,11 +2,10 @@ import { Controller, Get, NotFoundException, Param, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Response } from 'express';
 import { Public } from '../auth/auth.decorators';
+import { isUuid } from '../common/uuid';
 import { RateLimitPerIp } from '../limits/ip-rate-limit.guard';
 import { JWKS_MAX_AGE_SECONDS, publicKeysAsJwkSet } from './webhook-keys';
 import { WebhooksService } from './webhooks.service';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * The public keys of a v1a webhook endpoint as a JWK Set (RFC 7517, OKP/Ed25519 keys per RFC
@@ -27,7 +26,7 @@ export class WebhookKeysController {
       "A v1a endpoint's signing public keys as a JWK Set (current first; the previous key too for 24 h after a rotation); 404 for an unknown id or an endpoint that signs with v1",
   })
   async jwks(@Param('endpointId') endpointId: string, @Res({ passthrough: true }) res: Response): Promise<{ keys: object[] }> {
-    const keys = UUID.test(endpointId) ? await this.webhooks.publicKeys(endpointId.toLowerCase()) : [];
+    const keys = isUuid(endpointId) ? await this.webhooks.publicKeys(endpointId.toLowerCase()) : [];
     if (keys.length === 0) throw new NotFoundException('no webhook signing keys at this URL: the endpoint is unknown, or it signs with v1');
     res.setHeader('Content-Type', 'application/jwk-set+json; charset=utf-8');
     res.setHeader('Cache-Control', `public, max-age=${JWKS_MAX_AGE_SECONDS}`);

@@ -11,7 +11,7 @@ import { Hooks } from '../common/hooks';
 import { SecretBox } from '../common/secret-box';
 import { ServiceMetrics } from '../ops/metrics/service-metrics';
 import { privateKeyFromPkcs8, SigningKey, symmetricKey, toPublicKeyString, toStandardSecret } from '../sdk';
-import { UrlPolicy } from './url-policy/url-policy';
+import { UrlPolicy } from '../outbound-http';
 import { EndpointView, FailingRunView, FailureCount, StoredKeyPair, WebhookEndpointsRepository } from './webhook-endpoints.repository';
 import {
   DEFAULT_MESSAGE_HISTORY_COUNT,

@@ -1,6 +1,7 @@
 import { AttachmentUrls } from '../../src/common/attachment-urls';
 import { EVENT_KINDS, EventKind } from '../../src/events/event-kinds';
-import { MessageEventData, PersonData } from '../../src/events/event-payloads';
+import { PersonData } from '../../src/conversations/conversation-vocabulary';
+import { MessageEventData } from '../../src/events/event-payloads';
 import { AGENT_KINDS, fixtureData, fixtureEvent, MESSAGE_KINDS } from '../fixtures/events';
 import { closeDeliveryTestApp, createDeliveryTestApp, DeliveryTestApp, publishAll, register, waitForRequests } from '../support/delivery';
 import { ReceivedRequest, TestReceiver } from '../support/receiver';

@@ -1,4 +1,4 @@
-import { HOST_RESOLVER } from '../../src/webhooks/url-policy/url-policy';
+import { HOST_RESOLVER } from '../../src/outbound-http/url-policy';
 import { fixtureEvent } from '../fixtures/events';
 import {
   attemptsOf,

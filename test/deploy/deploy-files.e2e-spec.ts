@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { load } from 'js-yaml';
 import { loadConfig } from '../../src/config/app-config';
 import { seedMailboxOf } from '../../src/seed/seed-mailbox';
-import { classify } from '../../src/webhooks/url-policy';
+import { classify } from '../../src/outbound-http';
 
 /**
  * Issue 10, section 6: what Docker Compose users would lose or trip over. No Docker engine runs

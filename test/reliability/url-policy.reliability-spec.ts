@@ -1,6 +1,6 @@
 import * as ipaddr from 'ipaddr.js';
 import { FORBIDDEN_URLS, ForbiddenUrl, refusedWith } from '../fixtures/forbidden-urls';
-import { describeRange, HOST_RESOLVER } from '../../src/webhooks/url-policy/url-policy';
+import { describeRange, HOST_RESOLVER } from '../../src/outbound-http/url-policy';
 import { fixtureEvent } from '../fixtures/events';
 import { closeDeliveryTestApp, createDeliveryTestApp, DeliveryTestApp, MutableResolver, publish, register } from '../support/delivery';
 import { toolError } from '../support/mcp';

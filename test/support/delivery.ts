@@ -8,7 +8,7 @@ import { DeliveryQueue } from '../../src/delivery/delivery-queue';
 import { DeliveryProcessor } from '../../src/delivery/delivery.processor';
 import { DomainEvent } from '../../src/events/domain-event';
 import { EventBus } from '../../src/events/event-bus';
-import { HostResolver } from '../../src/webhooks/url-policy/url-policy';
+import { HostResolver } from '../../src/outbound-http/url-policy';
 import { createTestApp, TestApp, TestEnv } from './app';
 import { toolOk } from './mcp';
 import { fixtureEvent } from '../fixtures/events';

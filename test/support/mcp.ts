@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { FORBIDDEN_URLS, resolverFor } from '../fixtures/forbidden-urls';
-import { HOST_RESOLVER, HostResolver } from '../../src/webhooks/url-policy/url-policy';
+import { HOST_RESOLVER, HostResolver } from '../../src/outbound-http/url-policy';
 import { createTestApp, TestApp, TestEnv } from './app';
 import { validatedEventsResult } from './event-schemas';
 

@@ -46,11 +46,16 @@ export function runSeed(databaseUrl: string, vars: Record<string, string> = {}):
     TS_NODE_TRANSPILE_ONLY: '1',
     ...vars,
   };
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/seed/seed.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  return runScript('src/seed/seed.ts', [], env, 120_000);
+}
+
+/** Runs a TypeScript entry point of the service (a process of its own, under ts-node) with `args` and `env` to its end; killed after `timeoutMs`. */
+export function runScript(script: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<SeedRun> {
+  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', script, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const run: SeedRun = { code: null, stdout: '', stderr: '' };
   child.stdout!.on('data', (c: Buffer) => (run.stdout += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (run.stderr += c.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
   return new Promise((done) =>
     child.once('exit', (code) => {
       clearTimeout(timer);

@@ -7,7 +7,7 @@ import { AUTH_KIND } from '../../src/auth/auth.decorators';
 import { CsrfTokenGuard } from '../../src/auth/csrf-token.guard';
 import { SecretBox } from '../../src/common/secret-box';
 import { PAGE_CONTROLLERS } from '../../src/web/web.module';
-import { HOST_RESOLVER } from '../../src/webhooks/url-policy/url-policy';
+import { HOST_RESOLVER } from '../../src/outbound-http/url-policy';
 import { createTestApp, TestApp } from '../support/app';
 import { MutableResolver } from '../support/delivery';
 import { listen } from '../support/raw-http';

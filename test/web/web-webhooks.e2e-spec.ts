@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { HOST_RESOLVER } from '../../src/webhooks/url-policy/url-policy';
+import { HOST_RESOLVER } from '../../src/outbound-http/url-policy';
 import { createTestApp, TestApp } from '../support/app';
 import { MutableResolver } from '../support/delivery';
 import { createSession, Session } from '../support/session';

@@ -1,5 +1,5 @@
 import { ALLOWED_URLS, ForbiddenUrl, FORBIDDEN_URLS, refusedWith } from '../fixtures/forbidden-urls';
-import { describeRange } from '../../src/webhooks/url-policy/url-policy';
+import { describeRange } from '../../src/outbound-http/url-policy';
 import { createSession, Session } from '../support/session';
 import { createMcpTestApp, McpTestApp, toolError, toolOk } from '../support/mcp';
 

@@ -7,7 +7,6 @@ import {
   IsBoolean,
   IsDate,
   IsDefined,
-  IsEmail,
   IsIn,
   IsInt,
   IsNotEmpty,
@@ -19,12 +18,13 @@ import {
   Min,
   Validate,
   ValidateIf,
+  ValidateBy,
   ValidateNested,
   ValidationArguments,
   ValidatorConstraint,
   ValidatorConstraintInterface,
-  isEmail,
 } from 'class-validator';
+import { IsEmailAddress, isEmailAddress } from '../../common/email-address';
 import { E164, LINE_TYPES, LineType, ORG_TIERS, OrgTier } from '../../accounts/account.types';
 import { API_KEY_NAME_MAX_LENGTH, ApiKeyNameRule, KeyPermissionsRule } from '../../auth/api-key-rules';
 import { KEY_PERMISSIONS, KeyPermission } from '../../auth/key-permissions';
@@ -37,7 +37,7 @@ class LineAddressRule implements ValidatorConstraintInterface {
   validate(address: unknown, args: ValidationArguments): boolean {
     if (typeof address !== 'string') return false;
     const type = (args.object as CreateLineDto).type;
-    return type === 'EMAIL_ACCOUNT' ? isEmail(address) : E164.test(address);
+    return type === 'EMAIL_ACCOUNT' ? isEmailAddress(address) : E164.test(address);
   }
 
   defaultMessage(args: ValidationArguments): string {
@@ -89,7 +89,7 @@ export class UpdateOrgDto {
 
 export class CreateUserDto {
   @ApiProperty({ example: 'owner@example.com' })
-  @IsEmail()
+  @IsEmailAddress()
   email: string;
 
   @ApiProperty({ example: 'Olivia Owner' })
@@ -124,7 +124,8 @@ export class UpdateLineDto {
   smsDeliveryReports: boolean;
 }
 
-const ADDRESS = /^(\+[1-9]\d{1,14}|[^\s@]+@[^\s@]+\.[^\s@]+)$/;
+/** A key allowlist entry: a line's address, judged by the line rules (an E.164 number or the one email rule). */
+const isLineAddress = (value: unknown): boolean => isEmailAddress(value) || (typeof value === 'string' && E164.test(value));
 
 export class ChannelAccessDto {
   @ApiProperty({ enum: ['ALL', 'LINES'] })
@@ -141,7 +142,10 @@ export class ChannelAccessDto {
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(500)
-  @Matches(ADDRESS, { each: true, message: 'each entry of lines must be an email address or an E.164 phone number' })
+  @ValidateBy(
+    { name: 'isLineAddress', validator: { validate: isLineAddress } },
+    { each: true, message: 'each entry of lines must be an email address or an E.164 phone number' },
+  )
   lines?: string[];
 }
 

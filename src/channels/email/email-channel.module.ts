@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AccountsModule } from '../../accounts/accounts.module';
 import { ConversationsModule } from '../../conversations/conversations.module';
-import { WebhooksModule } from '../../webhooks/webhooks.module';
+import { OutboundHttpModule } from '../../outbound-http/outbound-http.module';
 import { EmailIngestController } from './email-ingest.controller';
 import { EmailIngestService } from './email-ingest.service';
 import { EmailMessagesRepository } from './email-messages.repository';
@@ -27,9 +27,9 @@ import { OpenTrackingController } from './open-tracking.controller';
  * IMAP and SMTP with their sync and health (docs/mailboxes.md).
  */
 @Module({
-  // ConversationsModule: where mail is recorded and sent from; WebhooksModule: the host resolver mail
+  // ConversationsModule: where mail is recorded and sent from; OutboundHttpModule: the host resolver mail
   // servers are checked with; AccountsModule: the live role of a person who connects a mailbox.
-  imports: [ConversationsModule, WebhooksModule, AccountsModule],
+  imports: [ConversationsModule, OutboundHttpModule, AccountsModule],
   controllers: [EmailIngestController, OpenTrackingController, MailboxHealthController],
   providers: [
     EmailMessagesRepository,

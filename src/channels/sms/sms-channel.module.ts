@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AccountsModule } from '../../accounts/accounts.module';
 import { ConversationsModule } from '../../conversations/conversations.module';
-import { WebhooksModule } from '../../webhooks/webhooks.module';
+import { OutboundHttpModule } from '../../outbound-http/outbound-http.module';
 import { SmsCarrier } from './sms-carrier';
 import { SmsDeliveryService } from './sms-delivery.service';
 import { smsGatewayProvider } from './sms-gateways';
@@ -20,9 +20,9 @@ import { TwilioSignatureGuard } from './twilio-signature.guard';
  * conversations as the SMS outbound channel) with its delivery reports.
  */
 @Module({
-  // ConversationsModule: where inbound SMS are recorded and outbound ones move; WebhooksModule: the
+  // ConversationsModule: where inbound SMS are recorded and outbound ones move; OutboundHttpModule: the
   // URL policy Twilio's media are fetched through; AccountsModule: the live role of whoever connects a provider.
-  imports: [ConversationsModule, WebhooksModule, AccountsModule],
+  imports: [ConversationsModule, OutboundHttpModule, AccountsModule],
   controllers: [SmsIngestController, TwilioIngestController],
   providers: [
     SmsCarrier,

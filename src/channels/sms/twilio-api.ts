@@ -3,7 +3,7 @@ import { Agent, request } from 'undici';
 import { UnprocessableError } from '../../common/errors';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
-import { pinnedLookup, UrlPolicy } from '../../webhooks/url-policy';
+import { pinnedLookup, UrlPolicy } from '../../outbound-http';
 
 /** An account's credentials, the token in clear only in memory. */
 export interface TwilioAccount {

@@ -1,6 +1,8 @@
 import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import { isEmailAddress } from '../email-address';
 import { ValidationError } from '../errors';
+import { UUID_PATTERN } from '../uuid';
 import { ObjectSchema, ToolArgs } from './tool.decorator';
 
 /**
@@ -11,6 +13,10 @@ import { ObjectSchema, ToolArgs } from './tool.decorator';
 export function argumentValidator(): Ajv {
   const ajv = new Ajv({ allErrors: false, useDefaults: true, strict: true, coerceTypes: false });
   addFormats(ajv);
+  // The one id rule and the one email rule (common/uuid.ts, common/email-address.ts) in place of
+  // ajv-formats' own: its uuid takes a `urn:uuid:` prefix PostgreSQL does not, its email differs from the DTOs'.
+  ajv.addFormat('uuid', UUID_PATTERN);
+  ajv.addFormat('email', { validate: (value: string) => isEmailAddress(value) });
   return ajv;
 }
 

@@ -1,8 +1,11 @@
 import { applyDecorators, Injectable, SetMetadata } from '@nestjs/common';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
+/* eslint-disable import-x/no-restricted-paths -- KNOWN FLOOR VIOLATION (issue 44): the tool kit names the
+   caller, its role and its permissions (auth/); it belongs above identity, and leaves common/ with it. */
 import { UserRole } from '../../auth/roles';
 import { Caller } from '../../auth/caller';
 import { KeyPermission } from '../../auth/key-permissions';
+/* eslint-enable import-x/no-restricted-paths */
 
 export const MCP_TOOL = 'mcp:tool';
 

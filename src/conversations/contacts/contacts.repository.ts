@@ -5,7 +5,7 @@ import { Caller } from '../../auth/caller';
 import { callerLines } from '../../auth/line-access.sql';
 import { KeysetPosition } from '../../common/keyset-cursor';
 import { queryNamed, SqlCondition } from '../../database/sql';
-import { IdentityKind } from '../../events/event-payloads';
+import { IdentityKind } from '../conversation-vocabulary';
 
 export interface ContactRow {
   id: string;

@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { isEmail } from 'class-validator';
 import { DataSource, EntityManager } from 'typeorm';
 import { E164 } from '../../accounts/account.types';
 import { Caller } from '../../auth/caller';
+import { isEmailAddress } from '../../common/email-address';
 import { ConflictError, NotFoundError, ValidationError } from '../../common/errors';
 import { EventBus } from '../../events/event-bus';
-import { IdentityData, IdentityKind } from '../../events/event-payloads';
+import { IdentityData, IdentityKind } from '../conversation-vocabulary';
 import { toIdentity } from '../message-data.builder';
 import { containsPattern, KeysetCursors } from '../../common/keyset-cursor';
 import { charLength, RESULT_BOUNDS, textWindow } from '../../common/result-bounds';
@@ -209,6 +209,6 @@ function normalizeIdentity(identity: NewIdentity, field: string): { kind: Identi
     return { kind: 'PHONE', value: raw, displayName };
   }
   const value = raw.toLowerCase();
-  if (!isEmail(value)) throw new ValidationError(`${field}.value must be an email address`, `${field}.value`);
+  if (!isEmailAddress(value)) throw new ValidationError(`${field}.value must be an email address`, `${field}.value`);
   return { kind: 'EMAIL', value, displayName };
 }

@@ -1,6 +1,6 @@
 import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, Unique } from 'typeorm';
 import { Org } from '../../accounts/org.entity';
-import { IdentityKind } from '../../events/event-payloads';
+import { IdentityKind } from '../conversation-vocabulary';
 import { Contact } from './contact.entity';
 
 /**

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Channel } from '../../events/event-payloads';
+import { Channel } from '../conversation-vocabulary';
 
 /**
  * How a channel hands a QUEUED message of its own over (the carrier for SMS, the mail server for

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Caller } from '../../auth/caller';
 import { callerLines } from '../../auth/line-access.sql';
-import { Channel, SerializedMessage } from '../../events/event-payloads';
+import { Channel, IdentityKind, SerializedMessage } from '../conversation-vocabulary';
 import { queryNamed } from '../../database/sql';
 import { serializeMessage } from '../message-data.builder';
 import { CallerThread } from '../threads/thread-access.repository';
@@ -32,8 +32,8 @@ export interface QueuedMessage {
   body: string;
   html?: string | null;
   subject?: string | null;
-  from: { value: string; kind: 'PHONE' | 'EMAIL' };
-  to: { value: string; kind: 'PHONE' | 'EMAIL' };
+  from: { value: string; kind: IdentityKind };
+  to: { value: string; kind: IdentityKind };
   readReceipt?: boolean;
   trackingToken?: string | null;
   headerMessageId?: string | null;
@@ -74,14 +74,10 @@ export class OutboundRepository {
   }
 
   /** The thread's partner identity. */
-  async partner(manager: EntityManager, thread: CallerThread): Promise<{ value: string; kind: 'PHONE' | 'EMAIL' }> {
-    const [partner] = await queryNamed<Array<{ value: string; kind: 'PHONE' | 'EMAIL' }>>(
-      manager,
-      `SELECT value, kind FROM identities WHERE id = :identityId`,
-      {
-        identityId: thread.partner_identity_id,
-      },
-    );
+  async partner(manager: EntityManager, thread: CallerThread): Promise<{ value: string; kind: IdentityKind }> {
+    const [partner] = await queryNamed<Array<{ value: string; kind: IdentityKind }>>(manager, `SELECT value, kind FROM identities WHERE id = :identityId`, {
+      identityId: thread.partner_identity_id,
+    });
     return partner;
   }
 

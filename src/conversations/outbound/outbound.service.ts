@@ -8,7 +8,7 @@ import { Caller } from '../../auth/caller';
 import { ConflictError, NotFoundError, ValidationError } from '../../common/errors';
 import { DomainEvent } from '../../events/domain-event';
 import { EventBus } from '../../events/event-bus';
-import { SerializedMessage } from '../../events/event-payloads';
+import { SerializedMessage } from '../conversation-vocabulary';
 import { ConversationsService } from '../conversations.service';
 import { MessageDataBuilder } from '../message-data.builder';
 import { newMessageId, replyReferences, replySubject } from './email-format';

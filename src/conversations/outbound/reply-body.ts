@@ -1,6 +1,6 @@
 import { ValidationError } from '../../common/errors';
 import { charLength } from '../../common/result-bounds';
-import { Channel } from '../../events/event-payloads';
+import { Channel } from '../conversation-vocabulary';
 
 /** The longest SMS body the service sends (ten segments): send_sms, reply_to_thread, agent replies. */
 export const SMS_BODY_MAX = 1600;

@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { Caller } from '../../auth/caller';
 import { callerLines } from '../../auth/line-access.sql';
 import { plannedPerCall, queryNamed } from '../../database/sql';
-import { Channel } from '../../events/event-payloads';
+import { Channel } from '../conversation-vocabulary';
 import { MessageRow } from '../message-data.repository';
 import { RESULT_BOUNDS } from '../../common/result-bounds';
 

@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { Caller } from '../../auth/caller';
 import { ValidationError } from '../../common/errors';
 import { KeysetCursors } from '../../common/keyset-cursor';
-import { Channel, Direction, IdentityKind } from '../../events/event-payloads';
+import { Channel, Direction, IdentityKind } from '../conversation-vocabulary';
 import { serializeMessage } from '../message-data.builder';
 import { ThreadAccessRepository } from '../threads/thread-access.repository';
 import { RESULT_BOUNDS } from '../../common/result-bounds';

@@ -4,7 +4,7 @@ import { Caller } from '../../auth/caller';
 import { callerLines } from '../../auth/line-access.sql';
 import { NotFoundError } from '../../common/errors';
 import { queryNamed } from '../../database/sql';
-import { Channel } from '../../events/event-payloads';
+import { Channel } from '../conversation-vocabulary';
 
 /** A thread the caller may use, with what replying on it needs. */
 export interface CallerThread {

@@ -1,7 +1,7 @@
 import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
 import { Line } from '../../accounts/line.entity';
 import { Org } from '../../accounts/org.entity';
-import { Channel } from '../../events/event-payloads';
+import { Channel } from '../conversation-vocabulary';
 import { Identity } from '../contacts/identity.entity';
 
 /** A conversation on one line with one partner identity: one thread per (line, partner) for SMS. */

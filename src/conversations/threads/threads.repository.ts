@@ -5,7 +5,7 @@ import { Caller } from '../../auth/caller';
 import { callerLines } from '../../auth/line-access.sql';
 import { KeysetPosition } from '../../common/keyset-cursor';
 import { inIndexOrder, queryNamed, SqlCondition } from '../../database/sql';
-import { Channel } from '../../events/event-payloads';
+import { Channel, Direction, IdentityKind } from '../conversation-vocabulary';
 import { LabelRow, MessageRow } from '../message-data.repository';
 import { CallerThread } from './thread-access.repository';
 import { RESULT_BOUNDS } from '../../common/result-bounds';
@@ -29,7 +29,7 @@ export type ThreadListRow = ThreadRow & {
   m_id: string | null;
   m_thread_id: string;
   m_channel: Channel;
-  m_direction: 'INBOUND' | 'OUTBOUND';
+  m_direction: Direction;
   m_status: string;
   /** The start of the body (PREVIEW_SOURCE_CHARS), and whether there was more. */
   m_body: string;
@@ -37,9 +37,9 @@ export type ThreadListRow = ThreadRow & {
   m_created_at: Date;
   m_sent_at: Date | null;
   m_from_value: string;
-  m_from_kind: 'PHONE' | 'EMAIL';
+  m_from_kind: IdentityKind;
   m_to_value: string;
-  m_to_kind: 'PHONE' | 'EMAIL';
+  m_to_kind: IdentityKind;
   m_error: string | null;
 };
 

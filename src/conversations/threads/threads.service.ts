@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Caller } from '../../auth/caller';
 import { NotFoundError, ValidationError } from '../../common/errors';
-import { AttachmentRef, Channel, PersonData, SerializedMessage } from '../../events/event-payloads';
+import { AttachmentRef, Channel, PersonData, SerializedMessage } from '../conversation-vocabulary';
 import { MessageDataBuilder, serializeMessage } from '../message-data.builder';
 import { ThreadAccessRepository } from './thread-access.repository';
 import { MessageAttachmentRow, ThreadListRow, ThreadRow, ThreadsRepository } from './threads.repository';

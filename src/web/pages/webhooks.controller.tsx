@@ -19,7 +19,7 @@ import { FieldTable } from '../kit/refusal';
 import { PageErrorFilter } from './page-error.filter';
 import { seeOther, sendPage } from './render';
 import { FORM_LIMIT } from './sign-in.controller';
-import { UrlPolicy } from '../../webhooks/url-policy/url-policy';
+import { UrlPolicy } from '../../outbound-http/url-policy';
 import {
   DeleteEndpointPage,
   DeliveryPage,

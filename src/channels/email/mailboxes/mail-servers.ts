@@ -4,7 +4,7 @@ import { createTransport } from 'nodemailer';
 import { UnprocessableError, ValidationError } from '../../../common/errors';
 import { AppConfig } from '../../../config/app-config';
 import { APP_CONFIG } from '../../../config/config.module';
-import { classify, describeAddress, HOST_RESOLVER, HostResolver } from '../../../webhooks/url-policy';
+import { classify, describeAddress, HOST_RESOLVER, HostResolver } from '../../../outbound-http';
 import { MailTls } from './mailbox.entity';
 
 export type MailServerRole = 'imap' | 'smtp';

@@ -1,5 +1,7 @@
 /**
- * URL policy for webhook endpoints (SSRF defence). docs/webhooks.md, "URL rules", describes it for users.
+ * The outbound HTTP policy (SSRF defence): written for webhook endpoints, applied to every URL the
+ * service fetches on someone else's say-so (deliveries, the SMS carrier's media, mail servers,
+ * OAuth client metadata documents). docs/webhooks.md, "URL rules", describes it for users.
  *
  * A webhook URL is accepted only when it is an absolute `https://` URL (`http://` too when the
  * service runs in development), carries no credentials, and every address its host resolves to
@@ -35,7 +37,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import * as ipaddr from 'ipaddr.js';
-import { UrlRefusedError } from '../../common/errors';
+import { UrlRefusedError } from '../common/errors';
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 

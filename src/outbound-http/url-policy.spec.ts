@@ -1,6 +1,6 @@
 import { Test } from '@nestjs/testing';
-import { UrlRefusedError } from '../../common/errors';
-import { ALLOWED_URLS, FORBIDDEN_URLS, ForbiddenReason, refusedWith, resolverFor } from '../../../test/fixtures/forbidden-urls';
+import { UrlRefusedError } from '../common/errors';
+import { ALLOWED_URLS, FORBIDDEN_URLS, ForbiddenReason, refusedWith, resolverFor } from '../../test/fixtures/forbidden-urls';
 import {
   classify,
   describeRange,

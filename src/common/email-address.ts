@@ -1,0 +1,26 @@
+import { buildMessage, isEmail, ValidateBy, ValidationOptions } from 'class-validator';
+
+/**
+ * The one email rule (docs/decisions.md, "One id rule, one email rule"): an address is what
+ * validator.js's `isEmail` accepts with its defaults (a local part of at most 64 characters, a
+ * domain name with a top-level domain, no display name). Every dialect judges addresses by it:
+ * the tools' JSON Schemas (`format: 'email'`, common/tools), the REST DTOs (`@IsEmailAddress`)
+ * and the services' own checks (`isEmailAddress`).
+ */
+export function isEmailAddress(value: unknown): value is string {
+  return typeof value === 'string' && isEmail(value);
+}
+
+/** class-validator's form of the email rule, with `@IsEmail()`'s message ("email must be an email"). */
+export function IsEmailAddress(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'isEmail',
+      validator: {
+        validate: (value): boolean => isEmailAddress(value),
+        defaultMessage: buildMessage((eachPrefix) => `${eachPrefix}$property must be an email`, options),
+      },
+    },
+    options,
+  );
+}
