@@ -115,6 +115,11 @@ describe("telling an endpoint's owner", () => {
 
     const since = await failingFor(endpoint.id, 25 * HOUR, 5);
     await waitUntil(async () => (await emailsAbout(url)).some((m) => m.subject?.startsWith('Webhook endpoint disabled')), 'the disabled email');
+    // The notice is sent, then marked sent: wait for the mark, not only for the email.
+    await waitUntil(
+      async () => !(await t.db.query(`SELECT disabled_notice_due FROM webhook_endpoints WHERE id = $1`, [endpoint.id]))[0].disabled_notice_due,
+      'the disabled notice marked sent',
+    );
     const [row] = await t.db.query(`SELECT status, disabled_reason, disabled_notice_due FROM webhook_endpoints WHERE id = $1`, [endpoint.id]);
     const reason = `auto-disabled after failing continuously since ${since.toISOString()}`;
     expect(row).toEqual({ status: 'disabled', disabled_reason: reason, disabled_notice_due: false });
