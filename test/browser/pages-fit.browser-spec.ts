@@ -77,6 +77,9 @@ describe('every page fits a phone and a desktop', () => {
       // What sticks out, said by the failure: the outermost elements whose right edge passes the viewport's.
       const wider = scrollWidth > innerWidth ? await page.evaluate(WIDER_THAN_VIEWPORT) : [];
       expect({ page: name, width, scrollWidth, wider }).toEqual({ page: name, width, scrollWidth: Math.min(scrollWidth, innerWidth), wider: [] });
+      // No table scrolls sideways inside its own box either (a column hidden to the right is as lost).
+      const scrolled = await page.evaluate(`[...document.querySelectorAll('.table-scroll')].map((box) => box.scrollWidth - box.clientWidth)`);
+      expect({ page: name, width, scrolled }).toEqual({ page: name, width, scrolled: (scrolled as number[]).map(() => 0) });
       const shown = check.visible(page);
       for (const locator of shown) {
         const boxes = await Promise.all((await locator.all()).map((one) => one.boundingBox()));

@@ -261,7 +261,9 @@ details.menu[open] > summary::after { content: " ▴"; }
    a squeezed column (the column keeps a sensible width instead); ids break anywhere too. */
 .url { word-break: normal; overflow-wrap: anywhere; }
 td.url { min-width: 16rem; }
-td.event-id { overflow-wrap: anywhere; min-width: 12ch; }
+td.event-id { overflow-wrap: anywhere; min-width: 19ch; }
+/* A heading may wrap between its words, so a table of many columns fits its column on a desktop. */
+table.data thead th { white-space: normal; }
 td.last-status { overflow-wrap: anywhere; min-width: 8rem; }
 td.address { overflow-wrap: anywhere; }
 .breadcrumb li { min-width: 0; overflow-wrap: anywhere; }
