@@ -9,6 +9,7 @@ import { DeliveryModule } from '../delivery/delivery.module';
 import { EmailChannelModule } from '../channels/email/email-channel.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { pageHeaders } from './page-headers';
+import { pageSettings } from './pages/page-context';
 import { ApiKeysController } from './pages/api-keys.controller';
 import { ConversationsController } from './pages/conversations.controller';
 import { ApprovalsController } from './pages/approvals.controller';
@@ -57,6 +58,6 @@ export class WebModule implements NestModule {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(pageHeaders(this.config.publicBaseUrl)).forRoutes(...PAGE_CONTROLLERS);
+    consumer.apply(pageHeaders(this.config.publicBaseUrl), pageSettings({ devOutbox: this.config.isDevelopment })).forRoutes(...PAGE_CONTROLLERS);
   }
 }

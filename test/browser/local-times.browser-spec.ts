@@ -18,7 +18,6 @@ const ZONE = 'Asia/Tokyo';
 describe('times in the browser’s zone', () => {
   const b = useBrowser({ app: { env: { QUEUE_PREFIX: privateQueuePrefix('local-times') } }, context: { timezoneId: ZONE } });
 
-  const dateTime = new Intl.DateTimeFormat('en-US', { dateStyle: 'medium', timeStyle: 'short', timeZone: ZONE });
   const full = new Intl.DateTimeFormat('en-US', { dateStyle: 'full', timeStyle: 'long', timeZone: ZONE });
   /** The text and title of the <time> of the message whose body is `body`. */
   const timeOf = (page: Page, body: string) =>
@@ -46,7 +45,8 @@ describe('times in the browser’s zone', () => {
 
     const older = await timeOf(page, 'an older message');
     expect(older.iso).toBe(threeDaysAgo.toISOString());
-    expect(older.text).toBe(dateTime.format(threeDaysAgo));
+    // 22:30 UTC is 07:30 the next day in Tokyo, written as the server writes UTC.
+    expect(older.text).toBe(`${new Date(threeDaysAgo.getTime() + 9 * 3600_000).toISOString().slice(0, 10)} 07:30:00 GMT+9`);
     expect(older.text).not.toContain('UTC');
     expect(older.title).toBe(full.format(threeDaysAgo));
     expect(older.title).toMatch(/GMT\+9$/);
@@ -60,5 +60,18 @@ describe('times in the browser’s zone', () => {
     const live = await timeOf(page, 'a live message');
     expect(live.text).toMatch(/^(now|\d+ seconds? ago|1 minute ago)$/);
     expect(live.title).toBe(full.format(new Date(live.iso)));
+  });
+
+  it('a plain time (a key made, to the minute) is a Tokyo date and time too, with the zone named', async () => {
+    const page = b.page;
+    const owner = await createSession(b.app.admin, { lines: ['PHONE_NUMBER'] });
+    await signInAs(b.app, page, owner.userId);
+    await page.goto('/settings/api-keys');
+    const made = await page
+      .locator('td[data-label="Created"] time')
+      .first()
+      .evaluate((time) => ({ text: time.textContent, iso: time.getAttribute('datetime') as string }));
+    const tokyo = new Date(Date.parse(made.iso) + 9 * 3600_000).toISOString();
+    expect(made.text).toBe(`${tokyo.slice(0, 10)} ${tokyo.slice(11, 16)} GMT+9`);
   });
 });

@@ -11,6 +11,7 @@ import {
   PermissionsFields,
   PermissionsText,
 } from './access-form';
+import { MadeAndUsedCells } from '../components/time';
 import { CsrfField } from './csrf-field';
 import { ConfirmForm, FieldError } from './form-parts';
 import { Layout } from './layout';
@@ -23,16 +24,6 @@ export const NOTICES = {
   revoked: 'The key was revoked. Requests with it are now refused.',
 } as const;
 export type NoticeKind = keyof typeof NOTICES;
-
-/** A date to the minute, in UTC, the same on every machine. */
-function formatDate(date: Date): string {
-  return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-}
-
-export function DateCell(props: { date: Date | null }) {
-  if (props.date === null) return <span class="muted">never</span>;
-  return <time dateTime={props.date.toISOString()}>{formatDate(props.date)}</time>;
-}
 
 function PencilIcon() {
   return (
@@ -69,7 +60,7 @@ export function ApiKeysListPage(props: { person: Person; keys: PersonApiKeyView[
         <p>You have no API keys yet.</p>
       ) : (
         <div class="table-scroll">
-          <table class="data">
+          <table class="data keys">
             <caption class="visually-hidden">{seesOthers ? 'API keys of your organization, yours first' : 'Your API keys'}</caption>
             <thead>
               <tr>
@@ -89,10 +80,10 @@ export function ApiKeysListPage(props: { person: Person; keys: PersonApiKeyView[
               {keys.map((key) => (
                 <tr key={key.id}>
                   <th scope="row">{key.name}</th>
-                  <td>
+                  <td data-label="Key">
                     <code>{key.keyHint}</code>
                   </td>
-                  <td>
+                  <td data-label="Channel access">
                     <span class="access">
                       <ChannelAccessText access={key.channelAccess} />
                       {key.mine ? (
@@ -106,13 +97,8 @@ export function ApiKeysListPage(props: { person: Person; keys: PersonApiKeyView[
                   <td>
                     <PermissionsText permissions={key.permissions} />
                   </td>
-                  {seesOthers ? <td>{key.mine ? <span class="muted">you</span> : key.owner.email}</td> : null}
-                  <td>
-                    <DateCell date={key.createdAt} />
-                  </td>
-                  <td>
-                    <DateCell date={key.lastUsedAt} />
-                  </td>
+                  {seesOthers ? <td data-label="Owner">{key.mine ? <span class="muted">you</span> : key.owner.email}</td> : null}
+                  <MadeAndUsedCells madeLabel="Created" made={key.createdAt} lastUsed={key.lastUsedAt} />
                   <td>
                     <a class="danger-link" href={`${BASE}/${key.id}/revoke`}>
                       Revoke<span class="visually-hidden"> {key.name}</span>

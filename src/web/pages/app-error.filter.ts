@@ -5,7 +5,7 @@ import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { pageHeaders } from '../page-headers';
 import { sendPage } from './render';
-import { ErrorPage } from './sign-in.pages';
+import { ErrorPage } from '../components/error-page';
 
 /**
  * The app's error filter: HttpErrorFilter's JSON answers, except that a path no route matches,

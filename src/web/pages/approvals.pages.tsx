@@ -3,10 +3,10 @@ import { AgentTurnView } from '../../agents/agent.types';
 import { Person } from '../../auth/person';
 import { BODY_MAX, SMS_BODY_MAX } from '../../conversations/outbound/reply-body';
 import { ThreadDetail, ThreadMessage } from '../../conversations/threads/threads.service';
+import { Time } from '../components/time';
 import { CsrfField } from './csrf-field';
 import { FieldError, NoticeBox } from './form-parts';
 import { Layout } from './layout';
-import { Time } from './webhooks.pages';
 
 const CURRENT = '/approvals';
 
@@ -48,7 +48,7 @@ function DraftContext(props: { draft: Draft; headingLevel: 'h2' | 'h3' }) {
       <Heading id={`${id}-title`}>{draft.partner}</Heading>
       <p class="approval-meta">
         {draft.thread.channel === 'SMS' ? 'SMS' : 'Email'} on <span class="mono">{draft.lineAddress}</span> · drafted by {draft.turn.agent.name} ·{' '}
-        <Time iso={draft.turn.createdAt} />
+        <Time relative at={draft.turn.createdAt} />
       </p>
       {draft.thread.subject !== null ? <p class="approval-meta">Subject: {draft.thread.subject}</p> : null}
       <SubHeading>Last messages</SubHeading>
@@ -59,7 +59,7 @@ function DraftContext(props: { draft: Draft; headingLevel: 'h2' | 'h3' }) {
           {draft.recent.map((m) => (
             <li key={m.id} class={`approval-message ${m.direction === 'INBOUND' ? 'inbound' : 'outbound'}`}>
               <p class="approval-message-meta">
-                {m.direction === 'INBOUND' ? `From ${m.fromIdentity.value}` : `To ${m.toIdentity.value}`} · <Time iso={m.createdAt} />
+                {m.direction === 'INBOUND' ? `From ${m.fromIdentity.value}` : `To ${m.toIdentity.value}`} · <Time relative at={m.createdAt} />
                 {m.direction === 'OUTBOUND' ? ` · ${m.status.toLowerCase()}` : ''}
               </p>
               <p class="message-text">
@@ -213,7 +213,7 @@ export function AlreadyDecidedPage(props: { person: Person; decision: Decision; 
   const when = turn.decidedAt ? (
     <>
       {' '}
-      at <Time iso={turn.decidedAt} />
+      at <Time relative at={turn.decidedAt} />
     </>
   ) : null;
   return (

@@ -2,7 +2,7 @@ import { KEY_PERMISSIONS } from '../../auth/key-permissions';
 import { Person } from '../../auth/person';
 import { GrantView } from '../../oauth/oauth.service';
 import { AccessEditForm, AccessFormErrors, ChannelAccessChoice, ChannelAccessText, PermissionsText } from './access-form';
-import { DateCell } from './api-keys.pages';
+import { MadeAndUsedCells } from '../components/time';
 import { ConfirmForm } from './form-parts';
 import { Layout } from './layout';
 
@@ -60,61 +60,58 @@ export function ConnectedAppsListPage(props: { person: Person; grants: GrantView
       ) : null}
       <Introduction mcpUrl={props.mcpUrl} empty={grants.length === 0} />
       {grants.length === 0 ? null : (
-        <div class="table-scroll">
-          <table class="data">
-            <caption class="visually-hidden">Apps you connected, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">App</th>
-                <th scope="col">Returns to</th>
-                <th scope="col">Channel access</th>
-                <th scope="col">Permissions</th>
-                <th scope="col">Connected</th>
-                <th scope="col">Last used</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {grants.map((grant) => (
-                <tr key={grant.id}>
-                  <th scope="row">
-                    {clientName(grant)}
-                    <br />
-                    <span class="muted">{REGISTRATION_TEXT[grant.client.registration]}</span>
+        <div class="grants">
+          <div class="table-scroll">
+            <table class="data">
+              <caption class="visually-hidden">Apps you connected, newest first</caption>
+              <thead>
+                <tr>
+                  <th scope="col">App</th>
+                  <th scope="col">Returns to</th>
+                  <th scope="col">Channel access</th>
+                  <th scope="col">Permissions</th>
+                  <th scope="col">Connected</th>
+                  <th scope="col">Last used</th>
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
                   </th>
-                  <td>{grant.client.redirectHost}</td>
-                  <td>
-                    <ChannelAccessText access={grant.channelAccess} />
-                  </td>
-                  <td>
-                    <PermissionsText permissions={grant.permissions} />
-                  </td>
-                  <td>
-                    <DateCell date={grant.createdAt} />
-                  </td>
-                  <td>
-                    <DateCell date={grant.lastUsedAt} />
-                  </td>
-                  <td>
-                    <ul class="plain row-links">
-                      <li>
-                        <a href={`${BASE}/${grant.id}/edit`}>
-                          Change access<span class="visually-hidden"> of {clientName(grant)}</span>
-                        </a>
-                      </li>
-                      <li>
-                        <a class="danger-link" href={`${BASE}/${grant.id}/revoke`}>
-                          Revoke<span class="visually-hidden"> {clientName(grant)}</span>
-                        </a>
-                      </li>
-                    </ul>
-                  </td>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {grants.map((grant) => (
+                  <tr key={grant.id}>
+                    <th scope="row">
+                      {clientName(grant)}
+                      <br />
+                      <span class="muted">{REGISTRATION_TEXT[grant.client.registration]}</span>
+                    </th>
+                    <td>{grant.client.redirectHost}</td>
+                    <td data-label="Channel access">
+                      <ChannelAccessText access={grant.channelAccess} />
+                    </td>
+                    <td>
+                      <PermissionsText permissions={grant.permissions} />
+                    </td>
+                    <MadeAndUsedCells madeLabel="Connected" made={grant.createdAt} lastUsed={grant.lastUsedAt} />
+                    <td>
+                      <ul class="plain row-links">
+                        <li>
+                          <a href={`${BASE}/${grant.id}/edit`}>
+                            Change access<span class="visually-hidden"> of {clientName(grant)}</span>
+                          </a>
+                        </li>
+                        <li>
+                          <a class="danger-link" href={`${BASE}/${grant.id}/revoke`}>
+                            Revoke<span class="visually-hidden"> {clientName(grant)}</span>
+                          </a>
+                        </li>
+                      </ul>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         </div>
       )}
     </Layout>

@@ -15,7 +15,7 @@ import { PageErrorFilter } from './page-error.filter';
 import { seeOther, sendPage } from './render';
 import { returnToCookie } from './return-to';
 import { FORM_LIMIT } from './sign-in.controller';
-import { ErrorPage } from './sign-in.pages';
+import { ErrorPage } from '../components/error-page';
 
 /**
  * The OAuth authorization endpoint as the person meets it (docs/mcp.md, "Connecting Claude,

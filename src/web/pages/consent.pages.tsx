@@ -2,7 +2,7 @@ import { Person } from '../../auth/person';
 import { AuthorizationRequest } from '../../oauth/oauth.service';
 import { AccessFormErrors, ChannelAccessChoice, ChannelAccessFields, PermissionsFields } from './access-form';
 import { CsrfField } from './csrf-field';
-import { Layout } from './layout';
+import { HandOffLayout } from './layout';
 
 /** The request's parameters, posted back with the decision and checked again. */
 export const REQUEST_FIELDS = ['client_id', 'redirect_uri', 'response_type', 'code_challenge', 'code_challenge_method', 'state', 'resource', 'scope'] as const;
@@ -12,7 +12,8 @@ export const REQUEST_FIELDS = ['client_id', 'redirect_uri', 'response_type', 'co
  * it returns to (its hostname in bold: MCP authorization 2026-07-28 asks that it be clearly shown)
  * with a warning when that host is the person's own computer, and how the app is known; channel
  * access and permissions as for an API key, a permission the app did not ask for (scope) shown but
- * not to be ticked; Allow or Deny.
+ * not to be ticked; Allow or Deny. A hand-off (HandOffLayout): no app navigation, and it speaks of
+ * connecting an app and granting it access.
  */
 export function ConsentPage(props: {
   person: Person;
@@ -27,10 +28,11 @@ export function ConsentPage(props: {
   const name = request.client.name ?? request.client.id;
   const { redirectHost, redirectHostname } = request.client;
   return (
-    <Layout title={`Connect ${name}`} person={person}>
+    <HandOffLayout title={`Connect ${name}`} person={person}>
       <div class="stack consent-app">
         <p>
-          <strong>{name}</strong> asks to act for you on this service's MCP endpoint.
+          <strong>{name}</strong> asks for access to your conversations here. Choose which lines it may reach and what it may do: you grant that access to this
+          app alone, and can change or revoke it at any time in Settings → Connected apps.
         </p>
         <div class="notice" id="return-host">
           <p>After you choose, you return to</p>
@@ -80,6 +82,6 @@ export function ConsentPage(props: {
           </button>
         </div>
       </form>
-    </Layout>
+    </HandOffLayout>
   );
 }

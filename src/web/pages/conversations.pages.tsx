@@ -6,10 +6,10 @@ import { ContactView } from '../../conversations/contacts/contacts.service';
 import { SearchHit } from '../../conversations/search/search.service';
 import { ThreadDetail, ThreadListItem, ThreadMessage } from '../../conversations/threads/threads.service';
 import { DraftActions, NOTICES } from './approvals.pages';
+import { Time } from '../components/time';
 import { CsrfField } from './csrf-field';
 import { FieldError, NoticeBox } from './form-parts';
 import { Layout } from './layout';
-import { Time } from './webhooks.pages';
 
 const CURRENT = '/conversations';
 
@@ -220,16 +220,22 @@ function ThreadRow(props: { item: ThreadListItem; lines: LineRef[]; awaiting: bo
   const { thread, person, labels, lastMessage } = props.item;
   const partner = person?.displayName ?? 'Unknown';
   const preview = thread.channel === 'EMAIL' && thread.subject ? thread.subject : (lastMessage?.preview ?? '');
+  // Who wrote the last message: "You:" before it when it went out from your side (you, a colleague
+  // on the line, or an agent acting for you); nothing when the partner wrote it, as messaging apps do.
+  const writer = lastMessage?.direction === 'OUTBOUND' ? 'You' : null;
   return (
     <li class="thread-row">
       <a class="thread-link" href={`${CURRENT}/${thread.id}`}>
         <span class="partner">{partner}</span>
-        <span class="preview">{preview || '(no text)'}</span>
+        <span class="preview">
+          {writer ? <span class="writer">{`${writer}: `}</span> : null}
+          {preview || '(no text)'}
+        </span>
       </a>
       <span class="meta">
         <span class={`channel channel-${thread.channel.toLowerCase()}`}>{channelName(thread.channel)}</span>
         <span class="line">{lineName(props.lines, thread.lineId)}</span>
-        <Time iso={thread.lastMessageAt} format="relative" />
+        <Time relative at={thread.lastMessageAt} />
         {props.awaiting ? <AwaitingMarker /> : null}
       </span>
       <LabelChips labels={labels} />
@@ -254,7 +260,7 @@ function SearchResults(props: { hits: SearchHit[]; query: ConversationsQuery }) 
           <span class="meta">
             <span class={`channel channel-${hit.channel.toLowerCase()}`}>{channelName(hit.channel)}</span>
             <span>{hit.direction === 'INBOUND' ? 'Received' : 'Sent'}</span>
-            <Time iso={hit.createdAt} />
+            <Time relative at={hit.createdAt} />
           </span>
         </li>
       ))}
@@ -285,7 +291,7 @@ function ThreadDrafts(props: { person: Person; drafts: AgentTurnView[] }) {
         {props.drafts.map((turn) => (
           <li key={turn.id} class="approval">
             <p class="approval-meta" id={`draft-${turn.id}-title`}>
-              Drafted by {turn.agent.name} · <Time iso={turn.createdAt} />
+              Drafted by {turn.agent.name} · <Time relative at={turn.createdAt} />
             </p>
             <div class="approval-draft draft-text" tabindex={0} role="region" aria-label={`Draft reply by ${turn.agent.name}`}>
               {turn.body}
@@ -535,7 +541,7 @@ function MessageItem(props: { message: ThreadMessage; extras?: MessageExtras; de
           {senderName ? `${senderName} ` : ''}
           <span class="mono">{inbound ? m.fromIdentity.value : m.toIdentity.value}</span>
         </span>
-        <Time iso={m.createdAt} format="relative" />
+        <Time relative at={m.createdAt} />
         {inbound ? null : <span class={`message-status status-${m.status.toLowerCase()}`}>{statusText(m)}</span>}
       </div>
       {m.channel === 'EMAIL' && props.extras?.subject ? <p class="message-subject">{props.extras.subject}</p> : null}
@@ -585,7 +591,7 @@ function AttachmentContent(props: { read: AttachmentReadResult }) {
           <dd>{event.summary ?? '(no title)'}</dd>
           <dt>When</dt>
           <dd>
-            <Time iso={event.startsAt} /> – <Time iso={event.endsAt} />
+            <Time at={event.startsAt} /> – <Time at={event.endsAt} />
           </dd>
           {event.organizerEmail ? (
             <>

@@ -1,6 +1,6 @@
 import { Person } from '../../auth/person';
 import { OutboxMessage } from '../../conversations/outbound/outbound.repository';
-import { DateCell } from './api-keys.pages';
+import { Time } from '../components/time';
 import { Layout } from './layout';
 
 /**
@@ -10,7 +10,7 @@ import { Layout } from './layout';
 export function DevOutboxPage(props: { person: Person; messages: OutboxMessage[]; size: number }) {
   const { messages } = props;
   return (
-    <Layout title="Outbox (development)" person={props.person}>
+    <Layout title="Outbox (development)" person={props.person} current="/dev/outbox">
       <p class="muted">
         The latest {props.size} messages sent from your lines, newest first. In development, SMS go to the development carrier unless SMS_CARRIER_URL is set,
         and email to the development mailer unless SMTP_URL is set (or the line has a mailbox of its own): they are logged, not sent. The same list as JSON:{' '}
@@ -35,17 +35,21 @@ export function DevOutboxPage(props: { person: Person; messages: OutboxMessage[]
             <tbody>
               {messages.map((m) => (
                 <tr key={m.id}>
-                  <td>
-                    <DateCell date={new Date(m.createdAt)} />
+                  <td data-label="Queued">
+                    <Time at={m.createdAt} precision="minute" />
                   </td>
-                  <td>{m.channel}</td>
-                  <td class="nowrap">{m.fromIdentity.value}</td>
-                  <td class="nowrap">{m.toIdentity.value}</td>
-                  <td>
+                  <td data-label="Channel">{m.channel}</td>
+                  <td data-label="From" class="address">
+                    {m.fromIdentity.value}
+                  </td>
+                  <td data-label="To" class="address">
+                    {m.toIdentity.value}
+                  </td>
+                  <td data-label="Message">
                     {m.subject !== null ? <strong class="outbox-subject">{m.subject}</strong> : null}
                     <span class="outbox-body">{m.body}</span>
                   </td>
-                  <td>
+                  <td data-label="Status">
                     {m.status}
                     {m.error !== null ? <p class="hint">{m.error}</p> : null}
                   </td>

@@ -1,7 +1,9 @@
 import type { ComponentChildren } from 'preact';
+import { useContext } from 'preact/hooks';
 import { Person } from '../../auth/person';
 import { mayManageMailboxes } from '../../channels/email/mailboxes/mailboxes.service';
 import { CsrfField } from './csrf-field';
+import { PageContext } from './page-context';
 
 export const PRODUCT_NAME = 'Messaging Sync';
 
@@ -21,24 +23,30 @@ export function Document(props: { title: string; children: ComponentChildren }) 
   );
 }
 
+/** The pages of the main navigation (Layout's `current` names one of them). */
+export type NavPath =
+  '/conversations' | '/approvals' | '/settings/api-keys' | '/settings/connected-apps' | '/settings/webhooks' | '/settings/mailboxes' | '/dev/outbox';
+
 /**
  * The layout of every page of a signed-in person: the product name, the navigation, the person's
  * email and a Sign out button (a POST with the session's CSRF token). `current` marks the nav link
- * of the page (aria-current). Mailboxes is shown only to those who may manage them (OWNER, ADMIN).
+ * of the page (aria-current). Mailboxes is shown only to those who may manage them (OWNER, ADMIN);
+ * the development outbox only where it exists (APP_ENV=development, PageContext).
+ *
+ * On a narrow screen the navigation and account fold into a `<details>` disclosure ("Menu"), so
+ * the header is one line; on a wide one the stylesheet shows its content whatever its state and
+ * hides the summary (no script: the CSP forbids inline script, and none is needed).
  */
-export function Layout(props: {
-  title: string;
-  person: Person;
-  current?: '/conversations' | '/approvals' | '/settings/api-keys' | '/settings/connected-apps' | '/settings/webhooks' | '/settings/mailboxes';
-  children: ComponentChildren;
-}) {
-  const nav: Array<[string, string]> = [
+export function Layout(props: { title: string; person: Person; current?: NavPath; children: ComponentChildren }) {
+  const settings = useContext(PageContext);
+  const nav: Array<[NavPath, string]> = [
     ['/conversations', 'Conversations'],
     ['/approvals', 'Approvals'],
     ['/settings/api-keys', 'API keys'],
     ['/settings/connected-apps', 'Connected apps'],
     ['/settings/webhooks', 'Webhooks'],
-    ...(mayManageMailboxes(props.person.role) ? [['/settings/mailboxes', 'Mailboxes'] as [string, string]] : []),
+    ...(mayManageMailboxes(props.person.role) ? [['/settings/mailboxes', 'Mailboxes'] as [NavPath, string]] : []),
+    ...(settings.devOutbox ? [['/dev/outbox', 'Outbox (development)'] as [NavPath, string]] : []),
   ];
   return (
     <Document title={props.title}>
@@ -50,28 +58,61 @@ export function Layout(props: {
         <a class="brand" href="/">
           {PRODUCT_NAME}
         </a>
-        <nav aria-label="Main">
-          <ul>
-            {nav.map(([href, label]) => (
-              <li key={href}>
-                <a href={href} aria-current={props.current === href ? 'page' : undefined}>
-                  {label}
-                </a>
-              </li>
-            ))}
-          </ul>
-        </nav>
-        <div class="account">
-          <span class="email">{props.person.email}</span>
-          <form method="post" action="/sign-out">
-            <CsrfField person={props.person} />
-            <button type="submit" class="link-button">
-              Sign out
-            </button>
-          </form>
-        </div>
+        <details class="menu">
+          <summary>Menu</summary>
+          <div class="menu-body">
+            <nav aria-label="Main">
+              <ul>
+                {nav.map(([href, label]) => (
+                  <li key={href}>
+                    <a href={href} aria-current={props.current === href ? 'page' : undefined}>
+                      {label}
+                    </a>
+                  </li>
+                ))}
+              </ul>
+            </nav>
+            <Account person={props.person} />
+          </div>
+        </details>
       </header>
       <main id="main" tabindex={-1}>
+        <h1>{props.title}</h1>
+        {props.children}
+      </main>
+    </Document>
+  );
+}
+
+/** Who is signed in, and Sign out (a POST with the session's CSRF token). */
+function Account(props: { person: Person }) {
+  return (
+    <div class="account">
+      <span class="email">{props.person.email}</span>
+      <form method="post" action="/sign-out">
+        <CsrfField person={props.person} />
+        <button type="submit" class="link-button">
+          Sign out
+        </button>
+      </form>
+    </div>
+  );
+}
+
+/**
+ * The layout of a hand-off a signed-in person passes through on the way back to another app (OAuth
+ * consent): the product name and who is signed in, no app navigation to wander off into.
+ */
+export function HandOffLayout(props: { title: string; person: Person; children: ComponentChildren }) {
+  return (
+    <Document title={props.title}>
+      <header class="site-header">
+        <span class="brand">{PRODUCT_NAME}</span>
+        <p class="account signed-in-as">
+          Signed in as <span class="email">{props.person.email}</span>
+        </p>
+      </header>
+      <main class="narrow" id="main">
         <h1>{props.title}</h1>
         {props.children}
       </main>

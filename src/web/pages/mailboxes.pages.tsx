@@ -4,6 +4,7 @@ import { MailboxHealth } from '../../channels/email/mailbox-health/mailbox-healt
 import { MailLoginError, MailLoginFailure, MailServerRole } from '../../channels/email/mailboxes/mail-servers';
 import { MAIL_TLS_MODES, MailTls } from '../../channels/email/mailboxes/mailbox.entity';
 import { EmailAccountMailbox, MailboxView } from '../../channels/email/mailboxes/mailboxes.service';
+import { Time } from '../components/time';
 import { CsrfField } from './csrf-field';
 import { ConfirmForm, FieldError } from './form-parts';
 import { Layout } from './layout';
@@ -82,11 +83,6 @@ export function loginFailureSentence(error: UnprocessableError): string {
   }
 }
 
-/** `2026-01-31 09:00 UTC`, in a <time> element. */
-function Time(props: { iso: string }) {
-  return <time dateTime={props.iso}>{`${props.iso.slice(0, 16).replace('T', ' ')} UTC`}</time>;
-}
-
 /** In the list, where room is short. */
 const TLS_SHORT: Record<MailTls, string> = { implicit: 'TLS', starttls: 'STARTTLS', none: 'no TLS' };
 
@@ -136,7 +132,7 @@ function HealthText(props: { account: EmailAccountMailbox }) {
       {health.since ? (
         <>
           {' '}
-          since <Time iso={health.since} />
+          since <Time at={health.since} precision="minute" />
         </>
       ) : null}
       {health.error ? <p class="hint">{health.error}</p> : null}
@@ -150,7 +146,7 @@ function HealthyText(props: { health: MailboxHealth }) {
       <span class="status status-active">Syncing</span>
       {props.health.lastSyncedAt ? (
         <p class="hint">
-          Last synced <Time iso={props.health.lastSyncedAt} />
+          Last synced <Time at={props.health.lastSyncedAt} precision="minute" />
         </p>
       ) : null}
     </>
@@ -195,10 +191,10 @@ export function MailboxesPage(props: { person: Person; accounts: EmailAccountMai
                   </th>
                   {account.mailbox ? (
                     <>
-                      <td>
+                      <td data-label="IMAP">
                         <ServerText server={account.mailbox.imap} />
                       </td>
-                      <td>
+                      <td data-label="SMTP">
                         <ServerText server={account.mailbox.smtp} />
                       </td>
                     </>
@@ -207,7 +203,7 @@ export function MailboxesPage(props: { person: Person; accounts: EmailAccountMai
                       Not connected
                     </td>
                   )}
-                  <td>
+                  <td data-label="Sync">
                     <HealthText account={account} />
                   </td>
                   <td>

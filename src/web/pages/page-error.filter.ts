@@ -5,7 +5,7 @@ import { httpStatusOf } from '../../common/error-status';
 import { DomainError, isDatabaseUnavailable, RateLimitedError } from '../../common/errors';
 import { closeIfBodyUnread, RequestBodyError } from '../../common/request-body';
 import { seeOther, sendPage } from './render';
-import { ErrorPage } from './sign-in.pages';
+import { ErrorPage } from '../components/error-page';
 
 const TITLES: Record<number, string> = {
   400: 'The request could not be used',

@@ -6,6 +6,7 @@ import { EndpointView, FailingRunView } from '../../webhooks/webhook-endpoints.r
 import { EVENT_KINDS, MAX_MESSAGE_HISTORY_COUNT } from '../../webhooks/webhook.types';
 import { JWKS_MAX_AGE_SECONDS, jwksPath } from '../../webhooks/webhook-keys';
 import { AUTO_DISABLE_CONSECUTIVE_FAILURES, MANUAL_DISABLE_REASON } from '../../webhooks/webhooks.service';
+import { Time } from '../components/time';
 import { CsrfField } from './csrf-field';
 import { ConfirmForm, FieldError, NoticeBox } from './form-parts';
 import { Layout } from './layout';
@@ -61,23 +62,6 @@ export function formOf(endpoint: EndpointView): EndpointForm {
     signatureVersion: endpoint.signatureVersion,
     legacySignature: endpoint.legacySignature,
   };
-}
-
-/**
- * `2026-01-31 09:00:00 UTC`, in a <time> element (`none`, or a dash, without a time); with a
- * `format`, /static/app.js shows it in the person's zone (relative where recent, or date and time).
- */
-export function Time(props: { iso: string | null; none?: string; format?: 'relative' | 'datetime' }) {
-  if (!props.iso) return <>{props.none ?? '—'}</>;
-  return (
-    <time datetime={props.iso} data-format={props.format}>
-      {formatTime(props.iso)}
-    </time>
-  );
-}
-
-export function formatTime(iso: string): string {
-  return `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
 }
 
 function Breadcrumb(props: { trail: Array<[string, string]> }) {
@@ -144,16 +128,16 @@ export function WebhooksPage(props: { person: Person; endpoints: Array<{ endpoin
                 <td class="url">
                   <a href={`${CURRENT}/${endpoint.id}`}>{endpoint.url}</a>
                 </td>
-                <td>{endpoint.events.join(', ')}</td>
-                <td>{endpoint.mode}</td>
-                <td>
+                <td data-label="Event kinds">{endpoint.events.join(', ')}</td>
+                <td data-label="Mode">{endpoint.mode}</td>
+                <td data-label="Status">
                   <Status endpoint={endpoint} />
                 </td>
-                <td>{scopeText(endpoint, props.person)}</td>
-                <td>
+                <td data-label="Channel scope">{scopeText(endpoint, props.person)}</td>
+                <td data-label="Last delivery">
                   {last ? (
                     <>
-                      {last.status}, <Time iso={last.lastAttemptAt ?? last.createdAt} />
+                      {last.status}, <Time at={last.lastAttemptAt ?? last.createdAt} />
                     </>
                   ) : (
                     'none yet'
@@ -355,7 +339,7 @@ export function SecretPage(props: { person: Person; endpoint: EndpointView; secr
       {props.endpoint.publicKey ? <PublicKeyField endpoint={props.endpoint} /> : null}
       {props.previousExpiresAt ? (
         <p>
-          The previous secret keeps signing deliveries, beside the new one, until <Time iso={props.previousExpiresAt} />.
+          The previous secret keeps signing deliveries, beside the new one, until <Time at={props.previousExpiresAt} />.
         </p>
       ) : null}
       <p>
@@ -432,7 +416,7 @@ export function EndpointPage(props: {
           <Status endpoint={endpoint} />
           {endpoint.status === 'active' && props.failing ? (
             <p class="notice error" role="status">
-              Failing since <Time iso={props.failing.since} />: {props.failing.failures} failed attempt{props.failing.failures === 1 ? '' : 's'} in a row. It is
+              Failing since <Time at={props.failing.since} />: {props.failing.failures} failed attempt{props.failing.failures === 1 ? '' : 's'} in a row. It is
               disabled after {AUTO_DISABLE_CONSECUTIVE_FAILURES} in a row or 24 hours of failures; a 2xx ends the run.
             </p>
           ) : null}
@@ -450,7 +434,7 @@ export function EndpointPage(props: {
         </dd>
         <dt>Added</dt>
         <dd>
-          <Time iso={endpoint.createdAt} />
+          <Time at={endpoint.createdAt} />
         </dd>
       </dl>
       {endpoint.publicKey ? <PublicKeyField endpoint={endpoint} /> : null}
@@ -480,7 +464,7 @@ export function EndpointPage(props: {
             {props.recovered.nextSince ? (
               <>
                 {' '}
-                More failed deliveries are left: recover again since <Time iso={props.recovered.nextSince} />.
+                More failed deliveries are left: recover again since <Time at={props.recovered.nextSince} />.
               </>
             ) : null}
           </p>
@@ -556,18 +540,20 @@ export function EndpointPage(props: {
               <tbody>
                 {props.deliveries.map((d) => (
                   <tr key={d.id}>
-                    <td>{d.eventType}</td>
-                    <td class="mono nowrap">
+                    <td data-label="Event kind">{d.eventType}</td>
+                    <td data-label="Event id" class="mono event-id">
                       <a href={`${base}/deliveries/${d.id}`}>{d.eventId}</a>
                     </td>
-                    <td>
+                    <td data-label="Status">
                       <span class={`status status-${d.status}`}>{d.status}</span>
                     </td>
-                    <td>{d.attempts}</td>
-                    <td>{d.lastStatusCode ?? d.lastError ?? '—'}</td>
-                    <td>{d.lastDurationMs === null ? '—' : `${d.lastDurationMs} ms`}</td>
-                    <td>
-                      <Time iso={d.nextAttemptAt} />
+                    <td data-label="Attempts">{d.attempts}</td>
+                    <td data-label="Last HTTP status" class="last-status">
+                      {d.lastStatusCode ?? d.lastError ?? '—'}
+                    </td>
+                    <td data-label="Duration">{d.lastDurationMs === null ? '—' : `${d.lastDurationMs} ms`}</td>
+                    <td data-label="Next retry">
+                      <Time at={d.nextAttemptAt} />
                     </td>
                   </tr>
                 ))}
@@ -607,11 +593,11 @@ export function DeliveryPage(props: { person: Person; endpoint: EndpointView; de
         <dd>{delivery.attempts}</dd>
         <dt>Created</dt>
         <dd>
-          <Time iso={delivery.createdAt} />
+          <Time at={delivery.createdAt} />
         </dd>
         <dt>Next retry</dt>
         <dd>
-          <Time iso={delivery.nextAttemptAt} />
+          <Time at={delivery.nextAttemptAt} />
         </dd>
         {delivery.resentFromId ? (
           <>
@@ -625,7 +611,7 @@ export function DeliveryPage(props: { person: Person; endpoint: EndpointView; de
           <>
             <dt>Recovered</dt>
             <dd>
-              <Time iso={delivery.recoveredAt} />
+              <Time at={delivery.recoveredAt} />
             </dd>
           </>
         ) : null}
@@ -653,13 +639,13 @@ export function DeliveryPage(props: { person: Person; endpoint: EndpointView; de
             <tbody>
               {attempts.map((a) => (
                 <tr key={a.attemptNumber}>
-                  <td>{a.attemptNumber}</td>
-                  <td>
-                    <Time iso={a.attemptedAt} />
+                  <td data-label="#">{a.attemptNumber}</td>
+                  <td data-label="Time">
+                    <Time at={a.attemptedAt} />
                   </td>
-                  <td>{a.statusCode ?? a.errorKind ?? '—'}</td>
-                  <td>{a.durationMs} ms</td>
-                  <td>{a.responseBody ? <pre class="body">{a.responseBody}</pre> : '—'}</td>
+                  <td data-label="Status or error">{a.statusCode ?? a.errorKind ?? '—'}</td>
+                  <td data-label="Duration">{a.durationMs} ms</td>
+                  <td data-label="Response body">{a.responseBody ? <pre class="body">{a.responseBody}</pre> : '—'}</td>
                 </tr>
               ))}
             </tbody>

@@ -217,4 +217,86 @@ nav.pager { display: flex; flex-wrap: wrap; gap: 1rem; margin-top: 1.25rem; }
 .return-host { font-size: 1.25rem; overflow-wrap: anywhere; }
 /* Live updates: the polite status app.js adds ("1 new message"), read by screen readers only. */
 .live-status { position: absolute; width: 1px; height: 1px; margin: -1px; padding: 0; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
+/* The header (layout.tsx): the navigation and the account sit in a <details> "Menu". On a phone it
+   is one line (brand, Menu) and opens over the page; on a wider screen, where the browser lets a
+   closed <details> show its content (::details-content), the links show at once and the summary
+   is hidden. A browser without that keeps the Menu on every screen. */
+.site-header { position: relative; flex-wrap: nowrap; justify-content: space-between; gap: 1rem; padding: 0.625rem 1rem; }
+.site-header .signed-in-as { margin: 0 0 0 auto; font-size: 0.875rem; }
+.site-header .brand { white-space: nowrap; }
+.site-header .signed-in-as { min-width: 0; text-align: right; }
+details.menu > summary { list-style: none; cursor: pointer; padding: 0.375rem 0.875rem; border: 1px solid var(--line); border-radius: 6px; color: var(--accent); font-weight: 600; }
+details.menu > summary::-webkit-details-marker { display: none; }
+details.menu > summary::after { content: " ▾"; }
+details.menu[open] > summary::after { content: " ▴"; }
+.menu-body { position: absolute; left: 0; right: 0; top: 100%; z-index: 5; padding: 0.5rem 1rem 1rem; background: var(--card); border-bottom: 1px solid var(--line); box-shadow: 0 6px 12px rgb(29 36 48 / 12%); }
+.menu-body nav ul { flex-direction: column; gap: 0; }
+.menu-body nav a { display: block; padding: 0.5rem 0; }
+.menu-body .account { margin: 0.5rem 0 0; padding-top: 0.5rem; border-top: 1px solid var(--line); }
+@supports selector(::details-content) {
+  @media (min-width: 48rem) {
+    .site-header { padding: 0.75rem 1.5rem; gap: 2rem; }
+    details.menu { flex: 1 1 auto; min-width: 0; }
+    details.menu > summary { display: none; }
+    details.menu::details-content { content-visibility: visible; display: contents; }
+    .menu-body { position: static; display: flex; flex-wrap: wrap; align-items: center; gap: 0.5rem 2rem; padding: 0; background: none; border: 0; box-shadow: none; }
+    .menu-body nav ul { flex-direction: row; gap: 0.25rem 1.25rem; }
+    .menu-body nav a { display: inline; padding: 0; }
+    .menu-body .account { margin: 0 0 0 auto; padding: 0; border: 0; }
+  }
+}
+/* The Conversations filters on a phone: the search on one line, the filters folded under it. */
+.writer { color: var(--fg); font-weight: 500; }
+@media (max-width: 48rem) {
+  .conversation-tools { gap: 0; margin-bottom: 0.75rem; }
+  .conversation-tools .inline-form { margin: 0 0 0.5rem; gap: 0.5rem; }
+  .search-form .field { flex: 1 1 10rem; }
+  .search-form .hint { display: none; }
+  .filter-form .field { flex: 1 1 8rem; min-width: 0; }
+  .filter-form select { width: 100%; }
+  .filter-form .choice { margin: 0; }
+  main > h1 { margin-bottom: 0.75rem; }
+}
+/* Long values: an address or URL breaks where it must, at any character, never letter by letter in
+   a squeezed column (the column keeps a sensible width instead); ids break anywhere too. */
+.url { word-break: normal; overflow-wrap: anywhere; }
+td.url { min-width: 16rem; }
+td.event-id { overflow-wrap: anywhere; min-width: 19ch; }
+/* A heading may wrap between its words, so a table of many columns fits its column on a desktop. */
+table.data thead th { white-space: normal; }
+td.last-status { overflow-wrap: anywhere; min-width: 8rem; }
+td.address { overflow-wrap: anywhere; }
+.breadcrumb li { min-width: 0; overflow-wrap: anywhere; }
+dl.details { grid-template-columns: max-content minmax(0, 1fr); }
+dl.details dd { min-width: 0; overflow-wrap: anywhere; }
+@media (max-width: 40rem) {
+  dl.details { grid-template-columns: minmax(0, 1fr); gap: 0; }
+  dl.details dd + dt { margin-top: 0.5rem; }
+  dl.details dd.nowrap { white-space: normal; }
+}
+/* Tables on a narrow screen: each row a stacked card, its key column (the row heading, or the URL)
+   first and whole, then each cell under its label (data-label), the action last: nothing scrolls
+   sideways and nothing is hidden to the right. Two cells of API keys and Connected apps carry no
+   data-label (their markup is kept as plain <td>, which the pages' tests read): their labels are
+   given here by position (.keys, .grants). */
+@media (max-width: 40rem) {
+  .table-scroll { overflow-x: visible; }
+  table.data, table.data tbody, table.data tr, table.data tbody th, table.data td { display: block; width: auto; }
+  table.data { border-radius: 6px; }
+  table.data thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+  table.data caption { display: block; }
+  table.data tbody tr { padding: 0.5rem 0; border-bottom: 1px solid var(--line); }
+  table.data tbody tr:last-child { border-bottom: 0; }
+  table.data tbody tr > * { padding: 0.25rem 0.75rem; border-bottom: 0; }
+  table.data tbody th[scope="row"], table.data td.url { font-weight: 600; font-size: 1rem; min-width: 0; }
+  table.data td[data-label], table.data.keys td:nth-child(4), .grants table.data td:nth-child(2), .grants table.data td:nth-child(4) { display: flow-root; padding-left: 8.25rem; overflow-wrap: anywhere; min-width: 0; }
+  table.data td[data-label]::before, table.data.keys td:nth-child(4)::before, .grants table.data td:nth-child(2)::before, .grants table.data td:nth-child(4)::before {
+    content: attr(data-label); float: left; width: 7rem; margin-left: -7.5rem; color: var(--muted); font-size: 0.8125rem; font-weight: 600; line-height: 1.6;
+  }
+  table.data.keys td:nth-child(4)::before, .grants table.data td:nth-child(4)::before { content: "Permissions"; }
+  .grants table.data td:nth-child(2)::before { content: "Returns to"; }
+  table.data td .nowrap, table.data td.nowrap, table.data ul.row-actions { white-space: normal; }
+  table.data ul.row-actions, table.data ul.row-links { flex-direction: row; flex-wrap: wrap; gap: 0.25rem 1.25rem; }
+  table.data pre.body { max-width: 100%; }
+}
 `;

@@ -67,26 +67,45 @@ const RELATIVE_UNITS: Array<[Intl.RelativeTimeFormatUnit, number]> = [
 ];
 
 /**
- * Times in the person's zone (the browser's): the server renders
- * `<time datetime="<ISO 8601>" data-format="relative|datetime">UTC fallback</time>` and this
- * rewrites its text: `datetime`, the local date and time; `relative` (the default, any other
- * value), "3 minutes ago" within 24 hours and the local date and time beyond. The full local date,
- * time and zone go in `title`. A <time> without data-format is left as the server wrote it.
+ * Times in the person's zone (the browser's), by the contract of the server's `Time` component
+ * (src/web/components/time.tsx): every `<time datetime="<ISO 8601 in UTC>">UTC fallback</time>`
+ * is rewritten as the same stamp in the browser's zone (`2026-02-01 18:00 GMT+9`, to the second
+ * when `datetime` has seconds; in a UTC browser, the server's own text); one with
+ * `data-format="relative"` says "3 minutes ago" within 24 hours instead. The full local date, time
+ * and zone go in `title`.
  */
 function localTimes(root: ParentNode): void {
-  const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
   const full = new Intl.DateTimeFormat(undefined, { dateStyle: 'full', timeStyle: 'long' });
   const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
   const now = Date.now();
-  root.querySelectorAll<HTMLTimeElement>('time[datetime][data-format]').forEach((time) => {
+  root.querySelectorAll<HTMLTimeElement>('time[datetime]').forEach((time) => {
     const at = Date.parse(time.dateTime);
     if (Number.isNaN(at)) return;
     const ago = at - now;
     const [unit, size] = RELATIVE_UNITS.find(([, ms]) => Math.abs(ago) >= ms) ?? RELATIVE_UNITS[RELATIVE_UNITS.length - 1];
     time.textContent =
-      time.dataset.format !== 'datetime' && Math.abs(ago) < RELATIVE_WITHIN_MS ? relative.format(Math.trunc(ago / size), unit) : dateTime.format(at);
+      time.dataset.format === 'relative' && Math.abs(ago) < RELATIVE_WITHIN_MS
+        ? relative.format(Math.trunc(ago / size), unit)
+        : localStamp(at, /T\d{2}:\d{2}:\d{2}/.test(time.dateTime));
     time.title = full.format(at);
   });
+}
+
+/** A moment as the server writes one (`2026-01-31 09:00:00 UTC`), in the browser's zone and its short name. */
+function localStamp(at: number, seconds: boolean): string {
+  const parts = new Intl.DateTimeFormat('en-US', {
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    ...(seconds && { second: '2-digit' }),
+    hourCycle: 'h23',
+    timeZoneName: 'short',
+  }).formatToParts(at);
+  const part = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? '';
+  const time = `${part('hour')}:${part('minute')}${seconds ? `:${part('second')}` : ''}`;
+  return `${part('year')}-${part('month')}-${part('day')} ${time} ${part('timeZoneName')}`;
 }
 
 /**
