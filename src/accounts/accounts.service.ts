@@ -3,19 +3,13 @@ import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In, IsNull, Repository } from 'typeorm';
 import { ConflictError, isUniqueViolation, NotFoundError, ValidationError } from '../common/errors';
 import { Hooks } from '../common/hooks';
-import { LineType, normalizeAddress, OrgTier, TIER_ENDPOINT_CAP } from './account.types';
-import { UserRole } from '../auth/roles';
+import { LineRef, LineType, normalizeAddress, OrgTier, TIER_ENDPOINT_CAP } from '../identity/account.types';
+import { UserRole } from '../identity/roles';
 import { EndpointCapAudit, EndpointCapGrant } from './endpoint-cap.entity';
 import { LineMembership } from './line-membership.entity';
 import { Line } from './line.entity';
 import { Org } from './org.entity';
 import { User } from './user.entity';
-
-export interface LineRef {
-  id: string;
-  type: LineType;
-  address: string;
-}
 
 export interface EndpointCapReport {
   orgId: string;

@@ -1,4 +1,4 @@
-import { Caller } from '../auth/caller';
+import { Principal } from '../identity/principal';
 import { McpTool, McpToolHandler } from '../common/tools/tool.decorator';
 import { noArguments } from '../common/tools/tool-schemas';
 
@@ -26,7 +26,7 @@ import { noArguments } from '../common/tools/tool-schemas';
   },
 })
 export class ListPhoneNumbersTool implements McpToolHandler {
-  async execute(_: object, caller: Caller) {
+  async execute(_: object, caller: Principal) {
     return {
       phoneNumbers: caller.lines
         .filter((line) => line.type === 'PHONE_NUMBER')

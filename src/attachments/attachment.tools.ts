@@ -1,4 +1,4 @@
-import { Caller } from '../auth/caller';
+import { Principal } from '../identity/principal';
 import { McpTool, McpToolHandler, ToolArgs } from '../common/tools/tool.decorator';
 import { AttachmentReadResult, AttachmentsService } from './attachments.service';
 import { RESULT_BOUNDS, textWindowArguments } from '../common/result-bounds';
@@ -85,7 +85,7 @@ const readAttachmentInput = {
 export class ReadAttachmentTool implements McpToolHandler<ToolArgs<typeof readAttachmentInput>, AttachmentReadResult> {
   constructor(private readonly attachments: AttachmentsService) {}
 
-  execute(args: ToolArgs<typeof readAttachmentInput>, caller: Caller) {
+  execute(args: ToolArgs<typeof readAttachmentInput>, caller: Principal) {
     const { attachmentId, ...window } = args;
     return this.attachments.read(caller, attachmentId, window);
   }

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { Caller } from '../auth/caller';
-import { KeyPermission } from '../auth/key-permissions';
+import { Principal } from '../identity/principal';
+import { KeyPermission } from '../identity/key-permissions';
 import { callerLines, keyAllowsLine, liveLineOfUser } from '../auth/line-access.sql';
 import { LinkHolder } from '../common/attachment-urls';
 import { queryNamed } from '../database/sql';
@@ -51,7 +51,7 @@ export interface ExtractionResult {
 
 /**
  * SQL of reading attachments and extracting their text. read_attachment's reads take the
- * `Caller` (or the row read for it) and keep to the lines it may see (callerLines); the signed download
+ * `Principal` (or the row read for it) and keep to the lines it may see (callerLines); the signed download
  * reads for the holder its link was minted for (signature checked), with that holder's live line
  * access; the extraction methods act for the system, the job and sweep on attachment ids they hold. Worker threads never
  * touch the database: the job reads the file here and hands them the bytes. Rules live in
@@ -62,7 +62,7 @@ export class AttachmentsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** An attachment of the caller's org, of a message on a thread of a line the caller may see (callerLines). */
-  async readable(caller: Caller, attachmentId: string, window: { offset: number; maxChars: number }): Promise<CallerAttachmentRow | undefined> {
+  async readable(caller: Principal, attachmentId: string, window: { offset: number; maxChars: number }): Promise<CallerAttachmentRow | undefined> {
     const scope = callerLines(caller, 't.line_id', 't.org_id');
     const [row] = await queryNamed<CallerAttachmentRow[]>(
       this.dataSource.manager,

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Caller } from '../auth/caller';
+import { Principal } from '../identity/principal';
 import { ATTACHMENT_URL_VALIDITY_MS, AttachmentUrls, SignedLinkQuery } from '../common/attachment-urls';
 import { Clock } from '../common/clock';
 import { ForbiddenError, NotFoundError } from '../common/errors';
@@ -37,7 +37,7 @@ export class AttachmentsService {
   /** An attachment of a message on a thread of a line the caller may use; anything else reads as not found. */
   /** read_attachment: the attachment, a window of its extracted text (code points from `offset`), and its first calendar events. */
   async read(
-    caller: Caller,
+    caller: Principal,
     attachmentId: string,
     { offset = 0, maxChars = RESULT_BOUNDS.attachmentChars }: { offset?: number; maxChars?: number } = {},
   ): Promise<AttachmentReadResult> {

@@ -1,14 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { LineType, OrgTier } from '../accounts/account.types';
+import { ChannelAccessMode, LineType, OrgTier } from '../identity/account.types';
 import { inValues, queryNamed } from '../database/sql';
-import { ApiKey, ChannelAccessMode } from './api-key.entity';
-import { KeyPermission } from './key-permissions';
+import { ApiKey } from './api-key.entity';
+import { KeyPermission } from '../identity/key-permissions';
 import { keyAllowsLine, liveLineOfUser } from './line-access.sql';
 import { stampLastUseSql } from './last-use-stamps';
-import { PersonRef } from './person';
-import { UserRole } from './roles';
+import { PrincipalRef } from '../identity/principal';
+import { UserRole } from '../identity/roles';
 
 /** One row per line the key reaches (one row with null line columns when it reaches none). */
 export interface KeyCallerRow extends CallerRow {
@@ -66,7 +66,7 @@ SELECT k.id, k.name, k.key_last4, k.channel_access_mode, k.permissions, k.create
 
 /**
  * SQL of API keys. The administrator manages keys by user or key id; a person (Settings → API keys)
- * only through the methods taking the PersonRef, which carry the org and owner conditions. Resolving a key
+ * only through the methods taking the PrincipalRef, which carry the org and owner conditions. Resolving a key
  * runs on every authenticated request, so it is one indexed statement, never cached: a revoked
  * key must fail on its very next request.
  */
@@ -101,7 +101,7 @@ export class ApiKeysRepository {
   }
 
   /** The person's role if the person is still a user of that org, else null. */
-  async liveRole(person: PersonRef): Promise<UserRole | null> {
+  async liveRole(person: PrincipalRef): Promise<UserRole | null> {
     const rows = await queryNamed<Array<{ role: UserRole }>>(this.dataSource.manager, 'SELECT role FROM users WHERE id = :userId AND org_id = :orgId', {
       userId: person.userId,
       orgId: person.orgId,
@@ -110,7 +110,7 @@ export class ApiKeysRepository {
   }
 
   /** The keys the person sees (KEYS_VISIBLE_TO_PERSON): their own first, then by creation. */
-  listVisibleTo(person: PersonRef): Promise<PersonKeyRow[]> {
+  listVisibleTo(person: PrincipalRef): Promise<PersonKeyRow[]> {
     return queryNamed(this.dataSource.manager, `${PERSON_KEY_COLUMNS} ${KEYS_VISIBLE_TO_PERSON} ORDER BY mine DESC, k.created_at, k.id`, {
       userId: person.userId,
       orgId: person.orgId,
@@ -118,7 +118,7 @@ export class ApiKeysRepository {
   }
 
   /** One key, if the person sees it. `keyId` must be a UUID. */
-  async findVisibleTo(person: PersonRef, keyId: string): Promise<PersonKeyRow | null> {
+  async findVisibleTo(person: PrincipalRef, keyId: string): Promise<PersonKeyRow | null> {
     const rows = await queryNamed<PersonKeyRow[]>(this.dataSource.manager, `${PERSON_KEY_COLUMNS} ${KEYS_VISIBLE_TO_PERSON} AND k.id = :keyId`, {
       userId: person.userId,
       orgId: person.orgId,
@@ -129,7 +129,7 @@ export class ApiKeysRepository {
 
   /** Changes the channel access, and the permissions when given, of one of the person's own keys; false when the person has no such key. */
   async updateOwnAccess(
-    person: PersonRef,
+    person: PrincipalRef,
     keyId: string,
     access: Pick<ApiKey, 'channelAccessMode' | 'allowedAddresses'> & { permissions?: KeyPermission[] },
   ): Promise<boolean> {
@@ -152,7 +152,7 @@ export class ApiKeysRepository {
   }
 
   /** Deletes a key the person sees (own, or any of the org's for an OWNER or ADMIN); false when there is none. */
-  async deleteVisibleTo(person: PersonRef, keyId: string): Promise<boolean> {
+  async deleteVisibleTo(person: PrincipalRef, keyId: string): Promise<boolean> {
     const [, count] = await queryNamed<[unknown[], number]>(
       this.dataSource.manager,
       `DELETE FROM api_keys k

@@ -1,17 +1,17 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { BeforeApplicationShutdown, Injectable, Logger, Optional } from '@nestjs/common';
 import { AccountsService } from '../accounts/accounts.service';
-import { normalizeAddress } from '../accounts/account.types';
+import { normalizeAddress } from '../identity/account.types';
 import { Clock } from '../common/clock';
 import { NotFoundError } from '../common/errors';
 import { MicroBatcher, rowsPerKey } from '../common/micro-batcher';
 import { ApiKey } from './api-key.entity';
 import { ApiKeysRepository, CallerRow, KeyCallerRow } from './api-keys.repository';
-import { isGrantId, KeyCaller } from './caller';
+import { isGrantId, KeyPrincipal } from '../identity/principal';
 import { CredentialChanges } from './credential-changes';
 import { GrantCallers } from './grant-callers';
 import { LastUseStamps } from './last-use-stamps';
-import { ALL_KEY_PERMISSIONS, canonicalPermissions, KeyPermission } from './key-permissions';
+import { ALL_KEY_PERMISSIONS, canonicalPermissions, KeyPermission } from '../identity/key-permissions';
 
 /** `csk_` followed by 48 lowercase hex characters (spec: API key format). */
 export const API_KEY_PATTERN = /^csk_[0-9a-f]{48}$/;
@@ -24,7 +24,7 @@ export interface ApiKeyView {
   name: string;
   keyLast4: string;
   channelAccess: ChannelAccess;
-  /** read, send, webhooks (auth/key-permissions.ts), in that order. */
+  /** read, send, webhooks (identity/key-permissions.ts), in that order. */
   permissions: KeyPermission[];
   createdAt: Date;
   updatedAt: Date;
@@ -110,7 +110,7 @@ export class ApiKeysService implements BeforeApplicationShutdown {
    * Resolves a raw key to its caller, or null when the key is malformed, unknown or revoked.
    * One query: the key, its owner and org, and the owner's live lines narrowed by the allowlist.
    */
-  async resolve(raw: string): Promise<KeyCaller | null> {
+  async resolve(raw: string): Promise<KeyPrincipal | null> {
     if (!API_KEY_PATTERN.test(raw)) return null;
     const rows = await this.lookups.submit(hashApiKey(raw));
     if (rows.length === 0) return null;
@@ -129,7 +129,7 @@ export class ApiKeysService implements BeforeApplicationShutdown {
 }
 
 /** The caller of a key's (or an OAuth grant's, oauth/) rows: one per line it reaches, the first holding the key, its user and org. */
-export function callerOfRows(rows: CallerRow[]): KeyCaller {
+export function callerOfRows(rows: CallerRow[]): KeyPrincipal {
   const first = rows[0];
   return {
     keyId: first.key_id,

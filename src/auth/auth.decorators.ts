@@ -1,9 +1,8 @@
 import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata, UseGuards } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { KeyCaller } from './caller';
+import { AuthenticatedRequest, Principal } from '../identity/principal';
 import { CsrfTokenGuard } from './csrf-token.guard';
-import { KeyPermission } from './key-permissions';
-import { Person } from './person';
+import { KeyPermission } from '../identity/key-permissions';
 
 /** How a route authenticates. Routes are API-key routes unless they say otherwise. */
 export type AuthKind = 'api-key' | 'admin' | 'ingest' | 'public' | 'session' | 'same-origin' | 'signed-body';
@@ -28,7 +27,7 @@ export const IngestOnly = () => SetMetadata(AUTH_KIND, 'ingest' satisfies AuthKi
 /**
  * A web page for a signed-in person (docs/web.md): the session cookie must name a live session
  * (else a GET is sent to /sign-in and anything else gets 403); a state-changing request must come
- * from the service's own origin and carry the session's `_csrf` field. The person is `@CurrentPerson()`.
+ * from the service's own origin and carry the session's `_csrf` field. The person is `@CurrentPrincipal()`.
  */
 export const SessionAuth = () => applyDecorators(SetMetadata(AUTH_KIND, 'session' satisfies AuthKind), UseGuards(CsrfTokenGuard));
 
@@ -60,21 +59,12 @@ export type KeyActionKind = KeyPermission | 'per-call';
 export const KEY_ACTION = 'auth:key-action';
 export const KeyAction = (action: KeyActionKind) => SetMetadata(KEY_ACTION, action);
 
-export interface AuthenticatedRequest {
-  caller?: KeyCaller;
-  person?: Person;
-}
-
-/** The caller resolved by the API-key guard. */
-export const CurrentCaller = createParamDecorator((_: unknown, ctx: ExecutionContext): KeyCaller => {
-  const caller = ctx.switchToHttp().getRequest<AuthenticatedRequest>().caller;
-  if (!caller) throw new Error('CurrentCaller used on a route that is not an API-key route');
-  return caller;
-});
-
-/** The person resolved from the session cookie on a @SessionAuth() route. */
-export const CurrentPerson = createParamDecorator((_: unknown, ctx: ExecutionContext): Person => {
-  const person = ctx.switchToHttp().getRequest<AuthenticatedRequest>().person;
-  if (!person) throw new Error('CurrentPerson used on a route that is not a @SessionAuth() route');
-  return person;
+/**
+ * The principal the AuthGuard resolved: a KeyPrincipal on an API-key route, a Person on a
+ * @SessionAuth() page. One decorator for every way in.
+ */
+export const CurrentPrincipal = createParamDecorator((_: unknown, ctx: ExecutionContext): Principal => {
+  const principal = ctx.switchToHttp().getRequest<AuthenticatedRequest>().principal;
+  if (!principal) throw new Error('CurrentPrincipal used on a route that authenticates no principal (neither an API-key route nor a @SessionAuth() page)');
+  return principal;
 });

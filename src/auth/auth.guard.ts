@@ -7,10 +7,10 @@ import { allowBodyRead } from '../common/request-body';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { API_KEY_PATTERN, ApiKeysService } from './api-keys.service';
-import { AuthenticatedRequest, AuthKind, routeAuthKind, SIGNATURE_HEADER } from './auth.decorators';
-import { KeyCaller } from './caller';
+import { AuthenticatedRequest, KeyPrincipal } from '../identity/principal';
+import { AuthKind, routeAuthKind, SIGNATURE_HEADER } from './auth.decorators';
 import { GrantCallers } from './grant-callers';
-import { PageAuthenticator } from './person';
+import { PageAuthenticator } from './page-authenticator';
 
 /**
  * Registered globally: every route needs an API key unless marked @Public(), @AdminOnly(),
@@ -53,7 +53,7 @@ export class AuthGuard implements CanActivate {
 
   /**
    * The authentication rule, for routes and for the few HTTP surfaces outside Nest's router (the
-   * admin OpenAPI docs): throws UnauthorizedError, or sets `request.caller` for an API key.
+   * admin OpenAPI docs): throws UnauthorizedError, or sets `request.principal` for an API key or grant.
    */
   async authenticate(kind: Exclude<AuthKind, 'public'>, request: Request & AuthenticatedRequest): Promise<void> {
     // The route's own guard checks the signature, over the body read after this guard.
@@ -75,7 +75,7 @@ export class AuthGuard implements CanActivate {
     if (!caller) {
       throw new UnauthorizedError('the API key or access token is malformed, unknown, expired or revoked', true, this.grants?.challengeFor(request));
     }
-    request.caller = caller;
+    request.principal = caller;
   }
 
   /**
@@ -83,7 +83,7 @@ export class AuthGuard implements CanActivate {
    * token's resource), as it is now; null when it no longer works (unknown, revoked, expired, its
    * user gone). For the API-key routes, and for long requests that check their credential again.
    */
-  async callerOf(token: string, request: Request): Promise<KeyCaller | null> {
+  async callerOf(token: string, request: Request): Promise<KeyPrincipal | null> {
     return API_KEY_PATTERN.test(token) ? this.apiKeys.resolve(token) : ((await this.grants?.resolve(token, request)) ?? null);
   }
 

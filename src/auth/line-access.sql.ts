@@ -1,11 +1,11 @@
 import { SqlCondition } from '../database/sql';
-import { Caller } from './caller';
+import { Principal } from '../identity/principal';
 
 /**
  * Which lines a user may use now, as SQL: the one rule behind an API key's lines
  * (ApiKeysRepository.callerRows, resolved on every request), behind a signed download link's
  * holder (AttachmentsRepository.fileForHolder), and, through callerLines, behind every read of a
- * person's data for a resolved `Caller`. A user `u` uses a line `l` through a membership of `u` on
+ * person's data for a resolved `Principal`. A user `u` uses a line `l` through a membership of `u` on
  * `l` (line_memberships), while `l` is not deleted and is of `u`'s org; through an API key `k`,
  * only while the key also allows `l` (channel access ALL, or `l`'s address in its allowlist).
  */
@@ -49,7 +49,7 @@ export function keyAllowsLine(k: string, l: string): string {
  * EXISTS semi-join instead made the planner drive list_agent_turns from the lines and sort all
  * of their turns: 330 buffers where 6 do.)
  */
-export function callerLines(caller: Caller, line: string, org?: string): SqlCondition {
+export function callerLines(caller: Principal, line: string, org?: string): SqlCondition {
   const ofOrg = org === undefined ? '' : `${org} = :scopeOrgId AND `;
   return {
     sql:

@@ -1,14 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { AccountsService, LineRef } from '../accounts/accounts.service';
-import { LineType } from '../accounts/account.types';
+import { AccountsService } from '../accounts/accounts.service';
+import { LineRef, LineType } from '../identity/account.types';
 import { ForbiddenError, NotFoundError, ValidationError } from '../common/errors';
 import { apiKeyNameProblem } from './api-key-rules';
 import { ApiKey } from './api-key.entity';
 import { ApiKeysRepository, PersonKeyRow } from './api-keys.repository';
 import { generateApiKey, hashApiKey } from './api-keys.service';
 import { CredentialChanges } from './credential-changes';
-import { ALL_KEY_PERMISSIONS, canonicalPermissions, KeyPermission, keyPermissionsProblem } from './key-permissions';
-import { PersonRef } from './person';
+import { ALL_KEY_PERMISSIONS, canonicalPermissions, KeyPermission, keyPermissionsProblem } from '../identity/key-permissions';
+import { PrincipalRef } from '../identity/principal';
 
 /** What a person chooses under "Channel access": all channels, or some of their own lines by id. */
 export type PersonChannelAccess = { mode: 'ALL' } | { mode: 'LINES'; lineIds: string[] };
@@ -23,7 +23,7 @@ export interface PersonApiKeyView {
   keyHint: string;
   /** LINES: the allowlist's addresses with the org's live line at each (id and type null when none: it grants nothing). */
   channelAccess: { mode: 'ALL' } | { mode: 'LINES'; lines: Array<{ id: string | null; type: LineType | null; address: string }> };
-  /** What the key may do beside its lines: read, send, webhooks, in that order (auth/key-permissions.ts). */
+  /** What the key may do beside its lines: read, send, webhooks, in that order (identity/key-permissions.ts). */
   permissions: KeyPermission[];
   createdAt: Date;
   /** To the minute (written at most once a minute); null until first used. */
@@ -51,7 +51,7 @@ export class PersonApiKeysService {
   ) {}
 
   /** The person's own keys first, then (OWNER, ADMIN) the org's other keys; oldest first within each. */
-  async listFor(person: PersonRef): Promise<PersonApiKeyView[]> {
+  async listFor(person: PrincipalRef): Promise<PersonApiKeyView[]> {
     return (await this.keys.listVisibleTo(person)).map(toPersonView);
   }
 
@@ -60,7 +60,7 @@ export class PersonApiKeysService {
    * `permissions` left out: all three, so the key may do whatever the person may.
    */
   async createFor(
-    person: PersonRef,
+    person: PrincipalRef,
     input: { name: string; channelAccess: PersonChannelAccess; permissions?: KeyPermission[] },
   ): Promise<{ key: string; apiKey: PersonApiKeyView }> {
     const nameProblem = apiKeyNameProblem(input?.name);
@@ -82,7 +82,12 @@ export class PersonApiKeysService {
    * Another user's key that the person sees (OWNER, ADMIN) is refused as forbidden: its lines are
    * its owner's to choose; revoke it instead.
    */
-  async updateChannelAccessFor(person: PersonRef, keyId: string, channelAccess: PersonChannelAccess, permissions?: KeyPermission[]): Promise<PersonApiKeyView> {
+  async updateChannelAccessFor(
+    person: PrincipalRef,
+    keyId: string,
+    channelAccess: PersonChannelAccess,
+    permissions?: KeyPermission[],
+  ): Promise<PersonApiKeyView> {
     checkShape(channelAccess);
     const checked = checkedPermissions(permissions);
     const current = UUID.test(keyId) ? await this.keys.findVisibleTo(person, keyId) : null;
@@ -97,7 +102,7 @@ export class PersonApiKeysService {
   }
 
   /** Revokes (deletes) one of the person's keys, or, for an OWNER or ADMIN, any key of the org; the next request with it gets 401. */
-  async revokeFor(person: PersonRef, keyId: string): Promise<void> {
+  async revokeFor(person: PrincipalRef, keyId: string): Promise<void> {
     if (!UUID.test(keyId) || !(await this.keys.deleteVisibleTo(person, keyId))) throw NotFoundError.of('api key', keyId, 'keyId');
     this.changes.changed(keyId);
   }
@@ -107,7 +112,7 @@ export class PersonApiKeysService {
    * permissions checked by exactly the rules of createFor, as the columns a key would hold.
    */
   async checkedAccessFor(
-    person: PersonRef,
+    person: PrincipalRef,
     input: { channelAccess: PersonChannelAccess; permissions: KeyPermission[] },
   ): Promise<Pick<ApiKey, 'channelAccessMode' | 'allowedAddresses' | 'permissions'>> {
     checkShape(input.channelAccess);
@@ -117,7 +122,7 @@ export class PersonApiKeysService {
   }
 
   /** The allowlist columns for the chosen lines, each of which must be a line the person may use now. */
-  private async accessColumns(person: PersonRef, access: PersonChannelAccess): Promise<Pick<ApiKey, 'channelAccessMode' | 'allowedAddresses'>> {
+  private async accessColumns(person: PrincipalRef, access: PersonChannelAccess): Promise<Pick<ApiKey, 'channelAccessMode' | 'allowedAddresses'>> {
     if (access.mode === 'ALL') return { channelAccessMode: 'ALL', allowedAddresses: [] };
     const ids = access.lineIds.map((id) => id.toLowerCase());
     const mine = new Map<string, LineRef>((await this.accounts.liveLines(person.userId)).map((line) => [line.id, line]));
@@ -151,7 +156,7 @@ function checkShape(access: PersonChannelAccess): void {
   });
 }
 
-/** Permissions from a web form or a caller of the service, checked by the one rule (auth/key-permissions.ts); undefined when left out. */
+/** Permissions from a web form or a caller of the service, checked by the one rule (identity/key-permissions.ts); undefined when left out. */
 function checkedPermissions(permissions: unknown): KeyPermission[] | undefined {
   if (permissions === undefined) return undefined;
   const problem = keyPermissionsProblem(permissions);

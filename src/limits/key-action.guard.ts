@@ -2,7 +2,8 @@ import { CanActivate, ExecutionContext, Injectable, OnApplicationBootstrap } fro
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { Request, Response } from 'express';
-import { AuthenticatedRequest, KEY_ACTION, KeyActionKind, routeAuthKind } from '../auth/auth.decorators';
+import { AuthenticatedRequest } from '../identity/principal';
+import { KEY_ACTION, KeyActionKind, routeAuthKind } from '../auth/auth.decorators';
 import { bearerToken } from '../auth/auth.guard';
 import { ForbiddenError } from '../common/errors';
 import { whenResponseCloses } from '../common/response-close';
@@ -33,9 +34,9 @@ export class KeyActionGuard implements CanActivate {
     if (action === 'per-call') return true;
     const http = context.switchToHttp();
     const request = http.getRequest<Request & AuthenticatedRequest>();
-    const caller = request.caller;
+    const caller = request.principal;
     const token = bearerToken(request);
-    if (!caller || token === null) throw new Error('KeyActionGuard ran before the API key was resolved');
+    if (!caller || caller.keyId === null || token === null) throw new Error('KeyActionGuard ran before the API key was resolved');
     // A key that may not do this is refused before it takes a slot or a call of its budget.
     if (!caller.permissions.includes(action)) {
       throw new ForbiddenError(

@@ -1,7 +1,8 @@
 import { CanActivate, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { Request } from 'express';
-import { AuthenticatedRequest, routeAuthKind } from '../auth/auth.decorators';
+import { AuthenticatedRequest } from '../identity/principal';
+import { routeAuthKind } from '../auth/auth.decorators';
 import { RateLimits } from './rate-limits.service';
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -38,8 +39,8 @@ export class SessionActionGuard implements CanActivate {
     if (routeAuthKind(this.reflector, targets) !== 'session') return true;
     const request = context.switchToHttp().getRequest<Request & AuthenticatedRequest>();
     if (READS.has(request.method) || this.reflector.getAllAndOverride<boolean>(REVOKES_ACCESS, targets)) return true;
-    if (!request.person) throw new Error('SessionActionGuard ran before the session was resolved');
-    await this.rateLimits.consume('webActions', request.person.userId, 1, 'your account');
+    if (!request.principal || request.principal.keyId !== null) throw new Error('SessionActionGuard ran before the session was resolved');
+    await this.rateLimits.consume('webActions', request.principal.userId, 1, 'your account');
     return true;
   }
 }

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { ChannelAccessMode } from '../auth/api-key.entity';
+import { ChannelAccessMode } from '../identity/account.types';
 import { CallerRow } from '../auth/api-keys.repository';
-import { KeyPermission } from '../auth/key-permissions';
+import { KeyPermission } from '../identity/key-permissions';
 import { keyAllowsLine, liveLineOfUser } from '../auth/line-access.sql';
 import { stampLastUseSql } from '../auth/last-use-stamps';
 import { inValues, queryNamed } from '../database/sql';

@@ -16,12 +16,11 @@ import { OAuthClientInformationFull, OAuthTokenRevocationRequest, OAuthTokens } 
 import { Request } from 'express';
 import { AccountsService } from '../accounts/accounts.service';
 import { callerOfRows } from '../auth/api-keys.service';
-import { KeyCaller } from '../auth/caller';
+import { KeyPrincipal, PrincipalRef } from '../identity/principal';
 import { CredentialChanges } from '../auth/credential-changes';
 import { GrantCallers } from '../auth/grant-callers';
 import { LastUseStamps } from '../auth/last-use-stamps';
-import { ALL_KEY_PERMISSIONS, KeyPermission } from '../auth/key-permissions';
-import { PersonRef } from '../auth/person';
+import { ALL_KEY_PERMISSIONS, KeyPermission } from '../identity/key-permissions';
 import { PersonApiKeysService, PersonChannelAccess } from '../auth/person-api-keys.service';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -37,7 +36,7 @@ export const REFRESH_TOKEN_SECONDS = 30 * 24 * 60 * 60;
 export const CODE_SECONDS = 60;
 /** The MCP endpoint: the one protected resource. */
 export const MCP_RESOURCE_PATH = '/api/mcp';
-/** The scopes a client may ask for: the permissions of an API key (auth/key-permissions.ts). */
+/** The scopes a client may ask for: the permissions of an API key (identity/key-permissions.ts). */
 export const SCOPES: readonly KeyPermission[] = ALL_KEY_PERMISSIONS;
 
 const ACCESS_TOKEN = /^csa_[0-9a-f]{48}$/;
@@ -286,7 +285,7 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
    * The person allowed: a grant with the access they chose (the rules of an API key, and no
    * permission the client did not ask for: grantAccess), and a code for the client.
    */
-  async approve(person: PersonRef, request: AuthorizationRequest, choice: GrantChoice): Promise<string> {
+  async approve(person: PrincipalRef, request: AuthorizationRequest, choice: GrantChoice): Promise<string> {
     const access = await this.grantAccess(person, choice, request.scopes);
     if (request.client.registration === 'metadata-document') {
       // The grant's client row: the document's registration as approved now. The token and revocation endpoints know the client by it (getClient), never by a fetch.
@@ -325,7 +324,7 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
    * asked for (RFC 6749 §3.3), and this service never grants more, so a client that asked only to
    * read is never handed send. Refused with a ValidationError naming `permissions`.
    */
-  private async grantAccess(person: PersonRef, choice: GrantChoice, scope: readonly KeyPermission[]): Promise<GrantAccess> {
+  private async grantAccess(person: PrincipalRef, choice: GrantChoice, scope: readonly KeyPermission[]): Promise<GrantAccess> {
     const access = await this.personKeys.checkedAccessFor(person, choice);
     const unasked = access.permissions.filter((permission) => !scope.includes(permission));
     if (unasked.length > 0) {
@@ -372,7 +371,7 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
    * (CredentialChanges). Another person's grant, a revoked one or none is not found (field grantId),
    * exactly alike, before anything of the choice is looked at.
    */
-  async updateGrantAccess(person: PersonRef, grantId: string, choice: { channelAccess: PersonChannelAccess; permissions?: KeyPermission[] }): Promise<void> {
+  async updateGrantAccess(person: PrincipalRef, grantId: string, choice: { channelAccess: PersonChannelAccess; permissions?: KeyPermission[] }): Promise<void> {
     const grant = await this.grantOf(person.userId, grantId);
     const access = await this.grantAccess(
       person,
@@ -500,7 +499,7 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
 
   // ---- the MCP endpoint (GrantCallers, for the AuthGuard) ----
 
-  async resolve(token: string, request: Request): Promise<KeyCaller | null> {
+  async resolve(token: string, request: Request): Promise<KeyPrincipal | null> {
     if (!ACCESS_TOKEN.test(token)) return null;
     const resource = `${this.issuer}${request.path}`;
     const rows = await this.lookups.submit(sha256(token));

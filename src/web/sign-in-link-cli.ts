@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { normalizeAddress } from '../accounts/account.types';
+import { normalizeAddress } from '../identity/account.types';
 import { AppModule } from '../app.module';
 import { WebSessionsService } from '../auth/web-sessions/web-sessions.service';
 

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AccountsService } from '../../accounts/accounts.service';
-import { Person } from '../person';
+import { Person } from '../../identity/principal';
+import { ALL_KEY_PERMISSIONS } from '../../identity/key-permissions';
 import { Clock } from '../../common/clock';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
@@ -126,6 +127,7 @@ export class WebSessionsService {
         : undefined,
     ]);
     return {
+      keyId: null,
       sessionId: row.session_id,
       userId: row.user_id,
       email: row.email,
@@ -133,7 +135,9 @@ export class WebSessionsService {
       orgId: row.org_id,
       orgTier: row.tier,
       role: row.role,
+      channelAccess: 'ALL',
       lines: lines.map(({ id, type, address }) => ({ id, type, address })),
+      permissions: ALL_KEY_PERMISSIONS,
       csrfToken: row.csrf_token,
     };
   }

@@ -1,5 +1,5 @@
 import { argumentCheck } from '../../common/tools/tool-arguments';
-import { Caller } from '../../auth/caller';
+import { Principal } from '../../identity/principal';
 import { cursorArgument, nextCursorResult, nullable, nullableString } from '../../common/tools/tool-schemas';
 import { McpTool, McpToolHandler, ToolArgs } from '../../common/tools/tool.decorator';
 import { identityRef, personConciseSchema } from '../conversation.schemas';
@@ -103,7 +103,7 @@ const searchMessagesInput = {
 export class SearchMessagesTool implements McpToolHandler<ToolArgs<typeof searchMessagesInput>> {
   constructor(private readonly search: SearchService) {}
 
-  execute(args: ToolArgs<typeof searchMessagesInput>, caller: Caller) {
+  execute(args: ToolArgs<typeof searchMessagesInput>, caller: Principal) {
     return this.search.find(caller, args);
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { Caller } from '../../auth/caller';
+import { Principal } from '../../identity/principal';
 import { callerLines } from '../../auth/line-access.sql';
 import { NotFoundError } from '../../common/errors';
 import { queryNamed } from '../../database/sql';
@@ -25,7 +25,7 @@ export interface CallerThread {
  */
 @Injectable()
 export class ThreadAccessRepository {
-  async threadForCaller(manager: EntityManager, caller: Caller, threadId: string): Promise<CallerThread> {
+  async threadForCaller(manager: EntityManager, caller: Principal, threadId: string): Promise<CallerThread> {
     const scope = callerLines(caller, 't.line_id', 't.org_id');
     const [thread] = await queryNamed<CallerThread[]>(
       manager,

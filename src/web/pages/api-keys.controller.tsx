@@ -1,14 +1,14 @@
 import { Body, Controller, Get, Param, Post, Query, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
-import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
-import { Person } from '../../auth/person';
+import { CurrentPrincipal, SessionAuth } from '../../auth/auth.decorators';
+import { Person } from '../../identity/principal';
 import { PersonApiKeysService, PersonApiKeyView } from '../../auth/person-api-keys.service';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
 import { RevokesAccess } from '../../limits/session-action.guard';
 import { accessOf, choiceOf, choiceOfAccess, Form, formErrorsOf, permissionsOf } from './access-form';
-import { ApiKeyCreatedPage, ApiKeyProblemPage, ApiKeysListPage, EditApiKeyPage, NewApiKeyPage, NOTICES, NoticeKind, RevokeApiKeyPage } from './api-keys.pages';
+import { ApiKeyCreatedPage, ApiKeyProblemPage, ApiKeysListPage, EditApiKeyPage, NewApiKeyPage, NoticeKind, NOTICES, RevokeApiKeyPage } from './api-keys.pages';
 import { PageErrorFilter } from './page-error.filter';
 import { seeOther, sendPage } from './render';
 import { FORM_LIMIT } from './sign-in.controller';
@@ -26,14 +26,14 @@ export class ApiKeysController {
   constructor(private readonly keys: PersonApiKeysService) {}
 
   @Get()
-  async list(@CurrentPerson() person: Person, @Query('notice') notice: unknown, @Res() response: Response): Promise<void> {
+  async list(@CurrentPrincipal() person: Person, @Query('notice') notice: unknown, @Res() response: Response): Promise<void> {
     const keys = await this.keys.listFor(person);
     const kind = typeof notice === 'string' && Object.hasOwn(NOTICES, notice) ? (notice as NoticeKind) : undefined;
     sendPage(response, 200, <ApiKeysListPage person={person} keys={keys} notice={kind} />);
   }
 
   @Get('new')
-  newForm(@CurrentPerson() person: Person, @Res() response: Response): void {
+  newForm(@CurrentPrincipal() person: Person, @Res() response: Response): void {
     sendPage(response, 200, <NewApiKeyPage person={person} />);
   }
 
@@ -44,7 +44,7 @@ export class ApiKeysController {
    */
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post()
-  async create(@CurrentPerson() person: Person, @Body() form: Form, @Res() response: Response): Promise<void> {
+  async create(@CurrentPrincipal() person: Person, @Body() form: Form, @Res() response: Response): Promise<void> {
     const name = form?.name ?? '';
     const choice = choiceOf(form);
     const permissions = permissionsOf(form);
@@ -59,7 +59,7 @@ export class ApiKeysController {
   }
 
   @Get(':id/edit')
-  async editForm(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
+  async editForm(@CurrentPrincipal() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
     const apiKey = await this.visible(person, id, response, { mustBeMine: true });
     if (!apiKey) return;
     sendPage(response, 200, <EditApiKeyPage person={person} apiKey={apiKey} choice={choiceOfAccess(apiKey.channelAccess)} permissions={apiKey.permissions} />);
@@ -67,7 +67,7 @@ export class ApiKeysController {
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/edit')
-  async saveAccess(@CurrentPerson() person: Person, @Param('id') id: string, @Body() form: Form, @Res() response: Response): Promise<void> {
+  async saveAccess(@CurrentPrincipal() person: Person, @Param('id') id: string, @Body() form: Form, @Res() response: Response): Promise<void> {
     const choice = choiceOf(form);
     const permissions = permissionsOf(form);
     try {
@@ -88,7 +88,7 @@ export class ApiKeysController {
   }
 
   @Get(':id/revoke')
-  async revokeForm(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
+  async revokeForm(@CurrentPrincipal() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
     const apiKey = await this.visible(person, id, response, { mustBeMine: false });
     if (!apiKey) return;
     sendPage(response, 200, <RevokeApiKeyPage person={person} apiKey={apiKey} />);
@@ -97,7 +97,7 @@ export class ApiKeysController {
   @RevokesAccess()
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/revoke')
-  async revoke(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
+  async revoke(@CurrentPrincipal() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
     try {
       await this.keys.revokeFor(person, id);
     } catch (error) {

@@ -3,16 +3,14 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
 import { AgentTurnView } from '../../agents/agent.types';
 import { AgentsService } from '../../agents/agents.service';
-import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
-import { Caller } from '../../auth/caller';
-import { Person } from '../../auth/person';
+import { CurrentPrincipal, SessionAuth } from '../../auth/auth.decorators';
+import { Person, Principal } from '../../identity/principal';
 import { httpStatusOf } from '../../common/error-status';
 import { ConflictError, NotFoundError, ValidationError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
 import { UuidParam } from '../../common/uuid-param';
 import { BODY_MAX } from '../../conversations/outbound/reply-body';
 import { ThreadsService } from '../../conversations/threads/threads.service';
-import { callerOf } from '../caller-of';
 import { AlreadyDecidedPage, ApprovalsPage, conversationHref, decidedFrom, Draft, EditDraftPage, Notice, NOTICES } from './approvals.pages';
 import { PageErrorFilter } from './page-error.filter';
 import { seeOther, sendPage } from './render';
@@ -52,8 +50,8 @@ export class ApprovalsController {
   ) {}
 
   @Get()
-  async list(@CurrentPerson() person: Person, @Query() query: Record<string, unknown>, @Res() response: Response): Promise<void> {
-    const caller = callerOf(person);
+  async list(@CurrentPrincipal() person: Person, @Query() query: Record<string, unknown>, @Res() response: Response): Promise<void> {
+    const caller = person;
     const cursor = typeof query.cursor === 'string' && query.cursor !== '' ? query.cursor : undefined;
     const page = await this.agents.awaitingOldestFirst(caller, { cursor, limit: DRAFTS_PAGE_SIZE });
     const drafts = (await Promise.all(page.turns.map((turn) => this.draftOf(caller, person, turn).catch(goneAsNull)))).filter((d) => d !== null);
@@ -64,12 +62,12 @@ export class ApprovalsController {
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':turnId/approve')
   async approve(
-    @CurrentPerson() person: Person,
+    @CurrentPrincipal() person: Person,
     @Param('turnId', UuidParam('turnId')) turnId: string,
     @Body() form: Form,
     @Res() response: Response,
   ): Promise<void> {
-    const caller = callerOf(person);
+    const caller = person;
     let turn: AgentTurnView;
     try {
       turn = await this.agents.approve(caller, turnId);
@@ -81,12 +79,12 @@ export class ApprovalsController {
 
   @Get(':turnId/edit')
   async editForm(
-    @CurrentPerson() person: Person,
+    @CurrentPrincipal() person: Person,
     @Param('turnId', UuidParam('turnId')) turnId: string,
     @Query('back') back: unknown,
     @Res() response: Response,
   ): Promise<void> {
-    const caller = callerOf(person);
+    const caller = person;
     const decision = await this.agents.decision(caller, turnId);
     if (decision.turn.status !== 'AWAITING_APPROVAL')
       return sendPage(response, 409, <AlreadyDecidedPage person={person} decision={decision} attempted="edit" />);
@@ -98,12 +96,12 @@ export class ApprovalsController {
   @ReadsBody({ as: 'form', limit: EDIT_FORM_LIMIT })
   @Post(':turnId/edit')
   async edit(
-    @CurrentPerson() person: Person,
+    @CurrentPrincipal() person: Person,
     @Param('turnId', UuidParam('turnId')) turnId: string,
     @Body() form: Form,
     @Res() response: Response,
   ): Promise<void> {
-    const caller = callerOf(person);
+    const caller = person;
     // Line breaks as typed (LF): the form reader undoes HTML's CRLF encoding (request-body.ts).
     const body = form?.body ?? '';
     let turn: AgentTurnView;
@@ -124,12 +122,12 @@ export class ApprovalsController {
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':turnId/reject')
   async reject(
-    @CurrentPerson() person: Person,
+    @CurrentPrincipal() person: Person,
     @Param('turnId', UuidParam('turnId')) turnId: string,
     @Body() form: Form,
     @Res() response: Response,
   ): Promise<void> {
-    const caller = callerOf(person);
+    const caller = person;
     let turn: AgentTurnView;
     try {
       turn = await this.agents.reject(caller, turnId);
@@ -142,7 +140,7 @@ export class ApprovalsController {
   /** A turn decided before (by anyone, or by this very form sent twice): 409 with who decided it; any other error goes to the error page. */
   private async refuse(
     error: unknown,
-    caller: Caller,
+    caller: Principal,
     person: Person,
     turnId: string,
     attempted: 'approve' | 'edit' | 'reject',
@@ -154,7 +152,7 @@ export class ApprovalsController {
   }
 
   /** The draft with its thread as get_thread gives it to the person: partner, line and the last messages, oldest of them first. */
-  private async draftOf(caller: Caller, person: Person, turn: AgentTurnView): Promise<Draft> {
+  private async draftOf(caller: Principal, person: Person, turn: AgentTurnView): Promise<Draft> {
     const detail = await this.threads.get(caller, turn.threadId, { limit: CONTEXT_MESSAGES, maxBodyChars: CONTEXT_BODY_CHARS });
     const inbound = detail.messages.find((m) => m.direction === 'INBOUND');
     return {

@@ -1,14 +1,14 @@
 import { Body, Controller, Get, Param, Post, Query, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
-import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
-import { Person } from '../../auth/person';
+import { CurrentPrincipal, SessionAuth } from '../../auth/auth.decorators';
+import { Person } from '../../identity/principal';
 import { NotFoundError, ValidationError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
 import { RevokesAccess } from '../../limits/session-action.guard';
 import { OAuthService } from '../../oauth/oauth.service';
 import { accessOf, choiceOf, choiceOfAccess, Form, formErrorsOf, permissionsOf } from './access-form';
-import { ConnectedAppNotFoundPage, ConnectedAppsListPage, EditConnectedAppPage, NOTICES, NoticeKind, RevokeConnectedAppPage } from './connected-apps.pages';
+import { ConnectedAppNotFoundPage, ConnectedAppsListPage, EditConnectedAppPage, NoticeKind, NOTICES, RevokeConnectedAppPage } from './connected-apps.pages';
 import { PageErrorFilter } from './page-error.filter';
 import { seeOther, sendPage } from './render';
 import { FORM_LIMIT } from './sign-in.controller';
@@ -27,14 +27,14 @@ export class ConnectedAppsController {
   constructor(private readonly oauth: OAuthService) {}
 
   @Get()
-  async list(@CurrentPerson() person: Person, @Query('notice') notice: unknown, @Res() response: Response): Promise<void> {
+  async list(@CurrentPrincipal() person: Person, @Query('notice') notice: unknown, @Res() response: Response): Promise<void> {
     const grants = await this.oauth.listGrants(person.userId);
     const kind = typeof notice === 'string' && Object.hasOwn(NOTICES, notice) ? (notice as NoticeKind) : undefined;
     sendPage(response, 200, <ConnectedAppsListPage person={person} grants={grants} mcpUrl={this.oauth.resource} notice={kind} />);
   }
 
   @Get(':id/edit')
-  async editForm(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
+  async editForm(@CurrentPrincipal() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
     try {
       const grant = await this.oauth.grantOf(person.userId, id);
       sendPage(
@@ -50,7 +50,7 @@ export class ConnectedAppsController {
   /** Saves the app's channel access and permissions; a refused field is the form again (400) with what was chosen. */
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/edit')
-  async saveAccess(@CurrentPerson() person: Person, @Param('id') id: string, @Body() form: Form, @Res() response: Response): Promise<void> {
+  async saveAccess(@CurrentPrincipal() person: Person, @Param('id') id: string, @Body() form: Form, @Res() response: Response): Promise<void> {
     const choice = choiceOf(form);
     const permissions = permissionsOf(form);
     try {
@@ -73,7 +73,7 @@ export class ConnectedAppsController {
   }
 
   @Get(':id/revoke')
-  async revokeForm(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
+  async revokeForm(@CurrentPrincipal() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
     try {
       sendPage(response, 200, <RevokeConnectedAppPage person={person} grant={await this.oauth.grantOf(person.userId, id)} />);
     } catch (error) {
@@ -84,7 +84,7 @@ export class ConnectedAppsController {
   @RevokesAccess()
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/revoke')
-  async revoke(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
+  async revoke(@CurrentPrincipal() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
     try {
       await this.oauth.revokeGrant(person.userId, id);
     } catch (error) {

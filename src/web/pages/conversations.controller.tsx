@@ -4,9 +4,8 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
 import { AgentsService } from '../../agents/agents.service';
 import { AttachmentsService } from '../../attachments/attachments.service';
-import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
-import { Caller } from '../../auth/caller';
-import { Person } from '../../auth/person';
+import { CurrentPrincipal, SessionAuth } from '../../auth/auth.decorators';
+import { Person, Principal } from '../../identity/principal';
 import { httpStatusOf } from '../../common/error-status';
 import { DomainError, ValidationError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
@@ -19,7 +18,6 @@ import { SearchService } from '../../conversations/search/search.service';
 import { searchArguments } from '../../conversations/search/search.tools';
 import { ThreadsService } from '../../conversations/threads/threads.service';
 import { threadArguments } from '../../conversations/threads/threads.tools';
-import { callerOf } from '../caller-of';
 import {
   AttachmentBlock,
   ConversationsPage,
@@ -55,7 +53,7 @@ const PAGE_ATTACHMENT_CHARS = 5_000;
  * Conversations and a thread (docs/web.md): the person's threads, search, a thread's messages,
  * replies, labels and the partner's contact. Every read and action goes through the services the
  * MCP tools call (ThreadsService, SearchService, OutboundService, ContactsService,
- * AttachmentsService, AgentsService), with the person as caller (callerOf) and the arguments
+ * AttachmentsService, AgentsService), with the person as principal and the arguments
  * judged by the tools' own input schemas: a thread on a line the person may not see is the same
  * 404 page as one that never existed. A refusal of a form is shown next to its field.
  */
@@ -75,8 +73,8 @@ export class ConversationsController {
 
   /** The list (line, label, awaiting-approval filters) or, with `q`, the search_messages hits; keyset pages either way. */
   @Get()
-  async list(@CurrentPerson() person: Person, @Query() raw: Record<string, unknown>, @Res() response: Response): Promise<void> {
-    const caller = callerOf(person);
+  async list(@CurrentPrincipal() person: Person, @Query() raw: Record<string, unknown>, @Res() response: Response): Promise<void> {
+    const caller = person;
     const query = conversationsQuery(raw);
     const labels = (await this.threads.listLabels(caller, {})).labels.map((l) => l.name);
     const page = { person, labels, query, threads: [], awaiting: new Set<string>(), hits: null, nextCursor: null };
@@ -107,7 +105,7 @@ export class ConversationsController {
 
   @Get(':threadId')
   async thread(
-    @CurrentPerson() person: Person,
+    @CurrentPrincipal() person: Person,
     @Param('threadId') threadId: string,
     @Query() raw: Record<string, unknown>,
     @Res() response: Response,
@@ -119,12 +117,12 @@ export class ConversationsController {
   /** A reply on the thread's own line, sent once per form: the form's idempotencyKey is reply_to_thread's. */
   @ReadsBody({ as: 'form', limit: REPLY_FORM_LIMIT })
   @Post(':threadId/reply')
-  async reply(@CurrentPerson() person: Person, @Param('threadId') threadId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
+  async reply(@CurrentPrincipal() person: Person, @Param('threadId') threadId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
     const text = body?.body ?? '';
     const key = body?.idempotencyKey ?? '';
     try {
       const args = outboundArguments.reply({ threadId, body: text, ...(key !== '' && { idempotencyKey: key }) });
-      await this.outbound.queueThreadReply(callerOf(person), { tool: 'reply_to_thread', args });
+      await this.outbound.queueThreadReply(person, { tool: 'reply_to_thread', args });
     } catch (error) {
       const refusal = refusalOf(error, ['body', 'idempotencyKey']);
       const field: ThreadField = refusal.field === 'body' ? 'body' : 'form';
@@ -136,21 +134,21 @@ export class ConversationsController {
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':threadId/labels')
-  async addLabel(@CurrentPerson() person: Person, @Param('threadId') threadId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
+  async addLabel(@CurrentPrincipal() person: Person, @Param('threadId') threadId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
     await this.label(response, person, threadId, { add: [{ name: body?.label ?? '' }] });
   }
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':threadId/labels/remove')
-  async removeLabel(@CurrentPerson() person: Person, @Param('threadId') threadId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
+  async removeLabel(@CurrentPrincipal() person: Person, @Param('threadId') threadId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
     await this.label(response, person, threadId, { remove: [body?.label ?? ''] });
   }
 
   /** The partner's notes (update_contact); the contact is the thread's partner, never one named by the form. */
   @ReadsBody({ as: 'form', limit: NOTES_FORM_LIMIT })
   @Post(':threadId/contact/notes')
-  async notes(@CurrentPerson() person: Person, @Param('threadId') threadId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
-    const caller = callerOf(person);
+  async notes(@CurrentPrincipal() person: Person, @Param('threadId') threadId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
+    const caller = person;
     const { person: partner } = await this.threads.get(caller, this.threadId(threadId), { limit: 1, maxBodyChars: 1 });
     try {
       if (!partner?.id) throw new ValidationError('the partner of this thread is not a contact yet: save them as a contact first', 'notes');
@@ -166,8 +164,8 @@ export class ConversationsController {
   /** Saves the thread's partner (an unknown identity) as a contact (create_contact with that identity). */
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':threadId/contact')
-  async createContact(@CurrentPerson() person: Person, @Param('threadId') threadId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
-    const caller = callerOf(person);
+  async createContact(@CurrentPrincipal() person: Person, @Param('threadId') threadId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
+    const caller = person;
     const { person: partner } = await this.threads.get(caller, this.threadId(threadId), { limit: 1, maxBodyChars: 1 });
     try {
       const identity = partner?.identities[0];
@@ -184,7 +182,7 @@ export class ConversationsController {
   private async label(response: Response, person: Person, threadId: string, change: { add?: Array<{ name: string }>; remove?: string[] }): Promise<void> {
     try {
       const { threadId: id, ...args } = threadArguments.label({ threadId, ...change });
-      await this.threads.label(callerOf(person), id, args);
+      await this.threads.label(person, id, args);
     } catch (error) {
       const refusal = refusalOf(error, ['add', 'remove']);
       return this.sendThread(response, person, threadId, {
@@ -202,7 +200,7 @@ export class ConversationsController {
     threadId: string,
     view: { status: number; cursor?: string; notice?: string; errors?: ThreadErrors; replyBody?: string },
   ): Promise<void> {
-    const caller = callerOf(person);
+    const caller = person;
     const args = threadArguments.get({ threadId, ...(view.cursor !== undefined && { cursor: view.cursor }) });
     const detail = await this.threads.get(caller, args.threadId, { cursor: args.cursor, maxBodyChars: PAGE_BODY_CHARS });
     const [extras, contact, drafts] = await Promise.all([
@@ -229,7 +227,7 @@ export class ConversationsController {
   }
 
   /** Each email's subject and each message's attachments (get_message's page of them), read as read_attachment reads them. */
-  private async extrasOf(caller: Caller, messages: Array<{ id: string; channel: string; attachmentCount: number }>): Promise<Map<string, MessageExtras>> {
+  private async extrasOf(caller: Principal, messages: Array<{ id: string; channel: string; attachmentCount: number }>): Promise<Map<string, MessageExtras>> {
     const extras = new Map<string, MessageExtras>();
     for (const m of messages.filter((x) => x.channel === 'EMAIL' || x.attachmentCount > 0)) {
       const { message } = await this.threads.message(caller, m.id, { maxChars: 1 });

@@ -1,4 +1,4 @@
-import { Person } from '../../auth/person';
+import { Person } from '../../identity/principal';
 
 /** The hidden `_csrf` field every form of a signed-in page carries (checked by auth/csrf-token.guard.ts). */
 export function CsrfField(props: { person: Person }) {

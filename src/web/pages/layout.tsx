@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { Person } from '../../auth/person';
+import { Person } from '../../identity/principal';
 import { mayManageMailboxes } from '../../channels/email/mailboxes/mailboxes.service';
 import { CsrfField } from './csrf-field';
 

@@ -1,8 +1,8 @@
 import { Body, Controller, Get, Param, Post, Query, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
-import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
-import { Person } from '../../auth/person';
+import { CurrentPrincipal, SessionAuth } from '../../auth/auth.decorators';
+import { Person } from '../../identity/principal';
 import { httpStatusOf } from '../../common/error-status';
 import { UnprocessableError, ValidationError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
@@ -13,13 +13,13 @@ import { MailboxesService } from '../../channels/email/mailboxes/mailboxes.servi
 import {
   DisconnectMailboxPage,
   fieldMessage,
+  formOf,
   MAILBOX_FIELDS,
   MailboxErrors,
+  MailboxesPage,
   MailboxField,
   MailboxForm,
   MailboxFormPage,
-  MailboxesPage,
-  formOf,
   Notice,
   NOTICES,
 } from './mailboxes.pages';
@@ -51,13 +51,13 @@ export class MailboxesController {
   constructor(private readonly mailboxes: MailboxesService) {}
 
   @Get()
-  async list(@CurrentPerson() person: Person, @Query('done') done: unknown, @Res() response: Response): Promise<void> {
+  async list(@CurrentPrincipal() person: Person, @Query('done') done: unknown, @Res() response: Response): Promise<void> {
     const accounts = await this.mailboxes.listFor(person);
     sendPage(response, 200, <MailboxesPage person={person} accounts={accounts} notice={notice(done)} />);
   }
 
   @Get(':lineId')
-  async form(@CurrentPerson() person: Person, @Param('lineId', UuidParam('lineId')) lineId: string, @Res() response: Response): Promise<void> {
+  async form(@CurrentPrincipal() person: Person, @Param('lineId', UuidParam('lineId')) lineId: string, @Res() response: Response): Promise<void> {
     const account = await this.mailboxes.getFor(person, lineId);
     sendPage(response, 200, <MailboxFormPage person={person} account={account} form={formOf(account)} errors={{}} />);
   }
@@ -66,7 +66,7 @@ export class MailboxesController {
   @ReadsBody({ as: 'form', limit: CONNECT_FORM_LIMIT })
   @Post(':lineId')
   async connect(
-    @CurrentPerson() person: Person,
+    @CurrentPrincipal() person: Person,
     @Param('lineId', UuidParam('lineId')) lineId: string,
     @Body() body: Form,
     @Res() response: Response,
@@ -89,7 +89,7 @@ export class MailboxesController {
   }
 
   @Get(':lineId/disconnect')
-  async disconnectForm(@CurrentPerson() person: Person, @Param('lineId', UuidParam('lineId')) lineId: string, @Res() response: Response): Promise<void> {
+  async disconnectForm(@CurrentPrincipal() person: Person, @Param('lineId', UuidParam('lineId')) lineId: string, @Res() response: Response): Promise<void> {
     const account = await this.mailboxes.getFor(person, lineId);
     if (!account.mailbox) return seeOther(response, BASE);
     sendPage(response, 200, <DisconnectMailboxPage person={person} account={account} />);
@@ -97,7 +97,7 @@ export class MailboxesController {
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':lineId/disconnect')
-  async disconnect(@CurrentPerson() person: Person, @Param('lineId', UuidParam('lineId')) lineId: string, @Res() response: Response): Promise<void> {
+  async disconnect(@CurrentPrincipal() person: Person, @Param('lineId', UuidParam('lineId')) lineId: string, @Res() response: Response): Promise<void> {
     await this.mailboxes.disconnectFor(person, lineId);
     seeOther(response, `${BASE}?done=disconnected`);
   }

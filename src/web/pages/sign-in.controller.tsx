@@ -3,7 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { Request, Response } from 'express';
 import { Public, SameOriginForm } from '../../auth/auth.decorators';
 import { CSRF_REFUSED, csrfTokenMatches } from '../../auth/csrf-token.guard';
-import { CrossSiteRequestError } from '../../auth/person';
+import { CrossSiteRequestError } from '../../auth/page-authenticator';
 import { RateLimitedError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
 import { SignInRequests } from '../../auth/web-sessions/sign-in-requests.service';

@@ -1,8 +1,8 @@
 import { Body, Controller, Get, Param, Post, Query, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
-import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
-import { Person } from '../../auth/person';
+import { CurrentPrincipal, SessionAuth } from '../../auth/auth.decorators';
+import { Person } from '../../identity/principal';
 import { Clock } from '../../common/clock';
 import { httpStatusOf } from '../../common/error-status';
 import { DomainError, NotFoundError } from '../../common/errors';
@@ -12,7 +12,6 @@ import { deliveryArguments } from '../../delivery/delivery.schemas';
 import { webhookArguments } from '../../webhooks/webhook.schemas';
 import { EVENT_KINDS, PREVIOUS_SECRET_VALIDITY_MS } from '../../webhooks/webhook.types';
 import { WebhooksService } from '../../webhooks/webhooks.service';
-import { callerOf } from '../caller-of';
 import { PageErrorFilter } from './page-error.filter';
 import { seeOther, sendPage } from './render';
 import { FORM_LIMIT } from './sign-in.controller';
@@ -42,7 +41,7 @@ const FIELDS: FormField[] = ['url', 'events', 'mode', 'messageHistoryCount', 'ch
 /**
  * Settings → Webhooks (docs/web.md): the person's endpoints and their delivery logs. Every action
  * goes through the services the MCP tools call (WebhooksService, DeliveriesService), with the
- * person as their caller (callerOf) and the form checked by the features' argument checks, the
+ * person as their principal and the form checked by the features' argument checks, the
  * tools' own input schemas (webhookArguments, deliveryArguments): no rule is written here. A
  * refusal is shown next to its field.
  */
@@ -59,8 +58,8 @@ export class WebhooksController {
   ) {}
 
   @Get()
-  async list(@CurrentPerson() person: Person, @Query('done') done: unknown, @Res() response: Response): Promise<void> {
-    const caller = callerOf(person);
+  async list(@CurrentPrincipal() person: Person, @Query('done') done: unknown, @Res() response: Response): Promise<void> {
+    const caller = person;
     const endpoints = await this.webhooks.list(caller);
     const rows = await Promise.all(
       endpoints.map(async (endpoint) => ({ endpoint, last: (await this.deliveries.list(caller, endpoint.id)).deliveries[0] ?? null })),
@@ -69,18 +68,18 @@ export class WebhooksController {
   }
 
   @Get('new')
-  newForm(@CurrentPerson() person: Person, @Res() response: Response): void {
+  newForm(@CurrentPrincipal() person: Person, @Res() response: Response): void {
     sendPage(response, 200, <NewEndpointPage person={person} form={EMPTY_FORM} errors={{}} urlRule={this.urlPolicy.rule()} />);
   }
 
   /** Register: the secret is shown once, on the answer itself (never in a URL or a later page). */
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post()
-  async register(@CurrentPerson() person: Person, @Body() body: Form, @Res() response: Response): Promise<void> {
+  async register(@CurrentPrincipal() person: Person, @Body() body: Form, @Res() response: Response): Promise<void> {
     const form = readEndpointForm(body, person);
     try {
       const input = webhookArguments.register(endpointArgs(form, person));
-      const { endpoint, secret, signingSecret } = await this.webhooks.register(callerOf(person), input);
+      const { endpoint, secret, signingSecret } = await this.webhooks.register(person, input);
       sendPage(response, 201, <SecretPage person={person} endpoint={endpoint} secret={secret} signingSecret={signingSecret} />);
     } catch (error) {
       const { status, errors } = refusalOf(error);
@@ -89,8 +88,13 @@ export class WebhooksController {
   }
 
   @Get(':id')
-  async endpoint(@CurrentPerson() person: Person, @Param('id') id: string, @Query() query: Record<string, unknown>, @Res() response: Response): Promise<void> {
-    const caller = callerOf(person);
+  async endpoint(
+    @CurrentPrincipal() person: Person,
+    @Param('id') id: string,
+    @Query() query: Record<string, unknown>,
+    @Res() response: Response,
+  ): Promise<void> {
+    const caller = person;
     const endpoint = await this.webhooks.get(caller, this.endpointId(id));
     const log = logQuery(query);
     const args = deliveryArguments.list({ endpointId: id, ...log });
@@ -119,15 +123,15 @@ export class WebhooksController {
   }
 
   @Get(':id/edit')
-  async editForm(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
-    const endpoint = await this.webhooks.get(callerOf(person), this.endpointId(id));
+  async editForm(@CurrentPrincipal() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
+    const endpoint = await this.webhooks.get(person, this.endpointId(id));
     sendPage(response, 200, <EditEndpointPage person={person} endpoint={endpoint} form={formOf(endpoint)} errors={{}} urlRule={this.urlPolicy.rule()} />);
   }
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/edit')
-  async edit(@CurrentPerson() person: Person, @Param('id') id: string, @Body() body: Form, @Res() response: Response): Promise<void> {
-    const caller = callerOf(person);
+  async edit(@CurrentPrincipal() person: Person, @Param('id') id: string, @Body() body: Form, @Res() response: Response): Promise<void> {
+    const caller = person;
     const endpoint = await this.webhooks.get(caller, this.endpointId(id));
     const form = readEndpointForm(body, person);
     try {
@@ -143,9 +147,9 @@ export class WebhooksController {
   /** Rotate: the new secret is shown once, on the answer itself. */
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/rotate-secret')
-  async rotate(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
+  async rotate(@CurrentPrincipal() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
     const now = this.clock.now();
-    const { endpoint, secret, signingSecret } = await this.webhooks.rotateSecret(callerOf(person), this.endpointId(id), now);
+    const { endpoint, secret, signingSecret } = await this.webhooks.rotateSecret(person, this.endpointId(id), now);
     const previousExpiresAt = new Date(now.getTime() + PREVIOUS_SECRET_VALIDITY_MS).toISOString();
     sendPage(
       response,
@@ -156,36 +160,36 @@ export class WebhooksController {
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/disable')
-  async disable(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
-    await this.webhooks.update(callerOf(person), this.endpointId(id), { status: 'disabled' });
+  async disable(@CurrentPrincipal() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
+    await this.webhooks.update(person, this.endpointId(id), { status: 'disabled' });
     seeOther(response, `${BASE}/${id}?done=disabled`);
   }
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/enable')
-  async enable(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
-    await this.webhooks.update(callerOf(person), this.endpointId(id), { status: 'active' });
+  async enable(@CurrentPrincipal() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
+    await this.webhooks.update(person, this.endpointId(id), { status: 'active' });
     seeOther(response, `${BASE}/${id}?done=enabled`);
   }
 
   @Get(':id/delete')
-  async deleteForm(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
-    const endpoint = await this.webhooks.get(callerOf(person), this.endpointId(id));
+  async deleteForm(@CurrentPrincipal() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
+    const endpoint = await this.webhooks.get(person, this.endpointId(id));
     sendPage(response, 200, <DeleteEndpointPage person={person} endpoint={endpoint} />);
   }
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/delete')
-  async delete(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
-    await this.webhooks.delete(callerOf(person), this.endpointId(id));
+  async delete(@CurrentPrincipal() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
+    await this.webhooks.delete(person, this.endpointId(id));
     seeOther(response, `${BASE}?done=deleted`);
   }
 
   /** Recover failed deliveries of a window; the times of the form are UTC. */
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/recover')
-  async recover(@CurrentPerson() person: Person, @Param('id') id: string, @Body() body: Form, @Res() response: Response): Promise<void> {
-    const caller = callerOf(person);
+  async recover(@CurrentPrincipal() person: Person, @Param('id') id: string, @Body() body: Form, @Res() response: Response): Promise<void> {
+    const caller = person;
     const endpoint = await this.webhooks.get(caller, this.endpointId(id));
     const recoverForm = { since: body?.since ?? '', until: body?.until ?? '' };
     try {
@@ -218,13 +222,13 @@ export class WebhooksController {
 
   @Get(':id/deliveries/:deliveryId')
   async delivery(
-    @CurrentPerson() person: Person,
+    @CurrentPrincipal() person: Person,
     @Param('id') id: string,
     @Param('deliveryId') deliveryId: string,
     @Query('done') done: unknown,
     @Res() response: Response,
   ): Promise<void> {
-    const caller = callerOf(person);
+    const caller = person;
     const endpoint = await this.webhooks.get(caller, this.endpointId(id));
     const detail = await this.deliveries.detail(caller, this.deliveryId(deliveryId));
     if (detail.delivery.endpointId !== endpoint.id) throw NotFoundError.of('webhook delivery', deliveryId, 'deliveryId');
@@ -234,8 +238,8 @@ export class WebhooksController {
   /** Resend: a new delivery with a new event id; the browser lands on it. */
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/deliveries/:deliveryId/resend')
-  async resend(@CurrentPerson() person: Person, @Param('id') id: string, @Param('deliveryId') deliveryId: string, @Res() response: Response): Promise<void> {
-    const caller = callerOf(person);
+  async resend(@CurrentPrincipal() person: Person, @Param('id') id: string, @Param('deliveryId') deliveryId: string, @Res() response: Response): Promise<void> {
+    const caller = person;
     const endpoint = await this.webhooks.get(caller, this.endpointId(id));
     const detail = await this.deliveries.detail(caller, this.deliveryId(deliveryId));
     if (detail.delivery.endpointId !== endpoint.id) throw NotFoundError.of('webhook delivery', deliveryId, 'deliveryId');

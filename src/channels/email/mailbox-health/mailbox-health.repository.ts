@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { Caller } from '../../../auth/caller';
+import { Principal } from '../../../identity/principal';
 import { callerLines } from '../../../auth/line-access.sql';
 import { queryNamed } from '../../../database/sql';
 
@@ -25,7 +25,7 @@ export interface EmailAccountRow {
 
 /**
  * SQL of mailbox health (email_account_health, one row per email account line). Reads for a
- * tool take the `Caller` and cover its email accounts only; the sync-report methods act for the
+ * tool take the `Principal` and cover its email accounts only; the sync-report methods act for the
  * mailbox sync (an ingest route) on the line id it reports about. Rules live in MailboxHealthService.
  */
 @Injectable()
@@ -33,7 +33,7 @@ export class MailboxHealthRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** The health rows of the caller's email accounts, the lines it may see (callerLines); a mailbox that never reported has none. */
-  healthOf(caller: Caller): Promise<Array<{ line_id: string; status: HealthStatus; last_synced_at: Date | null }>> {
+  healthOf(caller: Principal): Promise<Array<{ line_id: string; status: HealthStatus; last_synced_at: Date | null }>> {
     const scope = callerLines(caller, 'h.line_id');
     return queryNamed(this.dataSource.manager, `SELECT h.line_id, h.status, h.last_synced_at FROM email_account_health h WHERE ${scope.sql}`, scope.parameters);
   }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { Caller } from '../../../auth/caller';
+import { Principal } from '../../../identity/principal';
 import { NotFoundError, ValidationError } from '../../../common/errors';
 import { EventBus } from '../../../events/event-bus';
 import { EmailAccountHealthData } from '../../../events/event-payloads';
@@ -57,7 +57,7 @@ export class MailboxHealthService {
   ) {}
 
   /** The spec's emailAccount objects for the caller's email accounts; a mailbox that never reported counts as active. */
-  async emailAccounts(caller: Caller): Promise<Array<{ id: string; emailAddress: string; isActive: boolean; lastSyncedAt: string | null }>> {
+  async emailAccounts(caller: Principal): Promise<Array<{ id: string; emailAddress: string; isActive: boolean; lastSyncedAt: string | null }>> {
     const lines = caller.lines.filter((line) => line.type === 'EMAIL_ACCOUNT');
     if (lines.length === 0) return [];
     const rows = await this.mailboxes.healthOf(caller);
