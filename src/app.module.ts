@@ -12,6 +12,7 @@ import { APP_CONFIG, ConfigModule } from './config/config.module';
 import { dataSourceOptions } from './database/data-source-options';
 import { HealthModule } from './health/health.module';
 import { LimitsModule } from './limits/limits.module';
+import { IdentityModule } from './identity/identity.module';
 import { EventsModule } from './events/events.module';
 import { EventCatalogModule } from './event-catalog/event-catalog.module';
 import { McpModule } from './mcp/mcp.module';
@@ -45,6 +46,7 @@ import { WebModule } from './web/web.module';
     TracingModule,
     QueueModule,
     LimitsModule,
+    IdentityModule,
     AccountsModule,
     AuthModule,
     OAuthModule,

@@ -1,6 +1,6 @@
 import { Principal } from '../identity/principal';
-import { McpTool, McpToolHandler } from '../common/tools/tool.decorator';
-import { noArguments } from '../common/tools/tool-schemas';
+import { McpTool, McpToolHandler } from '../tools/tool.decorator';
+import { noArguments } from '../tools/tool-schemas';
 
 @McpTool({
   name: 'list_phone_numbers',

@@ -11,7 +11,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { KEY_PERMISSIONS, KeyPermission } from '../identity/key-permissions';
-import { AdminOnly } from '../auth/auth.decorators';
+import { AdminOnly } from '../identity/auth.decorators';
 import { UuidParam } from '../common/uuid-param';
 import { GrantView, OAuthService } from '../oauth/oauth.service';
 

@@ -1,7 +1,7 @@
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { Principal } from '../identity/principal';
-import { CurrentPrincipal, KeyAction } from '../auth/auth.decorators';
+import { CurrentPrincipal, KeyAction } from '../identity/auth.decorators';
 import { UuidParam } from '../common/uuid-param';
 import { CreateTurnDto } from './agents.dto';
 import { AgentsService } from './agents.service';

@@ -1,9 +1,9 @@
 import { Principal } from '../identity/principal';
-import { McpTool, McpToolHandler, ToolArgs } from '../common/tools/tool.decorator';
+import { McpTool, McpToolHandler, ToolArgs } from '../tools/tool.decorator';
 import { AGENT_MODES, AGENTS_PAGE_SIZE, AgentTurnView, BODY_MAX, TURN_DECISION_ROLE, TURN_STATUSES, TURNS_PAGE_SIZE } from './agent.types';
 import { AgentsService } from './agents.service';
 import { SMS_BODY_MAX } from '../conversations/outbound/reply-body';
-import { cursorArgument, nextCursorResult, nullable, nullableString } from '../common/tools/tool-schemas';
+import { cursorArgument, nextCursorResult, nullable, nullableString } from '../tools/tool-schemas';
 import { nextOffsetOf, RESULT_BOUNDS, textWindow, textWindowArguments } from '../common/result-bounds';
 
 const agentModeSchema = { type: 'string', enum: [...AGENT_MODES] } as const;

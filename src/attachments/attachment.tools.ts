@@ -1,9 +1,9 @@
 import { Principal } from '../identity/principal';
-import { McpTool, McpToolHandler, ToolArgs } from '../common/tools/tool.decorator';
+import { McpTool, McpToolHandler, ToolArgs } from '../tools/tool.decorator';
 import { AttachmentReadResult, AttachmentsService } from './attachments.service';
 import { RESULT_BOUNDS, textWindowArguments } from '../common/result-bounds';
 
-import { nullable, nullableString } from '../common/tools/tool-schemas';
+import { nullable, nullableString } from '../tools/tool-schemas';
 
 export const calendarEventSchema = {
   type: 'object',

@@ -9,7 +9,7 @@ import { ApiKey } from './api-key.entity';
 import { ApiKeysRepository, CallerRow, KeyCallerRow } from './api-keys.repository';
 import { isGrantId, KeyPrincipal } from '../identity/principal';
 import { CredentialChanges } from './credential-changes';
-import { GrantCallers } from './grant-callers';
+import { GrantCallers } from '../identity/grant-callers';
 import { LastUseStamps } from './last-use-stamps';
 import { ALL_KEY_PERMISSIONS, canonicalPermissions, KeyPermission } from '../identity/key-permissions';
 

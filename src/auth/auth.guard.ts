@@ -5,12 +5,13 @@ import { Request } from 'express';
 import { ForbiddenError, UnauthorizedError } from '../common/errors';
 import { allowBodyRead } from '../common/request-body';
 import { AppConfig } from '../config/app-config';
+import { bearerToken } from '../identity/bearer-token';
 import { APP_CONFIG } from '../config/config.module';
 import { API_KEY_PATTERN, ApiKeysService } from './api-keys.service';
 import { AuthenticatedRequest, KeyPrincipal } from '../identity/principal';
-import { AuthKind, routeAuthKind, SIGNATURE_HEADER } from './auth.decorators';
-import { GrantCallers } from './grant-callers';
-import { PageAuthenticator } from './page-authenticator';
+import { AuthKind, routeAuthKind, SIGNATURE_HEADER } from '../identity/auth.decorators';
+import { GrantCallers } from '../identity/grant-callers';
+import { PageAuthenticator } from '../identity/page-authenticator';
 
 /**
  * Registered globally: every route needs an API key unless marked @Public(), @AdminOnly(),
@@ -91,13 +92,6 @@ export class AuthGuard implements CanActivate {
   tokenMatches(kind: 'admin' | 'ingest', token: string): boolean {
     return tokenIs(token, this.tokenDigests[kind]);
   }
-}
-
-export function bearerToken(request: Request): string | null {
-  const header = request.headers.authorization;
-  if (typeof header !== 'string') return null;
-  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
-  return match ? match[1] : null;
 }
 
 /** A configured token's digest, for tokenIs: hashing first gives equal lengths, so the comparison takes constant time. */

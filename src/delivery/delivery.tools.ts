@@ -1,10 +1,10 @@
 import { Principal } from '../identity/principal';
-import { McpTool, McpToolHandler, ToolArgs } from '../common/tools/tool.decorator';
+import { McpTool, McpToolHandler, ToolArgs } from '../tools/tool.decorator';
 import { DeliveriesService, RECOVER_MAX_DELIVERIES } from './deliveries.service';
 import { getWebhookDeliveryInput, listWebhookDeliveriesInput, recoverWebhookDeliveriesInput, resendWebhookDeliveryInput } from './delivery.schemas';
 import { DELIVERY_STATUSES } from './webhook-delivery.entity';
 import { RESULT_BOUNDS } from '../common/result-bounds';
-import { nextCursorResult, nullable, nullableString } from '../common/tools/tool-schemas';
+import { nextCursorResult, nullable, nullableString } from '../tools/tool-schemas';
 
 const deliverySchema = {
   type: 'object',

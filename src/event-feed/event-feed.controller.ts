@@ -1,7 +1,7 @@
 import { Controller, Get, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { Response } from 'express';
-import { CurrentPrincipal, KeyAction } from '../auth/auth.decorators';
+import { CurrentPrincipal, KeyAction } from '../identity/auth.decorators';
 import { Principal } from '../identity/principal';
 import { whenResponseCloses } from '../common/response-close';
 import { DomainError, ForbiddenError, NotFoundError, RateLimitedError, ValidationError } from '../common/errors';

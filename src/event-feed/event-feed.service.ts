@@ -7,7 +7,7 @@ import { concerns, CredentialChanges } from '../auth/credential-changes';
 import { KeyPermission } from '../identity/key-permissions';
 import { AttachmentUrls } from '../common/attachment-urls';
 import { findIllFormed } from '../common/well-formed';
-import { argumentValidator, describeArgumentError } from '../common/tools/tool-arguments';
+import { argumentValidator, describeArgumentError } from '../tools/tool-arguments';
 import { buildEventData } from '../delivery/payloads';
 import { EventCatalog } from '../event-catalog/event-catalog.service';
 import { EVENT_KINDS, EventKind } from '../events/event-kinds';

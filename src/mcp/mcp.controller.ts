@@ -1,7 +1,7 @@
 import { All, Controller, HttpCode, Inject, Post, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Request, Response } from 'express';
-import { CurrentPrincipal, KeyAction, Public } from '../auth/auth.decorators';
+import { CurrentPrincipal, KeyAction, Public } from '../identity/auth.decorators';
 import { isGrantId, KeyPrincipal } from '../identity/principal';
 import { ReadsBody } from '../common/request-body';
 import { AppConfig } from '../config/app-config';
@@ -16,7 +16,8 @@ import { McpService, SERVER_INFO } from './mcp.service';
 import { McpSubscriptions } from './mcp-subscriptions';
 import { openEventStream } from './mcp-event-streams';
 import { EventStreams } from '../event-feed/event-streams';
-import { AuthGuard, bearerToken } from '../auth/auth.guard';
+import { AuthGuard } from '../auth/auth.guard';
+import { bearerToken } from '../identity/bearer-token';
 import { mcpHeadersOf } from './protocol-eras';
 import { RateLimitedError } from '../common/errors';
 import { eventStreamOf } from '../common/event-stream';

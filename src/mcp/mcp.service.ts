@@ -26,7 +26,7 @@ import {
   UNAUTHORIZED,
 } from './json-rpc';
 import { McpAnswer, rateLimitedAnswer, serializedAs } from './mcp-answer';
-import { describeArgumentError } from '../common/tools/tool-arguments';
+import { describeArgumentError } from '../tools/tool-arguments';
 import { describeResultError, refusal, ToolRegistry } from './tool-registry';
 import { inCallerTrace, SpanKind, SpanStatusCode } from '../ops/tracing/traces';
 import { visibleResult, visibleText } from './visible-text';
@@ -167,7 +167,7 @@ export class McpService {
   /** Every message counts as a call against the key's rate limit; the 429 answer when they do not fit. */
   private async spend(caller: KeyPrincipal, calls: number): Promise<McpAnswer | undefined> {
     try {
-      await this.limits.spend(caller.keyId, calls);
+      await this.limits.spend(caller.keyId, calls, actingThrough(caller));
       return undefined;
     } catch (error) {
       if (error instanceof RateLimitedError) return rateLimitedAnswer(error);

@@ -5,8 +5,8 @@ import addFormats from 'ajv-formats';
 import { isGrantId, Principal } from '../identity/principal';
 import { KeyPermission } from '../identity/key-permissions';
 import { roleAtLeast } from '../identity/roles';
-import { argumentValidator } from '../common/tools/tool-arguments';
-import { MCP_TOOL, McpToolHandler, toolPermission, ToolSpec } from '../common/tools/tool.decorator';
+import { argumentValidator } from '../tools/tool-arguments';
+import { MCP_TOOL, McpToolHandler, toolPermission, ToolSpec } from '../tools/tool.decorator';
 import { portableSchema } from './portable-schema';
 
 export interface RegisteredTool {
@@ -35,7 +35,7 @@ export interface ToolDescriptor {
 @Injectable()
 export class ToolRegistry implements OnModuleInit {
   private readonly tools = new Map<string, RegisteredTool>();
-  /** Arguments are judged as every surface judges them (common/tools/tool-arguments.ts). */
+  /** Arguments are judged as every surface judges them (tools/tool-arguments.ts). */
   private readonly ajv = argumentValidator();
   /** Results are checked, never changed: no defaults filled in. */
   private readonly resultAjv = new Ajv({ allErrors: false, strict: true, coerceTypes: false });

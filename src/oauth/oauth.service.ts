@@ -18,7 +18,7 @@ import { AccountsService } from '../accounts/accounts.service';
 import { callerOfRows } from '../auth/api-keys.service';
 import { KeyPrincipal, PrincipalRef } from '../identity/principal';
 import { CredentialChanges } from '../auth/credential-changes';
-import { GrantCallers } from '../auth/grant-callers';
+import { GrantCallers } from '../identity/grant-callers';
 import { LastUseStamps } from '../auth/last-use-stamps';
 import { ALL_KEY_PERMISSIONS, KeyPermission } from '../identity/key-permissions';
 import { PersonApiKeysService, PersonChannelAccess } from '../auth/person-api-keys.service';

@@ -1,6 +1,6 @@
-import { argumentCheck } from '../common/tools/tool-arguments';
-import { ToolArgs } from '../common/tools/tool.decorator';
-import { nullable, nullableString } from '../common/tools/tool-schemas';
+import { argumentCheck } from '../tools/tool-arguments';
+import { ToolArgs } from '../tools/tool.decorator';
+import { nullable, nullableString } from '../tools/tool-schemas';
 import { LINE_TYPES } from '../identity/account.types';
 import { ENDPOINT_STATUSES, EVENT_KINDS, MAX_MESSAGE_HISTORY_COUNT, PAYLOAD_MODES, SIGNATURE_VERSIONS } from './webhook.types';
 

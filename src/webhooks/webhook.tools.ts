@@ -1,9 +1,9 @@
 import { Principal } from '../identity/principal';
-import { McpTool, McpToolHandler, ToolArgs } from '../common/tools/tool.decorator';
-import { byEndpointId, ByEndpointId, endpointSchema, registerInput, secretSchema, signingSecretSchema, updateInput } from './webhook.schemas';
+import { McpTool, McpToolHandler, ToolArgs } from '../tools/tool.decorator';
+import { ByEndpointId, byEndpointId, endpointSchema, registerInput, secretSchema, signingSecretSchema, updateInput } from './webhook.schemas';
 import { EndpointView } from './webhook-endpoints.repository';
 import { WebhooksService } from './webhooks.service';
-import { noArguments } from '../common/tools/tool-schemas';
+import { noArguments } from '../tools/tool-schemas';
 
 const endpointResult = { type: 'object', properties: { endpoint: endpointSchema }, required: ['endpoint'] } as const;
 const endpointWithSecret = {

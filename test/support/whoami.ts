@@ -1,5 +1,5 @@
 import { Controller, Get } from '@nestjs/common';
-import { CurrentPrincipal, KeyAction } from '../../src/auth/auth.decorators';
+import { CurrentPrincipal, KeyAction } from '../../src/identity/auth.decorators';
 import { Principal } from '../../src/identity/principal';
 import { createTestApp, TestApp, TestAppOptions } from './app';
 

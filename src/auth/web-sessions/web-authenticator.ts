@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Request } from 'express';
-import { CrossSiteRequestError, PageAuthenticator, PageAuthKind, SignInRequiredError } from '../page-authenticator';
+import { CrossSiteRequestError, PageAuthenticator, PageAuthKind, SignInRequiredError } from '../../identity/page-authenticator';
 import { Principal } from '../../identity/principal';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';

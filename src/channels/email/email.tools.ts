@@ -1,5 +1,5 @@
 import { Principal } from '../../identity/principal';
-import { McpTool, McpToolHandler, ToolArgs } from '../../common/tools/tool.decorator';
+import { McpTool, McpToolHandler, ToolArgs } from '../../tools/tool.decorator';
 import { idempotencyKeyProperty, sentMessageSchema } from '../../conversations/conversation.schemas';
 import { EmailOutboundService } from './email-outbound.service';
 

@@ -1,10 +1,10 @@
-import { argumentCheck } from '../../common/tools/tool-arguments';
+import { argumentCheck } from '../../tools/tool-arguments';
 import { Principal } from '../../identity/principal';
-import { McpTool, McpToolHandler, ToolArgs } from '../../common/tools/tool.decorator';
+import { McpTool, McpToolHandler, ToolArgs } from '../../tools/tool.decorator';
 import { contactSchema } from '../conversation.schemas';
 import { RESULT_BOUNDS } from '../../common/result-bounds';
 import { CONTACTS_PAGE_SIZE, ContactsService, MAX_CONTACTS_PAGE_SIZE, MAX_MERGE, MAX_NOTES_CHARS } from './contacts.service';
-import { cursorArgument, nextCursorResult, nullable } from '../../common/tools/tool-schemas';
+import { cursorArgument, nextCursorResult, nullable } from '../../tools/tool-schemas';
 
 const contactIdSchema = {
   type: 'string',

@@ -1,7 +1,7 @@
-import { argumentCheck } from '../../common/tools/tool-arguments';
+import { argumentCheck } from '../../tools/tool-arguments';
 import { E164 } from '../../identity/account.types';
 import { Principal } from '../../identity/principal';
-import { McpTool, McpToolHandler, ToolArgs } from '../../common/tools/tool.decorator';
+import { McpTool, McpToolHandler, ToolArgs } from '../../tools/tool.decorator';
 import { idempotencyKeyProperty, sentMessageSchema } from '../conversation.schemas';
 import { OutboundService } from './outbound.service';
 import { BODY_MAX, SMS_BODY_MAX } from './reply-body';

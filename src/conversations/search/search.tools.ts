@@ -1,7 +1,7 @@
-import { argumentCheck } from '../../common/tools/tool-arguments';
+import { argumentCheck } from '../../tools/tool-arguments';
 import { Principal } from '../../identity/principal';
-import { cursorArgument, nextCursorResult, nullable, nullableString } from '../../common/tools/tool-schemas';
-import { McpTool, McpToolHandler, ToolArgs } from '../../common/tools/tool.decorator';
+import { cursorArgument, nextCursorResult, nullable, nullableString } from '../../tools/tool-schemas';
+import { McpTool, McpToolHandler, ToolArgs } from '../../tools/tool.decorator';
 import { identityRef, personConciseSchema } from '../conversation.schemas';
 import { RESULT_BOUNDS } from '../../common/result-bounds';
 import { SearchService } from './search.service';

@@ -1,6 +1,6 @@
 import { Principal } from '../../identity/principal';
-import { McpTool, McpToolHandler, ToolArgs } from '../../common/tools/tool.decorator';
-import { cursorArgument, nextCursorResult } from '../../common/tools/tool-schemas';
+import { McpTool, McpToolHandler, ToolArgs } from '../../tools/tool.decorator';
+import { cursorArgument, nextCursorResult } from '../../tools/tool-schemas';
 import { LABELS_PAGE_SIZE, ThreadsService } from './threads.service';
 
 const listLabelsInput = {

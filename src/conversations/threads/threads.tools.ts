@@ -1,10 +1,10 @@
-import { argumentCheck } from '../../common/tools/tool-arguments';
+import { argumentCheck } from '../../tools/tool-arguments';
 import { Principal } from '../../identity/principal';
-import { McpTool, McpToolHandler, ToolArgs } from '../../common/tools/tool.decorator';
+import { McpTool, McpToolHandler, ToolArgs } from '../../tools/tool.decorator';
 import { attachmentRefSchema, labelWithConfidenceSchema, messageSchema, personConciseSchema, personSchema, threadSummarySchema } from '../conversation.schemas';
 import { MAX_THREADS_PAGE_SIZE, THREADS_PAGE_SIZE, ThreadsService } from './threads.service';
 import { RESULT_BOUNDS, textWindowArguments } from '../../common/result-bounds';
-import { cursorArgument, nextCursorResult, nullable } from '../../common/tools/tool-schemas';
+import { cursorArgument, nextCursorResult, nullable } from '../../tools/tool-schemas';
 
 const threadIdSchema = { type: 'string', format: 'uuid', description: 'A thread id (from list_threads or an event).' } as const;
 const labelNameSchema = { type: 'string', minLength: 1, maxLength: 100 } as const;

@@ -1,12 +1,11 @@
 import { Body, Controller, Get, Param, Post, Query, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
-import { CurrentPrincipal, SessionAuth } from '../../auth/auth.decorators';
+import { CurrentPrincipal, KeyAction, SessionAuth } from '../../identity/auth.decorators';
 import { Person } from '../../identity/principal';
 import { PersonApiKeysService, PersonApiKeyView } from '../../auth/person-api-keys.service';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
-import { RevokesAccess } from '../../limits/session-action.guard';
 import { accessOf, choiceOf, choiceOfAccess, Form, formErrorsOf, permissionsOf } from './access-form';
 import { ApiKeyCreatedPage, ApiKeyProblemPage, ApiKeysListPage, EditApiKeyPage, NewApiKeyPage, NoticeKind, NOTICES, RevokeApiKeyPage } from './api-keys.pages';
 import { PageErrorFilter } from './page-error.filter';
@@ -94,7 +93,7 @@ export class ApiKeysController {
     sendPage(response, 200, <RevokeApiKeyPage person={person} apiKey={apiKey} />);
   }
 
-  @RevokesAccess()
+  @KeyAction('revokes-access')
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/revoke')
   async revoke(@CurrentPrincipal() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {

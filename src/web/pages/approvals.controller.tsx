@@ -3,7 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
 import { AgentTurnView } from '../../agents/agent.types';
 import { AgentsService } from '../../agents/agents.service';
-import { CurrentPrincipal, SessionAuth } from '../../auth/auth.decorators';
+import { CurrentPrincipal, SessionAuth } from '../../identity/auth.decorators';
 import { Person, Principal } from '../../identity/principal';
 import { httpStatusOf } from '../../common/error-status';
 import { ConflictError, NotFoundError, ValidationError } from '../../common/errors';

@@ -1,11 +1,10 @@
 import { Body, Controller, Get, Param, Post, Query, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
-import { CurrentPrincipal, SessionAuth } from '../../auth/auth.decorators';
+import { CurrentPrincipal, KeyAction, SessionAuth } from '../../identity/auth.decorators';
 import { Person } from '../../identity/principal';
 import { NotFoundError, ValidationError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
-import { RevokesAccess } from '../../limits/session-action.guard';
 import { OAuthService } from '../../oauth/oauth.service';
 import { accessOf, choiceOf, choiceOfAccess, Form, formErrorsOf, permissionsOf } from './access-form';
 import { ConnectedAppNotFoundPage, ConnectedAppsListPage, EditConnectedAppPage, NoticeKind, NOTICES, RevokeConnectedAppPage } from './connected-apps.pages';
@@ -81,7 +80,7 @@ export class ConnectedAppsController {
     }
   }
 
-  @RevokesAccess()
+  @KeyAction('revokes-access')
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/revoke')
   async revoke(@CurrentPrincipal() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Request, Response } from 'express';
-import { CurrentPrincipal, Public, SessionAuth } from '../../auth/auth.decorators';
+import { CurrentPrincipal, Public, SessionAuth } from '../../identity/auth.decorators';
 import { Person } from '../../identity/principal';
 import { ValidationError } from '../../common/errors';
 import { RateLimitPerIp } from '../../limits/ip-rate-limit.guard';

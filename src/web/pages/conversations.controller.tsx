@@ -4,7 +4,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
 import { AgentsService } from '../../agents/agents.service';
 import { AttachmentsService } from '../../attachments/attachments.service';
-import { CurrentPrincipal, SessionAuth } from '../../auth/auth.decorators';
+import { CurrentPrincipal, SessionAuth } from '../../identity/auth.decorators';
 import { Person, Principal } from '../../identity/principal';
 import { httpStatusOf } from '../../common/error-status';
 import { DomainError, ValidationError } from '../../common/errors';

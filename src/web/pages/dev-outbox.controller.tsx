@@ -1,7 +1,7 @@
 import { Controller, Get, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
-import { CurrentPrincipal, SessionAuth } from '../../auth/auth.decorators';
+import { CurrentPrincipal, SessionAuth } from '../../identity/auth.decorators';
 import { Person } from '../../identity/principal';
 import { DevelopmentOutboxService, OUTBOX_SIZE } from '../../conversations/outbound/development-outbox.service';
 import { DevOutboxPage } from './dev-outbox.pages';

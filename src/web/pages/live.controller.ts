@@ -1,7 +1,7 @@
 import { Controller, Get, Query, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Request, Response } from 'express';
-import { CurrentPrincipal, SessionAuth } from '../../auth/auth.decorators';
+import { CurrentPrincipal, SessionAuth } from '../../identity/auth.decorators';
 import { Person } from '../../identity/principal';
 import { ValidationError } from '../../common/errors';
 import { eventStreamOf } from '../../common/event-stream';

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Param, Post, Query, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
-import { CurrentPrincipal, SessionAuth } from '../../auth/auth.decorators';
+import { CurrentPrincipal, SessionAuth } from '../../identity/auth.decorators';
 import { Person } from '../../identity/principal';
 import { httpStatusOf } from '../../common/error-status';
 import { UnprocessableError, ValidationError } from '../../common/errors';

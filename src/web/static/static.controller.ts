@@ -1,7 +1,7 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
-import { Public } from '../../auth/auth.decorators';
+import { Public } from '../../identity/auth.decorators';
 import { APP_CSS, APP_JS } from './assets';
 
 /** The web app's stylesheet and script; public (the sign-in pages use them too), cached for an hour. */

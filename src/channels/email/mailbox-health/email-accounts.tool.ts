@@ -1,7 +1,7 @@
 import { Principal } from '../../../identity/principal';
-import { McpTool, McpToolHandler } from '../../../common/tools/tool.decorator';
+import { McpTool, McpToolHandler } from '../../../tools/tool.decorator';
 import { MailboxHealthService } from './mailbox-health.service';
-import { noArguments, nullableString } from '../../../common/tools/tool-schemas';
+import { noArguments, nullableString } from '../../../tools/tool-schemas';
 
 @McpTool({
   name: 'list_email_accounts',

@@ -1,6 +1,6 @@
 import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { ValidationError } from '../errors';
+import { ValidationError } from '../common/errors';
 import { ObjectSchema, ToolArgs } from './tool.decorator';
 
 /**

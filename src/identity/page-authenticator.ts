@@ -1,6 +1,6 @@
 import { Request } from 'express';
 import { ForbiddenError } from '../common/errors';
-import { Principal } from '../identity/principal';
+import { Principal } from './principal';
 
 /** The page kinds of authentication (auth.decorators.ts): a signed-in person, or a same-origin form without a session. */
 export type PageAuthKind = 'session' | 'same-origin';

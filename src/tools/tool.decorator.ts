@@ -1,8 +1,8 @@
 import { applyDecorators, Injectable, SetMetadata } from '@nestjs/common';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
-import { UserRole } from '../../identity/roles';
-import { Principal } from '../../identity/principal';
-import { KeyPermission } from '../../identity/key-permissions';
+import { UserRole } from '../identity/roles';
+import { Principal } from '../identity/principal';
+import { KeyPermission } from '../identity/key-permissions';
 
 export const MCP_TOOL = 'mcp:tool';
 

@@ -1,6 +1,6 @@
 import { Request } from 'express';
 import { ResourceChallenge } from '../common/errors';
-import { KeyPrincipal } from '../identity/principal';
+import { KeyPrincipal } from './principal';
 
 /**
  * Callers through an OAuth access token (oauth/): provided by the OAuth module, found by the

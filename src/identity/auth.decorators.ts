@@ -1,8 +1,8 @@
 import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata, UseGuards } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { AuthenticatedRequest, Principal } from '../identity/principal';
+import { AuthenticatedRequest, Principal } from './principal';
 import { CsrfTokenGuard } from './csrf-token.guard';
-import { KeyPermission } from '../identity/key-permissions';
+import { KeyPermission } from './key-permissions';
 
 /** How a route authenticates. Routes are API-key routes unless they say otherwise. */
 export type AuthKind = 'api-key' | 'admin' | 'ingest' | 'public' | 'session' | 'same-origin' | 'signed-body';
@@ -49,15 +49,18 @@ export const SignedBody = (signatureHeader: string) =>
   applyDecorators(SetMetadata(AUTH_KIND, 'signed-body' satisfies AuthKind), SetMetadata(SIGNATURE_HEADER, signatureHeader));
 
 /**
- * What an API-key route does for the key, declared on every such route (limits/key-action.guard.ts):
- * the one permission it needs, checked with the key's rate limit and running-calls slots before the
- * handler runs; or `per-call` for the tool endpoint alone (KeyActionAudit refuses it elsewhere), which checks each call's tool
- * (permission) and counts each message of a batch (rate) itself. An API-key route without it
- * stops the service from starting.
+ * What a route does for its principal, read by the one ActionGuard (identity/action.guard.ts).
+ * Declared on every API-key route: the one permission it needs, checked with the key's rate limit
+ * and running-calls slots before the handler runs; or `per-call` for the tool endpoint alone
+ * (KeyActionAudit refuses it elsewhere), which checks each call's tool (permission) and counts
+ * each message of a batch (rate) itself. An API-key route without it stops the service from
+ * starting. A page (@SessionAuth) needs none: its state-changing requests count against the
+ * person's budget, except a route that only takes access away (revokes an API key, a connected
+ * app), which says `revokes-access` (refused on an API-key route).
  */
-export type KeyActionKind = KeyPermission | 'per-call';
+export type ActionKind = KeyPermission | 'per-call' | 'revokes-access';
 export const KEY_ACTION = 'auth:key-action';
-export const KeyAction = (action: KeyActionKind) => SetMetadata(KEY_ACTION, action);
+export const KeyAction = (action: ActionKind) => SetMetadata(KEY_ACTION, action);
 
 /**
  * The principal the AuthGuard resolved: a KeyPrincipal on an API-key route, a Person on a

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Request } from 'express';
 import { CrossSiteRequestError } from './page-authenticator';
-import { AuthenticatedRequest } from '../identity/principal';
+import { AuthenticatedRequest } from './principal';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 export const CSRF_REFUSED = 'the form is missing its CSRF token or carries a wrong one: reload the page and try again';
