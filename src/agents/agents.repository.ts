@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Principal } from '../identity/principal';
-import { callerLines } from '../auth/line-access.sql';
+import { callerLines } from '../identity/line-access.sql';
 import { KeysetPosition } from '../common/keyset-cursor';
 import { inIndexOrder, queryNamed } from '../database/sql';
 import { CallerThread } from '../conversations/threads/thread-access.repository';
@@ -57,17 +57,7 @@ const TURN_COLUMNS = `t.id, t.org_id, t.status, t.thread_id, t.message_id, t.bod
 export class AgentsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** For the administrator: the line, if it exists and is not deleted. */
-  async liveLine(lineId: string): Promise<{ id: string; org_id: string } | null> {
-    const [line] = await queryNamed<Array<{ id: string; org_id: string }>>(
-      this.dataSource.manager,
-      `SELECT id, org_id FROM lines WHERE id = :lineId AND deleted_at IS NULL`,
-      { lineId },
-    );
-    return line ?? null;
-  }
-
-  /** For the administrator: a new agent on a line liveLine answered, in the line's org. */
+  /** For the administrator: a new agent on a line LinesRepository.liveLine answered, in the line's org. */
   async insertAgent(line: { id: string; org_id: string }, agent: { name: string; mode: AgentMode }): Promise<AgentRow> {
     const [row] = await queryNamed<AgentRow[]>(
       this.dataSource.manager,

@@ -12,6 +12,7 @@ import { ThreadAccessRepository } from '../conversations/threads/thread-access.r
 import { AgentMode, AGENTS_PAGE_SIZE, AgentTurnView, AgentView, TURN_DECISION_ROLE, TURNS_PAGE_SIZE } from './agent.types';
 import { checkReplyBody } from '../conversations/outbound/reply-body';
 import { AgentRow, AgentsRepository, TurnListFilter, TurnRow } from './agents.repository';
+import { LinesRepository } from '../identity/lines.repository';
 
 export interface TurnFilter extends TurnListFilter {
   cursor?: string;
@@ -39,6 +40,7 @@ export class AgentsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly agents: AgentsRepository,
+    private readonly lines: LinesRepository,
     private readonly outbound: OutboundService,
     private readonly threadAccess: ThreadAccessRepository,
     private readonly data: MessageDataBuilder,
@@ -48,7 +50,7 @@ export class AgentsService {
 
   /** Admin: a new agent on a live line. */
   async createAgent(lineId: string, input: { name: string; mode: AgentMode }): Promise<AgentView> {
-    const line = await this.agents.liveLine(lineId);
+    const line = await this.lines.liveLine(lineId);
     if (!line) throw NotFoundError.of('line', lineId, 'lineId');
     return toAgentView(await this.agents.insertAgent(line, { name: input.name.trim(), mode: input.mode }));
   }

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Principal } from '../identity/principal';
 import { KeyPermission } from '../identity/key-permissions';
-import { callerLines, keyAllowsLine, liveLineOfUser } from '../auth/line-access.sql';
+import { callerLines, keyAllowsLine, liveLineOfUser } from '../identity/line-access.sql';
 import { LinkHolder } from '../common/attachment-urls';
 import { queryNamed } from '../database/sql';
 import { ContentStatus } from './attachment-storage.repository';

@@ -5,10 +5,11 @@ import { ChannelAccessMode, LineType, OrgTier } from '../identity/account.types'
 import { inValues, queryNamed } from '../database/sql';
 import { ApiKey } from './api-key.entity';
 import { KeyPermission } from '../identity/key-permissions';
-import { keyAllowsLine, liveLineOfUser } from './line-access.sql';
+import { keyAllowsLine, liveLineOfUser } from '../identity/line-access.sql';
 import { stampLastUseSql } from './last-use-stamps';
 import { PrincipalRef } from '../identity/principal';
 import { UserRole } from '../identity/roles';
+import { liveLineSql } from '../identity/lines.repository';
 
 /** One row per line the key reaches (one row with null line columns when it reaches none). */
 export interface KeyCallerRow extends CallerRow {
@@ -62,7 +63,7 @@ SELECT k.id, k.name, k.key_last4, k.channel_access_mode, k.permissions, k.create
        o.id AS owner_id, o.email AS owner_email, (k.user_id = p.id) AS mine,
        COALESCE((SELECT json_agg(json_build_object('id', l.id, 'type', l.type, 'address', a.address) ORDER BY a.ord)
                    FROM unnest(k.allowed_addresses) WITH ORDINALITY AS a(address, ord)
-                   LEFT JOIN lines l ON l.address = a.address AND l.org_id = p.org_id AND l.deleted_at IS NULL), '[]'::json) AS lines`;
+                   LEFT JOIN lines l ON l.address = a.address AND l.org_id = p.org_id AND ${liveLineSql('l')}), '[]'::json) AS lines`;
 
 /**
  * SQL of API keys. The administrator manages keys by user or key id; a person (Settings → API keys)

@@ -9,6 +9,7 @@ import { generateApiKey, hashApiKey } from './api-keys.service';
 import { CredentialChanges } from './credential-changes';
 import { ALL_KEY_PERMISSIONS, canonicalPermissions, KeyPermission, keyPermissionsProblem } from '../identity/key-permissions';
 import { PrincipalRef } from '../identity/principal';
+import { LinesRepository } from '../identity/lines.repository';
 
 /** What a person chooses under "Channel access": all channels, or some of their own lines by id. */
 export type PersonChannelAccess = { mode: 'ALL' } | { mode: 'LINES'; lineIds: string[] };
@@ -47,6 +48,7 @@ export class PersonApiKeysService {
   constructor(
     private readonly keys: ApiKeysRepository,
     private readonly accounts: AccountsService,
+    private readonly lines: LinesRepository,
     private readonly changes: CredentialChanges,
   ) {}
 
@@ -125,7 +127,7 @@ export class PersonApiKeysService {
   private async accessColumns(person: PrincipalRef, access: PersonChannelAccess): Promise<Pick<ApiKey, 'channelAccessMode' | 'allowedAddresses'>> {
     if (access.mode === 'ALL') return { channelAccessMode: 'ALL', allowedAddresses: [] };
     const ids = access.lineIds.map((id) => id.toLowerCase());
-    const mine = new Map<string, LineRef>((await this.accounts.liveLines(person.userId)).map((line) => [line.id, line]));
+    const mine = new Map<string, LineRef>((await this.lines.liveLinesOf(person.userId)).map((line) => [line.id, line]));
     const foreign = ids.filter((id) => !mine.has(id) && UUID.test(id));
     const ofOrg = new Set((await this.accounts.linesOfOrg(person.orgId, [...new Set(foreign)])).map((line) => line.id));
     ids.forEach((id, i) => {

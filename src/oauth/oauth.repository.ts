@@ -4,9 +4,10 @@ import { DataSource } from 'typeorm';
 import { ChannelAccessMode } from '../identity/account.types';
 import { CallerRow } from '../auth/api-keys.repository';
 import { KeyPermission } from '../identity/key-permissions';
-import { keyAllowsLine, liveLineOfUser } from '../auth/line-access.sql';
+import { keyAllowsLine, liveLineOfUser } from '../identity/line-access.sql';
 import { stampLastUseSql } from '../auth/last-use-stamps';
 import { inValues, queryNamed } from '../database/sql';
+import { liveLineSql } from '../identity/lines.repository';
 
 export interface ClientRow {
   client_id: string;
@@ -117,7 +118,7 @@ export class OAuthRepository {
               COALESCE((SELECT k.redirect_uri FROM oauth_codes k WHERE k.grant_id = g.id ORDER BY k.expires_at LIMIT 1), c.redirect_uris[1]) AS redirect_uri,
               COALESCE((SELECT json_agg(json_build_object('id', l.id, 'address', a.address) ORDER BY a.ord)
                           FROM unnest(g.allowed_addresses) WITH ORDINALITY AS a(address, ord)
-                          LEFT JOIN lines l ON l.address = a.address AND l.org_id = u.org_id AND l.deleted_at IS NULL), '[]'::json) AS lines
+                          LEFT JOIN lines l ON l.address = a.address AND l.org_id = u.org_id AND ${liveLineSql('l')}), '[]'::json) AS lines
          FROM oauth_grants g
          JOIN oauth_clients c ON c.client_id = g.client_id
          JOIN users u ON u.id = g.user_id

@@ -1,5 +1,5 @@
 import { Principal } from '../identity/principal';
-import { callerLines } from '../auth/line-access.sql';
+import { callerLines } from '../identity/line-access.sql';
 import { SqlCondition } from '../database/sql';
 
 /**

@@ -8,6 +8,7 @@ import { APP_CONFIG } from '../../config/config.module';
 import { SessionCookie } from './session-cookie';
 import { LINK_TOKEN_PATTERN, newCsrfToken, newLinkToken, newSessionToken, SESSION_TOKEN_PATTERN, tokenHash } from './tokens';
 import { SessionRow, WebSessionsRepository } from './web-sessions.repository';
+import { LinesRepository } from '../../identity/lines.repository';
 
 /** A sign-in link lives this long. */
 export const LINK_LIFETIME_MS = 15 * 60_000;
@@ -49,6 +50,7 @@ export class WebSessionsService {
   constructor(
     private readonly repository: WebSessionsRepository,
     private readonly accounts: AccountsService,
+    private readonly lines: LinesRepository,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
@@ -121,7 +123,7 @@ export class WebSessionsService {
     const row = await this.repository.livePerson(tokenHash(sessionToken), now, new Date(now.getTime() - this.idleMs));
     if (!row) return null;
     const [lines] = await Promise.all([
-      this.accounts.liveLines(row.user_id),
+      this.lines.liveLinesOf(row.user_id),
       now.getTime() - row.last_seen_at.getTime() >= TOUCH_EVERY_MS
         ? this.repository.touch(row.session_id, now, new Date(now.getTime() - TOUCH_EVERY_MS))
         : undefined,

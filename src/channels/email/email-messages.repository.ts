@@ -85,14 +85,4 @@ export class EmailMessagesRepository {
     );
     return row.header_message_id;
   }
-
-  /** For inbound email: which of these addresses are live email account lines. */
-  async emailAccountAddresses(addresses: string[]): Promise<string[]> {
-    const rows = await queryNamed<Array<{ address: string }>>(
-      this.dataSource.manager,
-      `SELECT address FROM lines WHERE type = 'EMAIL_ACCOUNT' AND deleted_at IS NULL AND address = ANY (:addresses::text[])`,
-      { addresses },
-    );
-    return rows.map((r) => r.address);
-  }
 }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Principal } from '../../identity/principal';
-import { callerLines } from '../../auth/line-access.sql';
+import { callerLines } from '../../identity/line-access.sql';
 import { KeysetPosition } from '../../common/keyset-cursor';
 import { queryNamed, SqlCondition } from '../../database/sql';
 import { IdentityKind } from '../../events/event-payloads';

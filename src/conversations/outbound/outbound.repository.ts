@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Principal } from '../../identity/principal';
-import { callerLines } from '../../auth/line-access.sql';
+import { callerLines } from '../../identity/line-access.sql';
 import { Channel, SerializedMessage } from '../../events/event-payloads';
 import { queryNamed } from '../../database/sql';
 import { serializeMessage } from '../message-data.builder';

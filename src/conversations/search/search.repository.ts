@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Principal } from '../../identity/principal';
-import { callerLines } from '../../auth/line-access.sql';
+import { callerLines } from '../../identity/line-access.sql';
 import { plannedPerCall, queryNamed } from '../../database/sql';
 import { Channel } from '../../events/event-payloads';
 import { MessageRow } from '../message-data.repository';

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Principal } from '../../identity/principal';
-import { callerLines } from '../../auth/line-access.sql';
+import { callerLines } from '../../identity/line-access.sql';
 import { NotFoundError } from '../../common/errors';
 import { queryNamed } from '../../database/sql';
 import { Channel } from '../../events/event-payloads';

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Principal } from '../../../identity/principal';
-import { callerLines } from '../../../auth/line-access.sql';
+import { callerLines } from '../../../identity/line-access.sql';
 import { queryNamed } from '../../../database/sql';
 
 export type HealthStatus = 'healthy' | 'unhealthy';
@@ -45,16 +45,6 @@ export class MailboxHealthRepository {
       `SELECT line_id, status, error_kind, error, since, last_synced_at FROM email_account_health WHERE line_id = ANY (:lineIds::uuid[])`,
       { lineIds },
     );
-  }
-
-  /** The line if it is a live email account. */
-  async liveEmailAccount(manager: EntityManager, lineId: string): Promise<EmailAccountRow | undefined> {
-    const [line] = await queryNamed<EmailAccountRow[]>(
-      manager,
-      `SELECT id, org_id, address FROM lines WHERE id = :lineId AND type = 'EMAIL_ACCOUNT' AND deleted_at IS NULL`,
-      { lineId },
-    );
-    return line;
   }
 
   /** The mailbox's health row (created healthy on its first report), locked until the transaction ends. */

@@ -6,6 +6,7 @@ import { NotFoundError, ValidationError } from '../../../common/errors';
 import { EventBus } from '../../../events/event-bus';
 import { EmailAccountHealthData } from '../../../events/event-payloads';
 import { HealthRow, HealthStatus, MailboxHealthRepository } from './mailbox-health.repository';
+import { LinesRepository } from '../../../identity/lines.repository';
 
 export interface SyncOutcome {
   ok: boolean;
@@ -54,6 +55,7 @@ export class MailboxHealthService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly bus: EventBus,
     private readonly mailboxes: MailboxHealthRepository,
+    private readonly lines: LinesRepository,
   ) {}
 
   /** The spec's emailAccount objects for the caller's email accounts; a mailbox that never reported counts as active. */
@@ -97,7 +99,8 @@ export class MailboxHealthService {
       throw new ValidationError(`${field} is only for a failed sync (ok: false)`, field);
     }
     return this.dataSource.transaction(async (tx) => {
-      const line = await this.mailboxes.liveEmailAccount(tx, lineId);
+      const live = await this.lines.liveLine(lineId, { manager: tx });
+      const line = live?.type === 'EMAIL_ACCOUNT' ? { id: live.id, org_id: live.org_id, address: live.address } : undefined;
       if (!line) throw NotFoundError.of('email account', lineId, 'lineId');
       const before = await this.mailboxes.lockHealth(tx, lineId);
       const now = new Date();

@@ -7,6 +7,7 @@ import { SecretBox } from '../../../common/secret-box';
 import { MailboxHealth, MailboxHealthService } from '../mailbox-health/mailbox-health.service';
 import { MailServers, MailServerSettings } from './mail-servers';
 import { MailboxesRepository, MailboxRow } from './mailboxes.repository';
+import { LinesRepository } from '../../../identity/lines.repository';
 
 /** What a connected mailbox shows: its servers and usernames, never a password. */
 export interface MailboxView {
@@ -53,6 +54,7 @@ export class MailboxesService implements OnModuleInit {
     private readonly servers: MailServers,
     private readonly box: SecretBox,
     private readonly accounts: AccountsService,
+    private readonly lines: LinesRepository,
     private readonly health: MailboxHealthService,
   ) {}
 
@@ -137,7 +139,7 @@ export class MailboxesService implements OnModuleInit {
 
   /** A live EMAIL_ACCOUNT line (of `orgId` when given: another org's line is not found). */
   private async emailLine(lineId: string, orgId?: string): Promise<{ address: string }> {
-    const line = await this.mailboxes.line(lineId, orgId);
+    const line = await this.lines.liveLine(lineId, { orgId });
     if (!line) throw NotFoundError.of('line', lineId, 'lineId');
     if (line.type !== 'EMAIL_ACCOUNT') throw new ValidationError(`line ${lineId} is a ${line.type} line: only EMAIL_ACCOUNT lines have a mailbox`, 'lineId');
     return line;

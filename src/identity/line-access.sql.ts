@@ -1,5 +1,6 @@
 import { SqlCondition } from '../database/sql';
-import { Principal } from '../identity/principal';
+import { liveLineSql } from './lines.repository';
+import { Principal } from './principal';
 
 /**
  * Which lines a user may use now, as SQL: the one rule behind an API key's lines
@@ -12,7 +13,7 @@ import { Principal } from '../identity/principal';
 
 /** The line `l` is live and of the org of the user `u` (a membership of `u` on `l` joined beside it). */
 export function liveLineOfUser(l: string, u: string): string {
-  return `${l}.deleted_at IS NULL AND ${l}.org_id = ${u}.org_id`;
+  return `${liveLineSql(l)} AND ${l}.org_id = ${u}.org_id`;
 }
 
 /**
@@ -55,7 +56,7 @@ export function callerLines(caller: Principal, line: string, org?: string): SqlC
     sql:
       `(${ofOrg}${line} = ANY (:scopeLineIds::uuid[])` +
       ` AND ${line} = ANY (ARRAY(SELECT scope_l.id FROM lines scope_l JOIN line_memberships scope_m ON scope_m.line_id = scope_l.id AND scope_m.user_id = :scopeUserId` +
-      ` WHERE scope_l.id = ANY (:scopeLineIds::uuid[]) AND scope_l.org_id = :scopeOrgId AND scope_l.deleted_at IS NULL)))`,
+      ` WHERE scope_l.id = ANY (:scopeLineIds::uuid[]) AND scope_l.org_id = :scopeOrgId AND ${liveLineSql('scope_l')})))`,
     parameters: { scopeOrgId: caller.orgId, scopeUserId: caller.userId, scopeLineIds: caller.lines.map((l) => l.id) },
   };
 }
