@@ -1,34 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { ChannelAccessMode, LineType, OrgTier } from '../identity/account.types';
+import { ChannelAccessMode } from '../identity/account.types';
 import { inValues, queryNamed } from '../database/sql';
 import { ApiKey } from './api-key.entity';
+import { AllowlistLine, allowlistLinesSql, CredentialRow, credentialRowsSql } from '../identity/credential-rows.sql';
 import { KeyPermission } from '../identity/key-permissions';
-import { keyAllowsLine, liveLineOfUser } from '../identity/line-access.sql';
-import { stampLastUseSql } from './last-use-stamps';
+import { stampLastUseSql } from '../identity/last-use-stamps';
 import { PrincipalRef } from '../identity/principal';
 import { UserRole } from '../identity/roles';
-import { liveLineSql } from '../identity/lines.repository';
 
 /** One row per line the key reaches (one row with null line columns when it reaches none). */
-export interface KeyCallerRow extends CallerRow {
+export interface KeyCallerRow extends CredentialRow {
   key_hash: string;
-  last_used_at: Date | null;
-}
-
-/** What resolves to a caller: a key's or an OAuth grant's row (oauth/), one per line it reaches. */
-export interface CallerRow {
-  key_id: string;
-  user_id: string;
-  org_id: string;
-  tier: OrgTier;
-  role: UserRole;
-  mode: ChannelAccessMode;
-  permissions: KeyPermission[];
-  line_id: string | null;
-  line_type: LineType | null;
-  line_address: string | null;
 }
 
 /** A key as a person sees it in Settings → API keys: no hash, and its allowlist matched to the org's live lines. */
@@ -38,8 +22,8 @@ export interface PersonKeyRow {
   key_last4: string;
   channel_access_mode: ChannelAccessMode;
   permissions: KeyPermission[];
-  /** The allowlist in its order; id and type null for an address no live line of the org has (it grants nothing). */
-  lines: Array<{ id: string | null; type: LineType | null; address: string }>;
+  /** The allowlist in its order (allowlistLinesSql). */
+  lines: AllowlistLine[];
   created_at: Date;
   last_used_at: Date | null;
   owner_id: string;
@@ -61,9 +45,7 @@ const KEYS_VISIBLE_TO_PERSON = `
 const PERSON_KEY_COLUMNS = `
 SELECT k.id, k.name, k.key_last4, k.channel_access_mode, k.permissions, k.created_at, k.last_used_at,
        o.id AS owner_id, o.email AS owner_email, (k.user_id = p.id) AS mine,
-       COALESCE((SELECT json_agg(json_build_object('id', l.id, 'type', l.type, 'address', a.address) ORDER BY a.ord)
-                   FROM unnest(k.allowed_addresses) WITH ORDINALITY AS a(address, ord)
-                   LEFT JOIN lines l ON l.address = a.address AND l.org_id = p.org_id AND ${liveLineSql('l')}), '[]'::json) AS lines`;
+       ${allowlistLinesSql('k', 'p.org_id')}`;
 
 /**
  * SQL of API keys. The administrator manages keys by user or key id; a person (Settings → API keys)
@@ -176,21 +158,13 @@ export class ApiKeysRepository {
 
   /**
    * The keys with these hashes, each with its owner and org, and the owner's live lines narrowed
-   * by the key's allowlist (line-access.sql.ts), oldest line first; no row for an unknown hash.
+   * by the key's allowlist (credentialRowsSql, as an OAuth grant's), oldest line first; no row for an unknown hash.
    */
   callerRows(keyHashes: string[]): Promise<KeyCallerRow[]> {
     const hashes = inValues('k.key_hash', 'keyHashes', keyHashes, 'text');
     return queryNamed(
       this.dataSource.manager,
-      `SELECT k.key_hash, k.id AS key_id, u.id AS user_id, u.org_id, o.tier, u.role, k.channel_access_mode AS mode, k.permissions, k.last_used_at,
-              l.id AS line_id, l.type AS line_type, l.address AS line_address
-         FROM api_keys k
-         JOIN users u ON u.id = k.user_id
-         JOIN orgs o ON o.id = u.org_id
-         LEFT JOIN line_memberships m ON m.user_id = u.id
-         LEFT JOIN lines l ON l.id = m.line_id AND ${liveLineOfUser('l', 'u')} AND ${keyAllowsLine('k', 'l')}
-        WHERE ${hashes.sql}
-        ORDER BY k.key_hash, l.created_at`,
+      credentialRowsSql({ columns: 'k.key_hash', from: 'api_keys k', credential: 'k', where: hashes.sql, groupBy: 'k.key_hash' }),
       hashes.parameters,
     );
   }

@@ -4,13 +4,12 @@ import { AccountsService } from '../accounts/accounts.service';
 import { normalizeAddress } from '../identity/account.types';
 import { Clock } from '../common/clock';
 import { NotFoundError } from '../common/errors';
-import { MicroBatcher, rowsPerKey } from '../common/micro-batcher';
 import { ApiKey } from './api-key.entity';
-import { ApiKeysRepository, CallerRow, KeyCallerRow } from './api-keys.repository';
+import { ApiKeysRepository, KeyCallerRow } from './api-keys.repository';
+import { channelAccessView, CredentialResolver } from '../identity/credential-resolver';
 import { isGrantId, KeyPrincipal } from '../identity/principal';
 import { CredentialChanges } from './credential-changes';
 import { GrantCallers } from '../identity/grant-callers';
-import { LastUseStamps } from './last-use-stamps';
 import { ALL_KEY_PERMISSIONS, canonicalPermissions, KeyPermission } from '../identity/key-permissions';
 
 /** `csk_` followed by 48 lowercase hex characters (spec: API key format). */
@@ -41,12 +40,8 @@ export function generateApiKey(): string {
 /** API keys: created with a secret shown once, stored as a SHA-256 hash, revoked by deletion. */
 @Injectable()
 export class ApiKeysService implements BeforeApplicationShutdown {
-  private readonly lastUse: LastUseStamps;
-  /**
-   * Key lookups of concurrent requests share one query (each still reads the key after its
-   * request arrived, so a revoked key is refused at once).
-   */
-  private readonly lookups = new MicroBatcher<string, KeyCallerRow[]>((hashes) => this.lookupBatch(hashes));
+  /** Keys resolve to their principal as OAuth grants do (identity/credential-resolver.ts). */
+  private readonly credentials: CredentialResolver<KeyCallerRow>;
 
   constructor(
     private readonly keys: ApiKeysRepository,
@@ -56,7 +51,14 @@ export class ApiKeysService implements BeforeApplicationShutdown {
     /** OAuth grants act as keys on the MCP endpoint (oauth/): isActive answers for them too. */
     @Optional() private readonly grants?: GrantCallers,
   ) {
-    this.lastUse = new LastUseStamps((keyId, now) => this.keys.touchLastUsed(keyId, now), clock, new Logger(ApiKeysService.name), 'API key');
+    this.credentials = new CredentialResolver<KeyCallerRow>({
+      rows: (hashes) => this.keys.callerRows(hashes),
+      hashOf: (row) => row.key_hash,
+      stamp: (keyId, now) => this.keys.touchLastUsed(keyId, now),
+      clock,
+      logger: new Logger(ApiKeysService.name),
+      what: 'API key',
+    });
   }
 
   /** `permissions` left out: all of them, so the key may do whatever its user may. */
@@ -112,35 +114,14 @@ export class ApiKeysService implements BeforeApplicationShutdown {
    */
   async resolve(raw: string): Promise<KeyPrincipal | null> {
     if (!API_KEY_PATTERN.test(raw)) return null;
-    const rows = await this.lookups.submit(hashApiKey(raw));
-    if (rows.length === 0) return null;
-    this.lastUse.note(rows[0].key_id, rows[0].last_used_at);
-    return callerOfRows(rows);
-  }
-
-  private async lookupBatch(hashes: string[]): Promise<KeyCallerRow[][]> {
-    return rowsPerKey(hashes, await this.keys.callerRows([...new Set(hashes)]), (row) => row.key_hash);
+    const rows = await this.credentials.rows(hashApiKey(raw));
+    return rows.length === 0 ? null : this.credentials.principal(rows);
   }
 
   /** Lets last-use writes in flight finish before the database pool closes. */
   async beforeApplicationShutdown(): Promise<void> {
-    await this.lastUse.settle();
+    await this.credentials.settle();
   }
-}
-
-/** The caller of a key's (or an OAuth grant's, oauth/) rows: one per line it reaches, the first holding the key, its user and org. */
-export function callerOfRows(rows: CallerRow[]): KeyPrincipal {
-  const first = rows[0];
-  return {
-    keyId: first.key_id,
-    userId: first.user_id,
-    orgId: first.org_id,
-    orgTier: first.tier,
-    role: first.role,
-    channelAccess: first.mode,
-    permissions: first.permissions,
-    lines: rows.filter((r) => r.line_id !== null).map((r) => ({ id: r.line_id!, type: r.line_type!, address: r.line_address! })),
-  };
 }
 
 function accessColumns(access: ChannelAccess): Pick<ApiKey, 'channelAccessMode' | 'allowedAddresses'> {
@@ -155,7 +136,7 @@ function toView(key: ApiKey): ApiKeyView {
     userId: key.userId,
     name: key.name,
     keyLast4: key.keyLast4,
-    channelAccess: key.channelAccessMode === 'ALL' ? { mode: 'ALL' } : { mode: 'LINES', lines: key.allowedAddresses },
+    channelAccess: channelAccessView(key.channelAccessMode, key.allowedAddresses),
     permissions: key.permissions,
     createdAt: key.createdAt,
     updatedAt: key.updatedAt,

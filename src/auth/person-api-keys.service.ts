@@ -8,6 +8,7 @@ import { ApiKeysRepository, PersonKeyRow } from './api-keys.repository';
 import { generateApiKey, hashApiKey } from './api-keys.service';
 import { CredentialChanges } from './credential-changes';
 import { ALL_KEY_PERMISSIONS, canonicalPermissions, KeyPermission, keyPermissionsProblem } from '../identity/key-permissions';
+import { channelAccessView } from '../identity/credential-resolver';
 import { PrincipalRef } from '../identity/principal';
 import { LinesRepository } from '../identity/lines.repository';
 
@@ -171,7 +172,7 @@ function toPersonView(row: PersonKeyRow): PersonApiKeyView {
     id: row.id,
     name: row.name,
     keyHint: `csk_…${row.key_last4}`,
-    channelAccess: row.channel_access_mode === 'ALL' ? { mode: 'ALL' } : { mode: 'LINES', lines: row.lines },
+    channelAccess: channelAccessView(row.channel_access_mode, row.lines),
     permissions: row.permissions,
     createdAt: row.created_at,
     lastUsedAt: row.last_used_at,
