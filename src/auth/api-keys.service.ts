@@ -1,4 +1,3 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { BeforeApplicationShutdown, Injectable, Logger, Optional } from '@nestjs/common';
 import { AccountsService } from '../accounts/accounts.service';
 import { normalizeAddress } from '../identity/account.types';
@@ -8,12 +7,13 @@ import { ApiKey } from './api-key.entity';
 import { ApiKeysRepository, KeyCallerRow } from './api-keys.repository';
 import { channelAccessView, CredentialResolver } from '../identity/credential-resolver';
 import { isGrantId, KeyPrincipal } from '../identity/principal';
-import { CredentialChanges } from './credential-changes';
+import { API_KEY_PATTERN, hashApiKey } from './key-management/api-key-secret';
+import { CreateApiKey } from './key-management/create-api-key.usecase';
+import { OPERATOR } from './key-management/key-manager';
+import { RevokeApiKey } from './key-management/revoke-api-key.usecase';
+import { UpdateApiKeyAccess } from './key-management/update-api-key-access.usecase';
 import { GrantCallers } from '../identity/grant-callers';
-import { ALL_KEY_PERMISSIONS, canonicalPermissions, KeyPermission } from '../identity/key-permissions';
-
-/** `csk_` followed by 48 lowercase hex characters (spec: API key format). */
-export const API_KEY_PATTERN = /^csk_[0-9a-f]{48}$/;
+import { ALL_KEY_PERMISSIONS, KeyPermission } from '../identity/key-permissions';
 
 export type ChannelAccess = { mode: 'ALL' } | { mode: 'LINES'; lines: string[] };
 
@@ -29,14 +29,6 @@ export interface ApiKeyView {
   updatedAt: Date;
 }
 
-export function hashApiKey(raw: string): string {
-  return createHash('sha256').update(raw, 'utf8').digest('hex');
-}
-
-export function generateApiKey(): string {
-  return `csk_${randomBytes(24).toString('hex')}`;
-}
-
 /** API keys: created with a secret shown once, stored as a SHA-256 hash, revoked by deletion. */
 @Injectable()
 export class ApiKeysService implements BeforeApplicationShutdown {
@@ -46,7 +38,9 @@ export class ApiKeysService implements BeforeApplicationShutdown {
   constructor(
     private readonly keys: ApiKeysRepository,
     private readonly accounts: AccountsService,
-    private readonly changes: CredentialChanges,
+    private readonly createKey: CreateApiKey,
+    private readonly updateKey: UpdateApiKeyAccess,
+    private readonly revokeKey: RevokeApiKey,
     clock: Clock,
     /** OAuth grants act as keys on the MCP endpoint (oauth/): isActive answers for them too. */
     @Optional() private readonly grants?: GrantCallers,
@@ -64,14 +58,10 @@ export class ApiKeysService implements BeforeApplicationShutdown {
   /** `permissions` left out: all of them, so the key may do whatever its user may. */
   async create(userId: string, input: { name: string; channelAccess: ChannelAccess; permissions?: KeyPermission[] }): Promise<ApiKeyView & { key: string }> {
     await this.accounts.getUser(userId);
-    const key = generateApiKey();
-    const saved = await this.keys.save({
-      userId,
+    const { key, saved } = await this.createKey.execute(userId, {
       name: input.name,
-      keyHash: hashApiKey(key),
-      keyLast4: key.slice(-4),
-      ...accessColumns(input.channelAccess),
-      permissions: canonicalPermissions(input.permissions ?? ALL_KEY_PERMISSIONS),
+      access: accessColumns(input.channelAccess),
+      permissions: input.permissions ?? ALL_KEY_PERMISSIONS,
     });
     return { ...toView(saved), key };
   }
@@ -84,19 +74,18 @@ export class ApiKeysService implements BeforeApplicationShutdown {
 
   /** Changes what the key may reach or do (what is left out stays); the next request already sees it. The secret stays. */
   async update(keyId: string, change: { channelAccess?: ChannelAccess; permissions?: KeyPermission[] }): Promise<ApiKeyView> {
+    await this.updateKey.execute(OPERATOR, keyId, {
+      access: change.channelAccess && accessColumns(change.channelAccess),
+      permissions: change.permissions,
+    });
     const key = await this.keys.findById(keyId);
-    if (!key) throw NotFoundError.of('api key', keyId, 'keyId');
-    if (change.channelAccess) Object.assign(key, accessColumns(change.channelAccess));
-    if (change.permissions) key.permissions = canonicalPermissions(change.permissions);
-    const saved = toView(await this.keys.save(key));
-    this.changes.changed(keyId);
-    return saved;
+    if (!key) throw NotFoundError.of('api key', keyId, 'keyId'); // revoked between the two statements
+    return toView(key);
   }
 
   /** Revoking deletes the key at once; the next request with it is refused. */
   async revoke(keyId: string): Promise<void> {
-    if (!(await this.keys.delete(keyId))) throw NotFoundError.of('api key', keyId, 'keyId');
-    this.changes.changed(keyId);
+    await this.revokeKey.execute(OPERATOR, keyId);
   }
 
   /**

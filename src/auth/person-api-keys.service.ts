@@ -5,8 +5,10 @@ import { ForbiddenError, NotFoundError, ValidationError } from '../common/errors
 import { apiKeyNameProblem } from './api-key-rules';
 import { ApiKey } from './api-key.entity';
 import { ApiKeysRepository, PersonKeyRow } from './api-keys.repository';
-import { generateApiKey, hashApiKey } from './api-keys.service';
-import { CredentialChanges } from './credential-changes';
+import { CreateApiKey } from './key-management/create-api-key.usecase';
+import { UUID } from './key-management/key-manager';
+import { RevokeApiKey } from './key-management/revoke-api-key.usecase';
+import { UpdateApiKeyAccess } from './key-management/update-api-key-access.usecase';
 import { ALL_KEY_PERMISSIONS, canonicalPermissions, KeyPermission, keyPermissionsProblem } from '../identity/key-permissions';
 import { channelAccessView } from '../identity/credential-resolver';
 import { PrincipalRef } from '../identity/principal';
@@ -35,8 +37,6 @@ export interface PersonApiKeyView {
   mine: boolean;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /**
  * A signed-in person's API keys (Settings → API keys). Everyone manages their own keys; an OWNER or
  * ADMIN also sees the org's other keys (never a secret or hash) and may revoke them, as GitHub's
@@ -50,7 +50,9 @@ export class PersonApiKeysService {
     private readonly keys: ApiKeysRepository,
     private readonly accounts: AccountsService,
     private readonly lines: LinesRepository,
-    private readonly changes: CredentialChanges,
+    private readonly createKey: CreateApiKey,
+    private readonly updateKey: UpdateApiKeyAccess,
+    private readonly revokeKey: RevokeApiKey,
   ) {}
 
   /** The person's own keys first, then (OWNER, ADMIN) the org's other keys; oldest first within each. */
@@ -72,8 +74,7 @@ export class PersonApiKeysService {
     const permissions = checkedPermissions(input.permissions) ?? ALL_KEY_PERMISSIONS;
     if (!(await this.keys.liveRole(person))) throw NotFoundError.of('user', person.userId, 'userId');
     const access = await this.accessColumns(person, input.channelAccess);
-    const key = generateApiKey();
-    const saved = await this.keys.save({ userId: person.userId, name: input.name, keyHash: hashApiKey(key), keyLast4: key.slice(-4), ...access, permissions });
+    const { key, saved } = await this.createKey.execute(person.userId, { name: input.name, access, permissions });
     const row = await this.keys.findVisibleTo(person, saved.id);
     if (!row) throw NotFoundError.of('api key', saved.id, 'keyId'); // revoked between the two statements
     return { key, apiKey: toPersonView(row) };
@@ -97,8 +98,7 @@ export class PersonApiKeysService {
     if (!current) throw NotFoundError.of('api key', keyId, 'keyId');
     if (!current.mine) throw new ForbiddenError(`api key ${keyId} belongs to ${current.owner_email}: only its owner may change its channel access`, 'keyId');
     const access = await this.accessColumns(person, channelAccess);
-    if (!(await this.keys.updateOwnAccess(person, keyId, { ...access, permissions: checked }))) throw NotFoundError.of('api key', keyId, 'keyId');
-    this.changes.changed(keyId);
+    await this.updateKey.execute({ person }, keyId, { access, permissions: checked });
     const row = await this.keys.findVisibleTo(person, keyId);
     if (!row) throw NotFoundError.of('api key', keyId, 'keyId');
     return toPersonView(row);
@@ -106,8 +106,7 @@ export class PersonApiKeysService {
 
   /** Revokes (deletes) one of the person's keys, or, for an OWNER or ADMIN, any key of the org; the next request with it gets 401. */
   async revokeFor(person: PrincipalRef, keyId: string): Promise<void> {
-    if (!UUID.test(keyId) || !(await this.keys.deleteVisibleTo(person, keyId))) throw NotFoundError.of('api key', keyId, 'keyId');
-    this.changes.changed(keyId);
+    await this.revokeKey.execute({ person }, keyId);
   }
 
   /**
