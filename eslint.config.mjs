@@ -96,8 +96,21 @@ export default tseslint.config(
     FEATURES.filter((f) => f !== 'accounts'),
     'auth/ resolves callers from the accounts it authenticates and imports no other feature',
   ]),
-  boundary(['common', 'limits', 'queue', 'ops', 'health', 'outbound-http'], [[...SURFACES, ...FEATURES], 'shared layers import no feature and no surface']),
-  boundary(['mcp'], [FEATURES, 'mcp/ is the protocol: features register their tools with it (common/tools), it imports none of them']),
+  // The floors (docs/decisions.md, "One identity room"): the kernel, then identity, then the tool kit, then the features.
+  boundary(
+    ['common', 'limits', 'queue'],
+    [[...SURFACES, ...FEATURES, 'identity', 'auth', 'tools'], 'the kernel imports nothing above it: no identity, no tool kit, no feature, no surface'],
+  ),
+  boundary(['ops', 'health', 'outbound-http'], [[...SURFACES, ...FEATURES], 'shared layers import no feature and no surface']),
+  boundary(
+    ['identity'],
+    [
+      [...SURFACES, ...FEATURES, 'auth', 'tools'],
+      'identity sits on the kernel and under the features: it imports no feature, no surface, not auth/ (the ways in, which resolve into it) and not the tool kit',
+    ],
+  ),
+  boundary(['tools'], [[...SURFACES, ...FEATURES, 'auth'], 'the tool kit sits on identity and under the features that declare tools with it']),
+  boundary(['mcp'], [FEATURES, 'mcp/ is the protocol: features register their tools with it (tools/), it imports none of them']),
   {
     // SQL lives in repositories (docs/decisions.md, "SQL"); the two statements that test connections stay where they are.
     files: ['src/**/*.ts'],

@@ -10,8 +10,7 @@ import { HttpErrorFilter } from './common/http-error.filter';
 import { applyHttpServerLimits } from './common/http-server-limits';
 import { BodyReader, RequestInputGuard } from './common/request-body';
 import { createValidationPipe } from './common/validation';
-import { KeyActionGuard } from './limits/key-action.guard';
-import { SessionActionGuard } from './limits/session-action.guard';
+import { ActionGuard } from './identity/action.guard';
 import { AppConfig } from './config/app-config';
 import { APP_CONFIG } from './config/config.module';
 import { httpMetrics } from './ops/metrics/http-metrics';
@@ -37,11 +36,11 @@ export function configureHttpApp(app: INestApplication): void {
   app.useLogger(app.get(Logger));
   applyHttpServerLimits(app.getHttpServer(), config.http);
   // These run after AuthGuard (APP_GUARD providers come before guards added here), in this order:
-  // what the route does for an API key (permission, rate, running calls) and a person's web action
-  // (rate), before any body is read; then the body is read and its text checked; then pipes validate it.
+  // what the route does for its principal (a key's permission, rate and running calls, a person's
+  // web action budget: identity/action.guard.ts), before any body is read; then the body is read and its text checked; then pipes validate it.
   // One BodyReader, so its budgets hold every body of the process: the routes' and the OAuth protocol routes'.
   const bodies = new BodyReader(config);
-  app.useGlobalGuards(app.get(KeyActionGuard), app.get(SessionActionGuard), new RequestInputGuard(app.get(Reflector), bodies));
+  app.useGlobalGuards(app.get(ActionGuard), new RequestInputGuard(app.get(Reflector), bodies));
   app.useGlobalPipes(createValidationPipe());
   app.enableShutdownHooks();
   // Swagger's routes live outside Nest's router (no guard): in production the admin token guards them.

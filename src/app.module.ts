@@ -10,6 +10,7 @@ import { APP_CONFIG, ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
 import { LimitsModule } from './limits/limits.module';
+import { IdentityModule } from './identity/identity.module';
 import { EventsModule } from './events/events.module';
 import { EventCatalogModule } from './event-catalog/event-catalog.module';
 import { McpModule } from './mcp/mcp.module';
@@ -40,6 +41,7 @@ import { WebModule } from './web/web.module';
     TracingModule,
     QueueModule,
     LimitsModule,
+    IdentityModule,
     AccountsModule,
     AuthModule,
     OAuthModule,

@@ -3,19 +3,13 @@ import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In, IsNull, Repository } from 'typeorm';
 import { ConflictError, isUniqueViolation, NotFoundError, ValidationError } from '../common/errors';
 import { Hooks } from '../common/hooks';
-import { LineType, normalizeAddress, OrgTier, TIER_ENDPOINT_CAP } from './account.types';
-import { UserRole } from '../auth/roles';
+import { LineType, normalizeAddress, OrgTier, TIER_ENDPOINT_CAP } from '../identity/account.types';
+import { UserRole } from '../identity/roles';
 import { EndpointCapAudit, EndpointCapGrant } from './endpoint-cap.entity';
 import { LineMembership } from './line-membership.entity';
 import { Line } from './line.entity';
 import { Org } from './org.entity';
 import { User } from './user.entity';
-
-export interface LineRef {
-  id: string;
-  type: LineType;
-  address: string;
-}
 
 export interface EndpointCapReport {
   orgId: string;
@@ -143,16 +137,6 @@ export class AccountsService {
     const result = await this.memberships.delete({ lineId, userId });
     if (!result.affected) throw new NotFoundError(`user ${userId} is not a member of line ${lineId}`, 'userId');
     await this.linesLost.run([userId]);
-  }
-
-  /** The lines a user may use now: live memberships on lines not deleted. */
-  async liveLines(userId: string): Promise<LineRef[]> {
-    return this.lines
-      .createQueryBuilder('line')
-      .select(['line.id', 'line.type', 'line.address'])
-      .innerJoin(LineMembership, 'm', 'm.line_id = line.id AND m.user_id = :userId', { userId })
-      .orderBy('line.created_at', 'ASC')
-      .getMany();
   }
 
   async linesOfOrg(orgId: string, ids: string[]): Promise<Line[]> {

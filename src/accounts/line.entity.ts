@@ -1,5 +1,5 @@
 import { Check, Column, CreateDateColumn, DeleteDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
-import { LineType } from './account.types';
+import { LineType } from '../identity/account.types';
 import { Org } from './org.entity';
 
 /**

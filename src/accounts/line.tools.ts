@@ -1,6 +1,6 @@
-import { Caller } from '../auth/caller';
-import { McpTool, McpToolHandler } from '../common/tools/tool.decorator';
-import { noArguments } from '../common/tools/tool-schemas';
+import { Principal } from '../identity/principal';
+import { McpTool, McpToolHandler } from '../tools/tool.decorator';
+import { noArguments } from '../tools/tool-schemas';
 
 @McpTool({
   name: 'list_phone_numbers',
@@ -26,7 +26,7 @@ import { noArguments } from '../common/tools/tool-schemas';
   },
 })
 export class ListPhoneNumbersTool implements McpToolHandler {
-  async execute(_: object, caller: Caller) {
+  async execute(_: object, caller: Principal) {
     return {
       phoneNumbers: caller.lines
         .filter((line) => line.type === 'PHONE_NUMBER')

@@ -1,5 +1,5 @@
 import { Check, Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
-import { OrgTier } from './account.types';
+import { OrgTier } from '../identity/account.types';
 
 @Entity({ name: 'orgs' })
 @Check('orgs_name_check', 'length(name) BETWEEN 1 AND 200')

@@ -1,5 +1,5 @@
 import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
-import { UserRole } from '../auth/roles';
+import { UserRole } from '../identity/roles';
 import { Org } from './org.entity';
 
 @Entity({ name: 'users' })

@@ -1,6 +1,6 @@
 import { Body, Controller, Param, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { AdminOnly } from '../auth/auth.decorators';
+import { AdminOnly } from '../identity/auth.decorators';
 import { UuidParam } from '../common/uuid-param';
 import { CreateAgentDto } from '../agents/agents.dto';
 import { AgentsService } from '../agents/agents.service';

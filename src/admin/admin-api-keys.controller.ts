@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, Header, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { AdminOnly } from '../auth/auth.decorators';
+import { AdminOnly } from '../identity/auth.decorators';
 import { ApiKeysService, ChannelAccess } from '../auth/api-keys.service';
 import { UuidParam } from '../common/uuid-param';
 import { ChannelAccessDto, CreateApiKeyDto, UpdateApiKeyDto } from './dto/admin.dto';

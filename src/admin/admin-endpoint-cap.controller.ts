@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, Param, Put } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { AccountsService } from '../accounts/accounts.service';
-import { AdminOnly } from '../auth/auth.decorators';
+import { AdminOnly } from '../identity/auth.decorators';
 import { UuidParam } from '../common/uuid-param';
 import { RemoveEndpointCapDto, SetEndpointCapDto } from './dto/admin.dto';
 

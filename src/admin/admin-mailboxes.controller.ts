@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Put } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AdminOnly } from '../auth/auth.decorators';
+import { AdminOnly } from '../identity/auth.decorators';
 import { UuidParam } from '../common/uuid-param';
 import { MailboxesService } from '../channels/email/mailboxes/mailboxes.service';
 import { ConnectMailboxDto } from '../channels/email/mailboxes/mailbox-settings.dto';

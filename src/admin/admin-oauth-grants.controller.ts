@@ -10,8 +10,8 @@ import {
   ApiPropertyOptional,
   ApiTags,
 } from '@nestjs/swagger';
-import { KEY_PERMISSIONS, KeyPermission } from '../auth/key-permissions';
-import { AdminOnly } from '../auth/auth.decorators';
+import { KEY_PERMISSIONS, KeyPermission } from '../identity/key-permissions';
+import { AdminOnly } from '../identity/auth.decorators';
 import { UuidParam } from '../common/uuid-param';
 import { GrantView, OAuthService } from '../oauth/oauth.service';
 

@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Put } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AdminOnly } from '../auth/auth.decorators';
+import { AdminOnly } from '../identity/auth.decorators';
 import { UuidParam } from '../common/uuid-param';
 import { SmsProvidersService } from '../channels/sms/sms-providers.service';
 import { ConnectSmsProviderDto } from './dto/admin.dto';

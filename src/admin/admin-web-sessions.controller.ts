@@ -9,7 +9,7 @@ import {
   ApiProperty,
   ApiTags,
 } from '@nestjs/swagger';
-import { AdminOnly } from '../auth/auth.decorators';
+import { AdminOnly } from '../identity/auth.decorators';
 import { UuidParam } from '../common/uuid-param';
 import { WebSessionsService } from '../auth/web-sessions/web-sessions.service';
 

@@ -1,5 +1,5 @@
 import { AgentTurnData } from '../events/event-payloads';
-import { UserRole } from '../auth/roles';
+import { UserRole } from '../identity/roles';
 
 /**
  * DRAFT: every reply waits for a human (agent_turn.awaiting_approval, then approve or reject).

@@ -1,7 +1,7 @@
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { Caller } from '../auth/caller';
-import { CurrentCaller, KeyAction } from '../auth/auth.decorators';
+import { Principal } from '../identity/principal';
+import { CurrentPrincipal, KeyAction } from '../identity/auth.decorators';
 import { UuidParam } from '../common/uuid-param';
 import { CreateTurnDto } from './agents.dto';
 import { AgentsService } from './agents.service';
@@ -19,21 +19,21 @@ export class AgentsController {
 
   @Post('agents/:agentId/turns')
   @KeyAction('send')
-  async createTurn(@Param('agentId', UuidParam('agentId')) agentId: string, @Body() body: CreateTurnDto, @CurrentCaller() caller: Caller) {
+  async createTurn(@Param('agentId', UuidParam('agentId')) agentId: string, @Body() body: CreateTurnDto, @CurrentPrincipal() caller: Principal) {
     return { turn: await this.agents.createTurn(caller, agentId, body) };
   }
 
   @Post('agent-turns/:turnId/approve')
   @KeyAction('send')
   @HttpCode(200)
-  async approve(@Param('turnId', UuidParam('turnId')) turnId: string, @CurrentCaller() caller: Caller) {
+  async approve(@Param('turnId', UuidParam('turnId')) turnId: string, @CurrentPrincipal() caller: Principal) {
     return { turn: await this.agents.approve(caller, turnId) };
   }
 
   @Post('agent-turns/:turnId/reject')
   @KeyAction('send')
   @HttpCode(200)
-  async reject(@Param('turnId', UuidParam('turnId')) turnId: string, @CurrentCaller() caller: Caller) {
+  async reject(@Param('turnId', UuidParam('turnId')) turnId: string, @CurrentPrincipal() caller: Principal) {
     return { turn: await this.agents.reject(caller, turnId) };
   }
 }

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { Caller } from '../auth/caller';
-import { callerLines } from '../auth/line-access.sql';
+import { Principal } from '../identity/principal';
+import { callerLines } from '../identity/line-access.sql';
 import { KeysetPosition } from '../common/keyset-cursor';
 import { inIndexOrder, queryNamed } from '../database/sql';
 import { CallerThread } from '../conversations/threads/thread-access.repository';
@@ -48,7 +48,7 @@ const TURN_COLUMNS = `t.id, t.org_id, t.status, t.thread_id, t.message_id, t.bod
   a.id AS agent_id, a.name AS agent_name, a.mode AS agent_mode, a.line_id`;
 
 /**
- * SQL of agents and their turns. A method for a caller takes the `Caller` and keeps to the lines
+ * SQL of agents and their turns. A method for a caller takes the `Principal` and keeps to the lines
  * it may see (callerLines: the agent's line); one that writes a turn takes the agent, thread or turn
  * rows such a method answered in the same transaction. createAgent's two methods are the
  * administrator's, who acts on any line. Rules live in AgentsService.
@@ -57,17 +57,7 @@ const TURN_COLUMNS = `t.id, t.org_id, t.status, t.thread_id, t.message_id, t.bod
 export class AgentsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** For the administrator: the line, if it exists and is not deleted. */
-  async liveLine(lineId: string): Promise<{ id: string; org_id: string } | null> {
-    const [line] = await queryNamed<Array<{ id: string; org_id: string }>>(
-      this.dataSource.manager,
-      `SELECT id, org_id FROM lines WHERE id = :lineId AND deleted_at IS NULL`,
-      { lineId },
-    );
-    return line ?? null;
-  }
-
-  /** For the administrator: a new agent on a line liveLine answered, in the line's org. */
+  /** For the administrator: a new agent on a line LinesRepository.liveLine answered, in the line's org. */
   async insertAgent(line: { id: string; org_id: string }, agent: { name: string; mode: AgentMode }): Promise<AgentRow> {
     const [row] = await queryNamed<AgentRow[]>(
       this.dataSource.manager,
@@ -78,14 +68,14 @@ export class AgentsRepository {
   }
 
   /** The agent if it is on a line the caller may see (callerLines); null otherwise. */
-  async agentForCaller(manager: EntityManager, caller: Caller, agentId: string): Promise<AgentRow | null> {
+  async agentForCaller(manager: EntityManager, caller: Principal, agentId: string): Promise<AgentRow | null> {
     const scope = callerLines(caller, 'a.line_id', 'a.org_id');
     const [agent] = await queryNamed<AgentRow[]>(manager, `SELECT a.* FROM agents a WHERE a.id = :agentId AND ${scope.sql}`, { agentId, ...scope.parameters });
     return agent ?? null;
   }
 
   /** Up to `limit` agents on lines the caller may see (callerLines), by name then id, after the keyset position `after`. */
-  agentsForCaller(caller: Caller, after: KeysetPosition | null, limit: number): Promise<AgentRow[]> {
+  agentsForCaller(caller: Principal, after: KeysetPosition | null, limit: number): Promise<AgentRow[]> {
     const scope = callerLines(caller, 'a.line_id', 'a.org_id');
     return queryNamed(
       this.dataSource.manager,
@@ -118,12 +108,12 @@ export class AgentsRepository {
   }
 
   /** The turn, locked, if its agent is on a line the caller may see (callerLines); null otherwise. */
-  lockTurnForCaller(manager: EntityManager, caller: Caller, turnId: string): Promise<TurnRow | null> {
+  lockTurnForCaller(manager: EntityManager, caller: Principal, turnId: string): Promise<TurnRow | null> {
     return this.turnForCaller(manager, caller, turnId, 'FOR UPDATE OF t');
   }
 
   /** The turn if its agent is on a line the caller may see (lockTurnForCaller's rule, not locked); null otherwise. */
-  async turnForCaller(manager: EntityManager, caller: Caller, turnId: string, lock: 'FOR UPDATE OF t' | '' = ''): Promise<TurnRow | null> {
+  async turnForCaller(manager: EntityManager, caller: Principal, turnId: string, lock: 'FOR UPDATE OF t' | '' = ''): Promise<TurnRow | null> {
     const scope = callerLines(caller, 'a.line_id', 't.org_id');
     const [turn] = await queryNamed<TurnRow[]>(
       manager,
@@ -136,7 +126,7 @@ export class AgentsRepository {
   }
 
   /** The caller approved the turn (as lockTurnForCaller answered it, in this transaction): SENT with its message, whose text `body` is. */
-  async markApproved(manager: EntityManager, caller: Caller, turn: TurnRow, messageId: string, body: string): Promise<void> {
+  async markApproved(manager: EntityManager, caller: Principal, turn: TurnRow, messageId: string, body: string): Promise<void> {
     await queryNamed(
       manager,
       `UPDATE agent_turns SET status = 'SENT', body = :body, message_id = :messageId, decided_by = :userId, decided_at = now() WHERE id = :turnId`,
@@ -145,7 +135,7 @@ export class AgentsRepository {
   }
 
   /** The caller rejected the turn (as lockTurnForCaller answered it, in this transaction). */
-  async markRejected(manager: EntityManager, caller: Caller, turn: TurnRow): Promise<void> {
+  async markRejected(manager: EntityManager, caller: Principal, turn: TurnRow): Promise<void> {
     await queryNamed(manager, `UPDATE agent_turns SET status = 'REJECTED', decided_by = :userId, decided_at = now() WHERE id = :turnId`, {
       turnId: turn.id,
       userId: caller.userId,
@@ -164,7 +154,7 @@ export class AgentsRepository {
    * snapshot); the merged page runs in a transaction of its own (inIndexOrder).
    */
   list(
-    caller: Caller,
+    caller: Principal,
     filter: TurnListFilter,
     after: KeysetPosition | null,
     limit: number,
@@ -228,7 +218,7 @@ export class AgentsRepository {
    * merged (agent_turns_awaiting_idx, drafts only), so the read is the caller's agents × `limit`
    * entries at most, however many drafts wait.
    */
-  async threadsAwaitingApproval(caller: Caller, threadIds: string[] | undefined, limit: number): Promise<string[]> {
+  async threadsAwaitingApproval(caller: Principal, threadIds: string[] | undefined, limit: number): Promise<string[]> {
     const scope = callerLines(caller, 'a.line_id', 'a.org_id');
     const rows = await queryNamed<Array<{ thread_id: string }>>(
       this.dataSource.manager,

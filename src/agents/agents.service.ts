@@ -1,17 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { roleAtLeast } from '../auth/roles';
-import { Caller } from '../auth/caller';
+import { roleAtLeast } from '../identity/roles';
+import { Principal } from '../identity/principal';
 import { ConflictError, ForbiddenError, NotFoundError } from '../common/errors';
 import { isIsoTimestamp, KeysetCursors } from '../common/keyset-cursor';
 import { EventBus } from '../events/event-bus';
 import { MessageDataBuilder } from '../conversations/message-data.builder';
 import { OutboundService } from '../conversations/outbound/outbound.service';
 import { ThreadAccessRepository } from '../conversations/threads/thread-access.repository';
-import { AGENTS_PAGE_SIZE, AgentMode, AgentTurnView, AgentView, TURN_DECISION_ROLE, TURNS_PAGE_SIZE } from './agent.types';
+import { AgentMode, AGENTS_PAGE_SIZE, AgentTurnView, AgentView, TURN_DECISION_ROLE, TURNS_PAGE_SIZE } from './agent.types';
 import { checkReplyBody } from '../conversations/outbound/reply-body';
 import { AgentRow, AgentsRepository, TurnListFilter, TurnRow } from './agents.repository';
+import { LinesRepository } from '../identity/lines.repository';
 
 export interface TurnFilter extends TurnListFilter {
   cursor?: string;
@@ -39,6 +40,7 @@ export class AgentsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly agents: AgentsRepository,
+    private readonly lines: LinesRepository,
     private readonly outbound: OutboundService,
     private readonly threadAccess: ThreadAccessRepository,
     private readonly data: MessageDataBuilder,
@@ -48,13 +50,13 @@ export class AgentsService {
 
   /** Admin: a new agent on a live line. */
   async createAgent(lineId: string, input: { name: string; mode: AgentMode }): Promise<AgentView> {
-    const line = await this.agents.liveLine(lineId);
+    const line = await this.lines.liveLine(lineId);
     if (!line) throw NotFoundError.of('line', lineId, 'lineId');
     return toAgentView(await this.agents.insertAgent(line, { name: input.name.trim(), mode: input.mode }));
   }
 
   /** The agents on the caller's lines (an agent on another line reads as not there), by name, AGENTS_PAGE_SIZE a page. */
-  async listAgents(caller: Caller, input: { cursor?: string }): Promise<{ agents: AgentView[]; nextCursor: string | null }> {
+  async listAgents(caller: Principal, input: { cursor?: string }): Promise<{ agents: AgentView[]; nextCursor: string | null }> {
     const after = input.cursor === undefined ? null : this.cursors.decode('list_agents', input.cursor, (key) => key.length > 0 && key.length <= 400);
     const rows = await this.agents.agentsForCaller(caller, after, AGENTS_PAGE_SIZE + 1);
     const page = rows.slice(0, AGENTS_PAGE_SIZE);
@@ -69,7 +71,7 @@ export class AgentsService {
    * The agent runtime proposes a reply. DRAFT: the turn waits (agent_turn.awaiting_approval).
    * AUTO, SUPERVISED: the reply is queued now and the turn is SENT (agent_turn.sent).
    */
-  async createTurn(caller: Caller, agentId: string, input: { threadId: string; body: string }): Promise<AgentTurnView> {
+  async createTurn(caller: Principal, agentId: string, input: { threadId: string; body: string }): Promise<AgentTurnView> {
     const { turnId, messageId } = await this.dataSource.transaction(async (tx) => {
       const agent = await this.agentForCaller(tx, caller, agentId);
       const thread = await this.threadAccess.threadForCaller(tx, caller, input.threadId);
@@ -95,7 +97,7 @@ export class AgentsService {
    * A human approves a draft: it is sent like an AUTO reply (agent_turn.sent). With `editedBody`,
    * that text (checked by the rule of every reply) is sent instead and replaces the draft on the turn.
    */
-  async approve(caller: Caller, turnId: string, editedBody?: string): Promise<AgentTurnView> {
+  async approve(caller: Principal, turnId: string, editedBody?: string): Promise<AgentTurnView> {
     this.checkDecisionRole(caller);
     const messageId = await this.dataSource.transaction(async (tx) => {
       const turn = await this.awaitingTurn(tx, caller, turnId, 'approved');
@@ -112,7 +114,7 @@ export class AgentsService {
   }
 
   /** A human rejects a draft: nothing is sent and no event is published (the spec has no event for it). */
-  async reject(caller: Caller, turnId: string): Promise<AgentTurnView> {
+  async reject(caller: Principal, turnId: string): Promise<AgentTurnView> {
     this.checkDecisionRole(caller);
     await this.dataSource.transaction(async (tx) => {
       const turn = await this.awaitingTurn(tx, caller, turnId, 'rejected');
@@ -122,14 +124,14 @@ export class AgentsService {
   }
 
   /** One turn on the caller's lines, with its drafted (or sent) body; list_agent_turns' rule: any other reads as not found. */
-  async getTurn(caller: Caller, turnId: string): Promise<AgentTurnView> {
+  async getTurn(caller: Principal, turnId: string): Promise<AgentTurnView> {
     const turn = await this.agents.turnForCaller(this.dataSource.manager, caller, turnId);
     if (!turn) throw NotFoundError.of('agent turn', turnId, 'turnId');
     return toTurnView(turn);
   }
 
   /** Turns on the caller's lines, newest first, TURNS_PAGE_SIZE a page; nextCursor pages on. A thread's are read with `manager` when given. */
-  async list(caller: Caller, filter: TurnFilter, manager?: EntityManager): Promise<{ turns: AgentTurnView[]; nextCursor: string | null }> {
+  async list(caller: Principal, filter: TurnFilter, manager?: EntityManager): Promise<{ turns: AgentTurnView[]; nextCursor: string | null }> {
     const after = filter.cursor === undefined ? null : this.cursors.decode(LIST_TOOL, filter.cursor, isIsoTimestamp);
     const rows = await this.agents.list(caller, filter, after, TURNS_PAGE_SIZE + 1, 'newest', manager);
     const page = rows.slice(0, TURNS_PAGE_SIZE);
@@ -145,7 +147,7 @@ export class AgentsService {
    * rule of list_agent_turns): among `threadIds` when given, else those of the newest
    * AWAITING_THREADS_LIMIT drafts (the web app's marker and filter on Conversations).
    */
-  threadsAwaitingApproval(caller: Caller, threadIds?: string[]): Promise<string[]> {
+  threadsAwaitingApproval(caller: Principal, threadIds?: string[]): Promise<string[]> {
     if (threadIds !== undefined && threadIds.length === 0) return Promise.resolve([]);
     return this.agents.threadsAwaitingApproval(caller, threadIds, AWAITING_THREADS_LIMIT);
   }
@@ -155,7 +157,7 @@ export class AgentsService {
    * waiting longest comes first), `limit` a page; nextCursor pages on. list's rule of which turns a
    * caller sees, in the other order.
    */
-  async awaitingOldestFirst(caller: Caller, input: { cursor?: string; limit: number }): Promise<{ turns: AgentTurnView[]; nextCursor: string | null }> {
+  async awaitingOldestFirst(caller: Principal, input: { cursor?: string; limit: number }): Promise<{ turns: AgentTurnView[]; nextCursor: string | null }> {
     const after = input.cursor === undefined ? null : this.cursors.decode(AWAITING_LIST, input.cursor, isIsoTimestamp);
     const rows = await this.agents.list(caller, { status: 'AWAITING_APPROVAL' }, after, input.limit + 1, 'oldest');
     const page = rows.slice(0, input.limit);
@@ -167,21 +169,21 @@ export class AgentsService {
   }
 
   /** A turn on the caller's lines (getTurn's rule) with who decided it, by name and email: what a refused second decision tells the person. */
-  async decision(caller: Caller, turnId: string): Promise<{ turn: AgentTurnView; decidedBy: { email: string; displayName: string } | null }> {
+  async decision(caller: Principal, turnId: string): Promise<{ turn: AgentTurnView; decidedBy: { email: string; displayName: string } | null }> {
     const turn = await this.agents.turnForCaller(this.dataSource.manager, caller, turnId);
     if (!turn) throw NotFoundError.of('agent turn', turnId, 'turnId');
     return { turn: toTurnView(turn), decidedBy: await this.agents.deciderOf(this.dataSource.manager, turn) };
   }
 
   /** The agent if its line is one the caller may use; anything else reads as not found. */
-  private async agentForCaller(tx: EntityManager, caller: Caller, agentId: string): Promise<AgentRow> {
+  private async agentForCaller(tx: EntityManager, caller: Principal, agentId: string): Promise<AgentRow> {
     const agent = await this.agents.agentForCaller(tx, caller, agentId);
     if (!agent) throw NotFoundError.of('agent', agentId, 'agentId');
     return agent;
   }
 
   /** The turn, locked, if it is on the caller's lines and still awaiting approval. */
-  private async awaitingTurn(tx: EntityManager, caller: Caller, turnId: string, decision: 'approved' | 'rejected'): Promise<TurnRow> {
+  private async awaitingTurn(tx: EntityManager, caller: Principal, turnId: string, decision: 'approved' | 'rejected'): Promise<TurnRow> {
     const turn = await this.agents.lockTurnForCaller(tx, caller, turnId);
     if (!turn) throw NotFoundError.of('agent turn', turnId, 'turnId');
     if (turn.status !== 'AWAITING_APPROVAL') {
@@ -190,7 +192,7 @@ export class AgentsService {
     return turn;
   }
 
-  private checkDecisionRole(caller: Caller): void {
+  private checkDecisionRole(caller: Principal): void {
     if (!roleAtLeast(caller.role, TURN_DECISION_ROLE)) {
       throw new ForbiddenError(`approving or rejecting an agent turn needs the ${TURN_DECISION_ROLE} role or higher`);
     }

@@ -1,9 +1,9 @@
-import { Caller } from '../auth/caller';
-import { McpTool, McpToolHandler, ToolArgs } from '../common/tools/tool.decorator';
+import { Principal } from '../identity/principal';
+import { McpTool, McpToolHandler, ToolArgs } from '../tools/tool.decorator';
 import { AGENT_MODES, AGENTS_PAGE_SIZE, AgentTurnView, BODY_MAX, TURN_DECISION_ROLE, TURN_STATUSES, TURNS_PAGE_SIZE } from './agent.types';
 import { AgentsService } from './agents.service';
 import { SMS_BODY_MAX } from '../conversations/outbound/reply-body';
-import { cursorArgument, nextCursorResult, nullable, nullableString } from '../common/tools/tool-schemas';
+import { cursorArgument, nextCursorResult, nullable, nullableString } from '../tools/tool-schemas';
 import { nextOffsetOf, RESULT_BOUNDS, textWindow, textWindowArguments } from '../common/result-bounds';
 
 const agentModeSchema = { type: 'string', enum: [...AGENT_MODES] } as const;
@@ -87,7 +87,7 @@ const listAgentsInput = { type: 'object', properties: { cursor: cursorArgument }
 export class ListAgentsTool implements McpToolHandler<ToolArgs<typeof listAgentsInput>> {
   constructor(private readonly agents: AgentsService) {}
 
-  execute(args: ToolArgs<typeof listAgentsInput>, caller: Caller) {
+  execute(args: ToolArgs<typeof listAgentsInput>, caller: Principal) {
     return this.agents.listAgents(caller, args);
   }
 }
@@ -126,7 +126,7 @@ const listAgentTurnsInput = {
 export class ListAgentTurnsTool implements McpToolHandler<ToolArgs<typeof listAgentTurnsInput>> {
   constructor(private readonly agents: AgentsService) {}
 
-  async execute(args: ToolArgs<typeof listAgentTurnsInput>, caller: Caller) {
+  async execute(args: ToolArgs<typeof listAgentTurnsInput>, caller: Principal) {
     const { turns, nextCursor } = await this.agents.list(caller, args);
     return { turns: turns.map((turn) => toolTurn(turn)), nextCursor };
   }
@@ -163,7 +163,7 @@ const createAgentTurnInput = {
 export class CreateAgentTurnTool implements McpToolHandler<ToolArgs<typeof createAgentTurnInput>, { turn: ToolTurn }> {
   constructor(private readonly agents: AgentsService) {}
 
-  async execute({ agentId, ...input }: ToolArgs<typeof createAgentTurnInput>, caller: Caller) {
+  async execute({ agentId, ...input }: ToolArgs<typeof createAgentTurnInput>, caller: Principal) {
     return { turn: toolTurn(await this.agents.createTurn(caller, agentId, input)) };
   }
 }
@@ -202,7 +202,7 @@ const getAgentTurnInput = {
 export class GetAgentTurnTool implements McpToolHandler<ToolArgs<typeof getAgentTurnInput>, { turn: ToolTurn; nextOffset: number | null }> {
   constructor(private readonly agents: AgentsService) {}
 
-  async execute(args: ToolArgs<typeof getAgentTurnInput>, caller: Caller) {
+  async execute(args: ToolArgs<typeof getAgentTurnInput>, caller: Principal) {
     const window = { offset: args.offset ?? 0, maxChars: args.maxChars ?? RESULT_BOUNDS.messageChars };
     const turn = toolTurn(await this.agents.getTurn(caller, args.turnId), window.offset, window.maxChars);
     return { turn, nextOffset: nextOffsetOf(window, { of: 'body', name: 'bodyLength', value: turn.bodyLength }) };
@@ -242,7 +242,7 @@ const approveAgentTurnInput = {
 export class ApproveAgentTurnTool implements McpToolHandler<ToolArgs<typeof approveAgentTurnInput>, { turn: ToolTurn }> {
   constructor(private readonly agents: AgentsService) {}
 
-  async execute(args: ToolArgs<typeof approveAgentTurnInput>, caller: Caller) {
+  async execute(args: ToolArgs<typeof approveAgentTurnInput>, caller: Principal) {
     return { turn: toolTurn(await this.agents.approve(caller, args.turnId, args.body)) };
   }
 }
@@ -261,7 +261,7 @@ export class ApproveAgentTurnTool implements McpToolHandler<ToolArgs<typeof appr
 export class RejectAgentTurnTool implements McpToolHandler<ToolArgs<typeof byTurnId>, { turn: ToolTurn }> {
   constructor(private readonly agents: AgentsService) {}
 
-  async execute(args: ToolArgs<typeof byTurnId>, caller: Caller) {
+  async execute(args: ToolArgs<typeof byTurnId>, caller: Principal) {
     return { turn: toolTurn(await this.agents.reject(caller, args.turnId)) };
   }
 }

@@ -1,7 +1,7 @@
 import { Controller, Get, Param, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Response } from 'express';
-import { Public } from '../auth/auth.decorators';
+import { Public } from '../identity/auth.decorators';
 import { RateLimitPerIp } from '../limits/ip-rate-limit.guard';
 import { AttachmentsService } from './attachments.service';
 

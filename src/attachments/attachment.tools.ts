@@ -1,9 +1,9 @@
-import { Caller } from '../auth/caller';
-import { McpTool, McpToolHandler, ToolArgs } from '../common/tools/tool.decorator';
+import { Principal } from '../identity/principal';
+import { McpTool, McpToolHandler, ToolArgs } from '../tools/tool.decorator';
 import { AttachmentReadResult, AttachmentsService } from './attachments.service';
 import { RESULT_BOUNDS, textWindowArguments } from '../common/result-bounds';
 
-import { nullable, nullableString } from '../common/tools/tool-schemas';
+import { nullable, nullableString } from '../tools/tool-schemas';
 
 export const calendarEventSchema = {
   type: 'object',
@@ -85,7 +85,7 @@ const readAttachmentInput = {
 export class ReadAttachmentTool implements McpToolHandler<ToolArgs<typeof readAttachmentInput>, AttachmentReadResult> {
   constructor(private readonly attachments: AttachmentsService) {}
 
-  execute(args: ToolArgs<typeof readAttachmentInput>, caller: Caller) {
+  execute(args: ToolArgs<typeof readAttachmentInput>, caller: Principal) {
     const { attachmentId, ...window } = args;
     return this.attachments.read(caller, attachmentId, window);
   }

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { Caller } from '../auth/caller';
-import { KeyPermission } from '../auth/key-permissions';
-import { callerLines, keyAllowsLine, liveLineOfUser } from '../auth/line-access.sql';
+import { Principal } from '../identity/principal';
+import { KeyPermission } from '../identity/key-permissions';
+import { callerLines, keyAllowsLine, liveLineOfUser } from '../identity/line-access.sql';
 import { LinkHolder } from '../common/attachment-urls';
 import { queryNamed } from '../database/sql';
 import { ContentStatus } from './attachment-storage.repository';
@@ -52,7 +52,7 @@ export interface ExtractionResult {
 
 /**
  * SQL of reading attachments and extracting their text. read_attachment's reads take the
- * `Caller` (or the row read for it) and keep to the lines it may see (callerLines); the signed download
+ * `Principal` (or the row read for it) and keep to the lines it may see (callerLines); the signed download
  * reads for the holder its link was minted for (signature checked), with that holder's live line
  * access; the extraction methods act for the system, the job and sweep on attachment ids they hold. Worker threads never
  * touch the database: the job reads the file here and hands them the bytes. Rules live in
@@ -68,7 +68,7 @@ export class AttachmentsRepository {
    * see has no row.
    */
   async readable(
-    caller: Caller,
+    caller: Principal,
     attachmentIds: string[],
     window: { offset: number; maxChars: number },
     manager: EntityManager = this.dataSource.manager,

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { Caller } from '../auth/caller';
+import { Principal } from '../identity/principal';
 import { ATTACHMENT_URL_VALIDITY_MS, AttachmentUrls, SignedLinkQuery } from '../common/attachment-urls';
 import { Clock } from '../common/clock';
 import { DomainError, ForbiddenError, NotFoundError } from '../common/errors';
@@ -36,7 +36,7 @@ export class AttachmentsService {
 
   /** read_attachment: the attachment, a window of its extracted text (code points from `offset`), and its first calendar events. */
   async read(
-    caller: Caller,
+    caller: Principal,
     attachmentId: string,
     { offset = 0, maxChars = RESULT_BOUNDS.attachmentChars }: { offset?: number; maxChars?: number } = {},
   ): Promise<AttachmentReadResult> {
@@ -52,7 +52,7 @@ export class AttachmentsService {
    * the caller may use; anything else reads as not found.
    */
   async readEach(
-    caller: Caller,
+    caller: Principal,
     attachmentIds: string[],
     { offset = 0, maxChars = RESULT_BOUNDS.attachmentChars }: { offset?: number; maxChars?: number },
     manager?: EntityManager,

@@ -1,6 +1,6 @@
 import { ValidationArguments, ValidatorConstraint, ValidatorConstraintInterface } from 'class-validator';
 import { stringFault } from '../common/well-formed';
-import { keyPermissionsProblem } from './key-permissions';
+import { keyPermissionsProblem } from '../identity/key-permissions';
 
 /** A key name's length in characters (code points, as PostgreSQL's `length()` and api_keys_name_check count). */
 export const API_KEY_NAME_MAX_LENGTH = 200;
@@ -30,7 +30,7 @@ export class ApiKeyNameRule implements ValidatorConstraintInterface {
   }
 }
 
-/** A key's permissions (auth/key-permissions.ts) as a class-validator constraint, for DTOs: `@Validate(KeyPermissionsRule)`. */
+/** A key's permissions (identity/key-permissions.ts) as a class-validator constraint, for DTOs: `@Validate(KeyPermissionsRule)`. */
 @ValidatorConstraint({ name: 'keyPermissions' })
 export class KeyPermissionsRule implements ValidatorConstraintInterface {
   validate(permissions: unknown): boolean {

@@ -1,8 +1,7 @@
 import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 import { User } from '../accounts/user.entity';
-import { KeyPermission } from './key-permissions';
-
-export type ChannelAccessMode = 'ALL' | 'LINES';
+import { ChannelAccessMode } from '../identity/account.types';
+import { KeyPermission } from '../identity/key-permissions';
 
 @Entity({ name: 'api_keys' })
 @Index('api_keys_key_hash_key', ['keyHash'], { unique: true })
@@ -41,7 +40,7 @@ export class ApiKey {
   @Column({ name: 'allowed_addresses', type: 'text', array: true, default: () => "'{}'" })
   allowedAddresses: string[];
 
-  /** What the key may do beside its lines (auth/key-permissions.ts): read, send, webhooks, in that order; never empty. */
+  /** What the key may do beside its lines (identity/key-permissions.ts): read, send, webhooks, in that order; never empty. */
   @Column({ type: 'text', array: true, default: () => "'{read,send,webhooks}'" })
   permissions: KeyPermission[];
 

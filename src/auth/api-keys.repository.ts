@@ -1,33 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { LineType, OrgTier } from '../accounts/account.types';
+import { ChannelAccessMode } from '../identity/account.types';
 import { inValues, queryNamed } from '../database/sql';
-import { ApiKey, ChannelAccessMode } from './api-key.entity';
-import { KeyPermission } from './key-permissions';
-import { keyAllowsLine, liveLineOfUser } from './line-access.sql';
-import { stampLastUseSql } from './last-use-stamps';
-import { PersonRef } from './person';
-import { UserRole } from './roles';
+import { ApiKey } from './api-key.entity';
+import { AllowlistLine, allowlistLinesSql, CredentialRow, credentialRowsSql } from '../identity/credential-rows.sql';
+import { KeyPermission } from '../identity/key-permissions';
+import { stampLastUseSql } from '../identity/last-use-stamps';
+import { PrincipalRef } from '../identity/principal';
+import { UserRole } from '../identity/roles';
 
 /** One row per line the key reaches (one row with null line columns when it reaches none). */
-export interface KeyCallerRow extends CallerRow {
+export interface KeyCallerRow extends CredentialRow {
   key_hash: string;
-  last_used_at: Date | null;
-}
-
-/** What resolves to a caller: a key's or an OAuth grant's row (oauth/), one per line it reaches. */
-export interface CallerRow {
-  key_id: string;
-  user_id: string;
-  org_id: string;
-  tier: OrgTier;
-  role: UserRole;
-  mode: ChannelAccessMode;
-  permissions: KeyPermission[];
-  line_id: string | null;
-  line_type: LineType | null;
-  line_address: string | null;
 }
 
 /** A key as a person sees it in Settings → API keys: no hash, and its allowlist matched to the org's live lines. */
@@ -37,8 +22,8 @@ export interface PersonKeyRow {
   key_last4: string;
   channel_access_mode: ChannelAccessMode;
   permissions: KeyPermission[];
-  /** The allowlist in its order; id and type null for an address no live line of the org has (it grants nothing). */
-  lines: Array<{ id: string | null; type: LineType | null; address: string }>;
+  /** The allowlist in its order (allowlistLinesSql). */
+  lines: AllowlistLine[];
   created_at: Date;
   last_used_at: Date | null;
   owner_id: string;
@@ -60,13 +45,11 @@ const KEYS_VISIBLE_TO_PERSON = `
 const PERSON_KEY_COLUMNS = `
 SELECT k.id, k.name, k.key_last4, k.channel_access_mode, k.permissions, k.created_at, k.last_used_at,
        o.id AS owner_id, o.email AS owner_email, (k.user_id = p.id) AS mine,
-       COALESCE((SELECT json_agg(json_build_object('id', l.id, 'type', l.type, 'address', a.address) ORDER BY a.ord)
-                   FROM unnest(k.allowed_addresses) WITH ORDINALITY AS a(address, ord)
-                   LEFT JOIN lines l ON l.address = a.address AND l.org_id = p.org_id AND l.deleted_at IS NULL), '[]'::json) AS lines`;
+       ${allowlistLinesSql('k', 'p.org_id')}`;
 
 /**
  * SQL of API keys. The administrator manages keys by user or key id; a person (Settings → API keys)
- * only through the methods taking the PersonRef, which carry the org and owner conditions. Resolving a key
+ * only through the methods taking the PrincipalRef, which carry the org and owner conditions. Resolving a key
  * runs on every authenticated request, so it is one indexed statement, never cached: a revoked
  * key must fail on its very next request.
  */
@@ -101,7 +84,7 @@ export class ApiKeysRepository {
   }
 
   /** The person's role if the person is still a user of that org, else null. */
-  async liveRole(person: PersonRef): Promise<UserRole | null> {
+  async liveRole(person: PrincipalRef): Promise<UserRole | null> {
     const rows = await queryNamed<Array<{ role: UserRole }>>(this.dataSource.manager, 'SELECT role FROM users WHERE id = :userId AND org_id = :orgId', {
       userId: person.userId,
       orgId: person.orgId,
@@ -110,7 +93,7 @@ export class ApiKeysRepository {
   }
 
   /** The keys the person sees (KEYS_VISIBLE_TO_PERSON): their own first, then by creation. */
-  listVisibleTo(person: PersonRef): Promise<PersonKeyRow[]> {
+  listVisibleTo(person: PrincipalRef): Promise<PersonKeyRow[]> {
     return queryNamed(this.dataSource.manager, `${PERSON_KEY_COLUMNS} ${KEYS_VISIBLE_TO_PERSON} ORDER BY mine DESC, k.created_at, k.id`, {
       userId: person.userId,
       orgId: person.orgId,
@@ -118,7 +101,7 @@ export class ApiKeysRepository {
   }
 
   /** One key, if the person sees it. `keyId` must be a UUID. */
-  async findVisibleTo(person: PersonRef, keyId: string): Promise<PersonKeyRow | null> {
+  async findVisibleTo(person: PrincipalRef, keyId: string): Promise<PersonKeyRow | null> {
     const rows = await queryNamed<PersonKeyRow[]>(this.dataSource.manager, `${PERSON_KEY_COLUMNS} ${KEYS_VISIBLE_TO_PERSON} AND k.id = :keyId`, {
       userId: person.userId,
       orgId: person.orgId,
@@ -129,7 +112,7 @@ export class ApiKeysRepository {
 
   /** Changes the channel access, and the permissions when given, of one of the person's own keys; false when the person has no such key. */
   async updateOwnAccess(
-    person: PersonRef,
+    person: PrincipalRef,
     keyId: string,
     access: Pick<ApiKey, 'channelAccessMode' | 'allowedAddresses'> & { permissions?: KeyPermission[] },
   ): Promise<boolean> {
@@ -152,7 +135,7 @@ export class ApiKeysRepository {
   }
 
   /** Deletes a key the person sees (own, or any of the org's for an OWNER or ADMIN); false when there is none. */
-  async deleteVisibleTo(person: PersonRef, keyId: string): Promise<boolean> {
+  async deleteVisibleTo(person: PrincipalRef, keyId: string): Promise<boolean> {
     const [, count] = await queryNamed<[unknown[], number]>(
       this.dataSource.manager,
       `DELETE FROM api_keys k
@@ -175,21 +158,13 @@ export class ApiKeysRepository {
 
   /**
    * The keys with these hashes, each with its owner and org, and the owner's live lines narrowed
-   * by the key's allowlist (line-access.sql.ts), oldest line first; no row for an unknown hash.
+   * by the key's allowlist (credentialRowsSql, as an OAuth grant's), oldest line first; no row for an unknown hash.
    */
   callerRows(keyHashes: string[]): Promise<KeyCallerRow[]> {
     const hashes = inValues('k.key_hash', 'keyHashes', keyHashes, 'text');
     return queryNamed(
       this.dataSource.manager,
-      `SELECT k.key_hash, k.id AS key_id, u.id AS user_id, u.org_id, o.tier, u.role, k.channel_access_mode AS mode, k.permissions, k.last_used_at,
-              l.id AS line_id, l.type AS line_type, l.address AS line_address
-         FROM api_keys k
-         JOIN users u ON u.id = k.user_id
-         JOIN orgs o ON o.id = u.org_id
-         LEFT JOIN line_memberships m ON m.user_id = u.id
-         LEFT JOIN lines l ON l.id = m.line_id AND ${liveLineOfUser('l', 'u')} AND ${keyAllowsLine('k', 'l')}
-        WHERE ${hashes.sql}
-        ORDER BY k.key_hash, l.created_at`,
+      credentialRowsSql({ columns: 'k.key_hash', from: 'api_keys k', credential: 'k', where: hashes.sql, groupBy: 'k.key_hash' }),
       hashes.parameters,
     );
   }

@@ -5,12 +5,14 @@ import { Request } from 'express';
 import { ForbiddenError, UnauthorizedError } from '../common/errors';
 import { allowBodyRead } from '../common/request-body';
 import { AppConfig } from '../config/app-config';
+import { bearerToken } from '../identity/bearer-token';
 import { APP_CONFIG } from '../config/config.module';
-import { API_KEY_PATTERN, ApiKeysService } from './api-keys.service';
-import { AuthenticatedRequest, AuthKind, routeAuthKind, SIGNATURE_HEADER } from './auth.decorators';
-import { KeyCaller } from './caller';
-import { GrantCallers } from './grant-callers';
-import { PageAuthenticator } from './person';
+import { API_KEY_PATTERN } from './key-management/api-key-secret';
+import { ApiKeysService } from './api-keys.service';
+import { AuthenticatedRequest, KeyPrincipal } from '../identity/principal';
+import { AuthKind, routeAuthKind, SIGNATURE_HEADER } from '../identity/auth.decorators';
+import { GrantCallers } from '../identity/grant-callers';
+import { PageAuthenticator } from '../identity/page-authenticator';
 
 /**
  * Registered globally: every route needs an API key unless marked @Public(), @AdminOnly(),
@@ -53,7 +55,7 @@ export class AuthGuard implements CanActivate {
 
   /**
    * The authentication rule, for routes and for the few HTTP surfaces outside Nest's router (the
-   * admin OpenAPI docs): throws UnauthorizedError, or sets `request.caller` for an API key.
+   * admin OpenAPI docs): throws UnauthorizedError, or sets `request.principal` for an API key or grant.
    */
   async authenticate(kind: Exclude<AuthKind, 'public'>, request: Request & AuthenticatedRequest): Promise<void> {
     // The route's own guard checks the signature, over the body read after this guard.
@@ -75,7 +77,7 @@ export class AuthGuard implements CanActivate {
     if (!caller) {
       throw new UnauthorizedError('the API key or access token is malformed, unknown, expired or revoked', true, this.grants?.challengeFor(request));
     }
-    request.caller = caller;
+    request.principal = caller;
   }
 
   /**
@@ -83,7 +85,7 @@ export class AuthGuard implements CanActivate {
    * token's resource), as it is now; null when it no longer works (unknown, revoked, expired, its
    * user gone). For the API-key routes, and for long requests that check their credential again.
    */
-  async callerOf(token: string, request: Request): Promise<KeyCaller | null> {
+  async callerOf(token: string, request: Request): Promise<KeyPrincipal | null> {
     return API_KEY_PATTERN.test(token) ? this.apiKeys.resolve(token) : ((await this.grants?.resolve(token, request)) ?? null);
   }
 
@@ -91,13 +93,6 @@ export class AuthGuard implements CanActivate {
   tokenMatches(kind: 'admin' | 'ingest', token: string): boolean {
     return tokenIs(token, this.tokenDigests[kind]);
   }
-}
-
-export function bearerToken(request: Request): string | null {
-  const header = request.headers.authorization;
-  if (typeof header !== 'string') return null;
-  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
-  return match ? match[1] : null;
 }
 
 /** A configured token's digest, for tokenIs: hashing first gives equal lengths, so the comparison takes constant time. */

@@ -4,7 +4,7 @@ import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { ChannelSubscriber } from '../queue/channel-subscriber';
 import { RedisClient } from '../queue/queue.module';
-import { Caller } from './caller';
+import { Principal } from '../identity/principal';
 
 type Listener = (changedId: string) => void;
 
@@ -74,6 +74,6 @@ export class CredentialChanges implements OnModuleInit, OnModuleDestroy {
 }
 
 /** Whether a change announced for `changedId` is about `caller`: its credential's, or its person's. */
-export function concerns(caller: Pick<Caller, 'keyId' | 'userId'>, changedId: string): boolean {
+export function concerns(caller: Pick<Principal, 'keyId' | 'userId'>, changedId: string): boolean {
   return changedId === caller.keyId || changedId === caller.userId;
 }

@@ -1,14 +1,18 @@
 import { Injectable } from '@nestjs/common';
-import { AccountsService, LineRef } from '../accounts/accounts.service';
-import { LineType } from '../accounts/account.types';
+import { AccountsService } from '../accounts/accounts.service';
+import { LineRef, LineType } from '../identity/account.types';
 import { ForbiddenError, NotFoundError, ValidationError } from '../common/errors';
 import { apiKeyNameProblem } from './api-key-rules';
 import { ApiKey } from './api-key.entity';
 import { ApiKeysRepository, PersonKeyRow } from './api-keys.repository';
-import { generateApiKey, hashApiKey } from './api-keys.service';
-import { CredentialChanges } from './credential-changes';
-import { ALL_KEY_PERMISSIONS, canonicalPermissions, KeyPermission, keyPermissionsProblem } from './key-permissions';
-import { PersonRef } from './person';
+import { CreateApiKey } from './key-management/create-api-key.usecase';
+import { UUID } from './key-management/key-manager';
+import { RevokeApiKey } from './key-management/revoke-api-key.usecase';
+import { UpdateApiKeyAccess } from './key-management/update-api-key-access.usecase';
+import { ALL_KEY_PERMISSIONS, canonicalPermissions, KeyPermission, keyPermissionsProblem } from '../identity/key-permissions';
+import { channelAccessView } from '../identity/credential-resolver';
+import { PrincipalRef } from '../identity/principal';
+import { LinesRepository } from '../identity/lines.repository';
 
 /** What a person chooses under "Channel access": all channels, or some of their own lines by id. */
 export type PersonChannelAccess = { mode: 'ALL' } | { mode: 'LINES'; lineIds: string[] };
@@ -23,7 +27,7 @@ export interface PersonApiKeyView {
   keyHint: string;
   /** LINES: the allowlist's addresses with the org's live line at each (id and type null when none: it grants nothing). */
   channelAccess: { mode: 'ALL' } | { mode: 'LINES'; lines: Array<{ id: string | null; type: LineType | null; address: string }> };
-  /** What the key may do beside its lines: read, send, webhooks, in that order (auth/key-permissions.ts). */
+  /** What the key may do beside its lines: read, send, webhooks, in that order (identity/key-permissions.ts). */
   permissions: KeyPermission[];
   createdAt: Date;
   /** To the minute (written at most once a minute); null until first used. */
@@ -32,8 +36,6 @@ export interface PersonApiKeyView {
   /** True for the person's own keys: only those can have their channel access changed. */
   mine: boolean;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * A signed-in person's API keys (Settings → API keys). Everyone manages their own keys; an OWNER or
@@ -47,11 +49,14 @@ export class PersonApiKeysService {
   constructor(
     private readonly keys: ApiKeysRepository,
     private readonly accounts: AccountsService,
-    private readonly changes: CredentialChanges,
+    private readonly lines: LinesRepository,
+    private readonly createKey: CreateApiKey,
+    private readonly updateKey: UpdateApiKeyAccess,
+    private readonly revokeKey: RevokeApiKey,
   ) {}
 
   /** The person's own keys first, then (OWNER, ADMIN) the org's other keys; oldest first within each. */
-  async listFor(person: PersonRef): Promise<PersonApiKeyView[]> {
+  async listFor(person: PrincipalRef): Promise<PersonApiKeyView[]> {
     return (await this.keys.listVisibleTo(person)).map(toPersonView);
   }
 
@@ -60,7 +65,7 @@ export class PersonApiKeysService {
    * `permissions` left out: all three, so the key may do whatever the person may.
    */
   async createFor(
-    person: PersonRef,
+    person: PrincipalRef,
     input: { name: string; channelAccess: PersonChannelAccess; permissions?: KeyPermission[] },
   ): Promise<{ key: string; apiKey: PersonApiKeyView }> {
     const nameProblem = apiKeyNameProblem(input?.name);
@@ -69,8 +74,7 @@ export class PersonApiKeysService {
     const permissions = checkedPermissions(input.permissions) ?? ALL_KEY_PERMISSIONS;
     if (!(await this.keys.liveRole(person))) throw NotFoundError.of('user', person.userId, 'userId');
     const access = await this.accessColumns(person, input.channelAccess);
-    const key = generateApiKey();
-    const saved = await this.keys.save({ userId: person.userId, name: input.name, keyHash: hashApiKey(key), keyLast4: key.slice(-4), ...access, permissions });
+    const { key, saved } = await this.createKey.execute(person.userId, { name: input.name, access, permissions });
     const row = await this.keys.findVisibleTo(person, saved.id);
     if (!row) throw NotFoundError.of('api key', saved.id, 'keyId'); // revoked between the two statements
     return { key, apiKey: toPersonView(row) };
@@ -82,24 +86,27 @@ export class PersonApiKeysService {
    * Another user's key that the person sees (OWNER, ADMIN) is refused as forbidden: its lines are
    * its owner's to choose; revoke it instead.
    */
-  async updateChannelAccessFor(person: PersonRef, keyId: string, channelAccess: PersonChannelAccess, permissions?: KeyPermission[]): Promise<PersonApiKeyView> {
+  async updateChannelAccessFor(
+    person: PrincipalRef,
+    keyId: string,
+    channelAccess: PersonChannelAccess,
+    permissions?: KeyPermission[],
+  ): Promise<PersonApiKeyView> {
     checkShape(channelAccess);
     const checked = checkedPermissions(permissions);
     const current = UUID.test(keyId) ? await this.keys.findVisibleTo(person, keyId) : null;
     if (!current) throw NotFoundError.of('api key', keyId, 'keyId');
     if (!current.mine) throw new ForbiddenError(`api key ${keyId} belongs to ${current.owner_email}: only its owner may change its channel access`, 'keyId');
     const access = await this.accessColumns(person, channelAccess);
-    if (!(await this.keys.updateOwnAccess(person, keyId, { ...access, permissions: checked }))) throw NotFoundError.of('api key', keyId, 'keyId');
-    this.changes.changed(keyId);
+    await this.updateKey.execute({ person }, keyId, { access, permissions: checked });
     const row = await this.keys.findVisibleTo(person, keyId);
     if (!row) throw NotFoundError.of('api key', keyId, 'keyId');
     return toPersonView(row);
   }
 
   /** Revokes (deletes) one of the person's keys, or, for an OWNER or ADMIN, any key of the org; the next request with it gets 401. */
-  async revokeFor(person: PersonRef, keyId: string): Promise<void> {
-    if (!UUID.test(keyId) || !(await this.keys.deleteVisibleTo(person, keyId))) throw NotFoundError.of('api key', keyId, 'keyId');
-    this.changes.changed(keyId);
+  async revokeFor(person: PrincipalRef, keyId: string): Promise<void> {
+    await this.revokeKey.execute({ person }, keyId);
   }
 
   /**
@@ -107,7 +114,7 @@ export class PersonApiKeysService {
    * permissions checked by exactly the rules of createFor, as the columns a key would hold.
    */
   async checkedAccessFor(
-    person: PersonRef,
+    person: PrincipalRef,
     input: { channelAccess: PersonChannelAccess; permissions: KeyPermission[] },
   ): Promise<Pick<ApiKey, 'channelAccessMode' | 'allowedAddresses' | 'permissions'>> {
     checkShape(input.channelAccess);
@@ -117,10 +124,10 @@ export class PersonApiKeysService {
   }
 
   /** The allowlist columns for the chosen lines, each of which must be a line the person may use now. */
-  private async accessColumns(person: PersonRef, access: PersonChannelAccess): Promise<Pick<ApiKey, 'channelAccessMode' | 'allowedAddresses'>> {
+  private async accessColumns(person: PrincipalRef, access: PersonChannelAccess): Promise<Pick<ApiKey, 'channelAccessMode' | 'allowedAddresses'>> {
     if (access.mode === 'ALL') return { channelAccessMode: 'ALL', allowedAddresses: [] };
     const ids = access.lineIds.map((id) => id.toLowerCase());
-    const mine = new Map<string, LineRef>((await this.accounts.liveLines(person.userId)).map((line) => [line.id, line]));
+    const mine = new Map<string, LineRef>((await this.lines.liveLinesOf(person.userId)).map((line) => [line.id, line]));
     const foreign = ids.filter((id) => !mine.has(id) && UUID.test(id));
     const ofOrg = new Set((await this.accounts.linesOfOrg(person.orgId, [...new Set(foreign)])).map((line) => line.id));
     ids.forEach((id, i) => {
@@ -151,7 +158,7 @@ function checkShape(access: PersonChannelAccess): void {
   });
 }
 
-/** Permissions from a web form or a caller of the service, checked by the one rule (auth/key-permissions.ts); undefined when left out. */
+/** Permissions from a web form or a caller of the service, checked by the one rule (identity/key-permissions.ts); undefined when left out. */
 function checkedPermissions(permissions: unknown): KeyPermission[] | undefined {
   if (permissions === undefined) return undefined;
   const problem = keyPermissionsProblem(permissions);
@@ -164,7 +171,7 @@ function toPersonView(row: PersonKeyRow): PersonApiKeyView {
     id: row.id,
     name: row.name,
     keyHint: `csk_…${row.key_last4}`,
-    channelAccess: row.channel_access_mode === 'ALL' ? { mode: 'ALL' } : { mode: 'LINES', lines: row.lines },
+    channelAccess: channelAccessView(row.channel_access_mode, row.lines),
     permissions: row.permissions,
     createdAt: row.created_at,
     lastUsedAt: row.last_used_at,

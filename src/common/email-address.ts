@@ -4,7 +4,7 @@ import { buildMessage, isEmail, ValidateBy, ValidationOptions } from 'class-vali
  * The one email rule (docs/decisions.md, "One id rule, one email rule"): an address is what
  * validator.js's `isEmail` accepts with its defaults (a local part of at most 64 characters, a
  * domain name with a top-level domain, no display name). Every dialect judges addresses by it:
- * the tools' JSON Schemas (`format: 'email'`, common/tools), the REST DTOs (`@IsEmailAddress`)
+ * the tools' JSON Schemas (`format: 'email'`, tools/), the REST DTOs (`@IsEmailAddress`)
  * and the services' own checks (`isEmailAddress`).
  */
 export function isEmailAddress(value: unknown): value is string {

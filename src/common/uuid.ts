@@ -3,7 +3,7 @@ import { ValidateBy, ValidationOptions } from 'class-validator';
 /**
  * The one id rule (docs/decisions.md, "One id rule, one email rule"): an id is a UUID in its
  * 8-4-4-4-12 hex form, any version, in either letter case, as PostgreSQL's `uuid` type reads it.
- * Every dialect judges ids by it: the tools' JSON Schemas (`format: 'uuid'`, common/tools), the
+ * Every dialect judges ids by it: the tools' JSON Schemas (`format: 'uuid'`, tools/), the
  * REST DTOs (`@IsUuid`) and path parameters (`UuidParam`), and the services' own checks (`isUuid`).
  */
 const UUID_SOURCE = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';

@@ -1,5 +1,5 @@
 /** JSON Schemas of messaging tool results, shared by the tools. */
-import { nullableString } from '../common/tools/tool-schemas';
+import { nullableString } from '../tools/tool-schemas';
 import { MESSAGE_STATUSES } from './message.entity';
 
 /** A message's fromIdentity or toIdentity. */

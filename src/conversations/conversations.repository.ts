@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { queryNamed } from '../database/sql';
 import { Channel, IdentityKind } from './conversation-vocabulary';
+import { liveLineSql } from '../identity/lines.repository';
 
 /** The live line an inbound message was sent to. */
 export interface InboundLine {
@@ -85,15 +86,6 @@ function touchThreadSql(threadId: string, at: string, from?: string): string {
 @Injectable()
 export class ConversationsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
-
-  /** The live line of this type with this address; null when there is none. */
-  async liveLineByAddress(manager: EntityManager, address: string, type: 'PHONE_NUMBER' | 'EMAIL_ACCOUNT'): Promise<InboundLine | null> {
-    const [line] = await queryNamed<InboundLine[]>(manager, `SELECT id, org_id FROM lines WHERE address = :address AND type = :type AND deleted_at IS NULL`, {
-      address,
-      type,
-    });
-    return line ?? null;
-  }
 
   /**
    * Stores the inbound message in the thread and touches the thread, in one statement; null when
@@ -203,7 +195,7 @@ export class ConversationsRepository {
       }),
            line AS (
              SELECT x.n, l.id, l.org_id FROM input x
-               JOIN lines l ON l.address = x.line_address AND l.type = 'PHONE_NUMBER' AND l.deleted_at IS NULL),
+               JOIN lines l ON l.address = x.line_address AND l.type = 'PHONE_NUMBER' AND ${liveLineSql('l')}),
            identity AS (${upsertIdentitySql(
              `SELECT DISTINCT ON (line.org_id, x.kind, x.value) line.org_id, x.kind, x.value, x.display_name
                 FROM input x JOIN line ON line.n = x.n ORDER BY line.org_id, x.kind, x.value, x.n`,

@@ -11,6 +11,7 @@ import { InboundAttachment, InboundAttachments } from './inbound-attachments';
 import { MessageDataBuilder } from './message-data.builder';
 import { ConversationsRepository, InboundLine, NewInboundMessage } from './conversations.repository';
 import { activeTraceParent, inSpan } from '../ops/tracing/traces';
+import { LinesRepository } from '../identity/lines.repository';
 
 /** Thrown inside the transaction to roll it back when the provider message id was stored before. */
 class RepeatedInbound extends Error {
@@ -92,6 +93,7 @@ export class ConversationsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly conversations: ConversationsRepository,
+    private readonly lines: LinesRepository,
     private readonly bus: EventBus,
     private readonly data: MessageDataBuilder,
     private readonly attachments: InboundAttachments,
@@ -214,8 +216,9 @@ export class ConversationsService {
 
   /** An email: its line, then its thread (by its reply headers, or a new one), then the message. */
   private async storeEmail(tx: EntityManager, input: InboundMessage): Promise<StoredInbound> {
-    const line = await this.conversations.liveLineByAddress(tx, input.to, 'EMAIL_ACCOUNT');
-    if (!line) throw noLine(input);
+    const live = await this.lines.liveLineByAddress(input.to, 'EMAIL_ACCOUNT', tx);
+    if (!live) throw noLine(input);
+    const line: InboundLine = { id: live.id, org_id: live.org_id };
     const { threadId, created } = await this.findEmailThread(tx, line, input);
     const message = await this.conversations.insertInbound(tx, line, threadId, this.newMessage(input));
     if (!message) throw new RepeatedInbound(line);

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { Caller } from '../auth/caller';
+import { Principal } from '../identity/principal';
 import { ENTITIES } from '../database/entities';
 import { DeliveriesRepository } from './deliveries.repository';
 
@@ -12,7 +12,7 @@ async function offlineDataSource(): Promise<DataSource> {
 
 describe('list_webhook_deliveries SQL', () => {
   it('selects the columns a delivery log row shows, never the payload', async () => {
-    const caller = { channelAccess: 'LINES', lines: [] } as unknown as Caller;
+    const caller = { channelAccess: 'LINES', lines: [] } as unknown as Principal;
     const sql = new DeliveriesRepository(await offlineDataSource()).pageQuery(caller, 'e', 26).getQuery();
     const selected = /^SELECT (.*?) FROM /s
       .exec(sql)![1]

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
-import { Caller } from '../auth/caller';
+import { Principal } from '../identity/principal';
 import { inIndexOrder, queryNamed } from '../database/sql';
 import { PublishedEvent } from '../events/domain-event';
 import { visibleDelivery, visibleEndpoint } from '../webhooks/endpoint-visibility';
@@ -85,7 +85,7 @@ export interface RecoveredRow {
 
 /**
  * SQL of the delivery log: fan-out of committed events into delivery rows (for the relay, on
- * events it holds), and the log's reads and resends, which take the `Caller` and apply the
+ * events it holds), and the log's reads and resends, which take the `Principal` and apply the
  * endpoint and delivery visibility rules themselves.
  */
 @Injectable()
@@ -169,7 +169,7 @@ export class DeliveriesRepository {
    * reads webhook_deliveries_endpoint_status_idx, where a plan for the status's value may walk the
    * index of every endpoint's finished deliveries by time (pageQuery).
    */
-  page(caller: Caller, endpointId: string, limit: number, after?: { key: string; id: string }, status?: DeliveryStatus): Promise<DeliveryRow[]> {
+  page(caller: Principal, endpointId: string, limit: number, after?: { key: string; id: string }, status?: DeliveryStatus): Promise<DeliveryRow[]> {
     return inIndexOrder(this.dataSource, (manager) => this.pageQuery(caller, endpointId, limit, after, status, manager).getMany(), {
       genericPlan: status !== undefined && status !== 'succeeded',
     });
@@ -181,7 +181,7 @@ export class DeliveriesRepository {
    * generic plan needs to read webhook_deliveries_endpoint_status_idx (partial on that condition).
    */
   pageQuery(
-    caller: Caller,
+    caller: Principal,
     endpointId: string,
     limit: number,
     after?: { key: string; id: string },
@@ -205,7 +205,7 @@ export class DeliveriesRepository {
   }
 
   /** A delivery of an endpoint the caller may see, and itself visible to the caller; null otherwise. */
-  findVisible(caller: Caller, deliveryId: string): Promise<WebhookDelivery | null> {
+  findVisible(caller: Principal, deliveryId: string): Promise<WebhookDelivery | null> {
     const endpoint = visibleEndpoint(caller);
     const delivery = visibleDelivery(caller);
     return this.dataSource
@@ -242,7 +242,7 @@ export class DeliveriesRepository {
   }
 
   /** One delivery the caller may see (as findVisible) with its stored payload; null otherwise. */
-  async findDetail(caller: Caller, deliveryId: string): Promise<DeliveryDetailRow | null> {
+  async findDetail(caller: Principal, deliveryId: string): Promise<DeliveryDetailRow | null> {
     const endpoint = visibleEndpoint(caller);
     const delivery = visibleDelivery(caller);
     const [row] = await queryNamed<DeliveryDetailRow[]>(
@@ -279,7 +279,7 @@ export class DeliveriesRepository {
   }
 
   /** The attempts of a delivery the caller may see, oldest first (none for any other delivery). */
-  attemptsOf(caller: Caller, deliveryId: string): Promise<AttemptDetailRow[]> {
+  attemptsOf(caller: Principal, deliveryId: string): Promise<AttemptDetailRow[]> {
     const endpoint = visibleEndpoint(caller);
     const delivery = visibleDelivery(caller);
     return queryNamed<AttemptDetailRow[]>(
@@ -306,7 +306,7 @@ export class DeliveriesRepository {
    * skipped, and a row that changed since the statement began is tested again (recovered_at IS
    * NULL on its new version), so no delivery is copied twice.
    */
-  recoverFailed(caller: Caller, endpointId: string, since: Date, until: Date, eventIds: string[], traceParent: string | null): Promise<RecoveredRow[]> {
+  recoverFailed(caller: Principal, endpointId: string, since: Date, until: Date, eventIds: string[], traceParent: string | null): Promise<RecoveredRow[]> {
     const endpoint = visibleEndpoint(caller);
     const delivery = visibleDelivery(caller);
     return queryNamed<RecoveredRow[]>(

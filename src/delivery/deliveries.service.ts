@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { Caller } from '../auth/caller';
+import { Principal } from '../identity/principal';
 import { Clock } from '../common/clock';
 import { ConflictError, isForeignKeyViolation, NotFoundError, ValidationError } from '../common/errors';
 import { isIsoTimestamp, KeysetCursors } from '../common/keyset-cursor';
@@ -101,7 +101,12 @@ export class DeliveriesService {
    * 25 rows, newest first; the cursor is a keyset position (created_at, id), so rows arriving
    * later never shift a page. created_at is kept to the millisecond so it round-trips through JS.
    */
-  async list(caller: Caller, endpointId: string, cursor?: string, status?: DeliveryStatus): Promise<{ deliveries: DeliveryView[]; nextCursor: string | null }> {
+  async list(
+    caller: Principal,
+    endpointId: string,
+    cursor?: string,
+    status?: DeliveryStatus,
+  ): Promise<{ deliveries: DeliveryView[]; nextCursor: string | null }> {
     await this.webhooks.get(caller, endpointId); // not found unless the caller may see the endpoint
     const after = cursor === undefined ? undefined : this.cursors.decode(LIST_TOOL, cursor, isIsoTimestamp);
     const rows = await this.deliveries.page(caller, endpointId, DELIVERIES_PAGE_SIZE + 1, after, status);
@@ -118,7 +123,7 @@ export class DeliveriesService {
    * A new delivery of the same data with a fresh `evt_` id and createdAt, sent now. Only a delivery
    * the caller may see (visibleEndpoint, visibleDelivery); any other reads as not found.
    */
-  async resend(caller: Caller, deliveryId: string): Promise<DeliveryView> {
+  async resend(caller: Principal, deliveryId: string): Promise<DeliveryView> {
     const original = await this.deliveries.findVisible(caller, deliveryId);
     if (!original) throw NotFoundError.of('webhook delivery', deliveryId, 'deliveryId');
     const copy = await this.deliveries.insertResend(original, newEventId(), activeTraceParent()).catch((error: unknown) => {
@@ -135,7 +140,7 @@ export class DeliveriesService {
    * found. A long envelope (a verbose event with a long history) comes as its JSON text, a window
    * at a time, so that the answer fits in an agent's context (docs/mcp.md, "Result sizes").
    */
-  async detail(caller: Caller, deliveryId: string, window: { offset?: number; maxChars?: number } = {}): Promise<DeliveryDetail> {
+  async detail(caller: Principal, deliveryId: string, window: { offset?: number; maxChars?: number } = {}): Promise<DeliveryDetail> {
     const row = await this.deliveries.findDetail(caller, deliveryId);
     if (!row) throw NotFoundError.of('webhook delivery', deliveryId, 'deliveryId');
     const attempts = await this.deliveries.attemptsOf(caller, deliveryId);
@@ -168,7 +173,7 @@ export class DeliveriesService {
    * the log's retention, at most 1,000 deliveries a call (oldest first; truncated says more are
    * left, from nextSince). The endpoint must be one the caller sees (else not found) and active.
    */
-  async recover(caller: Caller, endpointId: string, sinceArg: string, untilArg?: string): Promise<RecoverResult> {
+  async recover(caller: Principal, endpointId: string, sinceArg: string, untilArg?: string): Promise<RecoverResult> {
     const now = this.clock.now();
     const since = new Date(sinceArg);
     const until = untilArg === undefined ? now : new Date(untilArg);

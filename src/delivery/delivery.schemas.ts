@@ -1,5 +1,5 @@
-import { argumentCheck } from '../common/tools/tool-arguments';
-import { cursorArgument } from '../common/tools/tool-schemas';
+import { argumentCheck } from '../tools/tool-arguments';
+import { cursorArgument } from '../tools/tool-schemas';
 import { RESULT_BOUNDS, textWindowArguments } from '../common/result-bounds';
 import { endpointIdSchema } from '../webhooks/webhook.schemas';
 import { RECOVER_MAX_WINDOW_DAYS } from './deliveries.service';

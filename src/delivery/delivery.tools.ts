@@ -1,10 +1,10 @@
-import { Caller } from '../auth/caller';
-import { McpTool, McpToolHandler, ToolArgs } from '../common/tools/tool.decorator';
+import { Principal } from '../identity/principal';
+import { McpTool, McpToolHandler, ToolArgs } from '../tools/tool.decorator';
 import { DeliveriesService, RECOVER_MAX_DELIVERIES } from './deliveries.service';
 import { getWebhookDeliveryInput, listWebhookDeliveriesInput, recoverWebhookDeliveriesInput, resendWebhookDeliveryInput } from './delivery.schemas';
 import { DELIVERY_STATUSES } from './webhook-delivery.entity';
 import { RESULT_BOUNDS } from '../common/result-bounds';
-import { nextCursorResult, nullable, nullableString } from '../common/tools/tool-schemas';
+import { nextCursorResult, nullable, nullableString } from '../tools/tool-schemas';
 
 const deliverySchema = {
   type: 'object',
@@ -44,7 +44,7 @@ const deliverySchema = {
 export class ListWebhookDeliveriesTool implements McpToolHandler<ToolArgs<typeof listWebhookDeliveriesInput>> {
   constructor(private readonly deliveries: DeliveriesService) {}
 
-  execute(args: ToolArgs<typeof listWebhookDeliveriesInput>, caller: Caller) {
+  execute(args: ToolArgs<typeof listWebhookDeliveriesInput>, caller: Principal) {
     return this.deliveries.list(caller, args.endpointId, args.cursor, args.status);
   }
 }
@@ -63,7 +63,7 @@ export class ListWebhookDeliveriesTool implements McpToolHandler<ToolArgs<typeof
 export class ResendWebhookDeliveryTool implements McpToolHandler<ToolArgs<typeof resendWebhookDeliveryInput>> {
   constructor(private readonly deliveries: DeliveriesService) {}
 
-  async execute(args: ToolArgs<typeof resendWebhookDeliveryInput>, caller: Caller) {
+  async execute(args: ToolArgs<typeof resendWebhookDeliveryInput>, caller: Principal) {
     return { delivery: await this.deliveries.resend(caller, args.deliveryId) };
   }
 }
@@ -124,7 +124,7 @@ const envelopeSchema = {
 export class GetWebhookDeliveryTool implements McpToolHandler<ToolArgs<typeof getWebhookDeliveryInput>> {
   constructor(private readonly deliveries: DeliveriesService) {}
 
-  execute(args: ToolArgs<typeof getWebhookDeliveryInput>, caller: Caller) {
+  execute(args: ToolArgs<typeof getWebhookDeliveryInput>, caller: Principal) {
     return this.deliveries.detail(caller, args.deliveryId, args);
   }
 }
@@ -158,7 +158,7 @@ export class GetWebhookDeliveryTool implements McpToolHandler<ToolArgs<typeof ge
 export class RecoverWebhookDeliveriesTool implements McpToolHandler<ToolArgs<typeof recoverWebhookDeliveriesInput>> {
   constructor(private readonly deliveries: DeliveriesService) {}
 
-  execute(args: ToolArgs<typeof recoverWebhookDeliveriesInput>, caller: Caller) {
+  execute(args: ToolArgs<typeof recoverWebhookDeliveriesInput>, caller: Principal) {
     return this.deliveries.recover(caller, args.endpointId, args.since, args.until);
   }
 }

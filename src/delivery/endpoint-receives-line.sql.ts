@@ -1,4 +1,4 @@
-import { holdsLiveLine } from '../auth/line-access.sql';
+import { holdsLiveLine } from '../identity/line-access.sql';
 
 /**
  * Whether the endpoint row `e` receives events on the line whose id is the SQL expression

@@ -1,7 +1,7 @@
 import { Controller, Get, Param, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
-import { Public } from '../auth/auth.decorators';
+import { Public } from '../identity/auth.decorators';
 import { NotFoundError } from '../common/errors';
 import { EVENT_KINDS, EventKind } from '../events/event-kinds';
 import { PayloadMode } from '../webhooks/webhook.types';

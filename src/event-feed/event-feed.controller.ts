@@ -1,8 +1,8 @@
 import { Controller, Get, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { Response } from 'express';
-import { CurrentCaller, KeyAction } from '../auth/auth.decorators';
-import { Caller } from '../auth/caller';
+import { CurrentPrincipal, KeyAction } from '../identity/auth.decorators';
+import { Principal } from '../identity/principal';
 import { whenResponseCloses } from '../common/response-close';
 import { DomainError, ForbiddenError, NotFoundError, RateLimitedError, ValidationError } from '../common/errors';
 import { FeedRefusal } from './event-feed.errors';
@@ -31,7 +31,7 @@ export class EventFeedController {
 
   @Get()
   @KeyAction(FEED_PERMISSION)
-  async list(@Query() query: Record<string, unknown>, @Res({ passthrough: true }) res: Response, @CurrentCaller() caller: Caller): Promise<PollResult> {
+  async list(@Query() query: Record<string, unknown>, @Res({ passthrough: true }) res: Response, @CurrentPrincipal() caller: Principal): Promise<PollResult> {
     const unknown = Object.keys(query).find((name) => !KNOWN_PARAMETERS.has(name));
     if (unknown !== undefined) {
       throw new ValidationError(`${unknown.slice(0, 80)} is not a parameter of this feed; it takes ${[...KNOWN_PARAMETERS].join(', ')}`, unknown.slice(0, 80));

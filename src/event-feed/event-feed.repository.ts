@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { Caller } from '../auth/caller';
+import { Principal } from '../identity/principal';
 import { queryNamed } from '../database/sql';
 import { EventKind } from '../events/event-kinds';
 import { visibleDelivery } from '../webhooks/endpoint-visibility';
@@ -54,7 +54,7 @@ export class EventFeedRepository {
    * drawn in commit order), so a cursor moved to the head skips nothing that commits later.
    * `manager`: the transaction to read in (events/subscribe reads under the fan-out lock).
    */
-  async read(caller: Caller, query: FeedQuery, manager: EntityManager = this.dataSource.manager): Promise<FeedPage> {
+  async read(caller: Principal, query: FeedQuery, manager: EntityManager = this.dataSource.manager): Promise<FeedPage> {
     const scope = visibleDelivery(caller, 'o');
     const filters = (Object.keys(query.filters) as FeedFilter[]).filter((f) => query.filters[f] !== undefined);
     const parameters: Record<string, unknown> = {

@@ -2,12 +2,12 @@ import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { ValidateFunction } from 'ajv';
 import { ApiKeysService } from '../auth/api-keys.service';
-import { Caller } from '../auth/caller';
+import { Principal } from '../identity/principal';
 import { concerns, CredentialChanges } from '../auth/credential-changes';
-import { KeyPermission } from '../auth/key-permissions';
+import { KeyPermission } from '../identity/key-permissions';
 import { AttachmentUrls } from '../common/attachment-urls';
 import { findIllFormed } from '../common/well-formed';
-import { describeArgumentError, argumentValidator } from '../common/tools/tool-arguments';
+import { argumentValidator, describeArgumentError } from '../tools/tool-arguments';
 import { buildEventData } from '../delivery/payloads';
 import { EventCatalog } from '../event-catalog/event-catalog.service';
 import { EVENT_KINDS, EventKind } from '../events/event-kinds';
@@ -125,7 +125,7 @@ export class EventFeedService {
    * up to timeoutMs when there are none, returning as soon as one commits. `signal` ends a wait
    * early (the client hung up).
    */
-  async poll(caller: Caller, request: PollRequest, options: { signal?: AbortSignal; allKinds?: boolean } = {}): Promise<PollResult> {
+  async poll(caller: Principal, request: PollRequest, options: { signal?: AbortSignal; allKinds?: boolean } = {}): Promise<PollResult> {
     const { signal } = options;
     admitted(caller, request); // first: a credential that may not receive events learns nothing more
     const subscription = this.subscriptionOf(request, options.allKinds ?? false);
@@ -193,18 +193,18 @@ export class EventFeedService {
   }
 
   /** Calls `changed` when the caller's credential changes; nothing when Redis cannot be had (the rechecks ask the database). */
-  private async listenForChanges(caller: Caller, changed: () => void): Promise<(() => void) | undefined> {
+  private async listenForChanges(caller: Principal, changed: () => void): Promise<(() => void) | undefined> {
     return this.credentials.listen((id) => concerns(caller, id) && changed()).catch(() => undefined);
   }
 
   /** One read of the caller's events after `after` (readSpan), as a poll answers it. */
-  async readPage(caller: Caller, subscription: Subscription, after: bigint, maxEvents: number, maxAgeMs: number | undefined): Promise<PollResult> {
+  async readPage(caller: Principal, subscription: Subscription, after: bigint, maxEvents: number, maxAgeMs: number | undefined): Promise<PollResult> {
     const span = await readSpan(this.repository, caller, subscription, after, maxEvents, maxAgeMs);
     return this.result(caller, subscription, span.rows, span.position, span.truncated, span.hasMore);
   }
 
   private result(
-    caller: Caller,
+    caller: Principal,
     subscription: Subscription,
     rows: FeedRow[],
     position: bigint,
@@ -226,13 +226,13 @@ export class EventFeedService {
    * One event as the caller receives it (a poll's, a stream's): verbose attachments get download
    * links signed for the caller at this read, as read_attachment signs them.
    */
-  occurrence(caller: Caller, subscription: Subscription, row: FeedRow, now = new Date()): EventOccurrence {
+  occurrence(caller: Principal, subscription: Subscription, row: FeedRow, now = new Date()): EventOccurrence {
     const holder = { userId: caller.userId, keyId: caller.keyId };
     return occurrenceOf(row, subscription, (data) => this.attachmentUrls.withSignedLinks(data, holder, now));
   }
 
   /** The key's slot among EVENT_FEED_LONG_POLLS_PER_KEY waiting polls, or the draft's ResourceExhausted. */
-  private takeLongPollSlot(caller: Caller): string {
+  private takeLongPollSlot(caller: Principal): string {
     const key = caller.keyId ?? `user:${caller.userId}`;
     if (this.longPolls.tryTake(key, 1) === 0) {
       const max = this.longPolls.limit;
@@ -290,14 +290,14 @@ export class EventFeedService {
  * database would refuse mid-read: refused naming where it is. (The HTTP feed's query is checked
  * by the global request check too.)
  */
-export function admitted(caller: Caller, request: unknown): void {
+export function admitted(caller: Principal, request: unknown): void {
   requirePermission(caller);
   const illFormed = findIllFormed(request);
   if (illFormed) throw FeedRefusal.invalid(illFormed.path || 'params', illFormed.message);
 }
 
 /** A credential without the `webhooks` permission receives no events. */
-function requirePermission(caller: Caller): void {
+function requirePermission(caller: Principal): void {
   if (!caller.permissions.includes(FEED_PERMISSION)) {
     throw new FeedRefusal('forbidden', `receiving events needs the ${FEED_PERMISSION} permission, which this credential does not have`, {
       reason: 'missing_permission',

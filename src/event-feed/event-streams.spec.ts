@@ -1,14 +1,14 @@
-import { Caller } from '../auth/caller';
+import { KeyPrincipal, Principal } from '../identity/principal';
 import { endedAccess } from './event-streams';
 
-const caller = (over: Partial<Caller> = {}): Caller => ({
+const caller = (over: Partial<KeyPrincipal> = {}): KeyPrincipal => ({
   keyId: 'k',
   userId: 'u',
   orgId: 'o',
-  orgTier: 'POWER' as Caller['orgTier'],
-  role: 'MEMBER' as Caller['role'],
+  orgTier: 'POWER' as Principal['orgTier'],
+  role: 'MEMBER' as Principal['role'],
   channelAccess: 'LINES',
-  lines: [{ id: 'l1' }, { id: 'l2' }] as Caller['lines'],
+  lines: [{ id: 'l1' }, { id: 'l2' }] as Principal['lines'],
   permissions: ['read', 'webhooks'],
   ...over,
 });
@@ -16,7 +16,7 @@ const caller = (over: Partial<Caller> = {}): Caller => ({
 describe('endedAccess: when an open event stream must end', () => {
   it('goes on with the same access, or wider', () => {
     expect(endedAccess(caller(), caller())).toBeNull();
-    expect(endedAccess(caller(), caller({ lines: [{ id: 'l1' }, { id: 'l2' }, { id: 'l3' }] as Caller['lines'] }))).toBeNull();
+    expect(endedAccess(caller(), caller({ lines: [{ id: 'l1' }, { id: 'l2' }, { id: 'l3' }] as Principal['lines'] }))).toBeNull();
     expect(endedAccess(caller(), caller({ channelAccess: 'ALL' }))).toBeNull();
   });
 
@@ -30,7 +30,7 @@ describe('endedAccess: when an open event stream must end', () => {
   });
 
   it('ends when a line is lost or channel access narrows from all', () => {
-    expect(endedAccess(caller(), caller({ lines: [{ id: 'l2' }] as Caller['lines'] }))?.data).toEqual({ reason: 'access_narrowed' });
+    expect(endedAccess(caller(), caller({ lines: [{ id: 'l2' }] as Principal['lines'] }))?.data).toEqual({ reason: 'access_narrowed' });
     expect(endedAccess(caller({ channelAccess: 'ALL' }), caller())?.data).toEqual({ reason: 'access_narrowed' });
     expect(endedAccess(caller(), caller())?.kind).toBeUndefined();
     expect(endedAccess(caller(), null)?.kind).toBe('forbidden');

@@ -1,12 +1,12 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
-import { Caller } from '../auth/caller';
+import { Principal } from '../identity/principal';
 import { concerns, CredentialChanges } from '../auth/credential-changes';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { EventStreamEndReason, ServiceMetrics } from '../ops/metrics/service-metrics';
 import { FeedRefusal } from './event-feed.errors';
 import { EventFeedRepository, FeedRow } from './event-feed.repository';
-import { EventFeedService, EventOccurrence, FEED_PERMISSION, optionalInteger, PollRequest, admitted, Subscription, waitFirst } from './event-feed.service';
+import { admitted, EventFeedService, EventOccurrence, FEED_PERMISSION, optionalInteger, PollRequest, Subscription, waitFirst } from './event-feed.service';
 import { readSpan } from './feed-span';
 import { FeedWakes } from './feed-wakes';
 
@@ -49,10 +49,10 @@ export interface StreamOutput {
 }
 
 /** Resolves the stream's credential again, as a new request would: null when it no longer works. */
-export type Recheck = () => Promise<Caller | null>;
+export type Recheck = () => Promise<Principal | null>;
 
 interface OpenStream {
-  caller: Caller;
+  caller: Principal;
   slotKey: string;
   checked: CheckedStream;
   output: StreamOutput;
@@ -109,7 +109,7 @@ export class EventStreams implements BeforeApplicationShutdown {
   }
 
   /** Every check of the request, before a stream opens: a refusal is the request's error and no stream is opened. */
-  check(caller: Caller, request: StreamRequest): CheckedStream {
+  check(caller: Principal, request: StreamRequest): CheckedStream {
     admitted(caller, request);
     const subscription = this.feed.subscriptionOf(request, false);
     const maxAgeMs = optionalInteger(request.maxAgeMs, 'maxAgeMs', 0, Number.MAX_SAFE_INTEGER);
@@ -125,7 +125,7 @@ export class EventStreams implements BeforeApplicationShutdown {
    * Opens a checked stream: a ResourceExhausted refusal past a bound (nothing written), else the
    * stream runs until the client leaves, access ends, or the process shuts down.
    */
-  open(caller: Caller, checked: CheckedStream, output: StreamOutput, recheck: Recheck): void {
+  open(caller: Principal, checked: CheckedStream, output: StreamOutput, recheck: Recheck): void {
     const { streamsPerKey, streamsPerProcess } = this.config.eventStreams;
     const slotKey = caller.keyId ?? `user:${caller.userId}`;
     const held = this.perKey.get(slotKey) ?? 0;
@@ -290,7 +290,7 @@ export class EventStreams implements BeforeApplicationShutdown {
    * leaves the stream as it was, to be checked at the next heartbeat.
    */
   private async stillAllowed(stream: OpenStream): Promise<boolean> {
-    let now: Caller | null;
+    let now: Principal | null;
     try {
       now = await stream.recheck();
     } catch (error) {
@@ -320,7 +320,7 @@ export class EventStreams implements BeforeApplicationShutdown {
 }
 
 /** Why a stream's access ended, comparing the caller as it opened (or was last checked) with the caller now; null while it may go on. */
-export function endedAccess(before: Caller, now: Caller | null): FeedRefusal | null {
+export function endedAccess(before: Principal, now: Principal | null): FeedRefusal | null {
   if (!now || now.userId !== before.userId || now.orgId !== before.orgId) {
     return new FeedRefusal('forbidden', 'the credential of this stream no longer works (revoked, expired or replaced)', { reason: 'access_revoked' });
   }

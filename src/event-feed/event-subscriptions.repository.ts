@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { Caller } from '../auth/caller';
+import { Principal } from '../identity/principal';
 import { queryNamed } from '../database/sql';
 import { subscriptionWatermark } from '../delivery/waiting-position.sql';
 import { EventKind } from '../events/event-kinds';
@@ -87,7 +87,7 @@ export class EventSubscriptionsRepository {
   }
 
   /** The endpoint row (purpose event_subscription, all channels: the subscription's filters and credential narrow it) and the subscription; answers the endpoint's id. */
-  async insert(manager: EntityManager, caller: Caller, s: NewSubscription): Promise<string> {
+  async insert(manager: EntityManager, caller: Principal, s: NewSubscription): Promise<string> {
     const endpointId = await this.endpoints.insert(manager, caller, {
       url: s.url,
       events: [s.name],

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { Caller, isGrantId } from '../auth/caller';
+import { isGrantId, Principal } from '../identity/principal';
 import { RateLimitedError, UrlRefusedError } from '../common/errors';
 import { RateLimits } from '../limits/rate-limits.service';
 import { SecretBox } from '../common/secret-box';
@@ -106,7 +106,7 @@ export class EventSubscriptionsService implements OnModuleInit {
    * that lapsed (expired, not swept yet) is made anew, as if deleted; a subscription made with a
    * cursor is delivered the events after it first (replay).
    */
-  async subscribe(caller: Caller, request: SubscribeRequest): Promise<SubscribeResult> {
+  async subscribe(caller: Principal, request: SubscribeRequest): Promise<SubscribeResult> {
     admitted(caller, request);
     const keyId = principalOf(caller);
     const subscription = this.feed.subscriptionOf(request, false);
@@ -197,7 +197,7 @@ export class EventSubscriptionsService implements OnModuleInit {
    */
   private async replay(
     manager: EntityManager,
-    caller: Caller,
+    caller: Principal,
     subscription: Subscription,
     endpoint: { id: string; userId: string },
     from: bigint | null,
@@ -232,13 +232,13 @@ export class EventSubscriptionsService implements OnModuleInit {
   }
 
   /** The org's newest feed position, read in `manager`'s transaction (events/subscribe's, under the fan-out lock when it creates one). */
-  private async headOf(caller: Caller, subscription: Subscription, manager: EntityManager): Promise<bigint> {
+  private async headOf(caller: Principal, subscription: Subscription, manager: EntityManager): Promise<bigint> {
     const page = await this.feedEvents.read(caller, { after: 0n, kind: subscription.kind, filters: subscription.filters, limit: 0 }, manager);
     return BigInt(page.head ?? '0');
   }
 
   /** Deletes the caller's subscription named by `id`, or by the url, name and arguments it was made with; NotFound if it has none such. */
-  async unsubscribe(caller: Caller, request: SubscribeRequest & { id?: unknown }): Promise<object> {
+  async unsubscribe(caller: Principal, request: SubscribeRequest & { id?: unknown }): Promise<object> {
     admitted(caller, request);
     const keyId = principalOf(caller);
     let id: string;
@@ -394,7 +394,7 @@ function isLive(state: SubscriptionState | null): state is SubscriptionState {
 }
 
 /** The credential a subscription belongs to (its principal): MCP callers always have one. */
-function principalOf(caller: Caller): string {
+function principalOf(caller: Principal): string {
   if (caller.keyId === null) throw new FeedRefusal('forbidden', 'subscriptions belong to an API key or a connected app', { reason: 'no_credential' });
   return caller.keyId;
 }

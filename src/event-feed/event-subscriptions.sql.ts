@@ -1,4 +1,4 @@
-import { keyAllowsLine } from '../auth/line-access.sql';
+import { keyAllowsLine } from '../identity/line-access.sql';
 import { FeedFilter } from './event-descriptors';
 import { feedFilterSql } from './feed-filters.sql';
 import { FEED_PERMISSION } from './event-feed.service';

@@ -1,4 +1,4 @@
-import { Caller } from '../auth/caller';
+import { Principal } from '../identity/principal';
 import type { Subscription } from './event-feed.service';
 import { EventFeedRepository, FeedRow } from './event-feed.repository';
 
@@ -20,7 +20,7 @@ export interface FeedSpan {
  */
 export async function readSpan(
   repository: EventFeedRepository,
-  caller: Caller,
+  caller: Principal,
   subscription: Subscription,
   after: bigint,
   maxEvents: number,

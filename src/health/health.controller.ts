@@ -1,7 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
-import { Public } from '../auth/auth.decorators';
+import { Public } from '../identity/auth.decorators';
 import { RedisClient } from '../queue/queue.module';
 import { DatabaseProbe } from './database-probe';
 

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { isGrantId } from '../auth/caller';
 import { RateLimitedError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -98,8 +97,11 @@ export class ApiKeyLimits {
     return this.refusals[app ? 'app' : 'key'];
   }
 
-  /** Counts `calls` against the key's budget of the window; RateLimitedError when they do not fit (then nothing may run). */
-  async spend(keyId: string, calls: number): Promise<void> {
-    await this.rateLimits.consume('mcp', keyId, calls, isGrantId(keyId) ? 'this app' : 'this API key');
+  /**
+   * Counts `calls` against the key's budget of the window; RateLimitedError when they do not fit
+   * (then nothing may run). `who` names the key in the refusal: "this API key" or "this app".
+   */
+  async spend(keyId: string, calls: number, who: string): Promise<void> {
+    await this.rateLimits.consume('mcp', keyId, calls, who);
   }
 }

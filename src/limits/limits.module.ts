@@ -1,16 +1,16 @@
 import { Global, Module } from '@nestjs/common';
-import { DiscoveryModule } from '@nestjs/core';
 import { ApiKeyLimits } from './api-key-limits.service';
 import { IpRateLimitGuard } from './ip-rate-limit.guard';
-import { KeyActionAudit, KeyActionGuard } from './key-action.guard';
 import { RateLimits } from './rate-limits.service';
-import { SessionActionGuard } from './session-action.guard';
 
-/** Rate and concurrency limits: per API key on every route that acts for a key, per person on every web action, per client IP on public routes. */
+/**
+ * The mechanisms of rate and concurrency limits (budgets in Redis, running-call slots), knowing no
+ * principal: identity's ActionGuard applies them per API key and per person, IpRateLimitGuard per
+ * client IP on public routes.
+ */
 @Global()
 @Module({
-  imports: [DiscoveryModule],
-  providers: [RateLimits, ApiKeyLimits, IpRateLimitGuard, KeyActionGuard, KeyActionAudit, SessionActionGuard],
-  exports: [RateLimits, ApiKeyLimits, IpRateLimitGuard, KeyActionGuard, SessionActionGuard],
+  providers: [RateLimits, ApiKeyLimits, IpRateLimitGuard],
+  exports: [RateLimits, ApiKeyLimits, IpRateLimitGuard],
 })
 export class LimitsModule {}

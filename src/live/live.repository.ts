@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { holdsLiveLine } from '../auth/line-access.sql';
+import { holdsLiveLine } from '../identity/line-access.sql';
 import { queryNamed } from '../database/sql';
 
 /** SQL of live updates: who may be told of events on which lines, now. */

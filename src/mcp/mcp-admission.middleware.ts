@@ -1,6 +1,6 @@
 import { Injectable, NestMiddleware } from '@nestjs/common';
 import { NextFunction, Request, Response } from 'express';
-import { bearerToken } from '../auth/auth.guard';
+import { bearerToken } from '../identity/bearer-token';
 import { RateLimitedError } from '../common/errors';
 import { whenResponseCloses } from '../common/response-close';
 import { ApiKeyLimits, KeyTicket } from '../limits/api-key-limits.service';

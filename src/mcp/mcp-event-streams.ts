@@ -1,6 +1,6 @@
 import { Request, Response } from 'express';
-import { Caller } from '../auth/caller';
-import { EventStreamSink, eventStreamOf } from '../common/event-stream';
+import { Principal } from '../identity/principal';
+import { eventStreamOf, EventStreamSink } from '../common/event-stream';
 import { FeedRefusal } from '../event-feed/event-feed.errors';
 import { CheckedStream, EventStreams, StreamOutput, StreamRequest } from '../event-feed/event-streams';
 import { failure, JsonRpcId } from './json-rpc';
@@ -20,7 +20,7 @@ export interface AcceptedStream {
  * an invalid subscription is the request's JSON-RPC error and no stream opens; else the answer
  * carries the stream for the controller to open.
  */
-export function streamAnswer(streams: EventStreams, id: JsonRpcId, params: unknown, caller: Caller, era: AcceptedStream['era']): McpAnswer {
+export function streamAnswer(streams: EventStreams, id: JsonRpcId, params: unknown, caller: Principal, era: AcceptedStream['era']): McpAnswer {
   const request = (typeof params === 'object' && params !== null && !Array.isArray(params) ? params : {}) as StreamRequest;
   try {
     return { status: 200, eventStream: { id, checked: streams.check(caller, request), era } };
@@ -39,8 +39,8 @@ export function streamAnswer(streams: EventStreams, id: JsonRpcId, params: unkno
 export function openEventStream(
   streams: EventStreams,
   accepted: AcceptedStream,
-  caller: Caller,
-  recheck: () => Promise<Caller | null>,
+  caller: Principal,
+  recheck: () => Promise<Principal | null>,
   req: Request,
   res: Response,
   serverInfo: object,

@@ -1,4 +1,4 @@
-import { Caller } from '../auth/caller';
+import { Principal } from '../identity/principal';
 import { EventSubscriptionsService, SubscribeRequest } from '../event-feed/event-subscriptions.service';
 import { asEventsError } from './mcp-events';
 
@@ -15,7 +15,7 @@ export async function answerEventSubscriptions(
   subscriptions: EventSubscriptionsService,
   method: SubscriptionMethod,
   params: unknown,
-  caller: Caller,
+  caller: Principal,
 ): Promise<object> {
   const request = (typeof params === 'object' && params !== null && !Array.isArray(params) ? params : {}) as SubscribeRequest & { id?: unknown };
   try {

@@ -1,4 +1,4 @@
-import { Caller } from '../auth/caller';
+import { Principal } from '../identity/principal';
 import { draftErrorOf, FeedRefusal } from '../event-feed/event-feed.errors';
 import { EventFeedService, PollRequest } from '../event-feed/event-feed.service';
 import { JsonRpcError } from './json-rpc';
@@ -26,7 +26,7 @@ export async function answerEvents(
   feed: EventFeedService,
   method: 'events/list' | 'events/poll',
   params: unknown,
-  caller: Caller,
+  caller: Principal,
   hangUp?: AbortSignal,
 ): Promise<object> {
   try {

@@ -1,7 +1,7 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, ServiceUnavailableException } from '@nestjs/common';
 import { Request } from 'express';
 import { AuthGuard } from '../auth/auth.guard';
-import { isGrantId, KeyCaller } from '../auth/caller';
+import { isGrantId, KeyPrincipal } from '../identity/principal';
 import { CredentialChanges } from '../auth/credential-changes';
 import { RateLimitedError } from '../common/errors';
 import { EventStreamSink } from '../common/event-stream';
@@ -16,7 +16,7 @@ import { ToolRegistry } from './tool-registry';
 export interface ListenRequest {
   id: JsonRpcId;
   honored: HonoredFilter;
-  caller: KeyCaller;
+  caller: KeyPrincipal;
   /** The bearer token and the request it came on (a token's resource is the request's URL). Kept in memory for the stream's life only. */
   credential: { token: string; request: Request };
   serverInfo: object;
@@ -182,7 +182,7 @@ export class McpSubscriptions implements BeforeApplicationShutdown {
   private async check(subscriptions: Subscription[]): Promise<void> {
     await Promise.all(
       subscriptions.map(async (subscription) => {
-        let caller: KeyCaller | null;
+        let caller: KeyPrincipal | null;
         try {
           caller = await this.guard.callerOf(subscription.credential.token, subscription.credential.request);
         } catch (error) {
@@ -211,7 +211,7 @@ export class McpSubscriptions implements BeforeApplicationShutdown {
    * What decides the caller's tools/list and what its tools reach: the tools it may call (its role
    * and permissions), its channel access and its lines. A change to any is a list_changed.
    */
-  private fingerprintOf(caller: KeyCaller): string {
+  private fingerprintOf(caller: KeyPrincipal): string {
     const tools = this.tools
       .listFor(caller)
       .map((tool) => tool.name)

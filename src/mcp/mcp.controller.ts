@@ -1,8 +1,8 @@
 import { All, Controller, HttpCode, Inject, Post, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Request, Response } from 'express';
-import { CurrentCaller, KeyAction, Public } from '../auth/auth.decorators';
-import { isGrantId, KeyCaller } from '../auth/caller';
+import { CurrentPrincipal, KeyAction, Public } from '../identity/auth.decorators';
+import { isGrantId, KeyPrincipal } from '../identity/principal';
 import { ReadsBody } from '../common/request-body';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -16,7 +16,8 @@ import { McpService, SERVER_INFO } from './mcp.service';
 import { McpSubscriptions } from './mcp-subscriptions';
 import { openEventStream } from './mcp-event-streams';
 import { EventStreams } from '../event-feed/event-streams';
-import { AuthGuard, bearerToken } from '../auth/auth.guard';
+import { AuthGuard } from '../auth/auth.guard';
+import { bearerToken } from '../identity/bearer-token';
 import { mcpHeadersOf } from './protocol-eras';
 import { RateLimitedError } from '../common/errors';
 import { eventStreamOf } from '../common/event-stream';
@@ -56,7 +57,7 @@ export class McpController {
   @KeyAction('per-call')
   @ReadsBody({ as: 'raw', limit: (config) => config.mcp.maxBodyBytes })
   @UseFilters(McpBodyErrorFilter)
-  async post(@Req() req: Request & AdmittedRequest, @Res() res: Response, @CurrentCaller() caller: KeyCaller): Promise<void> {
+  async post(@Req() req: Request & AdmittedRequest, @Res() res: Response, @CurrentPrincipal() caller: KeyPrincipal): Promise<void> {
     const origin = req.headers.origin;
     if (origin !== undefined && !this.origins.allows(origin)) {
       res.status(403).json(failure(null, INVALID_REQUEST, `Origin ${origin} is not allowed`));

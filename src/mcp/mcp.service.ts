@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ApiKeysService } from '../auth/api-keys.service';
-import { actingThrough, Caller, KeyCaller } from '../auth/caller';
+import { actingThrough, KeyPrincipal, Principal } from '../identity/principal';
 import { DomainError, isDatabaseUnavailable, RateLimitedError } from '../common/errors';
 import { bearerChallenge } from '../common/http-error.filter';
 import { exceedsJsonDepth, JSON_TOO_DEEP_MESSAGE } from '../common/json-depth';
@@ -26,7 +26,7 @@ import {
   UNAUTHORIZED,
 } from './json-rpc';
 import { McpAnswer, rateLimitedAnswer, serializedAs } from './mcp-answer';
-import { describeArgumentError } from '../common/tools/tool-arguments';
+import { describeArgumentError } from '../tools/tool-arguments';
 import { describeResultError, refusal, ToolRegistry } from './tool-registry';
 import { inCallerTrace, SpanKind, SpanStatusCode } from '../ops/tracing/traces';
 import { visibleResult, visibleText } from './visible-text';
@@ -40,8 +40,8 @@ import {
   McpHeaders,
   META,
   metaOf,
-  ModernContext,
   modernBatch,
+  ModernContext,
   ProtocolRefusal,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from './protocol-eras';
@@ -97,7 +97,7 @@ export interface CallToolResult {
 }
 
 /** Dispatches one request of its era to its result (JsonRpcError for a protocol fault). */
-type Dispatch = (request: JsonRpcRequest, caller: Caller) => Promise<object>;
+type Dispatch = (request: JsonRpcRequest, caller: Principal) => Promise<object>;
 
 /** JSON-RPC 2.0 / MCP over one stateless POST: parses, dispatches, and shapes every answer. */
 @Injectable()
@@ -131,7 +131,7 @@ export class McpService {
    * turns the response into its stream (McpSubscriptions). `hangUp` aborts when the client is gone:
    * a waiting events/poll stops waiting.
    */
-  async handle(raw: Buffer, caller: KeyCaller, ticket: KeyTicket, headers: McpHeaders = {}, hangUp?: AbortSignal): Promise<McpAnswer> {
+  async handle(raw: Buffer, caller: KeyPrincipal, ticket: KeyTicket, headers: McpHeaders = {}, hangUp?: AbortSignal): Promise<McpAnswer> {
     if (exceedsJsonDepth(raw)) return { status: 400, body: failure(null, PARSE_ERROR, `Parse error: ${JSON_TOO_DEEP_MESSAGE}`) };
     let payload: unknown;
     try {
@@ -155,7 +155,7 @@ export class McpService {
     }
   }
 
-  private async legacyBatch(payload: unknown[], caller: KeyCaller, ticket: KeyTicket): Promise<McpAnswer> {
+  private async legacyBatch(payload: unknown[], caller: KeyPrincipal, ticket: KeyTicket): Promise<McpAnswer> {
     if (payload.length === 0) return { status: 400, body: failure(null, INVALID_REQUEST, 'an empty batch is not a valid request') };
     if (payload.length > this.maxBatch) {
       const message = `a batch may hold at most ${this.maxBatch} messages (MCP_MAX_BATCH); this one holds ${payload.length}, and none of them ran`;
@@ -165,9 +165,9 @@ export class McpService {
   }
 
   /** Every message counts as a call against the key's rate limit; the 429 answer when they do not fit. */
-  private async spend(caller: KeyCaller, calls: number): Promise<McpAnswer | undefined> {
+  private async spend(caller: KeyPrincipal, calls: number): Promise<McpAnswer | undefined> {
     try {
-      await this.limits.spend(caller.keyId, calls);
+      await this.limits.spend(caller.keyId, calls, actingThrough(caller));
       return undefined;
     } catch (error) {
       if (error instanceof RateLimitedError) return rateLimitedAnswer(error);
@@ -175,7 +175,7 @@ export class McpService {
     }
   }
 
-  private async runOne(message: unknown, caller: Caller, hangUp?: AbortSignal): Promise<McpAnswer> {
+  private async runOne(message: unknown, caller: Principal, hangUp?: AbortSignal): Promise<McpAnswer> {
     if (isStreamRequest(message)) return streamAnswer(this.streams, message.id, message.params, caller, 'legacy');
     const response = await this.answer(message, caller, hangUp);
     if (!response) return { status: 202 };
@@ -190,7 +190,7 @@ export class McpService {
    * accepted (202) as the transport page says, once the headers it sends mirror it (the revision
    * requires none on a notification). An error whose request has no readable id has no id.
    */
-  private async runModern(message: unknown, caller: Caller, version: string, headers: McpHeaders, hangUp?: AbortSignal): Promise<McpAnswer> {
+  private async runModern(message: unknown, caller: Principal, version: string, headers: McpHeaders, hangUp?: AbortSignal): Promise<McpAnswer> {
     if (isClientResponse(message)) return { status: 202 };
     let request: JsonRpcRequest;
     try {
@@ -228,7 +228,7 @@ export class McpService {
    * A few messages at a time, so one batch never takes more than its share of the database pool.
    * The key is checked again before each message: once it is revoked, nothing more runs.
    */
-  private async runBatch(messages: unknown[], caller: KeyCaller, concurrency: number): Promise<McpAnswer> {
+  private async runBatch(messages: unknown[], caller: KeyPrincipal, concurrency: number): Promise<McpAnswer> {
     const run = await mapBounded(
       messages,
       concurrency,
@@ -245,7 +245,7 @@ export class McpService {
   }
 
   /** Answers one message of the legacy era; undefined for notifications and for responses sent to us. */
-  private async answer(message: unknown, caller: Caller, hangUp?: AbortSignal): Promise<JsonRpcResponse | undefined> {
+  private async answer(message: unknown, caller: Principal, hangUp?: AbortSignal): Promise<JsonRpcResponse | undefined> {
     if (isClientResponse(message)) return undefined;
     let request: JsonRpcRequest;
     try {
@@ -262,7 +262,7 @@ export class McpService {
    * Answers a request in its span (a child of the caller's trace when `params._meta` carries a
    * W3C traceparent, in either era) and counts it in the metrics.
    */
-  private traced(request: JsonRpcRequest, id: JsonRpcId, caller: Caller, dispatch: Dispatch): Promise<JsonRpcResponse> {
+  private traced(request: JsonRpcRequest, id: JsonRpcId, caller: Principal, dispatch: Dispatch): Promise<JsonRpcResponse> {
     const { method, tool } = this.namesOf(request);
     const attributes = { 'mcp.method.name': method, ...(method === 'tools/call' ? { 'gen_ai.tool.name': tool } : {}) };
     const meta = metaOf(request);
@@ -280,7 +280,7 @@ export class McpService {
   private async answerRequest(
     request: JsonRpcRequest,
     id: JsonRpcId,
-    caller: Caller,
+    caller: Principal,
     dispatch: Dispatch,
     record: (outcome: 'ok' | 'tool_error' | 'rpc_error', started: number) => void,
   ): Promise<JsonRpcResponse> {
@@ -315,7 +315,7 @@ export class McpService {
   }
 
   /** The legacy era's methods (2025-11-25 and earlier): the handshake, ping, and the tools. */
-  private async dispatch(request: JsonRpcRequest, caller: Caller, hangUp?: AbortSignal): Promise<object> {
+  private async dispatch(request: JsonRpcRequest, caller: Principal, hangUp?: AbortSignal): Promise<object> {
     switch (request.method) {
       case 'initialize':
         return this.initialize(request.params);
@@ -338,13 +338,13 @@ export class McpService {
   }
 
   /** The MCP Events methods answered in one request, alike in both eras (events/stream is the controller's stream). */
-  private answerEventsMethod(request: JsonRpcRequest, caller: Caller, hangUp?: AbortSignal): Promise<object> {
+  private answerEventsMethod(request: JsonRpcRequest, caller: Principal, hangUp?: AbortSignal): Promise<object> {
     if (request.method === 'events/list' || request.method === 'events/poll') return answerEvents(this.events, request.method, request.params, caller, hangUp);
     return answerEventSubscriptions(this.subscriptions, request.method as SubscriptionMethod, request.params, caller);
   }
 
   /** The modern era's methods (2026-07-28): discovery and the tools; subscriptions/listen is the controller's stream. */
-  private async dispatchModern(request: JsonRpcRequest, caller: Caller, context: ModernContext, hangUp?: AbortSignal): Promise<object> {
+  private async dispatchModern(request: JsonRpcRequest, caller: Principal, context: ModernContext, hangUp?: AbortSignal): Promise<object> {
     switch (request.method) {
       case 'server/discover':
         return this.discover();
@@ -388,7 +388,7 @@ export class McpService {
     };
   }
 
-  private async callTool(params: unknown, caller: Caller): Promise<CallToolResult> {
+  private async callTool(params: unknown, caller: Principal): Promise<CallToolResult> {
     if (!isObject(params)) throw new JsonRpcError(INVALID_PARAMS, 'params must be an object with name and arguments');
     const { name } = params;
     if (typeof name !== 'string') throw new JsonRpcError(INVALID_PARAMS, 'params.name must be a string');

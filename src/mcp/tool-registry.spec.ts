@@ -1,4 +1,4 @@
-import { toolPermission, ToolSpec } from '../common/tools/tool.decorator';
+import { toolPermission, ToolSpec } from '../tools/tool.decorator';
 import { refusal } from './tool-registry';
 
 const ALL = ['read', 'send', 'webhooks'] as const;

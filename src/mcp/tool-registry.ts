@@ -2,11 +2,11 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, Reflector } from '@nestjs/core';
 import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { Caller, isGrantId } from '../auth/caller';
-import { KeyPermission } from '../auth/key-permissions';
-import { roleAtLeast } from '../auth/roles';
-import { argumentValidator } from '../common/tools/tool-arguments';
-import { MCP_TOOL, McpToolHandler, toolPermission, ToolSpec } from '../common/tools/tool.decorator';
+import { isGrantId, Principal } from '../identity/principal';
+import { KeyPermission } from '../identity/key-permissions';
+import { roleAtLeast } from '../identity/roles';
+import { argumentValidator } from '../tools/tool-arguments';
+import { MCP_TOOL, McpToolHandler, toolPermission, ToolSpec } from '../tools/tool.decorator';
 import { portableSchema } from './portable-schema';
 
 export interface RegisteredTool {
@@ -35,7 +35,7 @@ export interface ToolDescriptor {
 @Injectable()
 export class ToolRegistry implements OnModuleInit {
   private readonly tools = new Map<string, RegisteredTool>();
-  /** Arguments are judged as every surface judges them (common/tools/tool-arguments.ts). */
+  /** Arguments are judged as every surface judges them (tools/tool-arguments.ts). */
   private readonly ajv = argumentValidator();
   /** Results are checked, never changed: no defaults filled in. */
   private readonly resultAjv = new Ajv({ allErrors: false, strict: true, coerceTypes: false });
@@ -69,7 +69,7 @@ export class ToolRegistry implements OnModuleInit {
   }
 
   /** The tools the caller may call (its role and its key's permissions), in a stable order. */
-  listFor(caller: Pick<Caller, 'role' | 'permissions'>): ToolDescriptor[] {
+  listFor(caller: Pick<Principal, 'role' | 'permissions'>): ToolDescriptor[] {
     return [...this.tools.values()]
       .filter((tool) => refusal(tool, caller) === null)
       .sort((a, b) => a.spec.name.localeCompare(b.spec.name))
@@ -84,7 +84,7 @@ export class ToolRegistry implements OnModuleInit {
  */
 export function refusal(
   tool: Pick<RegisteredTool, 'spec' | 'permission'>,
-  caller: Pick<Caller, 'role' | 'permissions'> & { keyId?: string | null },
+  caller: Pick<Principal, 'role' | 'permissions'> & { keyId?: string | null },
 ): string | null {
   const { name, minRole } = tool.spec;
   const app = typeof caller.keyId === 'string' && isGrantId(caller.keyId); // an OAuth grant: the person connected an app, never saw a key

@@ -1,7 +1,7 @@
 import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { User } from '../accounts/user.entity';
-import { ChannelAccessMode } from '../auth/api-key.entity';
-import { KeyPermission } from '../auth/key-permissions';
+import { ChannelAccessMode } from '../identity/account.types';
+import { KeyPermission } from '../identity/key-permissions';
 import { OAuthClient } from './oauth-client.entity';
 
 /**
@@ -46,7 +46,7 @@ export class OAuthGrant {
   @Column({ name: 'allowed_addresses', type: 'text', array: true, default: () => "'{}'" })
   allowedAddresses: string[];
 
-  /** What the grant's tokens may do beside its lines (auth/key-permissions.ts); never empty. */
+  /** What the grant's tokens may do beside its lines (identity/key-permissions.ts); never empty. */
   @Column({ type: 'text', array: true })
   permissions: KeyPermission[];
 

@@ -1,7 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { AccountsModule } from '../accounts/accounts.module';
 import { AuthModule } from '../auth/auth.module';
-import { GrantCallers } from '../auth/grant-callers';
+import { GrantCallers } from '../identity/grant-callers';
 import { OutboundHttpModule } from '../outbound-http/outbound-http.module';
 import { ClientMetadataDocuments } from './client-metadata-documents';
 import { OAuthClientsRetention } from './oauth-clients-retention';

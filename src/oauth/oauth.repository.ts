@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { ChannelAccessMode } from '../auth/api-key.entity';
-import { CallerRow } from '../auth/api-keys.repository';
-import { KeyPermission } from '../auth/key-permissions';
-import { keyAllowsLine, liveLineOfUser } from '../auth/line-access.sql';
-import { stampLastUseSql } from '../auth/last-use-stamps';
+import { ChannelAccessMode } from '../identity/account.types';
+import { AllowlistLine, allowlistLinesSql, CredentialRow, credentialRowsSql } from '../identity/credential-rows.sql';
+import { KeyPermission } from '../identity/key-permissions';
+import { stampLastUseSql } from '../identity/last-use-stamps';
 import { inValues, queryNamed } from '../database/sql';
 
 export interface ClientRow {
@@ -24,7 +23,7 @@ export interface GrantListRow {
   client_name: string | null;
   redirect_uri: string;
   channel_access_mode: ChannelAccessMode;
-  lines: Array<{ id: string | null; address: string }>;
+  lines: AllowlistLine[];
   permissions: KeyPermission[];
   requested_scopes: KeyPermission[];
   created_at: Date;
@@ -32,10 +31,9 @@ export interface GrantListRow {
 }
 
 /** A live access token's caller row (one per line it reaches): the token it was found by, its grant's resource and last use. */
-export interface TokenCallerRow extends CallerRow {
+export interface TokenCallerRow extends CredentialRow {
   token_hash: string;
   resource: string;
-  last_used_at: Date | null;
 }
 
 export interface GrantRow {
@@ -115,9 +113,7 @@ export class OAuthRepository {
       this.dataSource.manager,
       `SELECT g.id, g.user_id, g.client_id, c.client_name, g.channel_access_mode, g.permissions, g.requested_scopes, g.created_at, g.last_used_at,
               COALESCE((SELECT k.redirect_uri FROM oauth_codes k WHERE k.grant_id = g.id ORDER BY k.expires_at LIMIT 1), c.redirect_uris[1]) AS redirect_uri,
-              COALESCE((SELECT json_agg(json_build_object('id', l.id, 'address', a.address) ORDER BY a.ord)
-                          FROM unnest(g.allowed_addresses) WITH ORDINALITY AS a(address, ord)
-                          LEFT JOIN lines l ON l.address = a.address AND l.org_id = u.org_id AND l.deleted_at IS NULL), '[]'::json) AS lines
+              ${allowlistLinesSql('g', 'u.org_id')}
          FROM oauth_grants g
          JOIN oauth_clients c ON c.client_id = g.client_id
          JOIN users u ON u.id = g.user_id
@@ -263,24 +259,20 @@ export class OAuthRepository {
 
   /**
    * The grants of the live access tokens with these hashes, each with its resource, its person, org
-   * and the person's live lines narrowed by the grant's channel access (line-access.sql.ts), as
-   * ApiKeysRepository.callerRows: oldest line first, no row for an unknown, expired or refresh token.
+   * and the person's live lines narrowed by the grant's channel access (credentialRowsSql, as
+   * ApiKeysRepository.callerRows): oldest line first, no row for an unknown, expired or refresh token.
    */
   callerRows(tokenHashes: string[]): Promise<TokenCallerRow[]> {
     const hashes = inValues('t.token_hash', 'tokenHashes', tokenHashes, 'text');
     return queryNamed(
       this.dataSource.manager,
-      `SELECT t.token_hash, g.resource, g.last_used_at,
-              g.id AS key_id, u.id AS user_id, u.org_id, o.tier, u.role, g.channel_access_mode AS mode, g.permissions,
-              l.id AS line_id, l.type AS line_type, l.address AS line_address
-         FROM oauth_tokens t
-         JOIN oauth_grants g ON g.id = t.grant_id
-         JOIN users u ON u.id = g.user_id
-         JOIN orgs o ON o.id = u.org_id
-         LEFT JOIN line_memberships m ON m.user_id = u.id
-         LEFT JOIN lines l ON l.id = m.line_id AND ${liveLineOfUser('l', 'u')} AND ${keyAllowsLine('g', 'l')}
-        WHERE ${hashes.sql} AND t.kind = 'access' AND t.expires_at > now()
-        ORDER BY t.token_hash, l.created_at`,
+      credentialRowsSql({
+        columns: 't.token_hash, g.resource',
+        from: 'oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id',
+        credential: 'g',
+        where: `${hashes.sql} AND t.kind = 'access' AND t.expires_at > now()`,
+        groupBy: 't.token_hash',
+      }),
       hashes.parameters,
     );
   }

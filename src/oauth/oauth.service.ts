@@ -15,19 +15,16 @@ import { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { OAuthClientInformationFull, OAuthTokenRevocationRequest, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { Request } from 'express';
 import { AccountsService } from '../accounts/accounts.service';
-import { callerOfRows } from '../auth/api-keys.service';
-import { KeyCaller } from '../auth/caller';
+import { channelAccessView, CredentialResolver } from '../identity/credential-resolver';
+import { KeyPrincipal, PrincipalRef } from '../identity/principal';
 import { CredentialChanges } from '../auth/credential-changes';
-import { GrantCallers } from '../auth/grant-callers';
-import { LastUseStamps } from '../auth/last-use-stamps';
-import { ALL_KEY_PERMISSIONS, KeyPermission } from '../auth/key-permissions';
-import { PersonRef } from '../auth/person';
+import { GrantCallers } from '../identity/grant-callers';
+import { ALL_KEY_PERMISSIONS, KeyPermission } from '../identity/key-permissions';
 import { PersonApiKeysService, PersonChannelAccess } from '../auth/person-api-keys.service';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { Clock } from '../common/clock';
 import { NotFoundError, ResourceChallenge, ValidationError } from '../common/errors';
-import { MicroBatcher, rowsPerKey } from '../common/micro-batcher';
 import { isUuid } from '../common/uuid';
 import { ClientMetadata, clientMetadataOf, ClientMetadataProblem, isLoopbackHost } from './client-metadata';
 import { ClientDocumentError, ClientMetadataDocuments, isDocumentClientId } from './client-metadata-documents';
@@ -38,7 +35,7 @@ export const REFRESH_TOKEN_SECONDS = 30 * 24 * 60 * 60;
 export const CODE_SECONDS = 60;
 /** The MCP endpoint: the one protected resource. */
 export const MCP_RESOURCE_PATH = '/api/mcp';
-/** The scopes a client may ask for: the permissions of an API key (auth/key-permissions.ts). */
+/** The scopes a client may ask for: the permissions of an API key (identity/key-permissions.ts). */
 export const SCOPES: readonly KeyPermission[] = ALL_KEY_PERMISSIONS;
 
 const ACCESS_TOKEN = /^csa_[0-9a-f]{48}$/;
@@ -126,15 +123,9 @@ function grantId(): string {
 export class OAuthService extends GrantCallers implements OAuthServerProvider, OAuthRegisteredClientsStore, BeforeApplicationShutdown {
   readonly issuer: string;
   readonly resource: string;
-  private readonly lastUse: LastUseStamps;
   private readonly logger = new Logger(OAuthService.name);
-  /**
-   * Token lookups of concurrent requests share one query, as API keys' (each still reads the
-   * token after its request arrived, so a revoked grant or an expired token is refused at once).
-   */
-  private readonly lookups = new MicroBatcher<string, TokenCallerRow[]>(async (hashes) =>
-    rowsPerKey(hashes, await this.repository.callerRows([...new Set(hashes)]), (row) => row.token_hash),
-  );
+  /** Access tokens resolve to their grant's principal as API keys do (identity/credential-resolver.ts). */
+  private readonly credentials: CredentialResolver<TokenCallerRow>;
 
   constructor(
     private readonly repository: OAuthRepository,
@@ -146,7 +137,14 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     super();
-    this.lastUse = new LastUseStamps((grantId, now) => this.repository.touchGrant(grantId, now), clock, this.logger, 'OAuth grant');
+    this.credentials = new CredentialResolver<TokenCallerRow>({
+      rows: (hashes) => this.repository.callerRows(hashes),
+      hashOf: (row) => row.token_hash,
+      stamp: (grantId, now) => this.repository.touchGrant(grantId, now),
+      clock,
+      logger: this.logger,
+      what: 'OAuth grant',
+    });
     this.issuer = config.publicBaseUrl;
     this.resource = `${config.publicBaseUrl}${MCP_RESOURCE_PATH}`;
   }
@@ -285,7 +283,7 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
    * The person allowed: a grant with the access they chose (the rules of an API key, and no
    * permission the client did not ask for: grantAccess), and a code for the client.
    */
-  async approve(person: PersonRef, request: AuthorizationRequest, choice: GrantChoice): Promise<string> {
+  async approve(person: PrincipalRef, request: AuthorizationRequest, choice: GrantChoice): Promise<string> {
     const access = await this.grantAccess(person, choice, request.scopes);
     if (request.client.registration === 'metadata-document') {
       // The grant's client row: the document's registration as approved now. The token and revocation endpoints know the client by it (getClient), never by a fetch.
@@ -324,7 +322,7 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
    * asked for (RFC 6749 §3.3), and this service never grants more, so a client that asked only to
    * read is never handed send. Refused with a ValidationError naming `permissions`.
    */
-  private async grantAccess(person: PersonRef, choice: GrantChoice, scope: readonly KeyPermission[]): Promise<GrantAccess> {
+  private async grantAccess(person: PrincipalRef, choice: GrantChoice, scope: readonly KeyPermission[]): Promise<GrantAccess> {
     const access = await this.personKeys.checkedAccessFor(person, choice);
     const unasked = access.permissions.filter((permission) => !scope.includes(permission));
     if (unasked.length > 0) {
@@ -371,7 +369,7 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
    * (CredentialChanges). Another person's grant, a revoked one or none is not found (field grantId),
    * exactly alike, before anything of the choice is looked at.
    */
-  async updateGrantAccess(person: PersonRef, grantId: string, choice: { channelAccess: PersonChannelAccess; permissions?: KeyPermission[] }): Promise<void> {
+  async updateGrantAccess(person: PrincipalRef, grantId: string, choice: { channelAccess: PersonChannelAccess; permissions?: KeyPermission[] }): Promise<void> {
     const grant = await this.grantOf(person.userId, grantId);
     const access = await this.grantAccess(
       person,
@@ -476,7 +474,7 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
   }
 
   async verifyAccessToken(token: string): Promise<AuthInfo> {
-    const rows = ACCESS_TOKEN.test(token) ? await this.lookups.submit(sha256(token)) : [];
+    const rows = ACCESS_TOKEN.test(token) ? await this.credentials.rows(sha256(token)) : [];
     if (rows.length === 0 || rows[0].resource !== this.resource) throw new InvalidGrantError('the access token is unknown');
     return { token, clientId: '', scopes: rows[0].permissions, resource: new URL(this.resource) };
   }
@@ -499,18 +497,17 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
 
   // ---- the MCP endpoint (GrantCallers, for the AuthGuard) ----
 
-  async resolve(token: string, request: Request): Promise<KeyCaller | null> {
+  async resolve(token: string, request: Request): Promise<KeyPrincipal | null> {
     if (!ACCESS_TOKEN.test(token)) return null;
     const resource = `${this.issuer}${request.path}`;
-    const rows = await this.lookups.submit(sha256(token));
+    const rows = await this.credentials.rows(sha256(token));
     if (rows.length === 0 || rows[0].resource !== resource) return null;
-    this.lastUse.note(rows[0].key_id, rows[0].last_used_at);
-    return callerOfRows(rows);
+    return this.credentials.principal(rows);
   }
 
   /** Lets last-use writes in flight finish before the database pool closes. */
   async beforeApplicationShutdown(): Promise<void> {
-    await this.lastUse.settle();
+    await this.credentials.settle();
   }
 
   isActive(grantId: string): Promise<boolean> {
@@ -534,7 +531,10 @@ function toGrantView(row: GrantListRow): GrantView {
     id: row.id,
     userId: row.user_id,
     client: { id: row.client_id, name: row.client_name, redirectHost: new URL(row.redirect_uri).host, registration: registrationOf(row) },
-    channelAccess: row.channel_access_mode === 'ALL' ? { mode: 'ALL' } : { mode: 'LINES', lines: row.lines },
+    channelAccess: channelAccessView(
+      row.channel_access_mode,
+      row.lines.map(({ id, address }) => ({ id, address })),
+    ),
     permissions: row.permissions,
     requestedScopes: row.requested_scopes,
     createdAt: row.created_at,

@@ -1,6 +1,6 @@
 import { INestApplicationContext } from '@nestjs/common';
 import { AgentsService } from '../agents/agents.service';
-import { Caller } from '../auth/caller';
+import { Principal } from '../identity/principal';
 import { EmailIngestService } from '../channels/email/email-ingest.service';
 import { ContactsService } from '../conversations/contacts/contacts.service';
 import { ConversationsService } from '../conversations/conversations.service';
@@ -74,7 +74,7 @@ function inviteEmail(to: string): Buffer {
  * through the services the ingest routes and tools use (the same rules, events and extraction), as
  * `owner` (a caller over every line of theirs).
  */
-export async function seedConversations(app: INestApplicationContext, owner: Caller, lines: DemoLines): Promise<DemoConversations> {
+export async function seedConversations(app: INestApplicationContext, owner: Principal, lines: DemoLines): Promise<DemoConversations> {
   const conversations = app.get(ConversationsService);
   const sms = (from: string, body: string, id: string) =>
     conversations.recordInbound({

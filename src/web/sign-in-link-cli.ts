@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { normalizeAddress } from '../accounts/account.types';
+import { normalizeAddress } from '../identity/account.types';
 import { WebSessionsModule } from '../auth/web-sessions/web-sessions.module';
 import { WebSessionsService } from '../auth/web-sessions/web-sessions.service';
 import { CommonModule } from '../common/common.module';

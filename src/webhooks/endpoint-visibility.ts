@@ -1,5 +1,5 @@
-import { Caller } from '../auth/caller';
-import { callerLines } from '../auth/line-access.sql';
+import { Principal } from '../identity/principal';
+import { callerLines } from '../identity/line-access.sql';
 import { SqlCondition } from '../database/sql';
 
 /**
@@ -18,7 +18,7 @@ import { SqlCondition } from '../database/sql';
  * Every statement that reads or acts on an endpoint, or on its deliveries, carries this condition,
  * so a hidden endpoint and its deliveries answer exactly as ids that never existed.
  */
-export function visibleEndpoint(caller: Caller, alias = 'e'): SqlCondition {
+export function visibleEndpoint(caller: Principal, alias = 'e'): SqlCondition {
   const own = `${alias}.user_id = :visibleToUserId AND ${alias}.purpose = 'webhook'`;
   if (caller.channelAccess === 'ALL') return { sql: own, parameters: { visibleToUserId: caller.userId } };
   const scope = `webhook_endpoint_channels visible_scope WHERE visible_scope.endpoint_id = ${alias}.id`;
@@ -44,7 +44,7 @@ export function visibleEndpoint(caller: Caller, alias = 'e'): SqlCondition {
  * A condition in the statement, never a filter after it: a page of the log stays a keyset page
  * of the (endpoint, created_at, id) index, and hidden rows are neither counted nor cursored over.
  */
-export function visibleDelivery(caller: Caller, alias = 'd'): SqlCondition {
+export function visibleDelivery(caller: Principal, alias = 'd'): SqlCondition {
   const onLine = callerLines(caller, `${alias}.line_id`);
   return { sql: caller.channelAccess === 'ALL' ? `(${alias}.line_id IS NULL OR ${onLine.sql})` : onLine.sql, parameters: onLine.parameters };
 }

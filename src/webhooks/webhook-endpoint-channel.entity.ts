@@ -1,5 +1,5 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { LineType } from '../accounts/account.types';
+import { LineType } from '../identity/account.types';
 import { Line } from '../accounts/line.entity';
 // The owning side names the endpoint entity by name: a type-only import, so the two files do not import each other.
 import type { WebhookEndpoint } from './webhook-endpoint.entity';

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { LineType } from '../accounts/account.types';
-import { Caller } from '../auth/caller';
+import { LineType } from '../identity/account.types';
+import { Principal } from '../identity/principal';
 import { queryNamed } from '../database/sql';
 import { visibleEndpoint } from './endpoint-visibility';
 import { END_RUN, RUNS_ENDED_BY_ANSWERS } from './failing-runs.sql';
@@ -96,7 +96,7 @@ export interface FailingRun {
 
 /**
  * Every SQL statement about webhook endpoints. A method that reads or changes a user's endpoints
- * takes the `Caller` and carries its visibility condition (visibleEndpoint), so a statement
+ * takes the `Principal` and carries its visibility condition (visibleEndpoint), so a statement
  * without the tenant filter cannot be written through here; the delivery bookkeeping methods at
  * the end act for the worker, on endpoint ids it already holds. Rules live in WebhooksService.
  */
@@ -105,7 +105,7 @@ export class WebhookEndpointsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** The hot path of the tool endpoint (list_webhooks): one plain statement, no ORM. */
-  async listVisible(caller: Caller): Promise<EndpointView[]> {
+  async listVisible(caller: Principal): Promise<EndpointView[]> {
     const visible = visibleEndpoint(caller);
     const rows = await queryNamed<EndpointViewRow[]>(
       this.dataSource.manager,
@@ -115,7 +115,7 @@ export class WebhookEndpointsRepository {
     return rows.map(toView);
   }
 
-  async getVisible(caller: Caller, endpointId: string, manager: EntityManager = this.dataSource.manager): Promise<EndpointView | null> {
+  async getVisible(caller: Principal, endpointId: string, manager: EntityManager = this.dataSource.manager): Promise<EndpointView | null> {
     const visible = visibleEndpoint(caller);
     const [row] = await queryNamed<EndpointViewRow[]>(manager, `${VIEW_SELECT} WHERE e.id = :endpointId AND ${visible.sql}`, {
       endpointId,
@@ -125,7 +125,7 @@ export class WebhookEndpointsRepository {
   }
 
   /** The visible endpoint's failing run (when its attempts began failing, how many in a row); null when in none or not visible. */
-  async failingRunVisible(caller: Caller, endpointId: string): Promise<FailingRunView | null> {
+  async failingRunVisible(caller: Principal, endpointId: string): Promise<FailingRunView | null> {
     const visible = visibleEndpoint(caller);
     const [row] = await queryNamed<Array<{ since: Date; failures: number }>>(
       this.dataSource.manager,
@@ -137,7 +137,7 @@ export class WebhookEndpointsRepository {
   }
 
   /** The visible endpoint as an entity with its scope, its row locked for update; null when not visible. */
-  async lockVisible(manager: EntityManager, caller: Caller, endpointId: string): Promise<WebhookEndpoint | null> {
+  async lockVisible(manager: EntityManager, caller: Principal, endpointId: string): Promise<WebhookEndpoint | null> {
     const visible = visibleEndpoint(caller);
     const [locked] = await queryNamed<Array<{ id: string }>>(
       manager,
@@ -149,7 +149,7 @@ export class WebhookEndpointsRepository {
   }
 
   /** Locks the visible endpoint row and answers its sealed current secret and key pair; null when not visible. */
-  async lockSigning(manager: EntityManager, caller: Caller, endpointId: string): Promise<LockedSigning | null> {
+  async lockSigning(manager: EntityManager, caller: Principal, endpointId: string): Promise<LockedSigning | null> {
     const visible = visibleEndpoint(caller);
     const [row] = await queryNamed<Array<{ secret_sealed: string; signing_key_sealed: string | null; public_key: string | null }>>(
       manager,
@@ -219,7 +219,7 @@ export class WebhookEndpointsRepository {
   }
 
   /** Deletes the visible endpoint (its scope and deliveries cascade); false when not visible. */
-  async deleteVisible(caller: Caller, endpointId: string): Promise<boolean> {
+  async deleteVisible(caller: Principal, endpointId: string): Promise<boolean> {
     const visible = visibleEndpoint(caller);
     // A DELETE answers [rows, affected count].
     const [, affected] = await queryNamed<[unknown[], number]>(
@@ -231,13 +231,13 @@ export class WebhookEndpointsRepository {
   }
 
   /** Serialises the caller's registrations (its user row locked), then counts the endpoints it owns. */
-  async lockOwnerAndCount(manager: EntityManager, caller: Caller): Promise<number> {
+  async lockOwnerAndCount(manager: EntityManager, caller: Principal): Promise<number> {
     await queryNamed(manager, 'SELECT id FROM users WHERE id = :userId FOR UPDATE', { userId: caller.userId });
     return manager.getRepository(WebhookEndpoint).countBy({ userId: caller.userId, purpose: 'webhook' });
   }
 
   /** A new active endpoint of the caller; answers its id. */
-  async insert(manager: EntityManager, caller: Caller, endpoint: NewEndpoint): Promise<string> {
+  async insert(manager: EntityManager, caller: Principal, endpoint: NewEndpoint): Promise<string> {
     const repo = manager.getRepository(WebhookEndpoint);
     const saved = await repo.save(
       repo.create({

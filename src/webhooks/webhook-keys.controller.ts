@@ -1,7 +1,7 @@
 import { Controller, Get, NotFoundException, Param, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Response } from 'express';
-import { Public } from '../auth/auth.decorators';
+import { Public } from '../identity/auth.decorators';
 import { isUuid } from '../common/uuid';
 import { RateLimitPerIp } from '../limits/ip-rate-limit.guard';
 import { JWKS_MAX_AGE_SECONDS, publicKeysAsJwkSet } from './webhook-keys';

@@ -1,7 +1,7 @@
-import { argumentCheck } from '../common/tools/tool-arguments';
-import { ToolArgs } from '../common/tools/tool.decorator';
-import { nullable, nullableString } from '../common/tools/tool-schemas';
-import { LINE_TYPES } from '../accounts/account.types';
+import { argumentCheck } from '../tools/tool-arguments';
+import { ToolArgs } from '../tools/tool.decorator';
+import { nullable, nullableString } from '../tools/tool-schemas';
+import { LINE_TYPES } from '../identity/account.types';
 import { ENDPOINT_STATUSES, EVENT_KINDS, MAX_MESSAGE_HISTORY_COUNT, PAYLOAD_MODES, SIGNATURE_VERSIONS } from './webhook.types';
 
 /** JSON Schemas of the webhook tools: one source for validation and for tools/list. */

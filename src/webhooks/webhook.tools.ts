@@ -1,9 +1,9 @@
-import { Caller } from '../auth/caller';
-import { McpTool, McpToolHandler, ToolArgs } from '../common/tools/tool.decorator';
+import { Principal } from '../identity/principal';
+import { McpTool, McpToolHandler, ToolArgs } from '../tools/tool.decorator';
 import { ByEndpointId, byEndpointId, endpointSchema, registerInput, secretSchema, signingSecretSchema, updateInput } from './webhook.schemas';
 import { EndpointView } from './webhook-endpoints.repository';
 import { WebhooksService } from './webhooks.service';
-import { noArguments } from '../common/tools/tool-schemas';
+import { noArguments } from '../tools/tool-schemas';
 
 const endpointResult = { type: 'object', properties: { endpoint: endpointSchema }, required: ['endpoint'] } as const;
 const endpointWithSecret = {
@@ -26,7 +26,7 @@ const endpointWithSecret = {
 export class ListWebhooksTool implements McpToolHandler<object, { endpoints: EndpointView[] }> {
   constructor(private readonly webhooks: WebhooksService) {}
 
-  async execute(_: object, caller: Caller) {
+  async execute(_: object, caller: Principal) {
     return { endpoints: await this.webhooks.list(caller) };
   }
 }
@@ -45,7 +45,7 @@ export class ListWebhooksTool implements McpToolHandler<object, { endpoints: End
 export class GetWebhookTool implements McpToolHandler<ByEndpointId, { endpoint: EndpointView }> {
   constructor(private readonly webhooks: WebhooksService) {}
 
-  async execute(args: ByEndpointId, caller: Caller) {
+  async execute(args: ByEndpointId, caller: Principal) {
     return { endpoint: await this.webhooks.get(caller, args.endpointId) };
   }
 }
@@ -69,7 +69,7 @@ export class GetWebhookTool implements McpToolHandler<ByEndpointId, { endpoint: 
 export class RegisterWebhookTool implements McpToolHandler<ToolArgs<typeof registerInput>> {
   constructor(private readonly webhooks: WebhooksService) {}
 
-  execute(args: ToolArgs<typeof registerInput>, caller: Caller) {
+  execute(args: ToolArgs<typeof registerInput>, caller: Principal) {
     return this.webhooks.register(caller, args);
   }
 }
@@ -93,7 +93,7 @@ export class RegisterWebhookTool implements McpToolHandler<ToolArgs<typeof regis
 export class UpdateWebhookTool implements McpToolHandler<ToolArgs<typeof updateInput>> {
   constructor(private readonly webhooks: WebhooksService) {}
 
-  async execute({ endpointId, ...patch }: ToolArgs<typeof updateInput>, caller: Caller) {
+  async execute({ endpointId, ...patch }: ToolArgs<typeof updateInput>, caller: Principal) {
     return { endpoint: await this.webhooks.update(caller, endpointId, patch) };
   }
 }
@@ -114,7 +114,7 @@ export class UpdateWebhookTool implements McpToolHandler<ToolArgs<typeof updateI
 export class RotateWebhookSecretTool implements McpToolHandler<ByEndpointId> {
   constructor(private readonly webhooks: WebhooksService) {}
 
-  execute(args: ByEndpointId, caller: Caller) {
+  execute(args: ByEndpointId, caller: Principal) {
     return this.webhooks.rotateSecret(caller, args.endpointId);
   }
 }
@@ -137,7 +137,7 @@ export class RotateWebhookSecretTool implements McpToolHandler<ByEndpointId> {
 export class DeleteWebhookTool implements McpToolHandler<ByEndpointId> {
   constructor(private readonly webhooks: WebhooksService) {}
 
-  execute(args: ByEndpointId, caller: Caller) {
+  execute(args: ByEndpointId, caller: Principal) {
     return this.webhooks.delete(caller, args.endpointId);
   }
 }

@@ -1,4 +1,4 @@
-import { LineType } from '../accounts/account.types';
+import { LineType } from '../identity/account.types';
 import { EVENT_KINDS, EventKind } from '../events/event-kinds';
 
 export { EVENT_KINDS };

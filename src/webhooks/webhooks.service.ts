@@ -2,9 +2,9 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { LineType } from '../accounts/account.types';
+import { LineType } from '../identity/account.types';
 import { AccountsService } from '../accounts/accounts.service';
-import { actingThrough, Caller } from '../auth/caller';
+import { actingThrough, Principal } from '../identity/principal';
 import { CapReachedError, NotFoundError, ValidationError } from '../common/errors';
 import { Clock } from '../common/clock';
 import { Hooks } from '../common/hooks';
@@ -104,23 +104,23 @@ export class WebhooksService implements OnModuleInit {
     this.metrics.addCollector('webhook endpoints by status', async () => this.metrics.endpointsCounted(await this.endpoints.countByStatus()));
   }
 
-  list(caller: Caller): Promise<EndpointView[]> {
+  list(caller: Principal): Promise<EndpointView[]> {
     return this.endpoints.listVisible(caller);
   }
 
   /** The endpoint if the caller may see it; not found otherwise, exactly as for an id that never existed. */
-  async get(caller: Caller, endpointId: string, manager?: EntityManager): Promise<EndpointView> {
+  async get(caller: Principal, endpointId: string, manager?: EntityManager): Promise<EndpointView> {
     const endpoint = await this.endpoints.getVisible(caller, endpointId, manager);
     if (!endpoint) throw NotFoundError.of('webhook endpoint', endpointId, 'endpointId');
     return endpoint;
   }
 
   /** The endpoint's current failing run, if it is in one (the web app's endpoint page). */
-  failingRun(caller: Caller, endpointId: string): Promise<FailingRunView | null> {
+  failingRun(caller: Principal, endpointId: string): Promise<FailingRunView | null> {
     return this.endpoints.failingRunVisible(caller, endpointId);
   }
 
-  async register(caller: Caller, input: RegisterInput): Promise<IssuedSecret> {
+  async register(caller: Principal, input: RegisterInput): Promise<IssuedSecret> {
     const channels = this.resolveScope(caller, input.channelScope);
     const { url } = await this.urlPolicy.check(input.url);
     const secret = generateSigningSecret();
@@ -151,7 +151,7 @@ export class WebhooksService implements OnModuleInit {
     return { endpoint, secret, signingSecret: toStandardSecret(secret) };
   }
 
-  async update(caller: Caller, endpointId: string, input: UpdateInput): Promise<EndpointView> {
+  async update(caller: Principal, endpointId: string, input: UpdateInput): Promise<EndpointView> {
     const channels = input.channelScope === undefined ? undefined : this.resolveScope(caller, input.channelScope);
     const url = input.url === undefined ? undefined : (await this.urlPolicy.check(input.url)).url.href;
     return this.dataSource.transaction(async (tx) => {
@@ -192,7 +192,7 @@ export class WebhooksService implements OnModuleInit {
    * A new secret, returned once, and for a v1a endpoint a new key pair (its public key in the
    * endpoint); the previous secret and key pair keep signing for 24 hours.
    */
-  async rotateSecret(caller: Caller, endpointId: string, now = this.clock.now()): Promise<IssuedSecret> {
+  async rotateSecret(caller: Principal, endpointId: string, now = this.clock.now()): Promise<IssuedSecret> {
     const secret = generateSigningSecret();
     const endpoint = await this.dataSource.transaction(async (tx) => {
       const current = await this.endpoints.lockSigning(tx, caller, endpointId);
@@ -217,7 +217,7 @@ export class WebhooksService implements OnModuleInit {
   }
 
   /** Irreversible: the endpoint, its scope and its deliveries go. */
-  async delete(caller: Caller, endpointId: string): Promise<{ deleted: true; endpointId: string }> {
+  async delete(caller: Principal, endpointId: string): Promise<{ deleted: true; endpointId: string }> {
     if (!(await this.endpoints.deleteVisible(caller, endpointId))) throw NotFoundError.of('webhook endpoint', endpointId, 'endpointId');
     return { deleted: true, endpointId };
   }
@@ -319,7 +319,7 @@ export class WebhooksService implements OnModuleInit {
    * Checks a channel scope against the lines the caller may use; null means all channels.
    * A key limited to some lines may not ask for all channels.
    */
-  private resolveScope(caller: Caller, scope: RegisterInput['channelScope']): Array<{ channelType: LineType; channelId: string }> | null {
+  private resolveScope(caller: Principal, scope: RegisterInput['channelScope']): Array<{ channelType: LineType; channelId: string }> | null {
     const allChannels = scope?.allChannels ?? true;
     const channels = scope?.channels ?? [];
     if (allChannels) {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { connect, Socket } from 'node:net';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { ApiKeyLimits } from '../../src/limits/api-key-limits.service';
-import { apiKeyRoutes } from '../../src/limits/key-action.guard';
+import { apiKeyRoutes } from '../../src/identity/action.guard';
 import { hangUpWhileLocked, settled } from '../support/hang-up';
 import { rpc } from '../support/mcp';
 import { createMessagingTestApp, inboundSms, MessagingTestApp, partnerPhone } from '../support/messaging-hooks';
@@ -11,7 +11,7 @@ import { waitUntil } from '../support/wait';
 
 /**
  * Issue 30: every surface that acts for an API key passes one check of permission, rate and
- * running calls (limits/key-action.guard.ts). The agent REST routes did not: a `read` key created
+ * running calls (identity/action.guard.ts). The agent REST routes did not: a `read` key created
  * and approved turns, a `webhooks` key rejected drafts, and a key refused on /api/mcp for its
  * rate kept acting through REST.
  */

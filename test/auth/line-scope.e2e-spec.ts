@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { AgentsService } from '../../src/agents/agents.service';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
-import { Caller } from '../../src/auth/caller';
+import { Principal } from '../../src/identity/principal';
 import { AttachmentsService } from '../../src/attachments/attachments.service';
 import { ContactsService } from '../../src/conversations/contacts/contacts.service';
 import { SearchService } from '../../src/conversations/search/search.service';
@@ -230,7 +230,7 @@ describe('line scope: a line the caller lost shows nothing of its own', () => {
   });
 
   /** What services answer a caller resolved earlier, for the line's ids (null: not found). */
-  async function staleSeen(caller: Caller, line: LineData) {
+  async function staleSeen(caller: Principal, line: LineData) {
     const threads = m.app.get(ThreadsService);
     const agents = m.app.get(AgentsService);
     const notFound = <T>(read: Promise<T>): Promise<T | null> =>

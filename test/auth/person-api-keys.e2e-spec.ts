@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { ApiKeysRepository } from '../../src/auth/api-keys.repository';
-import { PersonRef } from '../../src/auth/person';
+import { PrincipalRef } from '../../src/identity/principal';
 import { PersonApiKeysService, PersonApiKeyView } from '../../src/auth/person-api-keys.service';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../src/common/errors';
 import { createMcpTestApp, McpTestApp, rpc, toolError, toolOk } from '../support/mcp';
@@ -22,7 +22,7 @@ describe('Settings → API keys: a person manages keys (PersonApiKeysService)', 
     await t.close();
   });
 
-  const personOf = (s: Session, role: PersonRef['role']): PersonRef => ({ userId: s.userId, orgId: s.orgId, role });
+  const personOf = (s: Session, role: PrincipalRef['role']): PrincipalRef => ({ userId: s.userId, orgId: s.orgId, role });
 
   /** The phone numbers a key reaches, through a real /api/mcp request. */
   async function phonesOf(key: string): Promise<string[]> {

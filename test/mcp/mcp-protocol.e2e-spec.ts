@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import request from 'supertest';
 import { createSession, Session } from '../support/session';
-import { createMcpTestApp, MCP_URL, McpTestApp, mcpPost, rpc, toolError, toolOk } from '../support/mcp';
+import { createMcpTestApp, MCP_URL, mcpPost, McpTestApp, rpc, toolError, toolOk } from '../support/mcp';
 import { nonPortableKeywords, undescribedProperties } from '../../src/mcp/portable-schema';
 import { ToolRegistry } from '../../src/mcp/tool-registry';
-import { cursorArgument } from '../../src/common/tools/tool-schemas';
+import { cursorArgument } from '../../src/tools/tool-schemas';
 import { MESSAGE_STATUSES } from '../../src/conversations/message.entity';
 import { ListWebhooksTool } from '../../src/webhooks/webhook.tools';
 

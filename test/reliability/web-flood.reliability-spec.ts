@@ -12,7 +12,7 @@ import { ServiceProcess, waitFor } from './support/stack';
  * A script with a person's cookie floods the web app's reply form (docs/web.md, "Limits"): one
  * person's two sessions POST /conversations/:threadId/reply through two `api` processes that share
  * PostgreSQL and Redis, many at once, each with an idempotencyKey of its own (so none is a replay).
- * SessionActionGuard holds the person to WEB_ACTION_RATE_LIMIT across replicas and sessions: at
+ * ActionGuard holds the person to WEB_ACTION_RATE_LIMIT across replicas and sessions: at
  * most the limit is accepted (and at least the limit less the leases a replica may leave unspent,
  * rate-limits.service.ts leaseSize), the rest is a 429 page with Retry-After; every accepted
  * reply is one outbound message, handed to the carrier once; a colleague on the same line still

@@ -1,6 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
-import { CurrentCaller, KeyAction } from '../../src/auth/auth.decorators';
-import { Caller } from '../../src/auth/caller';
+import { CurrentPrincipal, KeyAction } from '../../src/identity/auth.decorators';
+import { Principal } from '../../src/identity/principal';
 import { createTestApp, TestApp, TestAppOptions } from './app';
 
 /**
@@ -12,7 +12,7 @@ import { createTestApp, TestApp, TestAppOptions } from './app';
 export class WhoAmIController {
   @Get('whoami')
   @KeyAction('read')
-  whoami(@CurrentCaller() caller: Caller): Caller {
+  whoami(@CurrentPrincipal() caller: Principal): Principal {
     return caller;
   }
 }

@@ -3,13 +3,12 @@ import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner
 import { DataSource } from 'typeorm';
 import { AgentsService } from '../../src/agents/agents.service';
 import { AttachmentsService } from '../../src/attachments/attachments.service';
-import { Caller } from '../../src/auth/caller';
+import { Principal as Caller } from '../../src/identity/principal';
 import { WebSessionsService } from '../../src/auth/web-sessions/web-sessions.service';
 import { DomainError } from '../../src/common/errors';
 import { RESULT_BOUNDS } from '../../src/common/result-bounds';
 import { ContactsService } from '../../src/conversations/contacts/contacts.service';
 import { ThreadsService } from '../../src/conversations/threads/threads.service';
-import { callerOf } from '../../src/web/caller-of';
 import { AttachmentBlock, MessageExtras } from '../../src/web/pages/conversations.pages';
 import { ThreadView, ThreadViewService } from '../../src/web/pages/thread-view.service';
 import { inviteEmail } from '../fixtures/emails/make-invite-email';
@@ -181,7 +180,7 @@ describe('web: the thread page', () => {
       "the invitation's attachments extracted",
     );
     const sessionToken = decodeURIComponent(browser.cookie.slice(browser.cookie.indexOf('=') + 1));
-    const caller = callerOf((await t.app.get(WebSessionsService).person(sessionToken))!);
+    const caller = (await t.app.get(WebSessionsService).person(sessionToken))!;
     for (const id of [threadId, invite.threadId]) {
       const view = await t.app.get(ThreadViewService).view(caller, id, {});
       expect(unsigned(view)).toEqual(unsigned(await viewCallByCall(caller, id)));

@@ -25,10 +25,10 @@ import {
   ValidatorConstraintInterface,
 } from 'class-validator';
 import { IsEmailAddress, isEmailAddress } from '../../common/email-address';
-import { E164, LINE_TYPES, LineType, ORG_TIERS, OrgTier } from '../../accounts/account.types';
+import { E164, LINE_TYPES, LineType, ORG_TIERS, OrgTier } from '../../identity/account.types';
 import { API_KEY_NAME_MAX_LENGTH, ApiKeyNameRule, KeyPermissionsRule } from '../../auth/api-key-rules';
-import { KEY_PERMISSIONS, KeyPermission } from '../../auth/key-permissions';
-import { USER_ROLES, UserRole } from '../../auth/roles';
+import { KEY_PERMISSIONS, KeyPermission } from '../../identity/key-permissions';
+import { USER_ROLES, UserRole } from '../../identity/roles';
 import { SMS_PROVIDERS, SmsProviderKind } from '../../channels/sms/sms-provider.entity';
 
 /** A line's address must fit its type: an email address, or an E.164 phone number. */

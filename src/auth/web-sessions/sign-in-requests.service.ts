@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import { normalizeAddress } from '../../accounts/account.types';
+import { normalizeAddress } from '../../identity/account.types';
 import { clientKey } from '../../common/client-address';
 import { RateLimits } from '../../limits/rate-limits.service';
 import { SignInMailer } from './sign-in-mailer';

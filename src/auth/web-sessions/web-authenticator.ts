@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Request } from 'express';
-import { CrossSiteRequestError, PageAuthenticator, PageAuthKind, Person, SignInRequiredError } from '../person';
+import { CrossSiteRequestError, PageAuthenticator, PageAuthKind, SignInRequiredError } from '../../identity/page-authenticator';
+import { Principal } from '../../identity/principal';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { OriginPolicy } from '../../common/origin-policy';
@@ -31,7 +32,7 @@ export class WebAuthenticator extends PageAuthenticator {
     this.origins = new OriginPolicy({ publicBaseUrl: config.publicBaseUrl, allowedOrigins: [], allowLoopback: config.isDevelopment });
   }
 
-  async authenticate(kind: PageAuthKind, request: Request & { person?: Person }): Promise<void> {
+  async authenticate(kind: PageAuthKind, request: Request & { principal?: Principal }): Promise<void> {
     if (!SAFE_METHODS.has(request.method) && !this.origins.sentFromOwnPages(request.headers)) {
       throw new CrossSiteRequestError('this form was not sent from this site’s own pages');
     }
@@ -39,6 +40,6 @@ export class WebAuthenticator extends PageAuthenticator {
     const token = this.sessions.cookie.read(request);
     const person = token === null ? null : await this.sessions.person(token);
     if (!person) throw new SignInRequiredError();
-    request.person = person;
+    request.principal = person;
   }
 }

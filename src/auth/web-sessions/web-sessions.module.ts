@@ -1,6 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { AccountsModule } from '../../accounts/accounts.module';
-import { PageAuthenticator } from '../person';
+import { PageAuthenticator } from '../../identity/page-authenticator';
 import { SignInMailer } from './sign-in-mailer';
 import { SignInRequests } from './sign-in-requests.service';
 import { WebAuthenticator } from './web-authenticator';

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { OrgTier } from '../../accounts/account.types';
-import { UserRole } from '../roles';
+import { OrgTier } from '../../identity/account.types';
+import { UserRole } from '../../identity/roles';
 import { deleteInBatches } from '../../database/delete-in-batches';
 import { queryNamed } from '../../database/sql';
 

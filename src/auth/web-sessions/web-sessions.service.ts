@@ -1,12 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AccountsService } from '../../accounts/accounts.service';
-import { Person } from '../person';
+import { Person } from '../../identity/principal';
+import { ALL_KEY_PERMISSIONS } from '../../identity/key-permissions';
 import { Clock } from '../../common/clock';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { SessionCookie } from './session-cookie';
 import { LINK_TOKEN_PATTERN, newCsrfToken, newLinkToken, newSessionToken, SESSION_TOKEN_PATTERN, tokenHash } from './tokens';
 import { SessionRow, WebSessionsRepository } from './web-sessions.repository';
+import { LinesRepository } from '../../identity/lines.repository';
 
 /** A sign-in link lives this long. */
 export const LINK_LIFETIME_MS = 15 * 60_000;
@@ -48,6 +50,7 @@ export class WebSessionsService {
   constructor(
     private readonly repository: WebSessionsRepository,
     private readonly accounts: AccountsService,
+    private readonly lines: LinesRepository,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
@@ -120,12 +123,13 @@ export class WebSessionsService {
     const row = await this.repository.livePerson(tokenHash(sessionToken), now, new Date(now.getTime() - this.idleMs));
     if (!row) return null;
     const [lines] = await Promise.all([
-      this.accounts.liveLines(row.user_id),
+      this.lines.liveLinesOf(row.user_id),
       now.getTime() - row.last_seen_at.getTime() >= TOUCH_EVERY_MS
         ? this.repository.touch(row.session_id, now, new Date(now.getTime() - TOUCH_EVERY_MS))
         : undefined,
     ]);
     return {
+      keyId: null,
       sessionId: row.session_id,
       userId: row.user_id,
       email: row.email,
@@ -133,7 +137,9 @@ export class WebSessionsService {
       orgId: row.org_id,
       orgTier: row.tier,
       role: row.role,
+      channelAccess: 'ALL',
       lines: lines.map(({ id, type, address }) => ({ id, type, address })),
+      permissions: ALL_KEY_PERMISSIONS,
       csrfToken: row.csrf_token,
     };
   }

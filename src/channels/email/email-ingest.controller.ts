@@ -1,7 +1,7 @@
 import { Controller, Post, Req, Res, UnsupportedMediaTypeException } from '@nestjs/common';
 import { ApiBearerAuth, ApiConsumes, ApiTags } from '@nestjs/swagger';
 import { Request, Response } from 'express';
-import { IngestOnly } from '../../auth/auth.decorators';
+import { IngestOnly } from '../../identity/auth.decorators';
 import { SkipWellFormedCheck } from '../../common/well-formed-request';
 import { ReadsBody } from '../../common/request-body';
 import { EmailIngestService } from './email-ingest.service';

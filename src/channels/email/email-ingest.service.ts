@@ -1,14 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { NotFoundError } from '../../common/errors';
 import { ConversationsService, InboundResult } from '../../conversations/conversations.service';
-import { EmailMessagesRepository } from './email-messages.repository';
 import { parseInboundEmail } from './inbound-email.parser';
+import { LinesRepository } from '../../identity/lines.repository';
 
 /** Inbound email: a raw message from the mail server becomes a message on one of our email lines. */
 @Injectable()
 export class EmailIngestService {
   constructor(
-    private readonly messages: EmailMessagesRepository,
+    private readonly lines: LinesRepository,
     private readonly conversations: ConversationsService,
   ) {}
 
@@ -51,7 +51,7 @@ export class EmailIngestService {
   }
 
   private async receivingLine(recipients: string[]): Promise<string> {
-    const ours = new Set(await this.messages.emailAccountAddresses(recipients));
+    const ours = new Set(await this.lines.liveAddresses(recipients, 'EMAIL_ACCOUNT'));
     const line = recipients.find((r) => ours.has(r));
     if (!line) throw new NotFoundError(`none of the recipients (${recipients.join(', ')}) is an email account line`, 'to');
     return line;

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { Caller } from '../../auth/caller';
+import { Principal } from '../../identity/principal';
 import { queryNamed } from '../../database/sql';
 import { MailTls } from './mailboxes/mailbox.entity';
 
@@ -27,7 +27,7 @@ export interface MailboxServers {
 
 /**
  * SQL of email outside open tracking: the thread (and partner) send_email starts, which takes the
- * `Caller` and writes in its org; the mail the hand-off job sends, and the email accounts an
+ * `Principal` and writes in its org; the mail the hand-off job sends, and the email accounts an
  * inbound message may be for, both acting for the system (the job on a message id it holds, the
  * ingest route on the recipients a mail server gave). Replies read their thread through
  * OutboundRepository.
@@ -41,7 +41,7 @@ export class EmailMessagesRepository {
    * service checked), with `to` as its partner: the org's identity for that address, created
    * (orphan, with no contact) if new. Answers the thread id.
    */
-  async startThread(manager: EntityManager, caller: Caller, lineId: string, to: string, subject: string): Promise<string> {
+  async startThread(manager: EntityManager, caller: Principal, lineId: string, to: string, subject: string): Promise<string> {
     const [identity] = await queryNamed<Array<{ id: string }>>(
       manager,
       `INSERT INTO identities (org_id, kind, value) VALUES (:orgId, 'EMAIL', :to)
@@ -84,15 +84,5 @@ export class EmailMessagesRepository {
       { messageId, headerMessageId },
     );
     return row.header_message_id;
-  }
-
-  /** For inbound email: which of these addresses are live email account lines. */
-  async emailAccountAddresses(addresses: string[]): Promise<string[]> {
-    const rows = await queryNamed<Array<{ address: string }>>(
-      this.dataSource.manager,
-      `SELECT address FROM lines WHERE type = 'EMAIL_ACCOUNT' AND deleted_at IS NULL AND address = ANY (:addresses::text[])`,
-      { addresses },
-    );
-    return rows.map((r) => r.address);
   }
 }

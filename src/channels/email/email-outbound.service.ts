@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { normalizeAddress } from '../../accounts/account.types';
-import { Caller } from '../../auth/caller';
+import { normalizeAddress } from '../../identity/account.types';
+import { Principal } from '../../identity/principal';
 import { ValidationError } from '../../common/errors';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
@@ -54,7 +54,7 @@ export class EmailOutboundService {
     private readonly data: MessageDataBuilder,
   ) {}
 
-  async queueEmail(caller: Caller, input: SendEmailInput): Promise<SendOutcome> {
+  async queueEmail(caller: Principal, input: SendEmailInput): Promise<SendOutcome> {
     if ((input.threadId === undefined) === (input.to === undefined)) {
       throw new ValidationError('give exactly one of threadId (reply on a thread) or to (start a new thread)', input.threadId ? 'to' : 'threadId');
     }
@@ -87,7 +87,7 @@ export class EmailOutboundService {
   }
 
   /** A reply to the thread's partner, answering the thread's latest message that has a Message-ID. */
-  private async reply(tx: EntityManager, caller: Caller, threadId: string, input: SendEmailInput): Promise<Route> {
+  private async reply(tx: EntityManager, caller: Principal, threadId: string, input: SendEmailInput): Promise<Route> {
     const thread = await this.threadAccess.threadForCaller(tx, caller, threadId);
     if (thread.channel !== 'EMAIL') throw new ValidationError(`thread ${threadId} is an SMS thread; use send_sms`, 'threadId');
     if (input.fromAccountId !== undefined && input.fromAccountId !== thread.line_id) {
@@ -112,7 +112,7 @@ export class EmailOutboundService {
   }
 
   /** A new thread on one of the caller's email accounts, with the address as its (orphan, if new) partner. */
-  private async newThread(tx: EntityManager, caller: Caller, input: SendEmailInput): Promise<Route> {
+  private async newThread(tx: EntityManager, caller: Principal, input: SendEmailInput): Promise<Route> {
     if (input.subject === undefined) throw new ValidationError('subject is required when starting a new thread with to', 'subject');
     const line = sendingLine(caller, {
       type: 'EMAIL_ACCOUNT',

@@ -1,5 +1,5 @@
-import { Caller } from '../../auth/caller';
-import { McpTool, McpToolHandler, ToolArgs } from '../../common/tools/tool.decorator';
+import { Principal } from '../../identity/principal';
+import { McpTool, McpToolHandler, ToolArgs } from '../../tools/tool.decorator';
 import { idempotencyKeyProperty, sentMessageSchema } from '../../conversations/conversation.schemas';
 import { EmailOutboundService } from './email-outbound.service';
 
@@ -56,7 +56,7 @@ const sendEmailInput = {
 export class SendEmailTool implements McpToolHandler<ToolArgs<typeof sendEmailInput>> {
   constructor(private readonly email: EmailOutboundService) {}
 
-  async execute(args: ToolArgs<typeof sendEmailInput>, caller: Caller) {
+  async execute(args: ToolArgs<typeof sendEmailInput>, caller: Principal) {
     return this.email.queueEmail(caller, args);
   }
 }

@@ -1,7 +1,7 @@
 import { Controller, Get, Logger, Param, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Request, Response } from 'express';
-import { Public } from '../../auth/auth.decorators';
+import { Public } from '../../identity/auth.decorators';
 import { stringFault } from '../../common/well-formed';
 import { SkipWellFormedCheck } from '../../common/well-formed-request';
 import { RateLimitPerIp } from '../../limits/ip-rate-limit.guard';

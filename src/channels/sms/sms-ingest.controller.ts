@@ -1,7 +1,7 @@
 import { Body, Controller, HttpCode, Post, Res } from '@nestjs/common';
 import { Response } from 'express';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { IngestOnly } from '../../auth/auth.decorators';
+import { IngestOnly } from '../../identity/auth.decorators';
 import { ConversationsService } from '../../conversations/conversations.service';
 import { SmsDeliveryService } from './sms-delivery.service';
 import { InboundSmsDto, SmsStatusDto } from './sms-ingest.dto';

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsBase64, IsIn, IsNotEmpty, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
-import { E164 } from '../../accounts/account.types';
+import { E164 } from '../../identity/account.types';
 
 export class InboundMediaDto {
   @ApiProperty({ example: 'photo.png' })

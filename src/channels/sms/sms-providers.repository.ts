@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { queryNamed } from '../../database/sql';
 import { SmsProviderKind } from './sms-provider.entity';
+import { liveLineSql } from '../../identity/lines.repository';
 
 /** A line's provider account as stored, the token still sealed only where the name says so. */
 export interface SmsProviderRow {
@@ -45,7 +46,7 @@ export class SmsProvidersRepository {
   async find(lineId: string): Promise<SmsProviderRow | null> {
     const [row] = await queryNamed<SmsProviderRow[]>(
       this.dataSource.manager,
-      `SELECT ${COLUMNS} FROM sms_providers p JOIN lines l ON l.id = p.line_id WHERE p.line_id = :lineId AND l.deleted_at IS NULL`,
+      `SELECT ${COLUMNS} FROM sms_providers p JOIN lines l ON l.id = p.line_id WHERE p.line_id = :lineId AND ${liveLineSql('l')}`,
       { lineId },
     );
     return row ?? null;
@@ -62,7 +63,7 @@ export class SmsProvidersRepository {
     return queryNamed<SealedAccountRow[]>(
       this.dataSource.manager,
       `SELECT p.line_id, l.address, l.org_id, p.account_sid, p.auth_token_sealed
-         FROM sms_providers p JOIN lines l ON l.id = p.line_id AND l.deleted_at IS NULL
+         FROM sms_providers p JOIN lines l ON l.id = p.line_id AND ${liveLineSql('l')}
         WHERE p.account_sid = :accountSid
         LIMIT 1000`,
       { accountSid },

@@ -1,7 +1,7 @@
 import { Controller, Header, HttpCode, Post, Req, UseGuards } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Request } from 'express';
-import { SignedBody } from '../../auth/auth.decorators';
+import { SignedBody } from '../../identity/auth.decorators';
 import { ReadsBody } from '../../common/request-body';
 import { TwilioIngestService } from './twilio-ingest.service';
 import { SignedTwilioRequest, TwilioSignatureGuard } from './twilio-signature.guard';

@@ -1,6 +1,6 @@
 import { BadGatewayException, Injectable, Logger } from '@nestjs/common';
 import { extension } from 'mime-types';
-import { E164 } from '../../accounts/account.types';
+import { E164 } from '../../identity/account.types';
 import { NotFoundError, ValidationError } from '../../common/errors';
 import { ConversationsService, InboundAttachment, InboundResult } from '../../conversations/conversations.service';
 import { MessageStatus } from '../../conversations/message.entity';

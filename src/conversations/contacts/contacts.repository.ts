@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { Caller } from '../../auth/caller';
-import { callerLines } from '../../auth/line-access.sql';
+import { Principal } from '../../identity/principal';
+import { callerLines } from '../../identity/line-access.sql';
 import { KeysetPosition } from '../../common/keyset-cursor';
 import { queryNamed, SqlCondition } from '../../database/sql';
 import { IdentityKind } from '../conversation-vocabulary';
@@ -51,7 +51,7 @@ export interface IdentityInput {
  * Scalar subqueries rather than EXISTS under OR, which the planner may run as one hashed pass over
  * every thread of the org: these probe identities_contact_idx and threads_partner_idx per contact.
  */
-function inView(caller: Caller): SqlCondition {
+function inView(caller: Principal): SqlCondition {
   const scope = callerLines(caller, 'vt.line_id', 'vt.org_id');
   return {
     sql: `(
@@ -65,7 +65,7 @@ function inView(caller: Caller): SqlCondition {
  * list_contacts' optional conditions, texts that depend on no value, so each of its four statements
  * stays prepared. search: `pattern` matches the display name, or an identity's value of a contact in view.
  */
-function search(caller: Caller, pattern: string): SqlCondition {
+function search(caller: Principal, pattern: string): SqlCondition {
   const visible = inView(caller);
   return {
     sql: `(c.display_name ILIKE :pattern
@@ -77,7 +77,7 @@ const AFTER = `(lower(COALESCE(c.display_name, '')), c.id) > (:afterKey::text, :
 
 /**
  * SQL of contacts and their identities. Every statement is of the caller's org: a method that
- * reads or changes contacts takes the `Caller`, or rows a method that took it answered in the same
+ * reads or changes contacts takes the `Principal`, or rows a method that took it answered in the same
  * transaction (a locked identity, the locked contacts of a merge). Rules live in ContactsService.
  */
 @Injectable()
@@ -89,7 +89,7 @@ export class ContactsRepository {
    * then id, after the keyset position `after`. `pattern` (an ILIKE pattern) matches the display
    * name, or an identity's value of a contact in view.
    */
-  page(caller: Caller, input: { pattern?: string; after?: KeysetPosition; limit: number }): Promise<Array<{ id: string; sort_key: string }>> {
+  page(caller: Principal, input: { pattern?: string; after?: KeysetPosition; limit: number }): Promise<Array<{ id: string; sort_key: string }>> {
     const where = ['c.org_id = :orgId'];
     const matching = input.pattern === undefined ? undefined : search(caller, input.pattern);
     if (matching) where.push(matching.sql);
@@ -110,7 +110,7 @@ export class ContactsRepository {
   }
 
   /** A new contact of the caller's org; answers its id. */
-  async insertContact(manager: EntityManager, caller: Caller, displayName: string): Promise<string> {
+  async insertContact(manager: EntityManager, caller: Principal, displayName: string): Promise<string> {
     const [contact] = await queryNamed<Array<{ id: string }>>(
       manager,
       `INSERT INTO contacts (org_id, display_name) VALUES (:orgId, :displayName) RETURNING id`,
@@ -123,7 +123,7 @@ export class ContactsRepository {
   }
 
   /** Stores an identity of the caller's org for the contact; false when the org knows it already (nothing written). */
-  async insertIdentity(manager: EntityManager, caller: Caller, contactId: string, identity: IdentityInput): Promise<boolean> {
+  async insertIdentity(manager: EntityManager, caller: Principal, contactId: string, identity: IdentityInput): Promise<boolean> {
     const [inserted] = await queryNamed<Array<{ id: string }>>(
       manager,
       `INSERT INTO identities (org_id, kind, value, display_name, contact_id) VALUES (:orgId, :kind, :value, :displayName, :contactId)
@@ -134,7 +134,7 @@ export class ContactsRepository {
   }
 
   /** An identity the caller's org already knows, locked so that a concurrent create or merge cannot claim it at the same time. */
-  async lockKnownIdentity(manager: EntityManager, caller: Caller, identity: IdentityInput): Promise<KnownIdentityRow> {
+  async lockKnownIdentity(manager: EntityManager, caller: Principal, identity: IdentityInput): Promise<KnownIdentityRow> {
     const [existing] = await queryNamed<KnownIdentityRow[]>(
       manager,
       `SELECT i.id, i.contact_id, c.display_name AS contact_name
@@ -159,7 +159,7 @@ export class ContactsRepository {
    * Sets the given fields (undefined: unchanged) of the caller's org's contact; updated_at moves
    * only when a value changes. False when the org has no such contact.
    */
-  async update(manager: EntityManager, caller: Caller, contactId: string, fields: { displayName?: string; notes?: string | null }): Promise<boolean> {
+  async update(manager: EntityManager, caller: Principal, contactId: string, fields: { displayName?: string; notes?: string | null }): Promise<boolean> {
     // UPDATE ... RETURNING answers [rows, affected count].
     const [updated] = await queryNamed<[Array<{ id: string }>, number]>(
       manager,
@@ -183,7 +183,7 @@ export class ContactsRepository {
   }
 
   /** The caller's org's contacts among `contactIds`, locked in id order (so two merges that share contacts wait for each other instead of deadlocking). */
-  lockForMerge(manager: EntityManager, caller: Caller, contactIds: string[]): Promise<ContactRow[]> {
+  lockForMerge(manager: EntityManager, caller: Principal, contactIds: string[]): Promise<ContactRow[]> {
     return queryNamed(
       manager,
       `SELECT id, display_name, notes, created_at, updated_at FROM contacts
@@ -211,7 +211,7 @@ export class ContactsRepository {
   }
 
   /** The caller's org's contacts among `contactIds` (any order), each with whether it is in view for the caller. */
-  viewRows(manager: EntityManager, caller: Caller, contactIds: string[]): Promise<ContactViewRow[]> {
+  viewRows(manager: EntityManager, caller: Principal, contactIds: string[]): Promise<ContactViewRow[]> {
     const visible = inView(caller);
     return queryNamed(
       manager,

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { E164 } from '../../accounts/account.types';
-import { Caller } from '../../auth/caller';
+import { E164 } from '../../identity/account.types';
+import { Principal } from '../../identity/principal';
 import { isEmailAddress } from '../../common/email-address';
 import { ConflictError, NotFoundError, ValidationError } from '../../common/errors';
 import { EventBus } from '../../events/event-bus';
@@ -50,7 +50,7 @@ export class ContactsService {
   ) {}
 
   /** Alphabetical by display name (case-insensitive), then id; keyset paged. */
-  async list(caller: Caller, input: { query?: string; cursor?: string; limit?: number }): Promise<{ contacts: ContactView[]; nextCursor: string | null }> {
+  async list(caller: Principal, input: { query?: string; cursor?: string; limit?: number }): Promise<{ contacts: ContactView[]; nextCursor: string | null }> {
     const limit = input.limit ?? CONTACTS_PAGE_SIZE;
     const after = input.cursor === undefined ? undefined : this.cursors.decode('list_contacts', input.cursor, (key) => key.length <= 1000);
     const query = input.query?.trim();
@@ -69,7 +69,7 @@ export class ContactsService {
   }
 
   /** One contact of the caller's org, with its notes and the identities the caller may see (as list_contacts shows it); read with `manager` when given (the thread page's snapshot). */
-  async get(caller: Caller, contactId: string, manager: EntityManager = this.dataSource.manager): Promise<{ contact: ContactView }> {
+  async get(caller: Principal, contactId: string, manager: EntityManager = this.dataSource.manager): Promise<{ contact: ContactView }> {
     const [view] = await this.views(manager, caller, [contactId]);
     if (!view) throw NotFoundError.of('contact', contactId, 'contactId');
     return { contact: view };
@@ -80,7 +80,7 @@ export class ContactsService {
    * who wrote before) is attached to the new contact, so their threads now show this person; an
    * identity that already belongs to another contact is refused (merge_contacts joins two people).
    */
-  async create(caller: Caller, input: { displayName: string; identities: NewIdentity[] }): Promise<{ contact: ContactView }> {
+  async create(caller: Principal, input: { displayName: string; identities: NewIdentity[] }): Promise<{ contact: ContactView }> {
     const displayName = text(input.displayName, 'displayName', 200);
     const identities = input.identities.map((identity, i) => normalizeIdentity(identity, `identities[${i}]`));
     identities.forEach((identity, i) => {
@@ -108,7 +108,7 @@ export class ContactsService {
   }
 
   /** Sets the given fields; a call that changes nothing leaves updatedAt as it was. */
-  async update(caller: Caller, input: { contactId: string; notes?: string | null; displayName?: string }): Promise<{ contact: ContactView }> {
+  async update(caller: Principal, input: { contactId: string; notes?: string | null; displayName?: string }): Promise<{ contact: ContactView }> {
     if (input.notes === undefined && input.displayName === undefined) throw new ValidationError('give notes or displayName to change', 'notes');
     const displayName = input.displayName === undefined ? undefined : text(input.displayName, 'displayName', 200);
     const notes = input.notes === undefined || input.notes === null ? input.notes : input.notes.trim() || null;
@@ -125,7 +125,7 @@ export class ContactsService {
    * keeps its display name (or takes the first other one when it has none), the notes of all are
    * joined, and the others are deleted. contact.merged is published in the same transaction.
    */
-  async merge(caller: Caller, input: { contactIds: string[]; into?: string }): Promise<{ contact: ContactView; mergedContactIds: string[] }> {
+  async merge(caller: Principal, input: { contactIds: string[]; into?: string }): Promise<{ contact: ContactView; mergedContactIds: string[] }> {
     if (new Set(input.contactIds).size !== input.contactIds.length) throw new ValidationError('contactIds must not contain duplicates', 'contactIds');
     if (input.contactIds.length < 2 || input.contactIds.length > MAX_MERGE) {
       throw new ValidationError(`contactIds must list 2 to ${MAX_MERGE} contacts`, 'contactIds');
@@ -168,7 +168,7 @@ export class ContactsService {
   }
 
   /** The contacts as the caller may see them, in the order of `ids`; notes cut to `notesChars` when given. */
-  private async views(manager: EntityManager, caller: Caller, ids: string[], notesChars?: number): Promise<ContactView[]> {
+  private async views(manager: EntityManager, caller: Principal, ids: string[], notesChars?: number): Promise<ContactView[]> {
     if (ids.length === 0) return [];
     const rows = await this.contacts.viewRows(manager, caller, ids);
     const identities = await this.contacts.identitiesOf(

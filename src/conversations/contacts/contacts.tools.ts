@@ -1,10 +1,10 @@
-import { argumentCheck } from '../../common/tools/tool-arguments';
-import { Caller } from '../../auth/caller';
-import { McpTool, McpToolHandler, ToolArgs } from '../../common/tools/tool.decorator';
+import { argumentCheck } from '../../tools/tool-arguments';
+import { Principal } from '../../identity/principal';
+import { McpTool, McpToolHandler, ToolArgs } from '../../tools/tool.decorator';
 import { contactSchema } from '../conversation.schemas';
 import { RESULT_BOUNDS } from '../../common/result-bounds';
 import { CONTACTS_PAGE_SIZE, ContactsService, MAX_CONTACTS_PAGE_SIZE, MAX_MERGE, MAX_NOTES_CHARS } from './contacts.service';
-import { cursorArgument, nextCursorResult, nullable } from '../../common/tools/tool-schemas';
+import { cursorArgument, nextCursorResult, nullable } from '../../tools/tool-schemas';
 
 const contactIdSchema = {
   type: 'string',
@@ -50,7 +50,7 @@ const listContactsInput = {
 export class ListContactsTool implements McpToolHandler<ToolArgs<typeof listContactsInput>> {
   constructor(private readonly contacts: ContactsService) {}
 
-  execute(args: ToolArgs<typeof listContactsInput>, caller: Caller) {
+  execute(args: ToolArgs<typeof listContactsInput>, caller: Principal) {
     return this.contacts.list(caller, args);
   }
 }
@@ -77,7 +77,7 @@ const getContactInput = {
 export class GetContactTool implements McpToolHandler<ToolArgs<typeof getContactInput>> {
   constructor(private readonly contacts: ContactsService) {}
 
-  execute(args: ToolArgs<typeof getContactInput>, caller: Caller) {
+  execute(args: ToolArgs<typeof getContactInput>, caller: Principal) {
     return this.contacts.get(caller, args.contactId);
   }
 }
@@ -122,7 +122,7 @@ const createContactInput = {
 export class CreateContactTool implements McpToolHandler<ToolArgs<typeof createContactInput>> {
   constructor(private readonly contacts: ContactsService) {}
 
-  execute(args: ToolArgs<typeof createContactInput>, caller: Caller) {
+  execute(args: ToolArgs<typeof createContactInput>, caller: Principal) {
     return this.contacts.create(caller, args);
   }
 }
@@ -155,7 +155,7 @@ const updateContactInput = {
 export class UpdateContactTool implements McpToolHandler<ToolArgs<typeof updateContactInput>> {
   constructor(private readonly contacts: ContactsService) {}
 
-  execute(args: ToolArgs<typeof updateContactInput>, caller: Caller) {
+  execute(args: ToolArgs<typeof updateContactInput>, caller: Principal) {
     return this.contacts.update(caller, args);
   }
 }
@@ -197,7 +197,7 @@ const mergeContactsInput = {
 export class MergeContactsTool implements McpToolHandler<ToolArgs<typeof mergeContactsInput>> {
   constructor(private readonly contacts: ContactsService) {}
 
-  execute(args: ToolArgs<typeof mergeContactsInput>, caller: Caller) {
+  execute(args: ToolArgs<typeof mergeContactsInput>, caller: Principal) {
     return this.contacts.merge(caller, args);
   }
 }

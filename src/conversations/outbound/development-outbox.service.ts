@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Caller } from '../../auth/caller';
+import { Principal } from '../../identity/principal';
 import { NotFoundError } from '../../common/errors';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
@@ -21,7 +21,7 @@ export class DevelopmentOutboxService {
     private readonly messages: OutboundRepository,
   ) {}
 
-  async list(caller: Caller): Promise<{ messages: OutboxMessage[] }> {
+  async list(caller: Principal): Promise<{ messages: OutboxMessage[] }> {
     if (!this.config.isDevelopment) throw new NotFoundError('the development outbox exists only when APP_ENV=development');
     return { messages: await this.messages.recent(caller, OUTBOX_SIZE) };
   }

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { Caller } from '../../auth/caller';
-import { callerLines } from '../../auth/line-access.sql';
+import { Principal } from '../../identity/principal';
+import { callerLines } from '../../identity/line-access.sql';
 import { Channel, IdentityKind, SerializedMessage } from '../conversation-vocabulary';
 import { queryNamed } from '../../database/sql';
 import { serializeMessage } from '../message-data.builder';
@@ -54,7 +54,7 @@ export interface HandOffRow {
 /**
  * SQL of outbound messages: what a reply needs from its thread, the QUEUED insert, the hand-off
  * and the status moves. The thread reads take a `CallerThread` (a thread threadForCaller let the
- * caller use) or the `Caller`; the hand-off and sweep methods act for the system on message ids
+ * caller use) or the `Principal`; the hand-off and sweep methods act for the system on message ids
  * it holds (a channel's own reads, as SMS delivery reports, live with the channel). Rules live in OutboundService.
  */
 @Injectable()
@@ -62,7 +62,7 @@ export class OutboundRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** `identityId` if it is the thread's partner or another identity of the partner's contact, in the caller's org. */
-  async partnerIdentity(manager: EntityManager, caller: Caller, thread: CallerThread, identityId: string): Promise<PartnerIdentityRow | undefined> {
+  async partnerIdentity(manager: EntityManager, caller: Principal, thread: CallerThread, identityId: string): Promise<PartnerIdentityRow | undefined> {
     const [identity] = await queryNamed<PartnerIdentityRow[]>(
       manager,
       `SELECT i.id, i.kind, i.value FROM identities i, identities p
@@ -86,7 +86,7 @@ export class OutboundRepository {
    * orphan identity when the org has none) if there is none: one SMS thread per line and partner,
    * as inbound SMS find it. `created` says whether this call made it.
    */
-  async smsThread(manager: EntityManager, caller: Caller, lineId: string, to: string): Promise<{ id: string; created: boolean }> {
+  async smsThread(manager: EntityManager, caller: Principal, lineId: string, to: string): Promise<{ id: string; created: boolean }> {
     const [thread] = await queryNamed<Array<{ id: string; created: boolean }>>(
       manager,
       `WITH identity AS (
@@ -175,7 +175,7 @@ export class OutboundRepository {
   }
 
   /** Whether the message is on a line the caller may see now (callerLines): a send tool's repeat answers it only then. */
-  async onCallerLines(manager: EntityManager, caller: Caller, messageId: string): Promise<boolean> {
+  async onCallerLines(manager: EntityManager, caller: Principal, messageId: string): Promise<boolean> {
     const scope = callerLines(caller, 'm.line_id', 'm.org_id');
     const [row] = await queryNamed<Array<{ id: string }>>(manager, `SELECT m.id FROM messages m WHERE m.id = :messageId AND ${scope.sql}`, {
       messageId,
@@ -196,7 +196,7 @@ export class OutboundRepository {
   }
 
   /** The latest outbound messages on the lines the caller may use, newest first, with their subject and (when FAILED) why. */
-  async recent(caller: Caller, limit: number): Promise<OutboxMessage[]> {
+  async recent(caller: Principal, limit: number): Promise<OutboxMessage[]> {
     const scope = callerLines(caller, 'm.line_id', 'm.org_id');
     const rows = await queryNamed<Array<Parameters<typeof serializeMessage>[0] & { subject: string | null; error: string | null }>>(
       this.dataSource.manager,

@@ -4,7 +4,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Queue } from 'bull';
 import { DataSource, EntityManager } from 'typeorm';
-import { Caller } from '../../auth/caller';
+import { Principal } from '../../identity/principal';
 import { ConflictError, NotFoundError, ValidationError } from '../../common/errors';
 import { DomainEvent } from '../../events/domain-event';
 import { EventBus } from '../../events/event-bus';
@@ -81,7 +81,7 @@ export class OutboundService {
    * on that line's thread with the number (made, with thread.created, if there is none). The text
    * is `smsBody` (the spec's name) or `body` (reply_to_thread's).
    */
-  async queueSms(caller: Caller, call: SendCall & { args: SendSmsArgs }): Promise<SendOutcome> {
+  async queueSms(caller: Principal, call: SendCall & { args: SendSmsArgs }): Promise<SendOutcome> {
     const input = call.args;
     if ((input.threadId === undefined) === (input.to === undefined)) {
       throw new ValidationError('give exactly one of threadId (send on a thread) or to (text a number)', input.threadId ? 'to' : 'threadId');
@@ -119,7 +119,7 @@ export class OutboundService {
   }
 
   /** send_sms with `to`: the line's thread with the number (thread.created when new), and the SMS on it. */
-  private async queueSmsTo(tx: EntityManager, caller: Caller, to: string, body: string, input: SendSmsArgs): Promise<string> {
+  private async queueSmsTo(tx: EntityManager, caller: Principal, to: string, body: string, input: SendSmsArgs): Promise<string> {
     const line = sendingLine(caller, {
       type: 'PHONE_NUMBER',
       noun: 'phone line',
@@ -147,7 +147,7 @@ export class OutboundService {
   }
 
   /** reply_to_thread: the thread's partner answered on the thread's own channel (an SMS, or an email as queueReply writes it). */
-  async queueThreadReply(caller: Caller, call: SendCall & { args: { threadId: string; body: string } }): Promise<SendOutcome> {
+  async queueThreadReply(caller: Principal, call: SendCall & { args: { threadId: string; body: string } }): Promise<SendOutcome> {
     const { threadId, body } = call.args;
     return this.send(caller, call, async (tx) => {
       const thread = await this.threads.threadForCaller(tx, caller, threadId);
@@ -164,7 +164,7 @@ export class OutboundService {
    * fail queue nothing and leave the key unused. A repeat answers the first message only to a
    * caller who may see its line now (replayable).
    */
-  async send(caller: Caller, call: SendCall, insert: (tx: EntityManager) => Promise<string>): Promise<SendOutcome> {
+  async send(caller: Principal, call: SendCall, insert: (tx: EntityManager) => Promise<string>): Promise<SendOutcome> {
     const key = call.args.idempotencyKey;
     const { messageId, replayed } = await this.dataSource.transaction(async (tx) => {
       if (key !== undefined) {
@@ -191,7 +191,7 @@ export class OutboundService {
    */
   private async replayable(
     tx: EntityManager,
-    caller: Caller,
+    caller: Principal,
     key: string,
     call: SendCall,
     first: ClaimedKeyRow,

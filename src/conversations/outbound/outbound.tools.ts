@@ -1,7 +1,7 @@
-import { argumentCheck } from '../../common/tools/tool-arguments';
-import { E164 } from '../../accounts/account.types';
-import { Caller } from '../../auth/caller';
-import { McpTool, McpToolHandler, ToolArgs } from '../../common/tools/tool.decorator';
+import { argumentCheck } from '../../tools/tool-arguments';
+import { E164 } from '../../identity/account.types';
+import { Principal } from '../../identity/principal';
+import { McpTool, McpToolHandler, ToolArgs } from '../../tools/tool.decorator';
 import { idempotencyKeyProperty, sentMessageSchema } from '../conversation.schemas';
 import { OutboundService } from './outbound.service';
 import { BODY_MAX, SMS_BODY_MAX } from './reply-body';
@@ -57,7 +57,7 @@ const sendSmsInput = {
 export class SendSmsTool implements McpToolHandler<ToolArgs<typeof sendSmsInput>> {
   constructor(private readonly outbound: OutboundService) {}
 
-  async execute(args: ToolArgs<typeof sendSmsInput>, caller: Caller) {
+  async execute(args: ToolArgs<typeof sendSmsInput>, caller: Principal) {
     return this.outbound.queueSms(caller, { tool: 'send_sms', args });
   }
 }
@@ -94,7 +94,7 @@ const replyToThreadInput = {
 export class ReplyToThreadTool implements McpToolHandler<ToolArgs<typeof replyToThreadInput>> {
   constructor(private readonly outbound: OutboundService) {}
 
-  async execute(args: ToolArgs<typeof replyToThreadInput>, caller: Caller) {
+  async execute(args: ToolArgs<typeof replyToThreadInput>, caller: Principal) {
     return this.outbound.queueThreadReply(caller, { tool: 'reply_to_thread', args });
   }
 }

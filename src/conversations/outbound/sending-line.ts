@@ -1,6 +1,5 @@
-import { LineRef } from '../../accounts/accounts.service';
-import { LineType, normalizeAddress } from '../../accounts/account.types';
-import { actingThrough, Caller } from '../../auth/caller';
+import { LineRef, LineType, normalizeAddress } from '../../identity/account.types';
+import { actingThrough, Principal } from '../../identity/principal';
 import { NotFoundError, ValidationError } from '../../common/errors';
 
 /** How a send tool names the line a new thread goes from. */
@@ -23,7 +22,7 @@ export interface LineChoice {
  * named by id or address, or the only one of its type. Used by send_email and send_sms, so both
  * choose, and refuse, alike.
  */
-export function sendingLine(caller: Caller, choice: LineChoice): LineRef {
+export function sendingLine(caller: Principal, choice: LineChoice): LineRef {
   const who = actingThrough(caller);
   const lines = caller.lines.filter((l) => l.type === choice.type);
   if (choice.id !== undefined && choice.address !== undefined) {

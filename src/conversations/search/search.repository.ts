@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { Caller } from '../../auth/caller';
-import { callerLines } from '../../auth/line-access.sql';
+import { Principal } from '../../identity/principal';
+import { callerLines } from '../../identity/line-access.sql';
 import { plannedPerCall, queryNamed } from '../../database/sql';
 import { Channel } from '../conversation-vocabulary';
 import { MessageRow } from '../message-data.repository';
@@ -97,7 +97,7 @@ export class SearchRepository {
    * a recency window of `nth` messages) and its oldest were stored. Reads `nth` entries of
    * messages_org_recent_idx, and one at its other end.
    */
-  async recency(caller: Caller, nth: number): Promise<{ newest: Date | null; windowStart: Date | null; oldest: Date | null }> {
+  async recency(caller: Principal, nth: number): Promise<{ newest: Date | null; windowStart: Date | null; oldest: Date | null }> {
     const [row] = await queryNamed<Array<{ newest: Date | null; window_start: Date | null; oldest: Date | null }>>(
       this.dataSource.manager,
       `SELECT (SELECT created_at FROM messages WHERE org_id = :orgId ORDER BY created_at DESC LIMIT 1) AS newest,
@@ -126,7 +126,7 @@ export class SearchRepository {
    *
    * Planned per call: how many rows a query matches ranges from none to millions.
    */
-  search(caller: Caller, filter: SearchFilter): Promise<SearchHitRow[]> {
+  search(caller: Principal, filter: SearchFilter): Promise<SearchHitRow[]> {
     const scope = callerLines(caller, 'x.line_id');
     const narrow = [`m.org_id = :orgId`];
     if (filter.threadId !== undefined) narrow.push(`m.thread_id = :threadId`);

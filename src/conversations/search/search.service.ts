@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { Caller } from '../../auth/caller';
+import { Principal } from '../../identity/principal';
 import { ValidationError } from '../../common/errors';
 import { KeysetCursors } from '../../common/keyset-cursor';
 import { Channel, Direction, IdentityKind } from '../conversation-vocabulary';
@@ -71,7 +71,7 @@ export class SearchService {
    * that must tell a mark from the same characters in the text (the web page, where a message's
    * own `**bold**` would read as a match) passes characters of its own.
    */
-  async find(caller: Caller, args: SearchArgs, marks: SnippetMarks = TOOL_SNIPPET_MARKS): Promise<{ hits: SearchHit[]; nextCursor: string | null }> {
+  async find(caller: Principal, args: SearchArgs, marks: SnippetMarks = TOOL_SNIPPET_MARKS): Promise<{ hits: SearchHit[]; nextCursor: string | null }> {
     const query = args.query.trim();
     if (query.length === 0) throw new ValidationError('query is blank: give at least one word to search for', 'query');
     const digest = searchDigest({ ...args, query });
@@ -102,7 +102,7 @@ export class SearchService {
    * about twice K at that rate, and everything only if that one falls short too. Whichever step
    * answers, the hits are those of ranking the newest K matches of all the mail.
    */
-  private async newestMatchesRanked(caller: Caller, filter: SearchFilter): Promise<SearchHitRow[]> {
+  private async newestMatchesRanked(caller: Principal, filter: SearchFilter): Promise<SearchHitRow[]> {
     const ranked = RESULT_BOUNDS.searchRankedMatches;
     const enough = (rows: SearchHitRow[]) => rows.length > 0 && rows[0].candidate_count >= ranked;
     const { newest, windowStart, oldest } = await this.search.recency(caller, RESULT_BOUNDS.searchWindowMessages);

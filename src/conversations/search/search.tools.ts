@@ -1,7 +1,7 @@
-import { argumentCheck } from '../../common/tools/tool-arguments';
-import { Caller } from '../../auth/caller';
-import { cursorArgument, nextCursorResult, nullable, nullableString } from '../../common/tools/tool-schemas';
-import { McpTool, McpToolHandler, ToolArgs } from '../../common/tools/tool.decorator';
+import { argumentCheck } from '../../tools/tool-arguments';
+import { Principal } from '../../identity/principal';
+import { cursorArgument, nextCursorResult, nullable, nullableString } from '../../tools/tool-schemas';
+import { McpTool, McpToolHandler, ToolArgs } from '../../tools/tool.decorator';
 import { identityRef, personConciseSchema } from '../conversation.schemas';
 import { RESULT_BOUNDS } from '../../common/result-bounds';
 import { SearchService } from './search.service';
@@ -103,7 +103,7 @@ const searchMessagesInput = {
 export class SearchMessagesTool implements McpToolHandler<ToolArgs<typeof searchMessagesInput>> {
   constructor(private readonly search: SearchService) {}
 
-  execute(args: ToolArgs<typeof searchMessagesInput>, caller: Caller) {
+  execute(args: ToolArgs<typeof searchMessagesInput>, caller: Principal) {
     return this.search.find(caller, args);
   }
 }

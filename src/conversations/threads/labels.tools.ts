@@ -1,6 +1,6 @@
-import { Caller } from '../../auth/caller';
-import { McpTool, McpToolHandler, ToolArgs } from '../../common/tools/tool.decorator';
-import { cursorArgument, nextCursorResult } from '../../common/tools/tool-schemas';
+import { Principal } from '../../identity/principal';
+import { McpTool, McpToolHandler, ToolArgs } from '../../tools/tool.decorator';
+import { cursorArgument, nextCursorResult } from '../../tools/tool-schemas';
 import { LABELS_PAGE_SIZE, ThreadsService } from './threads.service';
 
 const listLabelsInput = {
@@ -35,7 +35,7 @@ const listLabelsInput = {
 export class ListLabelsTool implements McpToolHandler<ToolArgs<typeof listLabelsInput>> {
   constructor(private readonly threads: ThreadsService) {}
 
-  execute(args: ToolArgs<typeof listLabelsInput>, caller: Caller) {
+  execute(args: ToolArgs<typeof listLabelsInput>, caller: Principal) {
     return this.threads.listLabels(caller, args);
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { Caller } from '../../auth/caller';
-import { callerLines } from '../../auth/line-access.sql';
+import { Principal } from '../../identity/principal';
+import { callerLines } from '../../identity/line-access.sql';
 import { NotFoundError } from '../../common/errors';
 import { queryNamed } from '../../database/sql';
 import { Channel } from '../conversation-vocabulary';
@@ -25,7 +25,7 @@ export interface CallerThread {
  */
 @Injectable()
 export class ThreadAccessRepository {
-  async threadForCaller(manager: EntityManager, caller: Caller, threadId: string): Promise<CallerThread> {
+  async threadForCaller(manager: EntityManager, caller: Principal, threadId: string): Promise<CallerThread> {
     const scope = callerLines(caller, 't.line_id', 't.org_id');
     const [thread] = await queryNamed<CallerThread[]>(
       manager,

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { Caller } from '../../auth/caller';
-import { callerLines } from '../../auth/line-access.sql';
+import { Principal } from '../../identity/principal';
+import { callerLines } from '../../identity/line-access.sql';
 import { KeysetPosition } from '../../common/keyset-cursor';
 import { inIndexOrder, queryNamed, SqlCondition } from '../../database/sql';
 import { Channel, Direction, IdentityKind } from '../conversation-vocabulary';
@@ -100,7 +100,7 @@ function linePage(label: boolean, after: boolean): string {
  * bounded list the agents feature answers), those threads read by key and sorted, so a line's
  * other threads are never walked to find them.
  */
-function pageIds(caller: Caller, input: { lineId?: string; threadIds?: string[]; after?: KeysetPosition }, label: boolean): SqlCondition {
+function pageIds(caller: Principal, input: { lineId?: string; threadIds?: string[]; after?: KeysetPosition }, label: boolean): SqlCondition {
   if (input.threadIds === undefined) {
     const scope = callerLines(caller, 'pl.line_id');
     return {
@@ -138,7 +138,7 @@ function pageIds(caller: Caller, input: { lineId?: string; threadIds?: string[];
  * once per label (ordered as the index is, so that reading the table until a row of the label
  * turns up never looks cheaper: for a rare label it reads nearly all of it).
  */
-function labelInView(caller: Caller): SqlCondition {
+function labelInView(caller: Principal): SqlCondition {
   const scope = callerLines(caller, 'vtl.line_id');
   return {
     sql: `(
@@ -150,9 +150,9 @@ function labelInView(caller: Caller): SqlCondition {
 
 /**
  * SQL of reading and labelling threads. list_threads, get_message and list_labels take the
- * `Caller` and keep to the lines it may see (callerLines); every other method takes the thread
+ * `Principal` and keep to the lines it may see (callerLines); every other method takes the thread
  * as ThreadAccessRepository.threadForCaller answered it in the same transaction (and the
- * `Caller` where it touches the org's labels). Rules live in ThreadsService.
+ * `Principal` where it touches the org's labels). Rules live in ThreadsService.
  */
 @Injectable()
 export class ThreadsRepository {
@@ -173,7 +173,7 @@ export class ThreadsRepository {
    * every thread of the org to join them).
    */
   async page(
-    caller: Caller,
+    caller: Principal,
     input: { lineId?: string; label?: string; threadIds?: string[]; after?: KeysetPosition; limit: number },
   ): Promise<ThreadListRow[]> {
     // The label's id as a value, not a subquery: planned for a value, PostgreSQL knows from its
@@ -196,7 +196,7 @@ export class ThreadsRepository {
   /** page()'s statement, with the label resolved to its id (labelId: undefined for no label filter). */
   private pageOf(
     manager: EntityManager,
-    caller: Caller,
+    caller: Principal,
     input: { lineId?: string; threadIds?: string[]; after?: KeysetPosition; limit: number },
     labelId: string | undefined,
   ): Promise<ThreadListRow[]> {
@@ -268,7 +268,7 @@ export class ThreadsRepository {
   }
 
   /** One message on a line the caller may see (callerLines), its body from `offset` for at most `maxChars` code points. */
-  async messageForCaller(caller: Caller, messageId: string, window: { offset: number; maxChars: number }): Promise<MessageWindowRow | undefined> {
+  async messageForCaller(caller: Principal, messageId: string, window: { offset: number; maxChars: number }): Promise<MessageWindowRow | undefined> {
     const scope = callerLines(caller, 't.line_id', 't.org_id');
     const [row] = await queryNamed<MessageWindowRow[]>(
       this.dataSource.manager,
@@ -327,7 +327,7 @@ export class ThreadsRepository {
   }
 
   /** Up to `limit` labels of the caller's org in view for it (labelInView), by name then id, after the keyset position `after`. */
-  labelPage(caller: Caller, input: { after?: KeysetPosition; limit: number }): Promise<Array<{ id: string; name: string }>> {
+  labelPage(caller: Principal, input: { after?: KeysetPosition; limit: number }): Promise<Array<{ id: string; name: string }>> {
     const inView = labelInView(caller);
     return inIndexOrder(this.dataSource, (manager) =>
       queryNamed(
@@ -343,7 +343,7 @@ export class ThreadsRepository {
   }
 
   /** The caller's org's labels of these names, created on first use. */
-  upsertLabels(manager: EntityManager, caller: Caller, names: string[]): Promise<Array<{ id: string; name: string }>> {
+  upsertLabels(manager: EntityManager, caller: Principal, names: string[]): Promise<Array<{ id: string; name: string }>> {
     return queryNamed(
       manager,
       `INSERT INTO labels (org_id, name) SELECT :orgId, name FROM unnest(:names::text[]) AS n(name)
@@ -365,7 +365,7 @@ export class ThreadsRepository {
   }
 
   /** Takes the caller's org's labels of these names off the thread. */
-  async removeLabels(manager: EntityManager, caller: Caller, thread: CallerThread, names: string[]): Promise<void> {
+  async removeLabels(manager: EntityManager, caller: Principal, thread: CallerThread, names: string[]): Promise<void> {
     await queryNamed(
       manager,
       `DELETE FROM thread_labels tl USING labels l

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { Caller } from '../../auth/caller';
+import { Principal } from '../../identity/principal';
 import { NotFoundError, ValidationError } from '../../common/errors';
 import { AttachmentRef, Channel, PersonData, SerializedMessage } from '../conversation-vocabulary';
 import { MessageDataBuilder, serializeMessage } from '../message-data.builder';
@@ -94,7 +94,7 @@ export class ThreadsService {
    * answers no thread.
    */
   async list(
-    caller: Caller,
+    caller: Principal,
     filter: { lineId?: string; label?: string; threadIds?: string[]; cursor?: string; limit?: number },
   ): Promise<{ threads: ThreadListItem[]; nextCursor: string | null }> {
     const limit = filter.limit ?? THREADS_PAGE_SIZE;
@@ -111,7 +111,7 @@ export class ThreadsService {
   }
 
   /** One thread with its partner (every identity), labels with confidence, and a page of messages, newest first. */
-  get(caller: Caller, threadId: string, page: ThreadPage = {}): Promise<ThreadDetail> {
+  get(caller: Principal, threadId: string, page: ThreadPage = {}): Promise<ThreadDetail> {
     // One snapshot for the thread, its partner, labels and messages.
     return this.dataSource.transaction('REPEATABLE READ', (tx) => this.read(tx, caller, threadId, page));
   }
@@ -122,7 +122,7 @@ export class ThreadsService {
    */
   async read(
     manager: EntityManager,
-    caller: Caller,
+    caller: Principal,
     threadId: string,
     { cursor, limit = RESULT_BOUNDS.threadMessages, maxBodyChars = RESULT_BOUNDS.bodyChars }: ThreadPage = {},
   ): Promise<ThreadDetail> {
@@ -173,7 +173,7 @@ export class ThreadsService {
    * attachments from `attachmentOffset` (messageHeads' page when 0), and the failure reason when FAILED.
    */
   async message(
-    caller: Caller,
+    caller: Principal,
     messageId: string,
     { offset = 0, maxChars = RESULT_BOUNDS.messageChars, attachmentOffset = 0 }: { offset?: number; maxChars?: number; attachmentOffset?: number } = {},
   ): Promise<MessageDetail> {
@@ -204,7 +204,7 @@ export class ThreadsService {
   }
 
   /** The org's labels in view for the caller (on a thread it may read, or on none), by name, LABELS_PAGE_SIZE a page. */
-  async listLabels(caller: Caller, input: { cursor?: string }): Promise<{ labels: Array<{ id: string; name: string }>; nextCursor: string | null }> {
+  async listLabels(caller: Principal, input: { cursor?: string }): Promise<{ labels: Array<{ id: string; name: string }>; nextCursor: string | null }> {
     const after = input.cursor === undefined ? undefined : this.cursors.decode('list_labels', input.cursor, (key) => key.length > 0 && key.length <= 200);
     const rows = await this.threads.labelPage(caller, { after, limit: LABELS_PAGE_SIZE + 1 });
     const page = rows.slice(0, LABELS_PAGE_SIZE);
@@ -219,7 +219,7 @@ export class ThreadsService {
    * Adds labels (created in the org on first use; an existing one on the thread takes the new
    * confidence) and removes labels, in one transaction. Returns the thread's labels after it.
    */
-  async label(caller: Caller, threadId: string, change: LabelChange): Promise<{ threadId: string; labels: LabelView[] }> {
+  async label(caller: Principal, threadId: string, change: LabelChange): Promise<{ threadId: string; labels: LabelView[] }> {
     const add = (change.add ?? []).map((l, i) => ({ name: labelName(l.name, `add[${i}].name`), confidence: l.confidence ?? 1 }));
     const remove = (change.remove ?? []).map((name, i) => labelName(name, `remove[${i}]`));
     if (add.length === 0 && remove.length === 0) throw new ValidationError('give at least one label to add or remove', 'add');

@@ -1,10 +1,10 @@
-import { argumentCheck } from '../../common/tools/tool-arguments';
-import { Caller } from '../../auth/caller';
-import { McpTool, McpToolHandler, ToolArgs } from '../../common/tools/tool.decorator';
+import { argumentCheck } from '../../tools/tool-arguments';
+import { Principal } from '../../identity/principal';
+import { McpTool, McpToolHandler, ToolArgs } from '../../tools/tool.decorator';
 import { attachmentRefSchema, labelWithConfidenceSchema, messageSchema, personConciseSchema, personSchema, threadSummarySchema } from '../conversation.schemas';
 import { MAX_THREADS_PAGE_SIZE, THREADS_PAGE_SIZE, ThreadsService } from './threads.service';
 import { RESULT_BOUNDS, textWindowArguments } from '../../common/result-bounds';
-import { cursorArgument, nextCursorResult, nullable } from '../../common/tools/tool-schemas';
+import { cursorArgument, nextCursorResult, nullable } from '../../tools/tool-schemas';
 
 const threadIdSchema = { type: 'string', format: 'uuid', description: 'A thread id (from list_threads or an event).' } as const;
 const labelNameSchema = { type: 'string', minLength: 1, maxLength: 100 } as const;
@@ -80,7 +80,7 @@ const listThreadsInput = {
 export class ListThreadsTool implements McpToolHandler<ToolArgs<typeof listThreadsInput>> {
   constructor(private readonly threads: ThreadsService) {}
 
-  execute(args: ToolArgs<typeof listThreadsInput>, caller: Caller) {
+  execute(args: ToolArgs<typeof listThreadsInput>, caller: Principal) {
     return this.threads.list(caller, args);
   }
 }
@@ -152,7 +152,7 @@ const getThreadInput = {
 export class GetThreadTool implements McpToolHandler<ToolArgs<typeof getThreadInput>> {
   constructor(private readonly threads: ThreadsService) {}
 
-  execute(args: ToolArgs<typeof getThreadInput>, caller: Caller) {
+  execute(args: ToolArgs<typeof getThreadInput>, caller: Principal) {
     const { threadId, ...page } = args;
     return this.threads.get(caller, threadId, page);
   }
@@ -217,7 +217,7 @@ const getMessageInput = {
 export class GetMessageTool implements McpToolHandler<ToolArgs<typeof getMessageInput>> {
   constructor(private readonly threads: ThreadsService) {}
 
-  execute(args: ToolArgs<typeof getMessageInput>, caller: Caller) {
+  execute(args: ToolArgs<typeof getMessageInput>, caller: Principal) {
     const { messageId, ...window } = args;
     return this.threads.message(caller, messageId, window);
   }
@@ -268,7 +268,7 @@ const labelThreadInput = {
 export class LabelThreadTool implements McpToolHandler<ToolArgs<typeof labelThreadInput>> {
   constructor(private readonly threads: ThreadsService) {}
 
-  execute({ threadId, ...change }: ToolArgs<typeof labelThreadInput>, caller: Caller) {
+  execute({ threadId, ...change }: ToolArgs<typeof labelThreadInput>, caller: Principal) {
     return this.threads.label(caller, threadId, change);
   }
 }

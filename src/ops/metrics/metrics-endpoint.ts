@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Request, Response } from 'express';
-import { bearerToken, tokenDigest, tokenIs } from '../../auth/auth.guard';
+import { bearerToken } from '../../identity/bearer-token';
+import { tokenDigest, tokenIs } from '../../auth/auth.guard';
 import { UnauthorizedError } from '../../common/errors';
 import { HttpErrorFilter } from '../../common/http-error.filter';
 import { AppConfig } from '../../config/app-config';

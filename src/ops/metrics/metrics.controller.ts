@@ -1,7 +1,7 @@
 import { Controller, Get, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Request, Response } from 'express';
-import { Public } from '../../auth/auth.decorators';
+import { Public } from '../../identity/auth.decorators';
 import { MetricsEndpoint } from './metrics-endpoint';
 
 /** GET /metrics on the api's own port (its token rule is MetricsEndpoint's, not the API keys'). */

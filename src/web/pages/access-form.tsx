@@ -1,6 +1,6 @@
-import { LineRef } from '../../accounts/accounts.service';
-import { KEY_PERMISSIONS, KeyPermission } from '../../auth/key-permissions';
-import { Person } from '../../auth/person';
+import { LineRef } from '../../identity/account.types';
+import { KEY_PERMISSIONS, KeyPermission } from '../../identity/key-permissions';
+import { Person } from '../../identity/principal';
 import { PersonChannelAccess } from '../../auth/person-api-keys.service';
 import { DomainError } from '../../common/errors';
 import { FieldTable, Refusal } from '../kit/refusal';

@@ -1,12 +1,12 @@
 import { Body, Controller, Get, Param, Post, Query, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
-import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
-import { Person } from '../../auth/person';
+import { CurrentPrincipal, KeyAction, SessionAuth } from '../../identity/auth.decorators';
+import { Person } from '../../identity/principal';
 import { PersonApiKeysService, PersonApiKeyView } from '../../auth/person-api-keys.service';
 import { ForbiddenError, NotFoundError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
-import { RevokesAccess } from '../../limits/session-action.guard';
+
 import { formAction } from '../kit/form-action';
 import { noticeKind, SETTINGS_NOTICE_KEY, withNotice } from '../kit/notices';
 import { accessErrors, accessFields, accessOf, choiceOf, choiceOfAccess, Form, permissionsOf } from './access-form';
@@ -31,13 +31,13 @@ export class ApiKeysController {
   constructor(private readonly keys: PersonApiKeysService) {}
 
   @Get()
-  async list(@CurrentPerson() person: Person, @Query(SETTINGS_NOTICE_KEY) notice: unknown, @Res() response: Response): Promise<void> {
+  async list(@CurrentPrincipal() person: Person, @Query(SETTINGS_NOTICE_KEY) notice: unknown, @Res() response: Response): Promise<void> {
     const keys = await this.keys.listFor(person);
     sendPage(response, 200, <ApiKeysListPage person={person} keys={keys} notice={noticeKind(NOTICES, notice)} />);
   }
 
   @Get('new')
-  newForm(@CurrentPerson() person: Person, @Res() response: Response): void {
+  newForm(@CurrentPrincipal() person: Person, @Res() response: Response): void {
     sendPage(response, 200, <NewApiKeyPage person={person} />);
   }
 
@@ -48,7 +48,7 @@ export class ApiKeysController {
    */
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post()
-  async create(@CurrentPerson() person: Person, @Body() form: Form, @Res() response: Response): Promise<void> {
+  async create(@CurrentPrincipal() person: Person, @Body() form: Form, @Res() response: Response): Promise<void> {
     await formAction(response, {
       read: () => ({ name: form?.name ?? '', choice: choiceOf(form), permissions: permissionsOf(form) }),
       run: async ({ name, choice, permissions }) => {
@@ -63,7 +63,7 @@ export class ApiKeysController {
   }
 
   @Get(':id/edit')
-  async editForm(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
+  async editForm(@CurrentPrincipal() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
     await this.answering(person, response, async () => {
       const apiKey = await this.visible(person, id, { mustBeMine: true });
       sendPage(
@@ -76,7 +76,7 @@ export class ApiKeysController {
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/edit')
-  async saveAccess(@CurrentPerson() person: Person, @Param('id') id: string, @Body() form: Form, @Res() response: Response): Promise<void> {
+  async saveAccess(@CurrentPrincipal() person: Person, @Param('id') id: string, @Body() form: Form, @Res() response: Response): Promise<void> {
     await this.answering(person, response, () =>
       formAction(response, {
         read: () => ({ choice: choiceOf(form), permissions: permissionsOf(form) }),
@@ -96,17 +96,17 @@ export class ApiKeysController {
   }
 
   @Get(':id/revoke')
-  async revokeForm(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
+  async revokeForm(@CurrentPrincipal() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
     await this.answering(person, response, async () => {
       const apiKey = await this.visible(person, id, { mustBeMine: false });
       sendPage(response, 200, <RevokeApiKeyPage person={person} apiKey={apiKey} />);
     });
   }
 
-  @RevokesAccess()
+  @KeyAction('revokes-access')
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/revoke')
-  async revoke(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
+  async revoke(@CurrentPrincipal() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
     await this.answering(person, response, async () => {
       await this.keys.revokeFor(person, id);
       seeOther(response, withNotice(BASE, 'revoked', SETTINGS_NOTICE_KEY));

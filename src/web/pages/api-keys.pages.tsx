@@ -1,6 +1,6 @@
 import { API_KEY_NAME_MAX_LENGTH } from '../../auth/api-key-rules';
-import { KEY_PERMISSIONS } from '../../auth/key-permissions';
-import { Person } from '../../auth/person';
+import { KEY_PERMISSIONS } from '../../identity/key-permissions';
+import { Person } from '../../identity/principal';
 import { PersonApiKeyView } from '../../auth/person-api-keys.service';
 import {
   AccessEditForm,

@@ -4,14 +4,13 @@ import { Response } from 'express';
 import type { VNode } from 'preact';
 import { AgentTurnView } from '../../agents/agent.types';
 import { AgentsService } from '../../agents/agents.service';
-import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
-import { Caller } from '../../auth/caller';
-import { Person } from '../../auth/person';
+import { CurrentPrincipal, SessionAuth } from '../../identity/auth.decorators';
+import { Principal as Caller } from '../../identity/principal';
+import { Person } from '../../identity/principal';
 import { ConflictError, NotFoundError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
 import { BODY_MAX } from '../../conversations/outbound/reply-body';
 import { ThreadsService } from '../../conversations/threads/threads.service';
-import { callerOf } from '../caller-of';
 import { formAction, Outcome } from '../kit/form-action';
 import { NOTICE_KEY, noticeText, withNotice } from '../kit/notices';
 import { PathId } from '../kit/path-id';
@@ -57,8 +56,8 @@ export class ApprovalsController {
   ) {}
 
   @Get()
-  async list(@CurrentPerson() person: Person, @Query() query: Record<string, unknown>, @Res() response: Response): Promise<void> {
-    const caller = callerOf(person);
+  async list(@CurrentPrincipal() person: Person, @Query() query: Record<string, unknown>, @Res() response: Response): Promise<void> {
+    const caller = person;
     const cursor = typeof query.cursor === 'string' && query.cursor !== '' ? query.cursor : undefined;
     const page = await this.agents.awaitingOldestFirst(caller, { cursor, limit: DRAFTS_PAGE_SIZE });
     const drafts = (await Promise.all(page.turns.map((turn) => this.draftOf(caller, person, turn).catch(goneAsNull)))).filter((d) => d !== null);
@@ -77,14 +76,14 @@ export class ApprovalsController {
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':turnId/approve')
-  async approve(@CurrentPerson() person: Person, @PathId('turnId') turnId: string, @Body() form: Form, @Res() response: Response): Promise<void> {
-    const caller = callerOf(person);
+  async approve(@CurrentPrincipal() person: Person, @PathId('turnId') turnId: string, @Body() form: Form, @Res() response: Response): Promise<void> {
+    const caller = person;
     await this.decide(response, caller, person, turnId, 'approve', async () => decided(await this.agents.approve(caller, turnId), form?.back, 'approved'));
   }
 
   @Get(':turnId/edit')
-  async editForm(@CurrentPerson() person: Person, @PathId('turnId') turnId: string, @Query('back') back: unknown, @Res() response: Response): Promise<void> {
-    const caller = callerOf(person);
+  async editForm(@CurrentPrincipal() person: Person, @PathId('turnId') turnId: string, @Query('back') back: unknown, @Res() response: Response): Promise<void> {
+    const caller = person;
     const decision = await this.agents.decision(caller, turnId);
     if (decision.turn.status !== 'AWAITING_APPROVAL')
       return sendPage(response, 409, <AlreadyDecidedPage person={person} decision={decision} attempted="edit" />);
@@ -95,8 +94,8 @@ export class ApprovalsController {
   /** Edit and approve: the text of the form is what is sent (approve_agent_turn's `body`). */
   @ReadsBody({ as: 'form', limit: EDIT_FORM_LIMIT })
   @Post(':turnId/edit')
-  async edit(@CurrentPerson() person: Person, @PathId('turnId') turnId: string, @Body() form: Form, @Res() response: Response): Promise<void> {
-    const caller = callerOf(person);
+  async edit(@CurrentPrincipal() person: Person, @PathId('turnId') turnId: string, @Body() form: Form, @Res() response: Response): Promise<void> {
+    const caller = person;
     // Line breaks as typed (LF): the form reader undoes HTML's CRLF encoding (request-body.ts).
     const body = form?.body ?? '';
     await this.decide(
@@ -115,8 +114,8 @@ export class ApprovalsController {
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':turnId/reject')
-  async reject(@CurrentPerson() person: Person, @PathId('turnId') turnId: string, @Body() form: Form, @Res() response: Response): Promise<void> {
-    const caller = callerOf(person);
+  async reject(@CurrentPrincipal() person: Person, @PathId('turnId') turnId: string, @Body() form: Form, @Res() response: Response): Promise<void> {
+    const caller = person;
     await this.decide(response, caller, person, turnId, 'reject', async () => decided(await this.agents.reject(caller, turnId), form?.back, 'rejected'));
   }
 

@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { AgentTurnView } from '../../agents/agent.types';
-import { Person } from '../../auth/person';
+import { Person } from '../../identity/principal';
 import { BODY_MAX, SMS_BODY_MAX } from '../../conversations/outbound/reply-body';
 import { ThreadDetail, ThreadMessage } from '../../conversations/threads/threads.service';
 import { Time } from '../components/time';

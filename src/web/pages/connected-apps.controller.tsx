@@ -1,11 +1,11 @@
 import { Body, Controller, Get, Param, Post, Query, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
-import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
-import { Person } from '../../auth/person';
+import { CurrentPrincipal, KeyAction, SessionAuth } from '../../identity/auth.decorators';
+import { Person } from '../../identity/principal';
 import { NotFoundError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
-import { RevokesAccess } from '../../limits/session-action.guard';
+
 import { OAuthService } from '../../oauth/oauth.service';
 import { formAction } from '../kit/form-action';
 import { noticeKind, SETTINGS_NOTICE_KEY, withNotice } from '../kit/notices';
@@ -32,13 +32,13 @@ export class ConnectedAppsController {
   constructor(private readonly oauth: OAuthService) {}
 
   @Get()
-  async list(@CurrentPerson() person: Person, @Query(SETTINGS_NOTICE_KEY) notice: unknown, @Res() response: Response): Promise<void> {
+  async list(@CurrentPrincipal() person: Person, @Query(SETTINGS_NOTICE_KEY) notice: unknown, @Res() response: Response): Promise<void> {
     const grants = await this.oauth.listGrants(person.userId);
     sendPage(response, 200, <ConnectedAppsListPage person={person} grants={grants} mcpUrl={this.oauth.resource} notice={noticeKind(NOTICES, notice)} />);
   }
 
   @Get(':id/edit')
-  async editForm(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
+  async editForm(@CurrentPrincipal() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
     try {
       const grant = await this.oauth.grantOf(person.userId, id);
       sendPage(
@@ -54,7 +54,7 @@ export class ConnectedAppsController {
   /** Saves the app's channel access and permissions; a refused field is the form again (400) with what was chosen. */
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/edit')
-  async saveAccess(@CurrentPerson() person: Person, @Param('id') id: string, @Body() form: Form, @Res() response: Response): Promise<void> {
+  async saveAccess(@CurrentPrincipal() person: Person, @Param('id') id: string, @Body() form: Form, @Res() response: Response): Promise<void> {
     try {
       await formAction(response, {
         read: () => ({ choice: choiceOf(form), permissions: permissionsOf(form) }),
@@ -76,7 +76,7 @@ export class ConnectedAppsController {
   }
 
   @Get(':id/revoke')
-  async revokeForm(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
+  async revokeForm(@CurrentPrincipal() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
     try {
       sendPage(response, 200, <RevokeConnectedAppPage person={person} grant={await this.oauth.grantOf(person.userId, id)} />);
     } catch (error) {
@@ -84,10 +84,10 @@ export class ConnectedAppsController {
     }
   }
 
-  @RevokesAccess()
+  @KeyAction('revokes-access')
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/revoke')
-  async revoke(@CurrentPerson() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
+  async revoke(@CurrentPrincipal() person: Person, @Param('id') id: string, @Res() response: Response): Promise<void> {
     try {
       await this.oauth.revokeGrant(person.userId, id);
     } catch (error) {

@@ -1,5 +1,5 @@
-import { KEY_PERMISSIONS } from '../../auth/key-permissions';
-import { Person } from '../../auth/person';
+import { KEY_PERMISSIONS } from '../../identity/key-permissions';
+import { Person } from '../../identity/principal';
 import { GrantView } from '../../oauth/oauth.service';
 import { AccessEditForm, AccessFormErrors, ChannelAccessChoice, ChannelAccessText, PermissionsText } from './access-form';
 import { MadeAndUsedCells } from '../components/time';

@@ -2,8 +2,8 @@ import { Body, Controller, Get, Post, Query, Req, Res, UseFilters } from '@nestj
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Request, Response } from 'express';
 import type { VNode } from 'preact';
-import { CurrentPerson, Public, SessionAuth } from '../../auth/auth.decorators';
-import { Person } from '../../auth/person';
+import { CurrentPrincipal, Public, SessionAuth } from '../../identity/auth.decorators';
+import { Person } from '../../identity/principal';
 import { RateLimitPerIp } from '../../limits/ip-rate-limit.guard';
 import { AuthorizationRequest, OAuthService } from '../../oauth/oauth.service';
 import { ReadsBody } from '../../common/request-body';
@@ -57,7 +57,7 @@ export class ConsentController {
   @SessionAuth()
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post()
-  async decide(@CurrentPerson() person: Person, @Body() form: Form, @Res() response: Response): Promise<void> {
+  async decide(@CurrentPrincipal() person: Person, @Body() form: Form, @Res() response: Response): Promise<void> {
     const check = await this.oauth.checkRequest(form ?? {}, { signedIn: true });
     if ('page' in check) return sendPage(response, 400, <ErrorPage title="This authorization request cannot be used" message={check.page} />);
     if ('redirect' in check) return seeOther(response, check.redirect);

@@ -1,4 +1,4 @@
-import { Person } from '../../auth/person';
+import { Person } from '../../identity/principal';
 import { AuthorizationRequest } from '../../oauth/oauth.service';
 import { AccessFormErrors, ChannelAccessChoice, ChannelAccessFields, PermissionsFields } from './access-form';
 import { CsrfField } from './csrf-field';

@@ -4,8 +4,8 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
 import type { VNode } from 'preact';
 import { AgentsService } from '../../agents/agents.service';
-import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
-import { Person } from '../../auth/person';
+import { CurrentPrincipal, SessionAuth } from '../../identity/auth.decorators';
+import { Person } from '../../identity/principal';
 import { ValidationError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
 import { ContactsService } from '../../conversations/contacts/contacts.service';
@@ -16,7 +16,6 @@ import { SearchService } from '../../conversations/search/search.service';
 import { searchArguments } from '../../conversations/search/search.tools';
 import { ThreadsService } from '../../conversations/threads/threads.service';
 import { threadArguments } from '../../conversations/threads/threads.tools';
-import { callerOf } from '../caller-of';
 import { formAction } from '../kit/form-action';
 import { NOTICE_KEY, noticeText, withNotice } from '../kit/notices';
 import { PathId } from '../kit/path-id';
@@ -81,8 +80,8 @@ export class ConversationsController {
 
   /** The list (line, label, awaiting-approval filters) or, with `q`, the search_messages hits; keyset pages either way. */
   @Get()
-  async list(@CurrentPerson() person: Person, @Query() raw: Record<string, unknown>, @Res() response: Response): Promise<void> {
-    const caller = callerOf(person);
+  async list(@CurrentPrincipal() person: Person, @Query() raw: Record<string, unknown>, @Res() response: Response): Promise<void> {
+    const caller = person;
     const query = conversationsQuery(raw);
     const labels = (await this.threads.listLabels(caller, {})).labels.map((l) => l.name);
     const page = { person, labels, query, threads: [], awaiting: new Set<string>(), hits: null, nextCursor: null };
@@ -112,7 +111,7 @@ export class ConversationsController {
 
   @Get(':threadId')
   async thread(
-    @CurrentPerson() person: Person,
+    @CurrentPrincipal() person: Person,
     @Param('threadId') threadId: string,
     @Query() raw: Record<string, unknown>,
     @Res() response: Response,
@@ -124,12 +123,12 @@ export class ConversationsController {
   /** A reply on the thread's own line, sent once per form: the form's idempotencyKey is reply_to_thread's. */
   @ReadsBody({ as: 'form', limit: REPLY_FORM_LIMIT })
   @Post(':threadId/reply')
-  async reply(@CurrentPerson() person: Person, @ThreadId() threadId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
+  async reply(@CurrentPrincipal() person: Person, @ThreadId() threadId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
     await formAction(response, {
       read: () => ({ text: body?.body ?? '', key: body?.idempotencyKey ?? '' }),
       run: async ({ text, key }) => {
         const args = outboundArguments.reply({ threadId, body: text, ...(key !== '' && { idempotencyKey: key }) });
-        await this.outbound.queueThreadReply(callerOf(person), { tool: 'reply_to_thread', args });
+        await this.outbound.queueThreadReply(person, { tool: 'reply_to_thread', args });
         return { redirect: withNotice(`${BASE}/${threadId}`, 'sent') };
       },
       fields: REPLY_FIELDS,
@@ -140,21 +139,21 @@ export class ConversationsController {
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':threadId/labels')
-  async addLabel(@CurrentPerson() person: Person, @ThreadId() threadId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
+  async addLabel(@CurrentPrincipal() person: Person, @ThreadId() threadId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
     await this.label(response, person, threadId, { add: [{ name: body?.label ?? '' }] });
   }
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':threadId/labels/remove')
-  async removeLabel(@CurrentPerson() person: Person, @ThreadId() threadId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
+  async removeLabel(@CurrentPrincipal() person: Person, @ThreadId() threadId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
     await this.label(response, person, threadId, { remove: [body?.label ?? ''] });
   }
 
   /** The partner's notes (update_contact); the contact is the thread's partner, never one named by the form. */
   @ReadsBody({ as: 'form', limit: NOTES_FORM_LIMIT })
   @Post(':threadId/contact/notes')
-  async notes(@CurrentPerson() person: Person, @ThreadId() threadId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
-    const caller = callerOf(person);
+  async notes(@CurrentPrincipal() person: Person, @ThreadId() threadId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
+    const caller = person;
     const { person: partner } = await this.threads.get(caller, threadId, { limit: 1, maxBodyChars: 1 });
     await formAction(response, {
       read: () => body?.notes ?? '',
@@ -171,8 +170,8 @@ export class ConversationsController {
   /** Saves the thread's partner (an unknown identity) as a contact (create_contact with that identity). */
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':threadId/contact')
-  async createContact(@CurrentPerson() person: Person, @ThreadId() threadId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
-    const caller = callerOf(person);
+  async createContact(@CurrentPrincipal() person: Person, @ThreadId() threadId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
+    const caller = person;
     const { person: partner } = await this.threads.get(caller, threadId, { limit: 1, maxBodyChars: 1 });
     await formAction(response, {
       read: () => body?.displayName ?? '',
@@ -192,7 +191,7 @@ export class ConversationsController {
       read: () => change,
       run: async (asked) => {
         const { threadId: id, ...args } = threadArguments.label({ threadId, ...asked });
-        await this.threads.label(callerOf(person), id, args);
+        await this.threads.label(person, id, args);
         return { redirect: withNotice(`${BASE}/${threadId}`, 'labelled') };
       },
       fields: LABEL_FIELDS,
@@ -207,7 +206,7 @@ export class ConversationsController {
   /** The thread page: its view (ThreadViewService: get_thread's page of messages, each email's subject, every attachment read, the contact, the drafts), one snapshot. */
   private async threadPage(person: Person, threadId: string, view: ThreadView): Promise<VNode> {
     const args = threadArguments.get({ threadId, ...(view.cursor !== undefined && { cursor: view.cursor }) });
-    const { detail, extras, contact, drafts } = await this.threadView.view(callerOf(person), args.threadId, { cursor: args.cursor });
+    const { detail, extras, contact, drafts } = await this.threadView.view(person, args.threadId, { cursor: args.cursor });
     return (
       <ThreadPage
         person={person}

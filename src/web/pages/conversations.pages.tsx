@@ -1,6 +1,6 @@
-import { LineRef } from '../../accounts/accounts.service';
+import { LineRef } from '../../identity/account.types';
 import { AgentTurnView } from '../../agents/agent.types';
-import { Person } from '../../auth/person';
+import { Person } from '../../identity/principal';
 import { AttachmentReadResult } from '../../attachments/attachments.service';
 import { ContactView } from '../../conversations/contacts/contacts.service';
 import { SearchHit } from '../../conversations/search/search.service';

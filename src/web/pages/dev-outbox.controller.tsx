@@ -1,10 +1,9 @@
 import { Controller, Get, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
-import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
-import { Person } from '../../auth/person';
+import { CurrentPrincipal, SessionAuth } from '../../identity/auth.decorators';
+import { Person } from '../../identity/principal';
 import { DevelopmentOutboxService, OUTBOX_SIZE } from '../../conversations/outbound/development-outbox.service';
-import { callerOf } from '../caller-of';
 import { DevOutboxPage } from './dev-outbox.pages';
 import { PageErrorFilter } from './page-error.filter';
 import { sendPage } from './render';
@@ -21,13 +20,13 @@ export class DevOutboxController {
 
   @UseFilters(PageErrorFilter)
   @Get('outbox')
-  async page(@CurrentPerson() person: Person, @Res() response: Response): Promise<void> {
-    const { messages } = await this.outbox.list(callerOf(person));
+  async page(@CurrentPrincipal() person: Person, @Res() response: Response): Promise<void> {
+    const { messages } = await this.outbox.list(person);
     sendPage(response, 200, <DevOutboxPage person={person} messages={messages} size={OUTBOX_SIZE} />);
   }
 
   @Get('outbox.json')
-  json(@CurrentPerson() person: Person) {
-    return this.outbox.list(callerOf(person));
+  json(@CurrentPrincipal() person: Person) {
+    return this.outbox.list(person);
   }
 }

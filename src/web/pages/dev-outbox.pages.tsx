@@ -1,4 +1,4 @@
-import { Person } from '../../auth/person';
+import { Person } from '../../identity/principal';
 import { OutboxMessage } from '../../conversations/outbound/outbound.repository';
 import { Time } from '../components/time';
 import { Layout } from './layout';

@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { Person } from '../../auth/person';
+import { Person } from '../../identity/principal';
 import { CsrfField } from './csrf-field';
 
 /** A field's error, under it; the field names it in aria-describedby (`<id>`). Nothing when there is none. */

@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useContext } from 'preact/hooks';
-import { Person } from '../../auth/person';
+import { Person } from '../../identity/principal';
 import { mayManageMailboxes } from '../../channels/email/mailboxes/mailboxes.service';
 import { CsrfField } from './csrf-field';
 import { PageContext } from './page-context';

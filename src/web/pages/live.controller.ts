@@ -1,8 +1,8 @@
 import { Controller, Get, Query, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Request, Response } from 'express';
-import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
-import { Person } from '../../auth/person';
+import { CurrentPrincipal, SessionAuth } from '../../identity/auth.decorators';
+import { Person } from '../../identity/principal';
 import { ValidationError } from '../../common/errors';
 import { eventStreamOf } from '../../common/event-stream';
 import { LiveStreams } from '../../live/live-streams';
@@ -24,7 +24,7 @@ export class LiveController {
   constructor(private readonly live: LiveStreams) {}
 
   @Get('events')
-  async events(@CurrentPerson() person: Person, @Query('threadId') threadId: unknown, @Req() request: Request, @Res() response: Response): Promise<void> {
+  async events(@CurrentPrincipal() person: Person, @Query('threadId') threadId: unknown, @Req() request: Request, @Res() response: Response): Promise<void> {
     if (threadId !== undefined && (typeof threadId !== 'string' || !UUID.test(threadId))) {
       throw new ValidationError('threadId must be the id of a thread (a UUID)', 'threadId');
     }

@@ -1,8 +1,8 @@
 import { Body, Controller, Get, Post, Query, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
-import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
-import { Person } from '../../auth/person';
+import { CurrentPrincipal, SessionAuth } from '../../identity/auth.decorators';
+import { Person } from '../../identity/principal';
 import { UnprocessableError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
 import { MailServerRole } from '../../channels/email/mailboxes/mail-servers';
@@ -59,13 +59,13 @@ export class MailboxesController {
   constructor(private readonly mailboxes: MailboxesService) {}
 
   @Get()
-  async list(@CurrentPerson() person: Person, @Query(NOTICE_KEY) done: unknown, @Res() response: Response): Promise<void> {
+  async list(@CurrentPrincipal() person: Person, @Query(NOTICE_KEY) done: unknown, @Res() response: Response): Promise<void> {
     const accounts = await this.mailboxes.listFor(person);
     sendPage(response, 200, <MailboxesPage person={person} accounts={accounts} notice={noticeText(NOTICES, done)} />);
   }
 
   @Get(':lineId')
-  async form(@CurrentPerson() person: Person, @PathId('lineId') lineId: string, @Res() response: Response): Promise<void> {
+  async form(@CurrentPrincipal() person: Person, @PathId('lineId') lineId: string, @Res() response: Response): Promise<void> {
     const account = await this.mailboxes.getFor(person, lineId);
     sendPage(response, 200, <MailboxFormPage person={person} account={account} form={formOf(account)} errors={{}} />);
   }
@@ -73,7 +73,7 @@ export class MailboxesController {
   /** Connects (or changes) the mailbox once both logins work; the form comes back without its passwords after a refusal. */
   @ReadsBody({ as: 'form', limit: CONNECT_FORM_LIMIT })
   @Post(':lineId')
-  async connect(@CurrentPerson() person: Person, @PathId('lineId') lineId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
+  async connect(@CurrentPrincipal() person: Person, @PathId('lineId') lineId: string, @Body() body: Form, @Res() response: Response): Promise<void> {
     const account = await this.mailboxes.getFor(person, lineId);
     const page = (form: MailboxForm, errors: MailboxErrors, failure?: UnprocessableError) => (
       <MailboxFormPage person={person} account={account} form={form} errors={errors} failure={failure} />
@@ -96,7 +96,7 @@ export class MailboxesController {
   }
 
   @Get(':lineId/disconnect')
-  async disconnectForm(@CurrentPerson() person: Person, @PathId('lineId') lineId: string, @Res() response: Response): Promise<void> {
+  async disconnectForm(@CurrentPrincipal() person: Person, @PathId('lineId') lineId: string, @Res() response: Response): Promise<void> {
     const account = await this.mailboxes.getFor(person, lineId);
     if (!account.mailbox) return seeOther(response, BASE);
     sendPage(response, 200, <DisconnectMailboxPage person={person} account={account} />);
@@ -104,7 +104,7 @@ export class MailboxesController {
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':lineId/disconnect')
-  async disconnect(@CurrentPerson() person: Person, @PathId('lineId') lineId: string, @Res() response: Response): Promise<void> {
+  async disconnect(@CurrentPrincipal() person: Person, @PathId('lineId') lineId: string, @Res() response: Response): Promise<void> {
     await this.mailboxes.disconnectFor(person, lineId);
     seeOther(response, withNotice(BASE, 'disconnected'));
   }

@@ -1,4 +1,4 @@
-import { Person } from '../../auth/person';
+import { Person } from '../../identity/principal';
 import { UnprocessableError } from '../../common/errors';
 import { MailboxHealth } from '../../channels/email/mailbox-health/mailbox-health.service';
 import { MailLoginError, MailLoginFailure, MailServerRole } from '../../channels/email/mailboxes/mail-servers';

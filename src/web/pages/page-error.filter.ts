@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import { Request, Response } from 'express';
-import { SignInRequiredError } from '../../auth/person';
+import { SignInRequiredError } from '../../identity/page-authenticator';
 import { httpStatusOf } from '../../common/error-status';
 import { DomainError, isDatabaseUnavailable, RateLimitedError } from '../../common/errors';
 import { closeIfBodyUnread, RequestBodyError } from '../../common/request-body';

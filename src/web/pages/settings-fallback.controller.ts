@@ -1,7 +1,7 @@
 import { Controller, Get, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
-import { SessionAuth } from '../../auth/auth.decorators';
+import { SessionAuth } from '../../identity/auth.decorators';
 import { NotFoundError } from '../../common/errors';
 import { PageErrorFilter } from './page-error.filter';
 import { seeOther } from './render';

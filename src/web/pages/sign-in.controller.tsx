@@ -1,9 +1,9 @@
 import { Body, Controller, Get, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Request, Response } from 'express';
-import { Public, SameOriginForm } from '../../auth/auth.decorators';
-import { CSRF_REFUSED, csrfTokenMatches } from '../../auth/csrf-token.guard';
-import { CrossSiteRequestError } from '../../auth/person';
+import { Public, SameOriginForm } from '../../identity/auth.decorators';
+import { CSRF_REFUSED, csrfTokenMatches } from '../../identity/csrf-token.guard';
+import { CrossSiteRequestError } from '../../identity/page-authenticator';
 import { RateLimitedError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
 import { SignInRequests } from '../../auth/web-sessions/sign-in-requests.service';

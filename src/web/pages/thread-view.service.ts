@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { AgentTurnView } from '../../agents/agent.types';
 import { AgentsService } from '../../agents/agents.service';
 import { AttachmentsService } from '../../attachments/attachments.service';
-import { Caller } from '../../auth/caller';
+import { Principal as Caller } from '../../identity/principal';
 import { DomainError } from '../../common/errors';
 import { RESULT_BOUNDS } from '../../common/result-bounds';
 import { ContactsService, ContactView } from '../../conversations/contacts/contacts.service';

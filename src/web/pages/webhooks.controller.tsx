@@ -1,8 +1,8 @@
 import { Body, Controller, Get, Post, Query, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
-import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
-import { Person } from '../../auth/person';
+import { CurrentPrincipal, SessionAuth } from '../../identity/auth.decorators';
+import { Person } from '../../identity/principal';
 import { Clock } from '../../common/clock';
 import { NotFoundError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
@@ -11,7 +11,6 @@ import { deliveryArguments } from '../../delivery/delivery.schemas';
 import { webhookArguments } from '../../webhooks/webhook.schemas';
 import { EVENT_KINDS, PREVIOUS_SECRET_VALIDITY_MS } from '../../webhooks/webhook.types';
 import { WebhooksService } from '../../webhooks/webhooks.service';
-import { callerOf } from '../caller-of';
 import { formAction } from '../kit/form-action';
 import { NOTICE_KEY, noticeText, withNotice } from '../kit/notices';
 import { PathId } from '../kit/path-id';
@@ -72,8 +71,8 @@ export class WebhooksController {
   ) {}
 
   @Get()
-  async list(@CurrentPerson() person: Person, @Query(NOTICE_KEY) done: unknown, @Res() response: Response): Promise<void> {
-    const caller = callerOf(person);
+  async list(@CurrentPrincipal() person: Person, @Query(NOTICE_KEY) done: unknown, @Res() response: Response): Promise<void> {
+    const caller = person;
     const endpoints = await this.webhooks.list(caller);
     const rows = await Promise.all(
       endpoints.map(async (endpoint) => ({ endpoint, last: (await this.deliveries.list(caller, endpoint.id)).deliveries[0] ?? null })),
@@ -82,18 +81,18 @@ export class WebhooksController {
   }
 
   @Get('new')
-  newForm(@CurrentPerson() person: Person, @Res() response: Response): void {
+  newForm(@CurrentPrincipal() person: Person, @Res() response: Response): void {
     sendPage(response, 200, <NewEndpointPage person={person} form={EMPTY_FORM} errors={{}} urlRule={this.urlPolicy.rule()} />);
   }
 
   /** Register: the secret is shown once, on the answer itself (never in a URL or a later page). */
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post()
-  async register(@CurrentPerson() person: Person, @Body() body: Form, @Res() response: Response): Promise<void> {
+  async register(@CurrentPrincipal() person: Person, @Body() body: Form, @Res() response: Response): Promise<void> {
     await formAction(response, {
       read: () => readEndpointForm(body, person),
       run: async (form) => {
-        const { endpoint, secret, signingSecret } = await this.webhooks.register(callerOf(person), webhookArguments.register(endpointArgs(form, person)));
+        const { endpoint, secret, signingSecret } = await this.webhooks.register(person, webhookArguments.register(endpointArgs(form, person)));
         return { status: 201, page: <SecretPage person={person} endpoint={endpoint} secret={secret} signingSecret={signingSecret} /> };
       },
       fields: FIELDS,
@@ -104,8 +103,13 @@ export class WebhooksController {
   }
 
   @Get(':id')
-  async endpoint(@CurrentPerson() person: Person, @EndpointId() id: string, @Query() query: Record<string, unknown>, @Res() response: Response): Promise<void> {
-    const caller = callerOf(person);
+  async endpoint(
+    @CurrentPrincipal() person: Person,
+    @EndpointId() id: string,
+    @Query() query: Record<string, unknown>,
+    @Res() response: Response,
+  ): Promise<void> {
+    const caller = person;
     const endpoint = await this.webhooks.get(caller, id);
     const log = logQuery(query);
     const args = deliveryArguments.list({ endpointId: id, ...log });
@@ -134,15 +138,15 @@ export class WebhooksController {
   }
 
   @Get(':id/edit')
-  async editForm(@CurrentPerson() person: Person, @EndpointId() id: string, @Res() response: Response): Promise<void> {
-    const endpoint = await this.webhooks.get(callerOf(person), id);
+  async editForm(@CurrentPrincipal() person: Person, @EndpointId() id: string, @Res() response: Response): Promise<void> {
+    const endpoint = await this.webhooks.get(person, id);
     sendPage(response, 200, <EditEndpointPage person={person} endpoint={endpoint} form={formOf(endpoint)} errors={{}} urlRule={this.urlPolicy.rule()} />);
   }
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/edit')
-  async edit(@CurrentPerson() person: Person, @EndpointId() id: string, @Body() body: Form, @Res() response: Response): Promise<void> {
-    const caller = callerOf(person);
+  async edit(@CurrentPrincipal() person: Person, @EndpointId() id: string, @Body() body: Form, @Res() response: Response): Promise<void> {
+    const caller = person;
     const endpoint = await this.webhooks.get(caller, id);
     await formAction(response, {
       read: () => readEndpointForm(body, person),
@@ -167,9 +171,9 @@ export class WebhooksController {
   /** Rotate: the new secret is shown once, on the answer itself. */
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/rotate-secret')
-  async rotate(@CurrentPerson() person: Person, @EndpointId() id: string, @Res() response: Response): Promise<void> {
+  async rotate(@CurrentPrincipal() person: Person, @EndpointId() id: string, @Res() response: Response): Promise<void> {
     const now = this.clock.now();
-    const { endpoint, secret, signingSecret } = await this.webhooks.rotateSecret(callerOf(person), id, now);
+    const { endpoint, secret, signingSecret } = await this.webhooks.rotateSecret(person, id, now);
     const previousExpiresAt = new Date(now.getTime() + PREVIOUS_SECRET_VALIDITY_MS).toISOString();
     sendPage(
       response,
@@ -180,36 +184,36 @@ export class WebhooksController {
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/disable')
-  async disable(@CurrentPerson() person: Person, @EndpointId() id: string, @Res() response: Response): Promise<void> {
-    await this.webhooks.update(callerOf(person), id, { status: 'disabled' });
+  async disable(@CurrentPrincipal() person: Person, @EndpointId() id: string, @Res() response: Response): Promise<void> {
+    await this.webhooks.update(person, id, { status: 'disabled' });
     seeOther(response, withNotice(`${BASE}/${id}`, 'disabled'));
   }
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/enable')
-  async enable(@CurrentPerson() person: Person, @EndpointId() id: string, @Res() response: Response): Promise<void> {
-    await this.webhooks.update(callerOf(person), id, { status: 'active' });
+  async enable(@CurrentPrincipal() person: Person, @EndpointId() id: string, @Res() response: Response): Promise<void> {
+    await this.webhooks.update(person, id, { status: 'active' });
     seeOther(response, withNotice(`${BASE}/${id}`, 'enabled'));
   }
 
   @Get(':id/delete')
-  async deleteForm(@CurrentPerson() person: Person, @EndpointId() id: string, @Res() response: Response): Promise<void> {
-    const endpoint = await this.webhooks.get(callerOf(person), id);
+  async deleteForm(@CurrentPrincipal() person: Person, @EndpointId() id: string, @Res() response: Response): Promise<void> {
+    const endpoint = await this.webhooks.get(person, id);
     sendPage(response, 200, <DeleteEndpointPage person={person} endpoint={endpoint} />);
   }
 
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/delete')
-  async delete(@CurrentPerson() person: Person, @EndpointId() id: string, @Res() response: Response): Promise<void> {
-    await this.webhooks.delete(callerOf(person), id);
+  async delete(@CurrentPrincipal() person: Person, @EndpointId() id: string, @Res() response: Response): Promise<void> {
+    await this.webhooks.delete(person, id);
     seeOther(response, withNotice(BASE, 'deleted'));
   }
 
   /** Recover failed deliveries of a window; the times of the form are UTC. */
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/recover')
-  async recover(@CurrentPerson() person: Person, @EndpointId() id: string, @Body() body: Form, @Res() response: Response): Promise<void> {
-    const caller = callerOf(person);
+  async recover(@CurrentPrincipal() person: Person, @EndpointId() id: string, @Body() body: Form, @Res() response: Response): Promise<void> {
+    const caller = person;
     const endpoint = await this.webhooks.get(caller, id);
     await formAction(response, {
       read: () => ({ since: body?.since ?? '', until: body?.until ?? '' }),
@@ -243,13 +247,13 @@ export class WebhooksController {
 
   @Get(':id/deliveries/:deliveryId')
   async delivery(
-    @CurrentPerson() person: Person,
+    @CurrentPrincipal() person: Person,
     @EndpointId() id: string,
     @DeliveryId() deliveryId: string,
     @Query(NOTICE_KEY) done: unknown,
     @Res() response: Response,
   ): Promise<void> {
-    const caller = callerOf(person);
+    const caller = person;
     const endpoint = await this.webhooks.get(caller, id);
     const detail = await this.deliveries.detail(caller, deliveryId);
     if (detail.delivery.endpointId !== endpoint.id) throw NotFoundError.of('webhook delivery', deliveryId, 'deliveryId');
@@ -259,8 +263,8 @@ export class WebhooksController {
   /** Resend: a new delivery with a new event id; the browser lands on it. */
   @ReadsBody({ as: 'form', limit: FORM_LIMIT })
   @Post(':id/deliveries/:deliveryId/resend')
-  async resend(@CurrentPerson() person: Person, @EndpointId() id: string, @DeliveryId() deliveryId: string, @Res() response: Response): Promise<void> {
-    const caller = callerOf(person);
+  async resend(@CurrentPrincipal() person: Person, @EndpointId() id: string, @DeliveryId() deliveryId: string, @Res() response: Response): Promise<void> {
+    const caller = person;
     const endpoint = await this.webhooks.get(caller, id);
     const detail = await this.deliveries.detail(caller, deliveryId);
     if (detail.delivery.endpointId !== endpoint.id) throw NotFoundError.of('webhook delivery', deliveryId, 'deliveryId');

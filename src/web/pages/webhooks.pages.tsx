@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { Person } from '../../auth/person';
+import { Person } from '../../identity/principal';
 import { DeliveryDetail, DeliveryView, RecoverResult } from '../../delivery/deliveries.service';
 import { DELIVERY_STATUSES } from '../../delivery/webhook-delivery.entity';
 import { EndpointView, FailingRunView } from '../../webhooks/webhook-endpoints.repository';

@@ -1,7 +1,7 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
-import { Public } from '../../auth/auth.decorators';
+import { Public } from '../../identity/auth.decorators';
 import { APP_CSS } from './assets';
 import { browserScript } from './browser-script';
 

@@ -1,7 +1,7 @@
-import { Caller } from '../../../auth/caller';
-import { McpTool, McpToolHandler } from '../../../common/tools/tool.decorator';
+import { Principal } from '../../../identity/principal';
+import { McpTool, McpToolHandler } from '../../../tools/tool.decorator';
 import { MailboxHealthService } from './mailbox-health.service';
-import { noArguments, nullableString } from '../../../common/tools/tool-schemas';
+import { noArguments, nullableString } from '../../../tools/tool-schemas';
 
 @McpTool({
   name: 'list_email_accounts',
@@ -37,7 +37,7 @@ import { noArguments, nullableString } from '../../../common/tools/tool-schemas'
 export class ListEmailAccountsTool implements McpToolHandler {
   constructor(private readonly health: MailboxHealthService) {}
 
-  async execute(_: object, caller: Caller) {
+  async execute(_: object, caller: Principal) {
     const accounts = await this.health.emailAccounts(caller);
     return { emailAccounts: accounts.map(({ id, ...rest }) => ({ id, channelType: 'EMAIL_ACCOUNT' as const, ...rest })) };
   }

@@ -1,6 +1,6 @@
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { IngestOnly } from '../../../auth/auth.decorators';
+import { IngestOnly } from '../../../identity/auth.decorators';
 import { UuidParam } from '../../../common/uuid-param';
 import { MailboxSyncDto } from './mailbox-health.dto';
 import { MailboxHealthService } from './mailbox-health.service';

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { Caller } from '../../../auth/caller';
-import { callerLines } from '../../../auth/line-access.sql';
+import { Principal } from '../../../identity/principal';
+import { callerLines } from '../../../identity/line-access.sql';
 import { queryNamed } from '../../../database/sql';
 
 export type HealthStatus = 'healthy' | 'unhealthy';
@@ -25,7 +25,7 @@ export interface EmailAccountRow {
 
 /**
  * SQL of mailbox health (email_account_health, one row per email account line). Reads for a
- * tool take the `Caller` and cover its email accounts only; the sync-report methods act for the
+ * tool take the `Principal` and cover its email accounts only; the sync-report methods act for the
  * mailbox sync (an ingest route) on the line id it reports about. Rules live in MailboxHealthService.
  */
 @Injectable()
@@ -33,7 +33,7 @@ export class MailboxHealthRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** The health rows of the caller's email accounts, the lines it may see (callerLines); a mailbox that never reported has none. */
-  healthOf(caller: Caller): Promise<Array<{ line_id: string; status: HealthStatus; last_synced_at: Date | null }>> {
+  healthOf(caller: Principal): Promise<Array<{ line_id: string; status: HealthStatus; last_synced_at: Date | null }>> {
     const scope = callerLines(caller, 'h.line_id');
     return queryNamed(this.dataSource.manager, `SELECT h.line_id, h.status, h.last_synced_at FROM email_account_health h WHERE ${scope.sql}`, scope.parameters);
   }
@@ -45,16 +45,6 @@ export class MailboxHealthRepository {
       `SELECT line_id, status, error_kind, error, since, last_synced_at FROM email_account_health WHERE line_id = ANY (:lineIds::uuid[])`,
       { lineIds },
     );
-  }
-
-  /** The line if it is a live email account. */
-  async liveEmailAccount(manager: EntityManager, lineId: string): Promise<EmailAccountRow | undefined> {
-    const [line] = await queryNamed<EmailAccountRow[]>(
-      manager,
-      `SELECT id, org_id, address FROM lines WHERE id = :lineId AND type = 'EMAIL_ACCOUNT' AND deleted_at IS NULL`,
-      { lineId },
-    );
-    return line;
   }
 
   /** The mailbox's health row (created healthy on its first report), locked until the transaction ends. */

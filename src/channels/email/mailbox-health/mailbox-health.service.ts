@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { Caller } from '../../../auth/caller';
+import { Principal } from '../../../identity/principal';
 import { NotFoundError, ValidationError } from '../../../common/errors';
 import { EventBus } from '../../../events/event-bus';
 import { EmailAccountHealthData } from '../../../events/event-payloads';
 import { HealthRow, HealthStatus, MailboxHealthRepository } from './mailbox-health.repository';
+import { LinesRepository } from '../../../identity/lines.repository';
 
 export interface SyncOutcome {
   ok: boolean;
@@ -54,10 +55,11 @@ export class MailboxHealthService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly bus: EventBus,
     private readonly mailboxes: MailboxHealthRepository,
+    private readonly lines: LinesRepository,
   ) {}
 
   /** The spec's emailAccount objects for the caller's email accounts; a mailbox that never reported counts as active. */
-  async emailAccounts(caller: Caller): Promise<Array<{ id: string; emailAddress: string; isActive: boolean; lastSyncedAt: string | null }>> {
+  async emailAccounts(caller: Principal): Promise<Array<{ id: string; emailAddress: string; isActive: boolean; lastSyncedAt: string | null }>> {
     const lines = caller.lines.filter((line) => line.type === 'EMAIL_ACCOUNT');
     if (lines.length === 0) return [];
     const rows = await this.mailboxes.healthOf(caller);
@@ -97,7 +99,8 @@ export class MailboxHealthService {
       throw new ValidationError(`${field} is only for a failed sync (ok: false)`, field);
     }
     return this.dataSource.transaction(async (tx) => {
-      const line = await this.mailboxes.liveEmailAccount(tx, lineId);
+      const live = await this.lines.liveLine(lineId, { manager: tx });
+      const line = live?.type === 'EMAIL_ACCOUNT' ? { id: live.id, org_id: live.org_id, address: live.address } : undefined;
       if (!line) throw NotFoundError.of('email account', lineId, 'lineId');
       const before = await this.mailboxes.lockHealth(tx, lineId);
       const now = new Date();

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { queryNamed } from '../../../database/sql';
 import { MailTls } from './mailbox.entity';
+import { LinesRepository, liveLineSql } from '../../../identity/lines.repository';
 
 /** A mailbox's connection as stored, passwords still sealed. */
 export interface MailboxRow {
@@ -43,20 +44,10 @@ const COLUMNS = `m.line_id, l.address, m.imap_host, m.imap_port, m.imap_tls, m.i
 /** SQL of mailbox connections. The sealed passwords are read only by `sealedPasswords`. */
 @Injectable()
 export class MailboxesRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
-
-  /**
-   * A live line's kind and address. Without `orgId` any org's (the operator's surface); with it,
-   * only a line of that org (a person's surface), so another org's line is not found.
-   */
-  async line(lineId: string, orgId?: string): Promise<{ id: string; type: string; address: string } | null> {
-    const [line] = await queryNamed<Array<{ id: string; type: string; address: string }>>(
-      this.dataSource.manager,
-      `SELECT id, type, address FROM lines WHERE id = :lineId AND deleted_at IS NULL AND (:orgId::uuid IS NULL OR org_id = :orgId::uuid)`,
-      { lineId, orgId: orgId ?? null },
-    );
-    return line ?? null;
-  }
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly lines: LinesRepository,
+  ) {}
 
   /** The org's live email account lines, by address, each with its mailbox's connection when it has one. */
   async emailAccountsOf(orgId: string): Promise<Array<{ lineId: string; address: string; mailbox: MailboxRow | null }>> {
@@ -65,7 +56,7 @@ export class MailboxesRepository {
       `SELECT l.id AS line_id, l.address, (m.id IS NOT NULL) AS connected, m.imap_host, m.imap_port, m.imap_tls, m.imap_username,
               m.smtp_host, m.smtp_port, m.smtp_tls, m.smtp_username, m.credentials_version, m.created_at, m.updated_at
          FROM lines l LEFT JOIN mailboxes m ON m.line_id = l.id
-        WHERE l.org_id = :orgId AND l.type = 'EMAIL_ACCOUNT' AND l.deleted_at IS NULL
+        WHERE l.org_id = :orgId AND l.type = 'EMAIL_ACCOUNT' AND ${liveLineSql('l')}
         ORDER BY l.address, l.id`,
       { orgId },
     );
@@ -80,8 +71,7 @@ export class MailboxesRepository {
    */
   async save(lineId: string, imap: SealedServer, smtp: SealedServer): Promise<MailboxRow | null> {
     return this.dataSource.transaction(async (tx) => {
-      const live = await queryNamed<unknown[]>(tx, `SELECT 1 FROM lines WHERE id = :lineId AND deleted_at IS NULL FOR SHARE`, { lineId });
-      if (live.length === 0) return null;
+      if (!(await this.lines.liveLine(lineId, { manager: tx, lock: true }))) return null;
       await this.upsert(tx, lineId, imap, smtp);
       return this.find(lineId, tx);
     });
@@ -126,7 +116,7 @@ export class MailboxesRepository {
   async find(lineId: string, manager: EntityManager = this.dataSource.manager): Promise<MailboxRow | null> {
     const [row] = await queryNamed<MailboxRow[]>(
       manager,
-      `SELECT ${COLUMNS} FROM mailboxes m JOIN lines l ON l.id = m.line_id WHERE m.line_id = :lineId AND l.deleted_at IS NULL`,
+      `SELECT ${COLUMNS} FROM mailboxes m JOIN lines l ON l.id = m.line_id WHERE m.line_id = :lineId AND ${liveLineSql('l')}`,
       { lineId },
     );
     return row ?? null;
@@ -147,7 +137,7 @@ export class MailboxesRepository {
     const rows = await queryNamed<[Array<{ line_id: string }>, number]>(
       this.dataSource.manager,
       `UPDATE mailboxes m SET sync_owner = :owner, sync_lease_until = now() + make_interval(secs => :leaseMs / 1000.0)
-        WHERE m.id IN (SELECT c.id FROM mailboxes c JOIN lines l ON l.id = c.line_id AND l.deleted_at IS NULL
+        WHERE m.id IN (SELECT c.id FROM mailboxes c JOIN lines l ON l.id = c.line_id AND ${liveLineSql('l')}
                         WHERE (c.sync_lease_until IS NULL OR c.sync_lease_until < now())
                           AND (c.auth_stopped_version IS NULL OR c.auth_stopped_version <> c.credentials_version)
                         ORDER BY c.sync_lease_until NULLS FIRST LIMIT :limit FOR UPDATE OF c SKIP LOCKED)
@@ -184,7 +174,7 @@ export class MailboxesRepository {
     const [row] = await queryNamed<SyncRow[]>(
       this.dataSource.manager,
       `SELECT ${COLUMNS}, m.imap_password_sealed, m.uid_validity::text, m.last_uid::text
-         FROM mailboxes m JOIN lines l ON l.id = m.line_id WHERE m.line_id = :lineId AND l.deleted_at IS NULL`,
+         FROM mailboxes m JOIN lines l ON l.id = m.line_id WHERE m.line_id = :lineId AND ${liveLineSql('l')}`,
       { lineId },
     );
     return row ?? null;

@@ -1,12 +1,13 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { AccountsService } from '../../../accounts/accounts.service';
-import { PersonRef } from '../../../auth/person';
-import { roleAtLeast, UserRole } from '../../../auth/roles';
+import { PrincipalRef } from '../../../identity/principal';
+import { roleAtLeast, UserRole } from '../../../identity/roles';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../../common/errors';
 import { SecretBox } from '../../../common/secret-box';
 import { MailboxHealth, MailboxHealthService } from '../mailbox-health/mailbox-health.service';
 import { MailServers, MailServerSettings } from './mail-servers';
 import { MailboxesRepository, MailboxRow } from './mailboxes.repository';
+import { LinesRepository } from '../../../identity/lines.repository';
 
 /** What a connected mailbox shows: its servers and usernames, never a password. */
 export interface MailboxView {
@@ -53,6 +54,7 @@ export class MailboxesService implements OnModuleInit {
     private readonly servers: MailServers,
     private readonly box: SecretBox,
     private readonly accounts: AccountsService,
+    private readonly lines: LinesRepository,
     private readonly health: MailboxHealthService,
   ) {}
 
@@ -79,7 +81,7 @@ export class MailboxesService implements OnModuleInit {
   }
 
   /** The person's org's email account lines, by address, with their connections and health. Forbidden below ADMIN. */
-  async listFor(person: PersonRef): Promise<EmailAccountMailbox[]> {
+  async listFor(person: PrincipalRef): Promise<EmailAccountMailbox[]> {
     await this.checkManager(person);
     const accounts = await this.mailboxes.emailAccountsOf(person.orgId);
     const health = await this.health.healthOf(accounts.filter((a) => a.mailbox).map((a) => a.lineId));
@@ -92,7 +94,7 @@ export class MailboxesService implements OnModuleInit {
   }
 
   /** One email account line of the person's org, connected or not. Another org's line is not found. */
-  async getFor(person: PersonRef, lineId: string): Promise<EmailAccountMailbox> {
+  async getFor(person: PrincipalRef, lineId: string): Promise<EmailAccountMailbox> {
     await this.checkManager(person);
     const line = await this.emailLine(lineId, person.orgId);
     const row = await this.mailboxes.find(lineId);
@@ -101,14 +103,14 @@ export class MailboxesService implements OnModuleInit {
   }
 
   /** `connect` for a person: a line of their org, as an OWNER or ADMIN. */
-  async connectFor(person: PersonRef, lineId: string, input: MailboxSettingsInput): Promise<MailboxView> {
+  async connectFor(person: PrincipalRef, lineId: string, input: MailboxSettingsInput): Promise<MailboxView> {
     await this.checkManager(person);
     await this.emailLine(lineId, person.orgId);
     return this.verifyAndSave(lineId, input);
   }
 
   /** `disconnect` for a person: a line of their org, as an OWNER or ADMIN. */
-  async disconnectFor(person: PersonRef, lineId: string): Promise<void> {
+  async disconnectFor(person: PrincipalRef, lineId: string): Promise<void> {
     await this.checkManager(person);
     await this.emailLine(lineId, person.orgId);
     await this.deleteConnection(lineId);
@@ -137,14 +139,14 @@ export class MailboxesService implements OnModuleInit {
 
   /** A live EMAIL_ACCOUNT line (of `orgId` when given: another org's line is not found). */
   private async emailLine(lineId: string, orgId?: string): Promise<{ address: string }> {
-    const line = await this.mailboxes.line(lineId, orgId);
+    const line = await this.lines.liveLine(lineId, { orgId });
     if (!line) throw NotFoundError.of('line', lineId, 'lineId');
     if (line.type !== 'EMAIL_ACCOUNT') throw new ValidationError(`line ${lineId} is a ${line.type} line: only EMAIL_ACCOUNT lines have a mailbox`, 'lineId');
     return line;
   }
 
   /** The person's role as it is now (a session's may be older than a demotion) must be ADMIN or OWNER. */
-  private async checkManager(person: PersonRef): Promise<void> {
+  private async checkManager(person: PrincipalRef): Promise<void> {
     const user = await this.accounts.getUser(person.userId);
     if (user.orgId !== person.orgId || !mayManageMailboxes(user.role)) {
       throw new ForbiddenError('only an OWNER or ADMIN of the organization may connect and disconnect its mailboxes');

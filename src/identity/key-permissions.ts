@@ -4,7 +4,7 @@
  * that only read messages, threads, contacts and lines; `send`: every other write (sends, replies,
  * contacts, labels, agent turns); `webhooks`: every webhook and delivery tool, reads included
  * (a webhook's configuration holds URLs and its deliveries the payloads sent there). Which tool
- * needs which is declared with the tool (ToolSpec.permission, common/tools/tool.decorator.ts).
+ * needs which is declared with the tool (ToolSpec.permission, tools/tool.decorator.ts).
  */
 export const KEY_PERMISSIONS = ['read', 'send', 'webhooks'] as const;
 export type KeyPermission = (typeof KEY_PERMISSIONS)[number];

@@ -1,4 +1,4 @@
-import { ValidationError } from '../errors';
+import { ValidationError } from '../common/errors';
 import { argumentCheck } from './tool-arguments';
 
 const schema = {

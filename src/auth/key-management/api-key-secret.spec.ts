@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { API_KEY_PATTERN, generateApiKey, hashApiKey } from './api-keys.service';
+import { API_KEY_PATTERN, generateApiKey, hashApiKey } from './api-key-secret';
 
 describe('generateApiKey', () => {
   it('makes csk_ followed by 48 lowercase hex characters', () => {

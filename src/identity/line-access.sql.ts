@@ -1,18 +1,19 @@
 import { SqlCondition } from '../database/sql';
-import { Caller } from './caller';
+import { liveLineSql } from './lines.repository';
+import { Principal } from './principal';
 
 /**
  * Which lines a user may use now, as SQL: the one rule behind an API key's lines
  * (ApiKeysRepository.callerRows, resolved on every request), behind a signed download link's
  * holder (AttachmentsRepository.fileForHolder), and, through callerLines, behind every read of a
- * person's data for a resolved `Caller`. A user `u` uses a line `l` through a membership of `u` on
+ * person's data for a resolved `Principal`. A user `u` uses a line `l` through a membership of `u` on
  * `l` (line_memberships), while `l` is not deleted and is of `u`'s org; through an API key `k`,
  * only while the key also allows `l` (channel access ALL, or `l`'s address in its allowlist).
  */
 
 /** The line `l` is live and of the org of the user `u` (a membership of `u` on `l` joined beside it). */
 export function liveLineOfUser(l: string, u: string): string {
-  return `${l}.deleted_at IS NULL AND ${l}.org_id = ${u}.org_id`;
+  return `${liveLineSql(l)} AND ${l}.org_id = ${u}.org_id`;
 }
 
 /**
@@ -49,13 +50,13 @@ export function keyAllowsLine(k: string, l: string): string {
  * EXISTS semi-join instead made the planner drive list_agent_turns from the lines and sort all
  * of their turns: 330 buffers where 6 do.)
  */
-export function callerLines(caller: Caller, line: string, org?: string): SqlCondition {
+export function callerLines(caller: Principal, line: string, org?: string): SqlCondition {
   const ofOrg = org === undefined ? '' : `${org} = :scopeOrgId AND `;
   return {
     sql:
       `(${ofOrg}${line} = ANY (:scopeLineIds::uuid[])` +
       ` AND ${line} = ANY (ARRAY(SELECT scope_l.id FROM lines scope_l JOIN line_memberships scope_m ON scope_m.line_id = scope_l.id AND scope_m.user_id = :scopeUserId` +
-      ` WHERE scope_l.id = ANY (:scopeLineIds::uuid[]) AND scope_l.org_id = :scopeOrgId AND scope_l.deleted_at IS NULL)))`,
+      ` WHERE scope_l.id = ANY (:scopeLineIds::uuid[]) AND scope_l.org_id = :scopeOrgId AND ${liveLineSql('scope_l')})))`,
     parameters: { scopeOrgId: caller.orgId, scopeUserId: caller.userId, scopeLineIds: caller.lines.map((l) => l.id) },
   };
 }

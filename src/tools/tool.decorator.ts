@@ -1,11 +1,8 @@
 import { applyDecorators, Injectable, SetMetadata } from '@nestjs/common';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
-/* eslint-disable import-x/no-restricted-paths -- KNOWN FLOOR VIOLATION (issue 44): the tool kit names the
-   caller, its role and its permissions (auth/); it belongs above identity, and leaves common/ with it. */
-import { UserRole } from '../../auth/roles';
-import { Caller } from '../../auth/caller';
-import { KeyPermission } from '../../auth/key-permissions';
-/* eslint-enable import-x/no-restricted-paths */
+import { UserRole } from '../identity/roles';
+import { Principal } from '../identity/principal';
+import { KeyPermission } from '../identity/key-permissions';
 
 export const MCP_TOOL = 'mcp:tool';
 
@@ -42,7 +39,7 @@ export interface ToolSpec {
   /** The lowest org role that may call the tool. */
   minRole: UserRole;
   /**
-   * The one API key permission a call needs (auth/key-permissions.ts), besides minRole. Left out,
+   * The one API key permission a call needs (identity/key-permissions.ts), besides minRole. Left out,
    * it follows the kind (toolPermission): a read tool needs `read`, any other `send`. Only the
    * webhook and delivery tools say it: `webhooks`, reads included (a webhook's configuration holds
    * its URL, its deliveries what was sent there).
@@ -59,7 +56,7 @@ export function toolPermission(spec: Pick<ToolSpec, 'kind' | 'permission'>): Key
 
 /** A tool: a thin handler that calls the owning service and returns a JSON object. */
 export interface McpToolHandler<Args = Record<string, unknown>, Result extends object = object> {
-  execute(args: Args, caller: Caller): Promise<Result>;
+  execute(args: Args, caller: Principal): Promise<Result>;
 }
 
 /** Marks a provider as an MCP tool; the mcp module discovers it. */

@@ -1,9 +1,9 @@
 import { validateSync } from 'class-validator';
-import { IsEmailAddress, isEmailAddress } from './email-address';
-import { ValidationError } from './errors';
-import { argumentCheck } from './tools/tool-arguments';
-import { IsUuid, isUuid, LOWERCASE_UUID_PATTERN } from './uuid';
-import { UuidParam } from './uuid-param';
+import { IsEmailAddress, isEmailAddress } from '../common/email-address';
+import { ValidationError } from '../common/errors';
+import { argumentCheck } from './tool-arguments';
+import { IsUuid, isUuid, LOWERCASE_UUID_PATTERN } from '../common/uuid';
+import { UuidParam } from '../common/uuid-param';
 
 const ID = '0b9d6c1e-6f7a-4c55-9a53-1f5c2a3b4d5e';
 const IDS = [ID, ID.toUpperCase(), '00000000-0000-0000-0000-000000000000'];

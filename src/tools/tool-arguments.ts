@@ -1,8 +1,8 @@
 import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { isEmailAddress } from '../email-address';
-import { ValidationError } from '../errors';
-import { UUID_PATTERN } from '../uuid';
+import { isEmailAddress } from '../common/email-address';
+import { ValidationError } from '../common/errors';
+import { UUID_PATTERN } from '../common/uuid';
 import { ObjectSchema, ToolArgs } from './tool.decorator';
 
 /**

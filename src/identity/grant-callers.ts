@@ -1,6 +1,6 @@
 import { Request } from 'express';
 import { ResourceChallenge } from '../common/errors';
-import { KeyCaller } from './caller';
+import { KeyPrincipal } from './principal';
 
 /**
  * Callers through an OAuth access token (oauth/): provided by the OAuth module, found by the
@@ -10,7 +10,7 @@ import { KeyCaller } from './caller';
  */
 export abstract class GrantCallers {
   /** The caller of an access token presented on `request`'s URL (its resource), or null: unknown, expired, revoked, or for another resource. */
-  abstract resolve(token: string, request: Request): Promise<KeyCaller | null>;
+  abstract resolve(token: string, request: Request): Promise<KeyPrincipal | null>;
   /** False once the grant is revoked. */
   abstract isActive(grantId: string): Promise<boolean>;
   /** What a 401 from `request`'s URL names, when it is a protected resource: its metadata URL (RFC 9728) and scopes. */

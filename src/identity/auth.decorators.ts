@@ -1,9 +1,8 @@
 import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata, UseGuards } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { KeyCaller } from './caller';
+import { AuthenticatedRequest, Principal } from './principal';
 import { CsrfTokenGuard } from './csrf-token.guard';
 import { KeyPermission } from './key-permissions';
-import { Person } from './person';
 
 /** How a route authenticates. Routes are API-key routes unless they say otherwise. */
 export type AuthKind = 'api-key' | 'admin' | 'ingest' | 'public' | 'session' | 'same-origin' | 'signed-body';
@@ -28,7 +27,7 @@ export const IngestOnly = () => SetMetadata(AUTH_KIND, 'ingest' satisfies AuthKi
 /**
  * A web page for a signed-in person (docs/web.md): the session cookie must name a live session
  * (else a GET is sent to /sign-in and anything else gets 403); a state-changing request must come
- * from the service's own origin and carry the session's `_csrf` field. The person is `@CurrentPerson()`.
+ * from the service's own origin and carry the session's `_csrf` field. The person is `@CurrentPrincipal()`.
  */
 export const SessionAuth = () => applyDecorators(SetMetadata(AUTH_KIND, 'session' satisfies AuthKind), UseGuards(CsrfTokenGuard));
 
@@ -50,31 +49,25 @@ export const SignedBody = (signatureHeader: string) =>
   applyDecorators(SetMetadata(AUTH_KIND, 'signed-body' satisfies AuthKind), SetMetadata(SIGNATURE_HEADER, signatureHeader));
 
 /**
- * What an API-key route does for the key, declared on every such route (limits/key-action.guard.ts):
- * the one permission it needs, checked with the key's rate limit and running-calls slots before the
- * handler runs; or `per-call` for the tool endpoint alone (KeyActionAudit refuses it elsewhere), which checks each call's tool
- * (permission) and counts each message of a batch (rate) itself. An API-key route without it
- * stops the service from starting.
+ * What a route does for its principal, read by the one ActionGuard (identity/action.guard.ts).
+ * Declared on every API-key route: the one permission it needs, checked with the key's rate limit
+ * and running-calls slots before the handler runs; or `per-call` for the tool endpoint alone
+ * (KeyActionAudit refuses it elsewhere), which checks each call's tool (permission) and counts
+ * each message of a batch (rate) itself. An API-key route without it stops the service from
+ * starting. A page (@SessionAuth) needs none: its state-changing requests count against the
+ * person's budget, except a route that only takes access away (revokes an API key, a connected
+ * app), which says `revokes-access` (refused on an API-key route).
  */
-export type KeyActionKind = KeyPermission | 'per-call';
+export type ActionKind = KeyPermission | 'per-call' | 'revokes-access';
 export const KEY_ACTION = 'auth:key-action';
-export const KeyAction = (action: KeyActionKind) => SetMetadata(KEY_ACTION, action);
+export const KeyAction = (action: ActionKind) => SetMetadata(KEY_ACTION, action);
 
-export interface AuthenticatedRequest {
-  caller?: KeyCaller;
-  person?: Person;
-}
-
-/** The caller resolved by the API-key guard. */
-export const CurrentCaller = createParamDecorator((_: unknown, ctx: ExecutionContext): KeyCaller => {
-  const caller = ctx.switchToHttp().getRequest<AuthenticatedRequest>().caller;
-  if (!caller) throw new Error('CurrentCaller used on a route that is not an API-key route');
-  return caller;
-});
-
-/** The person resolved from the session cookie on a @SessionAuth() route. */
-export const CurrentPerson = createParamDecorator((_: unknown, ctx: ExecutionContext): Person => {
-  const person = ctx.switchToHttp().getRequest<AuthenticatedRequest>().person;
-  if (!person) throw new Error('CurrentPerson used on a route that is not a @SessionAuth() route');
-  return person;
+/**
+ * The principal the AuthGuard resolved: a KeyPrincipal on an API-key route, a Person on a
+ * @SessionAuth() page. One decorator for every way in.
+ */
+export const CurrentPrincipal = createParamDecorator((_: unknown, ctx: ExecutionContext): Principal => {
+  const principal = ctx.switchToHttp().getRequest<AuthenticatedRequest>().principal;
+  if (!principal) throw new Error('CurrentPrincipal used on a route that authenticates no principal (neither an API-key route nor a @SessionAuth() page)');
+  return principal;
 });

@@ -1,7 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Request } from 'express';
-import { CrossSiteRequestError, Person } from './person';
+import { CrossSiteRequestError } from './page-authenticator';
+import { AuthenticatedRequest } from './principal';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 export const CSRF_REFUSED = 'the form is missing its CSRF token or carries a wrong one: reload the page and try again';
@@ -15,9 +16,10 @@ export const CSRF_REFUSED = 'the form is missing its CSRF token or carries a wro
 @Injectable()
 export class CsrfTokenGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
-    const request = context.switchToHttp().getRequest<Request & { person?: Person }>();
+    const request = context.switchToHttp().getRequest<Request & AuthenticatedRequest>();
+    const principal = request.principal;
     if (SAFE_METHODS.has(request.method)) return true;
-    if (!csrfTokenMatches((request.body as Record<string, unknown> | undefined)?._csrf, request.person?.csrfToken)) {
+    if (!csrfTokenMatches((request.body as Record<string, unknown> | undefined)?._csrf, principal?.keyId === null ? principal.csrfToken : undefined)) {
       throw new CrossSiteRequestError(CSRF_REFUSED);
     }
     return true;

@@ -1,8 +1,8 @@
 import { Controller, Get, Post } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
-import { KeyAction, Public } from '../auth/auth.decorators';
-import { KeyActionAudit } from './key-action.guard';
+import { KeyAction, Public } from './auth.decorators';
+import { KeyActionAudit } from './action.guard';
 
 @Controller('api/things')
 class CarefulController {

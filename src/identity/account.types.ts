@@ -4,6 +4,16 @@ export type OrgTier = (typeof ORG_TIERS)[number];
 export const LINE_TYPES = ['EMAIL_ACCOUNT', 'PHONE_NUMBER'] as const;
 export type LineType = (typeof LINE_TYPES)[number];
 
+/** A line a principal may use now (a live membership on a line not deleted). */
+export interface LineRef {
+  id: string;
+  type: LineType;
+  address: string;
+}
+
+/** Which lines a key or grant reaches: all its person's lines, or the allowlist. */
+export type ChannelAccessMode = 'ALL' | 'LINES';
+
 /** Webhook endpoints a user may own, per org tier (spec: Limits). */
 export const TIER_ENDPOINT_CAP: Record<OrgTier, number> = { STARTER: 1, PRO: 3, POWER: 10 };
 
