@@ -64,7 +64,8 @@ export class AttachmentsService {
     const now = this.clock.now();
     const rowOf = new Map(rows.map((row) => [row.id, row]));
     return attachmentIds.map((attachmentId) => {
-      const row = rowOf.get(attachmentId);
+      // PostgreSQL answers ids in lowercase; a caller may name one in either case (the one id rule).
+      const row = rowOf.get(attachmentId.toLowerCase());
       if (!row) return NotFoundError.of('attachment', attachmentId, 'attachmentId');
       if (row.content_status !== 'stored') return notStoredError(row);
       const extracted = row.extraction_status === 'extracted';
