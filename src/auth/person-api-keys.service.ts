@@ -6,7 +6,7 @@ import { apiKeyNameProblem } from './api-key-rules';
 import { ApiKey } from './api-key.entity';
 import { ApiKeysRepository, PersonKeyRow } from './api-keys.repository';
 import { CreateApiKey } from './key-management/create-api-key.usecase';
-import { UUID } from './key-management/key-manager';
+import { isUuid } from '../common/uuid';
 import { RevokeApiKey } from './key-management/revoke-api-key.usecase';
 import { UpdateApiKeyAccess } from './key-management/update-api-key-access.usecase';
 import { ALL_KEY_PERMISSIONS, canonicalPermissions, KeyPermission, keyPermissionsProblem } from '../identity/key-permissions';
@@ -94,7 +94,7 @@ export class PersonApiKeysService {
   ): Promise<PersonApiKeyView> {
     checkShape(channelAccess);
     const checked = checkedPermissions(permissions);
-    const current = UUID.test(keyId) ? await this.keys.findVisibleTo(person, keyId) : null;
+    const current = isUuid(keyId) ? await this.keys.findVisibleTo(person, keyId) : null;
     if (!current) throw NotFoundError.of('api key', keyId, 'keyId');
     if (!current.mine) throw new ForbiddenError(`api key ${keyId} belongs to ${current.owner_email}: only its owner may change its channel access`, 'keyId');
     const access = await this.accessColumns(person, channelAccess);
@@ -128,7 +128,7 @@ export class PersonApiKeysService {
     if (access.mode === 'ALL') return { channelAccessMode: 'ALL', allowedAddresses: [] };
     const ids = access.lineIds.map((id) => id.toLowerCase());
     const mine = new Map<string, LineRef>((await this.lines.liveLinesOf(person.userId)).map((line) => [line.id, line]));
-    const foreign = ids.filter((id) => !mine.has(id) && UUID.test(id));
+    const foreign = ids.filter((id) => !mine.has(id) && isUuid(id));
     const ofOrg = new Set((await this.accounts.linesOfOrg(person.orgId, [...new Set(foreign)])).map((line) => line.id));
     ids.forEach((id, i) => {
       const field = `channelAccess.lineIds[${i}]`;

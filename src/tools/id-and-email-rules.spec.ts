@@ -9,7 +9,21 @@ const ID = '0b9d6c1e-6f7a-4c55-9a53-1f5c2a3b4d5e';
 const IDS = [ID, ID.toUpperCase(), '00000000-0000-0000-0000-000000000000'];
 const NOT_IDS = ['', 'x', `urn:uuid:${ID}`, `${ID} `, ID.slice(1), ID.replace(/-/g, ''), `{${ID}}`, 42, null];
 const ADDRESSES = ['ada@example.com', 'Ada.Lovelace+inbox@mail.example.co.uk'];
-const NOT_ADDRESSES = ['', 'ada', 'ada@', '@example.com', 'ada@localhost', 'ada@example', 'Ada <ada@example.com>', `${'a'.repeat(65)}@example.com`, 7];
+const NOT_ADDRESSES = [
+  '',
+  'ada',
+  'ada@',
+  '@example.com',
+  'ada@localhost',
+  'ada@example',
+  'Ada <ada@example.com>',
+  `${'a'.repeat(65)}@example.com`,
+  7,
+  // Quoted local parts validator.js would take: a header line, a second recipient, a space (review of issue 44).
+  '"a\r\nBcc: x@evil.example"@partner.example',
+  '"victim@evil.example,"@partner.example',
+  '"a b"@partner.example',
+];
 
 class Dto {
   @IsUuid({ message: 'threadId must be a UUID' })

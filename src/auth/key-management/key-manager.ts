@@ -13,5 +13,3 @@ export const OPERATOR: KeyManager = { operator: true };
 
 /** What a key may reach and do, as its columns hold it. */
 export type KeyAccess = Pick<ApiKey, 'channelAccessMode' | 'allowedAddresses'>;
-
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

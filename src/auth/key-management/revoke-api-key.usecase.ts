@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { NotFoundError } from '../../common/errors';
 import { ApiKeysRepository } from '../api-keys.repository';
 import { CredentialChanges } from '../credential-changes';
-import { KeyManager, UUID } from './key-manager';
+import { isUuid } from '../../common/uuid';
+import { KeyManager } from './key-manager';
 
 /**
  * Revokes (deletes) a key at once, and tells what holds it: the next request with it gets 401.
@@ -17,7 +18,7 @@ export class RevokeApiKey {
   ) {}
 
   async execute(manager: KeyManager, keyId: string): Promise<void> {
-    const deleted = 'person' in manager ? UUID.test(keyId) && (await this.keys.deleteVisibleTo(manager.person, keyId)) : await this.keys.delete(keyId);
+    const deleted = 'person' in manager ? isUuid(keyId) && (await this.keys.deleteVisibleTo(manager.person, keyId)) : await this.keys.delete(keyId);
     if (!deleted) throw NotFoundError.of('api key', keyId, 'keyId');
     this.changes.changed(keyId);
   }
