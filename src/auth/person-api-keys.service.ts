@@ -10,7 +10,7 @@ import { UUID } from './key-management/key-manager';
 import { RevokeApiKey } from './key-management/revoke-api-key.usecase';
 import { UpdateApiKeyAccess } from './key-management/update-api-key-access.usecase';
 import { ALL_KEY_PERMISSIONS, canonicalPermissions, KeyPermission, keyPermissionsProblem } from '../identity/key-permissions';
-import { channelAccessView } from '../identity/credential-resolver';
+import { AccessView, accessView } from '../identity/line-selection';
 import { PrincipalRef } from '../identity/principal';
 import { LinesRepository } from '../identity/lines.repository';
 
@@ -26,7 +26,7 @@ export interface PersonApiKeyView {
   /** `csk_…` and the key's last 4 characters: enough to tell keys apart, nothing to use. */
   keyHint: string;
   /** LINES: the allowlist's addresses with the org's live line at each (id and type null when none: it grants nothing). */
-  channelAccess: { mode: 'ALL' } | { mode: 'LINES'; lines: Array<{ id: string | null; type: LineType | null; address: string }> };
+  channelAccess: AccessView<{ id: string | null; type: LineType | null; address: string }>;
   /** What the key may do beside its lines: read, send, webhooks, in that order (identity/key-permissions.ts). */
   permissions: KeyPermission[];
   createdAt: Date;
@@ -171,7 +171,7 @@ function toPersonView(row: PersonKeyRow): PersonApiKeyView {
     id: row.id,
     name: row.name,
     keyHint: `csk_…${row.key_last4}`,
-    channelAccess: channelAccessView(row.channel_access_mode, row.lines),
+    channelAccess: accessView(row.channel_access_mode, row.lines),
     permissions: row.permissions,
     createdAt: row.created_at,
     lastUsedAt: row.last_used_at,
