@@ -46,6 +46,9 @@ export function linesOfAdminBody(body: { mode: ChannelAccessMode; lines?: string
 /** At most this many lines in one key's or grant's allowlist (as the admin API). */
 export const MAX_SELECTED_LINES = 500;
 
+/** What a person chooses under "Channel access", as a settings form or the consent page sends it: all channels, or some of their own lines by id. */
+export type PersonChannelAccess = { mode: 'ALL' } | { mode: 'LINES'; lineIds: string[] };
+
 /**
  * The channel access a person chooses (Settings → API keys and Connected apps, the consent page):
  * `{ mode, lineIds: [id…] }`, checked at run time as it comes from a web form. Errors name the field.

@@ -16,12 +16,12 @@ import { OAuthClientInformationFull, OAuthTokenRevocationRequest, OAuthTokens } 
 import { Request } from 'express';
 import { AccountsService } from '../accounts/accounts.service';
 import { CredentialResolver } from '../identity/credential-resolver';
-import { AccessView, accessView } from '../identity/line-selection';
+import { AccessView, accessView, PersonChannelAccess } from '../identity/line-selection';
 import { KeyPrincipal, PrincipalRef } from '../identity/principal';
 import { CredentialChanges } from '../auth/credential-changes';
 import { GrantCallers } from '../identity/grant-callers';
 import { ALL_KEY_PERMISSIONS, KeyPermission } from '../identity/key-permissions';
-import { PersonApiKeysService, PersonChannelAccess } from '../auth/person-api-keys.service';
+import { PersonApiKeysService } from '../auth/person-api-keys.service';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { Clock } from '../common/clock';
