@@ -1,13 +1,10 @@
 import { Body, Controller, Delete, Get, Header, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { AdminOnly } from '../identity/auth.decorators';
-import { ApiKeysService, ChannelAccess } from '../auth/api-keys.service';
+import { ApiKeysService } from '../auth/api-keys.service';
 import { UuidParam } from '../common/uuid-param';
-import { ChannelAccessDto, CreateApiKeyDto, UpdateApiKeyDto } from './dto/admin.dto';
-
-function toChannelAccess(dto: ChannelAccessDto | undefined): ChannelAccess {
-  return !dto || dto.mode === 'ALL' ? { mode: 'ALL' } : { mode: 'LINES', lines: dto.lines ?? [] };
-}
+import { linesOfAdminBody } from '../identity/line-selection';
+import { CreateApiKeyDto, UpdateApiKeyDto } from './dto/admin.dto';
 
 @ApiTags('admin: api keys')
 @ApiBearerAuth()
@@ -20,7 +17,7 @@ export class AdminApiKeysController {
   @Post('users/:userId/api-keys')
   @Header('Cache-Control', 'no-store') // the answer holds a secret, shown once
   create(@Param('userId', UuidParam('userId')) userId: string, @Body() body: CreateApiKeyDto) {
-    return this.apiKeys.create(userId, { name: body.name, channelAccess: toChannelAccess(body.channelAccess), permissions: body.permissions });
+    return this.apiKeys.create(userId, { name: body.name, channelAccess: linesOfAdminBody(body.channelAccess), permissions: body.permissions });
   }
 
   @Get('users/:userId/api-keys')
@@ -31,7 +28,7 @@ export class AdminApiKeysController {
   @Patch('api-keys/:keyId')
   update(@Param('keyId', UuidParam('keyId')) keyId: string, @Body() body: UpdateApiKeyDto) {
     return this.apiKeys.update(keyId, {
-      channelAccess: body.channelAccess === undefined ? undefined : toChannelAccess(body.channelAccess),
+      channelAccess: body.channelAccess === undefined ? undefined : linesOfAdminBody(body.channelAccess),
       permissions: body.permissions,
     });
   }

@@ -1,11 +1,11 @@
 import { BeforeApplicationShutdown, Injectable, Logger, Optional } from '@nestjs/common';
 import { AccountsService } from '../accounts/accounts.service';
-import { normalizeAddress } from '../identity/account.types';
 import { Clock } from '../common/clock';
 import { NotFoundError } from '../common/errors';
 import { ApiKey } from './api-key.entity';
 import { ApiKeysRepository, KeyCallerRow } from './api-keys.repository';
-import { channelAccessView, CredentialResolver } from '../identity/credential-resolver';
+import { CredentialResolver } from '../identity/credential-resolver';
+import { AccessView, accessColumnsOf, accessView, LineByAddress, LineSelection } from '../identity/line-selection';
 import { isGrantId, KeyPrincipal } from '../identity/principal';
 import { API_KEY_PATTERN, hashApiKey } from './key-management/api-key-secret';
 import { CreateApiKey } from './key-management/create-api-key.usecase';
@@ -15,14 +15,13 @@ import { UpdateApiKeyAccess } from './key-management/update-api-key-access.useca
 import { GrantCallers } from '../identity/grant-callers';
 import { ALL_KEY_PERMISSIONS, KeyPermission } from '../identity/key-permissions';
 
-export type ChannelAccess = { mode: 'ALL' } | { mode: 'LINES'; lines: string[] };
-
 export interface ApiKeyView {
   id: string;
   userId: string;
   name: string;
   keyLast4: string;
-  channelAccess: ChannelAccess;
+  /** All the user's lines, or the allowlist's addresses (each may match no line yet). */
+  channelAccess: AccessView<string>;
   /** read, send, webhooks (identity/key-permissions.ts), in that order. */
   permissions: KeyPermission[];
   createdAt: Date;
@@ -55,12 +54,15 @@ export class ApiKeysService implements BeforeApplicationShutdown {
     });
   }
 
-  /** `permissions` left out: all of them, so the key may do whatever its user may. */
-  async create(userId: string, input: { name: string; channelAccess: ChannelAccess; permissions?: KeyPermission[] }): Promise<ApiKeyView & { key: string }> {
+  /** `permissions` left out: all of them, so the key may do whatever its user may. Lines are named by address. */
+  async create(
+    userId: string,
+    input: { name: string; channelAccess: LineSelection<LineByAddress>; permissions?: KeyPermission[] },
+  ): Promise<ApiKeyView & { key: string }> {
     await this.accounts.getUser(userId);
     const { key, saved } = await this.createKey.execute(userId, {
       name: input.name,
-      access: accessColumns(input.channelAccess),
+      access: accessColumnsOf(input.channelAccess),
       permissions: input.permissions ?? ALL_KEY_PERMISSIONS,
     });
     return { ...toView(saved), key };
@@ -73,9 +75,9 @@ export class ApiKeysService implements BeforeApplicationShutdown {
   }
 
   /** Changes what the key may reach or do (what is left out stays); the next request already sees it. The secret stays. */
-  async update(keyId: string, change: { channelAccess?: ChannelAccess; permissions?: KeyPermission[] }): Promise<ApiKeyView> {
+  async update(keyId: string, change: { channelAccess?: LineSelection<LineByAddress>; permissions?: KeyPermission[] }): Promise<ApiKeyView> {
     await this.updateKey.execute(OPERATOR, keyId, {
-      access: change.channelAccess && accessColumns(change.channelAccess),
+      access: change.channelAccess && accessColumnsOf(change.channelAccess),
       permissions: change.permissions,
     });
     const key = await this.keys.findById(keyId);
@@ -113,19 +115,13 @@ export class ApiKeysService implements BeforeApplicationShutdown {
   }
 }
 
-function accessColumns(access: ChannelAccess): Pick<ApiKey, 'channelAccessMode' | 'allowedAddresses'> {
-  return access.mode === 'ALL'
-    ? { channelAccessMode: 'ALL', allowedAddresses: [] }
-    : { channelAccessMode: 'LINES', allowedAddresses: [...new Set(access.lines.map(normalizeAddress))] };
-}
-
 function toView(key: ApiKey): ApiKeyView {
   return {
     id: key.id,
     userId: key.userId,
     name: key.name,
     keyLast4: key.keyLast4,
-    channelAccess: channelAccessView(key.channelAccessMode, key.allowedAddresses),
+    channelAccess: accessView(key.channelAccessMode, key.allowedAddresses),
     permissions: key.permissions,
     createdAt: key.createdAt,
     updatedAt: key.updatedAt,

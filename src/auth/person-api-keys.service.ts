@@ -10,15 +10,9 @@ import { isUuid } from '../common/uuid';
 import { RevokeApiKey } from './key-management/revoke-api-key.usecase';
 import { UpdateApiKeyAccess } from './key-management/update-api-key-access.usecase';
 import { ALL_KEY_PERMISSIONS, canonicalPermissions, KeyPermission, keyPermissionsProblem } from '../identity/key-permissions';
-import { channelAccessView } from '../identity/credential-resolver';
+import { AccessView, accessColumnsOf, accessView, LineById, LineSelection, linesOfPersonChoice, PersonChannelAccess } from '../identity/line-selection';
 import { PrincipalRef } from '../identity/principal';
 import { LinesRepository } from '../identity/lines.repository';
-
-/** What a person chooses under "Channel access": all channels, or some of their own lines by id. */
-export type PersonChannelAccess = { mode: 'ALL' } | { mode: 'LINES'; lineIds: string[] };
-
-/** At most this many lines in one key's allowlist (as the admin API). */
-export const MAX_KEY_LINES = 500;
 
 export interface PersonApiKeyView {
   id: string;
@@ -26,7 +20,7 @@ export interface PersonApiKeyView {
   /** `csk_…` and the key's last 4 characters: enough to tell keys apart, nothing to use. */
   keyHint: string;
   /** LINES: the allowlist's addresses with the org's live line at each (id and type null when none: it grants nothing). */
-  channelAccess: { mode: 'ALL' } | { mode: 'LINES'; lines: Array<{ id: string | null; type: LineType | null; address: string }> };
+  channelAccess: AccessView<{ id: string | null; type: LineType | null; address: string }>;
   /** What the key may do beside its lines: read, send, webhooks, in that order (identity/key-permissions.ts). */
   permissions: KeyPermission[];
   createdAt: Date;
@@ -70,10 +64,10 @@ export class PersonApiKeysService {
   ): Promise<{ key: string; apiKey: PersonApiKeyView }> {
     const nameProblem = apiKeyNameProblem(input?.name);
     if (nameProblem) throw new ValidationError(nameProblem, 'name');
-    checkShape(input.channelAccess);
+    const lines = linesOfPersonChoice(input.channelAccess);
     const permissions = checkedPermissions(input.permissions) ?? ALL_KEY_PERMISSIONS;
     if (!(await this.keys.liveRole(person))) throw NotFoundError.of('user', person.userId, 'userId');
-    const access = await this.accessColumns(person, input.channelAccess);
+    const access = await this.accessColumns(person, lines);
     const { key, saved } = await this.createKey.execute(person.userId, { name: input.name, access, permissions });
     const row = await this.keys.findVisibleTo(person, saved.id);
     if (!row) throw NotFoundError.of('api key', saved.id, 'keyId'); // revoked between the two statements
@@ -92,12 +86,12 @@ export class PersonApiKeysService {
     channelAccess: PersonChannelAccess,
     permissions?: KeyPermission[],
   ): Promise<PersonApiKeyView> {
-    checkShape(channelAccess);
+    const lines = linesOfPersonChoice(channelAccess);
     const checked = checkedPermissions(permissions);
     const current = isUuid(keyId) ? await this.keys.findVisibleTo(person, keyId) : null;
     if (!current) throw NotFoundError.of('api key', keyId, 'keyId');
     if (!current.mine) throw new ForbiddenError(`api key ${keyId} belongs to ${current.owner_email}: only its owner may change its channel access`, 'keyId');
-    const access = await this.accessColumns(person, channelAccess);
+    const access = await this.accessColumns(person, lines);
     await this.updateKey.execute({ person }, keyId, { access, permissions: checked });
     const row = await this.keys.findVisibleTo(person, keyId);
     if (!row) throw NotFoundError.of('api key', keyId, 'keyId');
@@ -117,16 +111,16 @@ export class PersonApiKeysService {
     person: PrincipalRef,
     input: { channelAccess: PersonChannelAccess; permissions: KeyPermission[] },
   ): Promise<Pick<ApiKey, 'channelAccessMode' | 'allowedAddresses' | 'permissions'>> {
-    checkShape(input.channelAccess);
+    const lines = linesOfPersonChoice(input.channelAccess);
     const permissions = checkedPermissions(input.permissions) ?? ALL_KEY_PERMISSIONS;
     if (!(await this.keys.liveRole(person))) throw NotFoundError.of('user', person.userId, 'userId');
-    return { ...(await this.accessColumns(person, input.channelAccess)), permissions };
+    return { ...(await this.accessColumns(person, lines)), permissions };
   }
 
-  /** The allowlist columns for the chosen lines, each of which must be a line the person may use now. */
-  private async accessColumns(person: PrincipalRef, access: PersonChannelAccess): Promise<Pick<ApiKey, 'channelAccessMode' | 'allowedAddresses'>> {
-    if (access.mode === 'ALL') return { channelAccessMode: 'ALL', allowedAddresses: [] };
-    const ids = access.lineIds.map((id) => id.toLowerCase());
+  /** The allowlist columns for the chosen lines, each of which must be a line the person may use now: its address is what the key holds. */
+  private async accessColumns(person: PrincipalRef, selection: LineSelection<LineById>): Promise<Pick<ApiKey, 'channelAccessMode' | 'allowedAddresses'>> {
+    if (selection.mode === 'ALL') return accessColumnsOf(selection);
+    const ids = selection.lines.map((line) => line.id.toLowerCase());
     const mine = new Map<string, LineRef>((await this.lines.liveLinesOf(person.userId)).map((line) => [line.id, line]));
     const foreign = ids.filter((id) => !mine.has(id) && isUuid(id));
     const ofOrg = new Set((await this.accounts.linesOfOrg(person.orgId, [...new Set(foreign)])).map((line) => line.id));
@@ -134,28 +128,10 @@ export class PersonApiKeysService {
       const field = `channelAccess.lineIds[${i}]`;
       if (mine.has(id)) return;
       if (ofOrg.has(id)) throw new ValidationError(`${field}: line ${id} is not one of your lines`, field);
-      throw new ValidationError(`${field}: line ${access.lineIds[i]} not found`, field);
+      throw new ValidationError(`${field}: line ${selection.lines[i].id} not found`, field);
     });
-    return { channelAccessMode: 'LINES', allowedAddresses: [...new Set(ids.map((id) => mine.get(id)!.address))] };
+    return accessColumnsOf({ mode: 'LINES', lines: ids.map((id) => ({ address: mine.get(id)!.address })) });
   }
-}
-
-/** The input's shape, checked at run time: it comes from a web form. Errors name the field. */
-function checkShape(access: PersonChannelAccess): void {
-  if (typeof access !== 'object' || access === null) throw new ValidationError('channelAccess must be an object', 'channelAccess');
-  const { mode, lineIds } = access as { mode?: unknown; lineIds?: unknown };
-  if (mode !== 'ALL' && mode !== 'LINES') throw new ValidationError('channelAccess.mode must be one of ALL, LINES', 'channelAccess.mode');
-  if (mode === 'ALL') {
-    if (lineIds !== undefined) throw new ValidationError('channelAccess.lineIds is only allowed with mode LINES', 'channelAccess.lineIds');
-    return;
-  }
-  if (!Array.isArray(lineIds) || lineIds.length === 0) {
-    throw new ValidationError('channelAccess.lineIds must list at least one line with mode LINES', 'channelAccess.lineIds');
-  }
-  if (lineIds.length > MAX_KEY_LINES) throw new ValidationError(`channelAccess.lineIds must list at most ${MAX_KEY_LINES} lines`, 'channelAccess.lineIds');
-  lineIds.forEach((id: unknown, i) => {
-    if (typeof id !== 'string') throw new ValidationError(`channelAccess.lineIds[${i}] must be a line id`, `channelAccess.lineIds[${i}]`);
-  });
 }
 
 /** Permissions from a web form or a caller of the service, checked by the one rule (identity/key-permissions.ts); undefined when left out. */
@@ -171,7 +147,7 @@ function toPersonView(row: PersonKeyRow): PersonApiKeyView {
     id: row.id,
     name: row.name,
     keyHint: `csk_…${row.key_last4}`,
-    channelAccess: channelAccessView(row.channel_access_mode, row.lines),
+    channelAccess: accessView(row.channel_access_mode, row.lines),
     permissions: row.permissions,
     createdAt: row.created_at,
     lastUsedAt: row.last_used_at,

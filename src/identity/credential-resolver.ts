@@ -1,7 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { MicroBatcher, rowsPerKey } from '../common/micro-batcher';
-import { ChannelAccessMode } from './account.types';
 import { CredentialRow } from './credential-rows.sql';
 import { LastUseStamps } from './last-use-stamps';
 import { KeyPrincipal } from './principal';
@@ -62,9 +61,4 @@ export function principalOfRows(rows: CredentialRow[]): KeyPrincipal {
     permissions: first.permissions,
     lines: rows.filter((r) => r.line_id !== null).map((r) => ({ id: r.line_id!, type: r.line_type!, address: r.line_address! })),
   };
-}
-
-/** A credential's channel access as every view shows it: all its person's lines, or the lines of its allowlist. */
-export function channelAccessView<L>(mode: ChannelAccessMode, lines: L[]): { mode: 'ALL' } | { mode: 'LINES'; lines: L[] } {
-  return mode === 'ALL' ? { mode: 'ALL' } : { mode: 'LINES', lines };
 }

@@ -15,12 +15,13 @@ import { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { OAuthClientInformationFull, OAuthTokenRevocationRequest, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { Request } from 'express';
 import { AccountsService } from '../accounts/accounts.service';
-import { channelAccessView, CredentialResolver } from '../identity/credential-resolver';
+import { CredentialResolver } from '../identity/credential-resolver';
+import { AccessView, accessView, PersonChannelAccess } from '../identity/line-selection';
 import { KeyPrincipal, PrincipalRef } from '../identity/principal';
 import { CredentialChanges } from '../auth/credential-changes';
 import { GrantCallers } from '../identity/grant-callers';
 import { ALL_KEY_PERMISSIONS, KeyPermission } from '../identity/key-permissions';
-import { PersonApiKeysService, PersonChannelAccess } from '../auth/person-api-keys.service';
+import { PersonApiKeysService } from '../auth/person-api-keys.service';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { Clock } from '../common/clock';
@@ -74,7 +75,7 @@ export interface GrantView {
   userId: string;
   client: { id: string; name: string | null; redirectHost: string; registration: ClientRegistration };
   /** LINES: the chosen lines by address, with the org's live line at each (id null when none: it grants nothing). */
-  channelAccess: { mode: 'ALL' } | { mode: 'LINES'; lines: Array<{ id: string | null; address: string }> };
+  channelAccess: AccessView<{ id: string | null; address: string }>;
   permissions: KeyPermission[];
   /** The scope the app asked for when it was connected: `permissions` never hold more (updateGrantAccess). */
   requestedScopes: KeyPermission[];
@@ -531,7 +532,7 @@ function toGrantView(row: GrantListRow): GrantView {
     id: row.id,
     userId: row.user_id,
     client: { id: row.client_id, name: row.client_name, redirectHost: new URL(row.redirect_uri).host, registration: registrationOf(row) },
-    channelAccess: channelAccessView(
+    channelAccess: accessView(
       row.channel_access_mode,
       row.lines.map(({ id, address }) => ({ id, address })),
     ),

@@ -2,7 +2,7 @@ import { Principal } from '../identity/principal';
 import { McpTool, McpToolHandler, ToolArgs } from '../tools/tool.decorator';
 import { ByEndpointId, byEndpointId, endpointSchema, registerInput, secretSchema, signingSecretSchema, updateInput } from './webhook.schemas';
 import { EndpointView } from './webhook-endpoints.repository';
-import { WebhooksService } from './webhooks.service';
+import { webhookInput, WebhooksService } from './webhooks.service';
 import { noArguments } from '../tools/tool-schemas';
 
 const endpointResult = { type: 'object', properties: { endpoint: endpointSchema }, required: ['endpoint'] } as const;
@@ -70,7 +70,7 @@ export class RegisterWebhookTool implements McpToolHandler<ToolArgs<typeof regis
   constructor(private readonly webhooks: WebhooksService) {}
 
   execute(args: ToolArgs<typeof registerInput>, caller: Principal) {
-    return this.webhooks.register(caller, args);
+    return this.webhooks.register(caller, webhookInput(args));
   }
 }
 
@@ -94,7 +94,7 @@ export class UpdateWebhookTool implements McpToolHandler<ToolArgs<typeof updateI
   constructor(private readonly webhooks: WebhooksService) {}
 
   async execute({ endpointId, ...patch }: ToolArgs<typeof updateInput>, caller: Principal) {
-    return { endpoint: await this.webhooks.update(caller, endpointId, patch) };
+    return { endpoint: await this.webhooks.update(caller, endpointId, webhookInput(patch)) };
   }
 }
 

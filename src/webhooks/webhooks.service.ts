@@ -5,6 +5,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { LineType } from '../identity/account.types';
 import { AccountsService } from '../accounts/accounts.service';
 import { actingThrough, Principal } from '../identity/principal';
+import { ALL_LINES, ChannelScopeInput, LineById, LineSelection, linesOfChannelScope, scopeChannelsOf } from '../identity/line-selection';
 import { CapReachedError, NotFoundError, ValidationError } from '../common/errors';
 import { Clock } from '../common/clock';
 import { Hooks } from '../common/hooks';
@@ -29,7 +30,8 @@ export interface RegisterInput {
   events: EventKind[];
   mode?: PayloadMode;
   messageHistoryCount?: number;
-  channelScope?: { allChannels: boolean; channels?: Array<{ channelType: LineType; channelId: string }> };
+  /** The lines it is told of (a channelScope, parsed with webhookInput); left out: all channels. */
+  channelScope?: LineSelection<Required<LineById>>;
   /** The webhook-signature version: v1 (default) or v1a (ed25519). */
   signatureVersion?: SignatureVersion;
   /** false turns the legacy X-Service-Signature header off (default true). */
@@ -47,6 +49,18 @@ export interface IssuedSecret {
 
 export interface UpdateInput extends Partial<RegisterInput> {
   status?: EndpointStatus;
+}
+
+/**
+ * The arguments of register_webhook or update_webhook (the tools', or the endpoint form's), as
+ * the service takes them: a `channelScope` given is parsed into a line selection (left out, it
+ * stays left out: all channels on register, unchanged on update).
+ */
+export function webhookInput<T extends { channelScope?: ChannelScopeInput }>(
+  args: T,
+): Omit<T, 'channelScope'> & { channelScope?: LineSelection<Required<LineById>> } {
+  const { channelScope, ...rest } = args;
+  return channelScope === undefined ? rest : { ...rest, channelScope: linesOfChannelScope(channelScope) };
 }
 
 /** The reason recorded when an endpoint is disabled by hand (update_webhook, or Disable on the web page). */
@@ -319,13 +333,8 @@ export class WebhooksService implements OnModuleInit {
    * Checks a channel scope against the lines the caller may use; null means all channels.
    * A key limited to some lines may not ask for all channels.
    */
-  private resolveScope(caller: Principal, scope: RegisterInput['channelScope']): Array<{ channelType: LineType; channelId: string }> | null {
-    const allChannels = scope?.allChannels ?? true;
-    const channels = scope?.channels ?? [];
-    if (allChannels) {
-      if (channels.length > 0) {
-        throw new ValidationError('channelScope.channels must be empty when allChannels is true', 'channelScope.channels');
-      }
+  private resolveScope(caller: Principal, scope: LineSelection<Required<LineById>> = ALL_LINES): Array<{ channelType: LineType; channelId: string }> | null {
+    if (scope.mode === 'ALL') {
       if (caller.channelAccess === 'LINES') {
         throw new ValidationError(
           `channelScope: ${actingThrough(caller)} is limited to specific lines, so allChannels must be false with channels chosen from those lines`,
@@ -334,24 +343,21 @@ export class WebhooksService implements OnModuleInit {
       }
       return null;
     }
-    if (channels.length === 0) {
-      throw new ValidationError('channelScope.channels must hold at least 1 entry when allChannels is false', 'channelScope.channels');
-    }
-    channels.forEach((channel, i) => {
-      const line = caller.lines.find((l) => l.id === channel.channelId);
+    scope.lines.forEach((chosen, i) => {
+      const line = caller.lines.find((l) => l.id === chosen.id);
       if (!line) {
         throw new ValidationError(
-          `channelScope.channels[${i}].channelId: ${channel.channelId} is not a line ${actingThrough(caller)} may use (see list_email_accounts, list_phone_numbers)`,
+          `channelScope.channels[${i}].channelId: ${chosen.id} is not a line ${actingThrough(caller)} may use (see list_email_accounts, list_phone_numbers)`,
           `channelScope.channels[${i}].channelId`,
         );
       }
-      if (line.type !== channel.channelType) {
+      if (line.type !== chosen.type) {
         throw new ValidationError(
-          `channelScope.channels[${i}].channelType: line ${channel.channelId} is a ${line.type}, not a ${channel.channelType}`,
+          `channelScope.channels[${i}].channelType: line ${chosen.id} is a ${line.type}, not a ${chosen.type}`,
           `channelScope.channels[${i}].channelType`,
         );
       }
     });
-    return channels;
+    return scopeChannelsOf(scope);
   }
 }

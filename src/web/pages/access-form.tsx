@@ -1,7 +1,7 @@
 import { LineRef } from '../../identity/account.types';
 import { KEY_PERMISSIONS, KeyPermission } from '../../identity/key-permissions';
+import { AccessView, PersonChannelAccess } from '../../identity/line-selection';
 import { Person } from '../../identity/principal';
-import { PersonChannelAccess } from '../../auth/person-api-keys.service';
 import { DomainError } from '../../common/errors';
 import { FieldTable, Refusal } from '../kit/refusal';
 import { CsrfField } from './csrf-field';
@@ -28,7 +28,7 @@ export interface AccessFormErrors {
 }
 
 /** Channel access as a key's or a grant's view holds it: all channels, or the chosen lines by address (id null: no longer a line). */
-export type ChannelAccessView = { mode: 'ALL' } | { mode: 'LINES'; lines: Array<{ id: string | null; address: string }> };
+export type ChannelAccessView = AccessView<{ id: string | null; address: string }>;
 
 /**
  * The permission checkboxes are `permission-<name>`; the hidden PERMISSIONS_SHOWN field says the

@@ -10,7 +10,7 @@ import { DeliveriesService } from '../../delivery/deliveries.service';
 import { deliveryArguments } from '../../delivery/delivery.schemas';
 import { webhookArguments } from '../../webhooks/webhook.schemas';
 import { EVENT_KINDS, PREVIOUS_SECRET_VALIDITY_MS } from '../../webhooks/webhook.types';
-import { WebhooksService } from '../../webhooks/webhooks.service';
+import { webhookInput, WebhooksService } from '../../webhooks/webhooks.service';
 import { formAction } from '../kit/form-action';
 import { NOTICE_KEY, noticeText, withNotice } from '../kit/notices';
 import { PathId } from '../kit/path-id';
@@ -92,7 +92,7 @@ export class WebhooksController {
     await formAction(response, {
       read: () => readEndpointForm(body, person),
       run: async (form) => {
-        const { endpoint, secret, signingSecret } = await this.webhooks.register(person, webhookArguments.register(endpointArgs(form, person)));
+        const { endpoint, secret, signingSecret } = await this.webhooks.register(person, webhookInput(webhookArguments.register(endpointArgs(form, person))));
         return { status: 201, page: <SecretPage person={person} endpoint={endpoint} secret={secret} signingSecret={signingSecret} /> };
       },
       fields: FIELDS,
@@ -152,7 +152,7 @@ export class WebhooksController {
       read: () => readEndpointForm(body, person),
       run: async (form) => {
         const { endpointId, ...patch } = webhookArguments.update({ endpointId: id, ...endpointArgs(form, person) });
-        await this.webhooks.update(caller, endpointId, patch);
+        await this.webhooks.update(caller, endpointId, webhookInput(patch));
         return { redirect: withNotice(`${BASE}/${id}`, 'saved') };
       },
       fields: FIELDS,
