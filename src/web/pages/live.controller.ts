@@ -5,10 +5,9 @@ import { CurrentPerson, SessionAuth } from '../../auth/auth.decorators';
 import { Person } from '../../auth/person';
 import { ValidationError } from '../../common/errors';
 import { eventStreamOf } from '../../common/event-stream';
+import { isUuid } from '../../common/uuid';
 import { LiveStreams } from '../../live/live-streams';
 import { PageErrorFilter } from './page-error.filter';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * `GET /live/events` (docs/web.md, "Live updates"): a server-sent event stream of what changes the
@@ -25,7 +24,7 @@ export class LiveController {
 
   @Get('events')
   async events(@CurrentPerson() person: Person, @Query('threadId') threadId: unknown, @Req() request: Request, @Res() response: Response): Promise<void> {
-    if (threadId !== undefined && (typeof threadId !== 'string' || !UUID.test(threadId))) {
+    if (threadId !== undefined && !isUuid(threadId)) {
       throw new ValidationError('threadId must be the id of a thread (a UUID)', 'threadId');
     }
     await this.live.open(

@@ -4,6 +4,7 @@ import { Request, Response } from 'express';
 import { Public, SameOriginForm } from '../../auth/auth.decorators';
 import { CSRF_REFUSED, csrfTokenMatches } from '../../auth/csrf-token.guard';
 import { CrossSiteRequestError } from '../../auth/person';
+import { isEmailAddress } from '../../common/email-address';
 import { RateLimitedError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
 import { SignInRequests } from '../../auth/web-sessions/sign-in-requests.service';
@@ -17,7 +18,6 @@ import { LinkProblemPage, SignInLinkPage, SignInPage, SignInSentPage } from './s
 export const FORM_LIMIT = 8 * 1024;
 /** Where a person lands after signing in. */
 const START_PAGE = '/conversations';
-const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,253}$/;
 
 type Form = Record<string, string | undefined> | undefined;
 
@@ -50,7 +50,7 @@ export class SignInController {
   @Post('sign-in')
   async requestLink(@Req() request: Request, @Res() response: Response, @Body() form: Form): Promise<void> {
     const email = (form?.email ?? '').trim();
-    if (!EMAIL.test(email)) return sendPage(response, 400, <SignInPage email={email} error="Enter your email address, such as name@example.com." />);
+    if (!isEmailAddress(email)) return sendPage(response, 400, <SignInPage email={email} error="Enter your email address, such as name@example.com." />);
     try {
       await this.requests.request(email, request.ip);
     } catch (error) {
