@@ -6,6 +6,7 @@ import { AccessEditForm, AccessFormErrors, ChannelAccessChoice, ChannelAccessFie
 import { CsrfField } from '../components/csrf-field';
 import { FieldError } from '../components/form-parts';
 import { Layout } from '../components/layout';
+import { Notice } from '../components/notice';
 
 const BASE = '/settings/api-keys';
 
@@ -20,11 +21,7 @@ export function NewApiKeyPage(props: {
   const errors = props.errors ?? {};
   return (
     <Layout title="New API key" person={props.person} current={BASE}>
-      {errors.name || errors.channelAccess || errors.permissions ? (
-        <p class="notice error" role="alert">
-          The key was not created: see below.
-        </p>
-      ) : null}
+      <Notice error={errors.name || errors.channelAccess || errors.permissions ? 'The key was not created: see below.' : undefined} />
       <form method="post" action={BASE} class="stack form">
         <CsrfField person={props.person} />
         <label for="name">Name</label>

@@ -3,7 +3,7 @@ import { PersonApiKeyView } from '../../auth/person-api-keys.service';
 import { ChannelAccessText, PermissionsText } from '../components/access-form';
 import { Layout } from '../components/layout';
 import { MadeAndUsedCells } from '../components/time';
-import { NOTICES, NoticeKind } from './api-keys.notices';
+import { Notice } from '../components/notice';
 
 const BASE = '/settings/api-keys';
 
@@ -19,16 +19,12 @@ function PencilIcon() {
 }
 
 /** The list: the person's keys first, then (OWNER, ADMIN) the org's other keys with their owner's email. */
-export function ApiKeysListPage(props: { person: Person; keys: PersonApiKeyView[]; notice?: NoticeKind }) {
+export function ApiKeysListPage(props: { person: Person; keys: PersonApiKeyView[]; notice?: string }) {
   const { person, keys } = props;
   const seesOthers = person.role === 'OWNER' || person.role === 'ADMIN';
   return (
     <Layout title="API keys" person={person} current={BASE}>
-      {props.notice ? (
-        <p class="notice success" role="status">
-          {NOTICES[props.notice]}
-        </p>
-      ) : null}
+      <Notice notice={props.notice} />
       <div class="toolbar">
         <p class="muted">
           Programs and AI agents use an API key to call the MCP endpoint as you. A key reaches all your channels, or only the lines you choose, and may read,

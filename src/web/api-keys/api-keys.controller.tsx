@@ -8,7 +8,7 @@ import { ForbiddenError, NotFoundError } from '../../common/errors';
 import { ReadsBody } from '../../common/request-body';
 import { RevokesAccess } from '../../limits/session-action.guard';
 import { FORM_LIMIT, formAction } from '../kit/form-action';
-import { noticeKind, SETTINGS_NOTICE_KEY, withNotice } from '../kit/notices';
+import { noticeText, SETTINGS_NOTICE_KEY, withNotice } from '../kit/notices';
 import { accessErrors, accessFields, accessOf, choiceOf, choiceOfAccess, Form, permissionsOf } from '../components/access-form';
 import { ApiKeyCreatedPage } from './api-key-created.page';
 import { ApiKeyProblemPage } from './api-key-problem.page';
@@ -37,7 +37,7 @@ export class ApiKeysController {
   @Get()
   async list(@CurrentPerson() person: Person, @Query(SETTINGS_NOTICE_KEY) notice: unknown, @Res() response: Response): Promise<void> {
     const keys = await this.keys.listFor(person);
-    sendPage(response, 200, <ApiKeysListPage person={person} keys={keys} notice={noticeKind(NOTICES, notice)} />);
+    sendPage(response, 200, <ApiKeysListPage person={person} keys={keys} notice={noticeText(NOTICES, notice)} />);
   }
 
   @Get('new')

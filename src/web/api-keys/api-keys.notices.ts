@@ -1,7 +1,7 @@
-/** The notices the list shows after a change (the `notice` query parameter; nothing from it is echoed). */
+import { NoticeTable } from '../kit/notices';
+
+/** Settings → API keys: the notices of its list after a change, by the kind in `?notice=` (kit/notices.ts). */
 export const NOTICES = {
   saved: 'Channel access and permissions saved. The next request with the key uses them.',
   revoked: 'The key was revoked. Requests with it are now refused.',
-} as const;
-
-export type NoticeKind = keyof typeof NOTICES;
+} as const satisfies NoticeTable;

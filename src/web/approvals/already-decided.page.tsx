@@ -2,6 +2,7 @@ import { Person } from '../../auth/person';
 import { Layout } from '../components/layout';
 import { Time } from '../components/time';
 import { Decision, conversationHref } from './draft-parts';
+import { Notice } from '../components/notice';
 
 const CURRENT = '/approvals';
 
@@ -18,26 +19,30 @@ export function AlreadyDecidedPage(props: { person: Person; decision: Decision; 
   ) : null;
   return (
     <Layout title="This draft was already decided" person={person} current={CURRENT}>
-      <p class="notice error" role="alert">
-        {turn.status === 'REJECTED' ? (
+      <Notice
+        error={
           <>
-            This draft was already rejected{who ? ` by ${who}` : ''}
-            {when}: nothing was sent.
+            {turn.status === 'REJECTED' ? (
+              <>
+                This draft was already rejected{who ? ` by ${who}` : ''}
+                {when}: nothing was sent.
+              </>
+            ) : turn.decidedAt === null ? (
+              <>This reply was not waiting for approval: its agent sent it at once.</>
+            ) : (
+              <>
+                This draft was already approved{who ? ` by ${who}` : ''}
+                {when}: the reply below was sent once.
+              </>
+            )}{' '}
+            {props.attempted === 'reject'
+              ? 'Your rejection changed nothing.'
+              : props.attempted === 'edit'
+                ? 'Your edited reply was not sent.'
+                : 'Nothing was sent again.'}
           </>
-        ) : turn.decidedAt === null ? (
-          <>This reply was not waiting for approval: its agent sent it at once.</>
-        ) : (
-          <>
-            This draft was already approved{who ? ` by ${who}` : ''}
-            {when}: the reply below was sent once.
-          </>
-        )}{' '}
-        {props.attempted === 'reject'
-          ? 'Your rejection changed nothing.'
-          : props.attempted === 'edit'
-            ? 'Your edited reply was not sent.'
-            : 'Nothing was sent again.'}
-      </p>
+        }
+      />
       {turn.status === 'SENT' ? (
         <>
           <h2>Reply sent</h2>

@@ -1,5 +1,5 @@
 import { Person } from '../../auth/person';
-import { NoticeBox } from '../components/form-parts';
+import { Notice } from '../components/notice';
 import { Layout } from '../components/layout';
 import { Draft, DraftActions, DraftContext, conversationHref } from './draft-parts';
 
@@ -10,7 +10,7 @@ export function ApprovalsPage(props: { person: Person; drafts: Draft[]; nextCurs
   const { person } = props;
   return (
     <Layout title="Approvals" person={person} current={CURRENT}>
-      <NoticeBox notice={props.notice} />
+      <Notice notice={props.notice} />
       <p>
         Replies drafted by agents in DRAFT mode on your lines wait here, the one waiting longest first. Approve sends the draft as written, Edit and approve
         sends your version instead, Reject sends nothing.

@@ -20,7 +20,7 @@ import { AlreadyDecidedPage } from './already-decided.page';
 import { ApprovalsPage } from './approvals-list.page';
 import { conversationHref, decidedFrom, Draft } from './draft-parts';
 import { EditDraftPage } from './draft-edit.page';
-import { Notice, NOTICES } from './approvals.notices';
+import { ApprovalsNotice, NOTICES } from './approvals.notices';
 import { PageErrorFilter } from '../kit/page-error.filter';
 import { sendPage } from '../kit/render';
 
@@ -166,7 +166,7 @@ export class ApprovalsController {
 }
 
 /** Where a decision sends the person: back to the draft's own conversation when decided there, else the Approvals list; with the notice. */
-function decided(turn: AgentTurnView, back: unknown, done: Notice): Outcome {
+function decided(turn: AgentTurnView, back: unknown, done: ApprovalsNotice): Outcome {
   return { redirect: withNotice(decidedFrom(back) === 'thread' ? conversationHref(turn.threadId) : BASE, done) };
 }
 

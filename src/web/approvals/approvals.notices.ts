@@ -1,8 +1,11 @@
-/** Notices after a 303, by the key in `?done=` (never free text from the URL). */
+import { NoticeTable } from '../kit/notices';
+
+/** Approvals: the notices after a decision, by the kind in `?done=` (kit/notices.ts); the thread page shows them too. */
 export const NOTICES = {
   approved: 'The reply was approved and is on its way.',
   edited: 'Your edited reply was approved and is on its way.',
   rejected: 'The draft was rejected: nothing was sent.',
-} as const;
+} as const satisfies NoticeTable;
 
-export type Notice = keyof typeof NOTICES;
+/** A kind of the Approvals notices: what a decision redirects with. */
+export type ApprovalsNotice = keyof typeof NOTICES;

@@ -6,6 +6,7 @@ import { DomainError } from '../../common/errors';
 import { FieldTable, Refusal } from '../kit/refusal';
 import { CsrfField } from './csrf-field';
 import { FieldError } from './form-parts';
+import { Notice } from './notice';
 
 /**
  * Channel access and permissions, as a person chooses them for an API key (Settings → API keys)
@@ -171,11 +172,7 @@ export function AccessEditForm(props: {
   const errors = props.errors ?? {};
   return (
     <>
-      {errors.channelAccess || errors.permissions ? (
-        <p class="notice error" role="alert">
-          Nothing was changed: see below.
-        </p>
-      ) : null}
+      <Notice error={errors.channelAccess || errors.permissions ? 'Nothing was changed: see below.' : undefined} />
       <form method="post" action={props.action} class="stack form">
         <CsrfField person={props.person} />
         <ChannelAccessFields lines={props.person.lines} choice={props.choice} error={errors.channelAccess} />

@@ -23,21 +23,3 @@ export function ConfirmForm(props: { person: Person; action: string; cancel: str
     </form>
   );
 }
-
-/** A page's outcome above its content: a success notice (role status) and/or an error (role alert). */
-export function NoticeBox(props: { notice?: string; error?: string }) {
-  return (
-    <>
-      {props.notice ? (
-        <p class="notice success" role="status">
-          {props.notice}
-        </p>
-      ) : null}
-      {props.error ? (
-        <p class="notice error" role="alert">
-          {props.error}
-        </p>
-      ) : null}
-    </>
-  );
-}

@@ -4,7 +4,7 @@ import { ChannelAccessText, PermissionsText } from '../components/access-form';
 import { Layout } from '../components/layout';
 import { MadeAndUsedCells } from '../components/time';
 import { REGISTRATION_TEXT, clientName } from './connected-app-parts';
-import { NOTICES, NoticeKind } from './connected-apps.notices';
+import { Notice } from '../components/notice';
 
 const BASE = '/settings/connected-apps';
 
@@ -31,15 +31,11 @@ function Introduction(props: { mcpUrl: string; empty: boolean }) {
 }
 
 /** Settings → Connected apps: the person's OAuth grants, newest first, each with Change access and Revoke. */
-export function ConnectedAppsListPage(props: { person: Person; grants: GrantView[]; mcpUrl: string; notice?: NoticeKind }) {
+export function ConnectedAppsListPage(props: { person: Person; grants: GrantView[]; mcpUrl: string; notice?: string }) {
   const { grants } = props;
   return (
     <Layout title="Connected apps" person={props.person} current={BASE}>
-      {props.notice ? (
-        <p class="notice success" role="status">
-          {NOTICES[props.notice]}
-        </p>
-      ) : null}
+      <Notice notice={props.notice} />
       <Introduction mcpUrl={props.mcpUrl} empty={grants.length === 0} />
       {grants.length === 0 ? null : (
         <div class="grants">

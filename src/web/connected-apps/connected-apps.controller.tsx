@@ -8,7 +8,7 @@ import { ReadsBody } from '../../common/request-body';
 import { RevokesAccess } from '../../limits/session-action.guard';
 import { OAuthService } from '../../oauth/oauth.service';
 import { FORM_LIMIT, formAction } from '../kit/form-action';
-import { noticeKind, SETTINGS_NOTICE_KEY, withNotice } from '../kit/notices';
+import { noticeText, SETTINGS_NOTICE_KEY, withNotice } from '../kit/notices';
 import { accessErrors, accessFields, accessOf, choiceOf, choiceOfAccess, Form, permissionsOf } from '../components/access-form';
 import { ConnectedAppNotFoundPage } from './connected-app-not-found.page';
 import { ConnectedAppsListPage } from './connected-apps-list.page';
@@ -37,7 +37,7 @@ export class ConnectedAppsController {
   @Get()
   async list(@CurrentPerson() person: Person, @Query(SETTINGS_NOTICE_KEY) notice: unknown, @Res() response: Response): Promise<void> {
     const grants = await this.oauth.listGrants(person.userId);
-    sendPage(response, 200, <ConnectedAppsListPage person={person} grants={grants} mcpUrl={this.oauth.resource} notice={noticeKind(NOTICES, notice)} />);
+    sendPage(response, 200, <ConnectedAppsListPage person={person} grants={grants} mcpUrl={this.oauth.resource} notice={noticeText(NOTICES, notice)} />);
   }
 
   @Get(':id/edit')

@@ -1,7 +1,7 @@
-/** The notices the list shows after a change (the `notice` query parameter; nothing from it is echoed). */
+import { NoticeTable } from '../kit/notices';
+
+/** Settings → Connected apps: the notices of its list after a change, by the kind in `?notice=` (kit/notices.ts). */
 export const NOTICES = {
   saved: "The app's channel access and permissions were saved. Its next request uses them.",
   revoked: 'The app was disconnected. Its next request is refused, and it cannot renew its access.',
-} as const;
-
-export type NoticeKind = keyof typeof NOTICES;
+} as const satisfies NoticeTable;

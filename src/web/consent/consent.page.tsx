@@ -3,6 +3,7 @@ import { AuthorizationRequest } from '../../oauth/oauth.service';
 import { AccessFormErrors, ChannelAccessChoice, ChannelAccessFields, PermissionsFields } from '../components/access-form';
 import { CsrfField } from '../components/csrf-field';
 import { HandOffLayout } from '../components/layout';
+import { Notice } from '../components/notice';
 
 /** The request's parameters, posted back with the decision and checked again. */
 export const REQUEST_FIELDS = ['client_id', 'redirect_uri', 'response_type', 'code_challenge', 'code_challenge_method', 'state', 'resource', 'scope'] as const;
@@ -63,11 +64,7 @@ export function ConsentPage(props: {
           </p>
         )}
       </div>
-      {errors.channelAccess || errors.permissions ? (
-        <p class="notice error" role="alert">
-          Nothing was allowed yet: see below.
-        </p>
-      ) : null}
+      <Notice error={errors.channelAccess || errors.permissions ? 'Nothing was allowed yet: see below.' : undefined} />
       <form method="post" action="/oauth/authorize" class="stack form">
         <CsrfField person={person} />
         {REQUEST_FIELDS.map((field) => (params[field] === undefined ? null : <input type="hidden" name={field} value={params[field]} key={field} />))}

@@ -2,7 +2,7 @@ import { LineRef } from '../../accounts/accounts.service';
 import { Person } from '../../auth/person';
 import { SearchHit } from '../../conversations/search/search.service';
 import { ThreadListItem } from '../../conversations/threads/threads.service';
-import { NoticeBox } from '../components/form-parts';
+import { Notice } from '../components/notice';
 import { Layout } from '../components/layout';
 import { Time } from '../components/time';
 import { AwaitingMarker, channelName, lineName } from './conversation-parts';
@@ -149,7 +149,7 @@ export function ConversationsPage(props: {
   return (
     <Layout title="Conversations" person={person} current={CURRENT}>
       <Filters person={person} labels={props.labels} query={query} errorField={props.error?.field} />
-      <NoticeBox error={props.error?.message} />
+      <Notice error={props.error?.message} />
       <section id="live-threads" data-live="threads" aria-label={props.hits ? 'Search results' : 'Threads'}>
         {props.hits ? (
           <SearchResults hits={props.hits} query={query} />

@@ -1,6 +1,7 @@
 import { NOTICES } from '../approvals/approvals.notices';
+import { NoticeTable } from '../kit/notices';
 
-/** Notices after a 303 on the thread page, by the key in `?done=` (never free text from the URL). */
+/** A thread: the notices after an action on the thread page, by the kind in `?done=` (kit/notices.ts). */
 export const THREAD_NOTICES = {
   sent: 'Your reply is queued; its status below follows the carrier or mail server.',
   labelled: 'The labels were saved.',
@@ -8,6 +9,4 @@ export const THREAD_NOTICES = {
   contact: 'The contact was saved.',
   // A draft decided on the thread page returns here with the Approvals page's notice.
   ...NOTICES,
-} as const;
-
-export type ThreadNotice = keyof typeof THREAD_NOTICES;
+} as const satisfies NoticeTable;

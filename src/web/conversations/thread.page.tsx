@@ -3,7 +3,7 @@ import { Person } from '../../auth/person';
 import { ContactView } from '../../conversations/contacts/contacts.service';
 import { ThreadDetail } from '../../conversations/threads/threads.service';
 import { DraftActions } from '../approvals/draft-parts';
-import { NoticeBox } from '../components/form-parts';
+import { Notice } from '../components/notice';
 import { Layout } from '../components/layout';
 import { Time } from '../components/time';
 import { AwaitingMarker, channelName, lineName } from './conversation-parts';
@@ -66,7 +66,7 @@ export function ThreadPage(props: {
           </li>
         </ol>
       </nav>
-      <NoticeBox notice={props.notice} error={errors.form} />
+      <Notice notice={props.notice} error={errors.form} />
       {/* Live too: the message count and the awaiting-approval marker follow the messages. */}
       <p class="thread-meta" id="live-thread-meta" data-live="thread-meta">
         <span class={`channel channel-${thread.channel.toLowerCase()}`}>{channelName(thread.channel)}</span> with <strong>{partner}</strong> on{' '}

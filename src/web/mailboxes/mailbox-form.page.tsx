@@ -6,6 +6,7 @@ import { UnprocessableError } from '../../common/errors';
 import { CsrfField } from '../components/csrf-field';
 import { FieldError } from '../components/form-parts';
 import { Layout } from '../components/layout';
+import { Notice } from '../components/notice';
 
 const BASE = '/settings/mailboxes';
 
@@ -157,11 +158,7 @@ export function MailboxFormPage(props: {
           <p class="detail">Details: {failure.message}</p>
         </div>
       ) : null}
-      {errors.form ? (
-        <p class="notice error" role="alert">
-          {errors.form}
-        </p>
-      ) : null}
+      <Notice error={errors.form} />
       <p class="muted">
         Both logins are checked before anything is saved, which can take several seconds. Passwords are stored encrypted and never shown again: enter them each
         time you change the connection.

@@ -4,6 +4,7 @@ import { MailTls } from '../../channels/email/mailboxes/mailbox.entity';
 import { EmailAccountMailbox, MailboxView } from '../../channels/email/mailboxes/mailboxes.service';
 import { Layout } from '../components/layout';
 import { Time } from '../components/time';
+import { Notice } from '../components/notice';
 
 const BASE = '/settings/mailboxes';
 
@@ -81,11 +82,7 @@ function HealthyText(props: { health: MailboxHealth }) {
 export function MailboxesPage(props: { person: Person; accounts: EmailAccountMailbox[]; notice?: string }) {
   return (
     <Layout title="Mailboxes" person={props.person} current={BASE}>
-      {props.notice ? (
-        <p class="notice success" role="status">
-          {props.notice}
-        </p>
-      ) : null}
+      <Notice notice={props.notice} />
       <p class="muted">
         An email account line can be connected to its mailbox: its INBOX is synced over IMAP, and its email is sent through its own SMTP server, with a copy in
         its Sent folder.

@@ -1,15 +1,12 @@
 import { PublicLayout } from '../components/layout';
+import { Notice } from '../components/notice';
 
 /** The sign-in form: a labelled Email field and one button. */
 export function SignInPage(props: { email?: string; error?: string }) {
   return (
     <PublicLayout title="Sign in">
       <p>We will email you a link that signs you in. It works once, for 15 minutes.</p>
-      {props.error ? (
-        <p class="notice error" role="alert">
-          {props.error}
-        </p>
-      ) : null}
+      <Notice error={props.error} />
       <form method="post" action="/sign-in" class="stack">
         <label for="email">Email</label>
         <input id="email" name="email" type="email" autocomplete="email" required maxLength={254} value={props.email ?? ''} />

@@ -2,7 +2,7 @@ import { Person } from '../../auth/person';
 import { DeliveryDetail } from '../../delivery/deliveries.service';
 import { EndpointView } from '../../webhooks/webhook-endpoints.repository';
 import { CsrfField } from '../components/csrf-field';
-import { NoticeBox } from '../components/form-parts';
+import { Notice } from '../components/notice';
 import { Layout } from '../components/layout';
 import { Time } from '../components/time';
 import { Breadcrumb } from './endpoint-parts';
@@ -16,7 +16,7 @@ export function DeliveryPage(props: { person: Person; endpoint: EndpointView; de
   return (
     <Layout title="Delivery" person={props.person} current={CURRENT}>
       <Breadcrumb trail={[[base, props.endpoint.url]]} />
-      <NoticeBox notice={props.notice} />
+      <Notice notice={props.notice} />
       <dl class="details">
         <dt>Event kind</dt>
         <dd>{delivery.eventType}</dd>

@@ -4,7 +4,8 @@ import { DELIVERY_STATUSES } from '../../delivery/webhook-delivery.entity';
 import { EndpointView, FailingRunView } from '../../webhooks/webhook-endpoints.repository';
 import { AUTO_DISABLE_CONSECUTIVE_FAILURES } from '../../webhooks/webhooks.service';
 import { CsrfField } from '../components/csrf-field';
-import { FieldError, NoticeBox } from '../components/form-parts';
+import { FieldError } from '../components/form-parts';
+import { Notice } from '../components/notice';
 import { Layout } from '../components/layout';
 import { Time } from '../components/time';
 import { FieldErrors } from './endpoint-form.page';
@@ -41,7 +42,7 @@ export function EndpointPage(props: {
   return (
     <Layout title="Webhook endpoint" person={person} current={CURRENT}>
       <Breadcrumb trail={[[base, endpoint.url]]} />
-      <NoticeBox notice={props.notice} error={errors.form} />
+      <Notice notice={props.notice} error={errors.form} />
       <dl class="details">
         <dt>URL</dt>
         <dd class="url">{endpoint.url}</dd>
@@ -92,17 +93,21 @@ export function EndpointPage(props: {
       <section aria-labelledby="recover-heading">
         <h2 id="recover-heading">Recover failed deliveries</h2>
         <p>Sends every delivery that failed in a window again, once, as new deliveries. Times are UTC; the window is at most 7 days.</p>
-        {props.recovered ? (
-          <p class="notice success" role="status">
-            {props.recovered.queued} {props.recovered.queued === 1 ? 'delivery' : 'deliveries'} queued.
-            {props.recovered.nextSince ? (
+        <Notice
+          notice={
+            props.recovered ? (
               <>
-                {' '}
-                More failed deliveries are left: recover again since <Time at={props.recovered.nextSince} />.
+                {props.recovered.queued} {props.recovered.queued === 1 ? 'delivery' : 'deliveries'} queued.
+                {props.recovered.nextSince ? (
+                  <>
+                    {' '}
+                    More failed deliveries are left: recover again since <Time at={props.recovered.nextSince} />.
+                  </>
+                ) : null}
               </>
-            ) : null}
-          </p>
-        ) : null}
+            ) : undefined
+          }
+        />
         <form method="post" action={`${base}/recover`} class="inline-form">
           <CsrfField person={person} />
           <div class="field">

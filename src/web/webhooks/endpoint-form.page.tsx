@@ -2,7 +2,8 @@ import { Person } from '../../auth/person';
 import { EndpointView } from '../../webhooks/webhook-endpoints.repository';
 import { EVENT_KINDS, MAX_MESSAGE_HISTORY_COUNT } from '../../webhooks/webhook.types';
 import { CsrfField } from '../components/csrf-field';
-import { FieldError, NoticeBox } from '../components/form-parts';
+import { FieldError } from '../components/form-parts';
+import { Notice } from '../components/notice';
 import { Layout } from '../components/layout';
 import { Breadcrumb } from './endpoint-parts';
 
@@ -188,7 +189,7 @@ export function NewEndpointPage(props: { person: Person; form: EndpointForm; err
   return (
     <Layout title="Add endpoint" person={props.person} current={CURRENT}>
       <Breadcrumb trail={[]} />
-      <NoticeBox error={props.errors.form} />
+      <Notice error={props.errors.form} />
       <form method="post" action={CURRENT} class="stack wide">
         <CsrfField person={props.person} />
         <EndpointFields person={props.person} form={props.form} errors={props.errors} urlRule={props.urlRule} />
@@ -206,7 +207,7 @@ export function EditEndpointPage(props: { person: Person; endpoint: EndpointView
   return (
     <Layout title="Edit endpoint" person={props.person} current={CURRENT}>
       <Breadcrumb trail={[[base, props.endpoint.url]]} />
-      <NoticeBox error={props.errors.form} />
+      <Notice error={props.errors.form} />
       <form method="post" action={`${base}/edit`} class="stack wide">
         <CsrfField person={props.person} />
         <EndpointFields person={props.person} form={props.form} errors={props.errors} urlRule={props.urlRule} />

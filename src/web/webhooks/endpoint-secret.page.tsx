@@ -3,6 +3,7 @@ import { EndpointView } from '../../webhooks/webhook-endpoints.repository';
 import { Layout } from '../components/layout';
 import { Time } from '../components/time';
 import { Breadcrumb, CopyField, PublicKeyField } from './endpoint-parts';
+import { Notice } from '../components/notice';
 
 const CURRENT = '/settings/webhooks';
 
@@ -12,9 +13,11 @@ export function SecretPage(props: { person: Person; endpoint: EndpointView; secr
   return (
     <Layout title={props.previousExpiresAt ? 'New signing secret' : 'Endpoint added'} person={props.person} current={CURRENT}>
       <Breadcrumb trail={[[base, props.endpoint.url]]} />
-      <p class="notice success" role="status">
-        {props.previousExpiresAt ? 'The endpoint has a new signing secret.' : `Events are sent to ${props.endpoint.url} from now on, signed with this secret.`}
-      </p>
+      <Notice
+        notice={
+          props.previousExpiresAt ? 'The endpoint has a new signing secret.' : `Events are sent to ${props.endpoint.url} from now on, signed with this secret.`
+        }
+      />
       <CopyField id="secret" label="Signing secret" value={props.secret}>
         This is the only time the secret is shown. Store it in your secret store now; if you lose it, rotate the secret.
       </CopyField>

@@ -1,7 +1,7 @@
 import { Person } from '../../auth/person';
 import { DeliveryView } from '../../delivery/deliveries.service';
 import { EndpointView } from '../../webhooks/webhook-endpoints.repository';
-import { NoticeBox } from '../components/form-parts';
+import { Notice } from '../components/notice';
 import { Layout } from '../components/layout';
 import { Time } from '../components/time';
 import { Status, scopeText } from './endpoint-parts';
@@ -12,7 +12,7 @@ const CURRENT = '/settings/webhooks';
 export function WebhooksPage(props: { person: Person; endpoints: Array<{ endpoint: EndpointView; last: DeliveryView | null }>; notice?: string }) {
   return (
     <Layout title="Webhooks" person={props.person} current={CURRENT}>
-      <NoticeBox notice={props.notice} />
+      <Notice notice={props.notice} />
       <p>Webhook endpoints receive signed POSTs when events happen on your lines. Agents can manage the same endpoints with the MCP tools.</p>
       <p>
         <a class="button" href="/settings/webhooks/new">
