@@ -28,7 +28,7 @@ import { LiveModule } from './live/live.module';
 import { EventFeedModule } from './event-feed/event-feed.module';
 import { BackgroundWorkRunner } from './queue/background-work';
 import { QueueModule } from './queue/queue.module';
-import { AppErrorFilter } from './web/pages/app-error.filter';
+import { AppErrorFilter } from './web/kit/app-error.filter';
 import { WebModule } from './web/web.module';
 
 @Module({

@@ -41,7 +41,7 @@ export interface Person extends PrincipalBase {
   email: string;
   displayName: string;
   channelAccess: 'ALL';
-  /** The session's CSRF token: every form a page renders carries it in `_csrf` (web/pages/csrf-field.tsx). */
+  /** The session's CSRF token: every form a page renders carries it in `_csrf` (web/components/csrf-field.tsx). */
   csrfToken: string;
 }
 

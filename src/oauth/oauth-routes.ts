@@ -42,7 +42,7 @@ export const OAUTH_REGISTRATION_LIMIT = 16 * 1024;
  * Protected Resource Metadata (RFC 9728), Authorization Server Metadata (RFC 8414, with Client ID
  * Metadata Documents supported: client-metadata-documents.ts), the token
  * endpoint, Dynamic Client Registration (RFC 7591) and revocation (RFC 7009). The authorization
- * endpoint is the consent page (web/pages/consent.controller.tsx).
+ * endpoint is the consent page (web/consent/consent.controller.tsx).
  */
 export function mountOAuth(app: INestApplication, bodies: BodyReader): void {
   const express = app as NestExpressApplication;

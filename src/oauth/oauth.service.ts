@@ -117,7 +117,7 @@ function grantId(): string {
  * Claude, ChatGPT and other OAuth clients"; docs/decisions.md, "OAuth authorization server"). The
  * official MCP SDK's handlers speak the token, registration and revocation protocol
  * (oauth-routes.ts) and call this provider; the authorization request and the consent are the web
- * app's (web/pages/consent.controller.tsx), checked here. A grant acts exactly as an API key of its
+ * app's (web/consent/consent.controller.tsx), checked here. A grant acts exactly as an API key of its
  * person with the access chosen at consent.
  */
 @Injectable()
@@ -411,7 +411,7 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
   // ---- the token endpoint (called by the SDK's handler) ----
 
   authorize(): Promise<void> {
-    throw new Error('the authorization endpoint is the consent page (web/pages/consent.controller.tsx)');
+    throw new Error('the authorization endpoint is the consent page (web/consent/consent.controller.tsx)');
   }
 
   /** The code's PKCE challenge; a code used before revokes what it issued (RFC 6749 §4.1.2). */

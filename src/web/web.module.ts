@@ -8,25 +8,25 @@ import { AttachmentsModule } from '../attachments/attachments.module';
 import { DeliveryModule } from '../delivery/delivery.module';
 import { EmailChannelModule } from '../channels/email/email-channel.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
-import { pageHeaders } from './page-headers';
-import { pageSettings } from './pages/page-context';
-import { ApiKeysController } from './pages/api-keys.controller';
-import { ConversationsController } from './pages/conversations.controller';
-import { ApprovalsController } from './pages/approvals.controller';
-import { ConnectedAppsController } from './pages/connected-apps.controller';
-import { ConsentController } from './pages/consent.controller';
-import { DevOutboxController } from './pages/dev-outbox.controller';
-import { MailboxesController } from './pages/mailboxes.controller';
-import { SettingsFallbackController } from './pages/settings-fallback.controller';
-import { SignInController } from './pages/sign-in.controller';
-import { WebhooksController } from './pages/webhooks.controller';
-import { LiveController } from './pages/live.controller';
+import { pageHeaders } from './kit/page-headers';
+import { pageSettings } from './kit/page-context';
+import { ApiKeysController } from './api-keys/api-keys.controller';
+import { ConversationsController } from './conversations/conversations.controller';
+import { ApprovalsController } from './approvals/approvals.controller';
+import { ConnectedAppsController } from './connected-apps/connected-apps.controller';
+import { ConsentController } from './consent/consent.controller';
+import { DevOutboxController } from './dev-outbox/dev-outbox.controller';
+import { MailboxesController } from './mailboxes/mailboxes.controller';
+import { SettingsFallbackController } from './settings/settings-fallback.controller';
+import { SignInController } from './sign-in/sign-in.controller';
+import { WebhooksController } from './webhooks/webhooks.controller';
+import { LiveController } from './live/live.controller';
 import { WebSessionsModule } from '../auth/web-sessions/web-sessions.module';
 import { StaticController } from './static/static.controller';
-import { ThreadViewService } from './pages/thread-view.service';
+import { ThreadViewService } from './conversations/thread-view.service';
 
 /**
- * The controllers of the web app's pages: each gets the page headers (page-headers.ts). Add new
+ * The controllers of the web app's pages: each gets the page headers (kit/page-headers.ts). Add new
  * page controllers here, before SettingsFallbackController (routes match in this order).
  */
 export const PAGE_CONTROLLERS = [

@@ -1,4 +1,4 @@
-import { PublicLayout } from '../pages/layout';
+import { PublicLayout } from './layout';
 
 /** Any other refusal or failure of a page request. */
 export function ErrorPage(props: { title: string; message: string }) {

@@ -1,7 +1,10 @@
 import { Response } from 'express';
 import type { VNode } from 'preact';
-import { seeOther, sendPage } from '../pages/render';
+import { seeOther, sendPage } from './render';
 import { FieldTable, Refusal, refusalOf } from './refusal';
+
+/** Page forms are small: an email address or a token, and the CSRF field. */
+export const FORM_LIMIT = 8 * 1024;
 
 /** What an action that went through answers: a redirect (303, with its notice in the address), or a page (a secret shown once). */
 export type Outcome = { redirect: string } | { status: number; page: VNode };

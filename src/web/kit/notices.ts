@@ -1,8 +1,10 @@
 /**
  * Notices: the sentence a page shows after an action went through ("Endpoint saved."), named in
  * the address the action redirects to (`?done=saved`), so a reload shows it again and nothing is
- * kept on the server. Each page keeps its table of sentences by kind; these read and write the
- * kind, the same way for every page.
+ * kept on the server. Each screen declares its table of sentences by kind once, in
+ * `<screen>.notices.ts` (`export const NOTICES = { saved: '…' } as const satisfies NoticeTable`);
+ * its controller writes the kind with withNotice and reads the sentence back with noticeText, and
+ * its pages show it through the one banner, `Notice` (components/notice.tsx).
  */
 
 /** The query key of a notice: `?done=<kind>`. */
