@@ -7,6 +7,7 @@ import { WebSessionsService } from '../auth/web-sessions/web-sessions.service';
 import { CommonModule } from '../common/common.module';
 import { ConfigModule } from '../config/config.module';
 import { DatabaseModule } from '../database/database.module';
+import { IdentityModule } from '../identity/identity.module';
 import { LimitsModule } from '../limits/limits.module';
 import { QueueModule } from '../queue/queue.module';
 
@@ -19,9 +20,10 @@ import { QueueModule } from '../queue/queue.module';
 /**
  * What minting a link needs, and nothing else (no HTTP server, no features, no tools): the
  * configuration, the database, and the sessions module with what its providers inject (the
- * clock and mailer of common/, the rate limits of limits/, the background-work registry of queue/).
+ * clock and mailer of common/, the rate limits of limits/, the lines repository of identity/, the
+ * background-work registry of queue/).
  */
-@Module({ imports: [ConfigModule, CommonModule, DatabaseModule, QueueModule, LimitsModule, WebSessionsModule] })
+@Module({ imports: [ConfigModule, CommonModule, DatabaseModule, QueueModule, LimitsModule, IdentityModule, WebSessionsModule] })
 class SignInLinkCliModule {}
 
 async function main(): Promise<void> {
