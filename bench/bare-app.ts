@@ -15,7 +15,7 @@ import 'reflect-metadata';
 import { Controller, Get, Inject, Module, NotFoundException, Param, Query } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
-import { Caller } from '../src/auth/caller';
+import { Principal as Caller } from '../src/identity/principal';
 import { threadListItem } from '../src/conversations/threads/threads.service';
 import { ThreadsRepository } from '../src/conversations/threads/threads.repository';
 import { PreparingClient } from '../src/database/preparing-client';
@@ -121,7 +121,16 @@ class BareThreadsController {
           `SELECT l.id, l.type, l.address FROM line_memberships m JOIN lines l ON l.id = m.line_id WHERE m.user_id = $1 AND l.deleted_at IS NULL ORDER BY l.id`,
           [userId],
         );
-        return { keyId: null, userId, orgId: user.org_id, orgTier: 'PRO', role: user.role, channelAccess: 'ALL', lines, permissions: ['read'] };
+        return {
+          keyId: null,
+          userId,
+          orgId: user.org_id,
+          orgTier: 'PRO',
+          role: user.role,
+          channelAccess: 'ALL',
+          lines,
+          permissions: ['read'],
+        } as unknown as Caller;
       })();
       this.callers.set(userId, caller);
     }

@@ -35,7 +35,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { AuthInfo } from '@modelcontextprotocol/server';
-import type { KeyCaller } from '../src/auth/caller';
+import type { KeyPrincipal as KeyCaller } from '../src/identity/principal';
 import type { KeyTicket } from '../src/limits/api-key-limits.service';
 import type { RegisteredTool } from '../src/mcp/tool-registry';
 import { loadServiceBuild, sdkMcpHandler } from './lib/sdk-server';

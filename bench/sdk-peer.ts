@@ -69,7 +69,7 @@ async function main(): Promise<void> {
     try {
       const caller = await apiKeys.resolve(token);
       if (!caller) return answer(res, 401, { error: 'the API key is unknown or revoked' });
-      await limits.spend(caller.keyId, 1);
+      await limits.spend(caller.keyId, 1, 'this API key');
       req.auth = { token, clientId: caller.keyId, scopes: caller.permissions, extra: { caller } };
       await mcp(req, res);
     } catch (error) {

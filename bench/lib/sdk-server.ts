@@ -5,7 +5,7 @@
  */
 import { join, resolve } from 'node:path';
 import { CallToolResult, createMcpHandler, CreateMcpHandlerOptions, fromJsonSchema, McpHttpHandler, McpServer } from '@modelcontextprotocol/server';
-import type { KeyCaller } from '../../src/auth/caller';
+import type { KeyPrincipal as KeyCaller } from '../../src/identity/principal';
 import type { RegisteredTool } from '../../src/mcp/tool-registry';
 
 const DIST = resolve(__dirname, '..', '..', 'dist', 'src');
@@ -24,7 +24,7 @@ export async function loadServiceBuild() {
     load<typeof import('../../src/mcp/mcp.service')>('mcp/mcp.service.js'),
     load<typeof import('../../src/mcp/mcp-answer')>('mcp/mcp-answer.js'),
     load<typeof import('../../src/mcp/protocol-eras')>('mcp/protocol-eras.js'),
-    load<typeof import('../../src/common/tools/tool-arguments')>('common/tools/tool-arguments.js'),
+    load<typeof import('../../src/tools/tool-arguments')>('tools/tool-arguments.js'),
   ]);
   return { ...app, ...registry, ...apiKeys, ...limits, ...visible, ...wellFormed, ...errors, ...service, ...answer, ...eras, ...toolArguments };
 }
