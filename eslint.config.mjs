@@ -22,20 +22,11 @@ const SRC_FOLDERS = readdirSync(SRC, { withFileTypes: true })
 /** What publishes conversation events; delivery reads them from the event bus only. */
 const MESSAGING = ['conversations', 'channels', 'attachments', 'agents'];
 
-/**
- * Files a rule that forbids their folder still lets through: the conversation vocabulary is types
- * only (it loads no code) and is what events carry, so delivery, which cuts it down, may read it.
- */
-const ALWAYS_ALLOWED = { conversations: ['conversation-vocabulary'] };
-
 /** `no-restricted-imports` patterns that forbid importing the given src/ folders from anywhere below src/. */
 function forbid(folders, why) {
   return folders.map((folder) => {
     const at = folder.startsWith('../') ? folder : `**/${folder}`; // '../x': a sibling folder named relatively
     const message = `${why} (imports ${folder.replace(/^\.\.\//, '')}/)`;
-    const allowed = ALWAYS_ALLOWED[folder];
-    // A gitignore pattern cannot let a file through once its folder matched: those folders get a regex.
-    if (allowed) return { regex: `(^|/)${folder}(/(?!(${allowed.join('|')})$)|$)`, message };
     return { group: [`${at}/*`, at], message };
   });
 }

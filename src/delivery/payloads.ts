@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import { PublishedEvent } from '../events/domain-event';
 import { EventKind } from '../events/event-kinds';
-import { PersonData, ThreadData } from '../conversations/conversation-vocabulary';
-import { AgentTurnData, MessageEventData } from '../events/event-payloads';
+import { AgentTurnData, MessageEventData, PersonData, ThreadData } from '../events/event-payloads';
 import { PayloadMode } from '../webhooks/webhook.types';
 
 /** Kinds whose data is built around one message (spec: "as message.received ..."). */

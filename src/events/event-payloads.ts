@@ -5,6 +5,9 @@
  */
 import { AttachmentRef, EmailHeaders, EventMessage, IdentityData, PersonData, ThreadData } from '../conversations/conversation-vocabulary';
 
+/** The parts of an event's data the delivery payload builders cut down: they read them here, on the event bus, never from conversations/. */
+export type { PersonData, ThreadData };
+
 /** What every message-centred event carries. */
 export interface MessageEventData {
   thread: ThreadData;
