@@ -11,6 +11,7 @@ import { OutboundService } from '../conversations/outbound/outbound.service';
 import { ThreadAccessRepository } from '../conversations/threads/thread-access.repository';
 import { AgentMode, AGENTS_PAGE_SIZE, AgentTurnView, AgentView, TURN_DECISION_ROLE, TURNS_PAGE_SIZE } from './agent.types';
 import { checkReplyBody } from '../conversations/outbound/reply-body';
+import { originOf } from '../conversations/outbound/send-origin';
 import { AgentRow, AgentsRepository, TurnListFilter, TurnRow } from './agents.repository';
 import { LinesRepository } from '../identity/lines.repository';
 
@@ -84,7 +85,7 @@ export class AgentsService {
         await this.publish(tx, 'agent_turn.awaiting_approval', turnId);
         return { turnId, messageId: null };
       }
-      const sent = await this.outbound.queueReply(tx, agent.org_id, thread, input.body);
+      const sent = await this.outbound.queueReply(tx, originOf(caller), agent.org_id, thread, input.body);
       const turnId = await this.agents.insertSentTurn(tx, agent, thread, input.body, sent);
       await this.publish(tx, 'agent_turn.sent', turnId);
       return { turnId, messageId: sent };
@@ -104,7 +105,7 @@ export class AgentsService {
       const thread = await this.threadAccess.threadForCaller(tx, caller, turn.thread_id);
       if (editedBody !== undefined) checkReplyBody(thread.channel, editedBody);
       const body = editedBody ?? turn.body;
-      const sent = await this.outbound.queueReply(tx, turn.org_id, thread, body);
+      const sent = await this.outbound.queueReply(tx, originOf(caller), turn.org_id, thread, body);
       await this.agents.markApproved(tx, caller, turn, sent, body);
       await this.publish(tx, 'agent_turn.sent', turn.id);
       return sent;

@@ -1,5 +1,5 @@
 import { HttpStatus } from '@nestjs/common';
-import { DomainError, DomainErrorCode } from './errors';
+import { DomainError, DomainErrorCode, SendRefusedError } from './errors';
 
 /**
  * The HTTP status of each domain error code: the one table behind the JSON answers of REST routes
@@ -16,9 +16,12 @@ export const DOMAIN_ERROR_STATUS: Readonly<Record<DomainErrorCode, number>> = {
   URL_REFUSED: HttpStatus.BAD_REQUEST,
   RATE_LIMITED: HttpStatus.TOO_MANY_REQUESTS,
   UNPROCESSABLE: HttpStatus.UNPROCESSABLE_ENTITY,
+  SEND_REFUSED: HttpStatus.FORBIDDEN,
 };
 
-/** The HTTP status a domain error answers. */
+/** The HTTP status a domain error answers (a send refused until later: 429, the table says 403 for the rest). */
 export function httpStatusOf(error: DomainError): number {
+  // A send refused until a window opens is "too many requests": the answer carries Retry-After.
+  if (error instanceof SendRefusedError && error.passesAt !== null) return HttpStatus.TOO_MANY_REQUESTS;
   return DOMAIN_ERROR_STATUS[error.code];
 }

@@ -13,6 +13,7 @@ export const DOMAIN_ERROR_CODES = [
   'URL_REFUSED',
   'RATE_LIMITED',
   'UNPROCESSABLE',
+  'SEND_REFUSED',
 ] as const;
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];
 
@@ -91,6 +92,37 @@ export class RateLimitedError extends DomainError {
   ) {
     super(message);
   }
+}
+
+/**
+ * A send a rule of the org refuses (conversations/outbound/send-gate.ts): `rule` names it (as the
+ * error's text does), and a rule of time (a limit per hour or day, quiet hours) says when the same
+ * send would pass: `retryAfterSeconds` (Retry-After, answered with 429) and `passesAt`. A rule of
+ * whom (an opt-out, a deny list, the org's own line) never passes by waiting (403).
+ */
+export class SendRefusedError extends DomainError {
+  readonly code = 'SEND_REFUSED';
+
+  constructor(
+    message: string,
+    readonly rule: string,
+    readonly passesAt: Date | null = null,
+    field?: string,
+  ) {
+    super(message, field);
+  }
+
+  /** Whole seconds until the send would pass (at least 1), or null for a rule waiting cannot pass. */
+  get retryAfterSeconds(): number | null {
+    return this.passesAt === null ? null : Math.max(1, Math.ceil((this.passesAt.getTime() - Date.now()) / 1000));
+  }
+}
+
+/** Seconds after which the request may be repeated, when the error says so (rate limits, a send policy's window). */
+export function retryAfterOf(error: unknown): number | null {
+  if (error instanceof RateLimitedError) return error.retryAfterSeconds;
+  if (error instanceof SendRefusedError) return error.retryAfterSeconds;
+  return null;
 }
 
 const UNIQUE_VIOLATION = '23505';

@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import { Request, Response } from 'express';
 import { httpStatusOf } from './error-status';
-import { DomainError, isDatabaseUnavailable, RateLimitedError, ResourceChallenge, UnauthorizedError } from './errors';
+import { DomainError, isDatabaseUnavailable, retryAfterOf, ResourceChallenge, UnauthorizedError } from './errors';
 import { closeIfBodyUnread, RequestBodyError } from './request-body';
 
 export interface HttpErrorBody {
@@ -47,7 +47,8 @@ export class HttpErrorFilter implements ExceptionFilter {
       response.setHeader('WWW-Authenticate', bearerChallenge(unauthorized?.credentialsSent ?? true, unauthorized?.resource));
     }
     if (status === HttpStatus.SERVICE_UNAVAILABLE) response.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
-    if (exception instanceof RateLimitedError) response.setHeader('Retry-After', String(exception.retryAfterSeconds));
+    const retryAfter = retryAfterOf(exception);
+    if (retryAfter !== null) response.setHeader('Retry-After', String(retryAfter));
     if (exception instanceof RequestBodyError) for (const [name, value] of Object.entries(exception.headers)) response.setHeader(name, value);
     closeIfBodyUnread(request, response);
     response.status(status).json(this.shape(body));

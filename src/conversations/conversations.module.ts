@@ -13,6 +13,7 @@ import { OutboundChannels } from './outbound/outbound-channels';
 import { OutboundProcessor } from './outbound/outbound.processor';
 import { OutboundRepository } from './outbound/outbound.repository';
 import { OUTBOUND_QUEUE, OutboundService } from './outbound/outbound.service';
+import { SendGate } from './outbound/send-gate';
 import { ReplyToThreadTool, SendSmsTool } from './outbound/outbound.tools';
 import { SendIdempotencyKeysRepository } from './outbound/send-idempotency-keys.repository';
 import { SearchRepository } from './search/search.repository';
@@ -54,6 +55,7 @@ import { THREAD_TOOLS } from './threads/threads.tools';
     SendIdempotencyKeysRepository,
     OutboundChannels,
     OutboundService,
+    SendGate,
     OutboundProcessor,
     SendSmsTool,
     ReplyToThreadTool,

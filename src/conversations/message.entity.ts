@@ -16,6 +16,8 @@ export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 @Index('messages_org_recent_idx', ['orgId', 'createdAt'])
 // A carrier's or mail server's id is stored once per line and direction (a repeated ingest stores nothing).
 @Index('messages_provider_key', ['lineId', 'direction', 'providerMessageId'], { unique: true, where: 'provider_message_id IS NOT NULL' })
+// Send policies count a credential's sends in the last hour and day (send-policy/).
+@Index('messages_sent_by_key_idx', ['sentByKeyId', 'createdAt'], { where: 'sent_by_key_id IS NOT NULL' })
 @Index('messages_header_message_id_idx', ['lineId', 'headerMessageId'], { where: 'header_message_id IS NOT NULL' })
 // search_messages: a GIN index on an expression (subject and body), which @Index cannot declare: made by the
 // migration MessageSearch, left alone by TypeORM (synchronize: false); its expression is SearchRepository's.
@@ -133,6 +135,17 @@ export class Message {
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt: Date;
+
+  /**
+   * An outbound message's origin (conversations/outbound/send-origin.ts): the person it was sent
+   * for, and the API key or OAuth grant whose call sent it (null for a person's own action on a
+   * page, and for messages older than the column). Send policies count a credential's sends by it.
+   */
+  @Column({ name: 'sent_by_user_id', type: 'uuid', nullable: true })
+  sentByUserId: string | null;
+
+  @Column({ name: 'sent_by_key_id', type: 'uuid', nullable: true })
+  sentByKeyId: string | null;
 
   /** When the carrier or mail server took it (null while QUEUED, or when it FAILED). */
   @Column({ name: 'sent_at', type: 'timestamptz', precision: 3, nullable: true })

@@ -52,6 +52,21 @@ describe('send_sms to a number: a new conversation from a line', () => {
     expect(hook.events('thread.created')).toHaveLength(1);
   });
 
+  it("refuses a text to one of the org's own lines (it would loop back in), naming the rule, and records who sent what it sends", async () => {
+    const line = s.lines[0];
+    const before = m.carried.length;
+    expect(await toolError(m, s.apiKey, 'send_sms', { to: line.address, body: 'hello me' })).toBe(
+      `${line.address} is one of this org's own lines: a message to it would come back in on that line (and an agent there would answer it), so it is not sent (rule own_line)`,
+    );
+    const [{ count }] = await m.db.query(`SELECT count(*)::int AS count FROM messages WHERE to_value = $1 AND direction = 'OUTBOUND'`, [line.address]);
+    expect(count).toBe(0);
+    expect(m.carried.length).toBe(before);
+
+    const { message } = await toolOk(m, s.apiKey, 'send_sms', { to: partnerPhone(), body: 'who sent me' });
+    const [row] = await m.db.query(`SELECT sent_by_user_id, sent_by_key_id FROM messages WHERE id = $1`, [message.id]);
+    expect(row).toEqual({ sent_by_user_id: s.userId, sent_by_key_id: s.apiKeyId });
+  });
+
   it('an idempotencyKey sends once, as on a thread', async () => {
     const to = partnerPhone();
     const args = { to, body: 'only once', idempotencyKey: `new-number-${to}` };

@@ -9,6 +9,7 @@ import { APP_CONFIG } from '../../config/config.module';
 import { EventBus } from '../../events/event-bus';
 import { MessageDataBuilder } from '../../conversations/message-data.builder';
 import { OutboundRepository } from '../../conversations/outbound/outbound.repository';
+import { originOf } from '../../conversations/outbound/send-origin';
 import { OutboundService, SendOutcome } from '../../conversations/outbound/outbound.service';
 import { sendingLine } from '../../conversations/outbound/sending-line';
 import { ThreadAccessRepository } from '../../conversations/threads/thread-access.repository';
@@ -77,6 +78,7 @@ export class EmailOutboundService {
         headerMessageId: newMessageId(route.from),
         inReplyTo: route.inReplyTo,
         references: route.references,
+        origin: originOf(caller),
       });
       if (route.threadCreated) {
         const data = await this.data.build(id, tx);

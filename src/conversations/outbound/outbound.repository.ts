@@ -8,6 +8,7 @@ import { queryNamed } from '../../database/sql';
 import { serializeMessage } from '../message-data.builder';
 import { CallerThread } from '../threads/thread-access.repository';
 import { MessageStatus } from '../message.entity';
+import { SendOrigin } from './send-origin';
 
 /** An identity of a thread's partner (or of the partner's contact) that a message may go to. */
 export interface PartnerIdentityRow {
@@ -39,6 +40,8 @@ export interface QueuedMessage {
   headerMessageId?: string | null;
   inReplyTo?: string | null;
   references?: string[];
+  /** Who it is sent for (messages.sent_by_user_id, sent_by_key_id). */
+  origin: SendOrigin;
 }
 
 /** A message of the development outbox: its subject (email) and why it FAILED, if it did. */
@@ -118,9 +121,10 @@ export class OutboundRepository {
     const [row] = await queryNamed<Array<{ id: string; created_at: Date }>>(
       manager,
       `INSERT INTO messages (org_id, thread_id, line_id, channel, direction, status, body, html, subject, from_value, from_kind,
-                             to_value, to_kind, read_receipt, tracking_token, header_message_id, header_in_reply_to, header_references)
+                             to_value, to_kind, read_receipt, tracking_token, header_message_id, header_in_reply_to, header_references,
+                             sent_by_user_id, sent_by_key_id)
        VALUES (:orgId, :threadId, :lineId, :channel, 'OUTBOUND', 'QUEUED', :body, :html, :subject, :fromValue, :fromKind,
-               :toValue, :toKind, :readReceipt, :trackingToken, :headerMessageId, :inReplyTo, :references)
+               :toValue, :toKind, :readReceipt, :trackingToken, :headerMessageId, :inReplyTo, :references, :sentByUserId, :sentByKeyId)
        RETURNING id, created_at`,
       {
         orgId: m.orgId,
@@ -139,6 +143,8 @@ export class OutboundRepository {
         headerMessageId: m.headerMessageId ?? null,
         inReplyTo: m.inReplyTo ?? null,
         references: m.references ?? [],
+        sentByUserId: m.origin.userId,
+        sentByKeyId: m.origin.keyId,
       },
     );
     return row;

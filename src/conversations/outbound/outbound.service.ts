@@ -19,6 +19,8 @@ import { MessageStatus } from '../message.entity';
 import { ClaimedKeyRow, SendIdempotencyKeysRepository } from './send-idempotency-keys.repository';
 import { checkReplyBody } from './reply-body';
 import { sendingLine } from './sending-line';
+import { SendGate } from './send-gate';
+import { originOf, SendOrigin } from './send-origin';
 import { rolledBack } from '../../database/sql';
 
 export const OUTBOUND_QUEUE = 'outbound-messages';
@@ -72,6 +74,7 @@ export class OutboundService {
     private readonly threads: ThreadAccessRepository,
     private readonly messages: OutboundRepository,
     private readonly keys: SendIdempotencyKeysRepository,
+    private readonly gate: SendGate,
   ) {}
 
   /**
@@ -114,6 +117,7 @@ export class OutboundService {
         body: text,
         from: { value: thread.line_address, kind: 'PHONE' },
         to: { value: identity.value, kind: 'PHONE' },
+        origin: originOf(caller),
       });
     });
   }
@@ -138,6 +142,7 @@ export class OutboundService {
       body,
       from: { value: line.address, kind: 'PHONE' },
       to: { value: to, kind: 'PHONE' },
+      origin: originOf(caller),
     });
     if (thread.created) {
       const data = await this.data.build(id, tx);
@@ -152,7 +157,7 @@ export class OutboundService {
     return this.send(caller, call, async (tx) => {
       const thread = await this.threads.threadForCaller(tx, caller, threadId);
       checkReplyBody(thread.channel, body);
-      return this.queueReply(tx, caller.orgId, thread, body);
+      return this.queueReply(tx, originOf(caller), caller.orgId, thread, body);
     });
   }
 
@@ -211,9 +216,9 @@ export class OutboundService {
    * message (email-format's rules, as send_email). Inserted QUEUED in the caller's transaction:
    * call enqueue(messageId) once that transaction has committed.
    */
-  async queueReply(tx: EntityManager, orgId: string, thread: CallerThread, body: string): Promise<string> {
+  async queueReply(tx: EntityManager, origin: SendOrigin, orgId: string, thread: CallerThread, body: string): Promise<string> {
     const partner = await this.messages.partner(tx, thread);
-    const common = { orgId, threadId: thread.id, lineId: thread.line_id, body, to: partner };
+    const common = { orgId, threadId: thread.id, lineId: thread.line_id, body, to: partner, origin };
     if (thread.channel === 'SMS') {
       return this.insertQueued(tx, { ...common, channel: 'SMS', from: { value: thread.line_address, kind: 'PHONE' } });
     }
@@ -231,8 +236,12 @@ export class OutboundService {
     });
   }
 
-  /** Inserts the message QUEUED and moves its thread's last-message time, in the caller's transaction. */
+  /**
+   * Inserts the message QUEUED and moves its thread's last-message time, in the caller's
+   * transaction, once the send gate admits it (every send passes here, so every send meets its rules).
+   */
   async insertQueued(tx: EntityManager, m: QueuedMessage): Promise<string> {
+    await this.gate.admit(tx, m);
     const row = await this.messages.insertQueued(tx, m);
     await this.conversations.touchThread(tx, m.threadId, row.created_at);
     return row.id;

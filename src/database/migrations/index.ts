@@ -30,6 +30,7 @@ import { OAuthGrantScopes1763800720000 } from './1763800720000-OAuthGrantScopes'
 import { StandardWebhooks1763800730000 } from './1763800730000-StandardWebhooks';
 import { EventFeedPositions1763800740000 } from './1763800740000-EventFeedPositions';
 import { EventSubscriptions1763800750000 } from './1763800750000-EventSubscriptions';
+import { SendOrigins1763800760000 } from './1763800760000-SendOrigins';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -65,4 +66,5 @@ export const MIGRATIONS = [
   StandardWebhooks1763800730000,
   EventFeedPositions1763800740000,
   EventSubscriptions1763800750000,
+  SendOrigins1763800760000,
 ];

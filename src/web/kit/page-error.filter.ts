@@ -2,7 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logge
 import { Request, Response } from 'express';
 import { SignInRequiredError } from '../../identity/page-authenticator';
 import { httpStatusOf } from '../../common/error-status';
-import { DomainError, isDatabaseUnavailable, RateLimitedError } from '../../common/errors';
+import { DomainError, isDatabaseUnavailable, retryAfterOf } from '../../common/errors';
 import { closeIfBodyUnread, RequestBodyError } from '../../common/request-body';
 import { seeOther, sendPage } from './render';
 import { ErrorPage } from '../components/error-page';
@@ -35,7 +35,8 @@ export class PageErrorFilter implements ExceptionFilter {
     closeIfBodyUnread(request, response);
     if (exception instanceof SignInRequiredError && (request.method === 'GET' || request.method === 'HEAD')) return seeOther(response, '/sign-in');
     const { status, message } = this.describe(exception);
-    if (exception instanceof RateLimitedError) response.setHeader('Retry-After', String(exception.retryAfterSeconds));
+    const retryAfter = retryAfterOf(exception);
+    if (retryAfter !== null) response.setHeader('Retry-After', String(retryAfter));
     if (exception instanceof RequestBodyError) for (const [name, value] of Object.entries(exception.headers)) response.setHeader(name, value);
     if (status === 503) response.setHeader('Retry-After', '5');
     sendPage(response, status, ErrorPage({ title: TITLES[status] ?? 'Something went wrong', message }));

@@ -14,6 +14,7 @@ export const ON_A_FORM: Readonly<Record<DomainErrorCode, 'field' | 'page'>> = {
   CAP_REACHED: 'field',
   URL_REFUSED: 'field',
   UNPROCESSABLE: 'field',
+  SEND_REFUSED: 'field',
   NOT_FOUND: 'page',
   FORBIDDEN: 'page',
   UNAUTHORIZED: 'page',

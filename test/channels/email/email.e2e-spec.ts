@@ -503,6 +503,7 @@ describe('email: inbound, send_email over SMTP, open tracking', () => {
           subject: 'Re: Question about my order',
           from: { value: line.address, kind: 'EMAIL' },
           to: { value: 'ada@analytical.example', kind: 'EMAIL' },
+          origin: { userId: null, keyId: null },
         }),
       );
       const before = smtp.received.length;

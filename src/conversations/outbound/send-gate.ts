@@ -1,0 +1,31 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { SendRefusedError } from '../../common/errors';
+import { LinesRepository } from '../../identity/lines.repository';
+import { QueuedMessage } from './outbound.repository';
+
+/**
+ * The one gate every outbound message passes before it is written (OutboundService.insertQueued:
+ * send tools, replies, agent turns, approvals, the web forms, and a scheduled send when it comes
+ * due), in the transaction that queues it. A refusal is a SendRefusedError naming its rule.
+ *
+ * Rules binding every send, whoever makes it:
+ * - `own_line`: a message to one of the org's own live lines is refused. Such a message comes back
+ *   in as inbound on that line, where an AUTO agent answers it, and so on without end.
+ */
+@Injectable()
+export class SendGate {
+  constructor(private readonly lines: LinesRepository) {}
+
+  async admit(tx: EntityManager, m: QueuedMessage): Promise<void> {
+    const line = await this.lines.liveLineByAddress(m.to.value, m.to.kind === 'PHONE' ? 'PHONE_NUMBER' : 'EMAIL_ACCOUNT', tx);
+    if (line && line.org_id === m.orgId) {
+      throw new SendRefusedError(
+        `${m.to.value} is one of this org's own lines: a message to it would come back in on that line (and an agent there would answer it), so it is not sent (rule own_line)`,
+        'own_line',
+        null,
+        'to',
+      );
+    }
+  }
+}

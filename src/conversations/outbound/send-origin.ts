@@ -1,0 +1,18 @@
+import { Principal } from '../../identity/principal';
+
+/**
+ * Who a send is for, carried by every outbound message from the call that makes it to the row
+ * (messages.sent_by_user_id, sent_by_key_id) and to the send gate: the person, and the API key or
+ * OAuth grant whose call made it. `keyId` is null when a person acts on a page (a reply, an
+ * approval): send policies bound what credentials send; opt-outs and the own-lines rule bind
+ * every send.
+ */
+export interface SendOrigin {
+  userId: string | null;
+  keyId: string | null;
+}
+
+/** The origin of a send the principal makes now. */
+export function originOf(principal: Pick<Principal, 'userId' | 'keyId'>): SendOrigin {
+  return { userId: principal.userId, keyId: principal.keyId };
+}
