@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: starts the service as in production (one `api` and one `worker` process on a
  * throwaway database and Bull prefix), a receiver on 127.0.0.1 and a load generator, runs the
- * twelve scenarios (throughput, failure isolation, tool endpoint, backlog memory, one process, one
- * endpoint, ingest alone, reads on a large org, live updates, protocol eras, events for agents), then writes docs/BENCHMARKS.md and docs/benchmarks.svg.
+ * thirteen scenarios (throughput, failure isolation, tool endpoint, backlog memory, one process, one
+ * endpoint, ingest alone, reads on a large org, live updates, protocol eras, events for agents, the thread page, sends under a send policy), then writes docs/BENCHMARKS.md and docs/benchmarks.svg.
  *
  *   npm run bench                      full run (10 to 20 minutes)
  *   npm run bench -- --quick           each scenario under a minute (figures indicative only)
@@ -31,6 +31,7 @@ import { scenario9 } from './scenarios/s9-live';
 import { scenario10 } from './scenarios/s10-eras';
 import { scenario11 } from './scenarios/s11-events';
 import { scenario12 } from './scenarios/s12-thread-page';
+import { scenario13 } from './scenarios/s13-sends';
 
 const ROOT = resolve(__dirname, '..');
 
@@ -42,7 +43,8 @@ const HELP = `Usage: npm run bench -- [options]
                            org, 9 live updates: 1,000 open streams, 10 protocol eras: one tool call in
                            2025-11-25 and 2026-07-28, the service against the official SDK's server, 11 events for agents:
                            inbound SMS to events/poll and events/stream, 12 the thread page: 50 messages,
-                           20 attachments, one request at a time); repeatable
+                           20 attachments, one request at a time, 13 sends per second without and with
+                           a send policy); repeatable
   --endpoints K            endpoints each event fans out to in scenarios 1-2 (default 10)
   --users U                users those endpoints are dealt to (default 3)
   --ingest-concurrency C   load generator connections (default 16)
@@ -142,14 +144,14 @@ function parseArgs(argv: string[]): Options {
   const scenarios = values('--scenario')
     .flatMap((v) => v.split(','))
     .map(Number)
-    .filter((n) => n >= 1 && n <= 12);
+    .filter((n) => n >= 1 && n <= 13);
   const mode = value('--mode') ?? 'concise';
   if (mode !== 'concise' && mode !== 'verbose') throw new Error('--mode is concise or verbose');
   const npmScript = process.env.npm_lifecycle_event;
   const args = process.argv.slice(2).join(' ');
   return {
     quick,
-    scenarios: scenarios.length ? [...new Set(scenarios)].sort((a, b) => a - b) : [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
+    scenarios: scenarios.length ? [...new Set(scenarios)].sort((a, b) => a - b) : [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13],
     endpoints: Math.max(2, num('--endpoints', 10)),
     users: Math.max(1, num('--users', 3)),
     ingestConcurrency: Math.max(1, num('--ingest-concurrency', 16)),
@@ -288,6 +290,7 @@ async function main(): Promise<number> {
     10: scenario10,
     11: scenario11,
     12: scenario12,
+    13: scenario13,
   } as const;
   for (const n of options.scenarios) {
     const refused = await checkpoint();
@@ -307,6 +310,7 @@ async function main(): Promise<number> {
       if (n === 10) results.s10 = result as Results['s10'];
       if (n === 11) results.s11 = result as Results['s11'];
       if (n === 12) results.s12 = result as Results['s12'];
+      if (n === 13) results.s13 = result as Results['s13'];
       log(`  scenario ${n} took ${((Date.now() - started) / 1000).toFixed(0)} s`);
     } catch (error) {
       if (isStopping()) break;

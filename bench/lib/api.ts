@@ -122,6 +122,17 @@ export class ServiceApi {
     return cookie;
   }
 
+  /** Sets the org's send policy (issue 45) through the admin API; false when this build has none (404). */
+  async setSendPolicy(orgId: string, policy: Record<string, unknown>): Promise<boolean> {
+    try {
+      await this.http.json('PUT', `/admin/orgs/${orgId}/send-policy`, this.adminToken, policy);
+      return true;
+    } catch (error) {
+      if (/\b404\b/.test((error as Error).message)) return false;
+      throw error;
+    }
+  }
+
   /** tools/call over raw JSON-RPC; throws on a protocol error or a tool error. */
   async tool<T>(apiKey: string, name: string, args: Record<string, unknown>): Promise<T> {
     const answer = await this.http.json<{

@@ -415,6 +415,27 @@ export interface Scenario12Result {
   mean: number;
 }
 
+/** Scenario 13: one timed pass of send_sms by the org without a policy (`none`) or with one (`policy`). */
+export interface SendsPass {
+  side: 'none' | 'policy';
+  round: number;
+  sendsPerSec: number;
+  latency: Percentiles;
+  errors: number;
+  lastError?: string;
+}
+
+/** Scenario 13: sends per second without and with a send policy (issue 45), alternating rounds. */
+export interface Scenario13Result {
+  concurrency: number;
+  recipients: number;
+  /** False when the build has no send policies (the admin route answered 404): both sides ran without. */
+  policyApplied: boolean;
+  passes: SendsPass[];
+  medianNone: number;
+  medianPolicy: number;
+}
+
 export interface Results {
   startedAt: Date;
   finishedAt?: Date;
@@ -430,5 +451,6 @@ export interface Results {
   s10?: Scenario10Result;
   s11?: Scenario11Result;
   s12?: Scenario12Result;
+  s13?: Scenario13Result;
   errors: Array<{ scenario: number; message: string }>;
 }

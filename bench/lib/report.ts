@@ -124,7 +124,7 @@ function satRow(name: string, r: SaturationResult): string {
 export function renderMarkdown(results: Results, options: Options, machine: MachineInfo): string {
   const out: string[] = [];
   const cores = Number(machine.nproc) || 0;
-  const { s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12 } = results;
+  const { s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13 } = results;
   out.push('# Benchmarks', '');
   out.push(
     '> Written by `npm run bench` (`bench/run.ts`); every run overwrites this file and `docs/benchmarks.svg`. ' +
@@ -304,6 +304,15 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
     out.push(
       `| 12 | thread page (${s12.messages} messages, ${s12.attachments} attachments), one request at a time, p50 / p99 | reported | ${fmtMs(s12.latency.p50)} / ${fmtMs(s12.latency.p99)} | — |`,
     );
+  if (s13) {
+    const ratio = s13.medianPolicy / s13.medianNone;
+    out.push(
+      `| 13 Sends | send_sms/s (c=${s13.concurrency}), median of ${s13.passes.length / 2} rounds, without a send policy | reported | ${fmtNum(s13.medianNone)} | — |`,
+      s13.policyApplied
+        ? `| 13 | with a policy binding every send ÷ without | ≥ 90 % | ${(ratio * 100).toFixed(1)} % (${fmtNum(s13.medianPolicy)}) | ${ratio >= 0.9 ? '**pass**' : '**short**'} |`
+        : `| 13 | with a policy binding every send ÷ without | ≥ 90 % | this build has no send policies | — |`,
+    );
+  }
   for (const e of results.errors)
     out.push(`| ${e.scenario} | **failed to run** | | ${e.message.split('\n')[0].replace(/\|/g, '\\|').slice(0, 160)} | **error** |`);
   out.push('', '![Throughput against its limit, latency percentiles against 250 ms, worker memory against 300 MB](benchmarks.svg)', '');
@@ -624,6 +633,7 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
   if (s10) out.push(...erasSection(s10));
   if (s11) out.push(...eventsSection(s11));
   if (s12) out.push(...threadPageSection(s12));
+  if (s13) out.push(...sendsSection(s13));
   out.push('## How the figures are taken', '');
   out.push(
     "- **Latency** is the receiver's arrival time (it answers 200 at once, so this is its 2xx) minus the envelope's `createdAt`. `createdAt` is the outbox row's time, PostgreSQL's `now()` " +
@@ -1024,6 +1034,25 @@ function threadPageSection(s12: NonNullable<Results['s12']>): string[] {
     '| requests | p50 | p95 | p99 | max | mean |',
     '|---|---|---|---|---|---|',
     `| ${s12.requests} | ${fmtMs(s12.latency.p50)} | ${fmtMs(s12.latency.p95)} | ${fmtMs(s12.latency.p99)} | ${fmtMs(s12.latency.max)} | ${fmtMs(s12.mean)} |`,
+    '',
+  ];
+}
+
+/** Scenario 13's section: sends per second without and with a send policy, round by round. */
+function sendsSection(s13: NonNullable<Results['s13']>): string[] {
+  return [
+    '## 13. Sends under a send policy',
+    '',
+    `Two orgs, each one phone line, one person and one API key: one without a send policy, one whose policy binds every send ` +
+      '(limits per credential per hour and day and per recipient per day, quiet hours outside the run, a deny list: every rule checked, ' +
+      `none met). \`send_sms\` to a number (raw HTTP \`tools/call\`, c=${s13.concurrency}, ${s13.recipients} numbers in turn), the two ` +
+      'sides alternating round by round on one service; every send also writes its audit row. The figure is the median of the rounds.',
+    '',
+    '| side | round | sends/s | p50 | p99 | errors |',
+    '|---|---|---|---|---|---|',
+    ...s13.passes.map(
+      (p) => `| ${p.side === 'none' ? 'no policy' : 'policy'} | ${p.round} | ${fmtNum(p.sendsPerSec)} | ${fmtMs(p.latency.p50)} | ${fmtMs(p.latency.p99)} | ${p.errors}${p.lastError ? ` (${p.lastError.replace(/\|/g, '\\|').slice(0, 80)})` : ''} |`,
+    ),
     '',
   ];
 }

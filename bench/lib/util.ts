@@ -42,6 +42,14 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** The median of the values (the mean of the middle two for an even count); NaN for none. */
+export function median(values: number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
 export function fmtNum(value: number, digits = 0): string {
   if (value === undefined || value === null || Number.isNaN(value)) return 'n/a';
   if (!Number.isFinite(value)) return '∞';
