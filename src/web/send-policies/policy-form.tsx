@@ -193,10 +193,10 @@ export function PolicyFields(props: { form: PolicyForm; errors: PolicyErrors; ov
               Anyone
             </option>
             <option value="true" selected={form.repliesOnly === 'true'}>
-              Only people who wrote to the line first
+              Only those who wrote first
             </option>
           </select>
-          {hint('repliesOnly', 'Whether an agent may start a conversation.')}
+          {hint('repliesOnly', 'Only those who wrote to the sending line first, or anyone: whether an agent may start a conversation.')}
           <FieldError id="repliesOnly-error" error={errors.repliesOnly} />
         </div>
       </fieldset>
