@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { callTool } from '../support/mcp';
 import { modernRpc } from '../support/mcp-modern';
 import { createMessagingTestApp, inboundSms, MessagingTestApp, partnerPhone } from '../support/messaging-hooks';
+import { connectApp } from '../support/oauth';
 import { createSession, Session } from '../support/session';
 import { postForm, signInBrowser } from '../support/web';
 
@@ -172,6 +173,28 @@ describe('send policies: per org, per credential overrides, refused alike on MCP
       override: null,
       effective: { maxPerHour: 1 },
     });
+  });
+
+  it("an OAuth grant (a connected app) is a credential too: its override binds its sends, counted by the grant's id", async () => {
+    const s = await org();
+    const browser = await signInBrowser(m, s.userId);
+    const app = await connectApp(m, browser, {
+      clientName: 'Policy Agent',
+      choice: { access: 'ALL', 'permissions-shown': 'on', 'permission-read': 'on', 'permission-send': 'on' },
+    });
+    const [grant] = await m.db.query(`SELECT id FROM oauth_grants WHERE client_id = $1`, [app.clientId]);
+    const put = await m.admin.put(`/admin/orgs/${s.orgId}/send-policy/credentials/${grant.id}`, { maxPerHour: 1 }).expect(200);
+    expect(put.body.credential).toEqual({ id: grant.id, kind: 'OAUTH_GRANT', name: 'Policy Agent', ownerEmail: s.email });
+    for (const era of ['modern', 'classic'] as const) {
+      const first = await send(era, app.accessToken, partnerPhone());
+      expect(first.ok).toBe(true);
+      const [row] = await m.db.query(`SELECT sent_by_key_id FROM messages WHERE id = $1`, [first.message!.id]);
+      expect(row.sent_by_key_id).toBe(grant.id);
+      expect((await send(era, app.accessToken, partnerPhone())).text).toMatch(/sent its 1 message in the last hour.*\(rule max_per_hour\)$/);
+      await age(grant.id, 3601_000);
+    }
+    // The org's API key has no override and the org no policy: not bound.
+    for (let i = 0; i < 3; i++) expect((await send('classic', s.apiKey, partnerPhone())).ok).toBe(true);
   });
 
   it('the admin API names the bad field, knows only the org’s credentials, and answers the policy', async () => {
