@@ -5,6 +5,7 @@ import { AgentsModule } from '../agents/agents.module';
 import { AttachmentsModule } from '../attachments/attachments.module';
 import { EmailChannelModule } from '../channels/email/email-channel.module';
 import { SmsChannelModule } from '../channels/sms/sms-channel.module';
+import { SendPoliciesModule } from '../send-policies/send-policies.module';
 import { AdminAccountsController } from './admin-accounts.controller';
 import { AdminAgentsController } from './admin-agents.controller';
 import { AdminApiKeysController } from './admin-api-keys.controller';
@@ -12,12 +13,13 @@ import { AdminAttachmentQuotaController } from './admin-attachment-quota.control
 import { AdminEndpointCapController } from './admin-endpoint-cap.controller';
 import { AdminMailboxesController } from './admin-mailboxes.controller';
 import { AdminOAuthGrantsController } from './admin-oauth-grants.controller';
+import { AdminSendPoliciesController } from './admin-send-policies.controller';
 import { AdminSmsProvidersController } from './admin-sms-providers.controller';
 import { AdminWebSessionsController } from './admin-web-sessions.controller';
 
 /** Internal operator surface, guarded by ADMIN_TOKEN. */
 @Module({
-  imports: [AccountsModule, AuthModule, AgentsModule, AttachmentsModule, EmailChannelModule, SmsChannelModule],
+  imports: [AccountsModule, AuthModule, AgentsModule, AttachmentsModule, EmailChannelModule, SmsChannelModule, SendPoliciesModule],
   controllers: [
     AdminAccountsController,
     AdminApiKeysController,
@@ -28,6 +30,7 @@ import { AdminWebSessionsController } from './admin-web-sessions.controller';
     AdminOAuthGrantsController,
     AdminMailboxesController,
     AdminSmsProvidersController,
+    AdminSendPoliciesController,
   ],
 })
 export class AdminModule {}

@@ -16,6 +16,7 @@ import { OUTBOUND_QUEUE, OutboundService } from './outbound/outbound.service';
 import { SendGate } from './outbound/send-gate';
 import { ReplyToThreadTool, SendSmsTool } from './outbound/outbound.tools';
 import { SendIdempotencyKeysRepository } from './outbound/send-idempotency-keys.repository';
+import { SendPoliciesModule } from '../send-policies/send-policies.module';
 import { SearchRepository } from './search/search.repository';
 import { SearchService } from './search/search.service';
 import { SearchMessagesTool } from './search/search.tools';
@@ -32,7 +33,7 @@ import { THREAD_TOOLS } from './threads/threads.tools';
  * (InboundAttachments); channels, attachments and agents import this module, never the reverse.
  */
 @Module({
-  imports: [BullModule.registerQueue({ name: OUTBOUND_QUEUE })],
+  imports: [BullModule.registerQueue({ name: OUTBOUND_QUEUE }), SendPoliciesModule],
   providers: [
     MessageDataRepository,
     MessageDataBuilder,

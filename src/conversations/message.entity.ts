@@ -18,6 +18,8 @@ export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 @Index('messages_provider_key', ['lineId', 'direction', 'providerMessageId'], { unique: true, where: 'provider_message_id IS NOT NULL' })
 // Send policies count a credential's sends in the last hour and day (send-policy/).
 @Index('messages_sent_by_key_idx', ['sentByKeyId', 'createdAt'], { where: 'sent_by_key_id IS NOT NULL' })
+// Send policies' replies-only rule: did this address write to the line first (send-policies/).
+@Index('messages_inbound_from_idx', ['lineId', 'fromValue'], { where: "direction = 'INBOUND'" })
 @Index('messages_header_message_id_idx', ['lineId', 'headerMessageId'], { where: 'header_message_id IS NOT NULL' })
 // search_messages: a GIN index on an expression (subject and body), which @Index cannot declare: made by the
 // migration MessageSearch, left alone by TypeORM (synchronize: false); its expression is SearchRepository's.

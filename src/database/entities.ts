@@ -23,6 +23,7 @@ import { Identity } from '../conversations/contacts/identity.entity';
 import { EmailOpen } from '../channels/email/email-open.entity';
 import { EmailAccountHealth } from '../channels/email/mailbox-health/email-account-health.entity';
 import { Message } from '../conversations/message.entity';
+import { SendPolicy } from '../send-policies/send-policy.entity';
 import { Label } from '../conversations/threads/label.entity';
 import { ThreadLabel } from '../conversations/threads/thread-label.entity';
 import { Thread } from '../conversations/threads/thread.entity';
@@ -79,4 +80,5 @@ export const ENTITIES = [
   OAuthGrant,
   OAuthCode,
   OAuthToken,
+  SendPolicy,
 ];

@@ -16,6 +16,8 @@ import { ApprovalsController } from './approvals/approvals.controller';
 import { ConnectedAppsController } from './connected-apps/connected-apps.controller';
 import { ConsentController } from './consent/consent.controller';
 import { DevOutboxController } from './dev-outbox/dev-outbox.controller';
+import { SendPoliciesModule } from '../send-policies/send-policies.module';
+import { SendPoliciesController } from './send-policies/send-policies.controller';
 import { MailboxesController } from './mailboxes/mailboxes.controller';
 import { SettingsFallbackController } from './settings/settings-fallback.controller';
 import { SignInController } from './sign-in/sign-in.controller';
@@ -36,6 +38,7 @@ export const PAGE_CONTROLLERS = [
   ConnectedAppsController,
   WebhooksController,
   MailboxesController,
+  SendPoliciesController,
   ConversationsController,
   DevOutboxController,
   ApprovalsController,
@@ -51,8 +54,18 @@ export const PAGE_CONTROLLERS = [
   // The pages call the services the MCP tools and admin routes call (API keys: AuthModule; webhooks: WebhooksModule, DeliveryModule;
   // mailboxes: EmailChannelModule; the development outbox: ConversationsModule).
   // Conversations: ConversationsModule, AgentsModule (drafts awaiting approval), AttachmentsModule (read_attachment's reads);
-  // Approvals: AgentsModule.
-  imports: [WebSessionsModule, AuthModule, WebhooksModule, DeliveryModule, EmailChannelModule, ConversationsModule, AgentsModule, AttachmentsModule],
+  // Approvals: AgentsModule; Send policies: SendPoliciesModule.
+  imports: [
+    WebSessionsModule,
+    AuthModule,
+    WebhooksModule,
+    DeliveryModule,
+    EmailChannelModule,
+    ConversationsModule,
+    AgentsModule,
+    AttachmentsModule,
+    SendPoliciesModule,
+  ],
 })
 export class WebModule implements NestModule {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}

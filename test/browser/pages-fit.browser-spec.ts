@@ -216,6 +216,34 @@ describe('every page fits a phone and a desktop', () => {
       visible: (p) => [p.locator('table.data tbody th[scope="row"]'), p.locator('table.data tbody').getByRole('link', { name: /^Connect/ })],
     });
 
+    // Send policies: an org policy with quiet hours and lists, and an override on the long-named key.
+    await b.app.admin
+      .put(`/admin/orgs/${owner.orgId}/send-policy`, {
+        maxPerHour: 60,
+        maxPerDay: 500,
+        maxPerRecipientPerDay: 5,
+        quietStart: '21:00',
+        quietEnd: '08:00',
+        timeZone: 'America/New_York',
+        allowList: ['+1415', '+1628', 'reservations.example.org'],
+        denyList: ['+1900', 'complaints@reservations.example.org'],
+      })
+      .expect(200);
+    await b.app.admin.put(`/admin/orgs/${owner.orgId}/send-policy/credentials/${owner.apiKeyId}`, { maxPerHour: 10, repliesOnly: true }).expect(200);
+    await page.goto('/settings/send-policies');
+    await expectFits(page, 'send-policies', {
+      screenshot: 'send-policies',
+      visible: (p) => [
+        p.getByRole('button', { name: 'Save policy' }),
+        p.locator('table.data tbody th[scope="row"]'),
+        p.locator('table.data tbody').getByRole('link', { name: /^(Change|Override)/ }),
+      ],
+    });
+    await page.goto(`/settings/send-policies/credentials/${owner.apiKeyId}`);
+    await expectFits(page, 'send-policies-credential', {
+      visible: (p) => [p.getByRole('button', { name: 'Save override' }), p.getByRole('button', { name: 'Remove override' })],
+    });
+
     await page.getByRole('link', { name: 'Outbox (development)' }).click();
     await page.waitForURL('**/dev/outbox');
     await expectFits(page, 'dev-outbox', {

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { SendRefusedError } from '../../common/errors';
 import { LinesRepository } from '../../identity/lines.repository';
+import { SendPoliciesService } from '../../send-policies/send-policies.service';
 import { QueuedMessage } from './outbound.repository';
 
 /**
@@ -12,10 +13,17 @@ import { QueuedMessage } from './outbound.repository';
  * Rules binding every send, whoever makes it:
  * - `own_line`: a message to one of the org's own live lines is refused. Such a message comes back
  *   in as inbound on that line, where an AUTO agent answers it, and so on without end.
+ *
+ * Rules binding sends a credential (API key or OAuth grant) makes, not a person's own:
+ * - the send policy (send-policies/): `deny_list`, `allow_list`, `replies_only`, `quiet_hours`,
+ *   `max_per_hour`, `max_per_day`, `max_per_recipient_per_day`.
  */
 @Injectable()
 export class SendGate {
-  constructor(private readonly lines: LinesRepository) {}
+  constructor(
+    private readonly lines: LinesRepository,
+    private readonly policies: SendPoliciesService,
+  ) {}
 
   async admit(tx: EntityManager, m: QueuedMessage): Promise<void> {
     const line = await this.lines.liveLineByAddress(m.to.value, m.to.kind === 'PHONE' ? 'PHONE_NUMBER' : 'EMAIL_ACCOUNT', tx);
@@ -27,5 +35,6 @@ export class SendGate {
         'to',
       );
     }
+    if (m.origin.keyId !== null) await this.policies.admit(tx, { orgId: m.orgId, credentialId: m.origin.keyId, lineId: m.lineId, to: m.to.value });
   }
 }

@@ -122,6 +122,8 @@ input[type="radio"]:focus-visible, input[type="checkbox"]:focus-visible { outlin
 /* Mailboxes pages */
 input[type="password"] { font: inherit; padding: 0.5rem 0.625rem; border: 1px solid var(--line); border-radius: 6px; background: var(--card); }
 input[type="number"] { max-width: 10rem; }
+/* Send policies: quiet hours */
+input[type="time"] { font: inherit; padding: 0.5rem 0.625rem; border: 1px solid var(--line); border-radius: 6px; background: var(--card); max-width: 10rem; }
 fieldset.stack { gap: 0.75rem; }
 button:disabled { opacity: 0.75; cursor: progress; }
 .notice p { margin: 0; }

@@ -1,0 +1,147 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { queryNamed } from '../database/sql';
+import { SendPolicyFields } from './send-policy-rules';
+
+/** A stored policy row: the org's (credentialId null) or a credential's override. */
+export interface PolicyRow extends SendPolicyFields {
+  credentialId: string | null;
+  updatedAt: Date;
+}
+
+/** An API key or OAuth grant of the org, as the policy pages and routes name it. */
+export interface CredentialRow {
+  id: string;
+  kind: 'API_KEY' | 'OAUTH_GRANT';
+  name: string;
+  ownerEmail: string;
+}
+
+/** The counts of a credential's recent sends the limits compare (SCHEDULED ones are not counted). */
+export interface SendCounts {
+  lastHour: number;
+  lastDay: number;
+  toRecipientLastDay: number;
+}
+
+const COLUMNS = `max_per_hour AS "maxPerHour", max_per_day AS "maxPerDay", max_per_recipient_per_day AS "maxPerRecipientPerDay",
+  quiet_start AS "quietStart", quiet_end AS "quietEnd", time_zone AS "timeZone", allow_list AS "allowList", deny_list AS "denyList",
+  replies_only AS "repliesOnly", COALESCE(api_key_id, oauth_grant_id) AS "credentialId", updated_at AS "updatedAt"`;
+
+const CREDENTIALS = `
+  SELECT k.id, 'API_KEY' AS kind, k.name, u.email AS "ownerEmail" FROM api_keys k JOIN users u ON u.id = k.user_id WHERE u.org_id = :orgId
+  UNION ALL
+  SELECT g.id, 'OAUTH_GRANT' AS kind, COALESCE(c.client_name, c.client_id) AS name, u.email AS "ownerEmail"
+    FROM oauth_grants g JOIN users u ON u.id = g.user_id JOIN oauth_clients c ON c.client_id = g.client_id WHERE u.org_id = :orgId`;
+
+/** SQL of send policies: the rows, and what the check counts in messages. */
+@Injectable()
+export class SendPoliciesRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** The org's policy and the credential's override, in one query (zero to two rows). */
+  async forSend(manager: EntityManager, orgId: string, credentialId: string): Promise<PolicyRow[]> {
+    return queryNamed<PolicyRow[]>(
+      manager,
+      `SELECT ${COLUMNS} FROM send_policies
+        WHERE org_id = :orgId AND ((api_key_id IS NULL AND oauth_grant_id IS NULL) OR api_key_id = :credentialId OR oauth_grant_id = :credentialId)`,
+      { orgId, credentialId },
+    );
+  }
+
+  /** The credential's sends (not SCHEDULED) since `dayAgo`, since `hourAgo`, and of those to `to`. One index range (messages_sent_by_key_idx). */
+  async counts(manager: EntityManager, credentialId: string, to: string, hourAgo: Date, dayAgo: Date): Promise<SendCounts> {
+    const [row] = await queryNamed<SendCounts[]>(
+      manager,
+      `SELECT count(*) FILTER (WHERE created_at > :hourAgo)::int AS "lastHour", count(*)::int AS "lastDay",
+              count(*) FILTER (WHERE to_value = :to)::int AS "toRecipientLastDay"
+         FROM messages WHERE sent_by_key_id = :credentialId AND created_at > :dayAgo AND status <> 'SCHEDULED'`,
+      { credentialId, to, hourAgo, dayAgo },
+    );
+    return row;
+  }
+
+  /** The `nth` oldest (1 = oldest) counted send of the credential since `since` (to `to` only, when given): when it leaves the window, one more may go. */
+  async nthOldest(manager: EntityManager, credentialId: string, since: Date, nth: number, to: string | null): Promise<Date | null> {
+    const [row] = await queryNamed<Array<{ created_at: Date }>>(
+      manager,
+      `SELECT created_at FROM messages
+        WHERE sent_by_key_id = :credentialId AND created_at > :since AND status <> 'SCHEDULED' AND (CAST(:to AS text) IS NULL OR to_value = :to)
+        ORDER BY created_at OFFSET :skip LIMIT 1`,
+      { credentialId, since, skip: Math.max(0, nth - 1), to },
+    );
+    return row?.created_at ?? null;
+  }
+
+  /** Whether `from` has written to the line (an INBOUND message): one probe of messages_inbound_from_idx. */
+  async hasWritten(manager: EntityManager, lineId: string, from: string): Promise<boolean> {
+    const rows = await queryNamed<unknown[]>(
+      manager,
+      `SELECT 1 FROM messages WHERE line_id = :lineId AND from_value = :from AND direction = 'INBOUND' LIMIT 1`,
+      {
+        lineId,
+        from,
+      },
+    );
+    return rows.length > 0;
+  }
+
+  /** The org's policy row and every override, the org's first. */
+  async allOf(orgId: string): Promise<PolicyRow[]> {
+    return queryNamed<PolicyRow[]>(
+      this.dataSource.manager,
+      `SELECT ${COLUMNS} FROM send_policies WHERE org_id = :orgId ORDER BY (api_key_id IS NOT NULL OR oauth_grant_id IS NOT NULL), updated_at`,
+      { orgId },
+    );
+  }
+
+  /** The org's API keys and OAuth grants. */
+  async credentials(orgId: string): Promise<CredentialRow[]> {
+    return queryNamed<CredentialRow[]>(this.dataSource.manager, `${CREDENTIALS} ORDER BY kind, name, id`, { orgId });
+  }
+
+  /** The org's API key or OAuth grant of that id, if there is one. */
+  async credential(manager: EntityManager, orgId: string, id: string): Promise<CredentialRow | undefined> {
+    const [row] = await queryNamed<CredentialRow[]>(manager, `SELECT * FROM (${CREDENTIALS}) c WHERE c.id = :id`, { orgId, id });
+    return row;
+  }
+
+  /** Writes the org's policy (credential null) or a credential's override, replacing every field. */
+  async upsert(manager: EntityManager, orgId: string, credential: CredentialRow | null, p: SendPolicyFields): Promise<void> {
+    const values = {
+      orgId,
+      apiKeyId: credential?.kind === 'API_KEY' ? credential.id : null,
+      oauthGrantId: credential?.kind === 'OAUTH_GRANT' ? credential.id : null,
+      ...p,
+    };
+    const target =
+      credential === null
+        ? '(org_id) WHERE api_key_id IS NULL AND oauth_grant_id IS NULL'
+        : credential.kind === 'API_KEY'
+          ? '(api_key_id) WHERE api_key_id IS NOT NULL'
+          : '(oauth_grant_id) WHERE oauth_grant_id IS NOT NULL';
+    await queryNamed(
+      manager,
+      `INSERT INTO send_policies (org_id, api_key_id, oauth_grant_id, max_per_hour, max_per_day, max_per_recipient_per_day,
+                                  quiet_start, quiet_end, time_zone, allow_list, deny_list, replies_only)
+       VALUES (:orgId, :apiKeyId, :oauthGrantId, :maxPerHour, :maxPerDay, :maxPerRecipientPerDay, :quietStart, :quietEnd, :timeZone,
+               :allowList, :denyList, :repliesOnly)
+       ON CONFLICT ${target} DO UPDATE SET max_per_hour = EXCLUDED.max_per_hour, max_per_day = EXCLUDED.max_per_day,
+         max_per_recipient_per_day = EXCLUDED.max_per_recipient_per_day, quiet_start = EXCLUDED.quiet_start, quiet_end = EXCLUDED.quiet_end,
+         time_zone = EXCLUDED.time_zone, allow_list = EXCLUDED.allow_list, deny_list = EXCLUDED.deny_list,
+         replies_only = EXCLUDED.replies_only, updated_at = now()`,
+      values,
+    );
+  }
+
+  /** Deletes the credential's override; whether there was one. */
+  async deleteOverride(manager: EntityManager, orgId: string, credentialId: string): Promise<boolean> {
+    const [rows] = await queryNamed<[unknown[], number]>(
+      manager,
+      `DELETE FROM send_policies WHERE org_id = :orgId AND (api_key_id = :credentialId OR oauth_grant_id = :credentialId) RETURNING id`,
+      { orgId, credentialId },
+    );
+    return rows.length > 0;
+  }
+}
