@@ -14,10 +14,12 @@ import { AdminMailboxesController } from './admin-mailboxes.controller';
 import { AdminOAuthGrantsController } from './admin-oauth-grants.controller';
 import { AdminSmsProvidersController } from './admin-sms-providers.controller';
 import { AdminWebSessionsController } from './admin-web-sessions.controller';
+import { AdminSmsHelpTextController } from './admin-sms-help-text.controller';
+import { OptOutsModule } from '../opt-outs/opt-outs.module';
 
 /** Internal operator surface, guarded by ADMIN_TOKEN. */
 @Module({
-  imports: [AccountsModule, AuthModule, AgentsModule, AttachmentsModule, EmailChannelModule, SmsChannelModule],
+  imports: [AccountsModule, AuthModule, AgentsModule, AttachmentsModule, EmailChannelModule, SmsChannelModule, OptOutsModule],
   controllers: [
     AdminAccountsController,
     AdminApiKeysController,
@@ -28,6 +30,7 @@ import { AdminWebSessionsController } from './admin-web-sessions.controller';
     AdminOAuthGrantsController,
     AdminMailboxesController,
     AdminSmsProvidersController,
+    AdminSmsHelpTextController,
   ],
 })
 export class AdminModule {}

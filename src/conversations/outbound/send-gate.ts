@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { SendRefusedError } from '../../common/errors';
 import { LinesRepository } from '../../identity/lines.repository';
+import { OptOutsService } from '../../opt-outs/opt-outs.service';
 import { QueuedMessage } from './outbound.repository';
 
 /**
@@ -12,10 +13,15 @@ import { QueuedMessage } from './outbound.repository';
  * Rules binding every send, whoever makes it:
  * - `own_line`: a message to one of the org's own live lines is refused. Such a message comes back
  *   in as inbound on that line, where an AUTO agent answers it, and so on without end.
+ * - `opted_out`: an SMS to a number that texted STOP to the sending line (and not START since) is
+ *   refused (opt-outs/, docs/opt-out.md); only the service's own answer to the keyword passes.
  */
 @Injectable()
 export class SendGate {
-  constructor(private readonly lines: LinesRepository) {}
+  constructor(
+    private readonly lines: LinesRepository,
+    private readonly optOuts: OptOutsService,
+  ) {}
 
   async admit(tx: EntityManager, m: QueuedMessage): Promise<void> {
     const line = await this.lines.liveLineByAddress(m.to.value, m.to.kind === 'PHONE' ? 'PHONE_NUMBER' : 'EMAIL_ACCOUNT', tx);
@@ -27,5 +33,6 @@ export class SendGate {
         'to',
       );
     }
+    await this.optOuts.admit(tx, m);
   }
 }
