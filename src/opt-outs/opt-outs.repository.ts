@@ -63,11 +63,23 @@ export class OptOutsRepository {
     return row ?? null;
   }
 
+  /** The opt-out of the identity's number on the line (a thread's partner), if it is opted out. */
+  async ofIdentity(manager: EntityManager, lineId: string, identityId: string): Promise<OptOutRow | null> {
+    const [row] = await queryNamed<OptOutRow[]>(
+      manager,
+      `SELECT o.line_id, o.number, o.keyword, o.changed_at FROM identities i
+         JOIN sms_opt_outs o ON o.line_id = :lineId AND o.number = i.value AND o.opted_out
+        WHERE i.id = :identityId AND i.kind = 'PHONE'`,
+      { lineId, identityId },
+    );
+    return row ?? null;
+  }
+
   /** The opt-outs of these numbers in the org, on any line. */
-  async ofNumbers(orgId: string, numbers: string[]): Promise<OptOutRow[]> {
+  async ofNumbers(manager: EntityManager, orgId: string, numbers: string[]): Promise<OptOutRow[]> {
     if (numbers.length === 0) return [];
     return queryNamed<OptOutRow[]>(
-      this.dataSource.manager,
+      manager,
       `SELECT line_id, number, keyword, changed_at FROM sms_opt_outs WHERE org_id = :orgId AND number = ANY(:numbers::text[]) AND opted_out
         ORDER BY changed_at`,
       { orgId, numbers },

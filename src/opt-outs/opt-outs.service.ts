@@ -1,10 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { NotFoundError, SendRefusedError, ValidationError } from '../common/errors';
+import { ForbiddenError, NotFoundError, SendRefusedError, ValidationError } from '../common/errors';
+import { UserRole } from '../identity/roles';
 import { EventBus } from '../events/event-bus';
 import { OptOutRow, OptOutsRepository } from './opt-outs.repository';
-import { smsKeywordOf } from './sms-keywords';
+import { smsKeywordOf, STOP_KEYWORDS } from './sms-keywords';
+
+/** The STOP keywords as a sentence names them. */
+export const STOP_KEYWORDS_TEXT = `${STOP_KEYWORDS.slice(0, -1).join(', ')} or ${STOP_KEYWORDS.at(-1)}`;
 
 /** The longest HELP text: two SMS segments of plain text, as carriers expect a HELP answer to fit. */
 export const HELP_TEXT_MAX_CHARS = 320;
@@ -38,6 +42,14 @@ export interface GatedSend {
   lineId: string;
   to: { value: string };
   origin: { system?: string };
+}
+
+/** An opt-out as tools and pages show it. */
+export interface OptOutView {
+  number: string;
+  lineId: string;
+  keyword: string;
+  since: string;
 }
 
 /** An org's HELP answer: its own text, or the default naming it. */
@@ -122,18 +134,16 @@ export class OptOutsService {
     );
   }
 
-  /** The opt-outs of these numbers in the org (on any line), by number: what contacts and threads show. */
-  async optOutsOf(orgId: string, numbers: string[]): Promise<Map<string, OptOutRow[]>> {
-    const byNumber = new Map<string, OptOutRow[]>();
-    for (const row of await this.optOuts.ofNumbers(orgId, [...new Set(numbers)])) {
-      byNumber.set(row.number, [...(byNumber.get(row.number) ?? []), row]);
-    }
-    return byNumber;
+  /** The opt-outs of these numbers in the org, on the given lines only (those a caller may see): what contacts show. */
+  async optOutsOf(manager: EntityManager, orgId: string, numbers: string[], lineIds: string[]): Promise<OptOutView[]> {
+    const visible = new Set(lineIds);
+    return (await this.optOuts.ofNumbers(manager, orgId, [...new Set(numbers)])).filter((row) => visible.has(row.line_id)).map(view);
   }
 
-  /** The number's opt-out on the line, if it is opted out. */
-  async optOutOn(lineId: string, number: string): Promise<OptOutRow | null> {
-    return this.optOuts.find(this.dataSource.manager, lineId, number);
+  /** Whether a thread's partner (an identity) opted out of the thread's line: what the thread shows. */
+  async threadOptOut(manager: EntityManager, lineId: string, partnerIdentityId: string): Promise<OptOutView | null> {
+    const row = await this.optOuts.ofIdentity(manager, lineId, partnerIdentityId);
+    return row && view(row);
   }
 
   async helpText(orgId: string): Promise<HelpTextView> {
@@ -155,10 +165,25 @@ export class OptOutsService {
     return this.helpText(orgId);
   }
 
+  /** Sets the HELP text as a person on the settings page: only an OWNER of the org may. */
+  async setHelpTextAs(person: { orgId: string; role: UserRole }, text: string | null): Promise<HelpTextView> {
+    if (!mayEditHelpText(person.role)) throw new ForbiddenError("only an OWNER may change the org's HELP text");
+    return this.setHelpText(person.orgId, text);
+  }
+
   private async helpAnswer(orgId: string, tx: EntityManager): Promise<string> {
     const row = await this.optOuts.helpText(orgId, tx);
     return row?.text ?? defaultHelpText(row?.org_name ?? 'This sender');
   }
+}
+
+/** Who may change the org's HELP text on the settings page: its OWNERs (the admin API may too). */
+export function mayEditHelpText(role: UserRole): boolean {
+  return role === 'OWNER';
+}
+
+function view(row: OptOutRow): OptOutView {
+  return { number: row.number, lineId: row.line_id, keyword: row.keyword, since: row.changed_at.toISOString() };
 }
 
 export function defaultHelpText(orgName: string): string {

@@ -24,6 +24,8 @@ import { LiveController } from './live/live.controller';
 import { WebSessionsModule } from '../auth/web-sessions/web-sessions.module';
 import { StaticController } from './static/static.controller';
 import { ThreadViewService } from './conversations/thread-view.service';
+import { SmsOptOutController } from './sms-opt-out/sms-opt-out.controller';
+import { OptOutsModule } from '../opt-outs/opt-outs.module';
 
 /**
  * The controllers of the web app's pages: each gets the page headers (kit/page-headers.ts). Add new
@@ -36,6 +38,7 @@ export const PAGE_CONTROLLERS = [
   ConnectedAppsController,
   WebhooksController,
   MailboxesController,
+  SmsOptOutController,
   ConversationsController,
   DevOutboxController,
   ApprovalsController,
@@ -52,7 +55,18 @@ export const PAGE_CONTROLLERS = [
   // mailboxes: EmailChannelModule; the development outbox: ConversationsModule).
   // Conversations: ConversationsModule, AgentsModule (drafts awaiting approval), AttachmentsModule (read_attachment's reads);
   // Approvals: AgentsModule.
-  imports: [WebSessionsModule, AuthModule, WebhooksModule, DeliveryModule, EmailChannelModule, ConversationsModule, AgentsModule, AttachmentsModule],
+  // SMS opt-out: OptOutsModule (the org's HELP text).
+  imports: [
+    WebSessionsModule,
+    AuthModule,
+    WebhooksModule,
+    DeliveryModule,
+    EmailChannelModule,
+    ConversationsModule,
+    AgentsModule,
+    AttachmentsModule,
+    OptOutsModule,
+  ],
 })
 export class WebModule implements NestModule {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}

@@ -7,6 +7,7 @@ import { createSession, Session } from '../support/session';
 import { INGEST_TOKEN } from '../support/test-env';
 import { TwilioStandIn, twilioSignature } from '../support/twilio';
 import { waitUntil } from '../support/wait';
+import { postForm, signInBrowser } from '../support/web';
 
 const ACCOUNT = `AC${randomBytes(16).toString('hex')}`;
 const TOKEN = randomBytes(16).toString('hex');
@@ -184,6 +185,58 @@ describe('SMS opt-out: STOP, START and HELP', () => {
     const [{ count }] = await m.db.query(`SELECT count(*)::int AS count FROM messages WHERE to_value = $1 AND direction = 'OUTBOUND'`, [partner]);
     expect(count).toBe(1);
     expect(hook.events('sms.opted_out').filter((e) => e.data.optOut.number === partner)).toHaveLength(1);
+  });
+
+  it('get_thread, list_contacts and the thread page show the opt-out; the web reply form is disabled, and a reply posted anyway is refused', async () => {
+    const partner = partnerPhone();
+    const { threadId } = await inboundSms(m, line.address, partner, 'What time do you close?');
+    const clear = await toolOk(m, s.apiKey, 'get_thread', { threadId });
+    expect(clear.optedOut).toBeNull();
+    const { contact } = await toolOk(m, s.apiKey, 'create_contact', { displayName: 'Quitting Quinn', identities: [{ kind: 'PHONE', value: partner }] });
+    expect(contact.optedOut).toEqual([]);
+
+    await inboundSms(m, line.address, partner, 'QUIT');
+    const thread = await toolOk(m, s.apiKey, 'get_thread', { threadId });
+    expect(thread.optedOut).toEqual({ number: partner, lineId: line.id, keyword: 'QUIT', since: expect.stringMatching(/Z$/) });
+    const listed = (await toolOk(m, s.apiKey, 'list_contacts', { query: 'Quitting Quinn' })).contacts;
+    expect(listed).toEqual([expect.objectContaining({ id: contact.id, optedOut: [thread.optedOut] })]);
+
+    // The page says so and disables the form.
+    const browser = await signInBrowser(m, s.userId);
+    const page = await m.http().get(`/conversations/${threadId}`).set('Cookie', browser.cookie).expect(200);
+    expect(page.text).toContain(`<strong>${partner} has opted out.</strong> They texted QUIT to this line on`);
+    expect(page.text).toMatch(/<textarea id="body" name="body" rows="5" required disabled/);
+    // A reply posted anyway (a page opened before the STOP) is refused above the form, with the rule's text.
+    const refused = await postForm(m, browser, `/conversations/${threadId}/reply`, { body: 'Open till 9', idempotencyKey: randomBytes(8).toString('hex') });
+    expect(refused.status).toBe(403);
+    expect(refused.text).toContain(`texted QUIT to this line on`);
+    expect(refused.text).toContain('(rule opted_out)');
+    const [{ count }] = await m.db.query(`SELECT count(*)::int AS count FROM messages WHERE thread_id = $1 AND body = 'Open till 9'`, [threadId]);
+    expect(count).toBe(0);
+  });
+
+  it('Settings → SMS opt-out: an OWNER changes the HELP text, a MEMBER reads it and may not change it', async () => {
+    const owner = await signInBrowser(m, s.userId);
+    const page = await m.http().get('/settings/sms-opt-out').set('Cookie', owner.cookie).expect(200);
+    expect(page.text).toContain('Answer to HELP');
+    expect(page.text).toContain('name="helpText"');
+    const tooLong = await postForm(m, owner, '/settings/sms-opt-out', { helpText: 'y'.repeat(321) });
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.text).toContain('helpText is longer than 320 characters');
+    const saved = await postForm(m, owner, '/settings/sms-opt-out', { helpText: 'Corner Shop: we answer 9-6 at +1 555 010 0000.' });
+    expect(saved.status).toBe(303);
+    expect((await m.admin.get(`/admin/orgs/${s.orgId}/sms-help-text`)).body).toMatchObject({
+      custom: true,
+      text: 'Corner Shop: we answer 9-6 at +1 555 010 0000.',
+    });
+
+    const member = await createSession(m.admin, { orgId: s.orgId, role: 'MEMBER', lines: ['PHONE_NUMBER'] });
+    const memberBrowser = await signInBrowser(m, member.userId);
+    const read = await m.http().get('/settings/sms-opt-out').set('Cookie', memberBrowser.cookie).expect(200);
+    expect(read.text).toContain('Corner Shop: we answer 9-6 at +1 555 010 0000.');
+    expect(read.text).not.toContain('name="helpText"');
+    expect((await postForm(m, memberBrowser, '/settings/sms-opt-out', { helpText: 'mine now' })).status).toBe(403);
+    await m.admin.delete(`/admin/orgs/${s.orgId}/sms-help-text`).expect(200);
   });
 
   describe('on a line connected to Twilio', () => {

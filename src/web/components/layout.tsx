@@ -25,7 +25,14 @@ export function Document(props: { title: string; children: ComponentChildren }) 
 
 /** The pages of the main navigation (Layout's `current` names one of them). */
 export type NavPath =
-  '/conversations' | '/approvals' | '/settings/api-keys' | '/settings/connected-apps' | '/settings/webhooks' | '/settings/mailboxes' | '/dev/outbox';
+  | '/conversations'
+  | '/approvals'
+  | '/settings/api-keys'
+  | '/settings/connected-apps'
+  | '/settings/webhooks'
+  | '/settings/mailboxes'
+  | '/settings/sms-opt-out'
+  | '/dev/outbox';
 
 /**
  * The layout of every page of a signed-in person: the product name, the navigation, the person's
@@ -46,6 +53,7 @@ export function Layout(props: { title: string; person: Person; current?: NavPath
     ['/settings/connected-apps', 'Connected apps'],
     ['/settings/webhooks', 'Webhooks'],
     ...(mayManageMailboxes(props.person.role) ? [['/settings/mailboxes', 'Mailboxes'] as [NavPath, string]] : []),
+    ['/settings/sms-opt-out', 'SMS opt-out'],
     ...(settings.devOutbox ? [['/dev/outbox', 'Outbox (development)'] as [NavPath, string]] : []),
   ];
   return (
