@@ -216,6 +216,9 @@ describe('every page fits a phone and a desktop', () => {
       visible: (p) => [p.locator('table.data tbody th[scope="row"]'), p.locator('table.data tbody').getByRole('link', { name: /^Connect/ })],
     });
 
+    await page.goto('/settings/sms-opt-out');
+    await expectFits(page, 'sms-opt-out', { visible: (p) => [p.getByLabel('HELP text'), p.getByRole('button', { name: 'Save HELP text' })] });
+
     await page.getByRole('link', { name: 'Outbox (development)' }).click();
     await page.waitForURL('**/dev/outbox');
     await expectFits(page, 'dev-outbox', {
