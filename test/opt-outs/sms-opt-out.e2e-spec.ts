@@ -187,6 +187,23 @@ describe('SMS opt-out: STOP, START and HELP', () => {
     expect(hook.events('sms.opted_out').filter((e) => e.data.optOut.number === partner)).toHaveLength(1);
   });
 
+  it('a draft written before the STOP is refused when a person approves it after, and stays awaiting approval', async () => {
+    const partner = partnerPhone();
+    const { threadId } = await inboundSms(m, line.address, partner, 'Can I book for Friday?');
+    const agent = (await m.admin.post(`/admin/lines/${line.id}/agents`, { name: 'Draft bot', mode: 'DRAFT' }).expect(201)).body;
+    const drafted = await m.http().post(`/api/agents/${agent.id}/turns`).set('Authorization', `Bearer ${s.apiKey}`).send({ threadId, body: 'Friday works!' });
+    expect(drafted.status).toBe(201);
+    const turnId = drafted.body.turn.id;
+
+    await inboundSms(m, line.address, partner, 'cancel');
+    expect(await toolError(m, s.apiKey, 'approve_agent_turn', { turnId })).toMatch(REFUSAL(partner, 'CANCEL'));
+    const approve = await m.http().post(`/api/agent-turns/${turnId}/approve`).set('Authorization', `Bearer ${s.apiKey}`).send();
+    expect(approve.status).toBe(403);
+    expect(approve.body.message).toMatch(REFUSAL(partner, 'CANCEL'));
+    const [turn] = await m.db.query(`SELECT status, message_id FROM agent_turns WHERE id = $1`, [turnId]);
+    expect(turn).toEqual({ status: 'AWAITING_APPROVAL', message_id: null });
+  });
+
   it('get_thread, list_contacts and the thread page show the opt-out; the web reply form is disabled, and a reply posted anyway is refused', async () => {
     const partner = partnerPhone();
     const { threadId } = await inboundSms(m, line.address, partner, 'What time do you close?');
