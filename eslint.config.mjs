@@ -9,7 +9,7 @@ import importX from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 /** Feature folders under src/: each owns one capability, its tables, services and tools. */
-const FEATURES = ['accounts', 'agents', 'attachments', 'channels', 'conversations', 'delivery', 'events', 'oauth', 'webhooks'];
+const FEATURES = ['accounts', 'agents', 'attachments', 'channels', 'conversations', 'delivery', 'events', 'oauth', 'opt-outs', 'webhooks'];
 /** The surfaces people and agents reach the features through: they import features, never the reverse. */
 const SURFACES = ['mcp', 'admin', 'web'];
 /** The kernel: configuration, shared helpers, the data source and the queue. It imports nothing above it. */
@@ -83,6 +83,10 @@ export default tseslint.config(
   boundary(['attachments', 'agents'], NO_SURFACE, NO_DELIVERY, [['channels'], 'attachments and agents build on conversations, never on a channel']),
   boundary(['delivery'], NO_SURFACE, [MESSAGING, 'delivery reads events from the outbox, never the code that published them']),
   boundary(['accounts', 'events', 'webhooks', 'oauth'], NO_SURFACE),
+  boundary(['opt-outs'], NO_SURFACE, NO_DELIVERY, [
+    ['conversations', 'channels', 'attachments', 'agents'],
+    "opt-outs sit under conversations (the send gate asks them) and know no channel: the SMS channel applies the keywords",
+  ]),
   boundary(['auth'], NO_SURFACE, [
     FEATURES.filter((f) => f !== 'accounts'),
     'auth/ resolves callers from the accounts it authenticates and imports no other feature',

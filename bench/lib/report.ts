@@ -1051,7 +1051,8 @@ function sendsSection(s13: NonNullable<Results['s13']>): string[] {
     '| side | round | sends/s | p50 | p99 | errors |',
     '|---|---|---|---|---|---|',
     ...s13.passes.map(
-      (p) => `| ${p.side === 'none' ? 'no policy' : 'policy'} | ${p.round} | ${fmtNum(p.sendsPerSec)} | ${fmtMs(p.latency.p50)} | ${fmtMs(p.latency.p99)} | ${p.errors}${p.lastError ? ` (${p.lastError.replace(/\|/g, '\\|').slice(0, 80)})` : ''} |`,
+      (p) =>
+        `| ${p.side === 'none' ? 'no policy' : 'policy'} | ${p.round} | ${fmtNum(p.sendsPerSec)} | ${fmtMs(p.latency.p50)} | ${fmtMs(p.latency.p99)} | ${p.errors}${p.lastError ? ` (${p.lastError.replace(/\|/g, '\\|').slice(0, 80)})` : ''} |`,
     ),
     '',
   ];

@@ -60,8 +60,22 @@ export async function scenario13(ctx: RunContext): Promise<Scenario13Result> {
     const passes: SendsPass[] = [];
     for (let round = 0; round < ROUNDS; round += 1) {
       for (const s of round % 2 === 0 ? sides : [...sides].reverse()) {
-        const r = await drive(`S13 ${s.label.padEnd(7)} round ${round + 1}`, CONCURRENCY, Array(CONCURRENCY).fill(s.call), w.toolWarmup, w.toolLevel, new Monitor(ctx.database, procs));
-        passes.push({ side: s.label as SendsPass['side'], round: round + 1, sendsPerSec: r.reqPerSec, latency: r.latency, errors: r.errors, lastError: r.lastError });
+        const r = await drive(
+          `S13 ${s.label.padEnd(7)} round ${round + 1}`,
+          CONCURRENCY,
+          Array(CONCURRENCY).fill(s.call),
+          w.toolWarmup,
+          w.toolLevel,
+          new Monitor(ctx.database, procs),
+        );
+        passes.push({
+          side: s.label as SendsPass['side'],
+          round: round + 1,
+          sendsPerSec: r.reqPerSec,
+          latency: r.latency,
+          errors: r.errors,
+          lastError: r.lastError,
+        });
         log(`  S13: ${s.label} round ${round + 1}: ${fmtNum(r.reqPerSec)} sends/s, p99 ${r.latency.p99.toFixed(1)} ms, errors ${r.errors}`);
       }
     }

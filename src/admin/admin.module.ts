@@ -16,10 +16,12 @@ import { AdminOAuthGrantsController } from './admin-oauth-grants.controller';
 import { AdminSendPoliciesController } from './admin-send-policies.controller';
 import { AdminSmsProvidersController } from './admin-sms-providers.controller';
 import { AdminWebSessionsController } from './admin-web-sessions.controller';
+import { AdminSmsHelpTextController } from './admin-sms-help-text.controller';
+import { OptOutsModule } from '../opt-outs/opt-outs.module';
 
 /** Internal operator surface, guarded by ADMIN_TOKEN. */
 @Module({
-  imports: [AccountsModule, AuthModule, AgentsModule, AttachmentsModule, EmailChannelModule, SmsChannelModule, SendPoliciesModule],
+  imports: [AccountsModule, AuthModule, AgentsModule, AttachmentsModule, EmailChannelModule, SmsChannelModule, SendPoliciesModule, OptOutsModule],
   controllers: [
     AdminAccountsController,
     AdminApiKeysController,
@@ -31,6 +33,7 @@ import { AdminWebSessionsController } from './admin-web-sessions.controller';
     AdminMailboxesController,
     AdminSmsProvidersController,
     AdminSendPoliciesController,
+    AdminSmsHelpTextController,
   ],
 })
 export class AdminModule {}

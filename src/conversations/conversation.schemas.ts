@@ -105,6 +105,18 @@ export const attachmentRefSchema = {
   required: ['id', 'filename', 'mimeType', 'sizeBytes'],
 } as const;
 
+/** A number's opt-out of SMS from a line (docs/opt-out.md). */
+export const optOutSchema = {
+  type: 'object',
+  properties: {
+    number: { type: 'string', description: 'The number that texted the keyword (E.164).' },
+    lineId: { type: 'string', description: 'The phone line it opted out of.' },
+    keyword: { type: 'string', description: 'The keyword it texted: STOP, STOPALL, UNSUBSCRIBE, CANCEL, END or QUIT.' },
+    since: { type: 'string', description: 'When (ISO 8601).' },
+  },
+  required: ['number', 'lineId', 'keyword', 'since'],
+} as const;
+
 /** A contact of the org; `identities` lists only what the caller may see, and list_contacts cuts `notes` (docs/messaging.md). */
 export const contactSchema = {
   type: 'object',
@@ -116,6 +128,11 @@ export const contactSchema = {
     createdAt: { type: 'string' },
     updatedAt: { type: 'string' },
     identities: { type: 'array', items: identitySchema },
+    optedOut: {
+      type: 'array',
+      items: optOutSchema,
+      description: 'Its phone numbers that texted STOP to one of your lines (and not START since): send_sms to them from that line is refused.',
+    },
   },
-  required: ['id', 'displayName', 'notes', 'notesTruncated', 'createdAt', 'updatedAt', 'identities'],
+  required: ['id', 'displayName', 'notes', 'notesTruncated', 'createdAt', 'updatedAt', 'identities', 'optedOut'],
 } as const;

@@ -14,6 +14,7 @@ import { OutboundProcessor } from './outbound/outbound.processor';
 import { OutboundRepository } from './outbound/outbound.repository';
 import { OUTBOUND_QUEUE, OutboundService } from './outbound/outbound.service';
 import { SendGate } from './outbound/send-gate';
+import { OptOutsModule } from '../opt-outs/opt-outs.module';
 import { ReplyToThreadTool, SendSmsTool } from './outbound/outbound.tools';
 import { SendIdempotencyKeysRepository } from './outbound/send-idempotency-keys.repository';
 import { SendPoliciesModule } from '../send-policies/send-policies.module';
@@ -33,7 +34,8 @@ import { THREAD_TOOLS } from './threads/threads.tools';
  * (InboundAttachments); channels, attachments and agents import this module, never the reverse.
  */
 @Module({
-  imports: [BullModule.registerQueue({ name: OUTBOUND_QUEUE }), SendPoliciesModule],
+  // The send gate's rules: SendPoliciesModule (a credential's send policy), OptOutsModule (opted_out).
+  imports: [BullModule.registerQueue({ name: OUTBOUND_QUEUE }), SendPoliciesModule, OptOutsModule],
   providers: [
     MessageDataRepository,
     MessageDataBuilder,

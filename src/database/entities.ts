@@ -33,6 +33,8 @@ import { Mailbox } from '../channels/email/mailboxes/mailbox.entity';
 import { SmsProvider } from '../channels/sms/sms-provider.entity';
 import { PendingSmsReport } from '../channels/sms/pending-sms-report.entity';
 import { SendIdempotencyKey } from '../conversations/outbound/send-idempotency-key.entity';
+import { SmsHelpText } from '../opt-outs/sms-help-text.entity';
+import { SmsOptOut } from '../opt-outs/sms-opt-out.entity';
 import { OAuthClient } from '../oauth/oauth-client.entity';
 import { OAuthCode } from '../oauth/oauth-code.entity';
 import { OAuthGrant } from '../oauth/oauth-grant.entity';
@@ -76,6 +78,8 @@ export const ENTITIES = [
   SmsProvider,
   PendingSmsReport,
   SendIdempotencyKey,
+  SmsOptOut,
+  SmsHelpText,
   OAuthClient,
   OAuthGrant,
   OAuthCode,

@@ -23,7 +23,7 @@ const AGENT_KINDS = new Set<EventKind>(['agent_turn.awaiting_approval', 'agent_t
 export function buildEventData(type: EventKind, data: object, mode: PayloadMode, messageHistoryCount: number): object {
   if (MESSAGE_KINDS.has(type)) return messageData(data as MessageEventData, mode, messageHistoryCount);
   if (AGENT_KINDS.has(type)) return agentTurnData(data as AgentTurnData, mode, messageHistoryCount);
-  return data; // contact.merged, email_account.health_changed: the same in both modes
+  return data; // contact.merged, email_account.health_changed, sms.opted_out, sms.opted_in: the same in both modes
 }
 
 function messageData(data: MessageEventData, mode: PayloadMode, historyCount: number): object {

@@ -134,7 +134,25 @@ const FULL_DATA: { [K in EventKind]: EventDataByKind[K] } = {
   },
   'agent_turn.awaiting_approval': agentTurn('AWAITING_APPROVAL'),
   'agent_turn.sent': agentTurn('SENT'),
+  'sms.opted_out': optOut(true),
+  'sms.opted_in': optOut(false),
 };
+
+/** A number's opt-out of the shop's line: STOP, or START after it. */
+function optOut(optedOut: boolean): EventDataByKind['sms.opted_out'] {
+  return {
+    optOut: {
+      lineId: '2b4d6f8a-0c2e-4a6b-8d0f-1a3c5e7b9d2f',
+      lineNumber: '+15551230001',
+      number: '+15557654321',
+      optedOut,
+      keyword: optedOut ? 'STOP' : 'START',
+      changedAt: optedOut ? '2025-11-20T14:10:02.118Z' : '2025-11-21T09:30:45.907Z',
+      threadId: '5e7a9c1b-3d5f-4b7d-9f1a-2c4e6a8b0d3f',
+      messageId: optedOut ? '6f8b0d2c-4e6a-4c8e-8a2b-3d5f7b9c1e4a' : '7a9c1e3d-5f7b-4d9f-9b3c-4e6a8c0d2f5b',
+    },
+  };
+}
 
 /** The example webhook body of `kind` in `mode`, as an endpoint with messageHistoryCount 2 receives it. */
 export function exampleEnvelope(kind: EventKind, mode: PayloadMode, baseUrl: string): Record<string, unknown> {

@@ -165,6 +165,18 @@ const SHARED: Record<string, JsonSchema> = {
     error: nullableText('The error as the mail server reported it, or null.'),
     since: { ...ref('nullableTimestamp'), description: 'When the mailbox became unhealthy, or null.' },
   }),
+  optOut: object('SMS opt-out', "A number's opt-out of SMS from one of the org's phone lines, after the change (docs/opt-out.md).", {
+    lineId: { ...ref('uuid'), description: 'The phone line the number texted.' },
+    lineNumber: text("The line's number (E.164)."),
+    number: text('The number that texted the keyword (E.164).'),
+    optedOut: { type: 'boolean', description: 'True when the number is now opted out (sms.opted_out), false when it opted back in (sms.opted_in).' },
+    keyword: text('The keyword as the message said it, in capitals: STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, START, UNSTOP or YES.', {
+      examples: ['STOP', 'START'],
+    }),
+    changedAt: { ...ref('timestamp'), description: 'When the change was recorded.' },
+    threadId: { ...ref('uuid'), type: nullable('string'), description: 'The thread of the number on the line, or null.' },
+    messageId: { ...ref('uuid'), type: nullable('string'), description: 'The inbound message that said the keyword (get_message), or null.' },
+  }),
   agentTurn: object('Agent turn', 'The turn of an AI agent on the thread.', {
     id: ref('uuid'),
     status: text('`AWAITING_APPROVAL` or `SENT` (a rejected turn fires no event). Handle unknown values.', {
@@ -238,7 +250,7 @@ function personSchema(mode: PayloadMode): JsonSchema {
 interface KindInfo {
   title: string;
   firesWhen: string;
-  shape: 'message' | 'agentTurn' | 'contact' | 'health';
+  shape: 'message' | 'agentTurn' | 'contact' | 'health' | 'optOut';
   /** Properties beside the message event's ones (message kinds). */
   extra?: Record<string, JsonSchema>;
   /** A sentence to add to the description. */
@@ -309,6 +321,19 @@ export const KIND_INFO: Record<EventKind, KindInfo> = {
     firesWhen: 'an agent sent a reply (AUTO or SUPERVISED mode, or an approved DRAFT turn)',
     shape: 'agentTurn',
   },
+  'sms.opted_out': {
+    title: 'SMS opted out',
+    firesWhen:
+      'a number texted STOP (or STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT) to a phone line it was not opted out of: SMS to it from that line are refused',
+    shape: 'optOut',
+    note: 'The data is the same in both modes.',
+  },
+  'sms.opted_in': {
+    title: 'SMS opted in',
+    firesWhen: 'a number opted out of a phone line texted START (or UNSTOP, YES) to it: SMS to it may be sent again',
+    shape: 'optOut',
+    note: 'The data is the same in both modes.',
+  },
 };
 
 /** The `data` of `kind` in `mode`, its refs pointing at `#/$defs/<shared name>`. */
@@ -327,6 +352,8 @@ function dataBody(kind: EventKind, mode: PayloadMode): JsonSchema {
       });
     case 'health':
       return object(title, description, { emailAccount: ref('emailAccount'), health: ref('health') });
+    case 'optOut':
+      return object(title, description, { optOut: ref('optOut') });
     case 'agentTurn':
       return object(title, description, { thread, person, labels: ref('labels'), agentTurn: ref('agentTurn') });
     case 'message': {

@@ -15,7 +15,8 @@ const AGENT_KINDS: EventKind[] = ['agent_turn.awaiting_approval', 'agent_turn.se
  * Which filters apply to which kind: every kind on a line takes `line` (all but contact.merged,
  * which is org-wide); kinds about a thread take `thread` and `label` (message kinds and agent turns:
  * their data carry `thread` and `labels`); only message kinds take `direction` (their data carry
- * `message.direction`). email_account.health_changed happens on a mailbox line and takes `line` only.
+ * `message.direction`). email_account.health_changed happens on a mailbox line and takes `line` only, as sms.opted_out and
+ * sms.opted_in do on a phone line.
  */
 export const FILTERS_BY_KIND: Record<EventKind, FeedFilter[]> = Object.fromEntries(
   EVENT_KINDS.map((kind) => {
@@ -37,6 +38,8 @@ const DESCRIPTIONS: Record<EventKind, string> = {
   'email_account.health_changed': 'A mailbox stopped syncing, or recovered.',
   'agent_turn.awaiting_approval': "An agent's draft awaits a person's approval.",
   'agent_turn.sent': "An agent's turn was approved and sent.",
+  'sms.opted_out': 'A number texted STOP to a phone line: SMS to it from that line are refused.',
+  'sms.opted_in': 'A number that had opted out of a phone line texted START: SMS to it may be sent again.',
 };
 
 const FILTER_SCHEMAS: Record<FeedFilter, object> = {

@@ -1,4 +1,4 @@
-/** The ten event kinds (spec: Events), declared once. */
+/** The event kinds (spec: Events, and issue 45's SMS opt-out kinds), declared once. */
 export const EVENT_KINDS = [
   'message.received',
   'message.sent',
@@ -10,5 +10,7 @@ export const EVENT_KINDS = [
   'email_account.health_changed',
   'agent_turn.awaiting_approval',
   'agent_turn.sent',
+  'sms.opted_out',
+  'sms.opted_in',
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];

@@ -91,6 +91,20 @@ export interface AgentTurnData {
   };
 }
 
+/** sms.opted_out and sms.opted_in: a number's opt-out of SMS from a line changed (docs/opt-out.md). */
+export interface SmsOptOutData {
+  optOut: {
+    lineId: string;
+    lineNumber: string;
+    number: string;
+    optedOut: boolean;
+    keyword: string;
+    changedAt: string;
+    threadId: string | null;
+    messageId: string | null;
+  };
+}
+
 /** Event kind → the data its domain event carries. */
 export interface EventDataByKind {
   'message.received': MessageEventData;
@@ -103,4 +117,6 @@ export interface EventDataByKind {
   'email_account.health_changed': EmailAccountHealthData;
   'agent_turn.awaiting_approval': AgentTurnData;
   'agent_turn.sent': AgentTurnData;
+  'sms.opted_out': SmsOptOutData;
+  'sms.opted_in': SmsOptOutData;
 }

@@ -26,6 +26,8 @@ import { LiveController } from './live/live.controller';
 import { WebSessionsModule } from '../auth/web-sessions/web-sessions.module';
 import { StaticController } from './static/static.controller';
 import { ThreadViewService } from './conversations/thread-view.service';
+import { SmsOptOutController } from './sms-opt-out/sms-opt-out.controller';
+import { OptOutsModule } from '../opt-outs/opt-outs.module';
 
 /**
  * The controllers of the web app's pages: each gets the page headers (kit/page-headers.ts). Add new
@@ -39,6 +41,7 @@ export const PAGE_CONTROLLERS = [
   WebhooksController,
   MailboxesController,
   SendPoliciesController,
+  SmsOptOutController,
   ConversationsController,
   DevOutboxController,
   ApprovalsController,
@@ -55,6 +58,8 @@ export const PAGE_CONTROLLERS = [
   // mailboxes: EmailChannelModule; the development outbox: ConversationsModule).
   // Conversations: ConversationsModule, AgentsModule (drafts awaiting approval), AttachmentsModule (read_attachment's reads);
   // Approvals: AgentsModule; Send policies: SendPoliciesModule.
+  // Approvals: AgentsModule.
+  // SMS opt-out: OptOutsModule (the org's HELP text).
   imports: [
     WebSessionsModule,
     AuthModule,
@@ -65,6 +70,7 @@ export const PAGE_CONTROLLERS = [
     AgentsModule,
     AttachmentsModule,
     SendPoliciesModule,
+    OptOutsModule,
   ],
 })
 export class WebModule implements NestModule {

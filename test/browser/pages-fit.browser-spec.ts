@@ -243,6 +243,8 @@ describe('every page fits a phone and a desktop', () => {
     await expectFits(page, 'send-policies-credential', {
       visible: (p) => [p.getByRole('button', { name: 'Save override' }), p.getByRole('button', { name: 'Remove override' })],
     });
+    await page.goto('/settings/sms-opt-out');
+    await expectFits(page, 'sms-opt-out', { visible: (p) => [p.getByLabel('HELP text'), p.getByRole('button', { name: 'Save HELP text' })] });
 
     await page.getByRole('link', { name: 'Outbox (development)' }).click();
     await page.waitForURL('**/dev/outbox');

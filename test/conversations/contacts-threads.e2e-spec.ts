@@ -320,6 +320,7 @@ describe('threads, labels and contacts (tools, events, line scope)', () => {
         createdAt: expect.stringMatching(ISO_MS),
         updatedAt: expect.stringMatching(ISO_MS),
         identities,
+        optedOut: [],
       });
 
       await inboundSms(m, phone.address, from, 'it is Ada');
@@ -459,6 +460,7 @@ describe('threads, labels and contacts (tools, events, line scope)', () => {
           createdAt: bob.createdAt,
           updatedAt: expect.stringMatching(ISO_MS),
           identities,
+          optedOut: [],
         },
         mergedContactIds: [robert.id, bobby.id],
       });

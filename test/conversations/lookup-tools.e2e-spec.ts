@@ -322,6 +322,7 @@ describe('look-up tools', () => {
           { id: expect.stringMatching(UUID), kind: 'PHONE', value: partner, displayName: null },
           { id: expect.stringMatching(UUID), kind: 'EMAIL', value: 'ada@example.org', displayName: 'Ada L.' },
         ]),
+        optedOut: [],
       });
       expect(got.identities).toHaveLength(2);
       // The same object list_contacts lists.

@@ -44,7 +44,7 @@ describe('event feed: events/list, events/poll and GET /api/events', () => {
       await c?.close();
     });
 
-    it('sees the extension in the capabilities and the ten kinds in events/list', async () => {
+    it('sees the extension in the capabilities and the twelve kinds in events/list', async () => {
       // The SDKs keep only the capabilities their schema knows: the 2026-07-28 `extensions` map (server/discover below shows the draft's `events` too).
       expect(c.capabilities()).toMatchObject({ extensions: { 'io.modelcontextprotocol/events': { listChanged: false } } });
       const { events } = await c.request('events/list');
@@ -59,6 +59,8 @@ describe('event feed: events/list, events/poll and GET /api/events', () => {
         'email_account.health_changed',
         'agent_turn.awaiting_approval',
         'agent_turn.sent',
+        'sms.opted_out',
+        'sms.opted_in',
       ]);
       const received = events[0];
       expect(received.delivery).toEqual(['poll', 'push', 'webhook']);

@@ -135,6 +135,8 @@ export const EVENT_KINDS = [
   'email_account.health_changed',
   'agent_turn.awaiting_approval',
   'agent_turn.sent',
+  'sms.opted_out',
+  'sms.opted_in',
 ] as const;
 
 /** A public-looking webhook URL, unique per call. */

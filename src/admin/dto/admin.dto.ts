@@ -211,6 +211,18 @@ export class SetEndpointCapDto {
   expiresAt?: Date;
 }
 
+export class SetSmsHelpTextDto {
+  @ApiProperty({
+    maxLength: 320,
+    example: 'Northwind Plumbing: call +1 555 123 0000 or reply STOP to opt out.',
+    description: 'What an inbound HELP is answered with',
+  })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(320)
+  helpText: string;
+}
+
 export class SetAttachmentQuotaDto {
   @ApiProperty({ minimum: 0, maximum: 2 ** 50, example: 10 * 1024 ** 3, description: 'Attachment bytes the org may store' })
   @IsInt()

@@ -4,6 +4,8 @@ import { ConversationsModule } from '../../conversations/conversations.module';
 import { OutboundHttpModule } from '../../outbound-http/outbound-http.module';
 import { SmsCarrier } from './sms-carrier';
 import { SmsDeliveryService } from './sms-delivery.service';
+import { SmsKeywordsService } from './sms-keywords.service';
+import { OptOutsModule } from '../../opt-outs/opt-outs.module';
 import { smsGatewayProvider } from './sms-gateways';
 import { SmsIngestController } from './sms-ingest.controller';
 import { SmsMessagesRepository } from './sms-messages.repository';
@@ -22,7 +24,8 @@ import { TwilioSignatureGuard } from './twilio-signature.guard';
 @Module({
   // ConversationsModule: where inbound SMS are recorded and outbound ones move; OutboundHttpModule: the
   // URL policy Twilio's media are fetched through; AccountsModule: the live role of whoever connects a provider.
-  imports: [ConversationsModule, OutboundHttpModule, AccountsModule],
+  // OptOutsModule: STOP, START and HELP of inbound SMS (sms-keywords.service.ts).
+  imports: [ConversationsModule, OutboundHttpModule, AccountsModule, OptOutsModule],
   controllers: [SmsIngestController, TwilioIngestController],
   providers: [
     SmsCarrier,
@@ -30,6 +33,7 @@ import { TwilioSignatureGuard } from './twilio-signature.guard';
     TwilioApi,
     SmsMessagesRepository,
     SmsDeliveryService,
+    SmsKeywordsService,
     SmsProvidersRepository,
     SmsProvidersService,
     TwilioIngestService,

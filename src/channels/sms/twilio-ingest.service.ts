@@ -5,6 +5,7 @@ import { NotFoundError, ValidationError } from '../../common/errors';
 import { ConversationsService, InboundAttachment, InboundResult } from '../../conversations/conversations.service';
 import { MessageStatus } from '../../conversations/message.entity';
 import { SmsDeliveryService } from './sms-delivery.service';
+import { SmsKeywordsService } from './sms-keywords.service';
 import { SmsProvidersRepository } from './sms-providers.repository';
 import { errorText, MEDIA_DEADLINE_MS, TwilioApi, TwilioError } from './twilio-api';
 import { SignedTwilioRequest } from './twilio-signature.guard';
@@ -48,6 +49,7 @@ export class TwilioIngestService {
     private readonly sms: SmsDeliveryService,
     private readonly providers: SmsProvidersRepository,
     private readonly api: TwilioApi,
+    private readonly keywords: SmsKeywordsService,
   ) {}
 
   async receive(signed: SignedTwilioRequest): Promise<InboundResult> {
@@ -67,7 +69,17 @@ export class TwilioIngestService {
     const recording = (async () => {
       // A repeat (Twilio retrying) is answered from what was stored, without fetching the media again.
       const attachments = (await this.providers.inboundRecorded(line.lineId, sid)) ? [] : await this.media(signed, line.authToken, sid, numMedia);
-      return this.conversations.recordInbound({ to, channel: 'SMS', from: { kind: 'PHONE', value: from }, body, providerMessageId: sid, attachments });
+      const recorded = await this.conversations.recordInbound({
+        to,
+        channel: 'SMS',
+        from: { kind: 'PHONE', value: from },
+        body,
+        providerMessageId: sid,
+        attachments,
+      });
+      // STOP, START and HELP: the opt-out is recorded here; Twilio answers the sender itself (docs/twilio.md, "Opt-out keywords").
+      await this.keywords.afterInbound({ to, from, body }, recorded);
+      return recorded;
     })();
     this.inFlight.set(key, recording);
     try {

@@ -11,6 +11,7 @@ import { toIdentity } from '../message-data.builder';
 import { containsPattern, KeysetCursors } from '../../common/keyset-cursor';
 import { charLength, RESULT_BOUNDS, textWindow } from '../../common/result-bounds';
 import { ContactsRepository } from './contacts.repository';
+import { OptOutsService, OptOutView } from '../../opt-outs/opt-outs.service';
 
 export const CONTACTS_PAGE_SIZE = 25;
 export const MAX_CONTACTS_PAGE_SIZE = 100;
@@ -28,6 +29,8 @@ export interface ContactView {
   updatedAt: string;
   /** Only when the contact is in view for the caller (IN_VIEW in contacts.repository.ts); otherwise empty. */
   identities: IdentityData[];
+  /** Its numbers (of `identities`) that texted STOP to one of the caller's lines, by line (docs/opt-out.md). */
+  optedOut: OptOutView[];
 }
 
 export interface NewIdentity {
@@ -47,6 +50,7 @@ export class ContactsService {
     private readonly contacts: ContactsRepository,
     private readonly bus: EventBus,
     private readonly cursors: KeysetCursors,
+    private readonly optOuts: OptOutsService,
   ) {}
 
   /** Alphabetical by display name (case-insensitive), then id; keyset paged. */
@@ -176,6 +180,13 @@ export class ContactsService {
       rows.filter((r) => r.in_view),
     );
     const byId = new Map(rows.map((r) => [r.id, r]));
+    const phones = identities.filter((i) => i.kind === 'PHONE').map((i) => i.value);
+    const optedOut = await this.optOuts.optOutsOf(
+      manager,
+      caller.orgId,
+      phones,
+      caller.lines.map((l) => l.id),
+    );
     return ids
       .filter((id) => byId.has(id))
       .map((id) => {
@@ -189,6 +200,7 @@ export class ContactsService {
           createdAt: c.created_at.toISOString(),
           updatedAt: c.updated_at.toISOString(),
           identities: identities.filter((i) => i.contact_id === c.id).map(toIdentity),
+          optedOut: optedOut.filter((o) => identities.some((i) => i.contact_id === c.id && i.kind === 'PHONE' && i.value === o.number)),
         };
       });
   }

@@ -3,6 +3,7 @@ import { EntityManager } from 'typeorm';
 import { SendRefusedError } from '../../common/errors';
 import { LinesRepository } from '../../identity/lines.repository';
 import { SendPoliciesService } from '../../send-policies/send-policies.service';
+import { OptOutsService } from '../../opt-outs/opt-outs.service';
 import { QueuedMessage } from './outbound.repository';
 
 /**
@@ -13,6 +14,8 @@ import { QueuedMessage } from './outbound.repository';
  * Rules binding every send, whoever makes it:
  * - `own_line`: a message to one of the org's own live lines is refused. Such a message comes back
  *   in as inbound on that line, where an AUTO agent answers it, and so on without end.
+ * - `opted_out`: an SMS to a number that texted STOP to the sending line (and not START since) is
+ *   refused (opt-outs/, docs/opt-out.md); only the service's own answer to the keyword passes.
  *
  * Rules binding sends a credential (API key or OAuth grant) makes, not a person's own:
  * - the send policy (send-policies/): `deny_list`, `allow_list`, `replies_only`, `quiet_hours`,
@@ -23,6 +26,7 @@ export class SendGate {
   constructor(
     private readonly lines: LinesRepository,
     private readonly policies: SendPoliciesService,
+    private readonly optOuts: OptOutsService,
   ) {}
 
   async admit(tx: EntityManager, m: QueuedMessage): Promise<void> {
@@ -35,6 +39,7 @@ export class SendGate {
         'to',
       );
     }
+    await this.optOuts.admit(tx, m);
     if (m.origin.keyId !== null) await this.policies.admit(tx, { orgId: m.orgId, credentialId: m.origin.keyId, lineId: m.lineId, to: m.to.value });
   }
 }

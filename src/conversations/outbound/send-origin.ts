@@ -1,4 +1,5 @@
 import { Principal } from '../../identity/principal';
+import { KEYWORD_REPLY } from '../../opt-outs/opt-outs.service';
 
 /**
  * Who a send is for, carried by every outbound message from the call that makes it to the row
@@ -10,6 +11,12 @@ import { Principal } from '../../identity/principal';
 export interface SendOrigin {
   userId: string | null;
   keyId: string | null;
+  /**
+   * A message the service sends by itself, for nobody (userId and keyId null): `sms_keyword_reply`
+   * is the answer to an inbound STOP, START or HELP (opt-outs/), the one message the gate's rule
+   * opted_out lets reach a number that just opted out. Never set from a caller's input.
+   */
+  system?: typeof KEYWORD_REPLY;
 }
 
 /** The origin of a send the principal makes now. */

@@ -9,6 +9,7 @@ import { ThreadAccessRepository } from './thread-access.repository';
 import { MessageAttachmentRow, ThreadListRow, ThreadRow, ThreadsRepository } from './threads.repository';
 import { charLength, nextOffsetOf, previewOf, RESULT_BOUNDS } from '../../common/result-bounds';
 import { isIsoTimestamp, KeysetCursors } from '../../common/keyset-cursor';
+import { OptOutsService, OptOutView } from '../../opt-outs/opt-outs.service';
 
 export const THREADS_PAGE_SIZE = 25;
 /** list_labels page size: a label is at most 100 characters, so a page stays far below the result bound. */
@@ -67,6 +68,8 @@ export interface ThreadDetail {
   labels: LabelView[];
   messages: ThreadMessage[];
   nextCursor: string | null;
+  /** An SMS thread whose partner texted STOP to its line (and not START since): SMS to them are refused (docs/opt-out.md). */
+  optedOut: OptOutView | null;
 }
 
 export interface LabelChange {
@@ -86,6 +89,7 @@ export class ThreadsService {
     private readonly threadAccess: ThreadAccessRepository,
     private readonly data: MessageDataBuilder,
     private readonly cursors: KeysetCursors,
+    private readonly optOuts: OptOutsService,
   ) {}
 
   /**
@@ -149,6 +153,7 @@ export class ThreadsService {
         ...attachmentsOfMessage(attachments, m.id),
       })),
       nextCursor: rows.length > limit && last ? this.cursors.encode('get_thread', { key: last.created_at.toISOString(), id: last.id }) : null,
+      optedOut: access.channel === 'SMS' ? await this.optOuts.threadOptOut(manager, access.line_id, access.partner_identity_id) : null,
     };
   }
 

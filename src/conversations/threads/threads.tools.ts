@@ -1,7 +1,15 @@
 import { argumentCheck } from '../../tools/tool-arguments';
 import { Principal } from '../../identity/principal';
 import { McpTool, McpToolHandler, ToolArgs } from '../../tools/tool.decorator';
-import { attachmentRefSchema, labelWithConfidenceSchema, messageSchema, personConciseSchema, personSchema, threadSummarySchema } from '../conversation.schemas';
+import {
+  attachmentRefSchema,
+  labelWithConfidenceSchema,
+  messageSchema,
+  optOutSchema,
+  personConciseSchema,
+  personSchema,
+  threadSummarySchema,
+} from '../conversation.schemas';
 import { MAX_THREADS_PAGE_SIZE, THREADS_PAGE_SIZE, ThreadsService } from './threads.service';
 import { RESULT_BOUNDS, textWindowArguments } from '../../common/result-bounds';
 import { cursorArgument, nextCursorResult, nullable } from '../../tools/tool-schemas';
@@ -145,8 +153,13 @@ const getThreadInput = {
         },
       },
       nextCursor: nextCursorResult,
+      optedOut: {
+        anyOf: [{ type: 'null' }, optOutSchema],
+        description:
+          "An SMS thread whose partner texted STOP to the thread's line (and not START since): send_sms and reply_to_thread to them are refused. Null otherwise.",
+      },
     },
-    required: ['thread', 'person', 'labels', 'messages', 'nextCursor'],
+    required: ['thread', 'person', 'labels', 'messages', 'nextCursor', 'optedOut'],
   },
 })
 export class GetThreadTool implements McpToolHandler<ToolArgs<typeof getThreadInput>> {

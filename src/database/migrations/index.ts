@@ -31,6 +31,7 @@ import { StandardWebhooks1763800730000 } from './1763800730000-StandardWebhooks'
 import { EventFeedPositions1763800740000 } from './1763800740000-EventFeedPositions';
 import { EventSubscriptions1763800750000 } from './1763800750000-EventSubscriptions';
 import { SendOrigins1763800760000 } from './1763800760000-SendOrigins';
+import { SmsOptOuts1763800780000 } from './1763800780000-SmsOptOuts';
 import { SendPolicies1763800790000 } from './1763800790000-SendPolicies';
 
 /** Migrations in the order they run. */
@@ -68,5 +69,6 @@ export const MIGRATIONS = [
   EventFeedPositions1763800740000,
   EventSubscriptions1763800750000,
   SendOrigins1763800760000,
+  SmsOptOuts1763800780000,
   SendPolicies1763800790000,
 ];

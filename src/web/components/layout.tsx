@@ -32,6 +32,7 @@ export type NavPath =
   | '/settings/webhooks'
   | '/settings/mailboxes'
   | '/settings/send-policies'
+  | '/settings/sms-opt-out'
   | '/dev/outbox';
 
 /**
@@ -54,6 +55,7 @@ export function Layout(props: { title: string; person: Person; current?: NavPath
     ['/settings/webhooks', 'Webhooks'],
     ...(mayManageMailboxes(props.person.role) ? [['/settings/mailboxes', 'Mailboxes'] as [NavPath, string]] : []),
     ['/settings/send-policies', 'Send policies'],
+    ['/settings/sms-opt-out', 'SMS opt-out'],
     ...(settings.devOutbox ? [['/dev/outbox', 'Outbox (development)'] as [NavPath, string]] : []),
   ];
   return (

@@ -4,6 +4,7 @@ import { ThreadDetail } from '../../conversations/threads/threads.service';
 import { CsrfField } from '../components/csrf-field';
 import { FieldError } from '../components/form-parts';
 import { lineName } from './conversation-parts';
+import { Time } from '../components/time';
 
 /** The thread page's form fields an error can be shown next to. */
 export type ThreadField = 'body' | 'label' | 'notes' | 'displayName' | 'form';
@@ -95,10 +96,17 @@ export function ReplyForm(props: {
   described: (field: ThreadField, hint?: string) => string | undefined;
 }) {
   const { person, base, partner, errors, described } = props;
-  const { thread } = props.detail;
+  const { thread, optedOut } = props.detail;
   return (
     <section aria-labelledby="reply-heading" class="reply">
       <h2 id="reply-heading">Reply</h2>
+      {optedOut ? (
+        // The send gate refuses an SMS to this number (rule opted_out); the form says so before anyone types (docs/opt-out.md).
+        <p class="notice warning" id="opted-out">
+          <strong>{optedOut.number} has opted out.</strong> They texted {optedOut.keyword} to this line on <Time at={optedOut.since} />, so no SMS can be sent
+          to them from it, by you or an agent, until they text START.
+        </p>
+      ) : null}
       <form method="post" action={`${base}/reply`} class="stack wide">
         <CsrfField person={person} />
         <input type="hidden" name="idempotencyKey" value={props.replyKey} />
@@ -111,8 +119,9 @@ export function ReplyForm(props: {
             name="body"
             rows={5}
             required
+            disabled={optedOut ? true : undefined}
             aria-invalid={errors.body ? 'true' : undefined}
-            aria-describedby={described('body', 'body-hint')}
+            aria-describedby={optedOut ? 'opted-out' : described('body', 'body-hint')}
             value={props.replyBody}
           />
           <p class="hint" id="body-hint">
@@ -122,7 +131,7 @@ export function ReplyForm(props: {
           <FieldError id="body-error" error={errors.body} />
         </div>
         <div class="actions">
-          <button type="submit" data-busy-text="Sending…">
+          <button type="submit" data-busy-text="Sending…" disabled={optedOut ? true : undefined} aria-describedby={optedOut ? 'opted-out' : undefined}>
             Send reply
           </button>
         </div>

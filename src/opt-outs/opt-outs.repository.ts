@@ -1,0 +1,119 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { queryNamed } from '../database/sql';
+import { OptKeyword } from './sms-keywords';
+
+/** A number's opt-out on a line, as the gate and the pages read it. */
+export interface OptOutRow {
+  line_id: string;
+  number: string;
+  keyword: OptKeyword;
+  changed_at: Date;
+}
+
+/** SQL of sms_opt_outs and sms_help_texts; the rules live in OptOutsService. */
+@Injectable()
+export class OptOutsRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** Marks the number opted out on the line; the row when this changed it (null when it was opted out already). */
+  async optOut(tx: EntityManager, change: OptChange): Promise<OptOutRow | null> {
+    const [row] = await queryNamed<OptOutRow[]>(
+      tx,
+      `INSERT INTO sms_opt_outs (line_id, number, org_id, opted_out, keyword, message_id) VALUES (:lineId, :number, :orgId, true, :keyword, :messageId)
+       ON CONFLICT (line_id, number) DO UPDATE SET opted_out = true, keyword = EXCLUDED.keyword, message_id = EXCLUDED.message_id, changed_at = now()
+         WHERE NOT sms_opt_outs.opted_out
+       RETURNING line_id, number, keyword, changed_at`,
+      { ...change },
+    );
+    return row ?? null;
+  }
+
+  /** Marks the number opted back in on the line; the row when this changed it (null when it was not opted out). */
+  async optIn(tx: EntityManager, change: OptChange): Promise<OptOutRow | null> {
+    // An UPDATE answers [rows, count].
+    const [[row]] = await queryNamed<[OptOutRow[], number]>(
+      tx,
+      `UPDATE sms_opt_outs SET opted_out = false, keyword = :keyword, message_id = :messageId, changed_at = now()
+        WHERE line_id = :lineId AND number = :number AND opted_out
+        RETURNING line_id, number, keyword, changed_at`,
+      { ...change },
+    );
+    return row ?? null;
+  }
+
+  /** Whether this inbound message made the number's last change on the line (a repeat of it changes nothing more). */
+  async changedBy(tx: EntityManager, lineId: string, number: string, messageId: string): Promise<boolean> {
+    const rows = await queryNamed<unknown[]>(tx, `SELECT 1 FROM sms_opt_outs WHERE line_id = :lineId AND number = :number AND message_id = :messageId`, {
+      lineId,
+      number,
+      messageId,
+    });
+    return rows.length > 0;
+  }
+
+  /** The number's opt-out on the line, if it is opted out. */
+  async find(manager: EntityManager, lineId: string, number: string): Promise<OptOutRow | null> {
+    const [row] = await queryNamed<OptOutRow[]>(
+      manager,
+      `SELECT line_id, number, keyword, changed_at FROM sms_opt_outs WHERE line_id = :lineId AND number = :number AND opted_out`,
+      { lineId, number },
+    );
+    return row ?? null;
+  }
+
+  /** The opt-out of the identity's number on the line (a thread's partner), if it is opted out. */
+  async ofIdentity(manager: EntityManager, lineId: string, identityId: string): Promise<OptOutRow | null> {
+    const [row] = await queryNamed<OptOutRow[]>(
+      manager,
+      `SELECT o.line_id, o.number, o.keyword, o.changed_at FROM identities i
+         JOIN sms_opt_outs o ON o.line_id = :lineId AND o.number = i.value AND o.opted_out
+        WHERE i.id = :identityId AND i.kind = 'PHONE'`,
+      { lineId, identityId },
+    );
+    return row ?? null;
+  }
+
+  /** The opt-outs of these numbers in the org, on any line. */
+  async ofNumbers(manager: EntityManager, orgId: string, numbers: string[]): Promise<OptOutRow[]> {
+    if (numbers.length === 0) return [];
+    return queryNamed<OptOutRow[]>(
+      manager,
+      `SELECT line_id, number, keyword, changed_at FROM sms_opt_outs WHERE org_id = :orgId AND number = ANY(:numbers::text[]) AND opted_out
+        ORDER BY changed_at`,
+      { orgId, numbers },
+    );
+  }
+
+  /** The org's name and its own HELP text (null when it set none). */
+  async helpText(orgId: string, manager: EntityManager = this.dataSource.manager): Promise<{ org_name: string; text: string | null } | null> {
+    const [row] = await queryNamed<Array<{ org_name: string; text: string | null }>>(
+      manager,
+      `SELECT o.name AS org_name, h.text FROM orgs o LEFT JOIN sms_help_texts h ON h.org_id = o.id WHERE o.id = :orgId`,
+      { orgId },
+    );
+    return row ?? null;
+  }
+
+  async saveHelpText(tx: EntityManager, orgId: string, text: string): Promise<void> {
+    await queryNamed(
+      tx,
+      `INSERT INTO sms_help_texts (org_id, text) VALUES (:orgId, :text) ON CONFLICT (org_id) DO UPDATE SET text = EXCLUDED.text, updated_at = now()`,
+      { orgId, text },
+    );
+  }
+
+  async deleteHelpText(tx: EntityManager, orgId: string): Promise<void> {
+    await queryNamed(tx, `DELETE FROM sms_help_texts WHERE org_id = :orgId`, { orgId });
+  }
+}
+
+/** A keyword's change of a number on a line. */
+export interface OptChange {
+  orgId: string;
+  lineId: string;
+  number: string;
+  keyword: OptKeyword;
+  messageId: string | null;
+}
