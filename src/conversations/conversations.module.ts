@@ -14,6 +14,8 @@ import { OutboundProcessor } from './outbound/outbound.processor';
 import { OutboundRepository } from './outbound/outbound.repository';
 import { OUTBOUND_QUEUE, OutboundService } from './outbound/outbound.service';
 import { SendGate } from './outbound/send-gate';
+import { ScheduledSends } from './outbound/scheduled-sends';
+import { CancelScheduledMessageTool } from './outbound/scheduled-sends.tools';
 import { ReplyToThreadTool, SendSmsTool } from './outbound/outbound.tools';
 import { SendIdempotencyKeysRepository } from './outbound/send-idempotency-keys.repository';
 import { SearchRepository } from './search/search.repository';
@@ -56,6 +58,8 @@ import { THREAD_TOOLS } from './threads/threads.tools';
     OutboundChannels,
     OutboundService,
     SendGate,
+    ScheduledSends,
+    CancelScheduledMessageTool,
     OutboundProcessor,
     SendSmsTool,
     ReplyToThreadTool,
@@ -71,6 +75,7 @@ import { THREAD_TOOLS } from './threads/threads.tools';
     OutboundRepository,
     OutboundChannels,
     OutboundService,
+    ScheduledSends,
     DevelopmentOutboxService,
   ],
 })
