@@ -4,6 +4,7 @@ import { modernRpc } from '../support/mcp-modern';
 import { createMessagingTestApp, Hook, MessagingTestApp, partnerPhone } from '../support/messaging-hooks';
 import { createSession, Session } from '../support/session';
 import { waitUntil } from '../support/wait';
+import { postForm, signInBrowser } from '../support/web';
 
 /** A sendAt `ms` from now, as an agent writes it (RFC 3339 with an offset). */
 function inMs(ms: number): string {
@@ -151,6 +152,41 @@ describe('scheduled sends: sendAt, SCHEDULED until its time, then sent once; can
       'message.status_changed to FAILED',
     );
     expect(moved.data).toMatchObject({ previousStatus: 'SCHEDULED', error: failed.error });
+  });
+
+  it('the thread page shows a scheduled message with its time and a Cancel button that cancels it (CSRF form, as the other thread forms)', async () => {
+    const to = partnerPhone();
+    const sendAt = inMs(60 * 60 * 1000);
+    const { message } = await toolOk(m, s.apiKey, 'send_sms', { to, body: 'See you tomorrow', sendAt });
+    const browser = await signInBrowser(m, s.userId);
+    const path = `/conversations/${message.threadId}`;
+    const page = await m.http().get(path).set('Cookie', browser.cookie).expect(200);
+    expect(page.text).toContain('Scheduled for');
+    expect(page.text).toContain(`<time datetime="${new Date(sendAt).toISOString().slice(0, 16)}Z"`);
+    expect(page.text).toContain(`action="${path}/messages/${message.id}/cancel"`);
+    expect(page.text).toContain('Cancel sending');
+
+    // Without the CSRF token nothing changes.
+    await m.http().post(`${path}/messages/${message.id}/cancel`).set('Cookie', browser.cookie).type('form').send({}).expect(403);
+    expect((await statusOf(message.id)).status).toBe('SCHEDULED');
+
+    const done = await postForm(m, browser, `${path}/messages/${message.id}/cancel`).expect(303);
+    expect(done.headers.location).toMatch(new RegExp(`^${path}\\?done=canceled`));
+    expect((await statusOf(message.id)).status).toBe('CANCELED');
+    const after = await m.http().get(done.headers.location).set('Cookie', browser.cookie).expect(200);
+    expect(after.text).toContain('The scheduled message was cancelled; it will not be sent.');
+    expect(after.text).not.toContain('Cancel sending');
+    expect(after.text).toContain('cancelled, never sent');
+
+    // Again: a conflict shown above the page's forms, nothing else changes.
+    const again = await postForm(m, browser, `${path}/messages/${message.id}/cancel`).expect(409);
+    expect(again.text).toContain(`message ${message.id} is CANCELED, not SCHEDULED`);
+    // Another org's person finds no such message.
+    const other = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
+    const theirs = (await toolOk(m, other.apiKey, 'send_sms', { to: partnerPhone(), body: 'x', sendAt: inMs(60_000) })).message;
+    await postForm(m, browser, `${path}/messages/${theirs.id}/cancel`).expect(404);
+    await postForm(m, browser, `${path}/messages/not-a-uuid/cancel`).expect(400);
+    expect((await statusOf(theirs.id)).status).toBe('SCHEDULED');
   });
 
   it('works alike in the 2026-07-28 era: schedule and cancel', async () => {

@@ -1,3 +1,4 @@
+import { argumentCheck } from '../../tools/tool-arguments';
 import { Principal } from '../../identity/principal';
 import { McpTool, McpToolHandler, ToolArgs } from '../../tools/tool.decorator';
 import { sentMessageSchema } from '../conversation.schemas';
@@ -34,3 +35,6 @@ export class CancelScheduledMessageTool implements McpToolHandler<ToolArgs<typeo
     return this.scheduled.cancel(caller, args.messageId);
   }
 }
+
+/** cancel_scheduled_message's argument check for the other surfaces (the thread page's Cancel): the tool's own input schema. */
+export const scheduledArguments = { cancel: argumentCheck(cancelScheduledInput) };
