@@ -1,10 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { createServer, Server } from 'node:http';
-import { AddressInfo } from 'node:net';
 import { Client } from 'pg';
 import request from 'supertest';
 import { adminClient, TestApp } from '../support/app';
-import { partnerPhone } from '../support/messaging-hooks';
+import { CarrierStandIn, partnerPhone, startCarrier } from '../support/messaging-hooks';
 import { toolOk } from '../support/mcp';
 import { ServiceProcess, startServiceProcess } from '../support/service-process';
 import { createSession } from '../support/session';
@@ -20,36 +17,25 @@ jest.setTimeout(180_000);
  * from the new process (its delayed job waited in Redis; the time is in the database).
  */
 describe('a scheduled send survives a restart of the service', () => {
-  let carrier: Server;
-  const carried: Array<{ to: string; body: string }> = [];
+  let carrier: CarrierStandIn;
   let db: Client;
   let service: ServiceProcess | undefined;
 
   beforeAll(async () => {
-    carrier = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        carried.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-        res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ providerMessageId: `carrier-${randomBytes(6).toString('hex')}` }));
-      });
-    });
-    await new Promise<void>((resolve) => carrier.listen(0, '127.0.0.1', resolve));
+    carrier = await startCarrier();
     db = new Client({ connectionString: process.env.DATABASE_URL });
     await db.connect();
   });
   afterAll(async () => {
     await service?.stop();
     await db?.end();
-    carrier?.closeAllConnections();
-    await new Promise<void>((resolve) => carrier?.close(() => resolve()));
+    await carrier?.close();
   });
 
   it('scheduled, the service stopped past its time, started again: it goes out once', async () => {
     const env = {
       APP_ENV: 'development',
-      SMS_CARRIER_URL: `http://127.0.0.1:${(carrier.address() as AddressInfo).port}/sms`,
+      SMS_CARRIER_URL: carrier.url,
       QUEUE_PREFIX: privateQueuePrefix('scheduled-restart'),
     };
     service = await startServiceProcess(env);
@@ -66,7 +52,7 @@ describe('a scheduled send survives a restart of the service', () => {
     await waitUntil(() => Date.now() > sendAt.getTime() + 1000, 'the time to pass while the service is down', { timeoutMs: 10_000 });
     const statusOf = async () => (await db.query(`SELECT status FROM messages WHERE id = $1`, [message.id])).rows[0].status as string;
     expect(await statusOf()).toBe('SCHEDULED');
-    expect(carried).toHaveLength(0);
+    expect(carrier.carried).toHaveLength(0);
 
     service = await startServiceProcess(env);
     await waitUntil(
@@ -76,6 +62,6 @@ describe('a scheduled send survives a restart of the service', () => {
         timeoutMs: 60_000,
       },
     );
-    expect(carried).toEqual([expect.objectContaining({ to, body: 'after the restart' })]);
+    expect(carrier.carried).toEqual([expect.objectContaining({ to, body: 'after the restart' })]);
   });
 });
