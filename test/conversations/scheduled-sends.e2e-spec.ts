@@ -174,9 +174,9 @@ describe('scheduled sends: sendAt, SCHEDULED until its time, then sent once; can
     expect(done.headers.location).toMatch(new RegExp(`^${path}\\?done=canceled`));
     expect((await statusOf(message.id)).status).toBe('CANCELED');
     const after = await m.http().get(done.headers.location).set('Cookie', browser.cookie).expect(200);
-    expect(after.text).toContain('The scheduled message was cancelled; it will not be sent.');
+    expect(after.text).toContain('The scheduled message was canceled; it will not be sent.');
     expect(after.text).not.toContain('Cancel sending');
-    expect(after.text).toContain('cancelled, never sent');
+    expect(after.text).toContain('canceled, never sent');
 
     // Again: a conflict shown above the page's forms, nothing else changes.
     const again = await postForm(m, browser, `${path}/messages/${message.id}/cancel`).expect(409);

@@ -41,7 +41,7 @@ export function MessageItem(props: { message: ThreadMessage; extras?: MessageExt
   return (
     <li id={`message-${m.id}`} class={`message ${inbound ? 'inbound' : 'outbound'} status-${m.status.toLowerCase()}`}>
       <div class="message-head">
-        <span class="direction">{inbound ? 'Received' : 'Sent'}</span>
+        <span class="direction">{inbound ? 'Received' : m.status === 'SCHEDULED' ? 'Not sent yet' : m.status === 'CANCELED' ? 'Not sent' : 'Sent'}</span>
         <span class="sender">
           {inbound ? 'From ' : 'To '}
           {senderName ? `${senderName} ` : ''}
@@ -57,7 +57,7 @@ export function MessageItem(props: { message: ThreadMessage; extras?: MessageExt
       {m.status === 'SCHEDULED' ? <ScheduledLine message={m} person={props.person} base={props.base} /> : null}
       {m.status === 'CANCELED' && m.sendAt ? (
         <p class="hint">
-          Was scheduled for <Time at={m.sendAt} precision="minute" />; cancelled, never sent.
+          Was scheduled for <Time at={m.sendAt} precision="minute" />; canceled, never sent.
         </p>
       ) : null}
       {m.truncated ? <p class="hint">The message is longer; this shows its start.</p> : null}
