@@ -83,6 +83,10 @@ describe('scheduled sends: sendAt, SCHEDULED until its time, then sent once; can
       }),
     ).toMatch(/was used in the last 24 hours with other arguments/);
 
+    // A due job run early (a clock ahead of the database's) releases nothing and fails, so Bull runs it again later.
+    await expect(m.app.get(ScheduledSends).release(email.message.id)).rejects.toThrow(/is not due yet by the database's clock/);
+    expect((await statusOf(email.message.id)).status).toBe('SCHEDULED');
+
     const reply = await toolOk(m, s.apiKey, 'reply_to_thread', { threadId: email.message.threadId, body: 'and again', sendAt });
     expect(reply.message).toMatchObject({ status: 'SCHEDULED', sendAt: new Date(sendAt).toISOString() });
     const [{ count }] = await m.db.query(`SELECT count(*)::int AS count FROM messages WHERE thread_id = $1 AND status = 'SCHEDULED'`, [email.message.threadId]);

@@ -264,6 +264,16 @@ export class OutboundRepository {
     return row;
   }
 
+  /** Whether the message is SCHEDULED for a time the database's clock has not reached. */
+  async scheduledAhead(manager: EntityManager, messageId: string): Promise<boolean> {
+    const [row] = await queryNamed<Array<{ id: string }>>(
+      manager,
+      `SELECT id FROM messages WHERE id = :messageId AND status = 'SCHEDULED' AND send_at > now()`,
+      { messageId },
+    );
+    return row !== undefined;
+  }
+
   /** The message on a line the caller may see (callerLines), locked FOR UPDATE in the caller's transaction: its status. */
   async lockForCaller(manager: EntityManager, caller: Principal, messageId: string): Promise<{ status: MessageStatus } | undefined> {
     const scope = callerLines(caller, 'm.line_id', 'm.org_id');

@@ -24,6 +24,7 @@ const cancelScheduledInput = {
     'Cancels a message sent with sendAt that has not gone out yet: its status goes SCHEDULED → CANCELED (message.status_changed) and it ' +
     'is never sent. A message in any other status (QUEUED, SENT, FAILED, already CANCELED...) cannot be cancelled: the call is an error saying its status.',
   kind: 'write',
+  idempotent: true,
   minRole: 'MEMBER',
   inputSchema: cancelScheduledInput,
   outputSchema: { type: 'object', properties: { message: sentMessageSchema.properties.message }, required: ['message'] },

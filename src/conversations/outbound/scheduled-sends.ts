@@ -26,11 +26,18 @@ export class ScheduledSends {
     private readonly gate: SendGate,
   ) {}
 
-  /** Releases the message if it is SCHEDULED and due (else nothing: not yet due, cancelled, released by another replica). */
+  /**
+   * Releases the message if it is SCHEDULED and due (else nothing: canceled, released by another
+   * replica). A job that runs before the database's clock reached the time (this process's clock is
+   * ahead of PostgreSQL's) throws, so Bull runs it again after its backoff.
+   */
   async release(messageId: string): Promise<void> {
     const queued = await this.dataSource.transaction(async (tx) => {
       const row = await this.messages.lockDue(tx, messageId);
-      if (!row) return false;
+      if (!row) {
+        if (await this.messages.scheduledAhead(tx, messageId)) throw new Error(`scheduled message ${messageId} is not due yet by the database's clock`);
+        return false;
+      }
       try {
         await this.gate.admit(tx, queuedMessageOf(row));
       } catch (error) {

@@ -20,7 +20,7 @@ export const sendAtProperty = {
 /** A send's `sendAt`, checked: null when not given; in the future and at most SEND_AT_MAX_AHEAD_DAYS ahead of `now`. */
 export function sendAtOf(value: unknown, now: Date = new Date()): Date | null {
   if (value === undefined || value === null) return null;
-  const at = typeof value === 'string' && RFC3339.test(value) ? new Date(value) : null;
+  const at = typeof value === 'string' && RFC3339.test(value) && realDay(value) ? new Date(value) : null;
   if (!at || Number.isNaN(at.getTime())) {
     throw new ValidationError('sendAt must be an RFC 3339 date-time with its offset, such as 2026-12-01T09:00:00Z or 2026-12-01T09:00:00-05:00', 'sendAt');
   }
@@ -32,4 +32,10 @@ export function sendAtOf(value: unknown, now: Date = new Date()): Date | null {
     );
   }
   return at;
+}
+
+/** Whether the date part names a day of the calendar (Date would take 2026-02-30 as 2 March). */
+function realDay(value: string): boolean {
+  const [year, month, day] = value.slice(0, 10).split('-').map(Number);
+  return month >= 1 && month <= 12 && day >= 1 && new Date(Date.UTC(year, month - 1, day)).getUTCDate() === day;
 }
