@@ -18,6 +18,8 @@ export interface SerializedMessage {
   body: string;
   createdAt: string;
   sentAt: string | null;
+  /** A scheduled send's time: given by the tools' reads when the message was sent with sendAt (not in event payloads). */
+  sendAt?: string;
   fromIdentity: { value: string; kind: IdentityKind };
   toIdentity: { value: string; kind: IdentityKind };
 }

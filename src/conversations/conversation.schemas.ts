@@ -19,11 +19,14 @@ export const messageSchema = {
     status: {
       type: 'string',
       enum: [...MESSAGE_STATUSES],
-      description: 'RECEIVED for inbound messages; outbound ones go QUEUED → SENT → DELIVERED, or FAILED.',
+      description:
+        'RECEIVED for inbound messages; outbound ones go QUEUED → SENT → DELIVERED, or FAILED. A send with sendAt is SCHEDULED until then ' +
+        '(then QUEUED, or FAILED when refused then), or CANCELED.',
     },
     body: { type: 'string' },
     createdAt: { type: 'string' },
     sentAt: nullableString,
+    sendAt: { type: 'string', format: 'date-time', description: 'Given when the message was sent with sendAt: the time it was scheduled for.' },
     fromIdentity: identityRef,
     toIdentity: identityRef,
   },

@@ -15,6 +15,8 @@ import { OutboundRepository } from './outbound/outbound.repository';
 import { OUTBOUND_QUEUE, OutboundService } from './outbound/outbound.service';
 import { SendGate } from './outbound/send-gate';
 import { OptOutsModule } from '../opt-outs/opt-outs.module';
+import { ScheduledSends } from './outbound/scheduled-sends';
+import { CancelScheduledMessageTool } from './outbound/scheduled-sends.tools';
 import { ReplyToThreadTool, SendSmsTool } from './outbound/outbound.tools';
 import { SendIdempotencyKeysRepository } from './outbound/send-idempotency-keys.repository';
 import { SendPoliciesModule } from '../send-policies/send-policies.module';
@@ -59,6 +61,8 @@ import { THREAD_TOOLS } from './threads/threads.tools';
     OutboundChannels,
     OutboundService,
     SendGate,
+    ScheduledSends,
+    CancelScheduledMessageTool,
     OutboundProcessor,
     SendSmsTool,
     ReplyToThreadTool,
@@ -74,6 +78,7 @@ import { THREAD_TOOLS } from './threads/threads.tools';
     OutboundRepository,
     OutboundChannels,
     OutboundService,
+    ScheduledSends,
     DevelopmentOutboxService,
   ],
 })

@@ -41,6 +41,7 @@ export function serializeMessage(m: MessageRow): SerializedMessage {
     body: m.body,
     createdAt: m.created_at.toISOString(),
     sentAt: m.sent_at?.toISOString() ?? null,
+    ...(m.send_at ? { sendAt: m.send_at.toISOString() } : {}),
     fromIdentity: { value: m.from_value, kind: m.from_kind },
     toIdentity: { value: m.to_value, kind: m.to_kind },
   };

@@ -15,6 +15,8 @@ export interface MessageRow {
   body: string;
   created_at: Date;
   sent_at: Date | null;
+  /** A scheduled send's time (tools' reads select it; event payloads do not carry it). */
+  send_at?: Date | null;
   from_value: string;
   from_kind: IdentityKind;
   to_value: string;

@@ -4,8 +4,12 @@ import { Org } from '../accounts/org.entity';
 import { Channel, Direction, IdentityKind } from './conversation-vocabulary';
 import { Thread } from './threads/thread.entity';
 
-/** RECEIVED for inbound messages; outbound ones go QUEUED → SENT → DELIVERED, or FAILED. */
-export const MESSAGE_STATUSES = ['RECEIVED', 'QUEUED', 'SENT', 'DELIVERED', 'FAILED'] as const;
+/**
+ * RECEIVED for inbound messages; outbound ones go QUEUED → SENT → DELIVERED, or FAILED. A scheduled
+ * send (sendAt) is SCHEDULED until its time, then QUEUED (or FAILED when the send gate refuses it
+ * then), or CANCELED when cancelled before (docs/messaging.md, "Statuses").
+ */
+export const MESSAGE_STATUSES = ['RECEIVED', 'QUEUED', 'SENT', 'DELIVERED', 'FAILED', 'SCHEDULED', 'CANCELED'] as const;
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 
 /** An SMS or an email of a thread, received or sent on its line. */
@@ -20,6 +24,8 @@ export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 @Index('messages_sent_by_key_idx', ['sentByKeyId', 'createdAt'], { where: 'sent_by_key_id IS NOT NULL' })
 // Send policies' replies-only rule: did this address write to the line first (send-policies/).
 @Index('messages_inbound_from_idx', ['lineId', 'fromValue'], { where: "direction = 'INBOUND'" })
+// The due sweep of scheduled sends (outbound/scheduled-sends.ts): SCHEDULED messages by their time.
+@Index('messages_scheduled_due_idx', ['sendAt'], { where: "status = 'SCHEDULED'" })
 @Index('messages_header_message_id_idx', ['lineId', 'headerMessageId'], { where: 'header_message_id IS NOT NULL' })
 // search_messages: a GIN index on an expression (subject and body), which @Index cannot declare: made by the
 // migration MessageSearch, left alone by TypeORM (synchronize: false); its expression is SearchRepository's.
@@ -148,6 +154,10 @@ export class Message {
 
   @Column({ name: 'sent_by_key_id', type: 'uuid', nullable: true })
   sentByKeyId: string | null;
+
+  /** A scheduled send's time (sendAt): it stays SCHEDULED until then; null for any other message. */
+  @Column({ name: 'send_at', type: 'timestamptz', precision: 3, nullable: true })
+  sendAt: Date | null;
 
   /** When the carrier or mail server took it (null while QUEUED, or when it FAILED). */
   @Column({ name: 'sent_at', type: 'timestamptz', precision: 3, nullable: true })

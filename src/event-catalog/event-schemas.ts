@@ -39,7 +39,7 @@ const object = (title: string, description: string, properties: Record<string, J
   ...extra,
 });
 
-const MESSAGE_STATUSES = ['RECEIVED', 'QUEUED', 'SENT', 'DELIVERED', 'FAILED'];
+const MESSAGE_STATUSES = ['RECEIVED', 'QUEUED', 'SENT', 'DELIVERED', 'FAILED', 'SCHEDULED', 'CANCELED'];
 
 /** The shared objects, by name; each document carries, under `$defs`, the ones it uses. */
 const SHARED: Record<string, JsonSchema> = {
@@ -270,10 +270,11 @@ export const KIND_INFO: Record<EventKind, KindInfo> = {
   },
   'message.status_changed': {
     title: 'Message status changed',
-    firesWhen: 'a status change of a message is recorded',
+    firesWhen:
+      'a status change of a message is recorded (a scheduled send also when it is written: `previousStatus` null, `SCHEDULED`; then `SCHEDULED` → `QUEUED`, `FAILED` or `CANCELED`)',
     shape: 'message',
     extra: {
-      previousStatus: nullableText('The status before the change, or null.'),
+      previousStatus: nullableText('The status before the change, or null when the message was just written in its status (a scheduled send: `SCHEDULED`).'),
       currentStatus: text('The status after the change (the same as `message.status`).'),
       error: nullableText('Why sending failed, when `currentStatus` is `FAILED`; else null.'),
     },

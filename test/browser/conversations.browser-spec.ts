@@ -1,11 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, Server } from 'node:http';
-import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { PDF_LINES } from '../fixtures/attachments/make-fixtures';
 import { mixedEmail } from '../fixtures/emails/make-invite-email';
+import { CarrierStandIn, startCarrier } from '../support/messaging-hooks';
 import { toolOk } from '../support/mcp';
 import { createSession, Session, uniquePhone } from '../support/session';
 import { INGEST_TOKEN, privateQueuePrefix } from '../support/test-env';
@@ -23,28 +22,15 @@ jest.setTimeout(120_000);
  */
 describe('conversations pages in a browser', () => {
   /** The carrier stand-in: every SMS the service hands it. */
-  const carried: Array<{ from: string; to: string; body: string }> = [];
-  let carrier: Server;
+  let carrier: CarrierStandIn;
   const env: Record<string, string> = { APP_ENV: 'development', QUEUE_PREFIX: privateQueuePrefix('conversations-browser') };
 
   // Before useBrowser's own beforeAll: the app starts with the carrier's URL.
   beforeAll(async () => {
-    carrier = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        carried.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-        res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ providerMessageId: `carrier-${randomBytes(6).toString('hex')}` }));
-      });
-    });
-    await new Promise<void>((resolve) => carrier.listen(0, '127.0.0.1', resolve));
-    env.SMS_CARRIER_URL = `http://127.0.0.1:${(carrier.address() as AddressInfo).port}/sms`;
+    carrier = await startCarrier();
+    env.SMS_CARRIER_URL = carrier.url;
   });
-  afterAll(async () => {
-    carrier.closeAllConnections();
-    await new Promise<void>((resolve) => carrier.close(() => resolve()));
-  });
+  afterAll(() => carrier.close());
   const b = useBrowser({ app: { env } });
 
   async function signIn(page: Page, lines: Array<'EMAIL_ACCOUNT' | 'PHONE_NUMBER'>): Promise<Session> {
@@ -143,9 +129,9 @@ describe('conversations pages in a browser', () => {
     await page.waitForURL(`**/conversations/${threadId}?done=sent`);
     await page.getByRole('status').filter({ hasText: 'Your reply is queued' }).waitFor();
 
-    await waitUntil(() => carried.some((m) => m.body === 'Yes, see you at 8:30!'), 'the carrier to get the reply', { timeoutMs: 20_000 });
+    await waitUntil(() => carrier.carried.some((m) => m.body === 'Yes, see you at 8:30!'), 'the carrier to get the reply', { timeoutMs: 20_000 });
     await reloadUntil(page, /^Sent$|^Delivered$/);
-    expect(carried.filter((m) => m.body === 'Yes, see you at 8:30!')).toEqual([{ from: phone, to: partner, body: 'Yes, see you at 8:30!' }]);
+    expect(carrier.carried.filter((m) => m.body === 'Yes, see you at 8:30!')).toEqual([{ from: phone, to: partner, body: 'Yes, see you at 8:30!' }]);
 
     // Labels and notes from the keyboard-usable forms.
     await page.getByLabel('Add a label').fill('booking');
@@ -160,7 +146,7 @@ describe('conversations pages in a browser', () => {
     await screenshot(page, 'thread');
     await screenshot(page, 'thread-phone', { viewport: PHONE_VIEWPORT });
     await expectAccessible(page, 'Thread at phone width');
-    expect(carried.filter((m) => m.body === 'Yes, see you at 8:30!')).toHaveLength(1);
+    expect(carrier.carried.filter((m) => m.body === 'Yes, see you at 8:30!')).toHaveLength(1);
   });
 
   it('an email with a PDF shows its extracted text, and the file downloads through its signed link', async () => {

@@ -12,6 +12,7 @@ import { waitUntil } from '../support/wait';
  */
 const PERMISSION_OF: Record<string, 'read' | 'send' | 'webhooks'> = {
   approve_agent_turn: 'send',
+  cancel_scheduled_message: 'send',
   create_agent_turn: 'send',
   create_contact: 'send',
   delete_webhook: 'webhooks',

@@ -212,7 +212,15 @@ describe('MCP protocol over raw HTTP', () => {
       const tools = res.body.result.tools as Array<Record<string, any>>;
       const outputs = Object.fromEntries(tools.map((tool) => [tool.name, tool.outputSchema]));
       expect(outputs.get_thread.properties.messages.items.properties.status.enum).toEqual([...MESSAGE_STATUSES]);
-      expect(outputs.send_sms.properties.message.properties.status.enum).toEqual(['RECEIVED', 'QUEUED', 'SENT', 'DELIVERED', 'FAILED']);
+      expect(outputs.send_sms.properties.message.properties.status.enum).toEqual([
+        'RECEIVED',
+        'QUEUED',
+        'SENT',
+        'DELIVERED',
+        'FAILED',
+        'SCHEDULED',
+        'CANCELED',
+      ]);
     });
 
     it('advertises input schemas every major LLM client accepts, and still validates with the full schema', async () => {

@@ -26,9 +26,15 @@ export interface MessagingTestApp extends TestApp {
   carried: Array<{ from: string; to: string; body: string }>;
 }
 
-/** `env` is laid over the messaging defaults (development, loopback receivers, the local carrier) for this app only. */
-export async function createMessagingTestApp(env: TestEnv = {}): Promise<MessagingTestApp> {
-  const carried: MessagingTestApp['carried'] = [];
+/** An SMS carrier's HTTP API on 127.0.0.1 (SMS_CARRIER_URL): keeps every SMS handed to it, answers {providerMessageId}. */
+export interface CarrierStandIn {
+  url: string;
+  carried: Array<{ from: string; to: string; body: string }>;
+  close: () => Promise<void>;
+}
+
+export async function startCarrier(): Promise<CarrierStandIn> {
+  const carried: CarrierStandIn['carried'] = [];
   const carrier: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -39,13 +45,27 @@ export async function createMessagingTestApp(env: TestEnv = {}): Promise<Messagi
     });
   });
   await new Promise<void>((resolve) => carrier.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(carrier.address() as AddressInfo).port}/sms`,
+    carried,
+    close: async () => {
+      carrier.closeAllConnections();
+      await new Promise<void>((resolve) => carrier.close(() => resolve()));
+    },
+  };
+}
+
+/** `env` is laid over the messaging defaults (development, loopback receivers, the local carrier) for this app only. */
+export async function createMessagingTestApp(env: TestEnv = {}): Promise<MessagingTestApp> {
+  const carrier = await startCarrier();
+  const { carried } = carrier;
   const receiver = new TestReceiver();
   const receiverUrl = await receiver.start();
   const t = await createTestApp({
     env: {
       APP_ENV: 'development',
       WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
-      SMS_CARRIER_URL: `http://127.0.0.1:${(carrier.address() as AddressInfo).port}/sms`,
+      SMS_CARRIER_URL: carrier.url,
       // Its queues are its own: `extractionIdle` then waits for this app's jobs only.
       QUEUE_PREFIX: privateQueuePrefix('messaging'),
       ...env,
@@ -63,8 +83,7 @@ export async function createMessagingTestApp(env: TestEnv = {}): Promise<Messagi
     close: async () => {
       await t.close();
       await receiver.stop();
-      carrier.closeAllConnections();
-      await new Promise<void>((resolve) => carrier.close(() => resolve()));
+      await carrier.close();
     },
   };
 }

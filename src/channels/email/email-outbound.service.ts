@@ -24,6 +24,7 @@ export interface SendEmailInput {
   body: string;
   readReceipt?: boolean;
   idempotencyKey?: string;
+  sendAt?: string;
 }
 
 /** Where a new email goes from and to, and what it answers. */
@@ -60,7 +61,7 @@ export class EmailOutboundService {
       throw new ValidationError('give exactly one of threadId (reply on a thread) or to (start a new thread)', input.threadId ? 'to' : 'threadId');
     }
     if (input.body.trim().length === 0) throw new ValidationError('body must not be empty', 'body');
-    return this.outbound.send(caller, { tool: 'send_email', args: { ...input } }, async (tx) => {
+    return this.outbound.send(caller, { tool: 'send_email', args: { ...input } }, async (tx, sendAt) => {
       const route = input.threadId !== undefined ? await this.reply(tx, caller, input.threadId, input) : await this.newThread(tx, caller, input);
       const trackingToken = input.readReceipt ? randomBytes(24).toString('base64url') : null;
       const id = await this.outbound.insertQueued(tx, {
@@ -79,6 +80,7 @@ export class EmailOutboundService {
         inReplyTo: route.inReplyTo,
         references: route.references,
         origin: originOf(caller),
+        sendAt,
       });
       if (route.threadCreated) {
         const data = await this.data.build(id, tx);

@@ -2,6 +2,7 @@ import { Principal } from '../../identity/principal';
 import { McpTool, McpToolHandler, ToolArgs } from '../../tools/tool.decorator';
 import { idempotencyKeyProperty, sentMessageSchema } from '../../conversations/conversation.schemas';
 import { EmailOutboundService } from './email-outbound.service';
+import { sendAtProperty } from '../../conversations/outbound/send-at';
 
 const sendEmailInput = {
   type: 'object',
@@ -31,6 +32,7 @@ const sendEmailInput = {
     },
     body: { type: 'string', minLength: 1, maxLength: 100_000, description: 'The plain-text body, not blank; at most 100,000 characters.' },
     readReceipt: { type: 'boolean', default: false, description: 'Track opens with a 1x1 pixel (email.opened).' },
+    sendAt: sendAtProperty,
     idempotencyKey: idempotencyKeyProperty,
   },
   required: ['body'],
@@ -45,8 +47,8 @@ const sendEmailInput = {
     'subject is given, threaded with In-Reply-To/References), or to (an address) with subject to start a new thread, from ' +
     'fromAccountId (an email account id from list_email_accounts; required when the key may use more than one). With ' +
     'readReceipt the email carries an HTML part with a tracking pixel, and email.opened fires for each distinct open. The ' +
-    'message starts QUEUED; message.sent and message.status_changed follow when the mail server takes it. With idempotencyKey, a ' +
-    'repeated call sends nothing.',
+    'message starts QUEUED; message.sent and message.status_changed follow when the mail server takes it. With sendAt it is ' +
+    'SCHEDULED until then (cancel_scheduled_message cancels it). With idempotencyKey, a repeated call sends nothing.',
   kind: 'write',
   openWorld: true,
   minRole: 'MEMBER',

@@ -24,7 +24,7 @@ export interface ParentHeadersRow {
   header_references: string[];
 }
 
-/** A new QUEUED outbound message. */
+/** A new QUEUED outbound message (SCHEDULED when it has a sendAt). */
 export interface QueuedMessage {
   orgId: string;
   threadId: string;
@@ -42,7 +42,28 @@ export interface QueuedMessage {
   references?: string[];
   /** Who it is sent for (messages.sent_by_user_id, sent_by_key_id). */
   origin: SendOrigin;
+  /** A scheduled send's time: the message is written SCHEDULED with it (send_at), and released when due (ScheduledSends). */
+  sendAt?: Date | null;
 }
+
+/** A SCHEDULED message whose time has come, locked for its release: what the send gate is asked of it again. */
+export type DueMessageRow = {
+  id: string;
+  org_id: string;
+  thread_id: string;
+  line_id: string;
+  channel: Channel;
+  body: string;
+  html: string | null;
+  subject: string | null;
+  from_value: string;
+  from_kind: IdentityKind;
+  to_value: string;
+  to_kind: IdentityKind;
+  sent_by_user_id: string | null;
+  sent_by_key_id: string | null;
+  send_at: Date;
+};
 
 /** A message of the development outbox: its subject (email) and why it FAILED, if it did. */
 export type OutboxMessage = SerializedMessage & { subject: string | null; error: string | null };
@@ -116,15 +137,15 @@ export class OutboundRepository {
     return parent;
   }
 
-  /** Inserts the message QUEUED, in the org of `m.orgId`; answers its id and creation time. */
+  /** Inserts the message QUEUED (SCHEDULED with `m.sendAt`), in the org of `m.orgId`; answers its id and creation time. */
   async insertQueued(manager: EntityManager, m: QueuedMessage): Promise<{ id: string; created_at: Date }> {
     const [row] = await queryNamed<Array<{ id: string; created_at: Date }>>(
       manager,
       `INSERT INTO messages (org_id, thread_id, line_id, channel, direction, status, body, html, subject, from_value, from_kind,
                              to_value, to_kind, read_receipt, tracking_token, header_message_id, header_in_reply_to, header_references,
-                             sent_by_user_id, sent_by_key_id)
-       VALUES (:orgId, :threadId, :lineId, :channel, 'OUTBOUND', 'QUEUED', :body, :html, :subject, :fromValue, :fromKind,
-               :toValue, :toKind, :readReceipt, :trackingToken, :headerMessageId, :inReplyTo, :references, :sentByUserId, :sentByKeyId)
+                             sent_by_user_id, sent_by_key_id, send_at)
+       VALUES (:orgId, :threadId, :lineId, :channel, 'OUTBOUND', CASE WHEN CAST(:sendAt AS timestamptz) IS NULL THEN 'QUEUED' ELSE 'SCHEDULED' END, :body, :html, :subject, :fromValue, :fromKind,
+               :toValue, :toKind, :readReceipt, :trackingToken, :headerMessageId, :inReplyTo, :references, :sentByUserId, :sentByKeyId, :sendAt)
        RETURNING id, created_at`,
       {
         orgId: m.orgId,
@@ -145,6 +166,7 @@ export class OutboundRepository {
         references: m.references ?? [],
         sentByUserId: m.origin.userId,
         sentByKeyId: m.origin.keyId,
+        sendAt: m.sendAt ?? null,
       },
     );
     return row;
@@ -194,7 +216,7 @@ export class OutboundRepository {
   async view(messageId: string): Promise<SerializedMessage | null> {
     const [row] = await queryNamed<Array<Parameters<typeof serializeMessage>[0]>>(
       this.dataSource.manager,
-      `SELECT m.id, m.thread_id, m.channel, m.direction, m.status, m.body, m.created_at, m.sent_at, m.from_value, m.from_kind, m.to_value, m.to_kind
+      `SELECT m.id, m.thread_id, m.channel, m.direction, m.status, m.body, m.created_at, m.sent_at, m.send_at, m.from_value, m.from_kind, m.to_value, m.to_kind
          FROM messages m WHERE m.id = :messageId`,
       { messageId },
     );
@@ -206,7 +228,7 @@ export class OutboundRepository {
     const scope = callerLines(caller, 'm.line_id', 'm.org_id');
     const rows = await queryNamed<Array<Parameters<typeof serializeMessage>[0] & { subject: string | null; error: string | null }>>(
       this.dataSource.manager,
-      `SELECT m.id, m.thread_id, m.channel, m.direction, m.status, m.body, m.created_at, m.sent_at, m.from_value, m.from_kind, m.to_value, m.to_kind,
+      `SELECT m.id, m.thread_id, m.channel, m.direction, m.status, m.body, m.created_at, m.sent_at, m.send_at, m.from_value, m.from_kind, m.to_value, m.to_kind,
               m.subject, CASE WHEN m.status = 'FAILED' THEN m.error END AS error
          FROM messages m
         WHERE m.direction = 'OUTBOUND' AND ${scope.sql}
@@ -215,6 +237,57 @@ export class OutboundRepository {
       { ...scope.parameters, limit },
     );
     return rows.map((row) => ({ ...serializeMessage(row), subject: row.subject, error: row.error }));
+  }
+
+  /** The message's org and line. */
+  async placeOf(manager: EntityManager, messageId: string): Promise<{ org_id: string; line_id: string }> {
+    const [row] = await queryNamed<Array<{ org_id: string; line_id: string }>>(manager, `SELECT org_id, line_id FROM messages WHERE id = :messageId`, {
+      messageId,
+    });
+    return row;
+  }
+
+  /**
+   * The SCHEDULED message if its time has come, locked FOR UPDATE SKIP LOCKED in the caller's
+   * transaction: of replicas (a delayed job and a sweep, or two sweeps) releasing it at once, one
+   * gets it, the others nothing.
+   */
+  async lockDue(manager: EntityManager, messageId: string): Promise<DueMessageRow | undefined> {
+    const [row] = await queryNamed<DueMessageRow[]>(
+      manager,
+      `SELECT id, org_id, thread_id, line_id, channel, body, html, subject, from_value, from_kind, to_value, to_kind,
+              sent_by_user_id, sent_by_key_id, send_at
+         FROM messages WHERE id = :messageId AND status = 'SCHEDULED' AND send_at <= now()
+          FOR UPDATE SKIP LOCKED`,
+      { messageId },
+    );
+    return row;
+  }
+
+  /** Whether the message is SCHEDULED for a time the database's clock has not reached. */
+  async scheduledAhead(manager: EntityManager, messageId: string): Promise<boolean> {
+    const [row] = await queryNamed<Array<{ id: string }>>(
+      manager,
+      `SELECT id FROM messages WHERE id = :messageId AND status = 'SCHEDULED' AND send_at > now()`,
+      { messageId },
+    );
+    return row !== undefined;
+  }
+
+  /** The message on a line the caller may see (callerLines), locked FOR UPDATE in the caller's transaction: its status. */
+  async lockForCaller(manager: EntityManager, caller: Principal, messageId: string): Promise<{ status: MessageStatus } | undefined> {
+    const scope = callerLines(caller, 'm.line_id', 'm.org_id');
+    const [row] = await queryNamed<Array<{ status: MessageStatus }>>(
+      manager,
+      `SELECT m.status FROM messages m WHERE m.id = :messageId AND m.org_id = :orgId AND ${scope.sql} FOR UPDATE`,
+      { messageId, orgId: caller.orgId, ...scope.parameters },
+    );
+    return row;
+  }
+
+  /** For the due sweep: SCHEDULED messages whose time has come (their delayed job may be lost), the earliest first. */
+  dueScheduled(): Promise<Array<{ id: string }>> {
+    return queryNamed(this.dataSource.manager, `SELECT id FROM messages WHERE status = 'SCHEDULED' AND send_at <= now() ORDER BY send_at LIMIT 500`);
   }
 
   /** For the sweep: QUEUED messages older than a minute (their hand-off job may be lost), oldest first. */

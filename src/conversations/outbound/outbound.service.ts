@@ -22,11 +22,18 @@ import { sendingLine } from './sending-line';
 import { SendGate } from './send-gate';
 import { originOf, SendOrigin } from './send-origin';
 import { rolledBack } from '../../database/sql';
+import { sendAtOf } from './send-at';
 
 export const OUTBOUND_QUEUE = 'outbound-messages';
 
 /** Attempts to hand a message over before it is FAILED (transient carrier or mail server errors). */
 export const HANDOFF_ATTEMPTS = 5;
+
+/** A job of the outbound queue: hand the message over, or (`due`) a scheduled message whose time has come (ScheduledSends.release). */
+export interface OutboundJob {
+  messageId: string;
+  due?: boolean;
+}
 
 /** How long a send tool's idempotencyKey answers with its first message (docs/mcp.md, "Sending once"). */
 export const IDEMPOTENCY_KEY_LIVE_MS = 24 * 60 * 60 * 1000;
@@ -34,7 +41,7 @@ export const IDEMPOTENCY_KEY_LIVE_MS = 24 * 60 * 60 * 1000;
 /** A send tool's call: its name and validated arguments (the idempotency key among them, if given). */
 export interface SendCall {
   tool: string;
-  args: { idempotencyKey?: string } & Record<string, unknown>;
+  args: { idempotencyKey?: string; sendAt?: string } & Record<string, unknown>;
 }
 
 /** send_sms's arguments: on a thread (threadId, identityId?) or to a number (to, lineId? or from?); the text as smsBody or body. */
@@ -47,6 +54,7 @@ export interface SendSmsArgs {
   smsBody?: string;
   body?: string;
   idempotencyKey?: string;
+  sendAt?: string;
 }
 
 /** What a send tool answers: the message, and with an idempotencyKey whether it is the key's earlier message (nothing sent now). */
@@ -66,7 +74,7 @@ export class OutboundService {
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    @InjectQueue(OUTBOUND_QUEUE) private readonly queue: Queue<{ messageId: string }>,
+    @InjectQueue(OUTBOUND_QUEUE) private readonly queue: Queue<OutboundJob>,
     private readonly bus: EventBus,
     private readonly data: MessageDataBuilder,
     private readonly conversations: ConversationsService,
@@ -99,8 +107,8 @@ export class OutboundService {
     } else if (input.identityId !== undefined) {
       throw new ValidationError('identityId picks a number of the thread partner: give it with threadId, not with to', 'identityId');
     }
-    return this.send(caller, call, async (tx) => {
-      if (input.to !== undefined) return this.queueSmsTo(tx, caller, input.to, text, input);
+    return this.send(caller, call, async (tx, sendAt) => {
+      if (input.to !== undefined) return this.queueSmsTo(tx, caller, input.to, text, input, sendAt);
       const thread = await this.threads.threadForCaller(tx, caller, input.threadId!);
       if (thread.channel !== 'SMS') throw new ValidationError(`thread ${input.threadId} is an email thread; use send_email`, 'threadId');
       const { identityId } = input;
@@ -118,12 +126,13 @@ export class OutboundService {
         from: { value: thread.line_address, kind: 'PHONE' },
         to: { value: identity.value, kind: 'PHONE' },
         origin: originOf(caller),
+        sendAt,
       });
     });
   }
 
   /** send_sms with `to`: the line's thread with the number (thread.created when new), and the SMS on it. */
-  private async queueSmsTo(tx: EntityManager, caller: Principal, to: string, body: string, input: SendSmsArgs): Promise<string> {
+  private async queueSmsTo(tx: EntityManager, caller: Principal, to: string, body: string, input: SendSmsArgs, sendAt: Date | null): Promise<string> {
     const line = sendingLine(caller, {
       type: 'PHONE_NUMBER',
       noun: 'phone line',
@@ -143,6 +152,7 @@ export class OutboundService {
       from: { value: line.address, kind: 'PHONE' },
       to: { value: to, kind: 'PHONE' },
       origin: originOf(caller),
+      sendAt,
     });
     if (thread.created) {
       const data = await this.data.build(id, tx);
@@ -154,10 +164,10 @@ export class OutboundService {
   /** reply_to_thread: the thread's partner answered on the thread's own channel (an SMS, or an email as queueReply writes it). */
   async queueThreadReply(caller: Principal, call: SendCall & { args: { threadId: string; body: string } }): Promise<SendOutcome> {
     const { threadId, body } = call.args;
-    return this.send(caller, call, async (tx) => {
+    return this.send(caller, call, async (tx, sendAt) => {
       const thread = await this.threads.threadForCaller(tx, caller, threadId);
       checkReplyBody(thread.channel, body);
-      return this.queueReply(tx, originOf(caller), caller.orgId, thread, body);
+      return this.queueReply(tx, originOf(caller), caller.orgId, thread, body, sendAt);
     });
   }
 
@@ -168,19 +178,25 @@ export class OutboundService {
    * first message (replayed, nothing queued), with other arguments it is refused. Calls that
    * fail queue nothing and leave the key unused. A repeat answers the first message only to a
    * caller who may see its line now (replayable).
+   *
+   * With `sendAt` (checked here: sendAtOf) `insert` gets its time and writes the message SCHEDULED
+   * (QueuedMessage.sendAt): message.status_changed (null → SCHEDULED) is published with it, and
+   * after the commit a delayed job releases it when due (ScheduledSends), in place of the hand-off.
    */
-  async send(caller: Principal, call: SendCall, insert: (tx: EntityManager) => Promise<string>): Promise<SendOutcome> {
+  async send(caller: Principal, call: SendCall, insert: (tx: EntityManager, sendAt: Date | null) => Promise<string>): Promise<SendOutcome> {
     const key = call.args.idempotencyKey;
+    const sendAt = sendAtOf(call.args.sendAt);
     const { messageId, replayed } = await this.dataSource.transaction(async (tx) => {
       if (key !== undefined) {
         const first = await this.keys.claim(tx, caller.orgId, key, call.tool, requestDigest(call), IDEMPOTENCY_KEY_LIVE_MS);
-        if (first) return { messageId: await this.replayable(tx, caller, key, call, first, insert), replayed: true };
+        if (first) return { messageId: await this.replayable(tx, caller, key, call, first, (t) => insert(t, sendAt)), replayed: true };
       }
-      const id = await insert(tx);
+      const id = await insert(tx, sendAt);
+      if (sendAt) await this.publishStatusChanged(tx, id, null, 'SCHEDULED');
       if (key !== undefined) await this.keys.record(tx, caller.orgId, key, id);
       return { messageId: id, replayed: false };
     });
-    if (!replayed) await this.enqueue(messageId);
+    if (!replayed) await (sendAt ? this.enqueueDue(messageId, sendAt) : this.enqueue(messageId));
     const message = await this.view(messageId);
     return key === undefined ? { message } : { message, replayed };
   }
@@ -216,9 +232,9 @@ export class OutboundService {
    * message (email-format's rules, as send_email). Inserted QUEUED in the caller's transaction:
    * call enqueue(messageId) once that transaction has committed.
    */
-  async queueReply(tx: EntityManager, origin: SendOrigin, orgId: string, thread: CallerThread, body: string): Promise<string> {
+  async queueReply(tx: EntityManager, origin: SendOrigin, orgId: string, thread: CallerThread, body: string, sendAt: Date | null = null): Promise<string> {
     const partner = await this.messages.partner(tx, thread);
-    const common = { orgId, threadId: thread.id, lineId: thread.line_id, body, to: partner, origin };
+    const common = { orgId, threadId: thread.id, lineId: thread.line_id, body, to: partner, origin, sendAt };
     if (thread.channel === 'SMS') {
       return this.insertQueued(tx, { ...common, channel: 'SMS', from: { value: thread.line_address, kind: 'PHONE' } });
     }
@@ -263,6 +279,36 @@ export class OutboundService {
       .catch((error: unknown) => this.logger.warn(`could not enqueue hand-off of ${messageId}: ${(error as Error).message}`));
   }
 
+  /**
+   * A scheduled message's job: run at its time (delay), it releases the message (ScheduledSends.release).
+   * Bull keeps delayed jobs in Redis across restarts; the due sweep covers a job that is lost.
+   */
+  async enqueueDue(messageId: string, sendAt: Date): Promise<void> {
+    await this.queue
+      .add(
+        { messageId, due: true },
+        {
+          jobId: scheduledJobId(messageId),
+          delay: Math.max(0, sendAt.getTime() - Date.now()),
+          attempts: HANDOFF_ATTEMPTS,
+          backoff: { type: 'exponential', delay: 2000 },
+          removeOnComplete: true,
+          removeOnFail: true,
+        },
+      )
+      .catch((error: unknown) => this.logger.warn(`could not enqueue the scheduled send of ${messageId}: ${(error as Error).message}`));
+  }
+
+  /** Drops a cancelled message's delayed job (best effort: a job left behind finds the message CANCELED and does nothing). */
+  async dropDue(messageId: string): Promise<void> {
+    try {
+      const job = await this.queue.getJob(scheduledJobId(messageId));
+      await job?.remove();
+    } catch (error) {
+      this.logger.warn(`could not drop the scheduled job of ${messageId}: ${(error as Error).message}`);
+    }
+  }
+
   /** The job: hand a QUEUED message to its channel (the carrier, the mail server), which records where it went. */
   async handOff(messageId: string, attemptsMade: number): Promise<void> {
     const message = await this.messages.forHandOff(messageId);
@@ -280,21 +326,40 @@ export class OutboundService {
     to: MessageStatus,
     extra: { providerMessageId?: string; error?: string | null; headerMessageId?: string } = {},
   ): Promise<boolean> {
-    return this.dataSource.transaction(async (tx) => {
-      const row = await this.messages.transition(tx, messageId, from, to, extra);
-      if (!row) return false;
-      const data = await this.data.build(messageId, tx);
-      const changed: DomainEvent = {
-        type: 'message.status_changed',
-        orgId: row.org_id,
-        lineId: row.line_id,
-        data: { ...data, previousStatus: from, currentStatus: to, error: to === 'FAILED' ? (extra.error ?? null) : null },
-      };
-      const sent: DomainEvent = { type: 'message.sent', orgId: row.org_id, lineId: row.line_id, data };
-      // One outbox insert for both events (message.sent first, as before).
-      await this.bus.publishAll(from === 'QUEUED' && (to === 'SENT' || to === 'DELIVERED') ? [sent, changed] : [changed], tx);
-      return true;
-    });
+    return this.dataSource.transaction((tx) => this.transitionIn(tx, messageId, from, to, extra));
+  }
+
+  /** transition() in the caller's transaction. */
+  async transitionIn(
+    tx: EntityManager,
+    messageId: string,
+    from: MessageStatus,
+    to: MessageStatus,
+    extra: { providerMessageId?: string; error?: string | null; headerMessageId?: string } = {},
+  ): Promise<boolean> {
+    const row = await this.messages.transition(tx, messageId, from, to, extra);
+    if (!row) return false;
+    const data = await this.data.build(messageId, tx);
+    const changed: DomainEvent = {
+      type: 'message.status_changed',
+      orgId: row.org_id,
+      lineId: row.line_id,
+      data: { ...data, previousStatus: from, currentStatus: to, error: to === 'FAILED' ? (extra.error ?? null) : null },
+    };
+    const sent: DomainEvent = { type: 'message.sent', orgId: row.org_id, lineId: row.line_id, data };
+    // One outbox insert for both events (message.sent first, as before).
+    await this.bus.publishAll(from === 'QUEUED' && (to === 'SENT' || to === 'DELIVERED') ? [sent, changed] : [changed], tx);
+    return true;
+  }
+
+  /** message.status_changed of a message just written in `status` (previousStatus null): a scheduled send's SCHEDULED. */
+  private async publishStatusChanged(tx: EntityManager, messageId: string, from: null, to: MessageStatus): Promise<void> {
+    const place = await this.messages.placeOf(tx, messageId);
+    const data = await this.data.build(messageId, tx);
+    await this.bus.publish(
+      { type: 'message.status_changed', orgId: place.org_id, lineId: place.line_id, data: { ...data, previousStatus: from, currentStatus: to, error: null } },
+      tx,
+    );
   }
 
   /** The queued message as the tool answers it; not found if its thread was deleted in the meantime. */
@@ -305,7 +370,12 @@ export class OutboundService {
   }
 }
 
-/** A digest of the tool and its arguments but the key (the arguments are flat: strings and booleans). */
+/** The delayed job of a scheduled message (one per message: Bull adds no second job with the same id). */
+export function scheduledJobId(messageId: string): string {
+  return `scheduled:${messageId}`;
+}
+
+/** A digest of the tool and its arguments but the key (the arguments are flat: strings and booleans; sendAt among them). */
 function requestDigest({ tool, args }: SendCall): string {
   const { idempotencyKey: _key, ...rest } = args;
   const sorted = Object.fromEntries(Object.entries(rest).sort(([a], [b]) => (a < b ? -1 : 1)));

@@ -5,6 +5,7 @@ import { McpTool, McpToolHandler, ToolArgs } from '../../tools/tool.decorator';
 import { idempotencyKeyProperty, sentMessageSchema } from '../conversation.schemas';
 import { OutboundService } from './outbound.service';
 import { BODY_MAX, SMS_BODY_MAX } from './reply-body';
+import { sendAtProperty } from './send-at';
 
 const smsTextSchema = { type: 'string', minLength: 1, maxLength: SMS_BODY_MAX } as const;
 
@@ -36,6 +37,7 @@ const sendSmsInput = {
     from: { type: 'string', pattern: E164.source, description: 'Optional, with to: the phone line to send from, by its number, in place of lineId.' },
     smsBody: { ...smsTextSchema, description: `The text to send, not blank; at most ${SMS_BODY_MAX} characters. Give smsBody or body, not both.` },
     body: { ...smsTextSchema, description: 'The same as smsBody, by the name reply_to_thread and send_email use.' },
+    sendAt: sendAtProperty,
     idempotencyKey: idempotencyKeyProperty,
   },
   additionalProperties: false,
@@ -47,7 +49,8 @@ const sendSmsInput = {
   description:
     "Sends an SMS: on a thread (threadId) to the thread's partner, or with identityId to another number of the same contact; or to a number (to), " +
     'from one of your phone lines (lineId or from; not needed when you have one), starting the thread when there is none. The text is smsBody or body. ' +
-    'The message starts QUEUED; message.sent and message.status_changed follow when the carrier takes it. With idempotencyKey, a repeated call sends nothing.',
+    'The message starts QUEUED; message.sent and message.status_changed follow when the carrier takes it. With sendAt it is SCHEDULED until ' +
+    'then (cancel_scheduled_message cancels it). With idempotencyKey, a repeated call sends nothing.',
   kind: 'write',
   openWorld: true,
   minRole: 'MEMBER',
@@ -72,6 +75,7 @@ const replyToThreadInput = {
       maxLength: BODY_MAX,
       description: `The plain-text reply, not blank; at most ${SMS_BODY_MAX} characters on an SMS thread.`,
     },
+    sendAt: sendAtProperty,
     idempotencyKey: idempotencyKeyProperty,
   },
   required: ['threadId', 'body'],
@@ -84,7 +88,8 @@ const replyToThreadInput = {
   description:
     "Replies to the thread's partner on the thread's own channel, from the thread's own line: an SMS on an SMS thread; on an email " +
     'thread an email with subject "Re: <thread subject>", threaded with In-Reply-To/References. The message starts QUEUED; ' +
-    'message.sent and message.status_changed follow. With idempotencyKey, a repeated call sends nothing.',
+    'message.sent and message.status_changed follow. With sendAt it is SCHEDULED until then (cancel_scheduled_message cancels it). ' +
+    'With idempotencyKey, a repeated call sends nothing.',
   kind: 'write',
   openWorld: true,
   minRole: 'MEMBER',

@@ -5,6 +5,7 @@ import { McpTool, McpToolHandler, ToolArgs } from '../../tools/tool.decorator';
 import { identityRef, personConciseSchema } from '../conversation.schemas';
 import { RESULT_BOUNDS } from '../../common/result-bounds';
 import { SearchService } from './search.service';
+import { MESSAGE_STATUSES } from '../message.entity';
 
 const searchMessagesInput = {
   type: 'object',
@@ -53,7 +54,7 @@ const searchMessagesInput = {
             threadId: { type: 'string' },
             channel: { type: 'string', enum: ['SMS', 'EMAIL'] },
             direction: { type: 'string', enum: ['INBOUND', 'OUTBOUND'] },
-            status: { type: 'string', enum: ['RECEIVED', 'QUEUED', 'SENT', 'DELIVERED', 'FAILED'] },
+            status: { type: 'string', enum: [...MESSAGE_STATUSES] },
             createdAt: { type: 'string' },
             sentAt: nullableString,
             fromIdentity: identityRef,

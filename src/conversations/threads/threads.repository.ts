@@ -62,12 +62,12 @@ export interface MessageAttachmentRow {
 /** Why sending failed: set on FAILED messages only (get_thread, get_message, list_threads' last message). */
 const FAILURE_REASON = `CASE WHEN m.status = 'FAILED' THEN m.error END AS error`;
 
-const MESSAGE_COLUMNS = `m.id, m.thread_id, m.channel, m.direction, m.status, m.body, m.created_at, m.sent_at,
+const MESSAGE_COLUMNS = `m.id, m.thread_id, m.channel, m.direction, m.status, m.body, m.created_at, m.sent_at, m.send_at,
   m.from_value, m.from_kind, m.to_value, m.to_kind`;
 
 /** get_thread's messages: each body cut to :maxBodyChars, and whether it was. */
 const BOUNDED_MESSAGE_COLUMNS = `m.id, m.thread_id, m.channel, m.direction, m.status, left(m.body, :maxBodyChars) AS body,
-  char_length(m.body) > :maxBodyChars AS body_truncated, m.created_at, m.sent_at, m.from_value, m.from_kind, m.to_value, m.to_kind, ${FAILURE_REASON}`;
+  char_length(m.body) > :maxBodyChars AS body_truncated, m.created_at, m.sent_at, m.send_at, m.from_value, m.from_kind, m.to_value, m.to_kind, ${FAILURE_REASON}`;
 
 /** A label id no label has (labels' ids are random UUIDs): the label filter's page of a name the org does not know. */
 const NO_LABEL_ID = '00000000-0000-0000-0000-000000000000';
@@ -274,7 +274,7 @@ export class ThreadsRepository {
       this.dataSource.manager,
       `SELECT m.id, m.thread_id, m.channel, m.direction, m.status, substr(m.body, :offset + 1, :maxChars) AS body,
               char_length(m.body) AS body_length, left(m.subject, ${RESULT_BOUNDS.subjectChars}) AS subject, ${FAILURE_REASON},
-              m.created_at, m.sent_at, m.from_value, m.from_kind, m.to_value, m.to_kind
+              m.created_at, m.sent_at, m.send_at, m.from_value, m.from_kind, m.to_value, m.to_kind
          FROM messages m
          JOIN threads t ON t.id = m.thread_id
         WHERE m.id = :messageId AND m.org_id = :orgId AND ${scope.sql}`,

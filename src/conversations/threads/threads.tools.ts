@@ -191,7 +191,8 @@ const getMessageInput = {
   name: 'get_message',
   title: 'Get a message',
   description:
-    'One message: its status (QUEUED, SENT, DELIVERED, FAILED for outbound; RECEIVED for inbound), the reason the carrier or mail ' +
+    'One message: its status (SCHEDULED, QUEUED, SENT, DELIVERED, FAILED, CANCELED for outbound; RECEIVED for inbound), sendAt when it ' +
+    'was sent with one, the reason the carrier or mail ' +
     `server gave when it FAILED (error), its subject, its attachments ${RESULT_BOUNDS.messageAttachments} at a time (attachmentCount; attachmentOffset = nextAttachmentOffset for more), and its body ${RESULT_BOUNDS.messageChars} characters at a time ` +
     '(maxChars to change it): pass nextOffset as offset for the rest; nextOffset is null at the end.',
   kind: 'read',

@@ -33,6 +33,7 @@ import { EventSubscriptions1763800750000 } from './1763800750000-EventSubscripti
 import { SendOrigins1763800760000 } from './1763800760000-SendOrigins';
 import { SmsOptOuts1763800780000 } from './1763800780000-SmsOptOuts';
 import { SendPolicies1763800790000 } from './1763800790000-SendPolicies';
+import { ScheduledSends1763800810000 } from './1763800810000-ScheduledSends';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -71,4 +72,5 @@ export const MIGRATIONS = [
   SendOrigins1763800760000,
   SmsOptOuts1763800780000,
   SendPolicies1763800790000,
+  ScheduledSends1763800810000,
 ];

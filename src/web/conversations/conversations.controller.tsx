@@ -12,6 +12,8 @@ import { ContactsService } from '../../conversations/contacts/contacts.service';
 import { contactArguments } from '../../conversations/contacts/contacts.tools';
 import { outboundArguments } from '../../conversations/outbound/outbound.tools';
 import { OutboundService } from '../../conversations/outbound/outbound.service';
+import { ScheduledSends } from '../../conversations/outbound/scheduled-sends';
+import { scheduledArguments } from '../../conversations/outbound/scheduled-sends.tools';
 import { SearchService } from '../../conversations/search/search.service';
 import { searchArguments } from '../../conversations/search/search.tools';
 import { ThreadsService } from '../../conversations/threads/threads.service';
@@ -43,6 +45,8 @@ const FILTER_FIELDS: FieldTable<string> = {
 /** The reply form: its text, and its idempotency key (used for another text: above the form). */
 const REPLY_FIELDS: FieldTable<'body' | 'form'> = { fields: { body: 'body', idempotencyKey: 'form' }, notFound: ['idempotencyKey'] };
 const NOTES_FIELDS: FieldTable<'notes'> = { fields: { notes: 'notes' } };
+/** A scheduled message's Cancel: its refusal (not SCHEDULED any more, not found) above the page's forms. */
+const CANCEL_FIELDS: FieldTable<'form'> = { fields: { messageId: 'form' }, notFound: ['messageId'] };
 const CONTACT_FIELDS: FieldTable<'displayName'> = { fields: { displayName: 'displayName', identities: 'displayName' } };
 /** A label added or removed; the refusal names it as the tool's argument (`add[0].name`), the form as `label`. */
 const LABEL_FIELDS: FieldTable<'label'> = {
@@ -51,6 +55,8 @@ const LABEL_FIELDS: FieldTable<'label'> = {
 };
 /** A thread's id in the path, checked as get_thread checks it (a UUID); anything else is a 400 page. */
 const ThreadId = () => PathId('threadId', (id) => threadArguments.get({ threadId: id }).threadId);
+/** A message's id in the path, checked as cancel_scheduled_message checks it. */
+const MessageId = () => PathId('messageId', (id) => scheduledArguments.cancel({ messageId: id }).messageId);
 
 const BASE = '/conversations';
 /** A reply of up to 100,000 characters, each up to 4 bytes and percent-encoded (×3), with the other fields. */
@@ -75,6 +81,7 @@ export class ConversationsController {
     private readonly threads: ThreadsService,
     private readonly search: SearchService,
     private readonly outbound: OutboundService,
+    private readonly scheduled: ScheduledSends,
     private readonly contacts: ContactsService,
     private readonly agents: AgentsService,
     private readonly threadView: ThreadViewService,
@@ -136,6 +143,26 @@ export class ConversationsController {
       fields: REPLY_FIELDS,
       // A refused key (used for another text) gets a new one with the form, so the person can send what they typed.
       again: ({ text }, refusal) => this.threadPage(person, threadId, { errors: { [refusal.field ?? 'form']: refusal.message }, replyBody: text }),
+    });
+  }
+
+  /** Cancels a scheduled message of the thread (cancel_scheduled_message, with the person as the caller). */
+  @ReadsBody({ as: 'form', limit: FORM_LIMIT })
+  @Post(':threadId/messages/:messageId/cancel')
+  async cancelScheduled(
+    @CurrentPrincipal() person: Person,
+    @ThreadId() threadId: string,
+    @MessageId() messageId: string,
+    @Res() response: Response,
+  ): Promise<void> {
+    await formAction(response, {
+      read: () => messageId,
+      run: async (id) => {
+        await this.scheduled.cancel(person, id);
+        return { redirect: withNotice(`${BASE}/${threadId}`, 'canceled') };
+      },
+      fields: CANCEL_FIELDS,
+      again: (_id, refusal) => this.threadPage(person, threadId, { errors: { form: refusal.message } }),
     });
   }
 

@@ -1,5 +1,7 @@
 import { AttachmentReadResult } from '../../attachments/attachments.service';
 import { ThreadDetail, ThreadMessage } from '../../conversations/threads/threads.service';
+import { Person } from '../../identity/principal';
+import { CsrfField } from '../components/csrf-field';
 import { Time } from '../components/time';
 
 /** An attachment as the thread page shows it: what read_attachment answers, or why it cannot be read. */
@@ -14,7 +16,23 @@ export interface MessageExtras {
   attachmentCount: number;
 }
 
-export function MessageItem(props: { message: ThreadMessage; extras?: MessageExtras; detail: ThreadDetail }) {
+/** A scheduled message: its time, and a Cancel form (cancel_scheduled_message) posted to the thread page's route. */
+function ScheduledLine(props: { message: ThreadMessage; person: Person; base: string }) {
+  const m = props.message;
+  return (
+    <form method="post" action={`${props.base}/messages/${m.id}/cancel`} class="scheduled">
+      <CsrfField person={props.person} />
+      <span>
+        Scheduled for <Time at={m.sendAt} precision="minute" />
+      </span>{' '}
+      <button type="submit" class="secondary" aria-describedby={`message-${m.id}-body`}>
+        Cancel sending
+      </button>
+    </form>
+  );
+}
+
+export function MessageItem(props: { message: ThreadMessage; extras?: MessageExtras; detail: ThreadDetail; person: Person; base: string }) {
   const m = props.message;
   const inbound = m.direction === 'INBOUND';
   const senderName = inbound ? props.detail.person?.identities.find((i) => i.value === m.fromIdentity.value)?.displayName : null;
@@ -23,7 +41,7 @@ export function MessageItem(props: { message: ThreadMessage; extras?: MessageExt
   return (
     <li id={`message-${m.id}`} class={`message ${inbound ? 'inbound' : 'outbound'} status-${m.status.toLowerCase()}`}>
       <div class="message-head">
-        <span class="direction">{inbound ? 'Received' : 'Sent'}</span>
+        <span class="direction">{inbound ? 'Received' : m.status === 'SCHEDULED' ? 'Not sent yet' : m.status === 'CANCELED' ? 'Not sent' : 'Sent'}</span>
         <span class="sender">
           {inbound ? 'From ' : 'To '}
           {senderName ? `${senderName} ` : ''}
@@ -33,7 +51,15 @@ export function MessageItem(props: { message: ThreadMessage; extras?: MessageExt
         {inbound ? null : <span class={`message-status status-${m.status.toLowerCase()}`}>{statusText(m)}</span>}
       </div>
       {m.channel === 'EMAIL' && props.extras?.subject ? <p class="message-subject">{props.extras.subject}</p> : null}
-      <div class="message-body">{m.body}</div>
+      <div class="message-body" id={`message-${m.id}-body`}>
+        {m.body}
+      </div>
+      {m.status === 'SCHEDULED' ? <ScheduledLine message={m} person={props.person} base={props.base} /> : null}
+      {m.status === 'CANCELED' && m.sendAt ? (
+        <p class="hint">
+          Was scheduled for <Time at={m.sendAt} precision="minute" />; canceled, never sent.
+        </p>
+      ) : null}
       {m.truncated ? <p class="hint">The message is longer; this shows its start.</p> : null}
       {attachments.length > 0 ? (
         <ul class="attachments" aria-label="Attachments">
@@ -123,7 +149,7 @@ export function formatSize(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
 
-/** An outbound message's status (Queued, Sent, Delivered), or `Failed: <why>` (get_thread's error). */
+/** An outbound message's status (Scheduled, Queued, Sent, Delivered, Canceled), or `Failed: <why>` (get_thread's error). */
 function statusText(m: ThreadMessage): string {
   const status = m.status.charAt(0) + m.status.slice(1).toLowerCase();
   return m.status === 'FAILED' && m.error ? `Failed: ${m.error}` : status;

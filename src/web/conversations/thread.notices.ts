@@ -7,6 +7,7 @@ export const THREAD_NOTICES = {
   labelled: 'The labels were saved.',
   notes: 'The notes were saved.',
   contact: 'The contact was saved.',
+  canceled: 'The scheduled message was canceled; it will not be sent.',
   // A draft decided on the thread page returns here with the Approvals page's notice.
   ...NOTICES,
 } as const satisfies NoticeTable;

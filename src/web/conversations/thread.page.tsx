@@ -96,7 +96,7 @@ export function ThreadPage(props: {
             {messages.length === 0 ? <p>No messages.</p> : null}
             <ol class="messages">
               {messages.map((m) => (
-                <MessageItem key={m.id} message={m} extras={props.extras.get(m.id)} detail={detail} />
+                <MessageItem key={m.id} message={m} extras={props.extras.get(m.id)} detail={detail} person={person} base={base} />
               ))}
             </ol>
             {props.cursor ? (

@@ -173,6 +173,7 @@ ol.messages { list-style: none; margin: 0; padding: 0; display: flex; flex-direc
 .message-head .sender { overflow-wrap: anywhere; }
 .message-status { font-weight: 600; }
 .message-status.status-failed { color: var(--error); }
+.message .scheduled { display: flex; flex-wrap: wrap; align-items: center; gap: 0.5rem; margin-top: 0.5rem; }
 .message-status.status-delivered, .message-status.status-sent { color: #1e5c39; }
 .message-subject { margin: 0 0 0.5rem; font-weight: 600; overflow-wrap: anywhere; }
 .message-body { white-space: pre-wrap; overflow-wrap: anywhere; }

@@ -250,6 +250,14 @@ export async function createVictim(t: MessagingTestApp): Promise<Victim> {
       .send({ threadId: sms.body.threadId, body: `victim draft ${M}` })
       .expect(201)
   ).body.turn;
+  // A scheduled send (issue 45), a day ahead: cancel_scheduled_message by anyone but the victim must change nothing.
+  const scheduled = (
+    await tool(victim.apiKey, 'send_sms', {
+      threadId: sms.body.threadId,
+      body: `victim scheduled ${M}`,
+      sendAt: new Date(Date.now() + 24 * 60 * 60 * 1000).toISOString(),
+    })
+  ).message;
 
   // Quiet before measuring: every delivery done, every attachment extracted, every event relayed.
   await waitFor(
@@ -310,6 +318,8 @@ export async function createVictim(t: MessagingTestApp): Promise<Victim> {
     agentName: `Victim Agent ${M}`,
     turnId: turn.id,
     draft: `victim draft ${M}`,
+    scheduledMessage: scheduled.id,
+    scheduledBody: `victim scheduled ${M}`,
     phoneLine: vPhone.id,
     emailLine: vEmail.id,
     phoneAddress: vPhone.address,
@@ -338,7 +348,7 @@ export async function createVictim(t: MessagingTestApp): Promise<Victim> {
     turnId: [turn.id],
     endpointId: [endpoint.id],
     threadId: [sms.body.threadId, mail.body.threadId],
-    messageId: [sms.body.messageId, mail.body.messageId],
+    messageId: [sms.body.messageId, mail.body.messageId, scheduled.id],
     agentId: [agent.id],
     deliveryId: [delivery.id],
     attachmentId: [attachment.id],

@@ -34,6 +34,7 @@ export interface ReliabilityResult {
 
 export const ORDER = [
   'worker-sigkill',
+  'scheduled-sigkill',
   'redis-outage',
   'postgres-restart',
   'event-feed-faults',
