@@ -193,6 +193,25 @@ describe('scheduled sends: sendAt, SCHEDULED until its time, then sent once; can
     expect((await statusOf(theirs.id)).status).toBe('SCHEDULED');
   });
 
+  it('a send scheduled by a key revoked before its time is not sent: FAILED naming the rule credential_access', async () => {
+    const key = (await m.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'scheduler', channelAccess: { mode: 'ALL' } }).expect(201)).body;
+    const to = partnerPhone();
+    const { message } = await toolOk(m, key.key, 'send_sms', { to, body: 'sent by a key that is gone', sendAt: inMs(2000) });
+    expect(message).toMatchObject({ status: 'SCHEDULED' });
+    await m.admin.delete(`/admin/api-keys/${key.id}`).expect(204);
+
+    const failed = await waitUntil(async () => {
+      const row = await statusOf(message.id);
+      return row.status !== 'SCHEDULED' && row;
+    }, 'the scheduled SMS to come due', { timeoutMs: 20_000 });
+    expect(failed).toEqual({
+      status: 'FAILED',
+      error:
+        'the API key or app that scheduled this message may no longer send on its line (revoked, its send permission or the line taken away), so it is not sent (rule credential_access)',
+    });
+    expect(m.carried.filter((x) => x.to === to)).toHaveLength(0);
+  });
+
   it('works alike in the 2026-07-28 era: schedule and cancel', async () => {
     const to = partnerPhone();
     const call = async (name: string, args: Record<string, unknown>) => {

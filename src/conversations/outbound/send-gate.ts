@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { SendRefusedError } from '../../common/errors';
+import { CredentialAccessRepository } from '../../identity/credential-access.repository';
 import { LinesRepository } from '../../identity/lines.repository';
 import { SendPoliciesService } from '../../send-policies/send-policies.service';
 import { OptOutsService } from '../../opt-outs/opt-outs.service';
@@ -18,6 +19,9 @@ import { QueuedMessage } from './outbound.repository';
  *   refused (opt-outs/, docs/opt-out.md); only the service's own answer to the keyword passes.
  *
  * Rules binding sends a credential (API key or OAuth grant) makes, not a person's own:
+ * - `credential_access`: a scheduled send (sendAt) goes out only while its credential still may
+ *   send on its line (not revoked, still holding `send`, its person still on the line, the line in
+ *   its channel access): revoking an agent's key stops what it scheduled.
  * - the send policy (send-policies/): `deny_list`, `allow_list`, `replies_only`, `quiet_hours`,
  *   `max_per_hour`, `max_per_day`, `max_per_recipient_per_day`.
  */
@@ -25,6 +29,7 @@ import { QueuedMessage } from './outbound.repository';
 export class SendGate {
   constructor(
     private readonly lines: LinesRepository,
+    private readonly credentials: CredentialAccessRepository,
     private readonly policies: SendPoliciesService,
     private readonly optOuts: OptOutsService,
   ) {}
@@ -40,6 +45,14 @@ export class SendGate {
       );
     }
     await this.optOuts.admit(tx, m);
+    if (m.origin.keyId !== null && m.sendAt && !(await this.credentials.credentialMaySendOn(m.origin.keyId, m.lineId, tx))) {
+      throw new SendRefusedError(
+        'the API key or app that scheduled this message may no longer send on its line (revoked, its send permission or the line taken away), so it is not sent (rule credential_access)',
+        'credential_access',
+        null,
+        'sendAt',
+      );
+    }
     if (m.origin.keyId !== null) await this.policies.admit(tx, { orgId: m.orgId, credentialId: m.origin.keyId, lineId: m.lineId, to: m.to.value });
   }
 }
