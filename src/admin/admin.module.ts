@@ -7,6 +7,7 @@ import { EmailChannelModule } from '../channels/email/email-channel.module';
 import { SmsChannelModule } from '../channels/sms/sms-channel.module';
 import { AdminAccountsController } from './admin-accounts.controller';
 import { AdminAgentsController } from './admin-agents.controller';
+import { AdminAuditEventsController } from './admin-audit-events.controller';
 import { AdminApiKeysController } from './admin-api-keys.controller';
 import { AdminAttachmentQuotaController } from './admin-attachment-quota.controller';
 import { AdminEndpointCapController } from './admin-endpoint-cap.controller';
@@ -28,6 +29,7 @@ import { AdminWebSessionsController } from './admin-web-sessions.controller';
     AdminOAuthGrantsController,
     AdminMailboxesController,
     AdminSmsProvidersController,
+    AdminAuditEventsController,
   ],
 })
 export class AdminModule {}
