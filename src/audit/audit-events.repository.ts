@@ -110,6 +110,14 @@ export class AuditEventsRepository {
     )) as Array<{ id: string; kind: 'api_key' | 'oauth_grant'; name: string }>;
   }
 
+  /** The org's people, for naming who acted. */
+  async peopleOf(orgId: string): Promise<Array<{ id: string; displayName: string }>> {
+    return (await this.dataSource.query(`SELECT id, display_name AS "displayName" FROM users WHERE org_id = $1 ORDER BY display_name, id`, [orgId])) as Array<{
+      id: string;
+      displayName: string;
+    }>;
+  }
+
   /** The org an admin path names: directly, or through a user, line, API key or OAuth grant; null when none. */
   async orgOfAdminPath(ids: {
     orgId: string | null;

@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { ValidationError } from '../common/errors';
+import { ForbiddenError, ValidationError } from '../common/errors';
+import { Principal } from '../identity/principal';
+import { roleAtLeast, UserRole } from '../identity/roles';
 import { isIsoTimestamp, KeysetCursors } from '../common/keyset-cursor';
 import { isUuid } from '../common/uuid';
 import { AuditEventsRepository, AuditRow } from './audit-events.repository';
@@ -19,6 +21,21 @@ export interface AuditFilter {
   /** Rows before. */
   until?: Date;
   cursor?: string;
+}
+
+/** The lowest role that may read the org's audit trail on the Settings page (docs/decisions.md, "The audit trail"). */
+export const AUDIT_READER_ROLE: UserRole = 'ADMIN';
+
+export function mayReadAuditTrail(role: UserRole): boolean {
+  return roleAtLeast(role, AUDIT_READER_ROLE);
+}
+
+/** A page of the trail with the names of the org's credentials and people. */
+export interface AuditPage {
+  events: AuditEventView[];
+  nextCursor: string | null;
+  credentials: AuditCredential[];
+  people: Array<{ id: string; displayName: string }>;
 }
 
 /** A credential of the org, for choosing whose actions to see. */
@@ -60,12 +77,27 @@ export class AuditEvents {
   credentialsOf(orgId: string): Promise<AuditCredential[]> {
     return this.rows.credentialsOf(orgId);
   }
+
+  /**
+   * A page of the trail of the person's org, for the Settings page: OWNER and ADMIN only (the trail
+   * shows what every credential and person of the org did), with the names its rows refer to.
+   */
+  async pageFor(person: Principal, filter: AuditFilter): Promise<AuditPage> {
+    if (!mayReadAuditTrail(person.role)) throw new ForbiddenError(`the audit trail is shown to the org's owners and admins; you are a ${person.role}`);
+    const [listed, credentials, people] = await Promise.all([
+      this.list(person.orgId, filter),
+      this.credentialsOf(person.orgId),
+      this.rows.peopleOf(person.orgId),
+    ]);
+    return { ...listed, credentials, people };
+  }
 }
 
 /**
  * The filter of a listing from its query string (the admin API and the Settings page alike):
- * credentialId a UUID, since and until ISO 8601 date-times (a page's date-only `2026-11-29` is
- * that day's start, UTC), cursor as a previous page gave it. An empty value is no filter; a bad
+ * credentialId a UUID, since and until ISO 8601 date-times (a date alone, as a page's date field
+ * gives it, is the whole day in UTC: since from its start, until through its end), cursor as a
+ * previous page gave it. An empty value is no filter; a bad
  * one is a ValidationError naming its field.
  */
 export function auditFilterOf(query: Record<string, unknown>): AuditFilter {
@@ -82,7 +114,8 @@ export function auditFilterOf(query: Record<string, unknown>): AuditFilter {
       ? new Date(/T/.test(value) && !/(Z|[+-]\d{2}:\d{2})$/.test(value) ? `${value}Z` : value)
       : null;
     if (!date || Number.isNaN(date.getTime())) throw new ValidationError(`${field} must be an ISO 8601 date-time such as 2026-11-29T08:00:00Z`, field);
-    return date;
+    // A date alone is a whole day: since from its start, until to its end (the next day's start).
+    return field === 'until' && value.length === 10 ? new Date(date.getTime() + 86_400_000) : date;
   };
   const credentialId = text('credentialId');
   if (credentialId !== undefined && !isUuid(credentialId)) throw new ValidationError('credentialId must be a UUID', 'credentialId');
