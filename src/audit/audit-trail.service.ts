@@ -22,6 +22,8 @@ const MAX_DETAIL = 200;
 @Injectable()
 export class AuditTrail implements OnModuleInit, EntitySubscriberInterface {
   private readonly logger = new Logger(AuditTrail.name);
+  /** Actions already said to have changed without a transaction (finish). */
+  private readonly untransacted = new Set<string>();
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -70,6 +72,11 @@ export class AuditTrail implements OnModuleInit, EntitySubscriberInterface {
         if (verdict.outcome === 'ok' && !grew) return;
         await this.rows.complete(call.rowId, targets, verdict.outcome, verdict.errorCode ?? null, detail);
         return;
+      }
+      if (verdict.outcome === 'ok' && !this.untransacted.has(call.init.action)) {
+        // A change made outside any transaction: its row could not be part of it. Said once per action, to be made transactional.
+        this.untransacted.add(call.init.action);
+        this.logger.log(`${call.init.action} succeeded without committing a transaction: its audit row is written after it, not with it`);
       }
       await this.rows.insert(rowOf(randomUUID(), call, targets, verdict.outcome, verdict.errorCode ?? null, detail));
     } catch (error) {

@@ -7,6 +7,7 @@ import { modernRpc } from '../support/mcp-modern';
 import { createMessagingTestApp, Hook, inboundSms, MessagingTestApp, partnerPhone } from '../support/messaging-hooks';
 import { createSession, Session, uniquePhone } from '../support/session';
 import { waitUntil } from '../support/wait';
+import { postForm, signInBrowser } from '../support/web';
 
 type Json = Record<string, any>;
 
@@ -271,6 +272,54 @@ describe('the audit trail: one row per changing call, in its transaction, never 
         targets: expect.objectContaining({ agentId: agent.id, turnId: turn.id }),
       }),
     ]);
+  });
+
+  it('page forms of a person are recorded as the person (surface web, no credential), in the transaction of their change', async () => {
+    const person = await createSession(m.admin, { orgId: s.orgId, role: 'OWNER', lines: [] });
+    await m.admin.put(`/admin/lines/${ctx.phoneLineId}/members/${person.userId}`).expect(200);
+    const browser = await signInBrowser(m, person.userId);
+    const threadId = await ctx.thread();
+    const turnA = await ctx.draftTurn();
+    const turnB = await ctx.draftTurn();
+    const doomed = (await m.admin.post(`/admin/users/${person.userId}/api-keys`, { name: 'doomed', channelAccess: { mode: 'ALL' } }).expect(201)).body;
+    const inserts = jest.spyOn(m.app.get(AuditEventsRepository), 'insert');
+    const forms: Array<[string, Record<string, string>]> = [
+      [`/conversations/${threadId}/reply`, { body: 'From the page.' }],
+      [`/conversations/${threadId}/labels`, { label: 'from-page' }],
+      [`/conversations/${threadId}/labels/remove`, { label: 'from-page' }],
+      [`/conversations/${threadId}/contact`, { displayName: 'Partner' }],
+      [`/conversations/${threadId}/contact/notes`, { notes: 'Met at the door.' }],
+      [`/approvals/${turnA}/approve`, {}],
+      [`/approvals/${turnB}/reject`, {}],
+      [`/settings/api-keys/${doomed.id}/revoke`, {}],
+    ];
+    const afterTheFact: string[] = [];
+    for (const [path, fields] of forms) {
+      inserts.mockClear();
+      const res = await postForm(m, browser, path, fields);
+      expect({ path, status: res.status }).toEqual({ path, status: 303 });
+      const own = inserts.mock.calls.filter(([row]) => row.userId === person.userId && row.surface === 'web');
+      expect({ path, rows: own.length }).toEqual({ path, rows: 1 });
+      if (own[0][1] === undefined) afterTheFact.push(own[0][0].action);
+    }
+    inserts.mockRestore();
+    const rows: AuditRow[] = await m.db.query(
+      `SELECT action, surface, actor_kind, credential_id, user_id, outcome, error_code, targets, detail FROM audit_events WHERE user_id = $1 AND surface = 'web' ORDER BY at, id`,
+      [person.userId],
+    );
+    expect(rows.map((r) => r.action)).toEqual([
+      'POST /conversations/:threadId/reply',
+      'POST /conversations/:threadId/labels',
+      'POST /conversations/:threadId/labels/remove',
+      'POST /conversations/:threadId/contact',
+      'POST /conversations/:threadId/contact/notes',
+      'POST /approvals/:turnId/approve',
+      'POST /approvals/:turnId/reject',
+      'POST /settings/api-keys/:id/revoke',
+    ]);
+    expect(rows.every((r) => r.actor_kind === 'person' && r.credential_id === null && r.outcome === 'ok')).toBe(true);
+    expect(rows[0].targets).toEqual({ threadId });
+    expect(afterTheFact).toEqual([]);
   });
 
   it("admin API writes are recorded as the admin, in the org their path names; the admin API lists the org's rows, paged by cursor", async () => {
