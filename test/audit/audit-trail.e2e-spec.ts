@@ -8,6 +8,7 @@ import { createMessagingTestApp, Hook, inboundSms, MessagingTestApp, partnerPhon
 import { createSession, Session, uniquePhone } from '../support/session';
 import { waitUntil } from '../support/wait';
 import { postForm, signInBrowser } from '../support/web';
+import { connectApp } from '../support/oauth';
 
 type Json = Record<string, any>;
 
@@ -202,6 +203,26 @@ describe('the audit trail: one row per changing call, in its transaction, never 
       expect(row.targets).toMatchObject({ messageId: sent.message.id, threadId: sent.message.threadId });
       expect(JSON.stringify(row)).not.toMatch(/era/); // never the message's text
     }
+  });
+
+  it('an OAuth grant (a connected app) is recorded as oauth_grant with the grant as credential', async () => {
+    const browser = await signInBrowser(m, s.userId);
+    const choice = { access: 'ALL', 'permissions-shown': 'on', 'permission-read': 'on', 'permission-send': 'on' };
+    const app = await connectApp(m, browser, { clientName: 'Audited App', choice });
+    const [grant] = await m.db.query(`SELECT g.id FROM oauth_grants g JOIN oauth_clients c ON c.client_id = g.client_id WHERE c.client_id = $1`, [
+      app.clientId,
+    ]);
+    const sent = await toolOk(m, app.accessToken, 'send_sms', { to: partnerPhone(), body: 'from an app' });
+    expect(await rowsOf(grant.id)).toEqual([
+      expect.objectContaining({
+        action: 'send_sms',
+        actor_kind: 'oauth_grant',
+        credential_id: grant.id,
+        user_id: s.userId,
+        outcome: 'ok',
+        targets: expect.objectContaining({ messageId: sent.message.id }),
+      }),
+    ]);
   });
 
   it('records a refused call (no permission, bad arguments, a refusal of the service) with its code, nothing changed', async () => {
