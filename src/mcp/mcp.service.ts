@@ -344,7 +344,17 @@ export class McpService {
   /** The MCP Events methods answered in one request, alike in both eras (events/stream is the controller's stream). */
   private answerEventsMethod(request: JsonRpcRequest, caller: Principal, hangUp?: AbortSignal): Promise<object> {
     if (request.method === 'events/list' || request.method === 'events/poll') return answerEvents(this.events, request.method, request.params, caller, hangUp);
-    return answerEventSubscriptions(this.subscriptions, request.method as SubscriptionMethod, request.params, caller);
+    // events/subscribe and events/unsubscribe change a webhook subscription: audited like a write tool (src/audit).
+    return this.audit.record(
+      { ...actorOf(caller), action: request.method, surface: 'mcp', targets: targetsOf(request.params) },
+      () => answerEventSubscriptions(this.subscriptions, request.method as SubscriptionMethod, request.params, caller),
+      (ended) =>
+        'result' in ended
+          ? { outcome: 'ok', targets: targetsOf(ended.result) }
+          : ended.error instanceof JsonRpcError
+            ? { outcome: 'refused', errorCode: `JSONRPC_${ended.error.code}`, detail: null }
+            : verdictOf(ended.error),
+    );
   }
 
   /** The modern era's methods (2026-07-28): discovery and the tools; subscriptions/listen is the controller's stream. */

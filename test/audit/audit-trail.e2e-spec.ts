@@ -225,6 +225,19 @@ describe('the audit trail: one row per changing call, in its transaction, never 
     ]);
   });
 
+  it('events/subscribe is audited like a write tool (here refused, naming no secret); events/list is a read', async () => {
+    const key = (await m.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'events', channelAccess: { mode: 'ALL' } }).expect(201)).body;
+    const secret = 'whsec_notpadded';
+    const res = await rpc(m, key.key, 'events/subscribe', { name: 'message.received', delivery: { mode: 'webhook', url: `${m.receiverUrl}/sub`, secret } });
+    expect(res.body.error).toBeDefined();
+    await rpc(m, key.key, 'events/list', {}).expect(200);
+    const rows = await rowsOf(key.id);
+    expect(rows).toEqual([
+      expect.objectContaining({ action: 'events/subscribe', surface: 'mcp', outcome: 'refused', error_code: `JSONRPC_${res.body.error.code}` }),
+    ]);
+    expect(JSON.stringify(rows)).not.toContain(secret);
+  });
+
   it('records a refused call (no permission, bad arguments, a refusal of the service) with its code, nothing changed', async () => {
     const readOnly = (
       await m.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'read only', channelAccess: { mode: 'ALL' }, permissions: ['read'] }).expect(201)
