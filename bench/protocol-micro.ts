@@ -129,6 +129,7 @@ async function main(): Promise<void> {
     {} as never, // the event feed: this bench calls no events/* method
     {} as never, // the event subscriptions: nor events/subscribe
     {} as never, // nor events/stream
+    {} as never, // the audit trail: this bench calls a read tool, never audited
   );
   const ticket = { widen: () => 1 } as unknown as KeyTicket;
 

@@ -3,6 +3,7 @@ import { APP_FILTER } from '@nestjs/core';
 import { LoggerModule } from 'nestjs-pino';
 import { AccountsModule } from './accounts/accounts.module';
 import { AdminModule } from './admin/admin.module';
+import { AuditModule } from './audit/audit.module';
 import { AuthModule } from './auth/auth.module';
 import { CommonModule } from './common/common.module';
 import { loggerParams } from './common/logging';
@@ -37,6 +38,7 @@ import { WebModule } from './web/web.module';
     CommonModule,
     LoggerModule.forRootAsync({ inject: [APP_CONFIG], useFactory: loggerParams }),
     DatabaseModule,
+    AuditModule,
     MetricsModule,
     TracingModule,
     QueueModule,

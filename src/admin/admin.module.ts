@@ -8,6 +8,7 @@ import { SmsChannelModule } from '../channels/sms/sms-channel.module';
 import { SendPoliciesModule } from '../send-policies/send-policies.module';
 import { AdminAccountsController } from './admin-accounts.controller';
 import { AdminAgentsController } from './admin-agents.controller';
+import { AdminAuditEventsController } from './admin-audit-events.controller';
 import { AdminApiKeysController } from './admin-api-keys.controller';
 import { AdminAttachmentQuotaController } from './admin-attachment-quota.controller';
 import { AdminEndpointCapController } from './admin-endpoint-cap.controller';
@@ -34,6 +35,7 @@ import { OptOutsModule } from '../opt-outs/opt-outs.module';
     AdminSmsProvidersController,
     AdminSendPoliciesController,
     AdminSmsHelpTextController,
+    AdminAuditEventsController,
   ],
 })
 export class AdminModule {}

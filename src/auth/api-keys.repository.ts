@@ -74,8 +74,9 @@ export class ApiKeysRepository {
   }
 
   /** Deletes the key; false when there was none. */
+  /** In a transaction of its own, as every revocation: its commit carries the call's audit row (src/audit). */
   async delete(keyId: string): Promise<boolean> {
-    return Boolean((await this.keys.delete({ id: keyId })).affected);
+    return this.dataSource.transaction(async (manager) => Boolean((await manager.getRepository(ApiKey).delete({ id: keyId })).affected));
   }
 
   async exists(keyId: string): Promise<boolean> {
@@ -136,13 +137,16 @@ export class ApiKeysRepository {
 
   /** Deletes a key the person sees (own, or any of the org's for an OWNER or ADMIN); false when there is none. */
   async deleteVisibleTo(person: PrincipalRef, keyId: string): Promise<boolean> {
-    const [, count] = await queryNamed<[unknown[], number]>(
-      this.dataSource.manager,
-      `DELETE FROM api_keys k
+    // In a transaction of its own: its commit carries the call's audit row (src/audit).
+    const [, count] = await this.dataSource.transaction((manager) =>
+      queryNamed<[unknown[], number]>(
+        manager,
+        `DELETE FROM api_keys k
         USING users p, users o
         WHERE k.id = :keyId AND o.id = k.user_id AND p.id = :userId AND p.org_id = :orgId
           AND o.org_id = p.org_id AND (o.id = p.id OR p.role IN ('OWNER', 'ADMIN'))`,
-      { keyId, userId: person.userId, orgId: person.orgId },
+        { keyId, userId: person.userId, orgId: person.orgId },
+      ),
     );
     return count > 0;
   }

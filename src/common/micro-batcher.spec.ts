@@ -1,6 +1,25 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { MicroBatcher, rowsPerKey } from './micro-batcher';
 
 describe('MicroBatcher', () => {
+  it("runs a batch in the context it was made in, never a submitter's (an audited call, a trace), and the submitters resume in theirs", async () => {
+    const storage = new AsyncLocalStorage<string>();
+    const seen: Array<string | undefined> = [];
+    const batcher = new MicroBatcher<number, number>(async (items) => {
+      seen.push(storage.getStore());
+      await Promise.resolve();
+      seen.push(storage.getStore());
+      return items;
+    });
+    const after = await Promise.all(['a', 'b'].map((name, i) => storage.run(name, async () => [await batcher.submit(i), storage.getStore()])));
+    await batcher.submit(9); // a later batch, started from the first one's end, runs outside too
+    expect(seen).toEqual([undefined, undefined, undefined, undefined]);
+    expect(after).toEqual([
+      [0, 'a'],
+      [1, 'b'],
+    ]);
+  });
+
   it('hands items submitted in the same turn to one call, and answers each with its own result', async () => {
     const calls: number[][] = [];
     const batcher = new MicroBatcher<number, string>(async (items) => {

@@ -1,3 +1,5 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+
 /**
  * Runs many small requests as one: what callers submit while earlier batches are still running
  * (or within the same turn of the event loop) is handed to `run` together, so a hundred
@@ -14,6 +16,12 @@ export class MicroBatcher<I, O> {
   private queued: Array<{ item: I; resolve: (value: O) => void; reject: (error: unknown) => void }> = [];
   private inFlight = 0;
   private scheduled = false;
+  /**
+   * Runs a function in the async context the batcher was made in (at start-up: none). A batch
+   * holds items of many callers, so it runs as none of them: the first submitter's context (an
+   * audited call, src/audit; a trace) must not follow the batch's statements and commits.
+   */
+  private readonly detached = AsyncLocalStorage.snapshot();
 
   /**
    * @param run answers each item of a batch, in order (the result array has one entry per item)
@@ -33,10 +41,12 @@ export class MicroBatcher<I, O> {
       this.queued.push({ item, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
-        setImmediate(() => {
-          this.scheduled = false;
-          this.drain();
-        });
+        setImmediate(() =>
+          this.detached(() => {
+            this.scheduled = false;
+            this.drain();
+          }),
+        );
       }
     });
   }

@@ -1,4 +1,5 @@
 import { attachmentsConfig } from '../attachments/attachments.config';
+import { auditConfig } from '../audit/audit.config';
 import { authConfig } from '../auth/auth.config';
 import { webSessionsConfig } from '../auth/web-sessions/web-sessions.config';
 import { emailConfig } from '../channels/email/email.config';
@@ -52,6 +53,7 @@ export const SLICES = [
   eventStreamsConfig,
   attachmentsConfig,
   liveConfig,
+  auditConfig,
 ] as const;
 
 /** Rules between the settings of two features. */

@@ -40,6 +40,7 @@ import { OAuthCode } from '../oauth/oauth-code.entity';
 import { OAuthGrant } from '../oauth/oauth-grant.entity';
 import { OAuthToken } from '../oauth/oauth-token.entity';
 import { SignInLink } from '../auth/web-sessions/sign-in-link.entity';
+import { AuditEvent } from '../audit/audit-event.entity';
 import { WebSession } from '../auth/web-sessions/web-session.entity';
 
 /** Every entity of the service, registered with the one data source. */
@@ -85,4 +86,5 @@ export const ENTITIES = [
   OAuthCode,
   OAuthToken,
   SendPolicy,
+  AuditEvent,
 ];

@@ -309,9 +309,11 @@ export class DeliveriesRepository {
   recoverFailed(caller: Principal, endpointId: string, since: Date, until: Date, eventIds: string[], traceParent: string | null): Promise<RecoveredRow[]> {
     const endpoint = visibleEndpoint(caller);
     const delivery = visibleDelivery(caller);
-    return queryNamed<RecoveredRow[]>(
-      this.dataSource.manager,
-      `WITH endpoint AS (
+    // A transaction of its own, though one statement: its commit carries the call's audit row (src/audit).
+    return this.dataSource.transaction((manager) =>
+      queryNamed<RecoveredRow[]>(
+        manager,
+        `WITH endpoint AS (
              SELECT e.id FROM webhook_endpoints e
               WHERE e.id = :endpointId AND e.status = 'active' AND ${endpoint.sql}
                 FOR KEY SHARE),
@@ -340,7 +342,8 @@ export class DeliveriesRepository {
        SELECT copy.id, copy.endpoint_id AS "endpointId", left_over.event_created_at IS NOT NULL AS more, left_over.event_created_at AS "nextSince"
          FROM copy
          LEFT JOIN (SELECT event_created_at FROM numbered WHERE n = cardinality(:eventIds::text[]) + 1) AS left_over ON TRUE`,
-      { endpointId, since, until, eventIds, traceParent, ...endpoint.parameters, ...delivery.parameters },
+        { endpointId, since, until, eventIds, traceParent, ...endpoint.parameters, ...delivery.parameters },
+      ),
     );
   }
 }

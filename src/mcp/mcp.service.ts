@@ -52,6 +52,9 @@ import { answerEventSubscriptions, SUBSCRIPTION_METHODS, SubscriptionMethod } fr
 import { EventStreams } from '../event-feed/event-streams';
 import { answerEvents, EVENTS_CAPABILITIES } from './mcp-events';
 import { streamAnswer } from './mcp-event-streams';
+import { actorOf, AuditCall, targetsOf } from '../audit/audit-call';
+import { AuditTrail } from '../audit/audit-trail.service';
+import { verdictOf } from '../audit/audit-verdict';
 
 export const SERVER_INFO = { name: 'messaging-sync', title: 'Messaging Sync', version: '0.1.0' };
 
@@ -117,6 +120,7 @@ export class McpService {
     private readonly events: EventFeedService,
     private readonly subscriptions: EventSubscriptionsService,
     private readonly streams: EventStreams,
+    private readonly audit: AuditTrail,
   ) {
     this.maxBatch = config.mcp.maxBatch;
     this.batchConcurrency = config.mcp.batchConcurrency;
@@ -340,7 +344,17 @@ export class McpService {
   /** The MCP Events methods answered in one request, alike in both eras (events/stream is the controller's stream). */
   private answerEventsMethod(request: JsonRpcRequest, caller: Principal, hangUp?: AbortSignal): Promise<object> {
     if (request.method === 'events/list' || request.method === 'events/poll') return answerEvents(this.events, request.method, request.params, caller, hangUp);
-    return answerEventSubscriptions(this.subscriptions, request.method as SubscriptionMethod, request.params, caller);
+    // events/subscribe and events/unsubscribe change a webhook subscription: audited like a write tool (src/audit).
+    return this.audit.record(
+      { ...actorOf(caller), action: request.method, surface: 'mcp', targets: targetsOf(request.params) },
+      () => answerEventSubscriptions(this.subscriptions, request.method as SubscriptionMethod, request.params, caller),
+      (ended) =>
+        'result' in ended
+          ? { outcome: 'ok', targets: targetsOf(ended.result) }
+          : ended.error instanceof JsonRpcError
+            ? { outcome: 'refused', errorCode: `JSONRPC_${ended.error.code}`, detail: null }
+            : verdictOf(ended.error),
+    );
   }
 
   /** The modern era's methods (2026-07-28): discovery and the tools; subscriptions/listen is the controller's stream. */
@@ -398,21 +412,26 @@ export class McpService {
     const args = params.arguments === undefined ? {} : params.arguments;
     if (!isObject(args)) throw new JsonRpcError(INVALID_PARAMS, 'params.arguments must be an object');
 
+    // A call of a tool that is not a read is audited, refusals included (src/audit); a read never is.
+    const audit = tool.spec.kind === 'read' ? undefined : this.audit.open({ ...actorOf(caller), action: name, surface: 'mcp', targets: targetsOf(args) });
     // Before the arguments are looked at: a key that may not call the tool learns nothing more.
     const refused = refusal(tool, caller);
-    if (refused) return toolError(refused);
+    if (refused) return this.refuse(audit, refused, 'FORBIDDEN', 'not permitted');
     // A JSON copy (args came from JSON): plain objects of this realm. structuredClone makes objects of
     // Node's own realm, which ajv's deep equality (uniqueItems on objects) never finds equal under Jest.
     const input = JSON.parse(JSON.stringify(args)) as Record<string, unknown>;
     const illFormed = findIllFormed(input); // U+0000 or a lone surrogate anywhere: refused, naming the argument
-    if (illFormed) return toolError(`invalid arguments: ${illFormed.message}`);
-    if (!tool.validate(input)) return toolError(`invalid arguments: ${describeArgumentError(tool.validate.errors?.[0])}`);
+    if (illFormed) return this.refuse(audit, `invalid arguments: ${illFormed.message}`, 'VALIDATION', 'invalid arguments');
+    if (!tool.validate(input))
+      return this.refuse(audit, `invalid arguments: ${describeArgumentError(tool.validate.errors?.[0])}`, 'VALIDATION', 'invalid arguments');
     try {
+      const executed = audit ? await this.audit.run(audit, () => tool.handler.execute(input, caller)) : await tool.handler.execute(input, caller);
+      if (audit) await this.audit.finish(audit, { outcome: 'ok', targets: targetsOf(executed) });
       // Every string of every result goes to a model, so invisible characters are removed here, once, for all
       // tools (src/mcp/visible-text.ts): a list of fields per tool would miss the next field that holds outside
       // text (a filename, a delivery's response body). Only this answer changes; the stored data, webhooks
       // and the REST API keep the original. Strings the service mints (ids, cursors, URLs, secrets) are ASCII.
-      const { json, value: result } = visibleResult(await tool.handler.execute(input, caller));
+      const { json, value: result } = visibleResult(executed);
       if (this.checkResults && !tool.validateResult(result)) {
         // A tool whose result drifted from what tools/list promises: a defect, loud in development and tests.
         throw new JsonRpcError(
@@ -425,9 +444,16 @@ export class McpService {
         structuredContent: serializedAs(result, json),
       };
     } catch (error) {
+      if (audit?.open) await this.audit.finish(audit, verdictOf(error));
       if (error instanceof DomainError) return toolError(error.message);
       throw error;
     }
+  }
+
+  /** A tool error for a call refused before it ran, recorded when the tool is audited. */
+  private async refuse(audit: AuditCall | undefined, message: string, errorCode: string, detail: string): Promise<CallToolResult> {
+    if (audit) await this.audit.finish(audit, { outcome: 'refused', errorCode, detail });
+    return toolError(message);
   }
 }
 

@@ -11,6 +11,7 @@ import { WebhooksModule } from '../webhooks/webhooks.module';
 import { pageHeaders } from './kit/page-headers';
 import { pageSettings } from './kit/page-context';
 import { ApiKeysController } from './api-keys/api-keys.controller';
+import { AuditController } from './audit/audit.controller';
 import { ConversationsController } from './conversations/conversations.controller';
 import { ApprovalsController } from './approvals/approvals.controller';
 import { ConnectedAppsController } from './connected-apps/connected-apps.controller';
@@ -42,6 +43,7 @@ export const PAGE_CONTROLLERS = [
   MailboxesController,
   SendPoliciesController,
   SmsOptOutController,
+  AuditController,
   ConversationsController,
   DevOutboxController,
   ApprovalsController,

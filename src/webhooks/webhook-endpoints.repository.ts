@@ -221,11 +221,12 @@ export class WebhookEndpointsRepository {
   /** Deletes the visible endpoint (its scope and deliveries cascade); false when not visible. */
   async deleteVisible(caller: Principal, endpointId: string): Promise<boolean> {
     const visible = visibleEndpoint(caller);
-    // A DELETE answers [rows, affected count].
-    const [, affected] = await queryNamed<[unknown[], number]>(
-      this.dataSource.manager,
-      `DELETE FROM webhook_endpoints e WHERE e.id = :endpointId AND ${visible.sql}`,
-      { endpointId, ...visible.parameters },
+    // A DELETE answers [rows, affected count]. In a transaction of its own: its commit carries the call's audit row (src/audit).
+    const [, affected] = await this.dataSource.transaction((manager) =>
+      queryNamed<[unknown[], number]>(manager, `DELETE FROM webhook_endpoints e WHERE e.id = :endpointId AND ${visible.sql}`, {
+        endpointId,
+        ...visible.parameters,
+      }),
     );
     return affected > 0;
   }

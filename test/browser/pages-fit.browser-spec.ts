@@ -191,6 +191,16 @@ describe('every page fits a phone and a desktop', () => {
       visible: (p) => [p.locator('table.data tbody th[scope="row"]'), p.locator('table.data tbody').getByRole('link', { name: /^Revoke/ })],
     });
 
+    // The audit trail: the operator's, the agent's and the person's changes above (screenshots: audit.browser-spec.ts).
+    await page.goto('/settings/audit');
+    await expectFits(page, 'audit', {
+      visible: (p) => [
+        p.locator('table.data tbody th[scope="row"]'),
+        p.locator('table.data tbody td[data-label="Action"]'),
+        p.getByRole('button', { name: 'Filter' }),
+      ],
+    });
+
     await page.goto('/settings/webhooks');
     await expectFits(page, 'webhooks', { screenshot: 'webhooks', visible: (p) => [p.locator('table.data tbody td.url a')] });
 

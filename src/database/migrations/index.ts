@@ -31,6 +31,7 @@ import { StandardWebhooks1763800730000 } from './1763800730000-StandardWebhooks'
 import { EventFeedPositions1763800740000 } from './1763800740000-EventFeedPositions';
 import { EventSubscriptions1763800750000 } from './1763800750000-EventSubscriptions';
 import { SendOrigins1763800760000 } from './1763800760000-SendOrigins';
+import { AuditEvents1763800770000 } from './1763800770000-AuditEvents';
 import { SmsOptOuts1763800780000 } from './1763800780000-SmsOptOuts';
 import { SendPolicies1763800790000 } from './1763800790000-SendPolicies';
 import { ScheduledSends1763800810000 } from './1763800810000-ScheduledSends';
@@ -70,6 +71,7 @@ export const MIGRATIONS = [
   EventFeedPositions1763800740000,
   EventSubscriptions1763800750000,
   SendOrigins1763800760000,
+  AuditEvents1763800770000,
   SmsOptOuts1763800780000,
   SendPolicies1763800790000,
   ScheduledSends1763800810000,

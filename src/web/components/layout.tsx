@@ -1,3 +1,4 @@
+import { mayReadAuditTrail } from '../../audit/audit-events.service';
 import type { ComponentChildren } from 'preact';
 import { useContext } from 'preact/hooks';
 import { Person } from '../../identity/principal';
@@ -33,12 +34,13 @@ export type NavPath =
   | '/settings/mailboxes'
   | '/settings/send-policies'
   | '/settings/sms-opt-out'
+  | '/settings/audit'
   | '/dev/outbox';
 
 /**
  * The layout of every page of a signed-in person: the product name, the navigation, the person's
  * email and a Sign out button (a POST with the session's CSRF token). `current` marks the nav link
- * of the page (aria-current). Mailboxes is shown only to those who may manage them (OWNER, ADMIN);
+ * of the page (aria-current). Mailboxes and the audit trail are shown only to those who may see them (OWNER, ADMIN);
  * the development outbox only where it exists (APP_ENV=development, PageContext).
  *
  * On a narrow screen the navigation and account fold into a `<details>` disclosure ("Menu"), so
@@ -56,6 +58,7 @@ export function Layout(props: { title: string; person: Person; current?: NavPath
     ...(mayManageMailboxes(props.person.role) ? [['/settings/mailboxes', 'Mailboxes'] as [NavPath, string]] : []),
     ['/settings/send-policies', 'Send policies'],
     ['/settings/sms-opt-out', 'SMS opt-out'],
+    ...(mayReadAuditTrail(props.person.role) ? [['/settings/audit', 'Audit trail'] as [NavPath, string]] : []),
     ...(settings.devOutbox ? [['/dev/outbox', 'Outbox (development)'] as [NavPath, string]] : []),
   ];
   return (

@@ -96,6 +96,8 @@ table.data th, table.data td { padding: 0.625rem 0.75rem; border-bottom: 1px sol
 table.data thead th { font-size: 0.8125rem; text-transform: uppercase; letter-spacing: 0.03em; color: var(--muted); background: var(--bg); }
 table.data tbody th { font-weight: 600; }
 table.data thead th, table.data code { white-space: nowrap; }
+/* The audit trail's routes and ids: long, so they may break anywhere rather than widen a phone's page. */
+table.data.audit code { white-space: normal; overflow-wrap: anywhere; }
 /* position: relative, so the visually hidden (absolutely positioned) texts in a table scroll with it, not widen the page. */
 .table-scroll { overflow-x: auto; position: relative; }
 table.data tbody tr:last-child > * { border-bottom: 0; }
