@@ -200,10 +200,14 @@ describe('scheduled sends: sendAt, SCHEDULED until its time, then sent once; can
     expect(message).toMatchObject({ status: 'SCHEDULED' });
     await m.admin.delete(`/admin/api-keys/${key.id}`).expect(204);
 
-    const failed = await waitUntil(async () => {
-      const row = await statusOf(message.id);
-      return row.status !== 'SCHEDULED' && row;
-    }, 'the scheduled SMS to come due', { timeoutMs: 20_000 });
+    const failed = await waitUntil(
+      async () => {
+        const row = await statusOf(message.id);
+        return row.status !== 'SCHEDULED' && row;
+      },
+      'the scheduled SMS to come due',
+      { timeoutMs: 20_000 },
+    );
     expect(failed).toEqual({
       status: 'FAILED',
       error:
