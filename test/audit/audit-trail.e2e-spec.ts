@@ -34,6 +34,10 @@ const WRITE_TOOL_ARGS: Record<string, (c: Ctx) => Promise<Json>> = {
   send_sms: async () => ({ to: partnerPhone(), body: 'Your table is ready.' }),
   send_email: async () => ({ to: 'erin@partner.example', subject: 'Hello', body: 'First words.' }),
   reply_to_thread: async (c) => ({ threadId: await c.thread(), body: 'On our way.' }),
+  cancel_scheduled_message: async (c) => {
+    const sendAt = new Date(Date.now() + 3_600_000).toISOString();
+    return { messageId: (await toolOk(c.m, c.s.apiKey, 'send_sms', { to: partnerPhone(), body: 'Later.', sendAt })).message.id };
+  },
   create_agent_turn: async (c) => ({ agentId: (await agentOn(c, 'DRAFT')).id, threadId: await c.thread(), body: 'A draft.' }),
   approve_agent_turn: async (c) => ({ turnId: await c.draftTurn() }),
   reject_agent_turn: async (c) => ({ turnId: await c.draftTurn() }),
