@@ -15,9 +15,9 @@ export function permissivePolicy(now: Date): Record<string, unknown> {
   const hour = (now.getUTCHours() + 6) % 24;
   const hh = (h: number) => `${String(h).padStart(2, '0')}:00`;
   return {
-    maxPerHour: 10_000_000,
-    maxPerDay: 100_000_000,
-    maxPerRecipientPerDay: 10_000_000,
+    maxPerHour: 1_000_000,
+    maxPerDay: 1_000_000,
+    maxPerRecipientPerDay: 1_000_000,
     quietStart: hh(hour),
     quietEnd: hh((hour + 1) % 24),
     timeZone: 'UTC',
