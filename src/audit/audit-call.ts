@@ -58,6 +58,17 @@ export function currentAuditCall(): AuditCall | undefined {
   return call?.open ? call : undefined;
 }
 
+/**
+ * Names ids the running call changes, before its row is written (the send path names the message
+ * it writes): the row then carries them from its commit, and a result naming nothing more needs
+ * no second write (AuditTrail.finish). Outside a call, or once its row is written, nothing.
+ */
+export function noteAuditTargets(targets: AuditTargets): void {
+  const call = currentAuditCall();
+  if (!call || call.rowId) return;
+  for (const [name, value] of Object.entries(targets)) for (const id of [value].flat()) add(call.init.targets, name, id);
+}
+
 /** Runs `work` as part of `call`: the transactions it commits are the call's. */
 export function runInAuditCall<T>(call: AuditCall, work: () => T): T {
   return calls.run(call, work);

@@ -356,7 +356,7 @@ describe('the audit trail: one row per changing call, in its transaction, never 
       'POST /settings/api-keys/:id/revoke',
     ]);
     expect(rows.every((r) => r.actor_kind === 'person' && r.credential_id === null && r.outcome === 'ok')).toBe(true);
-    expect(rows[0].targets).toEqual({ threadId });
+    expect(rows[0].targets).toEqual({ threadId, messageId: expect.stringMatching(/^[0-9a-f-]{36}$/) }); // the reply it wrote, named by the send path
     expect(afterTheFact).toEqual([]);
   });
 

@@ -21,6 +21,7 @@ import { checkReplyBody } from './reply-body';
 import { sendingLine } from './sending-line';
 import { SendGate } from './send-gate';
 import { originOf, SendOrigin } from './send-origin';
+import { noteAuditTargets } from '../../audit/audit-call';
 import { rolledBack } from '../../database/sql';
 import { sendAtOf } from './send-at';
 
@@ -259,6 +260,7 @@ export class OutboundService {
   async insertQueued(tx: EntityManager, m: QueuedMessage): Promise<string> {
     await this.gate.admit(tx, m);
     const row = await this.messages.insertQueued(tx, m);
+    noteAuditTargets({ messageId: row.id, threadId: m.threadId });
     await this.conversations.touchThread(tx, m.threadId, row.created_at);
     return row.id;
   }
