@@ -227,7 +227,7 @@ describe('web: hardening of the page forms', () => {
         if (kind === 'session') expect({ route, csrf: guards.includes(CsrfTokenGuard) }).toEqual({ route, csrf: true });
       }
     }
-    expect(seen.filter((route) => route.startsWith('POST')).length).toBe(27);
+    expect(seen.filter((route) => route.startsWith('POST')).length).toBe(32);
   });
 
   it('every POST of the web app refuses a cross-site Origin, a missing Origin, a missing or wrong _csrf, and changes nothing', async () => {
