@@ -13,6 +13,7 @@ import { OutboundChannels } from './outbound/outbound-channels';
 import { OutboundProcessor } from './outbound/outbound.processor';
 import { OutboundRepository } from './outbound/outbound.repository';
 import { OUTBOUND_QUEUE, OutboundService } from './outbound/outbound.service';
+import { DraftHolds } from './outbound/draft-holds';
 import { SendGate } from './outbound/send-gate';
 import { ReplyToThreadTool, SendSmsTool } from './outbound/outbound.tools';
 import { SendIdempotencyKeysRepository } from './outbound/send-idempotency-keys.repository';
@@ -56,6 +57,7 @@ import { THREAD_TOOLS } from './threads/threads.tools';
     OutboundChannels,
     OutboundService,
     SendGate,
+    DraftHolds,
     OutboundProcessor,
     SendSmsTool,
     ReplyToThreadTool,
@@ -71,6 +73,7 @@ import { THREAD_TOOLS } from './threads/threads.tools';
     OutboundRepository,
     OutboundChannels,
     OutboundService,
+    DraftHolds,
     DevelopmentOutboxService,
   ],
 })

@@ -9,7 +9,7 @@ export const DELIVERY_MODES: readonly DeliveryMode[] = ['poll', 'push', 'webhook
 export type FeedFilter = 'line' | 'thread' | 'direction' | 'label';
 
 const MESSAGE_KINDS: EventKind[] = ['message.received', 'message.sent', 'message.status_changed', 'thread.created', 'email.opened', 'attachment.extracted'];
-const AGENT_KINDS: EventKind[] = ['agent_turn.awaiting_approval', 'agent_turn.sent'];
+const AGENT_KINDS: EventKind[] = ['agent_turn.awaiting_approval', 'agent_turn.sent', 'agent_turn.rejected'];
 
 /**
  * Which filters apply to which kind: every kind on a line takes `line` (all but contact.merged,
@@ -37,6 +37,7 @@ const DESCRIPTIONS: Record<EventKind, string> = {
   'email_account.health_changed': 'A mailbox stopped syncing, or recovered.',
   'agent_turn.awaiting_approval': "An agent's draft awaits a person's approval.",
   'agent_turn.sent': "An agent's turn was approved and sent.",
+  'agent_turn.rejected': "A person rejected a draft (an agent's, or a draft-only credential's), with the reason they gave if any.",
 };
 
 const FILTER_SCHEMAS: Record<FeedFilter, object> = {

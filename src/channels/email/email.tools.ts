@@ -49,6 +49,7 @@ const sendEmailInput = {
     'repeated call sends nothing.',
   kind: 'write',
   openWorld: true,
+  draftable: true,
   minRole: 'MEMBER',
   inputSchema: sendEmailInput,
   outputSchema: sentMessageSchema,

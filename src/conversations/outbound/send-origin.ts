@@ -1,3 +1,4 @@
+import { isDraftOnly } from '../../identity/key-permissions';
 import { Principal } from '../../identity/principal';
 
 /**
@@ -10,9 +11,16 @@ import { Principal } from '../../identity/principal';
 export interface SendOrigin {
   userId: string | null;
   keyId: string | null;
+  /**
+   * The call is a draft-only credential's (permission `draft`, issue 45): OutboundService.insertQueued
+   * asks the gate, then holds the message as a draft turn awaiting a person (draft-holds.ts) instead
+   * of queuing it. Absent on every other send.
+   */
+  draftOnly?: true;
 }
 
 /** The origin of a send the principal makes now. */
-export function originOf(principal: Pick<Principal, 'userId' | 'keyId'>): SendOrigin {
-  return { userId: principal.userId, keyId: principal.keyId };
+export function originOf(principal: Pick<Principal, 'userId' | 'keyId' | 'permissions'>): SendOrigin {
+  const origin: SendOrigin = { userId: principal.userId, keyId: principal.keyId };
+  return principal.keyId !== null && isDraftOnly(principal.permissions) ? { ...origin, draftOnly: true } : origin;
 }

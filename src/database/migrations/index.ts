@@ -31,6 +31,7 @@ import { StandardWebhooks1763800730000 } from './1763800730000-StandardWebhooks'
 import { EventFeedPositions1763800740000 } from './1763800740000-EventFeedPositions';
 import { EventSubscriptions1763800750000 } from './1763800750000-EventSubscriptions';
 import { SendOrigins1763800760000 } from './1763800760000-SendOrigins';
+import { DraftOnlyCredentials1763800800000 } from './1763800800000-DraftOnlyCredentials';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -67,4 +68,5 @@ export const MIGRATIONS = [
   EventFeedPositions1763800740000,
   EventSubscriptions1763800750000,
   SendOrigins1763800760000,
+  DraftOnlyCredentials1763800800000,
 ];
