@@ -31,7 +31,7 @@ describe('OAuth 2.1 for the MCP endpoint (DCR, PKCE, consent, tokens)', () => {
     expect(prm.body).toEqual({
       resource: `${base}/api/mcp`,
       authorization_servers: [base],
-      scopes_supported: ['read', 'send', 'webhooks'],
+      scopes_supported: ['read', 'send', 'draft', 'webhooks'],
       bearer_methods_supported: ['header'],
       resource_name: 'Messaging Sync MCP',
     });
