@@ -4,7 +4,9 @@ import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextp
 import { DataSource } from 'typeorm';
 import { createMessagingTestApp, Hook, inboundSms, MessagingTestApp, partnerPhone } from '../support/messaging-hooks';
 import { toolOk, UUID } from '../support/mcp';
+import { connectApp } from '../support/oauth';
 import { createSession, Session } from '../support/session';
+import { signInBrowser } from '../support/web';
 import { waitUntil } from '../support/wait';
 
 /** A client of either SDK line, as a user runs it. */
@@ -166,5 +168,20 @@ describe('draft-only credentials', () => {
     const event = await waitUntil(() => hook.events('agent_turn.rejected').find((e) => e.data.agentTurn.id === turn.id), 'agent_turn.rejected of the draft');
     expect(event.data.agentTurn).toMatchObject({ status: 'REJECTED', rejectionReason: 'We do not run discounts by text', credential: { id: draftKey.id } });
     expect(await messagesOn(turn.threadId)).toBe(0);
+  });
+
+  it("an app (OAuth grant) given draft in place of send: its reply_to_thread is held as a draft naming the app", async () => {
+    const browser = await signInBrowser(m, s.userId);
+    const app = await connectApp(m, browser, {
+      clientName: 'Drafting App',
+      scope: 'read send draft',
+      choice: { access: 'ALL', 'permissions-shown': 'on', 'permission-read': 'on', 'permission-draft': 'on' },
+    });
+    const { threadId } = await inboundSms(m, phone().address, partnerPhone(), 'Open on Sunday?');
+    const { turn } = await toolOk(m, app.accessToken, 'reply_to_thread', { threadId, body: 'Yes, from noon' });
+    expect(turn).toMatchObject({ status: 'AWAITING_APPROVAL', credential: { name: 'Drafting App', kind: 'OAUTH_GRANT' } });
+    expect(await messagesOn(threadId)).toBe(0);
+    const [grant] = await db.query(`SELECT permissions, requested_scopes FROM oauth_grants WHERE id = $1`, [turn.credential.id]);
+    expect(grant).toEqual({ permissions: ['read', 'draft'], requested_scopes: ['read', 'send', 'draft'] });
   });
 });
