@@ -9,7 +9,17 @@ import { EventBus } from '../events/event-bus';
 import { MessageDataBuilder } from '../conversations/message-data.builder';
 import { OutboundService } from '../conversations/outbound/outbound.service';
 import { ThreadAccessRepository } from '../conversations/threads/thread-access.repository';
-import { AgentMode, AGENTS_PAGE_SIZE, AgentTurnRef, AgentTurnView, AgentView, REJECTION_REASON_MAX, toolTurn, TURN_DECISION_ROLE, TURNS_PAGE_SIZE } from './agent.types';
+import {
+  AgentMode,
+  AGENTS_PAGE_SIZE,
+  AgentTurnRef,
+  AgentTurnView,
+  AgentView,
+  REJECTION_REASON_MAX,
+  toolTurn,
+  TURN_DECISION_ROLE,
+  TURNS_PAGE_SIZE,
+} from './agent.types';
 import { DraftHolds, DraftKeeper } from '../conversations/outbound/draft-holds';
 import { QueuedMessage } from '../conversations/outbound/outbound.repository';
 import { checkReplyBody } from '../conversations/outbound/reply-body';
@@ -64,7 +74,7 @@ export class AgentsService implements OnModuleInit, DraftKeeper {
    */
   async hold(tx: EntityManager, m: QueuedMessage): Promise<string> {
     const keyId = m.origin.keyId;
-    if (keyId === null) throw new Error('only a credential\'s send is held as a draft');
+    if (keyId === null) throw new Error("only a credential's send is held as a draft");
     const turnId = await this.agents.insertCredentialDraft(tx, { ...m, origin: { ...m.origin, keyId } });
     await this.publish(tx, 'agent_turn.awaiting_approval', turnId);
     return turnId;
@@ -269,7 +279,10 @@ export class AgentsService implements OnModuleInit, DraftKeeper {
 function editedProposal(proposal: QueuedMessage, editedBody: string | undefined): QueuedMessage {
   if (editedBody === undefined || editedBody === proposal.body) return proposal;
   if (proposal.html) {
-    throw new ValidationError('body: this draft is an email with a read receipt (its HTML part is the proposed text): approve it as written or reject it', 'body');
+    throw new ValidationError(
+      'body: this draft is an email with a read receipt (its HTML part is the proposed text): approve it as written or reject it',
+      'body',
+    );
   }
   return { ...proposal, body: editedBody };
 }
@@ -286,7 +299,8 @@ function toTurnView(t: TurnRow): AgentTurnView {
     messageId: t.message_id,
     createdAt: t.created_at.toISOString(),
     // A credential's draft: the credential acting as a DRAFT-mode agent (the spec's agentTurn needs an agent; `credential` says which it is).
-    agent: t.agent_id !== null ? { id: t.agent_id, name: t.agent_name!, mode: t.agent_mode! } : { id: t.credential_id!, name: t.credential_name!, mode: 'DRAFT' },
+    agent:
+      t.agent_id !== null ? { id: t.agent_id, name: t.agent_name!, mode: t.agent_mode! } : { id: t.credential_id!, name: t.credential_name!, mode: 'DRAFT' },
     ...(t.credential_id !== null && { credential: { id: t.credential_id, name: t.credential_name!, kind: t.credential_kind! } }),
     body: t.body,
     decidedByUserId: t.decided_by,

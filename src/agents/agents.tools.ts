@@ -1,6 +1,16 @@
 import { Principal } from '../identity/principal';
 import { McpTool, McpToolHandler, ToolArgs } from '../tools/tool.decorator';
-import { AGENT_MODES, AGENTS_PAGE_SIZE, BODY_MAX, REJECTION_REASON_MAX, toolTurn, ToolTurn, TURN_DECISION_ROLE, TURN_STATUSES, TURNS_PAGE_SIZE } from './agent.types';
+import {
+  AGENT_MODES,
+  AGENTS_PAGE_SIZE,
+  BODY_MAX,
+  REJECTION_REASON_MAX,
+  toolTurn,
+  ToolTurn,
+  TURN_DECISION_ROLE,
+  TURN_STATUSES,
+  TURNS_PAGE_SIZE,
+} from './agent.types';
 import { AgentsService } from './agents.service';
 import { SMS_BODY_MAX } from '../conversations/outbound/reply-body';
 import { cursorArgument, nextCursorResult, nullable, nullableString } from '../tools/tool-schemas';
@@ -38,9 +48,21 @@ export const agentTurnSchema = {
     decidedAt: nullableString,
     rejectionReason: { ...nullableString, description: 'Why the person rejected the turn (REJECTED), if they said; null otherwise.' },
   },
-  required: ['id', 'status', 'threadId', 'messageId', 'createdAt', 'agent', 'body', 'bodyLength', 'truncated', 'decidedByUserId', 'decidedAt', 'rejectionReason'],
+  required: [
+    'id',
+    'status',
+    'threadId',
+    'messageId',
+    'createdAt',
+    'agent',
+    'body',
+    'bodyLength',
+    'truncated',
+    'decidedByUserId',
+    'decidedAt',
+    'rejectionReason',
+  ],
 } as const;
-
 
 const turnResult = { type: 'object', properties: { turn: agentTurnSchema }, required: ['turn'] } as const;
 const byTurnId = {

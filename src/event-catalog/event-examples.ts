@@ -86,7 +86,11 @@ const sent = messageData(reply, [first, reply]);
 function agentTurn(status: 'AWAITING_APPROVAL' | 'SENT' | 'REJECTED'): AgentTurnData {
   const { thread, person, labels } = received;
   const key = { id: '4b6d8f0a-2c4e-4a6b-9d8f-0a2c4e6b8d0f', name: 'support agent' };
-  const ids = { SENT: 'e5a7c9b1-3d5f-4e7a-9b1c-3e5a7c9b1d3f', AWAITING_APPROVAL: 'f1b3d5e7-9a1c-4e3b-8d5f-7a9c1e3b5d7f', REJECTED: 'a3c5e7f9-1b3d-4f5a-8c7e-9f1b3d5a7c9e' };
+  const ids = {
+    SENT: 'e5a7c9b1-3d5f-4e7a-9b1c-3e5a7c9b1d3f',
+    AWAITING_APPROVAL: 'f1b3d5e7-9a1c-4e3b-8d5f-7a9c1e3b5d7f',
+    REJECTED: 'a3c5e7f9-1b3d-4f5a-8c7e-9f1b3d5a7c9e',
+  };
   const rejected = status === 'REJECTED' && {
     agent: { ...key, mode: 'DRAFT' as const },
     credential: { ...key, kind: 'API_KEY' as const },

@@ -186,7 +186,11 @@ const SHARED: Record<string, JsonSchema> = {
         {
           id: ref('uuid'),
           name: text("The agent's name."),
-          mode: { type: 'string', enum: ['DRAFT', 'AUTO', 'SUPERVISED'], description: 'How the agent sends: `DRAFT` (a human approves), `AUTO` or `SUPERVISED`.' },
+          mode: {
+            type: 'string',
+            enum: ['DRAFT', 'AUTO', 'SUPERVISED'],
+            description: 'How the agent sends: `DRAFT` (a human approves), `AUTO` or `SUPERVISED`.',
+          },
         },
       ),
     }),

@@ -39,7 +39,11 @@ describe('draft-only credentials', () => {
     db = m.app.get(DataSource);
     url = new URL(`${m.baseUrl}/api/mcp`);
     hook = await Hook.register(m, s.apiKey, { events: ['agent_turn.awaiting_approval', 'agent_turn.sent', 'agent_turn.rejected'] });
-    const res = await m.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'drafting agent', channelAccess: { mode: 'ALL' }, permissions: ['read', 'draft'] });
+    const res = await m.admin.post(`/admin/users/${s.userId}/api-keys`, {
+      name: 'drafting agent',
+      channelAccess: { mode: 'ALL' },
+      permissions: ['read', 'draft'],
+    });
     expect(res.status).toBe(201);
     draftKey = res.body;
   });
@@ -50,12 +54,20 @@ describe('draft-only credentials', () => {
   const legacy = async (token: string): Promise<AnyClient> => {
     const client = new LegacyClient({ name: 'e2e-v1', version: '1.0.0' });
     await client.connect(new LegacyTransport(url, { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
-    return { tools: async () => (await client.listTools()).tools, call: async (name, args) => (await client.callTool({ name, arguments: args })) as never, close: () => client.close() };
+    return {
+      tools: async () => (await client.listTools()).tools,
+      call: async (name, args) => (await client.callTool({ name, arguments: args })) as never,
+      close: () => client.close(),
+    };
   };
   const modern = async (token: string): Promise<AnyClient> => {
     const client = new ModernClient({ name: 'e2e-v2', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
     await client.connect(new ModernTransport(url, { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
-    return { tools: async () => (await client.listTools()).tools, call: async (name, args) => (await client.callTool({ name, arguments: args })) as never, close: () => client.close() };
+    return {
+      tools: async () => (await client.listTools()).tools,
+      call: async (name, args) => (await client.callTool({ name, arguments: args })) as never,
+      close: () => client.close(),
+    };
   };
 
   async function messagesOn(threadId: string): Promise<number> {
@@ -157,7 +169,11 @@ describe('draft-only credentials', () => {
   it('a rejection keeps its reason: get_agent_turn and the webhook see it; a reason too long is refused naming reason', async () => {
     const { threadId } = await inboundSms(m, phone().address, partnerPhone(), 'Any deals?');
     const { turn } = await toolOk(m, draftKey.key, 'reply_to_thread', { threadId, body: 'Half price today' });
-    const tooLong = await m.http().post(`/api/agent-turns/${turn.id}/reject`).set('Authorization', `Bearer ${s.apiKey}`).send({ reason: 'x'.repeat(1001) });
+    const tooLong = await m
+      .http()
+      .post(`/api/agent-turns/${turn.id}/reject`)
+      .set('Authorization', `Bearer ${s.apiKey}`)
+      .send({ reason: 'x'.repeat(1001) });
     expect(tooLong.status).toBe(400);
     expect(JSON.stringify(tooLong.body)).toContain('reason must be at most 1000 characters');
 
@@ -170,7 +186,7 @@ describe('draft-only credentials', () => {
     expect(await messagesOn(turn.threadId)).toBe(0);
   });
 
-  it("an app (OAuth grant) given draft in place of send: its reply_to_thread is held as a draft naming the app", async () => {
+  it('an app (OAuth grant) given draft in place of send: its reply_to_thread is held as a draft naming the app', async () => {
     const browser = await signInBrowser(m, s.userId);
     const app = await connectApp(m, browser, {
       clientName: 'Drafting App',

@@ -23,7 +23,7 @@ export class DraftHolds {
   }
 
   get(): DraftKeeper {
-    if (!this.keeper) throw new Error('no DraftKeeper is registered: the agents module holds draft-only credentials\' sends');
+    if (!this.keeper) throw new Error("no DraftKeeper is registered: the agents module holds draft-only credentials' sends");
     return this.keeper;
   }
 }

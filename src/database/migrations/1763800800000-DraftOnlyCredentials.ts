@@ -68,8 +68,12 @@ export class DraftOnlyCredentials1763800800000 implements MigrationInterface {
         DROP COLUMN credential_id, DROP COLUMN line_id,
         ALTER COLUMN agent_id SET NOT NULL`);
     await q.query(`UPDATE api_keys SET permissions = array_replace(permissions, 'draft', 'send')`);
-    await q.query(`UPDATE oauth_grants SET permissions = array_replace(permissions, 'draft', 'send'), requested_scopes = array_remove(requested_scopes, 'draft')`);
-    await q.query(`UPDATE oauth_grants SET requested_scopes = array_append(requested_scopes, 'send') WHERE 'send' = ANY (permissions) AND NOT 'send' = ANY (requested_scopes)`);
+    await q.query(
+      `UPDATE oauth_grants SET permissions = array_replace(permissions, 'draft', 'send'), requested_scopes = array_remove(requested_scopes, 'draft')`,
+    );
+    await q.query(
+      `UPDATE oauth_grants SET requested_scopes = array_append(requested_scopes, 'send') WHERE 'send' = ANY (permissions) AND NOT 'send' = ANY (requested_scopes)`,
+    );
     await q.query(`ALTER TABLE oauth_grants DROP CONSTRAINT oauth_grants_permissions_check, DROP CONSTRAINT oauth_grants_requested_scopes_check`);
     await q.query(`
       ALTER TABLE oauth_grants ADD CONSTRAINT oauth_grants_permissions_check
@@ -78,6 +82,8 @@ export class DraftOnlyCredentials1763800800000 implements MigrationInterface {
       ALTER TABLE oauth_grants ADD CONSTRAINT oauth_grants_requested_scopes_check
         CHECK (requested_scopes <@ ARRAY['read', 'send', 'webhooks']::text[] AND permissions <@ requested_scopes)`);
     await q.query(`ALTER TABLE api_keys DROP CONSTRAINT api_keys_permissions_check`);
-    await q.query(`ALTER TABLE api_keys ADD CONSTRAINT api_keys_permissions_check CHECK (cardinality(permissions) >= 1 AND permissions <@ ARRAY['read', 'send', 'webhooks']::text[])`);
+    await q.query(
+      `ALTER TABLE api_keys ADD CONSTRAINT api_keys_permissions_check CHECK (cardinality(permissions) >= 1 AND permissions <@ ARRAY['read', 'send', 'webhooks']::text[])`,
+    );
   }
 }

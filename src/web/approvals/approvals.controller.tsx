@@ -119,7 +119,9 @@ export class ApprovalsController {
   @Post(':turnId/reject')
   async reject(@CurrentPrincipal() person: Person, @PathId('turnId') turnId: string, @Body() form: Form, @Res() response: Response): Promise<void> {
     const caller = person;
-    await this.decide(response, caller, person, turnId, 'reject', async () => decided(await this.agents.reject(caller, turnId, reasonOf(form)), form?.back, 'rejected'));
+    await this.decide(response, caller, person, turnId, 'reject', async () =>
+      decided(await this.agents.reject(caller, turnId, reasonOf(form)), form?.back, 'rejected'),
+    );
   }
 
   /**

@@ -104,13 +104,7 @@ export function DraftActions(props: { person: Person; turnId: string; describedB
         <CsrfField person={person} />
         {back}
         <label for={`reason-${turnId}`}>Reason (optional)</label>
-        <input
-          type="text"
-          id={`reason-${turnId}`}
-          name="reason"
-          maxLength={REJECTION_REASON_MAX}
-          aria-describedby={`reason-${turnId}-hint`}
-        />
+        <input type="text" id={`reason-${turnId}`} name="reason" maxLength={REJECTION_REASON_MAX} aria-describedby={`reason-${turnId}-hint`} />
         <p class="hint" id={`reason-${turnId}-hint`}>
           Kept with the draft and told to its author (agent_turn.rejected).
         </p>
