@@ -1,5 +1,6 @@
 import { AgentTurnData } from '../events/event-payloads';
 import { UserRole } from '../identity/roles';
+import { RESULT_BOUNDS, textWindow } from '../common/result-bounds';
 
 /**
  * DRAFT: every reply waits for a human (agent_turn.awaiting_approval, then approve or reject).
@@ -36,10 +37,23 @@ export interface AgentView {
 /** The agentTurn object of the spec (what the events carry). */
 export type AgentTurnRef = AgentTurnData['agentTurn'];
 
+/** How long a rejection's reason may be (agent_turns_rejection_reason_check). */
+export const REJECTION_REASON_MAX = 1000;
+
 /** A turn as the REST routes and tools return it: the event's agentTurn plus the drafted body and the human decision. */
-export interface AgentTurnView extends AgentTurnRef {
+export interface AgentTurnView extends Omit<AgentTurnRef, 'rejectionReason'> {
   body: string;
   /** The user whose key approved or rejected the turn; null for AUTO/SUPERVISED turns and undecided drafts. */
   decidedByUserId: string | null;
   decidedAt: string | null;
+  /** Why the person rejected the turn, if they said; null otherwise. */
+  rejectionReason: string | null;
+}
+
+/** A turn as the tools show it: its body cut (docs/mcp.md, "Result sizes"); the REST routes give it whole. */
+export type ToolTurn = Omit<AgentTurnView, 'body'> & { body: string; bodyLength: number; truncated: boolean };
+
+export function toolTurn(turn: AgentTurnView, offset = 0, maxChars: number = RESULT_BOUNDS.bodyChars): ToolTurn {
+  const { window, length } = textWindow(turn.body, offset, maxChars);
+  return { ...turn, body: window, bodyLength: length, truncated: window.length < turn.body.length };
 }

@@ -3,7 +3,7 @@ import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { Principal } from '../identity/principal';
 import { CurrentPrincipal, KeyAction } from '../identity/auth.decorators';
 import { UuidParam } from '../common/uuid-param';
-import { CreateTurnDto } from './agents.dto';
+import { CreateTurnDto, RejectTurnDto } from './agents.dto';
 import { AgentsService } from './agents.service';
 
 /**
@@ -33,7 +33,7 @@ export class AgentsController {
   @Post('agent-turns/:turnId/reject')
   @KeyAction('send')
   @HttpCode(200)
-  async reject(@Param('turnId', UuidParam('turnId')) turnId: string, @CurrentPrincipal() caller: Principal) {
-    return { turn: await this.agents.reject(caller, turnId) };
+  async reject(@Param('turnId', UuidParam('turnId')) turnId: string, @Body() body: RejectTurnDto, @CurrentPrincipal() caller: Principal) {
+    return { turn: await this.agents.reject(caller, turnId, body.reason) };
   }
 }

@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsIn, IsString, Matches, MaxLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { IsUuid } from '../common/uuid';
-import { AGENT_MODES, AgentMode, BODY_MAX } from './agent.types';
+import { AGENT_MODES, AgentMode, BODY_MAX, REJECTION_REASON_MAX } from './agent.types';
 
 export class CreateAgentDto {
   @ApiProperty({ example: 'Front desk' })
@@ -25,4 +25,16 @@ export class CreateTurnDto {
   @MaxLength(BODY_MAX)
   @Matches(/\S/, { message: 'body must not be blank' })
   body: string;
+}
+
+export class RejectTurnDto {
+  @ApiProperty({
+    required: false,
+    maxLength: REJECTION_REASON_MAX,
+    description: 'Why the draft is rejected: kept on the turn (rejectionReason) and carried by agent_turn.rejected',
+  })
+  @IsOptional()
+  @IsString({ message: 'reason must be a string' })
+  @MaxLength(REJECTION_REASON_MAX, { message: `reason must be at most ${REJECTION_REASON_MAX} characters` })
+  reason?: string;
 }

@@ -6,6 +6,7 @@ import { callerLines } from '../identity/line-access.sql';
 import { KeysetPosition } from '../common/keyset-cursor';
 import { inIndexOrder, queryNamed } from '../database/sql';
 import { CallerThread } from '../conversations/threads/thread-access.repository';
+import { QueuedMessage } from '../conversations/outbound/outbound.repository';
 import { AgentMode, TURN_STATUSES, TurnStatus } from './agent.types';
 
 export interface AgentRow {
@@ -17,7 +18,10 @@ export interface AgentRow {
   created_at: Date;
 }
 
-/** A turn with its agent. */
+/** A credential draft's author: an API key or an OAuth grant (an app a person connected). */
+export type CredentialKind = 'API_KEY' | 'OAUTH_GRANT';
+
+/** A turn with its agent, or, for a draft-only credential's draft, with no agent and the credential and proposal. */
 export interface TurnRow {
   id: string;
   org_id: string;
@@ -28,10 +32,17 @@ export interface TurnRow {
   created_at: Date;
   decided_by: string | null;
   decided_at: Date | null;
-  agent_id: string;
-  agent_name: string;
-  agent_mode: AgentMode;
+  agent_id: string | null;
+  agent_name: string | null;
+  agent_mode: AgentMode | null;
+  /** The agent's line, or a credential draft's own. */
   line_id: string;
+  credential_id: string | null;
+  credential_name: string | null;
+  credential_kind: CredentialKind | null;
+  /** A credential draft's message as proposed (QueuedMessage). */
+  proposal: QueuedMessage | null;
+  rejection_reason: string | null;
 }
 
 /** Which turns come first: list_agent_turns shows the newest, the Approvals page the oldest waiting. */
@@ -44,8 +55,13 @@ export interface TurnListFilter {
   status?: TurnStatus;
 }
 
+/** A turn's columns, from `agent_turns t LEFT JOIN agents a` (TURN_FROM): a credential's draft has no agent. */
 const TURN_COLUMNS = `t.id, t.org_id, t.status, t.thread_id, t.message_id, t.body, t.created_at, t.decided_by, t.decided_at,
-  a.id AS agent_id, a.name AS agent_name, a.mode AS agent_mode, a.line_id`;
+  a.id AS agent_id, a.name AS agent_name, a.mode AS agent_mode, COALESCE(a.line_id, t.line_id) AS line_id,
+  t.credential_id, t.credential_name, t.credential_kind, t.proposal, t.rejection_reason`;
+const TURN_FROM = 'agent_turns t LEFT JOIN agents a ON a.id = t.agent_id';
+/** The line a turn goes from: its agent's, or a credential draft's own. */
+const TURN_LINE = 'COALESCE(a.line_id, t.line_id)';
 
 /**
  * SQL of agents and their turns. A method for a caller takes the `Principal` and keeps to the lines
@@ -107,6 +123,28 @@ export class AgentsRepository {
     return turn.id;
   }
 
+  /**
+   * A draft-only credential's draft: the message as proposed (its thread, line and body among it),
+   * held AWAITING_APPROVAL, with the credential named as it is now (an API key's name, an app's
+   * client name); answers its id. The gate admitted the message in this transaction.
+   */
+  async insertCredentialDraft(manager: EntityManager, m: QueuedMessage & { origin: { keyId: string } }): Promise<string> {
+    const [turn] = await queryNamed<Array<{ id: string }>>(
+      manager,
+      `INSERT INTO agent_turns (org_id, thread_id, line_id, status, body, credential_id, credential_name, credential_kind, proposal)
+       SELECT :orgId, :threadId, :lineId, 'AWAITING_APPROVAL', :body, c.id, c.name, c.kind, :proposal::jsonb
+         FROM (SELECT k.id, k.name, 'API_KEY' AS kind FROM api_keys k JOIN users ku ON ku.id = k.user_id WHERE k.id = :keyId AND ku.org_id = :orgId
+               UNION ALL
+               SELECT g.id, COALESCE(oc.client_name, g.client_id), 'OAUTH_GRANT' FROM oauth_grants g
+                 JOIN oauth_clients oc ON oc.client_id = g.client_id JOIN users u ON u.id = g.user_id
+                WHERE g.id = :keyId AND u.org_id = :orgId) c
+       RETURNING id`,
+      { orgId: m.orgId, threadId: m.threadId, lineId: m.lineId, body: m.body, keyId: m.origin.keyId, proposal: JSON.stringify(m) },
+    );
+    if (!turn) throw new Error(`credential ${m.origin.keyId} is neither an API key nor an OAuth grant of org ${m.orgId}`);
+    return turn.id;
+  }
+
   /** The turn, locked, if its agent is on a line the caller may see (callerLines); null otherwise. */
   lockTurnForCaller(manager: EntityManager, caller: Principal, turnId: string): Promise<TurnRow | null> {
     return this.turnForCaller(manager, caller, turnId, 'FOR UPDATE OF t');
@@ -114,10 +152,10 @@ export class AgentsRepository {
 
   /** The turn if its agent is on a line the caller may see (lockTurnForCaller's rule, not locked); null otherwise. */
   async turnForCaller(manager: EntityManager, caller: Principal, turnId: string, lock: 'FOR UPDATE OF t' | '' = ''): Promise<TurnRow | null> {
-    const scope = callerLines(caller, 'a.line_id', 't.org_id');
+    const scope = callerLines(caller, TURN_LINE, 't.org_id');
     const [turn] = await queryNamed<TurnRow[]>(
       manager,
-      `SELECT ${TURN_COLUMNS} FROM agent_turns t JOIN agents a ON a.id = t.agent_id
+      `SELECT ${TURN_COLUMNS} FROM ${TURN_FROM}
         WHERE t.id = :turnId AND ${scope.sql}
         ${lock}`,
       { turnId, ...scope.parameters },
@@ -134,12 +172,13 @@ export class AgentsRepository {
     );
   }
 
-  /** The caller rejected the turn (as lockTurnForCaller answered it, in this transaction). */
-  async markRejected(manager: EntityManager, caller: Principal, turn: TurnRow): Promise<void> {
-    await queryNamed(manager, `UPDATE agent_turns SET status = 'REJECTED', decided_by = :userId, decided_at = now() WHERE id = :turnId`, {
-      turnId: turn.id,
-      userId: caller.userId,
-    });
+  /** The caller rejected the turn (as lockTurnForCaller answered it, in this transaction), for `reason` if they gave one. */
+  async markRejected(manager: EntityManager, caller: Principal, turn: TurnRow, reason: string | null): Promise<void> {
+    await queryNamed(
+      manager,
+      `UPDATE agent_turns SET status = 'REJECTED', rejection_reason = :reason, decided_by = :userId, decided_at = now() WHERE id = :turnId`,
+      { turnId: turn.id, userId: caller.userId, reason },
+    );
   }
 
   /**
@@ -176,24 +215,32 @@ export class AgentsRepository {
       ...(after && { afterKey: after.key, afterId: after.id }),
     };
     if (filter.threadId !== undefined) {
-      const scope = callerLines(caller, 'a.line_id', 't.org_id');
+      const scope = callerLines(caller, TURN_LINE, 't.org_id');
       return queryNamed(
         manager,
-        `SELECT ${TURN_COLUMNS} FROM agent_turns t JOIN agents a ON a.id = t.agent_id
+        `SELECT ${TURN_COLUMNS} FROM ${TURN_FROM}
           WHERE t.thread_id = :threadId AND ${[scope.sql, ...turnConditions].join(' AND ')}
           ORDER BY t.created_at ${direction}, t.id ${direction} LIMIT :limit`,
         { ...scope.parameters, ...parameters },
       );
     }
     const scope = callerLines(caller, 'a.line_id', 'a.org_id');
-    return inIndexOrder(this.dataSource, (manager) =>
-      queryNamed(
-        manager,
-        `SELECT ${TURN_COLUMNS} FROM agents a
+    const ofAgents = `SELECT t.* FROM agents a
         CROSS JOIN LATERAL (SELECT t.* FROM agent_turns t
                              WHERE ${['t.agent_id = a.id', ...turnConditions].join(' AND ')}
                              ORDER BY t.created_at ${direction}, t.id ${direction} LIMIT :limit) t
         WHERE ${scope.sql} ${filter.agentId !== undefined ? 'AND a.id = :agentId' : ''}
+        ORDER BY t.created_at ${direction}, t.id ${direction} LIMIT :limit`;
+    // Credential drafts (no agent) of the caller's lines, from agent_turns_credential_recent_idx; none when an agent is asked for.
+    const credentialScope = callerLines(caller, 't.line_id', 't.org_id');
+    const ofCredentials = `SELECT t.* FROM agent_turns t
+        WHERE ${['t.agent_id IS NULL', credentialScope.sql, ...turnConditions].join(' AND ')}
+        ORDER BY t.created_at ${direction}, t.id ${direction} LIMIT :limit`;
+    const union = filter.agentId !== undefined ? `(${ofAgents})` : `(${ofAgents}) UNION ALL (${ofCredentials})`;
+    return inIndexOrder(this.dataSource, (manager) =>
+      queryNamed(
+        manager,
+        `SELECT ${TURN_COLUMNS} FROM (${union}) t LEFT JOIN agents a ON a.id = t.agent_id
         ORDER BY t.created_at ${direction}, t.id ${direction} LIMIT :limit`,
         { ...scope.parameters, ...parameters },
       ),
@@ -220,20 +267,27 @@ export class AgentsRepository {
    */
   async threadsAwaitingApproval(caller: Principal, threadIds: string[] | undefined, limit: number): Promise<string[]> {
     const scope = callerLines(caller, 'a.line_id', 'a.org_id');
+    const turnScope = callerLines(caller, TURN_LINE, 't.org_id');
+    const credentialScope = callerLines(caller, 't.line_id', 't.org_id');
     const rows = await queryNamed<Array<{ thread_id: string }>>(
       this.dataSource.manager,
       threadIds !== undefined
         ? `SELECT DISTINCT t.thread_id FROM unnest(:threadIds::uuid[]) AS x(id)
              JOIN agent_turns t ON t.thread_id = x.id AND t.status = 'AWAITING_APPROVAL'
-             JOIN agents a ON a.id = t.agent_id
-            WHERE ${scope.sql}`
+             LEFT JOIN agents a ON a.id = t.agent_id
+            WHERE ${turnScope.sql}`
         : `SELECT DISTINCT newest.thread_id FROM (
-             SELECT t.thread_id FROM agents a
+             (SELECT t.thread_id, t.created_at, t.id FROM agents a
               CROSS JOIN LATERAL (SELECT t.thread_id, t.created_at, t.id FROM agent_turns t
                                    WHERE t.agent_id = a.id AND t.status = 'AWAITING_APPROVAL'
                                    ORDER BY t.created_at DESC, t.id DESC LIMIT :limit) t
               WHERE ${scope.sql}
-              ORDER BY t.created_at DESC, t.id DESC LIMIT :limit) newest`,
+              ORDER BY t.created_at DESC, t.id DESC LIMIT :limit)
+             UNION ALL
+             (SELECT t.thread_id, t.created_at, t.id FROM agent_turns t
+               WHERE t.agent_id IS NULL AND t.status = 'AWAITING_APPROVAL' AND ${credentialScope.sql}
+               ORDER BY t.created_at DESC, t.id DESC LIMIT :limit)
+             ORDER BY created_at DESC, id DESC LIMIT :limit) newest`,
       { ...scope.parameters, ...(threadIds !== undefined ? { threadIds } : { limit }) },
     );
     return rows.map((r) => r.thread_id);
@@ -244,7 +298,7 @@ export class AgentsRepository {
    * checked for the caller (its event, its view in the answer).
    */
   async turn(manager: EntityManager, turnId: string): Promise<TurnRow | null> {
-    const [turn] = await queryNamed<TurnRow[]>(manager, `SELECT ${TURN_COLUMNS} FROM agent_turns t JOIN agents a ON a.id = t.agent_id WHERE t.id = :turnId`, {
+    const [turn] = await queryNamed<TurnRow[]>(manager, `SELECT ${TURN_COLUMNS} FROM ${TURN_FROM} WHERE t.id = :turnId`, {
       turnId,
     });
     return turn ?? null;

@@ -1,15 +1,27 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { roleAtLeast } from '../identity/roles';
 import { Principal } from '../identity/principal';
-import { ConflictError, ForbiddenError, NotFoundError } from '../common/errors';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../common/errors';
 import { isIsoTimestamp, KeysetCursors } from '../common/keyset-cursor';
 import { EventBus } from '../events/event-bus';
 import { MessageDataBuilder } from '../conversations/message-data.builder';
 import { OutboundService } from '../conversations/outbound/outbound.service';
 import { ThreadAccessRepository } from '../conversations/threads/thread-access.repository';
-import { AgentMode, AGENTS_PAGE_SIZE, AgentTurnView, AgentView, TURN_DECISION_ROLE, TURNS_PAGE_SIZE } from './agent.types';
+import {
+  AgentMode,
+  AGENTS_PAGE_SIZE,
+  AgentTurnRef,
+  AgentTurnView,
+  AgentView,
+  REJECTION_REASON_MAX,
+  toolTurn,
+  TURN_DECISION_ROLE,
+  TURNS_PAGE_SIZE,
+} from './agent.types';
+import { DraftHolds, DraftKeeper } from '../conversations/outbound/draft-holds';
+import { QueuedMessage } from '../conversations/outbound/outbound.repository';
 import { checkReplyBody } from '../conversations/outbound/reply-body';
 import { originOf } from '../conversations/outbound/send-origin';
 import { AgentRow, AgentsRepository, TurnListFilter, TurnRow } from './agents.repository';
@@ -37,7 +49,7 @@ export const AWAITING_THREADS_LIMIT = 250;
  * the turn (and its message).
  */
 @Injectable()
-export class AgentsService {
+export class AgentsService implements OnModuleInit, DraftKeeper {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly agents: AgentsRepository,
@@ -47,7 +59,31 @@ export class AgentsService {
     private readonly data: MessageDataBuilder,
     private readonly bus: EventBus,
     private readonly cursors: KeysetCursors,
+    private readonly drafts: DraftHolds,
   ) {}
+
+  /** A draft-only credential's sends are held here (OutboundService.insertQueued asks DraftHolds). */
+  onModuleInit(): void {
+    this.drafts.register(this);
+  }
+
+  /**
+   * A draft-only credential's send (issue 45), admitted by the send gate in this transaction: held
+   * as a turn AWAITING_APPROVAL with the whole message as proposed, agent_turn.awaiting_approval
+   * published. The credential cannot decide it (approving needs `send`).
+   */
+  async hold(tx: EntityManager, m: QueuedMessage): Promise<string> {
+    const keyId = m.origin.keyId;
+    if (keyId === null) throw new Error("only a credential's send is held as a draft");
+    const turnId = await this.agents.insertCredentialDraft(tx, { ...m, origin: { ...m.origin, keyId } });
+    await this.publish(tx, 'agent_turn.awaiting_approval', turnId);
+    return turnId;
+  }
+
+  /** The held draft as the send tools answer it: get_agent_turn's turn, its body cut as list_agent_turns cuts it. */
+  async view(turnId: string): Promise<object> {
+    return toolTurn(toTurnView(await this.turnRow(this.dataSource.manager, turnId)));
+  }
 
   /** Admin: a new agent on a live line. */
   async createAgent(lineId: string, input: { name: string; mode: AgentMode }): Promise<AgentView> {
@@ -91,37 +127,49 @@ export class AgentsService {
       return { turnId, messageId: sent };
     });
     if (messageId) await this.outbound.enqueue(messageId);
-    return this.view(turnId);
+    return this.turnView(turnId);
   }
 
   /**
    * A human approves a draft: it is sent like an AUTO reply (agent_turn.sent). With `editedBody`,
    * that text (checked by the rule of every reply) is sent instead and replaces the draft on the turn.
+   * A credential's draft sends its proposal as it was proposed (channel, to, subject, headers),
+   * for the approver (the send gate is asked again, with the approver's origin).
    */
   async approve(caller: Principal, turnId: string, editedBody?: string): Promise<AgentTurnView> {
     this.checkDecisionRole(caller);
-    const messageId = await this.dataSource.transaction(async (tx) => {
+    const sent = await this.dataSource.transaction(async (tx) => {
       const turn = await this.awaitingTurn(tx, caller, turnId, 'approved');
       const thread = await this.threadAccess.threadForCaller(tx, caller, turn.thread_id);
       if (editedBody !== undefined) checkReplyBody(thread.channel, editedBody);
       const body = editedBody ?? turn.body;
-      const sent = await this.outbound.queueReply(tx, originOf(caller), turn.org_id, thread, body);
-      await this.agents.markApproved(tx, caller, turn, sent, body);
+      const sent = turn.proposal
+        ? await this.outbound.sendProposal(tx, editedProposal(turn.proposal, editedBody), originOf(caller))
+        : { id: await this.outbound.queueReply(tx, originOf(caller), turn.org_id, thread, body), sendAt: null };
+      await this.agents.markApproved(tx, caller, turn, sent.id, body);
       await this.publish(tx, 'agent_turn.sent', turn.id);
       return sent;
     });
-    await this.outbound.enqueue(messageId);
-    return this.view(turnId);
+    await this.outbound.dispatch(sent.id, sent.sendAt);
+    return this.turnView(turnId);
   }
 
-  /** A human rejects a draft: nothing is sent and no event is published (the spec has no event for it). */
-  async reject(caller: Principal, turnId: string): Promise<AgentTurnView> {
+  /**
+   * A human rejects a draft, for `reason` if they give one (at most REJECTION_REASON_MAX characters,
+   * kept on the turn): nothing is sent, and agent_turn.rejected tells the webhook and the agent.
+   */
+  async reject(caller: Principal, turnId: string, reason?: string): Promise<AgentTurnView> {
     this.checkDecisionRole(caller);
+    const given = reason?.trim() ? reason.trim() : null;
+    if (given !== null && given.length > REJECTION_REASON_MAX) {
+      throw new ValidationError(`reason must be at most ${REJECTION_REASON_MAX} characters (it has ${given.length})`, 'reason');
+    }
     await this.dataSource.transaction(async (tx) => {
       const turn = await this.awaitingTurn(tx, caller, turnId, 'rejected');
-      await this.agents.markRejected(tx, caller, turn);
+      await this.agents.markRejected(tx, caller, turn, given);
+      await this.publish(tx, 'agent_turn.rejected', turn.id);
     });
-    return this.view(turnId);
+    return this.turnView(turnId);
   }
 
   /** One turn on the caller's lines, with its drafted (or sent) body; list_agent_turns' rule: any other reads as not found. */
@@ -199,15 +247,17 @@ export class AgentsService {
     }
   }
 
-  /** agent_turn.* with the thread envelope (no message block), in the transaction of the change. */
-  private async publish(tx: EntityManager, type: 'agent_turn.awaiting_approval' | 'agent_turn.sent', turnId: string): Promise<void> {
+  /**
+   * agent_turn.* with the thread envelope (no message block), in the transaction of the change. A
+   * credential's draft has agent null and its `credential`; agent_turn.rejected carries `rejectionReason`.
+   */
+  private async publish(tx: EntityManager, type: 'agent_turn.awaiting_approval' | 'agent_turn.sent' | 'agent_turn.rejected', turnId: string): Promise<void> {
     const turn = await this.turnRow(tx, turnId);
     const envelope = await this.data.buildThreadEnvelope(turn.thread_id, tx);
-    const { id, status, threadId, messageId, createdAt, agent } = toTurnView(turn);
-    await this.bus.publish(
-      { type, orgId: turn.org_id, lineId: turn.line_id, data: { ...envelope, agentTurn: { id, status, threadId, messageId, createdAt, agent } } },
-      tx,
-    );
+    const { id, status, threadId, messageId, createdAt, agent, credential, rejectionReason } = toTurnView(turn);
+    const agentTurn: AgentTurnRef = { id, status, threadId, messageId, createdAt, agent, ...(credential && { credential }) };
+    if (type === 'agent_turn.rejected') agentTurn.rejectionReason = rejectionReason;
+    await this.bus.publish({ type, orgId: turn.org_id, lineId: turn.line_id, data: { ...envelope, agentTurn } }, tx);
   }
 
   private async turnRow(manager: EntityManager, turnId: string): Promise<TurnRow> {
@@ -216,9 +266,25 @@ export class AgentsService {
     return turn;
   }
 
-  private async view(turnId: string): Promise<AgentTurnView> {
+  private async turnView(turnId: string): Promise<AgentTurnView> {
     return toTurnView(await this.turnRow(this.dataSource.manager, turnId));
   }
+}
+
+/**
+ * A credential draft's proposal as approved: as proposed, or with the approver's edited text. An
+ * email whose HTML part carries a read receipt's pixel is sent as written or not at all (its HTML
+ * is the proposed text's).
+ */
+function editedProposal(proposal: QueuedMessage, editedBody: string | undefined): QueuedMessage {
+  if (editedBody === undefined || editedBody === proposal.body) return proposal;
+  if (proposal.html) {
+    throw new ValidationError(
+      'body: this draft is an email with a read receipt (its HTML part is the proposed text): approve it as written or reject it',
+      'body',
+    );
+  }
+  return { ...proposal, body: editedBody };
 }
 
 function toAgentView(a: AgentRow): AgentView {
@@ -232,9 +298,13 @@ function toTurnView(t: TurnRow): AgentTurnView {
     threadId: t.thread_id,
     messageId: t.message_id,
     createdAt: t.created_at.toISOString(),
-    agent: { id: t.agent_id, name: t.agent_name, mode: t.agent_mode },
+    // A credential's draft: the credential acting as a DRAFT-mode agent (the spec's agentTurn needs an agent; `credential` says which it is).
+    agent:
+      t.agent_id !== null ? { id: t.agent_id, name: t.agent_name!, mode: t.agent_mode! } : { id: t.credential_id!, name: t.credential_name!, mode: 'DRAFT' },
+    ...(t.credential_id !== null && { credential: { id: t.credential_id, name: t.credential_name!, kind: t.credential_kind! } }),
     body: t.body,
     decidedByUserId: t.decided_by,
     decidedAt: t.decided_at?.toISOString() ?? null,
+    rejectionReason: t.rejection_reason,
   };
 }

@@ -1,10 +1,20 @@
 import { Principal } from '../identity/principal';
 import { McpTool, McpToolHandler, ToolArgs } from '../tools/tool.decorator';
-import { AGENT_MODES, AGENTS_PAGE_SIZE, AgentTurnView, BODY_MAX, TURN_DECISION_ROLE, TURN_STATUSES, TURNS_PAGE_SIZE } from './agent.types';
+import {
+  AGENT_MODES,
+  AGENTS_PAGE_SIZE,
+  BODY_MAX,
+  REJECTION_REASON_MAX,
+  toolTurn,
+  ToolTurn,
+  TURN_DECISION_ROLE,
+  TURN_STATUSES,
+  TURNS_PAGE_SIZE,
+} from './agent.types';
 import { AgentsService } from './agents.service';
 import { SMS_BODY_MAX } from '../conversations/outbound/reply-body';
 import { cursorArgument, nextCursorResult, nullable, nullableString } from '../tools/tool-schemas';
-import { nextOffsetOf, RESULT_BOUNDS, textWindow, textWindowArguments } from '../common/result-bounds';
+import { nextOffsetOf, RESULT_BOUNDS, textWindowArguments } from '../common/result-bounds';
 
 const agentModeSchema = { type: 'string', enum: [...AGENT_MODES] } as const;
 
@@ -18,8 +28,15 @@ export const agentTurnSchema = {
     createdAt: { type: 'string' },
     agent: {
       type: 'object',
+      description: "The agent that took the turn; on a draft-only credential's draft, the credential as a DRAFT agent (its id and name; see credential).",
       properties: { id: { type: 'string' }, name: { type: 'string' }, mode: agentModeSchema },
       required: ['id', 'name', 'mode'],
+    },
+    credential: {
+      type: 'object',
+      description: "Only on a draft-only credential's draft: the API key or app (OAUTH_GRANT) whose send_sms, send_email or reply_to_thread it holds.",
+      properties: { id: { type: 'string' }, name: { type: 'string' }, kind: { type: 'string', enum: ['API_KEY', 'OAUTH_GRANT'] } },
+      required: ['id', 'name', 'kind'],
     },
     body: {
       type: 'string',
@@ -29,17 +46,23 @@ export const agentTurnSchema = {
     truncated: { type: 'boolean', description: 'True when body is not the whole text.' },
     decidedByUserId: nullableString,
     decidedAt: nullableString,
+    rejectionReason: { ...nullableString, description: 'Why the person rejected the turn (REJECTED), if they said; null otherwise.' },
   },
-  required: ['id', 'status', 'threadId', 'messageId', 'createdAt', 'agent', 'body', 'bodyLength', 'truncated', 'decidedByUserId', 'decidedAt'],
+  required: [
+    'id',
+    'status',
+    'threadId',
+    'messageId',
+    'createdAt',
+    'agent',
+    'body',
+    'bodyLength',
+    'truncated',
+    'decidedByUserId',
+    'decidedAt',
+    'rejectionReason',
+  ],
 } as const;
-
-/** A turn as the tools show it: its body cut (docs/mcp.md, "Result sizes"); the REST routes give it whole. */
-export type ToolTurn = Omit<AgentTurnView, 'body'> & { body: string; bodyLength: number; truncated: boolean };
-
-function toolTurn(turn: AgentTurnView, offset = 0, maxChars: number = RESULT_BOUNDS.bodyChars): ToolTurn {
-  const { window, length } = textWindow(turn.body, offset, maxChars);
-  return { ...turn, body: window, bodyLength: length, truncated: window.length < turn.body.length };
-}
 
 const turnResult = { type: 'object', properties: { turn: agentTurnSchema }, required: ['turn'] } as const;
 const byTurnId = {
@@ -183,7 +206,8 @@ const getAgentTurnInput = {
   title: 'Get an agent turn',
   description:
     'One agent turn on the lines this key may use, with its body: the drafted reply while AWAITING_APPROVAL, the text sent once SENT ' +
-    '(as approved), or the discarded draft when REJECTED; and who decided it and when. An agent_turn.* event carries the turn without ' +
+    '(as approved), or the discarded draft when REJECTED; who decided it and when, and the reason given for a rejection (rejectionReason). ' +
+    "A draft-only credential's draft has agent null and its credential. An agent_turn.* event carries the turn without " +
     'its body: read it here. A turn on another line or of another org reads as not found. The body comes a window at a time: ' +
     `${RESULT_BOUNDS.messageChars.toLocaleString('en-US')} characters by default; pass nextOffset as offset for the rest.`,
   kind: 'read',
@@ -228,7 +252,7 @@ const approveAgentTurnInput = {
   name: 'approve_agent_turn',
   title: 'Approve an agent turn',
   description:
-    "Approves a DRAFT agent's reply that is AWAITING_APPROVAL: the drafted body, or the edited body when given, is sent on the thread " +
+    "Approves a draft AWAITING_APPROVAL (a DRAFT agent's reply, or a draft-only credential's send): the drafted body, or the edited body when given, is sent on the thread " +
     '(status SENT, agent_turn.sent, then message.sent when the carrier or mail server takes it). An edited body replaces the draft on ' +
     'the turn for good. A turn in any other status is refused.',
   kind: 'write',
@@ -247,21 +271,37 @@ export class ApproveAgentTurnTool implements McpToolHandler<ToolArgs<typeof appr
   }
 }
 
+const rejectAgentTurnInput = {
+  type: 'object',
+  properties: {
+    ...byTurnId.properties,
+    reason: {
+      type: 'string',
+      maxLength: REJECTION_REASON_MAX,
+      description: `Optional: why, at most ${REJECTION_REASON_MAX} characters. Kept on the turn (rejectionReason) and carried by agent_turn.rejected, so the agent learns it.`,
+    },
+  },
+  required: ['turnId'],
+  additionalProperties: false,
+} as const;
+
 @McpTool({
   name: 'reject_agent_turn',
   title: 'Reject an agent turn',
-  description: "Rejects a DRAFT agent's reply that is AWAITING_APPROVAL: nothing is sent and the turn becomes REJECTED for good.",
+  description:
+    "Rejects a draft AWAITING_APPROVAL (a DRAFT agent's reply, or a draft-only credential's send), for an optional reason: nothing is sent, " +
+    'the turn becomes REJECTED for good and agent_turn.rejected carries the reason.',
   kind: 'write',
   overwrites: true,
   idempotent: true,
   minRole: TURN_DECISION_ROLE,
-  inputSchema: byTurnId,
+  inputSchema: rejectAgentTurnInput,
   outputSchema: turnResult,
 })
-export class RejectAgentTurnTool implements McpToolHandler<ToolArgs<typeof byTurnId>, { turn: ToolTurn }> {
+export class RejectAgentTurnTool implements McpToolHandler<ToolArgs<typeof rejectAgentTurnInput>, { turn: ToolTurn }> {
   constructor(private readonly agents: AgentsService) {}
 
-  async execute(args: ToolArgs<typeof byTurnId>, caller: Principal) {
-    return { turn: toolTurn(await this.agents.reject(caller, args.turnId)) };
+  async execute(args: ToolArgs<typeof rejectAgentTurnInput>, caller: Principal) {
+    return { turn: toolTurn(await this.agents.reject(caller, args.turnId, args.reason)) };
   }
 }

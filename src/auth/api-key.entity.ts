@@ -10,7 +10,10 @@ import { KeyPermission } from '../identity/key-permissions';
 @Check('api_keys_key_hash_check', "key_hash ~ '^[0-9a-f]{64}$'")
 @Check('api_keys_channel_access_mode_check', "channel_access_mode IN ('ALL', 'LINES')")
 @Check('api_keys_check', "channel_access_mode = 'LINES' OR cardinality(allowed_addresses) = 0")
-@Check('api_keys_permissions_check', "cardinality(permissions) >= 1 AND permissions <@ ARRAY['read', 'send', 'webhooks']::text[]")
+@Check(
+  'api_keys_permissions_check',
+  "cardinality(permissions) >= 1 AND permissions <@ ARRAY['read', 'send', 'draft', 'webhooks']::text[] AND NOT permissions @> ARRAY['send', 'draft']::text[]",
+)
 export class ApiKey {
   @PrimaryGeneratedColumn('uuid')
   id: string;

@@ -21,6 +21,7 @@ describe('DOMAIN_ERROR_STATUS', () => {
       CAP_REACHED: 409,
       URL_REFUSED: 400,
       RATE_LIMITED: 429,
+      SEND_REFUSED: 403,
       UNPROCESSABLE: 422,
     });
   });

@@ -45,13 +45,25 @@ export const idempotencyKeyProperty = {
 } as const;
 
 /** What the send tools answer. */
+/**
+ * What a send tool answers: the message; or, to a draft-only credential, `turn` in its place (the
+ * draft awaiting a person, as get_agent_turn shows it). One of the two is always there.
+ */
 export const sentMessageSchema = {
   type: 'object',
   properties: {
-    message: messageSchema,
+    message: { ...messageSchema, description: 'The message queued (absent when this credential is draft-only: see turn).' },
     replayed: { type: 'boolean', description: 'Given with idempotencyKey: true when the key was used before and this call sent nothing.' },
+    turn: {
+      type: 'object',
+      description:
+        'Only for a draft-only credential, in place of message: the agent turn AWAITING_APPROVAL that holds the message as proposed (as get_agent_turn shows it; credential is this one). Nothing was sent.',
+      properties: { id: { type: 'string' }, status: { type: 'string' }, threadId: { type: 'string' } },
+      required: ['id', 'status', 'threadId'],
+    },
   },
-  required: ['message'],
+  // One of message (sent or scheduled) and turn (held as a draft) is there, as the caller's permission decides.
+  required: [],
 } as const;
 
 export const identitySchema = {

@@ -13,6 +13,7 @@ import { OutboundChannels } from './outbound/outbound-channels';
 import { OutboundProcessor } from './outbound/outbound.processor';
 import { OutboundRepository } from './outbound/outbound.repository';
 import { OUTBOUND_QUEUE, OutboundService } from './outbound/outbound.service';
+import { DraftHolds } from './outbound/draft-holds';
 import { SendGate } from './outbound/send-gate';
 import { OptOutsModule } from '../opt-outs/opt-outs.module';
 import { ScheduledSends } from './outbound/scheduled-sends';
@@ -63,6 +64,7 @@ import { THREAD_TOOLS } from './threads/threads.tools';
     SendGate,
     ScheduledSends,
     CancelScheduledMessageTool,
+    DraftHolds,
     OutboundProcessor,
     SendSmsTool,
     ReplyToThreadTool,
@@ -79,6 +81,7 @@ import { THREAD_TOOLS } from './threads/threads.tools';
     OutboundChannels,
     OutboundService,
     ScheduledSends,
+    DraftHolds,
     DevelopmentOutboxService,
   ],
 })

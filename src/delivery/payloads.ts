@@ -13,7 +13,7 @@ const MESSAGE_KINDS = new Set<EventKind>([
   'email.opened',
   'attachment.extracted',
 ]);
-const AGENT_KINDS = new Set<EventKind>(['agent_turn.awaiting_approval', 'agent_turn.sent']);
+const AGENT_KINDS = new Set<EventKind>(['agent_turn.awaiting_approval', 'agent_turn.sent', 'agent_turn.rejected']);
 
 /**
  * The envelope's `data` for one endpoint, from the event's full data: concise keeps the base

@@ -29,7 +29,7 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 // The event kinds of src/events/event-kinds.ts, as the migration wrote them down.
 @Check(
   'webhook_deliveries_event_type_check',
-  "event_type = ANY (ARRAY['message.received', 'message.sent', 'message.status_changed', 'thread.created', 'email.opened', 'attachment.extracted', 'contact.merged', 'email_account.health_changed', 'agent_turn.awaiting_approval', 'agent_turn.sent', 'sms.opted_out', 'sms.opted_in'])",
+  "event_type = ANY (ARRAY['message.received', 'message.sent', 'message.status_changed', 'thread.created', 'email.opened', 'attachment.extracted', 'contact.merged', 'email_account.health_changed', 'agent_turn.awaiting_approval', 'agent_turn.sent', 'sms.opted_out', 'sms.opted_in', 'agent_turn.rejected'])",
 )
 @Check('webhook_deliveries_mode_check', "mode IN ('concise', 'verbose')")
 @Check('webhook_deliveries_status_check', "status IN ('pending', 'retrying', 'succeeded', 'failed', 'cancelled')")

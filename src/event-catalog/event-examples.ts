@@ -82,19 +82,32 @@ function messageData(message: EventMessage, history: EventMessage[]): MessageEve
 const received = messageData(first, [first]);
 const sent = messageData(reply, [first, reply]);
 
-function agentTurn(status: 'AWAITING_APPROVAL' | 'SENT'): AgentTurnData {
+/** A DRAFT agent's turn awaiting approval, an AUTO agent's sent turn, or a draft-only API key's draft a person rejected (with a reason). */
+function agentTurn(status: 'AWAITING_APPROVAL' | 'SENT' | 'REJECTED'): AgentTurnData {
   const { thread, person, labels } = received;
+  const key = { id: '4b6d8f0a-2c4e-4a6b-9d8f-0a2c4e6b8d0f', name: 'support agent' };
+  const ids = {
+    SENT: 'e5a7c9b1-3d5f-4e7a-9b1c-3e5a7c9b1d3f',
+    AWAITING_APPROVAL: 'f1b3d5e7-9a1c-4e3b-8d5f-7a9c1e3b5d7f',
+    REJECTED: 'a3c5e7f9-1b3d-4f5a-8c7e-9f1b3d5a7c9e',
+  };
+  const rejected = status === 'REJECTED' && {
+    agent: { ...key, mode: 'DRAFT' as const },
+    credential: { ...key, kind: 'API_KEY' as const },
+    rejectionReason: 'We do not promise delivery dates by text.',
+  };
   return {
     thread,
     person,
     labels,
     agentTurn: {
-      id: status === 'SENT' ? 'e5a7c9b1-3d5f-4e7a-9b1c-3e5a7c9b1d3f' : 'f1b3d5e7-9a1c-4e3b-8d5f-7a9c1e3b5d7f',
+      id: ids[status],
       status,
       threadId: THREAD,
       messageId: status === 'SENT' ? reply.id : null,
       createdAt: '2025-11-20T14:03:01.517Z',
       agent: { id: '9e1a3c5b-7d9f-4b1d-a3c5-e7f9b1d3a5c7', name: 'Front desk', mode: status === 'SENT' ? 'AUTO' : 'DRAFT' },
+      ...rejected,
     },
   };
 }
@@ -136,6 +149,7 @@ const FULL_DATA: { [K in EventKind]: EventDataByKind[K] } = {
   'agent_turn.sent': agentTurn('SENT'),
   'sms.opted_out': optOut(true),
   'sms.opted_in': optOut(false),
+  'agent_turn.rejected': agentTurn('REJECTED'),
 };
 
 /** A number's opt-out of the shop's line: STOP, or START after it. */

@@ -39,6 +39,12 @@ const object = (title: string, description: string, properties: Record<string, J
   ...extra,
 });
 
+/** The object schema with `optional` properties beside its required ones. */
+const withOptional = (schema: JsonSchema, optional: Record<string, JsonSchema>): JsonSchema => ({
+  ...schema,
+  properties: { ...(schema.properties as Record<string, JsonSchema>), ...optional },
+});
+
 const MESSAGE_STATUSES = ['RECEIVED', 'QUEUED', 'SENT', 'DELIVERED', 'FAILED', 'SCHEDULED', 'CANCELED'];
 
 /** The shared objects, by name; each document carries, under `$defs`, the ones it uses. */
@@ -177,20 +183,42 @@ const SHARED: Record<string, JsonSchema> = {
     threadId: { ...ref('uuid'), type: nullable('string'), description: 'The thread of the number on the line, or null.' },
     messageId: { ...ref('uuid'), type: nullable('string'), description: 'The inbound message that said the keyword (get_message), or null.' },
   }),
-  agentTurn: object('Agent turn', 'The turn of an AI agent on the thread.', {
-    id: ref('uuid'),
-    status: text('`AWAITING_APPROVAL` or `SENT` (a rejected turn fires no event). Handle unknown values.', {
-      examples: ['AWAITING_APPROVAL', 'SENT'],
-    }),
-    threadId: ref('uuid'),
-    messageId: { type: nullable('string'), format: 'uuid', description: 'The message the turn sent, or null (not sent yet).' },
-    createdAt: ref('timestamp'),
-    agent: object('Agent', 'The agent that took the turn.', {
+  agentTurn: withOptional(
+    object('Agent turn', "The turn of an AI agent on the thread, or a draft-only credential's draft (then `credential` is present).", {
       id: ref('uuid'),
-      name: text("The agent's name."),
-      mode: { type: 'string', enum: ['DRAFT', 'AUTO', 'SUPERVISED'], description: 'How the agent sends: `DRAFT` (a human approves), `AUTO` or `SUPERVISED`.' },
+      status: text('`AWAITING_APPROVAL`, `SENT` or `REJECTED` (agent_turn.rejected). Handle unknown values.', {
+        examples: ['AWAITING_APPROVAL', 'SENT', 'REJECTED'],
+      }),
+      threadId: ref('uuid'),
+      messageId: { type: nullable('string'), format: 'uuid', description: 'The message the turn sent, or null (not sent yet).' },
+      createdAt: ref('timestamp'),
+      agent: object(
+        'Agent',
+        "The agent that took the turn. On a draft-only credential's draft (`credential` present), the credential acting as a DRAFT-mode agent: its id and name, mode `DRAFT` (not an agent of list_agents).",
+        {
+          id: ref('uuid'),
+          name: text("The agent's name."),
+          mode: {
+            type: 'string',
+            enum: ['DRAFT', 'AUTO', 'SUPERVISED'],
+            description: 'How the agent sends: `DRAFT` (a human approves), `AUTO` or `SUPERVISED`.',
+          },
+        },
+      ),
     }),
-  }),
+    {
+      credential: object(
+        'Credential',
+        "Only on a draft-only credential's draft: the API key or app (OAuth grant) whose send_sms, send_email or reply_to_thread it holds.",
+        {
+          id: ref('uuid'),
+          name: text("The API key's name, or the app's name, when it proposed the draft."),
+          kind: { type: 'string', enum: ['API_KEY', 'OAUTH_GRANT'], description: '`API_KEY` or `OAUTH_GRANT` (an app a person connected).' },
+        },
+      ),
+      rejectionReason: nullableText('Only on agent_turn.rejected: why the person rejected the turn, or null when they did not say.'),
+    },
+  ),
 };
 
 function messageSchema(title: string, description: string, bodyChars: number): JsonSchema {
@@ -314,12 +342,12 @@ export const KIND_INFO: Record<EventKind, KindInfo> = {
   },
   'agent_turn.awaiting_approval': {
     title: 'Agent turn awaiting approval',
-    firesWhen: 'a DRAFT-mode agent drafted a reply that needs human approval',
+    firesWhen: "a DRAFT-mode agent drafted a reply that needs human approval, or a draft-only credential's send was held as a draft",
     shape: 'agentTurn',
   },
   'agent_turn.sent': {
     title: 'Agent turn sent',
-    firesWhen: 'an agent sent a reply (AUTO or SUPERVISED mode, or an approved DRAFT turn)',
+    firesWhen: "an agent sent a reply (AUTO or SUPERVISED mode, or an approved DRAFT turn), or a person approved a draft-only credential's draft",
     shape: 'agentTurn',
   },
   'sms.opted_out': {
@@ -334,6 +362,12 @@ export const KIND_INFO: Record<EventKind, KindInfo> = {
     firesWhen: 'a number opted out of a phone line texted START (or UNSTOP, YES) to it: SMS to it may be sent again',
     shape: 'optOut',
     note: 'The data is the same in both modes.',
+  },
+  'agent_turn.rejected': {
+    title: 'Agent turn rejected',
+    firesWhen: "a person rejected a draft (a DRAFT agent's, or a draft-only credential's); nothing was sent",
+    shape: 'agentTurn',
+    note: 'The turn carries `rejectionReason`, the reason the person gave, or null.',
   },
 };
 

@@ -8,7 +8,7 @@ import { eventDescriptors, FILTERS_BY_KIND, inputSchemaOf } from './event-descri
 const DESCRIPTORS = eventDescriptors(feedPayloadSchema);
 
 describe('the event descriptors (events/list)', () => {
-  it('lists the ten kinds, each with poll, push and webhook delivery, its filters and the payload shape options', () => {
+  it('lists every kind, each with poll, push and webhook delivery, its filters and the payload shape options', () => {
     expect(DESCRIPTORS.map((e) => e.name)).toEqual([...EVENT_KINDS]);
     for (const descriptor of DESCRIPTORS) {
       expect(descriptor.delivery).toEqual(['poll', 'push', 'webhook']);

@@ -9,7 +9,7 @@ export const DELIVERY_MODES: readonly DeliveryMode[] = ['poll', 'push', 'webhook
 export type FeedFilter = 'line' | 'thread' | 'direction' | 'label';
 
 const MESSAGE_KINDS: EventKind[] = ['message.received', 'message.sent', 'message.status_changed', 'thread.created', 'email.opened', 'attachment.extracted'];
-const AGENT_KINDS: EventKind[] = ['agent_turn.awaiting_approval', 'agent_turn.sent'];
+const AGENT_KINDS: EventKind[] = ['agent_turn.awaiting_approval', 'agent_turn.sent', 'agent_turn.rejected'];
 
 /**
  * Which filters apply to which kind: every kind on a line takes `line` (all but contact.merged,
@@ -40,6 +40,7 @@ const DESCRIPTIONS: Record<EventKind, string> = {
   'agent_turn.sent': "An agent's turn was approved and sent.",
   'sms.opted_out': 'A number texted STOP to a phone line: SMS to it from that line are refused.',
   'sms.opted_in': 'A number that had opted out of a phone line texted START: SMS to it may be sent again.',
+  'agent_turn.rejected': "A person rejected a draft (an agent's, or a draft-only credential's), with the reason they gave if any.",
 };
 
 const FILTER_SCHEMAS: Record<FeedFilter, object> = {
@@ -91,7 +92,7 @@ export interface EventDescriptor {
 }
 
 /**
- * events/list: the ten kinds, each with its filters, delivery modes and payload; `payloadSchemaOf`
+ * events/list: every kind, each with its filters, delivery modes and payload; `payloadSchemaOf`
  * is the event catalog's schema of an occurrence's `data` (EventCatalog.feedPayloadSchema: both
  * modes, `oneOf` by `mode`). Built once by EventFeedService.
  */

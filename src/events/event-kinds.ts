@@ -1,4 +1,4 @@
-/** The event kinds (spec: Events, and issue 45's SMS opt-out kinds), declared once. */
+/** The ten event kinds of the spec (Events), and issue 45's: the SMS opt-out kinds and agent_turn.rejected; declared once. */
 export const EVENT_KINDS = [
   'message.received',
   'message.sent',
@@ -12,5 +12,6 @@ export const EVENT_KINDS = [
   'agent_turn.sent',
   'sms.opted_out',
   'sms.opted_in',
+  'agent_turn.rejected',
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];

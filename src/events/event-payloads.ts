@@ -87,7 +87,15 @@ export interface AgentTurnData {
     threadId: string;
     messageId: string | null;
     createdAt: string;
+    /**
+     * The agent that took the turn. On a draft-only credential's draft (`credential` present), the
+     * credential acting as a DRAFT-mode agent: its id and name, mode DRAFT (not an agent of list_agents).
+     */
     agent: { id: string; name: string; mode: 'DRAFT' | 'AUTO' | 'SUPERVISED' };
+    /** A draft-only credential's draft (issue 45): the API key or app whose send it holds. Absent on an agent's turn. */
+    credential?: { id: string; name: string; kind: 'API_KEY' | 'OAUTH_GRANT' };
+    /** agent_turn.rejected only: why the person rejected it, or null when they did not say. */
+    rejectionReason?: string | null;
   };
 }
 
@@ -119,4 +127,5 @@ export interface EventDataByKind {
   'agent_turn.sent': AgentTurnData;
   'sms.opted_out': SmsOptOutData;
   'sms.opted_in': SmsOptOutData;
+  'agent_turn.rejected': AgentTurnData;
 }

@@ -14,6 +14,7 @@ export const LIVE_EVENT_KINDS = [
   'attachment.extracted',
   'agent_turn.awaiting_approval',
   'agent_turn.sent',
+  'agent_turn.rejected',
 ] as const satisfies readonly EventKind[];
 export type LiveEventKind = (typeof LIVE_EVENT_KINDS)[number];
 

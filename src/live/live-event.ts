@@ -28,7 +28,7 @@ export interface LiveEvent {
 export function liveEventOf(event: PublishedEvent): LiveEvent | null {
   if (!LIVE_KINDS.has(event.type) || event.lineId === null) return null;
   const base = { id: event.id, type: event.type as LiveEventKind, orgId: event.orgId, lineId: event.lineId, at: new Date(event.occurredAt).toISOString() };
-  if (event.type === 'agent_turn.awaiting_approval' || event.type === 'agent_turn.sent') {
+  if (event.type === 'agent_turn.awaiting_approval' || event.type === 'agent_turn.sent' || event.type === 'agent_turn.rejected') {
     const turn = (event.data as AgentTurnData).agentTurn;
     return { ...base, threadId: turn.threadId, messageId: turn.messageId, agentTurnId: turn.id, status: turn.status };
   }

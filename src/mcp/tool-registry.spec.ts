@@ -30,6 +30,16 @@ describe('refusal', () => {
     );
   });
 
+  it('lets a draft-only key call a draftable send tool, and no other tool that needs send', () => {
+    expect(refusal(tool({ name: 'send_sms', kind: 'write', draftable: true }), { role: 'MEMBER', permissions: ['read', 'draft'] })).toBeNull();
+    expect(refusal(tool({ name: 'approve_agent_turn', kind: 'write' }), { role: 'MEMBER', permissions: ['read', 'draft'] })).toBe(
+      'approve_agent_turn needs the send permission, which this API key does not have (it has read, draft)',
+    );
+    expect(refusal(tool({ name: 'send_sms', kind: 'write', draftable: true }), { role: 'MEMBER', permissions: ['read'] })).toBe(
+      'send_sms needs the send or draft permission, which this API key does not have (it has read)',
+    );
+  });
+
   it('never lets a permission lift the role: a MEMBER key with every permission is refused an OWNER tool, by its role', () => {
     expect(refusal(tool({ name: 'owner_tool', kind: 'write', minRole: 'OWNER' }), { role: 'MEMBER', permissions: [...ALL] })).toBe(
       'owner_tool needs the OWNER role or higher; this key acts as a MEMBER',

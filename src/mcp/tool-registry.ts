@@ -3,10 +3,10 @@ import { DiscoveryService, Reflector } from '@nestjs/core';
 import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { isGrantId, Principal } from '../identity/principal';
-import { KeyPermission } from '../identity/key-permissions';
+import { isDraftOnly, KeyPermission } from '../identity/key-permissions';
 import { roleAtLeast } from '../identity/roles';
 import { argumentValidator } from '../tools/tool-arguments';
-import { MCP_TOOL, McpToolHandler, toolPermission, ToolSpec } from '../tools/tool.decorator';
+import { DRAFT_ONLY_NOTE, MCP_TOOL, McpToolHandler, toolPermission, toolPermissions, ToolSpec } from '../tools/tool.decorator';
 import { portableSchema } from './portable-schema';
 
 export interface RegisteredTool {
@@ -68,12 +68,17 @@ export class ToolRegistry implements OnModuleInit {
     return this.tools.get(name);
   }
 
-  /** The tools the caller may call (its role and its key's permissions), in a stable order. */
+  /**
+   * The tools the caller may call (its role and its key's permissions), in a stable order. To a
+   * draft-only caller a draftable tool says what its call does instead (DRAFT_ONLY_NOTE) and is
+   * not open-world (it reaches no one by itself).
+   */
   listFor(caller: Pick<Principal, 'role' | 'permissions'>): ToolDescriptor[] {
+    const drafting = isDraftOnly(caller.permissions);
     return [...this.tools.values()]
       .filter((tool) => refusal(tool, caller) === null)
       .sort((a, b) => a.spec.name.localeCompare(b.spec.name))
-      .map((tool) => tool.advertised);
+      .map((tool) => (drafting && tool.spec.draftable ? asDraft(tool.advertised) : tool.advertised));
   }
 }
 
@@ -89,11 +94,21 @@ export function refusal(
   const { name, minRole } = tool.spec;
   const app = typeof caller.keyId === 'string' && isGrantId(caller.keyId); // an OAuth grant: the person connected an app, never saw a key
   if (!roleAtLeast(caller.role, minRole)) return `${name} needs the ${minRole} role or higher; ${app ? 'this app' : 'this key'} acts as a ${caller.role}`;
-  if (!caller.permissions.includes(tool.permission)) {
+  const permissions = toolPermissions(tool.spec); // `draft` beside `send` for a draftable send tool
+  if (!permissions.some((permission) => caller.permissions.includes(permission))) {
     const lacks = app ? 'which this app was not granted' : 'which this API key does not have';
-    return `${name} needs the ${tool.permission} permission, ${lacks} (it has ${caller.permissions.join(', ')})`;
+    return `${name} needs the ${permissions.join(' or ')} permission, ${lacks} (it has ${caller.permissions.join(', ')})`;
   }
   return null;
+}
+
+/** A draftable send tool as a draft-only caller sees it. */
+function asDraft(tool: ToolDescriptor): ToolDescriptor {
+  return {
+    ...tool,
+    description: `${tool.description} ${DRAFT_ONLY_NOTE}`,
+    annotations: { ...tool.annotations, title: `${tool.annotations.title} (as a draft)`, openWorldHint: false, destructiveHint: false },
+  };
 }
 
 function describe(spec: ToolSpec): ToolDescriptor {

@@ -14,9 +14,12 @@ import { OAuthClient } from './oauth-client.entity';
 @Index('oauth_grants_client_id_idx', ['clientId'])
 @Check('oauth_grants_id_check', "substr(id::text, 15, 1) = '8'")
 @Check('oauth_grants_channel_access_mode_check', "channel_access_mode IN ('ALL', 'LINES')")
-@Check('oauth_grants_permissions_check', "cardinality(permissions) >= 1 AND permissions <@ ARRAY['read', 'send', 'webhooks']::text[]")
+@Check(
+  'oauth_grants_permissions_check',
+  "cardinality(permissions) >= 1 AND permissions <@ ARRAY['read', 'send', 'draft', 'webhooks']::text[] AND NOT permissions @> ARRAY['send', 'draft']::text[]",
+)
 @Check('oauth_grants_check', "channel_access_mode = 'LINES' OR cardinality(allowed_addresses) = 0")
-@Check('oauth_grants_requested_scopes_check', "requested_scopes <@ ARRAY['read', 'send', 'webhooks']::text[] AND permissions <@ requested_scopes")
+@Check('oauth_grants_requested_scopes_check', "requested_scopes <@ ARRAY['read', 'send', 'draft', 'webhooks']::text[] AND permissions <@ requested_scopes")
 export class OAuthGrant {
   @PrimaryColumn({ type: 'uuid' })
   id: string;

@@ -20,7 +20,7 @@ import { AccessView, accessView, PersonChannelAccess } from '../identity/line-se
 import { KeyPrincipal, PrincipalRef } from '../identity/principal';
 import { CredentialChanges } from '../auth/credential-changes';
 import { GrantCallers } from '../identity/grant-callers';
-import { ALL_KEY_PERMISSIONS, KeyPermission } from '../identity/key-permissions';
+import { ALL_KEY_PERMISSIONS, KEY_PERMISSIONS, KeyPermission } from '../identity/key-permissions';
 import { PersonApiKeysService } from '../auth/person-api-keys.service';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -36,8 +36,11 @@ export const REFRESH_TOKEN_SECONDS = 30 * 24 * 60 * 60;
 export const CODE_SECONDS = 60;
 /** The MCP endpoint: the one protected resource. */
 export const MCP_RESOURCE_PATH = '/api/mcp';
-/** The scopes a client may ask for: the permissions of an API key (identity/key-permissions.ts). */
-export const SCOPES: readonly KeyPermission[] = ALL_KEY_PERMISSIONS;
+/**
+ * The scopes a client may ask for: the permissions of an API key (identity/key-permissions.ts),
+ * `draft` among them (a client may ask for both send and draft: the person grants one).
+ */
+export const SCOPES: readonly KeyPermission[] = KEY_PERMISSIONS;
 
 const ACCESS_TOKEN = /^csa_[0-9a-f]{48}$/;
 const CODE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
@@ -62,7 +65,7 @@ export interface AuthorizationRequest {
   codeChallenge: string;
   state?: string;
   resource: string;
-  /** The permissions the client asked for (scope), all three when it named none. */
+  /** The permissions the client asked for (scope); read, send and webhooks when it named none. */
   scopes: KeyPermission[];
 }
 
@@ -255,7 +258,7 @@ export class OAuthService extends GrantCallers implements OAuthServerProvider, O
     if (resource !== this.resource) return refuse(new InvalidTargetError(`resource must be ${this.resource}`));
     const returnsTo = new URL(redirectUri);
     const scope = text('scope');
-    const scopes = scope === undefined || scope.trim() === '' ? [...SCOPES] : scope.trim().split(/\s+/);
+    const scopes = scope === undefined || scope.trim() === '' ? [...ALL_KEY_PERMISSIONS] : scope.trim().split(/\s+/);
     const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
     if (unknown.length > 0) return refuse(new InvalidScopeError(`scope: ${unknown.join(' ')} is not one of ${SCOPES.join(', ')}`));
     return {

@@ -45,6 +45,12 @@ export interface ToolSpec {
    * its URL, its deliveries what was sent there).
    */
   permission?: KeyPermission;
+  /**
+   * A send tool a draft-only credential (permission `draft`, not `send`) may call too: its call is
+   * held as a draft turn awaiting a person instead of sending (send_sms, send_email,
+   * reply_to_thread; docs/mcp.md, "Draft-only credentials"). Only a tool needing `send` says it.
+   */
+  draftable?: boolean;
   inputSchema: ObjectSchema;
   outputSchema: ObjectSchema;
 }
@@ -53,6 +59,18 @@ export interface ToolSpec {
 export function toolPermission(spec: Pick<ToolSpec, 'kind' | 'permission'>): KeyPermission {
   return spec.permission ?? (spec.kind === 'read' ? 'read' : 'send');
 }
+
+/** The permissions any one of which lets a caller call the tool: its permission, and `draft` beside `send` for a draftable tool. */
+export function toolPermissions(spec: Pick<ToolSpec, 'kind' | 'permission' | 'draftable'>): KeyPermission[] {
+  const permission = toolPermission(spec);
+  return permission === 'send' && spec.draftable ? ['send', 'draft'] : [permission];
+}
+
+/** What tools/list adds to a draftable tool's description for a draft-only caller: what its call does instead of sending. */
+export const DRAFT_ONLY_NOTE =
+  'This credential is draft-only: the call sends nothing. It answers { turn }: a turn AWAITING_APPROVAL holding the message as proposed ' +
+  '(agent_turn.awaiting_approval); a person approves it (it is then sent, agent_turn.sent) or rejects it, maybe with a reason ' +
+  '(agent_turn.rejected; get_agent_turn shows rejectionReason). idempotencyKey is not used.';
 
 /** A tool: a thin handler that calls the owning service and returns a JSON object. */
 export interface McpToolHandler<Args = Record<string, unknown>, Result extends object = object> {

@@ -11,7 +11,7 @@ import { WebhookEndpointChannel } from './webhook-endpoint-channel.entity';
 // The event kinds of src/events/event-kinds.ts, as the migration wrote them down.
 @Check(
   'webhook_endpoints_events_check',
-  "cardinality(events) > 0 AND events <@ ARRAY['message.received', 'message.sent', 'message.status_changed', 'thread.created', 'email.opened', 'attachment.extracted', 'contact.merged', 'email_account.health_changed', 'agent_turn.awaiting_approval', 'agent_turn.sent', 'sms.opted_out', 'sms.opted_in']",
+  "cardinality(events) > 0 AND events <@ ARRAY['message.received', 'message.sent', 'message.status_changed', 'thread.created', 'email.opened', 'attachment.extracted', 'contact.merged', 'email_account.health_changed', 'agent_turn.awaiting_approval', 'agent_turn.sent', 'sms.opted_out', 'sms.opted_in', 'agent_turn.rejected']",
 )
 @Check('webhook_endpoints_mode_check', "mode IN ('concise', 'verbose')")
 @Check('webhook_endpoints_message_history_count_check', 'message_history_count BETWEEN 0 AND 50')

@@ -164,6 +164,7 @@ describe('agents: turns, approval and agent_turn.* events', () => {
       body: draft,
       decidedByUserId: null,
       decidedAt: null,
+      rejectionReason: null,
     });
 
     const waiting = await both('agent_turn.awaiting_approval', (d) => d.agentTurn.id === turn.id);

@@ -228,4 +228,31 @@ describe('Approvals in a browser', () => {
     expect(carried().filter((c) => c.body === body)).toHaveLength(1);
     expect((await b.app.app.get(DataSource).query(`SELECT status FROM agent_turns WHERE id = $1`, [turnId]))[0].status).toBe('SENT');
   });
+
+  it("a draft-only key's send waits on Approvals, named as the key's; Reject with a reason keeps it and sends nothing; at 1280 and 375 px", async () => {
+    const page = b.page;
+    const scene = await signIn(page, 'Can you hold a table on Friday?');
+    const key = (
+      await b.app.admin
+        .post(`/admin/users/${scene.session.userId}/api-keys`, { name: 'booking assistant', channelAccess: { mode: 'ALL' }, permissions: ['read', 'draft'] })
+        .expect(201)
+    ).body.key;
+    const proposed = 'Friday at 8pm is yours: shall I confirm?';
+    const { turn } = await toolOk(b.app, key, 'send_sms', { threadId: scene.threadId, body: proposed });
+    expect(turn).toMatchObject({ status: 'AWAITING_APPROVAL', credential: { name: 'booking assistant', kind: 'API_KEY' } });
+
+    await page.getByRole('link', { name: 'Approvals' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Approvals' }).waitFor();
+    const item = card(page, proposed);
+    await item.getByText('drafted by booking assistant (draft-only API key)').waitFor();
+    await item.getByLabel('Reason (optional)').fill('Friday is fully booked; offer Monday.');
+    await expectAccessible(page, 'approvals with a credential draft');
+    await screenshot(page, 'approvals-credential-draft');
+    await screenshot(page, 'approvals-credential-draft-phone', { viewport: PHONE_VIEWPORT });
+    await item.getByRole('button', { name: 'Reject' }).click();
+    await page.waitForURL('**/approvals?done=rejected');
+    const seen = await toolOk(b.app, key, 'get_agent_turn', { turnId: turn.id });
+    expect(seen.turn).toMatchObject({ status: 'REJECTED', rejectionReason: 'Friday is fully booked; offer Monday.' });
+    expect(carried().some((c) => c.body === proposed)).toBe(false);
+  });
 });

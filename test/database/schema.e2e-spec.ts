@@ -24,6 +24,7 @@ const DESCENDING_INDEXES = [
   'email_opens_message_idx', // (message_id, opened_at DESC)
   'agent_turns_thread_idx', // (thread_id, created_at DESC)
   'agent_turns_org_recent_idx', // (org_id, created_at DESC, id DESC)
+  'agent_turns_credential_recent_idx', // (line_id, created_at DESC, id DESC) WHERE agent_id IS NULL
   'thread_labels_label_recent_idx', // (label_id, line_id, last_message_at DESC, thread_id DESC)
   'agent_turns_agent_recent_idx', // (agent_id, created_at DESC, id DESC)
   'agent_turns_awaiting_idx', // (agent_id, created_at DESC, id DESC) WHERE status = 'AWAITING_APPROVAL'

@@ -189,7 +189,9 @@ describe('payloads: every kind in concise and verbose mode', () => {
         labels: full.labels,
         agentTurn: full.agentTurn,
       });
-      expect(Object.keys(data.agentTurn).sort()).toEqual(['agent', 'createdAt', 'id', 'messageId', 'status', 'threadId']);
+      // agent_turn.rejected's fixture is a draft-only key's draft: it names the credential and carries the reason.
+      const extra = kind === 'agent_turn.rejected' ? ['credential', 'rejectionReason'] : [];
+      expect(Object.keys(data.agentTurn).sort()).toEqual(['agent', 'createdAt', 'id', 'messageId', 'status', 'threadId', ...extra].sort());
     });
 
     it('verbose: adds thread.recentMessages and person.identities only', () => {

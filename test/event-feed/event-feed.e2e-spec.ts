@@ -44,7 +44,7 @@ describe('event feed: events/list, events/poll and GET /api/events', () => {
       await c?.close();
     });
 
-    it('sees the extension in the capabilities and the twelve kinds in events/list', async () => {
+    it('sees the extension in the capabilities and the thirteen kinds in events/list', async () => {
       // The SDKs keep only the capabilities their schema knows: the 2026-07-28 `extensions` map (server/discover below shows the draft's `events` too).
       expect(c.capabilities()).toMatchObject({ extensions: { 'io.modelcontextprotocol/events': { listChanged: false } } });
       const { events } = await c.request('events/list');
@@ -61,6 +61,7 @@ describe('event feed: events/list, events/poll and GET /api/events', () => {
         'agent_turn.sent',
         'sms.opted_out',
         'sms.opted_in',
+        'agent_turn.rejected',
       ]);
       const received = events[0];
       expect(received.delivery).toEqual(['poll', 'push', 'webhook']);

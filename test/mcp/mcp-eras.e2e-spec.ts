@@ -105,7 +105,9 @@ describe('MCP 2026-07-28 and 2025-11-25 on one URL, through the official clients
         expect(await reader.toolNames()).not.toContain('send_sms');
         const refused = await reader.call('send_sms', { to: partnerPhone(), body: 'not allowed' });
         expect(refused.isError).toBe(true);
-        expect(refused.content).toEqual([{ type: 'text', text: 'send_sms needs the send permission, which this API key does not have (it has read)' }]);
+        expect(refused.content).toEqual([
+          { type: 'text', text: 'send_sms needs the send or draft permission, which this API key does not have (it has read)' },
+        ]);
 
         const phones = await scoped.call('list_phone_numbers', {});
         expect(phones.structuredContent!.phoneNumbers.map((line: { id: string }) => line.id)).toEqual([s.lines[0].id]);
@@ -134,7 +136,7 @@ describe('MCP 2026-07-28 and 2025-11-25 on one URL, through the official clients
         expect((await client.call('list_phone_numbers', {})).structuredContent!.phoneNumbers).toHaveLength(2);
         const refused = await client.call('send_sms', { to: partnerPhone(), body: 'x' });
         expect(refused.isError).toBe(true);
-        expect(refused.content[0].text).toBe('send_sms needs the send permission, which this app was not granted (it has read)');
+        expect(refused.content[0].text).toBe('send_sms needs the send or draft permission, which this app was not granted (it has read)');
       } finally {
         await client.close();
       }

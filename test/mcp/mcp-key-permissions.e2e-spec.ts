@@ -103,10 +103,10 @@ describe('MCP: API key permissions (read, send, webhooks)', () => {
     expect((await toolOk(m, readOnly, 'get_thread', { threadId })).thread.id).toBe(threadId);
 
     expect(await toolError(m, readOnly, 'send_sms', { threadId, smsBody: 'from the read-only key' })).toBe(
-      'send_sms needs the send permission, which this API key does not have (it has read)',
+      'send_sms needs the send or draft permission, which this API key does not have (it has read)',
     );
     // Refused before the arguments are looked at: bad ones get the same answer.
-    expect(await toolError(m, readOnly, 'send_sms', { nonsense: true })).toMatch(/^send_sms needs the send permission/);
+    expect(await toolError(m, readOnly, 'send_sms', { nonsense: true })).toMatch(/^send_sms needs the send or draft permission/);
     expect(await toolError(m, readOnly, 'register_webhook', { url: 'https://hooks.example.com/in', events: ['message.received'] })).toBe(
       'register_webhook needs the webhooks permission, which this API key does not have (it has read)',
     );
@@ -159,7 +159,7 @@ describe('MCP: API key permissions (read, send, webhooks)', () => {
     const from = partnerPhone();
     const { threadId } = await inboundSms(m, s.lines[0].address, from);
     expect((await m.admin.patch(`/admin/api-keys/${s.apiKeyId}`, { permissions: ['read'] })).status).toBe(200);
-    expect(await toolError(m, s.apiKey, 'send_sms', { threadId, smsBody: 'not yet' })).toMatch(/^send_sms needs the send permission/);
+    expect(await toolError(m, s.apiKey, 'send_sms', { threadId, smsBody: 'not yet' })).toMatch(/^send_sms needs the send or draft permission/);
     expect((await listed(s.apiKey)).some((tool) => tool.name === 'send_sms')).toBe(false);
 
     expect((await m.admin.patch(`/admin/api-keys/${s.apiKeyId}`, { permissions: ['read', 'send'] })).status).toBe(200);

@@ -202,7 +202,7 @@ describe('MCP protocol over raw HTTP', () => {
       expect(register.messageHistoryCount).toMatchObject({ type: 'integer', minimum: 0, maximum: 50 });
       expect(register.mode).toMatchObject({ type: 'string', enum: ['concise', 'verbose'] });
       expect(register.events).toMatchObject({ type: 'array', minItems: 1, description: expect.stringContaining('No item may appear twice.') });
-      expect(register.events.items.enum).toHaveLength(12);
+      expect(register.events.items.enum).toHaveLength(13);
       expect(register.signatureVersion).toMatchObject({ type: 'string', enum: ['v1', 'v1a'] });
       expect(register.legacySignature).toMatchObject({ type: 'boolean' });
     });

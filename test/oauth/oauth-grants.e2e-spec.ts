@@ -204,7 +204,7 @@ describe('OAuth grants: Settings → Connected apps, Change access, admin routes
       expect(names).not.toContain('send_sms');
       expect(names).not.toContain('register_webhook');
       expect(await toolError(t, app.accessToken, 'send_sms', { to: '+15550100', body: 'hi' })).toBe(
-        'send_sms needs the send permission, which this app was not granted (it has read)',
+        'send_sms needs the send or draft permission, which this app was not granted (it has read)',
       );
       expect(await toolError(t, app.accessToken, 'list_webhooks', {})).toBe(
         'list_webhooks needs the webhooks permission, which this app was not granted (it has read)',

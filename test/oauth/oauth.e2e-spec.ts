@@ -31,7 +31,7 @@ describe('OAuth 2.1 for the MCP endpoint (DCR, PKCE, consent, tokens)', () => {
     expect(prm.body).toEqual({
       resource: `${base}/api/mcp`,
       authorization_servers: [base],
-      scopes_supported: ['read', 'send', 'webhooks'],
+      scopes_supported: ['read', 'send', 'draft', 'webhooks'],
       bearer_methods_supported: ['header'],
       resource_name: 'Messaging Sync MCP',
     });
@@ -50,7 +50,7 @@ describe('OAuth 2.1 for the MCP endpoint (DCR, PKCE, consent, tokens)', () => {
 
     const none = await t.http().post('/api/mcp').send({ jsonrpc: '2.0', id: 1, method: 'tools/list' }).expect(401);
     expect(none.headers['www-authenticate']).toBe(
-      `Bearer realm="messaging-sync", resource_metadata="${base}/.well-known/oauth-protected-resource/api/mcp", scope="read send webhooks"`,
+      `Bearer realm="messaging-sync", resource_metadata="${base}/.well-known/oauth-protected-resource/api/mcp", scope="read send draft webhooks"`,
     );
     expect((await tools(s.apiKey)).status).toBe(200);
   });

@@ -242,9 +242,28 @@ describe('web: Settings → API keys pages', () => {
       ['permission-admin', 'on'],
     ]).expect(400);
     expect(odd.text).toMatch(
-      /<p class="field-error" id="permissions-error">Permissions: permissions must each be one of read, send, webhooks; &quot;admin&quot; is not/,
+      /<p class="field-error" id="permissions-error">Permissions: permissions must each be one of read, send, draft, webhooks; &quot;admin&quot; is not/,
     );
+    // Send and Draft only together: refused next to the Permissions group, no key made.
+    const both = await post(b, '/settings/api-keys', [
+      ['name', 'both'],
+      ['access', 'ALL'],
+      ['permissions-shown', 'on'],
+      ['permission-send', 'on'],
+      ['permission-draft', 'on'],
+    ]).expect(400);
+    expect(both.text).toMatch(/<p class="field-error" id="permissions-error">Permissions: permissions must not hold both send and draft/);
     expect(await keyCount(owner.userId)).toBe(before);
+    // Draft only: made, listed as such.
+    await post(b, '/settings/api-keys', [
+      ['name', 'drafter'],
+      ['access', 'ALL'],
+      ['permissions-shown', 'on'],
+      ['permission-read', 'on'],
+      ['permission-draft', 'on'],
+    ]).expect(200);
+    expect((await get(b, '/settings/api-keys').expect(200)).text).toMatch(/<th scope="row">drafter<\/th>(?:(?!<\/tr>).)*<td>Read, Draft only<\/td>/s);
+    expect(await keyCount(owner.userId)).toBe(before + 1);
 
     // Edit: pre-filled with the key's permissions; a change applies to the next request.
     const edit = await get(b, `/settings/api-keys/${keyId}/edit`).expect(200);

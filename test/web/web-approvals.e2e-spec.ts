@@ -78,6 +78,7 @@ describe('web: the Approvals page', () => {
     for (const id of [first, second]) {
       expect(page.text).toContain(`action="/approvals/${id}/approve"`);
       expect(page.text).toContain(`action="/approvals/${id}/reject"`);
+      expect(page.text).toContain(`<label for="reason-${id}">Reason (optional)</label>`);
       expect(page.text).toContain(`href="/approvals/${id}/edit"`);
     }
     expect(page.text).toContain(`name="_csrf" value="${o.browser.csrf}"`);
@@ -157,9 +158,12 @@ describe('web: the Approvals page', () => {
     const o = await org();
     const body = `We are closed on Mondays ${randomUUID()}`;
     const id = await draft(o, body);
-    const res = await postForm(t, o.browser, `/approvals/${id}/reject`).expect(303);
+    const res = await postForm(t, o.browser, `/approvals/${id}/reject`, { reason: '  Not on Mondays  ' }).expect(303);
     expect(res.headers.location).toBe('/approvals?done=rejected');
     expect(await turnRow(id)).toMatchObject({ status: 'REJECTED', message_id: null });
+    // The Reason field's text is kept (trimmed) and shown by get_agent_turn.
+    const [{ rejection_reason }] = await t.db.query(`SELECT rejection_reason FROM agent_turns WHERE id = $1`, [id]);
+    expect(rejection_reason).toBe('Not on Mondays');
 
     const again = await postForm(t, o.browser, `/approvals/${id}/approve`).expect(409);
     expect(again.text).toContain('This draft was already rejected by you');

@@ -63,7 +63,7 @@ describe('web: the webhooks pages', () => {
     expect(form.text).toContain('<label for="url">URL</label>');
     expect(form.text).toContain('<label for="messageHistoryCount">Message history</label>');
     expect(form.text).toContain(`<label for="line-${b.session.lines[0].id}">${b.session.lines[0].address}</label>`);
-    expect(form.text.match(/type="checkbox" id="event-/g)).toHaveLength(12);
+    expect(form.text.match(/type="checkbox" id="event-/g)).toHaveLength(13);
 
     const res = await post(b, '/settings/webhooks', {
       url: 'https://hooks.example.org/in',

@@ -6,8 +6,6 @@ import { Principal } from '../../identity/principal';
 import { ValidationError } from '../../common/errors';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
-import { EventBus } from '../../events/event-bus';
-import { MessageDataBuilder } from '../../conversations/message-data.builder';
 import { OutboundRepository } from '../../conversations/outbound/outbound.repository';
 import { originOf } from '../../conversations/outbound/send-origin';
 import { OutboundService, SendOutcome } from '../../conversations/outbound/outbound.service';
@@ -52,8 +50,6 @@ export class EmailOutboundService {
     private readonly outboundMessages: OutboundRepository,
     private readonly emailMessages: EmailMessagesRepository,
     private readonly threadAccess: ThreadAccessRepository,
-    private readonly bus: EventBus,
-    private readonly data: MessageDataBuilder,
   ) {}
 
   async queueEmail(caller: Principal, input: SendEmailInput): Promise<SendOutcome> {
@@ -82,10 +78,7 @@ export class EmailOutboundService {
         origin: originOf(caller),
         sendAt,
       });
-      if (route.threadCreated) {
-        const data = await this.data.build(id, tx);
-        await this.bus.publish({ type: 'thread.created', orgId: route.orgId, lineId: route.lineId, data }, tx);
-      }
+      if (route.threadCreated) await this.outbound.threadStarted(tx, originOf(caller), id, route.orgId, route.lineId);
       return id;
     });
   }

@@ -51,6 +51,7 @@ const sendEmailInput = {
     'SCHEDULED until then (cancel_scheduled_message cancels it). With idempotencyKey, a repeated call sends nothing.',
   kind: 'write',
   openWorld: true,
+  draftable: true,
   minRole: 'MEMBER',
   inputSchema: sendEmailInput,
   outputSchema: sentMessageSchema,

@@ -97,6 +97,12 @@ export class OutboundRepository {
     return identity;
   }
 
+  /** Whether the thread has any message (a thread made with a draft-only credential's draft has none until it is approved). */
+  async threadHasMessages(manager: EntityManager, threadId: string): Promise<boolean> {
+    const rows = await queryNamed<unknown[]>(manager, `SELECT 1 FROM messages WHERE thread_id = :threadId LIMIT 1`, { threadId });
+    return rows.length > 0;
+  }
+
   /** The thread's partner identity. */
   async partner(manager: EntityManager, thread: CallerThread): Promise<{ value: string; kind: IdentityKind }> {
     const [partner] = await queryNamed<Array<{ value: string; kind: IdentityKind }>>(manager, `SELECT value, kind FROM identities WHERE id = :identityId`, {

@@ -20,6 +20,7 @@ import { ClaimedKeyRow, SendIdempotencyKeysRepository } from './send-idempotency
 import { checkReplyBody } from './reply-body';
 import { sendingLine } from './sending-line';
 import { SendGate } from './send-gate';
+import { DraftHolds } from './draft-holds';
 import { originOf, SendOrigin } from './send-origin';
 import { noteAuditTargets } from '../../audit/audit-call';
 import { rolledBack } from '../../database/sql';
@@ -58,11 +59,11 @@ export interface SendSmsArgs {
   sendAt?: string;
 }
 
-/** What a send tool answers: the message, and with an idempotencyKey whether it is the key's earlier message (nothing sent now). */
-export interface SendOutcome {
-  message: SerializedMessage;
-  replayed?: boolean;
-}
+/**
+ * What a send tool answers: the message, and with an idempotencyKey whether it is the key's earlier
+ * message (nothing sent now); for a draft-only credential, the draft turn awaiting a person instead.
+ */
+export type SendOutcome = { message: SerializedMessage; replayed?: boolean } | { turn: object };
 
 /**
  * Outbound messages: queued by a tool call, handed to the carrier or mail server by a job, then
@@ -84,6 +85,7 @@ export class OutboundService {
     private readonly messages: OutboundRepository,
     private readonly keys: SendIdempotencyKeysRepository,
     private readonly gate: SendGate,
+    private readonly drafts: DraftHolds,
   ) {}
 
   /**
@@ -155,11 +157,15 @@ export class OutboundService {
       origin: originOf(caller),
       sendAt,
     });
-    if (thread.created) {
-      const data = await this.data.build(id, tx);
-      await this.bus.publish({ type: 'thread.created', orgId: caller.orgId, lineId: line.id, data }, tx);
-    }
+    if (thread.created) await this.threadStarted(tx, originOf(caller), id, caller.orgId, line.id);
     return id;
+  }
+
+  /** thread.created for a send that made its thread, with the message (`id`; a draft-only credential never makes one: holdDraft). */
+  async threadStarted(tx: EntityManager, origin: SendOrigin, id: string, orgId: string, lineId: string): Promise<void> {
+    if (origin.draftOnly) return;
+    const data = await this.data.build(id, tx);
+    await this.bus.publish({ type: 'thread.created', orgId, lineId, data }, tx);
   }
 
   /** reply_to_thread: the thread's partner answered on the thread's own channel (an SMS, or an email as queueReply writes it). */
@@ -187,6 +193,7 @@ export class OutboundService {
   async send(caller: Principal, call: SendCall, insert: (tx: EntityManager, sendAt: Date | null) => Promise<string>): Promise<SendOutcome> {
     const key = call.args.idempotencyKey;
     const sendAt = sendAtOf(call.args.sendAt);
+    if (originOf(caller).draftOnly) return this.draft((tx) => insert(tx, sendAt));
     const { messageId, replayed } = await this.dataSource.transaction(async (tx) => {
       if (key !== undefined) {
         const first = await this.keys.claim(tx, caller.orgId, key, call.tool, requestDigest(call), IDEMPOTENCY_KEY_LIVE_MS);
@@ -197,9 +204,19 @@ export class OutboundService {
       if (key !== undefined) await this.keys.record(tx, caller.orgId, key, id);
       return { messageId: id, replayed: false };
     });
-    if (!replayed) await (sendAt ? this.enqueueDue(messageId, sendAt) : this.enqueue(messageId));
+    if (!replayed) await this.dispatch(messageId, sendAt);
     const message = await this.view(messageId);
     return key === undefined ? { message } : { message, replayed };
+  }
+
+  /**
+   * A draft-only credential's send: `insert` holds the message as a draft turn (insertQueued), and
+   * the call answers that turn. Nothing is queued, so nothing is enqueued; an idempotencyKey is
+   * not claimed (a key stands for a message, and no message is made: docs/mcp.md).
+   */
+  private async draft(insert: (tx: EntityManager) => Promise<string>): Promise<SendOutcome> {
+    const turnId = await this.dataSource.transaction((tx) => insert(tx));
+    return { turn: await this.drafts.get().view(turnId) };
   }
 
   /**
@@ -256,13 +273,51 @@ export class OutboundService {
   /**
    * Inserts the message QUEUED and moves its thread's last-message time, in the caller's
    * transaction, once the send gate admits it (every send passes here, so every send meets its rules).
+   * A draft-only credential's message (origin.draftOnly) is admitted, then held as a draft turn
+   * awaiting a person instead (draft-holds.ts); the turn's id is answered.
    */
   async insertQueued(tx: EntityManager, m: QueuedMessage): Promise<string> {
     await this.gate.admit(tx, m);
+    if (m.origin.draftOnly) return this.holdDraft(tx, m);
     const row = await this.messages.insertQueued(tx, m);
     noteAuditTargets({ messageId: row.id, threadId: m.threadId });
     await this.conversations.touchThread(tx, m.threadId, row.created_at);
     return row.id;
+  }
+
+  /**
+   * A person approved a draft-only credential's draft: the message as it was proposed (`proposal`,
+   * stored whole), sent for `origin` (the approver's: the gate is asked again). Call enqueue once
+   * the transaction has committed.
+   */
+  async sendProposal(tx: EntityManager, proposal: QueuedMessage, origin: SendOrigin): Promise<{ id: string; sendAt: Date | null }> {
+    // A draft proposed with sendAt (stored as JSON: an ISO string) goes out then if that is still ahead, else now.
+    const proposed = proposal.sendAt ? new Date(proposal.sendAt) : null;
+    const sendAt = proposed !== null && proposed.getTime() > Date.now() ? proposed : null;
+    const id = await this.insertQueued(tx, { ...proposal, origin, sendAt });
+    if (sendAt) await this.publishStatusChanged(tx, id, null, 'SCHEDULED');
+    return { id, sendAt };
+  }
+
+  /** After the commit that wrote it: a message goes to its hand-off, or, SCHEDULED, to its release when due. */
+  async dispatch(messageId: string, sendAt: Date | null): Promise<void> {
+    await (sendAt ? this.enqueueDue(messageId, sendAt) : this.enqueue(messageId));
+  }
+
+  /**
+   * A draft-only credential's message, admitted by the gate: held as a draft turn (its id is
+   * answered; nothing is queued). Only on a conversation that has a message: a new one (send_sms or
+   * send_email with `to` and no thread yet) is refused, as every thread event describes a thread
+   * with at least one message (the thread made for it is rolled back with the call).
+   */
+  private async holdDraft(tx: EntityManager, m: QueuedMessage): Promise<string> {
+    if (!(await this.messages.threadHasMessages(tx, m.threadId))) {
+      throw new ValidationError(
+        `to: this credential is draft-only, and a draft goes on a conversation that exists: there is none with ${m.to.value} on this line yet (a person, or a credential with send, starts it)`,
+        'to',
+      );
+    }
+    return this.drafts.get().hold(tx, m);
   }
 
   /** Hands the message over in a job; if Redis refuses now, the job is retried by the next sweep of QUEUED messages. */

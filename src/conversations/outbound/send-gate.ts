@@ -21,7 +21,8 @@ import { QueuedMessage } from './outbound.repository';
  * Rules binding sends a credential (API key or OAuth grant) makes, not a person's own:
  * - `credential_access`: a scheduled send (sendAt) goes out only while its credential still may
  *   send on its line (not revoked, still holding `send`, its person still on the line, the line in
- *   its channel access): revoking an agent's key stops what it scheduled.
+ *   its channel access): revoking an agent's key stops what it scheduled. (A draft-only
+ *   credential's draft is sent, if approved, for the approving person.)
  * - the send policy (send-policies/): `deny_list`, `allow_list`, `replies_only`, `quiet_hours`,
  *   `max_per_hour`, `max_per_day`, `max_per_recipient_per_day`.
  */
@@ -45,7 +46,7 @@ export class SendGate {
       );
     }
     await this.optOuts.admit(tx, m);
-    if (m.origin.keyId !== null && m.sendAt && !(await this.credentials.credentialMaySendOn(m.origin.keyId, m.lineId, tx))) {
+    if (m.origin.keyId !== null && !m.origin.draftOnly && m.sendAt && !(await this.credentials.credentialMaySendOn(m.origin.keyId, m.lineId, tx))) {
       throw new SendRefusedError(
         'the API key or app that scheduled this message may no longer send on its line (revoked, its send permission or the line taken away), so it is not sent (rule credential_access)',
         'credential_access',

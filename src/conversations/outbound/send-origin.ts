@@ -1,3 +1,4 @@
+import { isDraftOnly } from '../../identity/key-permissions';
 import { Principal } from '../../identity/principal';
 import { KEYWORD_REPLY } from '../../opt-outs/opt-outs.service';
 
@@ -17,9 +18,16 @@ export interface SendOrigin {
    * opted_out lets reach a number that just opted out. Never set from a caller's input.
    */
   system?: typeof KEYWORD_REPLY;
+  /**
+   * The call is a draft-only credential's (permission `draft`, issue 45): OutboundService.insertQueued
+   * asks the gate, then holds the message as a draft turn awaiting a person (draft-holds.ts) instead
+   * of queuing it. Absent on every other send.
+   */
+  draftOnly?: true;
 }
 
 /** The origin of a send the principal makes now. */
-export function originOf(principal: Pick<Principal, 'userId' | 'keyId'>): SendOrigin {
-  return { userId: principal.userId, keyId: principal.keyId };
+export function originOf(principal: Pick<Principal, 'userId' | 'keyId' | 'permissions'>): SendOrigin {
+  const origin: SendOrigin = { userId: principal.userId, keyId: principal.keyId };
+  return principal.keyId !== null && isDraftOnly(principal.permissions) ? { ...origin, draftOnly: true } : origin;
 }

@@ -34,6 +34,7 @@ import { SendOrigins1763800760000 } from './1763800760000-SendOrigins';
 import { AuditEvents1763800770000 } from './1763800770000-AuditEvents';
 import { SmsOptOuts1763800780000 } from './1763800780000-SmsOptOuts';
 import { SendPolicies1763800790000 } from './1763800790000-SendPolicies';
+import { DraftOnlyCredentials1763800800000 } from './1763800800000-DraftOnlyCredentials';
 import { ScheduledSends1763800810000 } from './1763800810000-ScheduledSends';
 
 /** Migrations in the order they run. */
@@ -74,5 +75,6 @@ export const MIGRATIONS = [
   AuditEvents1763800770000,
   SmsOptOuts1763800780000,
   SendPolicies1763800790000,
+  DraftOnlyCredentials1763800800000,
   ScheduledSends1763800810000,
 ];

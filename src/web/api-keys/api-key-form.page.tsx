@@ -1,5 +1,5 @@
 import { API_KEY_NAME_MAX_LENGTH } from '../../auth/api-key-rules';
-import { KEY_PERMISSIONS } from '../../identity/key-permissions';
+import { ALL_KEY_PERMISSIONS } from '../../identity/key-permissions';
 import { Person } from '../../identity/principal';
 import { PersonApiKeyView } from '../../auth/person-api-keys.service';
 import { AccessEditForm, AccessFormErrors, ChannelAccessChoice, ChannelAccessFields, PermissionsFields } from '../components/access-form';
@@ -40,7 +40,7 @@ export function NewApiKeyPage(props: {
           aria-invalid={errors.name ? 'true' : undefined}
         />
         <ChannelAccessFields lines={props.person.lines} choice={props.choice ?? { mode: 'ALL', lineIds: [] }} error={errors.channelAccess} />
-        <PermissionsFields chosen={props.permissions ?? KEY_PERMISSIONS} error={errors.permissions} />
+        <PermissionsFields chosen={props.permissions ?? ALL_KEY_PERMISSIONS} error={errors.permissions} />
         <div class="actions">
           <button type="submit">Create key</button>
           <a href={BASE}>Cancel</a>

@@ -119,7 +119,9 @@ export class ApprovalsController {
   @Post(':turnId/reject')
   async reject(@CurrentPrincipal() person: Person, @PathId('turnId') turnId: string, @Body() form: Form, @Res() response: Response): Promise<void> {
     const caller = person;
-    await this.decide(response, caller, person, turnId, 'reject', async () => decided(await this.agents.reject(caller, turnId), form?.back, 'rejected'));
+    await this.decide(response, caller, person, turnId, 'reject', async () =>
+      decided(await this.agents.reject(caller, turnId, reasonOf(form)), form?.back, 'rejected'),
+    );
   }
 
   /**
@@ -173,4 +175,10 @@ function decided(turn: AgentTurnView, back: unknown, done: ApprovalsNotice): Out
 function goneAsNull(error: unknown): null {
   if (error instanceof NotFoundError) return null;
   throw error;
+}
+
+/** The Reject form's optional reason (reject_agent_turn's `reason`; AgentsService bounds it). */
+function reasonOf(form: Form | undefined): string | undefined {
+  const reason = form?.reason;
+  return typeof reason === 'string' ? reason : undefined;
 }

@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { AgentTurnView } from '../../agents/agent.types';
+import { AgentTurnView, REJECTION_REASON_MAX } from '../../agents/agent.types';
 import { Person } from '../../identity/principal';
 import { ThreadDetail, ThreadMessage } from '../../conversations/threads/threads.service';
 import { CsrfField } from '../components/csrf-field';
@@ -22,6 +22,15 @@ export interface Decision {
   decidedBy: { email: string; displayName: string } | null;
 }
 
+/**
+ * Who drafted a turn, as the pages say it: the agent by name, or a draft-only credential (an API
+ * key, an app a person connected) by its name.
+ */
+export function draftAuthor(turn: Pick<AgentTurnView, 'agent' | 'credential'>): string {
+  if (turn.credential) return `${turn.credential.name} (draft-only ${turn.credential.kind === 'API_KEY' ? 'API key' : 'app'})`;
+  return turn.agent.name;
+}
+
 export function conversationHref(threadId: string): string {
   return `/conversations/${threadId}`;
 }
@@ -36,7 +45,7 @@ export function DraftContext(props: { draft: Draft; headingLevel: 'h2' | 'h3' })
     <>
       <Heading id={`${id}-title`}>{draft.partner}</Heading>
       <p class="approval-meta">
-        {draft.thread.channel === 'SMS' ? 'SMS' : 'Email'} on <span class="mono">{draft.lineAddress}</span> · drafted by {draft.turn.agent.name} ·{' '}
+        {draft.thread.channel === 'SMS' ? 'SMS' : 'Email'} on <span class="mono">{draft.lineAddress}</span> · drafted by {draftAuthor(draft.turn)} ·{' '}
         <Time relative at={draft.turn.createdAt} />
       </p>
       {draft.thread.subject !== null ? <p class="approval-meta">Subject: {draft.thread.subject}</p> : null}
@@ -91,9 +100,14 @@ export function DraftActions(props: { person: Person; turnId: string; describedB
       <a class="button secondary" href={`${CURRENT}/${turnId}/edit${props.from === 'thread' ? '?back=thread' : ''}`} aria-describedby={describedBy}>
         Edit and approve
       </a>
-      <form method="post" action={`${CURRENT}/${turnId}/reject`}>
+      <form method="post" action={`${CURRENT}/${turnId}/reject`} class="reject-form">
         <CsrfField person={person} />
         {back}
+        <label for={`reason-${turnId}`}>Reason (optional)</label>
+        <input type="text" id={`reason-${turnId}`} name="reason" maxLength={REJECTION_REASON_MAX} aria-describedby={`reason-${turnId}-hint`} />
+        <p class="hint" id={`reason-${turnId}-hint`}>
+          Kept with the draft and told to its author (agent_turn.rejected).
+        </p>
         <button type="submit" class="danger" aria-describedby={describedBy}>
           Reject
         </button>

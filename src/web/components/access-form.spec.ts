@@ -29,7 +29,7 @@ describe('the access form', () => {
     const html = renderToString(h(PermissionsFields, { chosen: ['read', 'send'], holder: 'app', offered: ['read'] }));
     expect(html).toContain('<input type="checkbox" id="permission-read" name="permission-read" value="on" checked aria-describedby="permission-read-hint"/>');
     expect(html).toContain('<input type="checkbox" id="permission-send" name="permission-send" value="on" disabled aria-describedby="permission-send-hint"/>');
-    expect(html.split(NOT_ASKED_HINT)).toHaveLength(3); // under Send and under Webhooks
+    expect(html.split(NOT_ASKED_HINT)).toHaveLength(4); // under Send, Draft only and Webhooks
     expect(html).not.toContain('disabled aria-describedby="permission-read-hint"');
   });
 

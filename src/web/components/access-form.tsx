@@ -42,6 +42,10 @@ export const PERMISSIONS_SHOWN = 'permissions-shown';
 const PERMISSION_TEXT: Record<KeyPermission, { label: string; hint: string }> = {
   read: { label: 'Read', hint: 'Read threads, messages, attachments, contacts, agent turns and lines.' },
   send: { label: 'Send', hint: 'Send SMS and email, reply, and change contacts, labels and agent turns.' },
+  draft: {
+    label: 'Draft only',
+    hint: 'Propose SMS, email and replies that wait on Approvals for a person to send or reject; nothing is sent by itself. Not with Send.',
+  },
   webhooks: { label: 'Webhooks', hint: 'Register, change and delete webhooks, and read and resend their deliveries.' },
 };
 

@@ -69,7 +69,12 @@ export function ConsentPage(props: {
         <CsrfField person={person} />
         {REQUEST_FIELDS.map((field) => (params[field] === undefined ? null : <input type="hidden" name={field} value={params[field]} key={field} />))}
         <ChannelAccessFields lines={person.lines} choice={props.choice ?? { mode: 'ALL', lineIds: [] }} error={errors.channelAccess} />
-        <PermissionsFields chosen={props.permissions ?? request.scopes} error={errors.permissions} holder="app" offered={request.scopes} />
+        <PermissionsFields
+          chosen={props.permissions ?? request.scopes.filter((s) => s !== 'draft' || !request.scopes.includes('send'))}
+          error={errors.permissions}
+          holder="app"
+          offered={request.scopes}
+        />
         <div class="actions">
           <button type="submit" name="decision" value="allow">
             Allow

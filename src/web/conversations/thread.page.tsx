@@ -2,7 +2,7 @@ import { AgentTurnView } from '../../agents/agent.types';
 import { Person } from '../../identity/principal';
 import { ContactView } from '../../conversations/contacts/contacts.service';
 import { ThreadDetail } from '../../conversations/threads/threads.service';
-import { DraftActions } from '../approvals/draft-parts';
+import { DraftActions, draftAuthor } from '../approvals/draft-parts';
 import { Notice } from '../components/notice';
 import { Layout } from '../components/layout';
 import { Time } from '../components/time';
@@ -22,9 +22,9 @@ function ThreadDrafts(props: { person: Person; drafts: AgentTurnView[] }) {
         {props.drafts.map((turn) => (
           <li key={turn.id} class="approval">
             <p class="approval-meta" id={`draft-${turn.id}-title`}>
-              Drafted by {turn.agent.name} · <Time relative at={turn.createdAt} />
+              Drafted by {draftAuthor(turn)} · <Time relative at={turn.createdAt} />
             </p>
-            <div class="approval-draft draft-text" tabindex={0} role="region" aria-label={`Draft reply by ${turn.agent.name}`}>
+            <div class="approval-draft draft-text" tabindex={0} role="region" aria-label={`Draft reply by ${draftAuthor(turn)}`}>
               {turn.body}
             </div>
             <DraftActions person={props.person} turnId={turn.id} describedBy={`draft-${turn.id}-title`} from="thread" />

@@ -48,7 +48,19 @@ export async function agentRoutes(t: MessagingTestApp, report: MatrixReport): Pr
   };
 
   // The owner's own keys, one per permission set.
-  const sets = [['read'], ['webhooks'], ['read', 'webhooks'], ['send'], ['read', 'send'], ['send', 'webhooks'], ['read', 'send', 'webhooks']];
+  // Draft-only keys (issue 45) are refused every agent route: a draft-only credential never creates, approves or rejects a turn.
+  const sets = [
+    ['read'],
+    ['webhooks'],
+    ['read', 'webhooks'],
+    ['send'],
+    ['read', 'send'],
+    ['send', 'webhooks'],
+    ['read', 'send', 'webhooks'],
+    ['draft'],
+    ['read', 'draft'],
+    ['read', 'draft', 'webhooks'],
+  ];
   let refused = 0;
   let acted = 0;
   let permissionCalls = 0;

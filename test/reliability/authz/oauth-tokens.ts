@@ -190,7 +190,10 @@ export async function oauthTokens(t: MessagingTestApp, report: MatrixReport): Pr
         const r = res.body?.result;
         if (res.status !== 200 || !r) problems.push(`${where}: HTTP ${res.status} ${res.text.slice(0, 160)}`);
         else if (listed.some((x) => x.name === name)) answered += 1;
-        else if (r.isError && /^\w+ needs the (send|webhooks) permission, which this app was not granted \(it has read\)$/.test(r.content[0].text))
+        else if (
+          r.isError &&
+          /^\w+ needs the (send|send or draft|webhooks) permission, which this app was not granted \(it has read\)$/.test(r.content[0].text)
+        )
           refusedForPermission += 1;
         else problems.push(`${where}: outside its tools/list, not refused for its permission: ${res.text.slice(0, 160)}`);
       }

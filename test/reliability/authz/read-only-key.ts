@@ -38,6 +38,7 @@ export async function readOnlyKey(t: MessagingTestApp, v: Victim, report: Matrix
         r?.isError &&
         [
           `${name} needs the send permission, which this API key does not have (it has read)`,
+          `${name} needs the send or draft permission, which this API key does not have (it has read)`,
           `${name} needs the webhooks permission, which this API key does not have (it has read)`,
         ].includes(text)
       )
