@@ -50,6 +50,16 @@ export class SendPoliciesRepository {
     );
   }
 
+  /**
+   * Serialises the limit checks of one credential until the transaction ends: the count and the
+   * insert of its message are then one step, so parallel sends cannot all pass the same count. A
+   * 64-bit hash of the credential id in its own namespace (`send_policies:`), apart from the
+   * codebase's other advisory locks (small constants, other prefixes).
+   */
+  async lockCredential(manager: EntityManager, credentialId: string): Promise<void> {
+    await queryNamed(manager, `SELECT pg_advisory_xact_lock(hashtextextended(:lock, 0))`, { lock: `send_policies:${credentialId}` });
+  }
+
   /** The credential's sends (not SCHEDULED) since `dayAgo`, since `hourAgo`, and of those to `to`. One index range (messages_sent_by_key_idx). */
   async counts(manager: EntityManager, credentialId: string, to: string, hourAgo: Date, dayAgo: Date): Promise<SendCounts> {
     const [row] = await queryNamed<SendCounts[]>(

@@ -82,6 +82,9 @@ export class SendPoliciesService {
       if (isQuiet(now, zone, p.quietStart, p.quietEnd)) throw quietHoursRefusal(now, zone, p.quietStart, p.quietEnd);
     }
     if (p.maxPerHour === null && p.maxPerDay === null && p.maxPerRecipientPerDay === null) return;
+    // Held until the send's transaction commits (its message inserted): the next send of the
+    // credential counts it. Without it, parallel sends all pass the same count.
+    await this.repository.lockCredential(tx, send.credentialId);
     const hourAgo = new Date(now.getTime() - LIMIT_WINDOWS.max_per_hour.ms);
     const dayAgo = new Date(now.getTime() - LIMIT_WINDOWS.max_per_day.ms);
     const counts = await this.repository.counts(tx, send.credentialId, send.to, hourAgo, dayAgo);

@@ -149,6 +149,16 @@ describe('send policies: per org, per credential overrides, refused alike on MCP
     });
   });
 
+  it('max_per_hour holds under concurrency: 3x the limit sent at once (each its own HTTP call) writes exactly the limit', async () => {
+    const s = await org();
+    await setPolicy(s, { maxPerHour: 10 });
+    const results = await Promise.all(Array.from({ length: 30 }, () => send('classic', s.apiKey, partnerPhone())));
+    expect(results.filter((r) => r.ok).length).toBe(10);
+    expect(results.filter((r) => !r.ok).every((r) => /\(rule max_per_hour\)$/.test(r.text))).toBe(true);
+    const [{ count }] = await m.db.query(`SELECT count(*)::int AS count FROM messages WHERE sent_by_key_id = $1`, [s.apiKeyId]);
+    expect(count).toBe(10);
+  });
+
   it("a credential's override beats the org policy field by field (null inherits); removing it restores the org's", async () => {
     const s = await org();
     const other = (await m.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'other key', channelAccess: { mode: 'ALL' } }).expect(201)).body;
