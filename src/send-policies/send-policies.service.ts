@@ -27,6 +27,8 @@ export interface PolicySend {
   credentialId: string;
   lineId: string;
   to: string;
+  /** When the message is to go: a time ahead schedules it (checked at that time, limits when it is released); null or past: now. */
+  sendAt?: Date | null;
 }
 
 /** A policy as the admin API and the settings page show it. */
@@ -66,7 +68,8 @@ export class SendPoliciesService {
    * Refuses the send (SendRefusedError naming the rule) if the credential's policy does not admit
    * it. Cost: one query for the policy (none beyond when the org has none), one indexed count when
    * a limit is set, one index probe when replies-only is set. Rules that waiting cannot pass come
-   * first (deny, allow, replies-only), then quiet hours, then the limits.
+   * first (deny, allow, replies-only), then quiet hours, then the limits. A send scheduled ahead
+   * (sendAt) is checked at its sendAt, without the limits (they bind when it is released).
    */
   async admit(tx: EntityManager, send: PolicySend): Promise<void> {
     const rows = await this.repository.forSend(tx, send.orgId, send.credentialId);
@@ -77,11 +80,15 @@ export class SendPoliciesService {
     if (recipient) throw recipient;
     if (p.repliesOnly && !(await this.repository.hasWritten(tx, send.lineId, send.to))) throw repliesOnlyRefusal(send.to);
     const now = this.clock.now();
+    // Scheduling (sendAt ahead): checked at the time it is to go. The limits are left to its
+    // release, when it is counted (SCHEDULED rows are not) and checked again at that time.
+    const scheduling = !!send.sendAt && send.sendAt.getTime() > now.getTime();
+    const at = scheduling ? send.sendAt! : now;
     if (p.quietStart !== null && p.quietEnd !== null) {
       const zone = p.timeZone ?? 'UTC';
-      if (isQuiet(now, zone, p.quietStart, p.quietEnd)) throw quietHoursRefusal(now, zone, p.quietStart, p.quietEnd);
+      if (isQuiet(at, zone, p.quietStart, p.quietEnd)) throw quietHoursRefusal(at, zone, p.quietStart, p.quietEnd);
     }
-    if (p.maxPerHour === null && p.maxPerDay === null && p.maxPerRecipientPerDay === null) return;
+    if (scheduling || (p.maxPerHour === null && p.maxPerDay === null && p.maxPerRecipientPerDay === null)) return;
     // Held until the send's transaction commits (its message inserted): the next send of the
     // credential counts it. Without it, parallel sends all pass the same count.
     await this.repository.lockCredential(tx, send.credentialId);

@@ -159,6 +159,29 @@ describe('send policies: per org, per credential overrides, refused alike on MCP
     expect(count).toBe(10);
   });
 
+  it("quiet_hours and sendAt: a send scheduled for the window's end is SCHEDULED; one scheduled inside the window is refused at once", async () => {
+    const s = await org();
+    const hhmm = (d: Date) => d.toISOString().slice(11, 16);
+    const now = Date.now();
+    await setPolicy(s, { quietStart: hhmm(new Date(now - 3600_000)), quietEnd: hhmm(new Date(now + 3600_000)), timeZone: 'UTC', maxPerHour: 1 });
+    const to = partnerPhone();
+    const refused = await callTool(m, s.apiKey, 'send_sms', { to, body: 'now?' });
+    expect(refused.isError).toBe(true);
+    const end = passesAtIn(refused.content[0].text);
+    const scheduled = await callTool(m, s.apiKey, 'send_sms', { to, body: 'at the opening', sendAt: end.toISOString() });
+    expect(scheduled.isError).toBeFalsy();
+    expect((scheduled.structuredContent as { message: { status: string } }).message.status).toBe('SCHEDULED');
+    // The limits bind when it is released, not when it is scheduled: a second one is scheduled too.
+    const second = await callTool(m, s.apiKey, 'send_sms', { to, body: 'also then', sendAt: new Date(end.getTime() + 60_000).toISOString() });
+    expect((second.structuredContent as { message: { status: string } }).message.status).toBe('SCHEDULED');
+    const inside = await callTool(m, s.apiKey, 'send_sms', { to, body: 'in the night', sendAt: new Date(now + 1800_000).toISOString() });
+    expect(inside.isError).toBe(true);
+    expect(inside.content[0].text).toMatch(/\(rule quiet_hours\)$/);
+    expect(passesAtIn(inside.content[0].text).getTime()).toBe(end.getTime());
+    const [{ count }] = await m.db.query(`SELECT count(*)::int AS count FROM messages WHERE sent_by_key_id = $1`, [s.apiKeyId]);
+    expect(count).toBe(2);
+  });
+
   it("a credential's override beats the org policy field by field (null inherits); removing it restores the org's", async () => {
     const s = await org();
     const other = (await m.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'other key', channelAccess: { mode: 'ALL' } }).expect(201)).body;
