@@ -15,6 +15,8 @@ export interface CredentialRow {
   id: string;
   kind: 'API_KEY' | 'OAUTH_GRANT';
   name: string;
+  /** The person whose key or grant it is. */
+  ownerId: string;
   ownerEmail: string;
 }
 
@@ -30,9 +32,9 @@ const COLUMNS = `max_per_hour AS "maxPerHour", max_per_day AS "maxPerDay", max_p
   replies_only AS "repliesOnly", COALESCE(api_key_id, oauth_grant_id) AS "credentialId", updated_at AS "updatedAt"`;
 
 const CREDENTIALS = `
-  SELECT k.id, 'API_KEY' AS kind, k.name, u.email AS "ownerEmail" FROM api_keys k JOIN users u ON u.id = k.user_id WHERE u.org_id = :orgId
+  SELECT k.id, 'API_KEY' AS kind, k.name, u.id AS "ownerId", u.email AS "ownerEmail" FROM api_keys k JOIN users u ON u.id = k.user_id WHERE u.org_id = :orgId
   UNION ALL
-  SELECT g.id, 'OAUTH_GRANT' AS kind, COALESCE(c.client_name, c.client_id) AS name, u.email AS "ownerEmail"
+  SELECT g.id, 'OAUTH_GRANT' AS kind, COALESCE(c.client_name, c.client_id) AS name, u.id AS "ownerId", u.email AS "ownerEmail"
     FROM oauth_grants g JOIN users u ON u.id = g.user_id JOIN oauth_clients c ON c.client_id = g.client_id WHERE u.org_id = :orgId`;
 
 /** SQL of send policies: the rows, and what the check counts in messages. */

@@ -121,6 +121,25 @@ export class SendPoliciesService {
     };
   }
 
+  /**
+   * The overview as a person of the org may see it: an OWNER or ADMIN sees every credential of the
+   * org (and its owner's email); a MEMBER only their own keys and grants, not who else has one.
+   */
+  async overviewFor(person: PrincipalRef): Promise<PoliciesOverview> {
+    const overview = await this.overview(person.orgId);
+    if (seesEveryCredential(person)) return overview;
+    return { ...overview, credentials: overview.credentials.filter((c) => c.ownerId === person.userId) };
+  }
+
+  /** A credential's override as a person of the org may see it: another's credential is unknown (404) to a MEMBER. */
+  async overrideFor(person: PrincipalRef, credentialId: string): Promise<OverrideView> {
+    const view = await this.override(person.orgId, credentialId);
+    if (!seesEveryCredential(person) && view.credential.ownerId !== person.userId) {
+      throw new NotFoundError(`no API key or OAuth grant ${credentialId} in this org`, 'credentialId');
+    }
+    return view;
+  }
+
   async orgPolicy(orgId: string): Promise<PolicyView> {
     const org = (await this.repository.allOf(orgId)).find((r) => r.credentialId === null);
     return org ? viewOf(org) : { ...EMPTY_POLICY, updatedAt: null };
@@ -176,6 +195,10 @@ export class SendPoliciesService {
     if (!credential) throw new NotFoundError(`no API key or OAuth grant ${credentialId} in this org`, 'credentialId');
     return credential;
   }
+}
+
+function seesEveryCredential(person: PrincipalRef): boolean {
+  return person.role === 'OWNER' || person.role === 'ADMIN';
 }
 
 function pick(fields: SendPolicyFields): SendPolicyFields {

@@ -217,7 +217,7 @@ describe('send policies: per org, per credential overrides, refused alike on MCP
     });
     const [grant] = await m.db.query(`SELECT id FROM oauth_grants WHERE client_id = $1`, [app.clientId]);
     const put = await m.admin.put(`/admin/orgs/${s.orgId}/send-policy/credentials/${grant.id}`, { maxPerHour: 1 }).expect(200);
-    expect(put.body.credential).toEqual({ id: grant.id, kind: 'OAUTH_GRANT', name: 'Policy Agent', ownerEmail: s.email });
+    expect(put.body.credential).toEqual({ id: grant.id, kind: 'OAUTH_GRANT', name: 'Policy Agent', ownerId: s.userId, ownerEmail: s.email });
     for (const era of ['modern', 'classic'] as const) {
       const first = await send(era, app.accessToken, partnerPhone());
       expect(first.ok).toBe(true);
@@ -351,5 +351,25 @@ describe('send policies: per org, per credential overrides, refused alike on MCP
     expect(readOnly.text).not.toContain('Save policy');
     await postForm(m, memberBrowser, '/settings/send-policies', { maxPerHour: '1000' }).expect(403);
     expect((await m.admin.get(`/admin/orgs/${s.orgId}/send-policy`).expect(200)).body.maxPerHour).toBe(10);
+  });
+
+  it("a MEMBER sees only their own credentials' overrides: not the org's other keys nor their owners' emails; another's credential page is 404", async () => {
+    const s = await org();
+    const [owner] = await m.db.query(`SELECT email FROM users WHERE id = $1`, [s.userId]);
+    const member = await createSession(m.admin, { orgId: s.orgId, role: 'MEMBER', lines: [] });
+    const page = (b: { cookie: string }, path = '/settings/send-policies') => m.http().get(path).set('Cookie', b.cookie);
+    const memberBrowser = await signInBrowser(m, member.userId);
+    const seen = await page(memberBrowser).expect(200);
+    expect(seen.text).toContain(`/settings/send-policies/credentials/${member.apiKeyId}`);
+    expect(seen.text).not.toContain(s.apiKeyId);
+    expect(seen.text).not.toContain(owner.email);
+    await page(memberBrowser, `/settings/send-policies/credentials/${member.apiKeyId}`).expect(200);
+    await page(memberBrowser, `/settings/send-policies/credentials/${s.apiKeyId}`).expect(404);
+    // The OWNER (and an ADMIN) still see every credential of the org.
+    const all = await page(await signInBrowser(m, s.userId)).expect(200);
+    expect(all.text).toContain(s.apiKeyId);
+    expect(all.text).toContain(member.apiKeyId);
+    const admin = await createSession(m.admin, { orgId: s.orgId, role: 'ADMIN', lines: [] });
+    await page(await signInBrowser(m, admin.userId), `/settings/send-policies/credentials/${s.apiKeyId}`).expect(200);
   });
 });
