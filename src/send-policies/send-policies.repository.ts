@@ -62,25 +62,34 @@ export class SendPoliciesRepository {
     await queryNamed(manager, `SELECT pg_advisory_xact_lock(hashtextextended(:lock, 0))`, { lock: `send_policies:${credentialId}` });
   }
 
-  /** The credential's sends (not SCHEDULED) since `dayAgo`, since `hourAgo`, and of those to `to`. One index range (messages_sent_by_key_idx). */
-  async counts(manager: EntityManager, credentialId: string, to: string, hourAgo: Date, dayAgo: Date): Promise<SendCounts> {
+  /**
+   * The credential's sends (not SCHEDULED) since `hourAgo`, since `dayAgo`, and of those to `to`,
+   * each counted up to its cap (a limit's max + 1 is enough to compare; 0 skips the count): a busy
+   * credential's check reads at most that many rows of messages_sent_by_key_idx per window, not
+   * every send of its day.
+   */
+  async counts(manager: EntityManager, credentialId: string, to: string, hourAgo: Date, dayAgo: Date, caps: SendCounts): Promise<SendCounts> {
+    const window = (since: string, extra: string, cap: string) =>
+      `(SELECT count(*)::int FROM (SELECT 1 FROM messages WHERE sent_by_key_id = :credentialId AND created_at > ${since} AND status <> 'SCHEDULED'${extra} LIMIT ${cap}) w)`;
     const [row] = await queryNamed<SendCounts[]>(
       manager,
-      `SELECT count(*) FILTER (WHERE created_at > :hourAgo)::int AS "lastHour", count(*)::int AS "lastDay",
-              count(*) FILTER (WHERE to_value = :to)::int AS "toRecipientLastDay"
-         FROM messages WHERE sent_by_key_id = :credentialId AND created_at > :dayAgo AND status <> 'SCHEDULED'`,
-      { credentialId, to, hourAgo, dayAgo },
+      `SELECT ${window(':hourAgo', '', ':hourCap')} AS "lastHour", ${window(':dayAgo', '', ':dayCap')} AS "lastDay",
+              ${window(':dayAgo', ' AND to_value = :to', ':toCap')} AS "toRecipientLastDay"`,
+      { credentialId, to, hourAgo, dayAgo, hourCap: caps.lastHour, dayCap: caps.lastDay, toCap: caps.toRecipientLastDay },
     );
     return row;
   }
 
-  /** The `nth` oldest (1 = oldest) counted send of the credential since `since` (to `to` only, when given): when it leaves the window, one more may go. */
-  async nthOldest(manager: EntityManager, credentialId: string, since: Date, nth: number, to: string | null): Promise<Date | null> {
+  /**
+   * The `nth` newest (1 = newest) counted send of the credential since `since` (to `to` only, when
+   * given): with `nth` = the limit, when it leaves the window one more may go. Reads at most `nth` rows.
+   */
+  async nthNewest(manager: EntityManager, credentialId: string, since: Date, nth: number, to: string | null): Promise<Date | null> {
     const [row] = await queryNamed<Array<{ created_at: Date }>>(
       manager,
       `SELECT created_at FROM messages
         WHERE sent_by_key_id = :credentialId AND created_at > :since AND status <> 'SCHEDULED' AND (CAST(:to AS text) IS NULL OR to_value = :to)
-        ORDER BY created_at OFFSET :skip LIMIT 1`,
+        ORDER BY created_at DESC OFFSET :skip LIMIT 1`,
       { credentialId, since, skip: Math.max(0, nth - 1), to },
     );
     return row?.created_at ?? null;

@@ -66,8 +66,8 @@ export class SendPoliciesService {
 
   /**
    * Refuses the send (SendRefusedError naming the rule) if the credential's policy does not admit
-   * it. Cost: one query for the policy (none beyond when the org has none), one indexed count when
-   * a limit is set, one index probe when replies-only is set. Rules that waiting cannot pass come
+   * it. Cost: one query for the policy (none beyond when the org has none), one indexed count of at
+   * most max + 1 rows a window when a limit is set, one index probe when replies-only is set. Rules that waiting cannot pass come
    * first (deny, allow, replies-only), then quiet hours, then the limits. A send scheduled ahead
    * (sendAt) is checked at its sendAt, without the limits (they bind when it is released).
    */
@@ -94,7 +94,12 @@ export class SendPoliciesService {
     await this.repository.lockCredential(tx, send.credentialId);
     const hourAgo = new Date(now.getTime() - LIMIT_WINDOWS.max_per_hour.ms);
     const dayAgo = new Date(now.getTime() - LIMIT_WINDOWS.max_per_day.ms);
-    const counts = await this.repository.counts(tx, send.credentialId, send.to, hourAgo, dayAgo);
+    const cap = (max: number | null) => (max === null ? 0 : max + 1);
+    const counts = await this.repository.counts(tx, send.credentialId, send.to, hourAgo, dayAgo, {
+      lastHour: cap(p.maxPerHour),
+      lastDay: cap(p.maxPerDay),
+      toRecipientLastDay: cap(p.maxPerRecipientPerDay),
+    });
     const full: Array<[LimitRule, number | null, number, Date, string | null]> = [
       ['max_per_hour', p.maxPerHour, counts.lastHour, hourAgo, null],
       ['max_per_day', p.maxPerDay, counts.lastDay, dayAgo, null],
@@ -102,7 +107,8 @@ export class SendPoliciesService {
     ];
     for (const [rule, max, count, since, to] of full) {
       if (max === null || count < max) continue;
-      const leaving = max === 0 ? null : await this.repository.nthOldest(tx, send.credentialId, since, count - max + 1, to);
+      // The (count − max + 1)-th oldest counted send is the max-th newest: read without the full count.
+      const leaving = max === 0 ? null : await this.repository.nthNewest(tx, send.credentialId, since, max, to);
       throw limitRefusal(rule, max, leaving, now);
     }
   }

@@ -182,6 +182,17 @@ describe('send policies: per org, per credential overrides, refused alike on MCP
     expect(count).toBe(2);
   });
 
+  it('a limit lowered below what was sent: the refusal (counting at most max + 1 rows) names when enough sends leave the window', async () => {
+    const s = await org();
+    for (let i = 0; i < 5; i++) expect((await send('classic', s.apiKey, partnerPhone())).ok).toBe(true);
+    await setPolicy(s, { maxPerHour: 2 });
+    const refused = await send('classic', s.apiKey, partnerPhone());
+    expect(refused.text).toMatch(/sent its 2 messages in the last hour; the next may go at .+ \(rule max_per_hour\)$/);
+    // 5 counted, 2 allowed: the 4th oldest (the 2nd newest) must leave the hour.
+    const sent = await m.db.query(`SELECT created_at FROM messages WHERE sent_by_key_id = $1 ORDER BY created_at`, [s.apiKeyId]);
+    expect(passesAtIn(refused.text).getTime()).toBe(new Date(sent[3].created_at).getTime() + 3600_000);
+  });
+
   it("a credential's override beats the org policy field by field (null inherits); removing it restores the org's", async () => {
     const s = await org();
     const other = (await m.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'other key', channelAccess: { mode: 'ALL' } }).expect(201)).body;
