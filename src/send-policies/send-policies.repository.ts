@@ -15,6 +15,8 @@ export interface CredentialRow {
   id: string;
   kind: 'API_KEY' | 'OAUTH_GRANT';
   name: string;
+  /** The person whose key or grant it is. */
+  ownerId: string;
   ownerEmail: string;
 }
 
@@ -30,9 +32,9 @@ const COLUMNS = `max_per_hour AS "maxPerHour", max_per_day AS "maxPerDay", max_p
   replies_only AS "repliesOnly", COALESCE(api_key_id, oauth_grant_id) AS "credentialId", updated_at AS "updatedAt"`;
 
 const CREDENTIALS = `
-  SELECT k.id, 'API_KEY' AS kind, k.name, u.email AS "ownerEmail" FROM api_keys k JOIN users u ON u.id = k.user_id WHERE u.org_id = :orgId
+  SELECT k.id, 'API_KEY' AS kind, k.name, u.id AS "ownerId", u.email AS "ownerEmail" FROM api_keys k JOIN users u ON u.id = k.user_id WHERE u.org_id = :orgId
   UNION ALL
-  SELECT g.id, 'OAUTH_GRANT' AS kind, COALESCE(c.client_name, c.client_id) AS name, u.email AS "ownerEmail"
+  SELECT g.id, 'OAUTH_GRANT' AS kind, COALESCE(c.client_name, c.client_id) AS name, u.id AS "ownerId", u.email AS "ownerEmail"
     FROM oauth_grants g JOIN users u ON u.id = g.user_id JOIN oauth_clients c ON c.client_id = g.client_id WHERE u.org_id = :orgId`;
 
 /** SQL of send policies: the rows, and what the check counts in messages. */
@@ -50,25 +52,44 @@ export class SendPoliciesRepository {
     );
   }
 
-  /** The credential's sends (not SCHEDULED) since `dayAgo`, since `hourAgo`, and of those to `to`. One index range (messages_sent_by_key_idx). */
-  async counts(manager: EntityManager, credentialId: string, to: string, hourAgo: Date, dayAgo: Date): Promise<SendCounts> {
+  /**
+   * Serialises the limit checks of one credential until the transaction ends: the count and the
+   * insert of its message are then one step, so parallel sends cannot all pass the same count. A
+   * 64-bit hash of the credential id in its own namespace (`send_policies:`), apart from the
+   * codebase's other advisory locks (small constants, other prefixes).
+   */
+  async lockCredential(manager: EntityManager, credentialId: string): Promise<void> {
+    await queryNamed(manager, `SELECT pg_advisory_xact_lock(hashtextextended(:lock, 0))`, { lock: `send_policies:${credentialId}` });
+  }
+
+  /**
+   * The credential's sends (not SCHEDULED) since `hourAgo`, since `dayAgo`, and of those to `to`,
+   * each counted up to its cap (a limit's max + 1 is enough to compare; 0 skips the count): a busy
+   * credential's check reads at most that many rows of messages_sent_by_key_idx per window, not
+   * every send of its day.
+   */
+  async counts(manager: EntityManager, credentialId: string, to: string, hourAgo: Date, dayAgo: Date, caps: SendCounts): Promise<SendCounts> {
+    const window = (since: string, extra: string, cap: string) =>
+      `(SELECT count(*)::int FROM (SELECT 1 FROM messages WHERE sent_by_key_id = :credentialId AND created_at > ${since} AND status <> 'SCHEDULED'${extra} LIMIT ${cap}) w)`;
     const [row] = await queryNamed<SendCounts[]>(
       manager,
-      `SELECT count(*) FILTER (WHERE created_at > :hourAgo)::int AS "lastHour", count(*)::int AS "lastDay",
-              count(*) FILTER (WHERE to_value = :to)::int AS "toRecipientLastDay"
-         FROM messages WHERE sent_by_key_id = :credentialId AND created_at > :dayAgo AND status <> 'SCHEDULED'`,
-      { credentialId, to, hourAgo, dayAgo },
+      `SELECT ${window(':hourAgo', '', ':hourCap')} AS "lastHour", ${window(':dayAgo', '', ':dayCap')} AS "lastDay",
+              ${window(':dayAgo', ' AND to_value = :to', ':toCap')} AS "toRecipientLastDay"`,
+      { credentialId, to, hourAgo, dayAgo, hourCap: caps.lastHour, dayCap: caps.lastDay, toCap: caps.toRecipientLastDay },
     );
     return row;
   }
 
-  /** The `nth` oldest (1 = oldest) counted send of the credential since `since` (to `to` only, when given): when it leaves the window, one more may go. */
-  async nthOldest(manager: EntityManager, credentialId: string, since: Date, nth: number, to: string | null): Promise<Date | null> {
+  /**
+   * The `nth` newest (1 = newest) counted send of the credential since `since` (to `to` only, when
+   * given): with `nth` = the limit, when it leaves the window one more may go. Reads at most `nth` rows.
+   */
+  async nthNewest(manager: EntityManager, credentialId: string, since: Date, nth: number, to: string | null): Promise<Date | null> {
     const [row] = await queryNamed<Array<{ created_at: Date }>>(
       manager,
       `SELECT created_at FROM messages
         WHERE sent_by_key_id = :credentialId AND created_at > :since AND status <> 'SCHEDULED' AND (CAST(:to AS text) IS NULL OR to_value = :to)
-        ORDER BY created_at OFFSET :skip LIMIT 1`,
+        ORDER BY created_at DESC OFFSET :skip LIMIT 1`,
       { credentialId, since, skip: Math.max(0, nth - 1), to },
     );
     return row?.created_at ?? null;

@@ -27,6 +27,8 @@ export interface PolicySend {
   credentialId: string;
   lineId: string;
   to: string;
+  /** When the message is to go: a time ahead schedules it (checked at that time, limits when it is released); null or past: now. */
+  sendAt?: Date | null;
 }
 
 /** A policy as the admin API and the settings page show it. */
@@ -64,9 +66,10 @@ export class SendPoliciesService {
 
   /**
    * Refuses the send (SendRefusedError naming the rule) if the credential's policy does not admit
-   * it. Cost: one query for the policy (none beyond when the org has none), one indexed count when
-   * a limit is set, one index probe when replies-only is set. Rules that waiting cannot pass come
-   * first (deny, allow, replies-only), then quiet hours, then the limits.
+   * it. Cost: one query for the policy (none beyond when the org has none), one indexed count of at
+   * most max + 1 rows a window when a limit is set, one index probe when replies-only is set. Rules that waiting cannot pass come
+   * first (deny, allow, replies-only), then quiet hours, then the limits. A send scheduled ahead
+   * (sendAt) is checked at its sendAt, without the limits (they bind when it is released).
    */
   async admit(tx: EntityManager, send: PolicySend): Promise<void> {
     const rows = await this.repository.forSend(tx, send.orgId, send.credentialId);
@@ -77,14 +80,26 @@ export class SendPoliciesService {
     if (recipient) throw recipient;
     if (p.repliesOnly && !(await this.repository.hasWritten(tx, send.lineId, send.to))) throw repliesOnlyRefusal(send.to);
     const now = this.clock.now();
+    // Scheduling (sendAt ahead): checked at the time it is to go. The limits are left to its
+    // release, when it is counted (SCHEDULED rows are not) and checked again at that time.
+    const scheduling = !!send.sendAt && send.sendAt.getTime() > now.getTime();
+    const at = scheduling ? send.sendAt! : now;
     if (p.quietStart !== null && p.quietEnd !== null) {
       const zone = p.timeZone ?? 'UTC';
-      if (isQuiet(now, zone, p.quietStart, p.quietEnd)) throw quietHoursRefusal(now, zone, p.quietStart, p.quietEnd);
+      if (isQuiet(at, zone, p.quietStart, p.quietEnd)) throw quietHoursRefusal(at, zone, p.quietStart, p.quietEnd);
     }
-    if (p.maxPerHour === null && p.maxPerDay === null && p.maxPerRecipientPerDay === null) return;
+    if (scheduling || (p.maxPerHour === null && p.maxPerDay === null && p.maxPerRecipientPerDay === null)) return;
+    // Held until the send's transaction commits (its message inserted): the next send of the
+    // credential counts it. Without it, parallel sends all pass the same count.
+    await this.repository.lockCredential(tx, send.credentialId);
     const hourAgo = new Date(now.getTime() - LIMIT_WINDOWS.max_per_hour.ms);
     const dayAgo = new Date(now.getTime() - LIMIT_WINDOWS.max_per_day.ms);
-    const counts = await this.repository.counts(tx, send.credentialId, send.to, hourAgo, dayAgo);
+    const cap = (max: number | null) => (max === null ? 0 : max + 1);
+    const counts = await this.repository.counts(tx, send.credentialId, send.to, hourAgo, dayAgo, {
+      lastHour: cap(p.maxPerHour),
+      lastDay: cap(p.maxPerDay),
+      toRecipientLastDay: cap(p.maxPerRecipientPerDay),
+    });
     const full: Array<[LimitRule, number | null, number, Date, string | null]> = [
       ['max_per_hour', p.maxPerHour, counts.lastHour, hourAgo, null],
       ['max_per_day', p.maxPerDay, counts.lastDay, dayAgo, null],
@@ -92,7 +107,8 @@ export class SendPoliciesService {
     ];
     for (const [rule, max, count, since, to] of full) {
       if (max === null || count < max) continue;
-      const leaving = max === 0 ? null : await this.repository.nthOldest(tx, send.credentialId, since, count - max + 1, to);
+      // The (count − max + 1)-th oldest counted send is the max-th newest: read without the full count.
+      const leaving = max === 0 ? null : await this.repository.nthNewest(tx, send.credentialId, since, max, to);
       throw limitRefusal(rule, max, leaving, now);
     }
   }
@@ -109,6 +125,25 @@ export class SendPoliciesService {
         return { ...c, override: row ? viewOf(row) : null };
       }),
     };
+  }
+
+  /**
+   * The overview as a person of the org may see it: an OWNER or ADMIN sees every credential of the
+   * org (and its owner's email); a MEMBER only their own keys and grants, not who else has one.
+   */
+  async overviewFor(person: PrincipalRef): Promise<PoliciesOverview> {
+    const overview = await this.overview(person.orgId);
+    if (seesEveryCredential(person)) return overview;
+    return { ...overview, credentials: overview.credentials.filter((c) => c.ownerId === person.userId) };
+  }
+
+  /** A credential's override as a person of the org may see it: another's credential is unknown (404) to a MEMBER. */
+  async overrideFor(person: PrincipalRef, credentialId: string): Promise<OverrideView> {
+    const view = await this.override(person.orgId, credentialId);
+    if (!seesEveryCredential(person) && view.credential.ownerId !== person.userId) {
+      throw new NotFoundError(`no API key or OAuth grant ${credentialId} in this org`, 'credentialId');
+    }
+    return view;
   }
 
   async orgPolicy(orgId: string): Promise<PolicyView> {
@@ -166,6 +201,10 @@ export class SendPoliciesService {
     if (!credential) throw new NotFoundError(`no API key or OAuth grant ${credentialId} in this org`, 'credentialId');
     return credential;
   }
+}
+
+function seesEveryCredential(person: PrincipalRef): boolean {
+  return person.role === 'OWNER' || person.role === 'ADMIN';
 }
 
 function pick(fields: SendPolicyFields): SendPolicyFields {

@@ -55,11 +55,16 @@ describe('send policy rules', () => {
   });
 
   describe('recipients', () => {
-    it('matches phone numbers by E.164 prefix and emails by domain or whole address', () => {
+    it('matches phone numbers by E.164 prefix and emails by domain (subdomains included) or whole address, case-insensitively', () => {
       expect(entryMatches('+1415', '+14155550100')).toBe(true);
       expect(entryMatches('+1415', '+14165550100')).toBe(false);
       expect(entryMatches('example.com', 'A@Example.com')).toBe(true);
-      expect(entryMatches('example.com', 'a@sub.example.com')).toBe(false);
+      expect(entryMatches('example.com', 'a@sub.example.com')).toBe(true);
+      expect(entryMatches('example.com', 'X@Mail.Deep.EXAMPLE.com')).toBe(true);
+      expect(entryMatches('Example.COM', 'a@example.com')).toBe(true);
+      expect(entryMatches('mail.example.com', 'a@example.com')).toBe(false);
+      expect(entryMatches('a@example.com', 'A@Example.COM')).toBe(true);
+      expect(entryMatches('a@example.com', 'a@sub.example.com')).toBe(false);
       expect(entryMatches('example.com', 'a@notexample.com')).toBe(false);
       expect(entryMatches('a@example.com', 'a@example.com')).toBe(true);
       expect(entryMatches('a@example.com', 'b@example.com')).toBe(false);

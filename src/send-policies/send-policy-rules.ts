@@ -137,13 +137,19 @@ export function checkedPolicy(input: SendPolicyFields): SendPolicyFields {
   return { ...input, ...lists };
 }
 
-/** Whether the entry matches the recipient: a phone number by prefix, an email address by domain or whole address. */
+/**
+ * Whether the entry matches the recipient: a phone number by prefix; an email address exactly, or
+ * by domain, which covers its subdomains too (`example.com` matches `x@mail.example.com`, not
+ * `x@notexample.com`), as mail admins expect. Emails compare case-insensitively.
+ */
 export function entryMatches(entry: string, to: string): boolean {
   const recipient = to.toLowerCase();
-  if (entry.startsWith('+')) return recipient.startsWith(entry);
+  const e = entry.toLowerCase();
+  if (e.startsWith('+')) return recipient.startsWith(e);
   if (!recipient.includes('@')) return false;
-  if (entry.includes('@')) return recipient === entry;
-  return recipient.slice(recipient.lastIndexOf('@') + 1) === entry;
+  if (e.includes('@')) return recipient === e;
+  const domain = recipient.slice(recipient.lastIndexOf('@') + 1);
+  return domain === e || domain.endsWith(`.${e}`);
 }
 
 /** The recipient rule that refuses `to` (deny wins over allow; a non-empty allow list admits only its entries), or null. */

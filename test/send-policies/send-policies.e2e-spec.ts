@@ -149,6 +149,50 @@ describe('send policies: per org, per credential overrides, refused alike on MCP
     });
   });
 
+  it('max_per_hour holds under concurrency: 3x the limit sent at once (each its own HTTP call) writes exactly the limit', async () => {
+    const s = await org();
+    await setPolicy(s, { maxPerHour: 10 });
+    const results = await Promise.all(Array.from({ length: 30 }, () => send('classic', s.apiKey, partnerPhone())));
+    expect(results.filter((r) => r.ok).length).toBe(10);
+    expect(results.filter((r) => !r.ok).every((r) => /\(rule max_per_hour\)$/.test(r.text))).toBe(true);
+    const [{ count }] = await m.db.query(`SELECT count(*)::int AS count FROM messages WHERE sent_by_key_id = $1`, [s.apiKeyId]);
+    expect(count).toBe(10);
+  });
+
+  it("quiet_hours and sendAt: a send scheduled for the window's end is SCHEDULED; one scheduled inside the window is refused at once", async () => {
+    const s = await org();
+    const hhmm = (d: Date) => d.toISOString().slice(11, 16);
+    const now = Date.now();
+    await setPolicy(s, { quietStart: hhmm(new Date(now - 3600_000)), quietEnd: hhmm(new Date(now + 3600_000)), timeZone: 'UTC', maxPerHour: 1 });
+    const to = partnerPhone();
+    const refused = await callTool(m, s.apiKey, 'send_sms', { to, body: 'now?' });
+    expect(refused.isError).toBe(true);
+    const end = passesAtIn(refused.content[0].text);
+    const scheduled = await callTool(m, s.apiKey, 'send_sms', { to, body: 'at the opening', sendAt: end.toISOString() });
+    expect(scheduled.isError).toBeFalsy();
+    expect((scheduled.structuredContent as { message: { status: string } }).message.status).toBe('SCHEDULED');
+    // The limits bind when it is released, not when it is scheduled: a second one is scheduled too.
+    const second = await callTool(m, s.apiKey, 'send_sms', { to, body: 'also then', sendAt: new Date(end.getTime() + 60_000).toISOString() });
+    expect((second.structuredContent as { message: { status: string } }).message.status).toBe('SCHEDULED');
+    const inside = await callTool(m, s.apiKey, 'send_sms', { to, body: 'in the night', sendAt: new Date(now + 1800_000).toISOString() });
+    expect(inside.isError).toBe(true);
+    expect(inside.content[0].text).toMatch(/\(rule quiet_hours\)$/);
+    expect(passesAtIn(inside.content[0].text).getTime()).toBe(end.getTime());
+    const [{ count }] = await m.db.query(`SELECT count(*)::int AS count FROM messages WHERE sent_by_key_id = $1`, [s.apiKeyId]);
+    expect(count).toBe(2);
+  });
+
+  it('a limit lowered below what was sent: the refusal (counting at most max + 1 rows) names when enough sends leave the window', async () => {
+    const s = await org();
+    for (let i = 0; i < 5; i++) expect((await send('classic', s.apiKey, partnerPhone())).ok).toBe(true);
+    await setPolicy(s, { maxPerHour: 2 });
+    const refused = await send('classic', s.apiKey, partnerPhone());
+    expect(refused.text).toMatch(/sent its 2 messages in the last hour; the next may go at .+ \(rule max_per_hour\)$/);
+    // 5 counted, 2 allowed: the 4th oldest (the 2nd newest) must leave the hour.
+    const sent = await m.db.query(`SELECT created_at FROM messages WHERE sent_by_key_id = $1 ORDER BY created_at`, [s.apiKeyId]);
+    expect(passesAtIn(refused.text).getTime()).toBe(new Date(sent[3].created_at).getTime() + 3600_000);
+  });
+
   it("a credential's override beats the org policy field by field (null inherits); removing it restores the org's", async () => {
     const s = await org();
     const other = (await m.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'other key', channelAccess: { mode: 'ALL' } }).expect(201)).body;
@@ -184,7 +228,7 @@ describe('send policies: per org, per credential overrides, refused alike on MCP
     });
     const [grant] = await m.db.query(`SELECT id FROM oauth_grants WHERE client_id = $1`, [app.clientId]);
     const put = await m.admin.put(`/admin/orgs/${s.orgId}/send-policy/credentials/${grant.id}`, { maxPerHour: 1 }).expect(200);
-    expect(put.body.credential).toEqual({ id: grant.id, kind: 'OAUTH_GRANT', name: 'Policy Agent', ownerEmail: s.email });
+    expect(put.body.credential).toEqual({ id: grant.id, kind: 'OAUTH_GRANT', name: 'Policy Agent', ownerId: s.userId, ownerEmail: s.email });
     for (const era of ['modern', 'classic'] as const) {
       const first = await send(era, app.accessToken, partnerPhone());
       expect(first.ok).toBe(true);
@@ -318,5 +362,25 @@ describe('send policies: per org, per credential overrides, refused alike on MCP
     expect(readOnly.text).not.toContain('Save policy');
     await postForm(m, memberBrowser, '/settings/send-policies', { maxPerHour: '1000' }).expect(403);
     expect((await m.admin.get(`/admin/orgs/${s.orgId}/send-policy`).expect(200)).body.maxPerHour).toBe(10);
+  });
+
+  it("a MEMBER sees only their own credentials' overrides: not the org's other keys nor their owners' emails; another's credential page is 404", async () => {
+    const s = await org();
+    const [owner] = await m.db.query(`SELECT email FROM users WHERE id = $1`, [s.userId]);
+    const member = await createSession(m.admin, { orgId: s.orgId, role: 'MEMBER', lines: [] });
+    const page = (b: { cookie: string }, path = '/settings/send-policies') => m.http().get(path).set('Cookie', b.cookie);
+    const memberBrowser = await signInBrowser(m, member.userId);
+    const seen = await page(memberBrowser).expect(200);
+    expect(seen.text).toContain(`/settings/send-policies/credentials/${member.apiKeyId}`);
+    expect(seen.text).not.toContain(s.apiKeyId);
+    expect(seen.text).not.toContain(owner.email);
+    await page(memberBrowser, `/settings/send-policies/credentials/${member.apiKeyId}`).expect(200);
+    await page(memberBrowser, `/settings/send-policies/credentials/${s.apiKeyId}`).expect(404);
+    // The OWNER (and an ADMIN) still see every credential of the org.
+    const all = await page(await signInBrowser(m, s.userId)).expect(200);
+    expect(all.text).toContain(s.apiKeyId);
+    expect(all.text).toContain(member.apiKeyId);
+    const admin = await createSession(m.admin, { orgId: s.orgId, role: 'ADMIN', lines: [] });
+    await page(await signInBrowser(m, admin.userId), `/settings/send-policies/credentials/${s.apiKeyId}`).expect(200);
   });
 });

@@ -54,6 +54,6 @@ export class SendGate {
         'sendAt',
       );
     }
-    if (m.origin.keyId !== null) await this.policies.admit(tx, { orgId: m.orgId, credentialId: m.origin.keyId, lineId: m.lineId, to: m.to.value });
+    if (m.origin.keyId !== null) await this.policies.admit(tx, { orgId: m.orgId, credentialId: m.origin.keyId, lineId: m.lineId, to: m.to.value, sendAt: m.sendAt ?? null });
   }
 }

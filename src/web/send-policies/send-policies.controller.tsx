@@ -24,7 +24,8 @@ const FIELDS: FieldTable<PolicyField> = { fields: POLICY_FORM_FIELDS, unlisted: 
 
 /**
  * Settings → Send policies (docs/send-policies.md): the org's policy and each credential's
- * override. Every member sees them (read-only); only the OWNER changes them
+ * override. Every member sees them (read-only; a MEMBER only their own credentials' overrides, see
+ * SendPoliciesService.overviewFor); only the OWNER changes them
  * (SendPoliciesService.assertMayEdit: a POST by anyone else is the 403 page). The rules and the
  * checks of the values are the service's; this turns forms into its calls.
  */
@@ -37,7 +38,7 @@ export class SendPoliciesController {
 
   @Get()
   async show(@CurrentPrincipal() person: Person, @Query(NOTICE_KEY) done: unknown, @Res() response: Response): Promise<void> {
-    const overview = await this.policies.overview(person.orgId);
+    const overview = await this.policies.overviewFor(person);
     sendPage(
       response,
       200,
@@ -77,7 +78,7 @@ export class SendPoliciesController {
 
   @Get('credentials/:credentialId')
   async showOverride(@CurrentPrincipal() person: Person, @Param('credentialId') credentialId: string, @Res() response: Response): Promise<void> {
-    const view = await this.policies.override(person.orgId, known(credentialId));
+    const view = await this.policies.overrideFor(person, known(credentialId));
     sendPage(
       response,
       200,
