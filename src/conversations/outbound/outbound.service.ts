@@ -180,22 +180,23 @@ export class OutboundService {
    * fail queue nothing and leave the key unused. A repeat answers the first message only to a
    * caller who may see its line now (replayable).
    *
-   * With `sendAt` (checked here: sendAtOf) `insert` gets its time and writes the message SCHEDULED
+   * With `sendAt` (checked here, after the key: sendAtOf; a repeat answers its first message whatever the time now) `insert` gets its time and writes the message SCHEDULED
    * (QueuedMessage.sendAt): message.status_changed (null → SCHEDULED) is published with it, and
    * after the commit a delayed job releases it when due (ScheduledSends), in place of the hand-off.
    */
   async send(caller: Principal, call: SendCall, insert: (tx: EntityManager, sendAt: Date | null) => Promise<string>): Promise<SendOutcome> {
     const key = call.args.idempotencyKey;
-    const sendAt = sendAtOf(call.args.sendAt);
-    const { messageId, replayed } = await this.dataSource.transaction(async (tx) => {
+    const { messageId, replayed, sendAt } = await this.dataSource.transaction(async (tx) => {
       if (key !== undefined) {
         const first = await this.keys.claim(tx, caller.orgId, key, call.tool, requestDigest(call), IDEMPOTENCY_KEY_LIVE_MS);
-        if (first) return { messageId: await this.replayable(tx, caller, key, call, first, (t) => insert(t, sendAt)), replayed: true };
+        // A repeat answers the first message whatever the time is now: its sendAt may have passed since (a lost answer, retried later).
+        if (first) return { messageId: await this.replayable(tx, caller, key, call, first, (t) => insert(t, sendAtOf(call.args.sendAt))), replayed: true };
       }
+      const sendAt = sendAtOf(call.args.sendAt); // only a new send checks it; refused, the claim above rolls back with the transaction
       const id = await insert(tx, sendAt);
       if (sendAt) await this.publishStatusChanged(tx, id, null, 'SCHEDULED');
       if (key !== undefined) await this.keys.record(tx, caller.orgId, key, id);
-      return { messageId: id, replayed: false };
+      return { messageId: id, replayed: false, sendAt };
     });
     if (!replayed) await (sendAt ? this.enqueueDue(messageId, sendAt) : this.enqueue(messageId));
     const message = await this.view(messageId);
