@@ -157,6 +157,14 @@ export class OptOutsService {
   async setHelpText(orgId: string, text: string | null): Promise<HelpTextView> {
     const trimmed = text?.trim() ?? '';
     if (trimmed.length > HELP_TEXT_MAX_CHARS) throw new ValidationError(`helpText is longer than ${HELP_TEXT_MAX_CHARS} characters`, 'helpText');
+    const keyword = smsKeywordOf(trimmed);
+    if (keyword) {
+      // Two lines answering each other's HELP (or STOP, START) would loop: the answer must be an ordinary message.
+      throw new ValidationError(
+        `helpText may not be the SMS keyword ${keyword.keyword} alone: the answer would itself be read as a keyword; write a sentence`,
+        'helpText',
+      );
+    }
     await this.dataSource.transaction(async (tx) => {
       if (!(await this.optOuts.helpText(orgId, tx))) throw NotFoundError.of('org', orgId, 'orgId');
       if (trimmed) await this.optOuts.saveHelpText(tx, orgId, trimmed);

@@ -138,6 +138,13 @@ describe('SMS opt-out: STOP, START and HELP', () => {
     const tooLong = await m.admin.put(`/admin/orgs/${s.orgId}/sms-help-text`, { helpText: 'x'.repeat(321) });
     expect(tooLong.status).toBe(400);
     expect(tooLong.body).toMatchObject({ field: 'helpText' });
+    for (const keyword of [' help ', 'Stop', 'START', 'info']) {
+      // An answer that is itself a keyword would loop between two lines answering each other's HELP.
+      const refused = await m.admin.put(`/admin/orgs/${s.orgId}/sms-help-text`, { helpText: keyword });
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatchObject({ field: 'helpText', message: expect.stringContaining(`keyword ${keyword.trim().toUpperCase()}`) });
+    }
+    expect((await m.admin.get(`/admin/orgs/${s.orgId}/sms-help-text`)).body).toMatchObject({ custom: false });
     const set = await m.admin.put(`/admin/orgs/${s.orgId}/sms-help-text`, { helpText: 'Corner Shop: call +1 555 010 0000. Reply STOP to opt out.' });
     expect(set.status).toBe(200);
     expect(set.body).toMatchObject({ custom: true, text: 'Corner Shop: call +1 555 010 0000. Reply STOP to opt out.' });
@@ -240,6 +247,9 @@ describe('SMS opt-out: STOP, START and HELP', () => {
     const tooLong = await postForm(m, owner, '/settings/sms-opt-out', { helpText: 'y'.repeat(321) });
     expect(tooLong.status).toBe(400);
     expect(tooLong.text).toContain('helpText is longer than 320 characters');
+    const keyword = await postForm(m, owner, '/settings/sms-opt-out', { helpText: 'HELP' });
+    expect(keyword.status).toBe(400);
+    expect(keyword.text).toContain('helpText may not be the SMS keyword HELP alone');
     const saved = await postForm(m, owner, '/settings/sms-opt-out', { helpText: 'Corner Shop: we answer 9-6 at +1 555 010 0000.' });
     expect(saved.status).toBe(303);
     expect((await m.admin.get(`/admin/orgs/${s.orgId}/sms-help-text`)).body).toMatchObject({
