@@ -3,7 +3,7 @@ import { request } from 'undici';
 import { toolError, toolOk } from '../support/mcp';
 import { modernRpc } from '../support/mcp-modern';
 import { createMessagingTestApp, Hook, inboundSms, MessagingTestApp, partnerPhone } from '../support/messaging-hooks';
-import { createSession, Session } from '../support/session';
+import { createSession, Session, uniquePhone } from '../support/session';
 import { INGEST_TOKEN } from '../support/test-env';
 import { TwilioStandIn, twilioSignature } from '../support/twilio';
 import { waitUntil } from '../support/wait';
@@ -173,6 +173,24 @@ describe('SMS opt-out: STOP, START and HELP', () => {
     expect(m.carried.filter((c) => c.to === partner).length).toBe(carried);
 
     expect((await m.admin.delete(`/admin/orgs/${s.orgId}/sms-help-text`)).body).toMatchObject({ custom: false });
+  });
+
+  it('a line removed and its number added again remembers who texted STOP (opt-outs bind the org and the number of the line); START on the new line clears it', async () => {
+    const partner = partnerPhone();
+    const addLine = async (address: string): Promise<{ id: string; address: string }> => {
+      const added = (await m.admin.post(`/admin/orgs/${s.orgId}/lines`, { type: 'PHONE_NUMBER', address }).expect(201)).body;
+      await m.admin.put(`/admin/lines/${added.id}/members/${s.userId}`).expect(200);
+      return added;
+    };
+    const old = await addLine(uniquePhone());
+    await inboundSms(m, old.address, partner, 'STOP');
+    await m.admin.delete(`/admin/lines/${old.id}`).expect(204);
+    const again = await addLine(old.address);
+    expect(again.id).not.toBe(old.id);
+    expect(await toolError(m, s.apiKey, 'send_sms', { to: partner, lineId: again.id, body: 'We are back!' })).toMatch(REFUSAL(partner, 'STOP'));
+    await inboundSms(m, again.address, partner, 'START');
+    const sent = await toolOk(m, s.apiKey, 'send_sms', { to: partner, lineId: again.id, body: 'Welcome back!' });
+    expect(sent.message).toMatchObject({ status: expect.stringMatching(/QUEUED|SENT/) });
   });
 
   it('a repeat of the STOP message (the carrier retrying) changes nothing more and is not answered twice', async () => {
