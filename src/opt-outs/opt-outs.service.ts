@@ -124,14 +124,18 @@ export class OptOutsService {
   async admit(tx: EntityManager, send: GatedSend): Promise<void> {
     if (send.channel !== 'SMS' || send.origin.system === KEYWORD_REPLY) return;
     const optOut = await this.optOuts.find(tx, send.lineId, send.to.value);
-    if (!optOut) return;
-    throw new SendRefusedError(
-      `${optOut.number} texted ${optOut.keyword} to this line on ${optOut.changed_at.toISOString()} and has opted out of its SMS, so nothing is sent to it (rule opted_out); ` +
-        'the number can text START to opt back in',
-      'opted_out',
-      null,
-      'to',
-    );
+    if (optOut) throw refusalOf(optOut);
+  }
+
+  /**
+   * For a message queued at `createdAt` and not yet handed to the carrier: the refusal when its
+   * number opted out after it was queued (a retry must not send it), or null. An opt-out older
+   * than the message was checked by admit already (the keyword's own answer passed it on purpose).
+   */
+  async refusalSince(tx: EntityManager, m: { channel: string; lineId: string; to: string; createdAt: Date }): Promise<SendRefusedError | null> {
+    if (m.channel !== 'SMS') return null;
+    const optOut = await this.optOuts.find(tx, m.lineId, m.to);
+    return optOut && optOut.changed_at.getTime() > m.createdAt.getTime() ? refusalOf(optOut) : null;
   }
 
   /** The opt-outs of these numbers in the org, on the given lines only (those a caller may see): what contacts show. */
@@ -204,4 +208,15 @@ function stopAnswer(orgName: string): string {
 
 function startAnswer(orgName: string): string {
   return `${orgName}: you are subscribed again to messages from this number. Reply HELP for help, STOP to unsubscribe.`;
+}
+
+/** The refusal of the rule `opted_out` (403: waiting does not lift it). */
+function refusalOf(optOut: { number: string; keyword: string; changed_at: Date }): SendRefusedError {
+  return new SendRefusedError(
+    `${optOut.number} texted ${optOut.keyword} to this line on ${optOut.changed_at.toISOString()} and has opted out of its SMS, so nothing is sent to it (rule opted_out); ` +
+      'the number can text START to opt back in',
+    'opted_out',
+    null,
+    'to',
+  );
 }

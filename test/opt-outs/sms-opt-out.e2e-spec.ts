@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
+import { getQueueToken } from '@nestjs/bull';
+import { Queue } from 'bull';
+import { OUTBOUND_QUEUE, OutboundService } from '../../src/conversations/outbound/outbound.service';
 import { toolError, toolOk } from '../support/mcp';
 import { modernRpc } from '../support/mcp-modern';
 import { createMessagingTestApp, Hook, inboundSms, MessagingTestApp, partnerPhone } from '../support/messaging-hooks';
@@ -191,6 +194,29 @@ describe('SMS opt-out: STOP, START and HELP', () => {
     await inboundSms(m, again.address, partner, 'START');
     const sent = await toolOk(m, s.apiKey, 'send_sms', { to: partner, lineId: again.id, body: 'Welcome back!' });
     expect(sent.message).toMatchObject({ status: expect.stringMatching(/QUEUED|SENT/) });
+  });
+
+  it('a message QUEUED before the STOP and handed off after it (a retry, the sweep) is not sent: FAILED with the refusal; the STOP confirmation still goes', async () => {
+    const partner = partnerPhone();
+    const queue = m.app.get<Queue>(getQueueToken(OUTBOUND_QUEUE));
+    await queue.pause(true); // this worker takes no hand-off: the message stays QUEUED, as before a retry
+    let queued: string;
+    try {
+      queued = (await toolOk(m, s.apiKey, 'send_sms', { to: partner, lineId: line.id, body: 'Before the STOP.' })).message.id;
+      await inboundSms(m, line.address, partner, 'STOP');
+      const [row] = await m.db.query(`SELECT status FROM messages WHERE id = $1`, [queued]);
+      expect(row.status).toBe('QUEUED');
+    } finally {
+      await queue.resume(true);
+    }
+    await carriedTo(partner, /unsubscribed/);
+    const failed = await waitUntil(async () => {
+      const [row] = await m.db.query(`SELECT status, error FROM messages WHERE id = $1`, [queued]);
+      return row.status === 'FAILED' && row;
+    }, 'the queued message to be FAILED');
+    expect(failed.error).toMatch(REFUSAL(partner, 'STOP'));
+    await m.app.get(OutboundService).handOff(queued, 2); // a later attempt changes nothing
+    expect(m.carried.filter((c) => c.to === partner).map((c) => c.body)).toEqual([expect.stringMatching(/unsubscribed/)]);
   });
 
   it('a repeat of the STOP message (the carrier retrying) changes nothing more and is not answered twice', async () => {

@@ -14,7 +14,7 @@ import { MessageDataBuilder } from '../message-data.builder';
 import { newMessageId, replyReferences, replySubject } from './email-format';
 import { OutboundChannels } from './outbound-channels';
 import { CallerThread, ThreadAccessRepository } from '../threads/thread-access.repository';
-import { OutboundRepository, QueuedMessage } from './outbound.repository';
+import { HandOffRow, OutboundRepository, QueuedMessage } from './outbound.repository';
 import { MessageStatus } from '../message.entity';
 import { ClaimedKeyRow, SendIdempotencyKeysRepository } from './send-idempotency-keys.repository';
 import { checkReplyBody } from './reply-body';
@@ -316,7 +316,23 @@ export class OutboundService {
   async handOff(messageId: string, attemptsMade: number): Promise<void> {
     const message = await this.messages.forHandOff(messageId);
     if (!message || message.status !== 'QUEUED') return;
+    if (message.channel === 'SMS' && (await this.refusedAtHandOff(message))) return;
     await this.channels.for(message.channel).handOff(messageId, attemptsMade);
+  }
+
+  /** A QUEUED message whose number opted out since it was queued (SendGate.refusalAtHandOff) goes FAILED with the refusal, never to the carrier. */
+  private async refusedAtHandOff(message: HandOffRow): Promise<boolean> {
+    return this.dataSource.transaction(async (tx) => {
+      const refusal = await this.gate.refusalAtHandOff(tx, {
+        channel: message.channel,
+        lineId: message.line_id,
+        to: message.to_value,
+        createdAt: message.created_at,
+      });
+      if (!refusal) return false;
+      await this.transitionIn(tx, message.id, 'QUEUED', 'FAILED', { error: refusal.message });
+      return true;
+    });
   }
 
   /**
