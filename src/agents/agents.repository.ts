@@ -75,10 +75,13 @@ export class AgentsRepository {
 
   /** For the administrator: a new agent on a line LinesRepository.liveLine answered, in the line's org. */
   async insertAgent(line: { id: string; org_id: string }, agent: { name: string; mode: AgentMode }): Promise<AgentRow> {
-    const [row] = await queryNamed<AgentRow[]>(
-      this.dataSource.manager,
-      `INSERT INTO agents (org_id, line_id, name, mode) VALUES (:orgId, :lineId, :name, :mode) RETURNING *`,
-      { orgId: line.org_id, lineId: line.id, name: agent.name, mode: agent.mode },
+    const [row] = await this.dataSource.transaction((manager) =>
+      queryNamed<AgentRow[]>(manager, `INSERT INTO agents (org_id, line_id, name, mode) VALUES (:orgId, :lineId, :name, :mode) RETURNING *`, {
+        orgId: line.org_id,
+        lineId: line.id,
+        name: agent.name,
+        mode: agent.mode,
+      }),
     );
     return row;
   }

@@ -117,20 +117,22 @@ export class ApiKeysRepository {
     keyId: string,
     access: Pick<ApiKey, 'channelAccessMode' | 'allowedAddresses'> & { permissions?: KeyPermission[] },
   ): Promise<boolean> {
-    const [, count] = await queryNamed<[unknown[], number]>(
-      this.dataSource.manager,
-      `UPDATE api_keys k SET channel_access_mode = :mode, allowed_addresses = :addresses::text[],
+    const [, count] = await this.dataSource.transaction((manager) =>
+      queryNamed<[unknown[], number]>(
+        manager,
+        `UPDATE api_keys k SET channel_access_mode = :mode, allowed_addresses = :addresses::text[],
               permissions = COALESCE(:permissions::text[], k.permissions), updated_at = now()
          FROM users p
         WHERE k.id = :keyId AND k.user_id = p.id AND p.id = :userId AND p.org_id = :orgId`,
-      {
-        keyId,
-        userId: person.userId,
-        orgId: person.orgId,
-        mode: access.channelAccessMode,
-        addresses: access.allowedAddresses,
-        permissions: access.permissions ?? null,
-      },
+        {
+          keyId,
+          userId: person.userId,
+          orgId: person.orgId,
+          mode: access.channelAccessMode,
+          addresses: access.allowedAddresses,
+          permissions: access.permissions ?? null,
+        },
+      ),
     );
     return count > 0;
   }

@@ -148,10 +148,12 @@ export class EventSubscriptionsRepository {
 
   /** Deletes the credential's subscription `id` (its endpoint row, so its deliveries, go with it); whether there was one. */
   async delete(keyId: string, id: string): Promise<boolean> {
-    const [rows] = await queryNamed<[Array<{ id: string }>, number]>(
-      this.dataSource.manager,
-      `DELETE FROM webhook_endpoints e USING event_subscriptions s WHERE s.endpoint_id = e.id AND s.id = :id AND s.key_id = :keyId RETURNING e.id`,
-      { id, keyId },
+    const [rows] = await this.dataSource.transaction((manager) =>
+      queryNamed<[Array<{ id: string }>, number]>(
+        manager,
+        `DELETE FROM webhook_endpoints e USING event_subscriptions s WHERE s.endpoint_id = e.id AND s.id = :id AND s.key_id = :keyId RETURNING e.id`,
+        { id, keyId },
+      ),
     );
     return rows.length > 0;
   }

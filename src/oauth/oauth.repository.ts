@@ -129,21 +129,24 @@ export class OAuthRepository {
    * (callerRows), so the next one sees the change.
    */
   async updateGrantAccessOf(userId: string, grantId: string, access: GrantAccess): Promise<boolean> {
-    const [, count] = await queryNamed<[unknown[], number]>(
-      this.dataSource.manager,
-      `UPDATE oauth_grants SET channel_access_mode = :channel_access_mode, allowed_addresses = :allowed_addresses::text[], permissions = :permissions::text[]
+    const [, count] = await this.dataSource.transaction((manager) =>
+      queryNamed<[unknown[], number]>(
+        manager,
+        `UPDATE oauth_grants SET channel_access_mode = :channel_access_mode, allowed_addresses = :allowed_addresses::text[], permissions = :permissions::text[]
         WHERE id = :grantId AND user_id = :userId`,
-      { ...access, grantId, userId },
+        { ...access, grantId, userId },
+      ),
     );
     return count > 0;
   }
 
   /** Deletes the grant (and its codes and tokens) when it is `userId`'s, or anyone's when `userId` is null: true when it did. */
   async deleteGrantOf(userId: string | null, grantId: string): Promise<boolean> {
-    const [, count] = await queryNamed<[unknown[], number]>(
-      this.dataSource.manager,
-      `DELETE FROM oauth_grants WHERE id = :grantId AND (:userId::uuid IS NULL OR user_id = :userId::uuid)`,
-      { grantId, userId },
+    const [, count] = await this.dataSource.transaction((manager) =>
+      queryNamed<[unknown[], number]>(manager, `DELETE FROM oauth_grants WHERE id = :grantId AND (:userId::uuid IS NULL OR user_id = :userId::uuid)`, {
+        grantId,
+        userId,
+      }),
     );
     return count > 0;
   }

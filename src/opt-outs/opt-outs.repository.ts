@@ -12,6 +12,13 @@ export interface OptOutRow {
   changed_at: Date;
 }
 
+/**
+ * The opt-outs of the line's number in its org, on any line row that number had: a line removed
+ * (soft-deleted) and the number added again is a new row, and must not forget who texted STOP
+ * (docs/opt-out.md). `o` is sms_opt_outs; the line is `:lineId`.
+ */
+const OF_LINE_NUMBER = `o.line_id IN (SELECT same.id FROM lines l JOIN lines same ON same.org_id = l.org_id AND same.address = l.address WHERE l.id = :lineId)`;
+
 /** SQL of sms_opt_outs and sms_help_texts; the rules live in OptOutsService. */
 @Injectable()
 export class OptOutsRepository {
@@ -21,7 +28,9 @@ export class OptOutsRepository {
   async optOut(tx: EntityManager, change: OptChange): Promise<OptOutRow | null> {
     const [row] = await queryNamed<OptOutRow[]>(
       tx,
-      `INSERT INTO sms_opt_outs (line_id, number, org_id, opted_out, keyword, message_id) VALUES (:lineId, :number, :orgId, true, :keyword, :messageId)
+      `INSERT INTO sms_opt_outs (line_id, number, org_id, opted_out, keyword, message_id)
+       SELECT :lineId, :number, :orgId, true, :keyword, :messageId
+        WHERE NOT EXISTS (SELECT 1 FROM sms_opt_outs o WHERE ${OF_LINE_NUMBER} AND o.number = :number AND o.opted_out)
        ON CONFLICT (line_id, number) DO UPDATE SET opted_out = true, keyword = EXCLUDED.keyword, message_id = EXCLUDED.message_id, changed_at = now()
          WHERE NOT sms_opt_outs.opted_out
        RETURNING line_id, number, keyword, changed_at`,
@@ -35,9 +44,9 @@ export class OptOutsRepository {
     // An UPDATE answers [rows, count].
     const [[row]] = await queryNamed<[OptOutRow[], number]>(
       tx,
-      `UPDATE sms_opt_outs SET opted_out = false, keyword = :keyword, message_id = :messageId, changed_at = now()
-        WHERE line_id = :lineId AND number = :number AND opted_out
-        RETURNING line_id, number, keyword, changed_at`,
+      `UPDATE sms_opt_outs o SET opted_out = false, keyword = :keyword, message_id = :messageId, changed_at = now()
+        WHERE ${OF_LINE_NUMBER} AND o.number = :number AND o.opted_out
+        RETURNING o.line_id, o.number, o.keyword, o.changed_at`,
       { ...change },
     );
     return row ?? null;
@@ -53,11 +62,12 @@ export class OptOutsRepository {
     return rows.length > 0;
   }
 
-  /** The number's opt-out on the line, if it is opted out. */
+  /** The number's opt-out on the line's number (OF_LINE_NUMBER), if it is opted out. */
   async find(manager: EntityManager, lineId: string, number: string): Promise<OptOutRow | null> {
     const [row] = await queryNamed<OptOutRow[]>(
       manager,
-      `SELECT line_id, number, keyword, changed_at FROM sms_opt_outs WHERE line_id = :lineId AND number = :number AND opted_out`,
+      `SELECT o.line_id, o.number, o.keyword, o.changed_at FROM sms_opt_outs o WHERE ${OF_LINE_NUMBER} AND o.number = :number AND o.opted_out
+        ORDER BY o.changed_at DESC LIMIT 1`,
       { lineId, number },
     );
     return row ?? null;
@@ -68,8 +78,9 @@ export class OptOutsRepository {
     const [row] = await queryNamed<OptOutRow[]>(
       manager,
       `SELECT o.line_id, o.number, o.keyword, o.changed_at FROM identities i
-         JOIN sms_opt_outs o ON o.line_id = :lineId AND o.number = i.value AND o.opted_out
-        WHERE i.id = :identityId AND i.kind = 'PHONE'`,
+         JOIN sms_opt_outs o ON ${OF_LINE_NUMBER} AND o.number = i.value AND o.opted_out
+        WHERE i.id = :identityId AND i.kind = 'PHONE'
+        ORDER BY o.changed_at DESC LIMIT 1`,
       { lineId, identityId },
     );
     return row ?? null;

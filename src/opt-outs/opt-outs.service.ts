@@ -124,14 +124,18 @@ export class OptOutsService {
   async admit(tx: EntityManager, send: GatedSend): Promise<void> {
     if (send.channel !== 'SMS' || send.origin.system === KEYWORD_REPLY) return;
     const optOut = await this.optOuts.find(tx, send.lineId, send.to.value);
-    if (!optOut) return;
-    throw new SendRefusedError(
-      `${optOut.number} texted ${optOut.keyword} to this line on ${optOut.changed_at.toISOString()} and has opted out of its SMS, so nothing is sent to it (rule opted_out); ` +
-        'the number can text START to opt back in',
-      'opted_out',
-      null,
-      'to',
-    );
+    if (optOut) throw refusalOf(optOut);
+  }
+
+  /**
+   * For a message queued at `createdAt` and not yet handed to the carrier: the refusal when its
+   * number opted out after it was queued (a retry must not send it), or null. An opt-out older
+   * than the message was checked by admit already (the keyword's own answer passed it on purpose).
+   */
+  async refusalSince(tx: EntityManager, m: { channel: string; lineId: string; to: string; createdAt: Date }): Promise<SendRefusedError | null> {
+    if (m.channel !== 'SMS') return null;
+    const optOut = await this.optOuts.find(tx, m.lineId, m.to);
+    return optOut && optOut.changed_at.getTime() > m.createdAt.getTime() ? refusalOf(optOut) : null;
   }
 
   /** The opt-outs of these numbers in the org, on the given lines only (those a caller may see): what contacts show. */
@@ -157,6 +161,14 @@ export class OptOutsService {
   async setHelpText(orgId: string, text: string | null): Promise<HelpTextView> {
     const trimmed = text?.trim() ?? '';
     if (trimmed.length > HELP_TEXT_MAX_CHARS) throw new ValidationError(`helpText is longer than ${HELP_TEXT_MAX_CHARS} characters`, 'helpText');
+    const keyword = smsKeywordOf(trimmed);
+    if (keyword) {
+      // Two lines answering each other's HELP (or STOP, START) would loop: the answer must be an ordinary message.
+      throw new ValidationError(
+        `helpText may not be the SMS keyword ${keyword.keyword} alone: the answer would itself be read as a keyword; write a sentence`,
+        'helpText',
+      );
+    }
     await this.dataSource.transaction(async (tx) => {
       if (!(await this.optOuts.helpText(orgId, tx))) throw NotFoundError.of('org', orgId, 'orgId');
       if (trimmed) await this.optOuts.saveHelpText(tx, orgId, trimmed);
@@ -196,4 +208,15 @@ function stopAnswer(orgName: string): string {
 
 function startAnswer(orgName: string): string {
   return `${orgName}: you are subscribed again to messages from this number. Reply HELP for help, STOP to unsubscribe.`;
+}
+
+/** The refusal of the rule `opted_out` (403: waiting does not lift it). */
+function refusalOf(optOut: { number: string; keyword: string; changed_at: Date }): SendRefusedError {
+  return new SendRefusedError(
+    `${optOut.number} texted ${optOut.keyword} to this line on ${optOut.changed_at.toISOString()} and has opted out of its SMS, so nothing is sent to it (rule opted_out); ` +
+      'the number can text START to opt back in',
+    'opted_out',
+    null,
+    'to',
+  );
 }

@@ -360,6 +360,48 @@ describe('the audit trail: one row per changing call, in its transaction, never 
     expect(afterTheFact).toEqual([]);
   });
 
+  it('access changes and revocations (page forms, admin routes) write their row in the transaction of their change, never after it', async () => {
+    const person = await createSession(m.admin, { orgId: s.orgId, role: 'OWNER', lines: [] });
+    const browser = await signInBrowser(m, person.userId);
+    const choice = { access: 'ALL', 'permissions-shown': 'on', 'permission-read': 'on', 'permission-send': 'on' };
+    const grantOf = async (clientName: string): Promise<string> => {
+      const app = await connectApp(m, browser, { clientName, choice });
+      const [grant] = await m.db.query(`SELECT g.id FROM oauth_grants g WHERE g.client_id = $1`, [app.clientId]);
+      return grant.id;
+    };
+    const pageGrant = await grantOf('Edited App');
+    const adminGrant = await grantOf('Admin Revoked App');
+    const key = (await m.admin.post(`/admin/users/${person.userId}/api-keys`, { name: 'edited', channelAccess: { mode: 'ALL' } }).expect(201)).body;
+    const inserts = jest.spyOn(m.app.get(AuditEventsRepository), 'insert');
+    const calls: Array<[string, () => Promise<number>]> = [
+      [
+        `/settings/api-keys/:id/edit`,
+        async () =>
+          (await postForm(m, browser, `/settings/api-keys/${key.id}/edit`, { access: 'ALL', 'permissions-shown': 'on', 'permission-read': 'on' })).status,
+      ],
+      [
+        `/settings/connected-apps/:id/edit`,
+        async () =>
+          (await postForm(m, browser, `/settings/connected-apps/${pageGrant}/edit`, { access: 'ALL', 'permissions-shown': 'on', 'permission-read': 'on' }))
+            .status,
+      ],
+      [`/settings/connected-apps/:id/revoke`, async () => (await postForm(m, browser, `/settings/connected-apps/${pageGrant}/revoke`, {})).status],
+      [`PATCH /admin/api-keys/:keyId`, async () => (await m.admin.patch(`/admin/api-keys/${key.id}`, { permissions: ['read', 'send'] })).status],
+      [`DELETE /admin/oauth-grants/:grantId`, async () => (await m.admin.delete(`/admin/oauth-grants/${adminGrant}`)).status],
+    ];
+    const afterTheFact: string[] = [];
+    for (const [name, call] of calls) {
+      inserts.mockClear();
+      const status = await call();
+      expect({ name, ok: [200, 204, 303].includes(status) }).toEqual({ name, ok: true });
+      const own = inserts.mock.calls.filter(([row]) => row.userId === person.userId || row.actorKind === 'admin');
+      expect({ name, rows: own.length }).toEqual({ name, rows: 1 });
+      if (own[0][1] === undefined) afterTheFact.push(name);
+    }
+    inserts.mockRestore();
+    expect(afterTheFact).toEqual([]);
+  });
+
   it("admin API writes are recorded as the admin, in the org their path names; the admin API lists the org's rows, paged by cursor", async () => {
     const res = await m.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'admin made', channelAccess: { mode: 'ALL' } }).expect(201);
     const [row] = await m.db.query(`SELECT * FROM audit_events WHERE actor_kind = 'admin' AND targets->>'userId' = $1 ORDER BY at DESC LIMIT 1`, [s.userId]);

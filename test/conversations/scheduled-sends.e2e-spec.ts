@@ -93,6 +93,19 @@ describe('scheduled sends: sendAt, SCHEDULED until its time, then sent once; can
     expect(count).toBe(2);
   });
 
+  it('a repeat of a scheduled send whose sendAt has passed since (a lost answer, retried later) answers the first message, sends nothing more', async () => {
+    const to = partnerPhone();
+    const args = { to, body: 'Soon.', sendAt: inMs(2000), idempotencyKey: `late-${to}` };
+    const first = await toolOk(m, s.apiKey, 'send_sms', args);
+    expect(first).toEqual({ message: expect.objectContaining({ status: 'SCHEDULED' }), replayed: false });
+    await waitUntil(async () => (await statusOf(first.message.id)).status === 'SENT', 'the scheduled SMS to be SENT', { timeoutMs: 20_000 });
+    const again = await toolOk(m, s.apiKey, 'send_sms', args);
+    expect(again).toEqual({ message: expect.objectContaining({ id: first.message.id, status: 'SENT' }), replayed: true });
+    expect(m.carried.filter((x) => x.to === to)).toHaveLength(1);
+    // A new send (a new key) with that sendAt is still refused as past.
+    expect(await toolError(m, s.apiKey, 'send_sms', { ...args, idempotencyKey: `late-new-${to}` })).toMatch(/sendAt .* is not in the future/);
+  });
+
   it('cancel_scheduled_message cancels a SCHEDULED message (never sent), and refuses any other status as a conflict', async () => {
     const to = partnerPhone();
     const hook = await Hook.register(m, s.apiKey, { events: ['message.status_changed'] });

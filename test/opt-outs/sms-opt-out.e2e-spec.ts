@@ -1,9 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
+import { getQueueToken } from '@nestjs/bull';
+import { Queue } from 'bull';
+import { OUTBOUND_QUEUE, OutboundService } from '../../src/conversations/outbound/outbound.service';
 import { toolError, toolOk } from '../support/mcp';
 import { modernRpc } from '../support/mcp-modern';
 import { createMessagingTestApp, Hook, inboundSms, MessagingTestApp, partnerPhone } from '../support/messaging-hooks';
-import { createSession, Session } from '../support/session';
+import { createSession, Session, uniquePhone } from '../support/session';
 import { INGEST_TOKEN } from '../support/test-env';
 import { TwilioStandIn, twilioSignature } from '../support/twilio';
 import { waitUntil } from '../support/wait';
@@ -138,6 +141,13 @@ describe('SMS opt-out: STOP, START and HELP', () => {
     const tooLong = await m.admin.put(`/admin/orgs/${s.orgId}/sms-help-text`, { helpText: 'x'.repeat(321) });
     expect(tooLong.status).toBe(400);
     expect(tooLong.body).toMatchObject({ field: 'helpText' });
+    for (const keyword of [' help ', 'Stop', 'START', 'info']) {
+      // An answer that is itself a keyword would loop between two lines answering each other's HELP.
+      const refused = await m.admin.put(`/admin/orgs/${s.orgId}/sms-help-text`, { helpText: keyword });
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatchObject({ field: 'helpText', message: expect.stringContaining(`keyword ${keyword.trim().toUpperCase()}`) });
+    }
+    expect((await m.admin.get(`/admin/orgs/${s.orgId}/sms-help-text`)).body).toMatchObject({ custom: false });
     const set = await m.admin.put(`/admin/orgs/${s.orgId}/sms-help-text`, { helpText: 'Corner Shop: call +1 555 010 0000. Reply STOP to opt out.' });
     expect(set.status).toBe(200);
     expect(set.body).toMatchObject({ custom: true, text: 'Corner Shop: call +1 555 010 0000. Reply STOP to opt out.' });
@@ -166,6 +176,47 @@ describe('SMS opt-out: STOP, START and HELP', () => {
     expect(m.carried.filter((c) => c.to === partner).length).toBe(carried);
 
     expect((await m.admin.delete(`/admin/orgs/${s.orgId}/sms-help-text`)).body).toMatchObject({ custom: false });
+  });
+
+  it('a line removed and its number added again remembers who texted STOP (opt-outs bind the org and the number of the line); START on the new line clears it', async () => {
+    const partner = partnerPhone();
+    const addLine = async (address: string): Promise<{ id: string; address: string }> => {
+      const added = (await m.admin.post(`/admin/orgs/${s.orgId}/lines`, { type: 'PHONE_NUMBER', address }).expect(201)).body;
+      await m.admin.put(`/admin/lines/${added.id}/members/${s.userId}`).expect(200);
+      return added;
+    };
+    const old = await addLine(uniquePhone());
+    await inboundSms(m, old.address, partner, 'STOP');
+    await m.admin.delete(`/admin/lines/${old.id}`).expect(204);
+    const again = await addLine(old.address);
+    expect(again.id).not.toBe(old.id);
+    expect(await toolError(m, s.apiKey, 'send_sms', { to: partner, lineId: again.id, body: 'We are back!' })).toMatch(REFUSAL(partner, 'STOP'));
+    await inboundSms(m, again.address, partner, 'START');
+    const sent = await toolOk(m, s.apiKey, 'send_sms', { to: partner, lineId: again.id, body: 'Welcome back!' });
+    expect(sent.message).toMatchObject({ status: expect.stringMatching(/QUEUED|SENT/) });
+  });
+
+  it('a message QUEUED before the STOP and handed off after it (a retry, the sweep) is not sent: FAILED with the refusal; the STOP confirmation still goes', async () => {
+    const partner = partnerPhone();
+    const queue = m.app.get<Queue>(getQueueToken(OUTBOUND_QUEUE));
+    await queue.pause(true); // this worker takes no hand-off: the message stays QUEUED, as before a retry
+    let queued: string;
+    try {
+      queued = (await toolOk(m, s.apiKey, 'send_sms', { to: partner, lineId: line.id, body: 'Before the STOP.' })).message.id;
+      await inboundSms(m, line.address, partner, 'STOP');
+      const [row] = await m.db.query(`SELECT status FROM messages WHERE id = $1`, [queued]);
+      expect(row.status).toBe('QUEUED');
+    } finally {
+      await queue.resume(true);
+    }
+    await carriedTo(partner, /unsubscribed/);
+    const failed = await waitUntil(async () => {
+      const [row] = await m.db.query(`SELECT status, error FROM messages WHERE id = $1`, [queued]);
+      return row.status === 'FAILED' && row;
+    }, 'the queued message to be FAILED');
+    expect(failed.error).toMatch(REFUSAL(partner, 'STOP'));
+    await m.app.get(OutboundService).handOff(queued, 2); // a later attempt changes nothing
+    expect(m.carried.filter((c) => c.to === partner).map((c) => c.body)).toEqual([expect.stringMatching(/unsubscribed/)]);
   });
 
   it('a repeat of the STOP message (the carrier retrying) changes nothing more and is not answered twice', async () => {
@@ -240,6 +291,9 @@ describe('SMS opt-out: STOP, START and HELP', () => {
     const tooLong = await postForm(m, owner, '/settings/sms-opt-out', { helpText: 'y'.repeat(321) });
     expect(tooLong.status).toBe(400);
     expect(tooLong.text).toContain('helpText is longer than 320 characters');
+    const keyword = await postForm(m, owner, '/settings/sms-opt-out', { helpText: 'HELP' });
+    expect(keyword.status).toBe(400);
+    expect(keyword.text).toContain('helpText may not be the SMS keyword HELP alone');
     const saved = await postForm(m, owner, '/settings/sms-opt-out', { helpText: 'Corner Shop: we answer 9-6 at +1 555 010 0000.' });
     expect(saved.status).toBe(303);
     expect((await m.admin.get(`/admin/orgs/${s.orgId}/sms-help-text`)).body).toMatchObject({

@@ -176,15 +176,15 @@ export class WebSessionsRepository {
   }
 
   async revoke(sessionId: string, now: Date): Promise<void> {
-    await queryNamed(this.dataSource.manager, `UPDATE web_sessions SET revoked_at = :now WHERE id = :sessionId AND revoked_at IS NULL`, { sessionId, now });
+    await this.dataSource.transaction((manager) =>
+      queryNamed(manager, `UPDATE web_sessions SET revoked_at = :now WHERE id = :sessionId AND revoked_at IS NULL`, { sessionId, now }),
+    );
   }
 
   /** Revokes every session of the user that is not revoked yet; how many it revoked. */
   async revokeAllOfUser(userId: string, now: Date): Promise<number> {
-    const [, affected] = await queryNamed<[unknown[], number]>(
-      this.dataSource.manager,
-      `UPDATE web_sessions SET revoked_at = :now WHERE user_id = :userId AND revoked_at IS NULL`,
-      { userId, now },
+    const [, affected] = await this.dataSource.transaction((manager) =>
+      queryNamed<[unknown[], number]>(manager, `UPDATE web_sessions SET revoked_at = :now WHERE user_id = :userId AND revoked_at IS NULL`, { userId, now }),
     );
     return affected;
   }

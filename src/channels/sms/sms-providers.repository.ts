@@ -33,12 +33,14 @@ export class SmsProvidersRepository {
 
   /** Stores the account of the line, or replaces it. */
   async save(lineId: string, account: { provider: SmsProviderKind; accountSid: string; authTokenSealed: string }): Promise<SmsProviderRow> {
-    await queryNamed(
-      this.dataSource.manager,
-      `INSERT INTO sms_providers (line_id, provider, account_sid, auth_token_sealed) VALUES (:lineId, :provider, :accountSid, :token)
+    await this.dataSource.transaction((manager) =>
+      queryNamed(
+        manager,
+        `INSERT INTO sms_providers (line_id, provider, account_sid, auth_token_sealed) VALUES (:lineId, :provider, :accountSid, :token)
        ON CONFLICT (line_id) DO UPDATE SET provider = EXCLUDED.provider, account_sid = EXCLUDED.account_sid,
          auth_token_sealed = EXCLUDED.auth_token_sealed, updated_at = now()`,
-      { lineId, provider: account.provider, accountSid: account.accountSid, token: account.authTokenSealed },
+        { lineId, provider: account.provider, accountSid: account.accountSid, token: account.authTokenSealed },
+      ),
     );
     return (await this.find(lineId))!;
   }

@@ -73,6 +73,9 @@ export interface HandOffRow {
   id: string;
   channel: Channel;
   status: MessageStatus;
+  line_id: string;
+  to_value: string;
+  created_at: Date;
 }
 
 /**
@@ -179,7 +182,11 @@ export class OutboundRepository {
   }
 
   async forHandOff(messageId: string): Promise<HandOffRow | undefined> {
-    const [message] = await queryNamed<HandOffRow[]>(this.dataSource.manager, `SELECT id, channel, status FROM messages WHERE id = :messageId`, { messageId });
+    const [message] = await queryNamed<HandOffRow[]>(
+      this.dataSource.manager,
+      `SELECT id, channel, status, line_id, to_value, created_at FROM messages WHERE id = :messageId`,
+      { messageId },
+    );
     return message;
   }
 

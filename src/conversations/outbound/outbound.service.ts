@@ -14,7 +14,7 @@ import { MessageDataBuilder } from '../message-data.builder';
 import { newMessageId, replyReferences, replySubject } from './email-format';
 import { OutboundChannels } from './outbound-channels';
 import { CallerThread, ThreadAccessRepository } from '../threads/thread-access.repository';
-import { OutboundRepository, QueuedMessage } from './outbound.repository';
+import { HandOffRow, OutboundRepository, QueuedMessage } from './outbound.repository';
 import { MessageStatus } from '../message.entity';
 import { ClaimedKeyRow, SendIdempotencyKeysRepository } from './send-idempotency-keys.repository';
 import { checkReplyBody } from './reply-body';
@@ -186,23 +186,24 @@ export class OutboundService {
    * fail queue nothing and leave the key unused. A repeat answers the first message only to a
    * caller who may see its line now (replayable).
    *
-   * With `sendAt` (checked here: sendAtOf) `insert` gets its time and writes the message SCHEDULED
+   * With `sendAt` (checked here, after the key: sendAtOf; a repeat answers its first message whatever the time now) `insert` gets its time and writes the message SCHEDULED
    * (QueuedMessage.sendAt): message.status_changed (null → SCHEDULED) is published with it, and
    * after the commit a delayed job releases it when due (ScheduledSends), in place of the hand-off.
    */
   async send(caller: Principal, call: SendCall, insert: (tx: EntityManager, sendAt: Date | null) => Promise<string>): Promise<SendOutcome> {
     const key = call.args.idempotencyKey;
-    const sendAt = sendAtOf(call.args.sendAt);
-    if (originOf(caller).draftOnly) return this.draft((tx) => insert(tx, sendAt));
-    const { messageId, replayed } = await this.dataSource.transaction(async (tx) => {
+    if (originOf(caller).draftOnly) return this.draft((tx) => insert(tx, sendAtOf(call.args.sendAt)));
+    const { messageId, replayed, sendAt } = await this.dataSource.transaction(async (tx) => {
       if (key !== undefined) {
         const first = await this.keys.claim(tx, caller.orgId, key, call.tool, requestDigest(call), IDEMPOTENCY_KEY_LIVE_MS);
-        if (first) return { messageId: await this.replayable(tx, caller, key, call, first, (t) => insert(t, sendAt)), replayed: true };
+        // A repeat answers the first message whatever the time is now: its sendAt may have passed since (a lost answer, retried later).
+        if (first) return { messageId: await this.replayable(tx, caller, key, call, first, (t) => insert(t, sendAtOf(call.args.sendAt))), replayed: true };
       }
+      const sendAt = sendAtOf(call.args.sendAt); // only a new send checks it; refused, the claim above rolls back with the transaction
       const id = await insert(tx, sendAt);
       if (sendAt) await this.publishStatusChanged(tx, id, null, 'SCHEDULED');
       if (key !== undefined) await this.keys.record(tx, caller.orgId, key, id);
-      return { messageId: id, replayed: false };
+      return { messageId: id, replayed: false, sendAt };
     });
     if (!replayed) await this.dispatch(messageId, sendAt);
     const message = await this.view(messageId);
@@ -370,7 +371,23 @@ export class OutboundService {
   async handOff(messageId: string, attemptsMade: number): Promise<void> {
     const message = await this.messages.forHandOff(messageId);
     if (!message || message.status !== 'QUEUED') return;
+    if (message.channel === 'SMS' && (await this.refusedAtHandOff(message))) return;
     await this.channels.for(message.channel).handOff(messageId, attemptsMade);
+  }
+
+  /** A QUEUED message whose number opted out since it was queued (SendGate.refusalAtHandOff) goes FAILED with the refusal, never to the carrier. */
+  private async refusedAtHandOff(message: HandOffRow): Promise<boolean> {
+    return this.dataSource.transaction(async (tx) => {
+      const refusal = await this.gate.refusalAtHandOff(tx, {
+        channel: message.channel,
+        lineId: message.line_id,
+        to: message.to_value,
+        createdAt: message.created_at,
+      });
+      if (!refusal) return false;
+      await this.transitionIn(tx, message.id, 'QUEUED', 'FAILED', { error: refusal.message });
+      return true;
+    });
   }
 
   /**

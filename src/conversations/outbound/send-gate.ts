@@ -56,4 +56,12 @@ export class SendGate {
     }
     if (m.origin.keyId !== null) await this.policies.admit(tx, { orgId: m.orgId, credentialId: m.origin.keyId, lineId: m.lineId, to: m.to.value, sendAt: m.sendAt ?? null });
   }
+
+  /**
+   * Asked again at each hand-off to the carrier (retries, the sweep): the refusal of a QUEUED
+   * message whose number opted out after it was queued, or null. Only `opted_out` is asked again.
+   */
+  refusalAtHandOff(tx: EntityManager, m: { channel: string; lineId: string; to: string; createdAt: Date }): Promise<SendRefusedError | null> {
+    return this.optOuts.refusalSince(tx, m);
+  }
 }
