@@ -205,7 +205,7 @@ export class OutboundService {
       if (key !== undefined) await this.keys.record(tx, caller.orgId, key, id);
       return { messageId: id, replayed: false, sendAt };
     });
-    if (!replayed) await this.dispatch(messageId, sendAt);
+    if (!replayed) await this.dispatch(messageId, sendAt ?? null);
     const message = await this.view(messageId);
     return key === undefined ? { message } : { message, replayed };
   }

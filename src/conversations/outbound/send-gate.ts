@@ -54,7 +54,8 @@ export class SendGate {
         'sendAt',
       );
     }
-    if (m.origin.keyId !== null) await this.policies.admit(tx, { orgId: m.orgId, credentialId: m.origin.keyId, lineId: m.lineId, to: m.to.value, sendAt: m.sendAt ?? null });
+    if (m.origin.keyId !== null)
+      await this.policies.admit(tx, { orgId: m.orgId, credentialId: m.origin.keyId, lineId: m.lineId, to: m.to.value, sendAt: m.sendAt ?? null });
   }
 
   /**
