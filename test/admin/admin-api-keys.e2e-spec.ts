@@ -131,9 +131,9 @@ describe('admin REST: API keys', () => {
     it('says what is wrong with permissions: an empty set, an unknown one', async () => {
       const s = await createSession(t.admin, { lines: [] });
       const empty = await t.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'k', permissions: [] });
-      expect(empty.body.message).toBe('permissions must hold at least one of read, send, webhooks: a key without any could call no tool');
+      expect(empty.body.message).toBe('permissions must hold at least one of read, send, draft, webhooks: a key without any could call no tool');
       const unknown = await t.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'k', permissions: ['read', 'admin'] });
-      expect(unknown.body.message).toBe('permissions must each be one of read, send, webhooks; "admin" is not');
+      expect(unknown.body.message).toBe('permissions must each be one of read, send, draft, webhooks; "admin" is not');
     });
 
     it('the database refuses a key without permissions or with an unknown one (api_keys_permissions_check)', async () => {

@@ -112,7 +112,7 @@ describe('Settings → API keys: a person manages keys (PersonApiKeysService)', 
       ['a name that is not a string', () => ({ name: 5, channelAccess: { mode: 'ALL' } }), 'name', /must be a string/],
       ['a mode outside the enum', () => ({ name: 'k', channelAccess: { mode: 'SOME' } }), 'channelAccess.mode', /one of ALL, LINES/],
       ['no channelAccess', () => ({ name: 'k' }), 'channelAccess', /must be an object/],
-      ['no permissions', () => ({ name: 'k', channelAccess: { mode: 'ALL' }, permissions: [] }), 'permissions', /at least one of read, send, webhooks/],
+      ['no permissions', () => ({ name: 'k', channelAccess: { mode: 'ALL' }, permissions: [] }), 'permissions', /at least one of read, send, draft, webhooks/],
       ['an unknown permission', () => ({ name: 'k', channelAccess: { mode: 'ALL' }, permissions: ['read', 'all'] }), 'permissions', /"all" is not/],
       ['permissions that are not a list', () => ({ name: 'k', channelAccess: { mode: 'ALL' }, permissions: 'read' }), 'permissions', /must be a list/],
       [
