@@ -159,6 +159,7 @@ describe('look-up tools', () => {
         truncated: false,
         decidedByUserId: null,
         decidedAt: null,
+        rejectionReason: null,
       });
       expect(await turnEvents(draft.id)).toEqual(['agent_turn.awaiting_approval']);
       expect(await m.db.query(`SELECT id FROM messages WHERE thread_id = $1 AND body = $2`, [threadId, 'Yes, from 10am.'])).toEqual([]);
@@ -268,6 +269,7 @@ describe('look-up tools', () => {
         truncated: false,
         decidedByUserId: null,
         decidedAt: null,
+        rejectionReason: null,
       });
       expect(got).toEqual({ ...draft, bodyLength: 15, truncated: false });
 
