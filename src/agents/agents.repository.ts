@@ -270,15 +270,22 @@ export class AgentsRepository {
    */
   async threadsAwaitingApproval(caller: Principal, threadIds: string[] | undefined, limit: number): Promise<string[]> {
     const scope = callerLines(caller, 'a.line_id', 'a.org_id');
-    const turnScope = callerLines(caller, TURN_LINE, 't.org_id');
     const credentialScope = callerLines(caller, 't.line_id', 't.org_id');
+    // Among threadIds: an agent's drafts through their agent's line (as before credential drafts), a
+    // credential's by their own line, each joined by thread id only, so each reads its threads' turns
+    // and never the org's (no org column on agent_turns in either half: the lines are the caller's org's).
+    const threadScope = callerLines(caller, 't.line_id');
     const rows = await queryNamed<Array<{ thread_id: string }>>(
       this.dataSource.manager,
       threadIds !== undefined
-        ? `SELECT DISTINCT t.thread_id FROM unnest(:threadIds::uuid[]) AS x(id)
+        ? `SELECT t.thread_id FROM unnest(:threadIds::uuid[]) AS x(id)
              JOIN agent_turns t ON t.thread_id = x.id AND t.status = 'AWAITING_APPROVAL'
-             LEFT JOIN agents a ON a.id = t.agent_id
-            WHERE ${turnScope.sql}`
+             JOIN agents a ON a.id = t.agent_id
+            WHERE ${scope.sql}
+           UNION
+           SELECT t.thread_id FROM unnest(:threadIds::uuid[]) AS x(id)
+             JOIN agent_turns t ON t.thread_id = x.id AND t.status = 'AWAITING_APPROVAL' AND t.agent_id IS NULL
+            WHERE ${threadScope.sql}`
         : `SELECT DISTINCT newest.thread_id FROM (
              (SELECT t.thread_id, t.created_at, t.id FROM agents a
               CROSS JOIN LATERAL (SELECT t.thread_id, t.created_at, t.id FROM agent_turns t
