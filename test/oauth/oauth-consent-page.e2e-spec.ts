@@ -96,9 +96,9 @@ describe('OAuth consent page: where the app returns, and the warning for this co
   it('offers only the permissions the app asked for: one it did not ask for cannot be ticked, and a form that sends it allows nothing', async () => {
     const page = await consentFor('http://127.0.0.1:9/callback', 'read');
     expect(page).toMatch(/<input type="checkbox" id="permission-read" name="permission-read" value="on" checked aria-describedby/);
-    for (const unasked of ['send', 'webhooks'])
+    for (const unasked of ['send', 'draft', 'webhooks'])
       expect(page).toMatch(new RegExp(`<input type="checkbox" id="permission-${unasked}" name="permission-${unasked}" value="on" disabled aria-describedby`));
-    expect(mainText(page).split('This app did not ask for this permission, so it cannot be given it.')).toHaveLength(3);
+    expect(mainText(page).split('This app did not ask for this permission, so it cannot be given it.')).toHaveLength(4);
 
     const forged = await postConsent(
       t,

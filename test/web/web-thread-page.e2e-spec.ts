@@ -103,7 +103,7 @@ describe('web: the thread page', () => {
     expect(messages).toHaveLength(6);
     for (const m of messages) {
       expect(html).toContain(`id="message-${m.id}"`);
-      expect(html).toContain(`<div class="message-body">${m.body}</div>`);
+      expect(html).toContain(`<div class="message-body" id="message-${m.id}-body">${m.body}</div>`);
       const { message } = (await toolOk(t, owner.apiKey, 'get_message', { messageId: m.id })) as {
         message: { subject: string; attachments: Array<{ id: string; filename: string }> };
       };
