@@ -1,7 +1,7 @@
 import { MessagingTestApp } from '../../support/messaging-hooks';
 import { createSession } from '../../support/session';
 import { fmt } from '../support/results';
-import { callInBothEras, leaks, linesKeyOutside, tableChecksums, toolsInBothEras, Victim } from './matrix';
+import { callInBothEras, leaks, linesKeyOutside, refusalsRecordedOutside, tableChecksums, toolsInBothEras, Victim } from './matrix';
 import { CALLERS, FIGURE, MatrixReport } from './report';
 
 interface Call {
@@ -102,6 +102,8 @@ export async function foreignCallers(t: MessagingTestApp, v: Victim, report: Mat
       `${fmt(mine.filter((c) => c.outcome === 'refused').length)} / ${fmt(mine.filter((c) => c.outcome === 'empty').length)} / ${fmt(mine.filter((c) => c.outcome === 'answered').length)}`,
     );
   }
+  const misfiled = await refusalsRecordedOutside(t, victim.orgId);
+  if (misfiled) problems.push(`${misfiled} refusal(s) of other orgs' callers recorded in the victim's audit trail`);
   report.victimCaseProblems(problems);
   report.figure(FIGURE.control, `${controls} of ${controls + blind.length}${blind.length ? ` (not: ${blind.join(', ')})` : ''}`);
   report.figure(FIGURE.leftOut, "create_contact (takes no ids); update_contact and merge_contacts for same-org callers (contacts are the org's by design)");

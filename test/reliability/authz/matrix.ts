@@ -126,11 +126,29 @@ export async function tableChecksums(t: MessagingTestApp): Promise<Record<string
   );
   // last_used_at (API keys, grants) is the bookkeeping of authenticating the call (written at most
   // once a minute per key), not something the call did: every row is compared without it.
+  // A refused call leaves one row by design: its own record in the audit trail (outcome
+  // 'refused', in the caller's org; refusalsRecordedOutside checks where they land). Every
+  // other audit row still counts: a refused call recorded as done would show.
   const row = `(to_jsonb(x) - 'last_used_at')::text`;
+  const only = (name: string) => (name === 'audit_events' ? ` WHERE x.outcome <> 'refused'` : '');
   const [sums] = await t.db.query(
-    `SELECT ${tables.map((name) => `(SELECT md5(coalesce(string_agg(${row}, '|' ORDER BY ${row}), '')) FROM "${name}" x) AS "${name}"`).join(', ')}`,
+    `SELECT ${tables.map((name) => `(SELECT md5(coalesce(string_agg(${row}, '|' ORDER BY ${row}), '')) FROM "${name}" x${only(name)}) AS "${name}"`).join(', ')}`,
   );
   return sums;
+}
+
+/**
+ * The audit rows of refusals that landed in `orgId`'s trail for a person of another org: a
+ * refusal is recorded in the caller's org, never in the org whose ids it named.
+ */
+export async function refusalsRecordedOutside(t: MessagingTestApp, orgId: string): Promise<number> {
+  const [{ count }] = await t.db.query(
+    `SELECT count(*)::int AS count FROM audit_events a
+      WHERE a.org_id = $1 AND a.outcome = 'refused' AND a.user_id IS NOT NULL
+        AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = a.user_id AND u.org_id = a.org_id)`,
+    [orgId],
+  );
+  return count;
 }
 
 /**
