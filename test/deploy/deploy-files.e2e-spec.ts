@@ -22,6 +22,7 @@ interface ComposeService {
   volumes?: string[];
   environment?: Record<string, string>;
   networks?: string[];
+  command?: string[];
 }
 interface ComposeFile {
   services: Record<string, ComposeService>;
@@ -164,5 +165,62 @@ describe('docker-compose.yml, profile observability', () => {
       panels: Array<{ datasource: { uid: string } }>;
     };
     expect(new Set(dashboard.panels.map((p) => p.datasource.uid))).toEqual(new Set(['prometheus']));
+  });
+});
+
+describe('deploy/compose.replicas.yml (docs/production.md)', () => {
+  /** YAML merge keys (`<<: *anchor`) resolved as Compose resolves them: this js-yaml leaves them as keys. */
+  const merged = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(merged);
+    if (!value || typeof value !== 'object') return value;
+    const { '<<': base, ...own } = value as Record<string, unknown>;
+    return Object.fromEntries(Object.entries({ ...(merged(base) as object), ...own }).map(([k, v]) => [k, merged(v)]));
+  };
+  const file = merged(load(readFileSync(resolve(ROOT, 'deploy/compose.replicas.yml'), 'utf8'))) as ComposeFile & {
+    services: Record<string, ComposeService & { deploy?: { replicas?: number } }>;
+  };
+  const caddyfile = readFileSync(resolve(ROOT, 'deploy/caddy/Caddyfile'), 'utf8');
+  /** A replica's environment as Compose gives it, with the required secrets set. */
+  const environmentOf = (name: string) => {
+    const secrets: Record<string, string> = { ADMIN_TOKEN: 'a'.repeat(48), INGEST_TOKEN: 'b'.repeat(48), SECRETS_KEY: 'c'.repeat(64) };
+    return Object.fromEntries(
+      Object.entries(file.services[name].environment ?? {}).map(([key, value]) => [
+        key,
+        value.replace(/\$\{(\w+)(?::[-?][^}]*)?\}/g, (_, variable: string) => secrets[variable] ?? (value.match(/:-([^}]*)\}/)?.[1] ?? '')),
+      ]),
+    );
+  };
+
+  it('runs two api and two worker replicas of one build, each with its role', () => {
+    expect(file.services.api.deploy?.replicas).toBe(2);
+    expect(file.services.worker.deploy?.replicas).toBe(2);
+    expect(file.services.api.build).toBe('..');
+    expect(file.services.worker.build).toBe('..');
+    expect(loadConfig(environmentOf('api'))).toMatchObject({ processRole: 'api', port: 3000 });
+    expect(loadConfig(environmentOf('worker'))).toMatchObject({ processRole: 'worker' });
+  });
+
+  it('requires the shared secrets rather than generating a key per replica, and gives every replica the same ones', () => {
+    for (const name of ['api', 'worker']) {
+      const environment = file.services[name].environment ?? {};
+      expect(environment.APP_ENV).toBe('production');
+      for (const secret of ['ADMIN_TOKEN', 'INGEST_TOKEN', 'SECRETS_KEY']) expect(environment[secret]).toMatch(new RegExp(`^\\$\\{${secret}:\\?`));
+    }
+    expect(file.services.api.environment?.SECRETS_KEY).toBe(file.services.worker.environment?.SECRETS_KEY);
+  });
+
+  it('publishes one port, the proxy, on 127.0.0.1; the api trusts that one hop; Caddy spreads requests over the api replicas unbuffered', () => {
+    for (const [name, service] of Object.entries(file.services)) if (name !== 'proxy') expect([name, service.ports]).toEqual([name, undefined]);
+    expect(file.services.proxy.ports).toEqual(['127.0.0.1:${HOST_PORT:-3000}:3000']);
+    expect(file.services.proxy.volumes).toEqual(['./caddy/Caddyfile:/etc/caddy/Caddyfile:ro']);
+    expect(loadConfig(environmentOf('api')).trustProxy).toBe(1);
+    expect(caddyfile).toMatch(/dynamic a \{\s*name api\s*port 3000/);
+    expect(caddyfile).toMatch(/flush_interval -1/);
+  });
+
+  it('keeps Redis from evicting queue keys and PostgreSQL on a volume; restarts every service', () => {
+    expect(file.services.redis.command).toEqual(expect.arrayContaining(['--maxmemory-policy', 'noeviction', '--appendonly', 'yes']));
+    expect(Object.keys(file.volumes ?? {})).toEqual(expect.arrayContaining(['postgres-data', 'redis-data']));
+    for (const [name, service] of Object.entries(file.services)) expect([name, service.restart]).toEqual([name, 'unless-stopped']);
   });
 });
