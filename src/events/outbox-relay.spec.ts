@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { ServiceMetrics } from '../ops/metrics/service-metrics';
+import { ReadinessChecks } from '../health/readiness-checks';
 import { BackgroundWork } from '../queue/background-work';
 import { DRAIN_GAP_MS, OutboxRelay } from './outbox-relay';
 import { OutboxRepository } from './outbox.repository';
@@ -14,6 +15,7 @@ describe('OutboxRelay.wake', () => {
       { outbox: { pollIntervalMs: 60_000 } } as AppConfig,
       new ServiceMetrics(),
       new BackgroundWork(),
+      new ReadinessChecks(),
     );
     const starts: number[] = [];
     let finish: () => void = () => undefined;
