@@ -1,19 +1,21 @@
-import { Controller, Get, Header, Res } from '@nestjs/common';
+import { Controller, Get, Header, OnModuleInit, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService } from '@nestjs/terminus';
 import { Response } from 'express';
 import { Public } from '../identity/auth.decorators';
+import { MetricsServer } from '../ops/metrics/metrics-server';
 import { ServiceMetrics } from '../ops/metrics/service-metrics';
 import { Readiness, ReadinessReport } from './readiness';
 
 @ApiTags('health')
 @Public()
 @Controller()
-export class HealthController {
+export class HealthController implements OnModuleInit {
   constructor(
     private readonly health: HealthCheckService,
     private readonly readiness: Readiness,
     private readonly metrics: ServiceMetrics,
+    private readonly metricsServer: MetricsServer,
   ) {}
 
   /** Liveness: the process is up (it answers 200 while it runs, whatever its dependencies do). */
@@ -37,5 +39,20 @@ export class HealthController {
       response.status(503);
     }
     return report;
+  }
+
+  /** /health and /ready on METRICS_PORT as well: a worker serves nothing else to probe. */
+  onModuleInit(): void {
+    this.metricsServer.addRoute('/health', (_request, response) => {
+      response.setHeader('Cache-Control', 'no-store');
+      response.status(200).json({ status: 'ok', info: {}, error: {}, details: {} });
+    });
+    this.metricsServer.addRoute('/ready', (_request, response) => {
+      response.setHeader('Cache-Control', 'no-store');
+      void this.ready(response).then(
+        (report) => response.json(report),
+        () => response.status(500).json({ status: 'error', message: 'the readiness checks failed to run' }),
+      );
+    });
   }
 }

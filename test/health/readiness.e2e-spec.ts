@@ -173,26 +173,31 @@ describe('/ready tells the truth', () => {
   describe('the outbox relay stalled while events wait', () => {
     let all: TestApp;
     let api: TestApp;
+    let worker: TestApp;
+    let workerMetricsPort: number;
     let db: Client;
     let eventId: string | undefined;
     beforeAll(async () => {
       const env = { READY_OUTBOX_STALL_SECONDS: '1' };
       all = await createTestApp({ env });
       api = await createTestApp({ env: { ...env, PROCESS_ROLE: 'api' } });
+      workerMetricsPort = await freePort();
+      worker = await createTestApp({ env: { ...env, PROCESS_ROLE: 'worker', METRICS_PORT: String(workerMetricsPort) } });
       db = new Client({ connectionString: process.env.DATABASE_URL });
       await db.connect();
     });
     afterAll(async () => {
       if (eventId) await db.query('DELETE FROM outbox_events WHERE id = $1', [eventId]);
       await db?.end();
+      await worker?.close();
       await api?.close();
       await all?.close();
     });
 
     it('a relaying process answers 503 naming the relay; an api process stays ready (it relays nothing)', async () => {
       await readyUntil(all, isReady, '/ready 200 with the relay running');
-      const relay = all.app.get(OutboxRelay);
-      await relay.stop();
+      await all.app.get(OutboxRelay).stop();
+      await worker.app.get(OutboxRelay).stop();
       const { orgId } = await createSession(all.admin);
       // An event waiting longer than the bound, that no relay takes.
       const [row] = (
@@ -212,6 +217,20 @@ describe('/ready tells the truth', () => {
       const metrics = await readinessMetrics(all, 'outbox');
       expect(metrics.up).toBe(0);
       expect(metrics.notReady).toBeGreaterThanOrEqual(1);
+
+      // A worker serves no API: its /ready is on METRICS_PORT, and says the same.
+      const workerReady = `http://127.0.0.1:${workerMetricsPort}/ready`;
+      const workerDown = await waitUntil(
+        async () => {
+          const res = await fetch(workerReady);
+          const body = (await res.json()) as any;
+          return res.status === 503 && /the outbox relay of this process is stopped/.test(body.error?.outbox?.message ?? '') && body;
+        },
+        'the worker to answer 503 on METRICS_PORT naming the relay',
+        { intervalMs: 200 },
+      );
+      expect(Object.keys(workerDown.details).sort()).toEqual(['outbox', 'postgres', 'queue']);
+      expect((await fetch(`http://127.0.0.1:${workerMetricsPort}/health`)).status).toBe(200);
 
       // The api role does not relay: the same wait does not take it out of the load balancer.
       const apiAnswer = await readyUntil(api, isReady, 'the api process to answer 200');
