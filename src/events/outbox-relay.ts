@@ -125,7 +125,7 @@ export class OutboxRelay implements OnModuleInit {
         const relayed = await this.relayBatch();
         this.lastAdvanceAt = Date.now();
         this.lastFailure = undefined;
-        if (relayed < BATCH_SIZE) break; // a full batch: there may be more
+        if (relayed < BATCH_SIZE) break; // else a full batch: there may be more
       }
     } catch (error) {
       this.lastFailure = error instanceof Error ? error.message : String(error);
