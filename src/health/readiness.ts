@@ -6,6 +6,9 @@ import { DatabaseProbe, PROBE_TIMEOUT_MS } from './database-probe';
 import { QueueProbe } from './queue-probe';
 import { ReadinessChecks } from './readiness-checks';
 
+/** A scrape within this long of the last run reads that run's gauges instead of running the checks again. */
+const SCRAPE_REUSE_MS = 5_000;
+
 export type CheckState = { status: 'up' } | { status: 'down'; message: string };
 
 /** The body of /ready, in @nestjs/terminus's shape (what /health answers), with one line saying why when not ready. */
@@ -23,12 +26,13 @@ export interface ReadinessReport {
  * (docs/operations.md, "Readiness"): `queue` (Redis through the Bull queues' own clients),
  * `postgres` (a new session can write), and those features register (the outbox relay's, on the
  * roles that relay). Callers that arrive while a run is under way share its result, so a burst of
- * probes costs one run. Each run sets the ready_check_up gauges; it also runs at every scrape of
- * /metrics, so a worker (which serves no /ready) reports its readiness there.
+ * probes costs one run. Each run sets the ready_check_up gauges; a scrape of /metrics runs it too
+ * unless a run ended less than SCRAPE_REUSE_MS before.
  */
 @Injectable()
 export class Readiness implements OnModuleInit {
   private running?: Promise<ReadinessReport>;
+  private lastRunAt = 0;
 
   constructor(
     private readonly database: DatabaseProbe,
@@ -39,13 +43,17 @@ export class Readiness implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
+    // Prometheus scrapes every 15 s or so; a client polling /metrics hard does not open a PostgreSQL session each time.
     this.metrics.addCollector('readiness', async () => {
-      await this.evaluate();
+      if (Date.now() - this.lastRunAt >= SCRAPE_REUSE_MS) await this.evaluate();
     });
   }
 
   evaluate(): Promise<ReadinessReport> {
-    this.running ??= this.run().finally(() => (this.running = undefined));
+    this.running ??= this.run().finally(() => {
+      this.running = undefined;
+      this.lastRunAt = Date.now();
+    });
     return this.running;
   }
 
