@@ -13,6 +13,7 @@ import { WebhookPayload } from '../delivery/webhook-payload.entity';
 import { OutboxEvent } from '../events/outbox-event.entity';
 import { EventSubscription } from '../event-feed/event-subscription.entity';
 import { OutboxFeedHorizon } from '../events/outbox-feed-horizon.entity';
+import { ReadinessProbe } from '../health/readiness-probe.entity';
 import { AgentTurn } from '../agents/agent-turn.entity';
 import { Agent } from '../agents/agent.entity';
 import { Attachment } from '../attachments/attachment.entity';
@@ -60,6 +61,7 @@ export const ENTITIES = [
   OutboxEvent,
   EventSubscription,
   OutboxFeedHorizon,
+  ReadinessProbe,
   EmailAccountHealth,
   Contact,
   Identity,

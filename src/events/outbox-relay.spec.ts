@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { ServiceMetrics } from '../ops/metrics/service-metrics';
+import { ReadinessChecks } from '../health/readiness-checks';
 import { BackgroundWork } from '../queue/background-work';
 import { DRAIN_GAP_MS, OutboxRelay } from './outbox-relay';
 import { OutboxRepository } from './outbox.repository';
@@ -14,6 +15,7 @@ describe('OutboxRelay.wake', () => {
       { outbox: { pollIntervalMs: 60_000 } } as AppConfig,
       new ServiceMetrics(),
       new BackgroundWork(),
+      new ReadinessChecks(),
     );
     const starts: number[] = [];
     let finish: () => void = () => undefined;
@@ -50,5 +52,55 @@ describe('OutboxRelay.wake', () => {
     expect(starts).toHaveLength(2);
     finish();
     await relay.stop();
+  });
+});
+
+/** /ready's outbox check: a stall is events waiting past the bound while this relay has not advanced as long. */
+describe('the outbox readiness check', () => {
+  function relayWith(oldestAgeSeconds: number | null) {
+    const checks = new ReadinessChecks();
+    const outbox = { oldestPendingAgeSeconds: async () => oldestAgeSeconds } as unknown as OutboxRepository;
+    const relay = new OutboxRelay(
+      {} as DataSource,
+      outbox,
+      { outbox: { pollIntervalMs: 60_000, readyStallSeconds: 60 } } as AppConfig,
+      new ServiceMetrics(),
+      new BackgroundWork(),
+      checks,
+    );
+    relay.onModuleInit();
+    const [check] = checks.forRole('worker');
+    const state = relay as unknown as { running: boolean; lastAdvanceAt: number; lastFailure?: string };
+    return { run: () => check.run({ query: async () => [] }), state, apiChecks: checks.forRole('api') };
+  }
+
+  it('is registered for the relaying roles only', () => {
+    expect(relayWith(null).apiChecks).toEqual([]);
+  });
+
+  it('passes with nothing waiting, or nothing waiting past the bound, even with the relay stopped', async () => {
+    await expect(relayWith(null).run()).resolves.toBeUndefined();
+    await expect(relayWith(59).run()).resolves.toBeUndefined();
+  });
+
+  it('passes while the relay advanced within the bound, though events waited longer (a backlog, not a stall)', async () => {
+    const { run, state } = relayWith(600);
+    state.running = true;
+    state.lastAdvanceAt = Date.now() - 5_000;
+    await expect(run()).resolves.toBeUndefined();
+  });
+
+  it('fails naming the stall and the last failure when the relay has not advanced past the bound', async () => {
+    const { run, state } = relayWith(600);
+    state.running = true;
+    state.lastAdvanceAt = Date.now() - 90_000;
+    state.lastFailure = 'Connection is closed.';
+    await expect(run()).rejects.toThrow(
+      'the outbox relay has not advanced for 90 s while events wait (the oldest for 600 s; READY_OUTBOX_STALL_SECONDS is 60); its last try failed: Connection is closed.',
+    );
+  });
+
+  it('fails naming a stopped relay', async () => {
+    await expect(relayWith(61).run()).rejects.toThrow('the outbox relay of this process is stopped while events wait (the oldest for 61 s');
   });
 });

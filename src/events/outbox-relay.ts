@@ -5,6 +5,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { Hooks } from '../common/hooks';
+import { ProbeDatabase, ReadinessChecks } from '../health/readiness-checks';
 import { ServiceMetrics } from '../ops/metrics/service-metrics';
 import { BackgroundWork, duration, WORKER_ROLES } from '../queue/background-work';
 import { recordFailure, Span, SpanKind, startStoredSpan, traceParentOf } from '../ops/tracing/traces';
@@ -42,6 +43,10 @@ export class OutboxRelay implements OnModuleInit {
   private wakeAgain = false;
   private lastDrainAt = 0;
   private gapTimer?: NodeJS.Timeout;
+  /** When this process's relay last advanced: a batch committed, or a drain found nothing to claim (/ready). */
+  private lastAdvanceAt = 0;
+  /** Why its last drain failed, until one succeeds. */
+  private lastFailure?: string;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -49,6 +54,7 @@ export class OutboxRelay implements OnModuleInit {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly metrics: ServiceMetrics,
     private readonly work: BackgroundWork,
+    private readonly readiness: ReadinessChecks,
   ) {}
 
   onModuleInit(): void {
@@ -64,12 +70,14 @@ export class OutboxRelay implements OnModuleInit {
       start: () => this.start(),
       stop: () => this.stop(),
     });
+    this.readiness.add({ name: 'outbox', roles: WORKER_ROLES, run: (database) => this.checkReady(database) });
     this.work.every({ name: 'outbox cleanup', roles: WORKER_ROLES, everyMs: CLEANUP_EVERY_MS, logger: this.logger, run: () => this.cleanup() });
   }
 
   /** Listens for NOTIFY, polls as a safety net, and drains at once. */
   start(): void {
     this.running = true;
+    this.lastAdvanceAt = Date.now();
     void this.listen();
     this.timer = setInterval(() => this.wake(), this.config.outbox.pollIntervalMs);
     this.timer.unref();
@@ -113,11 +121,15 @@ export class OutboxRelay implements OnModuleInit {
   /** Relays batches until none is left; returns how many events were relayed. */
   async drain(): Promise<void> {
     try {
-      while (this.running && (await this.relayBatch()) === BATCH_SIZE) {
-        // a full batch: there may be more
+      while (this.running) {
+        const relayed = await this.relayBatch();
+        this.lastAdvanceAt = Date.now();
+        this.lastFailure = undefined;
+        if (relayed < BATCH_SIZE) break; // else a full batch: there may be more
       }
     } catch (error) {
-      this.logger.warn(`relay failed, will retry: ${error instanceof Error ? error.message : String(error)}`);
+      this.lastFailure = error instanceof Error ? error.message : String(error);
+      this.logger.warn(`relay failed, will retry: ${this.lastFailure}`);
     }
   }
 
@@ -148,6 +160,23 @@ export class OutboxRelay implements OnModuleInit {
       await after().catch((error: unknown) => this.logger.warn(`after-commit step failed: ${(error as Error).message}`));
     }
     return count;
+  }
+
+  /**
+   * /ready's outbox check on the roles that relay: down when events have waited longer than
+   * READY_OUTBOX_STALL_SECONDS and this process's relay has not advanced for as long (stopped,
+   * failing, or stuck). A relay that keeps committing batches behind a backlog is slow, not stalled.
+   */
+  private async checkReady(database: ProbeDatabase): Promise<void> {
+    const bound = this.config.outbox.readyStallSeconds;
+    const oldest = await this.outbox.oldestPendingAgeSeconds(database);
+    if (oldest === null || oldest <= bound) return;
+    const waiting = `events wait (the oldest for ${Math.round(oldest)} s; READY_OUTBOX_STALL_SECONDS is ${bound})`;
+    if (!this.running) throw new Error(`the outbox relay of this process is stopped while ${waiting}`);
+    const idle = (Date.now() - this.lastAdvanceAt) / 1000;
+    if (idle <= bound) return;
+    const failure = this.lastFailure ? `; its last try failed: ${this.lastFailure}` : '';
+    throw new Error(`the outbox relay has not advanced for ${Math.round(idle)} s while ${waiting}${failure}`);
   }
 
   /**

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { deleteInBatches } from '../database/delete-in-batches';
+import { ProbeDatabase } from '../health/readiness-checks';
 import { queryNamed } from '../database/sql';
 import { DomainEvent, KeyedEvent, PublishedEvent, SqlEventData } from './domain-event';
 import { EventKind } from './event-kinds';
@@ -141,6 +142,17 @@ export class OutboxRepository {
          FROM outbox_events WHERE relayed_at IS NULL`,
     );
     return { count: row.count, oldestAgeSeconds: row.age ?? 0 };
+  }
+
+  /**
+   * Age in seconds of the oldest event waiting for the relay, or null when none waits (/ready). It
+   * reads through `database`, /ready's own connection, and walks the pending index to its first entry.
+   */
+  async oldestPendingAgeSeconds(database: ProbeDatabase): Promise<number | null> {
+    const [row] = await database.query<{ age: number }>(
+      `SELECT extract(epoch FROM now() - occurred_at)::float8 AS age FROM outbox_events WHERE relayed_at IS NULL ORDER BY id LIMIT 1`,
+    );
+    return row ? row.age : null;
   }
 
   /**

@@ -1,6 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
-import Redis from 'ioredis';
 import { fixtureEvent } from '../fixtures/events';
 import {
   closeDeliveryTestApp,
@@ -15,6 +14,7 @@ import {
   waitForRequests,
 } from '../support/delivery';
 import { TestReceiver } from '../support/receiver';
+import { startRedisServer, stopChild as stopRedisChild } from '../support/redis-server';
 import { createSession, Session } from '../support/session';
 import { sleep, waitUntil } from '../support/wait';
 
@@ -26,14 +26,8 @@ const ROOT = resolve(__dirname, '../..');
 const children = new Set<ChildProcess>();
 
 async function stopChild(child: ChildProcess | undefined, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null) {
-    if (child) children.delete(child);
-    return;
-  }
-  const exited = new Promise<void>((done) => child.once('exit', () => done()));
-  child.kill(signal);
-  await exited;
-  children.delete(child);
+  await stopRedisChild(child, signal);
+  if (child) children.delete(child);
 }
 
 afterAll(async () => {
@@ -42,33 +36,8 @@ afterAll(async () => {
 
 /** A private redis-server in the foreground on `port`, answering PING before this resolves. */
 async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = await startRedisServer(port);
   children.add(child);
-  let output = '';
-  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-  const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on('error', () => undefined);
-  try {
-    await waitUntil(
-      async () => {
-        if (child.exitCode !== null) throw new Error(`redis-server exited: ${output}`);
-        try {
-          if (probe.status !== 'ready') await probe.connect();
-          return (await probe.ping()) === 'PONG';
-        } catch {
-          probe.disconnect();
-          return false;
-        }
-      },
-      `redis-server on port ${port}`,
-      { timeoutMs: 10_000, intervalMs: 100 },
-    );
-  } finally {
-    probe.disconnect();
-  }
   return child;
 }
 

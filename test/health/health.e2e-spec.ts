@@ -22,7 +22,7 @@ describe('health, readiness and the admin OpenAPI docs', () => {
     expect(res.body).toEqual({ status: 'ok', info: {}, error: {}, details: {} });
   });
 
-  it('GET /ready answers 200 with PostgreSQL and Redis up', async () => {
+  it('GET /ready answers 200 with the queue, PostgreSQL writes and the outbox relay up', async () => {
     // The Redis client connects in the background after boot, so a probe polls (as an orchestrator would).
     const res = await waitUntil(
       async () => {
@@ -32,12 +32,8 @@ describe('health, readiness and the admin OpenAPI docs', () => {
       '/ready to answer 200',
       { timeoutMs: 5000, intervalMs: 100 },
     );
-    expect(res.body).toEqual({
-      status: 'ok',
-      info: { postgres: { status: 'up' }, redis: { status: 'up' } },
-      error: {},
-      details: { postgres: { status: 'up' }, redis: { status: 'up' } },
-    });
+    const up = { queue: { status: 'up' }, postgres: { status: 'up' }, outbox: { status: 'up' } };
+    expect(res.body).toEqual({ status: 'ok', info: up, error: {}, details: up });
   });
 
   it("GET /ready still answers 200 while every connection of the app's pool is busy", async () => {
@@ -56,7 +52,7 @@ describe('health, readiness and the admin OpenAPI docs', () => {
       await waitUntil(async () => (await sleeping()) === poolSize, `all ${poolSize} connections of the pool busy`, { timeoutMs: 5000 });
       const res = await t.http().get('/ready');
       expect(res.status).toBe(200);
-      expect(res.body.info).toEqual({ postgres: { status: 'up' }, redis: { status: 'up' } });
+      expect(res.body.info).toEqual({ queue: { status: 'up' }, postgres: { status: 'up' }, outbox: { status: 'up' } });
     } finally {
       // The pool's connections are freed now rather than when their 4 s sleeps end.
       await observer.query(

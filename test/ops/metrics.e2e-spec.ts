@@ -234,6 +234,10 @@ describe('Prometheus metrics', () => {
     expect(await ok.text()).toContain('# TYPE webhook_deliveries_total counter');
     const other = await fetch(`${url}/v1/threads`, { headers: AUTH });
     expect(other.status).toBe(404);
-    expect(await other.json()).toEqual({ statusCode: 404, error: 'Not Found', message: 'only GET /metrics is served on METRICS_PORT' });
+    expect(await other.json()).toEqual({
+      statusCode: 404,
+      error: 'Not Found',
+      message: 'only GET /metrics, GET /health, GET /ready are served on METRICS_PORT',
+    });
   });
 });

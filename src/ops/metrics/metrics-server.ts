@@ -10,17 +10,24 @@ import { MetricsEndpoint } from './metrics-endpoint';
 
 /**
  * GET /metrics on METRICS_PORT, for processes without an HTTP server of their own (a worker) or
- * to keep metrics off the public port. Nothing else is served there.
+ * to keep metrics off the public port. Beside it only the GET routes other layers add before the
+ * server starts (health/: /health and /ready, so a worker can be probed too).
  */
 @Injectable()
 export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(MetricsServer.name);
   private server?: Server;
+  private readonly routes = new Map<string, express.RequestHandler>();
 
   constructor(
     private readonly endpoint: MetricsEndpoint,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
+
+  /** Serves GET `path` on METRICS_PORT too (unauthenticated, as on the api's port); call it before the application bootstraps. */
+  addRoute(path: string, handler: express.RequestHandler): void {
+    this.routes.set(path, handler);
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     const port = this.config.metrics.port;
@@ -28,9 +35,11 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
     const app = express();
     app.disable('x-powered-by');
     app.get('/metrics', (request, response) => void this.endpoint.handle(request, response));
+    for (const [path, handler] of this.routes) app.get(path, handler);
+    const served = ['/metrics', ...this.routes.keys()].map((path) => `GET ${path}`).join(', ');
     const errors = new HttpErrorFilter();
     app.use((request: express.Request, response: express.Response) =>
-      errors.answer(request, response, new NotFoundError('only GET /metrics is served on METRICS_PORT')),
+      errors.answer(request, response, new NotFoundError(`only ${served} ${this.routes.size ? 'are' : 'is'} served on METRICS_PORT`)),
     );
     const server = app.listen(port);
     await new Promise<void>((resolve, reject) => {

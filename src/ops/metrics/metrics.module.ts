@@ -10,6 +10,6 @@ import { ServiceMetrics } from './service-metrics';
 @Module({
   controllers: [MetricsController],
   providers: [ServiceMetrics, MetricsEndpoint, MetricsServer, QueueMetrics],
-  exports: [ServiceMetrics],
+  exports: [ServiceMetrics, MetricsServer],
 })
 export class MetricsModule {}

@@ -118,6 +118,18 @@ export class ServiceMetrics {
     help: 'events/poll requests of this process waiting for an event now (each holds a slot of EVENT_FEED_LONG_POLLS_PER_KEY).',
     registers: [this.registry],
   });
+  private readonly readyChecks = new Gauge({
+    name: 'ready_check_up',
+    help: 'Readiness checks as last run (by /ready, and at every scrape): 1 passed, 0 failed. check: queue, postgres, and outbox on worker and all roles.',
+    labelNames: ['check'] as const,
+    registers: [this.registry],
+  });
+  private readonly notReadyAnswers = new Counter({
+    name: 'ready_not_ready_answers_total',
+    help: '/ready answers of 503, by the check that failed (an answer with two failed checks counts for both).',
+    labelNames: ['check'] as const,
+    registers: [this.registry],
+  });
   private readonly httpDuration = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP requests by route pattern (unmatched paths are "other") and status code.',
@@ -174,6 +186,17 @@ export class ServiceMetrics {
 
   httpAnswered(route: string, status: number, seconds: number): void {
     this.httpDuration.observe({ route, status: String(status) }, seconds);
+  }
+
+  /** A readiness check's result (1 passed, 0 failed); a check seen for the first time also starts its 503 counter at 0. */
+  readinessChecked(check: string, up: boolean): void {
+    this.readyChecks.set({ check }, up ? 1 : 0);
+    this.notReadyAnswers.inc({ check }, 0);
+  }
+
+  /** /ready answered 503 because of these checks. */
+  notReadyAnswered(failedChecks: readonly string[]): void {
+    for (const check of failedChecks) this.notReadyAnswers.inc({ check });
   }
 
   /** Endpoints by status, as counted now; a status with none reads 0. */
