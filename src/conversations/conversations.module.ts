@@ -15,6 +15,7 @@ import { OutboundRepository } from './outbound/outbound.repository';
 import { OUTBOUND_QUEUE, OutboundService } from './outbound/outbound.service';
 import { DraftHolds } from './outbound/draft-holds';
 import { SendGate } from './outbound/send-gate';
+import { SendGateRepository } from './outbound/send-gate.repository';
 import { OptOutsModule } from '../opt-outs/opt-outs.module';
 import { ScheduledSends } from './outbound/scheduled-sends';
 import { CancelScheduledMessageTool } from './outbound/scheduled-sends.tools';
@@ -62,6 +63,7 @@ import { THREAD_TOOLS } from './threads/threads.tools';
     OutboundChannels,
     OutboundService,
     SendGate,
+    SendGateRepository,
     ScheduledSends,
     CancelScheduledMessageTool,
     DraftHolds,

@@ -17,7 +17,30 @@ export interface OptOutRow {
  * (soft-deleted) and the number added again is a new row, and must not forget who texted STOP
  * (docs/opt-out.md). `o` is sms_opt_outs; the line is `:lineId`.
  */
-const OF_LINE_NUMBER = `o.line_id IN (SELECT same.id FROM lines l JOIN lines same ON same.org_id = l.org_id AND same.address = l.address WHERE l.id = :lineId)`;
+const ofLine = (lineId: string) =>
+  `o.line_id IN (SELECT same.id FROM lines l JOIN lines same ON same.org_id = l.org_id AND same.address = l.address WHERE l.id = ${lineId})`;
+const OF_LINE_NUMBER = ofLine(':lineId');
+
+/**
+ * A condition for another module's statement: the number `numberSql` opted out on the line
+ * `lineIdSql` (as OF_LINE_NUMBER finds it) after `sinceSql`. What the hand-off asks again
+ * (OptOutsService.refusalSince) folded into the read of the message it hands off.
+ */
+export function optedOutSinceSql(lineIdSql: string, numberSql: string, sinceSql: string): string {
+  return `EXISTS (SELECT 1 FROM sms_opt_outs o WHERE ${ofLine(lineIdSql)} AND o.number = ${numberSql} AND o.opted_out AND o.changed_at > ${sinceSql})`;
+}
+
+/**
+ * For the send gate's one read (SendGate.admit): the number's opt-out on the line as json
+ * (line_id, number, keyword, changed_at) or null; parameters `:lineId` and `:number`.
+ */
+export const LATEST_OPT_OUT_JSON = `(SELECT json_build_object('line_id', o.line_id, 'number', o.number, 'keyword', o.keyword, 'changed_at', o.changed_at)
+   FROM sms_opt_outs o WHERE ${OF_LINE_NUMBER} AND o.number = :number AND o.opted_out ORDER BY o.changed_at DESC LIMIT 1)`;
+
+/** An opt-out as LATEST_OPT_OUT_JSON gives it (json: its time a string). */
+export function optOutOfJson(json: (Omit<OptOutRow, 'changed_at'> & { changed_at: string }) | null): OptOutRow | null {
+  return json && { ...json, changed_at: new Date(json.changed_at) };
+}
 
 /** SQL of sms_opt_outs and sms_help_texts; the rules live in OptOutsService. */
 @Injectable()

@@ -122,8 +122,17 @@ export class OptOutsService {
    * refused (403; waiting does not lift it), unless it is the service's own answer to a keyword.
    */
   async admit(tx: EntityManager, send: GatedSend): Promise<void> {
-    if (send.channel !== 'SMS' || send.origin.system === KEYWORD_REPLY) return;
-    const optOut = await this.optOuts.find(tx, send.lineId, send.to.value);
+    if (!this.binds(send)) return;
+    this.admitWith(await this.optOuts.find(tx, send.lineId, send.to.value));
+  }
+
+  /** Whether the rule `opted_out` is asked about this send (an SMS, and not the answer to a keyword). */
+  binds(send: GatedSend): boolean {
+    return send.channel === 'SMS' && send.origin.system !== KEYWORD_REPLY;
+  }
+
+  /** `admit` with the number's opt-out on the line already read (the send gate's one read: LATEST_OPT_OUT_JSON). */
+  admitWith(optOut: OptOutRow | null): void {
     if (optOut) throw refusalOf(optOut);
   }
 

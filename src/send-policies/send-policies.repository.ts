@@ -37,6 +37,31 @@ const CREDENTIALS = `
   SELECT g.id, 'OAUTH_GRANT' AS kind, COALESCE(c.client_name, c.client_id) AS name, u.id AS "ownerId", u.email AS "ownerEmail"
     FROM oauth_grants g JOIN users u ON u.id = g.user_id JOIN oauth_clients c ON c.client_id = g.client_id WHERE u.org_id = :orgId`;
 
+/** A message row not written (nor last updated) by the current transaction: xmin is the transaction that wrote the row's version. */
+const NOT_THIS_TRANSACTION = `messages.xmin <> pg_current_xact_id()::xid`;
+
+const FOR_SEND = `org_id = :orgId AND ((api_key_id IS NULL AND oauth_grant_id IS NULL) OR api_key_id = :credentialId OR oauth_grant_id = :credentialId)`;
+
+/**
+ * For the send gate's one read (SendGate.admit): the org's policy and the credential's override
+ * as a json array (zero to two rows, as `forSend`); parameters `:orgId` and `:credentialId`.
+ */
+export const POLICIES_FOR_SEND_JSON = `(SELECT COALESCE(json_agg(p), '[]'::json) FROM (SELECT ${COLUMNS} FROM send_policies WHERE ${FOR_SEND}) p)`;
+
+/** The rows of POLICIES_FOR_SEND_JSON (json: updated_at a string). */
+export function policyRowsOfJson(json: Array<Omit<PolicyRow, 'updatedAt'> & { updatedAt: string }>): PolicyRow[] {
+  return json.map((row) => ({ ...row, updatedAt: new Date(row.updatedAt) }));
+}
+
+/**
+ * How many of one credential's limited sends may be in flight at once without waiting for each
+ * other (SendPoliciesService.checkLimits): a send far from its limits (its count + LIMIT_SLOTS at
+ * most the limit) takes one slot; near a limit, every slot.
+ */
+export const LIMIT_SLOTS = 32;
+
+const SLOT_SAVEPOINT = 'send_policy_limit_slot';
+
 /** SQL of send policies: the rows, and what the check counts in messages. */
 @Injectable()
 export class SendPoliciesRepository {
@@ -46,31 +71,61 @@ export class SendPoliciesRepository {
   async forSend(manager: EntityManager, orgId: string, credentialId: string): Promise<PolicyRow[]> {
     return queryNamed<PolicyRow[]>(
       manager,
-      `SELECT ${COLUMNS} FROM send_policies
-        WHERE org_id = :orgId AND ((api_key_id IS NULL AND oauth_grant_id IS NULL) OR api_key_id = :credentialId OR oauth_grant_id = :credentialId)`,
+      `SELECT ${COLUMNS} FROM send_policies WHERE ${FOR_SEND}`,
       { orgId, credentialId },
     );
   }
 
   /**
-   * Serialises the limit checks of one credential until the transaction ends: the count and the
-   * insert of its message are then one step, so parallel sends cannot all pass the same count. A
-   * 64-bit hash of the credential id in its own namespace (`send_policies:`), apart from the
-   * codebase's other advisory locks (small constants, other prefixes).
+   * The credential's limit slots (LIMIT_SLOTS advisory locks, held until the transaction ends; the
+   * two-key form `(hashtext('send_policies:' || id), slot)`, apart from the codebase's one-key
+   * locks). A send whose count is far from every limit holds one slot (`tryOneSlot`), a send near
+   * a limit holds them all (`lockAllSlots`): see SendPoliciesService.checkLimits.
+   *
+   * One slot, if one is free now (never waits), taken under a savepoint (`releaseSlotAttempt`
+   * gives it back): whether one was taken.
    */
-  async lockCredential(manager: EntityManager, credentialId: string): Promise<void> {
-    await queryNamed(manager, `SELECT pg_advisory_xact_lock(hashtextextended(:lock, 0))`, { lock: `send_policies:${credentialId}` });
+  async tryOneSlot(manager: EntityManager, credentialId: string): Promise<boolean> {
+    await manager.query(`SAVEPOINT ${SLOT_SAVEPOINT}`);
+    const rows = await queryNamed<unknown[]>(
+      manager,
+      `SELECT slot FROM generate_series(0, ${LIMIT_SLOTS - 1}) slot WHERE pg_try_advisory_xact_lock(hashtext(:lock), slot) LIMIT 1`,
+      { lock: `send_policies:${credentialId}` },
+    );
+    return rows.length > 0;
+  }
+
+  /** Ends tryOneSlot's savepoint: the slot kept until the transaction ends, or (`giveBack`) released now. */
+  async endSlotAttempt(manager: EntityManager, giveBack: boolean): Promise<void> {
+    await manager.query(giveBack ? `ROLLBACK TO SAVEPOINT ${SLOT_SAVEPOINT}` : `RELEASE SAVEPOINT ${SLOT_SAVEPOINT}`);
+  }
+
+  /** Every slot of the credential, in order (waits for each): no other limited send of the credential is in flight after it. */
+  async lockAllSlots(manager: EntityManager, credentialId: string): Promise<void> {
+    await queryNamed(manager, `SELECT count(pg_advisory_xact_lock(hashtext(:lock), slot)) FROM generate_series(0, ${LIMIT_SLOTS - 1}) slot`, {
+      lock: `send_policies:${credentialId}`,
+    });
   }
 
   /**
    * The credential's sends (not SCHEDULED) since `hourAgo`, since `dayAgo`, and of those to `to`,
    * each counted up to its cap (a limit's max + 1 is enough to compare; 0 skips the count): a busy
    * credential's check reads at most that many rows of messages_sent_by_key_idx per window, not
-   * every send of its day.
+   * every send of its day. `othersOnly`: leaves out the messages this transaction wrote (a check
+   * made after its own message: SendPoliciesService.checkDeferredLimits).
    */
-  async counts(manager: EntityManager, credentialId: string, to: string, hourAgo: Date, dayAgo: Date, caps: SendCounts): Promise<SendCounts> {
+  async counts(
+    manager: EntityManager,
+    credentialId: string,
+    to: string,
+    hourAgo: Date,
+    dayAgo: Date,
+    caps: SendCounts,
+    othersOnly = false,
+  ): Promise<SendCounts> {
+    const others = othersOnly ? ` AND ${NOT_THIS_TRANSACTION}` : '';
     const window = (since: string, extra: string, cap: string) =>
-      `(SELECT count(*)::int FROM (SELECT 1 FROM messages WHERE sent_by_key_id = :credentialId AND created_at > ${since} AND status <> 'SCHEDULED'${extra} LIMIT ${cap}) w)`;
+      `(SELECT count(*)::int FROM (SELECT 1 FROM messages WHERE sent_by_key_id = :credentialId AND created_at > ${since} AND status <> 'SCHEDULED'${extra}${others} LIMIT ${cap}) w)`;
     const [row] = await queryNamed<SendCounts[]>(
       manager,
       `SELECT ${window(':hourAgo', '', ':hourCap')} AS "lastHour", ${window(':dayAgo', '', ':dayCap')} AS "lastDay",
@@ -83,12 +138,13 @@ export class SendPoliciesRepository {
   /**
    * The `nth` newest (1 = newest) counted send of the credential since `since` (to `to` only, when
    * given): with `nth` = the limit, when it leaves the window one more may go. Reads at most `nth` rows.
+   * `othersOnly` as in `counts`.
    */
-  async nthNewest(manager: EntityManager, credentialId: string, since: Date, nth: number, to: string | null): Promise<Date | null> {
+  async nthNewest(manager: EntityManager, credentialId: string, since: Date, nth: number, to: string | null, othersOnly = false): Promise<Date | null> {
     const [row] = await queryNamed<Array<{ created_at: Date }>>(
       manager,
       `SELECT created_at FROM messages
-        WHERE sent_by_key_id = :credentialId AND created_at > :since AND status <> 'SCHEDULED' AND (CAST(:to AS text) IS NULL OR to_value = :to)
+        WHERE sent_by_key_id = :credentialId AND created_at > :since AND status <> 'SCHEDULED' AND (CAST(:to AS text) IS NULL OR to_value = :to)${othersOnly ? ` AND ${NOT_THIS_TRANSACTION}` : ''}
         ORDER BY created_at DESC OFFSET :skip LIMIT 1`,
       { credentialId, since, skip: Math.max(0, nth - 1), to },
     );

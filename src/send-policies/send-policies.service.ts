@@ -4,7 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { Clock } from '../common/clock';
 import { ForbiddenError, isForeignKeyViolation, NotFoundError } from '../common/errors';
 import { PrincipalRef } from '../identity/principal';
-import { CredentialRow, PolicyRow, SendPoliciesRepository } from './send-policies.repository';
+import { CredentialRow, LIMIT_SLOTS, PolicyRow, SendPoliciesRepository } from './send-policies.repository';
 import {
   checkedPolicy,
   effectivePolicy,
@@ -64,6 +64,9 @@ export class SendPoliciesService {
     private readonly clock: Clock,
   ) {}
 
+  /** Limit checks waiting for the end of their send's transaction (deferLimits). */
+  private readonly deferred = new WeakMap<EntityManager, Array<{ send: PolicySend; policy: SendPolicyFields }>>();
+
   /**
    * Refuses the send (SendRefusedError naming the rule) if the credential's policy does not admit
    * it. Cost: one query for the policy (none beyond when the org has none), one indexed count of at
@@ -72,7 +75,11 @@ export class SendPoliciesService {
    * (sendAt) is checked at its sendAt, without the limits (they bind when it is released).
    */
   async admit(tx: EntityManager, send: PolicySend): Promise<void> {
-    const rows = await this.repository.forSend(tx, send.orgId, send.credentialId);
+    await this.admitWith(tx, send, await this.repository.forSend(tx, send.orgId, send.credentialId));
+  }
+
+  /** `admit` with the policy rows already read (the send gate's one read: POLICIES_FOR_SEND_JSON). */
+  async admitWith(tx: EntityManager, send: PolicySend, rows: PolicyRow[]): Promise<void> {
     if (rows.length === 0) return;
     const p = effectivePolicy(rows.find((r) => r.credentialId === null) ?? null, rows.find((r) => r.credentialId !== null) ?? null);
     if (isEmptyPolicy(p)) return;
@@ -89,28 +96,97 @@ export class SendPoliciesService {
       if (isQuiet(at, zone, p.quietStart, p.quietEnd)) throw quietHoursRefusal(at, zone, p.quietStart, p.quietEnd);
     }
     if (scheduling || (p.maxPerHour === null && p.maxPerDay === null && p.maxPerRecipientPerDay === null)) return;
-    // Held until the send's transaction commits (its message inserted): the next send of the
-    // credential counts it. Without it, parallel sends all pass the same count.
-    await this.repository.lockCredential(tx, send.credentialId);
-    const hourAgo = new Date(now.getTime() - LIMIT_WINDOWS.max_per_hour.ms);
-    const dayAgo = new Date(now.getTime() - LIMIT_WINDOWS.max_per_day.ms);
-    const cap = (max: number | null) => (max === null ? 0 : max + 1);
-    const counts = await this.repository.counts(tx, send.credentialId, send.to, hourAgo, dayAgo, {
-      lastHour: cap(p.maxPerHour),
-      lastDay: cap(p.maxPerDay),
-      toRecipientLastDay: cap(p.maxPerRecipientPerDay),
-    });
-    const full: Array<[LimitRule, number | null, number, Date, string | null]> = [
-      ['max_per_hour', p.maxPerHour, counts.lastHour, hourAgo, null],
-      ['max_per_day', p.maxPerDay, counts.lastDay, dayAgo, null],
-      ['max_per_recipient_per_day', p.maxPerRecipientPerDay, counts.toRecipientLastDay, dayAgo, send.to],
-    ];
-    for (const [rule, max, count, since, to] of full) {
+    const deferred = this.deferred.get(tx);
+    if (deferred) deferred.push({ send, policy: p });
+    else await this.checkLimits(tx, send, p, null);
+  }
+
+  /**
+   * From now on, `tx`'s limit checks wait for `checkDeferredLimits`, called by the send as the last
+   * statements of its transaction (after its message is written). The per-credential lock that
+   * keeps a limit exact under concurrent sends is then held from that check to the commit only,
+   * not from the gate on through the message's writes: one credential's parallel sends queue for
+   * a count and a commit, no longer for the whole send.
+   */
+  deferLimits(tx: EntityManager): void {
+    this.deferred.set(tx, []);
+  }
+
+  /**
+   * The limit checks `admit` left to the end of `tx` (deferLimits): each under the credential's
+   * lock, counting the credential's committed sends (this transaction's own messages are left out
+   * and its earlier sends added, so the comparison is the one `admit` makes before the message).
+   */
+  async checkDeferredLimits(tx: EntityManager): Promise<void> {
+    const pending = this.deferred.get(tx) ?? [];
+    this.deferred.delete(tx);
+    for (const [i, { send, policy }] of pending.entries()) {
+      const earlier = pending.slice(0, i).filter((e) => e.send.credentialId === send.credentialId);
+      await this.checkLimits(tx, send, policy, { sends: earlier.length, toRecipient: earlier.filter((e) => e.send.to === send.to).length });
+    }
+  }
+
+  /**
+   * The limits, exact under concurrent sends of the credential. Each limited send holds at least
+   * one of the credential's LIMIT_SLOTS slot locks from before its count to its commit, so at its
+   * count at most LIMIT_SLOTS − 1 other sends of the credential are in flight unseen. A send whose
+   * count leaves room for all of them under every limit (count + LIMIT_SLOTS ≤ max) passes
+   * holding one slot, without waiting for the others; otherwise (near a limit, or no slot free) it
+   * gives its slot back, takes every slot (waiting for the sends in flight to end: none is then
+   * unseen) and counts again: as one lock on the credential did, serialising every send (the
+   * security review found 17 of 30 concurrent sends passing a limit of 10 without it). `own`, for
+   * a check made after the messages were written (checkDeferredLimits): the messages this
+   * transaction wrote are not counted, and its sends of the credential admitted before this one
+   * are added.
+   */
+  private async checkLimits(tx: EntityManager, send: PolicySend, p: SendPolicyFields, own: { sends: number; toRecipient: number } | null): Promise<void> {
+    if (await this.repository.tryOneSlot(tx, send.credentialId)) {
+      const { counts } = await this.count(tx, send, p, own);
+      const roomForAll = counts.every(([, max, count]) => max === null || count + LIMIT_SLOTS <= max);
+      await this.repository.endSlotAttempt(tx, !roomForAll);
+      if (roomForAll) return;
+    } else {
+      await this.repository.endSlotAttempt(tx, true);
+    }
+    await this.repository.lockAllSlots(tx, send.credentialId);
+    const { counts, now } = await this.count(tx, send, p, own);
+    for (const [rule, max, count, since, to] of counts) {
       if (max === null || count < max) continue;
       // The (count − max + 1)-th oldest counted send is the max-th newest: read without the full count.
-      const leaving = max === 0 ? null : await this.repository.nthNewest(tx, send.credentialId, since, max, to);
+      const leaving = max === 0 ? null : await this.repository.nthNewest(tx, send.credentialId, since, max, to, own !== null);
       throw limitRefusal(rule, max, leaving, now);
     }
+  }
+
+  /** The credential's counted sends in each limit's window, with the limit, the window's start and its recipient (null: any). */
+  private async count(
+    tx: EntityManager,
+    send: PolicySend,
+    p: SendPolicyFields,
+    own: { sends: number; toRecipient: number } | null,
+  ): Promise<{ counts: Array<[LimitRule, number | null, number, Date, string | null]>; now: Date }> {
+    const now = this.clock.now();
+    const hourAgo = new Date(now.getTime() - LIMIT_WINDOWS.max_per_hour.ms);
+    const dayAgo = new Date(now.getTime() - LIMIT_WINDOWS.max_per_day.ms);
+    // Counted up to max + 1: enough to compare with max, and with max − LIMIT_SLOTS.
+    const cap = (max: number | null) => (max === null ? 0 : max + 1);
+    const counts = await this.repository.counts(
+      tx,
+      send.credentialId,
+      send.to,
+      hourAgo,
+      dayAgo,
+      { lastHour: cap(p.maxPerHour), lastDay: cap(p.maxPerDay), toRecipientLastDay: cap(p.maxPerRecipientPerDay) },
+      own !== null,
+    );
+    return {
+      now,
+      counts: [
+        ['max_per_hour', p.maxPerHour, counts.lastHour + (own?.sends ?? 0), hourAgo, null],
+        ['max_per_day', p.maxPerDay, counts.lastDay + (own?.sends ?? 0), dayAgo, null],
+        ['max_per_recipient_per_day', p.maxPerRecipientPerDay, counts.toRecipientLastDay + (own?.toRecipient ?? 0), dayAgo, send.to],
+      ],
+    };
   }
 
   // ── reading and editing ─────────────────────────────────────────────────────────────────────

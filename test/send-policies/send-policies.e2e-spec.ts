@@ -5,6 +5,7 @@ import { createMessagingTestApp, inboundSms, MessagingTestApp, partnerPhone } fr
 import { connectApp } from '../support/oauth';
 import { createSession, Session } from '../support/session';
 import { postForm, signInBrowser } from '../support/web';
+import { LIMIT_SLOTS } from '../../src/send-policies/send-policies.repository';
 
 type Era = 'classic' | 'modern';
 
@@ -157,6 +158,17 @@ describe('send policies: per org, per credential overrides, refused alike on MCP
     expect(results.filter((r) => !r.ok).every((r) => /\(rule max_per_hour\)$/.test(r.text))).toBe(true);
     const [{ count }] = await m.db.query(`SELECT count(*)::int AS count FROM messages WHERE sent_by_key_id = $1`, [s.apiKeyId]);
     expect(count).toBe(10);
+  });
+
+  it('a limit above LIMIT_SLOTS holds under concurrency too: sends far from it pass holding one slot each, those near it wait for every slot', async () => {
+    const s = await org();
+    const limit = LIMIT_SLOTS + 4;
+    await setPolicy(s, { maxPerHour: limit });
+    const results = await Promise.all(Array.from({ length: limit + limit / 2 }, () => send('classic', s.apiKey, partnerPhone())));
+    expect(results.filter((r) => r.ok).length).toBe(limit);
+    expect(results.filter((r) => !r.ok).every((r) => /\(rule max_per_hour\)$/.test(r.text))).toBe(true);
+    const [{ count }] = await m.db.query(`SELECT count(*)::int AS count FROM messages WHERE sent_by_key_id = $1`, [s.apiKeyId]);
+    expect(count).toBe(limit);
   });
 
   it("quiet_hours and sendAt: a send scheduled for the window's end is SCHEDULED; one scheduled inside the window is refused at once", async () => {

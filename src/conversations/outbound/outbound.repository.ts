@@ -5,6 +5,7 @@ import { Principal } from '../../identity/principal';
 import { callerLines } from '../../identity/line-access.sql';
 import { Channel, IdentityKind, SerializedMessage } from '../conversation-vocabulary';
 import { queryNamed } from '../../database/sql';
+import { optedOutSinceSql } from '../../opt-outs/opt-outs.repository';
 import { serializeMessage } from '../message-data.builder';
 import { CallerThread } from '../threads/thread-access.repository';
 import { MessageStatus } from '../message.entity';
@@ -76,6 +77,8 @@ export interface HandOffRow {
   line_id: string;
   to_value: string;
   created_at: Date;
+  /** An SMS whose number opted out on its line after it was queued (the hand-off then asks the gate: refusalAtHandOff). */
+  opted_out_since_queued: boolean;
 }
 
 /**
@@ -184,7 +187,9 @@ export class OutboundRepository {
   async forHandOff(messageId: string): Promise<HandOffRow | undefined> {
     const [message] = await queryNamed<HandOffRow[]>(
       this.dataSource.manager,
-      `SELECT id, channel, status, line_id, to_value, created_at FROM messages WHERE id = :messageId`,
+      `SELECT m.id, m.channel, m.status, m.line_id, m.to_value, m.created_at,
+              m.channel = 'SMS' AND ${optedOutSinceSql('m.line_id', 'm.to_value', 'm.created_at')} AS opted_out_since_queued
+         FROM messages m WHERE m.id = :messageId`,
       { messageId },
     );
     return message;

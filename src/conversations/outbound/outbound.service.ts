@@ -194,6 +194,8 @@ export class OutboundService {
     const key = call.args.idempotencyKey;
     if (originOf(caller).draftOnly) return this.draft((tx) => insert(tx, sendAtOf(call.args.sendAt)));
     const { messageId, replayed, sendAt } = await this.dataSource.transaction(async (tx) => {
+      // The limits' per-credential lock is taken as the last statement, held for the commit only.
+      this.gate.deferLimits(tx);
       if (key !== undefined) {
         const first = await this.keys.claim(tx, caller.orgId, key, call.tool, requestDigest(call), IDEMPOTENCY_KEY_LIVE_MS);
         // A repeat answers the first message whatever the time is now: its sendAt may have passed since (a lost answer, retried later).
@@ -203,6 +205,7 @@ export class OutboundService {
       const id = await insert(tx, sendAt);
       if (sendAt) await this.publishStatusChanged(tx, id, null, 'SCHEDULED');
       if (key !== undefined) await this.keys.record(tx, caller.orgId, key, id);
+      await this.gate.checkDeferredLimits(tx);
       return { messageId: id, replayed: false, sendAt };
     });
     if (!replayed) await this.dispatch(messageId, sendAt ?? null);
@@ -371,7 +374,8 @@ export class OutboundService {
   async handOff(messageId: string, attemptsMade: number): Promise<void> {
     const message = await this.messages.forHandOff(messageId);
     if (!message || message.status !== 'QUEUED') return;
-    if (message.channel === 'SMS' && (await this.refusedAtHandOff(message))) return;
+    // The opt-out check again (opted_out) rides on the read above; only an SMS whose number opted out since it was queued opens a transaction.
+    if (message.opted_out_since_queued && (await this.refusedAtHandOff(message))) return;
     await this.channels.for(message.channel).handOff(messageId, attemptsMade);
   }
 

@@ -2,9 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { SendRefusedError } from '../../common/errors';
 import { CredentialAccessRepository } from '../../identity/credential-access.repository';
-import { LinesRepository } from '../../identity/lines.repository';
 import { SendPoliciesService } from '../../send-policies/send-policies.service';
 import { OptOutsService } from '../../opt-outs/opt-outs.service';
+import { SendGateRepository } from './send-gate.repository';
 import { QueuedMessage } from './outbound.repository';
 
 /**
@@ -29,15 +29,27 @@ import { QueuedMessage } from './outbound.repository';
 @Injectable()
 export class SendGate {
   constructor(
-    private readonly lines: LinesRepository,
+    private readonly reads: SendGateRepository,
     private readonly credentials: CredentialAccessRepository,
     private readonly policies: SendPoliciesService,
     private readonly optOuts: OptOutsService,
   ) {}
 
+  /**
+   * One statement reads what the rules ask (own line, the number's opt-out, the credential's
+   * policy rows); only `credential_access` of a scheduled send, `replies_only` and the limits read
+   * more. Nothing is cached: a policy or an opt-out changed before this statement binds this send.
+   */
   async admit(tx: EntityManager, m: QueuedMessage): Promise<void> {
-    const line = await this.lines.liveLineByAddress(m.to.value, m.to.kind === 'PHONE' ? 'PHONE_NUMBER' : 'EMAIL_ACCOUNT', tx);
-    if (line && line.org_id === m.orgId) {
+    const keyId = m.origin.keyId;
+    const read = await this.reads.read(tx, {
+      orgId: m.orgId,
+      to: m.to.value,
+      lineType: m.to.kind === 'PHONE' ? 'PHONE_NUMBER' : 'EMAIL_ACCOUNT',
+      optOutOf: this.optOuts.binds(m) ? m.lineId : null,
+      credentialId: keyId,
+    });
+    if (read.ownLine) {
       throw new SendRefusedError(
         `${m.to.value} is one of this org's own lines: a message to it would come back in on that line (and an agent there would answer it), so it is not sent (rule own_line)`,
         'own_line',
@@ -45,7 +57,7 @@ export class SendGate {
         'to',
       );
     }
-    await this.optOuts.admit(tx, m);
+    this.optOuts.admitWith(read.optOut);
     if (m.origin.keyId !== null && !m.origin.draftOnly && m.sendAt && !(await this.credentials.credentialMaySendOn(m.origin.keyId, m.lineId, tx))) {
       throw new SendRefusedError(
         'the API key or app that scheduled this message may no longer send on its line (revoked, its send permission or the line taken away), so it is not sent (rule credential_access)',
@@ -54,8 +66,22 @@ export class SendGate {
         'sendAt',
       );
     }
-    if (m.origin.keyId !== null)
-      await this.policies.admit(tx, { orgId: m.orgId, credentialId: m.origin.keyId, lineId: m.lineId, to: m.to.value, sendAt: m.sendAt ?? null });
+    if (keyId !== null)
+      await this.policies.admitWith(
+        tx,
+        { orgId: m.orgId, credentialId: keyId, lineId: m.lineId, to: m.to.value, sendAt: m.sendAt ?? null },
+        read.policies,
+      );
+  }
+
+  /** `tx`'s send-policy limits are checked at its end (checkDeferredLimits) instead of in `admit`: SendPoliciesService.deferLimits. */
+  deferLimits(tx: EntityManager): void {
+    this.policies.deferLimits(tx);
+  }
+
+  /** The limits `admit` left to the end of `tx` (deferLimits): call as the transaction's last statements, after its messages are written. */
+  checkDeferredLimits(tx: EntityManager): Promise<void> {
+    return this.policies.checkDeferredLimits(tx);
   }
 
   /**
