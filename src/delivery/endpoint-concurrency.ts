@@ -7,7 +7,12 @@
  *   a 429): the limit is halved, at most once per round: an answer to a request sent before the
  *   last cut does not cut again (ten requests timing out together are one signal, not ten).
  * - **Latency rise** (a 2xx whose smoothed latency is more than twice the endpoint's baseline and
- *   more than LATENCY_SLACK_MS above it): the limit shrinks by a tenth, at most once per round.
+ *   more than LATENCY_SLACK_MS above it): the limit shrinks by a tenth, at most once per round,
+ *   but not below the initial limit: a rise takes back growth, only failures go lower. The
+ *   latency is measured in the worker, so it includes the worker's own delays (an event loop
+ *   busy with ingest in one process, a CPU-starved machine); cutting below the fixed limit the
+ *   service had before on that evidence starved a healthy endpoint (bench scenario 6: 3
+ *   deliveries/s instead of 37 on a machine at load 15, with a slack of 25 ms and no such floor).
  * - **Good** (any other 2xx) while the endpoint uses at least half its limit: the limit grows by
  *   1 ÷ limit, so by about one per round of answers (a limit of 10 grows by one every 10 answers).
  *   An endpoint that does not use its limit gives no evidence it could take more, so it stays.
@@ -40,7 +45,7 @@ export interface AnswerSample {
 }
 
 export const LATENCY_TOLERANCE = 2;
-export const LATENCY_SLACK_MS = 25;
+export const LATENCY_SLACK_MS = 100;
 export const BASELINE_WINDOW_MS = 60_000;
 export const IDLE_FORGET_MS = 10 * 60_000;
 const OVERLOAD_FACTOR = 0.5;
@@ -106,15 +111,15 @@ export class EndpointConcurrency {
     state.windowMinMs = Math.min(state.windowMinMs ?? smoothed, smoothed);
     const baseline = Math.min(state.windowMinMs, state.previousWindowMinMs ?? Infinity);
     if (smoothed > LATENCY_TOLERANCE * baseline && smoothed - baseline > LATENCY_SLACK_MS) {
-      this.cut(state, sentAt, now, LATENCY_FACTOR);
+      if (state.limit > this.initial) this.cut(state, sentAt, now, LATENCY_FACTOR, this.initial);
       return;
     }
     if (sample.inFlight * 2 >= state.limit) state.limit = Math.min(this.max, state.limit + 1 / state.limit);
   }
 
-  private cut(state: EndpointState, sentAt: number, now: number, factor: number): void {
+  private cut(state: EndpointState, sentAt: number, now: number, factor: number, floor = this.min): void {
     if (sentAt < state.cutAt) return; // sent before the last cut: that cut already answered it
-    state.limit = Math.max(this.min, state.limit * factor);
+    state.limit = Math.max(floor, state.limit * factor);
     state.cutAt = now;
   }
 
