@@ -19,9 +19,12 @@
  * - Anything else (other 4xx, a URL the policy refused at send time) leaves the limit alone.
  *
  * The limit stays within [min, max] (DELIVERY_ENDPOINT_CONCURRENCY_MIN / _MAX) and starts at
- * DELIVERY_ENDPOINT_CONCURRENCY. The latency is each request's time as the worker measured it;
- * the baseline is the lowest smoothed latency of the last one to two minutes (two windows of
- * BASELINE_WINDOW_MS), so a receiver that stays slower for that long becomes its own new normal.
+ * DELIVERY_ENDPOINT_CONCURRENCY. The latency is each request's time as the worker measured it,
+ * smoothed (each answer weighs a fifth); the baseline is a slow average of the same times (each
+ * answer weighs a hundredth), as in Netflix's concurrency-limits "gradient2": a sudden rise shows,
+ * while a latency that stays higher becomes the new normal within some tens of answers. (A
+ * baseline of the lowest latency of the last minute held the limit at its start for the whole of a
+ * burst on a CPU-starved machine, where the worker's own delays were the rise: bench scenario 6.)
  *
  * The state is per process: each worker adapts its own share of an endpoint's traffic, so with
  * N workers an endpoint may see up to N × its limit at once. An endpoint not heard from for
@@ -46,22 +49,19 @@ export interface AnswerSample {
 
 export const LATENCY_TOLERANCE = 2;
 export const LATENCY_SLACK_MS = 100;
-export const BASELINE_WINDOW_MS = 60_000;
 export const IDLE_FORGET_MS = 10 * 60_000;
 const OVERLOAD_FACTOR = 0.5;
 const LATENCY_FACTOR = 0.9;
-/** Weight of the newest answer in the smoothed latency. */
+/** Weight of the newest answer in the smoothed latency, and in the baseline. */
 const SMOOTHING = 0.2;
+const BASELINE_SMOOTHING = 0.01;
 /** Endpoints whose state is kept at most; past it the longest unheard is forgotten. */
 const MAX_TRACKED = 10_000;
 
 interface EndpointState {
   limit: number;
   smoothedMs?: number;
-  /** Lowest smoothed latency in the current and the previous window. */
-  windowMinMs?: number;
-  previousWindowMinMs?: number;
-  windowStartedAt: number;
+  baselineMs?: number;
   /** When the limit was last cut: answers to requests sent before then do not cut it again. */
   cutAt: number;
   heardAt: number;
@@ -101,15 +101,8 @@ export class EndpointConcurrency {
       this.cut(state, sentAt, now, OVERLOAD_FACTOR);
       return;
     }
-    const smoothed = state.smoothedMs === undefined ? sample.durationMs : state.smoothedMs + SMOOTHING * (sample.durationMs - state.smoothedMs);
-    state.smoothedMs = smoothed;
-    if (now - state.windowStartedAt >= BASELINE_WINDOW_MS) {
-      state.previousWindowMinMs = now - state.windowStartedAt >= 2 * BASELINE_WINDOW_MS ? undefined : state.windowMinMs;
-      state.windowMinMs = undefined;
-      state.windowStartedAt = now;
-    }
-    state.windowMinMs = Math.min(state.windowMinMs ?? smoothed, smoothed);
-    const baseline = Math.min(state.windowMinMs, state.previousWindowMinMs ?? Infinity);
+    const smoothed = (state.smoothedMs = ewma(state.smoothedMs, sample.durationMs, SMOOTHING));
+    const baseline = (state.baselineMs = ewma(state.baselineMs, sample.durationMs, BASELINE_SMOOTHING));
     if (smoothed > LATENCY_TOLERANCE * baseline && smoothed - baseline > LATENCY_SLACK_MS) {
       if (state.limit > this.initial) this.cut(state, sentAt, now, LATENCY_FACTOR, this.initial);
       return;
@@ -127,7 +120,7 @@ export class EndpointConcurrency {
     let state = this.states.get(endpointId);
     if (state && now - state.heardAt > IDLE_FORGET_MS) state = undefined;
     if (!state) {
-      state = { limit: this.initial, windowStartedAt: now, cutAt: -Infinity, heardAt: now };
+      state = { limit: this.initial, cutAt: -Infinity, heardAt: now };
       if (this.states.size >= MAX_TRACKED) this.forgetOldest();
     }
     // Kept in the order last heard from, so the first is the longest unheard.
@@ -140,6 +133,10 @@ export class EndpointConcurrency {
     const oldest = this.states.keys().next();
     if (!oldest.done) this.states.delete(oldest.value);
   }
+}
+
+function ewma(average: number | undefined, value: number, weight: number): number {
+  return average === undefined ? value : average + weight * (value - average);
 }
 
 /** The signal of a send result: overload for no answer, a 5xx or a 429; good for a 2xx. */
