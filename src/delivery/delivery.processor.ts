@@ -95,7 +95,8 @@ export class DeliveryProcessor implements OnModuleInit, BeforeApplicationShutdow
     this.limits = new EndpointConcurrency({
       initial: endpointConcurrency,
       min: endpointConcurrencyMin ?? endpointConcurrency,
-      max: Math.min(concurrency, endpointConcurrencyMax ?? endpointConcurrency),
+      // A starting limit set above the ceiling raises the ceiling (it was a fixed limit before); the worker's own limit caps both.
+      max: Math.min(concurrency, Math.max(endpointConcurrencyMax ?? endpointConcurrency, endpointConcurrency)),
     });
   }
 
