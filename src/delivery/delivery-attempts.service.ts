@@ -14,7 +14,7 @@ import { ClaimedRow, ClaimResult, DeliveryAttemptsRepository } from './delivery-
 import { DeliveryQueue } from './delivery-queue';
 import { nextRetryDelayMs } from './retry-after';
 import { inStoredTrace, Span, SpanKind, SpanStatusCode } from '../ops/tracing/traces';
-import { SendResult, WebhookSender } from './webhook-sender';
+import { SendErrorKind, SendResult, WebhookSender } from './webhook-sender';
 import { signatureHeaders } from './signature-headers';
 import { subscriptionOccurrence, SUBSCRIPTION_ID_HEADER } from '../event-feed/event-subscription-delivery';
 import { FeedCursors } from '../event-feed/feed-cursor';
@@ -52,6 +52,13 @@ interface Claimed {
   now: Date;
   delivery: ClaimedDelivery;
   endpoint: ClaimedEndpoint;
+}
+
+/** What an endpoint answered an attempt: its status (null: no answer, see errorKind) and the request's time. */
+export interface Answer {
+  statusCode: number | null;
+  durationMs: number;
+  errorKind?: SendErrorKind;
 }
 
 /** A failed attempt: a status other than 2xx, or no answer. */
@@ -120,9 +127,9 @@ export class DeliveryAttemptsService implements OnModuleInit {
 
   /**
    * @param onAnswered called once the endpoint has answered (or the attempt could not be sent),
-   *   before the outcome is recorded: the endpoint's slot is free from then on.
+   *   before the outcome is recorded, with what it answered: the endpoint's slot is free from then on.
    */
-  async attempt(deliveryId: string, attempt: number, onAnswered?: () => void): Promise<AttemptOutcome> {
+  async attempt(deliveryId: string, attempt: number, onAnswered?: (answer: Answer) => void): Promise<AttemptOutcome> {
     if (attempt > this.maxAttempts) {
       // Swept after an attempt whose worker died: that attempt was the last one allowed.
       await this.repository.failInterruptedLast(deliveryId, attempt);
@@ -153,7 +160,7 @@ export class DeliveryAttemptsService implements OnModuleInit {
   }
 
   /** Sends a claimed attempt and records its outcome (in the attempt's span, when tracing). */
-  private async deliver(claimed: Claimed, attempt: number, onAnswered: (() => void) | undefined, span: Span | undefined): Promise<AttemptOutcome> {
+  private async deliver(claimed: Claimed, attempt: number, onAnswered: ((answer: Answer) => void) | undefined, span: Span | undefined): Promise<AttemptOutcome> {
     const { delivery, endpoint, now } = claimed;
     if (endpoint.status !== 'active') {
       await this.repository.cancel(delivery.id);
@@ -184,7 +191,7 @@ export class DeliveryAttemptsService implements OnModuleInit {
       // The URL no longer passes the policy (e.g. its name now resolves privately): a failed attempt.
       result = { ok: false, statusCode: null, errorKind: 'url_refused', error: error.message, durationMs: 0 };
     }
-    onAnswered?.();
+    onAnswered?.({ statusCode: result.statusCode, durationMs: result.durationMs, ...('errorKind' in result ? { errorKind: result.errorKind } : {}) });
     const answeredAt = Date.now();
     let outcome: AttemptOutcome;
     if (result.ok && 'responseBody' in result) {

@@ -1,7 +1,7 @@
 import { Job } from 'bull';
 import { AppConfig } from '../config/app-config';
 import { BackgroundWork } from '../queue/background-work';
-import { DeliveryAttemptsService } from './delivery-attempts.service';
+import { Answer, DeliveryAttemptsService } from './delivery-attempts.service';
 import { AttemptJob, DeliveryJob, DeliveryQueue } from './delivery-queue';
 import { DeliveryProcessor } from './delivery.processor';
 
@@ -121,10 +121,10 @@ describe('DeliveryProcessor parking', () => {
     const answer = new Map<string, () => void>();
     const record = new Map<string, () => void>();
     const attempts = {
-      attempt: (deliveryId: string, _attempt: number, onAnswered?: () => void) => {
+      attempt: (deliveryId: string, _attempt: number, onAnswered?: (answer: Answer) => void) => {
         started.push(deliveryId);
         return new Promise<'succeeded'>((resolve) => {
-          answer.set(deliveryId, () => onAnswered?.());
+          answer.set(deliveryId, () => onAnswered?.({ statusCode: 200, durationMs: 1 }));
           record.set(deliveryId, () => resolve('succeeded'));
         });
       },

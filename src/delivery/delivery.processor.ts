@@ -5,6 +5,7 @@ import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { AttemptOutcome, DeliveryAttemptsService } from './delivery-attempts.service';
 import { AttemptBatchJob, DeliveryJob, DeliveryQueue } from './delivery-queue';
+import { answerSignal, EndpointConcurrency } from './endpoint-concurrency';
 
 /**
  * How long an attempt waits in Redis when its endpoint already has its share in flight and its
@@ -42,8 +43,10 @@ interface Waiting extends Parked {
  * the attempt, and the next try is its own delayed job (a thrown error would only make Bull
  * capture a stack trace for a job that is removed at once).
  *
- * Isolation: one endpoint may have at most DELIVERY_ENDPOINT_CONCURRENCY requests in flight from
- * this worker, so a receiver that hangs until the timeout cannot starve the others. A job beyond
+ * Isolation: one endpoint may have at most its limit of requests in flight from this worker, so a
+ * receiver that hangs until the timeout cannot starve the others. The limit adapts to how the
+ * endpoint answers (EndpointConcurrency: it starts at DELIVERY_ENDPOINT_CONCURRENCY, grows while
+ * the endpoint answers 2xx without slowing down, and is cut on timeouts, errors, 5xx and 429). A job beyond
  * that is parked: the Bull job completes at once (freeing its slot) and the attempt waits in the
  * endpoint's line in memory, to start the moment one of the endpoint's attempts ends. Parking is
  * not durable and need not be: the delivery row stays due in the database, so if this worker
@@ -79,13 +82,23 @@ export class DeliveryProcessor implements OnModuleInit, BeforeApplicationShutdow
   private recordingTotal = 0;
   private readonly recording = new Map<string, number>();
   private stopping = false;
+  /** Each endpoint's limit of requests in flight from this worker. */
+  readonly limits: EndpointConcurrency;
 
   constructor(
     private readonly queue: DeliveryQueue,
     private readonly attempts: DeliveryAttemptsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly work: BackgroundWork,
-  ) {}
+  ) {
+    const { endpointConcurrency, endpointConcurrencyMin, endpointConcurrencyMax, concurrency } = config.delivery;
+    this.limits = new EndpointConcurrency({
+      initial: endpointConcurrency,
+      min: endpointConcurrencyMin ?? endpointConcurrency,
+      // A starting limit set above the ceiling raises the ceiling (it was a fixed limit before); the worker's own limit caps both.
+      max: Math.min(concurrency, Math.max(endpointConcurrencyMax ?? endpointConcurrency, endpointConcurrency)),
+    });
+  }
 
   onModuleInit(): void {
     this.work.queue({
@@ -199,9 +212,9 @@ export class DeliveryProcessor implements OnModuleInit, BeforeApplicationShutdow
     void run.finally(() => this.detachedRuns.delete(run));
   }
 
-  /** Whether the endpoint has its share of requests in flight, or of outcomes waiting for their record. */
+  /** Whether the endpoint has its limit of requests in flight, or of outcomes waiting for their record. */
   private full(endpointId: string): boolean {
-    const share = this.config.delivery.endpointConcurrency;
+    const share = this.limits.limit(endpointId);
     return (this.inFlight.get(endpointId) ?? 0) >= share || (this.recording.get(endpointId) ?? 0) >= share;
   }
 
@@ -233,8 +246,9 @@ export class DeliveryProcessor implements OnModuleInit, BeforeApplicationShutdow
       if (endpointId) this.attemptEnded(endpointId, adjust(this.inFlight, endpointId, -1));
     };
     try {
-      const outcome = await this.attempts.attempt(deliveryId, attempt, () => {
+      const outcome = await this.attempts.attempt(deliveryId, attempt, (result) => {
         answered = true;
+        if (endpointId) this.limits.record(endpointId, { signal: answerSignal(result), durationMs: result.durationMs, inFlight: this.inFlight.get(endpointId) ?? 1 });
         answer();
         this.recordingTotal += 1;
         if (endpointId) adjust(this.recording, endpointId, 1);

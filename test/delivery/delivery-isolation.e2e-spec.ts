@@ -52,6 +52,10 @@ describe('failure isolation between endpoints', () => {
         DELIVERY_TIMEOUT_MS: String(TIMEOUT_MS),
         DELIVERY_CONCURRENCY: String(CONCURRENCY),
         DELIVERY_ENDPOINT_CONCURRENCY: String(PER_ENDPOINT),
+        // The limit fixed (it would adapt otherwise): these tests are about parking and the share;
+        // test/delivery/endpoint-concurrency.e2e-spec.ts shows the limit adapting.
+        DELIVERY_ENDPOINT_CONCURRENCY_MIN: String(PER_ENDPOINT),
+        DELIVERY_ENDPOINT_CONCURRENCY_MAX: String(PER_ENDPOINT),
         // A sweep that keeps finding the postponed deliveries overdue (see the second test).
         DELIVERY_SWEEP_INTERVAL_MS: '100',
         DELIVERY_SWEEP_GRACE_MS: '500',
