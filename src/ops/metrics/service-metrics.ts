@@ -118,6 +118,18 @@ export class ServiceMetrics {
     help: 'events/poll requests of this process waiting for an event now (each holds a slot of EVENT_FEED_LONG_POLLS_PER_KEY).',
     registers: [this.registry],
   });
+  private readonly redisErrors = new Counter({
+    name: 'redis_errors_total',
+    help: "Errors of this process's Redis connections (a node lost, refused, timed out; on a cluster each failing node counts), by connection: client, queue, queue_blocking, queue_subscriber, subscriber.",
+    labelNames: ['connection'] as const,
+    registers: [this.registry],
+  });
+  private readonly redisReconnects = new Counter({
+    name: 'redis_reconnects_total',
+    help: "Reconnection attempts of this process's Redis connections (to the node, or to the whole cluster), by connection.",
+    labelNames: ['connection'] as const,
+    registers: [this.registry],
+  });
   private readonly httpDuration = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP requests by route pattern (unmatched paths are "other") and status code.',
@@ -142,6 +154,11 @@ export class ServiceMetrics {
   mcpAnswered(method: string, tool: string, outcome: 'ok' | 'tool_error' | 'rpc_error', seconds: number): void {
     this.mcpRequests.inc({ method, tool, outcome });
     this.mcpDuration.observe({ tool }, seconds);
+  }
+
+  /** A Redis connection of this process failed (`error`) or is trying again (`reconnecting`). */
+  redisHappened(connection: string, happening: 'error' | 'reconnecting'): void {
+    (happening === 'error' ? this.redisErrors : this.redisReconnects).inc({ connection });
   }
 
   messageIngested(channel: string, outcome: 'recorded' | 'duplicate' | 'rejected'): void {
