@@ -40,7 +40,11 @@ describe('reliability: a Redis Cluster master fails over during a delivery run',
     cluster = await RedisCluster.start();
     stack = await startStack({ tag: 'cluster', workers: 0, env: { REDIS_URL: cluster.url, QUEUE_PREFIX: PREFIX } });
     metricsPort = await freePort();
-    worker = await ServiceProcess.start({ name: 'cluster-worker1', role: 'worker', env: { LOG_LEVEL: 'info', ...stack.env, METRICS_PORT: String(metricsPort) } });
+    worker = await ServiceProcess.start({
+      name: 'cluster-worker1',
+      role: 'worker',
+      env: { LOG_LEVEL: 'info', ...stack.env, METRICS_PORT: String(metricsPort) },
+    });
     tenant = await createTenant(stack.apis[0].baseUrl, { lines: ['PHONE_NUMBER'] });
   });
   afterAll(async () => {
@@ -92,7 +96,10 @@ describe('reliability: a Redis Cluster master fails over during a delivery run',
     const failed = outcomes.filter((o) => !ok(o));
     result.load = `${fmt(outcomes.length)} inbound SMS at ${SMS_PER_SECOND}/s, 1 api + 1 worker on a 3-master, 3-replica Redis Cluster`;
     result.faults = `the master of the queues' slot (${PREFIX}) failed over to its replica (CLUSTER FAILOVER), then killed`;
-    result.figure('failover (CLUSTER FAILOVER until every live node reports cluster_state:ok)', `${((healthyAt - startedAt) / 1000).toFixed(1)} s, master ${oldMaster} → ${newMaster}`);
+    result.figure(
+      'failover (CLUSTER FAILOVER until every live node reports cluster_state:ok)',
+      `${((healthyAt - startedAt) / 1000).toFixed(1)} s, master ${oldMaster} → ${newMaster}`,
+    );
     result.figure(
       'ingest answers 2xx',
       `${fmt(accepted.length)} of ${fmt(outcomes.length)}${failed.length ? ` (others: ${[...new Set(failed.map((o) => o.status || o.error))].join(', ')})` : ''}`,
@@ -109,7 +116,10 @@ describe('reliability: a Redis Cluster master fails over during a delivery run',
       result.lost = missing().length;
       result.duplicates = fmt(duplicates.length);
       result.figure('accepted messages never delivered (lost)', fmt(missing().length));
-      result.figure('every event delivered, after the cluster was healthy again', `${((Math.max(0, ...arrivals.map((a) => a.at)) - healthyAt) / 1000).toFixed(1)} s`);
+      result.figure(
+        'every event delivered, after the cluster was healthy again',
+        `${((Math.max(0, ...arrivals.map((a) => a.at)) - healthyAt) / 1000).toFixed(1)} s`,
+      );
       result.figure('signatures verified', `${fmt(arrivals.filter((a) => a.verified).length)} of ${fmt(arrivals.length)}`);
       result.figure('event ids delivered more than once', fmt(duplicates.length));
     }
