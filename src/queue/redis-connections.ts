@@ -16,8 +16,8 @@ export type RedisConnection = Redis | Cluster;
  */
 export type RedisRole = 'client' | 'queue' | 'queue_blocking' | 'queue_subscriber' | 'subscriber';
 
-/** Something a connection went through, for the metrics: an error, or a reconnection attempt. */
-export type RedisHappening = 'error' | 'reconnecting';
+/** Something a connection went through, for the metrics: an error, a reconnection attempt, a cluster node gone from its map (a failover, a node lost). */
+export type RedisHappening = 'error' | 'reconnecting' | 'node_removed';
 
 /** Bull's names for its connections, and the role each one is. */
 const BULL_ROLES: Record<string, RedisRole> = { client: 'queue', bclient: 'queue_blocking', subscriber: 'queue_subscriber' };
@@ -73,7 +73,10 @@ export class RedisConnections {
     connection.on('error', () => this.tell(role, 'error'));
     connection.on('reconnecting', () => this.tell(role, 'reconnecting'));
     // A node of a cluster that fails (a master lost in a failover) says so here; the cluster goes on.
-    if (connection instanceof Cluster) connection.on('node error', () => this.tell(role, 'error'));
+    if (connection instanceof Cluster) {
+      connection.on('node error', () => this.tell(role, 'error'));
+      connection.on('-node', () => this.tell(role, 'node_removed'));
+    }
     return connection;
   }
 

@@ -130,6 +130,12 @@ export class ServiceMetrics {
     labelNames: ['connection'] as const,
     registers: [this.registry],
   });
+  private readonly redisNodesRemoved = new Counter({
+    name: 'redis_cluster_nodes_removed_total',
+    help: "Redis Cluster nodes this process's connections dropped from their map (a master failed over and gone, a node lost), by connection.",
+    labelNames: ['connection'] as const,
+    registers: [this.registry],
+  });
   private readonly httpDuration = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP requests by route pattern (unmatched paths are "other") and status code.',
@@ -156,9 +162,9 @@ export class ServiceMetrics {
     this.mcpDuration.observe({ tool }, seconds);
   }
 
-  /** A Redis connection of this process failed (`error`) or is trying again (`reconnecting`). */
-  redisHappened(connection: string, happening: 'error' | 'reconnecting'): void {
-    (happening === 'error' ? this.redisErrors : this.redisReconnects).inc({ connection });
+  /** A Redis connection of this process failed (`error`), is trying again (`reconnecting`), or dropped a cluster node (`node_removed`). */
+  redisHappened(connection: string, happening: 'error' | 'reconnecting' | 'node_removed'): void {
+    ({ error: this.redisErrors, reconnecting: this.redisReconnects, node_removed: this.redisNodesRemoved })[happening].inc({ connection });
   }
 
   messageIngested(channel: string, outcome: 'recorded' | 'duplicate' | 'rejected'): void {
