@@ -4,7 +4,11 @@
  * test, and exits 1 if any step failed. A failure in the type-check must not hide whether the
  * browser tests pass. The steps are the package.json scripts of the same names:
  *
- *   typecheck, lint, test:unit, test:e2e, test:browser
+ *   typecheck, lint, test:unit, test:e2e, test:cluster, test:browser
+ *
+ * test:cluster runs the service against a private Redis Cluster per file (test/cluster,
+ * docs/redis-cluster.md): a step of its own, so a cluster failure is named as such and its six
+ * redis-server processes per file stay out of the e2e shards.
  *
  * Usage: node scripts/test-all.js [step ...]   (e.g. `npm test -- lint test:unit`: only those)
  * Ctrl-C stops the whole run. PostgreSQL and Redis are made sure of before (`pretest`).
@@ -15,8 +19,8 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-const STEPS = ['typecheck', 'lint', 'test:unit', 'test:e2e', 'test:browser'];
-const JEST_STEPS = new Set(['test:unit', 'test:e2e', 'test:browser']);
+const STEPS = ['typecheck', 'lint', 'test:unit', 'test:e2e', 'test:cluster', 'test:browser'];
+const JEST_STEPS = new Set(['test:unit', 'test:e2e', 'test:cluster', 'test:browser']);
 
 const chosen = process.argv.slice(2);
 const unknown = chosen.filter((step) => !STEPS.includes(step));

@@ -3,6 +3,7 @@ import { AccountsService } from '../accounts/accounts.service';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { ChannelSubscriber } from '../queue/channel-subscriber';
+import { RedisConnections } from '../queue/redis-connections';
 import { RedisClient } from '../queue/queue.module';
 import { Principal } from '../identity/principal';
 
@@ -31,10 +32,11 @@ export class CredentialChanges implements OnModuleInit, OnModuleDestroy {
   constructor(
     private readonly redis: RedisClient,
     private readonly accounts: AccountsService,
+    connections: RedisConnections,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.channel = `${config.queuePrefix}:credential-changes`;
-    this.subscriber = new ChannelSubscriber(config.redisUrl, this.channel, (changedId) => {
+    this.subscriber = new ChannelSubscriber(connections, this.channel, (changedId) => {
       for (const listener of this.listeners) listener(changedId);
     });
   }

@@ -3,6 +3,7 @@ import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { OutboxRelay } from '../events/outbox-relay';
 import { ChannelSubscriber } from '../queue/channel-subscriber';
+import { RedisConnections } from '../queue/redis-connections';
 import { RedisClient } from '../queue/queue.module';
 
 /** The Redis pub/sub channel that says "events of these orgs committed": one per QUEUE_PREFIX. */
@@ -28,10 +29,11 @@ export class FeedWakes implements OnModuleInit, OnModuleDestroy {
   constructor(
     private readonly relay: OutboxRelay,
     private readonly redis: RedisClient,
+    connections: RedisConnections,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.channel = feedChannel(config);
-    this.subscriber = new ChannelSubscriber(config.redisUrl, this.channel, (message) => this.received(message));
+    this.subscriber = new ChannelSubscriber(connections, this.channel, (message) => this.received(message));
   }
 
   onModuleInit(): void {

@@ -4,10 +4,20 @@ import { RateLimitedError } from '../common/errors';
 import { AppConfig, RateLimit, RateLimitName } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { RedisClient } from '../queue/queue.module';
+import { withoutHashTag } from '../config/redis-url';
 
 /** How long a limit check may wait for Redis before the call is let through. */
 /** At most one warning per this many ms while Redis cannot count (the limits are then off). */
 const WARN_EVERY_MS = 30_000;
+/**
+ * The Redis key prefix of a limit's counters: the queue prefix without its hash tag, so on a Redis
+ * Cluster each counter (a single key: one script per check touches it alone) hashes by its own
+ * name and the counters spread over the masters instead of piling onto the queues' slot.
+ */
+export function rateLimitKeyPrefix(queuePrefix: string, name: RateLimitName): string {
+  return `${withoutHashTag(queuePrefix)}:rl:${name}`;
+}
+
 /** The largest lease (see leaseSize). */
 const MAX_LEASE = 50;
 /** Past this many keys with a lease, expired leases are dropped when a new one is taken. */
@@ -62,7 +72,7 @@ export class RateLimits {
       if (limit.limit === 0) continue;
       const store = new RateLimiterRedis({
         storeClient: redis.redis,
-        keyPrefix: `${config.queuePrefix}rl:${name}`,
+        keyPrefix: rateLimitKeyPrefix(config.queuePrefix, name),
         points: limit.limit,
         duration: limit.windowSeconds,
         rejectIfRedisNotReady: true,

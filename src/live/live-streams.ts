@@ -5,6 +5,7 @@ import { EventStreamSink } from '../common/event-stream';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { ChannelSubscriber } from '../queue/channel-subscriber';
+import { RedisConnections } from '../queue/redis-connections';
 import { LiveEvent, liveEventData } from './live-event';
 import { SESSION_ENDED_EVENT } from './live-event-kinds';
 import { liveChannel } from './live-publisher';
@@ -66,9 +67,10 @@ export class LiveStreams implements OnModuleDestroy {
   constructor(
     private readonly repository: LiveRepository,
     private readonly sessions: WebSessionsService,
+    connections: RedisConnections,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
-    this.subscriber = new ChannelSubscriber(config.redisUrl, liveChannel(config), (message) => this.received(message));
+    this.subscriber = new ChannelSubscriber(connections, liveChannel(config), (message) => this.received(message));
   }
 
   /** Streams open in this process now. */

@@ -1,16 +1,18 @@
-import Redis from 'ioredis';
+import { RedisConnection, RedisConnections } from './redis-connections';
 
 /**
  * One Redis pub/sub subscription of a process: its connection is made on the first `subscribe()`
  * (which callers may await, or not), and ioredis subscribes again after a reconnect. A failed
- * attempt is forgotten, so the next `subscribe()` tries again.
+ * attempt is forgotten, so the next `subscribe()` tries again. On a Redis Cluster the subscription
+ * is held on one node and a PUBLISH on any node reaches it (the cluster bus carries it); ioredis
+ * subscribes on another node when that one fails.
  */
 export class ChannelSubscriber {
-  private subscriber?: Redis;
+  private subscriber?: RedisConnection;
   private subscribing?: Promise<void>;
 
   constructor(
-    private readonly redisUrl: string,
+    private readonly connections: RedisConnections,
     private readonly channel: string,
     private readonly onMessage: (message: string) => void,
   ) {}
@@ -31,8 +33,8 @@ export class ChannelSubscriber {
     this.subscriber?.disconnect();
   }
 
-  private connection(): Redis {
-    const subscriber = new Redis(this.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  private connection(): RedisConnection {
+    const subscriber = this.connections.create('subscriber');
     subscriber.on('error', () => undefined); // reconnects on its own
     subscriber.on('message', (_channel: string, message: string) => this.onMessage(message));
     return subscriber;

@@ -1,7 +1,32 @@
-import { defineSlice, text } from '../config/settings';
+import { check, defineSlice, derive, text } from '../config/settings';
+import { hasHashTag, parseRedisUrl } from '../config/redis-url';
 
-/** The Redis of the Bull queues (and of the rate-limit counters), and the queues' key prefix. */
-export const queueConfig = defineSlice({
-  redisUrl: text('REDIS_URL', { pattern: /^rediss?:\/\//, message: 'must be a redis:// or rediss:// URL', required: true }),
-  queuePrefix: text('QUEUE_PREFIX', { pattern: /^[A-Za-z0-9:_{}-]{1,64}$/, message: 'must be 1-64 characters of A-Z, a-z, 0-9, : _ { } -', default: '{mss}' }),
+const redisUrl = text('REDIS_URL', { required: true }).to((url) => {
+  parseRedisUrl(url);
+  return url;
 });
+const queuePrefix = text('QUEUE_PREFIX', {
+  pattern: /^[A-Za-z0-9:_{}-]{1,64}$/,
+  message: 'must be 1-64 characters of A-Z, a-z, 0-9, : _ { } -',
+  default: '{mss}',
+});
+
+/**
+ * The Redis of the Bull queues, the rate-limit counters and pub/sub: one node or a Redis Cluster
+ * (src/config/redis-url.ts), and the queues' key prefix. On a cluster every key of a Bull queue
+ * must hash to one slot (its scripts touch many keys at once), so the prefix must carry a hash tag.
+ */
+export const queueConfig = defineSlice(
+  {
+    redisUrl,
+    redis: derive([redisUrl], ([url]) => parseRedisUrl(url)),
+    queuePrefix,
+  },
+  [
+    check(queuePrefix, [redisUrl], (prefix, url) =>
+      parseRedisUrl(url).kind === 'cluster' && !hasHashTag(prefix)
+        ? 'must carry a hash tag such as {mss} when REDIS_URL names a Redis Cluster: every key of a Bull queue must sit in one slot'
+        : undefined,
+    ),
+  ],
+);

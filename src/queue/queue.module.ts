@@ -1,21 +1,42 @@
 import { BullModule } from '@nestjs/bull';
-import { BeforeApplicationShutdown, Global, Inject, Injectable, Module, OnModuleDestroy } from '@nestjs/common';
+import { BeforeApplicationShutdown, Global, Injectable, Logger, Module, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
 import Queue from 'bull';
-import Redis from 'ioredis';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { BackgroundWork } from './background-work';
+import { RedisConnection, RedisConnections, RedisConnectionsModule } from './redis-connections';
 
-/** A plain Redis connection for health checks and small coordination tasks (not for Bull). */
+/**
+ * A plain Redis connection (one node or a cluster, as REDIS_URL says) for health checks, rate
+ * limits and publishing (not for Bull). At every connection it checks that a single-node
+ * REDIS_URL does not name one node of a Redis Cluster: such a node answers MOVED for the keys of
+ * every slot it does not serve, so work would be taken and never moved; that is logged as an error
+ * and kept in `clusterMismatch` for readiness.
+ */
 @Injectable()
 export class RedisClient implements OnModuleDestroy {
-  readonly redis: Redis;
+  private readonly logger = new Logger(RedisClient.name);
+  readonly redis: RedisConnection;
+  /** Why this REDIS_URL cannot work, when its node turned out to be part of a cluster; undefined otherwise. */
+  clusterMismatch?: string;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
-    this.redis = new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  constructor(connections: RedisConnections) {
+    this.redis = connections.create('client');
     this.redis.on('error', () => undefined); // reconnects on its own; /ready reports the outage
+    if (!connections.isCluster) this.redis.on('ready', () => void this.checkNotClusterNode());
     void this.redis.connect().catch(() => undefined);
+  }
+
+  private async checkNotClusterNode(): Promise<void> {
+    const info = await this.redis.info('cluster').catch(() => '');
+    if (!/cluster_enabled:1/.test(info)) {
+      this.clusterMismatch = undefined;
+      return;
+    }
+    this.clusterMismatch =
+      'REDIS_URL names one node of a Redis Cluster with redis:// (or rediss://): that node refuses (MOVED) every key of the slots it does not serve, so queued work may never move. Name the cluster with redis+cluster://host:port,host:port (docs/configuration.md, "Redis")';
+    this.logger.error(this.clusterMismatch);
   }
 
   /** Answers once Redis does; waits up to 2 s for a connection still being made (just after boot). */
@@ -64,25 +85,51 @@ export class ServiceQueues {
  * queues close, after the HTTP server has stopped.
  */
 @Injectable()
-export class QueuesShutdown implements BeforeApplicationShutdown {
+export class QueuesShutdown implements OnModuleInit, BeforeApplicationShutdown {
   constructor(private readonly queues: ServiceQueues) {}
+
+  /**
+   * Bull leaves open the connections it had from `createClient` (RedisConnections.forBull): each
+   * queue's own are closed once it has closed (its 'close' event).
+   */
+  onModuleInit(): void {
+    for (const queue of this.queues.all()) queue.once('close', () => disconnectBullConnections(queue));
+  }
 
   async beforeApplicationShutdown(): Promise<void> {
     await Promise.all(this.queues.all().map((queue) => queue.pause(true)));
   }
 }
 
+/** The connections a queue has made (its getters would make the others), disconnected. */
+function disconnectBullConnections(queue: Queue.Queue): void {
+  const made = queue as unknown as Record<string, boolean | RedisConnection>;
+  const own: Array<[string, string]> = [
+    ['client', 'client'],
+    ['subscriber', 'eclient'],
+    ['bclient', 'bclient'],
+  ];
+  for (const [type, getter] of own) if (made[`${type}Initialized`] === true) (made[getter] as RedisConnection).disconnect();
+}
+
 /**
- * Bull on Redis. The key prefix comes from configuration and is hash-tagged by default (`{mss}`)
- * so every queue key lands in one Redis Cluster slot.
+ * Bull on Redis, its connections made by RedisConnections (one node or a cluster). The key prefix
+ * comes from configuration and is hash-tagged by default (`{mss}`) so every queue key lands in one
+ * Redis Cluster slot, as Bull's multi-key scripts need (the configuration refuses a prefix without
+ * a hash tag on a cluster).
  */
 @Global()
 @Module({
   imports: [
     DiscoveryModule,
+    RedisConnectionsModule,
     BullModule.forRootAsync({
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => ({ redis: config.redisUrl, prefix: config.queuePrefix }),
+      imports: [RedisConnectionsModule],
+      inject: [RedisConnections, APP_CONFIG],
+      useFactory: (connections: RedisConnections, config: AppConfig) => ({
+        prefix: config.queuePrefix,
+        createClient: (type: string) => connections.forBull(type),
+      }),
     }),
   ],
   providers: [RedisClient, ServiceQueues, QueuesShutdown, BackgroundWork],

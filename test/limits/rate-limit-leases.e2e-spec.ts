@@ -3,6 +3,8 @@ import { AppConfig } from '../../src/config/app-config';
 import { RateLimitedError } from '../../src/common/errors';
 import { leaseSize, RateLimits } from '../../src/limits/rate-limits.service';
 import { RedisClient } from '../../src/queue/queue.module';
+import { RedisConnections } from '../../src/queue/redis-connections';
+import { withoutHashTag } from '../../src/config/redis-url';
 import { REDIS_URL } from '../support/test-env';
 
 /**
@@ -16,6 +18,7 @@ const PREFIX = `{mss_test_leases_${randomBytes(3).toString('hex')}}`;
 function limits(limit: number): { rateLimits: RateLimits; client: RedisClient } {
   const config = {
     redisUrl: REDIS_URL,
+    redis: { kind: 'node', url: REDIS_URL },
     queuePrefix: PREFIX,
     // This file counts calls: a check that waited out the default 250 ms (a pause of this busy
     // process) would be let through uncounted and the totals would be off.
@@ -26,7 +29,7 @@ function limits(limit: number): { rateLimits: RateLimits; client: RedisClient } 
       attachment: { limit: 0, windowSeconds: 60, variable: 'ATTACHMENT_RATE_LIMIT' },
     },
   } as unknown as AppConfig;
-  const client = new RedisClient(config);
+  const client = new RedisClient(new RedisConnections(config));
   return { rateLimits: new RateLimits(client, config), client };
 }
 
@@ -67,7 +70,7 @@ describe('rate limits: leases of the shared budget', () => {
   };
   afterAll(async () => {
     const [first] = opened;
-    if (first) for (const key of await first.redis.keys(`${PREFIX}*`)) await first.redis.del(key);
+    if (first) for (const key of await first.redis.keys(`${withoutHashTag(PREFIX)}*`)) await first.redis.del(key);
     for (const c of opened) c.redis.disconnect();
   });
 

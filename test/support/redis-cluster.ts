@@ -1,4 +1,4 @@
-import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,7 +42,9 @@ export class RedisCluster {
     const cluster = new RedisCluster(dir, nodes, masters);
     try {
       for (const node of nodes) cluster.startNode(node);
-      await waitUntil(() => nodes.every((n) => cluster.cli(n.port, 'PING').stdout.trim() === 'PONG'), 'every cluster node to answer PING', { timeoutMs: 15_000 });
+      await waitUntil(() => nodes.every((n) => cluster.cli(n.port, 'PING').stdout.trim() === 'PONG'), 'every cluster node to answer PING', {
+        timeoutMs: 15_000,
+      });
       const create = spawnSync(
         REDIS_CLI,
         ['--cluster', 'create', ...nodes.map((n) => n.address), '--cluster-replicas', String(replicasPerMaster), '--cluster-yes'],
@@ -66,6 +68,18 @@ export class RedisCluster {
   cli(port: number, ...args: string[]): { status: number | null; stdout: string } {
     const result = spawnSync(REDIS_CLI, ['-h', '127.0.0.1', '-p', String(port), ...args], { encoding: 'utf8', timeout: 10_000 });
     return { status: result.status, stdout: result.stdout ?? '' };
+  }
+
+  /**
+   * `cli` without blocking the event loop: what a test does while the cluster changes (a failover
+   * under traffic) must not stall its own clients and receivers meanwhile.
+   */
+  cliAsync(port: number, ...args: string[]): Promise<{ stdout: string }> {
+    return new Promise((resolve) => {
+      execFile(REDIS_CLI, ['-h', '127.0.0.1', '-p', String(port), ...args], { encoding: 'utf8', timeout: 10_000 }, (_error, stdout) =>
+        resolve({ stdout: stdout ?? '' }),
+      );
+    });
   }
 
   /** The port of the master that owns `key`'s slot (a hash tag counts, as in Redis). */
@@ -92,10 +106,13 @@ export class RedisCluster {
       .filter((f) => f.length > 8 && f[2].includes('master') && !f[2].includes('fail'))
       .map((f) => ({
         port: Number(f[1].split('@')[0].split(':')[1]),
-        slots: f.slice(8).filter((s) => !s.startsWith('[')).map((s) => {
-          const [from, to] = s.split('-').map(Number);
-          return [from, to ?? from] as [number, number];
-        }),
+        slots: f
+          .slice(8)
+          .filter((s) => !s.startsWith('['))
+          .map((s) => {
+            const [from, to] = s.split('-').map(Number);
+            return [from, to ?? from] as [number, number];
+          }),
       }));
   }
 
@@ -118,15 +135,23 @@ export class RedisCluster {
    */
   async failOver(key: string): Promise<number> {
     const oldMaster = this.masterOf(key);
-    const id = this.cli(oldMaster, 'CLUSTER', 'MYID').stdout.trim();
-    const replica = this.live().find((n) => n.port !== oldMaster && this.cli(n.port, 'CLUSTER', 'NODES').stdout.split('\n').some((l) => l.includes('myself') && l.includes(`slave ${id}`)));
+    const id = (await this.cliAsync(oldMaster, 'CLUSTER', 'MYID')).stdout.trim();
+    let replica: ClusterNode | undefined;
+    for (const n of this.live()) {
+      if (n.port === oldMaster) continue;
+      const nodes = (await this.cliAsync(n.port, 'CLUSTER', 'NODES')).stdout;
+      if (nodes.split('\n').some((l) => l.includes('myself') && l.includes(`slave ${id}`))) replica = n;
+    }
     if (!replica) throw new Error(`master ${oldMaster} has no replica`);
-    const done = this.cli(replica.port, 'CLUSTER', 'FAILOVER');
+    const done = await this.cliAsync(replica.port, 'CLUSTER', 'FAILOVER');
     if (done.stdout.trim() !== 'OK') throw new Error(`CLUSTER FAILOVER on ${replica.port}: ${done.stdout}`);
-    await waitUntil(() => this.cli(replica.port, 'ROLE').stdout.startsWith('master'), `replica ${replica.port} to become master`, { timeoutMs: 30_000 });
+    const promoted = replica;
+    await waitUntil(async () => (await this.cliAsync(promoted.port, 'ROLE')).stdout.startsWith('master'), `replica ${promoted.port} to become master`, {
+      timeoutMs: 30_000,
+    });
     this.kill(oldMaster);
     await this.waitHealthy();
-    return replica.port;
+    return promoted.port;
   }
 
   /** Kills one node's process (SIGKILL). */
@@ -146,15 +171,22 @@ export class RedisCluster {
    * and the other live nodes as their replicas.
    */
   async waitHealthy(masters = this.masters): Promise<void> {
+    const healthy = async (port: number): Promise<boolean> => {
+      if (!(await this.cliAsync(port, 'CLUSTER', 'INFO')).stdout.includes('cluster_state:ok')) return false;
+      const known = (await this.cliAsync(port, 'CLUSTER', 'NODES')).stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split(' '))
+        .filter((f) => f.length >= 8 && !f[2].includes('fail'));
+      const serving = known.filter((f) => f[2].includes('master') && f.length > 8).length;
+      const replicas = known.filter((f) => f[2].includes('slave')).length;
+      return serving === masters && replicas === this.live().length - masters;
+    };
     await waitUntil(
-      () =>
-        this.live().every((n) => {
-          if (!this.cli(n.port, 'CLUSTER', 'INFO').stdout.includes('cluster_state:ok')) return false;
-          const known = this.cli(n.port, 'CLUSTER', 'NODES').stdout.trim().split('\n').map((l) => l.split(' ')).filter((f) => f.length >= 8 && !f[2].includes('fail'));
-          const serving = known.filter((f) => f[2].includes('master') && f.length > 8).length;
-          const replicas = known.filter((f) => f[2].includes('slave')).length;
-          return serving === masters && replicas === this.live().length - masters;
-        }),
+      async () => {
+        for (const n of this.live()) if (!(await healthy(n.port))) return false;
+        return true;
+      },
       'the Redis Cluster to report cluster_state:ok on every live node, its masters serving and the rest replicating',
       { timeoutMs: 60_000 },
     );
@@ -180,15 +212,24 @@ export class RedisCluster {
     node.process = spawn(
       REDIS_SERVER,
       [
-        '--port', String(node.port),
-        '--bind', '127.0.0.1',
-        '--cluster-enabled', 'yes',
-        '--cluster-config-file', join(this.dir, `nodes-${node.port}.conf`),
-        '--cluster-node-timeout', '2000',
-        '--dir', this.dir,
-        '--save', '',
-        '--appendonly', 'no',
-        '--daemonize', 'no',
+        '--port',
+        String(node.port),
+        '--bind',
+        '127.0.0.1',
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        join(this.dir, `nodes-${node.port}.conf`),
+        '--cluster-node-timeout',
+        '2000',
+        '--dir',
+        this.dir,
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--daemonize',
+        'no',
       ],
       { stdio: 'ignore' },
     );

@@ -130,6 +130,24 @@ export class ServiceMetrics {
     labelNames: ['check'] as const,
     registers: [this.registry],
   });
+  private readonly redisErrors = new Counter({
+    name: 'redis_errors_total',
+    help: "Errors of this process's Redis connections (a node lost, refused, timed out; on a cluster each failing node counts), by connection: client, queue, queue_blocking, queue_subscriber, subscriber.",
+    labelNames: ['connection'] as const,
+    registers: [this.registry],
+  });
+  private readonly redisReconnects = new Counter({
+    name: 'redis_reconnects_total',
+    help: "Reconnection attempts of this process's Redis connections (to the node, or to the whole cluster), by connection.",
+    labelNames: ['connection'] as const,
+    registers: [this.registry],
+  });
+  private readonly redisNodesRemoved = new Counter({
+    name: 'redis_cluster_nodes_removed_total',
+    help: "Redis Cluster nodes this process's connections dropped from their map (a master failed over and gone, a node lost), by connection.",
+    labelNames: ['connection'] as const,
+    registers: [this.registry],
+  });
   private readonly httpDuration = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP requests by route pattern (unmatched paths are "other") and status code.',
@@ -154,6 +172,11 @@ export class ServiceMetrics {
   mcpAnswered(method: string, tool: string, outcome: 'ok' | 'tool_error' | 'rpc_error', seconds: number): void {
     this.mcpRequests.inc({ method, tool, outcome });
     this.mcpDuration.observe({ tool }, seconds);
+  }
+
+  /** A Redis connection of this process failed (`error`), is trying again (`reconnecting`), or dropped a cluster node (`node_removed`). */
+  redisHappened(connection: string, happening: 'error' | 'reconnecting' | 'node_removed'): void {
+    ({ error: this.redisErrors, reconnecting: this.redisReconnects, node_removed: this.redisNodesRemoved })[happening].inc({ connection });
   }
 
   messageIngested(channel: string, outcome: 'recorded' | 'duplicate' | 'rejected'): void {

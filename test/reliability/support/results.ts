@@ -36,6 +36,7 @@ export const ORDER = [
   'worker-sigkill',
   'scheduled-sigkill',
   'redis-outage',
+  'redis-cluster-failover',
   'postgres-restart',
   'event-feed-faults',
   'replicas',
