@@ -160,7 +160,12 @@ export class DeliveryAttemptsService implements OnModuleInit {
   }
 
   /** Sends a claimed attempt and records its outcome (in the attempt's span, when tracing). */
-  private async deliver(claimed: Claimed, attempt: number, onAnswered: ((answer: Answer) => void) | undefined, span: Span | undefined): Promise<AttemptOutcome> {
+  private async deliver(
+    claimed: Claimed,
+    attempt: number,
+    onAnswered: ((answer: Answer) => void) | undefined,
+    span: Span | undefined,
+  ): Promise<AttemptOutcome> {
     const { delivery, endpoint, now } = claimed;
     if (endpoint.status !== 'active') {
       await this.repository.cancel(delivery.id);

@@ -248,7 +248,8 @@ export class DeliveryProcessor implements OnModuleInit, BeforeApplicationShutdow
     try {
       const outcome = await this.attempts.attempt(deliveryId, attempt, (result) => {
         answered = true;
-        if (endpointId) this.limits.record(endpointId, { signal: answerSignal(result), durationMs: result.durationMs, inFlight: this.inFlight.get(endpointId) ?? 1 });
+        if (endpointId)
+          this.limits.record(endpointId, { signal: answerSignal(result), durationMs: result.durationMs, inFlight: this.inFlight.get(endpointId) ?? 1 });
         answer();
         this.recordingTotal += 1;
         if (endpointId) adjust(this.recording, endpointId, 1);

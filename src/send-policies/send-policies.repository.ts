@@ -69,11 +69,7 @@ export class SendPoliciesRepository {
 
   /** The org's policy and the credential's override, in one query (zero to two rows). */
   async forSend(manager: EntityManager, orgId: string, credentialId: string): Promise<PolicyRow[]> {
-    return queryNamed<PolicyRow[]>(
-      manager,
-      `SELECT ${COLUMNS} FROM send_policies WHERE ${FOR_SEND}`,
-      { orgId, credentialId },
-    );
+    return queryNamed<PolicyRow[]>(manager, `SELECT ${COLUMNS} FROM send_policies WHERE ${FOR_SEND}`, { orgId, credentialId });
   }
 
   /**

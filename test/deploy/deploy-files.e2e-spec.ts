@@ -186,7 +186,7 @@ describe('deploy/compose.replicas.yml (docs/production.md)', () => {
     return Object.fromEntries(
       Object.entries(file.services[name].environment ?? {}).map(([key, value]) => [
         key,
-        value.replace(/\$\{(\w+)(?::[-?][^}]*)?\}/g, (_, variable: string) => secrets[variable] ?? (value.match(/:-([^}]*)\}/)?.[1] ?? '')),
+        value.replace(/\$\{(\w+)(?::[-?][^}]*)?\}/g, (_, variable: string) => secrets[variable] ?? value.match(/:-([^}]*)\}/)?.[1] ?? ''),
       ]),
     );
   };

@@ -67,11 +67,7 @@ export class SendGate {
       );
     }
     if (keyId !== null)
-      await this.policies.admitWith(
-        tx,
-        { orgId: m.orgId, credentialId: keyId, lineId: m.lineId, to: m.to.value, sendAt: m.sendAt ?? null },
-        read.policies,
-      );
+      await this.policies.admitWith(tx, { orgId: m.orgId, credentialId: keyId, lineId: m.lineId, to: m.to.value, sendAt: m.sendAt ?? null }, read.policies);
   }
 
   /** `tx`'s send-policy limits are checked at its end (checkDeferredLimits) instead of in `admit`: SendPoliciesService.deferLimits. */
