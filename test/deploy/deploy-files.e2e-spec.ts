@@ -200,6 +200,12 @@ describe('deploy/compose.replicas.yml (docs/production.md)', () => {
     expect(loadConfig(environmentOf('worker'))).toMatchObject({ processRole: 'worker' });
   });
 
+  it("probes each replica's readiness where it serves it: the api on its port, a worker on METRICS_PORT", () => {
+    const probe = (name: string) => (file.services[name] as { healthcheck?: { test: string[] } }).healthcheck?.test.join(' ') ?? '';
+    expect(probe('api')).toContain(`http://127.0.0.1:${loadConfig(environmentOf('api')).port}/ready`);
+    expect(probe('worker')).toContain(`http://127.0.0.1:${file.services.worker.environment?.METRICS_PORT}/ready`);
+  });
+
   it('requires the shared secrets rather than generating a key per replica, and gives every replica the same ones', () => {
     for (const name of ['api', 'worker']) {
       const environment = file.services[name].environment ?? {};
