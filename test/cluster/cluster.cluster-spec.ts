@@ -76,6 +76,12 @@ describe('on a Redis Cluster', () => {
     }
   });
 
+  it('is ready on the cluster: every check up, the queue probe written in the queues’ slot', async () => {
+    const res = await m.http().get('/ready');
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.body.info)).toEqual(expect.arrayContaining(['queue', 'postgres', 'outbox']));
+  });
+
   it('tells a live page of an inbound SMS through cluster pub/sub', async () => {
     const owner = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
     const browser = await signInBrowser(m, owner.userId);
@@ -121,6 +127,10 @@ describe('on a Redis Cluster', () => {
       await waitUntil(() => client.clusterMismatch, 'the single-node client to notice the cluster');
       expect(client.clusterMismatch).toMatch(/^REDIS_URL names one node of a Redis Cluster.*redis\+cluster:\/\//);
       expect(errors).toContain(client.clusterMismatch);
+      // …and readiness says so: the queue check's write gets MOVED.
+      const ready = await single.http().get('/ready');
+      expect(ready.status).toBe(503);
+      expect(ready.body.message).toMatch(/queue [\w-]+ cannot take work: Redis answered MOVED/);
     } finally {
       spy.mockRestore();
       await single.close();
