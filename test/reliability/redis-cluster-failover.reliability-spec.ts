@@ -2,7 +2,7 @@ import { Client } from 'pg';
 import { createTenant, ingestSms, IngestOutcome, steadyTraffic, Tenant, toolOk } from './support/clients';
 import { startStack, Stack } from './support/fixture';
 import { fmt, ResultBuilder } from './support/results';
-import { freePort, ServiceProcess, sleep, waitFor } from './support/stack';
+import { freePort, ServiceProcess, sleep, deliveriesAllSucceeded, waitFor } from './support/stack';
 import { RedisCluster } from '../support/redis-cluster';
 
 /**
@@ -143,15 +143,7 @@ describe('reliability: a Redis Cluster master fails over during a delivery run',
     const db = new Client({ connectionString: stack.databaseUrl });
     await db.connect();
     try {
-      const statuses = await waitFor(
-        async () => {
-          const r = await db.query(`SELECT status, count(*)::int AS count FROM webhook_deliveries GROUP BY status ORDER BY status`);
-          return r.rows.every((row) => row.status === 'succeeded') && r.rows;
-        },
-        'every delivery row succeeded',
-        30_000,
-        500,
-      );
+      const statuses = await deliveriesAllSucceeded(db);
       expect(statuses).toEqual([{ status: 'succeeded', count: accepted.length }]);
     } finally {
       await db.end();

@@ -4,7 +4,7 @@ import { Client } from 'pg';
 import { createTenant, emailWithPdf, ingestEmail, ingestSms, IngestOutcome, percentile, steadyTraffic, Tenant, toolOk } from './support/clients';
 import { startStack, Stack } from './support/fixture';
 import { fmt, ResultBuilder } from './support/results';
-import { ROOT, sleep, waitFor } from './support/stack';
+import { ROOT, sleep, deliveriesAllSucceeded, waitFor } from './support/stack';
 
 /**
  * Issue 6: "Stop Redis for 30 s while events keep arriving through the ingest path: the ingest
@@ -150,15 +150,7 @@ describe('reliability: Redis stopped for 30 s under traffic', () => {
     const db = new Client({ connectionString: stack.databaseUrl });
     await db.connect();
     try {
-      const statuses = await waitFor(
-        async () => {
-          const r = await db.query(`SELECT status, count(*)::int AS count FROM webhook_deliveries GROUP BY status ORDER BY status`);
-          return r.rows.every((row) => row.status === 'succeeded') && r.rows;
-        },
-        'every delivery row succeeded',
-        30_000,
-        500,
-      );
+      const statuses = await deliveriesAllSucceeded(db);
       expect(statuses).toEqual([{ status: 'succeeded', count: accepted.length }]);
       const [{ stuck }] = (await db.query(`SELECT count(*)::int AS stuck FROM attachments WHERE extraction_status = 'extracting'`)).rows;
       result.figure('attachments stuck mid-extraction', fmt(stuck));

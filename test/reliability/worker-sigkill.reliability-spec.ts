@@ -2,7 +2,7 @@ import { Client } from 'pg';
 import { createTenant, ingestSms, IngestOutcome, percentile, runPool, Tenant, toolOk } from './support/clients';
 import { startStack, Stack } from './support/fixture';
 import { fmt, ResultBuilder } from './support/results';
-import { waitFor } from './support/stack';
+import { deliveriesAllSucceeded, waitFor } from './support/stack';
 
 /**
  * Issue 6: "SIGKILL the worker three times during a 20,000-event burst and restart it: every
@@ -147,15 +147,7 @@ describe('reliability: worker SIGKILLed during a burst', () => {
     const db = new Client({ connectionString: stack.databaseUrl });
     await db.connect();
     try {
-      const rows: Array<{ status: string; count: number }> = await waitFor(
-        async () => {
-          const r = await db.query(`SELECT status, count(*)::int AS count FROM webhook_deliveries GROUP BY status`);
-          return r.rows.every((row) => row.status === 'succeeded') && r.rows;
-        },
-        'every delivery row succeeded',
-        60_000,
-        500,
-      );
+      const rows = await deliveriesAllSucceeded(db, 60_000);
       const [{ count: attempts }] = (await db.query(`SELECT count(*)::int AS count FROM webhook_delivery_attempts`)).rows;
       result.figure('delivery rows / attempts recorded', `${fmt(rows.reduce((n, r) => n + r.count, 0))} / ${fmt(attempts)}`);
       expect(rows).toEqual([{ status: 'succeeded', count: accepted.length }]);

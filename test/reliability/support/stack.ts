@@ -420,3 +420,19 @@ export class PrivatePostgres {
     return url;
   }
 }
+
+/**
+ * Waits until every delivery row in the database has succeeded (none pending, retrying or
+ * failed), and answers the rows by status: `[{ status: 'succeeded', count }]` then.
+ */
+export function deliveriesAllSucceeded(db: Client, timeoutMs = 30_000): Promise<Array<{ status: string; count: number }>> {
+  return waitFor(
+    async () => {
+      const r = await db.query(`SELECT status, count(*)::int AS count FROM webhook_deliveries GROUP BY status ORDER BY status`);
+      return r.rows.every((row) => row.status === 'succeeded') && (r.rows as Array<{ status: string; count: number }>);
+    },
+    'every delivery row succeeded',
+    timeoutMs,
+    500,
+  );
+}
