@@ -6,7 +6,8 @@
  * - test/delivery: webhook delivery (queue, retries, leases, recovery, per-endpoint concurrency);
  * - test/limits: the rate limits (counters in Redis, leases of the shared budget);
  * - test/queue: the Bull queues (shutdown order, the background work of a worker process);
- * - test/web/web-live.e2e-spec.ts: the live pages' stream (Redis pub/sub).
+ * - test/web/web-live.e2e-spec.ts: the live pages' stream (Redis pub/sub);
+ * - test/event-feed/event-streams.e2e-spec.ts: the event feed's SSE streams, woken over Redis pub/sub.
  * The teardown checks that the keys sat in at least two slots on at least two masters.
  */
 
@@ -21,8 +22,20 @@ module.exports = {
   rootDir: '../..',
   displayName: 'cluster',
   testEnvironment: 'node',
-  roots: ['<rootDir>/test/cluster', '<rootDir>/test/delivery', '<rootDir>/test/limits', '<rootDir>/test/queue', '<rootDir>/test/web'],
-  testMatch: ['**/test/cluster/*.cluster-spec.ts', '**/test/{delivery,limits,queue}/*.e2e-spec.ts', '**/test/web/web-live.e2e-spec.ts'],
+  roots: [
+    '<rootDir>/test/cluster',
+    '<rootDir>/test/delivery',
+    '<rootDir>/test/limits',
+    '<rootDir>/test/queue',
+    '<rootDir>/test/web',
+    '<rootDir>/test/event-feed',
+  ],
+  testMatch: [
+    '**/test/cluster/*.cluster-spec.ts',
+    '**/test/{delivery,limits,queue}/*.e2e-spec.ts',
+    '**/test/web/web-live.e2e-spec.ts',
+    '**/test/event-feed/event-streams.e2e-spec.ts',
+  ],
   testPathIgnorePatterns: ['/node_modules/', ...Object.keys(SINGLE_NODE_ONLY).map((file) => `<rootDir>/${file}`)],
   transform: { '^.+\\.tsx?$': 'ts-jest' },
   resolver: '<rootDir>/test/support/jest-resolver.js',
