@@ -6,9 +6,10 @@
  *
  *   typecheck, lint, test:unit, test:e2e, test:cluster, test:browser
  *
- * test:cluster runs the service against a private Redis Cluster per file (test/cluster,
- * docs/redis-cluster.md): a step of its own, so a cluster failure is named as such and its six
- * redis-server processes per file stay out of the e2e shards.
+ * test:cluster runs the delivery, rate-limit, live-stream and queue suites and test/cluster on a
+ * Redis Cluster of the run's own (test/cluster/jest.project.js, docs/redis-cluster.md): a step of
+ * its own, so a cluster failure is named as such and its six redis-server processes stay out of
+ * the e2e shards.
  *
  * Usage: node scripts/test-all.js [step ...]   (e.g. `npm test -- lint test:unit`: only those)
  * Ctrl-C stops the whole run. PostgreSQL and Redis are made sure of before (`pretest`).

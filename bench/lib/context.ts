@@ -208,7 +208,7 @@ export interface IsolationPass {
 }
 
 export interface Scenario2Result {
-  /** The per-endpoint slot cap in effect (DELIVERY_ENDPOINT_CONCURRENCY), if known. */
+  /** Where each endpoint's adaptive concurrency limit starts (DELIVERY_ENDPOINT_CONCURRENCY; it grows to _MAX and halves on errors), if known. */
   endpointConcurrency?: number;
   baselineFrom: 'scenario 1' | 'own baseline pass';
   baselinePerSec: number;

@@ -396,19 +396,21 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
             .filter(([, n]) => n)
             .map(([k, n]) => `${k} ${fmtNum(n)}`)
             .join(', ')}; ` +
-          `${p.autoDisabled} endpoint(s) auto-disabled; ${fmtNum(p.delayedJobsAtEnd)} delayed jobs in Redis at the end (retries, and attempts postponed by the per-endpoint cap)` +
+          `${p.autoDisabled} endpoint(s) auto-disabled; ${fmtNum(p.delayedJobsAtEnd)} delayed jobs in Redis at the end (retries, and attempts postponed by the per-endpoint concurrency limit)` +
           `${p.result.owedToFailing !== undefined ? `; the failing half was ${fmtNum(p.result.owedToFailing)} first attempts behind` : ''}` +
           `${p.result.openHangsAvg !== undefined && p.kind === 'hang' ? `; on average ${fmtNum(p.result.openHangsAvg)} requests were held open by the hanging endpoints (of ${options.deliveryConcurrency} worker slots)` : ''}.`,
       );
       if (p.ratio < TARGETS.isolationRatio) {
         const failing = options.endpoints - p.healthyEndpoints;
-        const cap = s2.endpointConcurrency;
-        const heldMax = cap === undefined ? options.deliveryConcurrency : Math.min(options.deliveryConcurrency, failing * cap);
+        // Each endpoint's limit starts at DELIVERY_ENDPOINT_CONCURRENCY and adapts (src/delivery/endpoint-concurrency.ts):
+        // errors and timeouts halve it, only 2xx answers grow it, so a hanging endpoint stays at or below its start.
+        const initial = s2.endpointConcurrency;
+        const heldMax = initial === undefined ? options.deliveryConcurrency : Math.min(options.deliveryConcurrency, failing * initial);
         const slots =
           p.kind === 'hang' && p.result.openHangsAvg !== undefined
             ? `The hanging endpoints held ${fmtNum(p.result.openHangsAvg)} of the worker's ${options.deliveryConcurrency} delivery slots on average ` +
               `(each hang keeps its slot for the whole ${fmtNum(s2.timeoutMs)} ms timeout; ` +
-              `${cap === undefined ? 'no per-endpoint cap' : `DELIVERY_ENDPOINT_CONCURRENCY=${cap} lets ${failing} hanging endpoints hold at most ${heldMax}`}), ` +
+              `${initial === undefined ? 'no per-endpoint limit known' : `each endpoint's limit starts at DELIVERY_ENDPOINT_CONCURRENCY=${initial} and timeouts halve it, so ${failing} hanging endpoints hold at most ${heldMax}`}), ` +
               `leaving ${fmtNum(options.deliveryConcurrency - heldMax)} or more for the healthy half. `
             : '';
         out.push(`  What bounds us: ${slots}${boundBy(p.result.cpu, cores)}`);

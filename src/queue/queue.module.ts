@@ -1,5 +1,5 @@
 import { BullModule } from '@nestjs/bull';
-import { BeforeApplicationShutdown, Global, Injectable, Logger, Module, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { BeforeApplicationShutdown, Global, Injectable, Logger, Module, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
 import Queue from 'bull';
 import { AppConfig } from '../config/app-config';
@@ -13,9 +13,14 @@ import { RedisConnection, RedisConnections, RedisConnectionsModule } from './red
  * REDIS_URL does not name one node of a Redis Cluster: such a node answers MOVED for the keys of
  * every slot it does not serve, so work would be taken and never moved; that is logged as an error
  * and kept in `clusterMismatch` for readiness.
+ *
+ * The process starts serving once this connection is ready (or after 2 s, Redis away): the rate
+ * limits let a call through while it is not, as in an outage, so the first calls of a process that
+ * served at once went uncounted. On a Redis Cluster that took noticeably long (the slot map is read
+ * and checked first): a pixel fetched right after boot was served over its limit.
  */
 @Injectable()
-export class RedisClient implements OnModuleDestroy {
+export class RedisClient implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(RedisClient.name);
   readonly redis: RedisConnection;
   /** Why this REDIS_URL cannot work, when its node turned out to be part of a cluster; undefined otherwise. */
@@ -55,6 +60,12 @@ export class RedisClient implements OnModuleDestroy {
       });
     }
     await this.redis.ping();
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.ping().catch((error: Error) =>
+      this.logger.warn(`Redis is not answering at start (${error.message}); going on, rate limits let calls through until it does`),
+    );
   }
 
   async onModuleDestroy(): Promise<void> {

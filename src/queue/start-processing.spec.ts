@@ -24,6 +24,24 @@ describe('startProcessing', () => {
     expect(logger.error).not.toHaveBeenCalled();
   });
 
+  it('naming the blocking connection, which Bull does without waiting, failing as its connection closes is not unhandled', async () => {
+    const logger = { error: jest.fn(), debug: jest.fn() } as unknown as Logger;
+    // As Bull's Queue.process: it calls setWorkerName (CLIENT SETNAME on the blocking connection) and does not wait for it.
+    const queue = {
+      name: 'deliveries',
+      setWorkerName: () => Promise.reject(new Error('None of startup nodes is available')),
+      process(this: { setWorkerName: () => Promise<unknown> }) {
+        void this.setWorkerName();
+        return new Promise(() => undefined);
+      },
+    } as unknown as Queue;
+    startProcessing(queue, 4, async () => undefined, logger);
+    await settle();
+    expect(unhandled).toEqual([]);
+    expect(logger.error).not.toHaveBeenCalled();
+    expect(logger.debug).toHaveBeenCalledWith('queue deliveries: its blocking connection was not named: None of startup nodes is available');
+  });
+
   it('one that ends otherwise is logged with the queue name, not left unhandled', async () => {
     const logger = { error: jest.fn() } as unknown as Logger;
     startProcessing(queueFailingWith(new Error('NOSCRIPT'), false), 4, async () => undefined, logger);

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { AttachmentUrls } from '../../src/common/attachment-urls';
 import { createTestApp, TestApp, TestEnv } from '../support/app';
 import { createSession } from '../support/session';
-import { INGEST_TOKEN } from '../support/test-env';
+import { INGEST_TOKEN, runQueuePrefix } from '../support/test-env';
 import { sleep } from '../support/wait';
 
 /**
@@ -27,7 +27,7 @@ function appWith(env: TestEnv): Promise<TestApp> {
   // calls, so it gives Redis 5 s: a garbage collection of the test process's large heap once held
   // a check past 250 ms and the sixth pixel fetch was served.
   return createTestApp({
-    env: { QUEUE_PREFIX: `${process.env.QUEUE_PREFIX ?? '{mss_test}'}ip${randomBytes(3).toString('hex')}`, RATE_LIMIT_REDIS_TIMEOUT_MS: '5000', ...env },
+    env: { QUEUE_PREFIX: runQueuePrefix(`ip${randomBytes(3).toString('hex')}`), RATE_LIMIT_REDIS_TIMEOUT_MS: '5000', ...env },
   });
 }
 

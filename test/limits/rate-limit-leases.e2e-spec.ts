@@ -4,7 +4,7 @@ import { RateLimitedError } from '../../src/common/errors';
 import { leaseSize, RateLimits } from '../../src/limits/rate-limits.service';
 import { RedisClient } from '../../src/queue/queue.module';
 import { RedisConnections } from '../../src/queue/redis-connections';
-import { withoutHashTag } from '../../src/config/redis-url';
+import { parseRedisUrl, withoutHashTag } from '../../src/config/redis-url';
 import { REDIS_URL } from '../support/test-env';
 
 /**
@@ -18,7 +18,7 @@ const PREFIX = `{mss_test_leases_${randomBytes(3).toString('hex')}}`;
 function limits(limit: number): { rateLimits: RateLimits; client: RedisClient } {
   const config = {
     redisUrl: REDIS_URL,
-    redis: { kind: 'node', url: REDIS_URL },
+    redis: parseRedisUrl(REDIS_URL),
     queuePrefix: PREFIX,
     // This file counts calls: a check that waited out the default 250 ms (a pause of this busy
     // process) would be let through uncounted and the totals would be off.

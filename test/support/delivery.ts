@@ -15,6 +15,7 @@ import { fixtureEvent } from '../fixtures/events';
 import { Answer, ReceivedRequest, TestReceiver } from './receiver';
 import { createSession } from './session';
 import { waitUntil } from './wait';
+import { runQueuePrefix } from './test-env';
 
 /**
  * Helpers for the delivery e2e tests: an app whose receivers may live on 127.0.0.1, publishing
@@ -41,7 +42,7 @@ export function deliveryEnv(queueTag: string, env: TestEnv = {}): TestEnv {
     APP_ENV: 'development',
     WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
     MCP_ALLOWED_ORIGINS: '',
-    QUEUE_PREFIX: `${process.env.QUEUE_PREFIX ?? '{mss_test}'}${queueTag}`,
+    QUEUE_PREFIX: runQueuePrefix(queueTag),
     ...env,
   };
 }

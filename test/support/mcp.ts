@@ -5,6 +5,7 @@ import { FORBIDDEN_URLS, resolverFor } from '../fixtures/forbidden-urls';
 import { HOST_RESOLVER, HostResolver } from '../../src/outbound-http/url-policy';
 import { createTestApp, TestApp, TestEnv } from './app';
 import { validatedEventsResult } from './event-schemas';
+import { runQueuePrefix } from './test-env';
 
 export const MCP_URL = '/api/mcp';
 /** What the fake resolver answers for every name the corpus does not mention (example.com's address). */
@@ -43,7 +44,7 @@ export async function createMcpTestApp(env: TestEnv = {}): Promise<McpTestApp> {
       MCP_ALLOWED_ORIGINS: '',
       MCP_MAX_BODY_BYTES: undefined,
       PROCESS_ROLE: 'api',
-      QUEUE_PREFIX: `${process.env.QUEUE_PREFIX ?? '{mss_test}'}mcp`,
+      QUEUE_PREFIX: runQueuePrefix('mcp'),
       ...env,
     },
     overrides: (builder) => builder.overrideProvider(HOST_RESOLVER).useValue(resolver),
