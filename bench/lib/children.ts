@@ -24,6 +24,20 @@ export function logDirectory(): string {
   return logDir;
 }
 
+/** Where the service processes write their running statement counts (bench/lib/statements-preload.js), one file per pid. */
+export function statementsDirectory(): string {
+  return join(logDir, 'statements');
+}
+
+/** The statements process `pid` has sent so far (statements-preload.js; NaN when it wrote none). */
+export function statementsOf(pid: number): number {
+  try {
+    return Number(readFileSync(join(statementsDirectory(), String(pid)), 'utf8'));
+  } catch {
+    return NaN;
+  }
+}
+
 function track(name: string, proc: ChildProcess): Child {
   if (proc.pid === undefined) throw new Error(`could not start ${name}`);
   const logFile = join(logDir, `${name}.log`);

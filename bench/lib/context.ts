@@ -423,6 +423,10 @@ export interface SendsPass {
   latency: Percentiles;
   errors: number;
   lastError?: string;
+  /** CPU milliseconds per send of each process (api, worker, postgres: the bench database's backends). */
+  cpuMsPerSend: Record<string, number>;
+  /** SQL statements the api and worker sent per send (the send, its hand-off, the carrier's report, events). */
+  statementsPerSend: number;
 }
 
 /** Scenario 13: sends per second without and with a send policy (issue 45), alternating rounds. */

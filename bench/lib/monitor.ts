@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import { statementsOf } from './children';
 import { BASE_DATABASE_URL, machineCpu, processCpuSeconds } from './infra';
 
 export interface CpuReport {
@@ -13,6 +14,8 @@ export interface CpuReport {
   activeBackends: number;
   /** The statements most often seen waiting on a lock (first words of the query). */
   lockedQueries: Array<{ query: string; share: number }>;
+  /** SQL statements the monitored service processes sent over the window (bench/lib/statements-preload.js; NaN if unknown). */
+  statements: number;
 }
 
 /**
@@ -25,6 +28,7 @@ export class Monitor {
   private timer?: NodeJS.Timeout;
   private startedAt = 0;
   private startCpu: Record<string, number> = {};
+  private startStatements = 0;
   private startMachine = { busy: 0, total: 0 };
   private startHarness = process.cpuUsage();
   private readonly backendFirst = new Map<number, number>();
@@ -45,6 +49,7 @@ export class Monitor {
     this.startedAt = performance.now();
     this.startCpu = Object.fromEntries(Object.entries(this.procs).map(([name, pid]) => [name, processCpuSeconds(pid)]));
     this.startMachine = machineCpu();
+    this.startStatements = this.statementsNow();
     this.startHarness = process.cpuUsage();
     await this.sample();
     this.timer = setInterval(() => void this.sample().catch(() => undefined), 250);
@@ -85,6 +90,7 @@ export class Monitor {
     if (this.timer) clearInterval(this.timer);
     await this.sample().catch(() => undefined);
     const seconds = (performance.now() - this.startedAt) / 1000;
+    const statements = this.statementsNow() - this.startStatements;
     const cores: Record<string, number> = {};
     for (const [name, pid] of Object.entries(this.procs)) {
       cores[name] = (processCpuSeconds(pid) - this.startCpu[name]) / seconds;
@@ -107,7 +113,11 @@ export class Monitor {
       .slice(0, 3)
       .map(([query, count]) => ({ query, share: count / Math.max(1, totalLocks) }));
     await this.client?.end().catch(() => undefined);
-    return { seconds, cores, machineBusy, waits, activeBackends: this.activeSum / Math.max(1, this.samples), lockedQueries };
+    return { seconds, cores, machineBusy, waits, activeBackends: this.activeSum / Math.max(1, this.samples), lockedQueries, statements };
+  }
+
+  private statementsNow(): number {
+    return [...new Set(Object.values(this.procs))].reduce((sum, pid) => sum + statementsOf(pid), 0);
   }
 }
 

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { Child, childAlive, logDirectory, startProcess, stopChild, tailOf } from './children';
+import { Child, childAlive, logDirectory, startProcess, statementsDirectory, stopChild, tailOf } from './children';
 import { REDIS_URL } from './infra';
 import { FatalError, freePort, sleep, waitUntil } from './util';
 
@@ -105,8 +105,8 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     startProcess(
       `${options.label}-${role}`,
       process.execPath,
-      [...nodeArgs(role), ...profiling(role).args, ...heapProbe(role).args, main],
-      { ...base, ...profiling(role).env, ...heapProbe(role).env, PROCESS_ROLE: role, PORT: port, ...extra },
+      [...nodeArgs(role), ...profiling(role).args, ...heapProbe(role).args, '-r', join(options.root, 'bench/lib/statements-preload.js'), main],
+      { ...base, ...profiling(role).env, ...heapProbe(role).env, BENCH_STATEMENTS_DIR: statementsDirectory(), PROCESS_ROLE: role, PORT: port, ...extra },
       options.root,
     );
   const allInOne = options.roles === 'all';

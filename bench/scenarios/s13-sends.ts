@@ -68,6 +68,9 @@ export async function scenario13(ctx: RunContext): Promise<Scenario13Result> {
           w.toolLevel,
           new Monitor(ctx.database, procs),
         );
+        const sends = r.reqPerSec * r.cpu.seconds;
+        const cpuMsPerSend = Object.fromEntries(['api', 'worker', 'postgres'].map((name) => [name, (r.cpu.cores[name] * r.cpu.seconds * 1000) / sends]));
+        const statementsPerSend = r.cpu.statements / sends;
         passes.push({
           side: s.label as SendsPass['side'],
           round: round + 1,
@@ -75,14 +78,27 @@ export async function scenario13(ctx: RunContext): Promise<Scenario13Result> {
           latency: r.latency,
           errors: r.errors,
           lastError: r.lastError,
+          cpuMsPerSend,
+          statementsPerSend,
         });
-        log(`  S13: ${s.label} round ${round + 1}: ${fmtNum(r.reqPerSec)} sends/s, p99 ${r.latency.p99.toFixed(1)} ms, errors ${r.errors}`);
+        const cpuText = Object.entries(cpuMsPerSend)
+          .map(([name, ms]) => `${name} ${ms.toFixed(2)}`)
+          .join(' · ');
+        log(
+          `  S13: ${s.label} round ${round + 1}: ${fmtNum(r.reqPerSec)} sends/s, p99 ${r.latency.p99.toFixed(1)} ms, errors ${r.errors}; CPU ms per send ${cpuText}; ${statementsPerSend.toFixed(1)} statements per send`,
+        );
       }
     }
     const of = (side: string) => median(passes.filter((p) => p.side === side).map((p) => p.sendsPerSec));
     const none = of('none');
     const withPolicy = of('policy');
     log(`  S13: median sends/s without a policy ${fmtNum(none)}, with ${fmtNum(withPolicy)} (${((withPolicy / none) * 100).toFixed(1)} %)`);
+    for (const side of ['none', 'policy']) {
+      const of = (pick: (p: SendsPass) => number) => median(passes.filter((p) => p.side === side).map(pick)).toFixed(2);
+      log(
+        `  S13: ${side}: median CPU ms per send api ${of((p) => p.cpuMsPerSend.api)} · worker ${of((p) => p.cpuMsPerSend.worker)} · postgres ${of((p) => p.cpuMsPerSend.postgres)}; statements per send ${of((p) => p.statementsPerSend)}`,
+      );
+    }
     return { concurrency: CONCURRENCY, recipients: RECIPIENTS, policyApplied: sides[1].policyApplied, passes, medianNone: none, medianPolicy: withPolicy };
   } finally {
     await pool.close().catch(() => undefined);

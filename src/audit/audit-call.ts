@@ -1,4 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { EntityManager } from 'typeorm';
+import type { SqlCondition } from '../database/sql';
 import { isGrantId, Principal } from '../identity/principal';
 import { AuditActorKind, AuditOutcome, AuditSurface } from './audit-event.entity';
 
@@ -43,6 +45,10 @@ export class AuditCall {
   committed = false;
   /** False once the call has ended: nothing that outlives it (a timer, a job) may write its row. */
   open = true;
+  /** Ids named after the row was written and before its transaction commits: the commit writes them to the row too (AuditTrail). */
+  lateTargets = false;
+  /** The row as a CTE for a statement of `tx` to carry, or null (AuditTrail, which opened the call: claimAuditRow). */
+  carrier: ((tx: EntityManager) => SqlCondition | null) | null = null;
 
   constructor(
     readonly init: AuditCallInit,
@@ -59,14 +65,28 @@ export function currentAuditCall(): AuditCall | undefined {
 }
 
 /**
- * Names ids the running call changes, before its row is written (the send path names the message
+ * Names ids the running call changes, before its row is committed (the send path names the message
  * it writes): the row then carries them from its commit, and a result naming nothing more needs
- * no second write (AuditTrail.finish). Outside a call, or once its row is written, nothing.
+ * no second write (AuditTrail.finish). Outside a call, or once its row is committed, nothing.
  */
 export function noteAuditTargets(targets: AuditTargets): void {
   const call = currentAuditCall();
-  if (!call || call.rowId) return;
+  if (!call || call.committed) return;
+  const before = JSON.stringify(call.init.targets);
   for (const [name, value] of Object.entries(targets)) for (const id of [value].flat()) add(call.init.targets, name, id);
+  // Written already in a transaction still open (claimAuditRow): its commit updates the row.
+  if (call.rowId && JSON.stringify(call.init.targets) !== before) call.lateTargets = true;
+}
+
+/**
+ * The running call's audit row as a CTE (`WITH audit_row AS (…) …`) for the statement about to
+ * run in `tx` to carry, when that statement is the first write of the call's first transaction
+ * (the outermost one): the row is then written with the change, as at commit, one round trip
+ * fewer. Null when there is nothing to carry (outside a call, a row already written, a savepoint).
+ */
+export function claimAuditRow(tx: EntityManager): SqlCondition | null {
+  const call = currentAuditCall();
+  return call?.carrier?.(tx) ?? null;
 }
 
 /** Runs `work` as part of `call`: the transactions it commits are the call's. */

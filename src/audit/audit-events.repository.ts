@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, QueryRunner } from 'typeorm';
 import { AuditActorKind, AuditOutcome, AuditSurface } from './audit-event.entity';
 import type { AuditTargets } from './audit-call';
+import { queryNamed, SqlCondition } from '../database/sql';
 
 /** One audit row as written. */
 export interface AuditRow {
@@ -30,7 +31,28 @@ export interface AuditPageQuery {
 }
 
 const INSERT_SQL = `INSERT INTO audit_events (id, org_id, at, actor_kind, credential_id, user_id, action, surface, targets, outcome, error_code, detail)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`;
+  VALUES (:id, :orgId, :at, :actorKind, :credentialId, :userId, :action, :surface, :targets, :outcome, :errorCode, :detail)`;
+
+/** A `:name` of INSERT_SQL as a CTE carried by another statement names it: prefixed, so it meets none of that statement's. */
+const carriedName = (name: string) => `audit${name[0].toUpperCase()}${name.slice(1)}`;
+const CARRIED_INSERT_SQL = INSERT_SQL.replace(/:(\w+)/g, (_, name: string) => `:${carriedName(name)}`);
+
+function paramsOf(row: AuditRow): Record<string, unknown> {
+  return {
+    id: row.id,
+    orgId: row.orgId,
+    at: row.at,
+    actorKind: row.actorKind,
+    credentialId: row.credentialId,
+    userId: row.userId,
+    action: row.action,
+    surface: row.surface,
+    targets: row.targets,
+    outcome: row.outcome,
+    errorCode: row.errorCode,
+    detail: row.detail,
+  };
+}
 
 /** The SQL of the audit trail (docs/decisions.md, "SQL"). */
 @Injectable()
@@ -39,21 +61,21 @@ export class AuditEventsRepository {
 
   /** Writes a row, through `runner` (the committing transaction of the change) or on its own. */
   async insert(row: AuditRow, runner?: QueryRunner): Promise<void> {
-    const params = [
-      row.id,
-      row.orgId,
-      row.at,
-      row.actorKind,
-      row.credentialId,
-      row.userId,
-      row.action,
-      row.surface,
-      row.targets,
-      row.outcome,
-      row.errorCode,
-      row.detail,
-    ];
-    await (runner ?? this.dataSource).query(INSERT_SQL, params);
+    await queryNamed(runner?.manager ?? this.dataSource.manager, INSERT_SQL, paramsOf(row));
+  }
+
+  /**
+   * The INSERT of `row` as a CTE for a statement of `runner`'s transaction to carry (claimAuditRow),
+   * with its `:named` parameters: written with that statement, as `insert` through `runner` would.
+   */
+  insertCarried(row: AuditRow, runner: QueryRunner): SqlCondition {
+    if (!runner.isTransactionActive) throw new Error('an audit row is carried only by a statement of an open transaction');
+    return { sql: CARRIED_INSERT_SQL, parameters: Object.fromEntries(Object.entries(paramsOf(row)).map(([name, value]) => [carriedName(name), value])) };
+  }
+
+  /** The targets of a row written in `runner`'s transaction and not yet committed: ids the call named after the row was written (AuditTrail). */
+  async retarget(runner: QueryRunner, id: string, targets: AuditTargets): Promise<void> {
+    await queryNamed(runner.manager, `UPDATE audit_events SET targets = :targets WHERE id = :id`, { id, targets });
   }
 
   /** Completes a row written at commit: the result's ids and how the call ended. */

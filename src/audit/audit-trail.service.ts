@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntitySubscriberInterface, QueryRunner, TransactionCommitEvent } from 'typeorm';
+import { DataSource, EntityManager, EntitySubscriberInterface, QueryRunner, TransactionCommitEvent } from 'typeorm';
 import { AuditEventsRepository, AuditRow } from './audit-events.repository';
+import { SqlCondition } from '../database/sql';
 import { Clock } from '../common/clock';
 import { AuditOutcome } from './audit-event.entity';
 import { AuditCall, AuditCallInit, AuditTargets, AuditVerdict, currentAuditCall, runInAuditCall } from './audit-call';
@@ -36,7 +37,26 @@ export class AuditTrail implements OnModuleInit, EntitySubscriberInterface {
   }
 
   open(init: AuditCallInit): AuditCall {
-    return new AuditCall(init, this.clock.now());
+    const call = new AuditCall(init, this.clock.now());
+    call.carrier = (tx) => this.carry(call, tx);
+    return call;
+  }
+
+  /**
+   * The call's row as a CTE for a statement of `tx` to carry (claimAuditRow), when `tx` is the
+   * outermost transaction and the first to write inside the call: one round trip fewer than the
+   * INSERT before COMMIT. The row then is this transaction's, as if written at its commit (which
+   * still adds ids named after it, and whose rollback leaves the row to the next one or to
+   * finish). Null otherwise: nothing to carry.
+   */
+  private carry(call: AuditCall, tx: EntityManager): SqlCondition | null {
+    const runner = tx.queryRunner;
+    if (!call.open || call.rowId || !runner?.isTransactionActive || depthOf(runner) > 1) return null;
+    const rowId = randomUUID();
+    const sql = this.rows.insertCarried(rowOf(rowId, call, call.init.targets, 'ok', null, null), runner);
+    call.rowId = rowId;
+    call.pendingRunner = runner;
+    return sql;
   }
 
   /** Runs `work` as part of `call`: its first committing transaction carries the call's row. */
@@ -90,9 +110,16 @@ export class AuditTrail implements OnModuleInit, EntitySubscriberInterface {
    */
   async beforeTransactionCommit(event: TransactionCommitEvent): Promise<void> {
     const call = currentAuditCall();
-    if (!call || call.rowId) return;
     const runner = event.queryRunner;
-    if (depthOf(runner) > 1) return; // a savepoint: the outer transaction may still roll back
+    if (!call || depthOf(runner) > 1) return; // a savepoint: the outer transaction may still roll back
+    if (call.rowId) {
+      // Written earlier in this transaction by one of its statements (claimAuditRow): ids named since join it.
+      if (call.pendingRunner === runner && call.lateTargets) {
+        call.lateTargets = false;
+        await this.rows.retarget(runner, call.rowId, call.init.targets);
+      }
+      return;
+    }
     call.rowId = randomUUID(); // taken before the await: a concurrent transaction of the call writes no second row
     call.pendingRunner = runner;
     await this.rows.insert(rowOf(call.rowId, call, call.init.targets, 'ok', null, null), runner);
@@ -112,6 +139,7 @@ export class AuditTrail implements OnModuleInit, EntitySubscriberInterface {
     if (call && call.pendingRunner === event.queryRunner && !call.committed) {
       call.rowId = null;
       call.pendingRunner = null;
+      call.lateTargets = false;
     }
   }
 }

@@ -73,14 +73,14 @@ function threadTouchedSet(at: string): string {
 }
 
 /** threadTouchedSet as an UPDATE: the SQL expressions give the thread id and the message time; `from` names a table they read. */
-function touchThreadSql(threadId: string, at: string, from?: string): string {
+export function touchThreadSql(threadId: string, at: string, from?: string): string {
   return `UPDATE threads SET ${threadTouchedSet(at)} ${from ? `FROM ${from}` : ''} WHERE threads.id = ${threadId}`;
 }
 
 /**
  * SQL of recording messages in threads. Inbound recording acts for the provider, not for a
  * caller: the line is found by the address the message was sent to, and every other statement
- * stays in that line's org (the `InboundLine` it takes). touchThread acts on a thread the
+ * stays in that line's org (the `InboundLine` it takes). The outbound insert touches a thread the
  * caller's transaction already holds. Rules live in ConversationsService.
  */
 @Injectable()
@@ -144,11 +144,6 @@ export class ConversationsRepository {
       { lineId: line.id, providerMessageId },
     );
     return existing;
-  }
-
-  /** Adds a message to its thread's count and moves the thread's last activity; on a thread the caller's transaction holds. */
-  async touchThread(manager: EntityManager, threadId: string, at: Date): Promise<void> {
-    await queryNamed(manager, touchThreadSql(':threadId', ':at'), { threadId, at });
   }
 
   /** The identity of a phone number or email address in the line's org, created as an orphan when new; answers its id. */

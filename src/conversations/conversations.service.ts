@@ -252,11 +252,6 @@ export class ConversationsService {
     return { messageId: existing.id, threadId: existing.thread_id, threadCreated: false, duplicate: true, attachmentIds: existing.attachment_ids };
   }
 
-  /** Adds a message to its thread's count and moves the thread's last activity. */
-  async touchThread(tx: EntityManager, threadId: string, at: Date): Promise<void> {
-    await this.conversations.touchThread(tx, threadId, at);
-  }
-
   /**
    * The partner's identity (created as an orphan when new) and the email's thread: the thread of
    * the message this one replies to (In-Reply-To, then References, on the same line), else a new one.

@@ -22,6 +22,8 @@ export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 @Index('messages_provider_key', ['lineId', 'direction', 'providerMessageId'], { unique: true, where: 'provider_message_id IS NOT NULL' })
 // Send policies count a credential's sends in the last hour and day (send-policy/).
 @Index('messages_sent_by_key_idx', ['sentByKeyId', 'createdAt'], { where: 'sent_by_key_id IS NOT NULL' })
+// ... and its sends to one recipient in the last day (max_per_recipient_per_day), without walking all of them.
+@Index('messages_sent_by_key_to_idx', ['sentByKeyId', 'toValue', 'createdAt'], { where: 'sent_by_key_id IS NOT NULL' })
 // Send policies' replies-only rule: did this address write to the line first (send-policies/).
 @Index('messages_inbound_from_idx', ['lineId', 'fromValue'], { where: "direction = 'INBOUND'" })
 // The due sweep of scheduled sends (outbound/scheduled-sends.ts): SCHEDULED messages by their time.

@@ -78,8 +78,8 @@ export class SendPoliciesRepository {
    * locks). A send whose count is far from every limit holds one slot (`tryOneSlot`), a send near
    * a limit holds them all (`lockAllSlots`): see SendPoliciesService.checkLimits.
    *
-   * One slot, if one is free now (never waits), taken under a savepoint (`releaseSlotAttempt`
-   * gives it back): whether one was taken.
+   * One slot, if one is free now (never waits), taken under a savepoint (`giveSlotBack` gives it
+   * back): whether one was taken.
    */
   async tryOneSlot(manager: EntityManager, credentialId: string): Promise<boolean> {
     await manager.query(`SAVEPOINT ${SLOT_SAVEPOINT}`);
@@ -91,9 +91,17 @@ export class SendPoliciesRepository {
     return rows.length > 0;
   }
 
-  /** Ends tryOneSlot's savepoint: the slot kept until the transaction ends, or (`giveBack`) released now. */
-  async endSlotAttempt(manager: EntityManager, giveBack: boolean): Promise<void> {
-    await manager.query(giveBack ? `ROLLBACK TO SAVEPOINT ${SLOT_SAVEPOINT}` : `RELEASE SAVEPOINT ${SLOT_SAVEPOINT}`);
+  /**
+   * Gives tryOneSlot's slot back now (its savepoint rolled back). A slot kept needs no statement:
+   * the savepoint stays open until the transaction ends, which commits or rolls back whatever ran
+   * under it with the rest (a later attempt's savepoint of the same name shadows it, so its
+   * give-back undoes only its own lock). One round trip fewer per limited send than releasing it.
+   * A row written under it has a subtransaction's xmin, which NOT_THIS_TRANSACTION would count as
+   * another's: only checks made after the messages are written use it (checkDeferredLimits), and
+   * no message is written after those.
+   */
+  async giveSlotBack(manager: EntityManager): Promise<void> {
+    await manager.query(`ROLLBACK TO SAVEPOINT ${SLOT_SAVEPOINT}`);
   }
 
   /** Every slot of the credential, in order (waits for each): no other limited send of the credential is in flight after it. */
@@ -106,9 +114,11 @@ export class SendPoliciesRepository {
   /**
    * The credential's sends (not SCHEDULED) since `hourAgo`, since `dayAgo`, and of those to `to`,
    * each counted up to its cap (a limit's max + 1 is enough to compare; 0 skips the count): a busy
-   * credential's check reads at most that many rows of messages_sent_by_key_idx per window, not
-   * every send of its day. `othersOnly`: leaves out the messages this transaction wrote (a check
-   * made after its own message: SendPoliciesService.checkDeferredLimits).
+   * credential's check reads at most that many rows per window, not every send of its day. The
+   * hour and the day are one walk of messages_sent_by_key_idx, newest first, as far as the larger
+   * cap (the hour's rows come first); the recipient's sends are a range of
+   * messages_sent_by_key_to_idx. `othersOnly`: leaves out the messages this transaction wrote (a
+   * check made after its own message: SendPoliciesService.checkDeferredLimits).
    */
   async counts(
     manager: EntityManager,
@@ -119,13 +129,12 @@ export class SendPoliciesRepository {
     caps: SendCounts,
     othersOnly = false,
   ): Promise<SendCounts> {
-    const others = othersOnly ? ` AND ${NOT_THIS_TRANSACTION}` : '';
-    const window = (since: string, extra: string, cap: string) =>
-      `(SELECT count(*)::int FROM (SELECT 1 FROM messages WHERE sent_by_key_id = :credentialId AND created_at > ${since} AND status <> 'SCHEDULED'${extra}${others} LIMIT ${cap}) w)`;
+    const counted = `sent_by_key_id = :credentialId AND created_at > :dayAgo AND status <> 'SCHEDULED'${othersOnly ? ` AND ${NOT_THIS_TRANSACTION}` : ''}`;
     const [row] = await queryNamed<SendCounts[]>(
       manager,
-      `SELECT ${window(':hourAgo', '', ':hourCap')} AS "lastHour", ${window(':dayAgo', '', ':dayCap')} AS "lastDay",
-              ${window(':dayAgo', ' AND to_value = :to', ':toCap')} AS "toRecipientLastDay"`,
+      `SELECT least(count(*) FILTER (WHERE created_at > :hourAgo), :hourCap)::int AS "lastHour", least(count(*), :dayCap)::int AS "lastDay",
+              (SELECT count(*)::int FROM (SELECT 1 FROM messages WHERE to_value = :to AND ${counted} LIMIT :toCap) r) AS "toRecipientLastDay"
+         FROM (SELECT created_at FROM messages WHERE ${counted} ORDER BY created_at DESC LIMIT greatest(CAST(:hourCap AS int), CAST(:dayCap AS int))) w`,
       { credentialId, to, hourAgo, dayAgo, hourCap: caps.lastHour, dayCap: caps.lastDay, toCap: caps.toRecipientLastDay },
     );
     return row;

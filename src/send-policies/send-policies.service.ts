@@ -143,11 +143,9 @@ export class SendPoliciesService {
     if (await this.repository.tryOneSlot(tx, send.credentialId)) {
       const { counts } = await this.count(tx, send, p, own);
       const roomForAll = counts.every(([, max, count]) => max === null || count + LIMIT_SLOTS <= max);
-      await this.repository.endSlotAttempt(tx, !roomForAll);
       if (roomForAll) return;
-    } else {
-      await this.repository.endSlotAttempt(tx, true);
     }
+    await this.repository.giveSlotBack(tx);
     await this.repository.lockAllSlots(tx, send.credentialId);
     const { counts, now } = await this.count(tx, send, p, own);
     for (const [rule, max, count, since, to] of counts) {

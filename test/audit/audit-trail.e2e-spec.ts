@@ -1,6 +1,7 @@
 import { ToolRegistry } from '../../src/mcp/tool-registry';
 import { KEY_PERMISSIONS } from '../../src/identity/key-permissions';
-import { AuditEventsRepository } from '../../src/audit/audit-events.repository';
+import type { QueryRunner } from 'typeorm';
+import { AuditEventsRepository, AuditRow as WrittenRow } from '../../src/audit/audit-events.repository';
 import { AuditRetention } from '../../src/audit/audit-retention';
 import { callTool, rpc, toolOk } from '../support/mcp';
 import { modernRpc } from '../support/mcp-modern';
@@ -132,7 +133,7 @@ describe('the audit trail: one row per changing call, in its transaction, never 
     expect(writes.length).toBeGreaterThan(10);
     expect(writes.map((t) => t.spec.name).filter((name) => !(name in WRITE_TOOL_ARGS))).toEqual([]); // a new write tool needs a row in WRITE_TOOL_ARGS
     // Which tools' rows were written in the transaction of their change, and which after the call (no transaction).
-    const inserts = jest.spyOn(m.app.get(AuditEventsRepository), 'insert');
+    const inserts = rowWrites(m.app.get(AuditEventsRepository));
     const afterTheFact: string[] = [];
     for (const tool of writes) {
       const name = tool.spec.name;
@@ -140,7 +141,7 @@ describe('the audit trail: one row per changing call, in its transaction, never 
       const before = (await rowsOf(audited.id)).length;
       inserts.mockClear();
       await toolOk(m, audited.key, name, args);
-      const own = inserts.mock.calls.filter(([row]) => row.credentialId === audited.id);
+      const own = inserts.calls().filter(([row]) => row.credentialId === audited.id);
       expect({ name, inserts: own.length }).toEqual({ name, inserts: 1 });
       if (own[0][1] === undefined) afterTheFact.push(name);
       const rows = await rowsOf(audited.id);
@@ -162,9 +163,15 @@ describe('the audit trail: one row per changing call, in its transaction, never 
     const key = (await m.admin.post(`/admin/users/${s.userId}/api-keys`, { name: 'atomic', channelAccess: { mode: 'ALL' } }).expect(201)).body;
     const repository = m.app.get(AuditEventsRepository);
     const insert = repository.insert.bind(repository);
+    const insertCarried = repository.insertCarried.bind(repository);
     const spy = jest.spyOn(repository, 'insert').mockImplementation(async (row, runner) => {
       if (runner && row.credentialId === key.id) throw new Error('the audit row could not be written');
       return insert(row, runner);
+    });
+    // The send's row is carried by its message's INSERT (claimAuditRow): it fails there instead.
+    const carried = jest.spyOn(repository, 'insertCarried').mockImplementation((row, runner) => {
+      if (row.credentialId === key.id) throw new Error('the audit row could not be written');
+      return insertCarried(row, runner);
     });
     try {
       const to = partnerPhone();
@@ -174,6 +181,7 @@ describe('the audit trail: one row per changing call, in its transaction, never 
       expect(await rowsOf(key.id)).toEqual([expect.objectContaining({ action: 'send_sms', outcome: 'failed', error_code: 'INTERNAL' })]);
     } finally {
       spy.mockRestore();
+      carried.mockRestore();
     }
   });
 
@@ -320,7 +328,7 @@ describe('the audit trail: one row per changing call, in its transaction, never 
     const turnA = await ctx.draftTurn();
     const turnB = await ctx.draftTurn();
     const doomed = (await m.admin.post(`/admin/users/${person.userId}/api-keys`, { name: 'doomed', channelAccess: { mode: 'ALL' } }).expect(201)).body;
-    const inserts = jest.spyOn(m.app.get(AuditEventsRepository), 'insert');
+    const inserts = rowWrites(m.app.get(AuditEventsRepository));
     const forms: Array<[string, Record<string, string>]> = [
       [`/conversations/${threadId}/reply`, { body: 'From the page.' }],
       [`/conversations/${threadId}/labels`, { label: 'from-page' }],
@@ -336,7 +344,7 @@ describe('the audit trail: one row per changing call, in its transaction, never 
       inserts.mockClear();
       const res = await postForm(m, browser, path, fields);
       expect({ path, status: res.status }).toEqual({ path, status: 303 });
-      const own = inserts.mock.calls.filter(([row]) => row.userId === person.userId && row.surface === 'web');
+      const own = inserts.calls().filter(([row]) => row.userId === person.userId && row.surface === 'web');
       expect({ path, rows: own.length }).toEqual({ path, rows: 1 });
       if (own[0][1] === undefined) afterTheFact.push(own[0][0].action);
     }
@@ -372,7 +380,7 @@ describe('the audit trail: one row per changing call, in its transaction, never 
     const pageGrant = await grantOf('Edited App');
     const adminGrant = await grantOf('Admin Revoked App');
     const key = (await m.admin.post(`/admin/users/${person.userId}/api-keys`, { name: 'edited', channelAccess: { mode: 'ALL' } }).expect(201)).body;
-    const inserts = jest.spyOn(m.app.get(AuditEventsRepository), 'insert');
+    const inserts = rowWrites(m.app.get(AuditEventsRepository));
     const calls: Array<[string, () => Promise<number>]> = [
       [
         `/settings/api-keys/:id/edit`,
@@ -394,7 +402,7 @@ describe('the audit trail: one row per changing call, in its transaction, never 
       inserts.mockClear();
       const status = await call();
       expect({ name, ok: [200, 204, 303].includes(status) }).toEqual({ name, ok: true });
-      const own = inserts.mock.calls.filter(([row]) => row.userId === person.userId || row.actorKind === 'admin');
+      const own = inserts.calls().filter(([row]) => row.userId === person.userId || row.actorKind === 'admin');
       expect({ name, rows: own.length }).toEqual({ name, rows: 1 });
       if (own[0][1] === undefined) afterTheFact.push(name);
     }
@@ -452,3 +460,24 @@ describe('the audit trail: one row per changing call, in its transaction, never 
     await m.db.query(`DELETE FROM audit_events WHERE org_id = $1`, [orgId]);
   });
 });
+
+/**
+ * The audit rows a repository is asked to write, as [row, runner]: written on its own or through
+ * the change's transaction (insert), or carried by a statement of that transaction (insertCarried).
+ * A row written after the fact has no runner.
+ */
+function rowWrites(repository: AuditEventsRepository) {
+  const inserts = jest.spyOn(repository, 'insert');
+  const carried = jest.spyOn(repository, 'insertCarried');
+  return {
+    calls: (): Array<[row: WrittenRow, runner?: QueryRunner]> => [...inserts.mock.calls, ...carried.mock.calls],
+    mockClear: () => {
+      inserts.mockClear();
+      carried.mockClear();
+    },
+    mockRestore: () => {
+      inserts.mockRestore();
+      carried.mockRestore();
+    },
+  };
+}

@@ -90,6 +90,19 @@ describe('send policies: per org, per credential overrides, refused alike on MCP
       expect((await send(era, s.apiKey, partnerPhone())).ok).toBe(true);
     });
 
+    it('max_per_hour and max_per_day together (one walk of the day, newest first): each counts its own window', async () => {
+      const s = await org();
+      await setPolicy(s, { maxPerHour: 3, maxPerDay: 4 });
+      for (let i = 0; i < 3; i += 1) expect((await send(era, s.apiKey, partnerPhone())).ok).toBe(true);
+      await age(s.apiKeyId, 2 * 3600_000); // three out of the hour, still in the day
+      expect((await send(era, s.apiKey, partnerPhone())).ok).toBe(true);
+      // The hour holds one (room for another), the day four: the day refuses.
+      expect((await send(era, s.apiKey, partnerPhone())).text).toMatch(/its 4 messages in the last 24 hours; .+ \(rule max_per_day\)$/);
+      await setPolicy(s, { maxPerHour: 1, maxPerDay: 10 });
+      // Now the hour's one is its limit: the hour refuses, though the day (larger cap) has room.
+      expect((await send(era, s.apiKey, partnerPhone())).text).toMatch(/its 1 message in the last hour; .+ \(rule max_per_hour\)$/);
+    });
+
     it('max_per_recipient_per_day: refuses another send to the same recipient only', async () => {
       const s = await org();
       await setPolicy(s, { maxPerRecipientPerDay: 1 });

@@ -4,7 +4,8 @@ import { DataSource, EntityManager } from 'typeorm';
 import { Principal } from '../../identity/principal';
 import { callerLines } from '../../identity/line-access.sql';
 import { Channel, IdentityKind, SerializedMessage } from '../conversation-vocabulary';
-import { queryNamed } from '../../database/sql';
+import { queryNamed, SqlCondition } from '../../database/sql';
+import { touchThreadSql } from '../conversations.repository';
 import { optedOutSinceSql } from '../../opt-outs/opt-outs.repository';
 import { serializeMessage } from '../message-data.builder';
 import { CallerThread } from '../threads/thread-access.repository';
@@ -149,17 +150,26 @@ export class OutboundRepository {
     return parent;
   }
 
-  /** Inserts the message QUEUED (SCHEDULED with `m.sendAt`), in the org of `m.orgId`; answers its id and creation time. */
-  async insertQueued(manager: EntityManager, m: QueuedMessage): Promise<{ id: string; created_at: Date }> {
-    const [row] = await queryNamed<Array<{ id: string; created_at: Date }>>(
+  /**
+   * Inserts the message `id` QUEUED (SCHEDULED with `m.sendAt`), in the org of `m.orgId`, and
+   * touches its thread (one more message, its last activity), in one statement that also carries
+   * `companion` when given (a CTE: the call's audit row, claimAuditRow); answers its creation time.
+   */
+  async insertQueued(manager: EntityManager, id: string, m: QueuedMessage, companion: SqlCondition | null = null): Promise<{ created_at: Date }> {
+    const [row] = await queryNamed<Array<{ created_at: Date }>>(
       manager,
-      `INSERT INTO messages (org_id, thread_id, line_id, channel, direction, status, body, html, subject, from_value, from_kind,
+      `WITH ${companion ? `companion AS (${companion.sql}),` : ''}
+       message AS (INSERT INTO messages (id, org_id, thread_id, line_id, channel, direction, status, body, html, subject, from_value, from_kind,
                              to_value, to_kind, read_receipt, tracking_token, header_message_id, header_in_reply_to, header_references,
                              sent_by_user_id, sent_by_key_id, send_at)
-       VALUES (:orgId, :threadId, :lineId, :channel, 'OUTBOUND', CASE WHEN CAST(:sendAt AS timestamptz) IS NULL THEN 'QUEUED' ELSE 'SCHEDULED' END, :body, :html, :subject, :fromValue, :fromKind,
+       VALUES (:id, :orgId, :threadId, :lineId, :channel, 'OUTBOUND', CASE WHEN CAST(:sendAt AS timestamptz) IS NULL THEN 'QUEUED' ELSE 'SCHEDULED' END, :body, :html, :subject, :fromValue, :fromKind,
                :toValue, :toKind, :readReceipt, :trackingToken, :headerMessageId, :inReplyTo, :references, :sentByUserId, :sentByKeyId, :sendAt)
-       RETURNING id, created_at`,
+       RETURNING id, created_at),
+       thread AS (${touchThreadSql(':threadId', 'message.created_at', 'message')})
+       SELECT created_at FROM message`,
       {
+        ...companion?.parameters,
+        id,
         orgId: m.orgId,
         threadId: m.threadId,
         lineId: m.lineId,

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -9,7 +9,6 @@ import { ConflictError, NotFoundError, ValidationError } from '../../common/erro
 import { DomainEvent } from '../../events/domain-event';
 import { EventBus } from '../../events/event-bus';
 import { SerializedMessage } from '../conversation-vocabulary';
-import { ConversationsService } from '../conversations.service';
 import { MessageDataBuilder } from '../message-data.builder';
 import { newMessageId, replyReferences, replySubject } from './email-format';
 import { OutboundChannels } from './outbound-channels';
@@ -22,7 +21,7 @@ import { sendingLine } from './sending-line';
 import { SendGate } from './send-gate';
 import { DraftHolds } from './draft-holds';
 import { originOf, SendOrigin } from './send-origin';
-import { noteAuditTargets } from '../../audit/audit-call';
+import { claimAuditRow, noteAuditTargets } from '../../audit/audit-call';
 import { rolledBack } from '../../database/sql';
 import { sendAtOf } from './send-at';
 
@@ -79,7 +78,6 @@ export class OutboundService {
     @InjectQueue(OUTBOUND_QUEUE) private readonly queue: Queue<OutboundJob>,
     private readonly bus: EventBus,
     private readonly data: MessageDataBuilder,
-    private readonly conversations: ConversationsService,
     private readonly channels: OutboundChannels,
     private readonly threads: ThreadAccessRepository,
     private readonly messages: OutboundRepository,
@@ -283,10 +281,11 @@ export class OutboundService {
   async insertQueued(tx: EntityManager, m: QueuedMessage): Promise<string> {
     await this.gate.admit(tx, m);
     if (m.origin.draftOnly) return this.holdDraft(tx, m);
-    const row = await this.messages.insertQueued(tx, m);
-    noteAuditTargets({ messageId: row.id, threadId: m.threadId });
-    await this.conversations.touchThread(tx, m.threadId, row.created_at);
-    return row.id;
+    // The id is taken here so the call's audit row, carried by the same statement, names it.
+    const id = randomUUID();
+    noteAuditTargets({ messageId: id, threadId: m.threadId });
+    await this.messages.insertQueued(tx, id, m, claimAuditRow(tx));
+    return id;
   }
 
   /**

@@ -37,6 +37,7 @@ import { SendPolicies1763800790000 } from './1763800790000-SendPolicies';
 import { DraftOnlyCredentials1763800800000 } from './1763800800000-DraftOnlyCredentials';
 import { ScheduledSends1763800810000 } from './1763800810000-ScheduledSends';
 import { ReadinessProbes1763800950000 } from './1763800950000-ReadinessProbes';
+import { SendsByKeyRecipient1763801050000 } from './1763801050000-SendsByKeyRecipient';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -79,4 +80,5 @@ export const MIGRATIONS = [
   DraftOnlyCredentials1763800800000,
   ScheduledSends1763800810000,
   ReadinessProbes1763800950000,
+  SendsByKeyRecipient1763801050000,
 ];
