@@ -1,6 +1,7 @@
 import { Clock } from '../../src/common/clock';
 import { DeliveryLogPartitions } from '../../src/delivery/delivery-log-partitions';
 import { DeliveryLogRetention } from '../../src/delivery/delivery-log-retention';
+import { DeliveriesRepository } from '../../src/delivery/deliveries.repository';
 import { deliveryById } from '../../src/delivery/delivery-ids';
 import { closeDeliveryTestApp, createDeliveryTestApp, DeliveryTestApp, FakeClock, register } from '../support/delivery';
 import { toolOk } from '../support/mcp';
@@ -132,6 +133,30 @@ describe('delivery log partitions', () => {
     const nextDay = new Date(historyUntil.getTime() + DAY_MS);
     expect(await scanned(fresh.id)).toEqual([`webhook_deliveries_p${day(nextDay)}`]);
     expect(await scanned(old.id)).toEqual(['webhook_deliveries_history']);
+  });
+
+  it('a replayed fan-out makes no second delivery of an event to an endpoint, though the first is in another partition', async () => {
+    const sourceEventId = String(900_000_000 + Math.floor(Math.random() * 1_000_000));
+    const first = await deliveryAt(new Date(historyUntil.getTime() + 3_600_000));
+    await t.db.query('UPDATE webhook_deliveries SET source_event_id = $2 WHERE id = $1', [first.id, sourceEventId]);
+    // The replay runs today (the history partition); the event occurred before the first delivery.
+    const replay = {
+      endpointId,
+      userId: s.userId,
+      sourceEventId,
+      lineId: null,
+      type: 'message.received',
+      mode: 'concise' as const,
+      digest: 'ab'.repeat(32),
+      createdAt: historyUntil,
+      traceParent: null,
+    };
+    const inserted = await t.db.transaction((m) =>
+      t.app.get(DeliveriesRepository).insertFannedOut(m, [{ digest: replay.digest, json: '{"replay":true}' }], [replay]),
+    );
+    expect(inserted).toEqual([]);
+    const [{ n }] = await t.db.query('SELECT count(*)::int AS n FROM webhook_deliveries WHERE source_event_id = $1', [sourceEventId]);
+    expect(n).toBe(1);
   });
 
   it("deleting an endpoint leaves none of its deliveries' attempts behind", async () => {
