@@ -36,6 +36,7 @@ import { SmsOptOuts1763800780000 } from './1763800780000-SmsOptOuts';
 import { SendPolicies1763800790000 } from './1763800790000-SendPolicies';
 import { DraftOnlyCredentials1763800800000 } from './1763800800000-DraftOnlyCredentials';
 import { ScheduledSends1763800810000 } from './1763800810000-ScheduledSends';
+import { DeliveryLogPartitions1763801000000 } from './1763801000000-DeliveryLogPartitions';
 import { ReadinessProbes1763800950000 } from './1763800950000-ReadinessProbes';
 
 /** Migrations in the order they run. */
@@ -79,4 +80,5 @@ export const MIGRATIONS = [
   DraftOnlyCredentials1763800800000,
   ScheduledSends1763800810000,
   ReadinessProbes1763800950000,
+  DeliveryLogPartitions1763801000000,
 ];
