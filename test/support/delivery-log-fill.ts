@@ -70,7 +70,7 @@ export async function fillDeliveryLog(db: Client, fill: DeliveryLogFill): Promis
     `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, user_id, source_event_id, event_type, mode, event_created_at,
                                      status, attempt_count, last_status_code, last_attempt_at, created_at, updated_at, payload_id)
      SELECT gen_random_uuid(), 'evt_' || md5($5 || '/' || g), ($6::uuid[])[1 + g % cardinality($6::uuid[])], $7::uuid,
-            $8::bigint + (g + 1) / 2, 'message.received', 'concise', t.at,
+            $8::bigint + g, 'message.received', 'concise', t.at,
             CASE WHEN g % 50 = 0 THEN 'failed' ELSE 'succeeded' END, CASE WHEN g % 50 = 0 THEN 3 ELSE 1 END,
             CASE WHEN g % 50 = 0 THEN 500 ELSE 200 END, t.at + interval '80 ms', t.at, t.at + interval '80 ms', $4::bigint + (g + 1) / 2
        FROM generate_series(1, $1::int) g, LATERAL (SELECT ${span} AS at) t`,
