@@ -224,6 +224,15 @@ describe('reliability: the delivery log partitioned by day while it delivers', (
         exclusive.length ? `${fmt(exclusive[exclusive.length - 1] - exclusive[0] + 10)} ms (${exclusive.length} samples)` : 'never seen',
       );
 
+      // Every filled row kept (asserted at the end, after the deliveries).
+      const after = await sums(db, fillEnd);
+      result.figure(
+        'rows before → after (deliveries, attempts, payloads), ids MD5 equal',
+        Object.keys(before)
+          .map((t) => `${fmt(before[t].count)} → ${fmt(after[t].count)}${before[t].md5 === after[t].md5 ? '' : ' (ids differ)'}`)
+          .join('; '),
+      );
+
       // 4. The rolling upgrade: the new build's api and worker start, then the old ones stop.
       const newApi = await ServiceProcess.start({ name: 'partconv-api-new', role: 'api', env: { LOG_LEVEL: 'warn', ...stack.env } });
       extra.push(newApi);
@@ -233,6 +242,10 @@ describe('reliability: the delivery log partitioned by day while it delivers', (
       const oldErrors = [...oldApi.errorLines(), ...oldWorker.errorLines()];
       // The old build's warnings after the migration (a relay that fails is retried: a warning).
       const oldRetries = oldWorker.warningLines().filter((l) => /relay failed/.test(l) && Number(/"time":(\d+)/.exec(l)?.[1]) >= migrationStarted);
+      result.figure(
+        "the old build's relay failures after the migration (retried, so nothing lost)",
+        oldRetries.length ? `${fmt(oldRetries.length)}: ${/"msg":"([^"]*)"/.exec(oldRetries[0])?.[1] ?? ''}` : '0',
+      );
       await Promise.all([oldApi.stop('SIGTERM'), oldWorker.stop('SIGTERM')]);
       const received = receiver.on('/conv').length;
       await waitFor(() => receiver.on('/conv').length >= received + 2 * RATE, 'the new build delivering alone', 60_000);
@@ -264,10 +277,6 @@ describe('reliability: the delivery log partitioned by day while it delivers', (
           'error lines of the old build while and after it ran beside the migration',
           oldErrors.length ? `${oldErrors.length}: ${oldErrors[0].slice(0, 300)}` : '0',
         );
-        result.figure(
-          "the old build's relay failures after the migration (retried, so nothing lost)",
-          oldRetries.length ? `${fmt(oldRetries.length)}: ${/"msg":"([^"]*)"/.exec(oldRetries[0])?.[1] ?? ''}` : '0',
-        );
         result.figure('probe statements that failed', fmt(probes.filter((p) => p.error).length));
       }
       expect(refused).toEqual([]);
@@ -278,13 +287,6 @@ describe('reliability: the delivery log partitioned by day while it delivers', (
       expect(longest).toBeLessThan(LOCK_BOUND_MS);
 
       // 6. Every old row kept, in the history partitions; old deliveries found by id and evt id.
-      const after = await sums(db, fillEnd);
-      result.figure(
-        'rows before → after (deliveries, attempts, payloads), ids MD5 equal',
-        Object.keys(before)
-          .map((t) => `${fmt(before[t].count)} → ${fmt(after[t].count)}${before[t].md5 === after[t].md5 ? '' : ' (ids differ)'}`)
-          .join('; '),
-      );
       expect(after).toEqual(before);
       const partitions = (
         await db.query(
