@@ -108,6 +108,7 @@ describe('reliability: the delivery log partitioned by day while it delivers', (
     await probeDb.connect();
     // The loops below run until these are cleared, by the test or, when it fails, by the finally.
     let [ingesting, probing, sampling] = [true, true, true];
+    const loops: Array<Promise<void>> = [];
     try {
       // 1. The installation: ROWS finished deliveries over the last 20 days, on the old layout, indexes and all.
       const fillEnd = new Date(Date.now() - 60_000);
@@ -142,7 +143,7 @@ describe('reliability: the delivery log partitioned by day while it delivers', (
       let target = oldApi;
       const line = tenant.lines[0].address;
       const inFlight: Array<Promise<void>> = [];
-      const ingest = (async () => {
+      const ingest = (async (): Promise<void> => {
         for (let i = 0; ingesting; i++) {
           inFlight.push(
             ingestSms(target.baseUrl, {
@@ -157,7 +158,7 @@ describe('reliability: the delivery log partitioned by day while it delivers', (
         await Promise.all(inFlight);
       })();
       const probes: Probe[] = [];
-      const probe = (async () => {
+      const probe = (async (): Promise<void> => {
         while (probing) {
           for (const [kind, sql, params] of [
             [
@@ -180,7 +181,7 @@ describe('reliability: the delivery log partitioned by day while it delivers', (
       })();
       // Who holds ACCESS EXCLUSIVE on the delivery log, sampled every 10 ms while the migration runs.
       const exclusive: number[] = [];
-      const sampler = (async () => {
+      const sampler = (async (): Promise<void> => {
         const s = new Client({ connectionString: stack.databaseUrl });
         await s.connect();
         try {
@@ -197,6 +198,7 @@ describe('reliability: the delivery log partitioned by day while it delivers', (
           await s.end();
         }
       })();
+      loops.push(ingest, probe, sampler);
 
       // 3. The partitioning migration, while the old build delivers and writes.
       await waitFor(() => receiver.on('/conv').length >= RATE, 'the old build delivering', 60_000);
@@ -319,6 +321,7 @@ describe('reliability: the delivery log partitioned by day while it delivers', (
       result.passed = true;
     } finally {
       [ingesting, probing, sampling] = [false, false, false];
+      await Promise.allSettled(loops);
       await probeDb.end().catch(() => undefined);
       await db.end();
     }
