@@ -8,6 +8,7 @@ import { visibleDelivery, visibleEndpoint } from '../webhooks/endpoint-visibilit
 import { PayloadMode } from '../webhooks/webhook.types';
 import { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
 import { endpointReceivesLine } from './endpoint-receives-line.sql';
+import { attemptOf, deliveryById, PAYLOAD_DAY, payloadOf } from './delivery-ids';
 import { subscriptionFiltersPass, subscriptionStillReceives } from '../event-feed/event-subscriptions.sql';
 
 /** An endpoint that receives one of a batch's events. */
@@ -21,7 +22,6 @@ export interface FanOutTarget {
 
 /** A delivery to create at fan-out; `digest` names its payload among the batch's stored ones. */
 export interface NewDelivery {
-  eventId: string;
   endpointId: string;
   userId: string;
   sourceEventId: string;
@@ -54,6 +54,9 @@ export const DELIVERY_VIEW_COLUMNS = [
 ] as const satisfies ReadonlyArray<keyof WebhookDelivery>;
 
 export type DeliveryRow = Pick<WebhookDelivery, (typeof DELIVERY_VIEW_COLUMNS)[number]>;
+
+/** DELIVERY_VIEW_COLUMNS of webhook_deliveries `d` in SQL, under their property names (a DeliveryRow). */
+const DELIVERY_ROW_SQL = DELIVERY_VIEW_COLUMNS.map((column) => `d.${column.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)} AS "${column}"`).join(', ');
 
 /** One delivery with what a portal's detail view shows: its payload and envelope fields. */
 export interface DeliveryDetailRow extends DeliveryRow {
@@ -117,9 +120,15 @@ export class DeliveriesRepository {
   }
 
   /**
-   * Stores each distinct payload once (or finds it, when a replay or another event stored the
-   * same content before: DO UPDATE, not DO NOTHING, so its id is returned), then the deliveries;
-   * the unique (source event, endpoint) index makes a replayed batch create nothing twice.
+   * Stores each distinct payload once in today's partition (or finds it, when a replay or another
+   * event stored the same content today: DO UPDATE, not DO NOTHING, so its id is returned), then
+   * the deliveries (their id and evt_ id made by the trigger from created_at, delivery-ids.ts).
+   * A replayed batch creates nothing twice: the unique (source event, endpoint, created_at) index
+   * catches a replay in the same day's partition, and the NOT EXISTS one whose first delivery is
+   * in an earlier partition (a delivery is made after its event occurred, so only partitions from
+   * the day before the event's are probed). Two replays of one event racing across midnight UTC
+   * could both insert; the relay fans out an event once, in the transaction that marks it relayed,
+   * so only an events/subscribe replay racing the fan-out at midnight could (docs/delivery-log.md).
    */
   insertFannedOut(
     manager: EntityManager,
@@ -129,23 +138,25 @@ export class DeliveriesRepository {
     return queryNamed(
       manager,
       `WITH payload AS (
-             INSERT INTO webhook_payloads (digest, data)
-             SELECT decode(digest, 'hex'), data FROM unnest(:digests::text[], :payloads::json[]) AS p(digest, data)
-             ON CONFLICT (digest) DO UPDATE SET data = webhook_payloads.data
+             INSERT INTO webhook_payloads (digest, data, created_at)
+             SELECT decode(digest, 'hex'), data, ${PAYLOAD_DAY} FROM unnest(:digests::text[], :payloads::json[]) AS p(digest, data)
+             ON CONFLICT (digest, created_at) DO UPDATE SET data = webhook_payloads.data
              RETURNING id, encode(digest, 'hex') AS digest)
        INSERT INTO webhook_deliveries
-         (event_id, endpoint_id, user_id, source_event_id, line_id, event_type, mode, payload_id, event_created_at, status, next_attempt_at, trace_parent)
-       SELECT x.event_id, x.endpoint_id, x.user_id, x.source_event_id, x.line_id, x.event_type, x.mode, payload.id, x.created_at, 'pending', now(), x.trace_parent
-         FROM unnest(:eventIds::text[], :endpointIds::uuid[], :userIds::uuid[], :sourceEventIds::bigint[], :lineIds::uuid[], :eventTypes::text[],
+         (endpoint_id, user_id, source_event_id, line_id, event_type, mode, payload_id, event_created_at, status, next_attempt_at, trace_parent)
+       SELECT x.endpoint_id, x.user_id, x.source_event_id, x.line_id, x.event_type, x.mode, payload.id, x.created_at, 'pending', now(), x.trace_parent
+         FROM unnest(:endpointIds::uuid[], :userIds::uuid[], :sourceEventIds::bigint[], :lineIds::uuid[], :eventTypes::text[],
                      :modes::text[], :deliveryDigests::text[], :createdAts::timestamptz[], :traceParents::text[])
-                AS x(event_id, endpoint_id, user_id, source_event_id, line_id, event_type, mode, digest, created_at, trace_parent)
+                AS x(endpoint_id, user_id, source_event_id, line_id, event_type, mode, digest, created_at, trace_parent)
          JOIN payload ON payload.digest = x.digest
-       ON CONFLICT (source_event_id, endpoint_id) WHERE source_event_id IS NOT NULL AND resent_from_id IS NULL DO NOTHING
+        WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries o
+                           WHERE o.source_event_id = x.source_event_id AND o.endpoint_id = x.endpoint_id AND o.resent_from_id IS NULL
+                             AND o.created_at >= delivery_log_day(x.created_at) - interval '1 day')
+       ON CONFLICT (source_event_id, endpoint_id, created_at) WHERE source_event_id IS NOT NULL AND resent_from_id IS NULL DO NOTHING
        RETURNING id, endpoint_id`,
       {
         digests: payloads.map((p) => p.digest),
         payloads: payloads.map((p) => p.json),
-        eventIds: deliveries.map((d) => d.eventId),
         endpointIds: deliveries.map((d) => d.endpointId),
         userIds: deliveries.map((d) => d.userId),
         sourceEventIds: deliveries.map((d) => d.sourceEventId),
@@ -212,33 +223,36 @@ export class DeliveriesRepository {
       .getRepository(WebhookDelivery)
       .createQueryBuilder('d')
       .innerJoin('webhook_endpoints', 'e', 'e.id = d.endpoint_id')
-      .where('d.id = :deliveryId', { deliveryId })
+      .where(deliveryById('d', ':deliveryId::uuid'), { deliveryId })
       .andWhere(endpoint.sql, endpoint.parameters)
       .andWhere(delivery.sql, delivery.parameters)
       .getOne();
   }
 
-  /** A new pending delivery of the same stored payload (nothing is copied), due now; its attempts join `traceParent`'s trace. */
-  insertResend(original: WebhookDelivery, eventId: string, traceParent: string | null): Promise<WebhookDelivery> {
-    const repo = this.dataSource.getRepository(WebhookDelivery);
-    return repo.save(
-      repo.create({
-        eventId,
-        endpointId: original.endpointId,
-        userId: original.userId,
-        sourceEventId: original.sourceEventId,
-        lineId: original.lineId,
-        resentFromId: original.id,
-        eventType: original.eventType,
-        mode: original.mode,
-        payloadId: original.payloadId,
-        eventCreatedAt: new Date(),
-        status: 'pending',
-        attemptCount: 0,
-        nextAttemptAt: new Date(),
-        traceParent,
-      }),
+  /**
+   * A new pending delivery of the same payload, due now; its attempts join `traceParent`'s trace.
+   * The payload is copied into today's partition (shared with today's deliveries of the same
+   * content), so that dropping the original's day never leaves the copy without one. Null when
+   * the original was deleted since it was read.
+   */
+  async insertResend(original: WebhookDelivery, traceParent: string | null): Promise<DeliveryRow | null> {
+    const [row] = await queryNamed<DeliveryRow[]>(
+      this.dataSource.manager,
+      `WITH original AS (SELECT d.* FROM webhook_deliveries d WHERE ${deliveryById('d', ':id::uuid')}),
+           payload AS (
+             INSERT INTO webhook_payloads (digest, data, created_at)
+             SELECT p.digest, p.data, ${PAYLOAD_DAY} FROM original d JOIN webhook_payloads p ON ${payloadOf('p', 'd')}
+             ON CONFLICT (digest, created_at) DO UPDATE SET data = webhook_payloads.data
+             RETURNING id)
+       INSERT INTO webhook_deliveries AS d
+         (endpoint_id, user_id, source_event_id, line_id, resent_from_id, event_type, mode, payload_id, event_created_at, status, attempt_count,
+          next_attempt_at, trace_parent)
+       SELECT o.endpoint_id, o.user_id, o.source_event_id, o.line_id, o.id, o.event_type, o.mode, payload.id, now(), 'pending', 0, now(), :traceParent::text
+         FROM original o, payload
+       RETURNING ${DELIVERY_ROW_SQL}`,
+      { id: original.id, traceParent },
     );
+    return row ?? null;
   }
 
   /** One delivery the caller may see (as findVisible) with its stored payload; null otherwise. */
@@ -247,14 +261,11 @@ export class DeliveriesRepository {
     const delivery = visibleDelivery(caller);
     const [row] = await queryNamed<DeliveryDetailRow[]>(
       this.dataSource.manager,
-      `SELECT d.id, d.event_id AS "eventId", d.endpoint_id AS "endpointId", d.event_type AS "eventType", d.status, d.attempt_count AS "attemptCount",
-              d.last_status_code AS "lastStatusCode", d.last_error AS "lastError", d.last_attempt_at AS "lastAttemptAt",
-              d.next_attempt_at AS "nextAttemptAt", d.resent_from_id AS "resentFromId", d.recovered_at AS "recoveredAt", d.created_at AS "createdAt",
-              d.mode, d.event_created_at AS "eventCreatedAt", p.data
+      `SELECT ${DELIVERY_ROW_SQL}, d.recovered_at AS "recoveredAt", d.mode, d.event_created_at AS "eventCreatedAt", p.data
          FROM webhook_deliveries d
          JOIN webhook_endpoints e ON e.id = d.endpoint_id
-         JOIN webhook_payloads p ON p.id = d.payload_id
-        WHERE d.id = :deliveryId AND ${endpoint.sql} AND ${delivery.sql}`,
+         JOIN webhook_payloads p ON ${payloadOf('p', 'd')}
+        WHERE ${deliveryById('d', ':deliveryId::uuid')} AND ${endpoint.sql} AND ${delivery.sql}`,
       { deliveryId, ...endpoint.parameters, ...delivery.parameters },
     );
     return row ?? null;
@@ -270,8 +281,8 @@ export class DeliveriesRepository {
     const rows = await queryNamed<Array<{ deliveryId: string; durationMs: number }>>(
       this.dataSource.manager,
       `SELECT DISTINCT ON (a.delivery_id) a.delivery_id AS "deliveryId", a.duration_ms AS "durationMs"
-         FROM webhook_delivery_attempts a
-        WHERE a.delivery_id = ANY(:deliveryIds::uuid[])
+         FROM unnest(:deliveryIds::uuid[]) AS x(id)
+         JOIN webhook_delivery_attempts a ON ${attemptOf('a', 'x.id')}
         ORDER BY a.delivery_id, a.attempt_number DESC`,
       { deliveryIds },
     );
@@ -287,9 +298,9 @@ export class DeliveriesRepository {
       `SELECT a.attempt_number AS "attemptNumber", a.attempted_at AS "attemptedAt", a.duration_ms AS "durationMs", a.status_code AS "statusCode",
               a.error_kind AS "errorKind", a.response_body AS "responseBody"
          FROM webhook_delivery_attempts a
-         JOIN webhook_deliveries d ON d.id = a.delivery_id
+         JOIN webhook_deliveries d ON ${deliveryById('d', 'a.delivery_id')}
          JOIN webhook_endpoints e ON e.id = d.endpoint_id
-        WHERE a.delivery_id = :deliveryId AND ${endpoint.sql} AND ${delivery.sql}
+        WHERE ${attemptOf('a', ':deliveryId::uuid')} AND ${deliveryById('d', ':deliveryId::uuid')} AND ${endpoint.sql} AND ${delivery.sql}
         ORDER BY a.attempt_number`,
       { deliveryId, ...endpoint.parameters, ...delivery.parameters },
     );
@@ -301,12 +312,12 @@ export class DeliveriesRepository {
    * deliveries that the caller sees, whose event time is in [since, until), never recovered and
    * never resent, oldest first, `eventIds.length` of them at most (one more is read, to tell
    * whether any are left and from when). Each is marked recovered_at and copied as resend copies
-   * it: the same payload, resent_from_id set, a new evt_ id (from `eventIds`, in order), event
-   * time now, pending and due now. Rows another transaction holds (a concurrent recovery) are
+   * it: the same payload (copied into today's partition, as insertResend), resent_from_id set, a
+   * new id and evt_ id (the trigger's), event time now, pending and due now. At most `limit`. Rows another transaction holds (a concurrent recovery) are
    * skipped, and a row that changed since the statement began is tested again (recovered_at IS
    * NULL on its new version), so no delivery is copied twice.
    */
-  recoverFailed(caller: Principal, endpointId: string, since: Date, until: Date, eventIds: string[], traceParent: string | null): Promise<RecoveredRow[]> {
+  recoverFailed(caller: Principal, endpointId: string, since: Date, until: Date, limit: number, traceParent: string | null): Promise<RecoveredRow[]> {
     const endpoint = visibleEndpoint(caller);
     const delivery = visibleDelivery(caller);
     // A transaction of its own, though one statement: its commit carries the call's audit row (src/audit).
@@ -323,26 +334,32 @@ export class DeliveriesRepository {
                 AND d.event_created_at >= :since AND d.event_created_at < :until AND ${delivery.sql}
                 AND NOT EXISTS (SELECT 1 FROM webhook_deliveries r WHERE r.resent_from_id = d.id)
               ORDER BY d.event_created_at, d.id
-              LIMIT cardinality(:eventIds::text[]) + 1
+              LIMIT :limit::int + 1
                 FOR UPDATE OF d SKIP LOCKED),
            numbered AS (SELECT id, event_created_at, row_number() OVER (ORDER BY event_created_at, id) AS n FROM picked),
            marked AS (
              UPDATE webhook_deliveries d SET recovered_at = now(), updated_at = now()
                FROM numbered
-              WHERE d.id = numbered.id AND numbered.n <= cardinality(:eventIds::text[])
-             RETURNING d.id, d.endpoint_id, d.user_id, d.source_event_id, d.line_id, d.event_type, d.mode, d.payload_id, numbered.n),
+              WHERE ${deliveryById('d', 'numbered.id')} AND numbered.n <= :limit::int
+             RETURNING d.id, d.endpoint_id, d.user_id, d.source_event_id, d.line_id, d.event_type, d.mode, d.payload_id, d.created_at),
+           original_payload AS (SELECT DISTINCT ON (p.id) p.id, p.digest, p.data FROM marked d JOIN webhook_payloads p ON ${payloadOf('p', 'd')}),
+           payload AS (
+             INSERT INTO webhook_payloads (digest, data, created_at)
+             SELECT DISTINCT ON (digest) digest, data, ${PAYLOAD_DAY} FROM original_payload
+             ON CONFLICT (digest, created_at) DO UPDATE SET data = webhook_payloads.data
+             RETURNING id, digest),
            copy AS (
              INSERT INTO webhook_deliveries
-               (event_id, endpoint_id, user_id, source_event_id, line_id, resent_from_id, event_type, mode, payload_id, event_created_at, status,
+               (endpoint_id, user_id, source_event_id, line_id, resent_from_id, event_type, mode, payload_id, event_created_at, status,
                 attempt_count, next_attempt_at, trace_parent)
-             SELECT x.event_id, m.endpoint_id, m.user_id, m.source_event_id, m.line_id, m.id, m.event_type, m.mode, m.payload_id, now(), 'pending', 0, now(),
+             SELECT m.endpoint_id, m.user_id, m.source_event_id, m.line_id, m.id, m.event_type, m.mode, payload.id, now(), 'pending', 0, now(),
                     :traceParent::text
-               FROM marked m JOIN unnest(:eventIds::text[]) WITH ORDINALITY AS x(event_id, n) ON x.n = m.n
+               FROM marked m JOIN original_payload op ON op.id = m.payload_id JOIN payload ON payload.digest = op.digest
              RETURNING id, endpoint_id)
        SELECT copy.id, copy.endpoint_id AS "endpointId", left_over.event_created_at IS NOT NULL AS more, left_over.event_created_at AS "nextSince"
          FROM copy
-         LEFT JOIN (SELECT event_created_at FROM numbered WHERE n = cardinality(:eventIds::text[]) + 1) AS left_over ON TRUE`,
-        { endpointId, since, until, eventIds, traceParent, ...endpoint.parameters, ...delivery.parameters },
+         LEFT JOIN (SELECT event_created_at FROM numbered WHERE n = :limit::int + 1) AS left_over ON TRUE`,
+        { endpointId, since, until, limit, traceParent, ...endpoint.parameters, ...delivery.parameters },
       ),
     );
   }

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { Principal } from '../identity/principal';
 import { Clock } from '../common/clock';
@@ -80,11 +79,6 @@ export interface RecoverResult {
   nextSince: string | null;
 }
 
-/** `evt_` + 32 lowercase hex: the envelope id and dedup key of one delivery. */
-export function newEventId(): string {
-  return `evt_${randomBytes(16).toString('hex')}`;
-}
-
 /** The delivery log of the caller's endpoints: paging and resending. */
 @Injectable()
 export class DeliveriesService {
@@ -126,10 +120,12 @@ export class DeliveriesService {
   async resend(caller: Principal, deliveryId: string): Promise<DeliveryView> {
     const original = await this.deliveries.findVisible(caller, deliveryId);
     if (!original) throw NotFoundError.of('webhook delivery', deliveryId, 'deliveryId');
-    const copy = await this.deliveries.insertResend(original, newEventId(), activeTraceParent()).catch((error: unknown) => {
-      // The original (with its endpoint or its payload) was deleted since it was read.
+    const copy = await this.deliveries.insertResend(original, activeTraceParent()).catch((error: unknown) => {
+      // The original's endpoint was deleted since it was read.
       throw isForeignKeyViolation(error) ? NotFoundError.of('webhook delivery', deliveryId, 'deliveryId') : error;
     });
+    // The original (with its payload) was deleted since it was read.
+    if (!copy) throw NotFoundError.of('webhook delivery', deliveryId, 'deliveryId');
     // If Redis refuses, the row is owed all the same: the sweep enqueues it.
     await this.queue.enqueue([{ deliveryId: copy.id, endpointId: copy.endpointId, attempt: 1 }]).catch(() => undefined);
     return toDeliveryView(copy);
@@ -204,8 +200,7 @@ export class DeliveriesService {
         `webhook endpoint ${endpointId} is ${endpoint.status}: a recovery would only be cancelled; turn it back on with update_webhook (status "active") first`,
       );
     }
-    const eventIds = Array.from({ length: RECOVER_MAX_DELIVERIES }, newEventId);
-    const copies = await this.deliveries.recoverFailed(caller, endpointId, since, until, eventIds, activeTraceParent());
+    const copies = await this.deliveries.recoverFailed(caller, endpointId, since, until, RECOVER_MAX_DELIVERIES, activeTraceParent());
     // If Redis refuses, the rows are owed all the same: the sweep enqueues them.
     await this.queue.enqueueBatches(copies.map((c) => ({ deliveryId: c.id, endpointId: c.endpointId, attempt: 1 }))).catch(() => undefined);
     const nextSince = copies[0]?.nextSince ?? null;

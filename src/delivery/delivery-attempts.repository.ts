@@ -7,6 +7,7 @@ import { EndpointStatus } from '../webhooks/webhook.types';
 import { endpointReceivesLine } from './endpoint-receives-line.sql';
 import { subscriptionStillReceives } from '../event-feed/event-subscriptions.sql';
 import { subscriptionWatermark } from './waiting-position.sql';
+import { attemptKeyOf, deliveryById, payloadOf } from './delivery-ids';
 
 /** A claimed attempt: its delivery, its payload and what sending needs of its endpoint. */
 export interface ClaimedRow extends SealedSecrets {
@@ -88,15 +89,17 @@ export class DeliveryAttemptsRepository {
       this.dataSource.manager,
       `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, updated_at = now(),
               last_error = COALESCE(last_error, 'the last attempt was interrupted')
-        WHERE id = :deliveryId AND attempt_count = :attempt - 1 AND status IN ('pending', 'retrying')`,
+        WHERE ${deliveryById('webhook_deliveries', ':deliveryId::uuid')} AND attempt_count = :attempt - 1 AND status IN ('pending', 'retrying')`,
       { deliveryId, attempt },
     );
   }
 
   async cancel(deliveryId: string): Promise<void> {
-    await queryNamed(this.dataSource.manager, `UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL WHERE id = :deliveryId`, {
-      deliveryId,
-    });
+    await queryNamed(
+      this.dataSource.manager,
+      `UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL WHERE ${deliveryById('webhook_deliveries', ':deliveryId::uuid')}`,
+      { deliveryId },
+    );
   }
 
   /** Every waiting delivery of an endpoint, cancelled in the caller's transaction (the one that disables it). */
@@ -137,7 +140,7 @@ export class DeliveryAttemptsRepository {
                     e.signature_version, e.legacy_signature, e.signing_key_sealed, e.previous_signing_key_sealed,
                     sub.id AS subscription_id, sub.scope AS subscription_scope, ob.feed_position AS feed_position,
                     CASE WHEN ob.feed_position IS NOT NULL THEN ${subscriptionWatermark('d.endpoint_id', 'e.org_id', 'd.id')} END AS watermark
-               FROM webhook_deliveries d JOIN unnest(:deliveryIds::uuid[], :attempts::int[]) AS x(id, attempt) ON d.id = x.id
+               FROM webhook_deliveries d JOIN unnest(:deliveryIds::uuid[], :attempts::int[]) AS x(id, attempt) ON ${deliveryById('d', 'x.id')}
                JOIN webhook_endpoints e ON e.id = d.endpoint_id
                LEFT JOIN event_subscriptions sub ON sub.endpoint_id = e.id
                LEFT JOIN outbox_events ob ON sub.id IS NOT NULL AND ob.id = d.source_event_id
@@ -153,7 +156,7 @@ export class DeliveryAttemptsRepository {
               last_error = CASE WHEN due.may_send THEN d.last_error ELSE :refusedError END,
               updated_at = now()
          FROM due, webhook_payloads p
-        WHERE d.id = due.id AND p.id = d.payload_id
+        WHERE ${deliveryById('d', 'due.id')} AND ${payloadOf('p', 'd')}
         RETURNING d.id, due.attempt AS attempt_count, NOT due.may_send AS refused, d.event_id, d.endpoint_id, due.user_id, d.event_type, d.mode, p.data,
                   d.event_created_at, d.trace_parent, due.url, due.endpoint_status AS status, due.secret_sealed, due.previous_secret_sealed,
                   due.previous_secret_expires_at, due.signature_version, due.legacy_signature, due.signing_key_sealed, due.previous_signing_key_sealed,
@@ -181,14 +184,14 @@ export class DeliveryAttemptsRepository {
            endpoint AS (SELECT id FROM webhook_endpoints WHERE id IN (SELECT endpoint_id FROM input) ORDER BY id FOR KEY SHARE),
            live AS (SELECT input.* FROM input JOIN endpoint ON endpoint.id = input.endpoint_id),
            attempt AS (
-             INSERT INTO webhook_delivery_attempts (delivery_id, attempt_number, attempted_at, duration_ms, status_code, response_body)
-             SELECT delivery_id, attempt_number, attempted_at, duration_ms, status_code, response_body FROM live
-             ON CONFLICT (delivery_id, attempt_number) DO NOTHING),
+             INSERT INTO webhook_delivery_attempts (delivery_id, delivery_created_at, attempt_number, attempted_at, duration_ms, status_code, response_body)
+             SELECT delivery_id, ${attemptKeyOf('delivery_id')}, attempt_number, attempted_at, duration_ms, status_code, response_body FROM live
+             ON CONFLICT (delivery_id, attempt_number, delivery_created_at) DO NOTHING),
            delivery AS (
              UPDATE webhook_deliveries d
                 SET status = 'succeeded', last_status_code = live.status_code, last_error = NULL, next_attempt_at = NULL, lease_until = NULL, updated_at = now()
                FROM live
-              WHERE d.id = live.delivery_id AND d.attempt_count = live.attempt_number AND d.status IN ('pending', 'retrying'))
+              WHERE ${deliveryById('d', 'live.delivery_id')} AND d.attempt_count = live.attempt_number AND d.status IN ('pending', 'retrying'))
       SELECT delivery_id FROM live`),
       {
         deliveryIds: items.map((i) => i.deliveryId),
@@ -213,14 +216,14 @@ export class DeliveryAttemptsRepository {
                                   :errorKinds::text[], :responseBodies::text[], :statuses::text[], :lastErrors::text[], :nextAttemptAts::timestamptz[])
                         AS x(delivery_id, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body, status, last_error, next_attempt_at)),
            attempt AS (
-             INSERT INTO webhook_delivery_attempts (delivery_id, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body)
-             SELECT delivery_id, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body FROM input
-             ON CONFLICT (delivery_id, attempt_number) DO NOTHING)
+             INSERT INTO webhook_delivery_attempts (delivery_id, delivery_created_at, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body)
+             SELECT delivery_id, ${attemptKeyOf('delivery_id')}, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body FROM input
+             ON CONFLICT (delivery_id, attempt_number, delivery_created_at) DO NOTHING)
        UPDATE webhook_deliveries d
           SET status = input.status, last_status_code = input.status_code, last_error = input.last_error,
               next_attempt_at = input.next_attempt_at, lease_until = NULL, updated_at = now()
          FROM input
-        WHERE d.id = input.delivery_id AND d.attempt_count = input.attempt_number AND d.status IN ('pending', 'retrying')`),
+        WHERE ${deliveryById('d', 'input.delivery_id')} AND d.attempt_count = input.attempt_number AND d.status IN ('pending', 'retrying')`),
       {
         deliveryIds: items.map((i) => i.deliveryId),
         attempts: items.map((i) => i.attempt),

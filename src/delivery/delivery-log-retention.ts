@@ -6,6 +6,7 @@ import { deleteInBatches } from '../database/delete-in-batches';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { BackgroundWork, WORKER_ROLES } from '../queue/background-work';
+import { DeliveryLogPartitionsRepository } from './delivery-log-partitions.repository';
 
 const PRUNE_EVERY_MS = 10 * 60_000;
 /** Rows per DELETE: each batch is one short statement, so no lock is held long. */
@@ -14,6 +15,10 @@ const PRUNE_PAUSE_MS = 100;
 const DAY_MS = 86_400_000;
 
 export interface PruneResult {
+  /** Partitions dropped whole (a day, or the history), each from the three tables. */
+  droppedDays: string[];
+  /** Days past the cutoff kept because deliveries in them still wait (pending or retrying). */
+  keptDays: string[];
   deliveries: number;
   payloads: number;
   /** DELETE statements run (each deletes at most PRUNE_BATCH rows). */
@@ -21,12 +26,16 @@ export interface PruneResult {
 }
 
 /**
- * Retention of the delivery log (DELIVERY_LOG_RETENTION_DAYS, default 30; 0 keeps it forever):
- * every 10 minutes a worker deletes the deliveries created before the cutoff that are finished
- * (succeeded, failed or cancelled, never one still pending or retrying), their attempts with
- * them, then the payloads no delivery refers to any more. Small batches with a pause between;
- * rows are taken with SKIP LOCKED, so several workers share the work without waiting on each
- * other or on delivery.
+ * Retention of the delivery log (DELIVERY_LOG_RETENTION_DAYS, default 30; 0 keeps it forever),
+ * every 10 minutes on a worker (docs/delivery-log.md):
+ * 1. each day partition (and the history) whose end is before the cutoff is dropped whole, from
+ *    the three tables (DeliveryLogPartitionsRepository.drop: DETACH ... CONCURRENTLY, then DROP), unless
+ *    deliveries in it still wait (pending or retrying): that day is kept, and logged;
+ * 2. what remains before the cutoff (the history until its end passes the cutoff, a day kept in
+ *    1) loses its finished deliveries (succeeded, failed or cancelled) with a batched DELETE,
+ *    their attempts with them (trigger), then the payloads no delivery refers to any more. Small
+ *    batches with a pause between; rows are taken with SKIP LOCKED, so several workers share the
+ *    work without waiting on each other or on delivery.
  */
 @Injectable()
 export class DeliveryLogRetention implements OnModuleInit {
@@ -37,6 +46,7 @@ export class DeliveryLogRetention implements OnModuleInit {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly clock: Clock,
     private readonly work: BackgroundWork,
+    private readonly partitions: DeliveryLogPartitionsRepository,
   ) {}
 
   onModuleInit(): void {
@@ -52,11 +62,24 @@ export class DeliveryLogRetention implements OnModuleInit {
   }
 
   async prune(): Promise<PruneResult> {
-    if (this.config.delivery.logRetentionDays === 0) return { deliveries: 0, payloads: 0, batches: 0 };
+    if (this.config.delivery.logRetentionDays === 0) return { droppedDays: [], keptDays: [], deliveries: 0, payloads: 0, batches: 0 };
     const cutoff = new Date(this.clock.now().getTime() - this.config.delivery.logRetentionDays * DAY_MS);
+    const droppedDays: string[] = [];
+    const keptDays: string[] = [];
+    for (const partition of await this.partitions.list()) {
+      if (partition.until > cutoff) break;
+      if (await this.partitions.hasUnfinished(partition.day)) {
+        keptDays.push(partition.day);
+        continue;
+      }
+      await this.partitions.drop(partition.day);
+      droppedDays.push(partition.day);
+    }
+    if (droppedDays.length) this.logger.log(`dropped the delivery log partitions ${droppedDays.join(', ')} (before ${cutoff.toISOString()})`);
+    if (keptDays.length) this.logger.warn(`kept the delivery log partitions ${keptDays.join(', ')} past retention: deliveries in them still wait`);
     const options = { batchSize: PRUNE_BATCH, pauseMs: PRUNE_PAUSE_MS };
-    // Attempts go with their delivery (ON DELETE CASCADE); a resend of a deleted delivery keeps
-    // its own row, its resentFromId set to null (ON DELETE SET NULL).
+    // Attempts go with their delivery (trigger webhook_deliveries_attempts_gone); a resend of a
+    // deleted delivery keeps its own row and its resentFromId.
     const deliveries = await deleteInBatches(
       this.dataSource,
       `DELETE FROM webhook_deliveries WHERE id = ANY (ARRAY(
@@ -66,19 +89,22 @@ export class DeliveryLogRetention implements OnModuleInit {
       [cutoff],
       options,
     );
-    // A payload is as old as its first delivery; one still referred to (a recent resend of an old
-    // delivery) stays. Deliveries removed otherwise (their endpoint was deleted) leave theirs here too.
+    // A payload is in its deliveries' day (or the history, for theirs); one still referred to
+    // stays. Deliveries removed otherwise (their endpoint was deleted) leave theirs here too.
     const payloads = await deleteInBatches(
       this.dataSource,
       `DELETE FROM webhook_payloads WHERE id = ANY (ARRAY(
          SELECT p.id FROM webhook_payloads p
-          WHERE p.created_at < $1 AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.payload_id = p.id)
+          WHERE p.created_at < $1
+            AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
+                             WHERE d.payload_id = p.id AND ((d.created_at >= p.created_at AND d.created_at < p.created_at + interval '1 day')
+                                                            OR d.created_at < delivery_log_history_until()))
           ORDER BY p.created_at LIMIT $2 FOR UPDATE SKIP LOCKED))`,
       [cutoff],
       options,
     );
     if (deliveries.rows || payloads.rows)
       this.logger.log(`deleted ${deliveries.rows} deliveries and ${payloads.rows} payloads created before ${cutoff.toISOString()}`);
-    return { deliveries: deliveries.rows, payloads: payloads.rows, batches: deliveries.batches + payloads.batches };
+    return { droppedDays, keptDays, deliveries: deliveries.rows, payloads: payloads.rows, batches: deliveries.batches + payloads.batches };
   }
 }

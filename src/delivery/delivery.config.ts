@@ -18,5 +18,7 @@ export const deliveryConfig = defineSlice({
     sweepGraceMs: integer('DELIVERY_SWEEP_GRACE_MS', { min: 0, max: 3_600_000, default: 60_000 }),
     /** Finished deliveries older than this many days are deleted with their attempts; 0 keeps them forever. */
     logRetentionDays: integer('DELIVERY_LOG_RETENTION_DAYS', { min: 0, max: 3650, default: 30 }),
+    /** Days ahead of today whose partitions of the delivery log are made in advance (delivery-log-partitions.ts). */
+    logPartitionsAheadDays: integer('DELIVERY_LOG_PARTITIONS_AHEAD_DAYS', { min: 1, max: 90, default: 7 }),
   },
 });

@@ -8,6 +8,8 @@ import { DeliveryAttemptsRepository } from './delivery-attempts.repository';
 import { DeliveryAttemptsService } from './delivery-attempts.service';
 import { DELIVERY_QUEUE, DeliveryQueue } from './delivery-queue';
 import { DeliveryLogRetention } from './delivery-log-retention';
+import { DeliveryLogPartitions } from './delivery-log-partitions';
+import { DeliveryLogPartitionsRepository } from './delivery-log-partitions.repository';
 import { DeliverySweeper } from './delivery-sweeper';
 import { DeliveryProcessor } from './delivery.processor';
 import { GetWebhookDeliveryTool, ListWebhookDeliveriesTool, RecoverWebhookDeliveriesTool, ResendWebhookDeliveryTool } from './delivery.tools';
@@ -36,6 +38,8 @@ import { WebhookSender } from './webhook-sender';
     DeliveryProcessor,
     DeliverySweeper,
     DeliveryLogRetention,
+    DeliveryLogPartitions,
+    DeliveryLogPartitionsRepository,
     FanOutSubscriber,
     WebhookSender,
     ListWebhookDeliveriesTool,
@@ -43,6 +47,15 @@ import { WebhookSender } from './webhook-sender';
     GetWebhookDeliveryTool,
     RecoverWebhookDeliveriesTool,
   ],
-  exports: [DeliveriesService, DeliveryQueue, FanOutSubscriber, DeliveryAttemptsService, DeliverySweeper, DeliveryLogRetention, WebhookSender],
+  exports: [
+    DeliveriesService,
+    DeliveryQueue,
+    FanOutSubscriber,
+    DeliveryAttemptsService,
+    DeliverySweeper,
+    DeliveryLogRetention,
+    DeliveryLogPartitions,
+    WebhookSender,
+  ],
 })
 export class DeliveryModule {}

@@ -3,7 +3,6 @@ import { EntityManager } from 'typeorm';
 import { PublishedEvent } from '../events/domain-event';
 import { OutboxRelay } from '../events/outbox-relay';
 import { DeliveriesRepository } from './deliveries.repository';
-import { newEventId } from './deliveries.service';
 import { DeliveryQueue } from './delivery-queue';
 import { holdFanOutShared } from './fan-out-lock.sql';
 import { PayloadVariants } from './payloads';
@@ -23,7 +22,7 @@ export interface FanOutEndpoint {
  * - for a line event: its owner has live access to the line now, and its scope is all channels
  *   or lists that line (a deleted line gives no access and so matches nothing);
  * - for an org-wide event (contact.merged): its scope is all channels.
- * The unique (source event, endpoint) index makes a replayed batch create nothing twice. The
+ * A replayed batch creates nothing twice (DeliveriesRepository.insertFannedOut). The
  * endpoints that get the same variant of an event share one stored payload. This is the only
  * place deliveries are made from events (resends and recoveries copy existing deliveries).
  */
@@ -58,7 +57,7 @@ export class FanOutSubscriber implements OnModuleInit {
    * Deliveries of committed events to one endpoint, made as fan-out makes them (in `manager`'s
    * transaction; the step it answers enqueues them once that has committed): events/subscribe's
    * replay from a cursor. The caller chose the events by the endpoint's scope (each attempt's claim
-   * checks it again); the unique (source event, endpoint) index keeps an event that fan-out
+   * checks it again); insertFannedOut keeps an event that fan-out
    * delivered too from having two deliveries.
    */
   deliverTo(manager: EntityManager, endpoint: FanOutEndpoint, events: PublishedEvent[]): Promise<() => Promise<void>> {
@@ -73,7 +72,6 @@ export class FanOutSubscriber implements OnModuleInit {
     if (pairs.length === 0) return async () => undefined;
     const payloads = new PayloadVariants();
     const rows = pairs.map(({ event, endpoint }) => ({
-      eventId: newEventId(),
       endpointId: endpoint.id,
       userId: endpoint.userId,
       sourceEventId: event.id,

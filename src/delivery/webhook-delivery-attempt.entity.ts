@@ -1,9 +1,12 @@
-import { Check, Column, Entity, JoinColumn, ManyToOne, PrimaryGeneratedColumn, Unique } from 'typeorm';
-import { WebhookDelivery } from './webhook-delivery.entity';
+import { Check, Column, Entity, PrimaryColumn, PrimaryGeneratedColumn, Unique } from 'typeorm';
 
-/** One HTTP attempt of a delivery, kept for the delivery log. */
+/**
+ * One HTTP attempt of a delivery, kept for the delivery log. Partitioned by its delivery's day
+ * (deliveryCreatedAt), so a day's attempts are dropped with the day; no foreign key to the
+ * delivery (a trigger deletes the attempts of a deleted delivery).
+ */
 @Entity({ name: 'webhook_delivery_attempts' })
-@Unique('webhook_delivery_attempts_delivery_id_attempt_number_key', ['deliveryId', 'attemptNumber'])
+@Unique('webhook_delivery_attempts_delivery_id_attempt_number_key', ['deliveryId', 'attemptNumber', 'deliveryCreatedAt'])
 @Check('webhook_delivery_attempts_attempt_number_check', 'attempt_number >= 1')
 @Check('webhook_delivery_attempts_duration_ms_check', 'duration_ms >= 0')
 @Check('webhook_delivery_attempts_response_body_check', 'octet_length(response_body) <= 2048')
@@ -14,9 +17,9 @@ export class WebhookDeliveryAttempt {
   @Column({ name: 'delivery_id', type: 'uuid' })
   deliveryId: string;
 
-  @ManyToOne(() => WebhookDelivery, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'delivery_id', foreignKeyConstraintName: 'webhook_delivery_attempts_delivery_id_fkey' })
-  delivery?: WebhookDelivery;
+  /** The partition key: the delivery's created_at ('-infinity' for a delivery from before partitioning; delivery-ids.ts, attemptKeyOf). */
+  @PrimaryColumn({ name: 'delivery_created_at', type: 'timestamptz', precision: 3, default: () => "'-infinity'" })
+  deliveryCreatedAt: Date;
 
   @Column({ name: 'attempt_number', type: 'int' })
   attemptNumber: number;

@@ -2,16 +2,19 @@ import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, 
 import { User } from '../accounts/user.entity';
 import { WebhookEndpoint } from '../webhooks/webhook-endpoint.entity';
 import { EventKind, PayloadMode } from '../webhooks/webhook.types';
-import { WebhookPayload } from './webhook-payload.entity';
 
 export const DELIVERY_STATUSES = ['pending', 'retrying', 'succeeded', 'failed', 'cancelled'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
-/** One event dispatched to one endpoint: the unit that is signed, sent, retried and logged. */
+/**
+ * One event dispatched to one endpoint: the unit that is signed, sent, retried and logged.
+ * Partitioned by UTC day of created_at (migration DeliveryLogPartitions, docs/delivery-log.md):
+ * the primary key and unique keys hold the partition key; no foreign key points at it.
+ */
 @Entity({ name: 'webhook_deliveries' })
-@Index('webhook_deliveries_event_id_key', ['eventId'], { unique: true })
-// One delivery per (outbox event, endpoint); resends are copies outside it.
-@Index('webhook_deliveries_source_endpoint_key', ['sourceEventId', 'endpointId'], {
+@Index('webhook_deliveries_event_id_key', ['eventId', 'createdAt'], { unique: true })
+// One delivery per (outbox event, endpoint) in a day; resends are copies outside it (insertFannedOut checks earlier days).
+@Index('webhook_deliveries_source_endpoint_key', ['sourceEventId', 'endpointId', 'createdAt'], {
   unique: true,
   where: 'source_event_id IS NOT NULL AND resent_from_id IS NULL',
 })
@@ -35,10 +38,11 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 @Check('webhook_deliveries_status_check', "status IN ('pending', 'retrying', 'succeeded', 'failed', 'cancelled')")
 @Check('webhook_deliveries_attempt_count_check', 'attempt_count >= 0')
 export class WebhookDelivery {
+  /** A UUIDv7 whose time is createdAt, set by a trigger on insert (delivery-ids.ts); a v4 for a delivery from before partitioning. */
   @PrimaryGeneratedColumn('uuid')
   id: string;
 
-  /** The envelope id, `evt_` + 32 lowercase hex; retries keep it. */
+  /** The envelope id, `evt_` + the id's 32 hex (before partitioning: random); retries keep it. */
   @Column({ name: 'event_id', type: 'text' })
   eventId: string;
 
@@ -67,12 +71,9 @@ export class WebhookDelivery {
   @Column({ name: 'line_id', type: 'uuid', nullable: true })
   lineId: string | null;
 
+  /** The delivery this one resends; no foreign key (it would block dropping a day): the original may be gone. */
   @Column({ name: 'resent_from_id', type: 'uuid', nullable: true })
   resentFromId: string | null;
-
-  @ManyToOne(() => WebhookDelivery, { onDelete: 'SET NULL' })
-  @JoinColumn({ name: 'resent_from_id', foreignKeyConstraintName: 'webhook_deliveries_resent_from_id_fkey' })
-  resentFrom?: WebhookDelivery | null;
 
   @Column({ name: 'event_type', type: 'text' })
   eventType: EventKind;
@@ -80,13 +81,12 @@ export class WebhookDelivery {
   @Column({ type: 'text' })
   mode: PayloadMode;
 
-  /** The envelope's `data`, built once at dispatch: a webhook_payloads row, shared by every delivery with the same content. */
+  /**
+   * The envelope's `data`, built once at dispatch: a webhook_payloads row in this delivery's day,
+   * shared by the day's deliveries with the same content (delivery-ids.ts, payloadOf). No foreign key.
+   */
   @Column({ name: 'payload_id', type: 'bigint' })
   payloadId: string;
-
-  @ManyToOne(() => WebhookPayload)
-  @JoinColumn({ name: 'payload_id', foreignKeyConstraintName: 'webhook_deliveries_payload_fkey' })
-  payload?: WebhookPayload;
 
   /** The envelope's `createdAt`. */
   @Column({ name: 'event_created_at', type: 'timestamptz' })
@@ -125,7 +125,8 @@ export class WebhookDelivery {
   @Column({ name: 'trace_parent', type: 'text', nullable: true })
   traceParent: string | null;
 
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
+  /** The partition key. */
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3, primary: true })
   createdAt: Date;
 
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })

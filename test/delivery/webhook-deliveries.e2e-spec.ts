@@ -93,7 +93,8 @@ describe('list_webhook_deliveries and resend_webhook_delivery', () => {
       deliveries: [
         {
           id: row.id,
-          eventId: `evt_${'ab'.repeat(16)}`,
+          // The id is a UUIDv7 of created_at and the evt_ id its hex, whatever the INSERT gave (delivery-ids.ts).
+          eventId: `evt_${row.id.replace(/-/g, '')}`,
           endpointId,
           eventType: 'thread.created',
           status: 'retrying',

@@ -161,8 +161,8 @@ export async function fillLargeOrg(db: Queryable, spec: LargeOrgSpec): Promise<{
     // but every failedEvery-th (a 500), sharing one stored payload.
     await db.query(
       `WITH payload AS (
-         INSERT INTO webhook_payloads (digest, data) VALUES (sha256(convert_to($1::text || ':large-org', 'UTF8')), '{"type":"message.received"}')
-         ON CONFLICT (digest) DO UPDATE SET digest = EXCLUDED.digest RETURNING id)
+         INSERT INTO webhook_payloads (digest, data, created_at) VALUES (sha256(convert_to($1::text || ':large-org', 'UTF8')), '{"type":"message.received"}', delivery_log_day(now()))
+         ON CONFLICT (digest, created_at) DO UPDATE SET digest = EXCLUDED.digest RETURNING id)
        INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, event_type, mode, event_created_at, status, attempt_count,
                                        last_status_code, last_attempt_at, created_at, updated_at, payload_id, line_id)
        SELECT 'evt_' || md5($1::uuid::text || ':delivery:' || d), $2, $3, 'message.received', 'concise', t.last_at,

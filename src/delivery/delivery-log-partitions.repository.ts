@@ -1,0 +1,81 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+
+/** The partitioned tables of the delivery log, in the order a day is dropped (attempts and payloads before their deliveries). */
+export const DELIVERY_LOG_TABLES = ['webhook_delivery_attempts', 'webhook_deliveries', 'webhook_payloads'] as const;
+
+/** One partition of webhook_deliveries: a UTC day (`day` = YYYYMMDD) or the history, and its bounds. */
+export interface DeliveryLogPartition {
+  /** `YYYYMMDD`, or 'history'. */
+  day: string;
+  /** The start of the day (null for the history: MINVALUE). */
+  from: Date | null;
+  /** The end of the day (exclusive). */
+  until: Date;
+}
+
+/**
+ * SQL of the delivery log's partitions (migration DeliveryLogPartitions, docs/delivery-log.md):
+ * making days ahead, listing them, and dropping a day from the three tables.
+ */
+@Injectable()
+export class DeliveryLogPartitionsRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** delivery_log_create_partitions for the UTC days `from`..`to` (YYYY-MM-DD): idempotent, serialized; answers how many tables it made. */
+  async create(from: string, to: string): Promise<number> {
+    const [{ made }] = await this.dataSource.query(`SELECT delivery_log_create_partitions($1::date, $2::date) AS made`, [from, to]);
+    return made;
+  }
+
+  /** The partitions of webhook_deliveries (the other tables have the same days), oldest first. */
+  async list(): Promise<DeliveryLogPartition[]> {
+    const rows: Array<{ name: string; bound: string }> = await this.dataSource.query(
+      `SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound
+         FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+        WHERE i.inhparent = 'webhook_deliveries'::regclass`,
+    );
+    return rows
+      .map((r) => {
+        const [from, until] = [...r.bound.matchAll(/'([^']+)'/g)].map((m) => new Date(m[1]));
+        return r.name === 'webhook_deliveries_history'
+          ? { day: 'history', from: null, until: from }
+          : { day: r.name.slice('webhook_deliveries_p'.length), from, until };
+      })
+      .sort((a, b) => a.until.getTime() - b.until.getTime());
+  }
+
+  /** Whether deliveries of the partition still wait (pending or retrying): such a day is not dropped. */
+  async hasUnfinished(day: string): Promise<boolean> {
+    const [row] = await this.dataSource.query(
+      `SELECT EXISTS (SELECT 1 FROM ${partitionName('webhook_deliveries', day)} WHERE status IN ('pending', 'retrying')) AS waiting`,
+    );
+    return row.waiting;
+  }
+
+  /**
+   * Drops the day (`YYYYMMDD` or 'history') from the three tables: each partition detached with
+   * DETACH PARTITION ... CONCURRENTLY (outside a transaction: it never holds an ACCESS EXCLUSIVE
+   * lock on the parent, so deliveries go on), then dropped. A detach interrupted before is
+   * finalized; a day already gone is skipped, so a retry after a crash finishes the work.
+   */
+  async drop(day: string): Promise<void> {
+    for (const table of DELIVERY_LOG_TABLES) {
+      const partition = partitionName(table, day);
+      const [state] = await this.dataSource.query(
+        `SELECT i.inhdetachpending AS pending FROM pg_inherits i WHERE i.inhrelid = to_regclass($1) AND i.inhparent = $2::regclass`,
+        [partition, table],
+      );
+      if (state?.pending) await this.dataSource.query(`ALTER TABLE ${table} DETACH PARTITION ${partition} FINALIZE`);
+      else if (state) await this.dataSource.query(`ALTER TABLE ${table} DETACH PARTITION ${partition} CONCURRENTLY`);
+      await this.dataSource.query(`DROP TABLE IF EXISTS ${partition}`);
+    }
+  }
+}
+
+/** `<table>_pYYYYMMDD` or `<table>_history`. */
+export function partitionName(table: string, day: string): string {
+  if (day !== 'history' && !/^\d{8}$/.test(day)) throw new Error(`not a delivery log day: ${day}`);
+  return day === 'history' ? `${table}_history` : `${table}_p${day}`;
+}

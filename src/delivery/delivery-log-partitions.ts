@@ -1,0 +1,59 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
+import { Clock } from '../common/clock';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { BackgroundWork, WORKER_ROLES } from '../queue/background-work';
+import { DeliveryLogPartitionsRepository } from './delivery-log-partitions.repository';
+
+const ENSURE_EVERY_MS = 60 * 60_000;
+const DAY_MS = 86_400_000;
+
+/**
+ * The partitions of the delivery log (migration DeliveryLogPartitions, docs/delivery-log.md):
+ * one per UTC day and table, `<table>_pYYYYMMDD`, and `<table>_history`, with no DEFAULT
+ * partition, so a delivery on a day without its partition cannot be stored. Every process makes
+ * sure today's and the next DELIVERY_LOG_PARTITIONS_AHEAD_DAYS days' exist when it starts (an
+ * API-only deployment too), and the workers every hour; the SQL function
+ * delivery_log_create_partitions is idempotent and serialized, so racing processes are safe.
+ * Retention (delivery-log-retention.ts) drops whole days (DeliveryLogPartitionsRepository.drop).
+ */
+@Injectable()
+export class DeliveryLogPartitions implements OnModuleInit, OnApplicationBootstrap {
+  private readonly logger = new Logger(DeliveryLogPartitions.name);
+
+  constructor(
+    private readonly repository: DeliveryLogPartitionsRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly clock: Clock,
+    private readonly work: BackgroundWork,
+  ) {}
+
+  onModuleInit(): void {
+    this.work.every({
+      name: 'delivery log partitions ahead',
+      roles: WORKER_ROLES,
+      everyMs: ENSURE_EVERY_MS,
+      setting: 'DELIVERY_LOG_PARTITIONS_AHEAD_DAYS',
+      logger: this.logger,
+      run: () => this.ensure(),
+    });
+  }
+
+  /** At start, in every role: a failure is logged, not fatal (the partitions made ahead before still serve). */
+  async onApplicationBootstrap(): Promise<void> {
+    await this.ensure().catch((error: unknown) => this.logger.error(`could not create the delivery log's partitions ahead: ${String(error)}`));
+  }
+
+  /** Creates the day partitions missing from today to DELIVERY_LOG_PARTITIONS_AHEAD_DAYS days ahead; answers how many tables it made. */
+  async ensure(): Promise<number> {
+    const today = this.clock.now();
+    const last = new Date(today.getTime() + this.config.delivery.logPartitionsAheadDays * DAY_MS);
+    const made = await this.repository.create(utcDate(today), utcDate(last));
+    if (made > 0) this.logger.log(`created ${made} delivery log partitions up to ${utcDate(last)}`);
+    return made;
+  }
+}
+
+function utcDate(at: Date): string {
+  return at.toISOString().slice(0, 10);
+}

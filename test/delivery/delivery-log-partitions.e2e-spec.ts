@@ -1,0 +1,179 @@
+import { Clock } from '../../src/common/clock';
+import { DeliveryLogPartitions } from '../../src/delivery/delivery-log-partitions';
+import { DeliveryLogRetention } from '../../src/delivery/delivery-log-retention';
+import { deliveryById } from '../../src/delivery/delivery-ids';
+import { closeDeliveryTestApp, createDeliveryTestApp, DeliveryTestApp, FakeClock, register } from '../support/delivery';
+import { toolOk } from '../support/mcp';
+import { TestReceiver } from '../support/receiver';
+import { createSession, Session } from '../support/session';
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The delivery log partitioned by UTC day (migration DeliveryLogPartitions, docs/delivery-log.md):
+ * partitions made ahead, ids that find their partition, days dropped by retention, no orphans.
+ * The test database was migrated by this run, so today is still in the history partition; the
+ * rows of day partitions here are dated in the days after the history's bound.
+ */
+describe('delivery log partitions', () => {
+  let t: DeliveryTestApp;
+  let s: Session;
+  let endpointId: string;
+  let historyUntil: Date;
+  let base: string;
+  const clock = new FakeClock();
+  const receiver = new TestReceiver();
+
+  beforeAll(async () => {
+    base = await receiver.start();
+    t = await createDeliveryTestApp({
+      queueTag: 'partitions',
+      env: { DELIVERY_LOG_RETENTION_DAYS: '30' },
+      overrides: (b) => b.overrideProvider(Clock).useValue(clock),
+    });
+    s = await createSession(t.admin);
+    endpointId = (await register(t, s.apiKey, { url: `${base}/partitions`, events: ['message.received'] })).endpoint.id;
+    [{ until: historyUntil }] = await t.db.query('SELECT delivery_log_history_until() AS until');
+  });
+  afterAll(async () => {
+    await closeDeliveryTestApp(t);
+    await receiver.stop();
+  });
+
+  const day = (at: Date) => at.toISOString().slice(0, 10).replace(/-/g, '');
+  const tableExists = async (name: string) => (await t.db.query('SELECT to_regclass($1) IS NOT NULL AS present', [name]))[0].present as boolean;
+
+  /** A delivery of `endpoint` created `at` (finished unless `status` says otherwise), with its payload in its day and one attempt. */
+  async function deliveryAt(at: Date, status = 'succeeded', endpoint = endpointId): Promise<{ id: string; event_id: string; created_at: Date }> {
+    const [row] = await t.db.query(
+      `WITH p AS (INSERT INTO webhook_payloads (digest, data, created_at)
+                  VALUES (sha256(convert_to(random()::text, 'UTF8')), '{"thread":{"id":"t"}}', delivery_log_day($1::timestamptz)) RETURNING id),
+            d AS (INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, event_type, mode, payload_id, event_created_at, status, attempt_count,
+                                                  next_attempt_at, created_at)
+                  SELECT 'evt_' || md5(random()::text), $2, $3, 'message.received', 'concise', p.id, $1, $4, 1,
+                         CASE WHEN $4 IN ('pending', 'retrying') THEN '2100-01-01'::timestamptz END, $1 FROM p
+                  RETURNING id, event_id, created_at),
+            a AS (INSERT INTO webhook_delivery_attempts (delivery_id, delivery_created_at, attempt_number, attempted_at, duration_ms, status_code)
+                  SELECT id, created_at, 1, $1, 42, 200 FROM d)
+       SELECT * FROM d`,
+      [at, endpoint, s.userId, status],
+    );
+    return row;
+  }
+
+  /** A delivery as written before the migration: a v4 id and a random evt_ id (the id trigger off), in the history partition. */
+  async function historyDelivery(status = 'succeeded'): Promise<{ id: string; event_id: string }> {
+    return t.db.transaction(async (m) => {
+      await m.query('SET LOCAL session_replication_role = replica');
+      const [row] = await m.query(
+        `WITH p AS (INSERT INTO webhook_payloads (digest, data, created_at) VALUES (sha256(convert_to(random()::text, 'UTF8')), '{"old":true}', now() - interval '3 days')
+                    RETURNING id),
+              d AS (INSERT INTO webhook_deliveries (id, event_id, endpoint_id, user_id, event_type, mode, payload_id, event_created_at, status, attempt_count,
+                                                    next_attempt_at, created_at)
+                    SELECT gen_random_uuid(), 'evt_' || md5(random()::text), $1, $2, 'message.received', 'concise', p.id, now(), $3, 1,
+                           CASE WHEN $3 IN ('pending', 'retrying') THEN '2100-01-01'::timestamptz END, now() - interval '3 days' FROM p
+                    RETURNING id, event_id),
+              a AS (INSERT INTO webhook_delivery_attempts (delivery_id, attempt_number, attempted_at, duration_ms, status_code) SELECT id, 1, now(), 7, 200 FROM d)
+         SELECT * FROM d`,
+        [endpointId, s.userId, status],
+      );
+      return row;
+    });
+  }
+
+  it('the partitions of today and the next days exist for the three tables, with no DEFAULT partition', async () => {
+    const partitions = t.app.get(DeliveryLogPartitions);
+    await partitions.ensure();
+    const last = new Date(Date.now() + 7 * DAY_MS);
+    for (const table of ['webhook_deliveries', 'webhook_delivery_attempts', 'webhook_payloads']) {
+      expect(await tableExists(`${table}_history`)).toBe(true);
+      expect(await tableExists(`${table}_p${day(historyUntil)}`)).toBe(true);
+      expect(await tableExists(`${table}_p${day(last)}`)).toBe(true);
+    }
+    const [{ defaults }] = await t.db.query(
+      `SELECT count(*)::int AS defaults FROM pg_partitioned_table WHERE partrelid = ANY ('{webhook_deliveries,webhook_delivery_attempts,webhook_payloads}'::regclass[])
+          AND partdefid <> 0`,
+    );
+    expect(defaults).toBe(0);
+    // ensure is idempotent: a second run makes nothing.
+    expect(await partitions.ensure()).toBe(0);
+  });
+
+  it("a delivery's id is a UUIDv7 of its created_at and its evt_ id that id's hex; get_webhook_delivery finds new and old rows with their attempts", async () => {
+    const at = new Date(historyUntil.getTime() + DAY_MS - 1); // the last millisecond of the first day partition
+    const fresh = await deliveryAt(at);
+    expect(fresh.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(parseInt(fresh.id.replace(/-/g, '').slice(0, 12), 16)).toBe(at.getTime());
+    expect(fresh.event_id).toBe(`evt_${fresh.id.replace(/-/g, '')}`);
+    const [{ partition }] = await t.db.query('SELECT tableoid::regclass::text AS partition FROM webhook_deliveries WHERE id = $1', [fresh.id]);
+    expect(partition).toBe(`webhook_deliveries_p${day(historyUntil)}`);
+
+    const old = await historyDelivery();
+    for (const id of [fresh.id, old.id]) {
+      const detail = await toolOk<{ delivery: { id: string }; attempts: unknown[] }>(t, s.apiKey, 'get_webhook_delivery', { deliveryId: id });
+      expect(detail.delivery.id).toBe(id);
+      expect(detail.attempts).toHaveLength(1);
+    }
+  });
+
+  it('a get by id reads only the partition its id names (and the history for an id from before the migration)', async () => {
+    const fresh = await deliveryAt(new Date(historyUntil.getTime() + DAY_MS + 5_000));
+    const old = await historyDelivery();
+    const scanned = async (id: string): Promise<string[]> => {
+      const [{ 'QUERY PLAN': plan }] = await t.db.query(`EXPLAIN (FORMAT JSON) SELECT * FROM webhook_deliveries d WHERE ${deliveryById('d', `'${id}'::uuid`)}`);
+      const names: string[] = [];
+      const walk = (node: { 'Relation Name'?: string; Plans?: unknown[] }) => {
+        if (node['Relation Name']) names.push(node['Relation Name']);
+        for (const child of node.Plans ?? []) walk(child as typeof node);
+      };
+      walk(plan[0].Plan);
+      return names;
+    };
+    const nextDay = new Date(historyUntil.getTime() + DAY_MS);
+    expect(await scanned(fresh.id)).toEqual([`webhook_deliveries_p${day(nextDay)}`]);
+    expect(await scanned(old.id)).toEqual(['webhook_deliveries_history']);
+  });
+
+  it("deleting an endpoint leaves none of its deliveries' attempts behind", async () => {
+    const doomed = (await register(t, s.apiKey, { url: `${base}/doomed`, events: ['message.received'] })).endpoint.id;
+    const rows = [
+      await deliveryAt(new Date(historyUntil.getTime() + 2 * DAY_MS + 1_000), 'succeeded', doomed),
+      await deliveryAt(new Date(Date.now() - 60_000), 'failed', doomed),
+    ];
+    const ids = rows.map((r) => r.id);
+    const attempts = async () =>
+      (await t.db.query('SELECT count(*)::int AS n FROM webhook_delivery_attempts WHERE delivery_id = ANY ($1::uuid[])', [ids]))[0].n;
+    expect(await attempts()).toBe(2);
+    await t.db.query('DELETE FROM webhook_endpoints WHERE id = $1', [doomed]);
+    expect(await attempts()).toBe(0);
+  });
+
+  it('retention drops a day past the cutoff from the three tables, and keeps a day where deliveries still wait', async () => {
+    // Keeps the history (today's rows of the other test files) from being dropped by this clock.
+    await historyDelivery('pending');
+    const firstDay = new Date(historyUntil.getTime());
+    const secondDay = new Date(historyUntil.getTime() + DAY_MS);
+    const done = await deliveryAt(new Date(firstDay.getTime() + 3_600_000));
+    const waiting = await deliveryAt(new Date(secondDay.getTime() + 3_600_000), 'retrying');
+    const later = await deliveryAt(new Date(secondDay.getTime() + DAY_MS + 3_600_000));
+    // The cutoff (now - 30 days) just after the end of the second day.
+    clock.offsetMs = secondDay.getTime() + DAY_MS + 30 * DAY_MS + 60_000 - Date.now();
+    try {
+      const result = await t.app.get(DeliveryLogRetention).prune();
+      expect(result.droppedDays).toEqual([day(firstDay)]);
+      expect(result.keptDays).toEqual(['history', day(secondDay)]);
+    } finally {
+      clock.offsetMs = 0;
+    }
+    for (const table of ['webhook_deliveries', 'webhook_delivery_attempts', 'webhook_payloads']) {
+      expect(await tableExists(`${table}_p${day(firstDay)}`)).toBe(false);
+      expect(await tableExists(`${table}_p${day(secondDay)}`)).toBe(true);
+    }
+    const present = async (id: string) => (await t.db.query('SELECT count(*)::int AS n FROM webhook_deliveries WHERE id = $1', [id]))[0].n;
+    expect(await present(done.id)).toBe(0);
+    expect(await present(waiting.id)).toBe(1);
+    expect(await present(later.id)).toBe(1);
+    // A delivery dated in the dropped day cannot be stored: there is no DEFAULT partition.
+    await expect(deliveryAt(new Date(firstDay.getTime() + 5_000))).rejects.toThrow(/no partition/);
+  });
+});
