@@ -236,9 +236,11 @@ export class DeliveriesRepository {
    * the original was deleted since it was read.
    */
   async insertResend(original: WebhookDelivery, traceParent: string | null): Promise<DeliveryRow | null> {
-    const [row] = await queryNamed<DeliveryRow[]>(
-      this.dataSource.manager,
-      `WITH original AS (SELECT d.* FROM webhook_deliveries d WHERE ${deliveryById('d', ':id::uuid')}),
+    // A transaction of its own, though one statement: its commit carries the call's audit row (src/audit).
+    const [row] = await this.dataSource.transaction((manager) =>
+      queryNamed<DeliveryRow[]>(
+        manager,
+        `WITH original AS (SELECT d.* FROM webhook_deliveries d WHERE ${deliveryById('d', ':id::uuid')}),
            payload AS (
              INSERT INTO webhook_payloads (digest, data, created_at)
              SELECT p.digest, p.data, ${PAYLOAD_DAY} FROM original d JOIN webhook_payloads p ON ${payloadOf('p', 'd')}
@@ -250,7 +252,8 @@ export class DeliveriesRepository {
        SELECT o.endpoint_id, o.user_id, o.source_event_id, o.line_id, o.id, o.event_type, o.mode, payload.id, now(), 'pending', 0, now(), :traceParent::text
          FROM original o, payload
        RETURNING ${DELIVERY_ROW_SQL}`,
-      { id: original.id, traceParent },
+        { id: original.id, traceParent },
+      ),
     );
     return row ?? null;
   }

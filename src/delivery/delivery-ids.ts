@@ -42,5 +42,9 @@ export function payloadOf(payload: string, delivery: string): string {
           OR ${payload}.created_at < delivery_log_history_until()))`;
 }
 
-/** SQL: the created_at of a payload stored now, the key it is shared under with its day's deliveries (with its digest). */
-export const PAYLOAD_DAY = 'delivery_log_day(now())';
+/**
+ * SQL: the created_at of a payload stored now, the key it is shared under with its day's
+ * deliveries (with its digest): the day of now() rounded to the millisecond as a delivery's
+ * created_at is, so that at 23:59:59.9995 both are in the next day.
+ */
+export const PAYLOAD_DAY = 'delivery_log_day(now()::timestamptz(3))';

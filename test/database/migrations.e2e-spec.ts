@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/data-source-options';
 import { runMigrations } from '../../src/database/migrate';
 import { MIGRATIONS } from '../../src/database/migrations';
+import { deliveryById } from '../../src/delivery/delivery-ids';
 import { BASE_DATABASE_URL, databaseUrlFor } from '../support/test-env';
 
 async function query<T>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
@@ -289,6 +290,64 @@ describe('migrations under the advisory lock', () => {
       expect(await columns('oauth_grants')).not.toContain('requested_scopes');
       await runMigrations(url);
       expect(await scopeOf()).toEqual(['read']);
+    });
+
+    it('DeliveryLogPartitions: the log becomes partitions by day with every row kept and found by id; down gives the plain tables back', async () => {
+      const migration = 'DeliveryLogPartitions1763801000000';
+      await downThrough(migration);
+      const kind = async (table: string) => (await query<{ relkind: string }>(url, 'SELECT relkind FROM pg_class WHERE relname = $1', [table]))[0].relkind;
+      expect(await kind('webhook_deliveries')).toBe('r');
+      const [endpoint] = await query<{ id: string; user_id: string }>(url, 'SELECT id, user_id FROM webhook_endpoints LIMIT 1');
+      const [{ id: payloadId }] = await query<{ id: string }>(
+        url,
+        `INSERT INTO webhook_payloads (digest, data) VALUES (sha256(convert_to(random()::text, 'UTF8')), '{"before":true}') RETURNING id`,
+      );
+      const old = await query<{ id: string; event_id: string }>(
+        url,
+        `INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, event_type, mode, payload_id, event_created_at, status, created_at)
+         SELECT 'evt_' || md5(random()::text), $1, $2, 'message.received', 'concise', $3, now(), 'succeeded', now() - i * interval '1 day'
+           FROM generate_series(0, 2) AS i RETURNING id, event_id`,
+        [endpoint.id, endpoint.user_id, payloadId],
+      );
+      await query(
+        url,
+        `INSERT INTO webhook_delivery_attempts (delivery_id, attempt_number, attempted_at, duration_ms, status_code) SELECT id, 1, now(), 5, 200 FROM webhook_deliveries WHERE payload_id = $1`,
+        [payloadId],
+      );
+      const fingerprint = async () => {
+        const rows = await query<{ n: number; sum: string }>(
+          url,
+          `SELECT count(*)::int AS n, md5(string_agg(id::text, ',' ORDER BY id)) AS sum FROM webhook_deliveries
+           UNION ALL SELECT count(*)::int, md5(string_agg(id::text, ',' ORDER BY id)) FROM webhook_delivery_attempts
+           UNION ALL SELECT count(*)::int, md5(string_agg(id::text, ',' ORDER BY id)) FROM webhook_payloads`,
+        );
+        return rows;
+      };
+      const before = await fingerprint();
+
+      await runMigrations(url);
+      expect(await kind('webhook_deliveries')).toBe('p');
+      expect(await kind('webhook_deliveries_history')).toBe('r');
+      expect(await fingerprint()).toEqual(before);
+      for (const row of old) {
+        const found = await query<{ event_id: string }>(url, `SELECT d.event_id FROM webhook_deliveries d WHERE ${deliveryById('d', '$1::uuid')}`, [row.id]);
+        expect(found).toEqual([{ event_id: row.event_id }]);
+      }
+      // A delivery made now: a UUIDv7 id, found by id too.
+      const [fresh] = await query<{ id: string }>(
+        url,
+        `INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, event_type, mode, payload_id, event_created_at, status)
+         VALUES ('evt_' || md5(random()::text), $1, $2, 'message.received', 'concise', $3, now(), 'pending') RETURNING id`,
+        [endpoint.id, endpoint.user_id, payloadId],
+      );
+      expect(fresh.id[14]).toBe('7');
+      expect(await query(url, `SELECT 1 AS found FROM webhook_deliveries d WHERE ${deliveryById('d', '$1::uuid')}`, [fresh.id])).toEqual([{ found: 1 }]);
+
+      await downThrough(migration);
+      expect(await kind('webhook_deliveries')).toBe('r');
+      expect((await query<{ n: number }>(url, 'SELECT count(*)::int AS n FROM webhook_deliveries WHERE id = $1', [fresh.id]))[0].n).toBe(1);
+      await runMigrations(url);
+      expect(await kind('webhook_deliveries')).toBe('p');
     });
   });
 });

@@ -142,7 +142,7 @@ describe('MCP with the official SDK client', () => {
         deliveries: [
           {
             id: row.id,
-            eventId: `evt_${'0a'.repeat(16)}`,
+            eventId: `evt_${row.id.replace(/-/g, '')}`, // the trigger's: the id's hex (docs/delivery-log.md)
             endpointId: endpoint.id,
             eventType: 'message.received',
             status: 'failed',
@@ -162,7 +162,7 @@ describe('MCP with the official SDK client', () => {
       const resent = await run('resend_webhook_delivery', { deliveryId: row.id });
       expect(resent.delivery).toMatchObject({ endpointId: endpoint.id, status: 'pending', resentFromId: row.id, attempts: 0 });
       expect(resent.delivery.eventId).toMatch(/^evt_[0-9a-f]{32}$/);
-      expect(resent.delivery.eventId).not.toBe(`evt_${'0a'.repeat(16)}`);
+      expect(resent.delivery.eventId).not.toBe(`evt_${row.id.replace(/-/g, '')}`);
 
       expect(await run('delete_webhook', { endpointId: endpoint.id })).toEqual({ deleted: true, endpointId: endpoint.id });
       expect(await run('list_webhooks')).toEqual({ endpoints: [] });

@@ -7,7 +7,7 @@ import { DataSource } from 'typeorm';
  */
 export async function storePayload(db: DataSource, data: object): Promise<string> {
   const [row]: Array<{ id: string }> = await db.query(
-    `INSERT INTO webhook_payloads (digest, data, created_at) VALUES (sha256(convert_to($1::text, 'UTF8')), $1::json, delivery_log_day(now()))
+    `INSERT INTO webhook_payloads (digest, data, created_at) VALUES (sha256(convert_to($1::text, 'UTF8')), $1::json, delivery_log_day(now()::timestamptz(3)))
      ON CONFLICT (digest, created_at) DO UPDATE SET data = webhook_payloads.data RETURNING id`,
     [JSON.stringify(data)],
   );

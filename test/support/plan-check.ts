@@ -69,14 +69,27 @@ interface PlanNode {
 /** What one plan node read from a table (rows returned and rows it threw away, over all loops). */
 export interface TableRead {
   node: string;
+  /** The table (a partitioned table's name for a read of one of its partitions). */
   table: string;
+  /** The partition read, for a partitioned table. */
+  partition?: string;
   rows: number;
 }
+
+/** A partition of the delivery log (docs/delivery-log.md): `<table>_pYYYYMMDD` or `<table>_history`. */
+const DELIVERY_LOG_PARTITION = /^(webhook_deliveries|webhook_delivery_attempts|webhook_payloads)_(history|p\d{8})$/;
 
 function reads(node: PlanNode, into: TableRead[]): TableRead[] {
   if (node['Relation Name']) {
     const rows = (node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0)) * node['Actual Loops'];
-    into.push({ node: `${node['Node Type']}${node['Index Name'] ? ` using ${node['Index Name']}` : ''}`, table: node['Relation Name'], rows });
+    // A partition's read counts as its table's (the bounds are the table's), naming the partition.
+    const partition = DELIVERY_LOG_PARTITION.exec(node['Relation Name']);
+    into.push({
+      node: `${node['Node Type']}${node['Index Name'] ? ` using ${node['Index Name']}` : ''}`,
+      table: partition ? partition[1] : node['Relation Name'],
+      ...(partition ? { partition: node['Relation Name'] } : {}),
+      rows,
+    });
   }
   for (const child of node.Plans ?? []) reads(child, into);
   return into;

@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { createIndexUnlessBuilt } from './prebuilt-index';
 
 /**
  * Issue 46: the delivery log (webhook_deliveries, webhook_delivery_attempts, webhook_payloads)
@@ -9,8 +10,11 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  *
  * 1. Outside any transaction (this migration has `transaction = false`): the indexes the
  *    partitioned parents need that the old tables lack (unique keys must contain the partition
- *    key) are built CONCURRENTLY, and a CHECK matching the history bound is added NOT VALID then
- *    VALIDATEd (SHARE UPDATE EXCLUSIVE: writes go on), so the ATTACH below skips its scan.
+ *    key) are built unless an operator built them before with CREATE UNIQUE INDEX CONCURRENTLY
+ *    (prebuilt-index.ts; the commands are in docs/delivery-log.md: the migration cannot build
+ *    concurrently itself, as that waits for the other replicas waiting on the migration lock),
+ *    and a CHECK matching the history bound is added NOT VALID then VALIDATEd (SHARE UPDATE
+ *    EXCLUSIVE: writes go on), so the ATTACH below skips its scan.
  * 2. One short transaction, ACCESS EXCLUSIVE on the three tables for catalog work only: the
  *    foreign keys to the three tables are dropped (they would block DETACH/DROP of a day), the old
  *    primary keys are replaced by the prebuilt (id, key) ones (USING INDEX), the old tables are
@@ -48,11 +52,7 @@ export class DeliveryLogPartitions1763801000000 implements MigrationInterface {
       ['webhook_payloads_history_pkey', `ON webhook_payloads (id, created_at)`],
       ['webhook_payloads_history_digest_key', `ON webhook_payloads (digest, created_at)`],
     ];
-    for (const [name, definition] of prebuilt) {
-      const [index] = await q.query(`SELECT i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = $1`, [name]);
-      if (index && !index.valid) await q.query(`DROP INDEX CONCURRENTLY ${name}`);
-      await q.query(`CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS ${name} ${definition}`);
-    }
+    for (const [name, definition] of prebuilt) await createIndexUnlessBuilt(q, name, definition, { unique: true });
     for (const [table, key] of TABLES) {
       await q.query(`ALTER TABLE ${table} DROP CONSTRAINT IF EXISTS ${table}_history_bound`);
       await q.query(`ALTER TABLE ${table} ADD CONSTRAINT ${table}_history_bound CHECK (${key} < '${until}') NOT VALID`);
@@ -123,8 +123,12 @@ export class DeliveryLogPartitions1763801000000 implements MigrationInterface {
       await q.query(`CREATE UNIQUE INDEX webhook_deliveries_event_id_key ON webhook_deliveries (event_id)`);
       await q.query(`CREATE UNIQUE INDEX webhook_deliveries_source_endpoint_key ON webhook_deliveries (source_event_id, endpoint_id)
                        WHERE source_event_id IS NOT NULL AND resent_from_id IS NULL`);
-      await q.query(`CREATE UNIQUE INDEX webhook_payloads_digest_key ON webhook_payloads (digest)`);
+      // A content stored on several days becomes one row again: its first.
+      await q.query(`UPDATE webhook_deliveries d SET payload_id = k.keep
+                       FROM (SELECT id, min(id) OVER (PARTITION BY digest) AS keep FROM webhook_payloads) k
+                      WHERE k.id = d.payload_id AND k.keep <> k.id`);
       await q.query(`DELETE FROM webhook_payloads p WHERE EXISTS (SELECT 1 FROM webhook_payloads o WHERE o.digest = p.digest AND o.id < p.id)`);
+      await q.query(`CREATE UNIQUE INDEX webhook_payloads_digest_key ON webhook_payloads (digest)`);
       await q.query(`DROP INDEX webhook_deliveries_history_event_id_key, webhook_deliveries_history_source_endpoint_key,
                      webhook_delivery_attempts_history_number_key, webhook_payloads_history_digest_key`);
       await q.query(
