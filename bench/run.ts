@@ -7,6 +7,7 @@
  *   npm run bench                      full run (10 to 20 minutes)
  *   npm run bench -- --quick           each scenario under a minute (figures indicative only)
  *   npm run bench -- --scenario 1,3    some scenarios only (--scenario 8: reads and search on a large org)
+ *   npm run bench -- --partition-drop  issue 46's retention bench instead (bench/partition-drop.ts)
  *   npm run bench -- --help            every option
  */
 import { spawnSync } from 'node:child_process';
@@ -32,6 +33,7 @@ import { scenario10 } from './scenarios/s10-eras';
 import { scenario11 } from './scenarios/s11-events';
 import { scenario12 } from './scenarios/s12-thread-page';
 import { scenario13 } from './scenarios/s13-sends';
+import { PARTITION_DROP_HELP, partitionDropBench } from './partition-drop';
 
 const ROOT = resolve(__dirname, '..');
 
@@ -74,7 +76,7 @@ const HELP = `Usage: npm run bench -- [options]
   --no-build               do not run \`npm run build\` even if dist/ looks older than src/
   --keep                   keep the bench database (for inspection)
   --s6-one-process         scenario 6 runs one PROCESS_ROLE=all process (as npm start) instead of api + worker
-  --help
+${PARTITION_DROP_HELP}  --help
 
 Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres, used to create
 and drop mss_bench_<time>), BENCH_REDIS_URL (default redis://127.0.0.1:6379), BENCH_PROFILE_DIR (write
@@ -231,6 +233,7 @@ async function main(): Promise<number> {
     process.stdout.write(HELP);
     return 0;
   }
+  if (argv.includes('--partition-drop')) return partitionDropBench(argv);
   const options = parseArgs(argv);
   installSignalHandlers();
   const stamp = new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14);

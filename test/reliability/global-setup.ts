@@ -1,8 +1,7 @@
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import globalSetup from '../support/global-setup';
-import { buildDir, CACHE_DIR, logDir, ROOT } from './support/stack';
+import { buildDir, CACHE_DIR, compileService, logDir, ROOT } from './support/stack';
 
 /**
  * The e2e global setup (a database and Bull prefix of the run), then the service compiled once
@@ -16,23 +15,7 @@ export default async function reliabilitySetup(): Promise<void> {
   process.env.RELIABILITY_BUILD_DIR = buildDir();
   const BUILD_DIR = process.env.RELIABILITY_BUILD_DIR;
   rmSync(BUILD_DIR, { recursive: true, force: true });
-  const tsc = spawnSync(
-    process.execPath,
-    [
-      join(ROOT, 'node_modules/typescript/bin/tsc'),
-      '-p',
-      'tsconfig.build.json',
-      '--outDir',
-      BUILD_DIR,
-      '--incremental',
-      'false',
-      '--noCheck',
-      '--sourceMap',
-      'false',
-    ],
-    { cwd: ROOT, encoding: 'utf8' },
-  );
-  if (tsc.status !== 0) throw new Error(`compiling src/ for the reliability suite failed:\n${tsc.stdout}\n${tsc.stderr}`);
+  compileService(ROOT, BUILD_DIR, 'src/ for the reliability suite');
   const results = join(CACHE_DIR, `results-${process.env.TEST_RUN_ID}.jsonl`);
   mkdirSync(CACHE_DIR, { recursive: true });
   writeFileSync(results, '');

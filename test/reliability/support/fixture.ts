@@ -24,6 +24,8 @@ export interface StackOptions {
   /** Use this database instead of creating one on the shared PostgreSQL. */
   databaseUrl?: string;
   env?: Record<string, string>;
+  /** Run this build of the service (compileBuildOf) instead of the current one. */
+  build?: string;
 }
 
 /** The service's development settings for these tests: http:// and 127.0.0.0/8 receivers allowed, compressed timings. */
@@ -87,10 +89,12 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       await Promise.all([...apis, ...workers].map((p) => p.stop('SIGTERM')));
     });
     for (let i = 0; i < (options.apis ?? 1); i++) {
-      apis.push(await ServiceProcess.start({ name: `${options.tag}-api${i + 1}`, role: 'api', env: { LOG_LEVEL: 'warn', ...env } }));
+      apis.push(await ServiceProcess.start({ name: `${options.tag}-api${i + 1}`, role: 'api', env: { LOG_LEVEL: 'warn', ...env }, build: options.build }));
     }
     for (let i = 0; i < (options.workers ?? 1); i++) {
-      workers.push(await ServiceProcess.start({ name: `${options.tag}-worker${i + 1}`, role: 'worker', env: { LOG_LEVEL: 'info', ...env } }));
+      workers.push(
+        await ServiceProcess.start({ name: `${options.tag}-worker${i + 1}`, role: 'worker', env: { LOG_LEVEL: 'info', ...env }, build: options.build }),
+      );
     }
     return { databaseUrl, redis, apis, workers, receiver, receiverUrl, env, stop };
   } catch (error) {

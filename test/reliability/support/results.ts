@@ -38,6 +38,7 @@ export const ORDER = [
   'redis-outage',
   'redis-cluster-failover',
   'postgres-restart',
+  'partition-conversion',
   'event-feed-faults',
   'replicas',
   'mcp-fuzz',

@@ -27,8 +27,47 @@ export function buildDir(): string {
   return process.env.RELIABILITY_BUILD_DIR ?? join(CACHE_DIR, `build-${process.env.TEST_RUN_ID ?? 'local'}`);
 }
 
-function mainJs(): string {
-  return join(buildDir(), 'src/main.js');
+function mainJs(build = buildDir()): string {
+  return join(build, 'src/main.js');
+}
+
+/**
+ * The service as it was at `commit` (an older build, for tests of a rolling upgrade), compiled
+ * once per run next to this run's build: the commit's src/ (and what tsconfig.build.json
+ * includes) from `git archive`, compiled as the global setup compiles the current one. Answers
+ * the build directory to pass as `build` to ServiceProcess.start or startStack.
+ */
+export function compileBuildOf(commit: string): string {
+  const dir = join(CACHE_DIR, `build-${process.env.TEST_RUN_ID ?? 'local'}-${commit.slice(0, 12)}`);
+  if (existsSync(join(dir, 'src/main.js'))) return dir;
+  const sources = `${dir}-src`;
+  rmSync(sources, { recursive: true, force: true });
+  mkdirSync(sources, { recursive: true });
+  execFileSync('sh', ['-c', `git archive ${commit} src ormconfig.ts scripts tsconfig.json tsconfig.build.json | tar -x -C ${sources}`], { cwd: ROOT });
+  compileService(sources, dir, `${commit}'s src/`);
+  rmSync(sources, { recursive: true, force: true });
+  return dir;
+}
+
+/** tsc of the tree at `sources` (its tsconfig.build.json) into `outDir`, without type checks (fast). */
+export function compileService(sources: string, outDir: string, what: string): void {
+  const tsc = spawnSync(
+    process.execPath,
+    [
+      join(ROOT, 'node_modules/typescript/bin/tsc'),
+      '-p',
+      'tsconfig.build.json',
+      '--outDir',
+      outDir,
+      '--incremental',
+      'false',
+      '--noCheck',
+      '--sourceMap',
+      'false',
+    ],
+    { cwd: sources, encoding: 'utf8' },
+  );
+  if (tsc.status !== 0) throw new Error(`compiling ${what} failed:\n${tsc.stdout}\n${tsc.stderr}`);
 }
 
 const children = new Set<ChildProcess>();
@@ -91,8 +130,15 @@ export function urlWithDatabase(base: string, database: string): string {
   return url.toString();
 }
 
-/** A migrated database of this test's own on the shared PostgreSQL; `drop()` removes it. */
-export async function createDatabase(tag: string, base = BASE_DATABASE_URL): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
+/**
+ * A migrated database of this test's own on the shared PostgreSQL; `drop()` removes it.
+ * `before`: only the migrations older than that timestamp (an installation before an upgrade).
+ */
+export async function createDatabase(
+  tag: string,
+  base = BASE_DATABASE_URL,
+  migrations: { before?: number } = {},
+): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
   const name = runName(tag);
   const admin = new Client({ connectionString: base });
   await admin.connect();
@@ -103,7 +149,7 @@ export async function createDatabase(tag: string, base = BASE_DATABASE_URL): Pro
     await admin.end();
   }
   const url = urlWithDatabase(base, name);
-  await runMigrations(url);
+  await runMigrations(url, migrations);
   return {
     url,
     name,
@@ -127,6 +173,8 @@ export interface ServiceOptions {
   /** HTTP port for api/all (chosen when absent). */
   port?: number;
   startTimeoutMs?: number;
+  /** Another build of the service (compileBuildOf); this run's build by default. */
+  build?: string;
 }
 
 /** One process of the service: `node <build>/src/main.js` with PROCESS_ROLE set, logs to a file. */
@@ -167,7 +215,7 @@ export class ServiceProcess {
   /** Starts the process (again) and resolves once it logged that it is ready. */
   async restart(): Promise<number> {
     if (this.alive) throw new Error(`${this.options.name} is still running`);
-    const main = mainJs();
+    const main = mainJs(this.options.build);
     if (!existsSync(main)) throw new Error(`${main} is missing: the reliability global setup compiles it`);
     const started = Date.now();
     const env: NodeJS.ProcessEnv = {
@@ -233,9 +281,18 @@ export class ServiceProcess {
 
   /** The lines of its log that look like errors (pino level >= 50, or a stack). */
   errorLines(): string[] {
+    return this.logLines().filter((line) => /"level":(50|60)\b|startup failed|Unhandled|FATAL/.test(line));
+  }
+
+  /** Its warnings (pino level 40). */
+  warningLines(): string[] {
+    return this.logLines().filter((line) => /"level":40\b/.test(line));
+  }
+
+  private logLines(): string[] {
     flushLogs();
     const text = existsSync(this.logFile) ? readFileSync(this.logFile, 'utf8') : this.output;
-    return text.split('\n').filter((line) => /"level":(50|60)\b|startup failed|Unhandled|FATAL/.test(line));
+    return text.split('\n');
   }
 }
 
