@@ -20,7 +20,8 @@ import { createIndexUnlessBuilt } from './prebuilt-index';
  *    primary keys are replaced by the prebuilt (id, key) ones (USING INDEX), the old tables are
  *    renamed `<table>_history`, the parents created with the same columns, and the old tables
  *    attached; their other indexes match the parents' and are attached, not built.
- * 3. The day partitions from the bound on, seven days ahead (delivery_log_create_partitions).
+ * 3. After that transaction, the day partitions from the bound on, seven days ahead
+ *    (delivery_log_create_partitions).
  *
  * Names (stable; the drop bench and docs use them): partitions `<table>_pYYYYMMDD` and
  * `<table>_history`; functions delivery_log_day(timestamptz), delivery_log_history_until(),
@@ -67,6 +68,12 @@ export class DeliveryLogPartitions1763801000000 implements MigrationInterface {
       await q.query(`ALTER TABLE webhook_deliveries DROP CONSTRAINT webhook_deliveries_resent_from_id_fkey`);
       await q.query(`ALTER TABLE webhook_deliveries DROP CONSTRAINT webhook_deliveries_payload_fkey`);
       await q.query(`ALTER TABLE webhook_delivery_attempts DROP CONSTRAINT webhook_delivery_attempts_delivery_id_attempt_number_key`);
+      // The parent's (delivery_id, attempt_number, key) is a UNIQUE constraint: ATTACH reuses a
+      // partition's index for it only when that index backs a constraint too, else it builds one
+      // under this lock (about 1 s a million attempts).
+      await q.query(
+        `ALTER TABLE webhook_delivery_attempts ADD CONSTRAINT webhook_delivery_attempts_history_number_key UNIQUE USING INDEX webhook_delivery_attempts_history_number_key`,
+      );
       await q.query(`DROP INDEX webhook_deliveries_event_id_key, webhook_deliveries_source_endpoint_key, webhook_payloads_digest_key`);
       for (const [table] of TABLES) {
         await q.query(`ALTER TABLE ${table} DROP CONSTRAINT ${table}_pkey`);
@@ -85,12 +92,14 @@ export class DeliveryLogPartitions1763801000000 implements MigrationInterface {
       await q.query(
         `CREATE TRIGGER webhook_deliveries_attempts_gone AFTER DELETE ON webhook_deliveries FOR EACH ROW EXECUTE FUNCTION webhook_deliveries_attempts_gone()`,
       );
-      await q.query(`SELECT delivery_log_create_partitions((now() AT TIME ZONE 'UTC')::date, (now() AT TIME ZONE 'UTC')::date + 7)`);
       await q.commitTransaction();
     } catch (error) {
       await q.rollbackTransaction();
       throw error;
     }
+    // After the commit, outside the lock: the history takes every row until its bound (the day after
+    // tomorrow), so the days after it are not needed before then.
+    await q.query(`SELECT delivery_log_create_partitions((now() AT TIME ZONE 'UTC')::date, (now() AT TIME ZONE 'UTC')::date + 7)`);
   }
 
   async down(q: QueryRunner): Promise<void> {
@@ -129,8 +138,9 @@ export class DeliveryLogPartitions1763801000000 implements MigrationInterface {
                       WHERE k.id = d.payload_id AND k.keep <> k.id`);
       await q.query(`DELETE FROM webhook_payloads p WHERE EXISTS (SELECT 1 FROM webhook_payloads o WHERE o.digest = p.digest AND o.id < p.id)`);
       await q.query(`CREATE UNIQUE INDEX webhook_payloads_digest_key ON webhook_payloads (digest)`);
-      await q.query(`DROP INDEX webhook_deliveries_history_event_id_key, webhook_deliveries_history_source_endpoint_key,
-                     webhook_delivery_attempts_history_number_key, webhook_payloads_history_digest_key`);
+      await q.query(`DROP INDEX webhook_deliveries_history_event_id_key, webhook_deliveries_history_source_endpoint_key, webhook_payloads_history_digest_key`);
+      await q.query(`ALTER TABLE webhook_delivery_attempts DROP CONSTRAINT IF EXISTS webhook_delivery_attempts_history_number_key`);
+      await q.query(`DROP INDEX IF EXISTS webhook_delivery_attempts_history_number_key`);
       await q.query(
         `ALTER TABLE webhook_delivery_attempts ADD CONSTRAINT webhook_delivery_attempts_delivery_id_attempt_number_key UNIQUE (delivery_id, attempt_number)`,
       );
