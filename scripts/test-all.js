@@ -71,8 +71,14 @@ function failedTests(reportFile) {
  */
 const TOGETHER = [['test:cluster', 'test:browser']];
 // The end-to-end files run in two Jest processes, half each (--shard): one process for all of them
-// ran out of its heap near the end (each file leaves some of its app reachable).
-const SHARDS = { 'test:e2e': ['1/2', '2/2'] };
+// ran out of its heap near the end (each file leaves some of its app reachable). E2E_SHARDS=<n>
+// runs n of them at once instead (a machine with more cores).
+const E2E_SHARDS = Number(process.env.E2E_SHARDS ?? 2);
+if (!Number.isInteger(E2E_SHARDS) || E2E_SHARDS < 1) {
+  process.stderr.write(`test-all: E2E_SHARDS must be a whole number from 1, not ${process.env.E2E_SHARDS}\n`);
+  process.exit(2);
+}
+const SHARDS = { 'test:e2e': E2E_SHARDS > 1 ? Array.from({ length: E2E_SHARDS }, (_, i) => `${i + 1}/${E2E_SHARDS}`) : [null] };
 
 /** Batches of steps in order: steps of one TOGETHER entry that were both chosen form one batch. */
 function batches(list) {
@@ -152,7 +158,7 @@ async function main() {
   const started = Date.now();
   for (const batch of batches(steps)) {
     process.stdout.write(
-      `\n== npm run ${batch.join(' & npm run ')}${SHARDS[batch[0]] && batch.length === 1 ? ` (${SHARDS[batch[0]].length} shards at once)` : ''}\n`,
+      `\n== npm run ${batch.join(' & npm run ')}${SHARDS[batch[0]]?.length > 1 && batch.length === 1 ? ` (${SHARDS[batch[0]].length} shards at once)` : ''}\n`,
     );
     const done = await Promise.all(batch.map((step) => runStep(step, batch.length > 1)));
     const stopped = done.find((r) => r.interrupted);
