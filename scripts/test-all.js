@@ -150,7 +150,8 @@ async function runStep(step, alongside) {
 async function main() {
   // Ctrl-C reaches the npm and Jest processes too (one process group): they stop, and the step is
   // reported as interrupted below instead of this process dying before them.
-  // A SIGINT sent to this process alone is passed on to them.
+  // A SIGINT sent to this process alone is passed on to the npm processes (npm does not always
+  // pass it on to Jest: then stop Jest by its pid, or Ctrl-C the whole group).
   process.on('SIGINT', () => {
     for (const child of running) child.kill('SIGINT');
   });
