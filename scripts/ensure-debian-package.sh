@@ -30,6 +30,14 @@ works() { bash -c "$check" >/dev/null 2>&1; }
 
 if works; then exit 0; fi
 
+# Two Jest processes may ask at once (npm test runs the end-to-end shards concurrently): apt-get
+# would refuse the second for dpkg's lock. One installs while the other waits, then checks again.
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"${TMPDIR:-/tmp}/mss-ensure-debian-package.lock"
+  flock -w "$((install_timeout + 60))" 9 || fail "another install held the lock for more than $((install_timeout + 60)) s"
+  if works; then exit 0; fi
+fi
+
 [ "$(id -u)" = 0 ] || fail "the tests need $name ('$check' fails). Install it as root: apt-get update && $install_command"
 command -v apt-get >/dev/null 2>&1 || fail "$name is missing ('$check' fails) and there is no apt-get to install it with."
 

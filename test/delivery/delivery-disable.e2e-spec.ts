@@ -257,7 +257,9 @@ describe('auto-disable and cancelling', () => {
       await waitUntil(
         async () =>
           (
-            await t.db.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%SET consecutive_failures = 0%'`)
+            await t.db.query(
+              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%SET consecutive_failures = 0%'`,
+            )
           )[0].n === 1,
         'the statement ending the runs to wait for the first endpoint',
       );

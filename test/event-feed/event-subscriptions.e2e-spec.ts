@@ -221,7 +221,13 @@ describe('event subscriptions: events/subscribe and events/unsubscribe (webhook 
       let settled = false;
       const subscribing = c.request('events/subscribe', params).finally(() => (settled = true));
       await waitUntil(
-        async () => (await m.db.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND NOT granted`, [FAN_OUT_LOCK_KEY])).length > 0,
+        async () =>
+          (
+            await m.db.query(
+              `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) AND objid = $1 AND NOT granted`,
+              [FAN_OUT_LOCK_KEY],
+            )
+          ).length > 0,
         'the subscribe waiting for the fan-out under way',
       );
       expect(settled).toBe(false);
