@@ -11,6 +11,7 @@ import { AdminAgentsController } from './admin-agents.controller';
 import { AdminAuditEventsController } from './admin-audit-events.controller';
 import { AdminApiKeysController } from './admin-api-keys.controller';
 import { AdminAttachmentQuotaController } from './admin-attachment-quota.controller';
+import { AdminDeliveryLogRetentionController } from './admin-delivery-log-retention.controller';
 import { AdminEndpointCapController } from './admin-endpoint-cap.controller';
 import { AdminMailboxesController } from './admin-mailboxes.controller';
 import { AdminOAuthGrantsController } from './admin-oauth-grants.controller';
@@ -19,16 +20,28 @@ import { AdminSmsProvidersController } from './admin-sms-providers.controller';
 import { AdminWebSessionsController } from './admin-web-sessions.controller';
 import { AdminSmsHelpTextController } from './admin-sms-help-text.controller';
 import { OptOutsModule } from '../opt-outs/opt-outs.module';
+import { DeliveryModule } from '../delivery/delivery.module';
 
 /** Internal operator surface, guarded by ADMIN_TOKEN. */
 @Module({
-  imports: [AccountsModule, AuthModule, AgentsModule, AttachmentsModule, EmailChannelModule, SmsChannelModule, SendPoliciesModule, OptOutsModule],
+  imports: [
+    AccountsModule,
+    AuthModule,
+    AgentsModule,
+    AttachmentsModule,
+    EmailChannelModule,
+    SmsChannelModule,
+    SendPoliciesModule,
+    OptOutsModule,
+    DeliveryModule,
+  ],
   controllers: [
     AdminAccountsController,
     AdminApiKeysController,
     AdminEndpointCapController,
     AdminAgentsController,
     AdminAttachmentQuotaController,
+    AdminDeliveryLogRetentionController,
     AdminWebSessionsController,
     AdminOAuthGrantsController,
     AdminMailboxesController,

@@ -6,6 +6,7 @@ import { deleteInBatches } from '../database/delete-in-batches';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { BackgroundWork, WORKER_ROLES } from '../queue/background-work';
+import { OrgDeliveryLogRetention } from './org-delivery-log-retention';
 import { DeliveryLogPartitionsRepository } from './delivery-log-partitions.repository';
 
 const PRUNE_EVERY_MS = 10 * 60_000;
@@ -35,7 +36,9 @@ export interface PruneResult {
  *    1) loses its finished deliveries (succeeded, failed or cancelled) with a batched DELETE,
  *    their attempts with them (trigger), then the payloads no delivery refers to any more. Small
  *    batches with a pause between; rows are taken with SKIP LOCKED, so several workers share the
- *    work without waiting on each other or on delivery.
+ *    work without waiting on each other or on delivery;
+ * 3. each org whose own retention is shorter (OrgDeliveryLogRetention) loses its finished
+ *    deliveries past it the same way, in batches through its endpoints' index.
  */
 @Injectable()
 export class DeliveryLogRetention implements OnModuleInit {
@@ -47,6 +50,7 @@ export class DeliveryLogRetention implements OnModuleInit {
     private readonly clock: Clock,
     private readonly work: BackgroundWork,
     private readonly partitions: DeliveryLogPartitionsRepository,
+    private readonly orgs: OrgDeliveryLogRetention,
   ) {}
 
   onModuleInit(): void {
@@ -105,6 +109,32 @@ export class DeliveryLogRetention implements OnModuleInit {
     );
     if (deliveries.rows || payloads.rows)
       this.logger.log(`deleted ${deliveries.rows} deliveries and ${payloads.rows} payloads created before ${cutoff.toISOString()}`);
-    return { droppedDays, keptDays, deliveries: deliveries.rows, payloads: payloads.rows, batches: deliveries.batches + payloads.batches };
+    const orgs = await this.pruneShorterOrgs();
+    return {
+      droppedDays,
+      keptDays,
+      deliveries: deliveries.rows + orgs.deliveries,
+      payloads: payloads.rows + orgs.payloads,
+      batches: deliveries.batches + payloads.batches + orgs.batches,
+    };
+  }
+
+  /** 3. Each org whose own retention is shorter: its finished deliveries past it, in batches (OrgDeliveryLogRetention). */
+  private async pruneShorterOrgs(): Promise<{ deliveries: number; payloads: number; batches: number }> {
+    const total = { deliveries: 0, payloads: 0, batches: 0 };
+    for (const { orgId, cutoff } of await this.orgs.shorterThanGlobal(this.clock.now())) {
+      const before = total.deliveries;
+      for (;;) {
+        const batch = await this.orgs.deleteBatch(orgId, cutoff, PRUNE_BATCH);
+        total.deliveries += batch.deliveries;
+        total.payloads += batch.payloads;
+        total.batches += 1;
+        if (batch.deliveries < PRUNE_BATCH) break;
+        await new Promise((resolve) => setTimeout(resolve, PRUNE_PAUSE_MS));
+      }
+      if (total.deliveries > before)
+        this.logger.log(`deleted ${total.deliveries - before} deliveries of org ${orgId} created before ${cutoff.toISOString()} (its own retention)`);
+    }
+    return total;
   }
 }

@@ -7,6 +7,8 @@ import { DeliveriesService } from './deliveries.service';
 import { DeliveryAttemptsRepository } from './delivery-attempts.repository';
 import { DeliveryAttemptsService } from './delivery-attempts.service';
 import { DELIVERY_QUEUE, DeliveryQueue } from './delivery-queue';
+import { OrgDeliveryLogRetention } from './org-delivery-log-retention';
+import { OrgDeliveryLogRetentionRepository } from './org-delivery-log-retention.repository';
 import { DeliveryLogRetention } from './delivery-log-retention';
 import { DeliveryLogPartitions } from './delivery-log-partitions';
 import { DeliveryLogPartitionsRepository } from './delivery-log-partitions.repository';
@@ -38,6 +40,8 @@ import { WebhookSender } from './webhook-sender';
     DeliveryProcessor,
     DeliverySweeper,
     DeliveryLogRetention,
+    OrgDeliveryLogRetention,
+    OrgDeliveryLogRetentionRepository,
     DeliveryLogPartitions,
     DeliveryLogPartitionsRepository,
     FanOutSubscriber,
@@ -54,6 +58,7 @@ import { WebhookSender } from './webhook-sender';
     DeliveryAttemptsService,
     DeliverySweeper,
     DeliveryLogRetention,
+    OrgDeliveryLogRetention,
     DeliveryLogPartitions,
     WebhookSender,
   ],

@@ -231,6 +231,19 @@ export class SetAttachmentQuotaDto {
   quotaBytes: number;
 }
 
+export class SetDeliveryLogRetentionDto {
+  @ApiProperty({
+    minimum: 1,
+    maximum: 3650,
+    example: 7,
+    description: "Days the org's finished webhook deliveries are kept (at most DELIVERY_LOG_RETENTION_DAYS)",
+  })
+  @IsInt()
+  @Min(1)
+  @Max(3650)
+  days: number;
+}
+
 export class RemoveEndpointCapDto {
   @ApiPropertyOptional({ example: 'pilot ended' })
   @IsOptional()

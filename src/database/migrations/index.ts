@@ -39,6 +39,7 @@ import { ScheduledSends1763800810000 } from './1763800810000-ScheduledSends';
 import { DeliveryLogPartitions1763801000000 } from './1763801000000-DeliveryLogPartitions';
 import { ReadinessProbes1763800950000 } from './1763800950000-ReadinessProbes';
 import { SendsByKeyRecipient1763801050000 } from './1763801050000-SendsByKeyRecipient';
+import { OrgDeliveryLogRetention1763801100000 } from './1763801100000-OrgDeliveryLogRetention';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -83,4 +84,5 @@ export const MIGRATIONS = [
   ReadinessProbes1763800950000,
   DeliveryLogPartitions1763801000000,
   SendsByKeyRecipient1763801050000,
+  OrgDeliveryLogRetention1763801100000,
 ];
