@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { ServiceMetrics } from '../ops/metrics/service-metrics';
 import { BackgroundWork, WORKER_ROLES } from '../queue/background-work';
 import { DeliveryLogPartitionsRepository } from './delivery-log-partitions.repository';
 
@@ -26,6 +27,7 @@ export class DeliveryLogPartitions implements OnModuleInit, OnApplicationBootstr
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly clock: Clock,
     private readonly work: BackgroundWork,
+    private readonly metrics: ServiceMetrics,
   ) {}
 
   onModuleInit(): void {
@@ -37,6 +39,14 @@ export class DeliveryLogPartitions implements OnModuleInit, OnApplicationBootstr
       logger: this.logger,
       run: () => this.ensure(),
     });
+    this.metrics.addCollector('delivery log partitions', async () => this.metrics.deliveryLogMeasured(await this.daysAhead()));
+  }
+
+  /** Days from now to the end of webhook_deliveries' last partition (delivery_log_days_ahead). */
+  async daysAhead(): Promise<number> {
+    const partitions = await this.repository.list();
+    const last = partitions[partitions.length - 1];
+    return last ? (last.until.getTime() - this.clock.now().getTime()) / DAY_MS : 0;
   }
 
   /** At start, in every role: a failure is logged, not fatal (the partitions made ahead before still serve). */

@@ -5,6 +5,7 @@ import { Clock } from '../common/clock';
 import { deleteInBatches } from '../database/delete-in-batches';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { ServiceMetrics } from '../ops/metrics/service-metrics';
 import { BackgroundWork, WORKER_ROLES } from '../queue/background-work';
 import { OrgDeliveryLogRetention } from './org-delivery-log-retention';
 import { DeliveryLogPartitionsRepository } from './delivery-log-partitions.repository';
@@ -51,6 +52,7 @@ export class DeliveryLogRetention implements OnModuleInit {
     private readonly work: BackgroundWork,
     private readonly partitions: DeliveryLogPartitionsRepository,
     private readonly orgs: OrgDeliveryLogRetention,
+    private readonly metrics: ServiceMetrics,
   ) {}
 
   onModuleInit(): void {
@@ -79,6 +81,7 @@ export class DeliveryLogRetention implements OnModuleInit {
       await this.partitions.drop(partition.day);
       droppedDays.push(partition.day);
     }
+    this.metrics.deliveryLogPruned(droppedDays.length, keptDays.length);
     if (droppedDays.length) this.logger.log(`dropped the delivery log partitions ${droppedDays.join(', ')} (before ${cutoff.toISOString()})`);
     if (keptDays.length) this.logger.warn(`kept the delivery log partitions ${keptDays.join(', ')} past retention: deliveries in them still wait`);
     const options = { batchSize: PRUNE_BATCH, pauseMs: PRUNE_PAUSE_MS };

@@ -78,6 +78,9 @@ describe('Prometheus metrics', () => {
       'outbox_pending_events',
       'outbox_relay_lag_seconds',
       'queue_jobs',
+      'delivery_log_days_ahead',
+      'delivery_log_days_dropped_total',
+      'delivery_log_days_kept_total',
       'mcp_requests_total',
       'mcp_request_duration_seconds',
       'ingest_messages_total',
@@ -182,6 +185,9 @@ describe('Prometheus metrics', () => {
     const text = await scrape();
     expect(sample(text, 'outbox_pending_events')).toBe(0);
     expect(sample(text, 'outbox_relay_lag_seconds')).toBe(0);
+    // Days are made DELIVERY_LOG_PARTITIONS_AHEAD_DAYS (7) ahead at start: the last one ends 7 to 8 days from now.
+    expect(sample(text, 'delivery_log_days_ahead')).toBeGreaterThan(7);
+    expect(sample(text, 'delivery_log_days_ahead')).toBeLessThanOrEqual(8);
 
     const queues = t.app.get(ServiceQueues).all();
     expect(queues.length).toBeGreaterThanOrEqual(3);

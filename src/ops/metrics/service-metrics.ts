@@ -61,6 +61,21 @@ export class ServiceMetrics {
     help: 'Age of the oldest event the relay has not handed to delivery yet (0 when none waits).',
     registers: [this.registry],
   });
+  private readonly deliveryLogDaysAhead = new Gauge({
+    name: 'delivery_log_days_ahead',
+    help: "Days from now to the end of the delivery log's last partition: a delivery dated past it cannot be stored (no DEFAULT partition).",
+    registers: [this.registry],
+  });
+  private readonly deliveryLogDaysDropped = new Counter({
+    name: 'delivery_log_days_dropped_total',
+    help: 'Days of the delivery log dropped whole by retention (the history partition counts as one).',
+    registers: [this.registry],
+  });
+  private readonly deliveryLogDaysKept = new Counter({
+    name: 'delivery_log_days_kept_total',
+    help: 'Retention runs that kept a day past the cutoff because deliveries in it still wait, one per day and run.',
+    registers: [this.registry],
+  });
   private readonly queueJobs = new Gauge({
     name: 'queue_jobs',
     help: 'Bull jobs by queue and state (waiting, active, delayed, failed, completed, paused).',
@@ -230,6 +245,15 @@ export class ServiceMetrics {
   outboxMeasured(pending: number, oldestAgeSeconds: number): void {
     this.outboxPending.set(pending);
     this.outboxLag.set(Math.max(0, oldestAgeSeconds));
+  }
+
+  deliveryLogMeasured(daysAhead: number): void {
+    this.deliveryLogDaysAhead.set(daysAhead);
+  }
+
+  deliveryLogPruned(dropped: number, kept: number): void {
+    this.deliveryLogDaysDropped.inc(dropped);
+    this.deliveryLogDaysKept.inc(kept);
   }
 
   queueCounted(queue: string, byState: LabelledValues): void {
