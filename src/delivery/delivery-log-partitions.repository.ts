@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { ProbeDatabase } from '../health/readiness-checks';
 
 /** The partitioned tables of the delivery log, in the order a day is dropped (attempts and payloads before their deliveries). */
 export const DELIVERY_LOG_TABLES = ['webhook_delivery_attempts', 'webhook_deliveries', 'webhook_payloads'] as const;
@@ -44,6 +45,18 @@ export class DeliveryLogPartitionsRepository {
           : { day: r.name.slice('webhook_deliveries_p'.length), from, until };
       })
       .sort((a, b) => a.until.getTime() - b.until.getTime());
+  }
+
+  /**
+   * The end of webhook_deliveries' last partition (a day's, or the history's when no day follows
+   * it), read on `database` (/ready's own connection); null when the table has no partition.
+   */
+  async lastUntil(database: ProbeDatabase): Promise<Date | null> {
+    const [row] = await database.query<{ until: Date | null }>(
+      `SELECT max(substring(pg_get_expr(c.relpartbound, c.oid) FROM 'TO \\(''([^'']+)''\\)')::timestamptz) AS until
+         FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'webhook_deliveries'::regclass`,
+    );
+    return row?.until ? new Date(row.until) : null;
   }
 
   /** Whether deliveries of the partition still wait (pending or retrying): such a day is not dropped. */

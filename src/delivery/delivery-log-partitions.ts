@@ -2,11 +2,14 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { ProbeDatabase, ReadinessChecks } from '../health/readiness-checks';
 import { ServiceMetrics } from '../ops/metrics/service-metrics';
 import { BackgroundWork, WORKER_ROLES } from '../queue/background-work';
 import { DeliveryLogPartitionsRepository } from './delivery-log-partitions.repository';
 
 const ENSURE_EVERY_MS = 60 * 60_000;
+/** /ready fails this long before the last partition ends (two of ensure()'s hourly runs). */
+const READY_PARTITION_MARGIN_MS = 2 * ENSURE_EVERY_MS;
 const DAY_MS = 86_400_000;
 
 /**
@@ -28,6 +31,7 @@ export class DeliveryLogPartitions implements OnModuleInit, OnApplicationBootstr
     private readonly clock: Clock,
     private readonly work: BackgroundWork,
     private readonly metrics: ServiceMetrics,
+    private readonly readiness: ReadinessChecks,
   ) {}
 
   onModuleInit(): void {
@@ -40,6 +44,22 @@ export class DeliveryLogPartitions implements OnModuleInit, OnApplicationBootstr
       run: () => this.ensure(),
     });
     this.metrics.addCollector('delivery log partitions', async () => this.metrics.deliveryLogMeasured(await this.daysAhead()));
+    this.readiness.add({ name: 'delivery_log', roles: WORKER_ROLES, run: (database) => this.checkReady(database) });
+  }
+
+  /**
+   * /ready on the roles that fan out: not ready when the delivery log's last partition ends within
+   * READY_PARTITION_MARGIN_MS (or has ended): with no DEFAULT partition, deliveries dated past it
+   * cannot be stored, so fan-out stops. The hourly ensure() (and every start) keeps days ahead.
+   */
+  private async checkReady(database: ProbeDatabase): Promise<void> {
+    const until = await this.repository.lastUntil(database);
+    const now = this.clock.now().getTime();
+    if (until && until.getTime() - now > READY_PARTITION_MARGIN_MS) return;
+    const when = until ? `ends at ${until.toISOString()}` : 'has no partition';
+    throw new Error(
+      `the delivery log ${when}: deliveries after it cannot be stored (no DEFAULT partition); workers make DELIVERY_LOG_PARTITIONS_AHEAD_DAYS days ahead every hour and at start, so look at their logs ("delivery log partitions ahead")`,
+    );
   }
 
   /** Days from now to the end of webhook_deliveries' last partition (delivery_log_days_ahead). */

@@ -17,6 +17,6 @@ describe('smoke', () => {
     expect(res.status).toBe(200);
     const ready = await t.http().get('/ready');
     expect(ready.status).toBe(200);
-    expect(ready.body.info).toEqual({ queue: { status: 'up' }, postgres: { status: 'up' }, outbox: { status: 'up' } });
+    expect(ready.body.info).toEqual({ queue: { status: 'up' }, postgres: { status: 'up' }, outbox: { status: 'up' }, delivery_log: { status: 'up' } });
   });
 });

@@ -159,6 +159,26 @@ describe('delivery log partitions', () => {
     expect(n).toBe(1);
   });
 
+  it('/ready says the worker is not ready when the last partition is about to end, and ready again once days are made', async () => {
+    const ready = async () => {
+      const res = await t.http().get('/ready');
+      return { status: res.status, check: res.body.details?.delivery_log, message: res.body.message as string | undefined };
+    };
+    expect(await ready()).toMatchObject({ status: 200, check: { status: 'up' } });
+    // Eight days on, no worker having run meanwhile: the days made ahead (7) end within the margin.
+    clock.offsetMs = 8 * DAY_MS;
+    try {
+      const late = await ready();
+      expect(late.status).toBe(503);
+      expect(late.message).toMatch(/delivery_log: the delivery log ends at \S+: deliveries after it cannot be stored \(no DEFAULT partition\)/);
+      expect(late.check.status).toBe('down');
+      await t.app.get(DeliveryLogPartitions).ensure();
+      expect(await ready()).toMatchObject({ status: 200, check: { status: 'up' } });
+    } finally {
+      clock.offsetMs = 0;
+    }
+  });
+
   it("deleting an endpoint leaves none of its deliveries' attempts behind", async () => {
     const doomed = (await register(t, s.apiKey, { url: `${base}/doomed`, events: ['message.received'] })).endpoint.id;
     const rows = [

@@ -32,7 +32,7 @@ describe('health, readiness and the admin OpenAPI docs', () => {
       '/ready to answer 200',
       { timeoutMs: 5000, intervalMs: 100 },
     );
-    const up = { queue: { status: 'up' }, postgres: { status: 'up' }, outbox: { status: 'up' } };
+    const up = { queue: { status: 'up' }, postgres: { status: 'up' }, outbox: { status: 'up' }, delivery_log: { status: 'up' } };
     expect(res.body).toEqual({ status: 'ok', info: up, error: {}, details: up });
   });
 
@@ -52,7 +52,7 @@ describe('health, readiness and the admin OpenAPI docs', () => {
       await waitUntil(async () => (await sleeping()) === poolSize, `all ${poolSize} connections of the pool busy`, { timeoutMs: 5000 });
       const res = await t.http().get('/ready');
       expect(res.status).toBe(200);
-      expect(res.body.info).toEqual({ queue: { status: 'up' }, postgres: { status: 'up' }, outbox: { status: 'up' } });
+      expect(res.body.info).toEqual({ queue: { status: 'up' }, postgres: { status: 'up' }, outbox: { status: 'up' }, delivery_log: { status: 'up' } });
     } finally {
       // The pool's connections are freed now rather than when their 4 s sleeps end.
       await observer.query(

@@ -57,9 +57,9 @@ describe('/ready tells the truth', () => {
       // test saw are the ones counted, and none more.
       const seen: Answer[] = [];
       const answer = await readyUntil(t, (a) => (seen.push(a), isReady(a)), '/ready to answer 200');
-      const up = { queue: { status: 'up' }, postgres: { status: 'up' }, outbox: { status: 'up' } };
+      const up = { queue: { status: 'up' }, postgres: { status: 'up' }, outbox: { status: 'up' }, delivery_log: { status: 'up' } };
       expect(answer.body).toEqual({ status: 'ok', info: up, error: {}, details: up });
-      for (const check of ['queue', 'postgres', 'outbox']) {
+      for (const check of ['queue', 'postgres', 'outbox', 'delivery_log']) {
         const notReady = seen.filter((a) => a.status === 503 && a.body?.error?.[check]).length;
         expect(await readinessMetrics(t, check)).toEqual({ up: 1, notReady });
       }
@@ -235,7 +235,7 @@ describe('/ready tells the truth', () => {
         'the worker to answer 503 on METRICS_PORT naming the relay',
         { intervalMs: 200 },
       );
-      expect(Object.keys(workerDown.details).sort()).toEqual(['outbox', 'postgres', 'queue']);
+      expect(Object.keys(workerDown.details).sort()).toEqual(['delivery_log', 'outbox', 'postgres', 'queue']);
       expect((await fetch(`http://127.0.0.1:${workerMetricsPort}/health`)).status).toBe(200);
 
       // The api role does not relay: the same wait does not take it out of the load balancer.
