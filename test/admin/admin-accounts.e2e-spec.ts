@@ -44,7 +44,13 @@ describe('admin REST: orgs, users, lines, memberships', () => {
     it('POST /admin/orgs creates an org and answers with it', async () => {
       const res = await t.admin.post('/admin/orgs', { name: 'Acme Dental', tier: 'STARTER' });
       expect(res.status).toBe(201);
-      expect(res.body).toEqual({ id: expect.stringMatching(UUID), name: 'Acme Dental', tier: 'STARTER', createdAt: expect.stringMatching(ISO) });
+      expect(res.body).toEqual({
+        id: expect.stringMatching(UUID),
+        name: 'Acme Dental',
+        tier: 'STARTER',
+        deliveryLogRetentionDays: null, // the org's own delivery log retention (null: DELIVERY_LOG_RETENTION_DAYS)
+        createdAt: expect.stringMatching(ISO),
+      });
     });
 
     it('GET /admin/orgs/:orgId reads it back', async () => {
