@@ -49,9 +49,9 @@ export class DeliveryLogPartitionsRepository {
 
   /**
    * The end of webhook_deliveries' last partition (a day's, or the history's when no day follows
-   * it), read on `database` (/ready's own connection); null when the table has no partition.
+   * it), read on `database` (/ready's own connection, else the pool); null when the table has no partition.
    */
-  async lastUntil(database: ProbeDatabase): Promise<Date | null> {
+  async lastUntil(database: ProbeDatabase = this.dataSource): Promise<Date | null> {
     const [row] = await database.query<{ until: Date | null }>(
       `SELECT max(substring(pg_get_expr(c.relpartbound, c.oid) FROM 'TO \\(''([^'']+)''\\)')::timestamptz) AS until
          FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'webhook_deliveries'::regclass`,

@@ -64,9 +64,8 @@ export class DeliveryLogPartitions implements OnModuleInit, OnApplicationBootstr
 
   /** Days from now to the end of webhook_deliveries' last partition (delivery_log_days_ahead). */
   async daysAhead(): Promise<number> {
-    const partitions = await this.repository.list();
-    const last = partitions[partitions.length - 1];
-    return last ? (last.until.getTime() - this.clock.now().getTime()) / DAY_MS : 0;
+    const until = await this.repository.lastUntil();
+    return until ? (until.getTime() - this.clock.now().getTime()) / DAY_MS : 0;
   }
 
   /** At start, in every role: a failure is logged, not fatal (the partitions made ahead before still serve). */

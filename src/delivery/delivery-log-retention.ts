@@ -8,6 +8,7 @@ import { APP_CONFIG } from '../config/config.module';
 import { ServiceMetrics } from '../ops/metrics/service-metrics';
 import { BackgroundWork, WORKER_ROLES } from '../queue/background-work';
 import { OrgDeliveryLogRetention } from './org-delivery-log-retention';
+import { OrgDeliveryLogRetentionRepository } from './org-delivery-log-retention.repository';
 import { DeliveryLogPartitionsRepository } from './delivery-log-partitions.repository';
 
 const PRUNE_EVERY_MS = 10 * 60_000;
@@ -52,6 +53,7 @@ export class DeliveryLogRetention implements OnModuleInit {
     private readonly work: BackgroundWork,
     private readonly partitions: DeliveryLogPartitionsRepository,
     private readonly orgs: OrgDeliveryLogRetention,
+    private readonly orgRows: OrgDeliveryLogRetentionRepository,
     private readonly metrics: ServiceMetrics,
   ) {}
 
@@ -128,7 +130,7 @@ export class DeliveryLogRetention implements OnModuleInit {
     for (const { orgId, cutoff } of await this.orgs.shorterThanGlobal(this.clock.now())) {
       const before = total.deliveries;
       for (;;) {
-        const batch = await this.orgs.deleteBatch(orgId, cutoff, PRUNE_BATCH);
+        const batch = await this.orgRows.deleteBatch(orgId, cutoff, PRUNE_BATCH);
         total.deliveries += batch.deliveries;
         total.payloads += batch.payloads;
         total.batches += 1;

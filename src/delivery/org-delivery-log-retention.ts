@@ -20,7 +20,7 @@ export interface DeliveryLogRetentionReport {
  * Per-org retention of the delivery log (docs/delivery-log.md, "Retention"): an org may keep its
  * finished deliveries for fewer days than DELIVERY_LOG_RETENTION_DAYS, never more (whole days of
  * every org are dropped at the global cutoff). Its older rows cannot go with a partition, which
- * holds every org's day: DeliveryLogRetention deletes them in batches (deleteBatch).
+ * holds every org's day: DeliveryLogRetention deletes them in batches (OrgDeliveryLogRetentionRepository.deleteBatch).
  */
 @Injectable()
 export class OrgDeliveryLogRetention {
@@ -55,10 +55,5 @@ export class OrgDeliveryLogRetention {
     const global = this.config.delivery.logRetentionDays;
     if (global === 0) return [];
     return (await this.repository.orgsUnder(global)).map((r) => ({ orgId: r.id, cutoff: new Date(now.getTime() - r.days * DAY_MS) }));
-  }
-
-  /** One batch of the org's deletes (OrgDeliveryLogRetentionRepository.deleteBatch). */
-  deleteBatch(orgId: string, cutoff: Date, limit: number): Promise<{ deliveries: number; payloads: number }> {
-    return this.repository.deleteBatch(orgId, cutoff, limit);
   }
 }
