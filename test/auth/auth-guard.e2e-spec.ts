@@ -31,6 +31,9 @@ describe('auth guard', () => {
       ['get', '/admin/users/7b0c8f0e-2a53-4f4e-9d7b-5d2a4f3c1e90/api-keys'],
       ['delete', '/admin/api-keys/7b0c8f0e-2a53-4f4e-9d7b-5d2a4f3c1e90'],
       ['put', '/admin/orgs/7b0c8f0e-2a53-4f4e-9d7b-5d2a4f3c1e90/endpoint-cap'],
+      ['get', '/admin/orgs/7b0c8f0e-2a53-4f4e-9d7b-5d2a4f3c1e90/delivery-log-retention'],
+      ['put', '/admin/orgs/7b0c8f0e-2a53-4f4e-9d7b-5d2a4f3c1e90/delivery-log-retention'],
+      ['delete', '/admin/orgs/7b0c8f0e-2a53-4f4e-9d7b-5d2a4f3c1e90/delivery-log-retention'],
     ];
 
     it.each(routes)('%s %s refuses a missing, wrong or non-Bearer admin token with 401', async (method, path) => {
