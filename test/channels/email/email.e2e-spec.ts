@@ -592,6 +592,8 @@ describe('email: inbound, send_email over SMTP, open tracking', () => {
       await smtpMessageTo(to);
       const [{ count }] = await db.query(`SELECT count(*)::int AS count FROM messages WHERE line_id = $1 AND direction = 'OUTBOUND'`, [line.id]);
       expect(count).toBe(1);
+      // The mail server has it; the hand-off records SENT just after its SMTP transaction ends.
+      await waitUntil(async () => (await db.query(`SELECT status FROM messages WHERE id = $1`, [[...ids][0]]))[0].status === 'SENT', 'the email recorded SENT');
       // The default (readReceipt false) and the same value given explicitly are the same call.
       const again = await tool(session, 'send_email', { ...args, readReceipt: false });
       expect(again.structuredContent).toMatchObject({ message: { id: [...ids][0], status: 'SENT' }, replayed: true });
