@@ -123,12 +123,16 @@ export class DeliveriesRepository {
    * Stores each distinct payload once in today's partition (or finds it, when a replay or another
    * event stored the same content today: DO UPDATE, not DO NOTHING, so its id is returned), then
    * the deliveries (their id and evt_ id made by the trigger from created_at, delivery-ids.ts).
-   * A replayed batch creates nothing twice: the unique (source event, endpoint, created_at) index
-   * catches a replay in the same day's partition, and the NOT EXISTS one whose first delivery is
-   * in an earlier partition (a delivery is made after its event occurred, so only partitions from
-   * the day before the event's are probed). Two replays of one event racing across midnight UTC
-   * could both insert; the relay fans out an event once, in the transaction that marks it relayed,
-   * so only an events/subscribe replay racing the fan-out at midnight could (docs/delivery-log.md).
+   * A replayed batch creates nothing twice (the relay hands events on at least once, and
+   * events/subscribe replays from a cursor): the unique (source event, endpoint, created_at)
+   * index catches a replay in the same transaction (the same created_at), and the NOT EXISTS one
+   * made by any other, in the partitions from the day before the event's (a delivery is made after
+   * its event occurred). The check is a subplan, an index probe per row: OFFSET 0 keeps
+   * PostgreSQL from making it an anti join, which hashed every delivery since yesterday on each
+   * batch when the day's statistics were young. Two replays of one event racing across midnight
+   * UTC could both insert; the relay fans out an event once, in the transaction that marks it
+   * relayed, so only an events/subscribe replay racing the fan-out at midnight could
+   * (docs/delivery-log.md).
    */
   insertFannedOut(
     manager: EntityManager,
@@ -151,7 +155,8 @@ export class DeliveriesRepository {
          JOIN payload ON payload.digest = x.digest
         WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries o
                            WHERE o.source_event_id = x.source_event_id AND o.endpoint_id = x.endpoint_id AND o.resent_from_id IS NULL
-                             AND o.created_at >= delivery_log_day(x.created_at) - interval '1 day')
+                             AND o.created_at >= delivery_log_day(x.created_at) - interval '1 day'
+                          OFFSET 0)
        ON CONFLICT (source_event_id, endpoint_id, created_at) WHERE source_event_id IS NOT NULL AND resent_from_id IS NULL DO NOTHING
        RETURNING id, endpoint_id`,
       {
