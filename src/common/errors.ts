@@ -127,6 +127,7 @@ export function retryAfterOf(error: unknown): number | null {
 
 const UNIQUE_VIOLATION = '23505';
 const FOREIGN_KEY_VIOLATION = '23503';
+const UNDEFINED_TABLE = '42P01';
 
 /** True when a database error is PostgreSQL's unique violation on the named index. */
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
@@ -139,6 +140,12 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
 export function isForeignKeyViolation(error: unknown): boolean {
   const e = error as { code?: string; driverError?: { code?: string } };
   return (e?.driverError?.code ?? e?.code) === FOREIGN_KEY_VIOLATION;
+}
+
+/** True when a database error is PostgreSQL's undefined_table: a statement named a table that is not there (a dropped partition). */
+export function isUndefinedTable(error: unknown): boolean {
+  const e = error as { code?: string; driverError?: { code?: string } };
+  return (e?.driverError?.code ?? e?.code) === UNDEFINED_TABLE;
 }
 
 /** Network errors and PostgreSQL states that mean "the database cannot be reached right now". */

@@ -7,7 +7,8 @@ import { EndpointStatus } from '../webhooks/webhook.types';
 import { endpointReceivesLine } from './endpoint-receives-line.sql';
 import { subscriptionStillReceives } from '../event-feed/event-subscriptions.sql';
 import { subscriptionWatermark } from './waiting-position.sql';
-import { attemptKeyOf, deliveryById, payloadOf } from './delivery-ids';
+import { isUndefinedTable } from '../common/errors';
+import { attemptKeyOf, byDeliveryLogTables, DeliveryLogTables, deliveryById, payloadsFor } from './delivery-ids';
 
 /** A claimed attempt: its delivery, its payload and what sending needs of its endpoint. */
 export interface ClaimedRow extends SealedSecrets {
@@ -48,6 +49,18 @@ const REFUSED_ERROR =
   "not sent: the endpoint no longer receives this line's events (its owner's access to the line ended, or the line left its scope), " +
   'or its MCP Events subscription expired or its credential lost access';
 
+/**
+ * For a statement that named a day's partition: when retention dropped that day meanwhile, its
+ * deliveries are gone, and the statement is answered as if it found none of them (`none`).
+ * Retention keeps every day with a waiting delivery, so only a late duplicate meets this.
+ */
+function goneWithItsDay<T>(none: T): (error: unknown) => T {
+  return (error) => {
+    if (isUndefinedTable(error)) return none;
+    throw error;
+  };
+}
+
 /** A 2xx answer to record. */
 export interface SuccessRow {
   deliveryId: string;
@@ -82,6 +95,28 @@ export interface FailureRow {
 @Injectable()
 export class DeliveryAttemptsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** delivery_log_history_until() in epoch ms: a constant of the migration, read once. */
+  private historyUntil?: Promise<number>;
+
+  /**
+   * `items` grouped by the partitions their deliveries are in (delivery-ids.ts). The batch
+   * statements below name those partitions rather than the partitioned tables: planned on every
+   * call, a statement on the parents plans each of their partitions (the delivery log's days
+   * ahead, both ways the claim reads it), and that planning doubled PostgreSQL's CPU per delivery
+   * (docs/BENCHMARKS.md, "Partitioned delivery log"). A batch is of one day but across midnight.
+   */
+  private async byDay<T>(items: T[], deliveryIdOf: (item: T) => string): Promise<Array<[DeliveryLogTables, T[]]>> {
+    if (items.length === 0) return [];
+    this.historyUntil ??= this.dataSource.query(`SELECT delivery_log_history_until() AS until`).then(
+      ([row]: Array<{ until: Date }>) => new Date(row.until).getTime(),
+      (error: unknown) => {
+        this.historyUntil = undefined;
+        throw error;
+      },
+    );
+    return byDeliveryLogTables(items, deliveryIdOf, await this.historyUntil);
+  }
 
   /** Attempt `attempt` was past the last one allowed (swept after its worker died): the delivery fails. */
   async failInterruptedLast(deliveryId: string, attempt: number): Promise<void> {
@@ -131,6 +166,13 @@ export class DeliveryAttemptsRepository {
    * delivery to the endpoint still waits, else the feed's head (subscriptionWatermark).
    */
   async claim(items: Array<{ deliveryId: string; attempt: number }>, now: Date, leaseUntil: Date): Promise<ClaimResult[]> {
+    const groups = await this.byDay(items, (item) => item.deliveryId);
+    const answers = await Promise.all(groups.map(([tables, group]) => this.claimIn(tables, group, now, leaseUntil).catch(goneWithItsDay([]))));
+    return answers.flat();
+  }
+
+  /** claim() of deliveries all in `tables`. */
+  private async claimIn(tables: DeliveryLogTables, items: Array<{ deliveryId: string; attempt: number }>, now: Date, leaseUntil: Date): Promise<ClaimResult[]> {
     const [rows] = await queryNamed<[ClaimResult[], number]>(
       this.dataSource.manager,
       plannedPerCall(`WITH due AS (
@@ -140,13 +182,13 @@ export class DeliveryAttemptsRepository {
                     e.signature_version, e.legacy_signature, e.signing_key_sealed, e.previous_signing_key_sealed,
                     sub.id AS subscription_id, sub.scope AS subscription_scope, ob.feed_position AS feed_position,
                     CASE WHEN ob.feed_position IS NOT NULL THEN ${subscriptionWatermark('d.endpoint_id', 'e.org_id', 'd.id')} END AS watermark
-               FROM webhook_deliveries d JOIN unnest(:deliveryIds::uuid[], :attempts::int[]) AS x(id, attempt) ON ${deliveryById('d', 'x.id')}
+               FROM ${tables.deliveries} d JOIN unnest(:deliveryIds::uuid[], :attempts::int[]) AS x(id, attempt) ON d.id = x.id
                JOIN webhook_endpoints e ON e.id = d.endpoint_id
                LEFT JOIN event_subscriptions sub ON sub.endpoint_id = e.id
                LEFT JOIN outbox_events ob ON sub.id IS NOT NULL AND ob.id = d.source_event_id
               WHERE d.attempt_count = x.attempt - 1 AND d.status IN ('pending', 'retrying')
                 FOR NO KEY UPDATE OF d SKIP LOCKED)
-       UPDATE webhook_deliveries d
+       UPDATE ${tables.deliveries} d
           SET attempt_count = CASE WHEN due.may_send THEN due.attempt ELSE d.attempt_count END,
               last_attempt_at = CASE WHEN due.may_send THEN :now ELSE d.last_attempt_at END,
               lease_until = CASE WHEN due.may_send THEN :leaseUntil::timestamptz END,
@@ -155,8 +197,8 @@ export class DeliveryAttemptsRepository {
               next_attempt_at = CASE WHEN due.may_send THEN d.next_attempt_at END,
               last_error = CASE WHEN due.may_send THEN d.last_error ELSE :refusedError END,
               updated_at = now()
-         FROM due, webhook_payloads p
-        WHERE ${deliveryById('d', 'due.id')} AND ${payloadOf('p', 'd')}
+         FROM due, ${payloadsFor(tables)} p
+        WHERE d.id = due.id AND p.id = d.payload_id
         RETURNING d.id, due.attempt AS attempt_count, NOT due.may_send AS refused, d.event_id, d.endpoint_id, due.user_id, d.event_type, d.mode, p.data,
                   d.event_created_at, d.trace_parent, due.url, due.endpoint_status AS status, due.secret_sealed, due.previous_secret_sealed,
                   due.previous_secret_expires_at, due.signature_version, due.legacy_signature, due.signing_key_sealed, due.previous_signing_key_sealed,
@@ -175,6 +217,13 @@ export class DeliveryAttemptsRepository {
    * deliveries recorded (the others' endpoints were deleted meanwhile, deliveries and all).
    */
   async recordSuccesses(items: SuccessRow[]): Promise<Set<string>> {
+    const groups = await this.byDay(items, (item) => item.deliveryId);
+    const recorded = await Promise.all(groups.map(([tables, group]) => this.recordSuccessesIn(tables, group).catch(goneWithItsDay([]))));
+    return new Set(recorded.flat());
+  }
+
+  /** recordSuccesses() of deliveries all in `tables`: the ids recorded. */
+  private async recordSuccessesIn(tables: DeliveryLogTables, items: SuccessRow[]): Promise<string[]> {
     const rows = await queryNamed<Array<{ delivery_id: string }>>(
       this.dataSource.manager,
       plannedPerCall(`WITH input AS (
@@ -184,14 +233,14 @@ export class DeliveryAttemptsRepository {
            endpoint AS (SELECT id FROM webhook_endpoints WHERE id IN (SELECT endpoint_id FROM input) ORDER BY id FOR KEY SHARE),
            live AS (SELECT input.* FROM input JOIN endpoint ON endpoint.id = input.endpoint_id),
            attempt AS (
-             INSERT INTO webhook_delivery_attempts (delivery_id, delivery_created_at, attempt_number, attempted_at, duration_ms, status_code, response_body)
+             INSERT INTO ${tables.attempts} (delivery_id, delivery_created_at, attempt_number, attempted_at, duration_ms, status_code, response_body)
              SELECT delivery_id, ${attemptKeyOf('delivery_id')}, attempt_number, attempted_at, duration_ms, status_code, response_body FROM live
              ON CONFLICT (delivery_id, attempt_number, delivery_created_at) DO NOTHING),
            delivery AS (
-             UPDATE webhook_deliveries d
+             UPDATE ${tables.deliveries} d
                 SET status = 'succeeded', last_status_code = live.status_code, last_error = NULL, next_attempt_at = NULL, lease_until = NULL, updated_at = now()
                FROM live
-              WHERE ${deliveryById('d', 'live.delivery_id')} AND d.attempt_count = live.attempt_number AND d.status IN ('pending', 'retrying'))
+              WHERE d.id = live.delivery_id AND d.attempt_count = live.attempt_number AND d.status IN ('pending', 'retrying'))
       SELECT delivery_id FROM live`),
       {
         deliveryIds: items.map((i) => i.deliveryId),
@@ -203,12 +252,18 @@ export class DeliveryAttemptsRepository {
         endpointIds: items.map((i) => i.endpointId),
       },
     );
-    return new Set(rows.map((r) => r.delivery_id));
+    return rows.map((r) => r.delivery_id);
   }
 
   /** Each failed attempt's row and its delivery's next state, in the caller's transaction (endpoints locked first). */
   async recordFailures(manager: EntityManager, items: FailureRow[]): Promise<void> {
-    if (items.length === 0) return;
+    // One after the other: the statements share the caller's transaction (and connection). A
+    // failed attempt's delivery waits, so retention keeps its day (no undefined_table here).
+    for (const [tables, group] of await this.byDay(items, (item) => item.deliveryId)) await this.recordFailuresIn(manager, tables, group);
+  }
+
+  /** recordFailures() of deliveries all in `tables`. */
+  private async recordFailuresIn(manager: EntityManager, tables: DeliveryLogTables, items: FailureRow[]): Promise<void> {
     await queryNamed(
       manager,
       plannedPerCall(`WITH input AS (
@@ -216,14 +271,14 @@ export class DeliveryAttemptsRepository {
                                   :errorKinds::text[], :responseBodies::text[], :statuses::text[], :lastErrors::text[], :nextAttemptAts::timestamptz[])
                         AS x(delivery_id, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body, status, last_error, next_attempt_at)),
            attempt AS (
-             INSERT INTO webhook_delivery_attempts (delivery_id, delivery_created_at, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body)
+             INSERT INTO ${tables.attempts} (delivery_id, delivery_created_at, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body)
              SELECT delivery_id, ${attemptKeyOf('delivery_id')}, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body FROM input
              ON CONFLICT (delivery_id, attempt_number, delivery_created_at) DO NOTHING)
-       UPDATE webhook_deliveries d
+       UPDATE ${tables.deliveries} d
           SET status = input.status, last_status_code = input.status_code, last_error = input.last_error,
               next_attempt_at = input.next_attempt_at, lease_until = NULL, updated_at = now()
          FROM input
-        WHERE ${deliveryById('d', 'input.delivery_id')} AND d.attempt_count = input.attempt_number AND d.status IN ('pending', 'retrying')`),
+        WHERE d.id = input.delivery_id AND d.attempt_count = input.attempt_number AND d.status IN ('pending', 'retrying')`),
       {
         deliveryIds: items.map((i) => i.deliveryId),
         attempts: items.map((i) => i.attempt),

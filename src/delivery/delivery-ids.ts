@@ -48,3 +48,53 @@ export function payloadOf(payload: string, delivery: string): string {
  * created_at is, so that at 23:59:59.9995 both are in the next day.
  */
 export const PAYLOAD_DAY = 'delivery_log_day(now()::timestamptz(3))';
+
+/** The three tables of one day of the delivery log, or of its history partition. */
+export interface DeliveryLogTables {
+  deliveries: string;
+  attempts: string;
+  payloads: string;
+}
+
+const HISTORY_TABLES: DeliveryLogTables = {
+  deliveries: 'webhook_deliveries_history',
+  attempts: 'webhook_delivery_attempts_history',
+  payloads: 'webhook_payloads_history',
+};
+
+/**
+ * The partitions holding the delivery `id` (and its attempts and payload), named as
+ * delivery_log_create_partitions names them: the day of its UUIDv7 time (what
+ * delivery_log_created_at reads in SQL), or the history for an id from before the migration or a
+ * time before `historyUntil` (delivery_log_history_until(), epoch ms). For the worker's batch
+ * statements, which name the partition instead of planning over all of them.
+ */
+export function deliveryLogTablesOf(id: string, historyUntil: number): DeliveryLogTables {
+  if (id.charAt(14) !== '7') return HISTORY_TABLES;
+  const createdAt = parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+  if (!(createdAt >= historyUntil)) return HISTORY_TABLES;
+  const day = new Date(createdAt).toISOString().slice(0, 10).replace(/-/g, '');
+  return { deliveries: `webhook_deliveries_p${day}`, attempts: `webhook_delivery_attempts_p${day}`, payloads: `webhook_payloads_p${day}` };
+}
+
+/** `items` grouped by the partitions of their delivery (deliveryLogTablesOf), in first-seen order. */
+export function byDeliveryLogTables<T>(items: T[], deliveryIdOf: (item: T) => string, historyUntil: number): Array<[DeliveryLogTables, T[]]> {
+  const groups = new Map<string, [DeliveryLogTables, T[]]>();
+  for (const item of items) {
+    const tables = deliveryLogTablesOf(deliveryIdOf(item), historyUntil);
+    const group = groups.get(tables.deliveries);
+    if (group) group[1].push(item);
+    else groups.set(tables.deliveries, [tables, [item]]);
+  }
+  return [...groups.values()];
+}
+
+/**
+ * SQL: the payloads a delivery in `tables` may use, as payloadOf finds them: its day's partition
+ * and the history (a payload stored before the migration).
+ */
+export function payloadsFor(tables: DeliveryLogTables): string {
+  return tables === HISTORY_TABLES || tables.payloads === HISTORY_TABLES.payloads
+    ? HISTORY_TABLES.payloads
+    : `(SELECT id, data FROM ${tables.payloads} UNION ALL SELECT id, data FROM ${HISTORY_TABLES.payloads})`;
+}

@@ -2,6 +2,7 @@ import { Clock } from '../../src/common/clock';
 import { DeliveryLogPartitions } from '../../src/delivery/delivery-log-partitions';
 import { DeliveryLogRetention } from '../../src/delivery/delivery-log-retention';
 import { DeliveriesRepository } from '../../src/delivery/deliveries.repository';
+import { DeliveryAttemptsRepository } from '../../src/delivery/delivery-attempts.repository';
 import { deliveryById } from '../../src/delivery/delivery-ids';
 import { closeDeliveryTestApp, createDeliveryTestApp, DeliveryTestApp, FakeClock, register } from '../support/delivery';
 import { toolOk } from '../support/mcp';
@@ -157,6 +158,85 @@ describe('delivery log partitions', () => {
     expect(inserted).toEqual([]);
     const [{ n }] = await t.db.query('SELECT count(*)::int AS n FROM webhook_deliveries WHERE source_event_id = $1', [sourceEventId]);
     expect(n).toBe(1);
+  });
+
+  it("the worker's batch statements, which name the partitions, claim and record a delivery in its day, one from the history, and none of a dropped day", async () => {
+    const attempts = t.app.get(DeliveryAttemptsRepository);
+    const at = new Date(historyUntil.getTime() + 2 * DAY_MS + 1_000);
+    const fresh = await deliveryAt(at, 'retrying');
+    const old = await historyDelivery('retrying');
+    const leaseUntil = new Date(Date.now() + 60_000);
+    const claimed = await attempts.claim(
+      [
+        { deliveryId: fresh.id, attempt: 2 },
+        { deliveryId: old.id, attempt: 2 },
+      ],
+      new Date(),
+      leaseUntil,
+    );
+    expect(claimed.map((c) => ({ id: c.id, attempt: c.attempt_count, refused: c.refused, data: c.data })).sort((a, b) => a.id.localeCompare(b.id))).toEqual(
+      [
+        { id: fresh.id, attempt: 2, refused: false, data: { thread: { id: 't' } } },
+        { id: old.id, attempt: 2, refused: false, data: { old: true } },
+      ].sort((a, b) => a.id.localeCompare(b.id)),
+    );
+    // A second claim of the same attempts takes nothing: each row's count moved on.
+    expect(await attempts.claim([{ deliveryId: fresh.id, attempt: 2 }], new Date(), leaseUntil)).toEqual([]);
+
+    const recorded = await attempts.recordSuccesses([
+      { deliveryId: fresh.id, attempt: 2, attemptedAt: new Date(), durationMs: 5, statusCode: 204, responseBody: '', endpointId },
+    ]);
+    expect([...recorded]).toEqual([fresh.id]);
+    await t.db.transaction((m) =>
+      attempts.recordFailures(m, [
+        {
+          deliveryId: old.id,
+          attempt: 2,
+          attemptedAt: new Date(),
+          durationMs: 9,
+          statusCode: 500,
+          errorKind: null,
+          responseBody: 'no',
+          status: 'retrying',
+          lastError: 'HTTP 500',
+          nextAttemptAt: new Date('2100-01-01T00:00:00Z'),
+        },
+      ]),
+    );
+    const state = async (id: string) => {
+      const [row] = await t.db.query(
+        `SELECT d.tableoid::regclass::text AS partition, d.status, d.attempt_count AS "attemptCount", d.last_status_code AS "lastStatusCode",
+                (SELECT array_agg(a.tableoid::regclass::text || ':' || a.attempt_number ORDER BY a.attempt_number)
+                   FROM webhook_delivery_attempts a WHERE a.delivery_id = d.id) AS attempts
+           FROM webhook_deliveries d WHERE d.id = $1`,
+        [id],
+      );
+      return row;
+    };
+    expect(await state(fresh.id)).toEqual({
+      partition: `webhook_deliveries_p${day(at)}`,
+      status: 'succeeded',
+      attemptCount: 2,
+      lastStatusCode: 204,
+      attempts: [`webhook_delivery_attempts_p${day(at)}:1`, `webhook_delivery_attempts_p${day(at)}:2`],
+    });
+    expect(await state(old.id)).toEqual({
+      partition: 'webhook_deliveries_history',
+      status: 'retrying',
+      attemptCount: 2,
+      lastStatusCode: 500,
+      attempts: ['webhook_delivery_attempts_history:1', 'webhook_delivery_attempts_history:2'],
+    });
+
+    // An id of a day with no partition (dropped by retention, or never made): its delivery is gone, and the statements say so without failing.
+    const gone = new Date(historyUntil.getTime() + 60 * DAY_MS).getTime().toString(16).padStart(12, '0');
+    const goneId = `${gone.slice(0, 8)}-${gone.slice(8)}-7000-8000-000000000000`;
+    expect(await tableExists(`webhook_deliveries_p${day(new Date(historyUntil.getTime() + 60 * DAY_MS))}`)).toBe(false);
+    expect(await attempts.claim([{ deliveryId: goneId, attempt: 1 }], new Date(), leaseUntil)).toEqual([]);
+    const none = await attempts.recordSuccesses([
+      { deliveryId: goneId, attempt: 1, attemptedAt: new Date(), durationMs: 5, statusCode: 200, responseBody: '', endpointId },
+    ]);
+    expect(none.size).toBe(0);
   });
 
   it('/ready says the worker is not ready when the last partition is about to end, and ready again once days are made', async () => {
