@@ -8,7 +8,7 @@ import { endpointReceivesLine } from './endpoint-receives-line.sql';
 import { subscriptionStillReceives } from '../event-feed/event-subscriptions.sql';
 import { subscriptionWatermark } from './waiting-position.sql';
 import { isUndefinedTable } from '../common/errors';
-import { attemptKeyOf, byDeliveryLogTables, DeliveryLogTables, deliveryById, payloadsFor } from './delivery-ids';
+import { byDeliveryLogGroup, createdAtOfId, DeliveryLogGroup, deliveryById, deliveryIn, payloadIn } from './delivery-ids';
 
 /** A claimed attempt: its delivery, its payload and what sending needs of its endpoint. */
 export interface ClaimedRow extends SealedSecrets {
@@ -48,6 +48,13 @@ export type ClaimResult = ClaimedRow & { refused: boolean };
 const REFUSED_ERROR =
   "not sent: the endpoint no longer receives this line's events (its owner's access to the line ended, or the line left its scope), " +
   'or its MCP Events subscription expired or its credential lost access';
+
+/**
+ * SQL: the partition key of an attempt row of the input's delivery (its `created_at`, as
+ * attemptKeyOf in delivery-ids.ts gives it): the delivery's created_at, or '-infinity' for a
+ * delivery from before the migration (the default its old attempts took).
+ */
+const ATTEMPT_KEY = `coalesce(created_at, '-infinity')`;
 
 /**
  * For a statement that named a day's partition: when retention dropped that day meanwhile, its
@@ -106,7 +113,7 @@ export class DeliveryAttemptsRepository {
    * ahead, both ways the claim reads it), and that planning doubled PostgreSQL's CPU per delivery
    * (docs/BENCHMARKS.md, "Partitioned delivery log"). A batch is of one day but across midnight.
    */
-  private async byDay<T>(items: T[], deliveryIdOf: (item: T) => string): Promise<Array<[DeliveryLogTables, T[]]>> {
+  private async byDay<T>(items: T[], deliveryIdOf: (item: T) => string): Promise<Array<[DeliveryLogGroup, T[]]>> {
     if (items.length === 0) return [];
     this.historyUntil ??= this.dataSource.query(`SELECT delivery_log_history_until() AS until`).then(
       ([row]: Array<{ until: Date }>) => new Date(row.until).getTime(),
@@ -115,7 +122,7 @@ export class DeliveryAttemptsRepository {
         throw error;
       },
     );
-    return byDeliveryLogTables(items, deliveryIdOf, await this.historyUntil);
+    return byDeliveryLogGroup(items, deliveryIdOf, await this.historyUntil);
   }
 
   /** Attempt `attempt` was past the last one allowed (swept after its worker died): the delivery fails. */
@@ -167,28 +174,31 @@ export class DeliveryAttemptsRepository {
    */
   async claim(items: Array<{ deliveryId: string; attempt: number }>, now: Date, leaseUntil: Date): Promise<ClaimResult[]> {
     const groups = await this.byDay(items, (item) => item.deliveryId);
-    const answers = await Promise.all(groups.map(([tables, group]) => this.claimIn(tables, group, now, leaseUntil).catch(goneWithItsDay([]))));
+    const answers = await Promise.all(groups.map(([group, items]) => this.claimIn(group, items, now, leaseUntil).catch(goneWithItsDay([]))));
     return answers.flat();
   }
 
-  /** claim() of deliveries all in `tables`. */
-  private async claimIn(tables: DeliveryLogTables, items: Array<{ deliveryId: string; attempt: number }>, now: Date, leaseUntil: Date): Promise<ClaimResult[]> {
+  /** claim() of deliveries all in `group`. */
+  private async claimIn(group: DeliveryLogGroup, items: Array<{ deliveryId: string; attempt: number }>, now: Date, leaseUntil: Date): Promise<ClaimResult[]> {
     const [rows] = await queryNamed<[ClaimResult[], number]>(
       this.dataSource.manager,
       plannedPerCall(`WITH due AS (
-             SELECT d.id, x.attempt,
+             SELECT d.id, d.created_at, x.attempt, p.data,
                     (d.line_id IS NULL OR ${endpointReceivesLine('e', 'd.line_id')}) AND ${subscriptionStillReceives('e', 'd.line_id')} AS may_send,
                     e.user_id, e.url, e.status AS endpoint_status, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at,
                     e.signature_version, e.legacy_signature, e.signing_key_sealed, e.previous_signing_key_sealed,
                     sub.id AS subscription_id, sub.scope AS subscription_scope, ob.feed_position AS feed_position,
                     CASE WHEN ob.feed_position IS NOT NULL THEN ${subscriptionWatermark('d.endpoint_id', 'e.org_id', 'd.id')} END AS watermark
-               FROM ${tables.deliveries} d JOIN unnest(:deliveryIds::uuid[], :attempts::int[]) AS x(id, attempt) ON d.id = x.id
+               FROM ${group.deliveries} d
+               JOIN unnest(:deliveryIds::uuid[], :createdAts::timestamptz[], :attempts::int[]) AS x(id, created_at, attempt)
+                 ON ${deliveryIn(group, 'd', 'x.id', 'x.created_at')}
+               JOIN LATERAL ${payloadIn(group, 'd')} p ON TRUE
                JOIN webhook_endpoints e ON e.id = d.endpoint_id
                LEFT JOIN event_subscriptions sub ON sub.endpoint_id = e.id
                LEFT JOIN outbox_events ob ON sub.id IS NOT NULL AND ob.id = d.source_event_id
               WHERE d.attempt_count = x.attempt - 1 AND d.status IN ('pending', 'retrying')
                 FOR NO KEY UPDATE OF d SKIP LOCKED)
-       UPDATE ${tables.deliveries} d
+       UPDATE ${group.deliveries} d
           SET attempt_count = CASE WHEN due.may_send THEN due.attempt ELSE d.attempt_count END,
               last_attempt_at = CASE WHEN due.may_send THEN :now ELSE d.last_attempt_at END,
               lease_until = CASE WHEN due.may_send THEN :leaseUntil::timestamptz END,
@@ -197,14 +207,21 @@ export class DeliveryAttemptsRepository {
               next_attempt_at = CASE WHEN due.may_send THEN d.next_attempt_at END,
               last_error = CASE WHEN due.may_send THEN d.last_error ELSE :refusedError END,
               updated_at = now()
-         FROM due, ${payloadsFor(tables)} p
-        WHERE d.id = due.id AND p.id = d.payload_id
-        RETURNING d.id, due.attempt AS attempt_count, NOT due.may_send AS refused, d.event_id, d.endpoint_id, due.user_id, d.event_type, d.mode, p.data,
+         FROM due
+        WHERE ${deliveryIn(group, 'd', 'due.id', 'due.created_at')}
+        RETURNING d.id, due.attempt AS attempt_count, NOT due.may_send AS refused, d.event_id, d.endpoint_id, due.user_id, d.event_type, d.mode, due.data,
                   d.event_created_at, d.trace_parent, due.url, due.endpoint_status AS status, due.secret_sealed, due.previous_secret_sealed,
                   due.previous_secret_expires_at, due.signature_version, due.legacy_signature, due.signing_key_sealed, due.previous_signing_key_sealed,
                   d.source_event_id::text AS source_event_id, due.subscription_id, due.subscription_scope, due.feed_position::text AS feed_position,
                   due.watermark::text AS watermark`),
-      { deliveryIds: items.map((i) => i.deliveryId), attempts: items.map((i) => i.attempt), now, leaseUntil, refusedError: REFUSED_ERROR },
+      {
+        deliveryIds: items.map((i) => i.deliveryId),
+        createdAts: items.map((i) => createdAtOfId(i.deliveryId)),
+        attempts: items.map((i) => i.attempt),
+        now,
+        leaseUntil,
+        refusedError: REFUSED_ERROR,
+      },
     );
     return rows ?? [];
   }
@@ -218,32 +235,33 @@ export class DeliveryAttemptsRepository {
    */
   async recordSuccesses(items: SuccessRow[]): Promise<Set<string>> {
     const groups = await this.byDay(items, (item) => item.deliveryId);
-    const recorded = await Promise.all(groups.map(([tables, group]) => this.recordSuccessesIn(tables, group).catch(goneWithItsDay([]))));
+    const recorded = await Promise.all(groups.map(([group, items]) => this.recordSuccessesIn(group, items).catch(goneWithItsDay([]))));
     return new Set(recorded.flat());
   }
 
-  /** recordSuccesses() of deliveries all in `tables`: the ids recorded. */
-  private async recordSuccessesIn(tables: DeliveryLogTables, items: SuccessRow[]): Promise<string[]> {
+  /** recordSuccesses() of deliveries all in `group`: the ids recorded. */
+  private async recordSuccessesIn(group: DeliveryLogGroup, items: SuccessRow[]): Promise<string[]> {
     const rows = await queryNamed<Array<{ delivery_id: string }>>(
       this.dataSource.manager,
       plannedPerCall(`WITH input AS (
-             SELECT * FROM unnest(:deliveryIds::uuid[], :attempts::int[], :attemptedAts::timestamptz[], :durations::int[], :statusCodes::int[],
-                                  :responseBodies::text[], :endpointIds::uuid[])
-                        AS x(delivery_id, attempt_number, attempted_at, duration_ms, status_code, response_body, endpoint_id)),
+             SELECT * FROM unnest(:deliveryIds::uuid[], :createdAts::timestamptz[], :attempts::int[], :attemptedAts::timestamptz[], :durations::int[],
+                                  :statusCodes::int[], :responseBodies::text[], :endpointIds::uuid[])
+                        AS x(delivery_id, created_at, attempt_number, attempted_at, duration_ms, status_code, response_body, endpoint_id)),
            endpoint AS (SELECT id FROM webhook_endpoints WHERE id IN (SELECT endpoint_id FROM input) ORDER BY id FOR KEY SHARE),
            live AS (SELECT input.* FROM input JOIN endpoint ON endpoint.id = input.endpoint_id),
            attempt AS (
-             INSERT INTO ${tables.attempts} (delivery_id, delivery_created_at, attempt_number, attempted_at, duration_ms, status_code, response_body)
-             SELECT delivery_id, ${attemptKeyOf('delivery_id')}, attempt_number, attempted_at, duration_ms, status_code, response_body FROM live
+             INSERT INTO ${group.attempts} (delivery_id, delivery_created_at, attempt_number, attempted_at, duration_ms, status_code, response_body)
+             SELECT delivery_id, ${ATTEMPT_KEY}, attempt_number, attempted_at, duration_ms, status_code, response_body FROM live
              ON CONFLICT (delivery_id, attempt_number, delivery_created_at) DO NOTHING),
            delivery AS (
-             UPDATE ${tables.deliveries} d
+             UPDATE ${group.deliveries} d
                 SET status = 'succeeded', last_status_code = live.status_code, last_error = NULL, next_attempt_at = NULL, lease_until = NULL, updated_at = now()
                FROM live
-              WHERE d.id = live.delivery_id AND d.attempt_count = live.attempt_number AND d.status IN ('pending', 'retrying'))
+              WHERE ${deliveryIn(group, 'd', 'live.delivery_id', 'live.created_at')} AND d.attempt_count = live.attempt_number AND d.status IN ('pending', 'retrying'))
       SELECT delivery_id FROM live`),
       {
         deliveryIds: items.map((i) => i.deliveryId),
+        createdAts: items.map((i) => createdAtOfId(i.deliveryId)),
         attempts: items.map((i) => i.attempt),
         attemptedAts: items.map((i) => i.attemptedAt),
         durations: items.map((i) => i.durationMs),
@@ -259,28 +277,31 @@ export class DeliveryAttemptsRepository {
   async recordFailures(manager: EntityManager, items: FailureRow[]): Promise<void> {
     // One after the other: the statements share the caller's transaction (and connection). A
     // failed attempt's delivery waits, so retention keeps its day (no undefined_table here).
-    for (const [tables, group] of await this.byDay(items, (item) => item.deliveryId)) await this.recordFailuresIn(manager, tables, group);
+    for (const [group, grouped] of await this.byDay(items, (item) => item.deliveryId)) await this.recordFailuresIn(manager, group, grouped);
   }
 
-  /** recordFailures() of deliveries all in `tables`. */
-  private async recordFailuresIn(manager: EntityManager, tables: DeliveryLogTables, items: FailureRow[]): Promise<void> {
+  /** recordFailures() of deliveries all in `group`. */
+  private async recordFailuresIn(manager: EntityManager, group: DeliveryLogGroup, items: FailureRow[]): Promise<void> {
     await queryNamed(
       manager,
       plannedPerCall(`WITH input AS (
-             SELECT * FROM unnest(:deliveryIds::uuid[], :attempts::int[], :attemptedAts::timestamptz[], :durations::int[], :statusCodes::int[],
-                                  :errorKinds::text[], :responseBodies::text[], :statuses::text[], :lastErrors::text[], :nextAttemptAts::timestamptz[])
-                        AS x(delivery_id, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body, status, last_error, next_attempt_at)),
+             SELECT * FROM unnest(:deliveryIds::uuid[], :createdAts::timestamptz[], :attempts::int[], :attemptedAts::timestamptz[], :durations::int[],
+                                  :statusCodes::int[], :errorKinds::text[], :responseBodies::text[], :statuses::text[], :lastErrors::text[],
+                                  :nextAttemptAts::timestamptz[])
+                        AS x(delivery_id, created_at, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body, status, last_error,
+                             next_attempt_at)),
            attempt AS (
-             INSERT INTO ${tables.attempts} (delivery_id, delivery_created_at, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body)
-             SELECT delivery_id, ${attemptKeyOf('delivery_id')}, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body FROM input
+             INSERT INTO ${group.attempts} (delivery_id, delivery_created_at, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body)
+             SELECT delivery_id, ${ATTEMPT_KEY}, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body FROM input
              ON CONFLICT (delivery_id, attempt_number, delivery_created_at) DO NOTHING)
-       UPDATE ${tables.deliveries} d
+       UPDATE ${group.deliveries} d
           SET status = input.status, last_status_code = input.status_code, last_error = input.last_error,
               next_attempt_at = input.next_attempt_at, lease_until = NULL, updated_at = now()
          FROM input
-        WHERE d.id = input.delivery_id AND d.attempt_count = input.attempt_number AND d.status IN ('pending', 'retrying')`),
+        WHERE ${deliveryIn(group, 'd', 'input.delivery_id', 'input.created_at')} AND d.attempt_count = input.attempt_number AND d.status IN ('pending', 'retrying')`),
       {
         deliveryIds: items.map((i) => i.deliveryId),
+        createdAts: items.map((i) => createdAtOfId(i.deliveryId)),
         attempts: items.map((i) => i.attempt),
         attemptedAts: items.map((i) => i.attemptedAt),
         durations: items.map((i) => i.durationMs),

@@ -49,52 +49,75 @@ export function payloadOf(payload: string, delivery: string): string {
  */
 export const PAYLOAD_DAY = 'delivery_log_day(now()::timestamptz(3))';
 
-/** The three tables of one day of the delivery log, or of its history partition. */
-export interface DeliveryLogTables {
+/**
+ * Where the worker's batch statements find a group of deliveries: the three partitions holding
+ * them (one day's, or the history's), and whether every id in the group names its created_at.
+ */
+export interface DeliveryLogGroup {
   deliveries: string;
   attempts: string;
   payloads: string;
+  /**
+   * The ids are UUIDv7s, so a statement matches a row on its whole primary key (id, created_at).
+   * On the id alone (a key's prefix) PostgreSQL cannot tell one row from many: on a partition
+   * not analyzed yet (a new day's first minute, a fresh install's history) it guessed 0.5 % of the
+   * table per id, and the claim combined the primary key with the index of every waiting
+   * delivery, reading all of them for each row claimed.
+   */
+  exact: boolean;
 }
 
-const HISTORY_TABLES: DeliveryLogTables = {
-  deliveries: 'webhook_deliveries_history',
-  attempts: 'webhook_delivery_attempts_history',
-  payloads: 'webhook_payloads_history',
-};
+const HISTORY = { deliveries: 'webhook_deliveries_history', attempts: 'webhook_delivery_attempts_history', payloads: 'webhook_payloads_history' };
+
+/** The created_at a delivery id names (its UUIDv7 time, as delivery_log_created_at reads it in SQL), or null for an id from before the migration (a v4). */
+export function createdAtOfId(id: string): Date | null {
+  return id.charAt(14) === '7' ? new Date(parseInt(id.slice(0, 8) + id.slice(9, 13), 16)) : null;
+}
 
 /**
- * The partitions holding the delivery `id` (and its attempts and payload), named as
- * delivery_log_create_partitions names them: the day of its UUIDv7 time (what
- * delivery_log_created_at reads in SQL), or the history for an id from before the migration or a
+ * The group of the delivery `id`, its partitions named as delivery_log_create_partitions names
+ * them: the UTC day of its created_at, or the history for an id from before the migration or a
  * time before `historyUntil` (delivery_log_history_until(), epoch ms). For the worker's batch
- * statements, which name the partition instead of planning over all of them.
+ * statements, which name the partitions instead of planning every one of them.
  */
-export function deliveryLogTablesOf(id: string, historyUntil: number): DeliveryLogTables {
-  if (id.charAt(14) !== '7') return HISTORY_TABLES;
-  const createdAt = parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
-  if (!(createdAt >= historyUntil)) return HISTORY_TABLES;
-  const day = new Date(createdAt).toISOString().slice(0, 10).replace(/-/g, '');
-  return { deliveries: `webhook_deliveries_p${day}`, attempts: `webhook_delivery_attempts_p${day}`, payloads: `webhook_payloads_p${day}` };
+export function deliveryLogGroupOf(id: string, historyUntil: number): DeliveryLogGroup {
+  const createdAt = createdAtOfId(id);
+  if (createdAt === null) return { ...HISTORY, exact: false };
+  if (!(createdAt.getTime() >= historyUntil)) return { ...HISTORY, exact: true };
+  const day = createdAt.toISOString().slice(0, 10).replace(/-/g, '');
+  return { deliveries: `webhook_deliveries_p${day}`, attempts: `webhook_delivery_attempts_p${day}`, payloads: `webhook_payloads_p${day}`, exact: true };
 }
 
-/** `items` grouped by the partitions of their delivery (deliveryLogTablesOf), in first-seen order. */
-export function byDeliveryLogTables<T>(items: T[], deliveryIdOf: (item: T) => string, historyUntil: number): Array<[DeliveryLogTables, T[]]> {
-  const groups = new Map<string, [DeliveryLogTables, T[]]>();
+/** `items` grouped by deliveryLogGroupOf their delivery, in first-seen order. */
+export function byDeliveryLogGroup<T>(items: T[], deliveryIdOf: (item: T) => string, historyUntil: number): Array<[DeliveryLogGroup, T[]]> {
+  const groups = new Map<string, [DeliveryLogGroup, T[]]>();
   for (const item of items) {
-    const tables = deliveryLogTablesOf(deliveryIdOf(item), historyUntil);
-    const group = groups.get(tables.deliveries);
-    if (group) group[1].push(item);
-    else groups.set(tables.deliveries, [tables, [item]]);
+    const group = deliveryLogGroupOf(deliveryIdOf(item), historyUntil);
+    const key = `${group.deliveries}:${group.exact}`;
+    const found = groups.get(key);
+    if (found) found[1].push(item);
+    else groups.set(key, [group, [item]]);
   }
   return [...groups.values()];
 }
 
 /**
- * SQL: the payloads a delivery in `tables` may use, as payloadOf finds them: its day's partition
- * and the history (a payload stored before the migration).
+ * SQL: `d` (in `group`'s deliveries partition) is the delivery whose id and created_at are the
+ * SQL expressions `id` and `createdAt` (createdAtOfId's, null for an old id).
  */
-export function payloadsFor(tables: DeliveryLogTables): string {
-  return tables === HISTORY_TABLES || tables.payloads === HISTORY_TABLES.payloads
-    ? HISTORY_TABLES.payloads
-    : `(SELECT id, data FROM ${tables.payloads} UNION ALL SELECT id, data FROM ${HISTORY_TABLES.payloads})`;
+export function deliveryIn(group: DeliveryLogGroup, d: string, id: string, createdAt: string): string {
+  return group.exact ? `(${d}.id = ${id} AND ${d}.created_at = ${createdAt})` : `${d}.id = ${id}`;
+}
+
+/**
+ * SQL: a subquery of the stored payload (its `data`) of `d`, a delivery in `group`, to join
+ * LATERAL: in its day's partition under its day (payloadOf's first case: the whole primary key),
+ * or in the history (a payload stored before the migration; the history's own deliveries).
+ */
+export function payloadIn(group: DeliveryLogGroup, d: string): string {
+  const history = `SELECT ph.data FROM ${HISTORY.payloads} ph WHERE ph.id = ${d}.payload_id`;
+  return group.payloads === HISTORY.payloads
+    ? `(${history} LIMIT 1)`
+    : `(SELECT pd.data FROM ${group.payloads} pd WHERE pd.id = ${d}.payload_id AND pd.created_at = delivery_log_day(${d}.created_at)
+        UNION ALL ${history} LIMIT 1)`;
 }
