@@ -33,6 +33,16 @@ export function inValues(column: string, name: string, values: string[], type: '
 }
 
 /**
+ * SQL: a one-row FROM item whose reading makes the statement's transaction commit without
+ * waiting for its WAL to reach the disk (`set_config('synchronous_commit', 'off', true)`: for
+ * this transaction only; a single statement's implicit one, too). For statements whose loss in
+ * a PostgreSQL crash (the last few hundred milliseconds of commits) only repeats work that is
+ * safe to repeat. Read it where the statement's writes are decided (a statement that reads no
+ * row of it writes nothing, and has nothing to commit).
+ */
+export const COMMIT_ASYNC = `(SELECT set_config('synchronous_commit', 'off', true)) AS commit_async`;
+
+/**
  * `sql` planned on every call for the values it is given, not prepared once per connection.
  * For batch statements that find rows by key in a table that grows: from a prepared statement's
  * sixth call PostgreSQL may settle on a generic plan and keep it for the connection's life, and

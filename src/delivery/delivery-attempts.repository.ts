@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { plannedPerCall, queryNamed } from '../database/sql';
+import { COMMIT_ASYNC, plannedPerCall, queryNamed } from '../database/sql';
 import { SealedSecrets } from '../webhooks/webhooks.service';
 import { EndpointStatus } from '../webhooks/webhook.types';
 import { endpointReceivesLine } from './endpoint-receives-line.sql';
@@ -171,6 +171,13 @@ export class DeliveryAttemptsRepository {
    * or not, to its subscription being live and its credential's access (subscriptionStillReceives),
    * and its body's cursor is a watermark the claim reads: just before the lowest position whose
    * delivery to the endpoint still waits, else the feed's head (subscriptionWatermark).
+   *
+   * The claim and the record of successes commit asynchronously (COMMIT_ASYNC): a PostgreSQL crash
+   * can lose their last few hundred milliseconds, and then the delivery is still due with the
+   * attempt count it had, so the sweep sends it again with the same evt_ id and webhook-id (at
+   * least once, as every retry). Nothing else depends on them having reached the disk. That
+   * halved the WAL flushes of scenario 1 (docs/PERFORMANCE.md, change 27). Failures, which change
+   * an endpoint's health, and fan-out, whose lost rows would be made again with new ids, wait.
    */
   async claim(items: Array<{ deliveryId: string; attempt: number }>, now: Date, leaseUntil: Date): Promise<ClaimResult[]> {
     const groups = await this.byDay(items, (item) => item.deliveryId);
@@ -189,7 +196,7 @@ export class DeliveryAttemptsRepository {
                     e.signature_version, e.legacy_signature, e.signing_key_sealed, e.previous_signing_key_sealed,
                     sub.id AS subscription_id, sub.scope AS subscription_scope, ob.feed_position AS feed_position,
                     CASE WHEN ob.feed_position IS NOT NULL THEN ${subscriptionWatermark('d.endpoint_id', 'e.org_id', 'd.id')} END AS watermark
-               FROM ${group.deliveries} d
+               FROM ${COMMIT_ASYNC}, ${group.deliveries} d
                JOIN unnest(:deliveryIds::uuid[], :createdAts::timestamptz[], :attempts::int[]) AS x(id, created_at, attempt)
                  ON ${deliveryIn(group, 'd', 'x.id', 'x.created_at')}
                JOIN LATERAL ${payloadIn(group, 'd')} p ON TRUE
@@ -248,7 +255,7 @@ export class DeliveryAttemptsRepository {
                                   :statusCodes::int[], :responseBodies::text[], :endpointIds::uuid[])
                         AS x(delivery_id, created_at, attempt_number, attempted_at, duration_ms, status_code, response_body, endpoint_id)),
            endpoint AS (SELECT id FROM webhook_endpoints WHERE id IN (SELECT endpoint_id FROM input) ORDER BY id FOR KEY SHARE),
-           live AS (SELECT input.* FROM input JOIN endpoint ON endpoint.id = input.endpoint_id),
+           live AS (SELECT input.* FROM ${COMMIT_ASYNC}, input JOIN endpoint ON endpoint.id = input.endpoint_id),
            attempt AS (
              INSERT INTO ${group.attempts} (delivery_id, delivery_created_at, attempt_number, attempted_at, duration_ms, status_code, response_body)
              SELECT delivery_id, ${ATTEMPT_KEY}, attempt_number, attempted_at, duration_ms, status_code, response_body FROM live

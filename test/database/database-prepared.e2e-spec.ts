@@ -1,5 +1,5 @@
 import { MAX_PREPARED_PER_CONNECTION, PreparingClient, statementName } from '../../src/database/preparing-client';
-import { plannedPerCall } from '../../src/database/sql';
+import { COMMIT_ASYNC, plannedPerCall } from '../../src/database/sql';
 
 /** The service's pg client: parameterised statements become prepared statements of the connection. */
 describe('PreparingClient', () => {
@@ -79,5 +79,15 @@ describe('PreparingClient', () => {
       expect((await client.query(`SELECT $1::int AS n, ${i} AS i`, [i])).rows).toEqual([{ n: i, i }]);
     }
     expect(await preparedNames()).toHaveLength(MAX_PREPARED_PER_CONNECTION);
+  });
+
+  it('COMMIT_ASYNC turns synchronous_commit off for the statement that reads it (its implicit transaction), and for nothing after it', async () => {
+    const setting = async (sql: string) => (await client.query(sql, [1])).rows[0].setting as string;
+    expect(await setting(`SELECT current_setting('synchronous_commit') AS setting, $1::int AS n FROM ${COMMIT_ASYNC}`)).toBe('off');
+    expect(await setting(`SELECT current_setting('synchronous_commit') AS setting, $1::int AS n`)).toBe('on');
+    await client.query('BEGIN');
+    expect(await setting(`SELECT current_setting('synchronous_commit') AS setting, $1::int AS n FROM ${COMMIT_ASYNC}`)).toBe('off');
+    await client.query('COMMIT');
+    expect(await setting(`SELECT current_setting('synchronous_commit') AS setting, $1::int AS n`)).toBe('on');
   });
 });
