@@ -49,7 +49,8 @@ describe('read tools on a large org: no statement reads more than its page', () 
       threads: THREADS,
       messagesPerThread: MESSAGES_PER_THREAD,
       userId: s.userId,
-      endpoint: { id: endpointId, deliveries: THREADS },
+      // Its deliveries over five day partitions (the log is partitioned by day: docs/delivery-log.md), the other orgs' in the history.
+      endpoint: { id: endpointId, deliveries: THREADS, inDayPartitions: true },
     });
     planner = new Client({ connectionString: t.config.databaseUrl });
     await planner.connect();
@@ -121,6 +122,14 @@ describe('read tools on a large org: no statement reads more than its page', () 
     ['search_messages, a word in 10 %, a later page', 'search_messages', () => next('search_messages', { query: 'c3' })],
     ['search_messages, a word in 10 % in one thread', 'search_messages', async () => ({ query: 'c3', threadId: thread() })],
   ];
+
+  it("the large org's deliveries are in day partitions (five of them), where the delivery tools' plans read them", async () => {
+    const partitions = await t.db.query(`SELECT tableoid::regclass::text AS partition FROM webhook_deliveries WHERE endpoint_id = $1 GROUP BY 1 ORDER BY 1`, [
+      endpointId,
+    ]);
+    expect(partitions.map((p: { partition: string }) => p.partition)).toHaveLength(5);
+    for (const { partition } of partitions) expect(partition).toMatch(/^webhook_deliveries_p\d{8}$/);
+  });
 
   it.each(cases)('%s', async (_label, name, args) => {
     const { statements, over } = await overBound(name, await args());

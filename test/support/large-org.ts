@@ -35,9 +35,13 @@ export interface LargeOrgSpec {
   messagesPerThread: number;
   /** Every fifth thread gets an agent turn (one agent per line); decided turns name this user. */
   userId: string;
-  /** Webhook deliveries to write for this endpoint of the user (one per message, up to `deliveries`). */
-  /** Deliveries of message.received to the endpoint; every `failedEvery`th failed (none by default). */
-  endpoint?: { id: string; deliveries: number; failedEvery?: number };
+  /**
+   * Webhook deliveries of message.received to write for this endpoint of the user (one per
+   * message, up to `deliveries`); every `failedEvery`th failed (none by default). With
+   * `inDayPartitions`, they are dated over the days after the history partition's bound (the
+   * day partitions a fresh database has) instead of at their messages' times (all in the history).
+   */
+  endpoint?: { id: string; deliveries: number; failedEvery?: number; inDayPartitions?: boolean };
 }
 
 /**
@@ -167,11 +171,21 @@ export async function fillLargeOrg(db: Queryable, spec: LargeOrgSpec): Promise<{
                                        last_status_code, last_attempt_at, created_at, updated_at, payload_id, line_id)
        SELECT 'evt_' || md5($1::uuid::text || ':delivery:' || d), $2, $3, 'message.received', 'concise', t.last_at,
               CASE WHEN d % $6 = $6 - 1 THEN 'failed' ELSE 'succeeded' END, 1,
-              CASE WHEN d % $6 = $6 - 1 THEN 500 ELSE 200 END, t.last_at, t.last_at, t.last_at, payload.id, t.line_id
+              CASE WHEN d % $6 = $6 - 1 THEN 500 ELSE 200 END, t.last_at, at.created_at, at.created_at, payload.id, t.line_id
          FROM generate_series(0, $4 - 1) d
          JOIN large_org_threads t ON t.n = d % $5
+        CROSS JOIN LATERAL (SELECT CASE WHEN $7::boolean THEN delivery_log_history_until() + make_interval(secs => d * 400000.0 / $4) ELSE t.last_at END
+                              AS created_at) AS at
         CROSS JOIN payload`,
-      [orgId, spec.endpoint.id, spec.userId, spec.endpoint.deliveries, threads, spec.endpoint.failedEvery ?? 2 ** 31 - 1],
+      [
+        orgId,
+        spec.endpoint.id,
+        spec.userId,
+        spec.endpoint.deliveries,
+        threads,
+        spec.endpoint.failedEvery ?? 2 ** 31 - 1,
+        spec.endpoint.inDayPartitions ?? false,
+      ],
     );
   }
   await db.query(`DROP TABLE large_org_threads`);
