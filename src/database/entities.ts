@@ -25,6 +25,7 @@ import { EmailOpen } from '../channels/email/email-open.entity';
 import { EmailAccountHealth } from '../channels/email/mailbox-health/email-account-health.entity';
 import { Message } from '../conversations/message.entity';
 import { SendPolicy } from '../send-policies/send-policy.entity';
+import { SendCount } from '../send-policies/send-count.entity';
 import { Label } from '../conversations/threads/label.entity';
 import { ThreadLabel } from '../conversations/threads/thread-label.entity';
 import { Thread } from '../conversations/threads/thread.entity';
@@ -88,5 +89,6 @@ export const ENTITIES = [
   OAuthCode,
   OAuthToken,
   SendPolicy,
+  SendCount,
   AuditEvent,
 ];
