@@ -62,6 +62,13 @@ export const LIMIT_SLOTS = 32;
 
 const SLOT_SAVEPOINT = 'send_policy_limit_slot';
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The first free slot of the credential's lock (`lock`: its text as SQL), taken; no row when none is free. */
+function oneSlotSql(lock: string): string {
+  return `SELECT slot FROM generate_series(0, ${LIMIT_SLOTS - 1}) slot WHERE pg_try_advisory_xact_lock(hashtext(${lock}), slot) LIMIT 1`;
+}
+
 /** The hour since the epoch (UTC) of `at`, as send_counts.hour numbers it (floor(extract(epoch FROM created_at) / 3600)). */
 export function hourOf(at: Date): number {
   return Math.floor(at.getTime() / 3600_000);
@@ -84,15 +91,20 @@ export class SendPoliciesRepository {
    * a limit holds them all (`lockAllSlots`): see SendPoliciesService.checkLimits.
    *
    * One slot, if one is free now (never waits), taken under a savepoint (`giveSlotBack` gives it
-   * back): whether one was taken.
+   * back), the savepoint and the try-lock in one round trip: whether one was taken.
    */
   async tryOneSlot(manager: EntityManager, credentialId: string): Promise<boolean> {
+    const runner = manager.queryRunner;
+    if (runner && UUID.test(credentialId)) {
+      // One round trip for both: a parameterless simple-protocol query may hold several statements
+      // (a parameter would make it one prepared statement). The id is a uuid, checked above, so
+      // it is written into the text as is; pg answers one result per statement.
+      const client = (await runner.connect()) as { query(text: string): Promise<Array<{ rows: unknown[] }>> };
+      const [, slot] = await client.query(`SAVEPOINT ${SLOT_SAVEPOINT}; ${oneSlotSql(`'send_policies:${credentialId}'`)}`);
+      return slot.rows.length > 0;
+    }
     await manager.query(`SAVEPOINT ${SLOT_SAVEPOINT}`);
-    const rows = await queryNamed<unknown[]>(
-      manager,
-      `SELECT slot FROM generate_series(0, ${LIMIT_SLOTS - 1}) slot WHERE pg_try_advisory_xact_lock(hashtext(:lock), slot) LIMIT 1`,
-      { lock: `send_policies:${credentialId}` },
-    );
+    const rows = await queryNamed<unknown[]>(manager, oneSlotSql(':lock'), { lock: `send_policies:${credentialId}` });
     return rows.length > 0;
   }
 
