@@ -35,6 +35,7 @@ import { Mailbox } from '../channels/email/mailboxes/mailbox.entity';
 import { SmsProvider } from '../channels/sms/sms-provider.entity';
 import { PendingSmsReport } from '../channels/sms/pending-sms-report.entity';
 import { SendIdempotencyKey } from '../conversations/outbound/send-idempotency-key.entity';
+import { ScheduledMessage } from '../conversations/outbound/scheduled-message.entity';
 import { SmsHelpText } from '../opt-outs/sms-help-text.entity';
 import { SmsOptOut } from '../opt-outs/sms-opt-out.entity';
 import { OAuthClient } from '../oauth/oauth-client.entity';
@@ -82,6 +83,7 @@ export const ENTITIES = [
   SmsProvider,
   PendingSmsReport,
   SendIdempotencyKey,
+  ScheduledMessage,
   SmsOptOut,
   SmsHelpText,
   OAuthClient,

@@ -323,9 +323,9 @@ export class OutboundRepository {
     return row;
   }
 
-  /** For the due sweep: SCHEDULED messages whose time has come (their delayed job may be lost), the earliest first. */
+  /** For the due sweep: SCHEDULED messages whose time has come (their delayed job may be lost), the earliest first (scheduled_messages: a row while a message is SCHEDULED). */
   dueScheduled(): Promise<Array<{ id: string }>> {
-    return queryNamed(this.dataSource.manager, `SELECT id FROM messages WHERE status = 'SCHEDULED' AND send_at <= now() ORDER BY send_at LIMIT 500`);
+    return queryNamed(this.dataSource.manager, `SELECT message_id AS id FROM scheduled_messages WHERE send_at <= now() ORDER BY send_at LIMIT 500`);
   }
 
   /** For the sweep: QUEUED messages older than a minute (their hand-off job may be lost), oldest first. */

@@ -41,6 +41,7 @@ import { ReadinessProbes1763800950000 } from './1763800950000-ReadinessProbes';
 import { SendsByKeyRecipient1763801050000 } from './1763801050000-SendsByKeyRecipient';
 import { OrgDeliveryLogRetention1763801100000 } from './1763801100000-OrgDeliveryLogRetention';
 import { SendCounts1763801110000 } from './1763801110000-SendCounts';
+import { ScheduledMessages1763801112000 } from './1763801112000-ScheduledMessages';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -87,4 +88,5 @@ export const MIGRATIONS = [
   SendsByKeyRecipient1763801050000,
   OrgDeliveryLogRetention1763801100000,
   SendCounts1763801110000,
+  ScheduledMessages1763801112000,
 ];
