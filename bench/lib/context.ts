@@ -419,7 +419,12 @@ export interface Scenario12Result {
 export interface SendsPass {
   side: 'none' | 'policy';
   round: number;
+  /** The window's sends over the window and the time after it until the worker had handed them all off. */
   sendsPerSec: number;
+  /** The window's sends over the window alone (what the api took). */
+  intakePerSec: number;
+  /** How long after the window the worker took to hand off what was still QUEUED. */
+  drainMs: number;
   latency: Percentiles;
   errors: number;
   lastError?: string;

@@ -26,8 +26,8 @@ export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 @Index('messages_sent_by_key_to_idx', ['sentByKeyId', 'toValue', 'createdAt'], { where: 'sent_by_key_id IS NOT NULL' })
 // Send policies' replies-only rule: did this address write to the line first (send-policies/).
 @Index('messages_inbound_from_idx', ['lineId', 'fromValue'], { where: "direction = 'INBOUND'" })
-// The due sweep of scheduled sends (outbound/scheduled-sends.ts): SCHEDULED messages by their time.
-@Index('messages_scheduled_due_idx', ['sendAt'], { where: "status = 'SCHEDULED'" })
+// No index names status (nor is one on send_at for the due sweep: scheduled_messages): a status change
+// (SENT → DELIVERED) is then a HOT update, writing no index entry.
 @Index('messages_header_message_id_idx', ['lineId', 'headerMessageId'], { where: 'header_message_id IS NOT NULL' })
 // search_messages: a GIN index on an expression (subject and body), which @Index cannot declare: made by the
 // migration MessageSearch, left alone by TypeORM (synchronize: false); its expression is SearchRepository's.

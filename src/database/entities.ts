@@ -25,6 +25,7 @@ import { EmailOpen } from '../channels/email/email-open.entity';
 import { EmailAccountHealth } from '../channels/email/mailbox-health/email-account-health.entity';
 import { Message } from '../conversations/message.entity';
 import { SendPolicy } from '../send-policies/send-policy.entity';
+import { SendCount } from '../send-policies/send-count.entity';
 import { Label } from '../conversations/threads/label.entity';
 import { ThreadLabel } from '../conversations/threads/thread-label.entity';
 import { Thread } from '../conversations/threads/thread.entity';
@@ -34,6 +35,7 @@ import { Mailbox } from '../channels/email/mailboxes/mailbox.entity';
 import { SmsProvider } from '../channels/sms/sms-provider.entity';
 import { PendingSmsReport } from '../channels/sms/pending-sms-report.entity';
 import { SendIdempotencyKey } from '../conversations/outbound/send-idempotency-key.entity';
+import { ScheduledMessage } from '../conversations/outbound/scheduled-message.entity';
 import { SmsHelpText } from '../opt-outs/sms-help-text.entity';
 import { SmsOptOut } from '../opt-outs/sms-opt-out.entity';
 import { OAuthClient } from '../oauth/oauth-client.entity';
@@ -81,6 +83,7 @@ export const ENTITIES = [
   SmsProvider,
   PendingSmsReport,
   SendIdempotencyKey,
+  ScheduledMessage,
   SmsOptOut,
   SmsHelpText,
   OAuthClient,
@@ -88,5 +91,6 @@ export const ENTITIES = [
   OAuthCode,
   OAuthToken,
   SendPolicy,
+  SendCount,
   AuditEvent,
 ];

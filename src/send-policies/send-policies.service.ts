@@ -141,13 +141,15 @@ export class SendPoliciesService {
    */
   private async checkLimits(tx: EntityManager, send: PolicySend, p: SendPolicyFields, own: { sends: number; toRecipient: number } | null): Promise<void> {
     if (await this.repository.tryOneSlot(tx, send.credentialId)) {
-      const { counts } = await this.count(tx, send, p, own);
+      // The hour and the day as upper bounds (send_counts: a few rows, however many sends the
+      // windows hold): room under them is room under the exact counts.
+      const { counts } = await this.count(tx, send, p, own, true);
       const roomForAll = counts.every(([, max, count]) => max === null || count + LIMIT_SLOTS <= max);
       if (roomForAll) return;
     }
     await this.repository.giveSlotBack(tx);
     await this.repository.lockAllSlots(tx, send.credentialId);
-    const { counts, now } = await this.count(tx, send, p, own);
+    const { counts, now } = await this.count(tx, send, p, own, false);
     for (const [rule, max, count, since, to] of counts) {
       if (max === null || count < max) continue;
       // The (count − max + 1)-th oldest counted send is the max-th newest: read without the full count.
@@ -156,12 +158,17 @@ export class SendPoliciesService {
     }
   }
 
-  /** The credential's counted sends in each limit's window, with the limit, the window's start and its recipient (null: any). */
+  /**
+   * The credential's counted sends in each limit's window, with the limit, the window's start and
+   * its recipient (null: any). `bound`: the hour and the day as upper bounds (SendPoliciesRepository.counts);
+   * with `own`, they already hold this transaction's messages, so its earlier sends are added to the exact counts only.
+   */
   private async count(
     tx: EntityManager,
     send: PolicySend,
     p: SendPolicyFields,
     own: { sends: number; toRecipient: number } | null,
+    bound: boolean,
   ): Promise<{ counts: Array<[LimitRule, number | null, number, Date, string | null]>; now: Date }> {
     const now = this.clock.now();
     const hourAgo = new Date(now.getTime() - LIMIT_WINDOWS.max_per_hour.ms);
@@ -175,16 +182,21 @@ export class SendPoliciesService {
       hourAgo,
       dayAgo,
       { lastHour: cap(p.maxPerHour), lastDay: cap(p.maxPerDay), toRecipientLastDay: cap(p.maxPerRecipientPerDay) },
-      own !== null,
+      { othersOnly: own !== null, bound },
     );
     return {
       now,
       counts: [
-        ['max_per_hour', p.maxPerHour, counts.lastHour + (own?.sends ?? 0), hourAgo, null],
-        ['max_per_day', p.maxPerDay, counts.lastDay + (own?.sends ?? 0), dayAgo, null],
+        ['max_per_hour', p.maxPerHour, counts.lastHour + (bound ? 0 : (own?.sends ?? 0)), hourAgo, null],
+        ['max_per_day', p.maxPerDay, counts.lastDay + (bound ? 0 : (own?.sends ?? 0)), dayAgo, null],
         ['max_per_recipient_per_day', p.maxPerRecipientPerDay, counts.toRecipientLastDay + (own?.toRecipient ?? 0), dayAgo, send.to],
       ],
     };
+  }
+
+  /** Deletes the per-hour send counts no limit's window reaches any more (the outbound sweep). */
+  pruneCounts(): Promise<number> {
+    return this.repository.pruneCounts(this.clock.now());
   }
 
   // ── reading and editing ─────────────────────────────────────────────────────────────────────

@@ -66,6 +66,24 @@ describe('scheduled sends: sendAt, SCHEDULED until its time, then sent once; can
     expect(hook.events('thread.created').filter((e) => e.data.thread.id === message.threadId)).toHaveLength(1);
   });
 
+  it('the due sweep reads scheduled_messages: a row while a message is SCHEDULED, none once it is released or cancelled; no index of messages names status', async () => {
+    const due = async (id: string) => (await m.db.query(`SELECT send_at FROM scheduled_messages WHERE message_id = $1`, [id])).length;
+    const later = await toolOk(m, s.apiKey, 'send_sms', { to: partnerPhone(), body: 'later', sendAt: inMs(3600_000) });
+    const soon = await toolOk(m, s.apiKey, 'send_sms', { to: partnerPhone(), body: 'soon', sendAt: inMs(3600_000) });
+    expect([await due(later.message.id), await due(soon.message.id)]).toEqual([1, 1]);
+    await toolOk(m, s.apiKey, 'cancel_scheduled_message', { messageId: later.message.id });
+    expect(await due(later.message.id)).toBe(0);
+    // Come due (its delayed job as if lost): the sweep finds it there and releases it.
+    await m.db.query(`UPDATE messages SET send_at = now() - interval '1 second' WHERE id = $1`, [soon.message.id]);
+    expect(await due(soon.message.id)).toBe(1);
+    await m.app.get(ScheduledSends).releaseDue();
+    expect((await statusOf(soon.message.id)).status).not.toBe('SCHEDULED');
+    expect(await due(soon.message.id)).toBe(0);
+    // So a status change (SENT → DELIVERED) may be a HOT update, writing no index entry.
+    const indexes: Array<{ indexdef: string }> = await m.db.query(`SELECT indexdef FROM pg_indexes WHERE tablename = 'messages'`);
+    expect(indexes.filter((i) => /\bstatus\b/.test(i.indexdef))).toEqual([]);
+  });
+
   it('send_email and reply_to_thread take sendAt too; the idempotency key counts sendAt among the arguments', async () => {
     const address = `partner-${Date.now()}@example.org`;
     const sendAt = inMs(60 * 60 * 1000);

@@ -6,6 +6,7 @@ import { connectApp } from '../support/oauth';
 import { createSession, Session } from '../support/session';
 import { postForm, signInBrowser } from '../support/web';
 import { LIMIT_SLOTS } from '../../src/send-policies/send-policies.repository';
+import { SendPoliciesService } from '../../src/send-policies/send-policies.service';
 
 type Era = 'classic' | 'modern';
 
@@ -182,6 +183,39 @@ describe('send policies: per org, per credential overrides, refused alike on MCP
     expect(results.filter((r) => !r.ok).every((r) => /\(rule max_per_hour\)$/.test(r.text))).toBe(true);
     const [{ count }] = await m.db.query(`SELECT count(*)::int AS count FROM messages WHERE sent_by_key_id = $1`, [s.apiKeyId]);
     expect(count).toBe(limit);
+  });
+
+  it('the hour and day limits read per-hour counts (send_counts): every counted send is in them; over the exact count, the exact count decides', async () => {
+    const s = await org();
+    const counted = async (): Promise<number> => {
+      const [{ sends }] = await m.db.query(`SELECT COALESCE(sum(sends), 0)::int AS sends FROM send_counts WHERE credential_id = $1`, [s.apiKeyId]);
+      return sends;
+    };
+    const limit = LIMIT_SLOTS + 8;
+    await setPolicy(s, { maxPerHour: limit, maxPerDay: limit });
+    for (let i = 0; i < 3; i += 1) expect((await send('classic', s.apiKey, partnerPhone())).ok).toBe(true);
+    expect(await counted()).toBe(3);
+    // A scheduled send is counted when it leaves SCHEDULED (released, or cancelled: the limits count both), not before.
+    const scheduled = await callTool(m, s.apiKey, 'send_sms', { to: partnerPhone(), body: 'later', sendAt: new Date(Date.now() + 3600_000).toISOString() });
+    const scheduledId = (scheduled.structuredContent as { message: { id: string } }).message.id;
+    expect(await counted()).toBe(3);
+    await m.db.query(`UPDATE messages SET status = 'CANCELED' WHERE id = $1`, [scheduledId]);
+    expect(await counted()).toBe(4);
+    // Counts above the messages (as after a thread's deletion): a send near the limit by them is
+    // counted exactly, and passes up to the limit of messages, not of counts.
+    await m.db.query(`INSERT INTO send_counts (credential_id, hour, backend, sends) VALUES ($1, floor(extract(epoch FROM now()) / 3600)::int, 0, 1000)`, [
+      s.apiKeyId,
+    ]);
+    for (let i = 4; i < limit; i += 1) expect((await send('classic', s.apiKey, partnerPhone())).ok).toBe(true);
+    expect((await send('classic', s.apiKey, partnerPhone())).text).toMatch(/its \d+ messages in the last (hour|24 hours); .+ \(rule max_per_(hour|day)\)$/);
+    const [{ count }] = await m.db.query(`SELECT count(*)::int AS count FROM messages WHERE sent_by_key_id = $1 AND status <> 'SCHEDULED'`, [s.apiKeyId]);
+    expect(count).toBe(limit);
+    // Hours no window reaches any more are deleted by the outbound sweep.
+    await m.db.query(`INSERT INTO send_counts (credential_id, hour, backend, sends) VALUES ($1, floor(extract(epoch FROM now()) / 3600)::int - 26, 0, 5)`, [
+      s.apiKeyId,
+    ]);
+    expect(await m.app.get(SendPoliciesService).pruneCounts()).toBeGreaterThanOrEqual(1);
+    expect(await counted()).toBe(limit + 1000);
   });
 
   it("quiet_hours and sendAt: a send scheduled for the window's end is SCHEDULED; one scheduled inside the window is refused at once", async () => {

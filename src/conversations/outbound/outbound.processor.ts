@@ -2,6 +2,7 @@ import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { Queue } from 'bull';
 import { BackgroundWork, WORKER_ROLES } from '../../queue/background-work';
+import { SendPoliciesService } from '../../send-policies/send-policies.service';
 import { OutboundRepository } from './outbound.repository';
 import { IDEMPOTENCY_KEY_LIVE_MS, OUTBOUND_QUEUE, OutboundJob, OutboundService } from './outbound.service';
 import { ScheduledSends } from './scheduled-sends';
@@ -13,7 +14,7 @@ const HAND_OFFS_AT_ONCE = 20;
 /**
  * Runs hand-off jobs and scheduled messages' due jobs in worker processes; its sweep releases due
  * SCHEDULED messages whose job was lost, re-enqueues QUEUED messages whose job was lost, and
- * deletes expired idempotency keys.
+ * deletes expired idempotency keys and the send policies' per-hour counts of hours past every window.
  */
 @Injectable()
 export class OutboundProcessor implements OnModuleInit {
@@ -26,6 +27,7 @@ export class OutboundProcessor implements OnModuleInit {
     private readonly scheduled: ScheduledSends,
     private readonly idempotencyKeys: SendIdempotencyKeysRepository,
     private readonly work: BackgroundWork,
+    private readonly policies: SendPoliciesService,
   ) {}
 
   onModuleInit(): void {
@@ -45,5 +47,6 @@ export class OutboundProcessor implements OnModuleInit {
     const rows = await this.messages.staleQueued();
     for (const row of rows) await this.outbound.enqueue(row.id);
     await this.idempotencyKeys.deleteExpired(IDEMPOTENCY_KEY_LIVE_MS);
+    await this.policies.pruneCounts();
   }
 }

@@ -121,20 +121,30 @@ export class OutboundRepository {
   /**
    * The SMS thread of the caller's line `lineId` with the number `to`, created (with `to` as an
    * orphan identity when the org has none) if there is none: one SMS thread per line and partner,
-   * as inbound SMS find it. `created` says whether this call made it.
+   * as inbound SMS find it. `created` says whether this call made it. `columns`: more columns
+   * the statement answers with it (the send gate's read: SendGate.readColumns), read after the
+   * thread is written.
    */
-  async smsThread(manager: EntityManager, caller: Principal, lineId: string, to: string): Promise<{ id: string; created: boolean }> {
-    const [thread] = await queryNamed<Array<{ id: string; created: boolean }>>(
+  async smsThread<Extra extends object = object>(
+    manager: EntityManager,
+    caller: Principal,
+    lineId: string,
+    to: string,
+    columns: SqlCondition | null = null,
+  ): Promise<{ id: string; created: boolean } & Extra> {
+    const [thread] = await queryNamed<Array<{ id: string; created: boolean } & Extra>>(
       manager,
       `WITH identity AS (
          INSERT INTO identities (org_id, kind, value) VALUES (:orgId, 'PHONE', :to)
          ON CONFLICT (org_id, kind, value) DO UPDATE SET value = EXCLUDED.value
-         RETURNING id)
-       INSERT INTO threads (org_id, line_id, channel, partner_identity_id, last_message_at)
-       SELECT :orgId, :lineId, 'SMS', identity.id, now() FROM identity
-       ON CONFLICT (line_id, partner_identity_id) WHERE channel = 'SMS' DO UPDATE SET line_id = EXCLUDED.line_id
-       RETURNING id, (xmax = 0) AS created`,
-      { orgId: caller.orgId, lineId, to },
+         RETURNING id),
+       thread AS (
+         INSERT INTO threads (org_id, line_id, channel, partner_identity_id, last_message_at)
+         SELECT :orgId, :lineId, 'SMS', identity.id, now() FROM identity
+         ON CONFLICT (line_id, partner_identity_id) WHERE channel = 'SMS' DO UPDATE SET line_id = EXCLUDED.line_id
+         RETURNING id, (xmax = 0) AS created)
+       SELECT thread.id, thread.created${columns ? `, ${columns.sql}` : ''} FROM thread`,
+      { ...columns?.parameters, orgId: caller.orgId, lineId, to },
     );
     return thread;
   }
@@ -313,9 +323,9 @@ export class OutboundRepository {
     return row;
   }
 
-  /** For the due sweep: SCHEDULED messages whose time has come (their delayed job may be lost), the earliest first. */
+  /** For the due sweep: SCHEDULED messages whose time has come (their delayed job may be lost), the earliest first (scheduled_messages: a row while a message is SCHEDULED). */
   dueScheduled(): Promise<Array<{ id: string }>> {
-    return queryNamed(this.dataSource.manager, `SELECT id FROM messages WHERE status = 'SCHEDULED' AND send_at <= now() ORDER BY send_at LIMIT 500`);
+    return queryNamed(this.dataSource.manager, `SELECT message_id AS id FROM scheduled_messages WHERE send_at <= now() ORDER BY send_at LIMIT 500`);
   }
 
   /** For the sweep: QUEUED messages older than a minute (their hand-off job may be lost), oldest first. */

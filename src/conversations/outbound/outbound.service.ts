@@ -19,6 +19,7 @@ import { ClaimedKeyRow, SendIdempotencyKeysRepository } from './send-idempotency
 import { checkReplyBody } from './reply-body';
 import { sendingLine } from './sending-line';
 import { SendGate } from './send-gate';
+import { GateRead, GateReadRow, gateReadOf } from './send-gate.repository';
 import { DraftHolds } from './draft-holds';
 import { originOf, SendOrigin } from './send-origin';
 import { claimAuditRow, noteAuditTargets } from '../../audit/audit-call';
@@ -143,10 +144,9 @@ export class OutboundService {
       addressField: 'from',
       address: input.from,
     });
-    const thread = await this.messages.smsThread(tx, caller, line.id, to);
-    const id = await this.insertQueued(tx, {
+    const message = (threadId: string): QueuedMessage => ({
       orgId: caller.orgId,
-      threadId: thread.id,
+      threadId,
       lineId: line.id,
       channel: 'SMS',
       body,
@@ -155,6 +155,9 @@ export class OutboundService {
       origin: originOf(caller),
       sendAt,
     });
+    // The send gate's read rides on the thread's upsert: one round trip fewer (the gate reads no thread).
+    const thread = await this.messages.smsThread<GateReadRow>(tx, caller, line.id, to, this.gate.readColumns(message('')));
+    const id = await this.insertQueued(tx, message(thread.id), gateReadOf(thread));
     if (thread.created) await this.threadStarted(tx, originOf(caller), id, caller.orgId, line.id);
     return id;
   }
@@ -274,12 +277,13 @@ export class OutboundService {
 
   /**
    * Inserts the message QUEUED and moves its thread's last-message time, in the caller's
-   * transaction, once the send gate admits it (every send passes here, so every send meets its rules).
+   * transaction, once the send gate admits it (every send passes here, so every send meets its
+   * rules; `gateRead`: the gate's read, made by an earlier statement of `tx`: SendGate.readColumns).
    * A draft-only credential's message (origin.draftOnly) is admitted, then held as a draft turn
    * awaiting a person instead (draft-holds.ts); the turn's id is answered.
    */
-  async insertQueued(tx: EntityManager, m: QueuedMessage): Promise<string> {
-    await this.gate.admit(tx, m);
+  async insertQueued(tx: EntityManager, m: QueuedMessage, gateRead?: GateRead): Promise<string> {
+    await this.gate.admit(tx, m, gateRead);
     if (m.origin.draftOnly) return this.holdDraft(tx, m);
     // The id is taken here so the call's audit row, carried by the same statement, names it.
     const id = randomUUID();

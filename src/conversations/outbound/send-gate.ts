@@ -4,7 +4,8 @@ import { SendRefusedError } from '../../common/errors';
 import { CredentialAccessRepository } from '../../identity/credential-access.repository';
 import { SendPoliciesService } from '../../send-policies/send-policies.service';
 import { OptOutsService } from '../../opt-outs/opt-outs.service';
-import { SendGateRepository } from './send-gate.repository';
+import { SqlCondition } from '../../database/sql';
+import { GateRead, GateReadQuery, gateReadSql, SendGateRepository } from './send-gate.repository';
 import { QueuedMessage } from './outbound.repository';
 
 /**
@@ -37,18 +38,12 @@ export class SendGate {
 
   /**
    * One statement reads what the rules ask (own line, the number's opt-out, the credential's
-   * policy rows); only `credential_access` of a scheduled send, `replies_only` and the limits read
+   * policy rows), or `alreadyRead` gives it (readColumns, carried by an earlier statement of `tx`); only `credential_access` of a scheduled send, `replies_only` and the limits read
    * more. Nothing is cached: a policy or an opt-out changed before this statement binds this send.
    */
-  async admit(tx: EntityManager, m: QueuedMessage): Promise<void> {
+  async admit(tx: EntityManager, m: QueuedMessage, alreadyRead?: GateRead): Promise<void> {
     const keyId = m.origin.keyId;
-    const read = await this.reads.read(tx, {
-      orgId: m.orgId,
-      to: m.to.value,
-      lineType: m.to.kind === 'PHONE' ? 'PHONE_NUMBER' : 'EMAIL_ACCOUNT',
-      optOutOf: this.optOuts.binds(m) ? m.lineId : null,
-      credentialId: keyId,
-    });
+    const read = alreadyRead ?? (await this.reads.read(tx, this.readQuery(m)));
     if (read.ownLine) {
       throw new SendRefusedError(
         `${m.to.value} is one of this org's own lines: a message to it would come back in on that line (and an agent there would answer it), so it is not sent (rule own_line)`,
@@ -68,6 +63,25 @@ export class SendGate {
     }
     if (keyId !== null)
       await this.policies.admitWith(tx, { orgId: m.orgId, credentialId: keyId, lineId: m.lineId, to: m.to.value, sendAt: m.sendAt ?? null }, read.policies);
+  }
+
+  /**
+   * The read `admit` makes of `m`, as columns for a statement the send runs before it anyway
+   * (gateReadSql; `m.threadId` is not read, so it may be a stand-in): give `admit` their
+   * GateRead (gateReadOf), read in the same transaction.
+   */
+  readColumns(m: QueuedMessage): SqlCondition {
+    return gateReadSql(this.readQuery(m));
+  }
+
+  private readQuery(m: QueuedMessage): GateReadQuery {
+    return {
+      orgId: m.orgId,
+      to: m.to.value,
+      lineType: m.to.kind === 'PHONE' ? 'PHONE_NUMBER' : 'EMAIL_ACCOUNT',
+      optOutOf: this.optOuts.binds(m) ? m.lineId : null,
+      credentialId: m.origin.keyId,
+    };
   }
 
   /** `tx`'s send-policy limits are checked at its end (checkDeferredLimits) instead of in `admit`: SendPoliciesService.deferLimits. */

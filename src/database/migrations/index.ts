@@ -40,6 +40,8 @@ import { DeliveryLogPartitions1763801000000 } from './1763801000000-DeliveryLogP
 import { ReadinessProbes1763800950000 } from './1763800950000-ReadinessProbes';
 import { SendsByKeyRecipient1763801050000 } from './1763801050000-SendsByKeyRecipient';
 import { OrgDeliveryLogRetention1763801100000 } from './1763801100000-OrgDeliveryLogRetention';
+import { SendCounts1763801110000 } from './1763801110000-SendCounts';
+import { ScheduledMessages1763801112000 } from './1763801112000-ScheduledMessages';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -85,4 +87,6 @@ export const MIGRATIONS = [
   DeliveryLogPartitions1763801000000,
   SendsByKeyRecipient1763801050000,
   OrgDeliveryLogRetention1763801100000,
+  SendCounts1763801110000,
+  ScheduledMessages1763801112000,
 ];
