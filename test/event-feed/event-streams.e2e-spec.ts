@@ -432,7 +432,10 @@ describe('event feed: events/stream', () => {
     expect(read.length).toBeGreaterThan(1);
     expect(read.length).toBeLessThan(sent.length);
     expect(sent).toEqual(expect.arrayContaining(read));
-    expect(stream.messages().at(-1)).toMatchObject({ method: 'notifications/events/event' });
+    // The last whole frame is an event or a heartbeat written while the unread bytes were still
+    // under the bound (the frames after it were in the process's buffer when it cut the
+    // connection): never an ending frame or an answer.
+    expect(['notifications/events/event', 'notifications/events/heartbeat']).toContain(stream.messages().at(-1)!.method);
     expect(stream.messages().filter((msg) => msg.id !== undefined)).toEqual([]);
     // Opened again from the cursor of the last event it read: the rest, each once, in order.
     const { cursor } = stream.notifications('event').at(-1)!;
