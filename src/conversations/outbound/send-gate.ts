@@ -38,7 +38,8 @@ export class SendGate {
 
   /**
    * One statement reads what the rules ask (own line, the number's opt-out, the credential's
-   * policy rows), or `alreadyRead` gives it (readColumns, carried by an earlier statement of `tx`); only `credential_access` of a scheduled send, `replies_only` and the limits read
+   * policy rows), or `alreadyRead` gives it (readColumns, carried by an earlier statement of
+   * `tx`); only `credential_access` of a scheduled send, `replies_only` and the limits read
    * more. Nothing is cached: a policy or an opt-out changed before this statement binds this send.
    */
   async admit(tx: EntityManager, m: QueuedMessage, alreadyRead?: GateRead): Promise<void> {
