@@ -60,15 +60,6 @@ export function policyRowsOfJson(json: Array<Omit<PolicyRow, 'updatedAt'> & { up
  */
 export const LIMIT_SLOTS = 32;
 
-const SLOT_SAVEPOINT = 'send_policy_limit_slot';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** The first free slot of the credential's lock (`lock`: its text as SQL), taken; no row when none is free. */
-function oneSlotSql(lock: string): string {
-  return `SELECT slot FROM generate_series(0, ${LIMIT_SLOTS - 1}) slot WHERE pg_try_advisory_xact_lock(hashtext(${lock}), slot) LIMIT 1`;
-}
-
 /** The hour since the epoch (UTC) of `at`, as send_counts.hour numbers it (floor(extract(epoch FROM created_at) / 3600)). */
 export function hourOf(at: Date): number {
   return Math.floor(at.getTime() / 3600_000);
@@ -87,38 +78,44 @@ export class SendPoliciesRepository {
   /**
    * The credential's limit slots (LIMIT_SLOTS advisory locks, held until the transaction ends; the
    * two-key form `(hashtext('send_policies:' || id), slot)`, apart from the codebase's one-key
-   * locks). A send whose count is far from every limit holds one slot (`tryOneSlot`), a send near
-   * a limit holds them all (`lockAllSlots`): see SendPoliciesService.checkLimits.
+   * locks). A send whose count is far from every limit holds one slot (`tryOneSlotWithRoom`), a
+   * send near a limit holds them all (`lockAllSlots`): see SendPoliciesService.checkLimits.
    *
-   * One slot, if one is free now (never waits), taken under a savepoint (`giveSlotBack` gives it
-   * back), the savepoint and the try-lock in one round trip: whether one was taken.
+   * One slot, if one is free now (never waits), kept only if the credential's counts leave room for
+   * LIMIT_SLOTS more sends under every limit given (null: none): one call of `send_limit_slot`
+   * (migration 1763801120000), which takes the slot, counts after it (the hour and the day as upper
+   * bounds from send_counts, the recipient's day exactly) and gives it back when there is no room.
+   * `own`: for a check made after this transaction's messages were written (checkDeferredLimits):
+   * its messages are left out of the recipient's count and its earlier sends to the recipient added
+   * (the bounds hold them already). Whether the slot was kept.
    */
-  async tryOneSlot(manager: EntityManager, credentialId: string): Promise<boolean> {
-    const runner = manager.queryRunner;
-    if (runner && UUID.test(credentialId)) {
-      // One round trip for both: a parameterless simple-protocol query may hold several statements
-      // (a parameter would make it one prepared statement). The id is a uuid, checked above, so
-      // it is written into the text as is; pg answers one result per statement.
-      const client = (await runner.connect()) as { query(text: string): Promise<Array<{ rows: unknown[] }>> };
-      const [, slot] = await client.query(`SAVEPOINT ${SLOT_SAVEPOINT}; ${oneSlotSql(`'send_policies:${credentialId}'`)}`);
-      return slot.rows.length > 0;
-    }
-    await manager.query(`SAVEPOINT ${SLOT_SAVEPOINT}`);
-    const rows = await queryNamed<unknown[]>(manager, oneSlotSql(':lock'), { lock: `send_policies:${credentialId}` });
-    return rows.length > 0;
-  }
-
-  /**
-   * Gives tryOneSlot's slot back now (its savepoint rolled back). A slot kept needs no statement:
-   * the savepoint stays open until the transaction ends, which commits or rolls back whatever ran
-   * under it with the rest (a later attempt's savepoint of the same name shadows it, so its
-   * give-back undoes only its own lock). One round trip fewer per limited send than releasing it.
-   * A row written under it has a subtransaction's xmin, which NOT_THIS_TRANSACTION would count as
-   * another's: only checks made after the messages are written use it (checkDeferredLimits), and
-   * no message is written after those.
-   */
-  async giveSlotBack(manager: EntityManager): Promise<void> {
-    await manager.query(`ROLLBACK TO SAVEPOINT ${SLOT_SAVEPOINT}`);
+  async tryOneSlotWithRoom(
+    manager: EntityManager,
+    credentialId: string,
+    to: string,
+    hourAgo: Date,
+    dayAgo: Date,
+    max: { perHour: number | null; perDay: number | null; toRecipientPerDay: number | null },
+    own: { toRecipient: number } | null,
+  ): Promise<boolean> {
+    const [row] = await queryNamed<Array<{ kept: boolean }>>(
+      manager,
+      `SELECT send_limit_slot(:lock, :credentialId, :to, :hourFrom, :dayFrom, :dayAgo, :maxHour, :maxDay, :maxTo, ${LIMIT_SLOTS}, :othersOnly, :ownTo) AS kept`,
+      {
+        lock: `send_policies:${credentialId}`,
+        credentialId,
+        to,
+        hourFrom: hourOf(hourAgo),
+        dayFrom: hourOf(dayAgo),
+        dayAgo,
+        maxHour: max.perHour,
+        maxDay: max.perDay,
+        maxTo: max.toRecipientPerDay,
+        othersOnly: own !== null,
+        ownTo: own?.toRecipient ?? 0,
+      },
+    );
+    return row.kept;
   }
 
   /** Every slot of the credential, in order (waits for each): no other limited send of the credential is in flight after it. */
@@ -130,22 +127,12 @@ export class SendPoliciesRepository {
 
   /**
    * The credential's sends (not SCHEDULED) since `hourAgo`, since `dayAgo`, and of those to `to`,
-   * each counted up to its cap (a limit's max + 1 is enough to compare; 0 skips the count), exactly
-   * (`bound` false) or as an upper bound (`bound` true).
-   *
-   * Exactly: a busy credential's check reads at most the cap's rows per window, not every send of
-   * its day. The hour and the day are one walk of messages_sent_by_key_idx, newest first, as far
-   * as the larger cap (the hour's rows come first). `othersOnly`: leaves out the messages this
-   * transaction wrote (a check made after its own message: SendPoliciesService.checkDeferredLimits).
-   *
-   * Upper bound: the hour and the day are sums of `send_counts` (the trigger messages_count_send
-   * counts every send of a credential in the hour of its created_at, per backend), over the hours
-   * a window touches: at most 26 hours × the backends that sent, whatever the limits, and never
-   * fewer than the exact counts (the whole first hour is counted, a deleted message stays counted,
-   * and so do this transaction's own messages). SendPoliciesService.checkLimits passes a send on it
-   * only with room to spare, and counts exactly otherwise.
-   *
-   * In both, the recipient's sends are a range of messages_sent_by_key_to_idx (exact).
+   * each counted exactly up to its cap (a limit's max + 1 is enough to compare; 0 skips the count).
+   * A busy credential's check reads at most the cap's rows per window, not every send of its day:
+   * the hour and the day are one walk of messages_sent_by_key_idx, newest first, as far as the
+   * larger cap (the hour's rows come first); the recipient's sends a range of
+   * messages_sent_by_key_to_idx. `othersOnly`: leaves out the messages this transaction wrote (a
+   * check made after its own message: SendPoliciesService.checkDeferredLimits).
    */
   async counts(
     manager: EntityManager,
@@ -154,27 +141,15 @@ export class SendPoliciesRepository {
     hourAgo: Date,
     dayAgo: Date,
     caps: SendCounts,
-    options: { othersOnly?: boolean; bound?: boolean } = {},
+    options: { othersOnly?: boolean } = {},
   ): Promise<SendCounts> {
     const counted = `sent_by_key_id = :credentialId AND created_at > :dayAgo AND status <> 'SCHEDULED'${options.othersOnly ? ` AND ${NOT_THIS_TRANSACTION}` : ''}`;
-    const toRecipient = `(SELECT count(*)::int FROM (SELECT 1 FROM messages WHERE to_value = :to AND ${counted} LIMIT :toCap) r) AS "toRecipientLastDay"`;
-    const parameters = { credentialId, to, hourAgo, dayAgo, hourCap: caps.lastHour, dayCap: caps.lastDay, toCap: caps.toRecipientLastDay };
-    if (options.bound) {
-      const [row] = await queryNamed<SendCounts[]>(
-        manager,
-        `SELECT least(COALESCE(sum(sends) FILTER (WHERE hour >= :hourFrom), 0), :hourCap)::int AS "lastHour",
-                least(COALESCE(sum(sends), 0), :dayCap)::int AS "lastDay", ${toRecipient}
-           FROM send_counts WHERE credential_id = :credentialId AND hour >= :dayFrom`,
-        { ...parameters, hourFrom: hourOf(hourAgo), dayFrom: hourOf(dayAgo) },
-      );
-      return row;
-    }
     const [row] = await queryNamed<SendCounts[]>(
       manager,
       `SELECT least(count(*) FILTER (WHERE created_at > :hourAgo), :hourCap)::int AS "lastHour", least(count(*), :dayCap)::int AS "lastDay",
-              ${toRecipient}
+              (SELECT count(*)::int FROM (SELECT 1 FROM messages WHERE to_value = :to AND ${counted} LIMIT :toCap) r) AS "toRecipientLastDay"
          FROM (SELECT created_at FROM messages WHERE ${counted} ORDER BY created_at DESC LIMIT greatest(CAST(:hourCap AS int), CAST(:dayCap AS int))) w`,
-      parameters,
+      { credentialId, to, hourAgo, dayAgo, hourCap: caps.lastHour, dayCap: caps.lastDay, toCap: caps.toRecipientLastDay },
     );
     return row;
   }

@@ -4,7 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { Clock } from '../common/clock';
 import { ForbiddenError, isForeignKeyViolation, NotFoundError } from '../common/errors';
 import { PrincipalRef } from '../identity/principal';
-import { CredentialRow, LIMIT_SLOTS, PolicyRow, SendPoliciesRepository } from './send-policies.repository';
+import { CredentialRow, PolicyRow, SendPoliciesRepository } from './send-policies.repository';
 import {
   checkedPolicy,
   effectivePolicy,
@@ -131,49 +131,44 @@ export class SendPoliciesService {
    * one of the credential's LIMIT_SLOTS slot locks from before its count to its commit, so at its
    * count at most LIMIT_SLOTS − 1 other sends of the credential are in flight unseen. A send whose
    * count leaves room for all of them under every limit (count + LIMIT_SLOTS ≤ max) passes
-   * holding one slot, without waiting for the others; otherwise (near a limit, or no slot free) it
-   * gives its slot back, takes every slot (waiting for the sends in flight to end: none is then
-   * unseen) and counts again: as one lock on the credential did, serialising every send (the
+   * holding one slot, without waiting for the others (one round trip: tryOneSlotWithRoom);
+   * otherwise (near a limit, or no slot free) it has given its slot back, takes every slot
+   * (waiting for the sends in flight to end: none is then unseen) and counts exactly: as one lock on the credential did, serialising every send (the
    * security review found 17 of 30 concurrent sends passing a limit of 10 without it). `own`, for
    * a check made after the messages were written (checkDeferredLimits): the messages this
    * transaction wrote are not counted, and its sends of the credential admitted before this one
    * are added.
    */
   private async checkLimits(tx: EntityManager, send: PolicySend, p: SendPolicyFields, own: { sends: number; toRecipient: number } | null): Promise<void> {
-    if (await this.repository.tryOneSlot(tx, send.credentialId)) {
-      // The hour and the day as upper bounds (send_counts: a few rows, however many sends the
-      // windows hold): room under them is room under the exact counts.
-      const { counts } = await this.count(tx, send, p, own, true);
-      const roomForAll = counts.every(([, max, count]) => max === null || count + LIMIT_SLOTS <= max);
-      if (roomForAll) return;
-    }
-    await this.repository.giveSlotBack(tx);
+    const { hourAgo, dayAgo } = windowsAt(this.clock.now());
+    // The hour and the day as upper bounds (send_counts: a few rows, however many sends the
+    // windows hold): room under them is room under the exact counts.
+    const max = { perHour: p.maxPerHour, perDay: p.maxPerDay, toRecipientPerDay: p.maxPerRecipientPerDay };
+    if (await this.repository.tryOneSlotWithRoom(tx, send.credentialId, send.to, hourAgo, dayAgo, max, own)) return;
     await this.repository.lockAllSlots(tx, send.credentialId);
-    const { counts, now } = await this.count(tx, send, p, own, false);
-    for (const [rule, max, count, since, to] of counts) {
-      if (max === null || count < max) continue;
-      // The (count − max + 1)-th oldest counted send is the max-th newest: read without the full count.
-      const leaving = max === 0 ? null : await this.repository.nthNewest(tx, send.credentialId, since, max, to, own !== null);
-      throw limitRefusal(rule, max, leaving, now);
+    const now = this.clock.now();
+    for (const [rule, limit, count, since, to] of await this.count(tx, send, p, own, now)) {
+      if (limit === null || count < limit) continue;
+      // The (count − limit + 1)-th oldest counted send is the limit-th newest: read without the full count.
+      const leaving = limit === 0 ? null : await this.repository.nthNewest(tx, send.credentialId, since, limit, to, own !== null);
+      throw limitRefusal(rule, limit, leaving, now);
     }
   }
 
   /**
-   * The credential's counted sends in each limit's window, with the limit, the window's start and
-   * its recipient (null: any). `bound`: the hour and the day as upper bounds (SendPoliciesRepository.counts);
-   * with `own`, they already hold this transaction's messages, so its earlier sends are added to the exact counts only.
+   * The credential's counted sends in each limit's window, exactly, with the limit, the window's
+   * start and its recipient (null: any). With `own`, this transaction's messages are left out and
+   * its earlier sends added.
    */
   private async count(
     tx: EntityManager,
     send: PolicySend,
     p: SendPolicyFields,
     own: { sends: number; toRecipient: number } | null,
-    bound: boolean,
-  ): Promise<{ counts: Array<[LimitRule, number | null, number, Date, string | null]>; now: Date }> {
-    const now = this.clock.now();
-    const hourAgo = new Date(now.getTime() - LIMIT_WINDOWS.max_per_hour.ms);
-    const dayAgo = new Date(now.getTime() - LIMIT_WINDOWS.max_per_day.ms);
-    // Counted up to max + 1: enough to compare with max, and with max − LIMIT_SLOTS.
+    now: Date,
+  ): Promise<Array<[LimitRule, number | null, number, Date, string | null]>> {
+    const { hourAgo, dayAgo } = windowsAt(now);
+    // Counted up to max + 1: enough to compare with max.
     const cap = (max: number | null) => (max === null ? 0 : max + 1);
     const counts = await this.repository.counts(
       tx,
@@ -182,16 +177,13 @@ export class SendPoliciesService {
       hourAgo,
       dayAgo,
       { lastHour: cap(p.maxPerHour), lastDay: cap(p.maxPerDay), toRecipientLastDay: cap(p.maxPerRecipientPerDay) },
-      { othersOnly: own !== null, bound },
+      { othersOnly: own !== null },
     );
-    return {
-      now,
-      counts: [
-        ['max_per_hour', p.maxPerHour, counts.lastHour + (bound ? 0 : (own?.sends ?? 0)), hourAgo, null],
-        ['max_per_day', p.maxPerDay, counts.lastDay + (bound ? 0 : (own?.sends ?? 0)), dayAgo, null],
-        ['max_per_recipient_per_day', p.maxPerRecipientPerDay, counts.toRecipientLastDay + (own?.toRecipient ?? 0), dayAgo, send.to],
-      ],
-    };
+    return [
+      ['max_per_hour', p.maxPerHour, counts.lastHour + (own?.sends ?? 0), hourAgo, null],
+      ['max_per_day', p.maxPerDay, counts.lastDay + (own?.sends ?? 0), dayAgo, null],
+      ['max_per_recipient_per_day', p.maxPerRecipientPerDay, counts.toRecipientLastDay + (own?.toRecipient ?? 0), dayAgo, send.to],
+    ];
   }
 
   /** Deletes the per-hour send counts no limit's window reaches any more (the outbound sweep). */
@@ -303,4 +295,9 @@ function viewOf(row: PolicyRow): PolicyView {
   const view = { ...EMPTY_POLICY, updatedAt: row.updatedAt } as PolicyView;
   for (const field of POLICY_FIELDS) (view as unknown as Record<string, unknown>)[field] = row[field];
   return view;
+}
+
+/** The starts of the hour and day windows of the limits at `now`. */
+function windowsAt(now: Date): { hourAgo: Date; dayAgo: Date } {
+  return { hourAgo: new Date(now.getTime() - LIMIT_WINDOWS.max_per_hour.ms), dayAgo: new Date(now.getTime() - LIMIT_WINDOWS.max_per_day.ms) };
 }

@@ -5,7 +5,7 @@ import { createMessagingTestApp, inboundSms, MessagingTestApp, partnerPhone } fr
 import { connectApp } from '../support/oauth';
 import { createSession, Session } from '../support/session';
 import { postForm, signInBrowser } from '../support/web';
-import { LIMIT_SLOTS } from '../../src/send-policies/send-policies.repository';
+import { LIMIT_SLOTS, SendPoliciesRepository } from '../../src/send-policies/send-policies.repository';
 import { SendPoliciesService } from '../../src/send-policies/send-policies.service';
 
 type Era = 'classic' | 'modern';
@@ -183,6 +183,45 @@ describe('send policies: per org, per credential overrides, refused alike on MCP
     expect(results.filter((r) => !r.ok).every((r) => /\(rule max_per_hour\)$/.test(r.text))).toBe(true);
     const [{ count }] = await m.db.query(`SELECT count(*)::int AS count FROM messages WHERE sent_by_key_id = $1`, [s.apiKeyId]);
     expect(count).toBe(limit);
+  });
+
+  it('a slot is kept only with room under every limit, and given back otherwise: the send holds no advisory lock of the credential then', async () => {
+    const s = await org();
+    const repository = m.app.get(SendPoliciesRepository);
+    const hourAgo = new Date(Date.now() - 3600_000);
+    const dayAgo = new Date(Date.now() - 86_400_000);
+    const none = { perHour: null, perDay: null, toRecipientPerDay: null };
+    const runner = m.db.createQueryRunner();
+    const other = m.db.createQueryRunner();
+    const heldBy = async (pid: number): Promise<number> => {
+      const [{ held }] = await m.db.query(`SELECT count(*)::int AS held FROM pg_locks WHERE locktype = 'advisory' AND pid = $1`, [pid]);
+      return held;
+    };
+    try {
+      await runner.startTransaction();
+      const [{ pid }] = await runner.query(`SELECT pg_backend_pid() AS pid`);
+      const tryOne = (max: typeof none) => repository.tryOneSlotWithRoom(runner.manager, s.apiKeyId, partnerPhone(), hourAgo, dayAgo, max, null);
+      // Room under every limit: one slot kept.
+      expect(await tryOne({ ...none, perDay: LIMIT_SLOTS + 1000 })).toBe(true);
+      expect(await heldBy(pid)).toBe(1);
+      // A limit below LIMIT_SLOTS never leaves room for them all: the slot taken is given back, the one before stays.
+      expect(await tryOne({ ...none, perHour: LIMIT_SLOTS - 1 })).toBe(false);
+      expect(await tryOne({ ...none, toRecipientPerDay: 1 })).toBe(false);
+      expect(await heldBy(pid)).toBe(1);
+      await runner.rollbackTransaction();
+      expect(await heldBy(pid)).toBe(0);
+      // No slot free (another transaction holds them all): none taken, none waited for.
+      await other.startTransaction();
+      await repository.lockAllSlots(other.manager, s.apiKeyId);
+      await runner.startTransaction();
+      expect(await tryOne({ ...none, perDay: LIMIT_SLOTS + 1000 })).toBe(false);
+      expect(await heldBy(pid)).toBe(0);
+    } finally {
+      if (runner.isTransactionActive) await runner.rollbackTransaction();
+      if (other.isTransactionActive) await other.rollbackTransaction();
+      await runner.release();
+      await other.release();
+    }
   });
 
   it('the hour and day limits read per-hour counts (send_counts): every counted send is in them; over the exact count, the exact count decides', async () => {

@@ -42,6 +42,7 @@ import { SendsByKeyRecipient1763801050000 } from './1763801050000-SendsByKeyReci
 import { OrgDeliveryLogRetention1763801100000 } from './1763801100000-OrgDeliveryLogRetention';
 import { SendCounts1763801110000 } from './1763801110000-SendCounts';
 import { ScheduledMessages1763801112000 } from './1763801112000-ScheduledMessages';
+import { SendLimitSlot1763801120000 } from './1763801120000-SendLimitSlot';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -89,4 +90,5 @@ export const MIGRATIONS = [
   OrgDeliveryLogRetention1763801100000,
   SendCounts1763801110000,
   ScheduledMessages1763801112000,
+  SendLimitSlot1763801120000,
 ];
