@@ -7,8 +7,15 @@ import { createSession, Session } from '../support/session';
 const EVENTS = 200;
 /** The failing receiver answers 200 every this many requests, so 100 failures in a row never auto-disable it. */
 const OK_EVERY = 25;
-/** How long each receiver takes to answer. */
-const ANSWER_MS = 30;
+/**
+ * How long each receiver takes to answer. The fast one's is long enough that more than 10 at once
+ * needs only 40 deliveries a second of the worker, and that its latency check (a cut back to the
+ * initial limit once the worker-measured latency is twice its baseline and 100 ms above it) is not
+ * set off by a busy machine's delays in the worker: with 30 ms answers, CI's two e2e shards at once
+ * kept the fast endpoint at 10.
+ */
+const FAST_ANSWER_MS = 250;
+const FAILING_ANSWER_MS = 30;
 /** The limit every endpoint starts at (DELIVERY_ENDPOINT_CONCURRENCY's default), the fixed cap before it adapted. */
 const INITIAL = 10;
 
@@ -16,9 +23,10 @@ jest.setTimeout(180_000);
 
 /**
  * The per-endpoint limit adapts, as a receiver sees it: two receivers count the requests they
- * hold at once. Both get the same backlog and answer after the same time; one answers 200, the
- * other 503 (but every 25th, so it is not disabled). The fast one is sent more than the old fixed 10 at once as the limit grows on its
- * answers; the failing one, after its first round of 10, no more than 2 at once.
+ * hold at once. Both get the same backlog; one answers 200 (after FAST_ANSWER_MS), the other 503
+ * (but every 25th, so it is not disabled). The fast one is sent more than the old fixed 10 at once
+ * as the limit grows on its answers; the failing one, after its first round of 10, no more than 2
+ * at once.
  */
 describe('the per-endpoint concurrency adapts to the endpoint', () => {
   let t: DeliveryTestApp;
@@ -29,7 +37,7 @@ describe('the per-endpoint concurrency adapts to the endpoint', () => {
   const open = new Map<TestReceiver, number>();
   const openAtArrival = new Map<TestReceiver, number[]>();
 
-  function counting(receiver: TestReceiver, failing: boolean): void {
+  function counting(receiver: TestReceiver, failing: boolean, answerMs: number): void {
     open.set(receiver, 0);
     openAtArrival.set(receiver, []);
     receiver.respond = () => {
@@ -41,7 +49,7 @@ describe('the per-endpoint concurrency adapts to the endpoint', () => {
         setTimeout(() => {
           open.set(receiver, open.get(receiver)! - 1);
           resolve();
-        }, ANSWER_MS),
+        }, answerMs),
       );
       return { status, body: status === 200 ? 'ok' : 'busy', until };
     };
@@ -50,8 +58,8 @@ describe('the per-endpoint concurrency adapts to the endpoint', () => {
   let fastBase: string;
   let failingBase: string;
   beforeAll(async () => {
-    counting(fast, false);
-    counting(failing, true);
+    counting(fast, false, FAST_ANSWER_MS);
+    counting(failing, true, FAILING_ANSWER_MS);
     [fastBase, failingBase] = await Promise.all([fast.start(), failing.start()]);
     t = await createDeliveryTestApp({
       queueTag: 'adaptive',
