@@ -222,6 +222,78 @@ async function startProbes(url: string, clients: number, owner: { userId: string
   };
 }
 
+/** A lock wait of another connection of the bench database, seen by the sampler. */
+interface LockWait {
+  at: number;
+  pid: number;
+  /** The waiting statement's start (its kind is told from its text). */
+  query: string;
+  /** The relation waited for (its name, or its oid once dropped) and the mode asked. */
+  relation: string;
+  mode: string;
+  /** The drop's statement running then. */
+  during: string;
+}
+
+/**
+ * Samples, every `everyMs` until stop(), the connections of the bench database waiting for a lock
+ * (pg_stat_activity's wait_event_type 'Lock', and the ungranted pg_locks row saying on what),
+ * with the drop statement `during()` names: what a stalled probe waited for.
+ */
+async function startLockSampler(url: string, during: () => string, everyMs = 20) {
+  const db = new Client({ connectionString: url });
+  await db.connect();
+  const waits: LockWait[] = [];
+  let stopping = false;
+  const loop = (async () => {
+    while (!stopping) {
+      const at = Date.now();
+      const { rows } = await db.query(
+        `SELECT a.pid, left(regexp_replace(a.query, '\\s+', ' ', 'g'), 60) AS query,
+                COALESCE(c.relname::text, l.relation::text, l.locktype) AS relation, l.mode
+           FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid AND NOT l.granted LEFT JOIN pg_class c ON c.oid = l.relation
+          WHERE a.datname = current_database() AND a.pid <> pg_backend_pid() AND a.wait_event_type = 'Lock'`,
+      );
+      for (const r of rows as Array<Omit<LockWait, 'at' | 'during'>>) waits.push({ ...r, at, during: during() });
+      await sleep(everyMs);
+    }
+  })();
+  return {
+    waits,
+    stop: async () => {
+      stopping = true;
+      await loop;
+      await db.end();
+    },
+  };
+}
+
+/** The lock waits grouped by what waited, on what, during which drop statement: samples and the longest span one connection waited (ms). */
+function lockWaitRows(waits: LockWait[], everyMs = 20): string[] {
+  const kindOf = (query: string) =>
+    query.startsWith('INSERT')
+      ? 'insert'
+      : query.includes('ORDER BY') || query.includes('endpoint_id')
+        ? 'endpoint page'
+        : query.startsWith('SELECT')
+          ? 'get by id'
+          : query;
+  const groups = new Map<string, LockWait[]>();
+  for (const w of waits) {
+    const key = [kindOf(w.query), w.relation, w.mode, w.during].join('\u0000');
+    groups.set(key, [...(groups.get(key) ?? []), w]);
+  }
+  return [...groups.entries()].map(([key, ws]) => {
+    const [kind, relation, mode, during] = key.split('\u0000');
+    let longest = 0;
+    for (const pid of new Set(ws.map((w) => w.pid))) {
+      const ats = ws.filter((w) => w.pid === pid).map((w) => w.at);
+      longest = Math.max(longest, Math.max(...ats) - Math.min(...ats) + everyMs);
+    }
+    return `| ${kind} | ${relation} | ${mode} | \`${during}\` | ${ws.length} | ${fmtNum(longest)} |`;
+  });
+}
+
 function summarize(probes: Probe[], from: number, to: number) {
   const inWindow = probes.filter((p) => p.at + p.ms >= from && p.at <= to);
   const byKind = new Map<string, ReturnType<typeof percentilesOf>>();
@@ -336,9 +408,12 @@ async function main(argv = process.argv.slice(2)): Promise<number> {
   await sleep(3000);
   const dropStarted = Date.now();
   const statements: Array<{ sql: string; ms: number }> = [];
+  let running = '(between statements)';
+  const sampler = await startLockSampler(url, () => running);
   const timed = async (sql: string, params: unknown[] = []) => {
     const started = process.hrtime.bigint();
-    const r = await db.query(sql, params);
+    running = sql.replace(/\s+/g, ' ').slice(0, 90);
+    const r = await db.query(sql, params).finally(() => (running = '(between statements)'));
     statements.push({ sql: sql.replace(/\s+/g, ' '), ms: Number(process.hrtime.bigint() - started) / 1e6 });
     return r.rows;
   };
@@ -355,7 +430,9 @@ async function main(argv = process.argv.slice(2)): Promise<number> {
   const dropEnded = Date.now();
   await sleep(2000);
   await probes.stop();
+  await sampler.stop();
   const newWay = {
+    lockWaits: sampler.waits.filter((w) => w.at >= dropStarted && w.at <= dropEnded),
     statements,
     bytes: Number(sizes),
     probes: summarize(probes.probes, dropStarted, dropEnded),
@@ -377,7 +454,7 @@ function report(
   load: string,
   layout: string,
   oldWay: { wallMs: number; workMs: number; batches: number; deliveries: number; payloads: number; attempts: number; probes: Summary; baseline: Summary },
-  newWay: { statements: Array<{ sql: string; ms: number }>; bytes: number; probes: Summary; baseline: Summary; wallMs: number },
+  newWay: { statements: Array<{ sql: string; ms: number }>; bytes: number; probes: Summary; baseline: Summary; wallMs: number; lockWaits: LockWait[] },
 ): string {
   const perRow = oldWay.wallMs / oldWay.deliveries;
   const extrapolated = perRow * options.rows;
@@ -405,6 +482,17 @@ function report(
     row('during the drop', newWay.probes),
     '',
     `Errors during the drop: ${newWay.probes.errors.length ? [...new Set(newWay.probes.errors)].join('; ') : 'none'}.`,
+    '',
+    'Lock waits of other connections during the drop (pg_stat_activity and pg_locks sampled every 20 ms): ' +
+      (newWay.lockWaits.length ? 'what waited, on what, while which statement of the drop ran.' : 'none seen.'),
+    ...(newWay.lockWaits.length
+      ? [
+          '',
+          '| waiting statement | relation | mode asked | drop statement running | samples | longest wait of one connection (ms) |',
+          '|---|---|---|---|---|---|',
+          ...lockWaitRows(newWay.lockWaits),
+        ]
+      : []),
     '',
     `**The batched DELETE (retention before issue 46)** of ${fmtNum(oldWay.deliveries)} deliveries (their ${fmtNum(oldWay.attempts)} attempts by the cascade) and ` +
       `${fmtNum(oldWay.payloads)} payloads: ${(oldWay.wallMs / 1000).toFixed(1)} s in ${fmtNum(oldWay.batches)} statements of ≤ ${PRUNE_BATCH} rows, ` +
