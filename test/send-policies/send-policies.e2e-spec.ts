@@ -190,7 +190,7 @@ describe('send policies: per org, per credential overrides, refused alike on MCP
     const repository = m.app.get(SendPoliciesRepository);
     const hourAgo = new Date(Date.now() - 3600_000);
     const dayAgo = new Date(Date.now() - 86_400_000);
-    const none = { perHour: null, perDay: null, toRecipientPerDay: null };
+    const none: { perHour: number | null; perDay: number | null; toRecipientPerDay: number | null } = { perHour: null, perDay: null, toRecipientPerDay: null };
     const runner = m.db.createQueryRunner();
     const other = m.db.createQueryRunner();
     const heldBy = async (pid: number): Promise<number> => {
