@@ -234,10 +234,18 @@ export class AgentsRepository {
                              ORDER BY t.created_at ${direction}, t.id ${direction} LIMIT :limit) t
         WHERE ${scope.sql} ${filter.agentId !== undefined ? 'AND a.id = :agentId' : ''}
         ORDER BY t.created_at ${direction}, t.id ${direction} LIMIT :limit`;
-    // Credential drafts (no agent) of the caller's lines, from agent_turns_credential_recent_idx; none when an agent is asked for.
-    const credentialScope = callerLines(caller, 't.line_id', 't.org_id');
-    const ofCredentials = `SELECT t.* FROM agent_turns t
-        WHERE ${['t.agent_id IS NULL', credentialScope.sql, ...turnConditions].join(' AND ')}
+    // Credential drafts (no agent), none when an agent is asked for: each of the caller's lines' newest
+    // `limit` from agent_turns_credential_recent_idx, merged, as the agents' above. Read as one scan
+    // of the org's turns filtered on agent_id IS NULL, a generic plan chose agent_turns_org_recent_idx
+    // whenever the statistics made credential drafts look common, and then read every turn of the
+    // org past the cursor to find none (test/mcp/read-plans). The lines are checked as the caller's
+    // org's by callerLines' own subquery, so no org column is needed here.
+    const credentialScope = callerLines(caller, 'cl.id');
+    const ofCredentials = `SELECT t.* FROM unnest(CAST(:scopeLineIds AS uuid[])) AS cl(id)
+        CROSS JOIN LATERAL (SELECT t.* FROM agent_turns t
+                             WHERE ${['t.agent_id IS NULL', 't.line_id = cl.id', ...turnConditions].join(' AND ')}
+                             ORDER BY t.created_at ${direction}, t.id ${direction} LIMIT :limit) t
+        WHERE ${credentialScope.sql}
         ORDER BY t.created_at ${direction}, t.id ${direction} LIMIT :limit`;
     const union = filter.agentId !== undefined ? `(${ofAgents})` : `(${ofAgents}) UNION ALL (${ofCredentials})`;
     return inIndexOrder(this.dataSource, (manager) =>
