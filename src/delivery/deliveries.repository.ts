@@ -6,18 +6,22 @@ import { inIndexOrder, queryNamed } from '../database/sql';
 import { PublishedEvent } from '../events/domain-event';
 import { visibleDelivery, visibleEndpoint } from '../webhooks/endpoint-visibility';
 import { PayloadMode } from '../webhooks/webhook.types';
+import { SealedSecrets } from '../webhooks/webhooks.service';
 import { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
 import { endpointReceivesLine } from './endpoint-receives-line.sql';
 import { attemptOf, deliveryById, PAYLOAD_DAY, payloadOf } from './delivery-ids';
 import { subscriptionFiltersPass, subscriptionStillReceives } from '../event-feed/event-subscriptions.sql';
 
 /** An endpoint that receives one of a batch's events. */
-export interface FanOutTarget {
+export interface FanOutTarget extends SealedSecrets {
   outbox_id: string;
   endpoint_id: string;
   user_id: string;
   mode: PayloadMode;
   message_history_count: number;
+  /** What a first attempt sent at once needs of the endpoint (FirstAttempt in delivery-attempts.service.ts). */
+  url: string;
+  purpose: string;
 }
 
 /** A delivery to create at fan-out; `digest` names its payload among the batch's stored ones. */
@@ -106,7 +110,9 @@ export class DeliveriesRepository {
   fanOutTargets(manager: EntityManager, events: PublishedEvent[]): Promise<FanOutTarget[]> {
     return queryNamed(
       manager,
-      `SELECT o.id::text AS outbox_id, e.id AS endpoint_id, e.user_id, e.mode, e.message_history_count
+      `SELECT o.id::text AS outbox_id, e.id AS endpoint_id, e.user_id, e.mode, e.message_history_count, e.url, e.purpose,
+              e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at, e.signature_version, e.legacy_signature,
+              e.signing_key_sealed, e.previous_signing_key_sealed
          FROM unnest(:ids::bigint[], :types::text[], :orgIds::uuid[], :lineIds::uuid[]) AS o(id, type, org_id, line_id)
          JOIN webhook_endpoints e ON e.org_id = o.org_id AND e.status = 'active' AND o.type = ANY (e.events)
         WHERE CASE
@@ -138,7 +144,7 @@ export class DeliveriesRepository {
     manager: EntityManager,
     payloads: Array<{ digest: string; json: string }>,
     deliveries: NewDelivery[],
-  ): Promise<Array<{ id: string; endpoint_id: string }>> {
+  ): Promise<Array<{ id: string; endpoint_id: string; event_id: string; source_event_id: string }>> {
     return queryNamed(
       manager,
       `WITH payload AS (
@@ -158,7 +164,7 @@ export class DeliveriesRepository {
                              AND o.created_at >= delivery_log_day(x.created_at) - interval '1 day'
                           OFFSET 0)
        ON CONFLICT (source_event_id, endpoint_id, created_at) WHERE source_event_id IS NOT NULL AND resent_from_id IS NULL DO NOTHING
-       RETURNING id, endpoint_id`,
+       RETURNING id, endpoint_id, event_id, source_event_id::text AS source_event_id`,
       {
         digests: payloads.map((p) => p.digest),
         payloads: payloads.map((p) => p.json),

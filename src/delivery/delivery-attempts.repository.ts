@@ -234,6 +234,39 @@ export class DeliveryAttemptsRepository {
   }
 
   /**
+   * Takes first attempts that fan-out made in this process a moment ago and handed over with what
+   * sending needs (FirstAttempt in delivery-attempts.service.ts): the row alone, as claim() takes
+   * it (due, attempt 1 not taken, locked rows skipped), without reading the endpoint, the payload
+   * or the line access again. Answers the ids taken. Planned per call like claim(), but a join of
+   * one table, so it plans in a fraction of claim()'s time (docs/PERFORMANCE.md, change 28).
+   */
+  async claimFirst(deliveryIds: string[], now: Date, leaseUntil: Date): Promise<string[]> {
+    const groups = await this.byDay(deliveryIds, (id) => id);
+    const answers = await Promise.all(groups.map(([group, ids]) => this.claimFirstIn(group, ids, now, leaseUntil).catch(goneWithItsDay([]))));
+    return answers.flat();
+  }
+
+  /** claimFirst() of deliveries all in `group`. */
+  private async claimFirstIn(group: DeliveryLogGroup, deliveryIds: string[], now: Date, leaseUntil: Date): Promise<string[]> {
+    const [rows] = await queryNamed<[Array<{ id: string }>, number]>(
+      this.dataSource.manager,
+      plannedPerCall(`WITH due AS (
+             SELECT d.id, d.created_at
+               FROM ${COMMIT_ASYNC}, ${group.deliveries} d
+               JOIN unnest(:deliveryIds::uuid[], :createdAts::timestamptz[]) AS x(id, created_at) ON ${deliveryIn(group, 'd', 'x.id', 'x.created_at')}
+              WHERE d.attempt_count = 0 AND d.status IN ('pending', 'retrying')
+                FOR NO KEY UPDATE OF d SKIP LOCKED)
+       UPDATE ${group.deliveries} d
+          SET attempt_count = 1, last_attempt_at = :now, lease_until = :leaseUntil::timestamptz, updated_at = now()
+         FROM due
+        WHERE ${deliveryIn(group, 'd', 'due.id', 'due.created_at')}
+        RETURNING d.id`),
+      { deliveryIds, createdAts: deliveryIds.map(createdAtOfId), now, leaseUntil },
+    );
+    return (rows ?? []).map((row) => row.id);
+  }
+
+  /**
    * Records successes in one statement (one commit): the endpoints locked first, KEY SHARE in id
    * order (it conflicts only with deleting one, so successes and failures of an endpoint do not
    * wait for each other), then each attempt row and its delivery marked succeeded. The failing

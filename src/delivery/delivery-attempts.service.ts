@@ -27,8 +27,19 @@ const LEASE_MARGIN_MS = 20_000;
 /** PostgreSQL's SQLSTATE for a deadlock, after which the statement can simply run again. */
 const DEADLOCK_DETECTED = '40P01';
 
+/**
+ * How long what fan-out read for a first attempt (the endpoint's URL and keys, its receiving the
+ * line) stands in for the claim's own reads: an attempt that starts later, parked or waiting for
+ * a slot, is claimed as any other and reads them again (docs/webhooks.md, "When an attempt reads
+ * its endpoint").
+ */
+export const FIRST_ATTEMPT_FRESH_MS = 2_000;
+
+/** Most first attempts kept for their claim; past it, a first attempt is claimed as any other. */
+const FIRST_ATTEMPTS_KEPT = 20_000;
+
 /** What an attempt needs of its delivery row. */
-interface ClaimedDelivery {
+export interface ClaimedDelivery {
   id: string;
   eventId: string;
   endpointId: string;
@@ -45,7 +56,20 @@ interface ClaimedDelivery {
   subscription: { id: string; scope: string; feedPosition: string | null; watermark: string | null } | null;
 }
 
-type ClaimedEndpoint = Pick<ClaimedRow, 'url' | 'status' | keyof SealedSecrets>;
+export type ClaimedEndpoint = Pick<ClaimedRow, 'url' | 'status' | keyof SealedSecrets>;
+
+/**
+ * A first attempt that fan-out made in this process and hands over at once, with what sending it
+ * needs, read in fan-out's transaction a moment before (its endpoint received the event's line
+ * then, was active, and had this URL and these keys). Not for an MCP Events subscription's
+ * endpoint, whose body the claim computes.
+ */
+export interface FirstAttempt {
+  delivery: ClaimedDelivery;
+  endpoint: ClaimedEndpoint;
+  /** Date.now() when fan-out read the endpoint. */
+  readAt: number;
+}
 
 interface Claimed {
   /** The attempt's time: claimed, signed and recorded at it. */
@@ -94,6 +118,9 @@ export class DeliveryAttemptsService implements OnModuleInit {
   private readonly feedCursors: FeedCursors;
   /** Concurrent attempts share round trips and commits: one claim statement and one success statement per batch. */
   private readonly claims: MicroBatcher<{ deliveryId: string; attempt: number }, Claimed | 'refused' | null>;
+  /** First attempts handed over by fan-out in this process, by delivery id, until their claim. */
+  private readonly firstAttempts = new Map<string, FirstAttempt>();
+  private readonly firstClaims: MicroBatcher<FirstAttempt, Claimed | null>;
   private readonly successes: MicroBatcher<Success, boolean>;
   private readonly failures: MicroBatcher<Failure, AttemptOutcome>;
 
@@ -112,6 +139,7 @@ export class DeliveryAttemptsService implements OnModuleInit {
     this.maxAttempts = config.delivery.retryScheduleMs.length + 1;
     this.feedCursors = new FeedCursors(config);
     this.claims = new MicroBatcher((items) => this.claimBatch(items));
+    this.firstClaims = new MicroBatcher((items) => this.claimFirstBatch(items));
     this.successes = new MicroBatcher((items) => this.recordSuccessBatch(items));
     this.failures = new MicroBatcher((items) => this.recordFailureBatch(items));
   }
@@ -123,6 +151,22 @@ export class DeliveryAttemptsService implements OnModuleInit {
   /** Waiting deliveries of a disabled endpoint are cancelled, in the transaction that disabled it. */
   cancelWaiting(endpointId: string, manager: EntityManager): Promise<void> {
     return this.repository.cancelWaiting(manager, endpointId);
+  }
+
+  /**
+   * Keeps what fan-out read for these first attempts until they are claimed (claim()); those
+   * beyond FIRST_ATTEMPTS_KEPT are claimed as any other attempt.
+   */
+  keepFirstAttempts(attempts: FirstAttempt[]): void {
+    for (const first of attempts) {
+      if (this.firstAttempts.size >= FIRST_ATTEMPTS_KEPT) return;
+      this.firstAttempts.set(first.delivery.id, first);
+    }
+  }
+
+  /** Forgets the first attempts kept (at shutdown: what was not started is swept and claimed as any other). */
+  forgetFirstAttempts(): void {
+    this.firstAttempts.clear();
   }
 
   /**
@@ -267,7 +311,24 @@ export class DeliveryAttemptsService implements OnModuleInit {
    * its endpoint no longer receiving the event's line. Concurrent claims go to the database together.
    */
   private claim(deliveryId: string, attempt: number): Promise<Claimed | 'refused' | null> {
+    const first = attempt === 1 ? this.firstAttempts.get(deliveryId) : undefined;
+    if (first) {
+      this.firstAttempts.delete(deliveryId);
+      if (Date.now() - first.readAt <= FIRST_ATTEMPT_FRESH_MS) return this.firstClaims.submit(first);
+    }
     return this.claims.submit({ deliveryId, attempt });
+  }
+
+  /**
+   * Claims a batch of fresh first attempts by their rows alone (DeliveryAttemptsRepository.claimFirst):
+   * what sending needs came with them. Null for one not taken (cancelled meanwhile, or taken by
+   * a duplicate job); a second item for the same delivery in the batch gets null too.
+   */
+  private async claimFirstBatch(items: FirstAttempt[]): Promise<Array<Claimed | null>> {
+    const now = this.clock.now();
+    const lease = new Date(now.getTime() + this.config.delivery.timeoutMs + LEASE_MARGIN_MS);
+    const taken = new Set(await this.repository.claimFirst([...new Set(items.map((i) => i.delivery.id))], now, lease));
+    return items.map(({ delivery, endpoint }) => (taken.delete(delivery.id) ? { now, delivery, endpoint } : null));
   }
 
   /** One UPDATE for a batch of claims; each row can be taken once, so a duplicate in the batch gets null. */

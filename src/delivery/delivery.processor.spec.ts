@@ -13,6 +13,9 @@ describe('DeliveryProcessor parking', () => {
   const CONCURRENCY = 4;
   const PER_ENDPOINT = 2;
 
+  const configAs = (processRole: AppConfig['processRole']) =>
+    ({ processRole, delivery: { concurrency: CONCURRENCY, endpointConcurrency: PER_ENDPOINT } }) as AppConfig;
+
   function setup() {
     let open = 0;
     let mostOpen = 0;
@@ -30,11 +33,11 @@ describe('DeliveryProcessor parking', () => {
           }),
         );
       },
+      forgetFirstAttempts: () => undefined,
     } as unknown as DeliveryAttemptsService;
     const requeued: unknown[] = [];
     const queue = { enqueue: async (jobs: unknown[]) => void requeued.push(...jobs) } as unknown as DeliveryQueue;
-    const config = { processRole: 'worker', delivery: { concurrency: CONCURRENCY, endpointConcurrency: PER_ENDPOINT } } as AppConfig;
-    const processor = new DeliveryProcessor(queue, attempts, config, new BackgroundWork());
+    const processor = new DeliveryProcessor(queue, attempts, configAs('worker'), new BackgroundWork());
     /** Bull: CONCURRENCY runners taking jobs in order, each busy until its run() settles. */
     const bull = async (jobs: AttemptJob[]) => {
       const pending = [...jobs];
@@ -49,8 +52,33 @@ describe('DeliveryProcessor parking', () => {
     const turn = () => new Promise((resolve) => setImmediate(resolve));
     const runBatch = (id: string, batch: Array<{ deliveryId: string; endpointId: string }>) =>
       processor.run({ id, data: { batch: batch.map((b) => ({ ...b, attempt: 1 })) } } as Job<DeliveryJob>);
-    return { processor, bull, runBatch, release, started, requeued, turn, stats: () => ({ open, mostOpen }) };
+    return { processor, attempts, queue, bull, runBatch, release, started, requeued, turn, stats: () => ({ open, mostOpen }) };
   }
+
+  it("takes fan-out's first attempts with no job while few wait for a slot; where no attempts run, at its bound, or stopping, it takes none", async () => {
+    const { processor, attempts, queue, started, release, turn } = setup();
+    const batch = (from: number, count: number) =>
+      Array.from({ length: count }, (_, i) => ({ deliveryId: `d${from + i}`, endpointId: `e${from + i}`, attempt: 1 }));
+    expect(processor.handOverHere(batch(0, 6))).toBe(true);
+    await turn();
+    expect(started).toEqual(['d0', 'd1', 'd2', 'd3']); // CONCURRENCY slots; the rest wait here
+    expect(processor.waitingCount()).toBe(2);
+    // Up to ten times DELIVERY_CONCURRENCY waiting (40): 38 more fit, one more does not, and none of that batch is taken.
+    expect(processor.handOverHere(batch(6, 38))).toBe(true);
+    expect(processor.handOverHere(batch(44, 1))).toBe(false);
+    expect(processor.waitingCount()).toBe(40);
+    release.splice(0).forEach((r) => r());
+    await turn();
+    expect(started).toHaveLength(8);
+
+    const api = new DeliveryProcessor(queue, attempts, configAs('api'), new BackgroundWork());
+    expect(api.handOverHere(batch(100, 1))).toBe(false);
+    const stopped = processor.beforeApplicationShutdown();
+    expect(processor.handOverHere(batch(200, 1))).toBe(false);
+    expect(processor.waitingCount()).toBe(0); // dropped: due in the database, the sweep re-drives them
+    release.splice(0).forEach((r) => r());
+    await stopped;
+  });
 
   it("parks what is over an endpoint's share, frees the Bull slot, and runs each parked attempt once, in order", async () => {
     const { processor, bull, release, started, requeued, turn } = setup();
@@ -128,10 +156,10 @@ describe('DeliveryProcessor parking', () => {
           record.set(deliveryId, () => resolve('succeeded'));
         });
       },
+      forgetFirstAttempts: () => undefined,
     } as unknown as DeliveryAttemptsService;
     const queue = { enqueue: async () => undefined } as unknown as DeliveryQueue;
-    const config = { processRole: 'worker', delivery: { concurrency: CONCURRENCY, endpointConcurrency: PER_ENDPOINT } } as AppConfig;
-    const processor = new DeliveryProcessor(queue, attempts, config, new BackgroundWork());
+    const processor = new DeliveryProcessor(queue, attempts, configAs('worker'), new BackgroundWork());
     const turn = () => new Promise((resolve) => setImmediate(resolve));
     const batch = (ids: string[], endpointOf: (i: number) => string) =>
       processor.run({

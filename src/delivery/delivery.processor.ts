@@ -25,6 +25,12 @@ const MAX_LINE_WAIT_MS = 30_000;
 const PARK_LIMIT_PER_ENDPOINT = 10_000;
 const PARK_LIMIT_TOTAL = 50_000;
 
+/**
+ * Most attempts waiting for a slot, in multiples of DELIVERY_CONCURRENCY, beyond which fan-out's
+ * first attempts go to Redis in batch jobs instead of being handed over here (handOverHere).
+ */
+const HAND_OVER_WAITING_FACTOR = 10;
+
 interface Parked {
   deliveryId: string;
   attempt: number;
@@ -82,6 +88,8 @@ export class DeliveryProcessor implements OnModuleInit, BeforeApplicationShutdow
   private recordingTotal = 0;
   private readonly recording = new Map<string, number>();
   private stopping = false;
+  /** Whether this process's role runs delivery attempts. */
+  private readonly runsAttempts: boolean;
   /** Each endpoint's limit of requests in flight from this worker. */
   readonly limits: EndpointConcurrency;
 
@@ -91,6 +99,7 @@ export class DeliveryProcessor implements OnModuleInit, BeforeApplicationShutdow
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly work: BackgroundWork,
   ) {
+    this.runsAttempts = WORKER_ROLES.includes(config.processRole);
     const { endpointConcurrency, endpointConcurrencyMin, endpointConcurrencyMax, concurrency } = config.delivery;
     this.limits = new EndpointConcurrency({
       initial: endpointConcurrency,
@@ -115,6 +124,7 @@ export class DeliveryProcessor implements OnModuleInit, BeforeApplicationShutdow
   /** Parked attempts are dropped (the sweep re-drives them); those already started finish. */
   async beforeApplicationShutdown(): Promise<void> {
     this.stopping = true;
+    this.attempts.forgetFirstAttempts();
     this.parked.clear();
     this.parkedKeys.clear();
     for (const item of this.waiting.splice(0)) item.handedOver(); // due in the database: the sweep re-drives them
@@ -126,9 +136,31 @@ export class DeliveryProcessor implements OnModuleInit, BeforeApplicationShutdow
     return this.parkedKeys.size;
   }
 
+  /** Attempts handed over (by a batch job or by fan-out here) and waiting for a slot, for tests and diagnostics. */
+  waitingCount(): number {
+    return this.waiting.length;
+  }
+
   /** Whether this attempt waits parked here (the sweep does not queue it again). */
   isParked(deliveryId: string, attempt: number): boolean {
     return this.parkedKeys.has(`${deliveryId}:${attempt}`);
+  }
+
+  /**
+   * First attempts that fan-out made in this process, handed over as a batch job's are but with no
+   * job: no round trips to Redis, and the attempts start the moment fan-out has committed. Answers
+   * false, taking none, where this process runs no attempts (PROCESS_ROLE=api), while it stops, or
+   * when more than HAND_OVER_WAITING_FACTOR × DELIVERY_CONCURRENCY attempts already wait for a slot:
+   * the caller puts them in batch jobs then (DeliveryQueue.enqueueBatches), as it did for every fan-out
+   * before. What a worker held this way and did not start before it died is due in the database,
+   * and the sweep re-drives it, as it does a lost batch job's.
+   */
+  handOverHere(batch: AttemptBatchJob['batch']): boolean {
+    const limit = HAND_OVER_WAITING_FACTOR * this.config.delivery.concurrency;
+    if (!this.runsAttempts || this.stopping || this.waiting.length + batch.length > limit) return false;
+    for (const item of batch) this.waiting.push({ ...item, handedOver: () => undefined });
+    this.startWaiting();
+    return true;
   }
 
   async run(job: Job<DeliveryJob>): Promise<AttemptOutcome | 'parked' | 'postponed' | 'handed over'> {

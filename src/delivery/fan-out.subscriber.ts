@@ -5,7 +5,9 @@ import { OutboxRelay } from '../events/outbox-relay';
 import { DeliveriesRepository } from './deliveries.repository';
 import { DeliveryQueue } from './delivery-queue';
 import { holdFanOutShared } from './fan-out-lock.sql';
-import { PayloadVariants } from './payloads';
+import { PayloadVariants, StoredPayload } from './payloads';
+import { DeliveryProcessor } from './delivery.processor';
+import { ClaimedEndpoint, DeliveryAttemptsService, FirstAttempt } from './delivery-attempts.service';
 import { PayloadMode } from '../webhooks/webhook.types';
 
 /** An endpoint as a delivery row is made for it: its id, owner and payload shape. */
@@ -32,6 +34,8 @@ export class FanOutSubscriber implements OnModuleInit {
     private readonly relay: OutboxRelay,
     private readonly deliveries: DeliveriesRepository,
     private readonly queue: DeliveryQueue,
+    private readonly processor: DeliveryProcessor,
+    private readonly attempts: DeliveryAttemptsService,
   ) {}
 
   onModuleInit(): void {
@@ -43,12 +47,20 @@ export class FanOutSubscriber implements OnModuleInit {
     // commit, or this batch waits for it and sees it (fan-out-lock.sql.ts).
     await holdFanOutShared(manager);
     const targets = await this.deliveries.fanOutTargets(manager, events);
+    const readAt = Date.now();
     const byId = new Map(events.map((e) => [e.id, e]));
     return this.insert(
       manager,
       targets.map((t) => ({
         event: byId.get(t.outbox_id)!,
-        endpoint: { id: t.endpoint_id, userId: t.user_id, mode: t.mode, messageHistoryCount: t.message_history_count },
+        endpoint: {
+          id: t.endpoint_id,
+          userId: t.user_id,
+          mode: t.mode,
+          messageHistoryCount: t.message_history_count,
+          // A subscription's endpoint is sent what its claim computes (its cursor's watermark).
+          ...(t.purpose === 'webhook' ? { sending: { ...t, status: 'active' as const }, readAt } : {}),
+        },
       })),
     );
   }
@@ -67,8 +79,14 @@ export class FanOutSubscriber implements OnModuleInit {
     );
   }
 
-  /** One delivery row per (event, endpoint), payloads shared by variant, enqueued after the commit. */
-  private async insert(manager: EntityManager, pairs: Array<{ event: PublishedEvent; endpoint: FanOutEndpoint }>): Promise<() => Promise<void>> {
+  /**
+   * One delivery row per (event, endpoint), payloads shared by variant; after the commit, their
+   * first attempts are handed to this process's worker (DeliveryProcessor.handOverHere) or, where
+   * it runs none or has enough waiting, put in batch jobs. The attempts of endpoints read here
+   * (`sending`) go with what sending them needs, so their claim need not read it again
+   * (FirstAttempt).
+   */
+  private async insert(manager: EntityManager, pairs: Array<{ event: PublishedEvent; endpoint: ReadEndpoint }>): Promise<() => Promise<void>> {
     if (pairs.length === 0) return async () => undefined;
     const payloads = new PayloadVariants();
     const rows = pairs.map(({ event, endpoint }) => ({
@@ -82,7 +100,58 @@ export class FanOutSubscriber implements OnModuleInit {
       createdAt: event.occurredAt,
       traceParent: event.traceParent,
     }));
-    const inserted = await this.deliveries.insertFannedOut(manager, payloads.distinct(), rows);
-    return () => this.queue.enqueueBatches(inserted.map((r) => ({ deliveryId: r.id, endpointId: r.endpoint_id, attempt: 1 })));
+    const stored = payloads.distinct();
+    const inserted = await this.deliveries.insertFannedOut(manager, stored, rows);
+    const firstAttempts = this.firstAttempts(pairs, inserted, stored, rows);
+    const batch = inserted.map((r) => ({ deliveryId: r.id, endpointId: r.endpoint_id, attempt: 1 }));
+    return async () => {
+      if (firstAttempts.length > 0) this.attempts.keepFirstAttempts(firstAttempts);
+      if (!this.processor.handOverHere(batch)) await this.queue.enqueueBatches(batch);
+    };
   }
+
+  /** What sending each inserted delivery to an endpoint read here needs, its payload parsed once per variant. */
+  private firstAttempts(
+    pairs: Array<{ event: PublishedEvent; endpoint: ReadEndpoint }>,
+    inserted: Array<{ id: string; endpoint_id: string; event_id: string; source_event_id: string }>,
+    stored: StoredPayload[],
+    rows: Array<{ digest: string }>,
+  ): FirstAttempt[] {
+    if (!pairs.some((p) => p.endpoint.sending)) return [];
+    const byPair = new Map(pairs.map((pair, i) => [`${pair.event.id}:${pair.endpoint.id}`, { ...pair, digest: rows[i].digest }]));
+    const json = new Map(stored.map((p) => [p.digest, p.json]));
+    const parsed = new Map<string, object>();
+    const attempts: FirstAttempt[] = [];
+    for (const row of inserted) {
+      const pair = byPair.get(`${row.source_event_id}:${row.endpoint_id}`);
+      const { sending, readAt } = pair?.endpoint ?? {};
+      if (!pair || !sending || readAt === undefined) continue;
+      let data = parsed.get(pair.digest);
+      if (!data) parsed.set(pair.digest, (data = JSON.parse(json.get(pair.digest)!) as object));
+      attempts.push({
+        readAt,
+        endpoint: sending,
+        delivery: {
+          id: row.id,
+          eventId: row.event_id,
+          endpointId: row.endpoint_id,
+          userId: pair.endpoint.userId,
+          eventType: pair.event.type,
+          mode: pair.endpoint.mode,
+          data,
+          eventCreatedAt: pair.event.occurredAt,
+          traceParent: pair.event.traceParent,
+          sourceEventId: row.source_event_id,
+          subscription: null,
+        },
+      });
+    }
+    return attempts;
+  }
+}
+
+/** An endpoint as fan-out read it: with what sending to it needs, when read in fan-out's transaction. */
+interface ReadEndpoint extends FanOutEndpoint {
+  sending?: ClaimedEndpoint;
+  readAt?: number;
 }

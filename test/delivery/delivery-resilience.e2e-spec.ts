@@ -1,6 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { fixtureEvent } from '../fixtures/events';
+import { DeliveryQueue } from '../../src/delivery/delivery-queue';
 import {
   closeDeliveryTestApp,
   createDeliveryTestApp,
@@ -74,7 +75,7 @@ describe('resilience: Redis outage', () => {
     await receiver.stop();
   });
 
-  it('events published while Redis is down commit at once and are all delivered after it returns', async () => {
+  it('events published while Redis is down commit at once and are all delivered, without Redis', async () => {
     const { endpoint } = await register(t, s.apiKey, { url: `${base}/outage`, events: ['contact.merged'] });
     const event = fixtureEvent('contact.merged', { orgId: s.orgId, lineId: null });
     await publish(t, event);
@@ -93,14 +94,24 @@ describe('resilience: Redis outage', () => {
     expect(count).toBe(20);
 
     // An outage long enough for the relay (polling every 200 ms) and the sweep (every 500 ms) to
-    // run into it several times; the events must wait for Redis, not be lost or go out without it.
+    // run into it several times. Fan-out hands its first attempts to the worker of its own process
+    // (this app is PROCESS_ROLE=all), which needs no Redis to send them: they go out during the
+    // outage, and none is lost or sent twice.
     await sleep(OUTAGE_MS);
-
-    const restartedAt = Date.now();
-    redis = await startRedis(redisPort);
     await waitForRequests(receiver, '/outage', 21, 30_000);
-    // Nothing went out while Redis was down: every event of the outage arrived after it was back.
-    expect(requestsTo(receiver, '/outage').filter((r) => r.receivedAt >= killedAt && r.receivedAt < restartedAt)).toEqual([]);
+    expect(requestsTo(receiver, '/outage').filter((r) => r.receivedAt >= killedAt)).toHaveLength(20);
+    redis = await startRedis(redisPort);
+    // The queue's connections are back before the app closes (Bull's close waits for them).
+    const queue = t.app.get(DeliveryQueue).queue;
+    await waitUntil(
+      () =>
+        queue.getJobCounts().then(
+          () => true,
+          () => false,
+        ),
+      'the delivery queue to answer again',
+      { timeoutMs: 30_000 },
+    );
 
     const rows: Array<{ source_event_id: string; event_id: string }> = await t.db.query(
       'SELECT source_event_id::text, event_id FROM webhook_deliveries WHERE endpoint_id = $1 AND source_event_id = ANY($2::bigint[])',

@@ -137,7 +137,7 @@ export async function afterPendingRetries(t: DeliveryTestApp): Promise<void> {
 
 /**
  * Waits until the delivery engine of this app has nothing to run now: no attempt job waiting or
- * running, and none parked in the worker. Delayed jobs (retries) may remain; a delivery whose
+ * running, and none parked or waiting for a slot in the worker. Delayed jobs (retries) may remain; a delivery whose
  * retry is still to come shows as 'retrying'.
  */
 export async function waitDeliveryIdle(t: DeliveryTestApp, timeoutMs = 15_000): Promise<void> {
@@ -146,7 +146,7 @@ export async function waitDeliveryIdle(t: DeliveryTestApp, timeoutMs = 15_000): 
   await waitUntil(
     async () => {
       const counts = await queue.getJobCounts();
-      return counts.waiting + counts.active === 0 && processor.parkedCount() === 0;
+      return counts.waiting + counts.active === 0 && processor.parkedCount() === 0 && processor.waitingCount() === 0;
     },
     'the delivery queue to be idle',
     { timeoutMs },
