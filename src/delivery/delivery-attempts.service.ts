@@ -158,15 +158,33 @@ export class DeliveryAttemptsService implements OnModuleInit {
    * beyond FIRST_ATTEMPTS_KEPT are claimed as any other attempt.
    */
   keepFirstAttempts(attempts: FirstAttempt[]): void {
+    this.forgetStaleFirstAttempts();
     for (const first of attempts) {
       if (this.firstAttempts.size >= FIRST_ATTEMPTS_KEPT) return;
       this.firstAttempts.set(first.delivery.id, first);
     }
   }
 
-  /** Forgets the first attempts kept (at shutdown: what was not started is swept and claimed as any other). */
-  forgetFirstAttempts(): void {
-    this.firstAttempts.clear();
+  /**
+   * Forgets these first attempts (they went to Redis instead), or all of them (at shutdown: what
+   * was not started is swept and claimed as any other).
+   */
+  forgetFirstAttempts(attempts?: FirstAttempt[]): void {
+    if (!attempts) this.firstAttempts.clear();
+    else for (const first of attempts) this.firstAttempts.delete(first.delivery.id);
+  }
+
+  /**
+   * Drops what is kept for first attempts that have waited past FIRST_ATTEMPT_FRESH_MS (parked
+   * behind their endpoint's limit, say): their claim reads everything again anyway. Oldest first:
+   * the map keeps the order they were kept in, which is the order fan-out read them.
+   */
+  private forgetStaleFirstAttempts(): void {
+    const oldest = Date.now() - FIRST_ATTEMPT_FRESH_MS;
+    for (const [id, first] of this.firstAttempts) {
+      if (first.readAt >= oldest) return;
+      this.firstAttempts.delete(id);
+    }
   }
 
   /**

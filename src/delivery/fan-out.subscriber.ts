@@ -105,8 +105,11 @@ export class FanOutSubscriber implements OnModuleInit {
     const firstAttempts = this.firstAttempts(pairs, inserted, stored, rows);
     const batch = inserted.map((r) => ({ deliveryId: r.id, endpointId: r.endpoint_id, attempt: 1 }));
     return async () => {
-      if (firstAttempts.length > 0) this.attempts.keepFirstAttempts(firstAttempts);
-      if (!this.processor.handOverHere(batch)) await this.queue.enqueueBatches(batch);
+      // Kept first: an attempt the hand-over starts looks for its own at once.
+      this.attempts.keepFirstAttempts(firstAttempts);
+      if (this.processor.handOverHere(batch)) return;
+      this.attempts.forgetFirstAttempts(firstAttempts);
+      await this.queue.enqueueBatches(batch);
     };
   }
 
