@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
@@ -5,6 +6,17 @@ import { ProbeDatabase } from '../health/readiness-checks';
 
 /** The partitioned tables of the delivery log, in the order a day is dropped (attempts and payloads before their deliveries). */
 export const DELIVERY_LOG_TABLES = ['webhook_delivery_attempts', 'webhook_deliveries', 'webhook_payloads'] as const;
+
+/** PostgreSQL's SQLSTATE when lock_timeout ran out. */
+const LOCK_NOT_AVAILABLE = '55P03';
+
+/**
+ * How long dropping one foreign key of a detached day may wait for the lock on the table it
+ * references (every statement that needs that table queues behind the wait), and how often it
+ * tries, 100 ms more apart each time (about 20 s in all), before retention gives up until its next run.
+ */
+const FOREIGN_KEY_LOCK_TIMEOUT_MS = 50;
+const FOREIGN_KEY_DROP_TRIES = 20;
 
 /** One partition of webhook_deliveries: a UTC day (`day` = YYYYMMDD) or the history, and its bounds. */
 export interface DeliveryLogPartition {
@@ -70,8 +82,9 @@ export class DeliveryLogPartitionsRepository {
   /**
    * Drops the day (`YYYYMMDD` or 'history') from the three tables: each partition detached with
    * DETACH PARTITION ... CONCURRENTLY (outside a transaction: it never holds an ACCESS EXCLUSIVE
-   * lock on the parent, so deliveries go on), then dropped. A detach interrupted before is
-   * finalized; a day already gone is skipped, so a retry after a crash finishes the work.
+   * lock on the parent, so deliveries go on), its foreign keys dropped one by one
+   * (dropForeignKeys), then the table. A detach interrupted before is finalized; a day already
+   * gone is skipped, so a retry after a crash finishes the work.
    */
   async drop(day: string): Promise<void> {
     for (const table of DELIVERY_LOG_TABLES) {
@@ -82,7 +95,42 @@ export class DeliveryLogPartitionsRepository {
       );
       if (state?.pending) await this.dataSource.query(`ALTER TABLE ${table} DETACH PARTITION ${partition} FINALIZE`);
       else if (state) await this.dataSource.query(`ALTER TABLE ${table} DETACH PARTITION ${partition} CONCURRENTLY`);
+      await this.dropForeignKeys(partition);
       await this.dataSource.query(`DROP TABLE IF EXISTS ${partition}`);
+    }
+  }
+
+  /**
+   * Drops the foreign keys of a detached partition (a deliveries day's, to webhook_endpoints and
+   * users), each in a statement of its own that waits at most FOREIGN_KEY_LOCK_TIMEOUT_MS for
+   * its referenced table's lock, and tries again later when that ran out. Dropping the table with
+   * them took an ACCESS EXCLUSIVE lock on each referenced table in one transaction: it waited
+   * behind every open transaction that had checked a delivery's endpoint, every statement on
+   * those tables queued behind it (inserts of deliveries waited 1 s), and holding the lock on
+   * users while waiting for webhook_endpoints it deadlocked with an insert (bench
+   * --partition-drop, docs/BENCHMARKS.md).
+   */
+  private async dropForeignKeys(partition: string): Promise<void> {
+    const keys: Array<{ name: string }> = await this.dataSource.query(
+      `SELECT conname AS name FROM pg_constraint WHERE conrelid = to_regclass($1) AND contype = 'f' ORDER BY conname`,
+      [partition],
+    );
+    for (const { name } of keys) {
+      for (let tries = 1; ; tries += 1) {
+        try {
+          // One statement, its own transaction: the timeout is set for it alone.
+          await this.dataSource.query(
+            `DO $drop$ BEGIN
+               PERFORM set_config('lock_timeout', '${FOREIGN_KEY_LOCK_TIMEOUT_MS}ms', true);
+               ALTER TABLE ${partition} DROP CONSTRAINT IF EXISTS "${name.replace(/"/g, '""')}";
+             END $drop$`,
+          );
+          break;
+        } catch (error) {
+          if ((error as { code?: string }).code !== LOCK_NOT_AVAILABLE || tries >= FOREIGN_KEY_DROP_TRIES) throw error;
+          await sleep(100 * tries);
+        }
+      }
     }
   }
 }

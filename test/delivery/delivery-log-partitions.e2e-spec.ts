@@ -1,6 +1,7 @@
 import { Clock } from '../../src/common/clock';
 import { DeliveryLogPartitions } from '../../src/delivery/delivery-log-partitions';
 import { DeliveryLogRetention } from '../../src/delivery/delivery-log-retention';
+import { DeliveryLogPartitionsRepository } from '../../src/delivery/delivery-log-partitions.repository';
 import { DeliveriesRepository } from '../../src/delivery/deliveries.repository';
 import { DeliveryAttemptsRepository } from '../../src/delivery/delivery-attempts.repository';
 import { deliveryById } from '../../src/delivery/delivery-ids';
@@ -8,6 +9,7 @@ import { closeDeliveryTestApp, createDeliveryTestApp, DeliveryTestApp, FakeClock
 import { toolOk } from '../support/mcp';
 import { TestReceiver } from '../support/receiver';
 import { createSession, Session } from '../support/session';
+import { waitUntil } from '../support/wait';
 
 const DAY_MS = 86_400_000;
 
@@ -300,5 +302,43 @@ describe('delivery log partitions', () => {
     expect(await present(later.id)).toBe(1);
     // A delivery dated in the dropped day cannot be stored: there is no DEFAULT partition.
     await expect(deliveryAt(new Date(firstDay.getTime() + 5_000))).rejects.toThrow(/no partition/);
+  });
+
+  it("dropping a day never queues readers of the endpoints behind a transaction that checked a delivery's endpoint", async () => {
+    // The last day made ahead, with a finished delivery in it.
+    const partitions = await t.app.get(DeliveryLogPartitionsRepository).list();
+    const last = partitions[partitions.length - 1];
+    await deliveryAt(new Date(last.from!.getTime() + 3_600_000));
+    // What an insert of a delivery holds until its transaction ends: its endpoint's row, FOR KEY SHARE.
+    const holder = t.db.createQueryRunner();
+    await holder.connect();
+    await holder.startTransaction();
+    await holder.query('SELECT 1 FROM webhook_endpoints WHERE id = $1 FOR KEY SHARE', [endpointId]);
+    const dropping = t.app.get(DeliveryLogPartitionsRepository).drop(last.day);
+    try {
+      // The day is detached, and dropping it waits for the endpoints' lock the holder keeps from it.
+      await waitUntil(
+        async () =>
+          !(await tableExists(`webhook_deliveries_p${last.day}`)) ||
+          (await t.db.query(`SELECT count(*)::int AS n FROM pg_locks WHERE relation = 'webhook_endpoints'::regclass AND NOT granted`))[0].n > 0,
+        'the drop to wait for the lock on webhook_endpoints',
+        { intervalMs: 5 },
+      );
+      expect(await tableExists(`webhook_deliveries_p${last.day}`)).toBe(true);
+      // Meanwhile the endpoints are read as usual: a wait for the lock gives up within 50 ms, so
+      // nothing queues behind it until the holder ends (the whole table dropped at once queued them all).
+      for (let i = 0; i < 5; i++) {
+        const [{ n }] = await t.db.transaction(async (m) => {
+          await m.query(`SET LOCAL statement_timeout = '2s'`);
+          return m.query('SELECT count(*)::int AS n FROM webhook_endpoints');
+        });
+        expect(n).toBeGreaterThan(0);
+      }
+    } finally {
+      await holder.commitTransaction();
+      await holder.release();
+    }
+    await dropping;
+    for (const table of ['webhook_deliveries', 'webhook_delivery_attempts', 'webhook_payloads']) expect(await tableExists(`${table}_p${last.day}`)).toBe(false);
   });
 });
