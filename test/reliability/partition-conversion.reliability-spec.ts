@@ -274,7 +274,11 @@ interface Probe {
       extra.push(newApi);
       const newWorker = await ServiceProcess.start({ name: 'partconv-worker-new', role: 'worker', env: { LOG_LEVEL: 'info', ...stack.env } });
       extra.push(newWorker);
+      // Drained as a load balancer would: new requests go to the new build, and the old api stops
+      // once those already sent to it are answered (stopping it under them reset one in a CI run).
+      const sentToOld = [...inFlight];
       target = newApi;
+      await Promise.all(sentToOld);
       const oldErrors = [...oldApi.errorLines(), ...oldWorker.errorLines()];
       // The old build's warnings after the migration (a relay that fails is retried: a warning).
       const oldRetries = oldWorker.warningLines().filter((l) => /relay failed/.test(l) && Number(/"time":(\d+)/.exec(l)?.[1]) >= migrationStarted);
