@@ -128,6 +128,7 @@ export function retryAfterOf(error: unknown): number | null {
 const UNIQUE_VIOLATION = '23505';
 const FOREIGN_KEY_VIOLATION = '23503';
 const UNDEFINED_TABLE = '42P01';
+const LOCK_NOT_AVAILABLE = '55P03';
 
 /** True when a database error is PostgreSQL's unique violation on the named index. */
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
@@ -146,6 +147,12 @@ export function isForeignKeyViolation(error: unknown): boolean {
 export function isUndefinedTable(error: unknown): boolean {
   const e = error as { code?: string; driverError?: { code?: string } };
   return (e?.driverError?.code ?? e?.code) === UNDEFINED_TABLE;
+}
+
+/** True when a database error is PostgreSQL's lock_not_available: a statement's lock_timeout ran out. */
+export function isLockNotAvailable(error: unknown): boolean {
+  const e = error as { code?: string; driverError?: { code?: string } };
+  return (e?.driverError?.code ?? e?.code) === LOCK_NOT_AVAILABLE;
 }
 
 /** Network errors and PostgreSQL states that mean "the database cannot be reached right now". */

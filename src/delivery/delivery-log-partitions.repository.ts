@@ -2,13 +2,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { isLockNotAvailable } from '../common/errors';
 import { ProbeDatabase } from '../health/readiness-checks';
 
 /** The partitioned tables of the delivery log, in the order a day is dropped (attempts and payloads before their deliveries). */
 export const DELIVERY_LOG_TABLES = ['webhook_delivery_attempts', 'webhook_deliveries', 'webhook_payloads'] as const;
-
-/** PostgreSQL's SQLSTATE when lock_timeout ran out. */
-const LOCK_NOT_AVAILABLE = '55P03';
 
 /**
  * How long dropping one foreign key of a detached day may wait for the lock on the table it
@@ -127,7 +125,7 @@ export class DeliveryLogPartitionsRepository {
           );
           break;
         } catch (error) {
-          if ((error as { code?: string }).code !== LOCK_NOT_AVAILABLE || tries >= FOREIGN_KEY_DROP_TRIES) throw error;
+          if (!isLockNotAvailable(error) || tries >= FOREIGN_KEY_DROP_TRIES) throw error;
           await sleep(100 * tries);
         }
       }
