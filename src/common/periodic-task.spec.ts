@@ -23,4 +23,24 @@ describe('PeriodicTask', () => {
     await third;
     expect(runs).toBe(2);
   });
+
+  it('stops only once the run under way has ended', async () => {
+    const logger = { warn: jest.fn() } as unknown as Logger;
+    let release!: () => void;
+    let ended = false;
+    const task = new PeriodicTask('probe', logger, async () => {
+      await new Promise<void>((resolve) => (release = resolve));
+      ended = true;
+    });
+    task.start(60_000);
+    void task.runOnce();
+    let stopped = false;
+    const stopping = task.stop().then(() => (stopped = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(stopped).toBe(false);
+    release();
+    await stopping;
+    expect(ended).toBe(true);
+    await expect(task.stop()).resolves.toBeUndefined();
+  });
 });

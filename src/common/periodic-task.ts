@@ -16,12 +16,21 @@ export class PeriodicTask {
   ) {}
 
   start(intervalMs: number): void {
-    this.stop();
+    this.clearTimer();
     this.timer = setInterval(() => void this.runOnce(), intervalMs);
     this.timer.unref();
   }
 
-  stop(): void {
+  /**
+   * No further run starts on the timer; resolves once the run under way, if any, has ended, so
+   * that what the run still writes is written before the database it writes to closes.
+   */
+  stop(): Promise<void> {
+    this.clearTimer();
+    return this.running ?? Promise.resolve();
+  }
+
+  private clearTimer(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
   }

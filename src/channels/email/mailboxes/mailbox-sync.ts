@@ -88,9 +88,12 @@ export class MailboxSync implements OnModuleInit {
     void this.task.runOnce();
   }
 
-  /** Stops claiming, and ends every session (logged out, its lease released). */
+  /**
+   * Stops claiming, and ends every session (logged out, its lease released): the sessions a tick
+   * under way still starts too, which is why the tick is awaited first.
+   */
   async stop(): Promise<void> {
-    this.task.stop();
+    await this.task.stop();
     await Promise.all([...this.sessions.values()].map((session) => this.end(session)));
   }
 
@@ -189,7 +192,7 @@ class MailboxSession {
         return;
       } catch (error) {
         if (this.stopped) return;
-        if ((await this.failed(error)) === 'stop') return;
+        if ((await this.failedOrRetry(error)) === 'stop' || this.stopped) return;
         await this.sleep(Math.min(RETRY_DELAYS_MS[Math.min(failures, RETRY_DELAYS_MS.length - 1)], this.config.retryMaxSeconds * 1000));
         failures += 1;
       }
@@ -354,6 +357,22 @@ class MailboxSession {
     });
     this.wake = undefined;
     if (!idle && client.usable) await client.noop();
+  }
+
+  /**
+   * `failed`, but a failure to record the failure (the database away too) is logged and retried:
+   * the session never ends in a rejection nobody handles, which would end the process.
+   */
+  private async failedOrRetry(error: unknown): Promise<'retry' | 'stop'> {
+    try {
+      return await this.failed(error);
+    } catch (recordError) {
+      if (!this.stopped)
+        this.deps.logger.warn(
+          `mailbox of line ${this.lineId}: its failure could not be recorded, will retry: ${errorText(recordError) || String(recordError)}`,
+        );
+      return 'retry';
+    }
   }
 
   /** Applies the health rules to a failed connection or sync; answers whether to retry. */
