@@ -1,4 +1,4 @@
-import { check, defineSlice, derive, text } from '../config/settings';
+import { check, defineSlice, derive, integer, text } from '../config/settings';
 import { hasHashTag, parseRedisUrl } from '../config/redis-url';
 
 const redisUrl = text('REDIS_URL', { required: true }).to((url) => {
@@ -21,6 +21,8 @@ export const queueConfig = defineSlice(
     redisUrl,
     redis: derive([redisUrl], ([url]) => parseRedisUrl(url)),
     queuePrefix,
+    /** How long shutdown waits for the jobs under way before closing the queues without them. */
+    shutdownJobsWaitMs: integer('SHUTDOWN_JOBS_WAIT_SECONDS', { min: 1, max: 3600, default: 25 }).to((seconds) => seconds * 1000),
   },
   [
     check(queuePrefix, [redisUrl], (prefix, url) =>

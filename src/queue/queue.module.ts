@@ -1,5 +1,5 @@
 import { BullModule } from '@nestjs/bull';
-import { BeforeApplicationShutdown, Global, Injectable, Logger, Module, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { BeforeApplicationShutdown, Global, Inject, Injectable, Logger, Module, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
 import Queue from 'bull';
 import { AppConfig } from '../config/app-config';
@@ -97,7 +97,12 @@ export class ServiceQueues {
  */
 @Injectable()
 export class QueuesShutdown implements OnModuleInit, BeforeApplicationShutdown {
-  constructor(private readonly queues: ServiceQueues) {}
+  private readonly logger = new Logger(QueuesShutdown.name);
+
+  constructor(
+    private readonly queues: ServiceQueues,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
   /**
    * Bull leaves open the connections it had from `createClient` (RedisConnections.forBull): each
@@ -107,8 +112,26 @@ export class QueuesShutdown implements OnModuleInit, BeforeApplicationShutdown {
     for (const queue of this.queues.all()) queue.once('close', () => disconnectBullConnections(queue));
   }
 
+  /**
+   * Waits SHUTDOWN_JOBS_WAIT_SECONDS at most for a queue's jobs under way: a job whose Redis
+   * commands hang (its connection reconnecting) kept the process from ever ending. A queue still
+   * waiting then is closed without them, and their jobs run again once their locks expire
+   * (Bull's stalled-job check), which the delivery attempts' leases make safe.
+   */
   async beforeApplicationShutdown(): Promise<void> {
-    await Promise.all(this.queues.all().map((queue) => queue.pause(true)));
+    const waitMs = this.config.shutdownJobsWaitMs;
+    await Promise.all(
+      this.queues.all().map(async (queue) => {
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), waitMs)));
+        const outcome = await Promise.race([queue.pause(true).then(() => 'paused' as const), late]).finally(() => clearTimeout(timer));
+        if (outcome === 'paused') return;
+        this.logger.warn(
+          `queue ${queue.name}: its jobs under way did not end within ${waitMs / 1000} s of shutdown (SHUTDOWN_JOBS_WAIT_SECONDS); closing it without them, they run again once their locks expire`,
+        );
+        await queue.close(true).catch(() => undefined);
+      }),
+    );
   }
 }
 
