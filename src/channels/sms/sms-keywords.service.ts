@@ -5,6 +5,7 @@ import { InboundResult } from '../../conversations/conversations.service';
 import { OutboundService } from '../../conversations/outbound/outbound.service';
 import { LinesRepository } from '../../identity/lines.repository';
 import { KEYWORD_REPLY, KeywordOutcome, OptOutsService } from '../../opt-outs/opt-outs.service';
+import { smsKeywordOf } from '../../opt-outs/sms-keywords';
 import { SmsProvidersRepository } from './sms-providers.repository';
 
 /** An inbound SMS as a carrier delivered it, once recorded. */
@@ -32,6 +33,8 @@ export class SmsKeywordsService {
   ) {}
 
   async afterInbound(sms: ReceivedSms, recorded: InboundResult): Promise<KeywordOutcome | null> {
+    // Most messages are no keyword: they cost no lookup and no transaction (four round trips).
+    if (!smsKeywordOf(sms.body)) return null;
     const line = await this.lines.liveLineByAddress(sms.to, 'PHONE_NUMBER');
     if (!line) return null;
     const providerAnswers = (await this.providers.find(line.id)) !== null;
