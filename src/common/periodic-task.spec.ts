@@ -24,23 +24,24 @@ describe('PeriodicTask', () => {
     expect(runs).toBe(2);
   });
 
-  it('stops only once the run under way has ended', async () => {
+  it('stop() ends the timer at once; settled() resolves once the run under way has ended', async () => {
     const logger = { warn: jest.fn() } as unknown as Logger;
     let release!: () => void;
-    let ended = false;
+    let runs = 0;
     const task = new PeriodicTask('probe', logger, async () => {
+      runs += 1;
       await new Promise<void>((resolve) => (release = resolve));
-      ended = true;
     });
-    task.start(60_000);
+    task.start(10);
     void task.runOnce();
-    let stopped = false;
-    const stopping = task.stop().then(() => (stopped = true));
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(stopped).toBe(false);
+    task.stop();
+    let settled = false;
+    const settling = task.settled().then(() => (settled = true));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(settled).toBe(false);
     release();
-    await stopping;
-    expect(ended).toBe(true);
-    await expect(task.stop()).resolves.toBeUndefined();
+    await settling;
+    expect(runs).toBe(1); // no run started on the timer after stop()
+    await expect(task.settled()).resolves.toBeUndefined();
   });
 });

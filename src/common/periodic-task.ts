@@ -16,23 +16,24 @@ export class PeriodicTask {
   ) {}
 
   start(intervalMs: number): void {
-    this.clearTimer();
+    this.stop();
     this.timer = setInterval(() => void this.runOnce(), intervalMs);
     this.timer.unref();
   }
 
-  /**
-   * No further run starts on the timer; resolves once the run under way, if any, has ended, so
-   * that what the run still writes is written before the database it writes to closes.
-   */
-  stop(): Promise<void> {
-    this.clearTimer();
-    return this.running ?? Promise.resolve();
-  }
-
-  private clearTimer(): void {
+  /** No further run starts on the timer; a run under way goes on (settled() waits for it). */
+  stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+  }
+
+  /**
+   * Resolves once the run under way, if any, has ended. Not waited for at shutdown in general: a
+   * retention run can take minutes, and what it does not finish the next run does. A task whose
+   * run starts work that must itself be stopped (the mailbox sync's sessions) waits for it.
+   */
+  settled(): Promise<void> {
+    return this.running ?? Promise.resolve();
   }
 
   /** A run now, or the end of the one under way. Never rejects: a failure is logged. */

@@ -93,7 +93,8 @@ export class MailboxSync implements OnModuleInit {
    * under way still starts too, which is why the tick is awaited first.
    */
   async stop(): Promise<void> {
-    await this.task.stop();
+    this.task.stop();
+    await this.task.settled();
     await Promise.all([...this.sessions.values()].map((session) => this.end(session)));
   }
 
