@@ -55,7 +55,6 @@ const HELP = `Usage: npm run bench -- [options]
   --rate R                 scenario 1 pass 2: inbound events per second (default 200)
   --backlog N              scenario 4: deliveries waiting in retry (default 100000; 10000 with --quick)
   --backlog-cap N          saturation passes: most deliveries owed at once (default 2000)
-  --drain-events N         scenario 6 pass 3: events in the backlog drained (default 10000; 5000 with --quick)
   --sms-bytes N            inbound SMS text length (default 160)
   --mode concise|verbose   payload mode of the endpoints (default concise)
   --timeout-ms N           scenario 2: DELIVERY_TIMEOUT_MS (default 10000; 2000 with --quick)
@@ -116,7 +115,6 @@ function parseArgs(argv: string[]): Options {
     '--rate',
     '--backlog',
     '--backlog-cap',
-    '--drain-events',
     '--sms-bytes',
     '--mode',
     '--timeout-ms',
@@ -162,7 +160,6 @@ function parseArgs(argv: string[]): Options {
     rate: Math.max(1, num('--rate', 200)),
     backlog: Math.max(10, num('--backlog', quick ? 10_000 : 100_000)),
     backlogCap: Math.max(100, num('--backlog-cap', 2000)),
-    drainEvents: Math.max(100, num('--drain-events', quick ? 5_000 : 10_000)),
     smsBytes: Math.max(1, num('--sms-bytes', 160)),
     mode,
     failOkEvery: num('--fail-ok-every', 50),

@@ -1,4 +1,3 @@
-import type { DrainResult } from '../scenarios/passes';
 import { CpuReport } from './monitor';
 import { Receiver } from './receiver-client';
 import { Service, ServiceSecrets, startService } from './service';
@@ -20,8 +19,6 @@ export interface Options {
   backlog: number;
   /** Max deliveries owed but not yet arrived during saturation passes (flow control). */
   backlogCap: number;
-  /** Scenario 6 pass 3: inbound events (one delivery each) in the backlog that is drained. */
-  drainEvents: number;
   smsBytes: number;
   mode: 'concise' | 'verbose';
   /** The receiver answers 2xx to every N-th request of a failing/hanging endpoint (0: never). */
@@ -267,8 +264,6 @@ export interface Scenario6Result {
   saturation: SaturationResult;
   /** Ingest as fast as it goes, no flow control: do deliveries keep pace? */
   unthrottled: SaturationResult;
-  /** The delivery side alone: a paused queue of first attempts, resumed and drained. */
-  drain?: DrainResult;
 }
 
 /** Scenario 7: inbound SMS with no endpoint subscribed (ingest alone), from many senders and from one. */

@@ -243,10 +243,6 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
     out.push(
       `| 6 One endpoint | saturation deliveries/s, paced by ingest (one event, one delivery) | ≥ ${fmtNum(TARGETS.oneEndpointDeliveriesPerSec)} | ${fmtNum(s6.saturation.deliveriesPerSec)} | ${status(s6.saturation.deliveriesPerSec >= TARGETS.oneEndpointDeliveriesPerSec)} |`,
     );
-    if (s6.drain)
-      out.push(
-        `| 6 | saturation deliveries/s, delivery side alone (a backlog of ${fmtNum(s6.drain.deliveries)} drained) | ≥ ${fmtNum(TARGETS.oneEndpointDeliveriesPerSec)} | ${fmtNum(s6.drain.deliveriesPerSec)} | ${status(s6.drain.deliveriesPerSec >= TARGETS.oneEndpointDeliveriesPerSec)} |`,
-      );
     out.push(
       `| 6 | ingest unthrottled (${fmtNum(s6.unthrottled.ingestPerSec)} events/s): arrivals ÷ events | ≥ ${fmtPct(TARGETS.oneEndpointKeepPace)} | ${fmtPct(keep)} | ${status(keep >= TARGETS.oneEndpointKeepPace)} |`,
     );
@@ -532,14 +528,6 @@ export function renderMarkdown(results: Results, options: Options, machine: Mach
     out.push('| Pass | deliveries/s (2xx) | attempts/s | ingest events/s | p50 | p95 | p99 | cores used |', '|---|---|---|---|---|---|---|---|');
     out.push(satRow('saturation', s6.saturation), satRow('ingest unthrottled', s6.unthrottled), '');
     out.push(`**What bounds us (pass 1).** ${boundBy(s6.saturation.cpu, cores)}`, '');
-    if (s6.drain) {
-      out.push(
-        `**Pass 3, the delivery side alone.** The delivery queue paused (Bull's global pause), ${fmtNum(s6.drain.deliveries)} inbound SMS ingested and fanned out to the ` +
-          `endpoint, then the queue resumed: ${fmtNum(s6.drain.deliveries)} deliveries arrived in ${s6.drain.seconds.toFixed(1)} s, **${fmtNum(s6.drain.deliveriesPerSec)} deliveries/s**. ` +
-          `${boundBy(s6.drain.cpu, cores)}`,
-        '',
-      );
-    }
   }
   if (s7) {
     out.push('## 7. Ingest alone', '');

@@ -1,11 +1,8 @@
-import Bull from 'bull';
 import { Client } from 'pg';
 import { Pool } from 'undici';
-import { DELIVERY_QUEUE as DELIVERY_QUEUE_NAME } from '../../src/delivery/delivery-queue';
-import { REDIS_URL } from '../lib/infra';
 import { RunContext, BareClientResult, DeliverySplit, FixedRateResult, SaturationResult } from '../lib/context';
 import { IngestTarget, Ingestor } from '../lib/load';
-import { CpuReport, Monitor } from '../lib/monitor';
+import { Monitor } from '../lib/monitor';
 import { Sample } from '../lib/receiver-client';
 import { Service } from '../lib/service';
 import { fmtMs, fmtNum, log, percentilesOf, progress, resetProgress, sleep, waitUntil } from '../lib/util';
@@ -380,77 +377,4 @@ export async function bareClientPass(
     `  ${options.label}: ${fmtNum(result.postsPerSec)} POST/s with ${options.concurrency} in flight (${errors} errors, ${samples.length} captured bodies of ~${fmtNum(result.avgBodyBytes)} B)`,
   );
   return result;
-}
-
-/** What a backlog drain measured: deliveries/s from a queue full of first attempts, nothing else running. */
-export interface DrainResult {
-  label: string;
-  deliveries: number;
-  /** From resuming the queue to the last arrival. */
-  seconds: number;
-  deliveriesPerSec: number;
-  cpu: CpuReport;
-}
-
-/**
- * The delivery side alone, with no ingest to wait for: the delivery queue is paused (Bull's global
- * pause, so the worker takes no job), `events` inbound SMS are ingested and fanned out (their
- * first attempts wait in the paused queue, in batch jobs), then the queue is resumed and the
- * time to the last arrival measured. The backlog must be ingested and drained within the sweep's
- * grace (60 s): older, its rows are due again, and the sweep queues each a second time (the
- * attempt is still sent once, the claim decides, but the work doubles).
- */
-export async function backlogDrainPass(
-  ctx: RunContext,
-  svc: Service,
-  ingest: Ingestor,
-  targets: IngestTarget[],
-  options: { label: string; events: number; fanout: number; queuePrefix: string; timeoutMs: number },
-): Promise<DrainResult> {
-  const queue = new Bull(DELIVERY_QUEUE_NAME, REDIS_URL, { prefix: options.queuePrefix });
-  const db = new Client({ connectionString: ctx.databaseUrl });
-  await db.connect();
-  try {
-    await queue.pause();
-    const before = (await ctx.receiver.progress()).unique;
-    const base = ingest.accepted;
-    const expected = options.events * options.fanout;
-    const ingestStarted = performance.now();
-    await ingest.closedLoop(
-      targets,
-      () => ingest.accepted - base >= options.events,
-      () => true,
-    );
-    // Ingest with nothing delivered meanwhile (the relay still fans out): beside the unthrottled pass, what delivery costs ingest.
-    const ingestSeconds = (performance.now() - ingestStarted) / 1000;
-    log(`  ${options.label}: backlog ingested at ${fmtNum((ingest.accepted - base) / ingestSeconds)} events/s with the delivery queue paused`);
-    const pending = async () => Number((await db.query(`SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'`)).rows[0].n);
-    await waitUntil('fan-out of the backlog', async () => (await pending()) >= expected, options.timeoutMs, 200);
-    const monitor = new Monitor(ctx.database, procsOf(ctx, svc));
-    await monitor.start();
-    const started = performance.now();
-    await queue.resume();
-    let lastArrival = started;
-    await waitUntil(
-      'backlog drained',
-      async () => {
-        const unique = (await ctx.receiver.progress()).unique - before;
-        progress(`  … ${options.label}: ${fmtNum(unique)} of ${fmtNum(expected)} delivered`);
-        if (unique > 0) lastArrival = performance.now();
-        return unique >= expected;
-      },
-      options.timeoutMs,
-      50,
-    );
-    const cpu = await monitor.stop();
-    resetProgress();
-    const seconds = (lastArrival - started) / 1000;
-    const result: DrainResult = { label: options.label, deliveries: expected, seconds, deliveriesPerSec: expected / seconds, cpu };
-    log(`  ${options.label}: ${fmtNum(expected)} deliveries in ${seconds.toFixed(1)} s, ${fmtNum(result.deliveriesPerSec)} deliveries/s`);
-    return result;
-  } finally {
-    await queue.resume().catch(() => undefined);
-    await queue.close().catch(() => undefined);
-    await db.end().catch(() => undefined);
-  }
 }
