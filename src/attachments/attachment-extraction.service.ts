@@ -3,6 +3,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { JobOptions, Queue } from 'bull';
 import { DataSource, EntityManager } from 'typeorm';
+import { settlesWithin } from '../common/settles-within';
 import { wellFormedCopy } from '../common/well-formed';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -99,12 +100,7 @@ export class AttachmentExtractionService {
           .catch((error: unknown) => this.logger.warn(`could not enqueue extraction of attachment ${attachmentId}: ${(error as Error).message}`)),
       ),
     );
-    let timer: NodeJS.Timeout | undefined;
-    const waited = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, ENQUEUE_WAIT_MS);
-    });
-    await Promise.race([added, waited]);
-    clearTimeout(timer);
+    await settlesWithin(added, ENQUEUE_WAIT_MS);
   }
 
   /**

@@ -2,6 +2,7 @@ import { BullModule } from '@nestjs/bull';
 import { BeforeApplicationShutdown, Global, Inject, Injectable, Logger, Module, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
 import Queue from 'bull';
+import { settlesWithin } from '../common/settles-within';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { BackgroundWork } from './background-work';
@@ -122,10 +123,7 @@ export class QueuesShutdown implements OnModuleInit, BeforeApplicationShutdown {
     const waitMs = this.config.shutdownJobsWaitMs;
     await Promise.all(
       this.queues.all().map(async (queue) => {
-        let timer: NodeJS.Timeout | undefined;
-        const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), waitMs)));
-        const outcome = await Promise.race([queue.pause(true).then(() => 'paused' as const), late]).finally(() => clearTimeout(timer));
-        if (outcome === 'paused') return;
+        if (await settlesWithin(queue.pause(true), waitMs)) return;
         this.logger.warn(
           `queue ${queue.name}: its jobs under way did not end within ${waitMs / 1000} s of shutdown (SHUTDOWN_JOBS_WAIT_SECONDS); closing it without them, they run again once their locks expire`,
         );
