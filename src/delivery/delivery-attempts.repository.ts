@@ -7,6 +7,7 @@ import { EndpointStatus } from '../webhooks/webhook.types';
 import { endpointReceivesLine } from './endpoint-receives-line.sql';
 import { subscriptionStillReceives } from '../event-feed/event-subscriptions.sql';
 import { subscriptionWatermark } from './waiting-position.sql';
+import { inFailingRun } from '../webhooks/failing-runs.sql';
 import { isUndefinedTable } from '../common/errors';
 import { byDeliveryLogGroup, createdAtOfId, DeliveryLogGroup, deliveryById, deliveryIn, payloadIn } from './delivery-ids';
 
@@ -77,6 +78,12 @@ export interface SuccessRow {
   statusCode: number;
   responseBody: string;
   endpointId: string;
+}
+
+/** What a record of successes answers: the deliveries recorded, and which of their endpoints were in a failing run. */
+export interface RecordedSuccesses {
+  recorded: Set<string>;
+  inFailingRun: Set<string>;
 }
 
 /** A failed attempt to record, with the delivery's next state. */
@@ -270,25 +277,34 @@ export class DeliveryAttemptsRepository {
    * Records successes in one statement (one commit): the endpoints locked first, KEY SHARE in id
    * order (it conflicts only with deleting one, so successes and failures of an endpoint do not
    * wait for each other), then each attempt row and its delivery marked succeeded. The failing
-   * runs they end are ended after the commit (WebhooksService.endRunsAnsweredBefore). Answers the
-   * deliveries recorded (the others' endpoints were deleted meanwhile, deliveries and all).
+   * runs they end are ended after the commit (WebhooksService.endRunsAnsweredBefore), for the
+   * endpoints this statement found in one (`inFailingRun`). Answers the deliveries recorded (the
+   * others' endpoints were deleted meanwhile, deliveries and all).
    */
-  async recordSuccesses(items: SuccessRow[]): Promise<Set<string>> {
+  async recordSuccesses(items: SuccessRow[]): Promise<RecordedSuccesses> {
     const groups = await this.byDay(items, (item) => item.deliveryId);
-    const recorded = await Promise.all(groups.map(([group, grouped]) => this.recordSuccessesIn(group, grouped).catch(goneWithItsDay([]))));
-    return new Set(recorded.flat());
+    const answers = await Promise.all(groups.map(([group, grouped]) => this.recordSuccessesIn(group, grouped).catch(goneWithItsDay([]))));
+    const rows = answers.flat();
+    return {
+      recorded: new Set(rows.map((r) => r.delivery_id)),
+      inFailingRun: new Set(rows.filter((r) => r.in_failing_run).map((r) => r.endpoint_id)),
+    };
   }
 
-  /** recordSuccesses() of deliveries all in `group`: the ids recorded. */
-  private async recordSuccessesIn(group: DeliveryLogGroup, items: SuccessRow[]): Promise<string[]> {
-    const rows = await queryNamed<Array<{ delivery_id: string }>>(
+  /** recordSuccesses() of deliveries all in `group`: the ids recorded, each with whether its endpoint was in a failing run. */
+  private async recordSuccessesIn(
+    group: DeliveryLogGroup,
+    items: SuccessRow[],
+  ): Promise<Array<{ delivery_id: string; endpoint_id: string; in_failing_run: boolean }>> {
+    return queryNamed(
       this.dataSource.manager,
       plannedPerCall(`WITH input AS (
              SELECT * FROM unnest(:deliveryIds::uuid[], :createdAts::timestamptz[], :attempts::int[], :attemptedAts::timestamptz[], :durations::int[],
                                   :statusCodes::int[], :responseBodies::text[], :endpointIds::uuid[])
                         AS x(delivery_id, created_at, attempt_number, attempted_at, duration_ms, status_code, response_body, endpoint_id)),
-           endpoint AS (SELECT id FROM webhook_endpoints WHERE id IN (SELECT endpoint_id FROM input) ORDER BY id FOR KEY SHARE),
-           live AS (SELECT input.* FROM ${COMMIT_ASYNC}, input JOIN endpoint ON endpoint.id = input.endpoint_id),
+           endpoint AS (SELECT id, ${inFailingRun('webhook_endpoints')} AS in_failing_run FROM webhook_endpoints
+                         WHERE id IN (SELECT endpoint_id FROM input) ORDER BY id FOR KEY SHARE),
+           live AS (SELECT input.*, endpoint.in_failing_run FROM ${COMMIT_ASYNC}, input JOIN endpoint ON endpoint.id = input.endpoint_id),
            attempt AS (
              INSERT INTO ${group.attempts} (delivery_id, delivery_created_at, attempt_number, attempted_at, duration_ms, status_code, response_body)
              SELECT delivery_id, ${ATTEMPT_KEY}, attempt_number, attempted_at, duration_ms, status_code, response_body FROM live
@@ -298,7 +314,7 @@ export class DeliveryAttemptsRepository {
                 SET status = 'succeeded', last_status_code = live.status_code, last_error = NULL, next_attempt_at = NULL, lease_until = NULL, updated_at = now()
                FROM live
               WHERE ${deliveryIn(group, 'd', 'live.delivery_id', 'live.created_at')} AND d.attempt_count = live.attempt_number AND d.status IN ('pending', 'retrying'))
-      SELECT delivery_id FROM live`),
+      SELECT delivery_id, endpoint_id, in_failing_run FROM live`),
       {
         deliveryIds: items.map((i) => i.deliveryId),
         createdAts: items.map((i) => createdAtOfId(i.deliveryId)),
@@ -310,7 +326,6 @@ export class DeliveryAttemptsRepository {
         endpointIds: items.map((i) => i.endpointId),
       },
     );
-    return rows.map((r) => r.delivery_id);
   }
 
   /** Each failed attempt's row and its delivery's next state, in the caller's transaction (endpoints locked first). */

@@ -386,12 +386,12 @@ export class DeliveryAttemptsService implements OnModuleInit {
 
   /**
    * Records a batch of successful attempts in one statement (one commit): each attempt row and its
-   * delivery marked succeeded; then the failing runs they end are ended. Answers,
-   * per item, whether it was recorded (false: its endpoint was deleted meanwhile, and its
-   * deliveries with it). A deadlock with a concurrent disable or delete is retried.
+   * delivery marked succeeded; then the failing runs they end are ended, for the endpoints the
+   * statement found in one. Answers, per item, whether it was recorded (false: its endpoint was
+   * deleted meanwhile, and its deliveries with it). A deadlock with a concurrent disable or delete is retried.
    */
   private async recordSuccessBatch(items: Success[]): Promise<boolean[]> {
-    const recorded = await this.withDeadlockRetry(() =>
+    const { recorded, inFailingRun } = await this.withDeadlockRetry(() =>
       this.repository.recordSuccesses(
         items.map((i) => ({
           deliveryId: i.delivery.id,
@@ -404,7 +404,7 @@ export class DeliveryAttemptsService implements OnModuleInit {
         })),
       ),
     );
-    await this.endFailingRuns(items.filter((i) => recorded.has(i.delivery.id)));
+    await this.endFailingRuns(items.filter((i) => recorded.has(i.delivery.id) && inFailingRun.has(i.delivery.endpointId)));
     return items.map((i) => recorded.has(i.delivery.id));
   }
 

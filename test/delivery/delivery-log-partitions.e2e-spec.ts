@@ -185,10 +185,13 @@ describe('delivery log partitions', () => {
     // A second claim of the same attempts takes nothing: each row's count moved on.
     expect(await attempts.claim([{ deliveryId: fresh.id, attempt: 2 }], new Date(), leaseUntil)).toEqual([]);
 
+    // The endpoint in a failing run: the record says so, for the run to be ended after it.
+    await t.db.query(`UPDATE webhook_endpoints SET consecutive_failures = 3, failing_since = now() WHERE id = $1`, [endpointId]);
     const recorded = await attempts.recordSuccesses([
       { deliveryId: fresh.id, attempt: 2, attemptedAt: new Date(), durationMs: 5, statusCode: 204, responseBody: '', endpointId },
     ]);
-    expect([...recorded]).toEqual([fresh.id]);
+    expect([...recorded.recorded]).toEqual([fresh.id]);
+    expect([...recorded.inFailingRun]).toEqual([endpointId]);
     await t.db.transaction((m) =>
       attempts.recordFailures(m, [
         {
@@ -238,7 +241,7 @@ describe('delivery log partitions', () => {
     const none = await attempts.recordSuccesses([
       { deliveryId: goneId, attempt: 1, attemptedAt: new Date(), durationMs: 5, statusCode: 200, responseBody: '', endpointId },
     ]);
-    expect(none.size).toBe(0);
+    expect(none.recorded.size).toBe(0);
   });
 
   it('/ready says the worker is not ready when the last partition is about to end, and ready again once days are made', async () => {
