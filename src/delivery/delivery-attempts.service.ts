@@ -165,13 +165,9 @@ export class DeliveryAttemptsService implements OnModuleInit {
     }
   }
 
-  /**
-   * Forgets these first attempts (they went to Redis instead), or all of them (at shutdown: what
-   * was not started is swept and claimed as any other).
-   */
-  forgetFirstAttempts(attempts?: FirstAttempt[]): void {
-    if (!attempts) this.firstAttempts.clear();
-    else for (const first of attempts) this.firstAttempts.delete(first.delivery.id);
+  /** Forgets every first attempt kept (at shutdown: what was not started is swept and claimed as any other). */
+  forgetFirstAttempts(): void {
+    this.firstAttempts.clear();
   }
 
   /**

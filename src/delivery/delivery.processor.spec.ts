@@ -55,26 +55,29 @@ describe('DeliveryProcessor parking', () => {
     return { processor, attempts, queue, bull, runBatch, release, started, requeued, turn, stats: () => ({ open, mostOpen }) };
   }
 
-  it("takes fan-out's first attempts with no job while few wait for a slot; where no attempts run, at its bound, or stopping, it takes none", async () => {
+  it("takes fan-out's first attempts with no job up to its bound of waiting ones, the batch's first; where no attempts run, or stopping, it takes none", async () => {
     const { processor, attempts, queue, started, release, turn } = setup();
     const batch = (from: number, count: number) =>
       Array.from({ length: count }, (_, i) => ({ deliveryId: `d${from + i}`, endpointId: `e${from + i}`, attempt: 1 }));
-    expect(processor.handOverHere(batch(0, 6))).toBe(true);
+    expect(processor.handOverHere(batch(0, 6))).toBe(6);
     await turn();
     expect(started).toEqual(['d0', 'd1', 'd2', 'd3']); // CONCURRENCY slots; the rest wait here
     expect(processor.waitingCount()).toBe(2);
-    // Up to ten times DELIVERY_CONCURRENCY waiting (40): 38 more fit, one more does not, and none of that batch is taken.
-    expect(processor.handOverHere(batch(6, 38))).toBe(true);
-    expect(processor.handOverHere(batch(44, 1))).toBe(false);
+    // Up to ten times DELIVERY_CONCURRENCY waiting (40): of 40 more, the first 38 are taken, the rest go to Redis; at the bound none is.
+    expect(processor.handOverHere(batch(6, 40))).toBe(38);
+    expect(processor.handOverHere(batch(46, 1))).toBe(0);
     expect(processor.waitingCount()).toBe(40);
     release.splice(0).forEach((r) => r());
     await turn();
-    expect(started).toHaveLength(8);
+    expect(started).toEqual(['d0', 'd1', 'd2', 'd3', 'd4', 'd5', 'd6', 'd7']);
+    expect(processor.takesHandOvers()).toBe(true);
 
     const api = new DeliveryProcessor(queue, attempts, configAs('api'), new BackgroundWork());
-    expect(api.handOverHere(batch(100, 1))).toBe(false);
+    expect(api.takesHandOvers()).toBe(false);
+    expect(api.handOverHere(batch(100, 1))).toBe(0);
     const stopped = processor.beforeApplicationShutdown();
-    expect(processor.handOverHere(batch(200, 1))).toBe(false);
+    expect(processor.takesHandOvers()).toBe(false);
+    expect(processor.handOverHere(batch(200, 1))).toBe(0);
     expect(processor.waitingCount()).toBe(0); // dropped: due in the database, the sweep re-drives them
     release.splice(0).forEach((r) => r());
     await stopped;

@@ -146,21 +146,28 @@ export class DeliveryProcessor implements OnModuleInit, BeforeApplicationShutdow
     return this.parkedKeys.has(`${deliveryId}:${attempt}`);
   }
 
+  /** Whether fan-out's first attempts may be handed over here (handOverHere): this process runs attempts and is not stopping. */
+  takesHandOvers(): boolean {
+    return this.runsAttempts && !this.stopping;
+  }
+
   /**
    * First attempts that fan-out made in this process, handed over as a batch job's are but with no
-   * job: no round trips to Redis, and the attempts start the moment fan-out has committed. Answers
-   * false, taking none, where this process runs no attempts (PROCESS_ROLE=api), while it stops, or
-   * when more than HAND_OVER_WAITING_FACTOR × DELIVERY_CONCURRENCY attempts already wait for a slot:
-   * the caller puts them in batch jobs then (DeliveryQueue.enqueueBatches), as it did for every fan-out
-   * before. What a worker held this way and did not start before it died is due in the database,
-   * and the sweep re-drives it, as it does a lost batch job's.
+   * job: no round trips to Redis, and the attempts start the moment fan-out has committed. Takes
+   * the batch's first items up to HAND_OVER_WAITING_FACTOR × DELIVERY_CONCURRENCY attempts waiting
+   * for a slot, and answers how many it took: none where this process runs no attempts
+   * (PROCESS_ROLE=api) or while it stops. The caller puts the rest in batch jobs
+   * (DeliveryQueue.enqueueBatches), which any worker may take. A whole batch past the bound went to
+   * Redis before, and its attempts were claimed the full way: a third of scenario 1's
+   * (docs/PERFORMANCE.md, change 31). What a worker held this way and did not start before it
+   * died is due in the database, and the sweep re-drives it, as it does a lost batch job's.
    */
-  handOverHere(batch: AttemptBatchJob['batch']): boolean {
-    const limit = HAND_OVER_WAITING_FACTOR * this.config.delivery.concurrency;
-    if (!this.runsAttempts || this.stopping || this.waiting.length + batch.length > limit) return false;
-    for (const item of batch) this.waiting.push({ ...item, handedOver: () => undefined });
+  handOverHere(batch: AttemptBatchJob['batch']): number {
+    if (!this.takesHandOvers()) return 0;
+    const taken = batch.slice(0, Math.max(0, HAND_OVER_WAITING_FACTOR * this.config.delivery.concurrency - this.waiting.length));
+    for (const item of taken) this.waiting.push({ ...item, handedOver: () => undefined });
     this.startWaiting();
-    return true;
+    return taken.length;
   }
 
   async run(job: Job<DeliveryJob>): Promise<AttemptOutcome | 'parked' | 'postponed' | 'handed over'> {

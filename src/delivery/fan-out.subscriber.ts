@@ -82,7 +82,7 @@ export class FanOutSubscriber implements OnModuleInit {
   /**
    * One delivery row per (event, endpoint), payloads shared by variant; after the commit, their
    * first attempts are handed to this process's worker (DeliveryProcessor.handOverHere) or, where
-   * it runs none or has enough waiting, put in batch jobs. The attempts of endpoints read here
+   * it runs none or past what it takes, put in batch jobs. The attempts of endpoints read here
    * (`sending`) go with what sending them needs, so their claim need not read it again
    * (FirstAttempt).
    */
@@ -105,11 +105,13 @@ export class FanOutSubscriber implements OnModuleInit {
     const firstAttempts = this.firstAttempts(pairs, inserted, stored, rows);
     const batch = inserted.map((r) => ({ deliveryId: r.id, endpointId: r.endpoint_id, attempt: 1 }));
     return async () => {
-      // Kept first: an attempt the hand-over starts looks for its own at once.
+      if (!this.processor.takesHandOvers()) return this.queue.enqueueBatches(batch);
+      // Kept first: an attempt the hand-over starts looks for its own at once. Those that go to
+      // Redis are kept too: this process's worker takes most of their jobs within
+      // FIRST_ATTEMPT_FRESH_MS, and another worker's claim reads everything anyway.
       this.attempts.keepFirstAttempts(firstAttempts);
-      if (this.processor.handOverHere(batch)) return;
-      this.attempts.forgetFirstAttempts(firstAttempts);
-      await this.queue.enqueueBatches(batch);
+      const taken = this.processor.handOverHere(batch);
+      if (taken < batch.length) await this.queue.enqueueBatches(batch.slice(taken));
     };
   }
 

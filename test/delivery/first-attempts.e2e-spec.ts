@@ -135,3 +135,63 @@ describe('first attempts handed over by fan-out', () => {
     expect(at(path)).toHaveLength(1);
   });
 });
+
+describe('first attempts past the hand-over bound', () => {
+  let m: MessagingTestApp;
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => (release = resolve));
+
+  beforeAll(async () => {
+    // One attempt at a time in the worker: up to ten (10 × DELIVERY_CONCURRENCY) wait for it with no job.
+    // A held request is not timed out meanwhile.
+    m = await createMessagingTestApp({ DELIVERY_CONCURRENCY: '1', DELIVERY_TIMEOUT_MS: '60000' });
+    m.receiver.respond = () => ({ status: 200, body: 'ok', until: held });
+  });
+  afterAll(async () => {
+    release();
+    await m?.close();
+  });
+
+  it("takes a fan-out's attempts up to the bound and puts only the rest in batch jobs; each event is delivered once", async () => {
+    const s = await createSession(m.admin, { lines: ['PHONE_NUMBER'] });
+    const paths = [`/hold/${randomBytes(4).toString('hex')}`, `/hold/${randomBytes(4).toString('hex')}`];
+    const endpoints: string[] = [];
+    for (const path of paths) {
+      const { endpoint } = await toolOk(m, s.apiKey, 'register_webhook', { url: `${m.receiverUrl}${path}`, events: ['message.received'] });
+      endpoints.push(endpoint.id);
+    }
+    const requests = () => m.receiver.requests.filter((r) => paths.includes(r.url));
+    const processor = m.app.get(DeliveryProcessor);
+    const enqueueBatches = jest.spyOn(m.app.get(DeliveryQueue), 'enqueueBatches');
+    try {
+      // Each event fans out to two attempts. The first event's first attempt holds the worker's one
+      // slot at the receiver, its second waits; five more events bring eleven waiting, one past the bound.
+      await inboundSms(m, s.lines[0].address, partnerPhone(), 'held');
+      await waitUntil(() => requests().length === 1 && processor.waitingCount() === 1, 'the first attempt to reach the receiver, the second to wait');
+      for (let i = 0; i < 5; i += 1) await inboundSms(m, s.lines[0].address, partnerPhone(), `behind it ${i}`);
+      // However the relay batched the five: ten wait here, the one past the bound went to Redis
+      // (before, the whole batch that crossed it did), and this worker's Bull took its job, which waits too.
+      await waitUntil(
+        () => processor.waitingCount() === 11,
+        () => `eleven attempts to wait for the slot (${processor.waitingCount()})`,
+      );
+      const spilled = enqueueBatches.mock.calls.flatMap(([batch]) => batch);
+      expect(spilled).toHaveLength(1);
+      expect(spilled[0]).toMatchObject({ attempt: 1 });
+      expect(endpoints).toContain(spilled[0].endpointId);
+    } finally {
+      enqueueBatches.mockRestore();
+      release();
+    }
+    const rows = await waitUntil(async () => {
+      const found: Array<{ status: string; attempt_count: number }> = await m.db.query(
+        `SELECT status, attempt_count FROM webhook_deliveries WHERE endpoint_id = ANY ($1::uuid[])`,
+        [endpoints],
+      );
+      return found.length === 12 && found.every((r) => r.status === 'succeeded') && found;
+    }, 'the twelve deliveries to succeed');
+    expect(rows.every((r) => r.attempt_count === 1)).toBe(true);
+    expect(requests()).toHaveLength(12);
+    expect(new Set(requests().map((r) => `${r.url} ${r.headers['webhook-id'] as string}`)).size).toBe(12);
+  });
+});
