@@ -407,7 +407,8 @@ export class DeliveryAttemptsService implements OnModuleInit {
   /**
    * A 2xx ends its endpoint's failing run, after the batch's commit (failing-runs.sql.ts says
    * why not in it): the run too that a failure began between this success's claim and its
-   * record, if the run began before the success was answered.
+   * record, if the run began before the success was answered and its record had committed when
+   * the success statement read the endpoint (`successes` are those of endpoints it found in a run).
    */
   private async endFailingRuns(successes: Success[]): Promise<void> {
     const latest = new Map<string, Date>();

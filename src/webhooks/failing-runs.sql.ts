@@ -15,9 +15,10 @@
  * Only the endpoints that the success statement found in a run are looked at again after it
  * (DeliveryAttemptsRepository.recordSuccesses): almost every batch finds none, and this round
  * trip was a fifth of the worker's statements (docs/PERFORMANCE.md, change 30). A failure whose
- * record commits after the success's, though its attempt began before the success was answered,
- * begins a run that stands until the next success: as it always did when it committed after the
- * look here, which was one round trip later.
+ * record had not committed when the success statement read the endpoint (its KEY SHARE lock does
+ * not wait for a failure batch's NO KEY UPDATE), though its attempt began before the success was
+ * answered, begins a run that stands until the next success: as it always did when it committed
+ * after the look here, which was one round trip later.
  */
 
 /**
