@@ -29,13 +29,27 @@ export function statementsDirectory(): string {
   return join(logDir, 'statements');
 }
 
-/** The statements process `pid` has sent so far (statements-preload.js; NaN when it wrote none). */
+/**
+ * The statements process `pid` has sent so far (statements-preload.js; NaN when it wrote none).
+ * The process writes the count in place, so a read is taken only once a second read agrees with it.
+ */
 export function statementsOf(pid: number): number {
-  try {
-    return Number(readFileSync(join(statementsDirectory(), String(pid)), 'utf8'));
-  } catch {
-    return NaN;
+  const file = join(statementsDirectory(), String(pid));
+  const read = (): number => {
+    try {
+      const text = readFileSync(file, 'utf8').trim();
+      return text === '' ? NaN : Number(text);
+    } catch {
+      return NaN;
+    }
+  };
+  let last = read();
+  for (let tries = 0; tries < 10; tries += 1) {
+    const again = read();
+    if (again === last || (Number.isNaN(again) && Number.isNaN(last))) return again;
+    last = again;
   }
+  return last;
 }
 
 function track(name: string, proc: ChildProcess): Child {
