@@ -80,6 +80,14 @@ export interface AttemptDetailRow {
   responseBody: string | null;
 }
 
+/**
+ * SQL: the attempt that succeeded, from its delivery `d`'s row (migration SuccessOnDelivery), as an
+ * AttemptDetailRow. Valid where `d.success_duration_ms IS NOT NULL`: every other attempt is a
+ * webhook_delivery_attempts row.
+ */
+const SUCCESS_ATTEMPT = `d.attempt_count AS "attemptNumber", d.last_attempt_at AS "attemptedAt", d.success_duration_ms AS "durationMs",
+       d.last_status_code AS "statusCode", NULL::text AS "errorKind", d.success_response_body AS "responseBody"`;
+
 /** A copy made by a recovery. */
 export interface RecoveredRow {
   id: string;
@@ -288,34 +296,47 @@ export class DeliveriesRepository {
   /**
    * How long the last attempt of each delivery took, by delivery id (deliveries never attempted
    * are absent). Only for ids a visibility-checked read (`page`) answered: it reads no other row.
-   * One index scan per id (the (delivery_id, attempt_number) unique).
+   * One index scan per id in each table: the (delivery_id, attempt_number) unique of the attempts,
+   * and the primary key of the deliveries, whose succeeding attempt is on their row (SUCCESS_ATTEMPT).
    */
   async lastAttemptDurations(deliveryIds: string[]): Promise<Map<string, number>> {
     if (deliveryIds.length === 0) return new Map();
     const rows = await queryNamed<Array<{ deliveryId: string; durationMs: number }>>(
       this.dataSource.manager,
-      `SELECT DISTINCT ON (a.delivery_id) a.delivery_id AS "deliveryId", a.duration_ms AS "durationMs"
-         FROM unnest(:deliveryIds::uuid[]) AS x(id)
-         JOIN webhook_delivery_attempts a ON ${attemptOf('a', 'x.id')}
-        ORDER BY a.delivery_id, a.attempt_number DESC`,
+      `SELECT DISTINCT ON (t.delivery_id) t.delivery_id AS "deliveryId", t.duration_ms AS "durationMs"
+         FROM (SELECT a.delivery_id, a.attempt_number, a.duration_ms
+                 FROM unnest(:deliveryIds::uuid[]) AS x(id)
+                 JOIN webhook_delivery_attempts a ON ${attemptOf('a', 'x.id')}
+               UNION ALL
+               SELECT d.id, d.attempt_count, d.success_duration_ms
+                 FROM unnest(:deliveryIds::uuid[]) AS x(id)
+                 JOIN webhook_deliveries d ON ${deliveryById('d', 'x.id')}
+                WHERE d.success_duration_ms IS NOT NULL) AS t
+        ORDER BY t.delivery_id, t.attempt_number DESC`,
       { deliveryIds },
     );
     return new Map(rows.map((r) => [r.deliveryId, r.durationMs]));
   }
 
-  /** The attempts of a delivery the caller may see, oldest first (none for any other delivery). */
+  /**
+   * The attempts of a delivery the caller may see, oldest first (none for any other delivery):
+   * its attempt rows, and the attempt that succeeded, which is on the delivery's row (SUCCESS_ATTEMPT).
+   */
   attemptsOf(caller: Principal, deliveryId: string): Promise<AttemptDetailRow[]> {
     const endpoint = visibleEndpoint(caller);
     const delivery = visibleDelivery(caller);
     return queryNamed<AttemptDetailRow[]>(
       this.dataSource.manager,
-      `SELECT a.attempt_number AS "attemptNumber", a.attempted_at AS "attemptedAt", a.duration_ms AS "durationMs", a.status_code AS "statusCode",
-              a.error_kind AS "errorKind", a.response_body AS "responseBody"
-         FROM webhook_delivery_attempts a
-         JOIN webhook_deliveries d ON ${deliveryById('d', 'a.delivery_id')}
+      `SELECT x.* FROM webhook_deliveries d
          JOIN webhook_endpoints e ON e.id = d.endpoint_id
-        WHERE ${attemptOf('a', ':deliveryId::uuid')} AND ${deliveryById('d', ':deliveryId::uuid')} AND ${endpoint.sql} AND ${delivery.sql}
-        ORDER BY a.attempt_number`,
+        CROSS JOIN LATERAL (
+              SELECT a.attempt_number AS "attemptNumber", a.attempted_at AS "attemptedAt", a.duration_ms AS "durationMs", a.status_code AS "statusCode",
+                     a.error_kind AS "errorKind", a.response_body AS "responseBody"
+                FROM webhook_delivery_attempts a WHERE ${attemptOf('a', ':deliveryId::uuid')}
+              UNION ALL
+              SELECT ${SUCCESS_ATTEMPT} WHERE d.success_duration_ms IS NOT NULL) AS x
+        WHERE ${deliveryById('d', ':deliveryId::uuid')} AND ${endpoint.sql} AND ${delivery.sql}
+        ORDER BY x."attemptNumber"`,
       { deliveryId, ...endpoint.parameters, ...delivery.parameters },
     );
   }

@@ -276,7 +276,10 @@ export class DeliveryAttemptsRepository {
   /**
    * Records successes in one statement (one commit): the endpoints locked first, KEY SHARE in id
    * order (it conflicts only with deleting one, so successes and failures of an endpoint do not
-   * wait for each other), then each attempt row and its delivery marked succeeded. The failing
+   * wait for each other), then each delivery marked succeeded with its attempt on its own row
+   * (success_duration_ms, success_response_body; migration SuccessOnDelivery). An attempt whose
+   * delivery no longer waited for it (cancelled meanwhile, or its lease ran out and the sweep sent
+   * the next attempt) gets an attempt row instead, so it is kept all the same. The failing
    * runs they end are ended after the commit (WebhooksService.endRunsAnsweredBefore), for the
    * endpoints this statement found in one (`inFailingRun`). Answers the deliveries recorded (the
    * others' endpoints were deleted meanwhile, deliveries and all).
@@ -305,15 +308,18 @@ export class DeliveryAttemptsRepository {
            endpoint AS (SELECT id, ${inFailingRun('webhook_endpoints')} AS in_failing_run FROM webhook_endpoints
                          WHERE id IN (SELECT endpoint_id FROM input) ORDER BY id FOR KEY SHARE),
            live AS (SELECT input.*, endpoint.in_failing_run FROM ${COMMIT_ASYNC}, input JOIN endpoint ON endpoint.id = input.endpoint_id),
+           delivery AS (
+             UPDATE ${group.deliveries} d
+                SET status = 'succeeded', last_status_code = live.status_code, last_error = NULL, next_attempt_at = NULL, lease_until = NULL,
+                    last_attempt_at = live.attempted_at, success_duration_ms = live.duration_ms, success_response_body = live.response_body, updated_at = now()
+               FROM live
+              WHERE ${deliveryIn(group, 'd', 'live.delivery_id', 'live.created_at')} AND d.attempt_count = live.attempt_number AND d.status IN ('pending', 'retrying')
+             RETURNING d.id),
            attempt AS (
              INSERT INTO ${group.attempts} (delivery_id, delivery_created_at, attempt_number, attempted_at, duration_ms, status_code, response_body)
              SELECT delivery_id, ${ATTEMPT_KEY}, attempt_number, attempted_at, duration_ms, status_code, response_body FROM live
-             ON CONFLICT (delivery_id, attempt_number, delivery_created_at) DO NOTHING),
-           delivery AS (
-             UPDATE ${group.deliveries} d
-                SET status = 'succeeded', last_status_code = live.status_code, last_error = NULL, next_attempt_at = NULL, lease_until = NULL, updated_at = now()
-               FROM live
-              WHERE ${deliveryIn(group, 'd', 'live.delivery_id', 'live.created_at')} AND d.attempt_count = live.attempt_number AND d.status IN ('pending', 'retrying'))
+              WHERE NOT EXISTS (SELECT FROM delivery WHERE delivery.id = live.delivery_id)
+             ON CONFLICT (delivery_id, attempt_number, delivery_created_at) DO NOTHING)
       SELECT delivery_id, endpoint_id, in_failing_run FROM live`),
       {
         deliveryIds: items.map((i) => i.deliveryId),

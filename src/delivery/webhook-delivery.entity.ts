@@ -37,6 +37,8 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 @Check('webhook_deliveries_mode_check', "mode IN ('concise', 'verbose')")
 @Check('webhook_deliveries_status_check', "status IN ('pending', 'retrying', 'succeeded', 'failed', 'cancelled')")
 @Check('webhook_deliveries_attempt_count_check', 'attempt_count >= 0')
+@Check('webhook_deliveries_success_duration_ms_check', 'success_duration_ms >= 0')
+@Check('webhook_deliveries_success_response_body_check', 'octet_length(success_response_body) <= 2048')
 export class WebhookDelivery {
   /** A UUIDv7 whose time is createdAt, set by a trigger on insert (delivery-ids.ts); a v4 for a delivery from before partitioning. */
   @PrimaryGeneratedColumn('uuid')
@@ -106,6 +108,19 @@ export class WebhookDelivery {
 
   @Column({ name: 'last_attempt_at', type: 'timestamptz', nullable: true })
   lastAttemptAt: Date | null;
+
+  /**
+   * The attempt that succeeded, recorded on this row rather than as a webhook_delivery_attempts row
+   * (migration SuccessOnDelivery): its duration and response body (cut to 2 KB); its number, time and
+   * status code are attemptCount, lastAttemptAt and lastStatusCode. Null for any other delivery, and
+   * for one whose success has its attempt row (recorded before the migration, or after its delivery
+   * had stopped waiting).
+   */
+  @Column({ name: 'success_duration_ms', type: 'int', nullable: true })
+  successDurationMs: number | null;
+
+  @Column({ name: 'success_response_body', type: 'text', nullable: true })
+  successResponseBody: string | null;
 
   @Column({ name: 'next_attempt_at', type: 'timestamptz', nullable: true })
   nextAttemptAt: Date | null;

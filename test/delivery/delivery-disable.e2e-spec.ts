@@ -67,7 +67,7 @@ describe('auto-disable and cancelling', () => {
   const attemptsOfEndpoint = async (id: string): Promise<number> =>
     (
       await t.db.query(
-        'SELECT count(*)::int AS n FROM webhook_delivery_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.endpoint_id = $1',
+        'SELECT count(*)::int AS n FROM webhook_delivery_attempt_log a JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.endpoint_id = $1',
         [id],
       )
     )[0].n;

@@ -153,7 +153,7 @@ describe('failure isolation between endpoints', () => {
     );
     const [{ attempts, most }] = await t.db.query(
       `SELECT count(*)::int AS attempts, max(n)::int AS most FROM (
-         SELECT count(*) AS n FROM webhook_delivery_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+         SELECT count(*) AS n FROM webhook_delivery_attempt_log a JOIN webhook_deliveries d ON d.id = a.delivery_id
            JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.url LIKE '%/hang' GROUP BY a.delivery_id) per_delivery`,
     );
     expect({ attempts, most }).toEqual({ attempts: HANGING_EVENTS, most: 1 });

@@ -211,8 +211,12 @@ describe('delivery log partitions', () => {
     const state = async (id: string) => {
       const [row] = await t.db.query(
         `SELECT d.tableoid::regclass::text AS partition, d.status, d.attempt_count AS "attemptCount", d.last_status_code AS "lastStatusCode",
-                (SELECT array_agg(a.tableoid::regclass::text || ':' || a.attempt_number ORDER BY a.attempt_number)
-                   FROM webhook_delivery_attempts a WHERE a.delivery_id = d.id) AS attempts
+                -- Where each attempt is: an attempt row, or the delivery's own row for the one that succeeded (migration SuccessOnDelivery).
+                (SELECT array_agg(x.place ORDER BY x.n)
+                   FROM (SELECT a.tableoid::regclass::text || ':' || a.attempt_number AS place, a.attempt_number AS n
+                           FROM webhook_delivery_attempts a WHERE a.delivery_id = d.id
+                         UNION ALL
+                         SELECT d.tableoid::regclass::text || ':' || d.attempt_count, d.attempt_count WHERE d.success_duration_ms IS NOT NULL) AS x) AS attempts
            FROM webhook_deliveries d WHERE d.id = $1`,
         [id],
       );
@@ -223,7 +227,7 @@ describe('delivery log partitions', () => {
       status: 'succeeded',
       attemptCount: 2,
       lastStatusCode: 204,
-      attempts: [`webhook_delivery_attempts_p${day(at)}:1`, `webhook_delivery_attempts_p${day(at)}:2`],
+      attempts: [`webhook_delivery_attempts_p${day(at)}:1`, `webhook_deliveries_p${day(at)}:2`],
     });
     expect(await state(old.id)).toEqual({
       partition: 'webhook_deliveries_history',

@@ -30,7 +30,7 @@ const RETRY_MS = 500;
 
 /**
  * Outcomes of one attempt, the compressed retry schedule, and resend. Every attempt is checked in
- * webhook_delivery_attempts and in list_webhook_deliveries, not only at the receiver.
+ * the delivery log (webhook_delivery_attempt_log) and in list_webhook_deliveries, not only at the receiver.
  */
 jest.setTimeout(30_000);
 
@@ -90,6 +90,62 @@ describe('delivery outcomes, retries and resend', () => {
       const attempts = await attemptsOf(t, delivery.id);
       expect(attempts).toEqual([expect.objectContaining({ attempt_number: 1, status_code: status, error_kind: null, response_body: body })]);
       expect(attempts[0].duration_ms).toBeGreaterThanOrEqual(0);
+    });
+
+    it("the attempt that succeeds is on its delivery's row, and the tools show it as an attempt", async () => {
+      const path = uniquePath('ok-row');
+      responders.set(path, () => ({ status: 202, body: 'taken' }));
+      const endpointId = await deliverOne(path);
+      const delivery = await waitForStatus(t, endpointId, ['succeeded', 'retrying', 'failed']);
+      expect(delivery).toMatchObject({ status: 'succeeded', attempt_count: 1, last_status_code: 202, success_response_body: 'taken' });
+      expect(delivery.success_duration_ms).toBeGreaterThanOrEqual(0);
+      // No attempt row: the success is written once, on the delivery (migration SuccessOnDelivery).
+      expect((await t.db.query('SELECT count(*)::int AS n FROM webhook_delivery_attempts WHERE delivery_id = $1', [delivery.id]))[0].n).toBe(0);
+      const detail = await toolOk<{ delivery: { lastDurationMs: number | null }; attempts: Array<Record<string, unknown>> }>(
+        t,
+        s.apiKey,
+        'get_webhook_delivery',
+        {
+          deliveryId: delivery.id,
+        },
+      );
+      expect(detail.attempts).toEqual([
+        {
+          attemptNumber: 1,
+          attemptedAt: delivery.last_attempt_at?.toISOString(),
+          durationMs: delivery.success_duration_ms,
+          statusCode: 202,
+          errorKind: null,
+          responseBody: 'taken',
+        },
+      ]);
+      expect(detail.delivery.lastDurationMs).toBe(delivery.success_duration_ms);
+      const list = await toolOk<{ deliveries: Array<{ id: string; lastDurationMs: number | null }> }>(t, s.apiKey, 'list_webhook_deliveries', { endpointId });
+      expect(list.deliveries.find((d) => d.id === delivery.id)?.lastDurationMs).toBe(delivery.success_duration_ms);
+    });
+
+    it('a success that comes after its delivery stopped waiting is kept as an attempt row', async () => {
+      const path = uniquePath('ok-late');
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      responders.set(path, () => ({ status: 200, body: 'late', until: held }));
+      const endpointId = await deliverOne(path);
+      await waitForRequests(receiver, path, 1);
+      const [waiting] = await deliveriesOf(t, endpointId);
+      // Cancelled while its attempt is under way, as disabling the endpoint cancels what waits.
+      await t.db.query(`UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL WHERE id = $1`, [waiting.id]);
+      release();
+      const [attempt] = await waitUntil(async () => {
+        const rows = await t.db.query('SELECT attempt_number, status_code, response_body FROM webhook_delivery_attempts WHERE delivery_id = $1', [waiting.id]);
+        return rows.length > 0 && rows;
+      }, 'the late success to be recorded');
+      expect(attempt).toEqual({ attempt_number: 1, status_code: 200, response_body: 'late' });
+      const [after] = await deliveriesOf(t, endpointId);
+      expect(after).toMatchObject({ status: 'cancelled', success_duration_ms: null, success_response_body: null });
+      const detail = await toolOk<{ attempts: Array<{ attemptNumber: number; statusCode: number }> }>(t, s.apiKey, 'get_webhook_delivery', {
+        deliveryId: waiting.id,
+      });
+      expect(detail.attempts).toEqual([expect.objectContaining({ attemptNumber: 1, statusCode: 200, responseBody: 'late' })]);
     });
 
     it(`500 is a failure: recorded, then retrying with the next attempt ${RETRY_MS} ms later`, async () => {

@@ -112,7 +112,7 @@ describe('retries of a line the endpoint no longer receives', () => {
     expect(rows.find((r) => r.id === control)).toMatchObject({ status: 'succeeded', attempt_count: 2 });
     // One attempt of the lost line's delivery, the first (to the old URL); none since.
     const attempts: Array<{ attempt_number: number }> = await m.db.query(
-      'SELECT attempt_number FROM webhook_delivery_attempts WHERE delivery_id = $1 ORDER BY attempt_number',
+      'SELECT attempt_number FROM webhook_delivery_attempt_log WHERE delivery_id = $1 ORDER BY attempt_number',
       [hidden],
     );
     expect(attempts.map((a) => a.attempt_number)).toEqual([1]);

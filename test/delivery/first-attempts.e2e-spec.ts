@@ -96,7 +96,7 @@ describe('first attempts handed over by fan-out', () => {
     expect(verifier.verify(first.body, standardHeaders(first))).toMatchObject({ type: 'message.received', endpointId: endpoint.id });
     expect(verifier.verify(retry.body, standardHeaders(retry))).toMatchObject({ type: 'message.received', endpointId: endpoint.id });
     const attempts = await m.db.query(
-      `SELECT attempt_number, status_code FROM webhook_delivery_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.endpoint_id = $1 ORDER BY attempt_number`,
+      `SELECT attempt_number, status_code FROM webhook_delivery_attempt_log a JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.endpoint_id = $1 ORDER BY attempt_number`,
       [endpoint.id],
     );
     expect(attempts).toEqual([

@@ -94,7 +94,7 @@ describe('reliability: two api and two worker processes', () => {
       result.figure('time until every delivery succeeded', `${((Date.now() - started) / 1000).toFixed(1)} s`);
       const rows: Array<{ event_id: string; attempt_count: number; recorded: number }> = (
         await db.query(
-          `SELECT d.event_id, d.attempt_count, (SELECT count(*)::int FROM webhook_delivery_attempts a WHERE a.delivery_id = d.id) AS recorded
+          `SELECT d.event_id, d.attempt_count, (SELECT count(*)::int FROM webhook_delivery_attempt_log a WHERE a.delivery_id = d.id) AS recorded
              FROM webhook_deliveries d`,
         )
       ).rows;

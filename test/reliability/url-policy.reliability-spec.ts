@@ -142,8 +142,8 @@ describe('reliability: forbidden URL corpus at registration and at send time', (
       async () => {
         const r: Row[] = await t.db.query(
           `SELECT d.endpoint_id, d.status, d.last_error, d.last_status_code,
-                (SELECT count(*)::int FROM webhook_delivery_attempts a WHERE a.delivery_id = d.id) AS attempts,
-                (SELECT array_agg(coalesce(a.error_kind, a.status_code::text)) FROM webhook_delivery_attempts a WHERE a.delivery_id = d.id) AS kinds
+                (SELECT count(*)::int FROM webhook_delivery_attempt_log a WHERE a.delivery_id = d.id) AS attempts,
+                (SELECT array_agg(coalesce(a.error_kind, a.status_code::text)) FROM webhook_delivery_attempt_log a WHERE a.delivery_id = d.id) AS kinds
            FROM webhook_deliveries d WHERE d.endpoint_id = ANY($1::uuid[])`,
           [endpointIds],
         );

@@ -148,7 +148,7 @@ describe('reliability: worker SIGKILLed during a burst', () => {
     await db.connect();
     try {
       const rows = await deliveriesAllSucceeded(db, 60_000);
-      const [{ count: attempts }] = (await db.query(`SELECT count(*)::int AS count FROM webhook_delivery_attempts`)).rows;
+      const [{ count: attempts }] = (await db.query(`SELECT count(*)::int AS count FROM webhook_delivery_attempt_log`)).rows;
       result.figure('delivery rows / attempts recorded', `${fmt(rows.reduce((n, r) => n + r.count, 0))} / ${fmt(attempts)}`);
       expect(rows).toEqual([{ status: 'succeeded', count: accepted.length }]);
       const ids = (await db.query(`SELECT event_id FROM webhook_deliveries`)).rows.map((r) => r.event_id as string);

@@ -180,7 +180,11 @@ export interface DeliveryRow {
   last_status_code: number | null;
   last_error: string | null;
   next_attempt_at: Date | null;
+  last_attempt_at: Date | null;
   event_created_at: Date;
+  /** The attempt that succeeded, recorded on the row (migration SuccessOnDelivery); null otherwise. */
+  success_duration_ms: number | null;
+  success_response_body: string | null;
 }
 
 export async function deliveriesOf(t: DeliveryTestApp, endpointId: string): Promise<DeliveryRow[]> {
@@ -200,10 +204,11 @@ export interface AttemptRow {
   response_body: string | null;
 }
 
+/** Every attempt of a delivery: its attempt rows and the success on its own row (the view webhook_delivery_attempt_log). */
 export async function attemptsOf(t: DeliveryTestApp, deliveryId: string): Promise<AttemptRow[]> {
   return t.db.query(
     `SELECT attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body
-       FROM webhook_delivery_attempts WHERE delivery_id = $1 ORDER BY attempt_number`,
+       FROM webhook_delivery_attempt_log WHERE delivery_id = $1 ORDER BY attempt_number`,
     [deliveryId],
   );
 }

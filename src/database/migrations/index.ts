@@ -43,6 +43,7 @@ import { OrgDeliveryLogRetention1763801100000 } from './1763801100000-OrgDeliver
 import { SendCounts1763801110000 } from './1763801110000-SendCounts';
 import { ScheduledMessages1763801112000 } from './1763801112000-ScheduledMessages';
 import { SendLimitSlot1763801120000 } from './1763801120000-SendLimitSlot';
+import { SuccessOnDelivery1763801130000 } from './1763801130000-SuccessOnDelivery';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -91,4 +92,5 @@ export const MIGRATIONS = [
   SendCounts1763801110000,
   ScheduledMessages1763801112000,
   SendLimitSlot1763801120000,
+  SuccessOnDelivery1763801130000,
 ];
