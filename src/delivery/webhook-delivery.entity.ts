@@ -12,7 +12,6 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
  * the primary key and unique keys hold the partition key; no foreign key points at it.
  */
 @Entity({ name: 'webhook_deliveries' })
-@Index('webhook_deliveries_event_id_key', ['eventId', 'createdAt'], { unique: true })
 // One delivery per (outbox event, endpoint) in a day; resends are copies outside it (insertFannedOut checks earlier days).
 @Index('webhook_deliveries_source_endpoint_key', ['sourceEventId', 'endpointId', 'createdAt'], {
   unique: true,
@@ -44,7 +43,10 @@ export class WebhookDelivery {
   @PrimaryGeneratedColumn('uuid')
   id: string;
 
-  /** The envelope id, `evt_` + the id's 32 hex (before partitioning: random); retries keep it. */
+  /**
+   * The envelope id, `evt_` + the id's 32 hex (before partitioning: random); retries keep it. Unique
+   * through the primary key, not an index of its own (migration DeliveryEventIdFromId).
+   */
   @Column({ name: 'event_id', type: 'text' })
   eventId: string;
 

@@ -44,6 +44,7 @@ import { SendCounts1763801110000 } from './1763801110000-SendCounts';
 import { ScheduledMessages1763801112000 } from './1763801112000-ScheduledMessages';
 import { SendLimitSlot1763801120000 } from './1763801120000-SendLimitSlot';
 import { SuccessOnDelivery1763801130000 } from './1763801130000-SuccessOnDelivery';
+import { DeliveryEventIdFromId1763801140000 } from './1763801140000-DeliveryEventIdFromId';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -93,4 +94,5 @@ export const MIGRATIONS = [
   ScheduledMessages1763801112000,
   SendLimitSlot1763801120000,
   SuccessOnDelivery1763801130000,
+  DeliveryEventIdFromId1763801140000,
 ];
