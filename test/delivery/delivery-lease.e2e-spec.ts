@@ -45,16 +45,19 @@ describe('delivery leases', () => {
       `SELECT c.relname AS name, c.reloptions FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'webhook_deliveries'::regclass`,
     );
     expect(partitions.length).toBeGreaterThan(1);
-    for (const partition of partitions) expect(partition).toEqual({ name: partition.name, reloptions: expect.arrayContaining(['fillfactor=80']) });
+    for (const partition of partitions) expect(partition).toEqual({ name: partition.name, reloptions: expect.arrayContaining(['fillfactor=50']) });
     const indexes: Array<{ indexdef: string }> = await t.db.query(`SELECT indexdef FROM pg_indexes WHERE tablename = 'webhook_deliveries'`);
     expect(indexes.length).toBeGreaterThan(5);
     expect(indexes.filter((i) => i.indexdef.includes('lease_until'))).toEqual([]);
   });
 
-  it('a claim writes the lease and leaves next_attempt_at, as a heap-only update of every row', async () => {
+  it('a claim writes the lease and leaves next_attempt_at, as a heap-only update of the rows of whole pages', async () => {
     await t.db.query('CREATE EXTENSION IF NOT EXISTS pageinspect');
-    // A few rows of one page: a fifth of each page is left free, room for their new versions.
-    const ids = await pending(4);
+    // Pages filled by one insert, as fan-out fills them, then claimed in one statement, as the
+    // worker claims them (nothing prunes a page meanwhile): half of each page is left free, room
+    // for the new versions of the rows on it (migration DeliveryClaimRoom). With a fifth, as
+    // before, about a quarter of them fitted.
+    const ids = await pending(80);
     const before: Array<{ id: string; ctid: string; partition: string; next_attempt_at: Date }> = await t.db.query(
       'SELECT id, ctid::text, tableoid::regclass::text AS partition, next_attempt_at FROM webhook_deliveries WHERE id = ANY($1::uuid[])',
       [ids],
@@ -78,12 +81,13 @@ describe('delivery leases', () => {
       expect(row.next_attempt_at.getTime()).toBe(before.find((b) => b.id === row.id)!.next_attempt_at.getTime());
     }
     // Each old row version is marked HEAP_HOT_UPDATED (0x4000), or was already pruned to a redirect (lp_flags 2).
+    const hot: string[] = [];
     for (const { ctid, partition } of before) {
       const [block, offset] = ctid.slice(1, -1).split(',').map(Number);
       const [item] = await t.db.query(`SELECT lp_flags, t_infomask2 FROM heap_page_items(get_raw_page($3, $1::int)) WHERE lp = $2`, [block, offset, partition]);
-      const hot = item.lp_flags === 2 || (item.lp_flags === 1 && (item.t_infomask2 & 0x4000) !== 0);
-      expect({ ctid, hot }).toEqual({ ctid, hot: true });
+      if (item.lp_flags === 2 || (item.lp_flags === 1 && (item.t_infomask2 & 0x4000) !== 0)) hot.push(ctid);
     }
+    expect(hot).toHaveLength(before.length);
   });
 
   it('the sweep re-drives a claimed delivery only once its lease, too, is past the grace', async () => {

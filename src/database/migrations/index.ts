@@ -45,6 +45,7 @@ import { ScheduledMessages1763801112000 } from './1763801112000-ScheduledMessage
 import { SendLimitSlot1763801120000 } from './1763801120000-SendLimitSlot';
 import { SuccessOnDelivery1763801130000 } from './1763801130000-SuccessOnDelivery';
 import { DeliveryEventIdFromId1763801140000 } from './1763801140000-DeliveryEventIdFromId';
+import { DeliveryClaimRoom1763801150000 } from './1763801150000-DeliveryClaimRoom';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -95,4 +96,5 @@ export const MIGRATIONS = [
   SendLimitSlot1763801120000,
   SuccessOnDelivery1763801130000,
   DeliveryEventIdFromId1763801140000,
+  DeliveryClaimRoom1763801150000,
 ];
