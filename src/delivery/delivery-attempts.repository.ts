@@ -314,11 +314,12 @@ export class DeliveryAttemptsRepository {
                     last_attempt_at = live.attempted_at, success_duration_ms = live.duration_ms, success_response_body = live.response_body, updated_at = now()
                FROM live
               WHERE ${deliveryIn(group, 'd', 'live.delivery_id', 'live.created_at')} AND d.attempt_count = live.attempt_number AND d.status IN ('pending', 'retrying')
-             RETURNING d.id),
+             RETURNING d.id, d.attempt_count),
            attempt AS (
              INSERT INTO ${group.attempts} (delivery_id, delivery_created_at, attempt_number, attempted_at, duration_ms, status_code, response_body)
              SELECT delivery_id, ${ATTEMPT_KEY}, attempt_number, attempted_at, duration_ms, status_code, response_body FROM live
-              WHERE NOT EXISTS (SELECT FROM delivery WHERE delivery.id = live.delivery_id)
+              -- A batch may hold a late success of an attempt and the success of the next one, of one delivery: only the one recorded on the row is left out.
+              WHERE NOT EXISTS (SELECT FROM delivery WHERE delivery.id = live.delivery_id AND delivery.attempt_count = live.attempt_number)
              ON CONFLICT (delivery_id, attempt_number, delivery_created_at) DO NOTHING)
       SELECT delivery_id, endpoint_id, in_failing_run FROM live`),
       {

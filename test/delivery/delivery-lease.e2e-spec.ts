@@ -90,6 +90,29 @@ describe('delivery leases', () => {
     expect(hot).toHaveLength(before.length);
   });
 
+  it("a late success and the next attempt's, recorded together: the next on the delivery's row, the late one as an attempt row", async () => {
+    const [id] = await pending(1);
+    const leaseUntil = new Date(Date.now() + HOUR_MS);
+    // Attempt 1 claimed, its lease ran out, and the sweep's attempt 2 claimed: both answer 2xx.
+    await attempts.claim([{ deliveryId: id, attempt: 1 }], new Date(), leaseUntil);
+    await attempts.claim([{ deliveryId: id, attempt: 2 }], new Date(), leaseUntil);
+    const success = (attempt: number, durationMs: number) => ({
+      deliveryId: id,
+      attempt,
+      attemptedAt: new Date(),
+      durationMs,
+      statusCode: 200,
+      responseBody: `answer ${attempt}`,
+      endpointId,
+    });
+    const { recorded } = await attempts.recordSuccesses([success(1, 11), success(2, 22)]);
+    expect([...recorded]).toEqual([id]);
+    const [row] = await t.db.query('SELECT status, attempt_count, success_duration_ms, success_response_body FROM webhook_deliveries WHERE id = $1', [id]);
+    expect(row).toEqual({ status: 'succeeded', attempt_count: 2, success_duration_ms: 22, success_response_body: 'answer 2' });
+    const rows = await t.db.query('SELECT attempt_number, duration_ms, response_body FROM webhook_delivery_attempts WHERE delivery_id = $1', [id]);
+    expect(rows).toEqual([{ attempt_number: 1, duration_ms: 11, response_body: 'answer 1' }]);
+  });
+
   it('the sweep re-drives a claimed delivery only once its lease, too, is past the grace', async () => {
     const [held, expired, neverClaimed] = await pending(3);
     const overdueIds = async () =>
