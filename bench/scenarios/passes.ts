@@ -175,10 +175,10 @@ async function deliverySplit(databaseUrl: string, from: number, to: number): Pro
       `SELECT floor(extract(epoch FROM d.event_created_at) - $1 / 1000.0)::int AS second,
               ${ms('d.event_created_at', 'd.created_at')} AS outbox,
               ${ms('d.created_at', 'd.last_attempt_at')} AS to_attempt,
-              a.duration_ms AS http,
+              coalesce(d.success_duration_ms, a.duration_ms) AS http,
               ${ms('d.last_attempt_at', 'd.updated_at')} AS claim_to_record,
               ${ms('d.event_created_at', 'd.updated_at')} AS total
-         FROM webhook_deliveries d JOIN webhook_delivery_attempts a ON a.delivery_id = d.id AND a.attempt_number = 1
+         FROM webhook_deliveries d LEFT JOIN webhook_delivery_attempts a ON a.delivery_id = d.id AND a.attempt_number = 1 -- the success is on d's row since migration SuccessOnDelivery
         WHERE d.status = 'succeeded' AND d.attempt_count = 1 AND d.resent_from_id IS NULL
           AND d.event_created_at >= to_timestamp($1 / 1000.0) AND d.event_created_at < to_timestamp($2 / 1000.0)`,
       [from, to],
