@@ -19,6 +19,8 @@ export class SuccessOnDelivery1763801130000 implements MigrationInterface {
   name = 'SuccessOnDelivery1763801130000';
 
   async up(q: QueryRunner): Promise<void> {
+    // Behind a long read of the log this would hold every claim back: give up instead (the migration fails, and the next start tries again).
+    await q.query(`SET LOCAL lock_timeout = '10s'`);
     await q.query(`ALTER TABLE webhook_deliveries ADD COLUMN success_duration_ms int, ADD COLUMN success_response_body text`);
     await q.query(
       `ALTER TABLE webhook_deliveries ADD CONSTRAINT webhook_deliveries_success_duration_ms_check CHECK (success_duration_ms >= 0) NOT VALID,

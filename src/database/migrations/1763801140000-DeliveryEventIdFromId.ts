@@ -17,6 +17,8 @@ export class DeliveryEventIdFromId1763801140000 implements MigrationInterface {
   name = 'DeliveryEventIdFromId1763801140000';
 
   async up(q: QueryRunner): Promise<void> {
+    // Behind a long read of the log this would hold every claim back: give up instead (the migration fails, and the next start tries again).
+    await q.query(`SET LOCAL lock_timeout = '10s'`);
     await q.query(`DROP INDEX webhook_deliveries_event_id_key`);
   }
 
