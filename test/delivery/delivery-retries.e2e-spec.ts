@@ -126,15 +126,19 @@ describe('delivery outcomes, retries and resend', () => {
 
     it('a success that comes after its delivery stopped waiting is kept as an attempt row', async () => {
       const path = uniquePath('ok-late');
-      let release!: () => void;
-      const held = new Promise<void>((resolve) => (release = resolve));
-      responders.set(path, () => ({ status: 200, body: 'late', until: held }));
+      // Cancelled while its attempt is under way (as disabling the endpoint cancels what waits),
+      // and answered right after, well within the attempt's timeout.
+      const cancelled = async () => {
+        await t.db.query(
+          `UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL
+            WHERE endpoint_id IN (SELECT id FROM webhook_endpoints WHERE url = $1)`,
+          [`${base}${path}`],
+        );
+      };
+      responders.set(path, () => ({ status: 200, body: 'late', until: cancelled() }));
       const endpointId = await deliverOne(path);
       await waitForRequests(receiver, path, 1);
       const [waiting] = await deliveriesOf(t, endpointId);
-      // Cancelled while its attempt is under way, as disabling the endpoint cancels what waits.
-      await t.db.query(`UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL WHERE id = $1`, [waiting.id]);
-      release();
       const [attempt] = await waitUntil(async () => {
         const rows = await t.db.query('SELECT attempt_number, status_code, response_body FROM webhook_delivery_attempts WHERE delivery_id = $1', [waiting.id]);
         return rows.length > 0 && rows;
