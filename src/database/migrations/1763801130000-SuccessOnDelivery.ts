@@ -15,6 +15,15 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * row, which the reads take as it is. The view webhook_delivery_attempt_log shows every attempt in
  * one relation, as the attempts table did.
  */
+/**
+ * The successes recorded on deliveries' rows, as attempt rows (delivery_id, delivery_created_at,
+ * attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body), keyed as
+ * attemptKeyOf in delivery-ids.ts keys them: '-infinity' for a delivery from before partitioning.
+ */
+const SUCCESSES = `SELECT id, coalesce(delivery_log_created_at(id), '-infinity'), attempt_count, last_attempt_at, success_duration_ms, last_status_code,
+                          NULL::text, success_response_body
+                     FROM webhook_deliveries WHERE success_duration_ms IS NOT NULL`;
+
 export class SuccessOnDelivery1763801130000 implements MigrationInterface {
   name = 'SuccessOnDelivery1763801130000';
 
@@ -33,18 +42,14 @@ export class SuccessOnDelivery1763801130000 implements MigrationInterface {
         SELECT delivery_id, delivery_created_at, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body
           FROM webhook_delivery_attempts
         UNION ALL
-        SELECT id, coalesce(delivery_log_created_at(id), '-infinity'), attempt_count, last_attempt_at, success_duration_ms, last_status_code, NULL,
-               success_response_body
-          FROM webhook_deliveries WHERE success_duration_ms IS NOT NULL`);
+        ${SUCCESSES}`);
   }
 
   async down(q: QueryRunner): Promise<void> {
-    // The successes recorded on their rows become attempt rows again before the columns go (keyed
-    // as attemptKeyOf in delivery-ids.ts keys them: '-infinity' for a delivery from before partitioning).
+    // The successes recorded on their rows become attempt rows again before the columns go.
     await q.query(
-      `INSERT INTO webhook_delivery_attempts (delivery_id, delivery_created_at, attempt_number, attempted_at, duration_ms, status_code, response_body)
-       SELECT id, coalesce(delivery_log_created_at(id), '-infinity'), attempt_count, last_attempt_at, success_duration_ms, last_status_code, success_response_body
-         FROM webhook_deliveries WHERE success_duration_ms IS NOT NULL
+      `INSERT INTO webhook_delivery_attempts (delivery_id, delivery_created_at, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body)
+       ${SUCCESSES}
        ON CONFLICT (delivery_id, attempt_number, delivery_created_at) DO NOTHING`,
     );
     await q.query(`DROP VIEW webhook_delivery_attempt_log`);

@@ -34,26 +34,15 @@ async function fillfactor(q: QueryRunner, percent: number): Promise<void> {
         EXECUTE format('ALTER TABLE %s SET (fillfactor = ${percent})', partition);
       END LOOP;
     END $$`);
-  // As migration DeliveryLogPartitions made it, with the deliveries' fillfactor changed.
+  // The function as it stands (migration DeliveryLogPartitions), with the deliveries' fillfactor changed.
   await q.query(`
-    CREATE OR REPLACE FUNCTION delivery_log_create_partitions(from_day date, to_day date) RETURNS int LANGUAGE plpgsql AS $$
-      DECLARE
-        day date;
-        tbl text;
-        made int := 0;
-      BEGIN
-        PERFORM pg_advisory_xact_lock(727100046);
-        FOR day IN SELECT generate_series(greatest(from_day, (delivery_log_history_until() AT TIME ZONE 'UTC')::date), to_day, interval '1 day')::date LOOP
-          FOREACH tbl IN ARRAY ARRAY['webhook_payloads', 'webhook_deliveries', 'webhook_delivery_attempts'] LOOP
-            IF to_regclass(format('%s_p%s', tbl, to_char(day, 'YYYYMMDD'))) IS NULL THEN
-              -- Deliveries keep room for heap-only updates of their claims (migration DeliveryClaimRoom).
-              EXECUTE format('CREATE TABLE %I PARTITION OF %I FOR VALUES FROM (%L) TO (%L)%s', format('%s_p%s', tbl, to_char(day, 'YYYYMMDD')), tbl,
-                             (day::timestamp AT TIME ZONE 'UTC'), ((day + 1)::timestamp AT TIME ZONE 'UTC'),
-                             CASE WHEN tbl = 'webhook_deliveries' THEN ' WITH (fillfactor = ${percent})' ELSE '' END);
-              made := made + 1;
-            END IF;
-          END LOOP;
-        END LOOP;
-        RETURN made;
-      END $$`);
+    DO $$
+    DECLARE
+      definition text := pg_get_functiondef('delivery_log_create_partitions(date, date)'::regprocedure);
+    BEGIN
+      IF definition !~ 'fillfactor = \\d+' THEN
+        RAISE EXCEPTION 'delivery_log_create_partitions sets no fillfactor: %', definition;
+      END IF;
+      EXECUTE regexp_replace(definition, 'fillfactor = \\d+', 'fillfactor = ${percent}');
+    END $$`);
 }
