@@ -57,6 +57,10 @@ const HELP = `Usage: npm run bench -- [options]
   --backlog-cap N          saturation passes: most deliveries owed at once (default 2000)
   --sms-bytes N            inbound SMS text length (default 160)
   --mode concise|verbose   payload mode of the endpoints (default concise)
+  --receiver-host H        the host in the endpoints' URLs (default 127.0.0.1). A name makes every
+                           attempt look it up, as real endpoints' URLs do; it must resolve to
+                           127.0.0.1 first, where the receiver listens (an /etc/hosts line), and not
+                           be a local-only name such as localhost, which the URL policy refuses
   --timeout-ms N           scenario 2: DELIVERY_TIMEOUT_MS (default 10000; 2000 with --quick)
   --retry-schedule S       scenario 2: DELIVERY_RETRY_SCHEDULE (default 2s,5s,10s)
   --fail-ok-every N        failing/hanging endpoints answer 200 every N-th request so auto-disable
@@ -117,6 +121,7 @@ function parseArgs(argv: string[]): Options {
     '--backlog-cap',
     '--sms-bytes',
     '--mode',
+    '--receiver-host',
     '--timeout-ms',
     '--retry-schedule',
     '--fail-ok-every',
@@ -184,6 +189,7 @@ function parseArgs(argv: string[]): Options {
       .filter((n) => Number.isInteger(n) && n >= 1),
     build: !has('--no-build'),
     keep: has('--keep'),
+    receiverHost: value('--receiver-host') ?? '127.0.0.1',
     s6OneProcess: has('--s6-one-process'),
     durationScale: num('--duration-scale', 1) || 1,
     scrapeSeconds: num('--scrape-seconds', 15),
@@ -260,7 +266,7 @@ async function main(): Promise<number> {
   });
 
   const results: Results = { startedAt: new Date(), errors: [] };
-  const receiver = await Receiver.start(ROOT, Math.max(options.endpoints, 10), options.failOkEvery);
+  const receiver = await Receiver.start(ROOT, Math.max(options.endpoints, 10), options.failOkEvery, options.receiverHost);
   const ctx: RunContext = {
     root: ROOT,
     options,

@@ -45,6 +45,8 @@ export interface Options {
   s11Agents: number[];
   build: boolean;
   keep: boolean;
+  /** The host name in the endpoints' URLs (--receiver-host). */
+  receiverHost: string;
   /** Scenario 6 on one PROCESS_ROLE=all process instead of the api + worker pair. */
   s6OneProcess: boolean;
   /** Multiplies every window (for a longer or shorter run). */

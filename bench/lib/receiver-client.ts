@@ -48,7 +48,10 @@ export class Receiver {
   private readonly pending = new Map<number, (value: unknown) => void>();
   ports: number[] = [];
 
-  private constructor(readonly child: Child) {
+  private constructor(
+    readonly child: Child,
+    private readonly host: string,
+  ) {
     child.proc.on('message', (message: { id?: number; result?: unknown; ready?: boolean; ports?: number[] }) => {
       if (message.ready) {
         this.ports = message.ports ?? [];
@@ -62,7 +65,7 @@ export class Receiver {
     });
   }
 
-  static async start(root: string, ports: number, failOkEvery: number): Promise<Receiver> {
+  static async start(root: string, ports: number, failOkEvery: number, host = '127.0.0.1'): Promise<Receiver> {
     const child = forkTs(
       'receiver',
       join(root, 'bench/receiver.ts'),
@@ -73,7 +76,7 @@ export class Receiver {
       },
       root,
     );
-    const receiver = new Receiver(child);
+    const receiver = new Receiver(child, host);
     await waitUntil('the receiver to listen', async () => receiver.ports.length === ports || child.exitCode !== undefined, 30_000, 50);
     if (child.exitCode !== undefined) throw new Error(`the receiver exited (${child.exitCode}); see ${child.logFile}`);
     return receiver;
@@ -84,7 +87,7 @@ export class Receiver {
   }
 
   url(index: number, path: string): string {
-    return `http://127.0.0.1:${this.ports[index % this.ports.length]}${path}`;
+    return `http://${this.host}:${this.ports[index % this.ports.length]}${path}`;
   }
 
   private call<T>(command: object): Promise<T> {
