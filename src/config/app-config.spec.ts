@@ -349,6 +349,13 @@ describe('loadConfig', () => {
     });
   });
 
+  it('remembers host names for OUTBOUND_DNS_CACHE_SECONDS, 30 s unless told, 0 to 3600', () => {
+    expect(loadConfig({ ...BASE }).outboundHttp.dnsCacheSeconds).toBe(30);
+    expect(loadConfig({ ...BASE, OUTBOUND_DNS_CACHE_SECONDS: '0' }).outboundHttp.dnsCacheSeconds).toBe(0);
+    expect(namedVariables({ ...BASE, OUTBOUND_DNS_CACHE_SECONDS: '-1' })).toEqual(['OUTBOUND_DNS_CACHE_SECONDS']);
+    expect(namedVariables({ ...BASE, OUTBOUND_DNS_CACHE_SECONDS: '3601' })).toEqual(['OUTBOUND_DNS_CACHE_SECONDS']);
+  });
+
   it('allows loopback webhook receivers in development only, unless WEBHOOK_ALLOWED_CIDRS says otherwise', () => {
     expect(loadConfig({ ...BASE }).webhooks.allowedCidrs).toEqual([]);
     expect(loadConfig({ ...BASE, APP_ENV: 'development' }).webhooks.allowedCidrs).toEqual(['127.0.0.0/8', '::1/128']);

@@ -17,6 +17,7 @@ import { liveConfig } from '../live/live.config';
 import { mcpConfig } from '../mcp/mcp.config';
 import { oauthConfig } from '../oauth/oauth.config';
 import { opsConfig } from '../ops/ops.config';
+import { outboundHttpConfig } from '../outbound-http/outbound-http.config';
 import { queueConfig } from '../queue/queue.config';
 import { webhooksConfig } from '../webhooks/webhooks.config';
 import { APP_ENV, serviceConfig } from './service.config';
@@ -46,6 +47,7 @@ export const SLICES = [
   emailConfig,
   mailboxesConfig,
   webhooksConfig,
+  outboundHttpConfig,
   deliveryConfig,
   eventsConfig,
   eventFeedConfig,

@@ -1,2 +1,3 @@
 export * from './url-policy';
 export * from './pinned-lookup';
+export * from './caching-host-resolver';

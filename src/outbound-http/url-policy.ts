@@ -111,9 +111,8 @@ export type Cidr = [ipaddr.IPv4 | ipaddr.IPv6, number];
  * system's preference order, which becomes the pinning order.
  *
  * Caveat: getaddrinfo runs on libuv's thread pool (4 threads by default) and cannot be cancelled;
- * the timeout below only stops waiting. Under heavy delivery load a caching decorator (a short
- * TTL is safe: each cached answer was checked, and the connection goes to a checked address)
- * or a larger `UV_THREADPOOL_SIZE` may be wanted.
+ * the timeout below only stops waiting. The module wraps it in CachingHostResolver, so a name
+ * is looked up once per `OUTBOUND_DNS_CACHE_SECONDS`, not once per delivery attempt.
  */
 @Injectable()
 export class DnsHostResolver implements HostResolver {
