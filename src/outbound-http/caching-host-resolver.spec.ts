@@ -1,6 +1,11 @@
-import { CachingHostResolver } from './caching-host-resolver';
-import { DnsHostResolver, HostResolver, UrlPolicy } from './url-policy';
+import { Global, Module } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
 import { UrlRefusedError } from '../common/errors';
+import { loadConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { CachingHostResolver } from './caching-host-resolver';
+import { OutboundHttpModule } from './outbound-http.module';
+import { DnsHostResolver, HOST_RESOLVER, HostResolver, UrlPolicy } from './url-policy';
 
 /** A resolver that answers from a table the test changes, counting lookups; `hold` keeps them waiting. */
 class TableResolver implements HostResolver {
@@ -122,5 +127,27 @@ describe('CachingHostResolver', () => {
     expect(first.length).toBeGreaterThan(0);
     expect(first.every((address) => address === '127.0.0.1' || address === '::1')).toBe(true);
     expect(await cache.resolve('localhost')).toEqual(first);
+  });
+
+  it('is the resolver the service runs with, remembering for OUTBOUND_DNS_CACHE_SECONDS', async () => {
+    const resolverWith = async (env: Record<string, string>) => {
+      const config = loadConfig({
+        DATABASE_URL: 'postgres://app@db.internal:5432/app',
+        REDIS_URL: 'redis://cache.internal:6379',
+        ADMIN_TOKEN: 'admin-token-0123456789',
+        SECRETS_KEY: 'ab'.repeat(32),
+        INGEST_TOKEN: 'ingest-token-0123456789',
+        ...env,
+      });
+      @Global()
+      @Module({ providers: [{ provide: APP_CONFIG, useValue: config }], exports: [APP_CONFIG] })
+      class TestConfigModule {}
+      const moduleRef = await Test.createTestingModule({ imports: [TestConfigModule, OutboundHttpModule] }).compile();
+      return moduleRef.get<HostResolver>(HOST_RESOLVER);
+    };
+    const resolver = await resolverWith({});
+    expect(resolver).toBeInstanceOf(CachingHostResolver);
+    expect((resolver as CachingHostResolver).ttlMs).toBe(30_000);
+    expect(((await resolverWith({ OUTBOUND_DNS_CACHE_SECONDS: '0' })) as CachingHostResolver).ttlMs).toBe(0);
   });
 });

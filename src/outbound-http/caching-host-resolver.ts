@@ -22,7 +22,8 @@ export class CachingHostResolver implements HostResolver {
 
   constructor(
     private readonly resolver: HostResolver,
-    private readonly ttlMs: number,
+    /** How long an answer is remembered, in ms. */
+    readonly ttlMs: number,
     private readonly now: () => number = Date.now,
     private readonly maxNames = MAX_CACHED_NAMES,
   ) {}
