@@ -10,8 +10,9 @@ import { DnsHostResolver, HOST_RESOLVER, HostResolver, URL_POLICY_OPTIONS, UrlPo
  * metadata documents. It provides the address rule (`UrlPolicy`) and the host resolver it and
  * the mail-server check share; `pinnedLookup` (a plain function) connects to the address the
  * check returned. Names are looked up with getaddrinfo and their answers remembered for
- * `OUTBOUND_DNS_CACHE_SECONDS` (CachingHostResolver). The operator allowlist is still read from `WEBHOOK_ALLOWED_CIDRS` (the
- * `webhooks` configuration slice), so no setting changed name when the policy left webhooks.
+ * `OUTBOUND_DNS_CACHE_SECONDS` (CachingHostResolver). The operator allowlist is still read from
+ * `WEBHOOK_ALLOWED_CIDRS` (the `webhooks` configuration slice), so no setting changed name when
+ * the policy left webhooks.
  */
 @Module({
   providers: [
