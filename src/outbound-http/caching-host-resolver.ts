@@ -32,20 +32,17 @@ export class CachingHostResolver implements HostResolver {
     if (this.ttlMs <= 0) return this.resolver.resolve(host);
     const remembered = this.answers.get(host);
     if (remembered && remembered.until > this.now()) return Promise.resolve([...remembered.addresses]);
-    const running = this.lookups.get(host);
-    if (running) return running.then((addresses) => [...addresses]);
-    const lookup = this.resolver.resolve(host).then(
-      (addresses) => {
-        this.lookups.delete(host);
-        this.remember(host, addresses);
-        return addresses;
-      },
-      (error: unknown) => {
-        this.lookups.delete(host);
-        throw error;
-      },
-    );
-    this.lookups.set(host, lookup);
+    let lookup = this.lookups.get(host);
+    if (!lookup) {
+      lookup = this.resolver
+        .resolve(host)
+        .then((addresses) => {
+          this.remember(host, addresses);
+          return addresses;
+        })
+        .finally(() => this.lookups.delete(host));
+      this.lookups.set(host, lookup);
+    }
     return lookup.then((addresses) => [...addresses]);
   }
 
