@@ -9,7 +9,7 @@ import { PayloadMode } from '../webhooks/webhook.types';
 import { SealedSecrets } from '../webhooks/webhooks.service';
 import { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
 import { endpointReceivesLine } from './endpoint-receives-line.sql';
-import { attemptOf, deliveryById, PAYLOAD_DAY, payloadOf } from './delivery-ids';
+import { attemptOf, deliveryById, NEW_DELIVERY_IDS, NEW_DELIVERY_UUID, PAYLOAD_DAY, payloadOf } from './delivery-ids';
 import { subscriptionFiltersPass, subscriptionStillReceives } from '../event-feed/event-subscriptions.sql';
 
 /** An endpoint that receives one of a batch's events. */
@@ -161,11 +161,14 @@ export class DeliveriesRepository {
              ON CONFLICT (digest, created_at) DO UPDATE SET data = webhook_payloads.data
              RETURNING id, encode(digest, 'hex') AS digest)
        INSERT INTO webhook_deliveries
-         (endpoint_id, user_id, source_event_id, line_id, event_type, mode, payload_id, event_created_at, status, next_attempt_at, trace_parent)
-       SELECT x.endpoint_id, x.user_id, x.source_event_id, x.line_id, x.event_type, x.mode, payload.id, x.created_at, 'pending', now(), x.trace_parent
-         FROM unnest(:endpointIds::uuid[], :userIds::uuid[], :sourceEventIds::bigint[], :lineIds::uuid[], :eventTypes::text[],
-                     :modes::text[], :deliveryDigests::text[], :createdAts::timestamptz[], :traceParents::text[])
-                AS x(endpoint_id, user_id, source_event_id, line_id, event_type, mode, digest, created_at, trace_parent)
+         (id, event_id, created_at, endpoint_id, user_id, source_event_id, line_id, event_type, mode, payload_id, event_created_at, status,
+          next_attempt_at, trace_parent)
+       SELECT ${NEW_DELIVERY_IDS('x.new_id')}, x.endpoint_id, x.user_id, x.source_event_id, x.line_id, x.event_type, x.mode, payload.id, x.created_at,
+              'pending', now(), x.trace_parent
+         FROM (SELECT u.*, ${NEW_DELIVERY_UUID} AS new_id
+                 FROM unnest(:endpointIds::uuid[], :userIds::uuid[], :sourceEventIds::bigint[], :lineIds::uuid[], :eventTypes::text[],
+                             :modes::text[], :deliveryDigests::text[], :createdAts::timestamptz[], :traceParents::text[])
+                        AS u(endpoint_id, user_id, source_event_id, line_id, event_type, mode, digest, created_at, trace_parent)) AS x
          JOIN payload ON payload.digest = x.digest
         WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries o
                            WHERE o.source_event_id = x.source_event_id AND o.endpoint_id = x.endpoint_id AND o.resent_from_id IS NULL

@@ -2,8 +2,9 @@
  * How a delivery id finds its partition (docs/delivery-log.md, migration DeliveryLogPartitions):
  * the log is partitioned by UTC day of created_at, and a delivery's id is a UUIDv7 whose time is
  * its created_at to the millisecond (trigger webhook_deliveries_ids, for every INSERT path), so
- * `delivery_log_created_at(id)` gives the row's partition key exactly. An id from before the
- * migration (a v4: the function answers null) is in the history partition, below
+ * `delivery_log_created_at(id)` gives the row's partition key exactly (fan-out names both in its
+ * INSERT, NEW_DELIVERY_IDS, and the trigger leaves a row alone whose ids agree). An id from
+ * before the migration (a v4: the function answers null) is in the history partition, below
  * `delivery_log_history_until()`. Every lookup by id goes through these fragments, so a get reads
  * one partition (plus the history for an old id), never all of them.
  */
@@ -13,6 +14,19 @@ export function deliveryById(alias: string, id: string): string {
   return `(${alias}.id = ${id} AND (${alias}.created_at = delivery_log_created_at(${id})
           OR (delivery_log_created_at(${id}) IS NULL AND ${alias}.created_at < delivery_log_history_until())))`;
 }
+
+/**
+ * SQL select-list items `id, event_id, created_at` of a delivery inserted now: what the trigger
+ * webhook_deliveries_ids makes for a row that comes without them, in the statement itself, which
+ * costs a row no PL/pgSQL call (migration DeliveryIdsInStatement: the trigger checks them and
+ * runs only when they do not agree). The id's time and created_at are the same millisecond: both
+ * are now() cut to the column's precision. `uuid` names a column the statement's FROM gives each row from `NEW_DELIVERY_UUID`, so that
+ * the two items that use it read one value.
+ */
+export const NEW_DELIVERY_IDS = (uuid: string): string => `${uuid}, 'evt_' || replace(${uuid}::text, '-', ''), now()::timestamptz(3)`;
+
+/** SQL: a new delivery's id (a UUIDv7 of now() cut to milliseconds), one per row of the FROM that selects it. */
+export const NEW_DELIVERY_UUID = 'delivery_log_uuid7(now()::timestamptz(3))';
 
 /**
  * SQL: the partition key of the attempts of the delivery whose id is `id`: its created_at, or

@@ -1,3 +1,4 @@
+import { EntityManager } from 'typeorm';
 import { Clock } from '../../src/common/clock';
 import { DeliveryLogPartitions } from '../../src/delivery/delivery-log-partitions';
 import { DeliveryLogRetention } from '../../src/delivery/delivery-log-retention';
@@ -117,6 +118,72 @@ describe('delivery log partitions', () => {
       const detail = await toolOk<{ delivery: { id: string }; attempts: unknown[] }>(t, s.apiKey, 'get_webhook_delivery', { deliveryId: id });
       expect(detail.delivery.id).toBe(id);
       expect(detail.attempts).toHaveLength(1);
+    }
+  });
+
+  it("fan-out names each delivery's ids in its INSERT, a UUIDv7 of the row's own created_at; a row naming ids that do not agree gets them from the trigger", async () => {
+    const firstSource = 800_000_000 + Math.floor(Math.random() * 1_000_000) * 1_000;
+    const fannedOut = Array.from({ length: 300 }, (_, i) => ({
+      endpointId,
+      userId: s.userId,
+      sourceEventId: String(firstSource + i),
+      lineId: null,
+      type: 'message.received',
+      mode: 'concise' as const,
+      digest: 'cd'.repeat(32),
+      createdAt: new Date(),
+      traceParent: null,
+    }));
+    /** Calls of the id trigger's function in the transaction so far (track_functions counts PL/pgSQL calls). */
+    const triggerCalls = async (m: EntityManager) =>
+      ((await m.query(`SELECT calls::int FROM pg_stat_xact_user_functions WHERE funcname = 'webhook_deliveries_ids'`))[0]?.calls ?? 0) as number;
+    const [inserted, callsForFanOut] = await t.db.transaction(async (m) => {
+      await m.query(`SET LOCAL track_functions = 'pl'`);
+      const rows = await t.app.get(DeliveriesRepository).insertFannedOut(m, [{ digest: 'cd'.repeat(32), json: '{"ids":true}' }], fannedOut);
+      return [rows, await triggerCalls(m)] as const;
+    });
+    expect(inserted).toHaveLength(300);
+    expect(callsForFanOut).toBe(0);
+    const ids = inserted.map((row) => row.id);
+    expect(new Set(ids).size).toBe(300);
+    for (const row of inserted) {
+      expect(row.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(row.event_id).toBe(`evt_${row.id.replace(/-/g, '')}`);
+    }
+    // The id's millisecond is the row's created_at, for every row (one cut differently from the
+    // other would miss by a millisecond in about half of them).
+    const [{ agree }] = await t.db.query(
+      `SELECT count(*)::int AS agree FROM webhook_deliveries WHERE id = ANY ($1::uuid[]) AND delivery_log_created_at(id) = created_at`,
+      [ids],
+    );
+    expect(agree).toBe(300);
+
+    // Ids named by a statement that do not agree with the row (a v4; a v7 of another time; an evt_
+    // id of another id) are made again by the trigger.
+    const at = new Date(historyUntil.getTime() + 2 * DAY_MS + 123);
+    const [{ payload }] = await t.db.query(
+      `INSERT INTO webhook_payloads (digest, data, created_at) VALUES (sha256(convert_to(random()::text, 'UTF8')), '{}', delivery_log_day($1::timestamptz))
+       RETURNING id AS payload`,
+      [at],
+    );
+    const [named, callsForNamed] = await t.db.transaction(async (m) => {
+      await m.query(`SET LOCAL track_functions = 'pl'`);
+      const rows: Array<{ id: string; event_id: string }> = await m.query(
+        `INSERT INTO webhook_deliveries (id, event_id, created_at, endpoint_id, user_id, event_type, mode, payload_id, event_created_at, status)
+         SELECT n.id, n.event_id, $1, $2, $3, 'message.received', 'concise', $4, $1, 'succeeded'
+           FROM (SELECT gen_random_uuid() AS id, NULL::text AS event_id
+                 UNION ALL SELECT delivery_log_uuid7($1::timestamptz - interval '1 second'), NULL
+                 UNION ALL SELECT delivery_log_uuid7($1::timestamptz), 'evt_' || md5('another')) AS n(id, event_id)
+         RETURNING id, event_id`,
+        [at, endpointId, s.userId, payload],
+      );
+      return [rows, await triggerCalls(m)] as const;
+    });
+    expect(named).toHaveLength(3);
+    expect(callsForNamed).toBe(3);
+    for (const row of named) {
+      expect(parseInt(row.id.replace(/-/g, '').slice(0, 12), 16)).toBe(at.getTime());
+      expect(row.event_id).toBe(`evt_${row.id.replace(/-/g, '')}`);
     }
   });
 

@@ -46,6 +46,7 @@ import { SendLimitSlot1763801120000 } from './1763801120000-SendLimitSlot';
 import { SuccessOnDelivery1763801130000 } from './1763801130000-SuccessOnDelivery';
 import { DeliveryEventIdFromId1763801140000 } from './1763801140000-DeliveryEventIdFromId';
 import { DeliveryClaimRoom1763801150000 } from './1763801150000-DeliveryClaimRoom';
+import { DeliveryIdsInStatement1763801160000 } from './1763801160000-DeliveryIdsInStatement';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -97,4 +98,5 @@ export const MIGRATIONS = [
   SuccessOnDelivery1763801130000,
   DeliveryEventIdFromId1763801140000,
   DeliveryClaimRoom1763801150000,
+  DeliveryIdsInStatement1763801160000,
 ];
