@@ -104,6 +104,29 @@ describe('delivery log partitions', () => {
     expect(await partitions.ensure()).toBe(0);
   });
 
+  it('event data is compressed with LZ4: the outbox, and the payloads of every partition, the history and the days made ahead included', async () => {
+    await t.app.get(DeliveryLogPartitions).ensure();
+    const columns: Array<{ table: string; compression: string }> = await t.db.query(
+      `SELECT a.attrelid::regclass::text AS table, a.attcompression::text AS compression FROM pg_attribute a
+        WHERE a.attname = 'data'
+          AND a.attrelid IN (SELECT 'outbox_events'::regclass UNION ALL SELECT 'webhook_payloads'::regclass
+                             UNION ALL SELECT inhrelid FROM pg_inherits WHERE inhparent = 'webhook_payloads'::regclass)`,
+    );
+    expect(columns.map((c) => c.table)).toEqual(
+      expect.arrayContaining(['outbox_events', 'webhook_payloads_history', `webhook_payloads_p${day(historyUntil)}`]),
+    );
+    expect(columns.length).toBeGreaterThan(8);
+    expect(columns.filter((c) => c.compression !== 'l')).toEqual([]);
+    // A value written now (large enough to be compressed) is LZ4's.
+    const big = JSON.stringify({ thread: { recentMessages: Array.from({ length: 60 }, (_, i) => ({ id: i, body: 'a reply in the thread '.repeat(5) })) } });
+    const [{ id }] = await t.db.query(
+      `INSERT INTO webhook_payloads (digest, data, created_at) VALUES (sha256(convert_to(random()::text, 'UTF8')), $1, delivery_log_day(now())) RETURNING id`,
+      [big],
+    );
+    const [{ compression }] = await t.db.query(`SELECT pg_column_compression(data) AS compression FROM webhook_payloads WHERE id = $1`, [id]);
+    expect(compression).toBe('lz4');
+  });
+
   it("a delivery's id is a UUIDv7 of its created_at and its evt_ id that id's hex; get_webhook_delivery finds new and old rows with their attempts", async () => {
     const at = new Date(historyUntil.getTime() + DAY_MS - 1); // the last millisecond of the first day partition
     const fresh = await deliveryAt(at);

@@ -47,6 +47,7 @@ import { SuccessOnDelivery1763801130000 } from './1763801130000-SuccessOnDeliver
 import { DeliveryEventIdFromId1763801140000 } from './1763801140000-DeliveryEventIdFromId';
 import { DeliveryClaimRoom1763801150000 } from './1763801150000-DeliveryClaimRoom';
 import { DeliveryIdsInStatement1763801160000 } from './1763801160000-DeliveryIdsInStatement';
+import { EventDataLz41763801170000 } from './1763801170000-EventDataLz4';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -99,4 +100,5 @@ export const MIGRATIONS = [
   DeliveryEventIdFromId1763801140000,
   DeliveryClaimRoom1763801150000,
   DeliveryIdsInStatement1763801160000,
+  EventDataLz41763801170000,
 ];
