@@ -15,18 +15,21 @@ export function deliveryById(alias: string, id: string): string {
           OR (delivery_log_created_at(${id}) IS NULL AND ${alias}.created_at < delivery_log_history_until())))`;
 }
 
+/** SQL: now() cut to the millisecond, as a delivery's created_at (`timestamptz(3)`) and its id's time are. */
+const NOW_MS = 'now()::timestamptz(3)';
+
+/** SQL: a new delivery's id (a UUIDv7 of NOW_MS), one per row of the FROM that selects it. */
+export const NEW_DELIVERY_UUID = `delivery_log_uuid7(${NOW_MS})`;
+
 /**
  * SQL select-list items `id, event_id, created_at` of a delivery inserted now: what the trigger
  * webhook_deliveries_ids makes for a row that comes without them, in the statement itself, which
  * costs a row no PL/pgSQL call (migration DeliveryIdsInStatement: the trigger checks them and
- * runs only when they do not agree). The id's time and created_at are the same millisecond: both
- * are now() cut to the column's precision. `uuid` names a column the statement's FROM gives each row from `NEW_DELIVERY_UUID`, so that
- * the two items that use it read one value.
+ * runs only when they do not agree). The id's time and created_at are the same millisecond.
+ * `uuid` names a column the statement's FROM gives each row from NEW_DELIVERY_UUID, so that the
+ * two items that use it read one value.
  */
-export const NEW_DELIVERY_IDS = (uuid: string): string => `${uuid}, 'evt_' || replace(${uuid}::text, '-', ''), now()::timestamptz(3)`;
-
-/** SQL: a new delivery's id (a UUIDv7 of now() cut to milliseconds), one per row of the FROM that selects it. */
-export const NEW_DELIVERY_UUID = 'delivery_log_uuid7(now()::timestamptz(3))';
+export const NEW_DELIVERY_IDS = (uuid: string): string => `${uuid}, 'evt_' || replace(${uuid}::text, '-', ''), ${NOW_MS}`;
 
 /**
  * SQL: the partition key of the attempts of the delivery whose id is `id`: its created_at, or
@@ -61,7 +64,7 @@ export function payloadOf(payload: string, delivery: string): string {
  * deliveries (with its digest): the day of now() rounded to the millisecond as a delivery's
  * created_at is, so that at 23:59:59.9995 both are in the next day.
  */
-export const PAYLOAD_DAY = 'delivery_log_day(now()::timestamptz(3))';
+export const PAYLOAD_DAY = `delivery_log_day(${NOW_MS})`;
 
 /**
  * Where the worker's batch statements find a group of deliveries: the three partitions holding
