@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { ProbePool } from '../database/probe-pool';
 import { COMMIT_ASYNC, plannedPerCall, queryNamed } from '../database/sql';
 import { SealedSecrets } from '../webhooks/webhooks.service';
 import { EndpointStatus } from '../webhooks/webhook.types';
@@ -44,6 +45,13 @@ export interface ClaimedRow extends SealedSecrets {
  * its endpoint no longer receives the event's line (`refused: true`: nothing of it is to be sent).
  */
 export type ClaimResult = ClaimedRow & { refused: boolean };
+
+/**
+ * The statuses of a delivery that waits for an attempt, as a parameter of the statements prepared
+ * on the probe pool: a literal list would let their generic plan prove the partial index of waiting
+ * deliveries (webhook_deliveries_due_idx) usable, and read every waiting delivery to find the batch's.
+ */
+const WAITING = ['pending', 'retrying'];
 
 /** The last_error of a delivery cancelled at its claim because its endpoint no longer receives the event's line. */
 const REFUSED_ERROR =
@@ -108,7 +116,10 @@ export interface FailureRow {
  */
 @Injectable()
 export class DeliveryAttemptsRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly probes: ProbePool,
+  ) {}
 
   /** delivery_log_history_until() in epoch ms: a constant of the migration, read once. */
   private historyUntil?: Promise<number>;
@@ -179,7 +190,8 @@ export class DeliveryAttemptsRepository {
    * and its body's cursor is a watermark the claim reads: just before the lowest position whose
    * delivery to the endpoint still waits, else the feed's head (subscriptionWatermark).
    *
-   * The claim and the record of successes commit asynchronously (COMMIT_ASYNC): a PostgreSQL crash
+   * The claims and the record of successes commit asynchronously (COMMIT_ASYNC here; the probe
+   * pool's connections for claimFirst() and recordSuccesses()): a PostgreSQL crash
    * can lose their last few hundred milliseconds, and then the delivery is still due with the
    * attempt count it had, so the sweep sends it again with the same evt_ id and webhook-id (at
    * least once, as every retry). Nothing else depends on them having reached the disk. That
@@ -244,8 +256,8 @@ export class DeliveryAttemptsRepository {
    * Takes first attempts that fan-out made in this process a moment ago and handed over with what
    * sending needs (FirstAttempt in delivery-attempts.service.ts): the row alone, as claim() takes
    * it (due, attempt 1 not taken, locked rows skipped), without reading the endpoint, the payload
-   * or the line access again. Answers the ids taken. Planned per call like claim(), but a join of
-   * one table, so it plans in a fraction of claim()'s time (docs/PERFORMANCE.md, change 28).
+   * or the line access again. Answers the ids taken. Prepared on the probe pool, as the record of
+   * successes is (recordSuccessesIn).
    */
   async claimFirst(deliveryIds: string[], now: Date, leaseUntil: Date): Promise<string[]> {
     const groups = await this.byDay(deliveryIds, (id) => id);
@@ -253,24 +265,23 @@ export class DeliveryAttemptsRepository {
     return answers.flat();
   }
 
-  /** claimFirst() of deliveries all in `group`. */
+  /** claimFirst() of deliveries all in `group`: prepared on the probe pool (recordSuccessesIn says why). */
   private async claimFirstIn(group: DeliveryLogGroup, deliveryIds: string[], now: Date, leaseUntil: Date): Promise<string[]> {
-    const [rows] = await queryNamed<[Array<{ id: string }>, number]>(
-      this.dataSource.manager,
-      plannedPerCall(`WITH due AS (
+    const rows = await this.probes.query<{ id: string }>(
+      `WITH due AS (
              SELECT d.id, d.created_at
-               FROM ${COMMIT_ASYNC}, ${group.deliveries} d
+               FROM ${group.deliveries} d
                JOIN unnest(:deliveryIds::uuid[], :createdAts::timestamptz[]) AS x(id, created_at) ON ${deliveryIn(group, 'd', 'x.id', 'x.created_at')}
-              WHERE d.attempt_count = 0 AND d.status IN ('pending', 'retrying')
+              WHERE d.attempt_count = 0 AND d.status = ANY (:waiting::text[])
                 FOR NO KEY UPDATE OF d SKIP LOCKED)
        UPDATE ${group.deliveries} d
           SET attempt_count = 1, last_attempt_at = :now, lease_until = :leaseUntil::timestamptz, updated_at = now()
          FROM due
         WHERE ${deliveryIn(group, 'd', 'due.id', 'due.created_at')}
-        RETURNING d.id`),
-      { deliveryIds, createdAts: deliveryIds.map(createdAtOfId), now, leaseUntil },
+        RETURNING d.id`,
+      { deliveryIds, createdAts: deliveryIds.map(createdAtOfId), waiting: WAITING, now, leaseUntil },
     );
-    return (rows ?? []).map((row) => row.id);
+    return rows.map((row) => row.id);
   }
 
   /**
@@ -294,26 +305,32 @@ export class DeliveryAttemptsRepository {
     };
   }
 
-  /** recordSuccesses() of deliveries all in `group`: the ids recorded, each with whether its endpoint was in a failing run. */
+  /**
+   * recordSuccesses() of deliveries all in `group`: the ids recorded, each with whether its
+   * endpoint was in a failing run. Prepared on the probe pool (ProbePool): planned once per
+   * connection and day, with scans ruled out, so the plan made on a young day keeps probing
+   * primary keys on a full one; planning it on every call (plannedPerCall, as claim() still is)
+   * cost more than running it (docs/PERFORMANCE.md, change 38). Its connections commit without
+   * waiting for the disk, as COMMIT_ASYNC does for claim().
+   */
   private async recordSuccessesIn(
     group: DeliveryLogGroup,
     items: SuccessRow[],
   ): Promise<Array<{ delivery_id: string; endpoint_id: string; in_failing_run: boolean }>> {
-    return queryNamed(
-      this.dataSource.manager,
-      plannedPerCall(`WITH input AS (
+    return this.probes.query(
+      `WITH input AS (
              SELECT * FROM unnest(:deliveryIds::uuid[], :createdAts::timestamptz[], :attempts::int[], :attemptedAts::timestamptz[], :durations::int[],
                                   :statusCodes::int[], :responseBodies::text[], :endpointIds::uuid[])
                         AS x(delivery_id, created_at, attempt_number, attempted_at, duration_ms, status_code, response_body, endpoint_id)),
            endpoint AS (SELECT id, ${inFailingRun('webhook_endpoints')} AS in_failing_run FROM webhook_endpoints
                          WHERE id IN (SELECT endpoint_id FROM input) ORDER BY id FOR KEY SHARE),
-           live AS (SELECT input.*, endpoint.in_failing_run FROM ${COMMIT_ASYNC}, input JOIN endpoint ON endpoint.id = input.endpoint_id),
+           live AS (SELECT input.*, endpoint.in_failing_run FROM input JOIN endpoint ON endpoint.id = input.endpoint_id),
            delivery AS (
              UPDATE ${group.deliveries} d
                 SET status = 'succeeded', last_status_code = live.status_code, last_error = NULL, next_attempt_at = NULL, lease_until = NULL,
                     last_attempt_at = live.attempted_at, success_duration_ms = live.duration_ms, success_response_body = live.response_body, updated_at = now()
                FROM live
-              WHERE ${deliveryIn(group, 'd', 'live.delivery_id', 'live.created_at')} AND d.attempt_count = live.attempt_number AND d.status IN ('pending', 'retrying')
+              WHERE ${deliveryIn(group, 'd', 'live.delivery_id', 'live.created_at')} AND d.attempt_count = live.attempt_number AND d.status = ANY (:waiting::text[])
              RETURNING d.id, d.attempt_count),
            attempt AS (
              INSERT INTO ${group.attempts} (delivery_id, delivery_created_at, attempt_number, attempted_at, duration_ms, status_code, response_body)
@@ -321,7 +338,7 @@ export class DeliveryAttemptsRepository {
               -- A batch may hold a late success of an attempt and the success of the next one, of one delivery: only the one recorded on the row is left out.
               WHERE NOT EXISTS (SELECT FROM delivery WHERE delivery.id = live.delivery_id AND delivery.attempt_count = live.attempt_number)
              ON CONFLICT (delivery_id, attempt_number, delivery_created_at) DO NOTHING)
-      SELECT delivery_id, endpoint_id, in_failing_run FROM live`),
+      SELECT delivery_id, endpoint_id, in_failing_run FROM live`,
       {
         deliveryIds: items.map((i) => i.deliveryId),
         createdAts: items.map((i) => createdAtOfId(i.deliveryId)),
@@ -331,6 +348,7 @@ export class DeliveryAttemptsRepository {
         statusCodes: items.map((i) => i.statusCode),
         responseBodies: items.map((i) => i.responseBody),
         endpointIds: items.map((i) => i.endpointId),
+        waiting: WAITING,
       },
     );
   }

@@ -1,5 +1,6 @@
 import { BullModule } from '@nestjs/bull';
 import { Module } from '@nestjs/common';
+import { ProbePoolModule } from '../database/probe-pool';
 import { OutboundHttpModule } from '../outbound-http/outbound-http.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { DeliveriesRepository } from './deliveries.repository';
@@ -22,6 +23,7 @@ import { WebhookSender } from './webhook-sender';
 @Module({
   imports: [
     OutboundHttpModule,
+    ProbePoolModule,
     WebhooksModule,
     BullModule.registerQueue({
       name: DELIVERY_QUEUE,

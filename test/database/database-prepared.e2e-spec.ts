@@ -1,4 +1,9 @@
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { AppConfig } from '../../src/config/app-config';
 import { MAX_PREPARED_PER_CONNECTION, PreparingClient, statementName } from '../../src/database/preparing-client';
+import { waitUntil } from '../support/wait';
+import { PROBE_OPTIONS, PROBE_SETTINGS, ProbePool } from '../../src/database/probe-pool';
 import { COMMIT_ASYNC, plannedPerCall } from '../../src/database/sql';
 
 /** The service's pg client: parameterised statements become prepared statements of the connection. */
@@ -89,5 +94,104 @@ describe('PreparingClient', () => {
     expect(await setting(`SELECT current_setting('synchronous_commit') AS setting, $1::int AS n FROM ${COMMIT_ASYNC}`)).toBe('off');
     await client.query('COMMIT');
     expect(await setting(`SELECT current_setting('synchronous_commit') AS setting, $1::int AS n`)).toBe('on');
+  });
+});
+
+/** The plans of a batch lookup by key, prepared while its table is small and run once it is not. */
+describe('a statement prepared under PROBE_SETTINGS', () => {
+  // The delivery claim's shape: a batch of keys joined to a table with a partial index of waiting rows, the rows locked and updated.
+  const CLAIM = `WITH due AS (
+         SELECT d.id FROM plan_probe d JOIN unnest($1::int[]) AS x(id) ON d.id = x.id
+          WHERE d.attempt_count = 0 AND d.status = ANY ($2::text[])
+            FOR NO KEY UPDATE OF d SKIP LOCKED)
+     UPDATE plan_probe d SET attempt_count = 1 FROM due WHERE d.id = due.id RETURNING d.id`;
+
+  /** Runs CLAIM on a connection with `options`: six calls on three analyzed rows, then one after 50,000 more; answers the last call's plan. */
+  async function planAfterGrowth(options: string): Promise<{ plan: string; claimed: number[] }> {
+    const client = new PreparingClient({ connectionString: process.env.DATABASE_URL, options });
+    await client.connect();
+    try {
+      const plans: string[] = [];
+      client.on('notice', (notice: { message?: string }) => plans.push(notice.message ?? ''));
+      await client.query(`CREATE TEMP TABLE plan_probe (id int PRIMARY KEY, status text NOT NULL, attempt_count int NOT NULL, due int NOT NULL)`);
+      await client.query(`CREATE INDEX plan_probe_waiting ON plan_probe (due) WHERE status IN ('pending', 'retrying')`);
+      await client.query(`INSERT INTO plan_probe SELECT i, 'pending', 0, i FROM generate_series(1, 3) AS i`);
+      await client.query('ANALYZE plan_probe');
+      await client.query(`LOAD 'auto_explain'`);
+      await client.query(`SET auto_explain.log_min_duration = 0`);
+      await client.query(`SET client_min_messages = log`);
+      for (let i = 0; i < 6; i += 1) await client.query(CLAIM, [[1], ['pending', 'retrying']]);
+      await client.query(`INSERT INTO plan_probe SELECT i, 'pending', 0, i FROM generate_series(4, 50000) AS i`);
+      plans.length = 0;
+      const { rows } = await client.query(CLAIM, [
+        [777, 40_000],
+        ['pending', 'retrying'],
+      ]);
+      return { plan: plans.join('\n'), claimed: rows.map((r: { id: number }) => r.id).sort((a: number, b: number) => a - b) };
+    } finally {
+      await client.end();
+    }
+  }
+
+  it('probes the primary key for each key once the table has grown; with the default settings its generic plan scans the table', async () => {
+    const probed = await planAfterGrowth(PROBE_OPTIONS);
+    expect(probed.claimed).toEqual([777, 40_000]);
+    expect(probed.plan).toMatch(/Index Scan using plan_probe_pkey on plan_probe d/);
+    expect(probed.plan).not.toMatch(/Seq Scan|Bitmap|Hash Join|Merge Join/);
+
+    // What the settings rule out: the same generic plan, made with the default planner settings on three rows, reads all 50,000.
+    const scanned = await planAfterGrowth('-c jit=off -c plan_cache_mode=force_generic_plan');
+    expect(scanned.claimed).toEqual([777, 40_000]);
+    expect(scanned.plan).toMatch(/Seq Scan on plan_probe d/);
+  });
+});
+
+/** The pool the delivery worker's batch statements run on (DeliveryAttemptsRepository). */
+describe('ProbePool', () => {
+  let dataSource: DataSource;
+  let pool: ProbePool;
+  let other: Client;
+  beforeEach(async () => {
+    // Only its driver is used (to number :named parameters): it is not connected.
+    dataSource = new DataSource({ type: 'postgres', url: process.env.DATABASE_URL });
+    pool = new ProbePool({ databaseUrl: process.env.DATABASE_URL } as AppConfig, dataSource);
+    other = new Client({ connectionString: process.env.DATABASE_URL });
+    await other.connect();
+  });
+  afterEach(async () => {
+    await pool.onApplicationShutdown();
+    await other.end();
+  });
+
+  it('runs :named statements prepared once on its connection, with the settings PROBE_SETTINGS name', async () => {
+    const text = `SELECT current_setting('plan_cache_mode') AS plan_cache_mode, current_setting('enable_seqscan') AS enable_seqscan,
+                         current_setting('enable_bitmapscan') AS enable_bitmapscan, current_setting('enable_hashjoin') AS enable_hashjoin,
+                         current_setting('enable_mergejoin') AS enable_mergejoin, current_setting('synchronous_commit') AS synchronous_commit,
+                         current_setting('jit') AS jit, :n::int + 1 AS n`;
+    for (let n = 0; n < 3; n += 1) {
+      expect(await pool.query(text, { n })).toEqual([{ ...PROBE_SETTINGS, n: n + 1 }]);
+    }
+    const plans = await pool.query<{ generic_plans: string; custom_plans: string }>(
+      `SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name = :name`,
+      { name: statementName(dataSource.driver.escapeQueryWithParameters(text, { n: 0 })[0]) },
+    );
+    // Calls one after the other share one connection: prepared there once, its generic plan used each time.
+    expect(plans).toEqual([{ generic_plans: '3', custom_plans: '0' }]);
+  });
+
+  it("answers PostgreSQL's error as it is, and the connection goes on; a connection that broke is replaced", async () => {
+    await expect(pool.query('SELECT 1 / :n::int AS n', { n: 0 })).rejects.toMatchObject({ code: '22012', message: 'division by zero' });
+    const [{ pid }] = await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid, :n::int AS n', { n: 1 });
+    expect(await pool.query('SELECT pg_backend_pid() AS pid, :n::int AS n', { n: 2 })).toEqual([{ pid, n: 2 }]);
+
+    // The idle connection ends under it (PostgreSQL restarted, say): the next statement runs on a new one.
+    await other.query('SELECT pg_terminate_backend($1)', [pid]);
+    await waitUntil(
+      async () => (await other.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1', [pid])).rows[0].n === 0,
+      `backend ${pid} to end`,
+    );
+    const [after] = await pool.query<{ pid: number; n: number }>('SELECT pg_backend_pid() AS pid, :n::int AS n', { n: 3 });
+    expect(after.n).toBe(3);
+    expect(after.pid).not.toBe(pid);
   });
 });
