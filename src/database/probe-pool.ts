@@ -1,18 +1,18 @@
 import { Inject, Injectable, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DatabaseError, Pool } from 'pg';
+import { DatabaseError, Pool, PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { PreparingClient } from './preparing-client';
 
 /**
- * The session settings of ProbePool's connections, as libpq startup options. Each statement is
- * prepared and planned once, for any values (`plan_cache_mode = force_generic_plan`), with the
- * paths that lose on a large table ruled out: no sequential or bitmap scan, no hash or merge join.
- * So a plan made on a day's partition while it is empty or young still probes its primary key once
- * the day holds millions of rows. Commits do not wait for the WAL to reach the disk: only
- * statements whose loss in a PostgreSQL crash repeats safe work run here (DeliveryAttemptsRepository).
+ * The session settings of ProbePool's connections. Each statement is prepared and planned once,
+ * for any values (`plan_cache_mode = force_generic_plan`), with the paths that lose on a large
+ * table ruled out: no sequential or bitmap scan, no hash or merge join. So a plan made on a day's
+ * partition while it is empty or young still probes its primary key once the day holds millions
+ * of rows. Commits do not wait for the WAL to reach the disk: only statements whose loss in a
+ * PostgreSQL crash repeats safe work run here (DeliveryAttemptsRepository).
  */
 export const PROBE_SETTINGS: Readonly<Record<string, string>> = {
   jit: 'off',
@@ -24,26 +24,35 @@ export const PROBE_SETTINGS: Readonly<Record<string, string>> = {
   synchronous_commit: 'off',
 };
 
-/** PROBE_SETTINGS as a connection's `options` (`-c name=value …`). */
-export const PROBE_OPTIONS = Object.entries(PROBE_SETTINGS)
-  .map(([name, value]) => `-c ${name}=${value}`)
-  .join(' ');
+/**
+ * SQL: PROBE_SETTINGS made for the session, run on each connection before its first statement.
+ * Not startup options: pg lets `options` in DATABASE_URL (or PGOPTIONS) replace those, and a
+ * provider's URL may carry its own.
+ */
+export const PROBE_SET = Object.entries(PROBE_SETTINGS)
+  .map(([name, value]) => `SET ${name} = ${value}`)
+  .join('; ');
 
-/** Connections of a process's probe pool: its statements are short, and the worker runs a few at a time. */
-export const PROBE_POOL_SIZE = 4;
+/**
+ * Connections of a process's probe pool: two batchers (claims, successes) with at most two batches
+ * in flight each (MicroBatcher), each batch one statement per day it holds (two across midnight).
+ */
+export const PROBE_POOL_SIZE = 8;
 
 /**
  * A small pool of its own for batch statements that find rows by key in a table that grows (the
  * delivery claim of first attempts, the record of successes): each runs prepared, planned once per
  * connection under PROBE_SETTINGS, instead of planned on every call (`plannedPerCall`), which cost
- * PostgreSQL a fifth of its time per delivery (docs/PERFORMANCE.md, change 38). Not for statements
- * that need a transaction of the caller's, or whose best plan is a scan. Connections open when first
- * used, so a process that never runs such a statement opens none.
+ * a quarter of PostgreSQL's CPU per delivery (docs/PERFORMANCE.md, change 38). Not for statements
+ * that need a transaction of the caller's, or whose best plan is a scan. Connections open when
+ * first used and close after 10 s idle, so a process that never runs such a statement opens none.
  */
 @Injectable()
 export class ProbePool implements OnApplicationShutdown {
   private readonly logger = new Logger(ProbePool.name);
   private readonly pool: Pool;
+  /** Connections whose session PROBE_SET has been run on. */
+  private readonly configured = new WeakSet<PoolClient>();
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
@@ -56,9 +65,10 @@ export class ProbePool implements OnApplicationShutdown {
       // As pg_stat_activity names them.
       application_name: 'mss-probe-pool',
       connectionTimeoutMillis: 5000,
-      // A connection keeps its statements' plans for its life: renewed hourly, so a plan is at most an hour older than the schema's statistics.
+      // A connection lost without a word (a network partition) is noticed instead of waited on for ever.
+      keepAlive: true,
+      // A connection keeps its statements' plans for its life: renewed at least hourly.
       maxLifetimeSeconds: 3600,
-      options: PROBE_OPTIONS,
     });
     // An idle connection that fails (PostgreSQL restarted, say) is dropped by the pool; the next query opens another.
     this.pool.on('error', (error) => this.logger.warn(`an idle probe connection failed: ${error.message}`));
@@ -66,21 +76,30 @@ export class ProbePool implements OnApplicationShutdown {
 
   /**
    * Runs `sql`, written with `:named` parameters (sql.ts), on one of the pool's connections and
-   * answers its rows. A connection whose query failed other than with PostgreSQL's own error (the
-   * connection broke, say) is closed rather than reused.
+   * answers its rows. A connection whose query failed other than with PostgreSQL's own error (its
+   * socket broke, say) is closed rather than reused.
    */
   async query<T>(sql: string, parameters: Record<string, unknown>): Promise<T[]> {
     const [text, values] = this.dataSource.driver.escapeQueryWithParameters(sql, parameters);
     const client = await this.pool.connect();
+    // While a connection is lent, the pool does not listen to it: a socket that breaks mid-query
+    // emits 'error' on the client (besides failing the query), which unheard would end the process.
     let failure: Error | undefined;
+    const onError = (error: Error) => (failure ??= error);
+    client.on('error', onError);
     try {
+      if (!this.configured.has(client)) {
+        await client.query(PROBE_SET);
+        this.configured.add(client);
+      }
       // Two arguments, no callback: PreparingClient prepares the statement (pool.query would pass a callback, and run it unnamed).
       const result = await client.query(text, values);
       return result.rows as T[];
     } catch (error) {
-      if (!(error instanceof DatabaseError)) failure = error as Error;
+      if (!(error instanceof DatabaseError)) failure ??= error as Error;
       throw error;
     } finally {
+      client.off('error', onError);
       client.release(failure);
     }
   }
