@@ -116,8 +116,8 @@ describe('a statement prepared under PROBE_SETTINGS', () => {
 
   let client: PreparingClient;
   const plans: string[] = [];
-  /** A connection set up by `settings`, with a table of `rows` rows (every hundredth waiting) analyzed, whose plans it logs. */
-  async function connection(settings: string, rows: number): Promise<void> {
+  /** A connection set up by `settings`, with a table of `rows` rows (every hundredth waiting), analyzed unless told not, whose plans it logs. */
+  async function connection(settings: string, rows: number, analyze = true): Promise<void> {
     client = new PreparingClient({ connectionString: process.env.DATABASE_URL });
     await client.connect();
     await client.query(settings);
@@ -125,7 +125,7 @@ describe('a statement prepared under PROBE_SETTINGS', () => {
     await client.query(`CREATE TEMP TABLE plan_probe (id int PRIMARY KEY, status text NOT NULL, attempt_count int NOT NULL, due int NOT NULL)`);
     await client.query(`CREATE INDEX plan_probe_waiting ON plan_probe (due) WHERE status IN ('pending', 'retrying')`);
     await addRows(1, rows);
-    await client.query('ANALYZE plan_probe');
+    if (analyze) await client.query('ANALYZE plan_probe');
     await client.query(`LOAD 'auto_explain'`);
     await client.query(`SET auto_explain.log_min_duration = 0`);
     await client.query(`SET client_min_messages = log`);
@@ -180,6 +180,15 @@ describe('a statement prepared under PROBE_SETTINGS', () => {
     await client.query('ANALYZE plan_probe');
     const probed = await run(CLAIM, [[800, 40_100], WAITING]);
     expect(probed.claimed).toEqual([800, 40_100]);
+    for (const probe of PROBES) expect(probed.plan).toMatch(probe);
+  });
+
+  it('a plan made on a table never analyzed (a day made ahead, its first rows just in) probes the primary key, and keeps doing so as it grows', async () => {
+    await connection(PROBE_SET, 3, false);
+    for (let i = 0; i < 6; i += 1) await run(CLAIM, [[1], WAITING]);
+    await addRows(4, 50_000);
+    const probed = await run(CLAIM, [[900, 40_200], WAITING]);
+    expect(probed.claimed).toEqual([900, 40_200]);
     for (const probe of PROBES) expect(probed.plan).toMatch(probe);
   });
 });
