@@ -22,6 +22,8 @@ export const PROBE_SETTINGS: Readonly<Record<string, string>> = {
   enable_hashjoin: 'off',
   enable_mergejoin: 'off',
   synchronous_commit: 'off',
+  // A statement stuck on a lock fails instead of holding its batch, and shutdown, for ever; its attempts are swept and sent again.
+  statement_timeout: '1min',
 };
 
 /**
@@ -30,7 +32,7 @@ export const PROBE_SETTINGS: Readonly<Record<string, string>> = {
  * provider's URL may carry its own.
  */
 export const PROBE_SET = Object.entries(PROBE_SETTINGS)
-  .map(([name, value]) => `SET ${name} = ${value}`)
+  .map(([name, value]) => `SET ${name} = '${value}'`)
   .join('; ');
 
 /**
@@ -67,6 +69,7 @@ export class ProbePool implements OnApplicationShutdown {
       connectionTimeoutMillis: 5000,
       // A connection lost without a word (a network partition) is noticed instead of waited on for ever.
       keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
       // A connection keeps its statements' plans for its life: renewed at least hourly.
       maxLifetimeSeconds: 3600,
     });
@@ -76,8 +79,8 @@ export class ProbePool implements OnApplicationShutdown {
 
   /**
    * Runs `sql`, written with `:named` parameters (sql.ts), on one of the pool's connections and
-   * answers its rows. A connection whose query failed other than with PostgreSQL's own error (its
-   * socket broke, say) is closed rather than reused.
+   * answers its rows. A connection whose query failed other than with an error of the statement's
+   * own (its socket broke, or PostgreSQL ended the session) is closed rather than reused.
    */
   async query<T>(sql: string, parameters: Record<string, unknown>): Promise<T[]> {
     const [text, values] = this.dataSource.driver.escapeQueryWithParameters(sql, parameters);
@@ -96,7 +99,8 @@ export class ProbePool implements OnApplicationShutdown {
       const result = await client.query(text, values);
       return result.rows as T[];
     } catch (error) {
-      if (!(error instanceof DatabaseError)) failure ??= error as Error;
+      // FATAL: PostgreSQL ends the session (shutting down, the backend terminated); its socket closes on a later tick.
+      if (!(error instanceof DatabaseError) || error.severity === 'FATAL' || error.severity === 'PANIC') failure ??= error as Error;
       throw error;
     } finally {
       client.off('error', onError);

@@ -221,7 +221,7 @@ describe('ProbePool', () => {
   const SETTINGS = `SELECT current_setting('plan_cache_mode') AS plan_cache_mode, current_setting('enable_seqscan') AS enable_seqscan,
                            current_setting('enable_bitmapscan') AS enable_bitmapscan, current_setting('enable_hashjoin') AS enable_hashjoin,
                            current_setting('enable_mergejoin') AS enable_mergejoin, current_setting('synchronous_commit') AS synchronous_commit,
-                           current_setting('jit') AS jit, :n::int + 1 AS n`;
+                           current_setting('jit') AS jit, current_setting('statement_timeout') AS statement_timeout, :n::int + 1 AS n`;
 
   it('runs :named statements prepared once on its connection, with the settings PROBE_SETTINGS name', async () => {
     const pool = probePool();
@@ -255,6 +255,26 @@ describe('ProbePool', () => {
       `backend ${pid} to end`,
     );
     expect(await pidOf(pool, 3)).not.toBe(pid);
+  });
+
+  it('a connection whose session PostgreSQL ended mid-statement is not lent again: the next statement, asked for at once, runs on a new one', async () => {
+    const pool = probePool();
+    const first = await pidOf(pool, 1);
+    const sleeping = pool.query('SELECT pg_sleep(30), :n::int AS n', { n: 2 });
+    await waitUntil(
+      async () => (await other.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1 AND query LIKE '%pg_sleep%'`, [first])).rows[0].n === 1,
+      'the statement to be running',
+    );
+    // Asked for in the same turn as the failure, before the closed socket is noticed.
+    const next = sleeping.then(
+      () => Promise.reject(new Error('the statement was not ended')),
+      (error: { code?: string; severity?: string }) => {
+        expect(error).toMatchObject({ code: '57P01', severity: 'FATAL' });
+        return pidOf(pool, 3);
+      },
+    );
+    await other.query('SELECT pg_terminate_backend($1)', [first]);
+    expect(await next).not.toBe(first);
   });
 
   it('a connection whose socket breaks mid-statement fails that statement only, and the next runs on a new connection', async () => {
