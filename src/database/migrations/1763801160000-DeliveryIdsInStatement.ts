@@ -16,13 +16,21 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  *   its partition does not rest on the statements that name them.
  *
  * Replacing a trigger of the partitioned table takes a lock every writer of the log waits behind
- * for the catalog change only.
+ * for the catalog change only. The whole log is locked first (LOCK_LOG), parent before partitions
+ * as a reader locks them: DROP TRIGGER alone took the parent in a weaker mode, then each
+ * partition's trigger with its partition, and last the parent in ACCESS EXCLUSIVE, so a read of
+ * the parent that began in between held the parent and waited for a partition the migration held
+ * (a deadlock the reliability suite met once, the reader its victim).
  */
+/** SQL: the delivery log's parent, then every partition, locked as a trigger's replacement needs them. */
+const LOCK_LOG = `LOCK TABLE webhook_deliveries IN ACCESS EXCLUSIVE MODE`;
+
 export class DeliveryIdsInStatement1763801160000 implements MigrationInterface {
   name = 'DeliveryIdsInStatement1763801160000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`SET LOCAL lock_timeout = '10s'`);
+    await q.query(LOCK_LOG);
     await q.query(`
       CREATE OR REPLACE FUNCTION delivery_log_uuid7(t timestamptz) RETURNS uuid LANGUAGE sql VOLATILE PARALLEL SAFE
         RETURN overlay(overlay(md5(random()::text || clock_timestamp()::text)
@@ -37,6 +45,7 @@ export class DeliveryIdsInStatement1763801160000 implements MigrationInterface {
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`SET LOCAL lock_timeout = '10s'`);
+    await q.query(LOCK_LOG);
     await q.query(`DROP TRIGGER webhook_deliveries_ids ON webhook_deliveries`);
     await q.query(`CREATE TRIGGER webhook_deliveries_ids BEFORE INSERT ON webhook_deliveries FOR EACH ROW EXECUTE FUNCTION webhook_deliveries_ids()`);
     await q.query(`
