@@ -9,9 +9,10 @@ import { PreparingClient } from './preparing-client';
 /**
  * The session settings of ProbePool's connections. Each statement is prepared and planned once,
  * for any values (`plan_cache_mode = force_generic_plan`), with the paths that lose on a large
- * table ruled out: no sequential or bitmap scan, no hash or merge join. So a plan made on a day's
- * partition while it is empty or young still probes its primary key once the day holds millions
- * of rows. Commits do not wait for the WAL to reach the disk: only statements whose loss in a
+ * table ruled out: no sequential or bitmap scan, no hash or merge join. So a plan keeps probing
+ * the primary key when far more rows wait than the statistics say; a plan made while a partition
+ * was analyzed with a handful of rows reads all of it until autovacuum analyzes it again, which
+ * remakes the plan (test/database/database-prepared.e2e-spec.ts). Commits do not wait for the WAL to reach the disk: only statements whose loss in a
  * PostgreSQL crash repeats safe work run here (DeliveryAttemptsRepository).
  */
 export const PROBE_SETTINGS: Readonly<Record<string, string>> = {

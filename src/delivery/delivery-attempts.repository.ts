@@ -308,8 +308,8 @@ export class DeliveryAttemptsRepository {
   /**
    * recordSuccesses() of deliveries all in `group`: the ids recorded, each with whether its
    * endpoint was in a failing run. Prepared on the probe pool (ProbePool): planned once per
-   * connection and day, with scans ruled out, so the plan made on a young day keeps probing
-   * primary keys on a full one; planning it on every call (plannedPerCall, as claim() still is)
+   * connection and day, with scans ruled out (what that holds against: PROBE_SETTINGS); planning
+   * it on every call (plannedPerCall, as claim() still is)
    * cost more than running it (docs/PERFORMANCE.md, change 38). Its connections commit without
    * waiting for the disk, as COMMIT_ASYNC does for claim().
    */
