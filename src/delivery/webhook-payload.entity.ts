@@ -11,7 +11,7 @@ import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn 
 @Index('webhook_payloads_created_idx', ['createdAt'])
 @Check('webhook_payloads_digest_check', 'octet_length(digest) = 32')
 export class WebhookPayload {
-  /** From the sequence webhook_payloads_id_seq (the identity's before partitioning). */
+  /** From the sequence webhook_payloads_id_seq, owned by the partitioned parent (migration PayloadIdSequence). */
   @PrimaryGeneratedColumn('increment', { type: 'bigint' })
   id: string;
 

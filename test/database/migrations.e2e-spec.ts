@@ -5,6 +5,7 @@ import { dataSourceOptions } from '../../src/database/data-source-options';
 import { runMigrations } from '../../src/database/migrate';
 import { MIGRATIONS } from '../../src/database/migrations';
 import { deliveryById } from '../../src/delivery/delivery-ids';
+import { DeliveryLogPartitionsRepository } from '../../src/delivery/delivery-log-partitions.repository';
 import { BASE_DATABASE_URL, databaseUrlFor } from '../support/test-env';
 
 async function query<T>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
@@ -348,6 +349,32 @@ describe('migrations under the advisory lock', () => {
       expect((await query<{ n: number }>(url, 'SELECT count(*)::int AS n FROM webhook_deliveries WHERE id = $1', [fresh.id]))[0].n).toBe(1);
       await runMigrations(url);
       expect(await kind('webhook_deliveries')).toBe('p');
+    });
+
+    it("PayloadIdSequence: payload ids go on through up, down and up again, and retention can drop the history's payloads with the rest of it", async () => {
+      const migration = 'PayloadIdSequence1763801180000';
+      // Dated after the history's bound: once the history is dropped, only the days hold rows.
+      const payload = async () =>
+        Number(
+          (
+            await query<{ id: string }>(
+              url,
+              `INSERT INTO webhook_payloads (digest, data, created_at)
+               VALUES (sha256(convert_to(random()::text, 'UTF8')), '{}', delivery_log_history_until() + interval '1 hour') RETURNING id`,
+            )
+          )[0].id,
+        );
+      const ids = [await payload()];
+      await downThrough(migration);
+      ids.push(await payload());
+      await runMigrations(url);
+      ids.push(await payload());
+      await withDataSource(MIGRATIONS, (ds) => new DeliveryLogPartitionsRepository(ds).drop('history'));
+      const left = await query<{ relname: string }>(url, `SELECT relname FROM pg_class WHERE relname LIKE 'webhook\\_%\\_history'`);
+      expect(left).toEqual([]);
+      ids.push(await payload());
+      expect([...ids].sort((a, b) => a - b)).toEqual(ids);
+      expect(new Set(ids).size).toBe(4);
     });
   });
 });

@@ -48,6 +48,7 @@ import { DeliveryEventIdFromId1763801140000 } from './1763801140000-DeliveryEven
 import { DeliveryClaimRoom1763801150000 } from './1763801150000-DeliveryClaimRoom';
 import { DeliveryIdsInStatement1763801160000 } from './1763801160000-DeliveryIdsInStatement';
 import { EventDataLz41763801170000 } from './1763801170000-EventDataLz4';
+import { PayloadIdSequence1763801180000 } from './1763801180000-PayloadIdSequence';
 
 /** Migrations in the order they run. */
 export const MIGRATIONS = [
@@ -101,4 +102,5 @@ export const MIGRATIONS = [
   DeliveryClaimRoom1763801150000,
   DeliveryIdsInStatement1763801160000,
   EventDataLz41763801170000,
+  PayloadIdSequence1763801180000,
 ];
