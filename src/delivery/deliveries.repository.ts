@@ -9,6 +9,7 @@ import { PayloadMode } from '../webhooks/webhook.types';
 import { SealedSecrets } from '../webhooks/webhooks.service';
 import { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
 import { endpointReceivesLine } from './endpoint-receives-line.sql';
+import { DeliveryLogPartitions } from './delivery-log-partitions';
 import { attemptOf, deliveryById, NEW_DELIVERY_IDS, NEW_DELIVERY_UUID, PAYLOAD_DAY, payloadOf } from './delivery-ids';
 import { subscriptionFiltersPass, subscriptionStillReceives } from '../event-feed/event-subscriptions.sql';
 
@@ -105,7 +106,22 @@ export interface RecoveredRow {
  */
 @Injectable()
 export class DeliveriesRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly partitions: DeliveryLogPartitions,
+  ) {}
+
+  /**
+   * Every write of new deliveries goes through here: one that finds no partition for its day (a
+   * day dropped by hand) has the days made again at once (DeliveryLogPartitions.repairAfter), and
+   * still fails, so its caller tries again (the relay, in a second) or answers an error.
+   */
+  private writing<T>(write: Promise<T>): Promise<T> {
+    return write.catch((error: unknown) => {
+      this.partitions.repairAfter(error);
+      throw error;
+    });
+  }
 
   /**
    * The endpoints that receive each event: active, subscribed to its kind, of its org, and for a
@@ -153,9 +169,10 @@ export class DeliveriesRepository {
     payloads: Array<{ digest: string; json: string }>,
     deliveries: NewDelivery[],
   ): Promise<Array<{ id: string; endpoint_id: string; event_id: string; source_event_id: string }>> {
-    return queryNamed(
-      manager,
-      `WITH payload AS (
+    return this.writing(
+      queryNamed(
+        manager,
+        `WITH payload AS (
              INSERT INTO webhook_payloads (digest, data, created_at)
              SELECT decode(digest, 'hex'), data, ${PAYLOAD_DAY} FROM unnest(:digests::text[], :payloads::json[]) AS p(digest, data)
              ON CONFLICT (digest, created_at) DO UPDATE SET data = webhook_payloads.data
@@ -176,19 +193,20 @@ export class DeliveriesRepository {
                           OFFSET 0)
        ON CONFLICT (source_event_id, endpoint_id, created_at) WHERE source_event_id IS NOT NULL AND resent_from_id IS NULL DO NOTHING
        RETURNING id, endpoint_id, event_id, source_event_id::text AS source_event_id`,
-      {
-        digests: payloads.map((p) => p.digest),
-        payloads: payloads.map((p) => p.json),
-        endpointIds: deliveries.map((d) => d.endpointId),
-        userIds: deliveries.map((d) => d.userId),
-        sourceEventIds: deliveries.map((d) => d.sourceEventId),
-        lineIds: deliveries.map((d) => d.lineId),
-        eventTypes: deliveries.map((d) => d.type),
-        modes: deliveries.map((d) => d.mode),
-        deliveryDigests: deliveries.map((d) => d.digest),
-        createdAts: deliveries.map((d) => d.createdAt),
-        traceParents: deliveries.map((d) => d.traceParent),
-      },
+        {
+          digests: payloads.map((p) => p.digest),
+          payloads: payloads.map((p) => p.json),
+          endpointIds: deliveries.map((d) => d.endpointId),
+          userIds: deliveries.map((d) => d.userId),
+          sourceEventIds: deliveries.map((d) => d.sourceEventId),
+          lineIds: deliveries.map((d) => d.lineId),
+          eventTypes: deliveries.map((d) => d.type),
+          modes: deliveries.map((d) => d.mode),
+          deliveryDigests: deliveries.map((d) => d.digest),
+          createdAts: deliveries.map((d) => d.createdAt),
+          traceParents: deliveries.map((d) => d.traceParent),
+        },
+      ),
     );
   }
 
@@ -259,10 +277,11 @@ export class DeliveriesRepository {
    */
   async insertResend(original: WebhookDelivery, traceParent: string | null): Promise<DeliveryRow | null> {
     // A transaction of its own, though one statement: its commit carries the call's audit row (src/audit).
-    const [row] = await this.dataSource.transaction((manager) =>
-      queryNamed<DeliveryRow[]>(
-        manager,
-        `WITH original AS (SELECT d.* FROM webhook_deliveries d WHERE ${deliveryById('d', ':id::uuid')}),
+    const [row] = await this.writing(
+      this.dataSource.transaction((manager) =>
+        queryNamed<DeliveryRow[]>(
+          manager,
+          `WITH original AS (SELECT d.* FROM webhook_deliveries d WHERE ${deliveryById('d', ':id::uuid')}),
            payload AS (
              INSERT INTO webhook_payloads (digest, data, created_at)
              SELECT p.digest, p.data, ${PAYLOAD_DAY} FROM original d JOIN webhook_payloads p ON ${payloadOf('p', 'd')}
@@ -274,7 +293,8 @@ export class DeliveriesRepository {
        SELECT o.endpoint_id, o.user_id, o.source_event_id, o.line_id, o.id, o.event_type, o.mode, payload.id, now(), 'pending', 0, now(), :traceParent::text
          FROM original o, payload
        RETURNING ${DELIVERY_ROW_SQL}`,
-        { id: original.id, traceParent },
+          { id: original.id, traceParent },
+        ),
       ),
     );
     return row ?? null;
@@ -359,10 +379,11 @@ export class DeliveriesRepository {
     const endpoint = visibleEndpoint(caller);
     const delivery = visibleDelivery(caller);
     // A transaction of its own, though one statement: its commit carries the call's audit row (src/audit).
-    return this.dataSource.transaction((manager) =>
-      queryNamed<RecoveredRow[]>(
-        manager,
-        `WITH endpoint AS (
+    return this.writing(
+      this.dataSource.transaction((manager) =>
+        queryNamed<RecoveredRow[]>(
+          manager,
+          `WITH endpoint AS (
              SELECT e.id FROM webhook_endpoints e
               WHERE e.id = :endpointId AND e.status = 'active' AND ${endpoint.sql}
                 FOR KEY SHARE),
@@ -397,7 +418,8 @@ export class DeliveriesRepository {
        SELECT copy.id, copy.endpoint_id AS "endpointId", left_over.event_created_at IS NOT NULL AS more, left_over.event_created_at AS "nextSince"
          FROM copy
          LEFT JOIN (SELECT event_created_at FROM numbered WHERE n = :limit::int + 1) AS left_over ON TRUE`,
-        { endpointId, since, until, limit, traceParent, ...endpoint.parameters, ...delivery.parameters },
+          { endpointId, since, until, limit, traceParent, ...endpoint.parameters, ...delivery.parameters },
+        ),
       ),
     );
   }

@@ -17,6 +17,7 @@ const FOREIGN_KEY_LOCK_TIMEOUT_MS = 50;
 const FOREIGN_KEY_DROP_TRIES = 20;
 /** The pause between the drops of a detached day's indexes (dropIndexes): the unlinks' writes are spread out. */
 const INDEX_DROP_PAUSE_MS = 200;
+const DAY_MS = 86_400_000;
 
 /** One partition of webhook_deliveries: a UTC day (`day` = YYYYMMDD) or the history, and its bounds. */
 export interface DeliveryLogPartition {
@@ -42,40 +43,79 @@ export class DeliveryLogPartitionsRepository {
     return made;
   }
 
-  /** The partitions of webhook_deliveries (the other tables have the same days), oldest first. */
+  /**
+   * The days (and the history) of the delivery log, oldest first: every table named as a
+   * partition of one of the three (`<table>_pYYYYMMDD`, `<table>_history`), attached or not, so
+   * that a drop interrupted after one table (a crash, a failed DROP) is finished by the next run,
+   * even once the deliveries' own partition is gone. Bounds come from the names (a day is its UTC
+   * day; the history ends at delivery_log_history_until()), not from the catalog, which a
+   * detached table no longer has. Tables of other names are not the log's days (unexpected()).
+   */
   async list(): Promise<DeliveryLogPartition[]> {
-    const rows: Array<{ name: string; bound: string }> = await this.dataSource.query(
-      `SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound
-         FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-        WHERE i.inhparent = 'webhook_deliveries'::regclass`,
+    const rows: Array<{ part: string; history_until: Date }> = await this.dataSource.query(
+      `SELECT DISTINCT substring(c.relname FROM '_(p[0-9]{8}|history)$') AS part, delivery_log_history_until() AS history_until
+         FROM pg_class c
+        WHERE c.relkind = 'r' AND pg_table_is_visible(c.oid)
+          AND c.relname ~ '^(${DELIVERY_LOG_TABLES.join('|')})_(p[0-9]{8}|history)$'`,
     );
     return rows
-      .map((r) => {
-        const [from, until] = [...r.bound.matchAll(/'([^']+)'/g)].map((m) => new Date(m[1]));
-        return r.name === 'webhook_deliveries_history'
-          ? { day: 'history', from: null, until: from }
-          : { day: r.name.slice('webhook_deliveries_p'.length), from, until };
+      .map(({ part, history_until }): DeliveryLogPartition => {
+        if (part === 'history') return { day: 'history', from: null, until: new Date(history_until) };
+        const day = part.slice(1);
+        const from = new Date(`${day.slice(0, 4)}-${day.slice(4, 6)}-${day.slice(6)}T00:00:00Z`);
+        return { day, from, until: new Date(from.getTime() + DAY_MS) };
       })
+      .filter((p) => !Number.isNaN(p.until.getTime()))
       .sort((a, b) => a.until.getTime() - b.until.getTime());
   }
 
   /**
-   * The end of webhook_deliveries' last partition (a day's, or the history's when no day follows
-   * it), read on `database` (/ready's own connection, else the pool); null when the table has no partition.
+   * Partitions of the three tables that are not the log's days: a DEFAULT partition an operator
+   * added (DETACH ... CONCURRENTLY refuses to run while one exists, so no day could be dropped),
+   * or a table of another name. Retention leaves them alone and says so.
    */
-  async lastUntil(database: ProbeDatabase = this.dataSource): Promise<Date | null> {
-    const [row] = await database.query<{ until: Date | null }>(
-      `SELECT max(substring(pg_get_expr(c.relpartbound, c.oid) FROM 'TO \\(''([^'']+)''\\)')::timestamptz) AS until
-         FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'webhook_deliveries'::regclass`,
+  async unexpected(): Promise<string[]> {
+    const rows: Array<{ name: string }> = await this.dataSource.query(
+      `SELECT c.relname AS name
+         FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+        WHERE i.inhparent = ANY ($1::regclass[])
+          AND (pg_get_expr(c.relpartbound, c.oid) = 'DEFAULT' OR c.relname !~ '^(${DELIVERY_LOG_TABLES.join('|')})_(p[0-9]{8}|history)$')
+        ORDER BY 1`,
+      [DELIVERY_LOG_TABLES],
     );
-    return row?.until ? new Date(row.until) : null;
+    return rows.map((r) => r.name);
+  }
+
+  /**
+   * For each of the three tables, the end of the span its attached partitions cover without a
+   * gap from `at` on: `at` itself when no partition holds `at` (a row dated then cannot be
+   * stored). Read on `database` (/ready's own connection, else the pool).
+   */
+  async coveredFrom(at: Date, database: ProbeDatabase = this.dataSource): Promise<Array<{ table: string; until: Date }>> {
+    // The bounds cast by PostgreSQL (their text is in the session's time zone); MINVALUE is null, DEFAULT has none.
+    const rows = await database.query<{ parent: string; from_ms: number | null; until_ms: number }>(
+      `SELECT i.inhparent::regclass::text AS parent,
+              (extract(epoch FROM b.m[1]::timestamptz) * 1000)::float8 AS from_ms, (extract(epoch FROM b.m[2]::timestamptz) * 1000)::float8 AS until_ms
+         FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid,
+              LATERAL (SELECT regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\((?:MINVALUE|''([^'']+)'')\\) TO \\(''([^'']+)''\\)') AS m) b
+        WHERE i.inhparent = ANY ($1::regclass[]) AND NOT i.inhdetachpending AND b.m IS NOT NULL`,
+      [DELIVERY_LOG_TABLES],
+    );
+    return DELIVERY_LOG_TABLES.map((table) => {
+      const spans = rows.filter((r) => r.parent === table).map((r) => ({ from: r.from_ms ?? -Infinity, until: r.until_ms }));
+      let until = at.getTime();
+      for (let next = spanHolding(spans, until); next; next = spanHolding(spans, until)) until = next.until;
+      return { table, until: new Date(until) };
+    });
   }
 
   /** Whether deliveries of the partition still wait (pending or retrying): such a day is not dropped. */
   async hasUnfinished(day: string): Promise<boolean> {
-    const [row] = await this.dataSource.query(
-      `SELECT EXISTS (SELECT 1 FROM ${partitionName('webhook_deliveries', day)} WHERE status IN ('pending', 'retrying')) AS waiting`,
-    );
+    const partition = partitionName('webhook_deliveries', day);
+    // Gone already when an earlier drop stopped after the deliveries' table.
+    const [{ present }] = await this.dataSource.query(`SELECT to_regclass($1) IS NOT NULL AS present`, [partition]);
+    if (!present) return false;
+    const [row] = await this.dataSource.query(`SELECT EXISTS (SELECT 1 FROM ${partition} WHERE status IN ('pending', 'retrying')) AS waiting`);
     return row.waiting;
   }
 
@@ -159,6 +199,10 @@ export class DeliveryLogPartitionsRepository {
       }
     }
   }
+}
+
+function spanHolding(spans: Array<{ from: number; until: number }>, at: number): { from: number; until: number } | undefined {
+  return spans.find((span) => span.from <= at && at < span.until);
 }
 
 /** `<table>_pYYYYMMDD` or `<table>_history`. */

@@ -24,6 +24,8 @@ const DAY_MS = 86_400_000;
 @Injectable()
 export class DeliveryLogPartitions implements OnModuleInit, OnApplicationBootstrap {
   private readonly logger = new Logger(DeliveryLogPartitions.name);
+  /** The repair under way (repairAfter), if any. */
+  private repairing: Promise<void> | null = null;
 
   constructor(
     private readonly repository: DeliveryLogPartitionsRepository,
@@ -48,24 +50,43 @@ export class DeliveryLogPartitions implements OnModuleInit, OnApplicationBootstr
   }
 
   /**
-   * /ready on the roles that fan out: not ready when the delivery log's last partition ends within
-   * READY_PARTITION_MARGIN_MS (or has ended): with no DEFAULT partition, deliveries dated past it
-   * cannot be stored, so fan-out stops. The hourly ensure() (and every start) keeps days ahead.
+   * /ready on the roles that fan out: not ready when one of the three tables has no partition for
+   * some moment between now and READY_PARTITION_MARGIN_MS ahead (its days end, or a day in between
+   * is missing: dropped by hand, say): with no DEFAULT partition, rows dated then cannot be
+   * stored, so fan-out stops. The hourly ensure(), every start, and a write that meets a missing
+   * day (repairAfter) make the days again.
    */
   private async checkReady(database: ProbeDatabase): Promise<void> {
-    const until = await this.repository.lastUntil(database);
-    const now = this.clock.now().getTime();
-    if (until && until.getTime() - now > READY_PARTITION_MARGIN_MS) return;
-    const when = until ? `ends at ${until.toISOString()}` : 'has no partition';
+    const now = this.clock.now();
+    const short = (await this.repository.coveredFrom(now, database)).filter((c) => c.until.getTime() - now.getTime() <= READY_PARTITION_MARGIN_MS);
+    if (short.length === 0) return;
+    const gaps = short.map((c) => `${c.table} from ${c.until.toISOString()}`).join('; ');
     throw new Error(
-      `the delivery log ${when}: deliveries after it cannot be stored (no DEFAULT partition); workers make DELIVERY_LOG_PARTITIONS_AHEAD_DAYS days ahead every hour and at start, so look at their logs ("delivery log partitions ahead")`,
+      `the delivery log has no partition for ${gaps}: rows dated then cannot be stored (no DEFAULT partition); workers make today's and DELIVERY_LOG_PARTITIONS_AHEAD_DAYS days ahead every hour and at start, so look at their logs ("delivery log partitions ahead")`,
     );
   }
 
-  /** Days from now to the end of webhook_deliveries' last partition (delivery_log_days_ahead). */
+  /** Days from now until the first moment one of the three tables has no partition for (delivery_log_days_ahead). */
   async daysAhead(): Promise<number> {
-    const until = await this.repository.lastUntil();
-    return until ? (until.getTime() - this.clock.now().getTime()) / DAY_MS : 0;
+    const now = this.clock.now();
+    const covered = await this.repository.coveredFrom(now);
+    return Math.min(...covered.map((c) => c.until.getTime() - now.getTime())) / DAY_MS;
+  }
+
+  /**
+   * Called with the error of a write to the delivery log (DeliveriesRepository): when it is
+   * PostgreSQL's "no partition of relation ... found for row" (a day dropped by hand, or days
+   * not made ahead), makes today's and the days ahead again at once, rather than at the next
+   * hourly run, so the relay's next try of the batch stores it. One repair at a time.
+   */
+  repairAfter(error: unknown): void {
+    if (!isNoPartition(error) || this.repairing) return;
+    this.logger.warn(`a delivery log partition is missing (${(error as Error).message}): making today's and the days ahead again`);
+    this.repairing = this.ensure()
+      .catch((failure: unknown) => this.logger.error(`could not make the delivery log's partitions again: ${String(failure)}`))
+      .then(() => {
+        this.repairing = null;
+      });
   }
 
   /** At start, in every role: a failure is logged, not fatal (the partitions made ahead before still serve). */
@@ -81,6 +102,14 @@ export class DeliveryLogPartitions implements OnModuleInit, OnApplicationBootstr
     if (made > 0) this.logger.log(`created ${made} delivery log partitions up to ${utcDate(last)}`);
     return made;
   }
+}
+
+/** PostgreSQL's check_violation for a row no partition takes (the message is the only thing that tells it from a CHECK's). */
+function isNoPartition(error: unknown): boolean {
+  const e = error as { code?: string; message?: string; driverError?: { code?: string; message?: string } };
+  const code = e?.driverError?.code ?? e?.code;
+  const message = e?.driverError?.message ?? e?.message ?? '';
+  return code === '23514' && /^no partition of relation "(webhook_deliveries|webhook_delivery_attempts|webhook_payloads)" found for row/.test(message);
 }
 
 function utcDate(at: Date): string {
