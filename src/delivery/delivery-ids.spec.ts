@@ -16,8 +16,8 @@ describe('deliveryLogGroupOf', () => {
       payloads: 'webhook_payloads_p20261202',
       exact: true,
     });
-    expect(deliveryLogGroupOf(uuid7(new Date('2026-12-09T23:59:59.999Z')), historyUntil).deliveries).toBe('webhook_deliveries_p20261209');
-    expect(deliveryLogGroupOf(uuid7(new Date('2026-12-10T00:00:00.000Z')), historyUntil).deliveries).toBe('webhook_deliveries_p20261210');
+    expect(deliveryLogGroupOf(uuid7(new Date('2026-12-09T23:59:59.999Z')), historyUntil)?.deliveries).toBe('webhook_deliveries_p20261209');
+    expect(deliveryLogGroupOf(uuid7(new Date('2026-12-10T00:00:00.000Z')), historyUntil)?.deliveries).toBe('webhook_deliveries_p20261210');
   });
 
   it('names the history for a UUIDv7 before the bound (its created_at known) and for an id from before the migration (v4: not known)', () => {
@@ -41,5 +41,14 @@ describe('deliveryLogGroupOf', () => {
       ['webhook_deliveries_p20261204', true, [b]],
       ['webhook_deliveries_history', true, [early]],
     ]);
+  });
+
+  it('leaves out an id whose time is past the year 9999 (no partition can hold it, nor can a name say its day), down to the last millisecond of 9999', () => {
+    const last = uuid7(new Date('9999-12-31T23:59:59.999Z'));
+    const past = 'ffffffff-ffff-7fff-bfff-ffffffffffff';
+    expect(deliveryLogGroupOf(last, historyUntil)?.deliveries).toBe('webhook_deliveries_p99991231');
+    expect(deliveryLogGroupOf(past, historyUntil)).toBeNull();
+    const groups = byDeliveryLogGroup([{ id: past }, { id: last }], (x) => x.id, historyUntil);
+    expect(groups.map(([group, items]) => [group.deliveries, items.map((x) => x.id)])).toEqual([['webhook_deliveries_p99991231', [last]]]);
   });
 });

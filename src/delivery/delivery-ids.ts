@@ -84,6 +84,9 @@ export interface DeliveryLogGroup {
   exact: boolean;
 }
 
+/** The end of the last day a partition's name (`_pYYYYMMDD`) can name: 9999-12-31. */
+const LAST_DAY_END_MS = Date.UTC(10000, 0, 1) - 1;
+
 const HISTORY = { deliveries: 'webhook_deliveries_history', attempts: 'webhook_delivery_attempts_history', payloads: 'webhook_payloads_history' };
 
 /** The created_at a delivery id names (its UUIDv7 time, as delivery_log_created_at reads it in SQL), or null for an id from before the migration (a v4). */
@@ -95,21 +98,28 @@ export function createdAtOfId(id: string): Date | null {
  * The group of the delivery `id`, its partitions named as delivery_log_create_partitions names
  * them: the UTC day of its created_at, or the history for an id from before the migration or a
  * time before `historyUntil` (delivery_log_history_until(), epoch ms). For the worker's batch
- * statements, which name the partitions instead of planning every one of them.
+ * statements, which name the partitions instead of planning every one of them. Null for an id
+ * whose time is past the year 9999 (a UUIDv7 can name times to 10889): no partition can hold it,
+ * and its day would not make a table's name.
  */
-export function deliveryLogGroupOf(id: string, historyUntil: number): DeliveryLogGroup {
+export function deliveryLogGroupOf(id: string, historyUntil: number): DeliveryLogGroup | null {
   const createdAt = createdAtOfId(id);
   if (createdAt === null) return { ...HISTORY, exact: false };
   if (!(createdAt.getTime() >= historyUntil)) return { ...HISTORY, exact: true };
+  if (createdAt.getTime() > LAST_DAY_END_MS) return null;
   const day = createdAt.toISOString().slice(0, 10).replace(/-/g, '');
   return { deliveries: `webhook_deliveries_p${day}`, attempts: `webhook_delivery_attempts_p${day}`, payloads: `webhook_payloads_p${day}`, exact: true };
 }
 
-/** `items` grouped by deliveryLogGroupOf their delivery, in first-seen order. */
+/**
+ * `items` grouped by deliveryLogGroupOf their delivery, in first-seen order; those of an id no
+ * partition can hold are left out, as the deliveries of a dropped day are found in none.
+ */
 export function byDeliveryLogGroup<T>(items: T[], deliveryIdOf: (item: T) => string, historyUntil: number): Array<[DeliveryLogGroup, T[]]> {
   const groups = new Map<string, [DeliveryLogGroup, T[]]>();
   for (const item of items) {
     const group = deliveryLogGroupOf(deliveryIdOf(item), historyUntil);
+    if (group === null) continue;
     const key = `${group.deliveries}:${group.exact}`;
     const found = groups.get(key);
     if (found) found[1].push(item);
