@@ -1,15 +1,14 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { Principal } from '../identity/principal';
 import { Clock } from '../common/clock';
 import { ConflictError, isForeignKeyViolation, NotFoundError, ValidationError } from '../common/errors';
 import { isIsoTimestamp, KeysetCursors } from '../common/keyset-cursor';
-import { AppConfig } from '../config/app-config';
-import { APP_CONFIG } from '../config/config.module';
 import { nextOffsetOf, RESULT_BOUNDS, textWindow } from '../common/result-bounds';
 import { activeTraceParent } from '../ops/tracing/traces';
 import { WebhooksService } from '../webhooks/webhooks.service';
 import { AttemptDetailRow, DeliveriesRepository, DeliveryRow } from './deliveries.repository';
 import { DeliveryQueue } from './delivery-queue';
+import { OrgDeliveryLogRetention } from './org-delivery-log-retention';
 import { DeliveryStatus } from './webhook-delivery.entity';
 
 export const DELIVERIES_PAGE_SIZE = 25;
@@ -88,7 +87,7 @@ export class DeliveriesService {
     private readonly queue: DeliveryQueue,
     private readonly cursors: KeysetCursors,
     private readonly clock: Clock,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly retention: OrgDeliveryLogRetention,
   ) {}
 
   /**
@@ -184,7 +183,8 @@ export class DeliveriesService {
         untilArg === undefined ? 'since' : 'until',
       );
     }
-    const retentionDays = this.config.delivery.logRetentionDays;
+    // The caller's org's retention (its own, when shorter than the installation's): older deliveries are deleted.
+    const retentionDays = await this.retention.daysOf(caller.orgId);
     if (retentionDays > 0) {
       const oldest = new Date(now.getTime() - retentionDays * DAY_MS);
       if (since < oldest) {

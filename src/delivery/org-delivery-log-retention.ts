@@ -9,9 +9,15 @@ const DAY_MS = 86_400_000;
 /** An org's delivery log retention, as the admin API answers it. */
 export interface DeliveryLogRetentionReport {
   orgId: string;
-  /** Days the org's finished deliveries are kept: its own setting, else DELIVERY_LOG_RETENTION_DAYS (0: forever). */
+  /**
+   * Days the org's finished deliveries are kept, as retention applies it: its own setting, unless
+   * DELIVERY_LOG_RETENTION_DAYS is lower (lowered after the org's was set) or 0 (forever).
+   */
   retentionDays: number;
+  /** 'org' when the org's own setting is what applies; 'default' when DELIVERY_LOG_RETENTION_DAYS is. */
   source: 'default' | 'org';
+  /** The org's own setting as stored (null: none), which may be more than applies. */
+  orgRetentionDays: number | null;
   /** DELIVERY_LOG_RETENTION_DAYS, the installation's. */
   defaultRetentionDays: number;
 }
@@ -33,7 +39,13 @@ export class OrgDeliveryLogRetention {
     const days = await this.repository.days(orgId);
     if (days === undefined) throw NotFoundError.of('org', orgId, 'orgId');
     const defaultRetentionDays = this.config.delivery.logRetentionDays;
-    return { orgId, retentionDays: days ?? defaultRetentionDays, source: days === null ? 'default' : 'org', defaultRetentionDays };
+    const own = days !== null && defaultRetentionDays > 0 && days < defaultRetentionDays;
+    return { orgId, retentionDays: own ? days : defaultRetentionDays, source: own ? 'org' : 'default', orgRetentionDays: days, defaultRetentionDays };
+  }
+
+  /** Days the org's finished deliveries are kept (report's retentionDays; 0: forever). */
+  async daysOf(orgId: string): Promise<number> {
+    return (await this.report(orgId)).retentionDays;
   }
 
   /** An operator's retention for one org (`null`: back to DELIVERY_LOG_RETENTION_DAYS). */

@@ -1,6 +1,7 @@
 import { Clock } from '../../src/common/clock';
 import { DeliveryLogRetention } from '../../src/delivery/delivery-log-retention';
 import { closeDeliveryTestApp, createDeliveryTestApp, DeliveryTestApp, FakeClock, register } from '../support/delivery';
+import { toolError, toolOk } from '../support/mcp';
 import { storePayload } from '../support/payloads';
 import { TestReceiver } from '../support/receiver';
 import { createSession, Session } from '../support/session';
@@ -76,13 +77,18 @@ describe('delivery log retention per org', () => {
       orgId: a.orgId,
       retentionDays: 30,
       source: 'default',
+      orgRetentionDays: null,
       defaultRetentionDays: 30,
     });
 
     const longer = await t.admin.put(retention(a.orgId)).send({ days: 31 }).expect(400);
     expect(longer.body).toMatchObject({ field: 'days' });
     expect(longer.body.message).toContain('DELIVERY_LOG_RETENTION_DAYS (30)');
-    for (const days of [0, -1, 2.5, '7', null]) expect((await t.admin.put(retention(a.orgId)).send({ days })).status).toBe(400);
+    for (const body of [{ days: 0 }, { days: -1 }, { days: 2.5 }, { days: '7' }, { days: null }, {}, { days: 1e20 }]) {
+      const refused = await t.admin.put(retention(a.orgId)).send(body).expect(400);
+      expect(refused.body).toMatchObject({ field: 'days' });
+      expect(refused.body.message).toMatch(/days must be a whole number of days from 1 to DELIVERY_LOG_RETENTION_DAYS/);
+    }
     expect((await t.admin.put(retention('00000000-0000-4000-8000-000000000000')).send({ days: 7 }).expect(404)).body).toMatchObject({ field: 'orgId' });
     expect((await t.admin.get(retention('nope')).expect(400)).body).toMatchObject({ field: 'orgId' });
 
@@ -90,9 +96,37 @@ describe('delivery log retention per org', () => {
       orgId: a.orgId,
       retentionDays: 7,
       source: 'org',
+      orgRetentionDays: 7,
       defaultRetentionDays: 30,
     });
     expect((await t.admin.delete(retention(b.orgId)).expect(200)).body).toMatchObject({ retentionDays: 30, source: 'default' });
+  });
+
+  it("answers the retention that applies when DELIVERY_LOG_RETENTION_DAYS was lowered below an org's own, with the org's as stored", async () => {
+    // As after a restart with a lower DELIVERY_LOG_RETENTION_DAYS: the org's 40 days are stored, 30 apply.
+    await t.db.query('UPDATE orgs SET delivery_log_retention_days = 40 WHERE id = $1', [b.orgId]);
+    try {
+      expect((await t.admin.get(retention(b.orgId)).expect(200)).body).toEqual({
+        orgId: b.orgId,
+        retentionDays: 30,
+        source: 'default',
+        orgRetentionDays: 40,
+        defaultRetentionDays: 30,
+      });
+    } finally {
+      await t.db.query('UPDATE orgs SET delivery_log_retention_days = NULL WHERE id = $1', [b.orgId]);
+    }
+  });
+
+  it("recover_webhook_deliveries refuses a since past the caller's org's own retention, naming its days", async () => {
+    await t.admin.put(retention(a.orgId)).send({ days: 7 }).expect(200);
+    const since = new Date(NOW.getTime() - 8 * 86_400_000).toISOString();
+    const until = new Date(NOW.getTime() - 6 * 86_400_000).toISOString();
+    expect(await toolError(t, a.apiKey, 'recover_webhook_deliveries', { endpointId: endpointA, since, until })).toMatch(
+      /^since must be within the delivery log's retention of 7 days: not before 2022-01-25T00:00:\S+Z/,
+    );
+    // Org B keeps the installation's 30 days.
+    expect(await toolOk(t, b.apiKey, 'recover_webhook_deliveries', { endpointId: endpointB, since, until })).toMatchObject({ queued: 0 });
   });
 
   it("deletes the org's finished deliveries past its retention, their attempts and unused payloads, and nothing of another org", async () => {

@@ -231,6 +231,8 @@ export class SetAttachmentQuotaDto {
   quotaBytes: number;
 }
 
+const RETENTION_DAYS_MESSAGE = "days must be a whole number of days from 1 to DELIVERY_LOG_RETENTION_DAYS (the installation's retention)";
+
 export class SetDeliveryLogRetentionDto {
   @ApiProperty({
     minimum: 1,
@@ -238,9 +240,10 @@ export class SetDeliveryLogRetentionDto {
     example: 7,
     description: "Days the org's finished webhook deliveries are kept (at most DELIVERY_LOG_RETENTION_DAYS)",
   })
-  @IsInt()
-  @Min(1)
-  @Max(3650)
+  // One message for each way it can be wrong: which of the three class-validator reports first is not the one that failed first.
+  @IsInt({ message: RETENTION_DAYS_MESSAGE })
+  @Min(1, { message: RETENTION_DAYS_MESSAGE })
+  @Max(3650, { message: RETENTION_DAYS_MESSAGE })
   days: number;
 }
 
