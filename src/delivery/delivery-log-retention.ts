@@ -101,10 +101,11 @@ export class DeliveryLogRetention implements OnModuleInit {
     if (keptDays.length) this.logger.warn(`kept the delivery log partitions ${keptDays.join(', ')} past retention: deliveries in them still wait`);
     const options = { batchSize: PRUNE_BATCH, pauseMs: PRUNE_PAUSE_MS };
     // Attempts go with their delivery (trigger webhook_deliveries_attempts_gone); a resend of a
-    // deleted delivery keeps its own row and its resentFromId.
+    // deleted delivery keeps its own row and its resentFromId. The outer statements repeat the
+    // cutoff so that only the partitions before it are probed for the batch's ids, not every day.
     const deliveries = await deleteInBatches(
       this.dataSource,
-      `DELETE FROM webhook_deliveries WHERE id = ANY (ARRAY(
+      `DELETE FROM webhook_deliveries WHERE created_at < $1 AND id = ANY (ARRAY(
          SELECT id FROM webhook_deliveries
           WHERE status IN ('succeeded', 'failed', 'cancelled') AND created_at < $1
           ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED))`,
@@ -115,7 +116,7 @@ export class DeliveryLogRetention implements OnModuleInit {
     // stays. Deliveries removed otherwise (their endpoint was deleted) leave theirs here too.
     const payloads = await deleteInBatches(
       this.dataSource,
-      `DELETE FROM webhook_payloads WHERE id = ANY (ARRAY(
+      `DELETE FROM webhook_payloads WHERE created_at < $1 AND id = ANY (ARRAY(
          SELECT p.id FROM webhook_payloads p
           WHERE p.created_at < $1
             AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
