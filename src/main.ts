@@ -34,6 +34,19 @@ async function bootstrap(): Promise<void> {
   app.get(Logger).log(`listening on port ${config.port} (role ${config.processRole}, ${config.appEnv})`);
 }
 
+/**
+ * A crash (an uncaught exception, an unhandled rejection) still ends the process, as Node's own
+ * handling would, but writes only the error's stack: Node's report prints every property of the
+ * error too, and a Redis client's error carries the command that failed with its arguments (an
+ * AUTH's password).
+ */
+for (const event of ['uncaughtException', 'unhandledRejection'] as const) {
+  process.on(event, (error: unknown) => {
+    process.stderr.write(`${event}: ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exit(1);
+  });
+}
+
 bootstrap().catch((error: unknown) => {
   if (error instanceof ConfigError || error instanceof SealedSecretsError) {
     process.stderr.write(`${error.message}\n`);

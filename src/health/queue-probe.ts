@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Queue } from 'bull';
-import { ServiceQueues } from '../queue/queue.module';
+import { RedisClient, ServiceQueues } from '../queue/queue.module';
+import { lastErrorOf } from '../queue/redis-connections';
+import { processingStopped } from '../queue/start-processing';
 
 /** Bull's clients as the probe reads them: the getters create a client, the flags say whether one was made. */
 type BullQueue = Queue & {
@@ -12,6 +14,10 @@ type BullQueue = Queue & {
   bclientInitialized?: boolean;
   subscriberInitialized?: boolean;
 };
+
+/** /ready's words for RedisClient.clusterMismatch (without a URL's form: no message of /ready holds one). */
+const CLUSTER_NODE =
+  'REDIS_URL names one node of a Redis Cluster, not the cluster: every key of the slots that node does not serve (rate limits among them) is refused with MOVED; name the cluster with the redis+cluster scheme (docs/redis-cluster.md)';
 
 /** Lifetime of the key a probe writes: it is overwritten by the next probe and gone soon after the last. */
 const PROBE_KEY_TTL_MS = 10_000;
@@ -29,10 +35,19 @@ export class QueueProbe {
   /** This process's probe key suffix: processes do not overwrite each other's keys. */
   private readonly probeId = randomBytes(8).toString('hex');
 
-  constructor(private readonly queues: ServiceQueues) {}
+  constructor(
+    private readonly queues: ServiceQueues,
+    private readonly redis: RedisClient,
+  ) {}
 
-  /** Throws an Error saying which queue cannot work and why, in words for an operator. */
+  /**
+   * Throws an Error saying which queue cannot work and why, in words for an operator; first, when
+   * REDIS_URL names one node of a Redis Cluster with redis://, that (RedisClient.clusterMismatch):
+   * a node that owns the queues' slot passes the queue probe, while every key of another slot,
+   * the rate limits' among them, is refused, so the limits would let every call through unseen.
+   */
   async check(): Promise<void> {
+    const mismatch = this.redis.clusterMismatch !== undefined;
     const queues = this.queues.all() as BullQueue[];
     const failures = (
       await Promise.all(
@@ -44,13 +59,13 @@ export class QueueProbe {
         ),
       )
     ).filter((message): message is string => message !== null);
+    if (mismatch) failures.push(CLUSTER_NODE);
     if (failures.length) throw new Error([...new Set(failures)].join('; '));
   }
 
   private async checkQueue(queue: BullQueue): Promise<void> {
     const client = queue.client;
-    if (client.status !== 'ready')
-      throw new Error(`queue ${queue.name} cannot take work: its Redis connection is ${client.status} (Redis unreachable or refusing)`);
+    if (client.status !== 'ready') throw new Error(`queue ${queue.name} cannot take work: its Redis connection is ${client.status} (${whyNotReady(client)})`);
     const key = `${queue.keyPrefix}:${queue.name}:ready-probe:${this.probeId}`;
     const token = randomBytes(8).toString('hex');
     const results = await client.pipeline().set(key, token, 'PX', PROBE_KEY_TTL_MS).get(key).exec();
@@ -60,12 +75,24 @@ export class QueueProbe {
     if (Object.keys(queue.handlers).length > 0) {
       // The blocking client waits in BRPOPLPUSH: its state is all there is to read without queuing behind it.
       const status = queue.bclientInitialized ? queue.bclient.status : 'not connected yet';
-      if (status !== 'ready') throw new Error(`queue ${queue.name} cannot hand out work: its blocking Redis connection is ${status}`);
+      if (status !== 'ready') {
+        const why = queue.bclientInitialized ? ` (${whyNotReady(queue.bclient)})` : '';
+        throw new Error(`queue ${queue.name} cannot hand out work: its blocking Redis connection is ${status}${why}`);
+      }
+      const stoppedBy = processingStopped(queue);
+      if (stoppedBy)
+        throw new Error(`queue ${queue.name} cannot hand out work: its processing stopped (${describeRedisError(stoppedBy)}) and is being started again`);
     }
     if (queue.subscriberInitialized && queue.eclient.status !== 'ready') {
       throw new Error(`queue ${queue.name} cannot hear of delayed jobs: its Redis subscriber connection is ${queue.eclient.status}`);
     }
   }
+}
+
+/** Why a connection is not ready, from the last error it met: refused credentials, say; else what its state most often means. */
+function whyNotReady(connection: Queue['client']): string {
+  const error = lastErrorOf(connection);
+  return error ? describeRedisError(error) : 'Redis unreachable or refusing';
 }
 
 /** A Redis error in an operator's words; never a URL (its password). */
@@ -79,5 +106,6 @@ export function describeRedisError(error: Error): string {
   if (message.startsWith('READONLY')) return 'Redis answered READONLY: REDIS_URL points at a replica, which takes no writes';
   if (message.startsWith('OOM')) return 'Redis is out of memory (maxmemory) and refuses writes';
   if (/^(NOAUTH|WRONGPASS)/.test(message)) return 'Redis refused the credentials in REDIS_URL';
+  if (/^(connect|getaddrinfo|read|write) E[A-Z]+|^Connection is closed/.test(message)) return `Redis cannot be reached (${message})`;
   return `Redis answered an error: ${message}`;
 }

@@ -70,7 +70,12 @@ export class RedisConnections {
     const options = roleOptions(role);
     const target = this.config.redis;
     const connection = target.kind === 'node' ? new Redis(target.url, options) : new Cluster(target.seeds, clusterOptions(target, options));
-    connection.on('error', () => this.tell(role, 'error'));
+    if (connection instanceof Redis) handleResubscribes(connection);
+    connection.on('error', (error: Error) => {
+      lastErrors.set(connection, error);
+      this.tell(role, 'error');
+    });
+    connection.on('ready', () => lastErrors.delete(connection));
     connection.on('reconnecting', () => this.tell(role, 'reconnecting'));
     // A node of a cluster that fails (a master lost in a failover) says so here; the cluster goes on.
     if (connection instanceof Cluster) {
@@ -97,6 +102,38 @@ export class RedisConnections {
         this.logger.debug(`a Redis observer failed: ${(error as Error).message}`);
       }
     }
+  }
+}
+
+/** The last error of each connection made here, until it is ready again. */
+const lastErrors = new WeakMap<RedisConnection, Error>();
+
+/** The last error `connection` (one made by RedisConnections) met since it was last ready: why it is reconnecting, say. */
+export function lastErrorOf(connection: RedisConnection): Error | undefined {
+  return lastErrors.get(connection);
+}
+
+/** The commands ioredis sends again by itself when a connection comes back, and leaves unhandled. */
+const RESENT_UNHANDLED = ['select', 'subscribe', 'psubscribe', 'ssubscribe'] as const;
+
+/**
+ * When a connection that had subscribed comes back, ioredis subscribes its channels again (and
+ * selects its database) without handling those commands' promises. If the connection then
+ * fails its AUTH (Redis restarted with another password), they are rejected with the refused AUTH
+ * command, and the unhandled rejection ended the process, writing that command, the old password
+ * in it, to stderr. Here each of those commands' promises is handled as it is made: the
+ * connection's 'error' event, its reconnection and /ready report the failure, and a caller that
+ * awaits a subscribe still sees it fail.
+ */
+function handleResubscribes(connection: Redis): void {
+  const commands = connection as unknown as Record<(typeof RESENT_UNHANDLED)[number], (...args: unknown[]) => Promise<unknown>>;
+  for (const name of RESENT_UNHANDLED) {
+    const send = commands[name].bind(connection);
+    commands[name] = (...args: unknown[]) => {
+      const sent = send(...args);
+      sent.catch(() => undefined);
+      return sent;
+    };
   }
 }
 

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Queue } from 'bull';
-import { startProcessing } from './start-processing';
+import { processingStopped, startProcessing } from './start-processing';
 
 /** A queue whose processing loop ends with `error`, as Bull's does when its connection closes under it. */
 function queueFailingWith(error: Error, closing: boolean): Queue {
@@ -44,9 +44,11 @@ describe('startProcessing', () => {
 
   it('one that ends otherwise is logged with the queue name, not left unhandled', async () => {
     const logger = { error: jest.fn() } as unknown as Logger;
-    startProcessing(queueFailingWith(new Error('NOSCRIPT'), false), 4, async () => undefined, logger);
+    const queue = queueFailingWith(new Error('NOSCRIPT'), false);
+    startProcessing(queue, 4, async () => undefined, logger);
     await settle();
     expect(unhandled).toEqual([]);
     expect(logger.error).toHaveBeenCalledWith('queue deliveries stopped processing: NOSCRIPT');
+    expect(processingStopped(queue)).toEqual(new Error('NOSCRIPT'));
   });
 });

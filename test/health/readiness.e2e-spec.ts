@@ -1,6 +1,8 @@
 import { ChildProcess } from 'node:child_process';
+import Redis from 'ioredis';
 import { Client } from 'pg';
 import { OutboxRelay } from '../../src/events/outbox-relay';
+import { ServiceQueues } from '../../src/queue/queue.module';
 import { createTestApp, TestApp } from '../support/app';
 import { freePort } from '../support/delivery';
 import { sample, scrapeMetrics } from '../support/metrics';
@@ -89,11 +91,99 @@ describe('/ready tells the truth', () => {
       expect(answer.body.message).toMatch(/^not ready: queue: queue \S+ cannot take work: Redis answered MOVED/);
       expect(answer.body.details.postgres).toEqual({ status: 'up' });
       expect(JSON.stringify(answer.body)).not.toMatch(/redis:\/\//);
+      expect(answer.body.message).toMatch(/REDIS_URL names one node of a Redis Cluster, not the cluster/);
       const metrics = await readinessMetrics(t, 'queue');
       expect(metrics.up).toBe(0);
       expect(metrics.notReady).toBeGreaterThanOrEqual(1);
       expect((await readinessMetrics(t, 'postgres')).up).toBe(1);
       expect((await t.http().get('/health')).status).toBe(200);
+    });
+  });
+
+  describe('REDIS_URL names the one node of a Redis Cluster that owns the queue prefix slot', () => {
+    let cluster: RedisCluster;
+    let t: TestApp;
+    beforeAll(async () => {
+      cluster = await RedisCluster.start({ masters: 3, replicasPerMaster: 0 });
+      t = await createTestApp({ env: { REDIS_URL: `redis://127.0.0.1:${cluster.masterOf(process.env.QUEUE_PREFIX!)}` } });
+    });
+    afterAll(async () => {
+      await t?.close();
+      await cluster?.stop();
+    });
+
+    it('answers 503 though the queues work there: the rate limits of other slots would be off, unseen', async () => {
+      const answer = await readyUntil(t, downOn('queue', /REDIS_URL names one node of a Redis Cluster, not the cluster/), '/ready 503 naming the cluster node');
+      expect(answer.body.error.queue.message).not.toMatch(/cannot take work/);
+      expect(JSON.stringify(answer.body)).not.toMatch(/redis:\/\//);
+    });
+  });
+
+  describe('Redis that refuses the credentials in REDIS_URL', () => {
+    let redis: ChildProcess | undefined;
+    let port: number;
+    const apps: TestApp[] = [];
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    beforeAll(async () => {
+      port = await freePort();
+      redis = await startRedisServer(port, { password: 'first-pass' });
+      process.on('unhandledRejection', onUnhandled);
+    });
+    afterAll(async () => {
+      process.off('unhandledRejection', onUnhandled);
+      // Redis must answer the apps' password for them to close cleanly.
+      await stopChild(redis);
+      redis = await startRedisServer(port, { password: 'first-pass' });
+      for (const app of apps) await app.close();
+      await stopChild(redis);
+    });
+    const passwordSeen = (answer: Answer) => JSON.stringify(answer.body).includes('-pass');
+
+    it('a process whose Redis comes back with another password stays up and says so, and is ready again once the password is right', async () => {
+      const t = await createTestApp({ env: { REDIS_URL: `redis://:first-pass@127.0.0.1:${port}` } });
+      apps.push(t);
+      await readyUntil(t, isReady, '/ready 200 with the password accepted');
+      await stopChild(redis);
+      redis = await startRedisServer(port, { password: 'second-pass' });
+      const refused = await readyUntil(t, downOn('queue', /Redis refused the credentials in REDIS_URL/), '/ready 503 naming the refused credentials');
+      expect(passwordSeen(refused)).toBe(false);
+      // Before the fix, ioredis's own subscribe of a reconnected connection was rejected with the
+      // refused AUTH (the old password in it), unhandled: the process ended.
+      await waitUntil(async () => (await t.http().get('/health')).status === 200, 'the process to answer /health');
+      expect(unhandled.filter((reason) => String(reason).includes('WRONGPASS'))).toEqual([]);
+      await stopChild(redis);
+      redis = await startRedisServer(port, { password: 'first-pass' });
+      await readyUntil(t, isReady, '/ready 200 again once the password is accepted');
+      // Closed here: the next test counts the connections waiting for jobs.
+      await t.close();
+      apps.splice(apps.indexOf(t), 1);
+    });
+
+    it('processing that could not start, its credentials refused, is started again once they are accepted; until then /ready says why', async () => {
+      const t = await createTestApp({ env: { REDIS_URL: `redis://:later-pass@127.0.0.1:${port}` } });
+      apps.push(t);
+      const refused = await readyUntil(t, downOn('queue', /Redis refused the credentials in REDIS_URL/), '/ready 503 naming the refused credentials');
+      expect(passwordSeen(refused)).toBe(false);
+      // Now Redis takes that password: the connections get in, and each queue's processing, which
+      // Bull left stopped, is started again by the service.
+      const admin = new Redis({ port, host: '127.0.0.1', password: 'first-pass', maxRetriesPerRequest: 1 });
+      try {
+        await admin.config('SET', 'requirepass', 'later-pass');
+      } finally {
+        admin.disconnect();
+      }
+      await readyUntil(t, isReady, '/ready 200 once every queue processes again', 60_000);
+      // Each queue's blocking connection waits for the next job (BRPOPLPUSH): processing runs.
+      const redisNow = new Redis({ port, host: '127.0.0.1', password: 'later-pass', maxRetriesPerRequest: 1 });
+      try {
+        const waiting = async () => ((await redisNow.client('LIST')) as string).split('\n').filter((line) => line.includes('cmd=brpoplpush')).length;
+        await waitUntil(async () => (await waiting()) >= t.app.get(ServiceQueues).all().length, 'a blocking wait for jobs on every queue');
+        // Put back for the close in afterAll.
+        await redisNow.config('SET', 'requirepass', 'first-pass');
+      } finally {
+        redisNow.disconnect();
+      }
     });
   });
 

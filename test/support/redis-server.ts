@@ -3,14 +3,15 @@ import Redis from 'ioredis';
 import { waitUntil } from './wait';
 
 /** A private redis-server in the foreground on `port` (no persistence), answering PING before this resolves. */
-export async function startRedisServer(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], {
+export async function startRedisServer(port: number, options: { password?: string } = {}): Promise<ChildProcess> {
+  const auth = options.password === undefined ? [] : ['--requirepass', options.password];
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', ...auth], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
   child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-  const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const probe = new Redis({ port, host: '127.0.0.1', password: options.password, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
   probe.on('error', () => undefined);
   try {
     await waitUntil(
