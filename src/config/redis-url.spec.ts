@@ -60,18 +60,20 @@ describe('REDIS_URL', () => {
     expect(parseRedisUrl('redis+cluster://:secret@a:1')).toMatchObject({ username: undefined, password: 'secret' });
   });
 
-  it('refuses what is not a Redis URL, naming REDIS_URL and never repeating a password', () => {
-    expect(refusal('http://cache:6379')).toBe('REDIS_URL must be a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL');
-    expect(refusal('redis+cluster://')).toMatch(/^REDIS_URL: a cluster URL names at least one node/);
-    expect(refusal('redis+cluster://a:1,,b:2')).toMatch(/^REDIS_URL: cluster node 2 \(""\) is not host or host:port/);
-    expect(refusal('redis+cluster://a:1,b:99999')).toBe('REDIS_URL: cluster node 2 has port 99999, outside 1-65535');
-    expect(refusal('redis+cluster://a:1/3')).toMatch(/^REDIS_URL: a cluster URL takes no database number/);
-    expect(refusal('redis+cluster://a:1?tls=true')).toMatch(/^REDIS_URL: a cluster URL takes no database number, path or query/);
+  it('refuses what is not a Redis URL, saying why (the boot error names REDIS_URL once) and never repeating a password', () => {
+    expect(refusal('http://cache:6379')).toBe('must be a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL');
+    expect(refusal('redis+cluster://')).toMatch(/^a cluster URL names at least one node/);
+    expect(refusal('redis+cluster://a:1,,b:2')).toMatch(/^cluster node 2 \(""\) is not host or host:port/);
+    expect(refusal('redis+cluster://a:1,b:99999')).toBe('cluster node 2 has port 99999, outside 1-65535');
+    expect(refusal('redis+cluster://a:1/3')).toMatch(/^a cluster URL takes no database number/);
+    expect(refusal('redis+cluster://a:1?tls=true')).toMatch(/^a cluster URL takes no database number, path or query/);
     expect(refusal('redis+cluster://u:top%zzsecret@a:1')).not.toContain('secret');
   });
 
   it('is refused at boot with the reason; a cluster needs a hash-tagged QUEUE_PREFIX', () => {
     expect(configError({ REDIS_URL: 'redis+cluster://a:70000' })).toContain('REDIS_URL: cluster node 1 has port 70000');
+    expect(configError({ REDIS_URL: 'http://cache:6379' })).toContain('REDIS_URL: must be a redis://');
+    expect(configError({ REDIS_URL: 'redis+cluster://a:70000' })).not.toContain('REDIS_URL: REDIS_URL');
     expect(configError({ REDIS_URL: 'redis+cluster://a:7000', QUEUE_PREFIX: 'mss' })).toContain(
       'QUEUE_PREFIX: must carry a hash tag such as {mss} when REDIS_URL names a Redis Cluster',
     );

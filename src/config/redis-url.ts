@@ -16,13 +16,12 @@ const NODE_SCHEME = /^rediss?:\/\//i;
 export function parseRedisUrl(url: string): RedisTarget {
   if (NODE_SCHEME.test(url)) return { kind: 'node', url };
   const scheme = CLUSTER_SCHEME.exec(url);
-  if (!scheme) throw new Refused('REDIS_URL must be a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL');
+  if (!scheme) throw new Refused('must be a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL');
   let rest = url.slice(scheme[0].length);
   const end = rest.search(/[/?#]/);
   if (end >= 0) {
     const tail = rest.slice(end);
-    if (tail !== '/' && tail !== '/0')
-      throw new Refused('REDIS_URL: a cluster URL takes no database number, path or query (a Redis Cluster has database 0 only)');
+    if (tail !== '/' && tail !== '/0') throw new Refused('a cluster URL takes no database number, path or query (a Redis Cluster has database 0 only)');
     rest = rest.slice(0, end);
   }
   let username: string | undefined;
@@ -36,19 +35,19 @@ export function parseRedisUrl(url: string): RedisTarget {
       username = decodeURIComponent(colon >= 0 ? auth.slice(0, colon) : auth) || undefined;
       password = colon >= 0 ? decodeURIComponent(auth.slice(colon + 1)) || undefined : undefined;
     } catch {
-      throw new Refused('REDIS_URL: the user or password of the cluster URL is not well percent-encoded');
+      throw new Refused('the user or password of the cluster URL is not well percent-encoded');
     }
   }
-  if (rest === '') throw new Refused('REDIS_URL: a cluster URL names at least one node (redis+cluster://host:port,host:port)');
+  if (rest === '') throw new Refused('a cluster URL names at least one node (redis+cluster://host:port,host:port)');
   const seeds = rest.split(',').map((seed, i) => clusterSeed(seed, i + 1));
   return { kind: 'cluster', seeds, tls: scheme[1].toLowerCase() === 'rediss', username, password };
 }
 
 function clusterSeed(seed: string, position: number): { host: string; port: number } {
   const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::(\d{1,5}))?$/.exec(seed);
-  if (!match) throw new Refused(`REDIS_URL: cluster node ${position} ("${seed.slice(0, 100)}") is not host or host:port`);
+  if (!match) throw new Refused(`cluster node ${position} ("${seed.slice(0, 100)}") is not host or host:port`);
   const port = match[2] === undefined ? 6379 : Number(match[2]);
-  if (port < 1 || port > 65_535) throw new Refused(`REDIS_URL: cluster node ${position} has port ${match[2]}, outside 1-65535`);
+  if (port < 1 || port > 65_535) throw new Refused(`cluster node ${position} has port ${match[2]}, outside 1-65535`);
   return { host: match[1].replace(/^\[(.*)\]$/, '$1'), port };
 }
 

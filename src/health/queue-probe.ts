@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Queue } from 'bull';
 import { RedisClient, ServiceQueues } from '../queue/queue.module';
-import { lastErrorOf } from '../queue/redis-connections';
+import { lastErrorOf, RedisConnections } from '../queue/redis-connections';
 import { processingStopped } from '../queue/start-processing';
 
 /** Bull's clients as the probe reads them: the getters create a client, the flags say whether one was made. */
@@ -38,6 +38,7 @@ export class QueueProbe {
   constructor(
     private readonly queues: ServiceQueues,
     private readonly redis: RedisClient,
+    private readonly connections: RedisConnections,
   ) {}
 
   /**
@@ -65,39 +66,51 @@ export class QueueProbe {
 
   private async checkQueue(queue: BullQueue): Promise<void> {
     const client = queue.client;
-    if (client.status !== 'ready') throw new Error(`queue ${queue.name} cannot take work: its Redis connection is ${client.status} (${whyNotReady(client)})`);
+    if (client.status !== 'ready')
+      throw new Error(`queue ${queue.name} cannot take work: its Redis connection is ${stateOf(client)} (${whyNotReady(client, this.connections.isCluster)})`);
     const key = `${queue.keyPrefix}:${queue.name}:ready-probe:${this.probeId}`;
     const token = randomBytes(8).toString('hex');
     const results = await client.pipeline().set(key, token, 'PX', PROBE_KEY_TTL_MS).get(key).exec();
     const failed = results?.find(([error]) => error)?.[0];
-    if (failed) throw new Error(`queue ${queue.name} cannot take work: ${describeRedisError(failed)}`);
+    if (failed) throw new Error(`queue ${queue.name} cannot take work: ${describeRedisError(failed, this.connections.isCluster)}`);
     if (results?.[1]?.[1] !== token) throw new Error(`queue ${queue.name} cannot take work: Redis did not give back the key the probe wrote`);
     if (Object.keys(queue.handlers).length > 0) {
       // The blocking client waits in BRPOPLPUSH: its state is all there is to read without queuing behind it.
-      const status = queue.bclientInitialized ? queue.bclient.status : 'not connected yet';
+      const status = queue.bclientInitialized ? stateOf(queue.bclient) : 'not connected yet';
       if (status !== 'ready') {
-        const why = queue.bclientInitialized ? ` (${whyNotReady(queue.bclient)})` : '';
+        const why = queue.bclientInitialized ? ` (${whyNotReady(queue.bclient, this.connections.isCluster)})` : '';
         throw new Error(`queue ${queue.name} cannot hand out work: its blocking Redis connection is ${status}${why}`);
       }
       const stoppedBy = processingStopped(queue);
       if (stoppedBy)
-        throw new Error(`queue ${queue.name} cannot hand out work: its processing stopped (${describeRedisError(stoppedBy)}) and is being started again`);
+        throw new Error(
+          `queue ${queue.name} cannot hand out work: its processing stopped (${describeRedisError(stoppedBy, this.connections.isCluster)}) and is being started again`,
+        );
     }
     if (queue.subscriberInitialized && queue.eclient.status !== 'ready') {
-      throw new Error(`queue ${queue.name} cannot hear of delayed jobs: its Redis subscriber connection is ${queue.eclient.status}`);
+      throw new Error(`queue ${queue.name} cannot hear of delayed jobs: its Redis subscriber connection is ${stateOf(queue.eclient)}`);
     }
   }
 }
 
+/** ioredis's status of a connection, in words: `close` and `end` read as closed and ended. */
+function stateOf(connection: Queue['client']): string {
+  const words: Record<string, string> = { close: 'closed', end: 'ended', wait: 'not connected yet' };
+  return words[connection.status] ?? connection.status;
+}
+
 /** Why a connection is not ready, from the last error it met: refused credentials, say; else what its state most often means. */
-function whyNotReady(connection: Queue['client']): string {
+function whyNotReady(connection: Queue['client'], cluster: boolean): string {
   const error = lastErrorOf(connection);
-  return error ? describeRedisError(error) : 'Redis unreachable or refusing';
+  return error ? describeRedisError(error, cluster) : 'Redis unreachable or refusing';
 }
 
 /** A Redis error in an operator's words; never a URL (its password). */
-export function describeRedisError(error: Error): string {
+export function describeRedisError(error: Error, cluster = false): string {
   const message = error.message.replace(/\/\/[^@\s/]*@/g, '//***@');
+  // A cluster client follows MOVED itself: one that gives up has met more redirections than it follows.
+  if (message.startsWith('MOVED') && cluster)
+    return "Redis answered MOVED more times than the client follows: the cluster's slot map is changing (a failover or a resharding)";
   if (message.startsWith('MOVED')) {
     return "Redis answered MOVED: this node does not own the queue's slot (REDIS_URL names one node of a Redis Cluster; point it at the cluster, redis+cluster://…)";
   }
