@@ -14,6 +14,7 @@ async function logLinesFor(
   headers: Record<string, string>,
   path = '/api/mcp?key=abc',
   config: Partial<AppConfig> = { logLevel: 'info' },
+  statusCode = 200,
 ): Promise<Array<Record<string, unknown>>> {
   const lines: string[] = [];
   const sink = new Writable({
@@ -29,6 +30,7 @@ async function logLinesFor(
     req.log.info({ token: 'csk_secret' }, 'inside the handler');
     res.setHeader('set-cookie', 'mss_session=cookie-secret');
     res.setHeader('location', '/callback?code=code-secret');
+    res.statusCode = statusCode;
     res.end('ok');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -57,6 +59,16 @@ describe('request logging', () => {
     expect(text).not.toContain('csk_');
     expect(text).not.toContain('key=abc');
     expect(lines[0]).toMatchObject({ msg: 'inside the handler', token: '[redacted]' });
+  });
+
+  it('an answer of 503 ends with its one line, without the stack of an error nobody threw (json and pretty)', async () => {
+    for (const logFormat of ['json', 'pretty'] as const) {
+      const lines = await logLinesFor({ 'x-request-id': 'trace-6' }, '/ready', { logLevel: 'info', logFormat }, 503);
+      const last = lines[lines.length - 1];
+      expect(last.msg).toMatch(/^GET \/ready 503 \d+ms$/);
+      expect(JSON.stringify(last)).not.toContain('failed with status code');
+      expect(last.err).toBeUndefined();
+    }
   });
 
   it('each request ends with one info line: method, path, status and time; no response headers', async () => {

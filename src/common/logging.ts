@@ -27,6 +27,15 @@ const TOKEN_PATHS = [/^(\/t\/o\/)[^/]+/i];
  * A request URL as it may be logged: no query string (signed links carry their signature there,
  * e.g. /attachments/:id/download?expires=…&sig=…) and no token path segment.
  */
+/**
+ * The end-of-request line's object without pino-http's own error for an answer of 500 or more
+ * that carried none (`failed with status code 503`: /ready not ready, say), whose eleven lines of
+ * stack say nothing the line does not. A real error stays.
+ */
+function withoutStatusError<T extends { err?: unknown }>(error: Error, value: T): T {
+  return /^failed with status code \d+$/.test(error.message) ? { ...value, err: undefined } : value;
+}
+
 export function loggableUrl(url: string | undefined): string | undefined {
   if (url === undefined) return undefined;
   const path = url.split('?')[0];
@@ -91,9 +100,9 @@ export function loggerParams(config: AppConfig): Params {
             // The end-of-request line without the request's bindings: `{"req":{"id":…}}`, not the method and URL again.
             quietResLogger: true,
             customSuccessObject: (req, _res, value: { res: unknown }) => short(req, value),
-            customErrorObject: (req, _res, _error, value: { res: unknown; err: unknown }) => short(req, value),
+            customErrorObject: (req, _res, error: Error, value: { res: unknown; err?: unknown }) => short(req, withoutStatusError(error, value)),
           }
-        : {}),
+        : { customErrorObject: (_req, _res, error: Error, value: { err?: unknown }) => withoutStatusError(error, value) }),
     },
   };
 }
