@@ -5,7 +5,7 @@ import { APP_CONFIG } from '../config/config.module';
 import { ProbeDatabase, ReadinessChecks } from '../health/readiness-checks';
 import { ServiceMetrics } from '../ops/metrics/service-metrics';
 import { BackgroundWork, WORKER_ROLES } from '../queue/background-work';
-import { DeliveryLogPartitionsRepository } from './delivery-log-partitions.repository';
+import { DELIVERY_LOG_TABLES, DeliveryLogPartitionsRepository } from './delivery-log-partitions.repository';
 
 const ENSURE_EVERY_MS = 60 * 60_000;
 /** /ready fails this long before the last partition ends (two of ensure()'s hourly runs). */
@@ -104,12 +104,15 @@ export class DeliveryLogPartitions implements OnModuleInit, OnApplicationBootstr
   }
 }
 
-/** PostgreSQL's check_violation for a row no partition takes (the message is the only thing that tells it from a CHECK's). */
+/**
+ * PostgreSQL's check_violation for a row no partition takes: it names the table (`table`) and no
+ * constraint, where a CHECK's violation names its constraint; read from the fields, not the
+ * message, which lc_messages may translate.
+ */
 function isNoPartition(error: unknown): boolean {
-  const e = error as { code?: string; message?: string; driverError?: { code?: string; message?: string } };
-  const code = e?.driverError?.code ?? e?.code;
-  const message = e?.driverError?.message ?? e?.message ?? '';
-  return code === '23514' && /^no partition of relation "(webhook_deliveries|webhook_delivery_attempts|webhook_payloads)" found for row/.test(message);
+  const e = error as { code?: string; table?: string; constraint?: string; driverError?: { code?: string; table?: string; constraint?: string } };
+  const fields = e?.driverError ?? e;
+  return fields?.code === '23514' && fields.constraint === undefined && (DELIVERY_LOG_TABLES as readonly string[]).includes(fields.table ?? '');
 }
 
 function utcDate(at: Date): string {

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
+import { isUndefinedTable } from '../common/errors';
 import { deleteInBatches } from '../database/delete-in-batches';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -93,6 +94,8 @@ export class DeliveryLogRetention implements OnModuleInit {
         await this.partitions.drop(partition.day);
         droppedDays.push(partition.day);
       } catch (error) {
+        // Another worker's retention dropped the table meanwhile: nothing left to do here.
+        if (isUndefinedTable(error)) continue;
         failures.push(`${partition.day}: ${(error as Error).message}`);
       }
     }

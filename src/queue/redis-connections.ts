@@ -75,7 +75,8 @@ export class RedisConnections {
       lastErrors.set(connection, error);
       this.tell(role, 'error');
     });
-    connection.on('ready', () => lastErrors.delete(connection));
+    // Without a ready check (the blocking and subscriber roles) 'ready' comes before AUTH is answered, so it proves nothing.
+    if (options.enableReadyCheck !== false) connection.on('ready', () => lastErrors.delete(connection));
     connection.on('reconnecting', () => this.tell(role, 'reconnecting'));
     // A node of a cluster that fails (a master lost in a failover) says so here; the cluster goes on.
     if (connection instanceof Cluster) {
@@ -105,7 +106,7 @@ export class RedisConnections {
   }
 }
 
-/** The last error of each connection made here, until it is ready again. */
+/** The last error of each connection made here: until it is ready again, where its ready check says so. */
 const lastErrors = new WeakMap<RedisConnection, Error>();
 
 /** The last error `connection` (one made by RedisConnections) met since it was last ready: why it is reconnecting, say. */

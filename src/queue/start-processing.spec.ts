@@ -51,4 +51,45 @@ describe('startProcessing', () => {
     expect(logger.error).toHaveBeenCalledWith('queue deliveries stopped processing: NOSCRIPT');
     expect(processingStopped(queue)).toEqual(new Error('NOSCRIPT'));
   });
+
+  it('starts processing again after a failed start, sending again the SUBSCRIBE Bull keeps once refused', async () => {
+    jest.useFakeTimers();
+    try {
+      const logger = { error: jest.fn(), log: jest.fn() } as unknown as Logger;
+      let subscribes = 0;
+      let loops = 0;
+      // As Bull 4's Queue: process() sets up the listeners once (_initProcess keeps its promise, and
+      // _registerEvent keeps each SUBSCRIBE's, failed or not), then start() runs the loops.
+      const queue = {
+        name: 'deliveries',
+        registeredEvents: {} as Record<string, Promise<unknown>>,
+        _initializingProcess: undefined as Promise<unknown> | undefined,
+        _initProcess(): Promise<unknown> {
+          this._initializingProcess ??= this.registeredEvents.delayed ??= ++subscribes === 1 ? Promise.reject(new Error('WRONGPASS')) : Promise.resolve();
+          return this._initializingProcess;
+        },
+        start(): Promise<void> {
+          loops += 1;
+          this.startMoveUnlockedJobsToWait();
+          return new Promise(() => undefined);
+        },
+        startMoveUnlockedJobsToWait: () => undefined,
+        process(): Promise<void> {
+          return this._initProcess().then(() => this.start());
+        },
+      };
+      startProcessing(queue as unknown as Queue, 4, async () => undefined, logger);
+      await jest.advanceTimersByTimeAsync(10);
+      expect(processingStopped(queue as unknown as Queue)?.message).toBe('WRONGPASS');
+      expect(loops).toBe(0);
+      await jest.advanceTimersByTimeAsync(1_000);
+      expect(subscribes).toBe(2);
+      expect(loops).toBe(1);
+      expect(processingStopped(queue as unknown as Queue)).toBeUndefined();
+      expect(logger.log).toHaveBeenCalledWith('queue deliveries is processing again');
+      expect(unhandled).toEqual([]);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
 });

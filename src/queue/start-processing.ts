@@ -13,6 +13,8 @@ type BullProcessing = Queue & {
   setWorkerName?: () => Promise<unknown>;
   /** The promise of the listeners process() sets up: kept even once it has failed, and answered again. */
   _initializingProcess?: Promise<void>;
+  /** Each event's SUBSCRIBE, kept even once it has failed (refused with the AUTH before it), and answered again. */
+  registeredEvents?: Record<string, Promise<unknown>>;
   _initProcess?: () => Promise<void>;
   start?: (concurrency: number, name: string) => Promise<void>;
   /** Called by Bull once its processing loops have started. */
@@ -69,6 +71,8 @@ export function startProcessing<T>(queue: Queue<T>, concurrency: number, handler
     setTimeout(() => {
       if (isClosing(queue)) return;
       bull._initializingProcess = undefined;
+      // Subscribing again to a channel already subscribed to is harmless; a failed one must be sent again.
+      if (bull.registeredEvents) delete bull.registeredEvents.delayed;
       initProcess
         .call(queue)
         .then(() => start.call(queue, concurrency, DEFAULT_JOB_NAME))
