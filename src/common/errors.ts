@@ -129,6 +129,7 @@ const UNIQUE_VIOLATION = '23505';
 const FOREIGN_KEY_VIOLATION = '23503';
 const UNDEFINED_TABLE = '42P01';
 const LOCK_NOT_AVAILABLE = '55P03';
+const CHECK_VIOLATION = '23514';
 
 /** True when a database error is PostgreSQL's unique violation on the named index. */
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
@@ -147,6 +148,17 @@ export function isForeignKeyViolation(error: unknown): boolean {
 export function isUndefinedTable(error: unknown): boolean {
   const e = error as { code?: string; driverError?: { code?: string } };
   return (e?.driverError?.code ?? e?.code) === UNDEFINED_TABLE;
+}
+
+/**
+ * True when a database error is PostgreSQL's "no partition of relation ... found for row" on one
+ * of `tables`: a check_violation that names its table and no constraint (a CHECK's violation names
+ * its constraint). Read from the error's fields, not its message, which lc_messages may translate.
+ */
+export function isNoPartitionFor(error: unknown, tables: readonly string[]): boolean {
+  const e = error as { code?: string; table?: string; constraint?: string; driverError?: { code?: string; table?: string; constraint?: string } };
+  const fields = e?.driverError ?? e;
+  return fields?.code === CHECK_VIOLATION && fields.constraint === undefined && tables.includes(fields.table ?? '');
 }
 
 /** True when a database error is PostgreSQL's lock_not_available: a statement's lock_timeout ran out. */

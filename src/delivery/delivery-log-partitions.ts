@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
 import { Clock } from '../common/clock';
+import { isNoPartitionFor } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { ProbeDatabase, ReadinessChecks } from '../health/readiness-checks';
@@ -80,7 +81,7 @@ export class DeliveryLogPartitions implements OnModuleInit, OnApplicationBootstr
    * hourly run, so the relay's next try of the batch stores it. One repair at a time.
    */
   repairAfter(error: unknown): void {
-    if (!isNoPartition(error) || this.repairing) return;
+    if (!isNoPartitionFor(error, DELIVERY_LOG_TABLES) || this.repairing) return;
     this.logger.warn(`a delivery log partition is missing (${(error as Error).message}): making today's and the days ahead again`);
     this.repairing = this.ensure()
       .catch((failure: unknown) => this.logger.error(`could not make the delivery log's partitions again: ${String(failure)}`))
@@ -102,17 +103,6 @@ export class DeliveryLogPartitions implements OnModuleInit, OnApplicationBootstr
     if (made > 0) this.logger.log(`created ${made} delivery log partitions up to ${utcDate(last)}`);
     return made;
   }
-}
-
-/**
- * PostgreSQL's check_violation for a row no partition takes: it names the table (`table`) and no
- * constraint, where a CHECK's violation names its constraint; read from the fields, not the
- * message, which lc_messages may translate.
- */
-function isNoPartition(error: unknown): boolean {
-  const e = error as { code?: string; table?: string; constraint?: string; driverError?: { code?: string; table?: string; constraint?: string } };
-  const fields = e?.driverError ?? e;
-  return fields?.code === '23514' && fields.constraint === undefined && (DELIVERY_LOG_TABLES as readonly string[]).includes(fields.table ?? '');
 }
 
 function utcDate(at: Date): string {
